@@ -1,0 +1,5 @@
+import sys
+
+from fastsoftmax.cli import main
+
+sys.exit(main())

@@ -1,0 +1,87 @@
+"""Reduce any (tensor, dim) to the canonical problem the kernels see: softmax over axis 1 of a 3D
+view ``(outer, n, inner)`` whose last axis has stride 1 (see ``backends/base.py``).
+
+The view is taken in *memory order*: the tensor's dims sorted by stride, so a permuted-contiguous
+tensor (``x.t()``, a channels-last image, ``x.transpose(0, 1)``) needs no copy. Dims that sit
+outside the reduced dim in memory fold into ``outer``; those inside fold into ``inner``. Only
+layouts that cannot be folded that way (elements skipped along the innermost axis, overlapping
+strides) are copied to a contiguous tensor first.
+"""
+
+from __future__ import annotations
+
+import torch
+
+
+def _fold(sizes: list[int], strides: list[int]) -> tuple[int, int] | None:
+    """Collapse dims (already in memory order) into one (size, stride), or None if they do not
+    tile memory evenly. An empty list folds to (1, 1)."""
+    size, stride = 1, 1
+    for dim_size, dim_stride in zip(reversed(sizes), reversed(strides)):
+        if dim_size == 1:
+            continue
+        if size == 1:
+            size, stride = dim_size, dim_stride
+        elif dim_stride == stride * size:
+            size *= dim_size
+        else:
+            return None
+    return size, stride
+
+
+def memory_order(x: torch.Tensor) -> list[int]:
+    """Dims of ``x`` from the largest stride to the smallest (ties keep the logical order, so a
+    contiguous tensor maps to the identity)."""
+    return sorted(range(x.dim()), key=lambda d: -x.stride(d))
+
+
+def canonical_view(x: torch.Tensor, dim: int, order: list[int]) -> torch.Tensor | None:
+    """The ``(outer, n, inner)`` view of ``x`` for a softmax over ``dim``, following the dim order
+    ``order``; None when that layout cannot be expressed with a unit inner stride."""
+    position = order.index(dim)
+    sizes = [x.size(d) for d in order]
+    strides = [x.stride(d) for d in order]
+    outer = _fold(sizes[:position], strides[:position])
+    inner = _fold(sizes[position + 1 :], strides[position + 1 :])
+    if outer is None or inner is None:
+        return None
+    (outer_size, outer_stride), (inner_size, inner_stride) = outer, inner
+    n, n_stride = x.size(dim), x.stride(dim)
+    if inner_size > 1 and inner_stride != 1:
+        return None
+    if inner_size == 1 and n > 1 and n_stride != 1:
+        # Reduce along a strided axis with nothing contiguous beside it: treat it as the
+        # strided case with a single inner element rather than demand a unit row stride.
+        return None
+    return x.as_strided((outer_size, n, inner_size), (outer_stride, n_stride if n > 1 else 1, 1))
+
+
+def canonical_pair(x: torch.Tensor, dim: int):
+    """Return ``(x3, y3, y)``: the canonical view of the input, and of a new output ``y`` (full
+    shape) laid out like the input. A layout that cannot be folded is copied to a contiguous
+    tensor first, and the output is then contiguous."""
+    if not x.is_contiguous():
+        order = memory_order(x)
+        x3 = canonical_view(x, dim, order)
+        if x3 is not None:
+            y = torch.empty_like(x)
+            y3 = canonical_view(y, dim, order)
+            if y3 is not None:
+                return x3, y3, y
+        x = x.contiguous()
+    n = x.size(dim)
+    inner = 1
+    for size in x.shape[dim + 1 :]:
+        inner *= size
+    shape = (x.numel() // (n * inner), n, inner)
+    y = torch.empty_like(x, memory_format=torch.contiguous_format)
+    return x.view(shape), y.view(shape), y
+
+
+def canonical_backward(y: torch.Tensor, dy: torch.Tensor, dim: int):
+    """Return ``(y3, dy3, dx3, dx)`` for the backward pass: ``dx`` takes ``y``'s layout and ``dy``
+    is brought to that same layout (a copy only when its strides differ)."""
+    y3, dx3, dx = canonical_pair(y, dim)
+    if dx.stride() != dy.stride():
+        dy = torch.empty_like(dx).copy_(dy)
+    return y3, dy.as_strided(dx3.size(), dx3.stride()), dx3, dx

@@ -1,0 +1,50 @@
+"""The contract every kernel backend fulfils.
+
+The public API reduces every call to one canonical problem before a backend sees it: a softmax
+over axis 1 of a three-dimensional strided view ``(outer, n, inner)``.
+
+* ``inner == 1`` is the row case: ``outer`` rows of ``n`` elements, each row contiguous
+  (``stride(1) == 1``), rows ``stride(0)`` elements apart (a sliced tensor keeps its row pitch).
+* ``inner > 1`` is the strided case (softmax over a dim that is not the innermost one in memory):
+  ``stride(2) == 1``, so ``inner`` neighbours along the contiguous axis are reduced side by side,
+  each over ``n`` elements that lie ``stride(1)`` apart.
+
+The output views (``y`` forward, ``dx`` backward) have the same shape and meet the same rules, but
+their strides may differ from the input's. All tensors of one call share a dtype (float32,
+float16 or bfloat16) and a device; ``outer * n * inner > 0`` (empty tensors never reach a backend).
+
+A backend owns a set of named *tiers* (kernel strategies). The dispatcher asks the backend which
+tier suits a problem (``choose_tier``) unless a caller forced one through
+``fastsoftmax.dispatch.forced``; a forced tier that cannot handle the problem raises ValueError.
+"""
+
+from __future__ import annotations
+
+from typing import Protocol, runtime_checkable
+
+import torch
+
+
+@runtime_checkable
+class Backend(Protocol):
+    name: str
+    #: every tier name this backend accepts, in the order a reader should meet them
+    tiers: tuple[str, ...]
+
+    def unavailable_reason(self, device: torch.device) -> str | None:
+        """None when the backend can run on ``device``; otherwise a sentence saying why not and
+        what to install. Must be cheap after the first call (cache it)."""
+
+    def choose_tier(self, outer: int, n: int, inner: int, dtype: torch.dtype, backward: bool) -> str:
+        """The tier this backend would run for the problem."""
+
+    def supports(self, tier: str, outer: int, n: int, inner: int, dtype: torch.dtype, backward: bool) -> bool:
+        """Whether ``tier`` can compute this problem (used to validate forced tiers)."""
+
+    def forward(self, x: torch.Tensor, y: torch.Tensor, log: bool, tier: str) -> None:
+        """Write softmax (or log-softmax when ``log``) of ``x`` over axis 1 into ``y``."""
+
+    def backward(self, y: torch.Tensor, dy: torch.Tensor, dx: torch.Tensor, log: bool, tier: str) -> None:
+        """Write the input gradient into ``dx`` given the forward output ``y`` and the output
+        gradient ``dy``: ``dx = y * (dy - sum(dy * y))`` for softmax and
+        ``dx = dy - exp(y) * sum(dy)`` for log-softmax, sums over axis 1."""

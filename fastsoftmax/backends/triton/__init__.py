@@ -1,0 +1,194 @@
+"""The Triton backend: picks a strategy (tier) and block shape per problem and launches the
+kernels of ``kernels.py``.
+
+Tiers, from short rows to huge ones (the same tiers serve the strided layout, with the tile
+turned so that its wide side runs along the contiguous axis):
+
+``tile``    the reduced axis in registers, several rows (or a block of columns) per program, so
+            that rows of 64 elements still give each program kilobytes to move;
+``row``     the reduced axis in registers, one row per program, up to ``MAX_TILE`` elements;
+``online``  longer rows: two walks over the row per program (online normaliser, then write);
+``split``   too few rows to fill the GPU with long ones: each row is cut over many programs.
+
+The block shape is a pure function of the problem, cached, so a call costs one dict lookup.
+"""
+
+from __future__ import annotations
+
+import functools
+import os
+
+import torch
+
+try:
+    import triton
+
+    from . import kernels
+except ImportError as error:  # pragma: no cover - exercised only where triton is missing
+    triton = None
+    _IMPORT_ERROR = error
+else:
+    _IMPORT_ERROR = None
+
+#: Whether the kernels run under the Triton interpreter (on CPU tensors). Triton decides this when
+#: the kernels are decorated, so it is fixed when this module is first imported.
+INTERPRETED = os.environ.get("TRITON_INTERPRET", "0") == "1"
+
+#: Elements a program may hold in registers (float32 after loading): 16 per thread at 1024
+#: threads, or 32 per thread at 512, which is what an SM's 64K registers allow without spilling.
+MAX_TILE = 16384
+#: Backward holds two tensors (y and dy) per element, so half as many elements fit.
+MAX_TILE_BACKWARD = 8192
+#: Elements per program the short-row tile aims for: enough bytes per program to hide latency.
+TILE_TARGET = 4096
+#: Elements per chunk for the looping tiers.
+CHUNK_ELEMS = 4096
+#: Elements each thread should own: two 16-byte vectors of 16-bit data.
+ELEMS_PER_THREAD = 16
+#: The split tier merges at most this many partial results per row (one register tile).
+MAX_SPLITS = 1024
+
+
+def _pow2(value: int) -> int:
+    return 1 << max(0, (int(value) - 1).bit_length())
+
+
+def _warps(tile_elems: int) -> int:
+    return max(1, min(32, tile_elems // (32 * ELEMS_PER_THREAD)))
+
+
+@functools.lru_cache(maxsize=None)
+def _sm_count(device_index: int) -> int:
+    if device_index < 0:
+        return 132  # the interpreter: any plausible number, it only steers tier choice
+    return torch.cuda.get_device_properties(device_index).multi_processor_count
+
+
+@functools.lru_cache(maxsize=4096)
+def plan(tier: str, outer: int, n: int, inner: int, itemsize: int, backward: bool, sm_count: int) -> dict:
+    """Block shape and launch parameters of ``tier`` for a problem (raises ValueError when the tier
+    cannot hold it)."""
+    block_n = _pow2(n)
+    sector = max(1, 32 // itemsize)  # elements in one 32-byte memory sector
+    line = max(1, 128 // itemsize)  # elements in one 128-byte line
+    max_tile = MAX_TILE_BACKWARD if backward else MAX_TILE
+    strided = inner > 1
+    if tier in ("tile", "row"):
+        if block_n * (sector if strided else 1) > max_tile:
+            raise ValueError(f"tier {tier!r} holds the reduced axis in registers, at most {max_tile} elements; got {n}")
+        if strided:
+            block_i = min(_pow2(inner), line, max(sector, TILE_TARGET // block_n))
+            block_i = min(block_i, max(1, max_tile // block_n))
+        else:
+            block_i = 1
+        block_o = 1
+        if tier == "tile":
+            block_o = max(1, min(TILE_TARGET // (block_n * block_i), _pow2(outer)))
+        tile = block_o * block_n * block_i
+        return dict(kind="tile", BLOCK_O=block_o, BLOCK_N=block_n, BLOCK_I=block_i, num_warps=_warps(tile),
+                    programs=triton.cdiv(outer, block_o) * triton.cdiv(inner, block_i))
+    if tier not in ("online", "split"):
+        raise ValueError(f"unknown triton tier {tier!r}; expected one of {TritonBackend.tiers}")
+    block_i = min(_pow2(inner), sector) if strided else 1
+    chunk_n = min(block_n, max(1, CHUNK_ELEMS // block_i))
+    column_programs = outer * triton.cdiv(inner, block_i)
+    params = dict(kind=tier, BLOCK_O=1, BLOCK_N=chunk_n, BLOCK_I=block_i, num_warps=_warps(chunk_n * block_i))
+    if tier == "online":
+        params["programs"] = column_programs
+        return params
+    chunks = triton.cdiv(n, chunk_n)
+    splits = min(chunks, MAX_SPLITS, max(1, triton.cdiv(4 * sm_count, column_programs)))
+    chunk = triton.cdiv(chunks, splits) * chunk_n
+    splits = triton.cdiv(n, chunk)
+    params.update(SPLITS=splits, CHUNK=chunk, BLOCK_S=_pow2(splits), programs=column_programs * splits)
+    return params
+
+
+class TritonBackend:
+    name = "triton"
+    tiers = ("tile", "row", "online", "split")
+
+    def unavailable_reason(self, device: torch.device) -> str | None:
+        if _IMPORT_ERROR is not None:
+            return f"backend='triton' needs the triton package (pip install triton): {_IMPORT_ERROR}"
+        if device.type == "cuda":
+            return None
+        if device.type == "cpu" and INTERPRETED:
+            return None
+        if device.type == "cpu":
+            return ("backend='triton' runs CUDA tensors; for CPU tensors set TRITON_INTERPRET=1 before importing "
+                    "fastsoftmax to run the Triton kernels in the interpreter")
+        return f"backend='triton' does not run on {device.type} tensors"
+
+    def choose_tier(self, outer: int, n: int, inner: int, dtype: torch.dtype, backward: bool) -> str:
+        sm_count = _sm_count(torch.cuda.current_device() if torch.cuda.is_available() else -1)
+        return _choose_tier(outer, n, inner, _ITEMSIZE[dtype], backward, sm_count)
+
+    def supports(self, tier: str, outer: int, n: int, inner: int, dtype: torch.dtype, backward: bool) -> bool:
+        try:
+            plan(tier, outer, n, inner, _ITEMSIZE[dtype], backward, 132)
+        except ValueError:
+            return False
+        return True
+
+    def forward(self, x: torch.Tensor, y: torch.Tensor, log: bool, tier: str | None = None) -> None:
+        outer, n, inner = x.shape
+        sm_count = _sm_count(x.device.index if x.is_cuda else -1)
+        itemsize = _ITEMSIZE[x.dtype]
+        if tier is None:
+            tier = _choose_tier(outer, n, inner, itemsize, False, sm_count)
+        p = plan(tier, outer, n, inner, itemsize, False, sm_count)
+        blocks = dict(BLOCK_O=p["BLOCK_O"], BLOCK_N=p["BLOCK_N"], BLOCK_I=p["BLOCK_I"], num_warps=p["num_warps"])
+        strides = (x.stride(0), x.stride(1), y.stride(0), y.stride(1))
+        grid = (p["programs"],)
+        if p["kind"] == "tile":
+            kernels.softmax_fwd_tile[grid](x, y, outer, n, inner, *strides, LOG=log, **blocks)
+        elif p["kind"] == "online":
+            kernels.softmax_fwd_online[grid](x, y, outer, n, inner, *strides, LOG=log, **blocks)
+        else:
+            stats = torch.empty((2, outer, p["SPLITS"], inner), dtype=torch.float32, device=x.device)
+            kernels.softmax_fwd_partials[grid](x, stats[0], stats[1], outer, n, inner, strides[0], strides[1],
+                                               p["SPLITS"], p["CHUNK"], **blocks)
+            kernels.softmax_fwd_split[grid](x, y, stats[0], stats[1], outer, n, inner, *strides, p["SPLITS"], p["CHUNK"],
+                                            LOG=log, BLOCK_S=p["BLOCK_S"], **blocks)
+
+    def backward(self, y: torch.Tensor, dy: torch.Tensor, dx: torch.Tensor, log: bool, tier: str | None = None) -> None:
+        outer, n, inner = y.shape
+        sm_count = _sm_count(y.device.index if y.is_cuda else -1)
+        itemsize = _ITEMSIZE[y.dtype]
+        if tier is None:
+            tier = _choose_tier(outer, n, inner, itemsize, True, sm_count)
+        p = plan(tier, outer, n, inner, itemsize, True, sm_count)
+        blocks = dict(BLOCK_O=p["BLOCK_O"], BLOCK_N=p["BLOCK_N"], BLOCK_I=p["BLOCK_I"], num_warps=p["num_warps"])
+        strides = (y.stride(0), y.stride(1), dy.stride(0), dy.stride(1), dx.stride(0), dx.stride(1))
+        grid = (p["programs"],)
+        if p["kind"] == "tile":
+            kernels.softmax_bwd_tile[grid](y, dy, dx, outer, n, inner, *strides, LOG=log, **blocks)
+        elif p["kind"] == "online":
+            kernels.softmax_bwd_online[grid](y, dy, dx, outer, n, inner, *strides, LOG=log, **blocks)
+        else:
+            sums = torch.empty((outer, p["SPLITS"], inner), dtype=torch.float32, device=y.device)
+            kernels.softmax_bwd_partials[grid](y, dy, sums, outer, n, inner, *strides[:4], p["SPLITS"], p["CHUNK"],
+                                               LOG=log, **blocks)
+            kernels.softmax_bwd_split[grid](y, dy, dx, sums, outer, n, inner, *strides, p["SPLITS"], p["CHUNK"],
+                                            LOG=log, BLOCK_S=p["BLOCK_S"], **blocks)
+
+
+_ITEMSIZE = {torch.float32: 4, torch.float16: 2, torch.bfloat16: 2}
+
+
+@functools.lru_cache(maxsize=4096)
+def _choose_tier(outer: int, n: int, inner: int, itemsize: int, backward: bool, sm_count: int) -> str:
+    strided = inner > 1
+    sector = max(1, 32 // itemsize)
+    max_tile = MAX_TILE_BACKWARD if backward else MAX_TILE
+    if _pow2(n) * (sector if strided else 1) <= max_tile:
+        if not strided and _pow2(n) > 1024:
+            return "row"
+        return "tile"
+    block_i = min(_pow2(inner), sector) if strided else 1
+    column_programs = outer * -(-inner // block_i)
+    return "online" if column_programs >= 2 * sm_count else "split"
+
+
+BACKEND = TritonBackend()

@@ -1,0 +1,289 @@
+"""Triton softmax kernels over the canonical ``(outer, n, inner)`` problem.
+
+Every kernel here works on 3D tiles ``[BLOCK_O, BLOCK_N, BLOCK_I]`` and reduces over the middle
+axis. One body serves both layouts:
+
+* rows (``inner == 1``): ``BLOCK_I == 1`` and the tile is ``BLOCK_O`` rows by ``BLOCK_N`` columns.
+  The column stride is 1, which Triton specialises at compile time, so loads along a row
+  vectorise to 16 bytes when the row pitch allows it.
+* strided (``inner > 1``): ``BLOCK_O == 1`` and the tile is ``BLOCK_N`` reduced elements by
+  ``BLOCK_I`` neighbours along the contiguous axis. A warp reads neighbouring addresses
+  (coalesced), each lane keeps its own running max and sum, and no transpose is ever made.
+
+Three strategies, by how much of the reduced axis fits on chip:
+
+1. ``*_tile``: the whole reduced axis is in registers; one read, one write.
+2. ``*_online``: the reduced axis is walked in chunks twice. The first walk keeps a running max
+   and a running sum that is rescaled whenever the max grows (the online normaliser), so one
+   walk gives both statistics; the second walk re-reads and writes. It walks backwards so that
+   the chunks read last, still in L2, are read first.
+3. ``*_partials`` + ``*_split``: the reduced axis is cut into ``SPLITS`` pieces, each taken by its
+   own program, so that even a single row of 2^24 elements spreads over the whole GPU. The first
+   kernel writes each piece's (max, sum); the second merges them (a few hundred values, read by
+   every program) and writes the output of its piece.
+
+Numerics. Arithmetic is in float32 whatever the storage type. A max of ``-inf`` (a chunk or a row
+of ``-inf``) is replaced by 0 before subtracting, so that ``exp(-inf - -inf)`` never turns a
+partial sum into NaN; a row that is entirely ``-inf`` still ends as 0/0 = NaN, as in torch. A
+``+inf`` or NaN anywhere in a row makes the row NaN, as in torch.
+"""
+
+import triton
+import triton.language as tl
+
+NEG_INF = float("-inf")
+
+
+@triton.jit
+def _tile_offsets(pid, OUTER, N, INNER, n_start, BLOCK_O: tl.constexpr, BLOCK_N: tl.constexpr, BLOCK_I: tl.constexpr):
+    """Indices and mask of the tile that program ``pid`` owns, starting at ``n_start`` along the
+    reduced axis. Programs are numbered inner-block fastest so neighbours share DRAM pages."""
+    inner_blocks = tl.cdiv(INNER, BLOCK_I)
+    o = (pid // inner_blocks) * BLOCK_O + tl.arange(0, BLOCK_O)
+    i = (pid % inner_blocks) * BLOCK_I + tl.arange(0, BLOCK_I)
+    n = n_start + tl.arange(0, BLOCK_N)
+    mask = (o < OUTER)[:, None, None] & (n < N)[None, :, None] & (i < INNER)[None, None, :]
+    return o.to(tl.int64)[:, None, None], n[None, :, None], i[None, None, :], mask
+
+
+@triton.jit
+def _safe_max(m):
+    # exp(x - m) with m = -inf would give NaN for x = -inf; with 0 it gives exp(-inf) = 0.
+    return tl.where(m == NEG_INF, 0.0, m)
+
+
+@triton.jit
+def _merge_stats(m, s, chunk_max, chunk_sum_at_chunk_max):
+    """Online-normaliser merge of two (max, sum-of-exp) pairs."""
+    m_new = tl.maximum(m, chunk_max)
+    base = _safe_max(m_new)
+    s_new = s * tl.exp(m - base) + chunk_sum_at_chunk_max * tl.exp(chunk_max - base)
+    return m_new, s_new
+
+
+@triton.jit
+def _finish(x, m, s, LOG: tl.constexpr):
+    """Softmax or log-softmax of a tile given the row statistics (shaped [BO, 1, BI])."""
+    base = _safe_max(m)
+    if LOG:
+        return (x - base) - tl.log(s)
+    return tl.exp(x - base) * (1.0 / s)
+
+
+# --------------------------------------------------------------------------------------------
+# Forward
+# --------------------------------------------------------------------------------------------
+
+
+@triton.jit
+def softmax_fwd_tile(
+    x_ptr, y_ptr, OUTER, N, INNER, xs_o, xs_n, ys_o, ys_n,
+    LOG: tl.constexpr, BLOCK_O: tl.constexpr, BLOCK_N: tl.constexpr, BLOCK_I: tl.constexpr,
+):
+    o, n, i, mask = _tile_offsets(tl.program_id(0), OUTER, N, INNER, 0, BLOCK_O, BLOCK_N, BLOCK_I)
+    x = tl.load(x_ptr + o * xs_o + n * xs_n + i, mask=mask, other=NEG_INF).to(tl.float32)
+    m = tl.max(x, axis=1, keep_dims=True)
+    s = tl.sum(tl.exp(x - _safe_max(m)), axis=1, keep_dims=True)
+    y = _finish(x, m, s, LOG)
+    tl.store(y_ptr + o * ys_o + n * ys_n + i, y.to(y_ptr.dtype.element_ty), mask=mask)
+
+
+@triton.jit
+def _online_stats(x_ptr, xs_o, xs_n, pid, OUTER, N, INNER, n_begin, n_end,
+                  BLOCK_O: tl.constexpr, BLOCK_N: tl.constexpr, BLOCK_I: tl.constexpr):
+    """Running (max, sum of exp(x - max)) over reduced indices [n_begin, n_end), per column."""
+    m = tl.full((BLOCK_O, 1, BLOCK_I), NEG_INF, tl.float32)
+    s = tl.zeros((BLOCK_O, 1, BLOCK_I), tl.float32)
+    for n_start in range(n_begin, n_end, BLOCK_N):
+        o, n, i, mask = _tile_offsets(pid, OUTER, n_end, INNER, n_start, BLOCK_O, BLOCK_N, BLOCK_I)
+        x = tl.load(x_ptr + o * xs_o + n * xs_n + i, mask=mask, other=NEG_INF).to(tl.float32)
+        chunk_max = tl.max(x, axis=1, keep_dims=True)
+        chunk_sum = tl.sum(tl.exp(x - _safe_max(chunk_max)), axis=1, keep_dims=True)
+        m, s = _merge_stats(m, s, chunk_max, chunk_sum)
+    return m, s
+
+
+@triton.jit
+def _write_chunks_backwards(x_ptr, y_ptr, xs_o, xs_n, ys_o, ys_n, m, s, pid, OUTER, N, INNER, n_begin, n_end,
+                            LOG: tl.constexpr, BLOCK_O: tl.constexpr, BLOCK_N: tl.constexpr, BLOCK_I: tl.constexpr):
+    chunks = tl.cdiv(n_end - n_begin, BLOCK_N)
+    for k in range(0, chunks):
+        n_start = n_begin + (chunks - 1 - k) * BLOCK_N
+        o, n, i, mask = _tile_offsets(pid, OUTER, n_end, INNER, n_start, BLOCK_O, BLOCK_N, BLOCK_I)
+        x = tl.load(x_ptr + o * xs_o + n * xs_n + i, mask=mask, other=NEG_INF).to(tl.float32)
+        y = _finish(x, m, s, LOG)
+        tl.store(y_ptr + o * ys_o + n * ys_n + i, y.to(y_ptr.dtype.element_ty), mask=mask)
+
+
+@triton.jit
+def softmax_fwd_online(
+    x_ptr, y_ptr, OUTER, N, INNER, xs_o, xs_n, ys_o, ys_n,
+    LOG: tl.constexpr, BLOCK_O: tl.constexpr, BLOCK_N: tl.constexpr, BLOCK_I: tl.constexpr,
+):
+    pid = tl.program_id(0)
+    m, s = _online_stats(x_ptr, xs_o, xs_n, pid, OUTER, N, INNER, 0, N, BLOCK_O, BLOCK_N, BLOCK_I)
+    _write_chunks_backwards(x_ptr, y_ptr, xs_o, xs_n, ys_o, ys_n, m, s, pid, OUTER, N, INNER, 0, N,
+                            LOG, BLOCK_O, BLOCK_N, BLOCK_I)
+
+
+@triton.jit
+def _split_coords(SPLITS, CHUNK, N, INNER, BLOCK_I: tl.constexpr, REVERSE: tl.constexpr):
+    """(column-block program id, split index, chunk bounds) of this program. The split index runs
+    fastest so that the pieces of one row are spread over the whole GPU at once."""
+    pid = tl.program_id(0)
+    split = pid % SPLITS
+    if REVERSE:
+        split = SPLITS - 1 - split
+    column_pid = pid // SPLITS
+    n_begin = split * CHUNK
+    n_end = tl.minimum(n_begin + CHUNK, N)
+    return column_pid, split, n_begin, n_end
+
+
+@triton.jit
+def _stat_offsets(column_pid, first_split, SPLITS, OUTER, INNER,
+                  BLOCK_O: tl.constexpr, BLOCK_S: tl.constexpr, BLOCK_I: tl.constexpr):
+    """Where per-split statistics live: a float32 buffer (OUTER, SPLITS, INNER). Addresses splits
+    [first_split, first_split + BLOCK_S) of this program's columns, shaped [BO, BS, BI]."""
+    inner_blocks = tl.cdiv(INNER, BLOCK_I)
+    o = (column_pid // inner_blocks) * BLOCK_O + tl.arange(0, BLOCK_O)
+    i = (column_pid % inner_blocks) * BLOCK_I + tl.arange(0, BLOCK_I)
+    k = first_split + tl.arange(0, BLOCK_S)
+    offsets = (o.to(tl.int64)[:, None, None] * SPLITS + k[None, :, None]) * INNER + i[None, None, :]
+    mask = (o < OUTER)[:, None, None] & (k < SPLITS)[None, :, None] & (i < INNER)[None, None, :]
+    return offsets, mask
+
+
+@triton.jit
+def softmax_fwd_partials(
+    x_ptr, max_ptr, sum_ptr, OUTER, N, INNER, xs_o, xs_n, SPLITS, CHUNK,
+    BLOCK_O: tl.constexpr, BLOCK_N: tl.constexpr, BLOCK_I: tl.constexpr,
+):
+    column_pid, split, n_begin, n_end = _split_coords(SPLITS, CHUNK, N, INNER, BLOCK_I, False)
+    m, s = _online_stats(x_ptr, xs_o, xs_n, column_pid, OUTER, n_end, INNER, n_begin, n_end,
+                         BLOCK_O, BLOCK_N, BLOCK_I)
+    offsets, mask = _stat_offsets(column_pid, split, SPLITS, OUTER, INNER, BLOCK_O, 1, BLOCK_I)
+    tl.store(max_ptr + offsets, m, mask=mask)
+    tl.store(sum_ptr + offsets, s, mask=mask)
+
+
+@triton.jit
+def _merged_partials(max_ptr, sum_ptr, column_pid, SPLITS, OUTER, INNER,
+                     BLOCK_O: tl.constexpr, BLOCK_S: tl.constexpr, BLOCK_I: tl.constexpr):
+    """Merge every split's (max, sum) of this program's columns into the row statistics."""
+    offsets, mask = _stat_offsets(column_pid, 0, SPLITS, OUTER, INNER, BLOCK_O, BLOCK_S, BLOCK_I)
+    split_max = tl.load(max_ptr + offsets, mask=mask, other=NEG_INF)
+    split_sum = tl.load(sum_ptr + offsets, mask=mask, other=0.0)
+    m = tl.max(split_max, axis=1, keep_dims=True)
+    s = tl.sum(split_sum * tl.exp(split_max - _safe_max(m)), axis=1, keep_dims=True)
+    return m, s
+
+
+@triton.jit
+def softmax_fwd_split(
+    x_ptr, y_ptr, max_ptr, sum_ptr, OUTER, N, INNER, xs_o, xs_n, ys_o, ys_n, SPLITS, CHUNK,
+    LOG: tl.constexpr, BLOCK_O: tl.constexpr, BLOCK_N: tl.constexpr, BLOCK_I: tl.constexpr, BLOCK_S: tl.constexpr,
+):
+    # Reverse split order: the pieces the partials kernel read last are likeliest to be in L2.
+    column_pid, split, n_begin, n_end = _split_coords(SPLITS, CHUNK, N, INNER, BLOCK_I, True)
+    m, s = _merged_partials(max_ptr, sum_ptr, column_pid, SPLITS, OUTER, INNER, BLOCK_O, BLOCK_S, BLOCK_I)
+    _write_chunks_backwards(x_ptr, y_ptr, xs_o, xs_n, ys_o, ys_n, m, s, column_pid, OUTER, n_end, INNER,
+                            n_begin, n_end, LOG, BLOCK_O, BLOCK_N, BLOCK_I)
+
+
+# --------------------------------------------------------------------------------------------
+# Backward: dx = y * (dy - sum(dy * y)) for softmax, dx = dy - exp(y) * sum(dy) for log-softmax.
+# Both need one reduction per row, of dy * y or of dy, then an elementwise pass.
+# --------------------------------------------------------------------------------------------
+
+
+@triton.jit
+def _grad_terms(y_ptr, dy_ptr, offsets_y, offsets_dy, mask):
+    y = tl.load(y_ptr + offsets_y, mask=mask, other=0.0).to(tl.float32)
+    dy = tl.load(dy_ptr + offsets_dy, mask=mask, other=0.0).to(tl.float32)
+    return y, dy
+
+
+@triton.jit
+def _grad_summand(y, dy, LOG: tl.constexpr):
+    if LOG:
+        return dy
+    return dy * y
+
+
+@triton.jit
+def _grad(y, dy, total, LOG: tl.constexpr):
+    if LOG:
+        return dy - tl.exp(y) * total
+    return y * (dy - total)
+
+
+@triton.jit
+def softmax_bwd_tile(
+    y_ptr, dy_ptr, dx_ptr, OUTER, N, INNER, ys_o, ys_n, dys_o, dys_n, dxs_o, dxs_n,
+    LOG: tl.constexpr, BLOCK_O: tl.constexpr, BLOCK_N: tl.constexpr, BLOCK_I: tl.constexpr,
+):
+    o, n, i, mask = _tile_offsets(tl.program_id(0), OUTER, N, INNER, 0, BLOCK_O, BLOCK_N, BLOCK_I)
+    y, dy = _grad_terms(y_ptr, dy_ptr, o * ys_o + n * ys_n + i, o * dys_o + n * dys_n + i, mask)
+    total = tl.sum(_grad_summand(y, dy, LOG), axis=1, keep_dims=True)
+    dx = _grad(y, dy, total, LOG)
+    tl.store(dx_ptr + o * dxs_o + n * dxs_n + i, dx.to(dx_ptr.dtype.element_ty), mask=mask)
+
+
+@triton.jit
+def _grad_sum(y_ptr, dy_ptr, ys_o, ys_n, dys_o, dys_n, pid, OUTER, INNER, n_begin, n_end,
+              LOG: tl.constexpr, BLOCK_O: tl.constexpr, BLOCK_N: tl.constexpr, BLOCK_I: tl.constexpr):
+    total = tl.zeros((BLOCK_O, 1, BLOCK_I), tl.float32)
+    for n_start in range(n_begin, n_end, BLOCK_N):
+        o, n, i, mask = _tile_offsets(pid, OUTER, n_end, INNER, n_start, BLOCK_O, BLOCK_N, BLOCK_I)
+        y, dy = _grad_terms(y_ptr, dy_ptr, o * ys_o + n * ys_n + i, o * dys_o + n * dys_n + i, mask)
+        total += tl.sum(_grad_summand(y, dy, LOG), axis=1, keep_dims=True)
+    return total
+
+
+@triton.jit
+def _write_grad_backwards(y_ptr, dy_ptr, dx_ptr, ys_o, ys_n, dys_o, dys_n, dxs_o, dxs_n, total, pid, OUTER, INNER,
+                          n_begin, n_end, LOG: tl.constexpr, BLOCK_O: tl.constexpr, BLOCK_N: tl.constexpr,
+                          BLOCK_I: tl.constexpr):
+    chunks = tl.cdiv(n_end - n_begin, BLOCK_N)
+    for k in range(0, chunks):
+        n_start = n_begin + (chunks - 1 - k) * BLOCK_N
+        o, n, i, mask = _tile_offsets(pid, OUTER, n_end, INNER, n_start, BLOCK_O, BLOCK_N, BLOCK_I)
+        y, dy = _grad_terms(y_ptr, dy_ptr, o * ys_o + n * ys_n + i, o * dys_o + n * dys_n + i, mask)
+        dx = _grad(y, dy, total, LOG)
+        tl.store(dx_ptr + o * dxs_o + n * dxs_n + i, dx.to(dx_ptr.dtype.element_ty), mask=mask)
+
+
+@triton.jit
+def softmax_bwd_online(
+    y_ptr, dy_ptr, dx_ptr, OUTER, N, INNER, ys_o, ys_n, dys_o, dys_n, dxs_o, dxs_n,
+    LOG: tl.constexpr, BLOCK_O: tl.constexpr, BLOCK_N: tl.constexpr, BLOCK_I: tl.constexpr,
+):
+    pid = tl.program_id(0)
+    total = _grad_sum(y_ptr, dy_ptr, ys_o, ys_n, dys_o, dys_n, pid, OUTER, INNER, 0, N, LOG, BLOCK_O, BLOCK_N, BLOCK_I)
+    _write_grad_backwards(y_ptr, dy_ptr, dx_ptr, ys_o, ys_n, dys_o, dys_n, dxs_o, dxs_n, total, pid, OUTER, INNER,
+                          0, N, LOG, BLOCK_O, BLOCK_N, BLOCK_I)
+
+
+@triton.jit
+def softmax_bwd_partials(
+    y_ptr, dy_ptr, sum_ptr, OUTER, N, INNER, ys_o, ys_n, dys_o, dys_n, SPLITS, CHUNK,
+    LOG: tl.constexpr, BLOCK_O: tl.constexpr, BLOCK_N: tl.constexpr, BLOCK_I: tl.constexpr,
+):
+    column_pid, split, n_begin, n_end = _split_coords(SPLITS, CHUNK, N, INNER, BLOCK_I, False)
+    total = _grad_sum(y_ptr, dy_ptr, ys_o, ys_n, dys_o, dys_n, column_pid, OUTER, INNER, n_begin, n_end,
+                      LOG, BLOCK_O, BLOCK_N, BLOCK_I)
+    offsets, mask = _stat_offsets(column_pid, split, SPLITS, OUTER, INNER, BLOCK_O, 1, BLOCK_I)
+    tl.store(sum_ptr + offsets, total, mask=mask)
+
+
+@triton.jit
+def softmax_bwd_split(
+    y_ptr, dy_ptr, dx_ptr, sum_ptr, OUTER, N, INNER, ys_o, ys_n, dys_o, dys_n, dxs_o, dxs_n, SPLITS, CHUNK,
+    LOG: tl.constexpr, BLOCK_O: tl.constexpr, BLOCK_N: tl.constexpr, BLOCK_I: tl.constexpr, BLOCK_S: tl.constexpr,
+):
+    column_pid, split, n_begin, n_end = _split_coords(SPLITS, CHUNK, N, INNER, BLOCK_I, True)
+    offsets, mask = _stat_offsets(column_pid, 0, SPLITS, OUTER, INNER, BLOCK_O, BLOCK_S, BLOCK_I)
+    total = tl.sum(tl.load(sum_ptr + offsets, mask=mask, other=0.0), axis=1, keep_dims=True)
+    _write_grad_backwards(y_ptr, dy_ptr, dx_ptr, ys_o, ys_n, dys_o, dys_n, dxs_o, dxs_n, total, column_pid, OUTER,
+                          INNER, n_begin, n_end, LOG, BLOCK_O, BLOCK_N, BLOCK_I)

@@ -1,0 +1,168 @@
+"""The dispatch table: which backend and which tier compute a given problem.
+
+``backend="auto"`` resolves, per problem, in this order:
+
+1. CPU tensors go to torch's own CPU kernel, unless the Triton interpreter is active
+   (``TRITON_INTERPRET=1``), in which case the Triton kernels run on the CPU.
+2. float64 goes to torch, whatever the backend asked for (the kernels are written for 32- and
+   16-bit storage).
+3. On CUDA, the measured table ``dispatch_table.json`` (written by ``fastsoftmax bench table`` from
+   a device run) names, for the nearest measured problem, the fastest backend; without a table
+   entry, Triton. A backend named by the table but not installed falls back to Triton, with one
+   warning per process.
+
+The backend then picks its own tier from the shape (``Backend.choose_tier``), unless a test or a
+benchmark forced one with :func:`forced`.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import functools
+import importlib
+import json
+import math
+import threading
+import warnings
+from pathlib import Path
+
+import torch
+
+BACKENDS = ("auto", "triton", "cuda", "torch")
+KERNEL_BACKENDS = {"triton": "fastsoftmax.backends.triton", "cuda": "fastsoftmax.backends.cuda"}
+TABLE_PATH = Path(__file__).with_name("dispatch_table.json")
+
+_override = threading.local()
+_warned: set[str] = set()
+
+
+def check_backend_name(backend: str) -> None:
+    if backend not in BACKENDS:
+        raise ValueError(f"unknown backend {backend!r}; expected one of {', '.join(map(repr, BACKENDS))}")
+
+
+@functools.lru_cache(maxsize=None)
+def kernel_backend(name: str):
+    """The backend object named ``name`` ("triton" or "cuda"), imported on first use."""
+    return importlib.import_module(KERNEL_BACKENDS[name]).BACKEND
+
+
+@functools.lru_cache(maxsize=64)
+def unavailable_reason(name: str, device_type: str, device_index: int | None) -> str | None:
+    if name == "torch":
+        return None
+    try:
+        backend = kernel_backend(name)
+    except Exception as error:  # a broken install must read as a reason, not a traceback
+        return f"backend={name!r} could not be loaded: {error}"
+    return backend.unavailable_reason(torch.device(device_type, device_index))
+
+
+def available_backends(device: torch.device | str | None = None) -> list[str]:
+    """Names of the backends that can compute tensors on ``device`` (default: the current CUDA
+    device, or the CPU without one)."""
+    if device is None:
+        device = torch.device("cuda" if torch.cuda.is_available() else "cpu")
+    device = torch.device(device)
+    names = [name for name in KERNEL_BACKENDS if unavailable_reason(name, device.type, device.index) is None]
+    return names + ["torch"]
+
+
+@contextlib.contextmanager
+def forced(backend: str, tier: str | None = None):
+    """Run the enclosed calls on ``backend`` ("triton" or "cuda") and, if given, ``tier``, whatever
+    ``backend=`` the caller passed. Meant for tests and benchmarks; raises ValueError at call time
+    if the tier cannot hold the problem."""
+    if backend not in KERNEL_BACKENDS:
+        raise ValueError(f"can only force a kernel backend ({', '.join(KERNEL_BACKENDS)}), got {backend!r}")
+    previous = getattr(_override, "value", None)
+    _override.value = (backend, tier)
+    try:
+        yield
+    finally:
+        _override.value = previous
+
+
+def is_forced() -> bool:
+    return getattr(_override, "value", None) is not None
+
+
+def resolve(requested: str, device: torch.device, dtype: torch.dtype, outer: int, n: int, inner: int, backward: bool):
+    """``(backend_object_or_None, tier)`` for a problem; None means torch computes it."""
+    override = getattr(_override, "value", None)
+    if override is not None:
+        name, tier = override
+        backend = _require(name, device)
+        if tier is None:
+            tier = backend.choose_tier(outer, n, inner, dtype, backward)
+        elif not backend.supports(tier, outer, n, inner, dtype, backward):
+            raise ValueError(f"tier {tier!r} of backend {name!r} cannot compute a problem of shape "
+                             f"(outer={outer}, n={n}, inner={inner}) {dtype}")
+        return backend, tier
+    name = _choose_backend(requested, device.type, device.index, dtype, outer, n, inner, backward)
+    if name == "torch":
+        return None, None
+    backend = _require(name, device)
+    return backend, _choose_tier(name, outer, n, inner, dtype, backward)
+
+
+@functools.lru_cache(maxsize=8192)
+def _choose_tier(name: str, outer: int, n: int, inner: int, dtype: torch.dtype, backward: bool) -> str:
+    return kernel_backend(name).choose_tier(outer, n, inner, dtype, backward)
+
+
+def _require(name: str, device: torch.device):
+    reason = unavailable_reason(name, device.type, device.index)
+    if reason is not None:
+        raise RuntimeError(reason)
+    return kernel_backend(name)
+
+
+@functools.lru_cache(maxsize=8192)
+def _choose_backend(requested: str, device_type: str, device_index, dtype, outer, n, inner, backward) -> str:
+    if requested != "auto":
+        return requested
+    if dtype == torch.float64:
+        return "torch"
+    if device_type == "cpu":
+        return "triton" if unavailable_reason("triton", "cpu", None) is None else "torch"
+    if device_type != "cuda":
+        return "torch"
+    preferred = _table_choice(backward, inner > 1, dtype, n, outer * n * inner)
+    candidates = [preferred] if preferred else []
+    candidates += [name for name in ("triton", "cuda") if name not in candidates]
+    for name in candidates:
+        reason = unavailable_reason(name, device_type, device_index)
+        if reason is None:
+            return name
+        if name == preferred and name not in _warned:
+            _warned.add(name)
+            warnings.warn(f"fastsoftmax: the measured table prefers backend {name!r} here, but {reason}; "
+                          "falling back to the next backend", RuntimeWarning, stacklevel=4)
+    return "torch"
+
+
+@functools.lru_cache(maxsize=1)
+def _table() -> dict:
+    try:
+        return json.loads(TABLE_PATH.read_text())
+    except (OSError, ValueError):
+        return {}
+
+
+def _table_choice(backward: bool, strided: bool, dtype: torch.dtype, n: int, numel: int) -> str | None:
+    """The fastest backend at the measured point nearest to this problem (in log n and log numel)."""
+    direction = "backward" if backward else "forward"
+    layout = "strided" if strided else "row"
+    dtype_name = str(dtype).removeprefix("torch.")
+    best, best_distance = None, math.inf
+    for point in _table().get("points", ()):
+        if point.get("direction") != direction or point.get("layout") != layout or point.get("dtype") != dtype_name:
+            continue
+        timings = {name: t for name, t in point.get("us", {}).items() if name in KERNEL_BACKENDS and t and t > 0}
+        if not timings:
+            continue
+        distance = abs(math.log2(point["n"]) - math.log2(n)) + 0.5 * abs(math.log2(point["numel"]) - math.log2(numel))
+        if distance < best_distance:
+            best, best_distance = min(timings, key=timings.get), distance
+    return best

@@ -1,0 +1,183 @@
+"""softmax, log_softmax and their backward: argument checks, autograd, and torch.library ops.
+
+Three ways into the kernels, cheapest first:
+
+* eager, no gradient needed: straight to the backend (a few dictionary lookups and the launch);
+* eager with autograd: through the custom op ``fastsoftmax::softmax_forward``, whose registered
+  autograd formula calls ``fastsoftmax::softmax_backward``;
+* under ``torch.compile``: the same custom ops, which Dynamo keeps in the graph as opaque calls
+  (with fake implementations for shape propagation), so ``fullgraph=True`` traces with no break.
+"""
+
+from __future__ import annotations
+
+import torch
+
+from . import _layout, dispatch
+
+SUPPORTED = (torch.float32, torch.float16, torch.bfloat16, torch.float64)
+
+
+def _check_tensor(x, what: str) -> None:
+    if not isinstance(x, torch.Tensor):
+        raise TypeError(f"fastsoftmax.{what}: expected a torch.Tensor, got {type(x).__name__}")
+    if x.dtype not in SUPPORTED:
+        raise TypeError(f"fastsoftmax.{what}: expected a floating-point tensor (float32, float16 or bfloat16), "
+                        f"got {x.dtype}")
+
+
+def _normalize_dim(dim: int, rank: int) -> int:
+    if isinstance(dim, bool) or not isinstance(dim, int):
+        raise TypeError(f"dim must be an int, got {type(dim).__name__}")
+    low, high = -max(rank, 1), max(rank, 1) - 1
+    if not low <= dim <= high:
+        raise IndexError(f"Dimension out of range (expected to be in range of [{low}, {high}], but got {dim})")
+    return dim % max(rank, 1)
+
+
+def _torch_forward(x: torch.Tensor, dim: int, log: bool) -> torch.Tensor:
+    return torch.log_softmax(x, dim) if log else torch.softmax(x, dim)
+
+
+def _torch_backward(dy: torch.Tensor, y: torch.Tensor, dim: int, log: bool) -> torch.Tensor:
+    if log:
+        return torch._log_softmax_backward_data(dy, y, dim, y.dtype)
+    return torch._softmax_backward_data(dy, y, dim, y.dtype)
+
+
+def _goes_to_torch(requested: str, x: torch.Tensor) -> bool:
+    """Cases decided without looking at the shape, so they skip the layout work: float64 (the
+    kernels are written for 32- and 16-bit storage), ``backend="torch"``, and CPU tensors outside
+    the Triton interpreter under "auto"."""
+    if x.dtype == torch.float64 or requested == "torch" and not dispatch.is_forced():
+        return True
+    return (x.device.type == "cpu" and requested == "auto" and not dispatch.is_forced()
+            and dispatch.unavailable_reason("triton", "cpu", None) is not None)
+
+
+def forward_impl(x: torch.Tensor, dim: int, log: bool, backend: str) -> torch.Tensor:
+    """Softmax of a validated tensor over a normalised dim, without autograd."""
+    if x.dim() == 0:
+        return forward_impl(x.reshape(1), 0, log, backend).reshape(())
+    if x.numel() == 0 or _goes_to_torch(backend, x):
+        return _torch_forward(x, dim, log)
+    x3, y3, y = _layout.canonical_pair(x, dim)
+    kernel_backend, tier = dispatch.resolve(backend, x.device, x.dtype, *x3.shape, False)
+    if kernel_backend is None:
+        return _torch_forward(x, dim, log)
+    kernel_backend.forward(x3, y3, log, tier)
+    return y
+
+
+def backward_impl(dy: torch.Tensor, y: torch.Tensor, dim: int, log: bool, backend: str) -> torch.Tensor:
+    if y.dim() == 0:
+        return backward_impl(dy.reshape(1), y.reshape(1), 0, log, backend).reshape(())
+    if y.numel() == 0 or _goes_to_torch(backend, y):
+        return _torch_backward(dy, y, dim, log)
+    y3, dy3, dx3, dx = _layout.canonical_backward(y, dy, dim)
+    kernel_backend, tier = dispatch.resolve(backend, y.device, y.dtype, *y3.shape, True)
+    if kernel_backend is None:
+        return _torch_backward(dy, y, dim, log)
+    kernel_backend.backward(y3, dy3, dx3, log, tier)
+    return dx
+
+
+# ---------------------------------------------------------------------------------------------
+# torch.library custom ops (autograd and torch.compile)
+# ---------------------------------------------------------------------------------------------
+
+
+def _like_empty_like(result: torch.Tensor, reference: torch.Tensor) -> torch.Tensor:
+    """The custom ops promise ``torch.empty_like(input)`` strides (what the fake kernels return)."""
+    expected = torch.empty_like(reference)
+    if result.stride() == expected.stride() or result.numel() <= 1:
+        return result
+    return expected.copy_(result)
+
+
+@torch.library.custom_op("fastsoftmax::softmax_forward", mutates_args=())
+def softmax_forward(x: torch.Tensor, dim: int, log: bool, backend: str) -> torch.Tensor:
+    return _like_empty_like(forward_impl(x, dim, log, backend), x)
+
+
+@softmax_forward.register_fake
+def _softmax_forward_fake(x, dim, log, backend):
+    return torch.empty_like(x)
+
+
+@torch.library.custom_op("fastsoftmax::softmax_backward", mutates_args=())
+def softmax_backward_op(grad_output: torch.Tensor, output: torch.Tensor, dim: int, log: bool,
+                        backend: str) -> torch.Tensor:
+    return _like_empty_like(backward_impl(grad_output, output, dim, log, backend), output)
+
+
+@softmax_backward_op.register_fake
+def _softmax_backward_fake(grad_output, output, dim, log, backend):
+    return torch.empty_like(output)
+
+
+def _setup_context(ctx, inputs, output):
+    _, ctx.dim, ctx.log, ctx.backend = inputs
+    ctx.save_for_backward(output)
+
+
+def _backward(ctx, grad_output):
+    (output,) = ctx.saved_tensors
+    grad_input = softmax_backward_op(grad_output, output, ctx.dim, ctx.log, ctx.backend)
+    return grad_input, None, None, None
+
+
+softmax_forward.register_autograd(_backward, setup_context=_setup_context)
+
+
+# ---------------------------------------------------------------------------------------------
+# Public functions
+# ---------------------------------------------------------------------------------------------
+
+
+def _apply(x, dim, dtype, backend, log: bool, what: str) -> torch.Tensor:
+    _check_tensor(x, what)
+    dispatch.check_backend_name(backend)
+    if dtype is not None:
+        if not isinstance(dtype, torch.dtype) or dtype not in SUPPORTED:
+            raise TypeError(f"fastsoftmax.{what}: dtype must be a floating-point torch.dtype, got {dtype}")
+        x = x.to(dtype)
+    dim = _normalize_dim(dim, x.dim())
+    if torch.compiler.is_compiling() or (x.requires_grad and torch.is_grad_enabled()):
+        return softmax_forward(x, dim, log, backend)
+    return forward_impl(x, dim, log, backend)
+
+
+def softmax(x: torch.Tensor, dim: int = -1, *, dtype: torch.dtype | None = None, backend: str = "auto") -> torch.Tensor:
+    """Softmax of ``x`` along ``dim``, as ``torch.softmax``.
+
+    ``dtype``, when given, casts ``x`` before computing and is the output's dtype. ``backend`` is
+    "auto" (the fastest kernel for the shape), "triton", "cuda" or "torch". CPU tensors are
+    computed by torch's CPU kernel unless the Triton interpreter is active (TRITON_INTERPRET=1).
+    """
+    return _apply(x, dim, dtype, backend, False, "softmax")
+
+
+def log_softmax(x: torch.Tensor, dim: int = -1, *, dtype: torch.dtype | None = None,
+                backend: str = "auto") -> torch.Tensor:
+    """Log-softmax of ``x`` along ``dim``, as ``torch.log_softmax`` (same arguments as softmax)."""
+    return _apply(x, dim, dtype, backend, True, "log_softmax")
+
+
+def softmax_backward(grad_output: torch.Tensor, output: torch.Tensor, dim: int = -1, *, log: bool = False,
+                     backend: str = "auto") -> torch.Tensor:
+    """The gradient with respect to the input of softmax (or of log-softmax when ``log``), given the
+    forward ``output`` and the gradient of the loss with respect to it."""
+    _check_tensor(output, "softmax_backward")
+    _check_tensor(grad_output, "softmax_backward")
+    dispatch.check_backend_name(backend)
+    if grad_output.shape != output.shape:
+        raise ValueError(f"fastsoftmax.softmax_backward: grad_output has shape {tuple(grad_output.shape)} but "
+                         f"output has shape {tuple(output.shape)}")
+    if grad_output.dtype != output.dtype or grad_output.device != output.device:
+        raise TypeError("fastsoftmax.softmax_backward: grad_output and output must share dtype and device, got "
+                        f"{grad_output.dtype} on {grad_output.device} and {output.dtype} on {output.device}")
+    dim = _normalize_dim(dim, output.dim())
+    if torch.compiler.is_compiling():
+        return softmax_backward_op(grad_output, output, dim, log, backend)
+    return backward_impl(grad_output, output, dim, log, backend)
