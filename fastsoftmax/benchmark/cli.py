@@ -1,0 +1,82 @@
+"""``fastsoftmax bench [main|ladder|table]``: argument parsing and dispatch.
+
+Kept free of torch at import time: the top-level command line imports this module to build its
+parser even for other subcommands.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import subprocess
+import sys
+
+SUITES = ("main", "ladder", "table")
+DEFAULT_OUT = os.path.join("benchmarks", "results")
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("suite", nargs="?", default="main", choices=SUITES,
+                        help="main: BENCHMARK.md's shapes against the peers (default); "
+                             "ladder: the kernel ladder; table: the dispatcher's cost table")
+    parser.add_argument("--quick", action="store_true",
+                        help="a subset of every regime that finishes in under a minute on an H100")
+    parser.add_argument("--out", default=DEFAULT_OUT,
+                        help=f"directory for the JSON result and the plot (default {DEFAULT_OUT})")
+    parser.add_argument("--dtypes", default="bf16,fp16,fp32", help="comma list of bf16, fp16, fp32")
+    parser.add_argument("--backends", default="auto,triton,cuda",
+                        help="fastsoftmax backends to time: auto and explicit ones among "
+                             "triton, cuda, torch (explicit ones that cannot run here are left out)")
+    parser.add_argument("--no-peers", action="store_true",
+                        help="skip the optional peers (torch.compile, Quack, Liger); torch.softmax, "
+                             "the baseline of every speed-up, always runs")
+    parser.add_argument("--compile", action=argparse.BooleanOptionalAction, default=None,
+                        help="time torch.compile'd softmax (default: on, off with --quick)")
+    parser.add_argument("--table-out", default=None,
+                        help="where the table suite writes its JSON (default fastsoftmax/dispatch_table.json)")
+    parser.add_argument("--demo", action="store_true",
+                        help="run the CPU correctness demo under the Triton interpreter, GPU or not")
+
+
+def run(args) -> int:
+    if getattr(args, "no_peers", False):
+        args.compile = False if args.compile is None else args.compile
+    if getattr(args, "demo", False):
+        return _demo()
+    import torch
+
+    if not torch.cuda.is_available():
+        print(_no_gpu_message())
+        return _demo()
+    if args.suite == "ladder":
+        try:
+            from fastsoftmax.benchmark import ladder
+        except ImportError as exc:
+            print(f"the ladder suite is not available in this build: {exc}")
+            return 1
+        return int(ladder.run(args) or 0)
+    if args.suite == "table":
+        from fastsoftmax.benchmark import table
+
+        return table.run(args)
+    from fastsoftmax.benchmark import main_suite
+
+    return main_suite.run(args)
+
+
+def _no_gpu_message() -> str:
+    from fastsoftmax.benchmark.demo import NO_GPU_MESSAGE
+
+    return NO_GPU_MESSAGE
+
+
+def _demo() -> int:
+    from fastsoftmax.benchmark import demo
+
+    if not demo.ensure_interpreter():
+        # triton was imported before the interpreter could be chosen: start afresh with it chosen
+        command, env = demo.reexec_command()
+        sys.stdout.flush()
+        return subprocess.run(command, env=env).returncode
+    print("Triton interpreter demo (TRITON_INTERPRET=1): max |error| against float64.")
+    return demo.run_demo()

@@ -1,0 +1,121 @@
+"""``fastsoftmax bench`` (suite ``main``): BENCHMARK.md's shape set, fastsoftmax against its peers.
+
+Order: copy bandwidth first (every figure is a fraction of it), then the shapes regime by regime,
+then host overhead. The result file is saved after every shape.
+"""
+
+from __future__ import annotations
+
+import sys
+import time
+
+from fastsoftmax.benchmark import plot, report
+from fastsoftmax.benchmark.peers import fastsoftmax_impls, load_peers
+from fastsoftmax.benchmark.results import ResultFile
+from fastsoftmax.benchmark.runner import ContextLost, Runner, describe
+from fastsoftmax.benchmark.shapes import GOALS, cases_for, parse_dtypes
+
+# --quick trades repeats for time: medians of ~10-100 runs are still stable for these sizes.
+FULL_TIMING = {"warmup_ms": 25.0, "rep_ms": 100.0}
+QUICK_TIMING = {"warmup_ms": 5.0, "rep_ms": 25.0}
+
+
+def _progress(items):
+    try:
+        from tqdm import tqdm
+
+        # Off a terminal (a captured log) redraw rarely, so the bar does not flood the log.
+        interactive = sys.stderr.isatty()
+        bar = tqdm(items, dynamic_ncols=True, file=sys.stderr, mininterval=0.1 if interactive else 15.0)
+        return bar, tqdm.write
+    except ImportError:
+        return items, print
+
+
+def run(args) -> int:
+    import torch
+
+    from fastsoftmax.benchmark.timing import copy_bandwidth_gbps
+
+    started = time.perf_counter()
+    dtypes = parse_dtypes(getattr(args, "dtypes", None))
+    requested = [b.strip() for b in (getattr(args, "backends", None) or "auto,triton,cuda").split(",") if b.strip()]
+    quick = bool(getattr(args, "quick", False))
+    compile_peer = getattr(args, "compile", None)
+    if compile_peer is None:
+        compile_peer = not quick  # compiling every shape costs minutes
+    optional_peers = not getattr(args, "no_peers", False)
+
+    device_name = torch.cuda.get_device_name()
+    result = ResultFile.start(args.out, "main", device_name, quick, GOALS,
+                              extra={"args": {"dtypes": list(dtypes), "backends": requested,
+                                              "compile": compile_peer, "peers": optional_peers}})
+    versions = result.document["versions"]
+    print(f"fastsoftmax bench: {device_name}; torch {versions.get('torch')}, triton {versions.get('triton')}, "
+          f"CUDA {versions.get('torch_cuda')}, driver {versions.get('driver')}")
+    print(f"results: {result.path}")
+
+    copy = copy_bandwidth_gbps()
+    result.document["copy_gbps"] = copy
+    result.save()
+    print(f"copy bandwidth (512 MiB device-to-device, read + write): {copy:.0f} GB/s")
+
+    fs_impls, left_out = fastsoftmax_impls(requested, torch.device("cuda"))
+    peers = load_peers(optional=optional_peers, compile_peer=compile_peer)
+    result.document["peers"] = peers.status
+    result.document["fastsoftmax_backends"] = {"timed": [i.name for i in fs_impls], "left_out": left_out}
+    result.save()
+    print("peers: " + ", ".join(f"{k} {v}" for k, v in peers.status.items()))
+    for backend, why in left_out.items():
+        print(f"fastsoftmax backend {backend}: {why}")
+
+    timing = QUICK_TIMING if quick else FULL_TIMING
+    runner = Runner(fs_impls + peers.impls, copy, **timing)
+    cases = cases_for(quick, dtypes)
+    bar, write = _progress(cases)
+    context_lost = None
+    for case in bar:
+        if hasattr(bar, "set_description"):
+            bar.set_description(case.label[:40])
+        try:
+            rows = runner.run_case(case)
+        except ContextLost as exc:
+            context_lost = str(exc)
+            break
+        except Exception as exc:  # a bug of the harness itself must not end the run either
+            rows = runner.all_rows(case, "error", "benchmark harness: " + describe(exc))
+        result.add_rows(rows)
+        result.save()
+        write(report.format_case(case, rows))
+    if hasattr(bar, "close"):
+        bar.close()
+
+    if context_lost is None:
+        try:
+            host_rows = runner.host_overhead()
+            result.add_rows(host_rows)
+            print(report.format_host(host_rows))
+        except ContextLost as exc:
+            context_lost = str(exc)
+        except Exception as exc:
+            print(f"host overhead not measured: {describe(exc)}")
+    if context_lost is not None:
+        result.document["aborted"] = f"CUDA context lost: {context_lost}"
+        print(f"\nRUN STOPPED: the CUDA context is unusable after a fault ({context_lost}); "
+              f"the shapes after it were not measured.")
+
+    summary = report.summarize(result.document)
+    result.document["summary"] = summary
+    result.document["complete"] = context_lost is None
+    result.document["wall_s"] = round(time.perf_counter() - started, 1)
+    result.save()
+    print(report.format_summary(summary, copy))
+
+    try:
+        png = plot.save_plot(result.document, result.path.with_suffix(".png"))
+        if png:
+            print(f"plot: {png}")
+    except Exception as exc:  # matplotlib missing or broken: the numbers are what matter
+        print(f"plot not written: {describe(exc)}")
+    print(f"saved {result.path} ({len(result.rows)} rows, {result.document['wall_s']:.0f} s)")
+    return 0

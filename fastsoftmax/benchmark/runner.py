@@ -1,0 +1,237 @@
+"""Measure one case at a time: make inputs, check every implementation against float64, time the
+ones that pass. Nothing an implementation does can stop the run: every exception becomes a row.
+
+The device, the timers and the free-memory probe are parameters so that the logic runs on the CPU
+in tests with fake timers.
+"""
+
+from __future__ import annotations
+
+import gc
+from dataclasses import dataclass
+from typing import Callable
+
+import torch
+
+from fastsoftmax.benchmark import checks
+from fastsoftmax.benchmark.peers import Impl, Refused
+from fastsoftmax.benchmark.shapes import HOST_CALLS, HOST_DTYPE, HOST_SHAPE, ITEMSIZE, Case
+
+# Working memory a case needs besides its own tensors: the float64 reference and float32
+# tolerance it keeps, the float64 temporaries that build them, and room for one output in flight.
+_REFERENCE_BYTES_PER_ELEMENT = 48
+_SLACK_BYTES = 512 << 20
+
+
+class ContextLost(RuntimeError):
+    """The CUDA context is unusable (a kernel faulted): nothing after this can be measured."""
+
+
+def estimate_bytes(case: Case) -> int:
+    inputs = 2 if case.direction == "backward" else 1
+    per_element = ITEMSIZE[case.dtype] * (inputs + 2) + _REFERENCE_BYTES_PER_ELEMENT
+    return case.numel * per_element + _SLACK_BYTES
+
+
+def describe(exc: BaseException, limit: int = 400) -> str:
+    text = str(exc).strip().splitlines()
+    first = text[0] if text else ""
+    return f"{type(exc).__name__}: {first}"[:limit]
+
+
+def base_row(case: Case, impl: Impl) -> dict:
+    return {"case": case.key, **case.to_json(), "impl": impl.name, "kind": impl.kind,
+            "status": "ok", "max_abs_err": None, "err_ratio": None, "ms": None, "gpu_us": None,
+            "gbps": None, "frac_copy": None, "message": ""}
+
+
+def make_inputs(case: Case, device) -> tuple:
+    """Fresh ``randn * 3`` (never zeros) for the forward; for the backward, a softmax output y of
+    such an input and an upstream gradient dy ~ randn. Returned in the order ``fn`` takes them."""
+    dtype = getattr(torch, case.dtype)
+    x = torch.randn(case.shape, device=device, dtype=dtype) * 3
+    if case.direction == "forward":
+        return (x,)
+    y = torch.softmax(x.float(), case.dim).to(dtype)
+    del x
+    dy = torch.randn(case.shape, device=device, dtype=dtype)
+    return (dy, y)
+
+
+def make_reference(case: Case, inputs) -> checks.Reference:
+    if case.direction == "backward":
+        dy, y = inputs
+        return checks.backward_reference(dy, y, case.dim, case.dtype)
+    return checks.forward_reference(inputs[0], case.dim, case.dtype)
+
+
+@dataclass
+class Runner:
+    impls: list[Impl]
+    copy_gbps: float
+    device: str = "cuda"
+    timer: Callable[[Callable], float] | None = None  # fn -> median milliseconds
+    host_timer: Callable[[Callable], float] | None = None  # fn -> microseconds per call
+    free_bytes: Callable[[], int | None] | None = None
+    warmup_ms: float = 25.0
+    rep_ms: float = 100.0
+    host_calls: int = HOST_CALLS
+    seed: int = 0
+
+    def __post_init__(self):
+        self._cases_run = 0
+        if self.timer is None:
+            from fastsoftmax.benchmark.timing import median_ms
+
+            self.timer = lambda fn: median_ms(fn, warmup_ms=self.warmup_ms, rep_ms=self.rep_ms)
+        if self.host_timer is None:
+            from fastsoftmax.benchmark.timing import host_us_per_call
+
+            self.host_timer = lambda fn: host_us_per_call(fn, calls=self.host_calls)
+        if self.free_bytes is None:
+            self.free_bytes = self._cuda_free_bytes if self._on_cuda else (lambda: None)
+
+    @property
+    def _on_cuda(self) -> bool:
+        return torch.device(self.device).type == "cuda"
+
+    def _sync(self) -> None:
+        if self._on_cuda:
+            torch.cuda.synchronize()
+
+    def _cuda_free_bytes(self) -> int:
+        free, _total = torch.cuda.mem_get_info()
+        # memory the caching allocator holds but does not use is free for our purposes
+        stats = torch.cuda.memory_stats()
+        cached = stats.get("reserved_bytes.all.current", 0) - stats.get("allocated_bytes.all.current", 0)
+        return free + max(0, cached)
+
+    def _release(self) -> None:
+        gc.collect()
+        if self._on_cuda:
+            torch.cuda.empty_cache()
+
+    def _assert_context_alive(self) -> None:
+        """After an error, make sure the device still works; a faulted kernel poisons the CUDA
+        context and every later measurement would be an error too."""
+        if not self._on_cuda:
+            return
+        try:
+            torch.ones(1, device=self.device).add_(1).cpu()
+            torch.cuda.synchronize()
+        except Exception as exc:
+            raise ContextLost(describe(exc)) from exc
+
+    # --- one case -----------------------------------------------------------------------------
+
+    def run_case(self, case: Case) -> list[dict]:
+        torch.manual_seed(self.seed + self._cases_run)
+        self._cases_run += 1
+        need = estimate_bytes(case)
+        free = self.free_bytes()
+        if free is not None and need > free:
+            return self.all_rows(case, "skipped",
+                             f"needs ~{need / 2**30:.1f} GiB, {free / 2**30:.1f} GiB free")
+        inputs = reference = None
+        try:
+            inputs = make_inputs(case, self.device)
+            reference = make_reference(case, inputs)
+            self._sync()
+        except Exception as exc:
+            inputs = reference = None
+            self._release()
+            self._assert_context_alive()
+            status = "skipped" if isinstance(exc, torch.cuda.OutOfMemoryError) else "error"
+            return self.all_rows(case, status, "preparing inputs: " + describe(exc))
+        try:
+            return [self._run_impl(case, impl, inputs, reference) for impl in self.impls]
+        finally:
+            del inputs, reference
+            self._release()
+
+    def all_rows(self, case: Case, status: str, message: str) -> list[dict]:
+        rows = []
+        for impl in self.impls:
+            row = base_row(case, impl)
+            row.update(status=status, message=message)
+            rows.append(row)
+        return rows
+
+    def _failure(self, row: dict, impl: Impl, exc: BaseException, stage: str) -> dict:
+        # A peer that raises is declining the shape; fastsoftmax must handle every shape.
+        if isinstance(exc, Refused):
+            row["status"] = "refused"
+        elif isinstance(exc, torch.cuda.OutOfMemoryError):
+            row["status"] = "error"
+        else:
+            row["status"] = "error" if impl.is_fastsoftmax else "refused"
+        row["message"] = f"{stage}: {describe(exc)}" if stage else describe(exc)
+        self._release()
+        self._assert_context_alive()
+        return row
+
+    def _run_impl(self, case: Case, impl: Impl, inputs, reference) -> dict:
+        row = base_row(case, impl)
+        try:
+            fn = impl.make(case)
+        except Exception as exc:
+            return self._failure(row, impl, exc, "")
+        try:
+            output = fn(*inputs)
+            self._sync()
+        except Exception as exc:
+            return self._failure(row, impl, exc, "first call")
+        try:
+            result = checks.check(output, reference)
+        except Exception as exc:
+            return self._failure(row, impl, exc, "check")
+        finally:
+            del output
+        row["max_abs_err"] = result.max_abs_err
+        row["err_ratio"] = result.worst_ratio
+        if not result.passed:
+            # reported, never timed as a success
+            row["status"] = "wrong"
+            row["message"] = result.message
+            return row
+        try:
+            ms = float(self.timer(lambda: fn(*inputs)))
+            self._sync()
+        except Exception as exc:
+            return self._failure(row, impl, exc, "timing")
+        row["ms"] = ms
+        row["gpu_us"] = ms * 1e3
+        row["gbps"] = case.bytes_moved / (ms * 1e-3) / 1e9
+        row["frac_copy"] = row["gbps"] / self.copy_gbps if self.copy_gbps else None
+        return row
+
+    # --- host overhead ------------------------------------------------------------------------
+
+    def host_overhead(self, shape=HOST_SHAPE, dtype=HOST_DTYPE) -> list[dict]:
+        """Wall time per call of back-to-back calls on a tiny tensor: what Python and the launch
+        cost a caller, which the GPU timings above hide."""
+        case = Case("host", tuple(shape), -1, dtype)
+        torch.manual_seed(self.seed)
+        inputs = make_inputs(case, self.device)
+        reference = make_reference(case, inputs)
+        rows = []
+        for impl in self.impls:
+            row = {"regime": "host", "impl": impl.name, "kind": impl.kind, "status": "ok",
+                   "host_us": None, "shape": list(shape), "dtype": dtype, "calls": self.host_calls,
+                   "message": ""}
+            try:
+                fn = impl.make(case)
+                output = fn(*inputs)
+                self._sync()
+                result = checks.check(output, reference)
+                del output
+                if not result.passed:
+                    row.update(status="wrong", message=result.message)
+                else:
+                    row["host_us"] = float(self.host_timer(lambda: fn(*inputs)))
+            except Exception as exc:
+                self._failure(row, impl, exc, "")
+            rows.append(row)
+        del inputs, reference
+        self._release()
+        return rows
