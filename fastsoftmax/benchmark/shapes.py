@@ -54,6 +54,7 @@ REGIME_TITLES = {
     "non_last_dim": "non-last dim",
     "backward": "backward",
     "host": "host overhead",
+    "table": "dispatch table",
 }
 
 
@@ -152,6 +153,13 @@ def summary_group(case: Case) -> str:
 
 SUMMARY_GROUPS = ("bulk, cols <= 32768", "bulk, cols > 32768", "huge single rows", "decode",
                   "non-last dim", "backward")
+GROUP_GOALS = {
+    "bulk, cols <= 32768": GOAL_SHORT_ROWS,
+    "bulk, cols > 32768": GOAL_LONG_ROWS,
+    "huge single rows": GOAL_HUGE_ROW,
+    "non-last dim": GOAL_NON_LAST_DIM,
+    "backward": GOAL_BACKWARD,
+}
 
 
 def parse_dtypes(text: str | None) -> tuple[str, ...]:

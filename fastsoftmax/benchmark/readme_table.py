@@ -1,0 +1,124 @@
+"""Markdown tables of one result file, for the README.
+
+    python -m fastsoftmax.benchmark.readme_table benchmarks/results/main_<device>_<date>.json
+
+Figures are recomputed from the rows (not taken from the stored summary), so a run that was cut
+short renders too.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+
+from fastsoftmax.benchmark import report, results
+from fastsoftmax.benchmark.peers import FASTSOFTMAX
+from fastsoftmax.benchmark.shapes import ALL_DTYPES, GROUP_GOALS, SHORT_DTYPE, SUMMARY_GROUPS
+
+PEER_COLUMN = {"torch": "torch.softmax"}
+
+
+def _fmt(value, pattern: str, missing: str = "-") -> str:
+    return pattern.format(value) if isinstance(value, (int, float)) else missing
+
+
+def _versions_line(document: dict) -> str:
+    v = document.get("versions", {})
+    parts = [f"{name} {v[key]}" for name, key in (("torch", "torch"), ("triton", "triton"), ("CUDA", "torch_cuda"),
+                                                   ("driver", "driver"), ("cuda-core", "cuda_core")) if v.get(key)]
+    return ", ".join(parts)
+
+
+def render(document: dict) -> str:
+    summary = report.summarize(document)
+    copy = document.get("copy_gbps")
+    date = str(document.get("date", ""))[:10]
+    kind = "quick run (a subset of the shapes)" if document.get("quick") else "full shape set of BENCHMARK.md"
+    out = [f"Results on **{document.get('device', 'unknown device')}**, {date}, {kind}; {_versions_line(document)}.",
+           "",
+           f"Copy bandwidth (the ceiling, 512 MiB device-to-device, bytes read + written): "
+           f"**{_fmt(copy, '{:.0f}')} GB/s**. Figures are geometric means of the fraction of that bandwidth "
+           f"reached, counting one read and one write per element (forward) or two reads and one write "
+           f"(backward); speed-up is over torch.softmax on the same tensors in the same run.",
+           ""]
+    out += _regime_table(summary)
+    decode = _decode_table(document)
+    if decode:
+        out += ["", "Decode shapes (latency-bound; GPU time per call):", ""] + decode
+    host = _host_table(document)
+    if host:
+        out += ["", "Host overhead (wall time per call of 2000 back-to-back calls on a 4x1024 bf16 tensor):", ""] + host
+    if not document.get("complete", True):
+        out += ["", "_This run did not complete: the tables cover the shapes measured before it stopped._"]
+    return "\n".join(out) + "\n"
+
+
+def _regime_table(summary: dict) -> list[str]:
+    fractions: dict[tuple, dict[str, float]] = {}
+    peers: list[str] = []
+    for e in summary["geomean_frac_copy"]:
+        fractions.setdefault((e["group"], e["dtype"]), {})[e["impl"]] = e["frac_copy"]
+        if not e["impl"].startswith(FASTSOFTMAX) and e["impl"] != "torch" and e["impl"] not in peers:
+            peers.append(e["impl"])
+    speedup = {(e["group"], e["dtype"]): e["speedup"] for e in summary["speedup_vs_torch"] if e["impl"] == FASTSOFTMAX}
+    head = ["regime", "dtype", "fastsoftmax", "torch.softmax", "speed-up"] + peers + ["goal"]
+    lines = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
+    for group in SUMMARY_GROUPS:
+        for dtype in ALL_DTYPES:
+            values = fractions.get((group, dtype))
+            if not values:
+                continue
+            cells = [group, SHORT_DTYPE[dtype], _fmt(values.get(FASTSOFTMAX), "{:.2f}"),
+                     _fmt(values.get("torch"), "{:.2f}"), _fmt(speedup.get((group, dtype)), "x{:.2f}")]
+            cells += [_fmt(values.get(p), "{:.2f}") for p in peers]
+            goal = GROUP_GOALS.get(group)
+            cells.append(_fmt(goal and goal.min_fraction, "{:.2f}"))
+            lines.append("| " + " | ".join(cells) + " |")
+    return lines
+
+
+def _decode_table(document: dict) -> list[str]:
+    lines = []
+    for key, rows in report.group_by_case(document.get("rows", [])).items():
+        if rows[0]["regime"] != "decode":
+            continue
+        ok = {r["impl"]: r for r in rows if r["status"] == "ok"}
+        fs, torch_row = ok.get(FASTSOFTMAX), ok.get("torch")
+        ratio = torch_row["ms"] / fs["ms"] if fs and torch_row else None
+        cells = ["x".join(map(str, rows[0]["shape"])), SHORT_DTYPE.get(rows[0]["dtype"], rows[0]["dtype"]),
+                 _fmt(fs and fs["gpu_us"], "{:.1f} us"), _fmt(torch_row and torch_row["gpu_us"], "{:.1f} us"),
+                 _fmt(ratio, "x{:.2f}"), _fmt(fs and fs["frac_copy"], "{:.2f}")]
+        lines.append("| " + " | ".join(cells) + " |")
+    if not lines:
+        return []
+    return ["| shape | dtype | fastsoftmax | torch.softmax | speed-up | fastsoftmax, fraction of copy |",
+            "|---|---|---|---|---|---|"] + lines
+
+
+def _host_table(document: dict) -> list[str]:
+    rows = [r for r in document.get("rows", []) if r.get("regime") == "host"]
+    if not rows:
+        return []
+    lines = ["| implementation | us per call |", "|---|---|"]
+    for r in rows:
+        value = _fmt(r.get("host_us"), "{:.1f}", missing=r["status"])
+        lines.append(f"| {PEER_COLUMN.get(r['impl'], r['impl'])} | {value} |")
+    return lines
+
+
+def main(argv=None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m fastsoftmax.benchmark.readme_table",
+                                     description="Print a markdown results table from a benchmark result file.")
+    parser.add_argument("result", help="a JSON file written by `fastsoftmax bench`")
+    args = parser.parse_args(argv)
+    try:
+        document = results.load(args.result)
+    except (OSError, ValueError) as exc:
+        print(f"cannot read {args.result}: {exc}", file=sys.stderr)
+        return 1
+    sys.stdout.write(render(document))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

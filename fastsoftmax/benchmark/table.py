@@ -1,0 +1,203 @@
+"""``fastsoftmax bench table``: the measured cost table ``backend="auto"`` dispatches by.
+
+For forward and backward, row and strided layout, each dtype, and a grid of reduced lengths n, it
+times every available kernel backend (explicit ``backend="triton"`` / ``"cuda"``) at two sizes:
+
+* bulk: ``numel = 2^26``; row layout ``(2^26 // n, n)`` over the last dim, strided layout
+  ``(2^26 // (n * 256), n, 256)`` over dim 1;
+* small: 4 rows; row layout ``(4, n)``, strided layout ``(1, n, 4)`` over dim 1.
+
+What ``us`` holds (the cost of one call, microseconds):
+
+* bulk points: the GPU time alone. A call that long is issued while the previous kernel still
+  runs, so its host cost is hidden behind the GPU.
+* small points: GPU time plus host overhead (wall time per call of back-to-back calls). There the
+  GPU finishes before the host has issued the next call, so a caller pays both, and a backend with
+  a faster kernel but a slower launch path can lose.
+
+``gpu_us`` and ``host_us`` are stored beside ``us`` so another rule can be applied later. A backend
+whose output fails the float64 check, or that raises, is left out of ``us`` for that point and its
+reason is stored under ``errors``.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+import time
+from pathlib import Path
+
+from fastsoftmax.benchmark import checks
+from fastsoftmax.benchmark.results import _clean, collect_versions, now_iso
+from fastsoftmax.benchmark.runner import ContextLost, describe, make_inputs, make_reference
+from fastsoftmax.benchmark.shapes import ALL_DTYPES, Case, parse_dtypes
+
+BULK_NUMEL = 1 << 26
+SMALL_ROWS = 4
+STRIDED_INNER_BULK = 256
+N_GRID = tuple(1 << k for k in range(6, 19))  # 64 .. 262144
+QUICK_N_GRID = (64, 1024, 16384, 262144)
+KERNEL_BACKENDS = ("triton", "cuda")
+# Short timings: the table needs the order of backends, not three significant digits.
+WARMUP_MS = 5.0
+REP_MS = 20.0
+HOST_CALLS = 500
+
+
+def default_table_path() -> Path:
+    import fastsoftmax
+
+    return Path(fastsoftmax.__file__).resolve().with_name("dispatch_table.json")
+
+
+def point_case(direction: str, layout: str, dtype: str, n: int, size: str) -> Case:
+    """The problem measured at one grid point (``size`` is "bulk" or "small")."""
+    if layout == "row":
+        rows = max(1, BULK_NUMEL // n) if size == "bulk" else SMALL_ROWS
+        return Case("table", (rows, n), -1, dtype, direction)
+    if size == "bulk":
+        outer = max(1, BULK_NUMEL // (n * STRIDED_INNER_BULK))
+        return Case("table", (outer, n, STRIDED_INNER_BULK), 1, dtype, direction)
+    return Case("table", (1, n, SMALL_ROWS), 1, dtype, direction)
+
+
+def grid(dtypes=ALL_DTYPES, n_grid=N_GRID):
+    for direction in ("forward", "backward"):
+        for layout in ("row", "strided"):
+            for dtype in dtypes:
+                for n in n_grid:
+                    for size in ("bulk", "small"):
+                        yield direction, layout, dtype, n, size
+
+
+def combine(gpu_us: float, host_us: float | None, size: str) -> float:
+    """The cost one call is charged in the table (see the module docstring)."""
+    if size == "small" and host_us is not None:
+        return gpu_us + host_us
+    return gpu_us
+
+
+def _call(backend: str, case: Case):
+    import fastsoftmax
+
+    if case.direction == "backward":
+        return lambda dy, y: fastsoftmax.softmax_backward(dy, y, case.dim, backend=backend)
+    return lambda x: fastsoftmax.softmax(x, case.dim, backend=backend)
+
+
+def measure_point(case: Case, size: str, backends, timer, host_timer) -> dict:
+    inputs = make_inputs(case, "cuda")
+    reference = make_reference(case, inputs)
+    point = {"gpu_us": {}, "host_us": {}, "us": {}, "errors": {}}
+    for backend in backends:
+        try:
+            fn = _call(backend, case)
+            output = fn(*inputs)
+            result = checks.check(output, reference)
+            del output
+            if not result.passed:
+                point["errors"][backend] = f"wrong output: {result.message}"
+                continue
+            gpu_us = float(timer(lambda: fn(*inputs))) * 1e3
+            host_us = float(host_timer(lambda: fn(*inputs))) if size == "small" else None
+        except Exception as exc:
+            point["errors"][backend] = describe(exc)
+            _check_context()
+            continue
+        point["gpu_us"][backend] = gpu_us
+        if host_us is not None:
+            point["host_us"][backend] = host_us
+        point["us"][backend] = combine(gpu_us, host_us, size)
+    return point
+
+
+def _check_context() -> None:
+    import torch
+
+    try:
+        torch.ones(1, device="cuda").add_(1).cpu()
+    except Exception as exc:
+        raise ContextLost(describe(exc)) from exc
+
+
+def _save(path: Path, document: dict) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_suffix(path.suffix + ".tmp")
+    tmp.write_text(json.dumps(_clean(document), indent=1) + "\n")
+    os.replace(tmp, path)
+
+
+def run(args) -> int:
+    import torch
+
+    from fastsoftmax.benchmark.timing import host_us_per_call, median_ms
+
+    started = time.perf_counter()
+    import fastsoftmax
+
+    available = fastsoftmax.available_backends(torch.device("cuda"))
+    requested = [b.strip() for b in (getattr(args, "backends", None) or "").split(",") if b.strip()]
+    backends = [b for b in KERNEL_BACKENDS if b in available and (not requested or b in requested or "auto" in requested)]
+    if not backends:
+        print(f"no kernel backend available on this device (available: {available}); no table written")
+        return 1
+    dtypes = parse_dtypes(getattr(args, "dtypes", None))
+    n_grid = QUICK_N_GRID if getattr(args, "quick", False) else N_GRID
+    path = Path(args.table_out) if getattr(args, "table_out", None) else default_table_path()
+    document = {
+        "device": torch.cuda.get_device_name(),
+        "date": now_iso(),
+        "versions": collect_versions(),
+        "backends": backends,
+        "rule": "us = gpu_us at the bulk numel (2^26); us = gpu_us + host_us at the small numel (4 rows)",
+        "complete": False,
+        "points": [],
+    }
+    print(f"dispatch table on {document['device']}: backends {', '.join(backends)}; writing {path}")
+    timer = lambda fn: median_ms(fn, warmup_ms=WARMUP_MS, rep_ms=REP_MS)
+    host_timer = lambda fn: host_us_per_call(fn, calls=HOST_CALLS)
+    points = list(grid(dtypes, n_grid))
+    try:
+        from tqdm import tqdm
+
+        bar = tqdm(points, file=sys.stderr, mininterval=0.1 if sys.stderr.isatty() else 15.0)
+    except ImportError:
+        bar = points
+    for direction, layout, dtype, n, size in bar:
+        case = point_case(direction, layout, dtype, n, size)
+        entry = {"direction": direction, "layout": layout, "dtype": dtype, "n": n, "numel": case.numel,
+                 "size": size, "shape": list(case.shape)}
+        try:
+            entry.update(measure_point(case, size, backends, timer, host_timer))
+        except ContextLost as exc:
+            document["aborted"] = f"CUDA context lost: {exc}"
+            print(f"table stopped: CUDA context lost ({exc})")
+            break
+        except Exception as exc:  # inputs that do not fit, a harness bug: record and go on
+            entry["errors"] = {"*": describe(exc)}
+            entry["us"] = {}
+        finally:
+            torch.cuda.empty_cache()
+        document["points"].append(entry)
+        _save(path, document)  # after every point, so a timeout still leaves a usable table
+    document["complete"] = "aborted" not in document
+    document["wall_s"] = round(time.perf_counter() - started, 1)
+    _save(path, document)
+    print(format_table(document))
+    print(f"saved {path} ({len(document['points'])} points, {document['wall_s']:.0f} s)")
+    return 0
+
+
+def format_table(document: dict) -> str:
+    """One line per (direction, layout, dtype, size): the winning backend at each n."""
+    lines = []
+    rows: dict[tuple, list[str]] = {}
+    for p in document["points"]:
+        key = (p["direction"], p["layout"], p["dtype"], p.get("size", ""))
+        us = p.get("us") or {}
+        cell = f"{p['n']}:{min(us, key=us.get)}" if us else f"{p['n']}:-"
+        rows.setdefault(key, []).append(cell)
+    for (direction, layout, dtype, size), cells in rows.items():
+        lines.append(f"{direction:8} {layout:7} {dtype:8} {size:5} " + " ".join(cells))
+    return "\n".join(lines)

@@ -1,0 +1,118 @@
+"""The runner on the CPU with fake timers: every output is checked before it is timed, and no
+implementation's failure stops the run."""
+
+import pytest
+import torch
+
+from bench_fakes import correct_impl, cpu_runner, raising_impl, refusing_impl, small_case, wrong_impl
+from fastsoftmax.benchmark import checks
+from fastsoftmax.benchmark.peers import Refused, liger_impl, quack_impl
+from fastsoftmax.benchmark.runner import estimate_bytes, make_inputs, make_reference
+
+
+def _by_impl(rows):
+    return {r["impl"]: r for r in rows}
+
+
+def test_forward_rows_record_check_timing_and_failures():
+    impls = [correct_impl(), wrong_impl("fastsoftmax[broken]"), raising_impl("fastsoftmax[cuda]", "fastsoftmax"),
+             raising_impl("quack", "peer"), refusing_impl("liger"), correct_impl("torch", "peer")]
+    case = small_case()
+    rows = _by_impl(cpu_runner(impls, ms=0.5).run_case(case))
+
+    good = rows["fastsoftmax"]
+    assert good["status"] == "ok" and good["err_ratio"] <= 1
+    assert good["ms"] == 0.5 and good["gpu_us"] == 500
+    assert good["gbps"] == pytest.approx(case.bytes_moved / 0.5e-3 / 1e9)
+    assert good["frac_copy"] == pytest.approx(good["gbps"] / 1000.0)
+
+    wrong = rows["fastsoftmax[broken]"]
+    assert wrong["status"] == "wrong" and wrong["ms"] is None and wrong["max_abs_err"] > 0.1
+
+    assert rows["fastsoftmax[cuda]"]["status"] == "error"  # fastsoftmax must handle every shape
+    assert "multiple of 8" in rows["fastsoftmax[cuda]"]["message"]
+    assert rows["quack"]["status"] == "refused"  # a peer raising declines the shape
+    assert "multiple of 8" in rows["quack"]["message"]
+    assert rows["liger"]["status"] == "refused" and rows["liger"]["message"] == "Refused: last dim only"
+    assert rows["torch"]["status"] == "ok"
+    for row in rows.values():
+        assert row["case"] == case.key and row["shape"] == [8, 100]
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float16", "bfloat16"])
+def test_backward_and_non_last_dim_are_checked_against_float64(dtype):
+    runner = cpu_runner([correct_impl(), wrong_impl()])
+    rows = _by_impl(runner.run_case(small_case("backward", dtype)))
+    assert rows["fastsoftmax"]["status"] == "ok"
+    assert rows["broken"]["status"] == "wrong"
+    rows = _by_impl(runner.run_case(small_case("forward", dtype, shape=(3, 40, 5), dim=1, regime="non_last_dim")))
+    assert rows["fastsoftmax"]["status"] == "ok"
+    assert rows["broken"]["status"] == "wrong"
+
+
+def test_shapes_that_do_not_fit_are_skipped_and_recorded():
+    runner = cpu_runner([correct_impl(), correct_impl("torch", "peer")], free_bytes=lambda: 1 << 20)
+    rows = runner.run_case(small_case())
+    assert [r["status"] for r in rows] == ["skipped", "skipped"]
+    assert "GiB free" in rows[0]["message"]
+
+
+def test_host_overhead_rows():
+    rows = cpu_runner([correct_impl(), wrong_impl(), raising_impl("liger", "peer")]).host_overhead()
+    rows = _by_impl(rows)
+    assert rows["fastsoftmax"]["host_us"] == 5.0 and rows["fastsoftmax"]["calls"] == 2000
+    assert rows["broken"]["status"] == "wrong" and rows["broken"]["host_us"] is None
+    assert rows["liger"]["status"] == "refused"
+
+
+def test_estimate_covers_the_reference():
+    case = small_case(shape=(1024, 1024))
+    assert estimate_bytes(case) > case.numel * (8 + 4)
+
+
+def test_check_flags_nan_and_small_errors():
+    case = small_case(dtype="float16")
+    x, = make_inputs(case, "cpu")
+    reference = make_reference(case, (x,))
+    y = torch.softmax(x, -1)
+    assert checks.check(y, reference).passed
+    bad = y.clone()
+    bad[3, 7] = float("nan")
+    result = checks.check(bad, reference)
+    assert not result.passed and result.bad_elements == 1
+    off = y.clone()
+    off[0, 0] = off[0, 0] * 1.02  # ~20 half-precision ulps
+    assert not checks.check(off, reference).passed
+    assert not checks.check(y[:4], reference).passed  # wrong shape
+
+
+def test_inputs_are_fresh_randn_times_three():
+    x, = make_inputs(small_case(shape=(64, 1024)), "cpu")
+    assert 2.5 < x.std().item() < 3.5
+    dy, y = make_inputs(small_case("backward", shape=(64, 1024)), "cpu")
+    assert torch.allclose(y.sum(-1), torch.ones(64), atol=1e-4)
+
+
+class _FakeQuack:
+    @staticmethod
+    def softmax_fwd(x):
+        return torch.softmax(x, -1)
+
+    @staticmethod
+    def softmax_bwd(dy, y):
+        return torch._softmax_backward_data(dy, y, -1, y.dtype)
+
+
+def test_quack_and_liger_refuse_what_they_do_not_compute():
+    quack = quack_impl(_FakeQuack)
+    with pytest.raises(Refused):
+        quack.make(small_case(shape=(3, 40, 5), dim=1, regime="non_last_dim"))
+    with pytest.raises(Refused):
+        quack.make(small_case(shape=(2, 3, 40)))  # 3-D, even over the last dim
+    rows = _by_impl(cpu_runner([quack]).run_case(small_case()))
+    assert rows["quack"]["status"] == "ok"
+    liger = liger_impl(object())  # a liger without the expected entry points
+    with pytest.raises(Refused):
+        liger.make(small_case())
+    with pytest.raises(Refused):
+        liger.make(small_case(shape=(3, 40, 5), dim=1, regime="non_last_dim"))
