@@ -1,0 +1,196 @@
+"""Run-time compilation of the CUDA C++ kernels with NVRTC (through cuda.core), cached on disk.
+
+Kernels are compiled to CUBIN for the exact architecture of the device, never to PTX: PTX from a
+newer NVRTC may use an ISA version that an older driver cannot JIT-compile, while a CUBIN needs no
+driver-side compilation at all.
+
+The disk cache is keyed by everything that can change the binary: the translation unit, the text
+of every header in ``kernels/``, the architecture, the compile options, the CUDA include folders,
+and the NVRTC and cuda-core versions. Set ``FASTSOFTMAX_CACHE_DIR`` to move it (default
+``~/.cache/fastsoftmax/cuda``, or under ``$XDG_CACHE_HOME``).
+"""
+
+from __future__ import annotations
+
+import functools
+import glob
+import hashlib
+import io
+import json
+import os
+import sys
+import tempfile
+from pathlib import Path
+
+KERNEL_DIR = Path(__file__).resolve().parent / "kernels"
+#: bump when the meaning of a cached file changes
+CACHE_FORMAT = 1
+COMPILE_OPTIONS = {"std": "c++17"}
+INSTALL_HINT = ("backend='cuda' needs cuda-core, cuda-bindings and nvidia-cuda-nvrtc: "
+                "pip install fastsoftmax[cuda]")
+
+
+class CudaCompileError(RuntimeError):
+    """NVRTC rejected a kernel; the message carries the NVRTC log."""
+
+
+def cache_dir() -> Path:
+    explicit = os.environ.get("FASTSOFTMAX_CACHE_DIR")
+    if explicit:
+        return Path(explicit)
+    base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
+    return Path(base) / "fastsoftmax" / "cuda"
+
+
+# ---- CUDA headers -----------------------------------------------------------------------------
+
+def _candidate_include_dirs() -> list[str]:
+    dirs = []
+    for var in ("CUDA_HOME", "CUDA_PATH", "CUDA_ROOT"):
+        root = os.environ.get(var)
+        if root:
+            dirs.append(os.path.join(root, "include"))
+    dirs.append("/usr/local/cuda/include")
+    # newest toolkit first: /usr/local/cuda-13.0 before /usr/local/cuda-12.4
+    versioned = glob.glob("/usr/local/cuda-*/include")
+    versioned.sort(key=lambda p: [int(t) if t.isdigit() else 0 for t in p.split("cuda-")[-1].split("/")[0].split(".")],
+                   reverse=True)
+    dirs += versioned
+    # pip wheels: nvidia/cuda_runtime/include (CUDA 12), nvidia/cu13/include (CUDA 13), ...
+    for entry in sys.path:
+        dirs += sorted(glob.glob(os.path.join(entry, "nvidia", "*", "include")))
+    return dirs
+
+
+@functools.lru_cache(maxsize=None)
+def cuda_include_dirs() -> tuple[str, ...]:
+    """Folders that give NVRTC cuda_fp16.h and cuda_bf16.h (and their cccl subfolders): the
+    first folder that has both headers, plus any folder that provides the CCCL headers."""
+    found: list[str] = []
+    for d in _candidate_include_dirs():
+        if os.path.isfile(os.path.join(d, "cuda_fp16.h")) and os.path.isfile(os.path.join(d, "cuda_bf16.h")):
+            found.append(os.path.realpath(d))
+            cccl = os.path.join(d, "cccl")
+            if os.path.isdir(cccl):
+                found.append(os.path.realpath(cccl))
+            break
+    for d in _candidate_include_dirs():  # pip's nvidia-cuda-cccl ships cuda/std/... on its own
+        real = os.path.realpath(d)
+        if real not in found and os.path.isdir(os.path.join(d, "cuda", "std")):
+            found.append(real)
+    return tuple(found)
+
+
+# ---- NVRTC ------------------------------------------------------------------------------------
+
+@functools.lru_cache(maxsize=None)
+def nvrtc_unavailable_reason() -> str | None:
+    """None when NVRTC can compile here; otherwise what to install."""
+    try:
+        import cuda.core  # noqa: F401
+        from cuda.bindings import nvrtc
+    except ImportError:
+        return INSTALL_HINT
+    try:
+        err, _, _ = nvrtc.nvrtcVersion()
+        if int(err) != 0:
+            raise RuntimeError(err)
+    except Exception as exc:  # libnvrtc missing or unloadable
+        return f"{INSTALL_HINT} (NVRTC could not be loaded: {exc})"
+    if not cuda_include_dirs() and not _bundled_headers_supported():
+        return ("backend='cuda' needs the CUDA headers (cuda_fp16.h, cuda_bf16.h) for NVRTC: install the "
+                "CUDA toolkit and set CUDA_HOME, or pip install nvidia-cuda-runtime nvidia-cuda-cccl")
+    return None
+
+
+def _bundled_headers_supported() -> bool:
+    try:
+        from cuda.core import ProgramOptions
+    except ImportError:
+        return False
+    return "use_bundled_headers" in getattr(ProgramOptions, "__dataclass_fields__", {})
+
+
+@functools.lru_cache(maxsize=None)
+def _versions() -> dict:
+    from cuda.bindings import nvrtc
+
+    try:
+        import cuda.core as core
+
+        core_version = getattr(core, "__version__", "?")
+    except ImportError:
+        core_version = "?"
+    _, major, minor = nvrtc.nvrtcVersion()
+    return {"nvrtc": f"{major}.{minor}", "cuda_core": core_version}
+
+
+@functools.lru_cache(maxsize=None)
+def _headers_digest() -> str:
+    h = hashlib.sha256()
+    for path in sorted(KERNEL_DIR.glob("*.cuh")):
+        h.update(path.name.encode())
+        h.update(path.read_bytes())
+    return h.hexdigest()
+
+
+def _options(arch: str):
+    from cuda.core import ProgramOptions
+
+    include = [str(KERNEL_DIR), *cuda_include_dirs()]
+    kwargs = dict(COMPILE_OPTIONS, arch=arch, include_path=include)
+    if not cuda_include_dirs() and _bundled_headers_supported():
+        kwargs["use_bundled_headers"] = True
+    return ProgramOptions(**kwargs)
+
+
+def cache_key(source: str, arch: str) -> str:
+    payload = {
+        "format": CACHE_FORMAT,
+        "source": source,
+        "headers": _headers_digest(),
+        "arch": arch,
+        "options": COMPILE_OPTIONS,
+        "include": list(cuda_include_dirs()),
+        **_versions(),
+    }
+    return hashlib.sha256(json.dumps(payload, sort_keys=True).encode()).hexdigest()
+
+
+def compile_cubin(source: str, arch: str, label: str, use_cache: bool = True) -> bytes:
+    """CUBIN bytes of ``source`` for ``arch`` (e.g. "sm_90"), from the disk cache when possible.
+    Raises CudaCompileError with NVRTC's log if compilation fails."""
+    reason = nvrtc_unavailable_reason()
+    if reason:
+        raise RuntimeError(reason)
+    path = cache_dir() / f"{cache_key(source, arch)}.cubin"
+    if use_cache:
+        try:
+            return path.read_bytes()
+        except OSError:
+            pass
+    from cuda.core import Program
+
+    log = io.StringIO()
+    try:
+        program = Program(source, "c++", _options(arch))
+        try:
+            code = bytes(program.compile("cubin", logs=log).code)
+        finally:
+            program.close()
+    except Exception as exc:
+        raise CudaCompileError(f"NVRTC failed to compile {label} for {arch}:\n{exc}\n{log.getvalue()}".rstrip()) from exc
+    if use_cache:
+        _write_atomically(path, code)
+    return code
+
+
+def _write_atomically(path: Path, data: bytes) -> None:
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        fd, tmp = tempfile.mkstemp(dir=path.parent, suffix=".tmp")
+        with os.fdopen(fd, "wb") as f:
+            f.write(data)
+        os.replace(tmp, path)
+    except OSError:
+        pass  # a read-only cache only costs a recompile

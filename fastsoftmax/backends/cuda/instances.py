@@ -1,0 +1,158 @@
+"""Names and source text of every compiled kernel instance.
+
+The production tiers are C++ templates in ``kernels/*.cuh``. Each instance the backend can launch
+gets an ``extern "C"`` wrapper with a readable, stable name (no C++ name mangling), so a compiled
+CUBIN can be cached on disk and its kernels found by name. This module is pure Python: it decides
+which instances exist and writes their wrappers; ``compiler.py`` compiles them and ``backend.py``
+launches them. ``all_instances()`` lists the whole space, which CI compiles for sm_80 and sm_90.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import torch
+
+#: storage type name in the kernels, short tag used in kernel names, bytes per element
+CXX_TYPES = {
+    torch.float32: ("float", "f32", 4),
+    torch.float16: ("__half", "f16", 2),
+    torch.bfloat16: ("__nv_bfloat16", "bf16", 2),
+}
+DTYPES = tuple(CXX_TYPES)
+
+#: the widest pack is 16 bytes; narrower packs serve pointers or row pitches aligned to less
+PACK_SIZES = {torch.float32: (4, 2, 1), torch.float16: (8, 4, 2, 1), torch.bfloat16: (8, 4, 2, 1)}
+
+# ---- tier "warp" --------------------------------------------------------------------------------
+WARP_TIER_MAX_COLS = 1024
+WARP_TIER_BLOCK = 128
+#: columns per thread for full-warp rows: every count up to 8, then coarser steps, so that a row is
+#: padded by at most ~25% (padding costs registers and exp() calls, never memory traffic)
+WARP_COLS_PER_THREAD = (1, 2, 3, 4, 5, 6, 7, 8, 10, 12, 14, 16, 20, 24, 28, 32)
+NARROW_GROUPS = (1, 2, 4, 8, 16)
+
+# ---- tiers "block_smem" / "block_uncached" ------------------------------------------------------
+BLOCK_TIER_MAX_THREADS = 1024
+BLOCK_SIZES = (128, 256, 512, 1024)
+
+# ---- tier "strided" -----------------------------------------------------------------------------
+STRIDED_MAX_THREADS = 256
+
+
+@dataclass(frozen=True)
+class Instance:
+    """One kernel: a tier's template with every parameter fixed."""
+
+    tier: str  # "warp", "block_smem", "block_uncached", "strided"
+    dtype: torch.dtype
+    backward: bool
+    log: bool
+    pack: int = 1
+    cols: int = 0  # warp: elements per thread
+    group: int = 0  # warp: lanes per row
+    rows: int = 0  # warp: rows per group
+
+    @property
+    def name(self) -> str:
+        tag = CXX_TYPES[self.dtype][1]
+        direction = "bwd" if self.backward else "fwd"
+        fn = "logsoftmax" if self.log else "softmax"
+        if self.tier == "warp":
+            shape = f"p{self.pack}_c{self.cols}_g{self.group}_r{self.rows}"
+        elif self.tier in ("block_smem", "block_uncached"):
+            shape = f"p{self.pack}"
+        else:
+            shape = "p1"
+        return f"fs_{self.tier}_{fn}_{direction}_{tag}_{shape}"
+
+    @property
+    def header(self) -> str:
+        return {"warp": "warp_tier.cuh", "block_smem": "block_tier.cuh", "block_uncached": "block_tier.cuh",
+                "strided": "strided_tier.cuh"}[self.tier]
+
+    def wrapper(self) -> str:
+        t = CXX_TYPES[self.dtype][0]
+        log = "true" if self.log else "false"
+        if self.tier == "warp":
+            bounds = WARP_TIER_BLOCK
+            targs = f"{t}, {self.pack}, {self.cols}, {self.group}, {self.rows}, {log}"
+            fn = "warp_backward" if self.backward else "warp_forward"
+        elif self.tier in ("block_smem", "block_uncached"):
+            bounds = BLOCK_TIER_MAX_THREADS
+            cached = "true" if self.tier == "block_smem" else "false"
+            targs = f"{t}, {self.pack}, {log}, {cached}"
+            fn = "block_backward" if self.backward else "block_forward"
+        else:
+            bounds = STRIDED_MAX_THREADS
+            targs = f"{t}, {log}"
+            fn = "strided_backward" if self.backward else "strided_forward"
+        if self.tier == "strided":
+            if self.backward:
+                params = (f"const {t}* y, const {t}* dy, {t}* dx, i64 outer, i64 n, i64 inner, i64 ys0, i64 ys1, "
+                          f"i64 dys0, i64 dys1, i64 dxs0, i64 dxs1")
+                args = "y, dy, dx, outer, n, inner, ys0, ys1, dys0, dys1, dxs0, dxs1"
+            else:
+                params = f"const {t}* x, {t}* y, i64 outer, i64 n, i64 inner, i64 xs0, i64 xs1, i64 ys0, i64 ys1"
+                args = "x, y, outer, n, inner, xs0, xs1, ys0, ys1"
+        elif self.backward:
+            params = f"const {t}* y, const {t}* dy, {t}* dx, i64 rows, i64 n, i64 y_pitch, i64 dy_pitch, i64 dx_pitch"
+            args = "y, dy, dx, rows, n, y_pitch, dy_pitch, dx_pitch"
+        else:
+            params = f"const {t}* x, {t}* y, i64 rows, i64 n, i64 x_pitch, i64 y_pitch"
+            args = "x, y, rows, n, x_pitch, y_pitch"
+        return (f'extern "C" __global__ void __launch_bounds__({bounds}) {self.name}({params}) {{\n'
+                f"    {fn}<{targs}>({args});\n}}\n")
+
+
+def source_for(instances) -> str:
+    """A translation unit defining every instance in ``instances``."""
+    headers = sorted({inst.header for inst in instances})
+    lines = [f'#include "{h}"' for h in headers]
+    lines += ["using namespace fastsoftmax;", ""]
+    lines += [inst.wrapper() for inst in instances]
+    return "\n".join(lines)
+
+
+# ---- which instance serves a problem ------------------------------------------------------------
+
+def next_pow2(v: int) -> int:
+    return 1 if v <= 1 else 1 << (v - 1).bit_length()
+
+
+def warp_shape(n: int, pack: int) -> tuple[int, int, int]:
+    """(cols per thread, lanes per row, rows per group) of the warp tier for rows of n <= 1024."""
+    if n <= 32 * pack:
+        group = next_pow2(-(-n // pack))
+        # a narrow group leaves the warp's other lanes to further rows; two rows per group give
+        # each thread two independent load/reduce chains when a row alone is too short
+        return pack, group, (2 if group < 32 else 1)
+    need = -(-n // 32)
+    for cols in WARP_COLS_PER_THREAD:
+        if cols % pack == 0 and cols >= need:
+            return cols, 32, 1
+    raise ValueError(f"rows of {n} columns are too long for the warp tier (at most {WARP_TIER_MAX_COLS})")
+
+
+def warp_shapes(pack: int):
+    for group in NARROW_GROUPS:
+        for rows in (1, 2):
+            yield pack, group, rows
+    for cols in WARP_COLS_PER_THREAD:
+        if cols % pack == 0:
+            yield cols, 32, 1
+
+
+def all_instances():
+    """Every instance the backend may launch: what CI compiles."""
+    out = []
+    for dtype in DTYPES:
+        for backward in (False, True):
+            for log in (False, True):
+                for pack in PACK_SIZES[dtype]:
+                    for cols, group, rows in warp_shapes(pack):
+                        out.append(Instance("warp", dtype, backward, log, pack, cols, group, rows))
+                    for tier in ("block_smem", "block_uncached"):
+                        out.append(Instance(tier, dtype, backward, log, pack))
+                out.append(Instance("strided", dtype, backward, log))
+    return out

@@ -1,0 +1,269 @@
+// Building blocks shared by every production tier: element types, packed memory access,
+// the exponential, and reductions across a thread group, a warp and a block.
+//
+// Every tier computes in float32 whatever the storage type: a softmax sum over tens of thousands
+// of half-precision terms would otherwise lose most of its digits.
+#pragma once
+
+#include <cuda_fp16.h>
+#include <cuda_bf16.h>
+
+namespace fastsoftmax {
+
+typedef long long i64;
+
+constexpr unsigned kFullMask = 0xffffffffu;
+constexpr float kLog2e = 1.4426950408889634f;
+
+__device__ __forceinline__ float neg_inf() { return __int_as_float(0xff800000); }
+
+// exp(x) through the hardware base-2 exponential. exp2f keeps subnormal results (the .ftz
+// variant behind __expf would flush them), and the argument is always x - max, so its rounding
+// costs at most |x - max| * 2^-24 of relative error, which only matters for outputs that are
+// already far below one unit in the last place of the largest output.
+__device__ __forceinline__ float fast_exp(float x) { return exp2f(x * kLog2e); }
+
+// ---- storage type <-> float32 ---------------------------------------------------------------
+__device__ __forceinline__ float to_float(float v) { return v; }
+__device__ __forceinline__ float to_float(__half v) { return __half2float(v); }
+__device__ __forceinline__ float to_float(__nv_bfloat16 v) { return __bfloat162float(v); }
+
+template <typename T> __device__ __forceinline__ T from_float(float v);
+template <> __device__ __forceinline__ float from_float<float>(float v) { return v; }
+template <> __device__ __forceinline__ __half from_float<__half>(float v) { return __float2half_rn(v); }
+template <> __device__ __forceinline__ __nv_bfloat16 from_float<__nv_bfloat16>(float v) {
+    return __float2bfloat16_rn(v);
+}
+
+// Two 16-bit values convert as one 32-bit register: half the conversion instructions.
+template <typename T> struct PairOf;
+template <> struct PairOf<__half> {
+    typedef __half2 type;
+    static __device__ __forceinline__ float2 to_float2(__half2 v) { return __half22float2(v); }
+    static __device__ __forceinline__ __half2 from_floats(float a, float b) { return __floats2half2_rn(a, b); }
+};
+template <> struct PairOf<__nv_bfloat16> {
+    typedef __nv_bfloat162 type;
+    static __device__ __forceinline__ float2 to_float2(__nv_bfloat162 v) { return __bfloat1622float2(v); }
+    static __device__ __forceinline__ __nv_bfloat162 from_floats(float a, float b) {
+        return __floats2bfloat162_rn(a, b);
+    }
+};
+
+// ---- packs: P consecutive elements moved by one aligned memory instruction -----------------
+// A pack of 16 bytes (4 floats, 8 halves) is the widest load a thread can issue; the host picks
+// the widest P that the pointers and row pitches are aligned to. The pack is held as raw bits of
+// its full width (uint4 for 16 bytes) so the compiler emits a single vector access: a struct of
+// eight __half would be copied member by member.
+template <int BYTES> struct RawBits;
+template <> struct RawBits<16> { typedef uint4 type; };
+template <> struct RawBits<8> { typedef uint2 type; };
+template <> struct RawBits<4> { typedef unsigned int type; };
+template <> struct RawBits<2> { typedef unsigned short type; };
+
+template <typename T, int P> struct Pack {
+    typedef typename RawBits<sizeof(T) * P>::type Raw;
+    Raw raw;
+    __device__ __forceinline__ const T* elems() const { return reinterpret_cast<const T*>(&raw); }
+    __device__ __forceinline__ T* elems() { return reinterpret_cast<T*>(&raw); }
+};
+
+template <typename T, int P>
+__device__ __forceinline__ Pack<T, P> read_pack(const T* src) {
+    Pack<T, P> pack;
+    pack.raw = *reinterpret_cast<const typename Pack<T, P>::Raw*>(src);
+    return pack;
+}
+
+template <typename T, int P>
+__device__ __forceinline__ void write_pack(T* dst, const Pack<T, P>& pack) {
+    *reinterpret_cast<typename Pack<T, P>::Raw*>(dst) = pack.raw;
+}
+
+template <typename T, int P>
+__device__ __forceinline__ void unpack(const Pack<T, P>& pack, float* out) {
+    if constexpr (sizeof(T) == 2 && P % 2 == 0) {
+        typedef typename PairOf<T>::type T2;
+        const T2* pairs = reinterpret_cast<const T2*>(&pack.raw);
+#pragma unroll
+        for (int i = 0; i < P / 2; ++i) {
+            const float2 f = PairOf<T>::to_float2(pairs[i]);
+            out[2 * i] = f.x;
+            out[2 * i + 1] = f.y;
+        }
+    } else {
+#pragma unroll
+        for (int i = 0; i < P; ++i) out[i] = to_float(pack.elems()[i]);
+    }
+}
+
+template <typename T, int P>
+__device__ __forceinline__ Pack<T, P> make_pack(const float* in) {
+    Pack<T, P> pack;
+    if constexpr (sizeof(T) == 2 && P % 2 == 0) {
+        typedef typename PairOf<T>::type T2;
+        T2* pairs = reinterpret_cast<T2*>(&pack.raw);
+#pragma unroll
+        for (int i = 0; i < P / 2; ++i) pairs[i] = PairOf<T>::from_floats(in[2 * i], in[2 * i + 1]);
+    } else {
+#pragma unroll
+        for (int i = 0; i < P; ++i) pack.elems()[i] = from_float<T>(in[i]);
+    }
+    return pack;
+}
+
+template <typename T, int P>
+__device__ __forceinline__ void load_pack(const T* src, float* out) {
+    unpack<T, P>(read_pack<T, P>(src), out);
+}
+
+template <typename T, int P>
+__device__ __forceinline__ void store_pack(T* dst, const float* in) {
+    write_pack<T, P>(dst, make_pack<T, P>(in));
+}
+
+// ---- running (max, sum of exp(x - max)) pairs: the online normaliser ----------------------
+// Two partial results merge by rescaling the sum with the smaller maximum to the larger one.
+// Equal maxima (including -inf == -inf for empty partials) skip the rescale, which would
+// otherwise compute exp(-inf - -inf) = NaN. A NaN element poisons the sum, never the maximum,
+// so the whole row comes out NaN, as torch.softmax gives.
+struct MaxSum {
+    float max;
+    float sum;
+};
+
+__device__ __forceinline__ MaxSum empty_maxsum() { return MaxSum{neg_inf(), 0.0f}; }
+
+__device__ __forceinline__ MaxSum merge(MaxSum a, MaxSum b) {
+    const float m = fmaxf(a.max, b.max);
+    const float sa = a.max == m ? a.sum : a.sum * fast_exp(a.max - m);
+    const float sb = b.max == m ? b.sum : b.sum * fast_exp(b.max - m);
+    return MaxSum{m, sa + sb};
+}
+
+// Folds P elements into a running pair: one rescale per pack rather than per element.
+template <int P>
+__device__ __forceinline__ void accumulate(MaxSum& state, const float* v) {
+    float pack_max = v[0];
+#pragma unroll
+    for (int i = 1; i < P; ++i) pack_max = fmaxf(pack_max, v[i]);
+    const float m = fmaxf(state.max, pack_max);
+    float s = state.max == m ? state.sum : state.sum * fast_exp(state.max - m);
+    // While every element so far is -inf, subtract 0 instead: -inf elements then add exp(-inf)
+    // = 0 and a NaN element still adds NaN.
+    const float shift = m == neg_inf() ? 0.0f : m;
+#pragma unroll
+    for (int i = 0; i < P; ++i) s += fast_exp(v[i] - shift);
+    state = MaxSum{m, s};
+}
+
+// ---- reductions ----------------------------------------------------------------------------
+// Butterfly (xor) shuffles leave the result in every lane. With WIDTH < 32 the lanes of a warp
+// form independent groups of WIDTH lanes, each reducing its own row.
+template <int WIDTH>
+__device__ __forceinline__ float group_max(float v) {
+#pragma unroll
+    for (int mask = WIDTH / 2; mask > 0; mask /= 2) v = fmaxf(v, __shfl_xor_sync(kFullMask, v, mask));
+    return v;
+}
+
+template <int WIDTH>
+__device__ __forceinline__ float group_sum(float v) {
+#pragma unroll
+    for (int mask = WIDTH / 2; mask > 0; mask /= 2) v += __shfl_xor_sync(kFullMask, v, mask);
+    return v;
+}
+
+template <int WIDTH>
+__device__ __forceinline__ MaxSum group_maxsum(MaxSum v) {
+#pragma unroll
+    for (int mask = WIDTH / 2; mask > 0; mask /= 2) {
+        MaxSum other;
+        other.max = __shfl_xor_sync(kFullMask, v.max, mask);
+        other.sum = __shfl_xor_sync(kFullMask, v.sum, mask);
+        v = merge(v, other);
+    }
+    return v;
+}
+
+// Whole-block reductions: registers within each warp, then one value per warp through shared
+// memory, reduced again by the first warp and broadcast. blockDim.x must be a multiple of 32.
+// Calling one twice in a row is safe: a thread reads `result` before it can reach the next
+// call's first barrier, and warp 0 rewrites `result` only after that barrier.
+__device__ __forceinline__ MaxSum block_maxsum(MaxSum v) {
+    __shared__ MaxSum partial[32];
+    __shared__ MaxSum result;
+    const int lane = threadIdx.x & 31;
+    const int warp = threadIdx.x >> 5;
+    v = group_maxsum<32>(v);
+    if (lane == 0) partial[warp] = v;
+    __syncthreads();
+    if (warp == 0) {
+        v = lane < (int)(blockDim.x >> 5) ? partial[lane] : empty_maxsum();
+        v = group_maxsum<32>(v);
+        if (lane == 0) result = v;
+    }
+    __syncthreads();
+    return result;
+}
+
+__device__ __forceinline__ float block_sum(float v) {
+    __shared__ float partial[32];
+    __shared__ float result;
+    const int lane = threadIdx.x & 31;
+    const int warp = threadIdx.x >> 5;
+    v = group_sum<32>(v);
+    if (lane == 0) partial[warp] = v;
+    __syncthreads();
+    if (warp == 0) {
+        v = lane < (int)(blockDim.x >> 5) ? partial[lane] : 0.0f;
+        v = group_sum<32>(v);
+        if (lane == 0) result = v;
+    }
+    __syncthreads();
+    return result;
+}
+
+// ---- the final elementwise step, shared by every forward tier --------------------------------
+// softmax: exp(x - max) / sum; log-softmax: (x - max) - log(sum). With max = -inf (a row of
+// -inf) both give NaN, as torch does.
+struct RowScale {
+    float max;
+    float inv_sum;
+    float log_sum;
+};
+
+__device__ __forceinline__ RowScale row_scale(MaxSum total) {
+    return RowScale{total.max, 1.0f / total.sum, logf(total.sum)};
+}
+
+template <bool LOG>
+__device__ __forceinline__ float normalise(float x, const RowScale& r) {
+    if constexpr (LOG) {
+        return (x - r.max) - r.log_sum;
+    } else {
+        return fast_exp(x - r.max) * r.inv_sum;
+    }
+}
+
+// Backward, with `total` = sum(dy * y) for softmax and sum(dy) for log-softmax:
+// softmax: dx = y * (dy - total); log-softmax: dx = dy - exp(y) * total.
+template <bool LOG>
+__device__ __forceinline__ float backward_term(float y, float dy) {
+    if constexpr (LOG) {
+        return dy;
+    } else {
+        return dy * y;
+    }
+}
+
+template <bool LOG>
+__device__ __forceinline__ float input_grad(float y, float dy, float total) {
+    if constexpr (LOG) {
+        return dy - fast_exp(y) * total;
+    } else {
+        return y * (dy - total);
+    }
+}
+
+}  // namespace fastsoftmax
