@@ -1,0 +1,103 @@
+"""``fastsoftmax bench`` parsing, the no-GPU path, and the dispatch-table grid."""
+
+import argparse
+
+import pytest
+import torch
+
+from fastsoftmax.benchmark import cli, demo, table
+
+
+def _parse(*argv):
+    parser = argparse.ArgumentParser()
+    cli.add_arguments(parser)
+    return parser.parse_args(list(argv))
+
+
+def test_defaults_and_flags():
+    args = _parse()
+    assert (args.suite, args.quick, args.out, args.no_peers, args.compile) == ("main", False, "benchmarks/results",
+                                                                              False, None)
+    assert args.dtypes == "bf16,fp16,fp32" and args.backends == "auto,triton,cuda"
+    args = _parse("table", "--quick", "--out", "x", "--dtypes", "bf16", "--table-out", "t.json", "--no-compile")
+    assert (args.suite, args.quick, args.out, args.table_out, args.compile) == ("table", True, "x", "t.json", False)
+    assert _parse("ladder").suite == "ladder"
+    with pytest.raises(SystemExit):
+        _parse("nonsense")
+
+
+def test_top_level_command_line_knows_bench(capsys):
+    from fastsoftmax import cli as top
+
+    with pytest.raises(SystemExit):
+        top.main(["bench", "--help"])
+    assert "--quick" in capsys.readouterr().out
+
+
+def test_without_a_gpu_it_says_so_and_runs_the_demo(monkeypatch, capsys):
+    monkeypatch.setattr(torch.cuda, "is_available", lambda: False)
+    ran = []
+    monkeypatch.setattr(demo, "ensure_interpreter", lambda: True)
+    monkeypatch.setattr(demo, "run_demo", lambda: ran.append(True) or 0)
+    assert cli.run(_parse("--quick")) == 0
+    out = capsys.readouterr().out
+    assert "No CUDA device is present" in out and "Triton interpreter" in out
+    assert ran == [True]
+
+
+def test_without_the_interpreter_it_reexecutes_itself(monkeypatch):
+    monkeypatch.setattr(torch.cuda, "is_available", lambda: False)
+    monkeypatch.setattr(demo, "ensure_interpreter", lambda: False)
+    seen = {}
+
+    class Done:
+        returncode = 0
+
+    def fake_run(command, env):
+        seen.update(command=command, env=env)
+        return Done()
+
+    monkeypatch.setattr(cli.subprocess, "run", fake_run)
+    assert cli.run(_parse()) == 0
+    assert seen["command"][-3:] == ["fastsoftmax", "bench", "--demo"]
+    assert seen["env"]["TRITON_INTERPRET"] == "1"
+
+
+def test_demo_on_one_tiny_shape(monkeypatch):
+    fastsoftmax = pytest.importorskip("fastsoftmax")
+    if not hasattr(fastsoftmax, "softmax") or torch.cuda.is_available():
+        pytest.skip("needs the public API and no GPU")
+    if not demo.ensure_interpreter():
+        pytest.skip("triton was imported before the interpreter could be chosen")
+    lines = []
+    assert demo.run_demo(cases=(((2, 16), -1, "forward"),), write=lines.append) == 0
+    text = "\n".join(lines)
+    assert "fastsoftmax[triton]" in text and "torch.softmax" in text
+    assert "failed" not in text
+    errors = [float(line.split()[-1]) for line in lines[1:]]
+    assert max(errors) < 1e-6
+
+
+def test_table_grid_shapes_and_cost_rule():
+    case = table.point_case("forward", "row", "bfloat16", 1024, "bulk")
+    assert case.shape == (2**26 // 1024, 1024) and case.numel == 2**26 and case.dim == -1
+    case = table.point_case("backward", "strided", "float32", 4096, "bulk")
+    assert case.shape == (2**26 // (4096 * 256), 4096, 256) and case.dim == 1 and case.direction == "backward"
+    assert table.point_case("forward", "strided", "float16", 262144, "bulk").shape == (1, 262144, 256)
+    assert table.point_case("forward", "row", "float16", 64, "small").shape == (4, 64)
+    assert table.point_case("forward", "strided", "float16", 64, "small").shape == (1, 64, 4)
+    points = list(table.grid())
+    assert len(points) == 2 * 2 * 3 * 13 * 2
+    assert table.N_GRID[0] == 64 and table.N_GRID[-1] == 262144
+    # host overhead is charged only where it is not hidden behind the GPU
+    assert table.combine(3.0, 5.0, "small") == 8.0
+    assert table.combine(300.0, 5.0, "bulk") == 300.0
+
+
+def test_table_summary_names_the_winner():
+    document = {"points": [
+        {"direction": "forward", "layout": "row", "dtype": "bfloat16", "n": 64, "size": "small",
+         "us": {"triton": 9.0, "cuda": 7.0}},
+        {"direction": "forward", "layout": "row", "dtype": "bfloat16", "n": 128, "size": "small", "us": {}},
+    ]}
+    assert table.format_table(document) == "forward  row     bfloat16 small 64:cuda 128:-"
