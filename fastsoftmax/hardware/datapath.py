@@ -141,7 +141,7 @@ class FractionUnit:
         if kind in ("linear", "pwl"):
             if kind == "linear":
                 segments = 1
-            check_width(segments, f"{function} segments")
+            check_width(segments, f"{function} segments", maximum=1 << 30)
             if segments & (segments - 1):
                 raise ValueError(f"{function} segments must be a power of two; got {segments}")
             self.segment_bits = segments.bit_length() - 1

@@ -85,8 +85,10 @@ class HardwareConfig:
                            (range [-128, 128), step 1/256).
     exp_frac_bits          fraction bits of the exponent t = x * log2 e, of v and of the 2**v
                            mantissa, and of log2 of the sum, 12.
-    accumulator_bits       unsigned sum register, 32, with ``accumulator_frac_bits`` = 14 (so
-                           rows up to 2**18 elements cannot overflow it).
+    accumulator_bits       unsigned sum register, 40, with ``accumulator_frac_bits`` = 22: rows
+                           up to 2**18 elements cannot overflow it, and the 7 fraction bits
+                           beyond the output's keep the truncation of many small terms from
+                           biasing the sum.
     output_frac_bits       output word: one integer bit plus 15 fraction bits; outputs saturate
                            at exactly 1.0.
     input_rounding         how the floats are rounded into input words, "nearest_even".
@@ -111,8 +113,8 @@ class HardwareConfig:
     input_bits: int = 16
     input_frac_bits: int = 8
     exp_frac_bits: int = 12
-    accumulator_bits: int = 32
-    accumulator_frac_bits: int = 14
+    accumulator_bits: int = 40
+    accumulator_frac_bits: int = 22
     output_frac_bits: int = 15
     input_rounding: str = "nearest_even"
     rounding: str = "floor"
@@ -155,7 +157,7 @@ class HardwareConfig:
         choice("ln2", self.ln2, LN2_VARIANTS)
         for name in ("pow2", "log2"):
             choice(f"{name}_approx", getattr(self, f"{name}_approx"), FRACTION_APPROXIMATIONS)
-            segments = check_width(getattr(self, f"{name}_segments"), f"{name}_segments")
+            segments = check_width(getattr(self, f"{name}_segments"), f"{name}_segments", maximum=1 << 30)
             if segments & (segments - 1):
                 raise ValueError(f"{name}_segments must be a power of two; got {segments}")
             if segments.bit_length() - 1 > self.exp_frac_bits:
