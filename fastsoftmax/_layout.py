@@ -13,6 +13,12 @@ from __future__ import annotations
 import torch
 
 
+def new_empty_like(tensor: torch.Tensor, **kwargs) -> torch.Tensor:
+    """Allocate a kernel's output. One place, so that tests can poison every output (fill it with
+    NaN before the kernel runs) and see any element a kernel forgot to write."""
+    return torch.empty_like(tensor, **kwargs)
+
+
 def _fold(sizes: list[int], strides: list[int]) -> tuple[int, int] | None:
     """Collapse dims (already in memory order) into one (size, stride), or None if they do not
     tile memory evenly. An empty list folds to (1, 1)."""
@@ -64,7 +70,7 @@ def canonical_pair(x: torch.Tensor, dim: int):
         order = memory_order(x)
         x3 = canonical_view(x, dim, order)
         if x3 is not None:
-            y = torch.empty_like(x)
+            y = new_empty_like(x)
             y3 = canonical_view(y, dim, order)
             if y3 is not None:
                 return x3, y3, y
@@ -74,7 +80,7 @@ def canonical_pair(x: torch.Tensor, dim: int):
     for size in x.shape[dim + 1 :]:
         inner *= size
     shape = (x.numel() // (n * inner), n, inner)
-    y = torch.empty_like(x, memory_format=torch.contiguous_format)
+    y = new_empty_like(x, memory_format=torch.contiguous_format)
     return x.view(shape), y.view(shape), y
 
 

@@ -1,0 +1,53 @@
+"""Shared test set-up.
+
+Without a GPU the Triton kernels run in Triton's interpreter on CPU tensors; the interpreter is
+chosen when Triton decorates the kernels, so the variable is set here, before fastsoftmax loads.
+Every kernel output is poisoned with NaN before the kernel runs, so an element it fails to write
+shows up as a mismatch against the float64 reference.
+"""
+
+import os
+
+import torch
+
+if not torch.cuda.is_available():
+    os.environ.setdefault("TRITON_INTERPRET", "1")
+
+import pytest  # noqa: E402
+
+import fastsoftmax._layout  # noqa: E402
+
+DEVICE = "cuda" if torch.cuda.is_available() else "cpu"
+
+
+@pytest.fixture(autouse=True)
+def poison_outputs(monkeypatch):
+    def poisoned_empty_like(tensor, **kwargs):
+        return torch.empty_like(tensor, **kwargs).fill_(float("nan"))
+
+    monkeypatch.setattr(fastsoftmax._layout, "new_empty_like", poisoned_empty_like)
+
+
+@pytest.fixture(autouse=True)
+def fresh_seed(request):
+    # A different seed per test and per run: inputs are fresh random data, never a fixed tensor
+    # a kernel could be tuned to. The seed is printed on failure to replay it.
+    seed = int.from_bytes(os.urandom(4), "little")
+    torch.manual_seed(seed)
+    request.node.user_properties.append(("seed", seed))
+    yield
+
+
+def pytest_collection_modifyitems(config, items):
+    if torch.cuda.is_available():
+        return
+    skip = pytest.mark.skip(reason="needs a CUDA device")
+    for item in items:
+        if "gpu" in item.keywords:
+            item.add_marker(skip)
+
+
+def pytest_runtest_makereport(item, call):
+    for name, value in item.user_properties:
+        if name == "seed" and call.excinfo is not None:
+            item.add_report_section(call.when, "seed", f"torch.manual_seed({value})")

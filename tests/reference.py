@@ -1,0 +1,105 @@
+"""Float64 references and the error bars the kernels are held to."""
+
+from __future__ import annotations
+
+import math
+import os
+
+import torch
+
+#: Allowed error in units in the last place of the output type. Half types compute in float32 and
+#: round once: one ulp. float32 gets a few ulps for the exp and the division, plus what
+#: ``check_forward`` adds: the rounding of (x - max), which exp turns into a relative error of
+#: |x - max| * 2^-24 (torch's kernels carry the same term), and log2(n) ulps for a tree sum.
+ULPS = {torch.float32: 4, torch.float16: 1, torch.bfloat16: 1}
+if os.environ.get("TRITON_INTERPRET") == "1":
+    # Triton's interpreter converts float32 to bfloat16 by truncation (the GPU rounds to nearest),
+    # which can cost one more ulp. The GPU suite holds bfloat16 to one ulp.
+    ULPS[torch.bfloat16] = 2
+#: A normwise floor (relative to the largest reference magnitude) for results that are sums of
+#: cancelling terms: log-softmax near 0, gradients. float32 accumulation error, not storage.
+NORMWISE = 2e-6
+
+
+def ulp(reference: torch.Tensor, dtype: torch.dtype) -> torch.Tensor:
+    finfo = torch.finfo(dtype)
+    magnitude = reference.abs().clamp_min(finfo.tiny)
+    return torch.exp2(torch.floor(torch.log2(magnitude))) * finfo.eps
+
+
+def softmax64(x: torch.Tensor, dim: int, log: bool = False) -> torch.Tensor:
+    x64 = x.detach().to(torch.float64)
+    return torch.log_softmax(x64, dim) if log else torch.softmax(x64, dim)
+
+
+def grad64(x: torch.Tensor, dy: torch.Tensor, dim: int, log: bool) -> torch.Tensor:
+    x64 = x.detach().to(torch.float64).requires_grad_(True)
+    y64 = torch.log_softmax(x64, dim) if log else torch.softmax(x64, dim)
+    (dx,) = torch.autograd.grad(y64, x64, dy.to(torch.float64))
+    return dx
+
+
+def check_forward(y: torch.Tensor, x: torch.Tensor, dim: int, log: bool = False) -> None:
+    """``y`` is softmax (log-softmax) of ``x`` over ``dim`` to within the error bars."""
+    reference = softmax64(x, dim, log)
+    extra = None
+    if y.dtype == torch.float32 and not log:
+        x64 = x.detach().to(torch.float64).cpu()
+        shifted = (x64 - x64.amax(dim, keepdim=True)).abs().nan_to_num(0.0, 0.0, 0.0)
+        sum_rounding = math.log2(max(2, x.size(dim) if x.dim() else 1))
+        extra = (shifted + sum_rounding) * torch.finfo(torch.float32).eps * reference.abs().cpu()
+    assert_matches(y, reference, y.dtype, normwise=log, extra=extra)
+
+
+def assert_matches(out: torch.Tensor, reference: torch.Tensor, dtype: torch.dtype, normwise: bool = False,
+                   extra: torch.Tensor | None = None) -> None:
+    """``out`` (of ``dtype``) equals the float64 ``reference`` to within the error bars; NaN must be
+    exactly where the reference has NaN, and infinities must match."""
+    assert out.dtype == dtype, f"output dtype {out.dtype}, expected {dtype}"
+    assert out.shape == reference.shape, f"output shape {tuple(out.shape)}, expected {tuple(reference.shape)}"
+    out64 = out.detach().to(torch.float64).cpu()
+    reference = reference.cpu()
+    # a result beyond the output type's range is, at best, that type's infinity
+    rounded = reference.to(dtype).to(torch.float64)
+    reference = torch.where(torch.isinf(rounded), rounded, reference)
+    nan_out, nan_ref = torch.isnan(out64), torch.isnan(reference)
+    assert torch.equal(nan_out, nan_ref), (
+        f"NaN at {int(nan_out.sum())} places, expected at {int(nan_ref.sum())} (an unwritten element is NaN)")
+    finite = torch.isfinite(reference)
+    assert torch.equal(out64[~finite & ~nan_ref], reference[~finite & ~nan_ref]), "infinities differ"
+    if not finite.any():
+        return
+    ref, got = reference[finite], out64[finite]
+    tolerance = ULPS[dtype] * ulp(ref, dtype)
+    if extra is not None:
+        tolerance = tolerance + extra[finite]
+    if normwise:
+        tolerance = tolerance + NORMWISE * ref.abs().max()
+    error = (got - ref).abs()
+    worst = int(torch.argmax(error - tolerance))
+    assert bool((error <= tolerance).all()), (
+        f"error {error[worst].item():.3e} > tolerance {tolerance[worst].item():.3e} at reference value "
+        f"{ref[worst].item():.6e} (got {got[worst].item():.6e}); max error {error.max().item():.3e}")
+
+
+def check_backward(dx: torch.Tensor, x: torch.Tensor, dy: torch.Tensor, dim: int, log: bool = False) -> None:
+    """``dx`` is the input gradient of softmax (log-softmax) of ``x`` for the output gradient ``dy``.
+    The reference differentiates the float64 function; the kernels start from the rounded forward
+    output, so the error bar has a normwise part as well as the ulps of the result."""
+    reference = grad64(x, dy, dim, log)
+    assert_matches(dx, reference, dx.dtype, normwise=True, extra=_forward_rounding(x, dy, dim, log))
+
+
+def _forward_rounding(x: torch.Tensor, dy: torch.Tensor, dim: int, log: bool) -> torch.Tensor:
+    """How far the gradient can move when the forward output y is rounded to x's type (half an ulp
+    of each y, one under the interpreter's truncation): the backward kernels see the rounded y."""
+    y64 = softmax64(x, dim, log).cpu()
+    dy64 = dy.detach().to(torch.float64).cpu()
+    half_ulp = 0.5 * ULPS[x.dtype] * ulp(y64, x.dtype) if x.dtype != torch.float32 else 0.5 * ulp(y64, x.dtype)
+    if log:
+        # dx = dy - exp(y) * sum(dy): dy is exact, exp(y) moves by exp(y) * du
+        return (torch.exp(y64) * half_ulp * dy64.sum(dim, keepdim=True).abs()).nan_to_num(0.0)
+    # dx = y * (dy - sum(dy * y)): y moves in both factors
+    total = (dy64 * y64).sum(dim, keepdim=True)
+    through_sum = y64 * (dy64.abs() * half_ulp).sum(dim, keepdim=True)
+    return (half_ulp * (dy64 - total).abs() + through_sum).nan_to_num(0.0)

@@ -1,0 +1,71 @@
+"""Backward through autograd and through softmax_backward, every Triton tier, against float64."""
+
+import pytest
+import torch
+
+import fastsoftmax
+from fastsoftmax.backends.triton import TritonBackend
+
+from conftest import DEVICE
+from reference import check_backward
+
+DTYPES = [torch.float32, torch.float16, torch.bfloat16]
+CASES = [((5, 33), -1), ((3, 1000), 1), ((6, 64), 0), ((2, 3, 40), 1), ((3, 5, 4, 6), 2), ((9,), 0)]
+
+
+@pytest.mark.parametrize("tier", TritonBackend.tiers)
+@pytest.mark.parametrize("dtype", DTYPES, ids=str)
+@pytest.mark.parametrize("log", [False, True], ids=["softmax", "log_softmax"])
+def test_autograd_every_tier(tier, dtype, log):
+    op = fastsoftmax.log_softmax if log else fastsoftmax.softmax
+    for shape, dim in CASES:
+        x = (torch.randn(shape, device=DEVICE) * 3).to(dtype).requires_grad_(True)
+        dy = torch.randn(shape, device=DEVICE).to(dtype)
+        with fastsoftmax.dispatch.forced("triton", tier):
+            y = op(x, dim)
+            (dx,) = torch.autograd.grad(y, x, dy)
+        check_backward(dx, x, dy, dim, log)
+
+
+@pytest.mark.parametrize("log", [False, True], ids=["softmax", "log_softmax"])
+def test_softmax_backward_function(log):
+    x = torch.randn(7, 300, device=DEVICE) * 3
+    dy = torch.randn(7, 300, device=DEVICE)
+    y = (fastsoftmax.log_softmax if log else fastsoftmax.softmax)(x, 1)
+    dx = fastsoftmax.softmax_backward(dy, y, 1, log=log, backend="triton")
+    check_backward(dx, x, dy, 1, log)
+
+
+def test_gradient_of_a_non_contiguous_grad_output():
+    x = (torch.randn(12, 40, device=DEVICE) * 3).requires_grad_(True)
+    y = fastsoftmax.softmax(x.t(), 1)  # strided layout
+    dy = torch.randn(40, 24, device=DEVICE)[:, ::2]  # gradient with its own odd strides
+    (dx,) = torch.autograd.grad(y, x, dy)
+    check_backward(dx.t(), x.t(), dy, 1)
+
+
+def test_backward_of_a_sum_has_expanded_gradient():
+    # y.sum().backward() hands the kernel a zero-stride gradient: the result must still be exact.
+    x = (torch.randn(4, 50, device=DEVICE) * 3).requires_grad_(True)
+    fastsoftmax.log_softmax(x, -1).sum().backward()
+    check_backward(x.grad, x, torch.ones(4, 50, device=DEVICE), -1, True)
+
+
+def test_modules_train():
+    layer = fastsoftmax.nn.LogSoftmax(dim=-1)
+    x = (torch.randn(3, 77, device=DEVICE) * 3).requires_grad_(True)
+    dy = torch.randn(3, 77, device=DEVICE)
+    layer(x).backward(dy)
+    check_backward(x.grad, x, dy, -1, True)
+
+
+def test_dtype_argument_differentiates_through_the_cast():
+    x = (torch.randn(4, 30, device=DEVICE) * 3).to(torch.bfloat16).requires_grad_(True)
+    y = fastsoftmax.softmax(x, -1, dtype=torch.float32)
+    dy = torch.randn(4, 30, device=DEVICE)
+    (dx,) = torch.autograd.grad(y, x, dy)
+    assert dx.dtype == torch.bfloat16
+    x64 = x.detach().double().requires_grad_(True)
+    (ref,) = torch.autograd.grad(torch.softmax(x64, -1), x64, dy.double())
+    # one bf16 rounding of the gradient on top of float32 arithmetic
+    torch.testing.assert_close(dx.double(), ref, rtol=2 ** -7, atol=1e-4 * ref.abs().max().item())

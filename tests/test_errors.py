@@ -1,0 +1,94 @@
+"""Bad input raises the error torch would raise, with a message that names the problem."""
+
+import pytest
+import torch
+
+import fastsoftmax
+
+from conftest import DEVICE
+
+
+@pytest.mark.parametrize("dtype", [torch.int32, torch.int64, torch.bool, torch.complex64, torch.uint8])
+def test_non_float_dtypes_raise_type_error(dtype):
+    x = torch.zeros(3, 4, dtype=dtype, device=DEVICE)
+    with pytest.raises(TypeError, match=str(dtype)):
+        fastsoftmax.softmax(x)
+    with pytest.raises(TypeError, match="floating-point"):
+        fastsoftmax.log_softmax(x)
+
+
+def test_non_tensor_raises_type_error():
+    with pytest.raises(TypeError, match="torch.Tensor"):
+        fastsoftmax.softmax([1.0, 2.0])
+
+
+def test_bad_dtype_argument():
+    with pytest.raises(TypeError, match="dtype"):
+        fastsoftmax.softmax(torch.randn(3, device=DEVICE), dtype=torch.int32)
+
+
+@pytest.mark.parametrize("shape,dim", [((3, 4), 2), ((3, 4), -3), ((5,), 1), ((), 1)])
+def test_dim_out_of_range_raises_index_error(shape, dim):
+    x = torch.randn(shape, device=DEVICE)
+    with pytest.raises(IndexError, match="Dimension out of range"):
+        fastsoftmax.softmax(x, dim)
+    with pytest.raises(IndexError):
+        torch.softmax(x, dim)  # torch agrees that this is an IndexError
+
+
+def test_unknown_backend_raises_value_error():
+    with pytest.raises(ValueError, match="unknown backend 'cudnn'"):
+        fastsoftmax.softmax(torch.randn(3, 4, device=DEVICE), backend="cudnn")
+
+
+def test_triton_on_cpu_without_interpreter_says_why(monkeypatch):
+    from fastsoftmax import dispatch
+    from fastsoftmax.backends import triton as triton_backend
+
+    monkeypatch.setattr(triton_backend, "INTERPRETED", False)
+    dispatch.unavailable_reason.cache_clear()
+    dispatch._choose_backend.cache_clear()
+    try:
+        with pytest.raises(RuntimeError, match="TRITON_INTERPRET=1"):
+            fastsoftmax.softmax(torch.randn(3, 4), backend="triton")
+        # "auto" on the CPU quietly uses torch's CPU kernel instead
+        x = torch.randn(3, 4)
+        torch.testing.assert_close(fastsoftmax.softmax(x), torch.softmax(x, -1), rtol=0, atol=0)
+    finally:
+        dispatch.unavailable_reason.cache_clear()
+        dispatch._choose_backend.cache_clear()
+
+
+def test_missing_triton_says_what_to_install(monkeypatch):
+    from fastsoftmax import dispatch
+    from fastsoftmax.backends import triton as triton_backend
+
+    monkeypatch.setattr(triton_backend, "_IMPORT_ERROR", ImportError("No module named 'triton'"))
+    dispatch.unavailable_reason.cache_clear()
+    try:
+        with pytest.raises(RuntimeError, match="pip install triton"):
+            fastsoftmax.softmax(torch.randn(3, 4, device=DEVICE), backend="triton")
+    finally:
+        dispatch.unavailable_reason.cache_clear()
+        dispatch._choose_backend.cache_clear()
+
+
+def test_forced_tier_that_cannot_hold_the_row():
+    with fastsoftmax.dispatch.forced("triton", "tile"):
+        with pytest.raises(ValueError, match="cannot compute"):
+            fastsoftmax.softmax(torch.randn(1, 70000, device=DEVICE))
+
+
+def test_backward_shape_mismatch():
+    y = torch.rand(3, 4, device=DEVICE)
+    with pytest.raises(ValueError, match="shape"):
+        fastsoftmax.softmax_backward(torch.rand(3, 5, device=DEVICE), y)
+
+
+@pytest.mark.parametrize("backend", ["auto", "triton"])
+def test_input_is_never_modified(backend):
+    x = torch.randn(6, 129, device=DEVICE) * 3
+    before = x.clone()
+    fastsoftmax.softmax(x, 0, backend=backend)
+    fastsoftmax.log_softmax(x, 1, backend=backend)
+    assert torch.equal(x, before)

@@ -1,0 +1,121 @@
+"""Forward softmax and log-softmax through the public API, every Triton tier, against float64."""
+
+import pytest
+import torch
+
+import fastsoftmax
+from fastsoftmax.backends.triton import TritonBackend
+
+from conftest import DEVICE
+from reference import check_forward
+
+DTYPES = [torch.float32, torch.float16, torch.bfloat16]
+
+# (shape, dim): rows short and long, odd lengths, the strided layout, ranks 1 to 4
+CASES = [
+    ((7,), 0),
+    ((5, 33), -1),
+    ((3, 1000), 1),
+    ((2, 1030), -1),
+    ((6, 64), 0),
+    ((2, 3, 40), 1),
+    ((2, 3, 40), 0),
+    ((3, 5, 4, 6), 2),
+    ((1, 1), -1),
+]
+
+
+def _input(shape, dtype, scale=3.0):
+    return (torch.randn(shape, device=DEVICE) * scale).to(dtype)
+
+
+@pytest.mark.parametrize("tier", TritonBackend.tiers)
+@pytest.mark.parametrize("dtype", DTYPES, ids=str)
+@pytest.mark.parametrize("log", [False, True], ids=["softmax", "log_softmax"])
+def test_every_tier_matches_float64(tier, dtype, log):
+    op = fastsoftmax.log_softmax if log else fastsoftmax.softmax
+    for shape, dim in CASES:
+        x = _input(shape, dtype)
+        with fastsoftmax.dispatch.forced("triton", tier):
+            y = op(x, dim)
+        check_forward(y, x, dim, log)
+
+
+@pytest.mark.parametrize("dtype", DTYPES, ids=str)
+def test_auto_matches_float64(dtype):
+    for shape, dim in CASES:
+        x = _input(shape, dtype)
+        check_forward(fastsoftmax.softmax(x, dim), x, dim)
+        check_forward(fastsoftmax.log_softmax(x, dim), x, dim, True)
+
+
+NON_CONTIGUOUS = [
+    ("transposed", lambda t: t.t(), (40, 24)),
+    ("column slice", lambda t: t[:, 3:30], (16, 40)),
+    ("every other column", lambda t: t[:, ::2], (12, 40)),
+    ("every other row", lambda t: t[::2], (24, 40)),
+    ("permuted 3d", lambda t: t.permute(2, 0, 1), (4, 6, 10)),
+    ("channels last", lambda t: t.contiguous(memory_format=torch.channels_last), (2, 6, 5, 7)),
+    ("expanded", lambda t: t.expand(8, -1), (1, 30)),
+    ("storage offset", lambda t: t[1:, 1:], (9, 33)),
+]
+
+
+@pytest.mark.parametrize("name,view,base_shape", NON_CONTIGUOUS, ids=[case[0] for case in NON_CONTIGUOUS])
+@pytest.mark.parametrize("tier", [None, "online"])
+def test_non_contiguous_views_every_dim(name, view, base_shape, tier):
+    for dtype in (torch.float32, torch.bfloat16):
+        x = view(_input(base_shape, dtype))
+        before = x.clone()
+        for dim in range(-x.dim(), x.dim()):
+            if tier is None:
+                y = fastsoftmax.softmax(x, dim, backend="triton")
+            else:
+                with fastsoftmax.dispatch.forced("triton", tier):
+                    y = fastsoftmax.softmax(x, dim)
+            check_forward(y, x, dim)
+        assert torch.equal(x, before), "the input was modified"
+
+
+def test_output_keeps_a_permuted_layout():
+    x = _input((6, 5, 4), torch.float32).permute(2, 0, 1)
+    y = fastsoftmax.softmax(x, 1, backend="triton")
+    assert y.stride() == torch.empty_like(x).stride()
+
+
+def test_empty_and_scalar_tensors():
+    for shape, dim in [((0,), 0), ((0, 5), 1), ((5, 0), 1), ((3, 0, 2), 0)]:
+        x = _input(shape, torch.float32)
+        y = fastsoftmax.softmax(x, dim)
+        assert y.shape == x.shape and y.dtype == x.dtype
+    scalar = torch.tensor(2.5, device=DEVICE)
+    assert fastsoftmax.softmax(scalar, 0).item() == 1.0
+    assert fastsoftmax.log_softmax(scalar, -1).item() == 0.0
+
+
+def test_dtype_argument_casts_first():
+    x = _input((4, 50), torch.bfloat16)
+    y = fastsoftmax.softmax(x, -1, dtype=torch.float32)
+    assert y.dtype == torch.float32
+    check_forward(y, x.float(), -1)
+    y = fastsoftmax.log_softmax(x.float(), -1, dtype=torch.float16)
+    assert y.dtype == torch.float16
+    check_forward(y, x.half(), -1, True)
+
+
+def test_float64_is_computed_by_torch():
+    x = torch.randn(4, 9, dtype=torch.float64, device=DEVICE)
+    torch.testing.assert_close(fastsoftmax.softmax(x, 0), torch.softmax(x, 0), rtol=0, atol=0)
+
+
+@pytest.mark.parametrize("backend", ["auto", "triton", "torch"])
+def test_every_backend_name_agrees(backend):
+    x = _input((5, 70), torch.float16)
+    check_forward(fastsoftmax.softmax(x, backend=backend), x, -1)
+
+
+def test_modules():
+    x = _input((3, 4, 20), torch.float32)
+    check_forward(fastsoftmax.nn.Softmax(dim=1)(x), x, 1)
+    check_forward(fastsoftmax.nn.LogSoftmax(dim=-1)(x), x, -1, True)
+    assert "dim=1" in repr(fastsoftmax.nn.Softmax(dim=1))
