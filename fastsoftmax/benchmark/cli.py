@@ -24,6 +24,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--out", default=DEFAULT_OUT,
                         help=f"directory for the JSON result and the plot (default {DEFAULT_OUT})")
     parser.add_argument("--dtypes", default="bf16,fp16,fp32", help="comma list of bf16, fp16, fp32")
+    parser.add_argument("--regimes", default=None,
+                        help="main suite only: comma list of bulk, huge, decode, non_last_dim, backward, "
+                             "host (default: all), to split a long run over several invocations")
     parser.add_argument("--backends", default="auto,triton,cuda",
                         help="fastsoftmax backends to time: auto and explicit ones among "
                              "triton, cuda, torch (explicit ones that cannot run here are left out)")
@@ -39,6 +42,14 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args) -> int:
+    from fastsoftmax.benchmark.shapes import parse_dtypes, parse_regimes
+
+    try:  # refuse a typo before any GPU time is spent
+        parse_dtypes(args.dtypes)
+        parse_regimes(args.regimes)
+    except ValueError as exc:
+        print(f"fastsoftmax bench: {exc}", file=sys.stderr)
+        return 2
     if getattr(args, "no_peers", False):
         args.compile = False if args.compile is None else args.compile
     if getattr(args, "demo", False):

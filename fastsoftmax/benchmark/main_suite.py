@@ -13,7 +13,7 @@ from fastsoftmax.benchmark import plot, report
 from fastsoftmax.benchmark.peers import fastsoftmax_impls, load_peers
 from fastsoftmax.benchmark.results import ResultFile
 from fastsoftmax.benchmark.runner import ContextLost, Runner, describe
-from fastsoftmax.benchmark.shapes import GOALS, cases_for, parse_dtypes
+from fastsoftmax.benchmark.shapes import GOALS, cases_for, parse_dtypes, parse_regimes
 
 # --quick trades repeats for time: medians of ~10-100 runs are still stable for these sizes.
 FULL_TIMING = {"warmup_ms": 25.0, "rep_ms": 100.0}
@@ -32,13 +32,14 @@ def _progress(items):
         return items, print
 
 
-def run(args) -> int:
+def run(args, *, device: str = "cuda", cases=None, copy_gbps=None, runner_options=None) -> int:
+    """Run the suite. The keyword arguments exist for tests, which run it on the CPU with a few
+    tiny cases, a given copy bandwidth and fake timers."""
     import torch
-
-    from fastsoftmax.benchmark.timing import copy_bandwidth_gbps
 
     started = time.perf_counter()
     dtypes = parse_dtypes(getattr(args, "dtypes", None))
+    regimes = parse_regimes(getattr(args, "regimes", None))
     requested = [b.strip() for b in (getattr(args, "backends", None) or "auto,triton,cuda").split(",") if b.strip()]
     quick = bool(getattr(args, "quick", False))
     compile_peer = getattr(args, "compile", None)
@@ -46,21 +47,26 @@ def run(args) -> int:
         compile_peer = not quick  # compiling every shape costs minutes
     optional_peers = not getattr(args, "no_peers", False)
 
-    device_name = torch.cuda.get_device_name()
+    on_cuda = torch.device(device).type == "cuda"
+    device_name = torch.cuda.get_device_name() if on_cuda else str(device)
     result = ResultFile.start(args.out, "main", device_name, quick, GOALS,
-                              extra={"args": {"dtypes": list(dtypes), "backends": requested,
+                              extra={"args": {"dtypes": list(dtypes), "regimes": list(regimes), "backends": requested,
                                               "compile": compile_peer, "peers": optional_peers}})
     versions = result.document["versions"]
     print(f"fastsoftmax bench: {device_name}; torch {versions.get('torch')}, triton {versions.get('triton')}, "
           f"CUDA {versions.get('torch_cuda')}, driver {versions.get('driver')}")
     print(f"results: {result.path}")
 
-    copy = copy_bandwidth_gbps()
+    if copy_gbps is None:
+        from fastsoftmax.benchmark.timing import copy_bandwidth_gbps
+
+        copy_gbps = copy_bandwidth_gbps()
+    copy = copy_gbps
     result.document["copy_gbps"] = copy
     result.save()
     print(f"copy bandwidth (512 MiB device-to-device, read + write): {copy:.0f} GB/s")
 
-    fs_impls, left_out = fastsoftmax_impls(requested, torch.device("cuda"))
+    fs_impls, left_out = fastsoftmax_impls(requested, torch.device(device))
     peers = load_peers(optional=optional_peers, compile_peer=compile_peer)
     result.document["peers"] = peers.status
     result.document["fastsoftmax_backends"] = {"timed": [i.name for i in fs_impls], "left_out": left_out}
@@ -70,13 +76,14 @@ def run(args) -> int:
         print(f"fastsoftmax backend {backend}: {why}")
 
     timing = QUICK_TIMING if quick else FULL_TIMING
-    runner = Runner(fs_impls + peers.impls, copy, **timing)
-    cases = cases_for(quick, dtypes)
+    runner = Runner(fs_impls + peers.impls, copy, device=device, **{**timing, **(runner_options or {})})
+    if cases is None:
+        cases = [c for c in cases_for(quick, dtypes) if c.regime in regimes]
     bar, write = _progress(cases)
     context_lost = None
     for case in bar:
         if hasattr(bar, "set_description"):
-            bar.set_description(case.label[:40])
+            bar.set_description(case.label[:40], refresh=False)
         try:
             rows = runner.run_case(case)
         except ContextLost as exc:
@@ -90,7 +97,7 @@ def run(args) -> int:
     if hasattr(bar, "close"):
         bar.close()
 
-    if context_lost is None:
+    if context_lost is None and "host" in regimes:
         try:
             host_rows = runner.host_overhead()
             result.add_rows(host_rows)

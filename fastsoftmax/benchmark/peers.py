@@ -2,8 +2,9 @@
 
 Every implementation is an :class:`Impl` whose ``make(case)`` returns the callable to check and
 time for that case: ``fn(x)`` forward, ``fn(dy, y)`` backward. ``make`` raises
-:class:`Refused` when the implementation does not handle the case at all; any exception a peer
-raises later is recorded as a refusal too, any exception fastsoftmax raises as an error.
+:class:`Refused` when the implementation does not handle the case at all. Quack and Liger also
+decline shapes by raising (an assertion on the row length, say), so anything they raise is
+recorded as a refusal; anything fastsoftmax, torch or torch.compile raises is an error.
 """
 
 from __future__ import annotations
@@ -31,6 +32,8 @@ class Impl:
     kind: str  # "fastsoftmax" or "peer"
     make: Callable[[Case], Callable]
     note: str = ""
+    # True for peers whose way of declining a shape is to raise from the call itself
+    declines_by_raising: bool = False
 
     @property
     def is_fastsoftmax(self) -> bool:
@@ -138,7 +141,7 @@ def quack_impl(module) -> Impl:
             raise Refused("this quack version has no softmax_fwd")
         return lambda x: forward(x)
 
-    return Impl("quack", "peer", make)
+    return Impl("quack", "peer", make, declines_by_raising=True)
 
 
 def liger_impl(module) -> Impl:
@@ -162,7 +165,7 @@ def liger_impl(module) -> Impl:
             raise Refused("this liger version has no LigerSoftmaxFunction")
         return lambda x: function.apply(x)
 
-    return Impl("liger", "peer", make)
+    return Impl("liger", "peer", make, declines_by_raising=True)
 
 
 @dataclass

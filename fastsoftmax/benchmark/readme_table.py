@@ -1,9 +1,11 @@
-"""Markdown tables of one result file, for the README.
+"""Markdown tables of a result file, for the README.
 
-    python -m fastsoftmax.benchmark.readme_table benchmarks/results/main_<device>_<date>.json
+    python -m fastsoftmax.benchmark.readme_table benchmarks/results/main_<device>_<date>.json [MORE.json ...]
 
 Figures are recomputed from the rows (not taken from the stored summary), so a run that was cut
-short renders too.
+short renders too. Several files of one device (a long run split with ``--regimes``) are combined:
+each row keeps the fraction of copy bandwidth of its own run, and speed-ups only compare rows of
+the same run, so combining them is sound.
 """
 
 from __future__ import annotations
@@ -33,11 +35,12 @@ def render(document: dict) -> str:
     summary = report.summarize(document)
     copy = document.get("copy_gbps")
     date = str(document.get("date", ""))[:10]
+    runs = f" (mean of {document['runs']} runs)" if document.get("runs", 1) > 1 else ""
     kind = "quick run (a subset of the shapes)" if document.get("quick") else "full shape set of BENCHMARK.md"
     out = [f"Results on **{document.get('device', 'unknown device')}**, {date}, {kind}; {_versions_line(document)}.",
            "",
            f"Copy bandwidth (the ceiling, 512 MiB device-to-device, bytes read + written): "
-           f"**{_fmt(copy, '{:.0f}')} GB/s**. Figures are geometric means of the fraction of that bandwidth "
+           f"**{_fmt(copy, '{:.0f}')} GB/s**{runs}. Figures are geometric means of the fraction of that bandwidth "
            f"reached, counting one read and one write per element (forward) or two reads and one write "
            f"(backward); speed-up is over torch.softmax on the same tensors in the same run.",
            ""]
@@ -106,15 +109,31 @@ def _host_table(document: dict) -> list[str]:
     return lines
 
 
+def combine(documents: list[dict]) -> dict:
+    """One document from several runs on one device: the rows of all, the header of the first."""
+    devices = {d.get("device") for d in documents}
+    if len(devices) > 1:
+        raise ValueError(f"results of different devices cannot share a table: {sorted(map(str, devices))}")
+    first = dict(documents[0])
+    if len(documents) > 1:
+        first["rows"] = [dict(row) for d in documents for row in d.get("rows", [])]
+        first["complete"] = all(d.get("complete", True) for d in documents)
+        first["quick"] = any(d.get("quick") for d in documents)
+        copies = [d.get("copy_gbps") for d in documents if isinstance(d.get("copy_gbps"), (int, float))]
+        first["copy_gbps"] = sum(copies) / len(copies) if copies else None
+        first["runs"] = len(documents)
+    return first
+
+
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(prog="python -m fastsoftmax.benchmark.readme_table",
-                                     description="Print a markdown results table from a benchmark result file.")
-    parser.add_argument("result", help="a JSON file written by `fastsoftmax bench`")
+                                     description="Print markdown results tables from benchmark result files.")
+    parser.add_argument("results", nargs="+", help="JSON files written by `fastsoftmax bench` on one device")
     args = parser.parse_args(argv)
     try:
-        document = results.load(args.result)
+        document = combine([results.load(path) for path in args.results])
     except (OSError, ValueError) as exc:
-        print(f"cannot read {args.result}: {exc}", file=sys.stderr)
+        print(f"cannot read results: {exc}", file=sys.stderr)
         return 1
     sys.stdout.write(render(document))
     return 0

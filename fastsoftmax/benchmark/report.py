@@ -170,10 +170,11 @@ def format_summary(summary: dict, copy_gbps: float | None = None) -> str:
             impls.append(entry["impl"])
     if table:
         lines.append("geomean fraction of copy bandwidth")
-        header = f"  {'regime':22} {'dtype':5} " + " ".join(f"{i[:14]:>14}" for i in impls)
+        w = max(len(i) for i in impls) + 1
+        header = f"  {'regime':22} {'dtype':5} " + " ".join(f"{i:>{w}}" for i in impls)
         lines.append(header)
         for (group, dtype), values in table.items():
-            cells = " ".join(f"{values[i]:14.2f}" if i in values else f"{'-':>14}" for i in impls)
+            cells = " ".join(f"{values[i]:{w}.2f}" if i in values else f"{'-':>{w}}" for i in impls)
             lines.append(f"  {group:22} {SHORT_DTYPE.get(dtype, dtype):5} {cells}")
     ups = [e for e in summary["speedup_vs_torch"] if e["impl"] == FASTSOFTMAX]
     if ups:

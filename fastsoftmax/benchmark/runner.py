@@ -158,13 +158,13 @@ class Runner:
         return rows
 
     def _failure(self, row: dict, impl: Impl, exc: BaseException, stage: str) -> dict:
-        # A peer that raises is declining the shape; fastsoftmax must handle every shape.
+        # fastsoftmax must handle every shape: anything it raises is an error
         if isinstance(exc, Refused):
             row["status"] = "refused"
-        elif isinstance(exc, torch.cuda.OutOfMemoryError):
-            row["status"] = "error"
+        elif impl.declines_by_raising and not isinstance(exc, torch.cuda.OutOfMemoryError):
+            row["status"] = "refused"
         else:
-            row["status"] = "error" if impl.is_fastsoftmax else "refused"
+            row["status"] = "error"
         row["message"] = f"{stage}: {describe(exc)}" if stage else describe(exc)
         self._release()
         self._assert_context_alive()

@@ -177,6 +177,27 @@ def parse_dtypes(text: str | None) -> tuple[str, ...]:
     return tuple(d for d in ALL_DTYPES if d in wanted)
 
 
+REGIME_ALIASES = {"bulk": "bulk", "huge": "huge", "decode": "decode", "non_last_dim": "non_last_dim",
+                  "non-last-dim": "non_last_dim", "nonlast": "non_last_dim", "backward": "backward",
+                  "host": "host"}
+
+
+def parse_regimes(text: str | None) -> tuple[str, ...]:
+    """``"bulk,host"`` -> ``("bulk", "host")``; every regime (and host overhead) when empty."""
+    everything = REGIMES + ("host",)
+    if not text:
+        return everything
+    wanted = set()
+    for word in text.split(","):
+        word = word.strip().lower()
+        if not word:
+            continue
+        if word not in REGIME_ALIASES:
+            raise ValueError(f"unknown regime {word!r}: use {', '.join(everything)}")
+        wanted.add(REGIME_ALIASES[word])
+    return tuple(r for r in everything if r in wanted)
+
+
 def _bulk(numel: int, cols_list, dtypes, regime="bulk", direction="forward") -> list[Case]:
     return [Case(regime, (numel // cols, cols), -1, dtype, direction)
             for dtype in dtypes for cols in cols_list]

@@ -23,12 +23,12 @@ def wrong_impl(name="broken", kind="fastsoftmax"):
     return Impl(name, kind, make)
 
 
-def raising_impl(name, kind, exc_type=RuntimeError):
+def raising_impl(name, kind, declines_by_raising=False):
     def make(case):
         def fn(*inputs):
-            raise exc_type("cols must be a multiple of 8")
+            raise RuntimeError("cols must be a multiple of 8")
         return fn
-    return Impl(name, kind, make)
+    return Impl(name, kind, make, declines_by_raising=declines_by_raising)
 
 
 def refusing_impl(name="picky"):

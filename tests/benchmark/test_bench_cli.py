@@ -101,3 +101,34 @@ def test_table_summary_names_the_winner():
         {"direction": "forward", "layout": "row", "dtype": "bfloat16", "n": 128, "size": "small", "us": {}},
     ]}
     assert table.format_table(document) == "forward  row     bfloat16 small 64:cuda 128:-"
+
+
+def test_main_suite_end_to_end_on_the_cpu(tmp_path, capsys):
+    """The whole main suite, on the CPU with two tiny cases and fake timers: printed lines, the
+    summary, the saved JSON and the plot."""
+    from bench_fakes import small_case
+    from fastsoftmax.benchmark import main_suite, results
+
+    args = _parse("--quick", "--out", str(tmp_path), "--dtypes", "fp32")
+    cases = [small_case(shape=(4, 64)), small_case("backward", shape=(4, 64))]
+    options = {"timer": lambda fn: (fn(), 0.01)[1], "host_timer": lambda fn: 7.0, "host_calls": 10}
+    assert main_suite.run(args, device="cpu", cases=cases, copy_gbps=100.0, runner_options=options) == 0
+    out = capsys.readouterr().out
+    assert "copy bandwidth" in out and "Summary" in out and "host overhead" in out
+    saved = list(tmp_path.glob("main-quick_cpu_*.json"))
+    assert len(saved) == 1
+    document = results.load(saved[0])
+    assert document["complete"] is True and document["copy_gbps"] == 100.0
+    assert document["peers"]["torch.compile"] == "off"
+    impls = {r["impl"] for r in document["rows"]}
+    assert {"fastsoftmax", "torch"} <= impls
+    statuses = {(r.get("case"), r["impl"]): r["status"] for r in document["rows"]}
+    assert statuses[(cases[0].key, "fastsoftmax")] == "ok"
+    assert statuses[(cases[1].key, "torch")] == "ok"
+    assert "summary" in document
+
+
+def test_a_typo_in_a_list_is_refused_before_anything_runs(capsys):
+    assert cli.run(_parse("--dtypes", "bf16,int8")) == 2
+    assert cli.run(_parse("--regimes", "bulk,everything")) == 2
+    assert "unknown" in capsys.readouterr().err

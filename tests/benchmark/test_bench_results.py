@@ -121,3 +121,20 @@ def test_plot_is_written(tmp_path):
     path = plot.save_plot(document, tmp_path / "figure.png")
     assert path.stat().st_size > 10_000
     assert plot.save_plot({"rows": []}, tmp_path / "empty.png") is None
+
+
+def test_readme_table_combines_runs_of_one_device(tmp_path, capsys):
+    document = fabricated_document()
+    bulk = dict(document, rows=[r for r in document["rows"] if r.get("regime") == "bulk"], copy_gbps=2900.0)
+    rest = dict(document, rows=[r for r in document["rows"] if r.get("regime") != "bulk"], copy_gbps=3100.0)
+    paths = []
+    for i, part in enumerate((bulk, rest)):
+        paths.append(tmp_path / f"part{i}.json")
+        paths[-1].write_text(json.dumps(part))
+    assert readme_table.main([str(p) for p in paths]) == 0
+    text = capsys.readouterr().out
+    assert "3000 GB/s** (mean of 2 runs)" in text
+    assert "| bulk, cols > 32768 | fp32 |" in text and "| backward | bf16 |" in text
+    other = dict(document, device="Another GPU")
+    with pytest.raises(ValueError):
+        readme_table.combine([document, other])

@@ -16,7 +16,8 @@ def _by_impl(rows):
 
 def test_forward_rows_record_check_timing_and_failures():
     impls = [correct_impl(), wrong_impl("fastsoftmax[broken]"), raising_impl("fastsoftmax[cuda]", "fastsoftmax"),
-             raising_impl("quack", "peer"), refusing_impl("liger"), correct_impl("torch", "peer")]
+             raising_impl("quack", "peer", declines_by_raising=True), refusing_impl("liger"),
+             correct_impl("torch", "peer"), raising_impl("torch.compile", "peer")]
     case = small_case()
     rows = _by_impl(cpu_runner(impls, ms=0.5).run_case(case))
 
@@ -35,6 +36,7 @@ def test_forward_rows_record_check_timing_and_failures():
     assert "multiple of 8" in rows["quack"]["message"]
     assert rows["liger"]["status"] == "refused" and rows["liger"]["message"] == "Refused: last dim only"
     assert rows["torch"]["status"] == "ok"
+    assert rows["torch.compile"]["status"] == "error"  # a compile failure is an error, recorded
     for row in rows.values():
         assert row["case"] == case.key and row["shape"] == [8, 100]
 
@@ -58,7 +60,7 @@ def test_shapes_that_do_not_fit_are_skipped_and_recorded():
 
 
 def test_host_overhead_rows():
-    rows = cpu_runner([correct_impl(), wrong_impl(), raising_impl("liger", "peer")]).host_overhead()
+    rows = cpu_runner([correct_impl(), wrong_impl(), raising_impl("liger", "peer", True)]).host_overhead()
     rows = _by_impl(rows)
     assert rows["fastsoftmax"]["host_us"] == 5.0 and rows["fastsoftmax"]["calls"] == 2000
     assert rows["broken"]["status"] == "wrong" and rows["broken"]["host_us"] is None

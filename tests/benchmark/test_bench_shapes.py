@@ -115,3 +115,10 @@ def test_labels_name_the_dim_only_when_it_is_not_the_last():
     assert Case("non_last_dim", (32, 4096, 1024), 1, "float32").label == "non-last dim fp32 32x4096x1024 dim 1"
     case = Case("non_last_dim", (32, 4096, 1024), 1, "float32")
     assert Case.from_json(case.to_json()) == case
+
+
+def test_regime_filter():
+    assert shapes.parse_regimes(None) == shapes.REGIMES + ("host",)
+    assert shapes.parse_regimes("host,nonlast,bulk") == ("bulk", "non_last_dim", "host")
+    with pytest.raises(ValueError):
+        shapes.parse_regimes("everything")
