@@ -75,13 +75,14 @@ def run_demo(cases=DEMO_CASES, dtypes=(torch.float32,), write=print) -> int:
             label = f"{'x'.join(map(str, shape)):>14} {dim:>4} {str(dtype).replace('torch.', ''):>8} {direction:>9}"
             if direction == "forward":
                 expected = torch.softmax(x.to(torch.float64), dim)
-                candidates = {"torch.softmax": lambda: torch.softmax(x, dim)}
+                candidates = {"torch.softmax": lambda x=x, dim=dim: torch.softmax(x, dim)}
             else:
                 y = torch.softmax(x.float(), dim).to(dtype)
                 dy = torch.randn(shape, dtype=dtype)
                 y64, dy64 = y.to(torch.float64), dy.to(torch.float64)
                 expected = y64 * (dy64 - (y64 * dy64).sum(dim, keepdim=True))
-                candidates = {"torch": lambda: torch._softmax_backward_data(dy, y, dim, dtype)}
+                candidates = {"torch": lambda dy=dy, y=y, dim=dim, dtype=dtype:
+                              torch._softmax_backward_data(dy, y, dim, dtype)}
             for backend in _demo_backends():
                 name = "fastsoftmax" if backend == "auto" else f"fastsoftmax[{backend}]"
                 candidates[name] = _fastsoftmax_call(backend, direction, x, dim,

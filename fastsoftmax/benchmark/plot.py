@@ -30,9 +30,9 @@ def save_plot(document: dict, path) -> Path | None:
     dtypes = [d for d in ALL_DTYPES if d in series]
     fig, axes = plt.subplots(1, len(dtypes), figsize=(6 * len(dtypes), 4.5), squeeze=False, sharey=True)
     copy = document.get("copy_gbps")
-    for ax, dtype in zip(axes[0], dtypes):
+    for ax, dtype in zip(axes[0], dtypes, strict=False):
         for impl, points in series[dtype].items():
-            cols, fractions = zip(*points)
+            cols, fractions = zip(*points, strict=True)
             own = impl.startswith("fastsoftmax")
             ax.plot(cols, fractions, marker="o", markersize=3,
                     linewidth=2.0 if own else 1.2, linestyle="-" if own else "--", label=impl)

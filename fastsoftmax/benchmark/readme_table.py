@@ -82,7 +82,7 @@ def _regime_table(summary: dict) -> list[str]:
 
 def _decode_table(document: dict) -> list[str]:
     lines = []
-    for key, rows in report.group_by_case(document.get("rows", [])).items():
+    for rows in report.group_by_case(document.get("rows", [])).values():
         if rows[0]["regime"] != "decode":
             continue
         ok = {r["impl"]: r for r in rows if r["status"] == "ok"}

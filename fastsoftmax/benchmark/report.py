@@ -111,7 +111,7 @@ def summarize(document: dict) -> dict:
 
     fractions: dict[tuple, list[float]] = defaultdict(list)
     ratios: dict[tuple, list[float]] = defaultdict(list)
-    for key, group_rows in group_by_case(rows).items():
+    for group_rows in group_by_case(rows).values():
         case = _case_of(group_rows[0])
         group = summary_group(case)
         for row in group_rows:

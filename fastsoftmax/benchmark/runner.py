@@ -39,6 +39,11 @@ def describe(exc: BaseException, limit: int = 400) -> str:
     return f"{type(exc).__name__}: {first}"[:limit]
 
 
+def bound_call(fn, inputs):
+    """``fn`` applied to ``inputs``, as the argument-free callable the timers take."""
+    return lambda: fn(*inputs)
+
+
 def base_row(case: Case, impl: Impl) -> dict:
     return {"case": case.key, **case.to_json(), "impl": impl.name, "kind": impl.kind,
             "status": "ok", "max_abs_err": None, "err_ratio": None, "ms": None, "gpu_us": None,
@@ -195,7 +200,7 @@ class Runner:
             row["message"] = result.message
             return row
         try:
-            ms = float(self.timer(lambda: fn(*inputs)))
+            ms = float(self.timer(bound_call(fn, inputs)))
             self._sync()
         except Exception as exc:
             return self._failure(row, impl, exc, "timing")
@@ -228,7 +233,7 @@ class Runner:
                 if not result.passed:
                     row.update(status="wrong", message=result.message)
                 else:
-                    row["host_us"] = float(self.host_timer(lambda: fn(*inputs)))
+                    row["host_us"] = float(self.host_timer(bound_call(fn, inputs)))
             except Exception as exc:
                 self._failure(row, impl, exc, "")
             rows.append(row)

@@ -30,7 +30,7 @@ from pathlib import Path
 
 from fastsoftmax.benchmark import checks
 from fastsoftmax.benchmark.results import _clean, collect_versions, now_iso
-from fastsoftmax.benchmark.runner import ContextLost, describe, make_inputs, make_reference
+from fastsoftmax.benchmark.runner import ContextLost, bound_call, describe, make_inputs, make_reference
 from fastsoftmax.benchmark.shapes import ALL_DTYPES, Case, parse_dtypes
 
 BULK_NUMEL = 1 << 26
@@ -99,8 +99,8 @@ def measure_point(case: Case, size: str, backends, timer, host_timer) -> dict:
             if not result.passed:
                 point["errors"][backend] = f"wrong output: {result.message}"
                 continue
-            gpu_us = float(timer(lambda: fn(*inputs))) * 1e3
-            host_us = float(host_timer(lambda: fn(*inputs))) if size == "small" else None
+            gpu_us = float(timer(bound_call(fn, inputs))) * 1e3
+            host_us = float(host_timer(bound_call(fn, inputs))) if size == "small" else None
         except Exception as exc:
             point["errors"][backend] = describe(exc)
             _check_context()

@@ -132,3 +132,19 @@ def test_a_typo_in_a_list_is_refused_before_anything_runs(capsys):
     assert cli.run(_parse("--dtypes", "bf16,int8")) == 2
     assert cli.run(_parse("--regimes", "bulk,everything")) == 2
     assert "unknown" in capsys.readouterr().err
+
+
+def test_ladder_suite_is_handed_the_arguments(monkeypatch):
+    import sys
+    import types
+
+    seen = {}
+    fake = types.ModuleType("fastsoftmax.benchmark.ladder")
+    fake.run = lambda args: seen.update(quick=args.quick, out=args.out) or {"steps": []}
+    monkeypatch.setitem(sys.modules, "fastsoftmax.benchmark.ladder", fake)
+    import fastsoftmax.benchmark as package
+
+    monkeypatch.setattr(package, "ladder", fake, raising=False)
+    monkeypatch.setattr(torch.cuda, "is_available", lambda: True)
+    assert cli.run(_parse("ladder", "--quick", "--out", "somewhere")) == 0
+    assert seen == {"quick": True, "out": "somewhere"}
