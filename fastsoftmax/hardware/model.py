@@ -156,15 +156,17 @@ class HardwareConfig:
         choice("log2e", self.log2e, LOG2E_VARIANTS)
         choice("ln2", self.ln2, LN2_VARIANTS)
         for name in ("pow2", "log2"):
-            choice(f"{name}_approx", getattr(self, f"{name}_approx"), FRACTION_APPROXIMATIONS)
+            approx = getattr(self, f"{name}_approx")
+            choice(f"{name}_approx", approx, FRACTION_APPROXIMATIONS)
             segments = check_width(getattr(self, f"{name}_segments"), f"{name}_segments", maximum=1 << 30)
             if segments & (segments - 1):
                 raise ValueError(f"{name}_segments must be a power of two; got {segments}")
-            if segments.bit_length() - 1 > self.exp_frac_bits:
+            lut_bits = check_width(getattr(self, f"{name}_lut_bits"), f"{name}_lut_bits", maximum=20)
+            # The sizes only have to fit the fraction word when that unit is actually built.
+            if approx == "pwl" and segments.bit_length() - 1 > self.exp_frac_bits:
                 raise ValueError(f"{name}_segments ({segments}) must not exceed 2**exp_frac_bits "
                                  f"({1 << self.exp_frac_bits})")
-            lut_bits = check_width(getattr(self, f"{name}_lut_bits"), f"{name}_lut_bits", maximum=20)
-            if lut_bits > self.exp_frac_bits:
+            if approx == "lut" and lut_bits > self.exp_frac_bits:
                 raise ValueError(f"{name}_lut_bits ({lut_bits}) must not exceed exp_frac_bits "
                                  f"({self.exp_frac_bits})")
         if self.normalisation is not None:

@@ -95,13 +95,13 @@ def test_shift_right_hand_cases(word, amount, expected):
         assert shift_right(word, amount, mode).item() == result, mode
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=150, deadline=None)
 @given(st.integers(-(2**40), 2**40), st.integers(0, 45), st.sampled_from(ROUNDING_MODES))
 def test_shift_right_matches_exact_rounding(word, amount, mode):
     assert shift_right(word, amount, mode).item() == exact_round(Fraction(word, 2**amount), mode)
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=150, deadline=None)
 @given(st.integers(0, 2**40), st.integers(1, 2**20), st.sampled_from(ROUNDING_MODES))
 def test_divide_matches_exact_rounding(numerator, denominator, mode):
     assert divide(numerator, denominator, mode).item() == exact_round(Fraction(numerator, denominator), mode)
