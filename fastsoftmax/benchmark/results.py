@@ -120,6 +120,13 @@ def collect_versions() -> dict:
     versions["cuda_core"] = _dist_version("cuda-core")
     versions["cuda_bindings"] = _dist_version("cuda-bindings")
     versions["fastsoftmax"] = _dist_version("fastsoftmax")
+    if versions["fastsoftmax"] is None:  # run from a checkout, not installed
+        try:
+            import fastsoftmax
+
+            versions["fastsoftmax"] = getattr(fastsoftmax, "__version__", None)
+        except Exception:
+            pass
     versions["driver"] = _driver_version()
     return versions
 
