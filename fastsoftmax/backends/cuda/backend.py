@@ -27,6 +27,7 @@ from .instances import (
     PACK_SIZES,
     STRIDED_MAX_THREADS,
     WARP_TIER_BLOCK,
+    WARP_PACK_SIZES,
     WARP_TIER_MAX_COLS,
     Instance,
     next_pow2,
@@ -292,7 +293,8 @@ class CudaBackend:
                              f"rows (inner == 1) go to one of {ROW_TIERS}")
         itemsize = CXX_TYPES[dtype][2]
         # the widest pack that every pointer and row pitch is aligned to
-        pack = next(p for p in PACK_SIZES[dtype] if align % (p * itemsize) == 0)
+        packs = WARP_PACK_SIZES[dtype] if tier == "warp" else PACK_SIZES[dtype]
+        pack = next(p for p in packs if align % (p * itemsize) == 0)
         info = self._device(dev)
         with self._lock:
             if tier == "warp":

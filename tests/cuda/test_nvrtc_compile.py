@@ -1,0 +1,181 @@
+"""Every CUDA kernel and template instance compiles with NVRTC, for sm_80 and sm_90.
+
+Runs on CPU-only machines: NVRTC needs the CUDA headers, not a GPU. Skips only when NVRTC itself
+cannot be imported or loaded. Compiles into a fresh cache folder (real compiles, not cache hits),
+with all instances of a tier, dtype and direction in one translation unit, spread over the CPUs.
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from collections import defaultdict
+from concurrent.futures import ProcessPoolExecutor
+
+import pytest
+import torch
+
+
+def _nvrtc_missing() -> str | None:
+    try:
+        import cuda.core  # noqa: F401
+        from cuda.bindings import nvrtc
+
+        err, _, _ = nvrtc.nvrtcVersion()
+        if int(err) != 0:
+            return f"nvrtcVersion failed: {err}"
+    except Exception as exc:  # ImportError, or libnvrtc not loadable
+        return f"NVRTC is not available: {exc}"
+    return None
+
+
+_MISSING = _nvrtc_missing()
+needs_nvrtc = pytest.mark.skipif(_MISSING is not None, reason=str(_MISSING))
+
+ARCHS = ("sm_80", "sm_90")
+
+
+def _groups():
+    """(label, instances) translation units covering every instance once."""
+    from fastsoftmax.backends.cuda.instances import CXX_TYPES, all_instances
+
+    groups = defaultdict(list)
+    for inst in all_instances():
+        direction = "bwd" if inst.backward else "fwd"
+        family = inst.tier if inst.tier == "warp" else inst.header.removesuffix(".cuh")
+        log = ("log" if inst.log else "exp") if inst.tier == "warp" else "both"
+        groups[f"{family}-{CXX_TYPES[inst.dtype][1]}-{direction}-{log}"].append(inst)
+    return dict(groups)
+
+
+def _compile_job(job):
+    arch, label, cache = job
+    os.environ["FASTSOFTMAX_CACHE_DIR"] = cache
+    from fastsoftmax.backends.cuda import compiler
+    from fastsoftmax.backends.cuda.instances import source_for
+
+    try:
+        if label == "ladder":
+            from fastsoftmax import ladder
+
+            cubin = compiler.compile_cubin(ladder.source(), arch, "ladder.cu")
+            names = ladder.all_kernel_names()
+        else:
+            insts = _groups()[label]
+            cubin = compiler.compile_cubin(source_for(insts), arch, label)
+            names = [i.name for i in insts]
+    except Exception as exc:
+        return str(exc)
+    missing = [n for n in names if n.encode() not in cubin]
+    return f"kernels missing from the CUBIN: {missing[:5]}" if missing else None
+
+
+@pytest.fixture(scope="module")
+def compile_results(tmp_path_factory):
+    cache = str(tmp_path_factory.mktemp("nvrtc-cache"))
+    jobs = [(arch, label, cache) for arch in ARCHS for label in ["ladder", *_groups()]]
+    # big translation units first so the pool does not end on one long straggler
+    jobs.sort(key=lambda j: j[1].startswith("warp"), reverse=True)
+    workers = max(1, min(len(jobs), os.cpu_count() or 2))
+    ctx = None
+    if sys.platform != "win32":
+        import multiprocessing
+
+        ctx = multiprocessing.get_context("spawn")  # no fork after NVRTC/torch threads started
+    with ProcessPoolExecutor(max_workers=workers, mp_context=ctx) as pool:
+        results = list(pool.map(_compile_job, jobs))
+    return {(arch, label): r for (arch, label, _), r in zip(jobs, results)}
+
+
+def _labels():
+    try:
+        return ["ladder", *_groups()]
+    except Exception:  # collection must not fail; the tests below will report it
+        return ["ladder"]
+
+
+@needs_nvrtc
+@pytest.mark.parametrize("arch", ARCHS)
+@pytest.mark.parametrize("label", _labels())
+def test_every_instance_compiles(compile_results, arch, label):
+    error = compile_results[(arch, label)]
+    assert error is None, f"{label} failed to compile for {arch}:\n{error}"
+
+
+@needs_nvrtc
+def test_instance_space_is_covered():
+    from fastsoftmax.backends.cuda.instances import DTYPES, WARP_PACK_SIZES, Instance, all_instances, warp_shape
+
+    everything = set(all_instances())
+    for dtype in DTYPES:
+        for pack in WARP_PACK_SIZES[dtype]:
+            for n in range(1, 1025):
+                cols, group, rows = warp_shape(n, pack)
+                assert cols * group >= n
+                for backward in (False, True):
+                    for log in (False, True):
+                        inst = Instance("warp", dtype, backward, log, pack, cols, group, rows)
+                        assert inst in everything, f"n={n}: {inst.name} is launched but never compiled in CI"
+
+
+@needs_nvrtc
+def test_disk_cache_round_trip(tmp_path, monkeypatch):
+    from fastsoftmax.backends.cuda import compiler
+    from fastsoftmax.backends.cuda.instances import Instance, source_for
+
+    monkeypatch.setenv("FASTSOFTMAX_CACHE_DIR", str(tmp_path))
+    src = source_for([Instance("strided", torch.float32, False, False)])
+    first = compiler.compile_cubin(src, "sm_90", "cache-test")
+    files = list(tmp_path.glob("*.cubin"))
+    assert len(files) == 1, "one compile should leave one CUBIN in the cache"
+    assert files[0].read_bytes() == first
+    assert compiler.compile_cubin(src, "sm_90", "cache-test") == first
+    # another architecture is another key
+    compiler.compile_cubin(src, "sm_80", "cache-test")
+    assert len(list(tmp_path.glob("*.cubin"))) == 2
+
+
+@needs_nvrtc
+def test_compile_error_shows_the_nvrtc_log():
+    from fastsoftmax.backends.cuda import compiler
+
+    with pytest.raises(compiler.CudaCompileError) as info:
+        compiler.compile_cubin('extern "C" __global__ void broken() { undefined_thing(); }', "sm_90", "broken.cu",
+                               use_cache=False)
+    message = str(info.value)
+    assert "broken.cu" in message and "undefined_thing" in message, message
+
+
+def test_import_without_cuda_core_explains_what_to_install():
+    code = (
+        "import sys; sys.modules['cuda'] = None\n"
+        "import torch\n"
+        "from fastsoftmax.backends.cuda import BACKEND\n"
+        "print(BACKEND.unavailable_reason(torch.device('cuda', 0)))\n"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120,
+                         cwd=os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))))
+    assert out.returncode == 0, out.stderr
+    assert "pip install fastsoftmax[cuda]" in out.stdout and "cuda-core" in out.stdout, out.stdout
+
+
+def test_tier_choice_is_supported():
+    from fastsoftmax.backends.cuda import BACKEND
+
+    for dtype in (torch.float32, torch.float16, torch.bfloat16):
+        for backward in (False, True):
+            for n in (1, 7, 1000, 1024, 1025, 4096, 32768, 50257, 131072, 1 << 24):
+                tier = BACKEND.choose_tier(64, n, 1, dtype, backward)
+                assert BACKEND.supports(tier, 64, n, 1, dtype, backward), (tier, n, dtype, backward)
+                assert not BACKEND.supports("strided", 64, n, 1, dtype, backward)
+            assert BACKEND.choose_tier(8, 100, 3, dtype, backward) == "strided"
+            assert not BACKEND.supports("warp", 8, 2000, 1, dtype, backward)
+    assert BACKEND.choose_tier(8, 1024, 1, torch.float32, False) == "warp"
+    assert BACKEND.choose_tier(8, 1025, 1, torch.float32, False) == "block_smem"
+
+
+def test_unavailable_on_cpu_tensors():
+    from fastsoftmax.backends.cuda import BACKEND
+
+    assert "CUDA tensors" in BACKEND.unavailable_reason(torch.device("cpu"))
