@@ -112,6 +112,9 @@ def softmax(x: torch.Tensor, step: int = 7, *, block: int | None = None, unroll:
     y = torch.empty_like(src) if out is None else out
     if not y.is_contiguous() or y.shape != src.shape or y.dtype != torch.float32:
         raise ValueError("out must be a contiguous float32 tensor of the input's shape")
+    if (y.data_ptr() - src.data_ptr()) % 16:
+        # steps 5-7 split each row at the same 16-byte boundaries in x and y
+        raise ValueError("out must have the same 16-byte alignment as the input")
     dev = src.get_device()
     if step in (6, 7):
         block, _ = _block_unroll(block, unroll)

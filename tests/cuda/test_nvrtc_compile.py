@@ -173,6 +173,8 @@ def test_tier_choice_is_supported():
             assert not BACKEND.supports("warp", 8, 2000, 1, dtype, backward)
     assert BACKEND.choose_tier(8, 1024, 1, torch.float32, False) == "warp"
     assert BACKEND.choose_tier(8, 1025, 1, torch.float32, False) == "block_smem"
+    assert BACKEND.choose_tier(1, 128256, 1, torch.bfloat16, False) == "split_row"
+    assert BACKEND.choose_tier(4096, 131072, 1, torch.bfloat16, False) == "block_uncached"
 
 
 def test_unavailable_on_cpu_tensors():

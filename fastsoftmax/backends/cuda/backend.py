@@ -6,6 +6,8 @@ Tiers, chosen from the shape alone (``choose_tier``):
 * ``block_smem``      longer rows whose copy fits in shared memory with two blocks per SM: a block
                       per row, the row cached in shared memory between the two passes;
 * ``block_uncached``  longer rows still: a block per row, the second pass re-reads the row (L2);
+* ``split_row``       few long rows (fewer than the SMs): each row split over many blocks, two
+                      kernels (partial (max, sum) per chunk, then merge and write);
 * ``strided``         inner > 1: columns along the contiguous axis side by side, reduced over n.
 
 The launch path is kept short on purpose: a launch through cuda.core costs a few microseconds of
@@ -25,6 +27,8 @@ from .instances import (
     BLOCK_SIZES,
     CXX_TYPES,
     PACK_SIZES,
+    SPLIT_ROW_ALIGN,
+    SPLIT_ROW_BLOCK,
     STRIDED_MAX_THREADS,
     WARP_TIER_BLOCK,
     WARP_PACK_SIZES,
@@ -35,14 +39,21 @@ from .instances import (
     warp_shape,
 )
 
-TIERS = ("warp", "block_smem", "block_uncached", "strided")
-ROW_TIERS = ("warp", "block_smem", "block_uncached")
+TIERS = ("warp", "block_smem", "block_uncached", "split_row", "strided")
+ROW_TIERS = ("warp", "block_smem", "block_uncached", "split_row")
+#: split_row serves rows at least this long when there are fewer rows than SMs
+SPLIT_ROW_MIN_COLS = 16384
+#: each split_row block takes at least this many elements (8 per thread at 512 threads)
+SPLIT_ROW_MIN_CHUNK = 4096
+#: split_row aims for this many blocks per SM in all
+SPLIT_ROW_BLOCKS_PER_SM = 4
 
 #: shared memory the block tiers' static reduction scratch takes, on top of the row copy
 _STATIC_SMEM_RESERVE = 1024
 #: used by choose_tier when no device can be queried (an H100's figures)
 _DEFAULT_SMEM_PER_SM = 228 * 1024
 _DEFAULT_SMEM_PER_BLOCK = 227 * 1024
+_DEFAULT_SM_COUNT = 132
 
 try:  # one C call, no Python-side stream object
     _raw_stream = torch._C._cuda_getCurrentRawStream
@@ -79,10 +90,13 @@ class _DeviceInfo:
 class _Plan:
     """A kernel plus everything needed to launch it for any number of rows."""
 
-    __slots__ = ("kernel", "block", "smem", "rows_per_block", "resident", "configs", "instance")
+    __slots__ = ("kernel", "block", "smem", "rows_per_block", "resident", "configs", "instance", "finish",
+                 "sm_count")
 
-    def __init__(self, kernel, block, smem, rows_per_block, resident, instance):
+    def __init__(self, kernel, block, smem, rows_per_block, resident, instance, finish=None, sm_count=0):
         self.kernel = kernel
+        self.finish = finish  # split_row: the second kernel
+        self.sm_count = sm_count  # split_row: sizes the split
         self.block = block
         self.smem = smem
         self.rows_per_block = rows_per_block  # warp tier: rows one block covers; else 0
@@ -91,9 +105,12 @@ class _Plan:
         self.instance = instance
 
     def config(self, work: int):
-        """LaunchConfig for ``work`` rows (row tiers) or column tiles (strided tier)."""
+        """LaunchConfig for ``work`` rows (row tiers), column tiles (strided tier) or chunks
+        (split_row: one block each)."""
         if self.rows_per_block:
             grid = -(-work // self.rows_per_block)
+        elif self.resident == 0:
+            grid = work
         else:
             grid = work if work < self.resident else self.resident
         cfg = self.configs.get(grid)
@@ -155,17 +172,20 @@ class CudaBackend:
         return None
 
     # ---- tier choice ----------------------------------------------------------------------------
-    def _smem_limits(self) -> tuple[int, int]:
+    def _limits(self) -> tuple[int, int, int]:
+        """(shared memory per block, per SM, SM count) of the current device, queried once:
+        choose_tier has no device argument, and a process rarely mixes GPU models."""
         if self._default_smem is None:
-            per_block, per_sm = _DEFAULT_SMEM_PER_BLOCK, _DEFAULT_SMEM_PER_SM
+            per_block, per_sm, sms = _DEFAULT_SMEM_PER_BLOCK, _DEFAULT_SMEM_PER_SM, _DEFAULT_SM_COUNT
             try:
                 if torch.cuda.is_available():
                     props = torch.cuda.get_device_properties(torch.cuda.current_device())
                     per_block = int(getattr(props, "shared_memory_per_block_optin", per_block))
                     per_sm = int(getattr(props, "shared_memory_per_multiprocessor", per_sm))
+                    sms = int(props.multi_processor_count)
             except Exception:
                 pass
-            self._default_smem = (per_block, per_sm)
+            self._default_smem = (per_block, per_sm, sms)
         return self._default_smem
 
     def choose_tier(self, outer: int, n: int, inner: int, dtype: torch.dtype, backward: bool) -> str:
@@ -173,7 +193,9 @@ class CudaBackend:
             return "strided"
         if n <= WARP_TIER_MAX_COLS:
             return "warp"
-        per_block, per_sm = self._smem_limits()
+        per_block, per_sm, sms = self._limits()
+        if n >= SPLIT_ROW_MIN_COLS and outer < sms:
+            return "split_row"
         need = row_cache_bytes(n, CXX_TYPES[dtype][2], backward) + _STATIC_SMEM_RESERVE
         # Caching pays while two blocks still share an SM: with one, every barrier idles the SM.
         if need <= min(per_block, per_sm // 2):
@@ -190,7 +212,7 @@ class CudaBackend:
         if tier == "warp":
             return n <= WARP_TIER_MAX_COLS
         if tier == "block_smem":
-            per_block, _ = self._smem_limits()
+            per_block, _, _ = self._limits()
             return row_cache_bytes(n, CXX_TYPES[dtype][2], backward) + _STATIC_SMEM_RESERVE <= per_block
         return True
 
@@ -226,6 +248,14 @@ class CudaBackend:
             plan = self._plans.get(key)
             if plan is None:
                 plan = self._build_row_plan(key)
+            if plan.instance.tier == "split_row":
+                stream = self._stream(dev)
+                chunk, splits = self._split(plan, outer, n)
+                partials = torch.empty(2 * outer * splits, dtype=torch.float32, device=x.device)
+                cfg = plan.config(outer * splits)
+                self._launch(stream, cfg, plan.kernel, xp, partials.data_ptr(), n, xs, chunk, splits)
+                self._launch(stream, cfg, plan.finish, xp, yp, partials.data_ptr(), n, xs, ys, chunk, splits)
+                return
             self._launch(self._stream(dev), plan.config(outer), plan.kernel, xp, yp, outer, n, xs, ys)
         else:
             key = (tier, x.dtype, n, log, False, inner, dev)
@@ -248,6 +278,15 @@ class CudaBackend:
             plan = self._plans.get(key)
             if plan is None:
                 plan = self._build_row_plan(key)
+            if plan.instance.tier == "split_row":
+                stream = self._stream(dev)
+                chunk, splits = self._split(plan, outer, n)
+                partials = torch.empty(outer * splits, dtype=torch.float32, device=y.device)
+                cfg = plan.config(outer * splits)
+                self._launch(stream, cfg, plan.kernel, yp, dyp, partials.data_ptr(), n, ys, dys, chunk, splits)
+                self._launch(stream, cfg, plan.finish, yp, dyp, dxp, partials.data_ptr(), n, ys, dys, dxs, chunk,
+                             splits)
+                return
             self._launch(self._stream(dev), plan.config(outer), plan.kernel, yp, dyp, dxp, outer, n, ys, dys, dxs)
         else:
             key = (tier, y.dtype, n, log, True, inner, dev)
@@ -304,6 +343,11 @@ class CudaBackend:
                 inst = Instance("warp", dtype, backward, log, pack, cols, group, rows)
                 kern = self.kernel(inst, dev)
                 plan = _Plan(kern, WARP_TIER_BLOCK, 0, WARP_TIER_BLOCK // group * rows, 0, inst)
+            elif tier == "split_row":
+                inst = Instance("split_row", dtype, backward, log, pack, stage="finish")
+                first = Instance("split_row", dtype, backward, log and backward, pack, stage="partials")
+                plan = _Plan(self.kernel(first, dev), SPLIT_ROW_BLOCK, 0, 0, 0, inst, self.kernel(inst, dev),
+                             info.sm_count)
             else:
                 inst = Instance(tier, dtype, backward, log, pack)
                 kern = self.kernel(inst, dev)
@@ -334,6 +378,15 @@ class CudaBackend:
             plan = _Plan(kern, (width, slices), 0, 0, per_sm * info.sm_count, inst)
             self._plans[key] = plan
         return plan
+
+    @staticmethod
+    def _split(plan: _Plan, outer: int, n: int) -> tuple[int, int]:
+        """(chunk, splits): enough chunks for SPLIT_ROW_BLOCKS_PER_SM blocks per SM over all rows,
+        none shorter than SPLIT_ROW_MIN_CHUNK elements, each starting 16-element aligned."""
+        want = -(-SPLIT_ROW_BLOCKS_PER_SM * plan.sm_count // outer)
+        splits = max(1, min(want, n // SPLIT_ROW_MIN_CHUNK))
+        chunk = -(-(-(-n // splits)) // SPLIT_ROW_ALIGN) * SPLIT_ROW_ALIGN
+        return chunk, -(-n // chunk)
 
     @staticmethod
     def _occupancy(kern, info: _DeviceInfo, block: int, smem: int) -> int:

@@ -39,6 +39,11 @@ NARROW_GROUPS = (1, 2, 4, 8, 16)
 BLOCK_TIER_MAX_THREADS = 1024
 BLOCK_SIZES = (128, 256, 512, 1024)
 
+# ---- tier "split_row" ---------------------------------------------------------------------------
+SPLIT_ROW_BLOCK = 512
+#: chunks start at multiples of this many elements, so each keeps the row's alignment
+SPLIT_ROW_ALIGN = 16
+
 # ---- tier "strided" -----------------------------------------------------------------------------
 STRIDED_MAX_THREADS = 256
 
@@ -47,7 +52,7 @@ STRIDED_MAX_THREADS = 256
 class Instance:
     """One kernel: a tier's template with every parameter fixed."""
 
-    tier: str  # "warp", "block_smem", "block_uncached", "strided"
+    tier: str  # "warp", "block_smem", "block_uncached", "split_row", "strided"
     dtype: torch.dtype
     backward: bool
     log: bool
@@ -55,6 +60,7 @@ class Instance:
     cols: int = 0  # warp: elements per thread
     group: int = 0  # warp: lanes per row
     rows: int = 0  # warp: rows per group
+    stage: str = ""  # split_row: "partials" (kernel 1) or "finish" (kernel 2)
 
     @property
     def name(self) -> str:
@@ -65,6 +71,10 @@ class Instance:
             shape = f"p{self.pack}_c{self.cols}_g{self.group}_r{self.rows}"
         elif self.tier in ("block_smem", "block_uncached"):
             shape = f"p{self.pack}"
+        elif self.tier == "split_row":
+            shape = f"p{self.pack}_{self.stage}"
+            if self.stage == "partials" and not self.backward:
+                fn = "maxsum"  # the same for softmax and log-softmax
         else:
             shape = "p1"
         return f"fs_{self.tier}_{fn}_{direction}_{tag}_{shape}"
@@ -72,7 +82,7 @@ class Instance:
     @property
     def header(self) -> str:
         return {"warp": "warp_tier.cuh", "block_smem": "block_tier.cuh", "block_uncached": "block_tier.cuh",
-                "strided": "strided_tier.cuh"}[self.tier]
+                "split_row": "split_row_tier.cuh", "strided": "strided_tier.cuh"}[self.tier]
 
     def wrapper(self) -> str:
         t = CXX_TYPES[self.dtype][0]
@@ -86,6 +96,8 @@ class Instance:
             cached = "true" if self.tier == "block_smem" else "false"
             targs = f"{t}, {self.pack}, {log}, {cached}"
             fn = "block_backward" if self.backward else "block_forward"
+        elif self.tier == "split_row":
+            return self._split_row_wrapper(t, log)
         else:
             bounds = STRIDED_MAX_THREADS
             targs = f"{t}, {log}"
@@ -106,6 +118,29 @@ class Instance:
             args = "x, y, rows, n, x_pitch, y_pitch"
         return (f'extern "C" __global__ void __launch_bounds__({bounds}) {self.name}({params}) {{\n'
                 f"    {fn}<{targs}>({args});\n}}\n")
+
+
+    def _split_row_wrapper(self, t: str, log: str) -> str:
+        if not self.backward and self.stage == "partials":
+            params = f"const {t}* x, float* partials, i64 n, i64 x_pitch, i64 chunk, i64 splits"
+            call = f"split_forward_partials<{t}, {self.pack}>(x, partials, n, x_pitch, chunk, splits)"
+        elif not self.backward:
+            params = (f"const {t}* x, {t}* y, const float* partials, i64 n, i64 x_pitch, i64 y_pitch, i64 chunk, "
+                      f"i64 splits")
+            call = (f"split_forward_finish<{t}, {self.pack}, {log}>(x, y, partials, n, x_pitch, y_pitch, chunk, "
+                    f"splits)")
+        elif self.stage == "partials":
+            params = (f"const {t}* y, const {t}* dy, float* partials, i64 n, i64 y_pitch, i64 dy_pitch, i64 chunk, "
+                      f"i64 splits")
+            call = (f"split_backward_partials<{t}, {self.pack}, {log}>(y, dy, partials, n, y_pitch, dy_pitch, chunk, "
+                    f"splits)")
+        else:
+            params = (f"const {t}* y, const {t}* dy, {t}* dx, const float* partials, i64 n, i64 y_pitch, "
+                      f"i64 dy_pitch, i64 dx_pitch, i64 chunk, i64 splits")
+            call = (f"split_backward_finish<{t}, {self.pack}, {log}>(y, dy, dx, partials, n, y_pitch, dy_pitch, "
+                    f"dx_pitch, chunk, splits)")
+        return (f'extern "C" __global__ void __launch_bounds__({SPLIT_ROW_BLOCK}) {self.name}({params}) {{\n'
+                f"    {call};\n}}\n")
 
 
 def source_for(instances) -> str:
@@ -158,5 +193,8 @@ def all_instances():
                 for pack in PACK_SIZES[dtype]:
                     for tier in ("block_smem", "block_uncached"):
                         out.append(Instance(tier, dtype, backward, log, pack))
+                    out.append(Instance("split_row", dtype, backward, log, pack, stage="finish"))
+                    if backward or not log:
+                        out.append(Instance("split_row", dtype, backward, log, pack, stage="partials"))
                 out.append(Instance("strided", dtype, backward, log))
     return out
