@@ -69,6 +69,16 @@ def row_cache_bytes(n: int, itemsize: int, backward: bool) -> int:
     return 2 * (-(-n // 16) * 16) * itemsize if backward else -(-n * itemsize // 16) * 16
 
 
+def _wrap_stream(handle: int):
+    """A cuda.core Stream for a torch stream handle. Handle 0 is torch's default stream, the
+    legacy default stream, which cuda.core names LEGACY_DEFAULT_STREAM."""
+    import cuda.core as core
+
+    if handle == 0 and hasattr(core, "LEGACY_DEFAULT_STREAM"):
+        return core.LEGACY_DEFAULT_STREAM
+    return core.Stream.from_handle(handle)
+
+
 class _DeviceInfo:
     __slots__ = ("index", "arch", "sm_count", "smem_per_block", "smem_per_sm", "core_device")
 
@@ -221,10 +231,7 @@ class CudaBackend:
         handle = _raw_stream(device_index)
         stream = self._streams.get(handle)
         if stream is None:
-            from cuda.core import Stream
-
-            stream = Stream.from_handle(handle)
-            self._streams[handle] = stream
+            stream = self._streams[handle] = _wrap_stream(handle)
         return stream
 
     def _enter(self, device_index: int) -> None:
@@ -248,7 +255,7 @@ class CudaBackend:
             plan = self._plans.get(key)
             if plan is None:
                 plan = self._build_row_plan(key)
-            if plan.instance.tier == "split_row":
+            if plan.finish is not None:  # split_row
                 stream = self._stream(dev)
                 chunk, splits = self._split(plan, outer, n)
                 partials = torch.empty(2 * outer * splits, dtype=torch.float32, device=x.device)
@@ -278,7 +285,7 @@ class CudaBackend:
             plan = self._plans.get(key)
             if plan is None:
                 plan = self._build_row_plan(key)
-            if plan.instance.tier == "split_row":
+            if plan.finish is not None:  # split_row
                 stream = self._stream(dev)
                 chunk, splits = self._split(plan, outer, n)
                 partials = torch.empty(outer * splits, dtype=torch.float32, device=y.device)

@@ -134,11 +134,12 @@ def _headers_digest() -> str:
     return h.hexdigest()
 
 
-def _options(arch: str):
+def _options(arch: str, label: str = "fastsoftmax"):
     from cuda.core import ProgramOptions
 
     include = [str(KERNEL_DIR), *cuda_include_dirs()]
-    kwargs = dict(COMPILE_OPTIONS, arch=arch, include_path=include)
+    # the name only labels NVRTC's messages; a path separator in it would change include lookup
+    kwargs = dict(COMPILE_OPTIONS, arch=arch, include_path=include, name=label.replace("/", "_"))
     if not cuda_include_dirs() and _bundled_headers_supported():
         kwargs["use_bundled_headers"] = True
     return ProgramOptions(**kwargs)
@@ -173,7 +174,7 @@ def compile_cubin(source: str, arch: str, label: str, use_cache: bool = True) ->
 
     log = io.StringIO()
     try:
-        program = Program(source, "c++", _options(arch))
+        program = Program(source, "c++", _options(arch, label))
         try:
             code = bytes(program.compile("cubin", logs=log).code)
         finally:
