@@ -6,6 +6,13 @@ measures what each design and width costs in accuracy. NumPy only: importing thi
 needs torch or a GPU.
 """
 
-from .model import DESIGNS, HardwareConfig, DatapathResult, make_config, run_datapath, softmax
+from .model import (
+    DESIGNS,
+    DatapathResult,
+    HardwareConfig,
+    make_config,
+    run_datapath,
+    softmax,
+)
 
-__all__ = ["DESIGNS", "HardwareConfig", "DatapathResult", "make_config", "run_datapath", "softmax"]
+__all__ = ["DESIGNS", "DatapathResult", "HardwareConfig", "make_config", "run_datapath", "softmax"]

@@ -26,9 +26,18 @@ leading axes, as a hardware array of lanes would be.
 
 from __future__ import annotations
 
+from typing import ClassVar
+
 import numpy as np
 
-from .fixed import MAX_WORD_BITS, check_rounding, check_width, divide, shift, shift_right
+from .fixed import (
+    MAX_WORD_BITS,
+    check_rounding,
+    check_width,
+    divide,
+    shift,
+    shift_right,
+)
 
 # (sign, right shift) terms of a shift-and-add constant multiplier.
 LOG2E_SHIFT_ADD = ((+1, 0), (+1, 1), (-1, 4))
@@ -62,7 +71,7 @@ def constant_multiply(words, constant: float, constant_frac_bits: int, rounding:
     The reference against which the shift-add networks are measured: a real multiplier with a
     correctly rounded constant.
     """
-    constant_word = int(round(constant * (1 << constant_frac_bits)))
+    constant_word = round(constant * (1 << constant_frac_bits))
     return shift_right(np.asarray(words, dtype=np.int64) * constant_word, constant_frac_bits, rounding)
 
 
@@ -122,7 +131,7 @@ class FractionUnit:
     the range (1.0, i.e. a mantissa of 2 or log2 k = 1) is representable and carries correctly.
     """
 
-    FUNCTIONS = {
+    FUNCTIONS: ClassVar[dict] = {
         "pow2": lambda v: np.exp2(v) - 1.0,
         "log2": lambda f: np.log2(1.0 + f),
     }

@@ -45,7 +45,8 @@ def check_saturation(mode: str, field: str = "saturation") -> str:
 def check_width(value, field: str, minimum: int = 1, maximum: int = MAX_WORD_BITS) -> int:
     """A bit count from a caller: an int (bools are refused, they are a classic typo) in range."""
     if isinstance(value, bool) or not isinstance(value, (int, np.integer)):
-        raise ValueError(f"{field} must be an integer number of bits; got {value!r}")
+        # ValueError, not TypeError: every bad configuration value is reported the same way.
+        raise ValueError(f"{field} must be an integer number of bits; got {value!r}")  # noqa: TRY004
     if value < minimum:
         kind = "positive" if minimum == 1 else f"at least {minimum}"
         raise ValueError(f"{field} must be {kind}; got {value}")

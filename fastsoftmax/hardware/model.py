@@ -208,7 +208,7 @@ class HardwareConfig:
                             segments=getattr(self, f"{function}_segments"),
                             address_bits=getattr(self, f"{function}_lut_bits"), rounding=self.rounding)
 
-    def replace(self, **changes) -> "HardwareConfig":
+    def replace(self, **changes) -> HardwareConfig:
         return dataclasses.replace(self, **changes)
 
 

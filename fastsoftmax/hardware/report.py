@@ -338,8 +338,8 @@ def format_ablation(rows: list[dict]) -> str:
 
 
 def format_verdict(lines: list[dict], summary: dict, widths) -> str:
-    out = [f"Verdict: narrowest W at which max|err| <= target on every input set; "
-           f"floors are the best over W={widths[0]}..{widths[-1]}"]
+    out = [(f"Verdict: narrowest W at which max|err| <= target on every input set; "
+            f"floors are the best over W={widths[0]}..{widths[-1]}")]
     header = (f"{'design':<26}{'err floor':>10}{'KL floor':>10}"
               + "".join(f"{'<=' + format(t, 'g'):>9}" for t in ACCURACY_TARGETS))
     out += [header, "-" * len(header)]
