@@ -1,0 +1,42 @@
+#!/usr/bin/env bash
+# Everything the GPU machine is for, in one call: device facts, the GPU test suite, and the
+# benchmarks. Results land under $OUT (the device tool brings that folder back).
+#
+#   bash benchmarks/device_run.sh [STEPS]      STEPS: comma list of tests,quick,main,ladder,table
+#                                               (default: tests,main,ladder)
+set -uo pipefail
+cd "$(dirname "$0")/.."
+export PYTHONUNBUFFERED=1 PYTHONPATH="$PWD${PYTHONPATH:+:$PYTHONPATH}"
+OUT=${OUT:-/tmp/fastsoftmax-out}
+mkdir -p "$OUT"
+steps=",${1:-tests,main,ladder},"
+status=0
+
+nvidia-smi --query-gpu=name,driver_version,memory.total,clocks.max.sm --format=csv | tee "$OUT/device.txt"
+python3 - <<'PY' | tee -a "$OUT/device.txt"
+import importlib, torch
+for name in ("torch", "triton", "cuda.core", "cuda.bindings", "numpy"):
+    try:
+        print(name, importlib.import_module(name).__version__)
+    except Exception as error:
+        print(name, "unavailable:", error)
+print("device", torch.cuda.get_device_name(), "SMs", torch.cuda.get_device_properties(0).multi_processor_count)
+PY
+
+if [[ $steps == *,tests,* ]]; then
+    python3 -m pytest tests -n 8 -q -p no:cacheprovider --junitxml="$OUT/tests.xml" -W ignore::RuntimeWarning \
+        2>&1 | tee "$OUT/tests.log" | tail -n 60 || status=1
+fi
+if [[ $steps == *,quick,* ]]; then
+    python3 -m fastsoftmax bench --quick --out "$OUT" 2>&1 | tee "$OUT/bench-quick.log" | tail -n 80 || status=1
+fi
+if [[ $steps == *,main,* ]]; then
+    python3 -m fastsoftmax bench --no-compile --out "$OUT" 2>&1 | tee "$OUT/bench.log" | tail -n 120 || status=1
+fi
+if [[ $steps == *,ladder,* ]]; then
+    python3 -m fastsoftmax bench ladder --out "$OUT" 2>&1 | tail -n 40 || status=1
+fi
+if [[ $steps == *,table,* ]]; then
+    python3 -m fastsoftmax bench table --out "$OUT" --table-out "$OUT/dispatch_table.json" 2>&1 | tail -n 20 || status=1
+fi
+exit $status

@@ -1,0 +1,93 @@
+"""The Triton tiers at real sizes on the GPU: each tier on the shapes it is chosen for, its
+boundaries, odd lengths, both layouts, forward and backward, and torch.compile with Inductor."""
+
+import pytest
+import torch
+
+import fastsoftmax
+from fastsoftmax.backends.triton import BACKEND, _choose_tier
+
+from reference import check_backward, check_forward
+
+pytestmark = pytest.mark.gpu
+
+DTYPES = [torch.float32, torch.float16, torch.bfloat16]
+
+# (shape, dim): chosen so that "auto" reaches every tier, and the edges between tiers
+FORWARD_SHAPES = [
+    ((4096, 64), -1),  # tile, many rows per program
+    ((2048, 1000), -1),  # tile, not a power of two
+    ((1024, 1025), -1),  # just past a power of two: row
+    ((512, 3000), -1),
+    ((256, 16384), -1),  # the longest row kept in registers
+    ((300, 16385), -1),  # online
+    ((512, 50257), -1),  # online, a vocabulary
+    ((1, 128256), -1),  # split, decode
+    ((8, 151936), -1),  # split
+    ((1, (1 << 24) + 7), -1),  # split, a huge odd row
+    ((4096, 512), 0),  # strided tile
+    ((32, 1024, 256), 1),  # strided
+    ((8192, 520), 0),  # strided online / split
+    ((64, 2000, 33), 1),  # strided, odd inner
+    ((1 << 20, 16), 0),  # strided split, long reduced axis
+]
+
+
+def _x(shape, dtype):
+    return (torch.randn(shape, device="cuda") * 3).to(dtype)
+
+
+@pytest.mark.parametrize("dtype", DTYPES, ids=str)
+@pytest.mark.parametrize("shape,dim", FORWARD_SHAPES, ids=[f"{s}-dim{d}" for s, d in FORWARD_SHAPES])
+def test_forward_real_sizes(shape, dim, dtype):
+    x = _x(shape, dtype)
+    check_forward(fastsoftmax.softmax(x, dim, backend="triton"), x, dim)
+    check_forward(fastsoftmax.log_softmax(x, dim, backend="triton"), x, dim, True)
+
+
+@pytest.mark.parametrize("dtype", DTYPES, ids=str)
+@pytest.mark.parametrize("shape,dim", FORWARD_SHAPES[:12], ids=[f"{s}-dim{d}" for s, d in FORWARD_SHAPES[:12]])
+def test_backward_real_sizes(shape, dim, dtype):
+    x = _x(shape, dtype).requires_grad_(True)
+    dy = torch.randn(shape, device="cuda").to(dtype)
+    for log in (False, True):
+        y = (fastsoftmax.log_softmax if log else fastsoftmax.softmax)(x, dim, backend="triton")
+        (dx,) = torch.autograd.grad(y, x, dy)
+        check_backward(dx, x, dy, dim, log)
+
+
+def test_auto_reaches_every_tier():
+    seen = set()
+    for shape, dim in FORWARD_SHAPES:
+        n = shape[dim]
+        inner = 1
+        for size in shape[dim % len(shape) + 1:]:
+            inner *= size
+        outer = torch.Size(shape).numel() // (n * inner)
+        seen.add(_choose_tier(outer, n, inner, 2, False, torch.cuda.get_device_properties(0).multi_processor_count))
+    assert seen == set(BACKEND.tiers)
+
+
+@pytest.mark.parametrize("tier", BACKEND.tiers)
+def test_forced_tiers_on_a_mid_size_problem(tier):
+    for dtype in DTYPES:
+        x = _x((96, 4099), dtype)
+        with fastsoftmax.dispatch.forced("triton", tier):
+            check_forward(fastsoftmax.softmax(x, -1), x, -1)
+            check_forward(fastsoftmax.softmax(x, 0), x, 0)
+
+
+def test_torch_compile_inductor_fullgraph():
+    class Attention(torch.nn.Module):
+        def forward(self, q, k):
+            scores = q @ k.transpose(-1, -2) / q.shape[-1] ** 0.5
+            return fastsoftmax.softmax(scores, -1).sum(-1) + fastsoftmax.log_softmax(scores, 1).mean(-1)
+
+    model = Attention()
+    compiled = torch.compile(model, fullgraph=True)
+    q = torch.randn(4, 128, 64, device="cuda", requires_grad=True)
+    k = torch.randn(4, 128, 64, device="cuda")
+    out = compiled(q, k)
+    torch.testing.assert_close(out, model(q, k), rtol=1e-5, atol=1e-5)
+    out.sum().backward()
+    assert q.grad is not None and torch.isfinite(q.grad).all()

@@ -1,0 +1,73 @@
+"""Tier and backend choice: pure functions of the problem, checked at real sizes."""
+
+import json
+
+import pytest
+import torch
+
+from fastsoftmax import dispatch
+from fastsoftmax.backends.triton import BACKEND, MAX_TILE, _choose_tier, plan
+
+H100_SMS = 132
+
+
+@pytest.mark.parametrize("n,tier", [(64, "tile"), (1000, "tile"), (1024, "tile"), (1025, "row"), (16384, "row"),
+                                    (16385, "online"), (131072, "online")])
+def test_row_tiers_at_bulk_sizes(n, tier):
+    assert _choose_tier((1 << 27) // n, n, 1, 2, False, H100_SMS) == tier
+
+
+def test_single_long_rows_split():
+    assert _choose_tier(1, 1 << 24, 1, 2, False, H100_SMS) == "split"
+    assert _choose_tier(8, 128256, 1, 2, False, H100_SMS) == "split"
+    p = plan("split", 1, 1 << 24, 1, 2, False, H100_SMS)
+    assert p["programs"] >= 2 * H100_SMS and p["SPLITS"] * p["CHUNK"] >= 1 << 24
+
+
+def test_strided_tiers():
+    assert _choose_tier(4096, 64, 512, 2, False, H100_SMS) == "tile"
+    assert _choose_tier(1, 8192, 16384, 2, False, H100_SMS) == "online"
+    assert _choose_tier(1, 1 << 20, 128, 2, False, H100_SMS) == "split"
+
+
+def test_tiles_fit_in_registers():
+    for n in (1, 7, 64, 1000, 4096, 16384):
+        for inner in (1, 3, 512):
+            for itemsize in (2, 4):
+                try:
+                    p = plan("tile", 1000, n, inner, itemsize, False, H100_SMS)
+                except ValueError:
+                    continue
+                assert p["BLOCK_O"] * p["BLOCK_N"] * p["BLOCK_I"] <= MAX_TILE
+                assert p["num_warps"] in (1, 2, 4, 8, 16, 32)
+
+
+def test_forced_tier_is_validated():
+    assert not BACKEND.supports("row", 1, 1 << 20, 1, torch.float32, False)
+    assert BACKEND.supports("split", 1, 1 << 20, 1, torch.float32, False)
+    with pytest.raises(ValueError, match="unknown triton tier"):
+        plan("warp", 1, 10, 1, 4, False, H100_SMS)
+
+
+def test_table_choice_takes_the_nearest_measured_point(tmp_path, monkeypatch):
+    table = {"points": [
+        {"direction": "forward", "layout": "row", "dtype": "bfloat16", "n": 1024, "numel": 1 << 26,
+         "us": {"triton": 30.0, "cuda": 25.0}},
+        {"direction": "forward", "layout": "row", "dtype": "bfloat16", "n": 131072, "numel": 1 << 26,
+         "us": {"triton": 40.0, "cuda": 55.0}},
+    ]}
+    path = tmp_path / "table.json"
+    path.write_text(json.dumps(table))
+    monkeypatch.setattr(dispatch, "TABLE_PATH", path)
+    dispatch._table.cache_clear()
+    try:
+        assert dispatch._table_choice(False, False, torch.bfloat16, 2048, 1 << 26) == "cuda"
+        assert dispatch._table_choice(False, False, torch.bfloat16, 100000, 1 << 26) == "triton"
+        assert dispatch._table_choice(True, False, torch.bfloat16, 2048, 1 << 26) is None
+        assert dispatch._table_choice(False, False, torch.float32, 2048, 1 << 26) is None
+    finally:
+        dispatch._table.cache_clear()
+
+
+def test_available_backends_always_lists_torch():
+    assert dispatch.available_backends("cpu")[-1] == "torch"

@@ -1,0 +1,67 @@
+"""The (outer, n, inner) view: no copies for permuted-dense layouts, copies only when needed."""
+
+import torch
+
+from fastsoftmax._layout import canonical_backward, canonical_pair
+
+
+def _shares_storage(view, tensor):
+    return view.untyped_storage().data_ptr() == tensor.untyped_storage().data_ptr()
+
+
+def test_contiguous_last_dim_is_rows():
+    x = torch.randn(4, 5, 6)
+    x3, y3, y = canonical_pair(x, 2)
+    assert x3.shape == (20, 6, 1) and x3.stride()[1] == 1
+    assert y.shape == x.shape and y.is_contiguous()
+
+
+def test_contiguous_middle_dim_is_strided():
+    x = torch.randn(4, 5, 6)
+    x3, _, _ = canonical_pair(x, 1)
+    assert x3.shape == (4, 5, 6) and x3.stride() == (30, 6, 1)
+
+
+def test_transposed_tensor_is_not_copied():
+    base = torch.randn(8, 3)
+    x = base.t()
+    x3, y3, y = canonical_pair(x, 1)  # reduce along base's dim 0: strided in memory
+    assert _shares_storage(x3, base)
+    assert x3.shape == (1, 8, 3) and x3.stride() == (1, 3, 1)
+    assert y.stride() == x.stride()
+    x3, _, _ = canonical_pair(x, 0)  # reduce along base's rows: contiguous in memory
+    assert x3.shape == (8, 3, 1) and x3.stride()[1] == 1 and _shares_storage(x3, base)
+
+
+def test_row_slice_keeps_its_pitch():
+    base = torch.randn(6, 40)
+    x = base[:, 2:30]
+    x3, y3, _ = canonical_pair(x, 1)
+    assert _shares_storage(x3, base)
+    assert x3.shape == (6, 28, 1) and x3.stride()[:2] == (40, 1)
+    assert x3.storage_offset() == 2
+    assert y3.stride()[:2] == (28, 1)
+
+
+def test_skipping_layouts_are_copied():
+    base = torch.randn(6, 40)
+    x = base[:, ::2]
+    x3, _, _ = canonical_pair(x, 1)
+    assert not _shares_storage(x3, base)
+    assert torch.equal(x3.reshape(6, 20), x)
+
+
+def test_channels_last_reduction_over_channels_is_rows():
+    x = torch.randn(2, 16, 5, 7).contiguous(memory_format=torch.channels_last)
+    x3, _, y = canonical_pair(x, 1)
+    assert x3.shape == (70, 16, 1) and x3.stride()[1] == 1
+    assert y.stride() == x.stride()
+
+
+def test_backward_aligns_the_gradient_to_the_output():
+    y = torch.randn(5, 9).t()
+    dy = torch.randn(9, 5)  # contiguous, unlike y
+    y3, dy3, dx3, dx = canonical_backward(y, dy, 0)
+    assert dy3.stride() == y3.stride() == dx3.stride()
+    assert torch.equal(dy3.reshape(dx3.shape), dy.t().contiguous().t().as_strided(dx3.shape, dx3.stride()))
+    assert dx.stride() == y.stride()

@@ -1,0 +1,73 @@
+"""Property tests: random shapes, dims, dtypes and layouts against float64, plus the invariants
+of softmax itself (rows sum to one, shift invariance)."""
+
+import torch
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+import fastsoftmax
+
+from conftest import DEVICE
+from reference import check_backward, check_forward
+
+DTYPES = st.sampled_from([torch.float32, torch.float16, torch.bfloat16])
+SETTINGS = settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+
+
+@st.composite
+def problems(draw):
+    shape = draw(st.lists(st.integers(1, 12), min_size=1, max_size=4))
+    if draw(st.booleans()):
+        # one long axis, keeping the whole tensor small enough for the interpreter
+        others = torch.Size(shape).numel()
+        shape[draw(st.integers(0, len(shape) - 1))] = draw(st.integers(13, max(13, 30000 // others)))
+    dim = draw(st.integers(-len(shape), len(shape) - 1))
+    permutation = draw(st.permutations(range(len(shape))))
+    tier = draw(st.sampled_from([None, "tile", "online", "split"]))
+    return shape, dim, permutation, tier, draw(DTYPES), draw(st.booleans())
+
+
+def _run(x, dim, log, tier):
+    op = fastsoftmax.log_softmax if log else fastsoftmax.softmax
+    if tier is None:
+        return op(x, dim, backend="triton")
+    with fastsoftmax.dispatch.forced("triton", tier):
+        return op(x, dim)
+
+
+@SETTINGS
+@given(problems())
+def test_random_problems_match_float64(problem):
+    shape, dim, permutation, tier, dtype, log = problem
+    if tier == "tile" and shape[dim] > 8192:
+        tier = "online"
+    x = (torch.randn(shape, device=DEVICE) * 3).to(dtype).permute(*permutation)
+    dim = dim % len(shape)
+    y = _run(x, dim, log, tier)
+    check_forward(y, x, dim, log)
+    if x.numel() <= 5000:
+        xg = x.detach().requires_grad_(True)
+        dy = torch.randn(x.shape, device=DEVICE).to(dtype)
+        with fastsoftmax.dispatch.forced("triton", tier) if tier else _null():
+            (dx,) = torch.autograd.grad(
+                (fastsoftmax.log_softmax if log else fastsoftmax.softmax)(xg, dim, backend="triton"), xg, dy)
+        check_backward(dx, x, dy, dim, log)
+
+
+class _null:
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        return False
+
+
+@SETTINGS
+@given(st.integers(1, 5000), st.floats(-1e4, 1e4), DTYPES)
+def test_rows_sum_to_one_and_shift_invariance(n, shift, dtype):
+    x = torch.randn(3, n, device=DEVICE) * 3
+    y = fastsoftmax.softmax(x.to(dtype), -1, backend="triton").double()
+    assert torch.allclose(y.sum(-1), torch.ones(3, dtype=torch.float64, device=y.device), atol=n * 2e-3 if dtype != torch.float32 else 1e-5)
+    if dtype == torch.float32 and abs(shift) < 100:
+        shifted = fastsoftmax.softmax(x + shift, -1, backend="triton").double()
+        assert torch.allclose(shifted, y, rtol=1e-4, atol=1e-6)
