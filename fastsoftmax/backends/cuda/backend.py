@@ -269,8 +269,8 @@ class CudaBackend:
             plan = self._plans.get(key)
             if plan is None:
                 plan = self._build_strided_plan(key)
-            self._launch(self._stream(dev), plan.config(outer * (-(-inner // plan.block[0]))), plan.kernel, x.data_ptr(), y.data_ptr(), outer, n, inner,
-                         x.stride(0), x.stride(1), y.stride(0), y.stride(1))
+            self._launch(self._stream(dev), plan.config(outer * (-(-inner // plan.block[0]))), plan.kernel,
+                         x.data_ptr(), y.data_ptr(), outer, n, inner, x.stride(0), x.stride(1), y.stride(0), y.stride(1))
 
     def backward(self, y: torch.Tensor, dy: torch.Tensor, dx: torch.Tensor, log: bool, tier: str) -> None:
         outer, n, inner = y.shape
