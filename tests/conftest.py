@@ -17,9 +17,6 @@ import pytest  # noqa: E402
 
 import fastsoftmax._layout  # noqa: E402
 
-DEVICE = "cuda" if torch.cuda.is_available() else "cpu"
-
-
 @pytest.fixture(autouse=True)
 def poison_outputs(monkeypatch):
     def poisoned_empty_like(tensor, **kwargs):

@@ -7,6 +7,8 @@ import os
 
 import torch
 
+DEVICE = "cuda" if torch.cuda.is_available() else "cpu"
+
 #: Allowed error in units in the last place of the output type. Half types compute in float32 and
 #: round once: one ulp. float32 gets a few ulps for the exp and the division, plus what
 #: ``check_forward`` adds: the rounding of (x - max), which exp turns into a relative error of

@@ -4,8 +4,7 @@ import torch
 
 import fastsoftmax
 
-from conftest import DEVICE
-from reference import check_forward
+from reference import DEVICE, check_forward
 
 
 def test_fullgraph_forward_and_backward():

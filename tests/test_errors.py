@@ -5,7 +5,7 @@ import torch
 
 import fastsoftmax
 
-from conftest import DEVICE
+from reference import DEVICE
 
 
 @pytest.mark.parametrize("dtype", [torch.int32, torch.int64, torch.bool, torch.complex64, torch.uint8])

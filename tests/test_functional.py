@@ -6,8 +6,8 @@ import torch
 import fastsoftmax
 from fastsoftmax.backends.triton import TritonBackend
 
-from conftest import DEVICE
-from reference import check_forward
+from reference import DEVICE, check_forward
+
 
 DTYPES = [torch.float32, torch.float16, torch.bfloat16]
 

@@ -7,8 +7,8 @@ from hypothesis import strategies as st
 
 import fastsoftmax
 
-from conftest import DEVICE
-from reference import check_backward, check_forward
+from reference import DEVICE, check_backward, check_forward
+
 
 DTYPES = st.sampled_from([torch.float32, torch.float16, torch.bfloat16])
 SETTINGS = settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])

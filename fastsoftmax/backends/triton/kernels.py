@@ -31,7 +31,7 @@ partial sum into NaN; a row that is entirely ``-inf`` still ends as 0/0 = NaN, a
 import triton
 import triton.language as tl
 
-NEG_INF = float("-inf")
+NEG_INF = tl.constexpr(float("-inf"))
 
 
 @triton.jit
