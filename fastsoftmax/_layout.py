@@ -63,9 +63,10 @@ def canonical_view(x: torch.Tensor, dim: int, order: list[int]) -> torch.Tensor 
 
 
 def canonical_pair(x: torch.Tensor, dim: int):
-    """Return ``(x3, y3, y)``: the canonical view of the input, and of a new output ``y`` (full
-    shape) laid out like the input. A layout that cannot be folded is copied to a contiguous
-    tensor first, and the output is then contiguous."""
+    """Return ``(x3, y3, y, copied)``: the canonical view of the input, and of a new output ``y``
+    (full shape) laid out like the input. A layout that cannot be folded is copied to a contiguous
+    tensor first (``copied``), and the output is then contiguous."""
+    copied = False
     if not x.is_contiguous():
         order = memory_order(x)
         x3 = canonical_view(x, dim, order)
@@ -73,21 +74,21 @@ def canonical_pair(x: torch.Tensor, dim: int):
             y = new_empty_like(x)
             y3 = canonical_view(y, dim, order)
             if y3 is not None:
-                return x3, y3, y
-        x = x.contiguous()
+                return x3, y3, y, False
+        x, copied = x.contiguous(), True
     n = x.size(dim)
     inner = 1
     for size in x.shape[dim + 1 :]:
         inner *= size
     shape = (x.numel() // (n * inner), n, inner)
     y = new_empty_like(x, memory_format=torch.contiguous_format)
-    return x.view(shape), y.view(shape), y
+    return x.view(shape), y.view(shape), y, copied
 
 
 def canonical_backward(y: torch.Tensor, dy: torch.Tensor, dim: int):
     """Return ``(y3, dy3, dx3, dx)`` for the backward pass: ``dx`` takes ``y``'s layout and ``dy``
     is brought to that same layout (a copy only when its strides differ)."""
-    y3, dx3, dx = canonical_pair(y, dim)
+    y3, dx3, dx, _ = canonical_pair(y, dim)
     if dx.stride() != dy.stride():
         dy = torch.empty_like(dx).copy_(dy)
     return y3, dy.as_strided(dx3.size(), dx3.stride()), dx3, dx

@@ -22,7 +22,6 @@ import functools
 import importlib
 import json
 import math
-import threading
 import warnings
 from pathlib import Path
 
@@ -32,8 +31,28 @@ BACKENDS = ("auto", "triton", "cuda", "torch")
 KERNEL_BACKENDS = {"triton": "fastsoftmax.backends.triton", "cuda": "fastsoftmax.backends.cuda"}
 TABLE_PATH = Path(__file__).with_name("dispatch_table.json")
 
-_override = threading.local()
+#: (backend, tier) forced by ``forced``; a plain global, read on every call, so kept cheap.
+_override: tuple | None = None
 _warned: set[str] = set()
+
+#: Resolved forward problems, keyed by everything resolution depends on (shape, strides, dtype,
+#: device, dim, requested backend): a hit skips the layout and dispatch work, most of the host
+#: time of a small softmax. Bounded, since dynamic shapes would grow it without end.
+PLANS: dict = {}
+MAX_PLANS = 4096
+
+
+def remember(key, plan) -> None:
+    if len(PLANS) >= MAX_PLANS:
+        PLANS.clear()
+    PLANS[key] = plan
+
+
+def clear_caches() -> None:
+    """Forget every resolved choice (after installing a backend or changing the table)."""
+    PLANS.clear()
+    for cached in (kernel_backend, unavailable_reason, _choose_tier, _choose_backend, _table):
+        cached.cache_clear()
 
 
 def check_backend_name(backend: str) -> None:
@@ -71,27 +90,27 @@ def available_backends(device: torch.device | str | None = None) -> list[str]:
 @contextlib.contextmanager
 def forced(backend: str, tier: str | None = None):
     """Run the enclosed calls on ``backend`` ("triton" or "cuda") and, if given, ``tier``, whatever
-    ``backend=`` the caller passed. Meant for tests and benchmarks; raises ValueError at call time
-    if the tier cannot hold the problem."""
+    ``backend=`` the caller passed. Meant for tests and benchmarks (it is process-wide, not
+    per-thread); raises ValueError at call time if the tier cannot hold the problem."""
     if backend not in KERNEL_BACKENDS:
         raise ValueError(f"can only force a kernel backend ({', '.join(KERNEL_BACKENDS)}), got {backend!r}")
-    previous = getattr(_override, "value", None)
-    _override.value = (backend, tier)
+    global _override
+    previous = _override
+    _override = (backend, tier)
     try:
         yield
     finally:
-        _override.value = previous
+        _override = previous
 
 
 def is_forced() -> bool:
-    return getattr(_override, "value", None) is not None
+    return _override is not None
 
 
 def resolve(requested: str, device: torch.device, dtype: torch.dtype, outer: int, n: int, inner: int, backward: bool):
     """``(backend_object_or_None, tier)`` for a problem; None means torch computes it."""
-    override = getattr(_override, "value", None)
-    if override is not None:
-        name, tier = override
+    if _override is not None:
+        name, tier = _override
         backend = _require(name, device)
         if tier is None:
             tier = backend.choose_tier(outer, n, inner, dtype, backward)

@@ -29,10 +29,10 @@ def _check_tensor(x, what: str) -> None:
 def _normalize_dim(dim: int, rank: int) -> int:
     if isinstance(dim, bool) or not isinstance(dim, int):
         raise TypeError(f"dim must be an int, got {type(dim).__name__}")
-    low, high = -max(rank, 1), max(rank, 1) - 1
-    if not low <= dim <= high:
-        raise IndexError(f"Dimension out of range (expected to be in range of [{low}, {high}], but got {dim})")
-    return dim % max(rank, 1)
+    rank = rank or 1  # a 0-dim tensor takes dim 0 or -1, as in torch
+    if not -rank <= dim < rank:
+        raise IndexError(f"Dimension out of range (expected to be in range of [{-rank}, {rank - 1}], but got {dim})")
+    return dim % rank
 
 
 def _torch_forward(x: torch.Tensor, dim: int, log: bool) -> torch.Tensor:
@@ -57,12 +57,25 @@ def _goes_to_torch(requested: str, x: torch.Tensor) -> bool:
 
 def forward_impl(x: torch.Tensor, dim: int, log: bool, backend: str) -> torch.Tensor:
     """Softmax of a validated tensor over a normalised dim, without autograd."""
+    key = (x.shape, x.stride(), x.dtype, x.device, dim, backend)
+    plan = dispatch.PLANS.get(key)
+    if plan is not None and not dispatch.is_forced():
+        kernel_backend, tier, shape, x_strides, y_strides, memory_format = plan
+        if kernel_backend is None:
+            return _torch_forward(x, dim, log)
+        y = _layout.new_empty_like(x, memory_format=memory_format)
+        kernel_backend.forward(x.as_strided(shape, x_strides), y.as_strided(shape, y_strides), log, tier)
+        return y
     if x.dim() == 0:
         return forward_impl(x.reshape(1), 0, log, backend).reshape(())
     if x.numel() == 0 or _goes_to_torch(backend, x):
+        dispatch.remember(key, (None, None, None, None, None, None))
         return _torch_forward(x, dim, log)
-    x3, y3, y = _layout.canonical_pair(x, dim)
+    x3, y3, y, copied = _layout.canonical_pair(x, dim)
     kernel_backend, tier = dispatch.resolve(backend, x.device, x.dtype, *x3.shape, False)
+    if not copied and not dispatch.is_forced():
+        memory_format = torch.preserve_format if y.stride() == x.stride() else torch.contiguous_format
+        dispatch.remember(key, (kernel_backend, tier, x3.shape, x3.stride(), y3.stride(), memory_format))
     if kernel_backend is None:
         return _torch_forward(x, dim, log)
     kernel_backend.forward(x3, y3, log, tier)

@@ -46,8 +46,7 @@ def test_triton_on_cpu_without_interpreter_says_why(monkeypatch):
     from fastsoftmax.backends import triton as triton_backend
 
     monkeypatch.setattr(triton_backend, "INTERPRETED", False)
-    dispatch.unavailable_reason.cache_clear()
-    dispatch._choose_backend.cache_clear()
+    dispatch.clear_caches()
     try:
         with pytest.raises(RuntimeError, match="TRITON_INTERPRET=1"):
             fastsoftmax.softmax(torch.randn(3, 4), backend="triton")
@@ -55,8 +54,7 @@ def test_triton_on_cpu_without_interpreter_says_why(monkeypatch):
         x = torch.randn(3, 4)
         torch.testing.assert_close(fastsoftmax.softmax(x), torch.softmax(x, -1), rtol=0, atol=0)
     finally:
-        dispatch.unavailable_reason.cache_clear()
-        dispatch._choose_backend.cache_clear()
+        dispatch.clear_caches()
 
 
 def test_missing_triton_says_what_to_install(monkeypatch):
@@ -64,13 +62,12 @@ def test_missing_triton_says_what_to_install(monkeypatch):
     from fastsoftmax.backends import triton as triton_backend
 
     monkeypatch.setattr(triton_backend, "_IMPORT_ERROR", ImportError("No module named 'triton'"))
-    dispatch.unavailable_reason.cache_clear()
+    dispatch.clear_caches()
     try:
         with pytest.raises(RuntimeError, match="pip install triton"):
             fastsoftmax.softmax(torch.randn(3, 4, device=DEVICE), backend="triton")
     finally:
-        dispatch.unavailable_reason.cache_clear()
-        dispatch._choose_backend.cache_clear()
+        dispatch.clear_caches()
 
 
 def test_forced_tier_that_cannot_hold_the_row():

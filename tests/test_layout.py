@@ -11,32 +11,34 @@ def _shares_storage(view, tensor):
 
 def test_contiguous_last_dim_is_rows():
     x = torch.randn(4, 5, 6)
-    x3, y3, y = canonical_pair(x, 2)
+    x3, y3, y, copied = canonical_pair(x, 2)
+    assert not copied
     assert x3.shape == (20, 6, 1) and x3.stride()[1] == 1
     assert y.shape == x.shape and y.is_contiguous()
 
 
 def test_contiguous_middle_dim_is_strided():
     x = torch.randn(4, 5, 6)
-    x3, _, _ = canonical_pair(x, 1)
+    x3, _, _, _ = canonical_pair(x, 1)
     assert x3.shape == (4, 5, 6) and x3.stride() == (30, 6, 1)
 
 
 def test_transposed_tensor_is_not_copied():
     base = torch.randn(8, 3)
     x = base.t()
-    x3, y3, y = canonical_pair(x, 1)  # reduce along base's dim 0: strided in memory
+    x3, y3, y, _ = canonical_pair(x, 1)  # reduce along base's dim 0: strided in memory
     assert _shares_storage(x3, base)
     assert x3.shape == (1, 8, 3) and x3.stride() == (1, 3, 1)
     assert y.stride() == x.stride()
-    x3, _, _ = canonical_pair(x, 0)  # reduce along base's rows: contiguous in memory
+    x3, _, _, _ = canonical_pair(x, 0)  # reduce along base's rows: contiguous in memory
     assert x3.shape == (8, 3, 1) and x3.stride()[1] == 1 and _shares_storage(x3, base)
 
 
 def test_row_slice_keeps_its_pitch():
     base = torch.randn(6, 40)
     x = base[:, 2:30]
-    x3, y3, _ = canonical_pair(x, 1)
+    x3, y3, _, copied = canonical_pair(x, 1)
+    assert not copied
     assert _shares_storage(x3, base)
     assert x3.shape == (6, 28, 1) and x3.stride()[:2] == (40, 1)
     assert x3.storage_offset() == 2
@@ -46,14 +48,14 @@ def test_row_slice_keeps_its_pitch():
 def test_skipping_layouts_are_copied():
     base = torch.randn(6, 40)
     x = base[:, ::2]
-    x3, _, _ = canonical_pair(x, 1)
-    assert not _shares_storage(x3, base)
+    x3, _, _, copied = canonical_pair(x, 1)
+    assert copied and not _shares_storage(x3, base)
     assert torch.equal(x3.reshape(6, 20), x)
 
 
 def test_channels_last_reduction_over_channels_is_rows():
     x = torch.randn(2, 16, 5, 7).contiguous(memory_format=torch.channels_last)
-    x3, _, y = canonical_pair(x, 1)
+    x3, _, y, _ = canonical_pair(x, 1)
     assert x3.shape == (70, 16, 1) and x3.stride()[1] == 1
     assert y.stride() == x.stride()
 

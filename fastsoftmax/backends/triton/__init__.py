@@ -24,6 +24,7 @@ try:
     import triton
 
     from . import kernels
+    from .launch import launch
 except ImportError as error:  # pragma: no cover - exercised only where triton is missing
     triton = None
     _IMPORT_ERROR = error
@@ -41,8 +42,17 @@ MAX_TILE = 16384
 MAX_TILE_BACKWARD = 8192
 #: Elements per program the short-row tile aims for: enough bytes per program to hide latency.
 TILE_TARGET = 4096
-#: Elements per chunk for the looping tiers.
-CHUNK_ELEMS = 4096
+#: Looping tiers (online, split): elements per chunk, warps per program and pipelining depth. One
+#: program of many warps per SM keeps the rows in flight small enough for L2 to serve the second
+#: walk over them.
+LOOP_CHUNK_ELEMS = 8192
+LOOP_WARPS = 16
+LOOP_STAGES = 2
+#: Bytes along the contiguous axis that one program of the looping tiers covers in the strided
+#: layout: a full 128-byte line, so each row segment it reads is one whole DRAM burst.
+LOOP_INNER_BYTES = 128
+#: Programs per SM the split tier aims for.
+SPLIT_PROGRAMS_PER_SM = 2
 #: Elements each thread should own: two 16-byte vectors of 16-bit data.
 ELEMS_PER_THREAD = 16
 #: The split tier merges at most this many partial results per row (one register tile).
@@ -65,9 +75,10 @@ def _sm_count(device_index: int) -> int:
 
 
 @functools.lru_cache(maxsize=4096)
-def plan(tier: str, outer: int, n: int, inner: int, itemsize: int, backward: bool, sm_count: int) -> dict:
+def plan(tier: str, outer: int, n: int, inner: int, itemsize: int, backward: bool, sm_count: int,
+         log: bool = False) -> dict:
     """Block shape and launch parameters of ``tier`` for a problem (raises ValueError when the tier
-    cannot hold it)."""
+    cannot hold it). ``configs`` holds, per kernel launched, its constexprs and compile options."""
     block_n = _pow2(n)
     sector = max(1, 32 // itemsize)  # elements in one 32-byte memory sector
     line = max(1, 128 // itemsize)  # elements in one 128-byte line
@@ -84,24 +95,26 @@ def plan(tier: str, outer: int, n: int, inner: int, itemsize: int, backward: boo
         block_o = 1
         if tier == "tile":
             block_o = max(1, min(TILE_TARGET // (block_n * block_i), _pow2(outer)))
-        tile = block_o * block_n * block_i
-        return dict(kind="tile", BLOCK_O=block_o, BLOCK_N=block_n, BLOCK_I=block_i, num_warps=_warps(tile),
-                    programs=triton.cdiv(outer, block_o) * triton.cdiv(inner, block_i))
+        blocks = (("BLOCK_O", block_o), ("BLOCK_N", block_n), ("BLOCK_I", block_i),
+                  ("num_warps", _warps(block_o * block_n * block_i)))
+        return dict(kind="tile", programs=triton.cdiv(outer, block_o) * triton.cdiv(inner, block_i),
+                    configs=((("LOG", log),) + blocks,))
     if tier not in ("online", "split"):
         raise ValueError(f"unknown triton tier {tier!r}; expected one of {TritonBackend.tiers}")
-    block_i = min(_pow2(inner), sector) if strided else 1
-    chunk_n = min(block_n, max(1, CHUNK_ELEMS // block_i))
+    block_i = min(_pow2(inner), LOOP_INNER_BYTES // itemsize) if strided else 1
+    chunk_n = min(block_n, max(1, LOOP_CHUNK_ELEMS // block_i))
     column_programs = outer * triton.cdiv(inner, block_i)
-    params = dict(kind=tier, BLOCK_O=1, BLOCK_N=chunk_n, BLOCK_I=block_i, num_warps=_warps(chunk_n * block_i))
+    blocks = (("BLOCK_O", 1), ("BLOCK_N", chunk_n), ("BLOCK_I", block_i),
+              ("num_warps", max(1, min(32, LOOP_WARPS, chunk_n * block_i // 256))), ("num_stages", LOOP_STAGES))
     if tier == "online":
-        params["programs"] = column_programs
-        return params
+        return dict(kind="online", programs=column_programs, configs=((("LOG", log),) + blocks,))
     chunks = triton.cdiv(n, chunk_n)
-    splits = min(chunks, MAX_SPLITS, max(1, triton.cdiv(4 * sm_count, column_programs)))
+    splits = min(chunks, MAX_SPLITS, max(1, triton.cdiv(SPLIT_PROGRAMS_PER_SM * sm_count, column_programs)))
     chunk = triton.cdiv(chunks, splits) * chunk_n
     splits = triton.cdiv(n, chunk)
-    params.update(SPLITS=splits, CHUNK=chunk, BLOCK_S=_pow2(splits), programs=column_programs * splits)
-    return params
+    partials = blocks if not backward else (("LOG", log),) + blocks
+    finish = (("LOG", log),) + blocks[:3] + (("BLOCK_S", _pow2(splits)),) + blocks[3:]
+    return dict(kind="split", programs=column_programs * splits, SPLITS=splits, CHUNK=chunk, configs=(partials, finish))
 
 
 class TritonBackend:
@@ -133,45 +146,55 @@ class TritonBackend:
 
     def forward(self, x: torch.Tensor, y: torch.Tensor, log: bool, tier: str | None = None) -> None:
         outer, n, inner = x.shape
-        sm_count = _sm_count(x.device.index if x.is_cuda else -1)
+        device_index = x.device.index if x.is_cuda else -1
+        sm_count = _sm_count(device_index)
         itemsize = _ITEMSIZE[x.dtype]
         if tier is None:
             tier = _choose_tier(outer, n, inner, itemsize, False, sm_count)
-        p = plan(tier, outer, n, inner, itemsize, False, sm_count)
-        blocks = dict(BLOCK_O=p["BLOCK_O"], BLOCK_N=p["BLOCK_N"], BLOCK_I=p["BLOCK_I"], num_warps=p["num_warps"])
+        p = plan(tier, outer, n, inner, itemsize, False, sm_count, log)
         strides = (x.stride(0), x.stride(1), y.stride(0), y.stride(1))
-        grid = (p["programs"],)
+        programs, configs = p["programs"], p["configs"]
         if p["kind"] == "tile":
-            kernels.softmax_fwd_tile[grid](x, y, outer, n, inner, *strides, LOG=log, **blocks)
+            launch(kernels.softmax_fwd_tile, programs, (x, y, outer, n, inner) + strides, configs[0], device_index,
+                   INTERPRETED)
         elif p["kind"] == "online":
-            kernels.softmax_fwd_online[grid](x, y, outer, n, inner, *strides, LOG=log, **blocks)
+            launch(kernels.softmax_fwd_online, programs, (x, y, outer, n, inner) + strides, configs[0], device_index,
+                   INTERPRETED)
         else:
-            stats = torch.empty((2, outer, p["SPLITS"], inner), dtype=torch.float32, device=x.device)
-            kernels.softmax_fwd_partials[grid](x, stats[0], stats[1], outer, n, inner, strides[0], strides[1],
-                                               p["SPLITS"], p["CHUNK"], **blocks)
-            kernels.softmax_fwd_split[grid](x, y, stats[0], stats[1], outer, n, inner, *strides, p["SPLITS"], p["CHUNK"],
-                                            LOG=log, BLOCK_S=p["BLOCK_S"], **blocks)
+            splits, chunk = p["SPLITS"], p["CHUNK"]
+            stats = torch.empty((2, outer, splits, inner), dtype=torch.float32, device=x.device)
+            launch(kernels.softmax_fwd_partials, programs,
+                   (x, stats[0], stats[1], outer, n, inner, strides[0], strides[1], splits, chunk), configs[0],
+                   device_index, INTERPRETED)
+            launch(kernels.softmax_fwd_split, programs,
+                   (x, y, stats[0], stats[1], outer, n, inner) + strides + (splits, chunk), configs[1], device_index,
+                   INTERPRETED)
 
     def backward(self, y: torch.Tensor, dy: torch.Tensor, dx: torch.Tensor, log: bool, tier: str | None = None) -> None:
         outer, n, inner = y.shape
-        sm_count = _sm_count(y.device.index if y.is_cuda else -1)
+        device_index = y.device.index if y.is_cuda else -1
+        sm_count = _sm_count(device_index)
         itemsize = _ITEMSIZE[y.dtype]
         if tier is None:
             tier = _choose_tier(outer, n, inner, itemsize, True, sm_count)
-        p = plan(tier, outer, n, inner, itemsize, True, sm_count)
-        blocks = dict(BLOCK_O=p["BLOCK_O"], BLOCK_N=p["BLOCK_N"], BLOCK_I=p["BLOCK_I"], num_warps=p["num_warps"])
+        p = plan(tier, outer, n, inner, itemsize, True, sm_count, log)
         strides = (y.stride(0), y.stride(1), dy.stride(0), dy.stride(1), dx.stride(0), dx.stride(1))
-        grid = (p["programs"],)
+        programs, configs = p["programs"], p["configs"]
         if p["kind"] == "tile":
-            kernels.softmax_bwd_tile[grid](y, dy, dx, outer, n, inner, *strides, LOG=log, **blocks)
+            launch(kernels.softmax_bwd_tile, programs, (y, dy, dx, outer, n, inner) + strides, configs[0],
+                   device_index, INTERPRETED)
         elif p["kind"] == "online":
-            kernels.softmax_bwd_online[grid](y, dy, dx, outer, n, inner, *strides, LOG=log, **blocks)
+            launch(kernels.softmax_bwd_online, programs, (y, dy, dx, outer, n, inner) + strides, configs[0],
+                   device_index, INTERPRETED)
         else:
-            sums = torch.empty((outer, p["SPLITS"], inner), dtype=torch.float32, device=y.device)
-            kernels.softmax_bwd_partials[grid](y, dy, sums, outer, n, inner, *strides[:4], p["SPLITS"], p["CHUNK"],
-                                               LOG=log, **blocks)
-            kernels.softmax_bwd_split[grid](y, dy, dx, sums, outer, n, inner, *strides, p["SPLITS"], p["CHUNK"],
-                                            LOG=log, BLOCK_S=p["BLOCK_S"], **blocks)
+            splits, chunk = p["SPLITS"], p["CHUNK"]
+            sums = torch.empty((outer, splits, inner), dtype=torch.float32, device=y.device)
+            launch(kernels.softmax_bwd_partials, programs,
+                   (y, dy, sums, outer, n, inner) + strides[:4] + (splits, chunk), configs[0], device_index,
+                   INTERPRETED)
+            launch(kernels.softmax_bwd_split, programs,
+                   (y, dy, dx, sums, outer, n, inner) + strides + (splits, chunk), configs[1], device_index,
+                   INTERPRETED)
 
 
 _ITEMSIZE = {torch.float32: 4, torch.float16: 2, torch.bfloat16: 2}

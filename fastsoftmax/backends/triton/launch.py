@@ -1,0 +1,62 @@
+"""Launch compiled Triton kernels with a fraction of ``JITFunction.run``'s host work.
+
+``kernel[grid](...)`` binds every argument, computes a specialisation key in a generic way and
+looks the compiled kernel up on each call; for a softmax over a small tensor that host work takes
+longer than the kernel. Here the first launch of a configuration goes through Triton as usual and
+returns the compiled kernel; later launches look it up under a key this module computes from the
+same facts Triton specialises on (each integer's ==1, %16 and 32-bit range; each pointer's
+16-byte alignment and dtype) and call the compiled launcher directly.
+
+The direct call is the one ``JITFunction.run`` itself makes (Triton 3.3 and later); if the
+installed Triton's ``run`` does not contain it, every launch takes the ordinary path.
+"""
+
+from __future__ import annotations
+
+import inspect
+
+import torch
+
+try:
+    from triton import knobs
+    from triton.runtime.jit import JITFunction
+
+    _DIRECT = ("kernel.run(grid_0, grid_1, grid_2, stream, kernel.function, kernel.packed_metadata, launch_metadata"
+               in inspect.getsource(JITFunction.run)) and "*bound_args.values()" in inspect.getsource(JITFunction.run)
+except Exception:  # any other Triton: the ordinary path is always correct
+    _DIRECT = False
+
+_INT32 = range(-(1 << 31), 1 << 31)
+_compiled: dict = {}
+
+
+def _spec(arg):
+    if isinstance(arg, torch.Tensor):
+        return arg.dtype, arg.data_ptr() % 16 == 0
+    return arg == 1, arg % 16 == 0, arg in _INT32
+
+
+def launch(kernel, programs: int, args: tuple, config: tuple, device_index: int | None, interpreted: bool) -> None:
+    """Launch ``kernel`` over ``programs`` programs with the runtime ``args`` (its leading
+    parameters, in order). ``config`` holds the constexpr parameters (its trailing ones) and the
+    compile options as hashable ``(name, value)`` pairs."""
+    if interpreted or not _DIRECT:
+        kernel[(programs,)](*args, **dict(config))
+        return
+    key = (kernel, config, device_index, tuple(map(_spec, args)))
+    entry = _compiled.get(key)
+    if entry is None:
+        compiled = kernel[(programs,)](*args, **dict(config))
+        if hasattr(compiled, "result"):
+            compiled = compiled.result()
+        named = dict(config)
+        constexprs = tuple(named[name] for name in kernel.arg_names[len(args):])
+        _compiled[key] = (compiled, constexprs)
+        return
+    compiled, constexprs = entry
+    stream = torch._C._cuda_getCurrentRawStream(device_index)
+    enter_hook = knobs.runtime.launch_enter_hook
+    values = args + constexprs
+    metadata = compiled.launch_metadata((programs, 1, 1), stream, *values) if enter_hook is not None else None
+    compiled.run(programs, 1, 1, stream, compiled.function, compiled.packed_metadata, metadata,
+                 enter_hook, knobs.runtime.launch_exit_hook, *values)
