@@ -1,4 +1,4 @@
-"""The "cuda" backend: CUDA C++ kernels compiled at run time with NVRTC, launched with cuda.core.
+"""The "cuda" backend: CUDA C++ kernels compiled at run time with NVRTC, launched with cuLaunchKernel.
 
 Tiers, chosen from the shape alone (``choose_tier``):
 
@@ -8,16 +8,23 @@ Tiers, chosen from the shape alone (``choose_tier``):
 * ``block_uncached``  longer rows still: a block per row, the second pass re-reads the row (L2);
 * ``split_row``       few long rows (fewer than the SMs): each row split over many blocks, two
                       kernels (partial (max, sum) per chunk, then merge and write);
-* ``strided``         inner > 1: columns along the contiguous axis side by side, reduced over n.
+* ``strided``         inner > 1: tiles of columns along the contiguous axis, 16-byte packs per
+                      thread, reduced over n; n is split over blocks (two kernels) when the
+                      tiles alone cannot fill the GPU.
 
-The launch path is kept short on purpose: a launch through cuda.core costs a few microseconds of
-host time, and everything between ``forward()`` and it is a handful of attribute reads, one tuple
-lookup into a dict of ready launch plans and one into a dict of wrapped streams. Compiling, module
-loading, occupancy queries and device queries all happen once, when a plan is first built.
+The launch path is kept short on purpose: cuda.core compiles (NVRTC) and loads the kernels, but
+launches go straight to the driver's ``cuLaunchKernel`` through ctypes, with reusable argument
+slots (see ``_Launch``), because cuda.core's ``launch()`` costs tens of microseconds of host time.
+Everything between ``forward()`` and the driver is a handful of tensor attribute reads, one tuple
+lookup into a dict of ready plans, and the stream handle from torch. Compiling, module loading,
+occupancy and device queries all happen once, when a plan is first built. Without a loadable
+libcuda the launches fall back to cuda.core.
 """
 
 from __future__ import annotations
 
+import ctypes
+import os
 import threading
 
 import torch
@@ -30,8 +37,9 @@ from .instances import (
     SPLIT_ROW_ALIGN,
     SPLIT_ROW_BLOCK,
     STRIDED_MAX_THREADS,
-    WARP_TIER_BLOCK,
+    STRIDED_PACK_SIZES,
     WARP_PACK_SIZES,
+    WARP_TIER_BLOCK,
     WARP_TIER_MAX_COLS,
     Instance,
     next_pow2,
@@ -47,6 +55,16 @@ SPLIT_ROW_MIN_COLS = 16384
 SPLIT_ROW_MIN_CHUNK = 4096
 #: split_row aims for this many blocks per SM in all
 SPLIT_ROW_BLOCKS_PER_SM = 4
+#: block tiers size blocks so that a row gives each thread about this many packs: the kernels
+#: load kUnroll (4) packs per thread before using any, and smaller blocks leave more of them per SM
+BLOCK_PACKS_PER_THREAD = 4
+#: strided: a warp covers this many bytes of one row along the contiguous axis (a cache line)
+STRIDED_ROW_BYTES = 128
+#: strided: when the tiles of a problem fill less than this many waves of resident blocks, n is
+#: split over blocks (two kernels) until they do
+STRIDED_WAVES = 2
+#: strided: a chunk of n gives each thread at least this many rows
+STRIDED_MIN_ROWS_PER_THREAD = 8
 
 #: shared memory the block tiers' static reduction scratch takes, on top of the row copy
 _STATIC_SMEM_RESERVE = 1024
@@ -69,14 +87,139 @@ def row_cache_bytes(n: int, itemsize: int, backward: bool) -> int:
     return 2 * (-(-n // 16) * 16) * itemsize if backward else -(-n * itemsize // 16) * 16
 
 
+# ---- launching ----------------------------------------------------------------------------------
+_CUDA_ERROR_INVALID_CONTEXT = 201
+
+
+class _Driver:
+    """The two driver entry points the launch path needs, called through ctypes.
+
+    cuda.core's ``launch()`` costs tens of microseconds of host time per call (argument
+    conversion, config objects); ``cuLaunchKernel`` with a ready argument array costs about one.
+    The library is loaded with ``PyDLL``, which keeps the GIL during the call: a kernel's argument
+    slots are filled and read by the driver with no other Python thread in between.
+    """
+
+    def __init__(self):
+        lib = ctypes.PyDLL("libcuda.so.1")
+        c_uint, c_void_p = ctypes.c_uint, ctypes.c_void_p
+        self.launch = lib.cuLaunchKernel
+        self.launch.argtypes = [c_void_p, c_uint, c_uint, c_uint, c_uint, c_uint, c_uint, c_uint, c_void_p,
+                                c_void_p, c_void_p]
+        self.launch.restype = ctypes.c_int
+        self._kernel_get_function = lib.cuKernelGetFunction
+        self._kernel_get_function.argtypes = [ctypes.POINTER(c_void_p), c_void_p]
+        self._kernel_get_function.restype = ctypes.c_int
+        self._error_name = lib.cuGetErrorName
+        self._error_name.argtypes = [ctypes.c_int, ctypes.POINTER(ctypes.c_char_p)]
+        self._error_name.restype = ctypes.c_int
+
+    def function_of(self, core_kernel) -> int:
+        """The CUfunction, in the current context, of a cuda.core Kernel (a CUkernel of a library)."""
+        handle = int(core_kernel.handle)
+        function = ctypes.c_void_p()
+        rc = self._kernel_get_function(ctypes.byref(function), handle)
+        if rc != 0:
+            raise RuntimeError(f"cuKernelGetFunction failed: {self.error_name(rc)}")
+        return int(function.value)
+
+    def error_name(self, rc: int) -> str:
+        name = ctypes.c_char_p()
+        if self._error_name(rc, ctypes.byref(name)) == 0 and name.value:
+            return f"{name.value.decode()} ({rc})"
+        return f"CUresult {rc}"
+
+
+_DRIVER_STATE: dict = {}
+
+
+def _driver():
+    """The ctypes driver, or None when libcuda cannot be used that way (launches then go through
+    cuda.core). Loaded once."""
+    if "driver" not in _DRIVER_STATE:
+        try:
+            _DRIVER_STATE["driver"] = None if os.environ.get("FASTSOFTMAX_CUDA_CORE_LAUNCH") else _Driver()
+        except (OSError, AttributeError):
+            _DRIVER_STATE["driver"] = None
+    return _DRIVER_STATE["driver"]
+
+
+class _Launch:
+    """One kernel with a fixed block shape and dynamic shared memory, launched on any grid.
+
+    Every kernel parameter is 8 bytes (a pointer or an i64), so the arguments live in one reusable
+    array of int64 slots, overwritten per call, and the driver gets a ready array of pointers to
+    them. Without the ctypes driver the same call goes through cuda.core's ``launch()``.
+    """
+
+    __slots__ = ("core_kernel", "device", "block_x", "block_y", "smem", "slots", "params", "function", "driver",
+                 "configs", "nargs")
+
+    def __init__(self, core_kernel, device, nargs: int, block_x: int, block_y: int = 1, smem: int = 0):
+        self.core_kernel = core_kernel
+        self.device = device  # cuda.core Device, to make its context current again if needed
+        self.nargs = nargs
+        self.block_x, self.block_y, self.smem = block_x, block_y, smem
+        self.slots = (ctypes.c_int64 * nargs)()
+        base = ctypes.addressof(self.slots)
+        self.params = (ctypes.c_void_p * nargs)(*[base + 8 * i for i in range(nargs)])
+        self.configs = {}
+        self.driver = _driver()
+        self.function = None
+        if self.driver is not None:
+            try:
+                self.function = self.driver.function_of(core_kernel)
+            except RuntimeError:
+                self.driver = None
+
+    def __call__(self, grid: int, stream: int, args) -> None:
+        if self.driver is None:
+            return self._launch_core(grid, stream, args)
+        self.slots[:] = args
+        rc = self.driver.launch(self.function, grid, 1, 1, self.block_x, self.block_y, 1, self.smem, stream,
+                                self.params, None)
+        if rc:
+            self._failed(rc, grid, stream, args)
+
+    def _failed(self, rc: int, grid: int, stream: int, args) -> None:
+        if rc == _CUDA_ERROR_INVALID_CONTEXT:  # a thread where torch has not made the context current
+            self.device.set_current()
+            rc = self.driver.launch(self.function, grid, 1, 1, self.block_x, self.block_y, 1, self.smem, stream,
+                                    self.params, None)
+            if rc == 0:
+                return
+        raise RuntimeError(f"cuLaunchKernel of {self.core_kernel!r} (grid {grid}, block "
+                           f"{(self.block_x, self.block_y)}, {self.smem} bytes of shared memory) failed: "
+                           f"{self.driver.error_name(rc)}")
+
+    def _launch_core(self, grid: int, stream: int, args) -> None:
+        import cuda.core as core
+
+        cfg = self.configs.get(grid)
+        if cfg is None:
+            if len(self.configs) > 4096:
+                self.configs.clear()
+            block = (self.block_x, self.block_y) if self.block_y > 1 else self.block_x
+            cfg = self.configs[grid] = core.LaunchConfig(grid=grid, block=block, shmem_size=self.smem)
+        core.launch(_wrap_stream(stream), cfg, self.core_kernel, *[ctypes.c_int64(a) for a in args])
+
+
+_CORE_STREAMS: dict = {}
+
+
 def _wrap_stream(handle: int):
     """A cuda.core Stream for a torch stream handle. Handle 0 is torch's default stream, the
     legacy default stream, which cuda.core names LEGACY_DEFAULT_STREAM."""
-    import cuda.core as core
+    stream = _CORE_STREAMS.get(handle)
+    if stream is None:
+        import cuda.core as core
 
-    if handle == 0 and hasattr(core, "LEGACY_DEFAULT_STREAM"):
-        return core.LEGACY_DEFAULT_STREAM
-    return core.Stream.from_handle(handle)
+        if handle == 0 and hasattr(core, "LEGACY_DEFAULT_STREAM"):
+            stream = core.LEGACY_DEFAULT_STREAM
+        else:
+            stream = core.Stream.from_handle(handle)
+        _CORE_STREAMS[handle] = stream
+    return stream
 
 
 class _DeviceInfo:
@@ -97,41 +240,37 @@ class _DeviceInfo:
         self.smem_per_sm = int(props.max_shared_memory_per_multiprocessor)
 
 
-class _Plan:
-    """A kernel plus everything needed to launch it for any number of rows."""
+class _RowPlan:
+    """A row tier's kernel(s) for one (tier, dtype, n, direction, alignment, device)."""
 
-    __slots__ = ("kernel", "block", "smem", "rows_per_block", "resident", "configs", "instance", "finish",
-                 "sm_count")
+    __slots__ = ("launch", "finish", "rows_per_block", "resident", "sm_count", "instance")
 
-    def __init__(self, kernel, block, smem, rows_per_block, resident, instance, finish=None, sm_count=0):
-        self.kernel = kernel
+    def __init__(self, launch, rows_per_block, resident, instance, finish=None, sm_count=0):
+        self.launch = launch
         self.finish = finish  # split_row: the second kernel
         self.sm_count = sm_count  # split_row: sizes the split
-        self.block = block
-        self.smem = smem
         self.rows_per_block = rows_per_block  # warp tier: rows one block covers; else 0
-        self.resident = resident  # grid-stride tiers: blocks the device runs at once
-        self.configs = {}
+        self.resident = resident  # block tiers (grid-stride): blocks the device runs at once
         self.instance = instance
 
-    def config(self, work: int):
-        """LaunchConfig for ``work`` rows (row tiers), column tiles (strided tier) or chunks
-        (split_row: one block each)."""
+    def grid(self, rows: int) -> int:
         if self.rows_per_block:
-            grid = -(-work // self.rows_per_block)
-        elif self.resident == 0:
-            grid = work
-        else:
-            grid = work if work < self.resident else self.resident
-        cfg = self.configs.get(grid)
-        if cfg is None:
-            from cuda.core import LaunchConfig
+            return -(-rows // self.rows_per_block)
+        return rows if rows < self.resident else self.resident
 
-            if len(self.configs) > 4096:
-                self.configs.clear()
-            cfg = LaunchConfig(grid=grid, block=self.block, shmem_size=self.smem)
-            self.configs[grid] = cfg
-        return cfg
+
+class _StridedPlan:
+    """The strided tier for one full problem: its grid, its split of n and its workspace size."""
+
+    __slots__ = ("launch", "grid", "chunk", "splits", "workspace", "instance")
+
+    def __init__(self, launch, grid, chunk, splits, workspace, instance):
+        self.launch = launch
+        self.grid = grid
+        self.chunk = chunk
+        self.splits = splits
+        self.workspace = workspace  # float32 elements of partials (0 without a split)
+        self.instance = instance
 
 
 class CudaBackend:
@@ -142,9 +281,7 @@ class CudaBackend:
         self._reasons: dict = {}
         self._devices: dict[int, _DeviceInfo] = {}
         self._plans: dict = {}
-        self._streams: dict = {}
         self._kernels: dict = {}
-        self._launch = None
         self._last_device = -1
         self._many_devices = False
         self._lock = threading.Lock()
@@ -227,13 +364,6 @@ class CudaBackend:
         return True
 
     # ---- launching ------------------------------------------------------------------------------
-    def _stream(self, device_index: int):
-        handle = _raw_stream(device_index)
-        stream = self._streams.get(handle)
-        if stream is None:
-            stream = self._streams[handle] = _wrap_stream(handle)
-        return stream
-
     def _enter(self, device_index: int) -> None:
         """Make the device's primary context current, as torch does, when the device changes."""
         if device_index != self._last_device or self._many_devices:
@@ -248,61 +378,77 @@ class CudaBackend:
         dev = x.get_device()
         if dev != self._last_device or self._many_devices:
             self._enter(dev)
+        xp, yp = x.data_ptr(), y.data_ptr()
         if inner == 1:
-            xp, yp, xs, ys = x.data_ptr(), y.data_ptr(), x.stride(0), y.stride(0)
+            xs, ys = x.stride(0), y.stride(0)
             align = (xp | yp | ((xs | ys) * x.element_size() if outer > 1 else 0)) & 15
             key = (tier, x.dtype, n, log, False, align, dev)
             plan = self._plans.get(key)
             if plan is None:
                 plan = self._build_row_plan(key)
-            if plan.finish is not None:  # split_row
-                stream = self._stream(dev)
-                chunk, splits = self._split(plan, outer, n)
-                partials = torch.empty(2 * outer * splits, dtype=torch.float32, device=x.device)
-                cfg = plan.config(outer * splits)
-                self._launch(stream, cfg, plan.kernel, xp, partials.data_ptr(), n, xs, chunk, splits)
-                self._launch(stream, cfg, plan.finish, xp, yp, partials.data_ptr(), n, xs, ys, chunk, splits)
+            if plan.finish is None:
+                plan.launch(plan.grid(outer), _raw_stream(dev), (xp, yp, outer, n, xs, ys))
                 return
-            self._launch(self._stream(dev), plan.config(outer), plan.kernel, xp, yp, outer, n, xs, ys)
-        else:
-            key = (tier, x.dtype, n, log, False, inner, dev)
-            plan = self._plans.get(key)
-            if plan is None:
-                plan = self._build_strided_plan(key)
-            self._launch(self._stream(dev), plan.config(outer * (-(-inner // plan.block[0]))), plan.kernel,
-                         x.data_ptr(), y.data_ptr(), outer, n, inner, x.stride(0), x.stride(1), y.stride(0), y.stride(1))
+            chunk, splits = self._split(plan, outer, n)
+            partials = torch.empty(2 * outer * splits, dtype=torch.float32, device=x.device).data_ptr()
+            stream = _raw_stream(dev)
+            plan.launch(outer * splits, stream, (xp, partials, n, xs, chunk, splits))
+            plan.finish(outer * splits, stream, (xp, yp, partials, n, xs, ys, chunk, splits))
+            return
+        xs0, xs1, ys0, ys1 = x.stride(0), x.stride(1), y.stride(0), y.stride(1)
+        isz = x.element_size()
+        align = (xp | yp | ((xs0 | ys0) * isz if outer > 1 else 0) | (xs1 | ys1) * isz) & 15
+        key = (tier, x.dtype, outer, n, inner, log, False, align, dev)
+        plan = self._plans.get(key)
+        if plan is None:
+            plan = self._build_strided_plan(key)
+        stream = _raw_stream(dev)
+        if plan.splits == 1:
+            plan.launch(plan.grid, stream, (xp, yp, 0, n, inner, xs0, xs1, ys0, ys1, n, 1, 0))
+            return
+        partials = torch.empty(plan.workspace, dtype=torch.float32, device=x.device).data_ptr()
+        chunk, splits = plan.chunk, plan.splits
+        plan.launch(plan.grid, stream, (xp, yp, partials, n, inner, xs0, xs1, ys0, ys1, chunk, splits, 1))
+        plan.launch(plan.grid, stream, (xp, yp, partials, n, inner, xs0, xs1, ys0, ys1, chunk, splits, 2))
 
     def backward(self, y: torch.Tensor, dy: torch.Tensor, dx: torch.Tensor, log: bool, tier: str) -> None:
         outer, n, inner = y.shape
         dev = y.get_device()
         if dev != self._last_device or self._many_devices:
             self._enter(dev)
+        yp, dyp, dxp = y.data_ptr(), dy.data_ptr(), dx.data_ptr()
         if inner == 1:
-            yp, dyp, dxp = y.data_ptr(), dy.data_ptr(), dx.data_ptr()
             ys, dys, dxs = y.stride(0), dy.stride(0), dx.stride(0)
             align = (yp | dyp | dxp | ((ys | dys | dxs) * y.element_size() if outer > 1 else 0)) & 15
             key = (tier, y.dtype, n, log, True, align, dev)
             plan = self._plans.get(key)
             if plan is None:
                 plan = self._build_row_plan(key)
-            if plan.finish is not None:  # split_row
-                stream = self._stream(dev)
-                chunk, splits = self._split(plan, outer, n)
-                partials = torch.empty(outer * splits, dtype=torch.float32, device=y.device)
-                cfg = plan.config(outer * splits)
-                self._launch(stream, cfg, plan.kernel, yp, dyp, partials.data_ptr(), n, ys, dys, chunk, splits)
-                self._launch(stream, cfg, plan.finish, yp, dyp, dxp, partials.data_ptr(), n, ys, dys, dxs, chunk,
-                             splits)
+            if plan.finish is None:
+                plan.launch(plan.grid(outer), _raw_stream(dev), (yp, dyp, dxp, outer, n, ys, dys, dxs))
                 return
-            self._launch(self._stream(dev), plan.config(outer), plan.kernel, yp, dyp, dxp, outer, n, ys, dys, dxs)
-        else:
-            key = (tier, y.dtype, n, log, True, inner, dev)
-            plan = self._plans.get(key)
-            if plan is None:
-                plan = self._build_strided_plan(key)
-            self._launch(self._stream(dev), plan.config(outer * (-(-inner // plan.block[0]))), plan.kernel,
-                         y.data_ptr(), dy.data_ptr(), dx.data_ptr(), outer, n, inner, y.stride(0), y.stride(1),
-                         dy.stride(0), dy.stride(1), dx.stride(0), dx.stride(1))
+            chunk, splits = self._split(plan, outer, n)
+            partials = torch.empty(outer * splits, dtype=torch.float32, device=y.device).data_ptr()
+            stream = _raw_stream(dev)
+            plan.launch(outer * splits, stream, (yp, dyp, partials, n, ys, dys, chunk, splits))
+            plan.finish(outer * splits, stream, (yp, dyp, dxp, partials, n, ys, dys, dxs, chunk, splits))
+            return
+        ys0, ys1, dys0, dys1, dxs0, dxs1 = y.stride(0), y.stride(1), dy.stride(0), dy.stride(1), dx.stride(0), dx.stride(1)
+        isz = y.element_size()
+        align = (yp | dyp | dxp | ((ys0 | dys0 | dxs0) * isz if outer > 1 else 0) | (ys1 | dys1 | dxs1) * isz) & 15
+        key = (tier, y.dtype, outer, n, inner, log, True, align, dev)
+        plan = self._plans.get(key)
+        if plan is None:
+            plan = self._build_strided_plan(key)
+        stream = _raw_stream(dev)
+        strides = (ys0, ys1, dys0, dys1, dxs0, dxs1)
+        if plan.splits == 1:
+            plan.launch(plan.grid, stream, (yp, dyp, dxp, 0, n, inner, *strides, n, 1, 0))
+            return
+        partials = torch.empty(plan.workspace, dtype=torch.float32, device=y.device).data_ptr()
+        chunk, splits = plan.chunk, plan.splits
+        plan.launch(plan.grid, stream, (yp, dyp, dxp, partials, n, inner, *strides, chunk, splits, 1))
+        plan.launch(plan.grid, stream, (yp, dyp, dxp, partials, n, inner, *strides, chunk, splits, 2))
 
     # ---- building plans (first call for a shape only) --------------------------------------------
     def _device(self, index: int) -> _DeviceInfo:
@@ -313,14 +459,10 @@ class CudaBackend:
                 raise RuntimeError(reason)
             info = _DeviceInfo(index)
             self._devices[index] = info
-            if self._launch is None:
-                from cuda.core import launch
-
-                self._launch = launch
         return info
 
     def kernel(self, instance: Instance, device_index: int):
-        """The loaded kernel for ``instance`` on a device, compiling it on first use."""
+        """The loaded cuda.core kernel for ``instance`` on a device, compiling it on first use."""
         info = self._device(device_index)
         key = (instance, info.arch, device_index)
         kern = self._kernels.get(key)
@@ -332,7 +474,7 @@ class CudaBackend:
             self._kernels[key] = kern
         return kern
 
-    def _build_row_plan(self, key) -> _Plan:
+    def _build_row_plan(self, key) -> _RowPlan:
         tier, dtype, n, log, backward, align, dev = key
         if tier not in ROW_TIERS:
             raise ValueError(f"tier {tier!r} of backend 'cuda' handles rows only with inner > 1; "
@@ -342,19 +484,22 @@ class CudaBackend:
         packs = WARP_PACK_SIZES[dtype] if tier == "warp" else PACK_SIZES[dtype]
         pack = next(p for p in packs if align % (p * itemsize) == 0)
         info = self._device(dev)
+        device = info.core_device
+        nargs = 8 if backward else 6
         with self._lock:
             if tier == "warp":
                 if n > WARP_TIER_MAX_COLS:
                     raise ValueError(f"tier 'warp' holds rows of at most {WARP_TIER_MAX_COLS} columns, not {n}")
                 cols, group, rows = warp_shape(n, pack)
                 inst = Instance("warp", dtype, backward, log, pack, cols, group, rows)
-                kern = self.kernel(inst, dev)
-                plan = _Plan(kern, WARP_TIER_BLOCK, 0, WARP_TIER_BLOCK // group * rows, 0, inst)
+                launch = _Launch(self.kernel(inst, dev), device, nargs, WARP_TIER_BLOCK)
+                plan = _RowPlan(launch, WARP_TIER_BLOCK // group * rows, 0, inst)
             elif tier == "split_row":
                 inst = Instance("split_row", dtype, backward, log, pack, stage="finish")
                 first = Instance("split_row", dtype, backward, log and backward, pack, stage="partials")
-                plan = _Plan(self.kernel(first, dev), SPLIT_ROW_BLOCK, 0, 0, 0, inst, self.kernel(inst, dev),
-                             info.sm_count)
+                partials = _Launch(self.kernel(first, dev), device, 8 if backward else 6, SPLIT_ROW_BLOCK)
+                finish = _Launch(self.kernel(inst, dev), device, 10 if backward else 8, SPLIT_ROW_BLOCK)
+                plan = _RowPlan(partials, 0, 0, inst, finish, info.sm_count)
             else:
                 inst = Instance(tier, dtype, backward, log, pack)
                 kern = self.kernel(inst, dev)
@@ -365,29 +510,40 @@ class CudaBackend:
                 if per_sm == 0:
                     raise ValueError(f"tier {tier!r}: a row of {n} {dtype} elements does not fit in shared "
                                      f"memory ({smem} bytes needed, {info.smem_per_block} per block)")
-                plan = _Plan(kern, block, smem, 0, per_sm * info.sm_count, inst)
+                plan = _RowPlan(_Launch(kern, device, nargs, block, 1, smem), 0, per_sm * info.sm_count, inst)
             self._plans[key] = plan
         return plan
 
-    def _build_strided_plan(self, key) -> _Plan:
-        tier, dtype, n, log, backward, inner, dev = key
+    def _build_strided_plan(self, key) -> _StridedPlan:
+        tier, dtype, outer, n, inner, log, backward, align, dev = key
         if tier != "strided":
             raise ValueError(f"tier {tier!r} of backend 'cuda' needs inner == 1; use tier 'strided' for inner > 1")
         info = self._device(dev)
+        itemsize = CXX_TYPES[dtype][2]
+        # the widest pack every pointer and stride is aligned to, and no wider than the columns
+        pack = next(p for p in STRIDED_PACK_SIZES[dtype] if align % (p * itemsize) == 0 and (p <= inner or p == 1))
         with self._lock:
-            inst = Instance("strided", dtype, backward, log)
+            inst = Instance("strided", dtype, backward, log, pack)
             kern = self.kernel(inst, dev)
-            width = min(32, next_pow2(inner))
-            # about 8 elements per thread along n, and at least two warps per block
-            slices = max(next_pow2(-(-n // 8)), 64 // width)
-            slices = min(slices, STRIDED_MAX_THREADS // width)
-            per_sm = self._occupancy(kern, info, width * slices, 0)
-            plan = _Plan(kern, (width, slices), 0, 0, per_sm * info.sm_count, inst)
+            width = min(32, next_pow2(-(-inner // pack)), max(1, STRIDED_ROW_BYTES // (pack * itemsize)))
+            # slices fill the block up to STRIDED_MAX_THREADS, no more than n needs (kUnroll rows each)
+            slices = min(STRIDED_MAX_THREADS // width, max(max(1, 32 // width), next_pow2(-(-n // 4))))
+            tiles = outer * -(-inner // (width * pack))
+            resident = max(1, self._occupancy(kern, info, width * slices, 0)) * info.sm_count
+            splits = 1
+            if tiles < STRIDED_WAVES * resident:
+                most = max(1, n // (slices * STRIDED_MIN_ROWS_PER_THREAD))
+                splits = min(most, -(-STRIDED_WAVES * resident // tiles))
+            chunk = -(-n // splits)
+            splits = -(-n // chunk)
+            workspace = 0 if splits == 1 else tiles * splits * width * pack * (1 if backward else 2)
+            launch = _Launch(kern, info.core_device, 15 if backward else 12, width, slices, 0)
+            plan = _StridedPlan(launch, tiles * splits, chunk, splits, workspace, inst)
             self._plans[key] = plan
         return plan
 
     @staticmethod
-    def _split(plan: _Plan, outer: int, n: int) -> tuple[int, int]:
+    def _split(plan: _RowPlan, outer: int, n: int) -> tuple[int, int]:
         """(chunk, splits): enough chunks for SPLIT_ROW_BLOCKS_PER_SM blocks per SM over all rows,
         none shorter than SPLIT_ROW_MIN_CHUNK elements, each starting 16-element aligned."""
         want = -(-SPLIT_ROW_BLOCKS_PER_SM * plan.sm_count // outer)
@@ -406,20 +562,17 @@ class CudaBackend:
             return max(0, min(by_threads, by_smem, 32))
 
     def _pick_block(self, kern, info: _DeviceInfo, n: int, pack: int, smem: int) -> tuple[int, int]:
-        """Block size for a block-per-row tier: the one keeping the most warps resident per SM,
-        the larger on a tie (more threads share the row's work); never more threads than the row
-        has packs, rounded up to whole warps."""
+        """(block size, blocks per SM) for a block-per-row tier: the smallest block that gives each
+        thread at most BLOCK_PACKS_PER_THREAD packs of the row (more, smaller blocks per SM overlap
+        one row's reduction with other rows' loads), grown while it would not fit."""
         packs = -(-n // pack)
-        cap = max(BLOCK_SIZES[0], -(-packs // 32) * 32)
-        best = (0, 0, 0)
-        for block in BLOCK_SIZES:
-            if block > cap:
-                break
+        want = next_pow2(-(-packs // BLOCK_PACKS_PER_THREAD))
+        candidates = [b for b in BLOCK_SIZES if b >= want] or [BLOCK_SIZES[-1]]
+        for block in candidates + [b for b in reversed(BLOCK_SIZES) if b < candidates[0]]:
             per_sm = self._occupancy(kern, info, block, smem)
-            score = (per_sm * block, block, per_sm)
-            if per_sm and score >= best:
-                best = score
-        return best[1] or BLOCK_SIZES[0], best[2]
+            if per_sm:
+                return block, per_sm
+        return BLOCK_SIZES[0], 0
 
     @staticmethod
     def _allow_dynamic_smem(kern, info: _DeviceInfo, smem: int) -> None:

@@ -46,6 +46,9 @@ SPLIT_ROW_ALIGN = 16
 
 # ---- tier "strided" -----------------------------------------------------------------------------
 STRIDED_MAX_THREADS = 256
+#: packs along the contiguous axis: 16 bytes, or single elements for unaligned views (and pairs
+#: of 16-bit elements for views aligned to 4 bytes)
+STRIDED_PACK_SIZES = WARP_PACK_SIZES
 
 
 @dataclass(frozen=True)
@@ -76,7 +79,7 @@ class Instance:
             if self.stage == "partials" and not self.backward:
                 fn = "maxsum"  # the same for softmax and log-softmax
         else:
-            shape = "p1"
+            shape = f"p{self.pack}"
         return f"fs_{self.tier}_{fn}_{direction}_{tag}_{shape}"
 
     @property
@@ -100,16 +103,19 @@ class Instance:
             return self._split_row_wrapper(t, log)
         else:
             bounds = STRIDED_MAX_THREADS
-            targs = f"{t}, {log}"
+            targs = f"{t}, {self.pack}, {log}"
             fn = "strided_backward" if self.backward else "strided_forward"
         if self.tier == "strided":
+            # every parameter is 8 bytes (pointers and i64), stage included: the launcher's
+            # argument slots are uniform
             if self.backward:
-                params = (f"const {t}* y, const {t}* dy, {t}* dx, i64 outer, i64 n, i64 inner, i64 ys0, i64 ys1, "
-                          f"i64 dys0, i64 dys1, i64 dxs0, i64 dxs1")
-                args = "y, dy, dx, outer, n, inner, ys0, ys1, dys0, dys1, dxs0, dxs1"
+                params = (f"const {t}* y, const {t}* dy, {t}* dx, float* partials, i64 n, i64 inner, i64 ys0, "
+                          f"i64 ys1, i64 dys0, i64 dys1, i64 dxs0, i64 dxs1, i64 chunk, i64 splits, i64 stage")
+                args = "y, dy, dx, partials, n, inner, ys0, ys1, dys0, dys1, dxs0, dxs1, chunk, splits, (int)stage"
             else:
-                params = f"const {t}* x, {t}* y, i64 outer, i64 n, i64 inner, i64 xs0, i64 xs1, i64 ys0, i64 ys1"
-                args = "x, y, outer, n, inner, xs0, xs1, ys0, ys1"
+                params = (f"const {t}* x, {t}* y, float* partials, i64 n, i64 inner, i64 xs0, i64 xs1, i64 ys0, "
+                          f"i64 ys1, i64 chunk, i64 splits, i64 stage")
+                args = "x, y, partials, n, inner, xs0, xs1, ys0, ys1, chunk, splits, (int)stage"
         elif self.backward:
             params = f"const {t}* y, const {t}* dy, {t}* dx, i64 rows, i64 n, i64 y_pitch, i64 dy_pitch, i64 dx_pitch"
             args = "y, dy, dx, rows, n, y_pitch, dy_pitch, dx_pitch"
@@ -196,5 +202,6 @@ def all_instances():
                     out.append(Instance("split_row", dtype, backward, log, pack, stage="finish"))
                     if backward or not log:
                         out.append(Instance("split_row", dtype, backward, log, pack, stage="partials"))
-                out.append(Instance("strided", dtype, backward, log))
+                for pack in STRIDED_PACK_SIZES[dtype]:
+                    out.append(Instance("strided", dtype, backward, log, pack))
     return out

@@ -122,6 +122,10 @@ __device__ __forceinline__ void store_pack(T* dst, const float* in) {
     write_pack<T, P>(dst, make_pack<T, P>(in));
 }
 
+// Loops over packs issue this many independent loads before they use any of them: one 16-byte
+// load in flight per thread is far too little to cover device memory latency at full bandwidth.
+constexpr int kUnroll = 4;
+
 // ---- running (max, sum of exp(x - max)) pairs: the online normaliser ----------------------
 // Two partial results merge by rescaling the sum with the smaller maximum to the larger one.
 // Equal maxima (including -inf == -inf for empty partials) skip the rescale, which would

@@ -1,13 +1,24 @@
 // Tier "strided": softmax over axis 1 of (outer, n, inner) with inner > 1, i.e. over a dim that
-// is not the innermost in memory. Neighbouring threads take neighbouring columns along `inner`
-// (contiguous, stride 1), so every load of a warp is coalesced, and each column's n elements lie
-// stride_n apart.
+// is not the innermost in memory. Each element (o, k, c) lies at o * s0 + k * s1 + c.
 //
-// A block is W columns wide (W = 2 .. 32, the power of two covering `inner`, so short inner dims
-// do not leave lanes idle) and SLICES threads deep: thread (c, s) folds elements s, s + SLICES,
-// ... of column c into a (max, sum) pair, the SLICES pairs of a column merge by a tree in shared
-// memory, and the second pass writes the column, re-reading it from L2.
-// blockDim = (W, SLICES) with W * SLICES <= 256, both powers of two.
+// A block is a tile of W * P neighbouring columns along `inner` (contiguous) by S slices along n:
+// thread (tx, ty) owns the P columns tx * P .. tx * P + P - 1 of the tile, moved as one packed
+// (up to 16-byte) access per row, and rows k = ty, ty + S, ... of its range of n. A warp thus
+// reads whole 128-byte lines of W * P columns from 32 / W rows at once. Each thread folds its
+// rows into one (max, sum) pair per column, kUnroll rows per step (all loaded before any is used,
+// and one rescale per step), and the S pairs of a column merge by a tree in shared memory.
+//
+// How n is covered depends on the host's `splits`:
+//   * splits == 1, stage kWhole: one block reduces its columns over all of n, then writes them,
+//     re-reading the input (from L2 while the tiles in flight fit there).
+//   * splits > 1, when there are too few tiles to fill the GPU (a long reduced axis, few columns):
+//     n is cut into `splits` chunks of `chunk` rows, one block per (tile, chunk), in two kernels.
+//     Stage kPartials writes each block's per-column (max, sum) pairs -- sum(dy * y) or sum(dy)
+//     for backward -- to a float32 workspace; stage kFinish merges a column's pairs over all
+//     chunks and writes its own chunk. kFinish runs its blocks in reverse order, so the chunks
+//     kPartials read last, still in L2, are the first ones re-read.
+//
+// Columns past `inner` in the last tile hold -inf (empty pairs) and are never written.
 #pragma once
 
 #include "common.cuh"
@@ -15,83 +26,244 @@
 namespace fastsoftmax {
 
 constexpr int kStridedMaxThreads = 256;
+constexpr int kWhole = 0;
+constexpr int kPartials = 1;
+constexpr int kFinish = 2;
 
-template <typename T, bool LOG>
-__device__ __forceinline__ void strided_forward(const T* x, T* y, i64 outer, i64 n, i64 inner, i64 x_outer_stride,
-                                                i64 x_n_stride, i64 y_outer_stride, i64 y_n_stride) {
-    __shared__ MaxSum partial[kStridedMaxThreads];
-    const int width = blockDim.x;
-    const int slices = blockDim.y;
-    const int slot = threadIdx.y * width + threadIdx.x;
-    const i64 tiles_per_outer = (inner + width - 1) / width;
+struct StridedTile {
+    i64 o;       // outer index
+    i64 column;  // first column of this thread's pack
+    int valid;   // columns of the pack inside `inner` (0 .. P)
+    i64 k_begin, k_end;
+    i64 block;   // block index in launch order
+};
 
-    for (i64 tile = blockIdx.x; tile < outer * tiles_per_outer; tile += gridDim.x) {
-        const i64 o = tile / tiles_per_outer;
-        const i64 column = (tile - o * tiles_per_outer) * width + threadIdx.x;
-        const bool valid = column < inner;
-        const T* src = x + o * x_outer_stride + column;
-        T* dst = y + o * y_outer_stride + column;
+template <int P>
+__device__ __forceinline__ StridedTile strided_tile(i64 n, i64 inner, i64 chunk, i64 splits, bool reverse) {
+    const i64 block = reverse ? gridDim.x - 1 - blockIdx.x : blockIdx.x;
+    const i64 tile = block / splits;
+    const i64 split = block - tile * splits;
+    const i64 tile_width = (i64)blockDim.x * P;
+    const i64 tiles_per_outer = (inner + tile_width - 1) / tile_width;
+    StridedTile t;
+    t.o = tile / tiles_per_outer;
+    t.column = (tile - t.o * tiles_per_outer) * tile_width + (i64)threadIdx.x * P;
+    const i64 left = inner - t.column;
+    t.valid = left <= 0 ? 0 : (left >= P ? P : (int)left);
+    t.k_begin = split * chunk;
+    t.k_end = min(n, t.k_begin + chunk);
+    t.block = block;
+    return t;
+}
 
-        MaxSum state = empty_maxsum();
-        if (valid) {
-            for (i64 k = threadIdx.y; k < n; k += slices) {
-                const float v = to_float(src[k * x_n_stride]);
-                accumulate<1>(state, &v);
-            }
-        }
-        partial[slot] = state;
-        __syncthreads();
-        for (int half = slices / 2; half > 0; half /= 2) {
-            if (threadIdx.y < half) partial[slot] = merge(partial[slot], partial[slot + half * width]);
-            __syncthreads();
-        }
-        const RowScale scale = row_scale(partial[threadIdx.x]);
-        if (valid) {
-            for (i64 k = threadIdx.y; k < n; k += slices) {
-                dst[k * y_n_stride] = from_float<T>(normalise<LOG>(to_float(src[k * x_n_stride]), scale));
-            }
-        }
-        __syncthreads();  // partial[] is rewritten by the next tile
+// P columns of one row: one packed access when all are inside `inner`; -inf (forward) or 0
+// (backward) for columns past it.
+template <typename T, int P>
+__device__ __forceinline__ void load_columns(const T* src, int valid, float pad, float* out) {
+    if (valid == P) {
+        load_pack<T, P>(src, out);
+    } else {
+#pragma unroll
+        for (int i = 0; i < P; ++i) out[i] = i < valid ? to_float(src[i]) : pad;
     }
 }
 
-template <typename T, bool LOG>
-__device__ __forceinline__ void strided_backward(const T* y, const T* dy, T* dx, i64 outer, i64 n, i64 inner,
-                                                 i64 y_outer_stride, i64 y_n_stride, i64 dy_outer_stride,
-                                                 i64 dy_n_stride, i64 dx_outer_stride, i64 dx_n_stride) {
-    __shared__ float partial[kStridedMaxThreads];
-    const int width = blockDim.x;
-    const int slices = blockDim.y;
-    const int slot = threadIdx.y * width + threadIdx.x;
-    const i64 tiles_per_outer = (inner + width - 1) / width;
+template <typename T, int P>
+__device__ __forceinline__ void store_columns(T* dst, int valid, const float* in) {
+    if (valid == P) {
+        store_pack<T, P>(dst, in);
+    } else {
+#pragma unroll
+        for (int i = 0; i < P; ++i)
+            if (i < valid) dst[i] = from_float<T>(in[i]);
+    }
+}
 
-    for (i64 tile = blockIdx.x; tile < outer * tiles_per_outer; tile += gridDim.x) {
-        const i64 o = tile / tiles_per_outer;
-        const i64 column = (tile - o * tiles_per_outer) * width + threadIdx.x;
-        const bool valid = column < inner;
-        const T* y_col = y + o * y_outer_stride + column;
-        const T* dy_col = dy + o * dy_outer_stride + column;
-        T* dx_col = dx + o * dx_outer_stride + column;
+struct MergeMaxSum {
+    __device__ __forceinline__ MaxSum operator()(MaxSum a, MaxSum b) const { return merge(a, b); }
+};
+struct AddFloat {
+    __device__ __forceinline__ float operator()(float a, float b) const { return a + b; }
+};
 
-        float sum = 0.0f;
-        if (valid) {
-            for (i64 k = threadIdx.y; k < n; k += slices)
-                sum += backward_term<LOG>(to_float(y_col[k * y_n_stride]), to_float(dy_col[k * dy_n_stride]));
+// Merges the S slices' values of each column; afterwards slot [0][c] holds column c's result.
+template <int P, typename V, typename Merge>
+__device__ __forceinline__ void merge_slices(V* shared, const V* mine, Merge merge_fn) {
+    const int row_width = blockDim.x * P;
+    V* slot = shared + threadIdx.y * row_width + threadIdx.x * P;
+#pragma unroll
+    for (int i = 0; i < P; ++i) slot[i] = mine[i];
+    __syncthreads();
+    for (int half = blockDim.y / 2; half > 0; half /= 2) {
+        if (threadIdx.y < half) {
+#pragma unroll
+            for (int i = 0; i < P; ++i) slot[i] = merge_fn(slot[i], slot[i + half * row_width]);
         }
-        partial[slot] = sum;
         __syncthreads();
-        for (int half = slices / 2; half > 0; half /= 2) {
-            if (threadIdx.y < half) partial[slot] += partial[slot + half * width];
-            __syncthreads();
+    }
+}
+
+template <typename T, int P, bool LOG>
+__device__ __forceinline__ void strided_forward(const T* x, T* y, float* partials, i64 n, i64 inner, i64 xs0,
+                                                i64 xs1, i64 ys0, i64 ys1, i64 chunk, i64 splits, int stage) {
+    __shared__ MaxSum shared[kStridedMaxThreads * P];
+    const StridedTile t = strided_tile<P>(n, inner, chunk, splits, stage == kFinish);
+    const i64 slices = blockDim.y;
+    const T* src = x + t.o * xs0 + t.column;
+    const int tile_width = blockDim.x * P;
+
+    MaxSum state[P];
+#pragma unroll
+    for (int i = 0; i < P; ++i) state[i] = empty_maxsum();
+    if (stage == kFinish) {
+        // a column's pairs over every chunk: chunk s of this tile sits at block tile * splits + s
+        const i64 tile = t.block / splits;
+        for (i64 s = threadIdx.y; s < splits; s += slices) {
+            const float* pair = partials + 2 * ((tile * splits + s) * tile_width + threadIdx.x * P);
+#pragma unroll
+            for (int i = 0; i < P; ++i) state[i] = merge(state[i], MaxSum{pair[2 * i], pair[2 * i + 1]});
         }
-        const float total = partial[threadIdx.x];
-        if (valid) {
-            for (i64 k = threadIdx.y; k < n; k += slices) {
-                const float g = input_grad<LOG>(to_float(y_col[k * y_n_stride]), to_float(dy_col[k * dy_n_stride]), total);
-                dx_col[k * dx_n_stride] = from_float<T>(g);
+    } else {
+        i64 k = t.k_begin + threadIdx.y;
+        for (; k + (kUnroll - 1) * slices < t.k_end; k += kUnroll * slices) {
+            float v[kUnroll][P];
+#pragma unroll
+            for (int u = 0; u < kUnroll; ++u) load_columns<T, P>(src + (k + u * slices) * xs1, t.valid, neg_inf(), v[u]);
+#pragma unroll
+            for (int i = 0; i < P; ++i) {
+                float column[kUnroll];
+#pragma unroll
+                for (int u = 0; u < kUnroll; ++u) column[u] = v[u][i];
+                accumulate<kUnroll>(state[i], column);
             }
         }
-        __syncthreads();
+        for (; k < t.k_end; k += slices) {
+            float v[P];
+            load_columns<T, P>(src + k * xs1, t.valid, neg_inf(), v);
+#pragma unroll
+            for (int i = 0; i < P; ++i) accumulate<1>(state[i], v + i);
+        }
+    }
+    merge_slices<P>(shared, state, MergeMaxSum());
+    if (stage == kPartials) {
+        if (threadIdx.y == 0) {
+            float* out = partials + 2 * (t.block * tile_width + threadIdx.x * P);
+#pragma unroll
+            for (int i = 0; i < P; ++i) {
+                const MaxSum m = shared[threadIdx.x * P + i];
+                out[2 * i] = m.max;
+                out[2 * i + 1] = m.sum;
+            }
+        }
+        return;
+    }
+    RowScale scale[P];
+#pragma unroll
+    for (int i = 0; i < P; ++i) scale[i] = row_scale(shared[threadIdx.x * P + i]);
+    if (t.valid == 0) return;
+
+    T* dst = y + t.o * ys0 + t.column;
+    i64 k = t.k_begin + threadIdx.y;
+    for (; k + (kUnroll - 1) * slices < t.k_end; k += kUnroll * slices) {
+        float v[kUnroll][P];
+#pragma unroll
+        for (int u = 0; u < kUnroll; ++u) load_columns<T, P>(src + (k + u * slices) * xs1, t.valid, 0.0f, v[u]);
+#pragma unroll
+        for (int u = 0; u < kUnroll; ++u) {
+#pragma unroll
+            for (int i = 0; i < P; ++i) v[u][i] = normalise<LOG>(v[u][i], scale[i]);
+            store_columns<T, P>(dst + (k + u * slices) * ys1, t.valid, v[u]);
+        }
+    }
+    for (; k < t.k_end; k += slices) {
+        float v[P];
+        load_columns<T, P>(src + k * xs1, t.valid, 0.0f, v);
+#pragma unroll
+        for (int i = 0; i < P; ++i) v[i] = normalise<LOG>(v[i], scale[i]);
+        store_columns<T, P>(dst + k * ys1, t.valid, v);
+    }
+}
+
+template <typename T, int P, bool LOG>
+__device__ __forceinline__ void strided_backward(const T* y, const T* dy, T* dx, float* partials, i64 n, i64 inner,
+                                                 i64 ys0, i64 ys1, i64 dys0, i64 dys1, i64 dxs0, i64 dxs1,
+                                                 i64 chunk, i64 splits, int stage) {
+    __shared__ float shared[kStridedMaxThreads * P];
+    const StridedTile t = strided_tile<P>(n, inner, chunk, splits, stage == kFinish);
+    const i64 slices = blockDim.y;
+    const T* y_col = y + t.o * ys0 + t.column;
+    const T* dy_col = dy + t.o * dys0 + t.column;
+    const int tile_width = blockDim.x * P;
+
+    float sum[P];
+#pragma unroll
+    for (int i = 0; i < P; ++i) sum[i] = 0.0f;
+    if (stage == kFinish) {
+        const i64 tile = t.block / splits;
+        for (i64 s = threadIdx.y; s < splits; s += slices) {
+            const float* part = partials + (tile * splits + s) * tile_width + threadIdx.x * P;
+#pragma unroll
+            for (int i = 0; i < P; ++i) sum[i] += part[i];
+        }
+    } else {
+        i64 k = t.k_begin + threadIdx.y;
+        for (; k + (kUnroll - 1) * slices < t.k_end; k += kUnroll * slices) {
+            float yv[kUnroll][P], dyv[kUnroll][P];
+#pragma unroll
+            for (int u = 0; u < kUnroll; ++u) {
+                load_columns<T, P>(y_col + (k + u * slices) * ys1, t.valid, 0.0f, yv[u]);
+                load_columns<T, P>(dy_col + (k + u * slices) * dys1, t.valid, 0.0f, dyv[u]);
+            }
+#pragma unroll
+            for (int u = 0; u < kUnroll; ++u)
+#pragma unroll
+                for (int i = 0; i < P; ++i) sum[i] += backward_term<LOG>(yv[u][i], dyv[u][i]);
+        }
+        for (; k < t.k_end; k += slices) {
+            float yv[P], dyv[P];
+            load_columns<T, P>(y_col + k * ys1, t.valid, 0.0f, yv);
+            load_columns<T, P>(dy_col + k * dys1, t.valid, 0.0f, dyv);
+#pragma unroll
+            for (int i = 0; i < P; ++i) sum[i] += backward_term<LOG>(yv[i], dyv[i]);
+        }
+    }
+    merge_slices<P>(shared, sum, AddFloat());
+    if (stage == kPartials) {
+        if (threadIdx.y == 0) {
+            float* out = partials + t.block * tile_width + threadIdx.x * P;
+#pragma unroll
+            for (int i = 0; i < P; ++i) out[i] = shared[threadIdx.x * P + i];
+        }
+        return;
+    }
+    float total[P];
+#pragma unroll
+    for (int i = 0; i < P; ++i) total[i] = shared[threadIdx.x * P + i];
+    if (t.valid == 0) return;
+
+    T* dx_col = dx + t.o * dxs0 + t.column;
+    i64 k = t.k_begin + threadIdx.y;
+    for (; k + (kUnroll - 1) * slices < t.k_end; k += kUnroll * slices) {
+        float yv[kUnroll][P], dyv[kUnroll][P];
+#pragma unroll
+        for (int u = 0; u < kUnroll; ++u) {
+            load_columns<T, P>(y_col + (k + u * slices) * ys1, t.valid, 0.0f, yv[u]);
+            load_columns<T, P>(dy_col + (k + u * slices) * dys1, t.valid, 0.0f, dyv[u]);
+        }
+#pragma unroll
+        for (int u = 0; u < kUnroll; ++u) {
+#pragma unroll
+            for (int i = 0; i < P; ++i) yv[u][i] = input_grad<LOG>(yv[u][i], dyv[u][i], total[i]);
+            store_columns<T, P>(dx_col + (k + u * slices) * dxs1, t.valid, yv[u]);
+        }
+    }
+    for (; k < t.k_end; k += slices) {
+        float yv[P], dyv[P];
+        load_columns<T, P>(y_col + k * ys1, t.valid, 0.0f, yv);
+        load_columns<T, P>(dy_col + k * dys1, t.valid, 0.0f, dyv);
+#pragma unroll
+        for (int i = 0; i < P; ++i) yv[i] = input_grad<LOG>(yv[i], dyv[i], total[i]);
+        store_columns<T, P>(dx_col + k * dxs1, t.valid, yv);
     }
 }
 
