@@ -22,8 +22,8 @@ from fastsoftmax import dispatch
 from fastsoftmax.backends import triton as tb
 from fastsoftmax.benchmark.timing import copy_bandwidth_gbps, host_us_per_call, median_ms
 
-KNOBS = ("LOOP_CHUNK_ELEMS", "LOOP_WARPS", "LOOP_STAGES", "LOOP_INNER_BYTES", "SPLIT_PROGRAMS_PER_SM", "MAX_TILE",
-         "MAX_TILE_BACKWARD")
+KNOBS = ("LOOP_CHUNK_ELEMS", "LOOP_WARPS", "LOOP_STAGES", "LOOP_INNER_BYTES", "ONLINE_PROGRAMS_PER_SM",
+         "SPLIT_PROGRAMS_PER_SM", "SPLIT_CHUNK_ELEMS", "MAX_TILE", "MAX_TILE_BACKWARD")
 
 
 def configure(**values):
@@ -74,30 +74,28 @@ def main() -> int:
         print(json.dumps(rows[-1]), flush=True)
 
     bf16, fp32 = torch.bfloat16, torch.float32
-    for dtype in (bf16, fp32):
-        for chunk, warps, stages in itertools.product((8192, 16384), (8, 16, 32), (1, 2, 3)):
-            if chunk // warps > 1024:
-                continue
-            knobs = dict(LOOP_CHUNK_ELEMS=chunk, LOOP_WARPS=warps, LOOP_STAGES=stages)
+    # the persistent online tier: programs per SM against chunk size, rows and columns
+    for per_sm, chunk in itertools.product((1, 2, 4), (8192, 16384)):
+        knobs = dict(ONLINE_PROGRAMS_PER_SM=per_sm, LOOP_CHUNK_ELEMS=chunk)
+        for dtype in (bf16, fp32):
             record("long rows online", (1024, 131072), -1, dtype, "online", **knobs)
-            if dtype == bf16:
-                record("huge row split", (1, 1 << 24), -1, dtype, "split", **knobs)
-                record("strided online", (32, 4096, 1024), 1, dtype, "online", **knobs)
-                record("backward online", (2048, 65536), -1, dtype, "online", backward=True, **knobs)
-        for max_tile in (32768, 65536):
-            record("long rows in registers", (2048, 32768), -1, dtype, "row", MAX_TILE=max_tile)
-            record("long rows in registers", (1024, 65536), -1, dtype, "row", MAX_TILE=max_tile)
-        record("32768 online", (4096, 32768), -1, dtype, "online")
-    for per_sm in (1, 2, 4, 8):
-        record("huge row split", (1, 1 << 24), -1, bf16, "split", SPLIT_PROGRAMS_PER_SM=per_sm)
-        record("huge row split", (1, 1 << 24), -1, fp32, "split", SPLIT_PROGRAMS_PER_SM=per_sm)
-        record("strided split", (65536, 2048), 0, bf16, "split", SPLIT_PROGRAMS_PER_SM=per_sm)
-    for inner_bytes in (32, 64, 128, 256):
+            record("long rows online", (2048, 65536), -1, dtype, "online", **knobs)
+        record("strided online", (32, 4096, 1024), 1, bf16, "online", **knobs)
+        record("strided online", (8192, 16384), 0, bf16, "online", **knobs)
+        record("strided online", (65536, 2048), 0, bf16, "online", **knobs)
+        record("backward online", (2048, 65536), -1, bf16, "online", backward=True, **knobs)
+    for inner_bytes in (16, 32, 64):
         record("strided online", (32, 4096, 1024), 1, bf16, "online", LOOP_INNER_BYTES=inner_bytes)
-        record("strided online", (8192, 16384), 0, bf16, "online", LOOP_INNER_BYTES=inner_bytes)
-        record("strided split", (65536, 2048), 0, bf16, "split", LOOP_INNER_BYTES=inner_bytes)
-    for backward_tile in (8192, 16384, 32768):
-        record("backward in registers", (8192, 16384), -1, bf16, "row", backward=True, MAX_TILE_BACKWARD=backward_tile)
+        record("strided online", (8192, 16384), 0, fp32, "online", LOOP_INNER_BYTES=inner_bytes)
+    for per_sm, chunk in itertools.product((1, 2, 4), (4096, 8192)):
+        knobs = dict(SPLIT_PROGRAMS_PER_SM=per_sm, SPLIT_CHUNK_ELEMS=chunk)
+        record("huge row split", (1, 1 << 24), -1, bf16, "split", **knobs)
+        record("huge row split", (1, 1 << 26), -1, fp32, "split", **knobs)
+        record("strided split", (65536, 2048), 0, bf16, "split", **knobs)
+        record("strided split", (1048576, 128), 0, bf16, "split", **knobs)
+    for dtype in (bf16, fp32):
+        record("rows in registers", (4096, 32768), -1, dtype, "row")
+        record("rows in registers", (8192, 16384), -1, dtype, "row", backward=True)
     configure(**defaults)
     x = torch.randn(4, 1024, device="cuda").to(bf16)
     host = {"fastsoftmax": host_us_per_call(lambda: fastsoftmax.softmax(x, -1, backend="triton")),

@@ -12,7 +12,7 @@ H100_SMS = 132
 
 
 @pytest.mark.parametrize("n,tier", [(64, "tile"), (1000, "tile"), (1024, "tile"), (1025, "row"), (16384, "row"),
-                                    (16385, "online"), (131072, "online")])
+                                    (32768, "row"), (32769, "online"), (131072, "online")])
 def test_row_tiers_at_bulk_sizes(n, tier):
     assert _choose_tier((1 << 27) // n, n, 1, 2, False, H100_SMS) == tier
 

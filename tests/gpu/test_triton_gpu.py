@@ -19,8 +19,8 @@ FORWARD_SHAPES = [
     ((2048, 1000), -1),  # tile, not a power of two
     ((1024, 1025), -1),  # just past a power of two: row
     ((512, 3000), -1),
-    ((256, 16384), -1),  # the longest row kept in registers
-    ((300, 16385), -1),  # online
+    ((128, 32768), -1),  # the longest row kept in registers
+    ((300, 32769), -1),  # online
     ((512, 50257), -1),  # online, a vocabulary
     ((1, 128256), -1),  # split, decode
     ((8, 151936), -1),  # split

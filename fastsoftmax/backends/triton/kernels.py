@@ -16,7 +16,8 @@ Three strategies, by how much of the reduced axis fits on chip:
 2. ``*_online``: the reduced axis is walked in chunks twice. The first walk keeps a running max
    and a running sum that is rescaled whenever the max grows (the online normaliser), so one
    walk gives both statistics; the second walk re-reads and writes. It walks backwards so that
-   the chunks read last, still in L2, are read first.
+   the chunks read last, still in L2, are read first, and the grid is persistent (a few programs
+   per SM taking rows in turn) so that the rows in flight fit in L2.
 3. ``*_partials`` + ``*_split``: the reduced axis is cut into ``SPLITS`` pieces, each taken by its
    own program, so that even a single row of 2^24 elements spreads over the whole GPU. The first
    kernel writes each piece's (max, sum); the second merges them (a few hundred values, read by
@@ -117,13 +118,16 @@ def _write_chunks_backwards(x_ptr, y_ptr, xs_o, xs_n, ys_o, ys_n, m, s, pid, OUT
 
 @triton.jit
 def softmax_fwd_online(
-    x_ptr, y_ptr, OUTER, N, INNER, xs_o, xs_n, ys_o, ys_n,
+    x_ptr, y_ptr, OUTER, N, INNER, xs_o, xs_n, ys_o, ys_n, COLUMN_PROGRAMS,
     LOG: tl.constexpr, BLOCK_O: tl.constexpr, BLOCK_N: tl.constexpr, BLOCK_I: tl.constexpr,
 ):
-    pid = tl.program_id(0)
-    m, s = _online_stats(x_ptr, xs_o, xs_n, pid, OUTER, N, INNER, 0, N, BLOCK_O, BLOCK_N, BLOCK_I)
-    _write_chunks_backwards(x_ptr, y_ptr, xs_o, xs_n, ys_o, ys_n, m, s, pid, OUTER, N, INNER, 0, N,
-                            LOG, BLOCK_O, BLOCK_N, BLOCK_I)
+    # Persistent: a few programs per SM walk all the rows (or column blocks) in turn, so the data
+    # between a row's first and second walk (the rows in flight) stays small enough for L2, and
+    # the second walk is served from L2 rather than from device memory.
+    for pid in range(tl.program_id(0), COLUMN_PROGRAMS, tl.num_programs(0)):
+        m, s = _online_stats(x_ptr, xs_o, xs_n, pid, OUTER, N, INNER, 0, N, BLOCK_O, BLOCK_N, BLOCK_I)
+        _write_chunks_backwards(x_ptr, y_ptr, xs_o, xs_n, ys_o, ys_n, m, s, pid, OUTER, N, INNER, 0, N,
+                                LOG, BLOCK_O, BLOCK_N, BLOCK_I)
 
 
 @triton.jit
@@ -256,13 +260,15 @@ def _write_grad_backwards(y_ptr, dy_ptr, dx_ptr, ys_o, ys_n, dys_o, dys_n, dxs_o
 
 @triton.jit
 def softmax_bwd_online(
-    y_ptr, dy_ptr, dx_ptr, OUTER, N, INNER, ys_o, ys_n, dys_o, dys_n, dxs_o, dxs_n,
+    y_ptr, dy_ptr, dx_ptr, OUTER, N, INNER, ys_o, ys_n, dys_o, dys_n, dxs_o, dxs_n, COLUMN_PROGRAMS,
     LOG: tl.constexpr, BLOCK_O: tl.constexpr, BLOCK_N: tl.constexpr, BLOCK_I: tl.constexpr,
 ):
-    pid = tl.program_id(0)
-    total = _grad_sum(y_ptr, dy_ptr, ys_o, ys_n, dys_o, dys_n, pid, OUTER, INNER, 0, N, LOG, BLOCK_O, BLOCK_N, BLOCK_I)
-    _write_grad_backwards(y_ptr, dy_ptr, dx_ptr, ys_o, ys_n, dys_o, dys_n, dxs_o, dxs_n, total, pid, OUTER, INNER,
-                          0, N, LOG, BLOCK_O, BLOCK_N, BLOCK_I)
+    # Persistent, as softmax_fwd_online, so that the second walk over y and dy hits L2.
+    for pid in range(tl.program_id(0), COLUMN_PROGRAMS, tl.num_programs(0)):
+        total = _grad_sum(y_ptr, dy_ptr, ys_o, ys_n, dys_o, dys_n, pid, OUTER, INNER, 0, N, LOG,
+                          BLOCK_O, BLOCK_N, BLOCK_I)
+        _write_grad_backwards(y_ptr, dy_ptr, dx_ptr, ys_o, ys_n, dys_o, dys_n, dxs_o, dxs_n, total, pid, OUTER,
+                              INNER, 0, N, LOG, BLOCK_O, BLOCK_N, BLOCK_I)
 
 
 @triton.jit
