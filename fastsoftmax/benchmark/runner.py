@@ -195,10 +195,14 @@ class Runner:
         row["max_abs_err"] = result.max_abs_err
         row["err_ratio"] = result.worst_ratio
         if not result.passed:
-            # reported, never timed as a success
-            row["status"] = "wrong"
-            row["message"] = result.message
-            return row
+            if impl.is_fastsoftmax:
+                # reported, never timed as a success
+                row["status"] = "wrong"
+                row["message"] = result.message
+                return row
+            # a peer less accurate than fastsoftmax is held to is still the baseline users run:
+            # time it, and say how far off it is
+            row["message"] = f"outside fastsoftmax's error bars: {result.message}"
         try:
             ms = float(self.timer(bound_call(fn, inputs)))
             self._sync()
