@@ -211,6 +211,23 @@ __device__ __forceinline__ MaxSum block_maxsum(MaxSum v) {
     return result;
 }
 
+__device__ __forceinline__ float block_max(float v) {
+    __shared__ float partial[32];
+    __shared__ float result;
+    const int lane = threadIdx.x & 31;
+    const int warp = threadIdx.x >> 5;
+    v = group_max<32>(v);
+    if (lane == 0) partial[warp] = v;
+    __syncthreads();
+    if (warp == 0) {
+        v = lane < (int)(blockDim.x >> 5) ? partial[lane] : neg_inf();
+        v = group_max<32>(v);
+        if (lane == 0) result = v;
+    }
+    __syncthreads();
+    return result;
+}
+
 __device__ __forceinline__ float block_sum(float v) {
     __shared__ float partial[32];
     __shared__ float result;
