@@ -50,11 +50,12 @@ LOOP_CHUNK_ELEMS = 16384
 LOOP_WARPS = 16
 LOOP_STAGES = 1
 #: Bytes along the contiguous axis that one program of the looping tiers covers in the strided
-#: layout: one 32-byte sector. Narrow column blocks keep each program's working set (n rows of
-#: it) small, and neighbouring programs read the neighbouring sectors at the same time.
-LOOP_INNER_BYTES = 32
+#: layout: two 32-byte sectors. Narrow column blocks keep each program's working set (n rows of
+#: it) small while neighbouring programs read the neighbouring sectors at the same time; 16 bytes
+#: and 128 bytes both measured slower.
+LOOP_INNER_BYTES = 64
 #: Programs per SM of the persistent online tier: few, so that the rows in flight fit in L2.
-ONLINE_PROGRAMS_PER_SM = 1
+ONLINE_PROGRAMS_PER_SM = 2
 #: Programs per SM the split tier aims for, and its chunk: smaller than the online tier's, since a
 #: split program walks only its own piece of the row.
 SPLIT_PROGRAMS_PER_SM = 2
