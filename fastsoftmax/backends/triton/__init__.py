@@ -155,12 +155,7 @@ class TritonBackend:
 
     def forward(self, x: torch.Tensor, y: torch.Tensor, log: bool, tier: str | None = None) -> None:
         outer, n, inner = x.shape
-        device_index = x.device.index if x.is_cuda else -1
-        sm_count = _sm_count(device_index)
-        itemsize = _ITEMSIZE[x.dtype]
-        if tier is None:
-            tier = _choose_tier(outer, n, inner, itemsize, False, sm_count)
-        p = plan(tier, outer, n, inner, itemsize, False, sm_count, log)
+        p, device_index = _plan_for(x, tier, False, log)
         strides = (x.stride(0), x.stride(1), y.stride(0), y.stride(1))
         programs, configs = p["programs"], p["configs"]
         if p["kind"] == "tile":
@@ -181,12 +176,7 @@ class TritonBackend:
 
     def backward(self, y: torch.Tensor, dy: torch.Tensor, dx: torch.Tensor, log: bool, tier: str | None = None) -> None:
         outer, n, inner = y.shape
-        device_index = y.device.index if y.is_cuda else -1
-        sm_count = _sm_count(device_index)
-        itemsize = _ITEMSIZE[y.dtype]
-        if tier is None:
-            tier = _choose_tier(outer, n, inner, itemsize, True, sm_count)
-        p = plan(tier, outer, n, inner, itemsize, True, sm_count, log)
+        p, device_index = _plan_for(y, tier, True, log)
         strides = (y.stride(0), y.stride(1), dy.stride(0), dy.stride(1), dx.stride(0), dx.stride(1))
         programs, configs = p["programs"], p["configs"]
         if p["kind"] == "tile":
@@ -208,6 +198,18 @@ class TritonBackend:
 
 
 _ITEMSIZE = {torch.float32: 4, torch.float16: 2, torch.bfloat16: 2}
+
+
+def _plan_for(t: torch.Tensor, tier: str | None, backward: bool, log: bool) -> tuple[dict, int]:
+    """The launch plan of the canonical view ``t`` (the tier's, or the chosen tier's), and the
+    CUDA device index (-1 under the interpreter)."""
+    outer, n, inner = t.shape
+    device_index = t.device.index if t.is_cuda else -1
+    sm_count = _sm_count(device_index)
+    itemsize = _ITEMSIZE[t.dtype]
+    if tier is None:
+        tier = _choose_tier(outer, n, inner, itemsize, backward, sm_count)
+    return plan(tier, outer, n, inner, itemsize, backward, sm_count, log), device_index
 
 
 @functools.lru_cache(maxsize=4096)
