@@ -26,7 +26,7 @@
 
 namespace fastsoftmax {
 
-// A row of at most kUnroll packs per thread (n % P == 0) stays in registers: read once, the
+// A row of at most kUnroll packs per thread (n % P == 0), in blocks of up to 512 threads, stays in registers: read once, the
 // maximum first, then exp once per element, the sum, and the write. The online pass of the
 // general path needs two exponentials per element (one for the sum, one for the output), and for
 // 16-bit types the exponential unit, not memory, then sets the pace.
@@ -93,7 +93,8 @@ __device__ __forceinline__ void block_forward(const T* x, T* y, i64 rows, i64 n,
     const i64 full_packs = n / P;
     const i64 tail_start = full_packs * P;
     const i64 stride = blockDim.x;
-    if (tail_start == n && full_packs <= kUnroll * stride) {
+    // not with 1024 threads: two such blocks per SM hold too few rows to hide the two reductions
+    if (tail_start == n && full_packs <= kUnroll * stride && stride <= 512) {
         block_forward_in_registers<T, P, LOG>(x, y, rows, n, x_pitch, y_pitch);
         return;
     }
