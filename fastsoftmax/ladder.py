@@ -125,14 +125,13 @@ def softmax(x: torch.Tensor, step: int = 7, *, block: int | None = None, unroll:
         if block & (block - 1) or not 32 <= block <= 1024:
             raise ValueError(f"steps 2-5 need a power-of-two block of 32..1024 threads, not {block}")
     name = kernel_name(step, block, unroll)
-    key = (dev, name)
-    kern = _kernels.get(key)
-    if kern is None:
-        kern = _kernels[key] = _kernel(dev, name)
-    from cuda.core import LaunchConfig
+    key = (dev, name, block)
+    launch = _kernels.get(key)
+    if launch is None:
+        from .backends.cuda.backend import _Launch
 
+        launch = _kernels[key] = _Launch(_kernel(dev, name), BACKEND._device(dev).core_device, 4, block)
     BACKEND._enter(dev)
     grid = -(-rows * n // NAIVE_BLOCK) if step == 1 else rows
-    config = LaunchConfig(grid=grid, block=block)
-    BACKEND._launch(BACKEND._stream(dev), config, kern, src.data_ptr(), y.data_ptr(), rows, n)
+    launch(grid, torch._C._cuda_getCurrentRawStream(dev), (src.data_ptr(), y.data_ptr(), rows, n))
     return y
