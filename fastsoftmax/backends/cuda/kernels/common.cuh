@@ -194,56 +194,37 @@ __device__ __forceinline__ MaxSum group_maxsum(MaxSum v) {
 // memory, reduced again by the first warp and broadcast. blockDim.x must be a multiple of 32.
 // Calling one twice in a row is safe: a thread reads `result` before it can reach the next
 // call's first barrier, and warp 0 rewrites `result` only after that barrier.
-__device__ __forceinline__ MaxSum block_maxsum(MaxSum v) {
-    __shared__ MaxSum partial[32];
-    __shared__ MaxSum result;
+template <typename V, typename WarpReduce>
+__device__ __forceinline__ V block_reduce(V v, V identity, WarpReduce warp_reduce) {
+    __shared__ V partial[32];
+    __shared__ V result;
     const int lane = threadIdx.x & 31;
     const int warp = threadIdx.x >> 5;
-    v = group_maxsum<32>(v);
+    v = warp_reduce(v);
     if (lane == 0) partial[warp] = v;
     __syncthreads();
     if (warp == 0) {
-        v = lane < (int)(blockDim.x >> 5) ? partial[lane] : empty_maxsum();
-        v = group_maxsum<32>(v);
+        v = lane < (int)(blockDim.x >> 5) ? partial[lane] : identity;
+        v = warp_reduce(v);
         if (lane == 0) result = v;
     }
     __syncthreads();
     return result;
 }
 
-__device__ __forceinline__ float block_max(float v) {
-    __shared__ float partial[32];
-    __shared__ float result;
-    const int lane = threadIdx.x & 31;
-    const int warp = threadIdx.x >> 5;
-    v = group_max<32>(v);
-    if (lane == 0) partial[warp] = v;
-    __syncthreads();
-    if (warp == 0) {
-        v = lane < (int)(blockDim.x >> 5) ? partial[lane] : neg_inf();
-        v = group_max<32>(v);
-        if (lane == 0) result = v;
-    }
-    __syncthreads();
-    return result;
-}
+struct WarpMaxSum {
+    __device__ __forceinline__ MaxSum operator()(MaxSum v) const { return group_maxsum<32>(v); }
+};
+struct WarpMax {
+    __device__ __forceinline__ float operator()(float v) const { return group_max<32>(v); }
+};
+struct WarpSum {
+    __device__ __forceinline__ float operator()(float v) const { return group_sum<32>(v); }
+};
 
-__device__ __forceinline__ float block_sum(float v) {
-    __shared__ float partial[32];
-    __shared__ float result;
-    const int lane = threadIdx.x & 31;
-    const int warp = threadIdx.x >> 5;
-    v = group_sum<32>(v);
-    if (lane == 0) partial[warp] = v;
-    __syncthreads();
-    if (warp == 0) {
-        v = lane < (int)(blockDim.x >> 5) ? partial[lane] : 0.0f;
-        v = group_sum<32>(v);
-        if (lane == 0) result = v;
-    }
-    __syncthreads();
-    return result;
-}
+__device__ __forceinline__ MaxSum block_maxsum(MaxSum v) { return block_reduce(v, empty_maxsum(), WarpMaxSum()); }
+__device__ __forceinline__ float block_max(float v) { return block_reduce(v, neg_inf(), WarpMax()); }
+__device__ __forceinline__ float block_sum(float v) { return block_reduce(v, 0.0f, WarpSum()); }
 
 // ---- the final elementwise step, shared by every forward tier --------------------------------
 // softmax: exp(x - max) / sum; log-softmax: (x - max) - log(sum). With max = -inf (a row of
