@@ -1,6 +1,7 @@
 """Tier and backend choice: pure functions of the problem, checked at real sizes."""
 
 import json
+import warnings
 
 import pytest
 import torch
@@ -72,3 +73,27 @@ def test_table_choice_takes_the_nearest_measured_point(tmp_path, monkeypatch):
 
 def test_available_backends_always_lists_torch():
     assert dispatch.available_backends("cpu")[-1] == "torch"
+
+
+def test_auto_falls_back_to_triton_with_one_warning(tmp_path, monkeypatch):
+    table = {"points": [{"direction": "forward", "layout": "row", "dtype": "bfloat16", "n": 1024, "numel": 4096,
+                         "us": {"triton": 20.0, "cuda": 10.0}}]}
+    path = tmp_path / "table.json"
+    path.write_text(json.dumps(table))
+    monkeypatch.setattr(dispatch, "TABLE_PATH", path)
+    reasons = {"cuda": "backend='cuda' needs cuda-core: pip install fastsoftmax[cuda]", "triton": None}
+    dispatch.clear_caches()
+    monkeypatch.setattr(dispatch, "unavailable_reason", lambda name, device_type, index: reasons.get(name))
+    monkeypatch.setattr(dispatch, "_warned", set())
+    try:
+        with pytest.warns(RuntimeWarning, match="prefers backend 'cuda'.*pip install"):
+            assert dispatch._choose_backend("auto", "cuda", 0, torch.bfloat16, 4, 1024, 1, False) == "triton"
+        with warnings.catch_warnings():
+            warnings.simplefilter("error")
+            assert dispatch._choose_backend("auto", "cuda", 0, torch.bfloat16, 8, 1024, 1, False) == "triton"
+        reasons["cuda"] = None
+        dispatch._choose_backend.cache_clear()
+        assert dispatch._choose_backend("auto", "cuda", 0, torch.bfloat16, 4, 1024, 1, False) == "cuda"
+    finally:
+        monkeypatch.undo()
+        dispatch.clear_caches()
