@@ -142,6 +142,7 @@ def variant_row(label, shape, dim, dtype, copy, setting, values, tier=None):
     for value in values:
         setattr(cuda_backend, setting, value)
         CUDA._plans.clear()
+        CUDA._plans.clear()
         try:
             ms, status, _ = time_forward(CUDA, x3, y3, tier)
             cells.append(f"{value}: {fraction(ms, nbytes, copy):5.3f}{'' if status == 'ok' else ' ' + status}")
@@ -153,17 +154,62 @@ def variant_row(label, shape, dim, dtype, copy, setting, values, tier=None):
 
 
 def host_overhead():
+    """Host time per call on a 4x1024 bf16 tensor, whole calls and their parts."""
     import fastsoftmax
+    from fastsoftmax import dispatch
 
     x = (torch.randn(4, 1024, device="cuda") * 3).to(torch.bfloat16)
     x3 = x.view(4, 1024, 1)
     y3 = torch.empty_like(x3)
-    say(f"host us/call, 4x1024 bf16: torch.softmax {host_us_per_call(lambda: torch.softmax(x, -1)):.2f} | "
-        f"fastsoftmax.softmax(backend='cuda') {host_us_per_call(lambda: fastsoftmax.softmax(x, backend='cuda')):.2f} | "
-        f"CUDA.forward {host_us_per_call(lambda: CUDA.forward(x3, y3, False, 'warp')):.2f} | "
-        f"fastsoftmax.softmax(backend='triton') "
-        f"{host_us_per_call(lambda: fastsoftmax.softmax(x, backend='triton')):.2f} | "
-        f"ctypes launch in use: {cuda_backend._driver() is not None}")
+    fastsoftmax.softmax(x, backend="cuda")
+    run, _ = next(plan for key, plan in dispatch.PLANS.items() if key[-1] == "cuda" and key[0] == x.shape)
+    parts = {
+        "torch.softmax": lambda: torch.softmax(x, -1),
+        "fastsoftmax.softmax(auto)": lambda: fastsoftmax.softmax(x),
+        "fastsoftmax.softmax(cuda)": lambda: fastsoftmax.softmax(x, backend="cuda"),
+        "fastsoftmax.softmax(triton)": lambda: fastsoftmax.softmax(x, backend="triton"),
+        "prepared run": lambda: run(x, y3, False),
+        "CUDA.forward": lambda: CUDA.forward(x3, y3, False, "warp"),
+        "torch.empty_like": lambda: torch.empty_like(x),
+    }
+    cells = [f"{name} {host_us_per_call(fn):.2f}" for name, fn in parts.items()]
+    say("host us/call, 4x1024 bf16: " + " | ".join(cells) + f" | ctypes launch: {cuda_backend._driver() is not None}")
+    d = (torch.randn(1, 128256, device="cuda") * 3).to(torch.bfloat16)
+    cells = [f"{name} {host_us_per_call(fn):.2f}" for name, fn in (
+        ("torch.softmax", lambda: torch.softmax(d, -1)), ("fastsoftmax.softmax(auto)", lambda: fastsoftmax.softmax(d)),
+        ("fastsoftmax.softmax(cuda)", lambda: fastsoftmax.softmax(d, backend="cuda")))]
+    say("host us/call, 1x128256 bf16: " + " | ".join(cells))
+
+
+def launch_overhead():
+    """Where the host time of one launch goes: ctypes calls of increasing weight."""
+    import ctypes
+
+    lib = ctypes.PyDLL("libcuda.so.1")
+    get_count = lib.cuDeviceGetCount
+    get_count.argtypes = [ctypes.c_void_p]
+    count = ctypes.c_int()
+    pointer = ctypes.addressof(count)
+    x = torch.zeros(4, 1024, device="cuda", dtype=torch.bfloat16)
+    y = torch.empty_like(x)
+    run = CUDA.prepare_forward("warp", (4, 1024, 1), (1024, 1024, 1), (1024, 1024, 1), torch.bfloat16, 0)
+    run(x, y, False)
+    plan = next(p for k, p in CUDA._plans.items() if k[0] == "warp" and k[2] == 1024 and k[1] == torch.bfloat16)
+    launch = plan.launch
+    args = (x.data_ptr(), y.data_ptr(), 4, 1024, 1024, 1024)
+    drv = launch.driver
+    parts = {
+        "ctypes cuDeviceGetCount": lambda: get_count(pointer),
+        "slots[:] = args": lambda: launch.slots.__setitem__(slice(None), args),
+        "cuLaunchKernel": lambda: drv.launch(launch.function, 1, 1, 1, launch.block_x, 1, 1, 0, 0, launch.params, None),
+        "_Launch call": lambda: launch(1, 0, args),
+        "raw stream": lambda: cuda_backend._raw_stream(0),
+        "prepared run": lambda: run(x, y, False),
+    }
+    say("launch host us: " + " | ".join(f"{name} {host_us_per_call(fn):.2f}" for name, fn in parts.items()))
+
+
+BULK_COLS = (64, 128, 256, 512, 1000, 1024, 2048, 3000, 4096, 8192, 16384, 32768)
 
 
 def main() -> None:
@@ -179,43 +225,31 @@ def main() -> None:
     results: dict = {}
     say("== bulk rows (2^27 elements), fraction of copy ==")
     for dname, dtype in DTYPES.items():
-        for cols in ((1024, 2048, 8192, 32768) if dname == "fp16" else (1000, 1024, 2048, 4096, 8192, 16384, 32768,
-                                                                          131072)):
+        for cols in BULK_COLS + (50257, 131072):
             forward_row(f"{dname} {BULK // cols}x{cols}", (BULK // cols, cols), 1, dtype, copy, triton, results)
     say("== huge rows, decode ==")
     for shape in ((1, 1 << 24), (1, 128256)):
         forward_row(f"bf16 {shape[0]}x{shape[1]}", shape, 1, torch.bfloat16, copy, triton, results)
-    say("== non-last dim ==")
-    for shape, dim in (((65536, 2048), 0), ((32, 4096, 1024), 1), ((8192, 16384), 0), ((1048576, 128), 0),
-                       ((128, 1024, 1024), 1), ((4096, 64, 512), 1)):
-        for dname in ("bf16",):
-            forward_row(f"{dname} {shape} dim {dim}", shape, dim, DTYPES[dname], copy, triton, results)
     say("== backward ==")
-    for cols in (4096, 65536):
+    for cols in (1024, 2048, 4096, 16384, 65536):
         backward_row(f"bwd bf16 {BULK // cols}x{cols}", (BULK // cols, cols), torch.bfloat16, copy, triton, results)
     say("== variants ==")
-    for dname, cols in (("bf16", 2048), ("bf16", 8192), ("fp32", 8192)):
-        variant_row(f"{dname} {BULK // cols}x{cols}", (BULK // cols, cols), 1, DTYPES[dname], copy,
-                    "BLOCK_PACKS_PER_THREAD", (2, 4))
-    for shape, dim in (((65536, 2048), 0), ((32, 4096, 1024), 1)):
-        variant_row(f"bf16 {shape} dim {dim}", shape, dim, torch.bfloat16, copy, "STRIDED_WAVES", (0, 2, 8))
-    for shape in ((1, 1 << 24),):
-        variant_row(f"bf16 {shape}", shape, 1, torch.bfloat16, copy, "SPLIT_ROW_BLOCKS_PER_SM", (4, 8, 16),
-                    tier="split_row")
-    say("== summary: geomean fraction of copy, cuda vs triton ==")
+    for dname, cols, targets in (("bf16", 1000, (8, 16)), ("bf16", 8192, (16, 32, 64)), ("bf16", 16384, (32, 64)),
+                                 ("bf16", 32768, (32, 64))):
+        variant_row(f"{dname} {BULK // cols}x{cols} block_regs", (BULK // cols, cols), 1, DTYPES[dname], copy,
+                    "BLOCK_REGS_ELEMS_TARGET", targets, tier="block_regs")
+    launch_overhead()
+    say("== summary: geomean fraction of copy over bulk cols <= 32768, cuda vs triton ==")
     for dname in DTYPES:
-        for group, cols_set in (("1024+8192", (1024, 8192)), ("all<=32768", (1000, 1024, 2048, 4096, 8192, 16384,
-                                                                              32768))):
-            if dname == "fp16" and group != "1024+8192":
-                continue
-            for name in ("cuda", "triton"):
-                vals = [results.get(f"{dname} {BULK // c}x{c}", {}).get(name) for c in cols_set]
-                vals = [v for v in vals if v]
-                if vals:
-                    g = 1.0
-                    for v in vals:
-                        g *= v
-                    say(f"  {dname} {group:11s} {name:6s} {g ** (1 / len(vals)):.3f} (min {min(vals):.3f})")
+        for name in ("cuda", "triton"):
+            vals = [results.get(f"{dname} {BULK // c}x{c}", {}).get(name) for c in BULK_COLS]
+            vals = [v for v in vals if v]
+            if vals:
+                g = 1.0
+                for v in vals:
+                    g *= v
+                worst = min(zip(vals, BULK_COLS))
+                say(f"  {dname} {name:6s} {g ** (1 / len(vals)):.3f} (min {worst[0]:.3f} at {worst[1]} cols)")
     if args.out:
         with open(args.out, "w") as f:
             f.write("\n".join(LINES) + "\n")

@@ -55,29 +55,49 @@ def _goes_to_torch(requested: str, x: torch.Tensor) -> bool:
             and dispatch.unavailable_reason("triton", "cpu", None) is not None)
 
 
+def _runner(kernel_backend, tier: str, x3: torch.Tensor, y3: torch.Tensor):
+    """``run(x, y, log)`` for later calls with the same geometry: the backend's own prepared path
+    when it has one (no views built per call), else the canonical views rebuilt from the strides."""
+    prepare = getattr(kernel_backend, "prepare_forward", None)
+    if prepare is not None:
+        return prepare(tier, tuple(x3.shape), x3.stride(), y3.stride(), x3.dtype, x3.get_device())
+    shape, x_strides, y_strides = x3.shape, x3.stride(), y3.stride()
+
+    def run(x, y, log):
+        kernel_backend.forward(x.as_strided(shape, x_strides), y.as_strided(shape, y_strides), log, tier)
+
+    return run
+
+
 def forward_impl(x: torch.Tensor, dim: int, log: bool, backend: str) -> torch.Tensor:
     """Softmax of a validated tensor over a normalised dim, without autograd."""
     key = (x.shape, x.stride(), x.dtype, x.device, dim, backend)
     plan = dispatch.PLANS.get(key)
     if plan is not None and not dispatch.is_forced():
-        kernel_backend, tier, shape, x_strides, y_strides, memory_format = plan
-        if kernel_backend is None:
+        run, contiguous = plan
+        if run is None:
             return _torch_forward(x, dim, log)
-        y = _layout.new_empty_like(x, memory_format=memory_format)
-        kernel_backend.forward(x.as_strided(shape, x_strides), y.as_strided(shape, y_strides), log, tier)
+        # empty_like without arguments is torch's cheapest allocation
+        if contiguous:
+            y = _layout.new_empty_like(x, memory_format=torch.contiguous_format)
+        else:
+            y = _layout.new_empty_like(x)
+        run(x, y, log)
         return y
     if x.dim() == 0:
         return forward_impl(x.reshape(1), 0, log, backend).reshape(())
     if x.numel() == 0 or _goes_to_torch(backend, x):
-        dispatch.remember(key, (None, None, None, None, None, None))
+        dispatch.remember(key, (None, False))
         return _torch_forward(x, dim, log)
     x3, y3, y, copied = _layout.canonical_pair(x, dim)
     kernel_backend, tier = dispatch.resolve(backend, x.device, x.dtype, *x3.shape, False)
-    if not copied and not dispatch.is_forced():
-        memory_format = torch.preserve_format if y.stride() == x.stride() else torch.contiguous_format
-        dispatch.remember(key, (kernel_backend, tier, x3.shape, x3.stride(), y3.stride(), memory_format))
     if kernel_backend is None:
+        if not dispatch.is_forced():
+            dispatch.remember(key, (None, False))
         return _torch_forward(x, dim, log)
+    # Remember the plan only when a later call's output, allocated as below, gets these very strides.
+    if not copied and not dispatch.is_forced() and (y.stride() == x.stride() or y.is_contiguous()):
+        dispatch.remember(key, (_runner(kernel_backend, tier, x3, y3), y.stride() != x.stride()))
     kernel_backend.forward(x3, y3, log, tier)
     return y
 

@@ -120,6 +120,36 @@ def test_instance_space_is_covered():
 
 
 @needs_nvrtc
+def test_block_regs_instance_space_is_covered():
+    """Every row length of the block_regs tier, at every pack and target, maps to a compiled
+    instance whose threads hold the whole row in at most 1024 threads."""
+    from fastsoftmax.backends.cuda.instances import (
+        BLOCK_REGS_PACK_SIZES,
+        DTYPES,
+        Instance,
+        all_instances,
+        block_regs_max_cols,
+        block_regs_max_threads,
+        block_regs_shape,
+    )
+
+    everything = set(all_instances())
+    for dtype in DTYPES:
+        for backward in (False, True):
+            longest = block_regs_max_cols(dtype, backward)
+            for pack in BLOCK_REGS_PACK_SIZES[dtype]:
+                for target in (8, 16, 32, 64):
+                    for n in [*range(1, 4200, 7), *range(4200, longest, 997), longest]:
+                        elems, threads = block_regs_shape(n, dtype, pack, backward, target)
+                        assert threads % 32 == 0 and threads * elems >= n, (n, elems, threads)
+                        assert threads <= block_regs_max_threads(backward, elems), (n, elems, threads)
+                        inst = Instance("block_regs", dtype, backward, False, pack, cols=elems)
+                        assert inst in everything, f"n={n}: {inst.name} is launched but never compiled in CI"
+                with pytest.raises(ValueError, match="too long"):
+                    block_regs_shape(longest + 1, dtype, pack, backward, 16)
+
+
+@needs_nvrtc
 def test_disk_cache_round_trip(tmp_path, monkeypatch):
     from fastsoftmax.backends.cuda import compiler
     from fastsoftmax.backends.cuda.instances import Instance, source_for
@@ -172,7 +202,14 @@ def test_tier_choice_is_supported():
             assert BACKEND.choose_tier(8, 100, 3, dtype, backward) == "strided"
             assert not BACKEND.supports("warp", 8, 2000, 1, dtype, backward)
     assert BACKEND.choose_tier(8, 1024, 1, torch.float32, False) == "warp"
-    assert BACKEND.choose_tier(8, 1025, 1, torch.float32, False) == "block_smem"
+    assert BACKEND.choose_tier(8, 1025, 1, torch.float32, False) == "block_regs"
+    assert BACKEND.choose_tier(4096, 32768, 1, torch.bfloat16, False) == "block_regs"
+    assert BACKEND.choose_tier(4096, 16384, 1, torch.bfloat16, True) == "block_regs"
+    assert BACKEND.choose_tier(4096, 32768, 1, torch.bfloat16, True) == "block_uncached"
+    assert BACKEND.choose_tier(4096, 16384, 1, torch.float32, True) == "block_regs"
+    assert BACKEND.choose_tier(8, 512, 1, torch.bfloat16, False) == "block_regs"
+    assert BACKEND.choose_tier(8, 511, 1, torch.bfloat16, False) == "warp"
+    assert BACKEND.choose_tier(4096, 32769, 1, torch.bfloat16, False) == "block_smem"
     assert BACKEND.choose_tier(1, 128256, 1, torch.bfloat16, False) == "split_row"
     assert BACKEND.choose_tier(4096, 131072, 1, torch.bfloat16, False) == "block_uncached"
 

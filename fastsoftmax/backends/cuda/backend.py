@@ -3,6 +3,8 @@
 Tiers, chosen from the shape alone (``choose_tier``):
 
 * ``warp``            rows of n <= 1024: a warp (or a narrower lane group) per row, row in registers;
+* ``block_regs``      rows of up to 32768 (16384 backward): a block per row, row in registers, one
+                      block launched per row (16-bit rows from 512 columns, where it beats ``warp``);
 * ``block_smem``      longer rows whose copy fits in shared memory with two blocks per SM: a block
                       per row, the row cached in shared memory between the two passes;
 * ``block_uncached``  longer rows still: a block per row, the second pass re-reads the row (L2);
@@ -24,6 +26,7 @@ libcuda the launches fall back to cuda.core.
 from __future__ import annotations
 
 import ctypes
+import functools
 import os
 import threading
 
@@ -31,6 +34,7 @@ import torch
 
 from . import compiler
 from .instances import (
+    BLOCK_REGS_PACK_SIZES,
     BLOCK_SIZES,
     CXX_TYPES,
     PACK_SIZES,
@@ -42,19 +46,36 @@ from .instances import (
     WARP_TIER_BLOCK,
     WARP_TIER_MAX_COLS,
     Instance,
+    block_regs_max_cols,
+    block_regs_shape,
     next_pow2,
     source_for,
     warp_shape,
 )
 
-TIERS = ("warp", "block_smem", "block_uncached", "split_row", "strided")
-ROW_TIERS = ("warp", "block_smem", "block_uncached", "split_row")
+TIERS = ("warp", "block_regs", "block_smem", "block_uncached", "split_row", "strided")
+ROW_TIERS = ("warp", "block_regs", "block_smem", "block_uncached", "split_row")
 #: split_row serves rows at least this long when there are fewer rows than SMs
 SPLIT_ROW_MIN_COLS = 16384
 #: each split_row block takes at least this many elements (8 per thread at 512 threads)
 SPLIT_ROW_MIN_CHUNK = 4096
 #: split_row aims for this many blocks per SM in all
 SPLIT_ROW_BLOCKS_PER_SM = 4
+#: block_regs: elements per thread to aim for (more when 1024 threads need them for the row), by
+#: (bytes per element, backward), as (rows up to n columns, target) steps. Measured on an H100 with
+#: benchmarks/cuda_probe.py: 16-bit rows want few elements a thread while short and many once long
+#: (held raw at 64, see block_regs_tier.cuh); float32 is at copy bandwidth from 8 to 32.
+BLOCK_REGS_TARGETS = {
+    (4, False): ((32768, 16),),
+    (2, False): ((1024, 8), (8192, 32), (32768, 64)),  # 64: held raw
+    (4, True): ((16384, 16),),
+    (2, True): ((1024, 8), (8192, 16), (16384, 32)),
+}
+#: when set, every block_regs plan aims for this many elements a thread (for sweeps)
+BLOCK_REGS_ELEMS_TARGET = None
+#: 16-bit rows of at least this many columns go to block_regs rather than the warp tier (measured
+#: faster from 512 up: a block per row keeps more loads in flight than a warp per row)
+BLOCK_REGS_MIN_COLS_16BIT = 512
 #: block tiers size blocks so that a row gives each thread about this many packs: the kernels
 #: load kUnroll (4) packs per thread before using any, and smaller blocks leave more of them per SM
 BLOCK_PACKS_PER_THREAD = 4
@@ -79,6 +100,11 @@ except AttributeError:  # pragma: no cover - CPU-only builds of torch
 
     def _raw_stream(device_index):
         return torch.cuda.current_stream(device_index).cuda_stream
+
+
+def block_regs_target(n: int, itemsize: int, backward: bool) -> int:
+    steps = BLOCK_REGS_TARGETS[(itemsize, backward)]
+    return next((target for up_to, target in steps if n <= up_to), steps[-1][1])
 
 
 def row_cache_bytes(n: int, itemsize: int, backward: bool) -> int:
@@ -338,12 +364,15 @@ class CudaBackend:
     def choose_tier(self, outer: int, n: int, inner: int, dtype: torch.dtype, backward: bool) -> str:
         if inner > 1:
             return "strided"
-        if n <= WARP_TIER_MAX_COLS:
+        itemsize = CXX_TYPES[dtype][2]
+        if n <= WARP_TIER_MAX_COLS and (itemsize == 4 or n < BLOCK_REGS_MIN_COLS_16BIT):
             return "warp"
         per_block, per_sm, sms = self._limits()
         if n >= SPLIT_ROW_MIN_COLS and outer < sms:
             return "split_row"
-        need = row_cache_bytes(n, CXX_TYPES[dtype][2], backward) + _STATIC_SMEM_RESERVE
+        if n <= block_regs_max_cols(dtype, backward):
+            return "block_regs"
+        need = row_cache_bytes(n, itemsize, backward) + _STATIC_SMEM_RESERVE
         # Caching pays while two blocks still share an SM: with one, every barrier idles the SM.
         if need <= min(per_block, per_sm // 2):
             return "block_smem"
@@ -358,6 +387,8 @@ class CudaBackend:
             return False
         if tier == "warp":
             return n <= WARP_TIER_MAX_COLS
+        if tier == "block_regs":
+            return n <= block_regs_max_cols(dtype, backward)
         if tier == "block_smem":
             per_block, _, _ = self._limits()
             return row_cache_bytes(n, CXX_TYPES[dtype][2], backward) + _STATIC_SMEM_RESERVE <= per_block
@@ -378,27 +409,72 @@ class CudaBackend:
         dev = x.get_device()
         if dev != self._last_device or self._many_devices:
             self._enter(dev)
-        xp, yp = x.data_ptr(), y.data_ptr()
         if inner == 1:
-            xs, ys = x.stride(0), y.stride(0)
-            align = (xp | yp | ((xs | ys) * x.element_size() if outer > 1 else 0)) & 15
-            key = (tier, x.dtype, n, log, False, align, dev)
-            plan = self._plans.get(key)
-            if plan is None:
-                plan = self._build_row_plan(key)
-            if plan.finish is None:
-                plan.launch(plan.grid(outer), _raw_stream(dev), (xp, yp, outer, n, xs, ys))
-                return
-            chunk, splits = self._split(plan, outer, n)
-            partials = torch.empty(2 * outer * splits, dtype=torch.float32, device=x.device).data_ptr()
-            stream = _raw_stream(dev)
-            plan.launch(outer * splits, stream, (xp, partials, n, xs, chunk, splits))
-            plan.finish(outer * splits, stream, (xp, yp, partials, n, xs, ys, chunk, splits))
+            self._forward_rows(tier, x.dtype, dev, x.data_ptr(), y.data_ptr(), outer, n, x.stride(0), y.stride(0),
+                               log)
             return
-        xs0, xs1, ys0, ys1 = x.stride(0), x.stride(1), y.stride(0), y.stride(1)
-        isz = x.element_size()
+        self._forward_strided(tier, x.dtype, dev, x.data_ptr(), y.data_ptr(), outer, n, inner, x.stride(), y.stride(),
+                              log)
+
+    def prepare_forward(self, tier: str, shape, x_strides, y_strides, dtype: torch.dtype, device_index: int):
+        """``run(x, y, log)`` for full tensors whose canonical views have exactly this shape and
+        these strides: the host path of a repeated call, with no views built (see functional.py).
+        The canonical view of a tensor starts at the tensor's own first element, so the tensor's
+        data pointer is the view's."""
+        outer, n, inner = shape
+        dev = device_index
+        if inner != 1:
+            def run(x, y, log):
+                if dev != self._last_device or self._many_devices:
+                    self._enter(dev)
+                self._forward_strided(tier, dtype, dev, x.data_ptr(), y.data_ptr(), outer, n, inner, x_strides,
+                                      y_strides, log)
+            return run
+
+        xs, ys = x_strides[0], y_strides[0]
+        pitch_align = (xs | ys) * CXX_TYPES[dtype][2] if outer > 1 else 0
+        ready: dict = {}  # (log, alignment) -> (launch, grid) of a one-kernel plan
+
+        def run(x, y, log):
+            if dev != self._last_device or self._many_devices:
+                self._enter(dev)
+            xp, yp = x.data_ptr(), y.data_ptr()
+            key = (log, (xp | yp | pitch_align) & 15)
+            entry = ready.get(key)
+            if entry is None:
+                plan = self._row_plan(tier, dtype, n, log, False, key[1], dev)
+                if plan.finish is not None:  # split_row: two kernels and a workspace
+                    self._forward_rows(tier, dtype, dev, xp, yp, outer, n, xs, ys, log)
+                    return
+                entry = ready[key] = (plan.launch, plan.grid(outer))
+            launch, grid = entry
+            launch(grid, _raw_stream(dev), (xp, yp, outer, n, xs, ys))
+
+        return run
+
+    def _row_plan(self, tier, dtype, n, log, backward, align, dev) -> _RowPlan:
+        key = (tier, dtype, n, log, backward, align, dev)
+        plan = self._plans.get(key)
+        return plan if plan is not None else self._build_row_plan(key)
+
+    def _forward_rows(self, tier, dtype, dev, xp, yp, outer, n, xs, ys, log) -> None:
+        align = (xp | yp | ((xs | ys) * CXX_TYPES[dtype][2] if outer > 1 else 0)) & 15
+        plan = self._row_plan(tier, dtype, n, log, False, align, dev)
+        if plan.finish is None:
+            plan.launch(plan.grid(outer), _raw_stream(dev), (xp, yp, outer, n, xs, ys))
+            return
+        chunk, splits = self._split(plan, outer, n)
+        partials = torch.empty(2 * outer * splits, dtype=torch.float32, device=self._torch_device(dev)).data_ptr()
+        stream = _raw_stream(dev)
+        plan.launch(outer * splits, stream, (xp, partials, n, xs, chunk, splits))
+        plan.finish(outer * splits, stream, (xp, yp, partials, n, xs, ys, chunk, splits))
+
+    def _forward_strided(self, tier, dtype, dev, xp, yp, outer, n, inner, x_strides, y_strides, log) -> None:
+        xs0, xs1 = x_strides[0], x_strides[1]
+        ys0, ys1 = y_strides[0], y_strides[1]
+        isz = CXX_TYPES[dtype][2]
         align = (xp | yp | ((xs0 | ys0) * isz if outer > 1 else 0) | (xs1 | ys1) * isz) & 15
-        key = (tier, x.dtype, outer, n, inner, log, False, align, dev)
+        key = (tier, dtype, outer, n, inner, log, False, align, dev)
         plan = self._plans.get(key)
         if plan is None:
             plan = self._build_strided_plan(key)
@@ -406,10 +482,15 @@ class CudaBackend:
         if plan.splits == 1:
             plan.launch(plan.grid, stream, (xp, yp, 0, n, inner, xs0, xs1, ys0, ys1, n, 1, 0))
             return
-        partials = torch.empty(plan.workspace, dtype=torch.float32, device=x.device).data_ptr()
+        partials = torch.empty(plan.workspace, dtype=torch.float32, device=self._torch_device(dev)).data_ptr()
         chunk, splits = plan.chunk, plan.splits
         plan.launch(plan.grid, stream, (xp, yp, partials, n, inner, xs0, xs1, ys0, ys1, chunk, splits, 1))
         plan.launch(plan.grid, stream, (xp, yp, partials, n, inner, xs0, xs1, ys0, ys1, chunk, splits, 2))
+
+    @staticmethod
+    @functools.lru_cache(maxsize=None)
+    def _torch_device(index: int) -> torch.device:
+        return torch.device("cuda", index)
 
     def backward(self, y: torch.Tensor, dy: torch.Tensor, dx: torch.Tensor, log: bool, tier: str) -> None:
         outer, n, inner = y.shape
@@ -481,7 +562,7 @@ class CudaBackend:
                              f"rows (inner == 1) go to one of {ROW_TIERS}")
         itemsize = CXX_TYPES[dtype][2]
         # the widest pack that every pointer and row pitch is aligned to
-        packs = WARP_PACK_SIZES[dtype] if tier == "warp" else PACK_SIZES[dtype]
+        packs = {"warp": WARP_PACK_SIZES, "block_regs": BLOCK_REGS_PACK_SIZES}.get(tier, PACK_SIZES)[dtype]
         pack = next(p for p in packs if align % (p * itemsize) == 0)
         info = self._device(dev)
         device = info.core_device
@@ -494,6 +575,12 @@ class CudaBackend:
                 inst = Instance("warp", dtype, backward, log, pack, cols, group, rows)
                 launch = _Launch(self.kernel(inst, dev), device, nargs, WARP_TIER_BLOCK)
                 plan = _RowPlan(launch, WARP_TIER_BLOCK // group * rows, 0, inst)
+            elif tier == "block_regs":
+                target = BLOCK_REGS_ELEMS_TARGET or block_regs_target(n, itemsize, backward)
+                elems, threads = block_regs_shape(n, dtype, pack, backward, target)
+                inst = Instance("block_regs", dtype, backward, log, pack, cols=elems)
+                launch = _Launch(self.kernel(inst, dev), device, nargs, threads)
+                plan = _RowPlan(launch, 1, 0, inst)
             elif tier == "split_row":
                 inst = Instance("split_row", dtype, backward, log, pack, stage="finish")
                 first = Instance("split_row", dtype, backward, log and backward, pack, stage="partials")

@@ -35,6 +35,33 @@ WARP_TIER_BLOCK = 128
 WARP_COLS_PER_THREAD = (1, 2, 3, 4, 5, 6, 7, 8, 10, 12, 14, 16, 20, 24, 28, 32)
 NARROW_GROUPS = (1, 2, 4, 8, 16)
 
+# ---- tier "block_regs" --------------------------------------------------------------------------
+BLOCK_REGS_MAX_THREADS = 1024
+#: the packs of the warp tier: one instance per (pack, elements per thread)
+BLOCK_REGS_PACK_SIZES = {torch.float32: (4, 1), torch.float16: (8, 2, 1), torch.bfloat16: (8, 2, 1)}
+
+
+def block_regs_elems(dtype: torch.dtype, pack: int, backward: bool) -> tuple[int, ...]:
+    """Elements per thread the block_regs tier is compiled for. float32 rows are held as float32;
+    16-bit rows as float32 up to 32 a thread forward, and raw (as loaded) at 64 forward, for 16-byte
+    packs only, and at every size backward (see block_regs_tier.cuh)."""
+    if CXX_TYPES[dtype][2] == 2 and not backward and pack == 8:
+        return (8, 16, 32, 64)
+    return (8, 16, 32)
+
+
+def block_regs_raw(dtype: torch.dtype, backward: bool, elems: int) -> bool:
+    """Whether block_regs keeps the row in registers as the loaded 16-bit packs (see the kernel)."""
+    return CXX_TYPES[dtype][2] == 2 and (backward or elems == 64)
+
+
+def block_regs_max_threads(backward: bool, elems: int) -> int:
+    """Threads an instance launches with at most: 512 where a thread's share of the row (64 raw
+    elements forward; 32 of y and of dy backward) needs more than the 64 registers a thread of a
+    1024-thread block may have."""
+    return BLOCK_REGS_MAX_THREADS // 2 if elems == (32 if backward else 64) else BLOCK_REGS_MAX_THREADS
+
+
 # ---- tiers "block_smem" / "block_uncached" ------------------------------------------------------
 BLOCK_TIER_MAX_THREADS = 1024
 BLOCK_SIZES = (128, 256, 512, 1024)
@@ -55,12 +82,12 @@ STRIDED_PACK_SIZES = WARP_PACK_SIZES
 class Instance:
     """One kernel: a tier's template with every parameter fixed."""
 
-    tier: str  # "warp", "block_smem", "block_uncached", "split_row", "strided"
+    tier: str  # "warp", "block_regs", "block_smem", "block_uncached", "split_row", "strided"
     dtype: torch.dtype
     backward: bool
     log: bool
     pack: int = 1
-    cols: int = 0  # warp: elements per thread
+    cols: int = 0  # warp, block_regs: elements per thread
     group: int = 0  # warp: lanes per row
     rows: int = 0  # warp: rows per group
     stage: str = ""  # split_row: "partials" (kernel 1) or "finish" (kernel 2)
@@ -72,6 +99,8 @@ class Instance:
         fn = "logsoftmax" if self.log else "softmax"
         if self.tier == "warp":
             shape = f"p{self.pack}_c{self.cols}_g{self.group}_r{self.rows}"
+        elif self.tier == "block_regs":
+            shape = f"p{self.pack}_c{self.cols}" + ("_raw" if block_regs_raw(self.dtype, self.backward, self.cols) else "")
         elif self.tier in ("block_smem", "block_uncached"):
             shape = f"p{self.pack}"
         elif self.tier == "split_row":
@@ -84,7 +113,8 @@ class Instance:
 
     @property
     def header(self) -> str:
-        return {"warp": "warp_tier.cuh", "block_smem": "block_tier.cuh", "block_uncached": "block_tier.cuh",
+        return {"warp": "warp_tier.cuh", "block_regs": "block_regs_tier.cuh", "block_smem": "block_tier.cuh",
+                "block_uncached": "block_tier.cuh",
                 "split_row": "split_row_tier.cuh", "strided": "strided_tier.cuh"}[self.tier]
 
     def wrapper(self) -> str:
@@ -94,6 +124,11 @@ class Instance:
             bounds = WARP_TIER_BLOCK
             targs = f"{t}, {self.pack}, {self.cols}, {self.group}, {self.rows}, {log}"
             fn = "warp_backward" if self.backward else "warp_forward"
+        elif self.tier == "block_regs":
+            bounds = block_regs_max_threads(self.backward, self.cols)
+            raw = "true" if block_regs_raw(self.dtype, self.backward, self.cols) else "false"
+            targs = f"{t}, {self.pack}, {self.cols // self.pack}, {log}, {raw}"
+            fn = "block_regs_backward" if self.backward else "block_regs_forward"
         elif self.tier in ("block_smem", "block_uncached"):
             bounds = BLOCK_TIER_MAX_THREADS
             cached = "true" if self.tier == "block_smem" else "false"
@@ -178,6 +213,26 @@ def warp_shape(n: int, pack: int) -> tuple[int, int, int]:
     raise ValueError(f"rows of {n} columns are too long for the warp tier (at most {WARP_TIER_MAX_COLS})")
 
 
+def block_regs_shape(n: int, dtype: torch.dtype, pack: int, backward: bool, target: int) -> tuple[int, int]:
+    """(elements per thread, threads) of the block_regs tier for a row of n: the first compiled
+    element count from ``target`` up whose threads can hold the row (the largest there is when
+    none reaches ``target``), and the threads that needs, in whole warps."""
+    options = block_regs_elems(dtype, pack, backward)
+    packs = -(-n // pack)
+    for elems in [e for e in options if e >= target] or [options[-1]]:
+        threads = -(-packs // (elems // pack))
+        if threads <= block_regs_max_threads(backward, elems):
+            return elems, max(32, -(-threads // 32) * 32)
+    raise ValueError(f"rows of {n} columns are too long for the block_regs tier "
+                     f"(at most {block_regs_max_cols(dtype, backward)} {'backward' if backward else 'forward'})")
+
+
+def block_regs_max_cols(dtype: torch.dtype, backward: bool) -> int:
+    """The longest row block_regs holds at every pack size: 32768 forward, 16384 backward."""
+    return min(max(e * block_regs_max_threads(backward, e) for e in block_regs_elems(dtype, pack, backward))
+               for pack in BLOCK_REGS_PACK_SIZES[dtype])
+
+
 def warp_shapes(pack: int):
     for group in NARROW_GROUPS:
         for rows in (1, 2):
@@ -196,6 +251,9 @@ def all_instances():
                 for pack in WARP_PACK_SIZES[dtype]:
                     for cols, group, rows in warp_shapes(pack):
                         out.append(Instance("warp", dtype, backward, log, pack, cols, group, rows))
+                for pack in BLOCK_REGS_PACK_SIZES[dtype]:
+                    for elems in block_regs_elems(dtype, pack, backward):
+                        out.append(Instance("block_regs", dtype, backward, log, pack, cols=elems))
                 for pack in PACK_SIZES[dtype]:
                     for tier in ("block_smem", "block_uncached"):
                         out.append(Instance(tier, dtype, backward, log, pack))

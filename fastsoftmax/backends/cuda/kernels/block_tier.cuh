@@ -1,7 +1,7 @@
-// Tiers "block_smem" and "block_uncached": one thread block per row, for rows longer than a warp
-// can hold in registers. Both make two passes over the row. The first folds every element into a
-// running (max, sum) pair -- the online normaliser, so one pass finds both -- and the block
-// merges its threads' pairs once. The second pass writes exp(x - max) / sum.
+// Tiers "block_smem" and "block_uncached": one thread block per row, for rows longer than a block
+// can hold in registers (block_regs_tier.cuh). Both make two passes over the row. The first folds
+// every element into a running (max, sum) pair -- the online normaliser, so one pass finds both --
+// and the block merges its threads' pairs once. The second pass writes exp(x - max) / sum.
 //
 // block_smem keeps the row in shared memory between the passes, so global memory sees exactly
 // one read and one write. The row is stored in its own type (half the bytes of float32 for
@@ -26,66 +26,6 @@
 
 namespace fastsoftmax {
 
-// A row of at most kUnroll packs per thread (n % P == 0), in blocks of up to 512 threads, stays in registers: read once, the
-// maximum first, then exp once per element, the sum, and the write. The online pass of the
-// general path needs two exponentials per element (one for the sum, one for the output), and for
-// 16-bit types the exponential unit, not memory, then sets the pace.
-template <typename T, int P, bool LOG>
-__device__ __forceinline__ void block_forward_in_registers(const T* x, T* y, i64 rows, i64 n, i64 x_pitch,
-                                                           i64 y_pitch) {
-    const i64 packs = n / P;
-    const i64 stride = blockDim.x;
-    for (i64 row = blockIdx.x; row < rows; row += gridDim.x) {
-        const T* src = x + row * x_pitch;
-        T* dst = y + row * y_pitch;
-        float v[kUnroll][P];
-#pragma unroll
-        for (int u = 0; u < kUnroll; ++u) {
-            const i64 p = threadIdx.x + u * stride;
-            if (p < packs) {
-                load_pack<T, P>(src + p * P, v[u]);
-            } else {
-#pragma unroll
-                for (int i = 0; i < P; ++i) v[u][i] = neg_inf();
-            }
-        }
-        float m = neg_inf();
-#pragma unroll
-        for (int u = 0; u < kUnroll; ++u)
-#pragma unroll
-            for (int i = 0; i < P; ++i) m = fmaxf(m, v[u][i]);
-        m = block_max(m);
-        // a row of -inf: subtract 0 so that -inf elements give exp(-inf) = 0 and the sum 0, then
-        // the output NaN (0 * inf, or -inf - log(0)), as torch gives
-        const float shift = m == neg_inf() ? 0.0f : m;
-        float s = 0.0f;
-#pragma unroll
-        for (int u = 0; u < kUnroll; ++u)
-#pragma unroll
-            for (int i = 0; i < P; ++i) {
-                if constexpr (LOG) {
-                    v[u][i] -= shift;
-                    s += fast_exp(v[u][i]);
-                } else {
-                    v[u][i] = fast_exp(v[u][i] - shift);
-                    s += v[u][i];
-                }
-            }
-        s = block_sum(s);
-        const float log_sum = logf(s);
-        const float inv_sum = 1.0f / s;
-#pragma unroll
-        for (int u = 0; u < kUnroll; ++u) {
-            const i64 p = threadIdx.x + u * stride;
-            if (p < packs) {
-#pragma unroll
-                for (int i = 0; i < P; ++i) v[u][i] = LOG ? v[u][i] - log_sum : v[u][i] * inv_sum;
-                store_pack<T, P>(dst + p * P, v[u]);
-            }
-        }
-    }
-}
-
 template <typename T, int P, bool LOG, bool CACHED>
 __device__ __forceinline__ void block_forward(const T* x, T* y, i64 rows, i64 n, i64 x_pitch, i64 y_pitch) {
     extern __shared__ __align__(16) unsigned char shared_bytes[];
@@ -93,11 +33,6 @@ __device__ __forceinline__ void block_forward(const T* x, T* y, i64 rows, i64 n,
     const i64 full_packs = n / P;
     const i64 tail_start = full_packs * P;
     const i64 stride = blockDim.x;
-    // not with 1024 threads: two such blocks per SM hold too few rows to hide the two reductions
-    if (tail_start == n && full_packs <= kUnroll * stride && stride <= 512) {
-        block_forward_in_registers<T, P, LOG>(x, y, rows, n, x_pitch, y_pitch);
-        return;
-    }
 
     for (i64 row = blockIdx.x; row < rows; row += gridDim.x) {
         const T* src = x + row * x_pitch;

@@ -223,7 +223,6 @@ struct WarpSum {
 };
 
 __device__ __forceinline__ MaxSum block_maxsum(MaxSum v) { return block_reduce(v, empty_maxsum(), WarpMaxSum()); }
-__device__ __forceinline__ float block_max(float v) { return block_reduce(v, neg_inf(), WarpMax()); }
 __device__ __forceinline__ float block_sum(float v) { return block_reduce(v, 0.0f, WarpSum()); }
 
 // ---- the final elementwise step, shared by every forward tier --------------------------------
