@@ -37,6 +37,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         help="time torch.compile'd softmax (default: on, off with --quick)")
     parser.add_argument("--table-out", default=None,
                         help="where the table suite writes its JSON (default fastsoftmax/dispatch_table.json)")
+    parser.add_argument("--merge-main", default=None, metavar="RESULT_JSON",
+                        help="table suite only: add the shapes of a main-suite result to the table (no GPU "
+                             "needed) instead of measuring the grid")
     parser.add_argument("--demo", action="store_true",
                         help="run the CPU correctness demo under the Triton interpreter, GPU or not")
 
@@ -54,6 +57,13 @@ def run(args) -> int:
         args.compile = False if args.compile is None else args.compile
     if getattr(args, "demo", False):
         return _demo()
+    if args.suite == "table" and getattr(args, "merge_main", None):
+        from pathlib import Path
+
+        from fastsoftmax.benchmark import table
+
+        return table.merge_main(Path(args.table_out) if args.table_out else table.default_table_path(),
+                                Path(args.merge_main))
     import torch
 
     if not torch.cuda.is_available():

@@ -15,6 +15,13 @@ What ``us`` holds (the cost of one call, microseconds):
   GPU finishes before the host has issued the next call, so a caller pays both, and a backend with
   a faster kernel but a slower launch path can lose.
 
+``--merge-main RESULT.json`` adds, without a GPU, the shapes of a main-suite run as further points
+(``size`` "main"): every shape where the run timed both kernel backends. The grid above is powers
+of two at two sizes, and a shape far from it (one row of 2^24, an odd length) would otherwise take
+the nearest grid point's winner. For those points ``us = max(gpu_us, host_us)``, with the host time
+per call that run measured for each backend: back-to-back calls go at the pace of the slower of
+the two.
+
 ``gpu_us`` and ``host_us`` are stored beside ``us`` so another rule can be applied later. A backend
 whose output fails the float64 check, or that raises, is left out of ``us`` for that point and its
 reason is stored under ``errors``.
@@ -126,6 +133,52 @@ def _save(path: Path, document: dict) -> None:
     tmp = path.with_suffix(path.suffix + ".tmp")
     tmp.write_text(json.dumps(_clean(document), indent=1) + "\n")
     os.replace(tmp, path)
+
+
+MAIN_IMPLS = {"fastsoftmax[triton]": "triton", "fastsoftmax[cuda]": "cuda"}
+
+
+def main_points(result: dict) -> list[dict]:
+    """Table points from a main-suite result: one per shape both kernel backends ran correctly."""
+    host = {MAIN_IMPLS[r["impl"]]: r["host_us"] for r in result.get("rows", ())
+            if r.get("regime") == "host" and r.get("impl") in MAIN_IMPLS and r.get("status") == "ok"}
+    timed: dict = {}
+    for r in result.get("rows", ()):
+        if r.get("impl") not in MAIN_IMPLS or r.get("status") != "ok" or not r.get("gpu_us") or r["regime"] == "host":
+            continue
+        shape, dim = r["shape"], r["dim"] % len(r["shape"])
+        inner = 1
+        for size in shape[dim + 1:]:
+            inner *= size
+        key = (r["direction"], "strided" if inner > 1 else "row", r["dtype"], tuple(shape), dim)
+        timed.setdefault(key, {})[MAIN_IMPLS[r["impl"]]] = r["gpu_us"]
+    points = []
+    for (direction, layout, dtype, shape, dim), gpu_us in timed.items():
+        if len(gpu_us) < len(MAIN_IMPLS):
+            continue
+        numel = 1
+        for size in shape:
+            numel *= size
+        us = {b: max(t, host.get(b, 0.0)) for b, t in gpu_us.items()}
+        points.append({"direction": direction, "layout": layout, "dtype": dtype, "n": shape[dim], "numel": numel,
+                       "size": "main", "shape": list(shape), "dim": dim, "gpu_us": gpu_us,
+                       "host_us": {b: host[b] for b in gpu_us if b in host}, "us": us, "errors": {}})
+    return points
+
+
+def merge_main(table_path: Path, result_path: Path) -> int:
+    """Add a main-suite run's shapes to the table at ``table_path`` (replacing earlier "main" points)."""
+    document = json.loads(table_path.read_text())
+    result = json.loads(result_path.read_text())
+    if result.get("device") != document.get("device"):
+        print(f"the run is from {result.get('device')!r} but the table from {document.get('device')!r}; not merged")
+        return 1
+    added = main_points(result)
+    document["points"] = [p for p in document["points"] if p.get("size") != "main"] + added
+    document["merged_main"] = {"file": result_path.name, "date": result.get("date"), "points": len(added)}
+    _save(table_path, document)
+    print(f"merged {len(added)} shapes of {result_path.name} into {table_path}")
+    return 0
 
 
 def run(args) -> int:

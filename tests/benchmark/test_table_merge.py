@@ -1,0 +1,81 @@
+"""``fastsoftmax bench table --merge-main``: a main-suite run's shapes become table points, and the
+dispatcher then picks the faster backend at exactly those shapes."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+import torch
+
+from fastsoftmax import dispatch
+from fastsoftmax.benchmark import table
+
+
+def _row(impl, regime, shape, dim, dtype, gpu_us, direction="forward", status="ok"):
+    return {"impl": impl, "regime": regime, "shape": list(shape), "dim": dim, "dtype": dtype,
+            "direction": direction, "gpu_us": gpu_us, "status": status}
+
+
+def _result(device="GPU X"):
+    rows = [
+        # one long row: triton's kernel is faster and both launch paths are far shorter
+        _row("fastsoftmax[triton]", "huge", (1, 1 << 24), -1, "bfloat16", 40.0),
+        _row("fastsoftmax[cuda]", "huge", (1, 1 << 24), -1, "bfloat16", 50.0),
+        # decode: triton's kernel is faster, but its 30 us launch path sets the pace
+        _row("fastsoftmax[triton]", "decode", (1, 128256), -1, "bfloat16", 9.0),
+        _row("fastsoftmax[cuda]", "decode", (1, 128256), -1, "bfloat16", 10.0),
+        # over dim 0 of a matrix: the strided layout, n = 8192
+        _row("fastsoftmax[triton]", "non_last_dim", (8192, 16384), 0, "float32", 300.0),
+        _row("fastsoftmax[cuda]", "non_last_dim", (8192, 16384), 0, "float32", 200.0),
+        # only one backend ran correctly: no point
+        _row("fastsoftmax[triton]", "bulk", (44739, 3000), -1, "float16", 200.0),
+        _row("fastsoftmax[cuda]", "bulk", (44739, 3000), -1, "float16", 190.0, status="wrong"),
+        # other implementations are ignored
+        _row("torch", "bulk", (4, 7), -1, "float16", 1.0),
+        {"impl": "fastsoftmax[triton]", "regime": "host", "status": "ok", "host_us": 30.0},
+        {"impl": "fastsoftmax[cuda]", "regime": "host", "status": "ok", "host_us": 12.0},
+    ]
+    return {"device": device, "date": "2026-01-01", "rows": rows}
+
+
+def test_main_points_take_the_slower_of_gpu_and_host():
+    points = {(p["layout"], p["n"], p["numel"]): p for p in table.main_points(_result())}
+    assert set(points) == {("row", 1 << 24, 1 << 24), ("row", 128256, 128256), ("strided", 8192, 8192 * 16384)}
+    assert points[("row", 1 << 24, 1 << 24)]["us"] == {"triton": 40.0, "cuda": 50.0}
+    assert points[("row", 128256, 128256)]["us"] == {"triton": 30.0, "cuda": 12.0}
+    assert points[("strided", 8192, 8192 * 16384)]["dtype"] == "float32"
+
+
+@pytest.fixture
+def merged_table(tmp_path, monkeypatch):
+    path = tmp_path / "table.json"
+    grid_point = {"direction": "forward", "layout": "row", "dtype": "bfloat16", "n": 262144, "numel": 1 << 26,
+                  "size": "bulk", "us": {"triton": 100.0, "cuda": 90.0}}
+    path.write_text(json.dumps({"device": "GPU X", "points": [grid_point]}))
+    run = tmp_path / "main.json"
+    run.write_text(json.dumps(_result()))
+    assert table.merge_main(path, run) == 0
+    assert table.merge_main(path, run) == 0  # merging again replaces, never duplicates
+    monkeypatch.setattr(dispatch, "TABLE_PATH", path)
+    dispatch.clear_caches()
+    yield json.loads(path.read_text())
+    dispatch.clear_caches()
+
+
+def test_merged_points_decide_their_shapes(merged_table):
+    assert sum(p["size"] == "main" for p in merged_table["points"]) == 3
+    # without the merged point the nearest grid point (cuda) would have decided this shape
+    assert dispatch._table_choice(False, False, torch.bfloat16, 1 << 24, 1 << 24) == "triton"
+    assert dispatch._table_choice(False, False, torch.bfloat16, 128256, 128256) == "cuda"
+    assert dispatch._table_choice(False, True, torch.float32, 8192, 8192 * 16384) == "cuda"
+    assert dispatch._table_choice(False, False, torch.bfloat16, 262144, 1 << 26) == "cuda"
+
+
+def test_merge_refuses_another_device(tmp_path):
+    path = tmp_path / "table.json"
+    path.write_text(json.dumps({"device": "GPU Y", "points": []}))
+    run = tmp_path / "main.json"
+    run.write_text(json.dumps(_result("GPU X")))
+    assert table.merge_main(path, run) == 1
+    assert json.loads(path.read_text())["points"] == []
