@@ -142,7 +142,6 @@ def variant_row(label, shape, dim, dtype, copy, setting, values, tier=None):
     for value in values:
         setattr(cuda_backend, setting, value)
         CUDA._plans.clear()
-        CUDA._plans.clear()
         try:
             ms, status, _ = time_forward(CUDA, x3, y3, tier)
             cells.append(f"{value}: {fraction(ms, nbytes, copy):5.3f}{'' if status == 'ok' else ' ' + status}")

@@ -75,20 +75,6 @@ struct RowShare {
         }
     }
 
-    // Raw storage only pays if the compiler converts the packs again in every pass rather than
-    // keeping the float32 values of the last pass alive (twice the registers). An empty asm that
-    // claims to rewrite the raw registers stops it from reusing those values across this point.
-    __device__ __forceinline__ void forget_conversions() {
-        if constexpr (RAW) {
-#pragma unroll
-            for (int u = 0; u < PACKS; ++u) {
-                unsigned* words = reinterpret_cast<unsigned*>(&raw[u].raw);
-#pragma unroll
-                for (int w = 0; w < (int)(sizeof(raw[u].raw) / 4); ++w) asm volatile("" : "+r"(words[w]));
-            }
-        }
-    }
-
     // Pack u as float32.
     __device__ __forceinline__ void get(int u, float (&v)[P]) const {
         if constexpr (RAW) {
@@ -129,7 +115,6 @@ __device__ __forceinline__ void block_regs_forward(const T* x, T* y, i64 rows, i
             for (int i = 0; i < P; ++i) m = fmaxf(m, v[i]);
         }
         m = block_allreduce(m, neg_inf(), max_slots, WarpMax());
-        share.forget_conversions();
         // A row of -inf subtracts 0: its elements give exp(-inf) = 0, the sum 0 and every output
         // NaN (0 * inf, or -inf - log(0)), as torch gives. A NaN or +inf element makes the sum NaN.
         const float shift = m == neg_inf() ? 0.0f : m;
@@ -147,7 +132,6 @@ __device__ __forceinline__ void block_regs_forward(const T* x, T* y, i64 rows, i
             }
         }
         s = block_allreduce(s, 0.0f, sum_slots, WarpSum());
-        share.forget_conversions();
         const float inv_sum = 1.0f / s;
         const float log_sum = logf(s);
 
@@ -192,8 +176,6 @@ __device__ __forceinline__ void block_regs_backward(const T* y, const T* dy, T* 
                 if (col + i < n) s += backward_term<LOG>(yv[i], dyv[i]);
         }
         const float total = block_allreduce(s, 0.0f, slots[parity], WarpSum());
-        ys.forget_conversions();
-        dys.forget_conversions();
         T* dst = dx + row * dx_pitch;
 #pragma unroll
         for (int u = 0; u < PACKS; ++u) {
