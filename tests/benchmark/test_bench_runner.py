@@ -83,7 +83,10 @@ def test_check_flags_nan_and_small_errors():
     result = checks.check(bad, reference)
     assert not result.passed and result.bad_elements == 1
     off = y.clone()
-    off[0, 0] = off[0, 0] * 1.02  # ~20 half-precision ulps
+    # ~20 half-precision ulps on the row's largest output: a small one (fresh random data) can sit
+    # below the absolute floor of the error bar
+    top = int(off[0].float().argmax())
+    off[0, top] = off[0, top] * 1.02
     assert not checks.check(off, reference).passed
     assert not checks.check(y[:4], reference).passed  # wrong shape
 
