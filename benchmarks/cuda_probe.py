@@ -1,6 +1,6 @@
 """Probe of the "cuda" backend on a GPU: a correctness spot check of every variant timed, then
 fractions of copy bandwidth for the cuda backend beside the Triton backend (same process, same
-tensors), block-size and strided-split variants, and host time per call.
+tensors), and variants of the tiers' settings (benchmarks/host_probe.py measures host time).
 
     PYTHONPATH=$PWD python3 benchmarks/cuda_probe.py [--out FILE]
 
@@ -18,9 +18,9 @@ sys.path.insert(0, "tests")
 
 from fastsoftmax.backends import cuda as cuda_pkg
 from fastsoftmax.backends.cuda import backend as cuda_backend
+from fastsoftmax.backends.cuda import instances as cuda_instances
 from fastsoftmax.benchmark.timing import (
     copy_bandwidth_gbps,
-    host_us_per_call,
     median_ms,
 )
 
@@ -131,81 +131,28 @@ def backward_row(label, shape, dtype, copy, triton, results):
     say(f"{label:34s} " + " | ".join(cells))
 
 
-def variant_row(label, shape, dim, dtype, copy, setting, values, tier=None):
-    """The cuda backend with a module constant set to each of ``values`` (plans rebuilt)."""
+def variant_row(label, shape, dim, dtype, copy, setting, values, tier=None, module=cuda_backend):
+    """The cuda backend with a module constant set to each of ``values`` (plans rebuilt; loaded
+    kernels too, since a setting may change what an instance compiles to)."""
     x = (torch.randn(shape, device="cuda") * 3).to(dtype)
     x3 = canonical(x, dim)
     y3 = torch.empty_like(x3)
     nbytes = 2 * x.numel() * x.element_size()
-    old = getattr(cuda_backend, setting)
+    old = getattr(module, setting)
     cells = []
     for value in values:
-        setattr(cuda_backend, setting, value)
+        setattr(module, setting, value)
         CUDA._plans.clear()
+        CUDA._kernels.clear()
         try:
             ms, status, _ = time_forward(CUDA, x3, y3, tier)
             cells.append(f"{value}: {fraction(ms, nbytes, copy):5.3f}{'' if status == 'ok' else ' ' + status}")
         except Exception as exc:  # noqa: BLE001
             cells.append(f"{value}: FAILED {str(exc)[:60]}")
-    setattr(cuda_backend, setting, old)
+    setattr(module, setting, old)
     CUDA._plans.clear()
+    CUDA._kernels.clear()
     say(f"{label:34s} {setting} " + " | ".join(cells))
-
-
-def host_overhead():
-    """Host time per call on a 4x1024 bf16 tensor, whole calls and their parts."""
-    import fastsoftmax
-    from fastsoftmax import dispatch
-
-    x = (torch.randn(4, 1024, device="cuda") * 3).to(torch.bfloat16)
-    x3 = x.view(4, 1024, 1)
-    y3 = torch.empty_like(x3)
-    fastsoftmax.softmax(x, backend="cuda")
-    run, _ = next(plan for key, plan in dispatch.PLANS.items() if key[-1] == "cuda" and key[0] == x.shape)
-    parts = {
-        "torch.softmax": lambda: torch.softmax(x, -1),
-        "fastsoftmax.softmax(auto)": lambda: fastsoftmax.softmax(x),
-        "fastsoftmax.softmax(cuda)": lambda: fastsoftmax.softmax(x, backend="cuda"),
-        "fastsoftmax.softmax(triton)": lambda: fastsoftmax.softmax(x, backend="triton"),
-        "prepared run": lambda: run(x, y3, False),
-        "CUDA.forward": lambda: CUDA.forward(x3, y3, False, "warp"),
-        "torch.empty_like": lambda: torch.empty_like(x),
-    }
-    cells = [f"{name} {host_us_per_call(fn):.2f}" for name, fn in parts.items()]
-    say("host us/call, 4x1024 bf16: " + " | ".join(cells) + f" | ctypes launch: {cuda_backend._driver() is not None}")
-    d = (torch.randn(1, 128256, device="cuda") * 3).to(torch.bfloat16)
-    cells = [f"{name} {host_us_per_call(fn):.2f}" for name, fn in (
-        ("torch.softmax", lambda: torch.softmax(d, -1)), ("fastsoftmax.softmax(auto)", lambda: fastsoftmax.softmax(d)),
-        ("fastsoftmax.softmax(cuda)", lambda: fastsoftmax.softmax(d, backend="cuda")))]
-    say("host us/call, 1x128256 bf16: " + " | ".join(cells))
-
-
-def launch_overhead():
-    """Where the host time of one launch goes: ctypes calls of increasing weight."""
-    import ctypes
-
-    lib = ctypes.PyDLL("libcuda.so.1")
-    get_count = lib.cuDeviceGetCount
-    get_count.argtypes = [ctypes.c_void_p]
-    count = ctypes.c_int()
-    pointer = ctypes.addressof(count)
-    x = torch.zeros(4, 1024, device="cuda", dtype=torch.bfloat16)
-    y = torch.empty_like(x)
-    run = CUDA.prepare_forward("warp", (4, 1024, 1), (1024, 1024, 1), (1024, 1024, 1), torch.bfloat16, 0)
-    run(x, y, False)
-    plan = next(p for k, p in CUDA._plans.items() if k[0] == "warp" and k[2] == 1024 and k[1] == torch.bfloat16)
-    launch = plan.launch
-    args = (x.data_ptr(), y.data_ptr(), 4, 1024, 1024, 1024)
-    drv = launch.driver
-    parts = {
-        "ctypes cuDeviceGetCount": lambda: get_count(pointer),
-        "slots[:] = args": lambda: launch.slots.__setitem__(slice(None), args),
-        "cuLaunchKernel": lambda: drv.launch(launch.function, 1, 1, 1, launch.block_x, 1, 1, 0, 0, launch.params, None),
-        "_Launch call": lambda: launch(1, 0, args),
-        "raw stream": lambda: cuda_backend._raw_stream(0),
-        "prepared run": lambda: run(x, y, False),
-    }
-    say("launch host us: " + " | ".join(f"{name} {host_us_per_call(fn):.2f}" for name, fn in parts.items()))
 
 
 BULK_COLS = (64, 128, 256, 512, 1000, 1024, 2048, 3000, 4096, 8192, 16384, 32768)
@@ -214,30 +161,38 @@ BULK_COLS = (64, 128, 256, 512, 1000, 1024, 2048, 3000, 4096, 8192, 16384, 32768
 def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--out")
+    parser.add_argument("--quick", action="store_true", help="16-bit rows of 8192 to 32768 columns and variants only")
     args = parser.parse_args()
     torch.manual_seed(0)
     say(f"device: {torch.cuda.get_device_name()}")
     copy = copy_bandwidth_gbps()
     say(f"copy bandwidth: {copy:.0f} GB/s")
-    host_overhead()
     triton = triton_backend()
     results: dict = {}
     say("== bulk rows (2^27 elements), fraction of copy ==")
     for dname, dtype in DTYPES.items():
+        if args.quick and dname == "fp32":
+            continue
         for cols in BULK_COLS + (50257, 131072):
+            if args.quick and not 8192 <= cols <= 32768:
+                continue
             forward_row(f"{dname} {BULK // cols}x{cols}", (BULK // cols, cols), 1, dtype, copy, triton, results)
-    say("== huge rows, decode ==")
-    for shape in ((1, 1 << 24), (1, 128256)):
-        forward_row(f"bf16 {shape[0]}x{shape[1]}", shape, 1, torch.bfloat16, copy, triton, results)
-    say("== backward ==")
-    for cols in (1024, 2048, 4096, 16384, 65536):
-        backward_row(f"bwd bf16 {BULK // cols}x{cols}", (BULK // cols, cols), torch.bfloat16, copy, triton, results)
+    if not args.quick:
+        say("== huge rows, decode ==")
+        for shape in ((1, 1 << 24), (1, 128256)):
+            forward_row(f"bf16 {shape[0]}x{shape[1]}", shape, 1, torch.bfloat16, copy, triton, results)
+        say("== backward ==")
+        for cols in (1024, 2048, 4096, 16384, 65536):
+            backward_row(f"bwd bf16 {BULK // cols}x{cols}", (BULK // cols, cols), torch.bfloat16, copy, triton,
+                         results)
     say("== variants ==")
-    for dname, cols, targets in (("bf16", 1000, (8, 16)), ("bf16", 8192, (16, 32, 64)), ("bf16", 16384, (32, 64)),
+    for dname, cols, targets in (("bf16", 8192, (32, 64)), ("bf16", 16384, (32, 64)), ("fp16", 16384, (32, 64)),
                                  ("bf16", 32768, (32, 64))):
         variant_row(f"{dname} {BULK // cols}x{cols} block_regs", (BULK // cols, cols), 1, DTYPES[dname], copy,
                     "BLOCK_REGS_ELEMS_TARGET", targets, tier="block_regs")
-    launch_overhead()
+    for dname, cols in (("bf16", 16384), ("bf16", 20000), ("bf16", 32768), ("fp16", 32768)):
+        variant_row(f"{dname} {BULK // cols}x{cols} 64/thread", (BULK // cols, cols), 1, DTYPES[dname], copy,
+                    "LONG_ROW_STORAGE_16BIT", ("staged", "raw"), tier="block_regs", module=cuda_instances)
     say("== summary: geomean fraction of copy over bulk cols <= 32768, cuda vs triton ==")
     for dname in DTYPES:
         for name in ("cuda", "triton"):

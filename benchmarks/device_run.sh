@@ -2,14 +2,18 @@
 # Everything the GPU machine is for, in one call: device facts, the GPU test suite, and the
 # benchmarks. Results land under $OUT (the device tool brings that folder back).
 #
-#   bash benchmarks/device_run.sh [STEPS]      STEPS: comma list of tests,quick,main,ladder,table
-#                                               (default: tests,main,ladder)
+#   bash benchmarks/device_run.sh [STEPS]      STEPS: comma list of compile,probe,tests,quick,main,
+#                                               ladder,table (default: compile,tests,main,ladder)
+#
+# compile fills the kernel cache first (every instance, all CPUs), so that the tests and benchmarks
+# time and check kernels rather than wait on NVRTC; probe runs the host-time and tier probes.
+# TEST_TIMEOUT (seconds, default 420) bounds the test step, so that a hang still returns results.
 set -uo pipefail
 cd "$(dirname "$0")/.."
 export PYTHONUNBUFFERED=1 PYTHONPATH="$PWD${PYTHONPATH:+:$PYTHONPATH}"
 OUT=${OUT:-/tmp/fastsoftmax-out}
 mkdir -p "$OUT"
-steps=",${1:-tests,main,ladder},"
+steps=",${1:-compile,tests,main,ladder},"
 status=0
 
 nvidia-smi --query-gpu=name,driver_version,memory.total,clocks.max.sm --format=csv | tee "$OUT/device.txt"
@@ -23,9 +27,16 @@ for name in ("torch", "triton", "cuda.core", "cuda.bindings", "numpy"):
 print("device", torch.cuda.get_device_name(), "SMs", torch.cuda.get_device_properties(0).multi_processor_count)
 PY
 
+if [[ $steps == *,compile,* ]]; then
+    python3 -m fastsoftmax compile 2>&1 | tail -n 20 | tee "$OUT/compile.log" || status=1
+fi
+if [[ $steps == *,probe,* ]]; then
+    python3 benchmarks/host_probe.py --out "$OUT/host_probe.txt" 2>&1 | tail -n 40 || status=1
+    python3 benchmarks/cuda_probe.py --quick --out "$OUT/cuda_probe.txt" 2>&1 | tail -n 60 || status=1
+fi
 if [[ $steps == *,tests,* ]]; then
-    python3 -m pytest tests -n 8 -q -p no:cacheprovider --junitxml="$OUT/tests.xml" -W ignore::RuntimeWarning \
-        2>&1 | tee "$OUT/tests.log" | tail -n 60 || status=1
+    timeout "${TEST_TIMEOUT:-420}" python3 -m pytest tests -n "$(nproc)" -q -p no:cacheprovider \
+        --junitxml="$OUT/tests.xml" -W ignore::RuntimeWarning 2>&1 | tee "$OUT/tests.log" | tail -n 60 || status=1
 fi
 if [[ $steps == *,quick,* ]]; then
     python3 -m fastsoftmax bench --quick --out "$OUT" 2>&1 | tee "$OUT/bench-quick.log" | tail -n 80 || status=1

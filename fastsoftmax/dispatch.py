@@ -43,6 +43,8 @@ MAX_PLANS = 4096
 
 
 def remember(key, plan) -> None:
+    if _override is not None:  # a forced backend or tier is never the plan of an ordinary call
+        return
     if len(PLANS) >= MAX_PLANS:
         PLANS.clear()
     PLANS[key] = plan
@@ -97,6 +99,7 @@ def forced(backend: str, tier: str | None = None):
     global _override
     previous = _override
     _override = (backend, tier)
+    PLANS.clear()  # no remembered plan may bypass the override (none is remembered under it)
     try:
         yield
     finally:

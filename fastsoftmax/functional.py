@@ -2,7 +2,8 @@
 
 Three ways into the kernels, cheapest first:
 
-* eager, no gradient needed: straight to the backend (a few dictionary lookups and the launch);
+* eager, no gradient needed: straight to the backend; a geometry seen before skips every check
+  and choice (one dictionary lookup, the allocation and the launch);
 * eager with autograd: through the custom op ``fastsoftmax::softmax_forward``, whose registered
   autograd formula calls ``fastsoftmax::softmax_backward``;
 * under ``torch.compile``: the same custom ops, which Dynamo keeps in the graph as opaque calls
@@ -69,35 +70,48 @@ def _runner(kernel_backend, tier: str, x3: torch.Tensor, y3: torch.Tensor):
     return run
 
 
+def _plan(run, contiguous: bool):
+    """``plan(x, log) -> y`` for a repeated call: allocate the output as the first call did (a
+    bare ``empty_like`` is torch's cheapest allocation) and launch."""
+    if contiguous:
+        def plan(x, log):
+            y = _layout.new_empty_like(x, memory_format=torch.contiguous_format)
+            run(x, y, log)
+            return y
+    else:
+        def plan(x, log):
+            y = _layout.new_empty_like(x)
+            run(x, y, log)
+            return y
+    return plan
+
+
+def _torch_plan(dim: int):
+    def plan(x, log):
+        return _torch_forward(x, dim, log)
+
+    return plan
+
+
 def forward_impl(x: torch.Tensor, dim: int, log: bool, backend: str) -> torch.Tensor:
     """Softmax of a validated tensor over a normalised dim, without autograd."""
     key = (x.shape, x.stride(), x.dtype, x.device, dim, backend)
     plan = dispatch.PLANS.get(key)
-    if plan is not None and not dispatch.is_forced():
-        run, contiguous = plan
-        if run is None:
-            return _torch_forward(x, dim, log)
-        # empty_like without arguments is torch's cheapest allocation
-        if contiguous:
-            y = _layout.new_empty_like(x, memory_format=torch.contiguous_format)
-        else:
-            y = _layout.new_empty_like(x)
-        run(x, y, log)
-        return y
+    if plan is not None:
+        return plan(x, log)
     if x.dim() == 0:
         return forward_impl(x.reshape(1), 0, log, backend).reshape(())
     if x.numel() == 0 or _goes_to_torch(backend, x):
-        dispatch.remember(key, (None, False))
+        dispatch.remember(key, _torch_plan(dim))
         return _torch_forward(x, dim, log)
     x3, y3, y, copied = _layout.canonical_pair(x, dim)
     kernel_backend, tier = dispatch.resolve(backend, x.device, x.dtype, *x3.shape, False)
     if kernel_backend is None:
-        if not dispatch.is_forced():
-            dispatch.remember(key, (None, False))
+        dispatch.remember(key, _torch_plan(dim))
         return _torch_forward(x, dim, log)
     # Remember the plan only when a later call's output, allocated as below, gets these very strides.
-    if not copied and not dispatch.is_forced() and (y.stride() == x.stride() or y.is_contiguous()):
-        dispatch.remember(key, (_runner(kernel_backend, tier, x3, y3), y.stride() != x.stride()))
+    if not copied and (y.stride() == x.stride() or y.is_contiguous()):
+        dispatch.remember(key, _plan(_runner(kernel_backend, tier, x3, y3), y.stride() != x.stride()))
     kernel_backend.forward(x3, y3, log, tier)
     return y
 
@@ -183,6 +197,22 @@ def _apply(x, dim, dtype, backend, log: bool, what: str) -> torch.Tensor:
     return forward_impl(x, dim, log, backend)
 
 
+_Tensor = torch.Tensor
+_grad_enabled = torch.is_grad_enabled
+_compiling = torch.compiler.is_compiling
+_PLANS = dispatch.PLANS
+
+
+def _repeated_call(x, dim, dtype, backend):
+    """The plan of an eager call whose geometry was seen before, or None. Everything the full
+    path checks is implied by the hit: only valid problems are remembered, keyed by the
+    normalised dim. Plain tensors only: subclasses take the full path."""
+    if dtype is None and type(x) is _Tensor and type(dim) is int and not (x.requires_grad and _grad_enabled()) \
+            and not _compiling():
+        return _PLANS.get((x.shape, x.stride(), x.dtype, x.device, dim + x.dim() if dim < 0 else dim, backend))
+    return None
+
+
 def softmax(x: torch.Tensor, dim: int = -1, *, dtype: torch.dtype | None = None, backend: str = "auto") -> torch.Tensor:
     """Softmax of ``x`` along ``dim``, as ``torch.softmax``.
 
@@ -190,12 +220,18 @@ def softmax(x: torch.Tensor, dim: int = -1, *, dtype: torch.dtype | None = None,
     "auto" (the fastest kernel for the shape), "triton", "cuda" or "torch". CPU tensors are
     computed by torch's CPU kernel unless the Triton interpreter is active (TRITON_INTERPRET=1).
     """
+    plan = _repeated_call(x, dim, dtype, backend)
+    if plan is not None:
+        return plan(x, False)
     return _apply(x, dim, dtype, backend, False, "softmax")
 
 
 def log_softmax(x: torch.Tensor, dim: int = -1, *, dtype: torch.dtype | None = None,
                 backend: str = "auto") -> torch.Tensor:
     """Log-softmax of ``x`` along ``dim``, as ``torch.log_softmax`` (same arguments as softmax)."""
+    plan = _repeated_call(x, dim, dtype, backend)
+    if plan is not None:
+        return plan(x, True)
     return _apply(x, dim, dtype, backend, True, "log_softmax")
 
 

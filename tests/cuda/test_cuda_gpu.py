@@ -190,16 +190,18 @@ def test_row_pitch_and_alignment(backend, tier, n, dtype_name, layout):
     check_backward(backend, x.unsqueeze(2), dy.unsqueeze(2), tier, False, f"layout {layout}, dy pitch {n + 3}")
 
 
+@pytest.mark.parametrize("dtype_name", ["fp32", "bf16"])
 @pytest.mark.parametrize("tier,n", [("warp", 1000), ("block_regs", 3000), ("block_regs", 30000),
                                     ("block_smem", 3000), ("block_uncached", 5003), ("split_row", 20003)])
-def test_in_place(backend, tier, n):
-    """y may be x: every kernel reads an element before it writes it, in the same thread."""
-    x = rand((6, n), torch.float32)
+def test_in_place(backend, tier, n, dtype_name):
+    """y may be x: every kernel reads an element before it writes it, in the same thread (a 30000
+    bf16 row is staged in shared memory first)."""
+    x = rand((6, n), DTYPES[dtype_name])
     original = x.clone().unsqueeze(2)
     x3 = x.unsqueeze(2)
     backend.forward(x3, x3, False, tier)
     torch.cuda.synchronize()
-    described(f"in-place softmax, tier {tier}, n={n}", lambda: check_forward_against_x(x3, original, 1, False))
+    described(f"in-place softmax, tier {tier}, n={n}, {dtype_name}", lambda: check_forward_against_x(x3, original, 1, False))
 
 
 # ---- special values: like torch.softmax ----------------------------------------------------------

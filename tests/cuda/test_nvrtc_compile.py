@@ -1,8 +1,8 @@
 """Every CUDA kernel and template instance compiles with NVRTC, for sm_80 and sm_90.
 
 Runs on CPU-only machines: NVRTC needs the CUDA headers, not a GPU. Skips only when NVRTC itself
-cannot be imported or loaded. Compiles into a fresh cache folder (real compiles, not cache hits),
-with all instances of a tier, dtype and direction in one translation unit, spread over the CPUs.
+cannot be imported or loaded. Real compiles, never disk-cache hits, with all instances of a tier,
+dtype and direction in one translation unit.
 """
 
 from __future__ import annotations
@@ -11,7 +11,6 @@ import os
 import subprocess
 import sys
 from collections import defaultdict
-from concurrent.futures import ProcessPoolExecutor
 
 import pytest
 import torch
@@ -49,9 +48,8 @@ def _groups():
     return dict(groups)
 
 
-def _compile_job(job):
-    arch, label, cache = job
-    os.environ["FASTSOFTMAX_CACHE_DIR"] = cache
+def _compile(arch: str, label: str) -> str | None:
+    """Compile one translation unit for real (no disk cache); None, or what went wrong."""
     from fastsoftmax.backends.cuda import compiler
     from fastsoftmax.backends.cuda.instances import source_for
 
@@ -59,33 +57,16 @@ def _compile_job(job):
         if label == "ladder":
             from fastsoftmax import ladder
 
-            cubin = compiler.compile_cubin(ladder.source(), arch, "ladder.cu")
+            cubin = compiler.compile_cubin(ladder.source(), arch, "ladder.cu", use_cache=False)
             names = ladder.all_kernel_names()
         else:
             insts = _groups()[label]
-            cubin = compiler.compile_cubin(source_for(insts), arch, label)
+            cubin = compiler.compile_cubin(source_for(insts), arch, label, use_cache=False)
             names = [i.name for i in insts]
     except Exception as exc:
         return str(exc)
     missing = [n for n in names if n.encode() not in cubin]
     return f"kernels missing from the CUBIN: {missing[:5]}" if missing else None
-
-
-@pytest.fixture(scope="module")
-def compile_results(tmp_path_factory):
-    cache = str(tmp_path_factory.mktemp("nvrtc-cache"))
-    jobs = [(arch, label, cache) for arch in ARCHS for label in ["ladder", *_groups()]]
-    # big translation units first so the pool does not end on one long straggler
-    jobs.sort(key=lambda j: j[1].startswith("warp"), reverse=True)
-    workers = max(1, min(len(jobs), os.cpu_count() or 2))
-    ctx = None
-    if sys.platform != "win32":
-        import multiprocessing
-
-        ctx = multiprocessing.get_context("spawn")  # no fork after NVRTC/torch threads started
-    with ProcessPoolExecutor(max_workers=workers, mp_context=ctx) as pool:
-        results = list(pool.map(_compile_job, jobs))
-    return {(arch, label): r for (arch, label, _), r in zip(jobs, results)}
 
 
 def _labels():
@@ -95,17 +76,25 @@ def _labels():
         return ["ladder"]
 
 
+# One test per (architecture, translation unit): pytest-xdist spreads the compiles over its
+# workers, and each unit is compiled exactly once per run.
 @needs_nvrtc
 @pytest.mark.parametrize("arch", ARCHS)
 @pytest.mark.parametrize("label", _labels())
-def test_every_instance_compiles(compile_results, arch, label):
-    error = compile_results[(arch, label)]
+def test_every_instance_compiles(arch, label):
+    error = _compile(arch, label)
     assert error is None, f"{label} failed to compile for {arch}:\n{error}"
 
 
 @needs_nvrtc
 def test_instance_space_is_covered():
-    from fastsoftmax.backends.cuda.instances import DTYPES, WARP_PACK_SIZES, Instance, all_instances, warp_shape
+    from fastsoftmax.backends.cuda.instances import (
+        DTYPES,
+        WARP_PACK_SIZES,
+        Instance,
+        all_instances,
+        warp_shape,
+    )
 
     everything = set(all_instances())
     for dtype in DTYPES:
@@ -218,3 +207,21 @@ def test_unavailable_on_cpu_tensors():
     from fastsoftmax.backends.cuda import BACKEND
 
     assert "CUDA tensors" in BACKEND.unavailable_reason(torch.device("cpu"))
+
+
+@needs_nvrtc
+def test_compile_command_fills_the_cache(tmp_path, monkeypatch, capsys):
+    """``fastsoftmax compile`` puts every instance's CUBIN where the backend looks for it."""
+    from fastsoftmax import cli
+    from fastsoftmax.backends.cuda import compiler, instances
+    from fastsoftmax.backends.cuda.instances import source_for
+
+    chosen = [i for i in instances.all_instances() if i.tier == "warp"][:2]
+    chosen += [i for i in instances.all_instances() if i.tier == "block_regs" and i.name.endswith("_staged")][:1]
+    monkeypatch.setattr(instances, "all_instances", lambda: chosen)
+    monkeypatch.setenv("FASTSOFTMAX_CACHE_DIR", str(tmp_path))
+    assert cli.main(["compile", "--arch", "sm_90", "--jobs", "1"]) == 0
+    assert "compiled 3 of 3 kernel instances for sm_90" in capsys.readouterr().out
+    for inst in chosen:
+        path = compiler.cache_dir() / f"{compiler.cache_key(source_for([inst]), 'sm_90')}.cubin"
+        assert inst.name.encode() in path.read_bytes()

@@ -15,8 +15,9 @@ Tiers, chosen from the shape alone (``choose_tier``):
                       tiles alone cannot fill the GPU.
 
 The launch path is kept short on purpose: cuda.core compiles (NVRTC) and loads the kernels, but
-launches go straight to the driver's ``cuLaunchKernel`` through ctypes, with reusable argument
-slots (see ``_Launch``), because cuda.core's ``launch()`` costs tens of microseconds of host time.
+launches go straight to the driver's ``cuLaunchKernel`` (through cuda.bindings' compiled wrapper),
+with reusable argument slots (see ``_Launch``), because cuda.core's ``launch()`` costs tens of
+microseconds of host time.
 Everything between ``forward()`` and the driver is a handful of tensor attribute reads, one tuple
 lookup into a dict of ready plans, and the stream handle from torch. Compiling, module loading,
 occupancy and device queries all happen once, when a plan is first built. Without a loadable
@@ -48,6 +49,8 @@ from .instances import (
     Instance,
     block_regs_max_cols,
     block_regs_shape,
+    block_regs_staged_bytes,
+    block_regs_storage,
     next_pow2,
     source_for,
     warp_shape,
@@ -118,38 +121,53 @@ _CUDA_ERROR_INVALID_CONTEXT = 201
 
 
 class _Driver:
-    """The two driver entry points the launch path needs, called through ctypes.
+    """The driver entry points the launch path needs.
 
     cuda.core's ``launch()`` costs tens of microseconds of host time per call (argument
-    conversion, config objects); ``cuLaunchKernel`` with a ready argument array costs about one.
-    The library is loaded with ``PyDLL``, which keeps the GIL during the call: a kernel's argument
-    slots are filled and read by the driver with no other Python thread in between.
+    conversion, config objects). ``cuLaunchKernel`` with a ready array of argument pointers costs
+    a few: through cuda.bindings' compiled wrapper ("bindings", the default), or through ctypes
+    ("ctypes", which converts its eleven arguments in Python and is slower). The ctypes library is
+    loaded with ``PyDLL``, which keeps the GIL during the call, and the compiled wrapper holds it
+    too: a kernel's argument slots are filled and read by the driver with no other Python thread in
+    between.
     """
 
-    def __init__(self):
+    def __init__(self, mode: str):
+        self.mode = mode
         lib = ctypes.PyDLL("libcuda.so.1")
         c_uint, c_void_p = ctypes.c_uint, ctypes.c_void_p
-        self.launch = lib.cuLaunchKernel
-        self.launch.argtypes = [c_void_p, c_uint, c_uint, c_uint, c_uint, c_uint, c_uint, c_uint, c_void_p,
-                                c_void_p, c_void_p]
-        self.launch.restype = ctypes.c_int
         self._kernel_get_function = lib.cuKernelGetFunction
         self._kernel_get_function.argtypes = [ctypes.POINTER(c_void_p), c_void_p]
         self._kernel_get_function.restype = ctypes.c_int
         self._error_name = lib.cuGetErrorName
         self._error_name.argtypes = [ctypes.c_int, ctypes.POINTER(ctypes.c_char_p)]
         self._error_name.restype = ctypes.c_int
+        if mode == "bindings":
+            from cuda.bindings import driver
 
-    def function_of(self, core_kernel) -> int:
-        """The CUfunction, in the current context, of a cuda.core Kernel (a CUkernel of a library)."""
+            self.launch = driver.cuLaunchKernel
+            self.function_type = driver.CUfunction
+            self.success = driver.CUresult.CUDA_SUCCESS
+        else:
+            self.launch = lib.cuLaunchKernel
+            self.launch.argtypes = [c_void_p, c_uint, c_uint, c_uint, c_uint, c_uint, c_uint, c_uint, c_void_p,
+                                    c_void_p, c_void_p]
+            self.launch.restype = ctypes.c_int
+            self.function_type = int
+            self.success = 0
+
+    def function_of(self, core_kernel):
+        """The CUfunction, in the current context, of a cuda.core Kernel (a CUkernel of a library),
+        in the form this driver's ``launch`` takes."""
         handle = int(core_kernel.handle)
         function = ctypes.c_void_p()
         rc = self._kernel_get_function(ctypes.byref(function), handle)
         if rc != 0:
             raise RuntimeError(f"cuKernelGetFunction failed: {self.error_name(rc)}")
-        return int(function.value)
+        return self.function_type(int(function.value))
 
-    def error_name(self, rc: int) -> str:
+    def error_name(self, rc) -> str:
+        rc = int(rc)
         name = ctypes.c_char_p()
         if self._error_name(rc, ctypes.byref(name)) == 0 and name.value:
             return f"{name.value.decode()} ({rc})"
@@ -157,16 +175,24 @@ class _Driver:
 
 
 _DRIVER_STATE: dict = {}
+#: FASTSOFTMAX_LAUNCH picks the launch path: "bindings" (default), "ctypes" or "core" (cuda.core)
+LAUNCH_MODES = ("bindings", "ctypes", "core")
 
 
 def _driver():
-    """The ctypes driver, or None when libcuda cannot be used that way (launches then go through
-    cuda.core). Loaded once."""
+    """The driver of the launch path, or None for cuda.core's ``launch()`` (chosen, or when
+    libcuda cannot be loaded directly). Loaded once."""
     if "driver" not in _DRIVER_STATE:
-        try:
-            _DRIVER_STATE["driver"] = None if os.environ.get("FASTSOFTMAX_CUDA_CORE_LAUNCH") else _Driver()
-        except (OSError, AttributeError):
-            _DRIVER_STATE["driver"] = None
+        mode = os.environ.get("FASTSOFTMAX_LAUNCH", "bindings")
+        if mode not in LAUNCH_MODES:
+            raise ValueError(f"FASTSOFTMAX_LAUNCH must be one of {', '.join(LAUNCH_MODES)}, not {mode!r}")
+        driver = None
+        if mode != "core":
+            try:
+                driver = _Driver(mode)
+            except (OSError, AttributeError, ImportError):
+                driver = None
+        _DRIVER_STATE["driver"] = driver
     return _DRIVER_STATE["driver"]
 
 
@@ -175,11 +201,11 @@ class _Launch:
 
     Every kernel parameter is 8 bytes (a pointer or an i64), so the arguments live in one reusable
     array of int64 slots, overwritten per call, and the driver gets a ready array of pointers to
-    them. Without the ctypes driver the same call goes through cuda.core's ``launch()``.
+    them. Without a direct driver the same call goes through cuda.core's ``launch()``.
     """
 
-    __slots__ = ("core_kernel", "device", "block_x", "block_y", "smem", "slots", "params", "function", "driver",
-                 "configs", "nargs")
+    __slots__ = ("core_kernel", "device", "block_x", "block_y", "smem", "slots", "pointers", "params", "function",
+                 "driver", "configs", "nargs", "cu_launch", "success", "bindings")
 
     def __init__(self, core_kernel, device, nargs: int, block_x: int, block_y: int = 1, smem: int = 0):
         self.core_kernel = core_kernel
@@ -188,7 +214,8 @@ class _Launch:
         self.block_x, self.block_y, self.smem = block_x, block_y, smem
         self.slots = (ctypes.c_int64 * nargs)()
         base = ctypes.addressof(self.slots)
-        self.params = (ctypes.c_void_p * nargs)(*[base + 8 * i for i in range(nargs)])
+        self.pointers = (ctypes.c_void_p * nargs)(*[base + 8 * i for i in range(nargs)])
+        self.params = self.pointers
         self.configs = {}
         self.driver = _driver()
         self.function = None
@@ -197,22 +224,37 @@ class _Launch:
                 self.function = self.driver.function_of(core_kernel)
             except RuntimeError:
                 self.driver = None
+        self.bindings = self.driver is not None and self.driver.mode == "bindings"
+        if self.bindings:  # the compiled wrapper takes the pointer array by address (kept alive in pointers)
+            self.params = ctypes.addressof(self.pointers)
+        self.cu_launch = self.driver.launch if self.driver is not None else None
+        self.success = self.driver.success if self.driver is not None else None
 
     def __call__(self, grid: int, stream: int, args) -> None:
-        if self.driver is None:
-            return self._launch_core(grid, stream, args)
         self.slots[:] = args
-        rc = self.driver.launch(self.function, grid, 1, 1, self.block_x, self.block_y, 1, self.smem, stream,
+        if self.bindings:
+            rc = self.cu_launch(self.function, grid, 1, 1, self.block_x, self.block_y, 1, self.smem, stream,
+                                self.params, 0)[0]
+        elif self.cu_launch is not None:
+            rc = self.cu_launch(self.function, grid, 1, 1, self.block_x, self.block_y, 1, self.smem, stream,
                                 self.params, None)
-        if rc:
-            self._failed(rc, grid, stream, args)
+        else:
+            return self._launch_core(grid, stream, args)
+        if rc is not self.success and rc != self.success:
+            self._failed(rc, grid, stream)
 
-    def _failed(self, rc: int, grid: int, stream: int, args) -> None:
-        if rc == _CUDA_ERROR_INVALID_CONTEXT:  # a thread where torch has not made the context current
+    def _launch_again(self, grid: int, stream: int):
+        if self.bindings:
+            return self.cu_launch(self.function, grid, 1, 1, self.block_x, self.block_y, 1, self.smem, stream,
+                                  self.params, 0)[0]
+        return self.cu_launch(self.function, grid, 1, 1, self.block_x, self.block_y, 1, self.smem, stream,
+                              self.params, None)
+
+    def _failed(self, rc, grid: int, stream: int) -> None:
+        if int(rc) == _CUDA_ERROR_INVALID_CONTEXT:  # a thread where torch has not made the context current
             self.device.set_current()
-            rc = self.driver.launch(self.function, grid, 1, 1, self.block_x, self.block_y, 1, self.smem, stream,
-                                    self.params, None)
-            if rc == 0:
+            rc = self._launch_again(grid, stream)
+            if int(rc) == 0:
                 return
         raise RuntimeError(f"cuLaunchKernel of {self.core_kernel!r} (grid {grid}, block "
                            f"{(self.block_x, self.block_y)}, {self.smem} bytes of shared memory) failed: "
@@ -579,8 +621,13 @@ class CudaBackend:
                 target = BLOCK_REGS_ELEMS_TARGET or block_regs_target(n, itemsize, backward)
                 elems, threads = block_regs_shape(n, dtype, pack, backward, target)
                 inst = Instance("block_regs", dtype, backward, log, pack, cols=elems)
-                launch = _Launch(self.kernel(inst, dev), device, nargs, threads)
-                plan = _RowPlan(launch, 1, 0, inst)
+                kern = self.kernel(inst, dev)
+                smem = 0
+                if block_regs_storage(dtype, backward, elems) == "staged":
+                    smem = block_regs_staged_bytes(dtype, elems, threads)
+                    if smem > 48 * 1024:
+                        self._allow_dynamic_smem(kern, info, smem)
+                plan = _RowPlan(_Launch(kern, device, nargs, threads, 1, smem), 1, 0, inst)
             elif tier == "split_row":
                 inst = Instance("split_row", dtype, backward, log, pack, stage="finish")
                 first = Instance("split_row", dtype, backward, log and backward, pack, stage="partials")

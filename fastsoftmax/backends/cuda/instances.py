@@ -41,25 +41,45 @@ BLOCK_REGS_MAX_THREADS = 1024
 BLOCK_REGS_PACK_SIZES = {torch.float32: (4, 1), torch.float16: (8, 2, 1), torch.bfloat16: (8, 2, 1)}
 
 
+#: where the longest forward 16-bit rows (64 elements a thread) live: "staged" in shared memory, or
+#: "raw" in registers (see block_regs_tier.cuh)
+LONG_ROW_STORAGE_16BIT = "staged"
+#: kernel template values of the block_regs storages
+BLOCK_REGS_STORAGES = {"float": "kFloat", "raw": "kRaw", "staged": "kStaged"}
+#: staged instances: blocks per SM the compiler must leave registers for (three 64 KiB rows share
+#: an SM's shared memory)
+BLOCK_REGS_STAGED_BLOCKS_PER_SM = 3
+
+
 def block_regs_elems(dtype: torch.dtype, pack: int, backward: bool) -> tuple[int, ...]:
     """Elements per thread the block_regs tier is compiled for. float32 rows are held as float32;
-    16-bit rows as float32 up to 32 a thread forward, and raw (as loaded) at 64 forward, for 16-byte
-    packs only, and at every size backward (see block_regs_tier.cuh)."""
+    16-bit rows as float32 up to 32 a thread forward and at 64 (16-byte packs only) raw or staged,
+    and raw at every size backward (see block_regs_tier.cuh)."""
     if CXX_TYPES[dtype][2] == 2 and not backward and pack == 8:
         return (8, 16, 32, 64)
     return (8, 16, 32)
 
 
-def block_regs_raw(dtype: torch.dtype, backward: bool, elems: int) -> bool:
-    """Whether block_regs keeps the row in registers as the loaded 16-bit packs (see the kernel)."""
-    return CXX_TYPES[dtype][2] == 2 and (backward or elems == 64)
+def block_regs_storage(dtype: torch.dtype, backward: bool, elems: int) -> str:
+    """Where block_regs keeps a thread's share of the row: "float" (registers, as float32), "raw"
+    (registers, as the loaded 16-bit packs) or "staged" (shared memory, as the loaded packs)."""
+    if CXX_TYPES[dtype][2] != 2:
+        return "float"
+    if backward:
+        return "raw"
+    return LONG_ROW_STORAGE_16BIT if elems == 64 else "float"
 
 
 def block_regs_max_threads(backward: bool, elems: int) -> int:
     """Threads an instance launches with at most: 512 where a thread's share of the row (64 raw
     elements forward; 32 of y and of dy backward) needs more than the 64 registers a thread of a
-    1024-thread block may have."""
+    1024-thread block may have, or (staged) where three 512-thread blocks share an SM."""
     return BLOCK_REGS_MAX_THREADS // 2 if elems == (32 if backward else 64) else BLOCK_REGS_MAX_THREADS
+
+
+def block_regs_staged_bytes(dtype: torch.dtype, elems: int, threads: int) -> int:
+    """Dynamic shared memory of a staged block_regs launch: every thread's packs."""
+    return elems * threads * CXX_TYPES[dtype][2]
 
 
 # ---- tiers "block_smem" / "block_uncached" ------------------------------------------------------
@@ -100,7 +120,8 @@ class Instance:
         if self.tier == "warp":
             shape = f"p{self.pack}_c{self.cols}_g{self.group}_r{self.rows}"
         elif self.tier == "block_regs":
-            shape = f"p{self.pack}_c{self.cols}" + ("_raw" if block_regs_raw(self.dtype, self.backward, self.cols) else "")
+            storage = block_regs_storage(self.dtype, self.backward, self.cols)
+            shape = f"p{self.pack}_c{self.cols}" + ("" if storage == "float" else f"_{storage}")
         elif self.tier in ("block_smem", "block_uncached"):
             shape = f"p{self.pack}"
         elif self.tier == "split_row":
@@ -125,9 +146,11 @@ class Instance:
             targs = f"{t}, {self.pack}, {self.cols}, {self.group}, {self.rows}, {log}"
             fn = "warp_backward" if self.backward else "warp_forward"
         elif self.tier == "block_regs":
+            storage = block_regs_storage(self.dtype, self.backward, self.cols)
             bounds = block_regs_max_threads(self.backward, self.cols)
-            raw = "true" if block_regs_raw(self.dtype, self.backward, self.cols) else "false"
-            targs = f"{t}, {self.pack}, {self.cols // self.pack}, {log}, {raw}"
+            if storage == "staged":
+                bounds = f"{bounds}, {BLOCK_REGS_STAGED_BLOCKS_PER_SM}"
+            targs = f"{t}, {self.pack}, {self.cols // self.pack}, {log}, {BLOCK_REGS_STORAGES[storage]}"
             fn = "block_regs_backward" if self.backward else "block_regs_forward"
         elif self.tier in ("block_smem", "block_uncached"):
             bounds = BLOCK_TIER_MAX_THREADS

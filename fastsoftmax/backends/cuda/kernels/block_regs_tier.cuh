@@ -21,6 +21,15 @@
 // 16-bit packs, twice as many rows fit, at the price of a second exponential per element when
 // writing. The host takes RAW for long 16-bit rows (forward) and for all 16-bit backward, which
 // needs no exponential for softmax.
+//
+// Storage, STAGED: the longest 16-bit rows outgrow the registers even raw (64 elements a thread
+// leave room for one row per SM, and every barrier then idles the SM). STAGED keeps the raw packs
+// in shared memory instead, filled by asynchronous copies (cp.async, sm_80+) that go from global
+// to shared memory without passing through registers: a thread needs registers for one pack at a
+// time, a 32768-column row takes 64 KiB, and three rows share an SM, so two rows' loads stay in
+// flight while the third reduces. Each thread reads back only the slots it filled itself, so its
+// own cp.async.wait_all is the only synchronisation the copies need. 16-byte packs only (the copy
+// size), which the host guarantees by taking STAGED for rows aligned to 16 bytes.
 #pragma once
 
 #include "common.cuh"
@@ -41,21 +50,54 @@ __device__ __forceinline__ V block_allreduce(V v, V identity, V* slots, WarpRedu
     return warp_reduce(v);
 }
 
-// A thread's share of a row: PACKS packs of P elements, as float32 or as the raw loaded packs.
-// Columns are 32-bit: rows of this tier hold at most 32768 elements.
-template <typename T, int P, int PACKS, bool RAW>
+// Where a thread's share of the row lives (see the header).
+enum Storage { kFloat = 0, kRaw = 1, kStaged = 2 };
+
+// Start a 16-byte copy from global to shared memory; the data lands in the background.
+__device__ __forceinline__ void copy_async_16(void* shared_dst, const void* global_src) {
+#if __CUDA_ARCH__ >= 800
+    const unsigned dst = static_cast<unsigned>(__cvta_generic_to_shared(shared_dst));
+    asm volatile("cp.async.cg.shared.global [%0], [%1], 16;\n" ::"r"(dst), "l"(global_src));
+#else
+    *reinterpret_cast<uint4*>(shared_dst) = *reinterpret_cast<const uint4*>(global_src);
+#endif
+}
+
+// Wait for this thread's copies; they are then visible to this thread.
+__device__ __forceinline__ void wait_async_copies() {
+#if __CUDA_ARCH__ >= 800
+    asm volatile("cp.async.wait_all;\n" ::: "memory");
+#endif
+}
+
+// A thread's share of a row: PACKS packs of P elements, as float32, as the raw loaded packs, or
+// as raw packs staged in (dynamic) shared memory. Columns are 32-bit: rows of this tier hold at
+// most 32768 elements.
+template <typename T, int P, int PACKS, int STORAGE>
 struct RowShare {
-    float f[RAW ? 1 : PACKS][P];
-    Pack<T, P> raw[RAW ? PACKS : 1];
+    float f[STORAGE == kFloat ? PACKS : 1][P];
+    Pack<T, P> raw[STORAGE == kRaw ? PACKS : 1];
+    Pack<T, P>* staged;  // kStaged: this thread's pack u is staged[u * blockDim.x]
+    // Register storage indexes its arrays with constants only: loops over packs unroll fully. The
+    // staged loops unroll in steps, so that the compiler does not hoist every pack's shared
+    // memory read (registers for all of them) and three blocks still fit per SM.
+    static constexpr int kPackUnroll = STORAGE == kStaged ? 2 : PACKS;
 
     static __device__ __forceinline__ int column(int u) { return (threadIdx.x + u * blockDim.x) * P; }
 
     __device__ __forceinline__ void load(const T* src, int n) {
-#pragma unroll
+        if constexpr (STORAGE == kStaged) {
+            static_assert(sizeof(Pack<T, P>) == 16, "staged rows move as 16-byte packs");
+            extern __shared__ __align__(16) unsigned char shared_bytes[];
+            staged = reinterpret_cast<Pack<T, P>*>(shared_bytes) + threadIdx.x;
+        }
+#pragma unroll (kPackUnroll)
         for (int u = 0; u < PACKS; ++u) {
             const int col = column(u);
             if (col + P <= n) {
-                if constexpr (RAW) {
+                if constexpr (STORAGE == kStaged) {
+                    copy_async_16(&staged[u * blockDim.x], src + col);
+                } else if constexpr (STORAGE == kRaw) {
                     raw[u] = read_pack<T, P>(src + col);
                 } else {
                     load_pack<T, P>(src + col, f[u]);
@@ -65,7 +107,9 @@ struct RowShare {
                 float v[P];
 #pragma unroll
                 for (int i = 0; i < P; ++i) v[i] = col + i < n ? to_float(src[col + i]) : neg_inf();
-                if constexpr (RAW) {
+                if constexpr (STORAGE == kStaged) {
+                    staged[u * blockDim.x] = make_pack<T, P>(v);
+                } else if constexpr (STORAGE == kRaw) {
                     raw[u] = make_pack<T, P>(v);
                 } else {
 #pragma unroll
@@ -73,11 +117,14 @@ struct RowShare {
                 }
             }
         }
+        if constexpr (STORAGE == kStaged) wait_async_copies();
     }
 
     // Pack u as float32.
     __device__ __forceinline__ void get(int u, float (&v)[P]) const {
-        if constexpr (RAW) {
+        if constexpr (STORAGE == kStaged) {
+            unpack<T, P>(staged[u * blockDim.x], v);
+        } else if constexpr (STORAGE == kRaw) {
             unpack<T, P>(raw[u], v);
         } else {
 #pragma unroll
@@ -97,17 +144,17 @@ struct RowShare {
     }
 };
 
-template <typename T, int P, int PACKS, bool LOG, bool RAW>
+template <typename T, int P, int PACKS, bool LOG, int STORAGE>
 __device__ __forceinline__ void block_regs_forward(const T* x, T* y, i64 rows, i64 n64, i64 x_pitch, i64 y_pitch) {
     __shared__ float max_slots[32];
     __shared__ float sum_slots[32];
     const int n = (int)n64;
     for (i64 row = blockIdx.x; row < rows; row += gridDim.x) {
-        RowShare<T, P, PACKS, RAW> share;
+        RowShare<T, P, PACKS, STORAGE> share;
         share.load(x + row * x_pitch, n);
 
         float m = neg_inf();
-#pragma unroll
+#pragma unroll (RowShare<T, P, PACKS, STORAGE>::kPackUnroll)
         for (int u = 0; u < PACKS; ++u) {
             float v[P];
             share.get(u, v);
@@ -120,7 +167,7 @@ __device__ __forceinline__ void block_regs_forward(const T* x, T* y, i64 rows, i
         const float shift = m == neg_inf() ? 0.0f : m;
 
         float s = 0.0f;
-#pragma unroll
+#pragma unroll (RowShare<T, P, PACKS, STORAGE>::kPackUnroll)
         for (int u = 0; u < PACKS; ++u) {
             float v[P];
             share.get(u, v);
@@ -128,7 +175,7 @@ __device__ __forceinline__ void block_regs_forward(const T* x, T* y, i64 rows, i
             for (int i = 0; i < P; ++i) {
                 const float e = fast_exp(v[i] - shift);
                 s += e;
-                if constexpr (!RAW) share.f[u][i] = LOG ? v[i] - shift : e;
+                if constexpr (STORAGE == kFloat) share.f[u][i] = LOG ? v[i] - shift : e;
             }
         }
         s = block_allreduce(s, 0.0f, sum_slots, WarpSum());
@@ -136,10 +183,10 @@ __device__ __forceinline__ void block_regs_forward(const T* x, T* y, i64 rows, i
         const float log_sum = logf(s);
 
         T* dst = y + row * y_pitch;
-#pragma unroll
+#pragma unroll (RowShare<T, P, PACKS, STORAGE>::kPackUnroll)
         for (int u = 0; u < PACKS; ++u) {
             float v[P];
-            if constexpr (RAW) {  // the exponential again, from the input
+            if constexpr (STORAGE != kFloat) {  // the exponential again, from the input
                 share.get(u, v);
 #pragma unroll
                 for (int i = 0; i < P; ++i) v[i] = LOG ? (v[i] - shift) - log_sum : fast_exp(v[i] - shift) * inv_sum;
@@ -153,14 +200,15 @@ __device__ __forceinline__ void block_regs_forward(const T* x, T* y, i64 rows, i
 }
 
 // Backward needs one sum (of dy * y, or of dy for log-softmax) and no maximum.
-template <typename T, int P, int PACKS, bool LOG, bool RAW>
+template <typename T, int P, int PACKS, bool LOG, int STORAGE>
 __device__ __forceinline__ void block_regs_backward(const T* y, const T* dy, T* dx, i64 rows, i64 n64, i64 y_pitch,
                                                     i64 dy_pitch, i64 dx_pitch) {
+    static_assert(STORAGE != kStaged, "y and dy cannot both be staged at the start of shared memory");
     __shared__ float slots[2][32];
     const int n = (int)n64;
     int parity = 0;
     for (i64 row = blockIdx.x; row < rows; row += gridDim.x, parity ^= 1) {
-        RowShare<T, P, PACKS, RAW> ys, dys;
+        RowShare<T, P, PACKS, STORAGE> ys, dys;
         ys.load(y + row * y_pitch, n);
         dys.load(dy + row * dy_pitch, n);
         float s = 0.0f;

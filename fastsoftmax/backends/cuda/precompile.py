@@ -1,0 +1,69 @@
+"""``fastsoftmax compile``: fill the kernel cache ahead of time.
+
+The "cuda" backend compiles each kernel instance the first time a problem needs it (a fraction of
+a second each, then cached on disk; see compiler.py). A deployment that wants no compile on its
+first calls, or a test run that touches hundreds of instances, compiles them all up front, in
+parallel, for the GPU in the machine or for any architecture named.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+import time
+from concurrent.futures import ProcessPoolExecutor
+
+
+def _compile_one(job) -> str | None:
+    arch, index = job
+    from . import compiler
+    from .instances import all_instances, source_for
+
+    instance = all_instances()[index]
+    try:
+        compiler.compile_cubin(source_for([instance]), arch, instance.name)
+    except Exception as exc:  # reported, never raised across the process pool
+        return f"{instance.name}: {exc}"
+    return None
+
+
+def _default_arch() -> str:
+    import torch
+
+    if not torch.cuda.is_available():
+        raise SystemExit("fastsoftmax compile: no GPU found; name the architecture with --arch (e.g. sm_90)")
+    major, minor = torch.cuda.get_device_capability()
+    return f"sm_{major}{minor}"
+
+
+def add_arguments(parser) -> None:
+    parser.add_argument("--arch", action="append",
+                        help="architecture to compile for, e.g. sm_90 (repeatable; default: the current GPU's)")
+    parser.add_argument("--jobs", type=int, default=os.cpu_count() or 1, help="compiler processes (default: all CPUs)")
+
+
+def run(args) -> int:
+    from . import compiler
+    from .instances import all_instances
+
+    reason = compiler.nvrtc_unavailable_reason()
+    if reason:
+        print(f"fastsoftmax compile: {reason}", file=sys.stderr)
+        return 1
+    archs = args.arch or [_default_arch()]
+    count = len(all_instances())
+    jobs = [(arch, index) for arch in archs for index in range(count)]
+    start = time.perf_counter()
+    if args.jobs <= 1:
+        failures = [f for f in map(_compile_one, jobs) if f]
+    else:
+        import multiprocessing
+
+        # spawn, not fork: NVRTC and torch may have started threads in this process
+        with ProcessPoolExecutor(max_workers=args.jobs, mp_context=multiprocessing.get_context("spawn")) as pool:
+            failures = [f for f in pool.map(_compile_one, jobs, chunksize=8) if f]
+    for failure in failures:
+        print(failure, file=sys.stderr)
+    print(f"compiled {len(jobs) - len(failures)} of {len(jobs)} kernel instances for {', '.join(archs)} "
+          f"into {compiler.cache_dir()} in {time.perf_counter() - start:.0f} s")
+    return 1 if failures else 0

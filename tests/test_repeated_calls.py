@@ -1,0 +1,85 @@
+"""Repeated calls: the second call with a geometry already seen skips every check and choice
+(functional.py); it must still compute the right thing and refuse what the full path refuses."""
+
+import pytest
+import torch
+
+import fastsoftmax
+from fastsoftmax import dispatch
+from fastsoftmax.backends.triton import TritonBackend
+
+from reference import DEVICE, check_backward, check_forward
+
+LAYOUTS = [
+    ("contiguous", lambda t: t, (6, 70)),
+    ("transposed", lambda t: t.t(), (70, 6)),
+    ("column slice", lambda t: t[:, 3:60], (6, 70)),
+    ("permuted 3d", lambda t: t.permute(2, 0, 1), (4, 6, 10)),
+]
+
+
+def _input(shape, dtype=torch.float32):
+    return (torch.randn(shape, device=DEVICE) * 3).to(dtype)
+
+
+@pytest.mark.parametrize("name,view,shape", LAYOUTS, ids=[case[0] for case in LAYOUTS])
+def test_second_call_is_right_for_fresh_data(name, view, shape):
+    dispatch.clear_caches()
+    first = view(_input(shape))
+    fastsoftmax.softmax(first, -1)
+    remembered = len(dispatch.PLANS)
+    assert remembered == 1
+    for dim in (-1, first.dim() - 1):  # the same dim, written both ways: one plan
+        x = view(_input(shape))
+        check_forward(fastsoftmax.softmax(x, dim), x, dim)
+        check_forward(fastsoftmax.log_softmax(x, dim), x, dim, True)
+        assert fastsoftmax.softmax(x, dim).stride() == torch.empty_like(x).stride()
+    assert len(dispatch.PLANS) == remembered
+
+
+def test_second_call_with_autograd_records_the_graph():
+    x = _input((5, 40))
+    fastsoftmax.softmax(x, -1)
+    x = _input((5, 40)).requires_grad_()
+    y = fastsoftmax.softmax(x, -1)
+    assert y.grad_fn is not None
+    dy = torch.randn_like(y)
+    y.backward(dy)
+    check_backward(x.grad, x.detach(), dy, -1)
+
+
+def test_second_call_still_refuses_bad_arguments():
+    x = _input((5, 40))
+    fastsoftmax.softmax(x, 1)
+    with pytest.raises(TypeError, match="dim must be an int"):
+        fastsoftmax.softmax(x, True)
+    with pytest.raises(IndexError, match="Dimension out of range"):
+        fastsoftmax.softmax(x, -3)
+    with pytest.raises(ValueError, match="unknown backend"):
+        fastsoftmax.softmax(x, 1, backend="fastest")
+
+
+def test_second_call_honours_dtype():
+    x = _input((5, 40), torch.bfloat16)
+    fastsoftmax.softmax(x, -1)
+    y = fastsoftmax.softmax(x, -1, dtype=torch.float32)
+    assert y.dtype == torch.float32
+    check_forward(y, x.float(), -1)
+
+
+def test_forced_tier_is_not_bypassed_by_a_plan(monkeypatch):
+    x = _input((5, 40))
+    fastsoftmax.softmax(x, -1, backend="triton")
+    used = []
+    original = TritonBackend.forward
+
+    def spy(self, x3, y3, log, tier=None):
+        used.append(tier)
+        return original(self, x3, y3, log, tier)
+
+    monkeypatch.setattr(TritonBackend, "forward", spy)
+    for tier in ("online", "split"):
+        with dispatch.forced("triton", tier):
+            check_forward(fastsoftmax.softmax(x, -1, backend="triton"), x, -1)
+        assert used[-1] == tier
+    assert not dispatch.PLANS, "a forced call must not leave a plan behind"
