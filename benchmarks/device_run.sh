@@ -2,11 +2,11 @@
 # Everything the GPU machine is for, in one call: device facts, the GPU test suite, and the
 # benchmarks. Results land under $OUT (the device tool brings that folder back).
 #
-#   bash benchmarks/device_run.sh [STEPS]      STEPS: comma list of compile,probe,tests,quick,main,
-#                                               ladder,table (default: compile,tests,main,ladder)
+#   bash benchmarks/device_run.sh [STEPS]      STEPS: comma list of compile,hostprobe,tierprobe,tests,
+#                                               quick,main,ladder,table (default: compile,tests,main,ladder)
 #
 # compile fills the kernel cache first (every instance, all CPUs), so that the tests and benchmarks
-# time and check kernels rather than wait on NVRTC; probe runs the host-time and tier probes.
+# time and check kernels rather than wait on NVRTC; hostprobe and tierprobe run benchmarks/*_probe.py.
 # TEST_TIMEOUT (seconds, default 420) bounds the test step, so that a hang still returns results.
 set -uo pipefail
 cd "$(dirname "$0")/.."
@@ -30,8 +30,10 @@ PY
 if [[ $steps == *,compile,* ]]; then
     python3 -m fastsoftmax compile 2>&1 | tail -n 20 | tee "$OUT/compile.log" || status=1
 fi
-if [[ $steps == *,probe,* ]]; then
+if [[ $steps == *,hostprobe,* ]]; then
     python3 benchmarks/host_probe.py --out "$OUT/host_probe.txt" 2>&1 | tail -n 40 || status=1
+fi
+if [[ $steps == *,tierprobe,* ]]; then
     python3 benchmarks/cuda_probe.py --quick --out "$OUT/cuda_probe.txt" 2>&1 | tail -n 60 || status=1
 fi
 if [[ $steps == *,tests,* ]]; then

@@ -76,8 +76,13 @@ def main() -> None:
     function, params = bindings_launch.function, bindings_launch.params
     cu_launch = driver.cuLaunchKernel
 
+    stream0 = driver.CUstream(0)
+
     def bare_bindings():
         return cu_launch(function, 1, 1, 1, 128, 1, 1, 0, 0, params, 0)
+
+    def bare_bindings_stream_object():
+        return cu_launch(function, 1, 1, 1, 128, 1, 1, 0, stream0, params, 0)
 
     cases = {
         "torch.softmax": lambda: torch.softmax(x, -1),
@@ -93,6 +98,7 @@ def main() -> None:
         "  launch: ctypes": lambda: by_mode["ctypes"][0](1, 0, args6),
         "  launch: cuda.core": lambda: by_mode["core"][0](1, 0, args6),
         "  cuLaunchKernel (bindings, bare)": bare_bindings,
+        "  cuLaunchKernel (bindings, bare, CUstream)": bare_bindings_stream_object,
         "torch x.add_(0)": lambda: x.add_(0),
     }
     try:
@@ -100,7 +106,7 @@ def main() -> None:
 
         kernel = cupy.RawKernel(EMPTY, "fs_empty")
         cases["cupy RawKernel, empty kernel"] = lambda: kernel((1,), (128,), (1, 2, 3, 4, 5, 6))
-        fn_ptr = int(ctypes.c_void_p(function.getPtr()).value) if hasattr(function, "getPtr") else int(function)
+        fn_ptr = int(function)
         from cupy.cuda import driver as cupy_driver
 
         cases["cupy driver.launchKernel (typed args)"] = lambda: cupy_driver.launchKernel(

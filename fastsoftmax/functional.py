@@ -93,9 +93,13 @@ def _torch_plan(dim: int):
     return plan
 
 
+def _plan_key(x: torch.Tensor, dim: int, backend: str) -> tuple:
+    return (x.shape, x.stride(), x.dtype, x.device, dim, backend)
+
+
 def forward_impl(x: torch.Tensor, dim: int, log: bool, backend: str) -> torch.Tensor:
     """Softmax of a validated tensor over a normalised dim, without autograd."""
-    key = (x.shape, x.stride(), x.dtype, x.device, dim, backend)
+    key = _plan_key(x, dim, backend)
     plan = dispatch.PLANS.get(key)
     if plan is not None:
         return plan(x, log)
@@ -191,10 +195,16 @@ def _apply(x, dim, dtype, backend, log: bool, what: str) -> torch.Tensor:
         if not isinstance(dtype, torch.dtype) or dtype not in SUPPORTED:
             raise TypeError(f"fastsoftmax.{what}: dtype must be a floating-point torch.dtype, got {dtype}")
         x = x.to(dtype)
+    given_dim = dim
     dim = _normalize_dim(dim, x.dim())
     if torch.compiler.is_compiling() or (x.requires_grad and torch.is_grad_enabled()):
         return softmax_forward(x, dim, log, backend)
-    return forward_impl(x, dim, log, backend)
+    y = forward_impl(x, dim, log, backend)
+    if given_dim != dim and type(given_dim) is int:  # the plan answers to the dim as written, too
+        plan = _PLANS.get(_plan_key(x, dim, backend))
+        if plan is not None:
+            dispatch.remember(_plan_key(x, given_dim, backend), plan)
+    return y
 
 
 _Tensor = torch.Tensor
@@ -205,11 +215,11 @@ _PLANS = dispatch.PLANS
 
 def _repeated_call(x, dim, dtype, backend):
     """The plan of an eager call whose geometry was seen before, or None. Everything the full
-    path checks is implied by the hit: only valid problems are remembered, keyed by the
-    normalised dim. Plain tensors only: subclasses take the full path."""
+    path checks is implied by the hit: only valid problems are remembered (under the dim as
+    written and as normalised). Plain tensors only: subclasses take the full path."""
     if dtype is None and type(x) is _Tensor and type(dim) is int and not (x.requires_grad and _grad_enabled()) \
             and not _compiling():
-        return _PLANS.get((x.shape, x.stride(), x.dtype, x.device, dim + x.dim() if dim < 0 else dim, backend))
+        return _PLANS.get((x.shape, x.stride(), x.dtype, x.device, dim, backend))
     return None
 
 

@@ -233,7 +233,10 @@ class _Launch:
     def __call__(self, grid: int, stream: int, args) -> None:
         self.slots[:] = args
         if self.bindings:
-            rc = self.cu_launch(self.function, grid, 1, 1, self.block_x, self.block_y, 1, self.smem, stream,
+            handle = _CU_STREAMS.get(stream)
+            if handle is None:
+                handle = _cu_stream(stream)
+            rc = self.cu_launch(self.function, grid, 1, 1, self.block_x, self.block_y, 1, self.smem, handle,
                                 self.params, 0)[0]
         elif self.cu_launch is not None:
             rc = self.cu_launch(self.function, grid, 1, 1, self.block_x, self.block_y, 1, self.smem, stream,
@@ -242,6 +245,33 @@ class _Launch:
             return self._launch_core(grid, stream, args)
         if rc is not self.success and rc != self.success:
             self._failed(rc, grid, stream)
+
+    def bound(self, grid: int, rest: tuple):
+        """``go(xp, yp, stream)``: this kernel on a fixed grid with every argument after the two
+        pointers fixed to ``rest``, in argument slots of its own: the repeated-call path, which
+        then writes two slots and makes one driver call."""
+        own = _Launch(self.core_kernel, self.device, self.nargs, self.block_x, self.block_y, self.smem)
+        if not own.bindings:
+            def go(xp, yp, stream):
+                own(grid, stream, (xp, yp) + rest)
+
+            return go
+        own.slots[2:] = rest
+        slots, function, cu_launch, params, success = own.slots, own.function, own.cu_launch, own.params, own.success
+        block_x, block_y, smem = own.block_x, own.block_y, own.smem
+        streams = _CU_STREAMS
+
+        def go(xp, yp, stream):
+            slots[0] = xp
+            slots[1] = yp
+            handle = streams.get(stream)
+            if handle is None:
+                handle = _cu_stream(stream)
+            rc = cu_launch(function, grid, 1, 1, block_x, block_y, 1, smem, handle, params, 0)[0]
+            if rc is not success and rc != success:
+                own._failed(rc, grid, stream)
+
+        return go
 
     def _launch_again(self, grid: int, stream: int):
         if self.bindings:
@@ -273,6 +303,19 @@ class _Launch:
 
 
 _CORE_STREAMS: dict = {}
+#: cuda.bindings CUstream objects by handle: the compiled cuLaunchKernel converts a plain int into
+#: a new CUstream on every call, a ready one it only reads
+_CU_STREAMS: dict = {}
+
+
+def _cu_stream(handle: int):
+    from cuda.bindings import driver
+
+    if len(_CU_STREAMS) > 1024:
+        _CU_STREAMS.clear()
+    stream = _CU_STREAMS[handle] = driver.CUstream(handle)
+    return stream
+
 
 
 def _wrap_stream(handle: int):
@@ -475,22 +518,22 @@ class CudaBackend:
 
         xs, ys = x_strides[0], y_strides[0]
         pitch_align = (xs | ys) * CXX_TYPES[dtype][2] if outer > 1 else 0
-        ready: dict = {}  # (log, alignment) -> (launch, grid) of a one-kernel plan
+        ready: dict = {}  # (log, alignment) -> go(xp, yp, stream) of a one-kernel plan
 
         def run(x, y, log):
             if dev != self._last_device or self._many_devices:
                 self._enter(dev)
-            xp, yp = x.data_ptr(), y.data_ptr()
-            key = (log, (xp | yp | pitch_align) & 15)
-            entry = ready.get(key)
-            if entry is None:
-                plan = self._row_plan(tier, dtype, n, log, False, key[1], dev)
+            xp = x.data_ptr()
+            yp = y.data_ptr()
+            go = ready.get((log, (xp | yp | pitch_align) & 15))
+            if go is None:
+                align = (xp | yp | pitch_align) & 15
+                plan = self._row_plan(tier, dtype, n, log, False, align, dev)
                 if plan.finish is not None:  # split_row: two kernels and a workspace
                     self._forward_rows(tier, dtype, dev, xp, yp, outer, n, xs, ys, log)
                     return
-                entry = ready[key] = (plan.launch, plan.grid(outer))
-            launch, grid = entry
-            launch(grid, _raw_stream(dev), (xp, yp, outer, n, xs, ys))
+                go = ready[(log, align)] = plan.launch.bound(plan.grid(outer), (outer, n, xs, ys))
+            go(xp, yp, _raw_stream(dev))
 
         return run
 
