@@ -11,7 +11,6 @@ a slow spell of the host touches them all alike.
 from __future__ import annotations
 
 import argparse
-import ctypes
 import statistics
 
 import torch
