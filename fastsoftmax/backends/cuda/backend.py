@@ -3,8 +3,9 @@
 Tiers, chosen from the shape alone (``choose_tier``):
 
 * ``warp``            rows of n <= 1024: a warp (or a narrower lane group) per row, row in registers;
-* ``block_regs``      rows of up to 32768 (16384 backward): a block per row, row in registers, one
-                      block launched per row (16-bit rows from 512 columns, where it beats ``warp``);
+* ``block_regs``      rows of up to 32768 (16384 backward): a block per row holding the whole row
+                      (in registers; long 16-bit rows staged in shared memory), one block launched
+                      per row (16-bit rows from 512 columns, where it beats ``warp``);
 * ``block_smem``      longer rows whose copy fits in shared memory with two blocks per SM: a block
                       per row, the row cached in shared memory between the two passes;
 * ``block_uncached``  longer rows still: a block per row, the second pass re-reads the row (L2);
@@ -67,10 +68,11 @@ SPLIT_ROW_BLOCKS_PER_SM = 4
 #: block_regs: elements per thread to aim for (more when 1024 threads need them for the row), by
 #: (bytes per element, backward), as (rows up to n columns, target) steps. Measured on an H100 with
 #: benchmarks/cuda_probe.py: 16-bit rows want few elements a thread while short and many once long
-#: (held raw at 64, see block_regs_tier.cuh); float32 is at copy bandwidth from 8 to 32.
+#: (64 a thread: staged in shared memory, see block_regs_tier.cuh); float32 is at copy bandwidth
+#: from 8 to 32.
 BLOCK_REGS_TARGETS = {
     (4, False): ((32768, 16),),
-    (2, False): ((1024, 8), (8192, 32), (32768, 64)),  # 64: held raw
+    (2, False): ((1024, 8), (8192, 32), (32768, 64)),  # 64: staged
     (4, True): ((16384, 16),),
     (2, True): ((1024, 8), (8192, 16), (16384, 32)),
 }

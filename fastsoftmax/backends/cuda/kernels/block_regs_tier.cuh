@@ -19,8 +19,7 @@
 // Storage, RAW: the row's bytes in flight per SM are what hides memory latency, and registers bound
 // them. Held as float32, a 16-bit row takes twice its size in registers; held RAW, as the loaded
 // 16-bit packs, twice as many rows fit, at the price of a second exponential per element when
-// writing. The host takes RAW for long 16-bit rows (forward) and for all 16-bit backward, which
-// needs no exponential for softmax.
+// writing. The host takes RAW for all 16-bit backward, which needs no exponential for softmax.
 //
 // Storage, STAGED: the longest 16-bit rows outgrow the registers even raw (64 elements a thread
 // leave room for one row per SM, and every barrier then idles the SM). STAGED keeps the raw packs
@@ -29,7 +28,9 @@
 // time, a 32768-column row takes 64 KiB, and three rows share an SM, so two rows' loads stay in
 // flight while the third reduces. Each thread reads back only the slots it filled itself, so its
 // own cp.async.wait_all is the only synchronisation the copies need. 16-byte packs only (the copy
-// size), which the host guarantees by taking STAGED for rows aligned to 16 bytes.
+// size), which the host guarantees by taking STAGED for rows aligned to 16 bytes. Measured on an
+// H100 against RAW at 64 elements a thread (benchmarks/cuda_probe.py, alternated in one process):
+// 32768 columns 0.96 of copy against 0.85-0.90, 12288 columns 0.95 against 0.82.
 #pragma once
 
 #include "common.cuh"
