@@ -7,6 +7,7 @@ dtype and direction in one translation unit.
 
 from __future__ import annotations
 
+import functools
 import os
 import subprocess
 import sys
@@ -35,6 +36,7 @@ needs_nvrtc = pytest.mark.skipif(_MISSING is not None, reason=str(_MISSING))
 ARCHS = ("sm_80", "sm_90")
 
 
+@functools.lru_cache(maxsize=1)
 def _groups():
     """(label, instances) translation units covering every instance once."""
     from fastsoftmax.backends.cuda.instances import CXX_TYPES, all_instances

@@ -234,19 +234,19 @@ class _Launch:
 
     def __call__(self, grid: int, stream: int, args) -> None:
         self.slots[:] = args
-        if self.bindings:
-            handle = _CU_STREAMS.get(stream)
-            if handle is None:
-                handle = _cu_stream(stream)
-            rc = self.cu_launch(self.function, grid, 1, 1, self.block_x, self.block_y, 1, self.smem, handle,
-                                self.params, 0)[0]
-        elif self.cu_launch is not None:
-            rc = self.cu_launch(self.function, grid, 1, 1, self.block_x, self.block_y, 1, self.smem, stream,
-                                self.params, None)
-        else:
+        if self.cu_launch is None:
             return self._launch_core(grid, stream, args)
+        rc = self._driver_launch(grid, stream)
         if rc is not self.success and rc != self.success:
             self._failed(rc, grid, stream)
+
+    def _driver_launch(self, grid: int, stream: int):
+        """One driver call with the arguments already in the slots; returns its CUresult."""
+        if self.bindings:
+            return self.cu_launch(self.function, grid, 1, 1, self.block_x, self.block_y, 1, self.smem,
+                                  _cu_stream(stream), self.params, 0)[0]
+        return self.cu_launch(self.function, grid, 1, 1, self.block_x, self.block_y, 1, self.smem, stream,
+                              self.params, None)
 
     def bound(self, grid: int, rest: tuple):
         """``go(xp, yp, stream)``: this kernel on a fixed grid with every argument after the two
@@ -266,7 +266,7 @@ class _Launch:
         def go(xp, yp, stream):
             slots[0] = xp
             slots[1] = yp
-            handle = streams.get(stream)
+            handle = streams.get(stream)  # _cu_stream, inlined: this is the hottest path
             if handle is None:
                 handle = _cu_stream(stream)
             rc = cu_launch(function, grid, 1, 1, block_x, block_y, 1, smem, handle, params, 0)[0]
@@ -275,17 +275,10 @@ class _Launch:
 
         return go
 
-    def _launch_again(self, grid: int, stream: int):
-        if self.bindings:
-            return self.cu_launch(self.function, grid, 1, 1, self.block_x, self.block_y, 1, self.smem, stream,
-                                  self.params, 0)[0]
-        return self.cu_launch(self.function, grid, 1, 1, self.block_x, self.block_y, 1, self.smem, stream,
-                              self.params, None)
-
     def _failed(self, rc, grid: int, stream: int) -> None:
         if int(rc) == _CUDA_ERROR_INVALID_CONTEXT:  # a thread where torch has not made the context current
             self.device.set_current()
-            rc = self._launch_again(grid, stream)
+            rc = self._driver_launch(grid, stream)
             if int(rc) == 0:
                 return
         raise RuntimeError(f"cuLaunchKernel of {self.core_kernel!r} (grid {grid}, block "
@@ -311,11 +304,13 @@ _CU_STREAMS: dict = {}
 
 
 def _cu_stream(handle: int):
-    from cuda.bindings import driver
+    stream = _CU_STREAMS.get(handle)
+    if stream is None:
+        from cuda.bindings import driver
 
-    if len(_CU_STREAMS) > 1024:
-        _CU_STREAMS.clear()
-    stream = _CU_STREAMS[handle] = driver.CUstream(handle)
+        if len(_CU_STREAMS) > 1024:
+            _CU_STREAMS.clear()
+        stream = _CU_STREAMS[handle] = driver.CUstream(handle)
     return stream
 
 

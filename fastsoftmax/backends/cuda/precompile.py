@@ -15,11 +15,10 @@ from concurrent.futures import ProcessPoolExecutor
 
 
 def _compile_one(job) -> str | None:
-    arch, index = job
+    arch, instance = job
     from . import compiler
-    from .instances import all_instances, source_for
+    from .instances import source_for
 
-    instance = all_instances()[index]
     try:
         compiler.compile_cubin(source_for([instance]), arch, instance.name)
     except Exception as exc:  # reported, never raised across the process pool
@@ -51,8 +50,7 @@ def run(args) -> int:
         print(f"fastsoftmax compile: {reason}", file=sys.stderr)
         return 1
     archs = args.arch or [_default_arch()]
-    count = len(all_instances())
-    jobs = [(arch, index) for arch in archs for index in range(count)]
+    jobs = [(arch, instance) for arch in archs for instance in all_instances()]
     start = time.perf_counter()
     if args.jobs <= 1:
         failures = [f for f in map(_compile_one, jobs) if f]
