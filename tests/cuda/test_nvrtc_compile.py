@@ -227,3 +227,41 @@ def test_compile_command_fills_the_cache(tmp_path, monkeypatch, capsys):
     for inst in chosen:
         path = compiler.cache_dir() / f"{compiler.cache_key(source_for([inst]), 'sm_90')}.cubin"
         assert inst.name.encode() in path.read_bytes()
+
+
+def test_cluster_shapes_cover_their_rows():
+    """Every row up to the cluster tier's longest fits its launch: the CTAs' slices cover the row,
+    shared memory stays within sm_90's opt-in limit, and the instance exists in the compiled set."""
+    from fastsoftmax.backends.cuda.instances import (
+        CLUSTER_MAX_DYNAMIC_SMEM,
+        CLUSTER_MAX_THREADS,
+        DTYPES,
+        Instance,
+        all_instances,
+        cluster_chunk,
+        cluster_max_cols,
+        cluster_shape,
+    )
+
+    everything = set(all_instances())
+    for dtype in DTYPES:
+        for backward in (False, True):
+            longest = cluster_max_cols(dtype, backward)
+            for n in [1, 7, 4096, 16384, 32769, 50257, 65536, 128256, 151936, 262144, 1 << 20, longest]:
+                if n > longest:
+                    continue
+                for rows in (1, 8, 4096):
+                    shape = cluster_shape(n, dtype, backward, rows=rows, sm_count=132)
+                    assert shape.ctas * cluster_chunk(n, dtype, shape.ctas) >= n
+                    assert shape.smem_bytes <= CLUSTER_MAX_DYNAMIC_SMEM
+                    assert 128 <= shape.threads <= CLUSTER_MAX_THREADS and shape.threads % 32 == 0
+                    assert shape.non_portable == (shape.ctas > 8)
+                    inst = Instance("cluster", dtype, backward, True, shape.pack)
+                    assert inst in everything, inst.name
+            with pytest.raises(ValueError, match="too long"):
+                cluster_shape(longest + 1, dtype, backward)
+    assert cluster_shape(16384, torch.bfloat16, False).ctas == 1
+    assert cluster_shape(65536, torch.bfloat16, False).ctas == 4
+    assert cluster_shape(65536, torch.float32, False).ctas == 8
+    assert cluster_shape(262144, torch.bfloat16, False).ctas == 16
+    assert cluster_shape(128256, torch.bfloat16, False, rows=1, sm_count=132).ctas == 16

@@ -98,11 +98,117 @@ STRIDED_MAX_THREADS = 256
 STRIDED_PACK_SIZES = WARP_PACK_SIZES
 
 
+# ---- tier "cluster" (sm_90+) --------------------------------------------------------------------
+#: the first architecture with thread-block clusters and distributed shared memory
+CLUSTER_MIN_SM = 90
+#: CTAs per cluster: up to 8 on every sm_90 part, 16 with the non-portable opt-in
+CLUSTER_SIZES = (1, 2, 4, 8, 16)
+CLUSTER_PORTABLE_MAX = 8
+#: the launch bound compiled into the instances (their threads are chosen at launch time)
+CLUSTER_MAX_THREADS = 512
+#: bytes of each staged tensor per CTA before the cluster doubles: Quack's rule of 16K 16-bit
+#: (8K float32) elements per CTA, which leaves room for several CTAs per SM
+CLUSTER_BYTES_PER_CTA = 32 * 1024
+#: dynamic shared memory one CTA may opt into on sm_90 (227 KiB), less the kernel's static part
+CLUSTER_MAX_DYNAMIC_SMEM = 227 * 1024 - 1024
+#: cluster slots per thread the thread count aims for (threads from 128 to CLUSTER_MAX_THREADS)
+CLUSTER_SLOTS_PER_THREAD = 8
+
+
+def cluster_pack(dtype: torch.dtype) -> int:
+    """Elements per 16-byte pack: the only pack the cluster tier is compiled for. Any alignment of
+    the pointers and pitches is served: each slice peels its partial packs element by element."""
+    return 16 // CXX_TYPES[dtype][2]
+
+
+def cluster_chunk(n: int, dtype: torch.dtype, ctas: int) -> int:
+    """Columns per CTA (the last CTA may have fewer): ceil(n / ctas) rounded up to a pack. Must
+    match ClusterSlice::chunk in cluster_tier.cuh."""
+    pack = cluster_pack(dtype)
+    per_cta = -(-n // ctas)
+    return -(-per_cta // pack) * pack
+
+
+def cluster_smem_bytes(n: int, dtype: torch.dtype, ctas: int, backward: bool) -> int:
+    """Dynamic shared memory of a cluster launch: one 16-byte slot per pack of the CTA's columns
+    plus one for the misaligned edge, per staged tensor (x forward; y and dy backward). Must
+    match ClusterSlice::slots_per_tensor in cluster_tier.cuh."""
+    slots = cluster_chunk(n, dtype, ctas) // cluster_pack(dtype) + 1
+    return slots * 16 * (2 if backward else 1)
+
+
+def cluster_max_cols(dtype: torch.dtype, backward: bool) -> int:
+    """The longest row a cluster of 16 CTAs can stage: 1.85M 16-bit or 925K float32 elements
+    forward, half of that backward."""
+    tensors = 2 if backward else 1
+    slots = CLUSTER_MAX_DYNAMIC_SMEM // (16 * tensors) - 1
+    return CLUSTER_SIZES[-1] * slots * cluster_pack(dtype)
+
+
+def cluster_threads(n: int, dtype: torch.dtype, ctas: int) -> int:
+    """Threads per CTA: about CLUSTER_SLOTS_PER_THREAD of the CTA's 16-byte slots each, a power of
+    two from 128 to CLUSTER_MAX_THREADS."""
+    slots = cluster_chunk(n, dtype, ctas) // cluster_pack(dtype) + 1
+    return max(128, min(CLUSTER_MAX_THREADS, next_pow2(-(-slots // CLUSTER_SLOTS_PER_THREAD))))
+
+
+@dataclass(frozen=True)
+class ClusterShape:
+    ctas: int  # cluster size C: CTAs per row
+    threads: int  # threads per CTA
+    smem_bytes: int  # dynamic shared memory per CTA
+    pack: int  # the instance's pack (elements per 16 bytes)
+    non_portable: bool  # C > 8: needs CU_FUNC_ATTRIBUTE_NON_PORTABLE_CLUSTER_SIZE_ALLOWED = 1
+
+
+def cluster_shape(n: int, dtype: torch.dtype, backward: bool, rows: int = 0, sm_count: int = 0,
+                  ctas: int = 0) -> ClusterShape:
+    """How to launch the cluster tier on rows of n columns.
+
+    The cluster size grows with the row: the smallest power of two that keeps each CTA's staged
+    share at CLUSTER_BYTES_PER_CTA (16K 16-bit elements: 1 CTA up to 16K, 2 at 32K, 4 at 64K, 8
+    at 128K, 16 from 256K; float32 at half those lengths), and past 16 CTAs the share grows
+    instead. With few rows (``rows * 16 <= sm_count``: decode) the cluster is 16 whatever the row,
+    so that the row is spread over as many SMs as can share it. ``ctas`` forces a size.
+
+    Launch contract (the kernels read C and their rank from the cluster registers, so one compiled
+    instance serves every C):
+
+    - instance: ``Instance("cluster", dtype, backward, log, pack=cluster_pack(dtype))``; sm_90+
+      only (on sm_80 the instances compile to a trap);
+    - arguments, all 8 bytes: forward ``(x, y, rows, n, x_pitch, y_pitch)``, backward
+      ``(y, dy, dx, rows, n, y_pitch, dy_pitch, dx_pitch)``; pitches in elements, any alignment;
+    - grid ``(clusters * C, 1, 1)`` CTAs, a multiple of C: cluster k takes rows k, k + clusters,
+      ...; ``clusters = rows`` (one cluster per row) unless that exceeds the grid limit;
+    - block ``(threads, 1, 1)``; dynamic shared memory ``smem_bytes``;
+    - ``cuLaunchKernelEx`` with ``CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION = (C, 1, 1)`` (also for
+      C = 1, or the plain ``cuLaunchKernel``: a grid without clusters is a cluster of one CTA);
+    - ``CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES >= smem_bytes`` on the function when
+      smem_bytes > 48 KiB, and ``CU_FUNC_ATTRIBUTE_NON_PORTABLE_CLUSTER_SIZE_ALLOWED = 1`` when
+      C > 8 (``non_portable``);
+    - ``cuOccupancyMaxActiveClusters(function, config)`` with that launch config (grid C, the
+      cluster attribute, block, smem) gives the clusters resident at once; 0 means the shape
+      cannot be launched (take a smaller C or another tier).
+    """
+    size = CXX_TYPES[dtype][2]
+    if not ctas:
+        ctas = min(CLUSTER_SIZES[-1], next_pow2(-(-n * size // CLUSTER_BYTES_PER_CTA)))
+        if rows and sm_count and rows * CLUSTER_SIZES[-1] <= sm_count:
+            ctas = CLUSTER_SIZES[-1]
+    if ctas not in CLUSTER_SIZES:
+        raise ValueError(f"cluster size {ctas} is not one of {CLUSTER_SIZES}")
+    smem = cluster_smem_bytes(n, dtype, ctas, backward)
+    if smem > CLUSTER_MAX_DYNAMIC_SMEM:
+        raise ValueError(f"rows of {n} columns are too long for the cluster tier "
+                         f"(at most {cluster_max_cols(dtype, backward)} {'backward' if backward else 'forward'})")
+    return ClusterShape(ctas, cluster_threads(n, dtype, ctas), smem, cluster_pack(dtype), ctas > CLUSTER_PORTABLE_MAX)
+
+
 @dataclass(frozen=True)
 class Instance:
     """One kernel: a tier's template with every parameter fixed."""
 
-    tier: str  # "warp", "block_regs", "block_smem", "block_uncached", "split_row", "strided"
+    tier: str  # "warp", "block_regs", "block_smem", "block_uncached", "split_row", "strided", "cluster"
     dtype: torch.dtype
     backward: bool
     log: bool
@@ -122,7 +228,7 @@ class Instance:
         elif self.tier == "block_regs":
             storage = block_regs_storage(self.dtype, self.backward, self.cols)
             shape = f"p{self.pack}_c{self.cols}" + ("" if storage == "float" else f"_{storage}")
-        elif self.tier in ("block_smem", "block_uncached"):
+        elif self.tier in ("block_smem", "block_uncached", "cluster"):
             shape = f"p{self.pack}"
         elif self.tier == "split_row":
             shape = f"p{self.pack}_{self.stage}"
@@ -136,7 +242,8 @@ class Instance:
     def header(self) -> str:
         return {"warp": "warp_tier.cuh", "block_regs": "block_regs_tier.cuh", "block_smem": "block_tier.cuh",
                 "block_uncached": "block_tier.cuh",
-                "split_row": "split_row_tier.cuh", "strided": "strided_tier.cuh"}[self.tier]
+                "split_row": "split_row_tier.cuh", "strided": "strided_tier.cuh",
+                "cluster": "cluster_tier.cuh"}[self.tier]
 
     def wrapper(self) -> str:
         t = CXX_TYPES[self.dtype][0]
@@ -159,6 +266,8 @@ class Instance:
             fn = "block_backward" if self.backward else "block_forward"
         elif self.tier == "split_row":
             return self._split_row_wrapper(t, log)
+        elif self.tier == "cluster":
+            return self._cluster_wrapper(t, log)
         else:
             bounds = STRIDED_MAX_THREADS
             targs = f"{t}, {self.pack}, {log}"
@@ -183,6 +292,17 @@ class Instance:
         return (f'extern "C" __global__ void __launch_bounds__({bounds}) {self.name}({params}) {{\n'
                 f"    {fn}<{targs}>({args});\n}}\n")
 
+    def _cluster_wrapper(self, t: str, log: str) -> str:
+        if self.backward:
+            params = f"const {t}* y, const {t}* dy, {t}* dx, i64 rows, i64 n, i64 y_pitch, i64 dy_pitch, i64 dx_pitch"
+            call = (f"cluster_backward<{t}, {self.pack}, {log}>(DirectLoad<{t}>{{y, y_pitch}}, "
+                    f"DirectLoad<{t}>{{dy, dy_pitch}}, DirectStore<{t}>{{dx, dx_pitch}}, rows, n)")
+        else:
+            params = f"const {t}* x, {t}* y, i64 rows, i64 n, i64 x_pitch, i64 y_pitch"
+            call = (f"cluster_forward<{t}, {self.pack}, {log}>(DirectLoad<{t}>{{x, x_pitch}}, "
+                    f"DirectStore<{t}>{{y, y_pitch}}, rows, n)")
+        return (f'extern "C" __global__ void __launch_bounds__({CLUSTER_MAX_THREADS}) {self.name}({params}) {{\n'
+                f"    {call};\n}}\n")
 
     def _split_row_wrapper(self, t: str, log: str) -> str:
         if not self.backward and self.stage == "partials":
@@ -285,4 +405,5 @@ def all_instances():
                         out.append(Instance("split_row", dtype, backward, log, pack, stage="partials"))
                 for pack in STRIDED_PACK_SIZES[dtype]:
                     out.append(Instance("strided", dtype, backward, log, pack))
+                out.append(Instance("cluster", dtype, backward, log, cluster_pack(dtype)))
     return out
