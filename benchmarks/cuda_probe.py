@@ -17,8 +17,7 @@ import torch
 sys.path.insert(0, "tests")
 
 from fastsoftmax.backends import cuda as cuda_pkg
-from fastsoftmax.backends.cuda import backend as cuda_backend
-from fastsoftmax.backends.cuda import instances as cuda_instances
+from fastsoftmax.backends.cuda import tiers as cuda_tiers
 from fastsoftmax.benchmark.timing import (
     copy_bandwidth_gbps,
     median_ms,
@@ -131,27 +130,21 @@ def backward_row(label, shape, dtype, copy, triton, results):
     say(f"{label:34s} " + " | ".join(cells))
 
 
-def variant_row(label, shape, dim, dtype, copy, setting, values, tier=None, module=cuda_backend):
-    """The cuda backend with a module constant set to each of ``values`` (plans rebuilt; loaded
-    kernels too, since a setting may change what an instance compiles to)."""
+def variant_row(label, shape, dim, dtype, copy, setting, values, tier=None):
+    """The cuda backend with a tuning value (``tiers.tuned``) set to each of ``values`` in turn,
+    in one process, so that the variants are compared under the same conditions."""
     x = (torch.randn(shape, device="cuda") * 3).to(dtype)
     x3 = canonical(x, dim)
     y3 = torch.empty_like(x3)
     nbytes = 2 * x.numel() * x.element_size()
-    old = getattr(module, setting)
     cells = []
     for value in values:
-        setattr(module, setting, value)
-        CUDA._plans.clear()
-        CUDA._kernels.clear()
         try:
-            ms, status, _ = time_forward(CUDA, x3, y3, tier)
+            with cuda_tiers.tuned(**{setting: value}):
+                ms, status, _ = time_forward(CUDA, x3, y3, tier)
             cells.append(f"{value}: {fraction(ms, nbytes, copy):5.3f}{'' if status == 'ok' else ' ' + status}")
         except Exception as exc:  # noqa: BLE001
             cells.append(f"{value}: FAILED {str(exc)[:60]}")
-    setattr(module, setting, old)
-    CUDA._plans.clear()
-    CUDA._kernels.clear()
     say(f"{label:34s} {setting} " + " | ".join(cells))
 
 
@@ -189,12 +182,7 @@ def main() -> None:
     for dname, cols, targets in (("bf16", 8192, (32, 64)), ("bf16", 16384, (32, 64)), ("fp16", 16384, (32, 64)),
                                  ("bf16", 32768, (32, 64))):
         variant_row(f"{dname} {BULK // cols}x{cols} block_regs", (BULK // cols, cols), 1, DTYPES[dname], copy,
-                    "BLOCK_REGS_ELEMS_TARGET", targets, tier="block_regs")
-    # alternating, so that a drift of the GPU's clocks over the run does not favour either
-    for dname, cols in (("bf16", 16384), ("fp16", 16384), ("bf16", 12288), ("bf16", 32768), ("fp16", 32768)):
-        variant_row(f"{dname} {BULK // cols}x{cols} 64/thread", (BULK // cols, cols), 1, DTYPES[dname], copy,
-                    "LONG_ROW_STORAGE_16BIT", ("staged", "raw", "staged", "raw"), tier="block_regs",
-                    module=cuda_instances)
+                    "block_regs_elems", targets + targets, tier="block_regs")
     say("== summary: geomean fraction of copy over bulk cols <= 32768, cuda vs triton ==")
     for dname in DTYPES:
         for name in ("cuda", "triton"):

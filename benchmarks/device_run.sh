@@ -3,16 +3,26 @@
 # benchmarks. Results land under $OUT (the device tool brings that folder back).
 #
 #   bash benchmarks/device_run.sh [STEPS]      STEPS: comma list of compile,hostprobe,tierprobe,tests,
-#                                               quick,main,ladder,table (default: compile,tests,main,ladder)
+#                                               sanitize,quick,main,ladder,table
+#                                               (default: compile,tests,main,ladder)
 #
 # compile fills the kernel cache first (every instance, all CPUs), so that the tests and benchmarks
 # time and check kernels rather than wait on NVRTC; hostprobe and tierprobe run benchmarks/*_probe.py.
+# sanitize runs benchmarks/sanitize.py (every CUDA tier and the ladder) under compute-sanitizer's
+# memcheck, racecheck, initcheck and synccheck.
 # TEST_TIMEOUT (seconds, default 420) bounds the test step, so that a hang still returns results.
+# Everything is written to a work folder and packed into $OUT/run.tar.gz at the end (the device
+# tool brings few files back), with the logs' last lines in $OUT/summary.txt.
 set -uo pipefail
 cd "$(dirname "$0")/.."
 export PYTHONUNBUFFERED=1 PYTHONPATH="$PWD${PYTHONPATH:+:$PYTHONPATH}"
-OUT=${OUT:-/tmp/fastsoftmax-out}
-mkdir -p "$OUT"
+FINAL=${OUT:-/tmp/fastsoftmax-out}
+OUT=$(mktemp -d /tmp/fastsoftmax-run.XXXX)
+mkdir -p "$FINAL"
+pack() {
+    tar czf "$FINAL/run.tar.gz" -C "$OUT" . && ls "$OUT" > "$FINAL/files.txt"
+}
+trap pack EXIT
 steps=",${1:-compile,tests,main,ladder},"
 status=0
 
@@ -40,6 +50,17 @@ if [[ $steps == *,tests,* ]]; then
     timeout "${TEST_TIMEOUT:-420}" python3 -m pytest tests -n "$(nproc)" -q -p no:cacheprovider \
         --junitxml="$OUT/tests.xml" -W ignore::RuntimeWarning 2>&1 | tee "$OUT/tests.log" | tail -n 60 || status=1
 fi
+if [[ $steps == *,sanitize,* ]]; then
+    for tool in memcheck racecheck initcheck synccheck; do
+        timeout "${SANITIZE_TIMEOUT:-300}" compute-sanitizer --tool "$tool" --error-exitcode 9 \
+            python3 benchmarks/sanitize.py ${SANITIZE_TIERS:+--tiers "$SANITIZE_TIERS"} > "$OUT/sanitizer_$tool.txt" 2>&1
+        code=$?
+        echo "compute-sanitizer --tool $tool: exit $code; $(grep -c 'ERROR SUMMARY: 0 errors' "$OUT/sanitizer_$tool.txt") clean summaries" \
+            | tee -a "$OUT/sanitizer_summary.txt"
+        tail -n 12 "$OUT/sanitizer_$tool.txt"
+        [[ $code == 0 ]] || status=1
+    done
+fi
 if [[ $steps == *,quick,* ]]; then
     python3 -m fastsoftmax bench --quick --out "$OUT" 2>&1 | tee "$OUT/bench-quick.log" | tail -n 80 || status=1
 fi
@@ -52,4 +73,8 @@ fi
 if [[ $steps == *,table,* ]]; then
     python3 -m fastsoftmax bench table --out "$OUT" --table-out "$OUT/dispatch_table.json" 2>&1 | tail -n 20 || status=1
 fi
+cp "$OUT/device.txt" "$FINAL/summary.txt" 2>/dev/null
+for log in "$OUT"/*.log "$OUT"/*summary.txt "$OUT"/*probe*.txt; do
+    [[ -f $log ]] && { echo "== $(basename "$log")"; tail -n 40 "$log"; } >> "$FINAL/summary.txt"
+done
 exit $status

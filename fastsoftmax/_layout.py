@@ -86,9 +86,11 @@ def canonical_pair(x: torch.Tensor, dim: int):
 
 
 def canonical_backward(y: torch.Tensor, dy: torch.Tensor, dim: int):
-    """Return ``(y3, dy3, dx3, dx)`` for the backward pass: ``dx`` takes ``y``'s layout and ``dy``
-    is brought to that same layout (a copy only when its strides differ)."""
-    y3, dx3, dx, _ = canonical_pair(y, dim)
+    """Return ``(y3, dy3, dx3, dx, copied)`` for the backward pass: ``dx`` takes ``y``'s layout and
+    ``dy`` is brought to that same layout (a copy only when its strides differ); ``copied`` says
+    whether either input was copied."""
+    y3, dx3, dx, copied = canonical_pair(y, dim)
     if dx.stride() != dy.stride():
         dy = torch.empty_like(dx).copy_(dy)
-    return y3, dy.as_strided(dx3.size(), dx3.stride()), dx3, dx
+        copied = True
+    return y3, dy.as_strided(dx3.size(), dx3.stride()), dx3, dx, copied

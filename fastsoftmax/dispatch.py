@@ -11,13 +11,15 @@
    entry, Triton. A backend named by the table but not installed falls back to Triton, with one
    warning per process.
 
-The backend then picks its own tier from the shape (``Backend.choose_tier``), unless a test or a
-benchmark forced one with :func:`forced`.
+The backend then picks its own tier from the shape and the tensors' device
+(``Backend.choose_tier``), unless a test or a benchmark forced one with :func:`forced`. Every cache
+here is keyed by device: a process may compute on several GPUs, and on GPUs of several models.
 """
 
 from __future__ import annotations
 
 import contextlib
+import contextvars
 import functools
 import importlib
 import json
@@ -31,8 +33,10 @@ BACKENDS = ("auto", "triton", "cuda", "torch")
 KERNEL_BACKENDS = {"triton": "fastsoftmax.backends.triton", "cuda": "fastsoftmax.backends.cuda"}
 TABLE_PATH = Path(__file__).with_name("dispatch_table.json")
 
-#: (backend, tier) forced by ``forced``; a plain global, read on every call, so kept cheap.
-_override: tuple | None = None
+#: (backend, tier) forced by ``forced`` for the current thread (or asyncio task) only: a forced
+#: tier in one thread must never change what another thread computes
+_OVERRIDE: contextvars.ContextVar[tuple | None] = contextvars.ContextVar("fastsoftmax_forced", default=None)
+current_override = _OVERRIDE.get
 _warned: set[str] = set()
 
 #: Resolved forward problems, keyed by everything resolution depends on (shape, strides, dtype,
@@ -43,7 +47,7 @@ MAX_PLANS = 4096
 
 
 def remember(key, plan) -> None:
-    if _override is not None:  # a forced backend or tier is never the plan of an ordinary call
+    if _OVERRIDE.get() is not None:  # a forced backend or tier is never the plan of an ordinary call
         return
     if len(PLANS) >= MAX_PLANS:
         PLANS.clear()
@@ -91,33 +95,44 @@ def available_backends(device: torch.device | str | None = None) -> list[str]:
 
 @contextlib.contextmanager
 def forced(backend: str, tier: str | None = None):
-    """Run the enclosed calls on ``backend`` ("triton" or "cuda") and, if given, ``tier``, whatever
-    ``backend=`` the caller passed. Meant for tests and benchmarks (it is process-wide, not
-    per-thread); raises ValueError at call time if the tier cannot hold the problem."""
+    """Run the enclosed calls of this thread on ``backend`` ("triton" or "cuda") and, if given,
+    ``tier``, whatever ``backend=`` the caller passed. Meant for tests and benchmarks. Other
+    threads are not affected; the backward of a forward computed under it is computed under it
+    too, on autograd's thread. Raises ValueError at call time if the tier cannot hold the problem.
+    Remembered plans never bypass it: a forced call looks no plan up and remembers none."""
     if backend not in KERNEL_BACKENDS:
         raise ValueError(f"can only force a kernel backend ({', '.join(KERNEL_BACKENDS)}), got {backend!r}")
-    global _override
-    previous = _override
-    _override = (backend, tier)
-    PLANS.clear()  # no remembered plan may bypass the override (none is remembered under it)
+    token = _OVERRIDE.set((backend, tier))
     try:
         yield
     finally:
-        _override = previous
+        _OVERRIDE.reset(token)
+
+
+@contextlib.contextmanager
+def overridden(override: tuple | None):
+    """Re-enter an override taken with ``current_override()`` (None: none), e.g. on another thread."""
+    token = _OVERRIDE.set(override)
+    try:
+        yield
+    finally:
+        _OVERRIDE.reset(token)
 
 
 def is_forced() -> bool:
-    return _override is not None
+    return _OVERRIDE.get() is not None
 
 
 def resolve(requested: str, device: torch.device, dtype: torch.dtype, outer: int, n: int, inner: int, backward: bool):
     """``(backend_object_or_None, tier)`` for a problem; None means torch computes it."""
-    if _override is not None:
-        name, tier = _override
+    override = _OVERRIDE.get()
+    index = _device_index(device)
+    if override is not None:
+        name, tier = override
         backend = _require(name, device)
         if tier is None:
-            tier = backend.choose_tier(outer, n, inner, dtype, backward)
-        elif not backend.supports(tier, outer, n, inner, dtype, backward):
+            tier = backend.choose_tier(outer, n, inner, dtype, backward, index)
+        elif not backend.supports(tier, outer, n, inner, dtype, backward, index):
             raise ValueError(f"tier {tier!r} of backend {name!r} cannot compute a problem of shape "
                              f"(outer={outer}, n={n}, inner={inner}) {dtype}")
         return backend, tier
@@ -125,12 +140,20 @@ def resolve(requested: str, device: torch.device, dtype: torch.dtype, outer: int
     if name == "torch":
         return None, None
     backend = _require(name, device)
-    return backend, _choose_tier(name, outer, n, inner, dtype, backward)
+    return backend, _choose_tier(name, outer, n, inner, dtype, backward, index)
+
+
+def _device_index(device: torch.device) -> int:
+    """The CUDA device index of a tensor's device; -1 off CUDA (the interpreter on the CPU)."""
+    if device.type != "cuda":
+        return -1
+    return device.index if device.index is not None else torch.cuda.current_device()
 
 
 @functools.lru_cache(maxsize=8192)
-def _choose_tier(name: str, outer: int, n: int, inner: int, dtype: torch.dtype, backward: bool) -> str:
-    return kernel_backend(name).choose_tier(outer, n, inner, dtype, backward)
+def _choose_tier(name: str, outer: int, n: int, inner: int, dtype: torch.dtype, backward: bool,
+                 device_index: int) -> str:
+    return kernel_backend(name).choose_tier(outer, n, inner, dtype, backward, device_index)
 
 
 def _require(name: str, device: torch.device):

@@ -56,16 +56,21 @@ def _goes_to_torch(requested: str, x: torch.Tensor) -> bool:
             and dispatch.unavailable_reason("triton", "cpu", None) is not None)
 
 
-def _runner(kernel_backend, tier: str, x3: torch.Tensor, y3: torch.Tensor):
-    """``run(x, y, log)`` for later calls with the same geometry: the backend's own prepared path
-    when it has one (no views built per call), else the canonical views rebuilt from the strides."""
-    prepare = getattr(kernel_backend, "prepare_forward", None)
+def _runner(kernel_backend, tier: str, views: tuple, backward: bool):
+    """``run(tensors, log)`` for later calls with the same geometry, on full tensors laid out as
+    ``views`` were: the backend's own prepared path when it has one (no views built per call),
+    else the canonical views rebuilt from the strides."""
+    prepare = getattr(kernel_backend, "prepare", None)
+    first = views[0]
     if prepare is not None:
-        return prepare(tier, tuple(x3.shape), x3.stride(), y3.stride(), x3.dtype, x3.get_device())
-    shape, x_strides, y_strides = x3.shape, x3.stride(), y3.stride()
+        return prepare(tier, tuple(first.shape), tuple(v.stride() for v in views), first.dtype, first.get_device(),
+                       backward)
+    shape = first.shape
+    strides = tuple(v.stride() for v in views)
+    launch = kernel_backend.backward if backward else kernel_backend.forward
 
-    def run(x, y, log):
-        kernel_backend.forward(x.as_strided(shape, x_strides), y.as_strided(shape, y_strides), log, tier)
+    def run(tensors, log):
+        launch(*(t.as_strided(shape, s) for t, s in zip(tensors, strides)), log, tier)
 
     return run
 
@@ -76,13 +81,25 @@ def _plan(run, contiguous: bool):
     if contiguous:
         def plan(x, log):
             y = _layout.new_empty_like(x, memory_format=torch.contiguous_format)
-            run(x, y, log)
+            run((x, y), log)
             return y
     else:
         def plan(x, log):
             y = _layout.new_empty_like(x)
-            run(x, y, log)
+            run((x, y), log)
             return y
+    return plan
+
+
+def _backward_plan(run, contiguous: bool):
+    """``plan(dy, y, log) -> dx`` for a repeated backward, as ``_plan`` is for the forward."""
+    memory_format = torch.contiguous_format if contiguous else torch.preserve_format
+
+    def plan(dy, y, log):
+        dx = _layout.new_empty_like(y, memory_format=memory_format)
+        run((y, dy, dx), log)
+        return dx
+
     return plan
 
 
@@ -99,8 +116,9 @@ def _plan_key(x: torch.Tensor, dim: int, backend: str) -> tuple:
 
 def forward_impl(x: torch.Tensor, dim: int, log: bool, backend: str) -> torch.Tensor:
     """Softmax of a validated tensor over a normalised dim, without autograd."""
+    forced = dispatch.is_forced()
     key = _plan_key(x, dim, backend)
-    plan = dispatch.PLANS.get(key)
+    plan = None if forced else dispatch.PLANS.get(key)
     if plan is not None:
         return plan(x, log)
     if x.dim() == 0:
@@ -114,21 +132,29 @@ def forward_impl(x: torch.Tensor, dim: int, log: bool, backend: str) -> torch.Te
         dispatch.remember(key, _torch_plan(dim))
         return _torch_forward(x, dim, log)
     # Remember the plan only when a later call's output, allocated as below, gets these very strides.
-    if not copied and (y.stride() == x.stride() or y.is_contiguous()):
-        dispatch.remember(key, _plan(_runner(kernel_backend, tier, x3, y3), y.stride() != x.stride()))
+    if not forced and not copied and (y.stride() == x.stride() or y.is_contiguous()):
+        dispatch.remember(key, _plan(_runner(kernel_backend, tier, (x3, y3), False), y.stride() != x.stride()))
     kernel_backend.forward(x3, y3, log, tier)
     return y
 
 
 def backward_impl(dy: torch.Tensor, y: torch.Tensor, dim: int, log: bool, backend: str) -> torch.Tensor:
+    forced = dispatch.is_forced()
+    key = ("backward", y.shape, y.stride(), dy.stride(), y.dtype, y.device, dim, backend)
+    plan = None if forced else dispatch.PLANS.get(key)
+    if plan is not None:
+        return plan(dy, y, log)
     if y.dim() == 0:
         return backward_impl(dy.reshape(1), y.reshape(1), 0, log, backend).reshape(())
     if y.numel() == 0 or _goes_to_torch(backend, y):
         return _torch_backward(dy, y, dim, log)
-    y3, dy3, dx3, dx = _layout.canonical_backward(y, dy, dim)
+    y3, dy3, dx3, dx, copied = _layout.canonical_backward(y, dy, dim)
     kernel_backend, tier = dispatch.resolve(backend, y.device, y.dtype, *y3.shape, True)
     if kernel_backend is None:
         return _torch_backward(dy, y, dim, log)
+    if not forced and not copied and (dx.stride() == y.stride() or dx.is_contiguous()):
+        dispatch.remember(key, _backward_plan(_runner(kernel_backend, tier, (y3, dy3, dx3), True),
+                                              dx.stride() != y.stride()))
     kernel_backend.backward(y3, dy3, dx3, log, tier)
     return dx
 
@@ -171,12 +197,16 @@ def _softmax_backward_fake(grad_output, output, dim, log, backend):
 
 def _setup_context(ctx, inputs, output):
     _, ctx.dim, ctx.log, ctx.backend = inputs
+    # autograd runs the backward on a thread of its own: a tier forced around the forward must
+    # reach it explicitly
+    ctx.override = dispatch.current_override()
     ctx.save_for_backward(output)
 
 
 def _backward(ctx, grad_output):
     (output,) = ctx.saved_tensors
-    grad_input = softmax_backward_op(grad_output, output, ctx.dim, ctx.log, ctx.backend)
+    with dispatch.overridden(ctx.override):
+        grad_input = softmax_backward_op(grad_output, output, ctx.dim, ctx.log, ctx.backend)
     return grad_input, None, None, None
 
 
@@ -210,6 +240,7 @@ def _apply(x, dim, dtype, backend, log: bool, what: str) -> torch.Tensor:
 _Tensor = torch.Tensor
 _grad_enabled = torch.is_grad_enabled
 _compiling = torch.compiler.is_compiling
+_forced = dispatch.current_override
 _PLANS = dispatch.PLANS
 
 
@@ -218,7 +249,7 @@ def _repeated_call(x, dim, dtype, backend):
     path checks is implied by the hit: only valid problems are remembered (under the dim as
     written and as normalised). Plain tensors only: subclasses take the full path."""
     if dtype is None and type(x) is _Tensor and type(dim) is int and not (x.requires_grad and _grad_enabled()) \
-            and not _compiling():
+            and not _compiling() and _forced() is None:
         return _PLANS.get((x.shape, x.stride(), x.dtype, x.device, dim, backend))
     return None
 

@@ -80,15 +80,14 @@ _modules: dict = {}
 
 def _kernel(device_index: int, name: str):
     from .backends.cuda import compiler
-    from .backends.cuda.backend import BACKEND
+    from .backends.cuda.launch import device_facts
 
-    info = BACKEND._device(device_index)
     module = _modules.get(device_index)
     if module is None:
         from cuda.core import ObjectCode
 
-        module = ObjectCode.from_cubin(compiler.compile_cubin(source(), info.arch, "ladder.cu"), name="ladder")
-        _modules[device_index] = module
+        cubin = compiler.compile_cubin(source(), device_facts(device_index).arch, "ladder.cu")
+        module = _modules.setdefault(device_index, ObjectCode.from_cubin(cubin, name="ladder"))
     return module.get_kernel(name)
 
 
@@ -104,7 +103,7 @@ def softmax(x: torch.Tensor, step: int = 7, *, block: int | None = None, unroll:
         raise TypeError("the ladder kernels take float32 CUDA tensors")
     if x.numel() == 0:
         return torch.empty_like(x) if out is None else out
-    from .backends.cuda.backend import BACKEND
+    from .backends.cuda import launch as cuda_launch
 
     n = x.shape[-1]
     src = x.contiguous()
@@ -126,12 +125,10 @@ def softmax(x: torch.Tensor, step: int = 7, *, block: int | None = None, unroll:
             raise ValueError(f"steps 2-5 need a power-of-two block of 32..1024 threads, not {block}")
     name = kernel_name(step, block, unroll)
     key = (dev, name, block)
-    launch = _kernels.get(key)
-    if launch is None:
-        from .backends.cuda.backend import _Launch
-
-        launch = _kernels[key] = _Launch(_kernel(dev, name), BACKEND._device(dev).core_device, 4, block)
-    BACKEND._enter(dev)
+    kernel = _kernels.get(key)
+    if kernel is None:
+        kernel = _kernels.setdefault(key, cuda_launch.Kernel(_kernel(dev, name), name, dev, 4, block))
     grid = -(-rows * n // NAIVE_BLOCK) if step == 1 else rows
-    launch(grid, torch._C._cuda_getCurrentRawStream(dev), (src.data_ptr(), y.data_ptr(), rows, n))
+    with cuda_launch.on_device(dev):
+        kernel.launch(grid, cuda_launch.raw_stream(dev), (src.data_ptr(), y.data_ptr(), rows, n))
     return y

@@ -63,7 +63,8 @@ def test_channels_last_reduction_over_channels_is_rows():
 def test_backward_aligns_the_gradient_to_the_output():
     y = torch.randn(5, 9).t()
     dy = torch.randn(9, 5)  # contiguous, unlike y
-    y3, dy3, dx3, dx = canonical_backward(y, dy, 0)
+    y3, dy3, dx3, dx, copied = canonical_backward(y, dy, 0)
+    assert copied, "dy laid out unlike y is brought to y's layout by a copy"
     assert dy3.stride() == y3.stride() == dx3.stride()
     assert torch.equal(dy3.reshape(dx3.shape), dy.t().contiguous().t().as_strided(dx3.shape, dx3.stride()))
     assert dx.stride() == y.stride()

@@ -78,8 +78,10 @@ def test_forced_tier_is_not_bypassed_by_a_plan(monkeypatch):
         return original(self, x3, y3, log, tier)
 
     monkeypatch.setattr(TritonBackend, "forward", spy)
+    plans = dict(dispatch.PLANS)
     for tier in ("online", "split"):
         with dispatch.forced("triton", tier):
             check_forward(fastsoftmax.softmax(x, -1, backend="triton"), x, -1)
-        assert used[-1] == tier
-    assert not dispatch.PLANS, "a forced call must not leave a plan behind"
+            check_forward(fastsoftmax.softmax(x, 1, backend="triton"), x, -1)
+        assert used[-2:] == [tier, tier]
+    assert dispatch.PLANS == plans, "a forced call must not leave a plan behind"

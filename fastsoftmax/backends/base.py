@@ -9,6 +9,9 @@ over axis 1 of a three-dimensional strided view ``(outer, n, inner)``.
   ``stride(2) == 1``, so ``inner`` neighbours along the contiguous axis are reduced side by side,
   each over ``n`` elements that lie ``stride(1)`` apart.
 
+A backend computes on the tensors' own device (which need not be torch's current device), on that
+device's current stream, from any thread.
+
 The output views (``y`` forward, ``dx`` backward) have the same shape and meet the same rules, but
 their strides may differ from the input's. All tensors of one call share a dtype (float32,
 float16 or bfloat16) and a device; ``outer * n * inner > 0`` (empty tensors never reach a backend).
@@ -35,10 +38,13 @@ class Backend(Protocol):
         """None when the backend can run on ``device``; otherwise a sentence saying why not and
         what to install. Must be cheap after the first call (cache it)."""
 
-    def choose_tier(self, outer: int, n: int, inner: int, dtype: torch.dtype, backward: bool) -> str:
-        """The tier this backend would run for the problem."""
+    def choose_tier(self, outer: int, n: int, inner: int, dtype: torch.dtype, backward: bool,
+                    device_index: int | None = None) -> str:
+        """The tier this backend would run for the problem on CUDA device ``device_index`` (None:
+        the current device; -1: no GPU, as under the interpreter)."""
 
-    def supports(self, tier: str, outer: int, n: int, inner: int, dtype: torch.dtype, backward: bool) -> bool:
+    def supports(self, tier: str, outer: int, n: int, inner: int, dtype: torch.dtype, backward: bool,
+                 device_index: int | None = None) -> bool:
         """Whether ``tier`` can compute this problem (used to validate forced tiers)."""
 
     def forward(self, x: torch.Tensor, y: torch.Tensor, log: bool, tier: str) -> None:

@@ -142,11 +142,14 @@ class TritonBackend:
                     "fastsoftmax to run the Triton kernels in the interpreter")
         return f"backend='triton' does not run on {device.type} tensors"
 
-    def choose_tier(self, outer: int, n: int, inner: int, dtype: torch.dtype, backward: bool) -> str:
-        sm_count = _sm_count(torch.cuda.current_device() if torch.cuda.is_available() else -1)
-        return _choose_tier(outer, n, inner, _ITEMSIZE[dtype], backward, sm_count)
+    def choose_tier(self, outer: int, n: int, inner: int, dtype: torch.dtype, backward: bool,
+                    device_index: int | None = None) -> str:
+        if device_index is None:
+            device_index = torch.cuda.current_device() if torch.cuda.is_available() else -1
+        return _choose_tier(outer, n, inner, _ITEMSIZE[dtype], backward, _sm_count(device_index))
 
-    def supports(self, tier: str, outer: int, n: int, inner: int, dtype: torch.dtype, backward: bool) -> bool:
+    def supports(self, tier: str, outer: int, n: int, inner: int, dtype: torch.dtype, backward: bool,
+                 device_index: int | None = None) -> bool:
         try:
             plan(tier, outer, n, inner, _ITEMSIZE[dtype], backward, 132)
         except ValueError:

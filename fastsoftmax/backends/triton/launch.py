@@ -27,7 +27,15 @@ except Exception:  # any other Triton: the ordinary path is always correct
     _DIRECT = False
 
 _INT32 = range(-(1 << 31), 1 << 31)
+#: compiled kernels by specialisation key and device; entries are never changed once written, so
+#: threads may share the dict
 _compiled: dict = {}
+
+try:
+    _current_device = torch._C._cuda_getDevice
+except AttributeError:  # pragma: no cover - CPU-only builds of torch
+    def _current_device():
+        return -1
 
 
 def _spec(arg):
@@ -38,9 +46,22 @@ def _spec(arg):
 
 def launch(kernel, programs: int, args: tuple, config: tuple, device_index: int | None, interpreted: bool) -> None:
     """Launch ``kernel`` over ``programs`` programs with the runtime ``args`` (its leading
-    parameters, in order). ``config`` holds the constexpr parameters (its trailing ones) and the
-    compile options as hashable ``(name, value)`` pairs."""
-    if interpreted or not _DIRECT:
+    parameters, in order) on the tensors' device ``device_index``. ``config`` holds the constexpr
+    parameters (its trailing ones) and the compile options as hashable ``(name, value)`` pairs."""
+    if interpreted:
+        kernel[(programs,)](*args, **dict(config))
+        return
+    if _current_device() != device_index:
+        # Triton compiles for, loads into and launches on the current device: make it the
+        # tensors' for this launch, and give the caller's back
+        with torch.cuda.device(device_index):
+            _launch(kernel, programs, args, config, device_index)
+        return
+    _launch(kernel, programs, args, config, device_index)
+
+
+def _launch(kernel, programs: int, args: tuple, config: tuple, device_index: int) -> None:
+    if not _DIRECT:
         kernel[(programs,)](*args, **dict(config))
         return
     key = (kernel, config, device_index, tuple(map(_spec, args)))

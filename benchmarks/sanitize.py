@@ -1,0 +1,125 @@
+"""Every CUDA tier and the ladder, under compute-sanitizer: forward and backward, softmax and
+log-softmax, three dtypes, odd lengths and misaligned views. Every result is also checked against
+float64, so a run that the sanitizer passes but that computes wrong values still fails.
+
+    compute-sanitizer --tool memcheck python3 benchmarks/sanitize.py [--tiers warp,strided]
+
+(``benchmarks/device_run.sh sanitize`` runs it under memcheck, racecheck, initcheck and synccheck.)
+Sizes are small: the sanitizer runs kernels orders of magnitude slower than the GPU does.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+
+import torch
+
+import fastsoftmax
+from fastsoftmax import dispatch
+from fastsoftmax.backends.cuda import BACKEND, TIERS
+
+DTYPES = (torch.float32, torch.float16, torch.bfloat16)
+
+
+def _input(shape, dtype, misaligned: bool):
+    x = (torch.randn(shape[0], shape[1] + misaligned, device="cuda") * 4).to(dtype)
+    return x[:, 1:] if misaligned else x
+
+
+#: per tier: (shape, dim) problems it can hold, odd lengths first
+PROBLEMS = {
+    "warp": [((37, 7), -1), ((5, 1000), -1), ((3, 65), -1)],
+    "block_regs": [((6, 3001), -1), ((3, 32768), -1), ((2, 9000), -1)],
+    "block_smem": [((4, 40001), -1)],
+    "block_uncached": [((3, 70001), -1)],
+    "split_row": [((2, 70001), -1), ((1, 300007), -1)],
+    "strided": [((300, 40), 0), ((7, 101, 5), 1), ((3, 4001, 33), 1)],
+}
+
+
+def check(name, out, reference, dtype) -> str | None:
+    err = (out.double() - reference).abs().nan_to_num(float("inf")).max().item()
+    tolerance = {torch.float32: 1e-5, torch.float16: 2e-3, torch.bfloat16: 1.6e-2}[dtype]
+    scale = reference.abs().max().item() or 1.0
+    return None if err <= tolerance * scale else f"{name}: error {err:.3g} (scale {scale:.3g})"
+
+
+def run_tier(tier: str) -> list[str]:
+    failures = []
+    for (shape, dim) in PROBLEMS[tier]:
+        for dtype in DTYPES:
+            for misaligned in (False, True):
+                if len(shape) == 3 and misaligned:
+                    continue
+                x = _input(shape, dtype, misaligned) if len(shape) == 2 else (
+                    torch.randn(shape, device="cuda") * 4).to(dtype)
+                if not BACKEND.supports(tier, *_canonical(x, dim), dtype, True):
+                    directions = (False,)
+                else:
+                    directions = (False, True)
+                for log in (False, True):
+                    label = f"{tier} {tuple(x.shape)} dim {dim} {dtype} log={log} misaligned={misaligned}"
+                    x64 = x.double()
+                    reference = torch.log_softmax(x64, dim) if log else torch.softmax(x64, dim)
+                    with dispatch.forced("cuda", tier):
+                        y = (fastsoftmax.log_softmax if log else fastsoftmax.softmax)(x, dim)
+                    torch.cuda.synchronize()
+                    failures.append(check(label, y, reference, dtype))
+                    if True in directions:
+                        dy = torch.randn_like(y)
+                        with dispatch.forced("cuda", tier):
+                            dx = fastsoftmax.softmax_backward(dy, y, dim, log=log)
+                        torch.cuda.synchronize()
+                        y64, dy64 = reference, dy.double()
+                        if log:
+                            ref_dx = dy64 - y64.exp() * dy64.sum(dim, keepdim=True)
+                        else:
+                            ref_dx = y64 * (dy64 - (dy64 * y64).sum(dim, keepdim=True))
+                        failures.append(check(label + " backward", dx, ref_dx, dtype))
+    return [f for f in failures if f]
+
+
+def _canonical(x, dim):
+    """(outer, n, inner) of a contiguous-in-memory problem, for ``supports``."""
+    dim = dim % x.dim()
+    outer = 1
+    for size in x.shape[:dim]:
+        outer *= size
+    inner = 1
+    for size in x.shape[dim + 1:]:
+        inner *= size
+    return outer, x.shape[dim], inner
+
+
+def run_ladder() -> list[str]:
+    from fastsoftmax import ladder
+
+    failures = []
+    x = torch.randn(64, 1024, device="cuda") * 4
+    reference = torch.softmax(x.double(), -1)
+    for step in range(1, 8):
+        y = torch.full_like(x, float("nan"))
+        ladder.softmax(x, step, out=y)
+        torch.cuda.synchronize()
+        failures.append(check(f"ladder step {step}", y, reference, torch.float32))
+    return [f for f in failures if f]
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--tiers", default=",".join(TIERS) + ",ladder")
+    args = parser.parse_args()
+    torch.manual_seed(0)
+    failures = []
+    for tier in args.tiers.split(","):
+        found = run_ladder() if tier == "ladder" else run_tier(tier)
+        print(f"{tier}: {'ok' if not found else f'{len(found)} wrong results'}", flush=True)
+        failures += found
+    for failure in failures:
+        print("WRONG", failure)
+    return 1 if failures else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

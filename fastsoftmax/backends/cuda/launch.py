@@ -1,0 +1,329 @@
+"""How a kernel is launched: driver entry points, device facts, contexts, streams, argument packing.
+
+Everything between a plan and the GPU goes through this module. cuda.core compiles and loads the
+kernels (``backend.py``); launches go straight to the driver through cuda.bindings' compiled
+``cuLaunchKernel`` (a few microseconds of host time; cuda.core's ``launch()`` costs tens), or
+``cuLaunchKernelEx`` where a launch needs attributes the plain call cannot carry (cluster
+dimensions, cooperative grids).
+
+Three rules keep this safe when many threads launch at once:
+
+* **No shared mutable argument memory.** The driver reads kernel arguments through an array of
+  pointers to their values. Each OS thread owns one such array (``_thread_slots``), filled and
+  handed to the driver within one call on that thread; cuda.bindings releases the GIL inside the
+  driver call, so an array shared between threads could be overwritten by another thread before
+  the driver read it.
+* **A context is current per thread, not per process.** Before a launch, ``enter`` makes the
+  tensor's device's primary context current on the calling thread: directly when torch's current
+  device is that device but no context is current yet (autograd's worker thread, a new thread),
+  pushed and popped again (``leave``) when torch's current device is another one, so that the
+  caller's device is left as it was.
+* **Errors raise.** Every driver call is checked, and a failure raises ``DriverError`` with the
+  driver's name for the error; no failure switches to another path.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import threading
+
+import torch
+
+#: most parameters a kernel of this package takes (the strided backward takes 15)
+MAX_KERNEL_ARGS = 16
+
+try:  # one C call, no Python-side stream object
+    raw_stream = torch._C._cuda_getCurrentRawStream
+    _torch_device = torch._C._cuda_getDevice
+except AttributeError:  # pragma: no cover - CPU-only builds of torch
+
+    def raw_stream(device_index):
+        return torch.cuda.current_stream(device_index).cuda_stream
+
+    def _torch_device():
+        return torch.cuda.current_device()
+
+
+class DriverError(RuntimeError):
+    """A CUDA driver call failed; the message names the call and the driver's error."""
+
+
+def _driver():
+    from cuda.bindings import driver
+
+    return driver
+
+
+def error_name(result) -> str:
+    try:
+        err, name = _driver().cuGetErrorName(result)
+    except Exception:  # no driver to ask: the number alone
+        return f"CUresult {int(result)}"
+    if int(err) == 0 and name:
+        return f"{name.decode() if isinstance(name, bytes) else name} ({int(result)})"
+    return f"CUresult {int(result)}"
+
+
+def check(returned, what: str):
+    """The values a cuda.bindings call returned after its CUresult, or DriverError."""
+    result, *values = returned if isinstance(returned, tuple) else (returned,)
+    if int(result) != 0:
+        raise DriverError(f"{what} failed: {error_name(result)}")
+    if not values:
+        return None
+    return values[0] if len(values) == 1 else tuple(values)
+
+
+# ---- device facts -------------------------------------------------------------------------------
+class DeviceFacts:
+    """What the plans need to know of one GPU, queried once. Immutable after construction."""
+
+    __slots__ = ("index", "arch", "sm_count", "smem_per_block", "smem_per_sm", "max_threads_per_sm",
+                 "cluster_launch", "cooperative_launch", "core_device", "cu_device", "context")
+
+    def __init__(self, index: int):
+        from cuda.core import Device
+
+        driver = _driver()
+        check(driver.cuInit(0), "cuInit")
+        self.index = index
+        major, minor = torch.cuda.get_device_capability(index)
+        self.arch = f"sm_{major}{minor}"  # CUBIN for the exact architecture: see compiler.py
+        self.cu_device = check(driver.cuDeviceGet(index), f"cuDeviceGet({index})")
+        # torch and cuda.core both use the device's primary context; retaining it here keeps one
+        # handle that any thread can make current
+        self.context = check(driver.cuDevicePrimaryCtxRetain(self.cu_device), f"cuDevicePrimaryCtxRetain({index})")
+        self.core_device = Device(index)
+        attr = driver.CUdevice_attribute
+
+        def query(name):
+            return int(check(driver.cuDeviceGetAttribute(getattr(attr, name), self.cu_device), name))
+
+        self.sm_count = query("CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT")
+        self.smem_per_block = query("CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK_OPTIN")
+        self.smem_per_sm = query("CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_MULTIPROCESSOR")
+        self.max_threads_per_sm = query("CU_DEVICE_ATTRIBUTE_MAX_THREADS_PER_MULTIPROCESSOR")
+        self.cooperative_launch = bool(query("CU_DEVICE_ATTRIBUTE_COOPERATIVE_LAUNCH"))
+        self.cluster_launch = major >= 9 and bool(query("CU_DEVICE_ATTRIBUTE_CLUSTER_LAUNCH"))
+
+
+_DEVICES: dict[int, DeviceFacts] = {}
+_DEVICES_LOCK = threading.Lock()
+
+
+def device_facts(index: int) -> DeviceFacts:
+    facts = _DEVICES.get(index)
+    if facts is None:
+        with _DEVICES_LOCK:
+            facts = _DEVICES.get(index)
+            if facts is None:
+                facts = _DEVICES[index] = DeviceFacts(index)
+    return facts
+
+
+# ---- contexts -----------------------------------------------------------------------------------
+_thread = threading.local()
+
+
+def enter(device_index: int) -> bool:
+    """Make ``device_index``'s primary context current on this thread for a launch. Returns True
+    when it was pushed over another device's context: the caller then calls ``leave()`` after its
+    launches. The common case (torch's current device, on a thread that launched before) costs one
+    C call and one thread-local read."""
+    if _torch_device() == device_index:
+        if getattr(_thread, "context_ready", False):
+            return False
+        return _first_launch_on_thread(device_index)
+    check(_driver().cuCtxPushCurrent(device_facts(device_index).context), "cuCtxPushCurrent")
+    return True
+
+
+def _first_launch_on_thread(device_index: int) -> bool:
+    """A thread's first launch for torch's current device: torch may not have made any context
+    current on this thread (it does so lazily), so look, and make the primary context current if
+    none is. Any other context that is current stays untouched: ours is pushed over it."""
+    driver = _driver()
+    facts = device_facts(device_index)
+    current = check(driver.cuCtxGetCurrent(), "cuCtxGetCurrent")
+    if int(current) == 0:
+        check(driver.cuCtxSetCurrent(facts.context), "cuCtxSetCurrent")
+    elif int(current) != int(facts.context):
+        check(driver.cuCtxPushCurrent(facts.context), "cuCtxPushCurrent")
+        return True
+    _thread.context_ready = True
+    return False
+
+
+def leave() -> None:
+    check(_driver().cuCtxPopCurrent(), "cuCtxPopCurrent")
+
+
+class on_device:
+    """``with on_device(index):`` the device's context is current inside (plan building: kernel
+    handles, attributes and occupancy queries need it)."""
+
+    __slots__ = ("index", "pushed")
+
+    def __init__(self, index: int):
+        self.index = index
+
+    def __enter__(self):
+        self.pushed = enter(self.index)
+        return self
+
+    def __exit__(self, *exc):
+        if self.pushed:
+            leave()
+
+
+# ---- streams ------------------------------------------------------------------------------------
+#: cuda.bindings CUstream objects by handle: the compiled cuLaunchKernel converts a plain int into
+#: a new CUstream on every call, a ready one it only reads. Entries are immutable, so a race costs
+#: at most a duplicate object.
+_CU_STREAMS: dict = {}
+
+
+def cu_stream(handle: int):
+    stream = _CU_STREAMS.get(handle)
+    if stream is None:
+        if len(_CU_STREAMS) > 1024:
+            _CU_STREAMS.clear()
+        stream = _CU_STREAMS[handle] = _driver().CUstream(handle)
+    return stream
+
+
+# ---- argument packing ---------------------------------------------------------------------------
+def _thread_slots():
+    """This thread's argument memory: MAX_KERNEL_ARGS int64 slots, the array of pointers to them,
+    and the array's address (what cuLaunchKernel takes as kernelParams)."""
+    slots = getattr(_thread, "slots", None)
+    if slots is None:
+        values = (ctypes.c_int64 * MAX_KERNEL_ARGS)()
+        base = ctypes.addressof(values)
+        pointers = (ctypes.c_void_p * MAX_KERNEL_ARGS)(*[base + 8 * i for i in range(MAX_KERNEL_ARGS)])
+        slots = _thread.slots = (values, pointers, ctypes.addressof(pointers))
+    return slots
+
+
+# ---- kernels ------------------------------------------------------------------------------------
+class Kernel:
+    """One loaded kernel on one device, with a fixed block shape, dynamic shared memory and
+    cluster size, launched on any grid. Immutable, so plans holding it are shared by threads.
+
+    Every kernel parameter of this package is 8 bytes (a pointer or an i64), so arguments are
+    written as int64 values into the launching thread's slots.
+    """
+
+    __slots__ = ("core_kernel", "name", "device", "function", "block_x", "block_y", "smem", "cluster",
+                 "cooperative", "nargs")
+
+    def __init__(self, core_kernel, name: str, device: int, nargs: int, block_x: int, block_y: int = 1,
+                 smem: int = 0, cluster: int = 1, cooperative: bool = False):
+        if nargs > MAX_KERNEL_ARGS:
+            raise ValueError(f"{name}: {nargs} kernel arguments, at most {MAX_KERNEL_ARGS} are packed")
+        driver = _driver()
+        self.core_kernel = core_kernel
+        self.name = name
+        self.device = device
+        self.nargs = nargs
+        self.block_x, self.block_y, self.smem = block_x, block_y, smem
+        self.cluster, self.cooperative = cluster, cooperative
+        with on_device(device):
+            self.function = check(driver.cuKernelGetFunction(driver.CUkernel(int(core_kernel.handle))),
+                                  f"cuKernelGetFunction({name})")
+
+    def __repr__(self) -> str:
+        return f"Kernel({self.name}, block {(self.block_x, self.block_y)}, smem {self.smem}, cluster {self.cluster})"
+
+    def set_attribute(self, name: str, value: int) -> None:
+        """A function attribute (``CU_FUNC_ATTRIBUTE_<name>``) for every launch on this device."""
+        driver = _driver()
+        attr = getattr(driver.CUfunction_attribute, f"CU_FUNC_ATTRIBUTE_{name}")
+        check(driver.cuKernelSetAttribute(attr, value, driver.CUkernel(int(self.core_kernel.handle)),
+                                          device_facts(self.device).cu_device),
+              f"cuKernelSetAttribute({self.name}, {name}={value})")
+
+    def blocks_per_sm(self, threads: int | None = None, smem: int | None = None) -> int:
+        """Blocks of this kernel resident per SM, at its own block shape and shared memory or at
+        the ones given."""
+        threads = self.block_x * self.block_y if threads is None else threads
+        smem = self.smem if smem is None else smem
+        with on_device(self.device):
+            return int(check(_driver().cuOccupancyMaxActiveBlocksPerMultiprocessor(self.function, threads, smem),
+                             f"occupancy of {self.name} at {threads} threads, {smem} bytes of shared memory"))
+
+    def resident_clusters(self) -> int:
+        """Clusters of this kernel's cluster size resident on the whole device at once."""
+        config = self._launch_config(self.cluster, 0)
+        with on_device(self.device):
+            return int(check(_driver().cuOccupancyMaxActiveClusters(self.function, config),
+                             f"cluster occupancy of {self.name}"))
+
+    def _launch_config(self, grid: int, stream):
+        driver = _driver()
+        config = driver.CUlaunchConfig()
+        config.gridDimX, config.gridDimY, config.gridDimZ = grid, 1, 1
+        config.blockDimX, config.blockDimY, config.blockDimZ = self.block_x, self.block_y, 1
+        config.sharedMemBytes = self.smem
+        config.hStream = stream
+        attrs = []
+        if self.cluster > 1:
+            attr = driver.CUlaunchAttribute()
+            attr.id = driver.CUlaunchAttributeID.CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION
+            attr.value.clusterDim.x, attr.value.clusterDim.y, attr.value.clusterDim.z = self.cluster, 1, 1
+            attrs.append(attr)
+        if self.cooperative:
+            attr = driver.CUlaunchAttribute()
+            attr.id = driver.CUlaunchAttributeID.CU_LAUNCH_ATTRIBUTE_COOPERATIVE
+            attr.value.cooperative = 1
+            attrs.append(attr)
+        config.attrs = attrs
+        config.numAttrs = len(attrs)
+        return config
+
+    def launch(self, grid: int, stream: int, args) -> None:
+        """Launch on ``grid`` blocks (a multiple of the cluster size) on the stream handle, with
+        the device's context current (see ``enter``)."""
+        values, _, params = _thread_slots()
+        values[: len(args)] = args
+        if self.cluster == 1 and not self.cooperative:
+            result = _driver().cuLaunchKernel(self.function, grid, 1, 1, self.block_x, self.block_y, 1, self.smem,
+                                              cu_stream(stream), params, 0)[0]
+        else:
+            result = _driver().cuLaunchKernelEx(self._launch_config(grid, cu_stream(stream)), self.function,
+                                                params, 0)[0]
+        if int(result) != 0:
+            self.failed(result, grid)
+
+    def bound(self, grid: int, tail: tuple):
+        """``go(pointers, stream)``: this kernel on a fixed grid with the arguments after the
+        pointers fixed to ``tail``: the repeated-call path, which packs and launches in one step."""
+        if self.cluster != 1 or self.cooperative:
+            def go(pointers, stream):
+                self.launch(grid, stream, pointers + tail)
+
+            return go
+        function, block_x, block_y, smem = self.function, self.block_x, self.block_y, self.smem
+        cu_launch = _driver().cuLaunchKernel
+        streams = _CU_STREAMS
+        thread = _thread
+        failed = self.failed
+
+        def go(pointers, stream):
+            slots = getattr(thread, "slots", None) or _thread_slots()
+            values = slots[0]
+            values[: len(pointers)] = pointers
+            values[len(pointers): len(pointers) + len(tail)] = tail
+            handle = streams.get(stream)  # cu_stream, inlined: this is the hottest path
+            if handle is None:
+                handle = cu_stream(stream)
+            result = cu_launch(function, grid, 1, 1, block_x, block_y, 1, smem, handle, slots[2], 0)[0]
+            if result:
+                failed(result, grid)
+
+        return go
+
+    def failed(self, result, grid: int) -> None:
+        raise DriverError(f"launch of {self.name} on cuda:{self.device} (grid {grid}, block "
+                          f"{(self.block_x, self.block_y)}, cluster {self.cluster}, {self.smem} bytes of shared "
+                          f"memory) failed: {error_name(result)}")

@@ -1,0 +1,204 @@
+"""Plans: for one problem, the kernels to launch, their grids and every argument but the pointers.
+
+A problem is a tier applied to a canonical view ``(outer, n, inner)`` (see ``backends/base.py``)
+with given strides, dtype, direction, alignment, device and tuning. Its plan is built once and
+called as ``plan(pointers, stream)``, with the pointers of the call's tensors: ``(x, y)`` forward,
+``(y, dy, dx)`` backward. Forward and backward share every plan builder: the kernels of both
+directions take the same arguments, the backward's with one more tensor.
+
+Argument order of the kernels (every parameter 8 bytes, see ``instances.py``):
+
+* one-kernel row tiers: pointers, rows, n, the pitch of each tensor;
+* split_row: partials  = inputs, workspace, n, the pitch of each input, chunk, splits;
+             finish    = pointers, workspace, n, the pitch of each tensor, chunk, splits;
+* strided:   pointers, workspace, n, inner, (stride 0, stride 1) of each tensor, chunk, splits, stage.
+"""
+
+from __future__ import annotations
+
+import functools
+
+import torch
+
+from . import tiers
+from .instances import (
+    BLOCK_REGS_PACK_SIZES,
+    BLOCK_SIZES,
+    CXX_TYPES,
+    PACK_SIZES,
+    SPLIT_ROW_ALIGN,
+    SPLIT_ROW_BLOCK,
+    STRIDED_MAX_THREADS,
+    STRIDED_PACK_SIZES,
+    WARP_PACK_SIZES,
+    WARP_TIER_BLOCK,
+    WARP_TIER_MAX_COLS,
+    Instance,
+    block_regs_shape,
+    block_regs_staged_bytes,
+    block_regs_storage,
+    next_pow2,
+    warp_shape,
+)
+from .launch import Kernel, device_facts
+
+
+@functools.lru_cache(maxsize=None)
+def torch_device(index: int) -> torch.device:
+    return torch.device("cuda", index)
+
+
+def alignment(pointers, strides, itemsize: int, outer: int) -> int:
+    """The largest power of two up to 16 that every pointer and every byte stride divides (the
+    outer stride only counts when there is more than one row)."""
+    bits = 0
+    for pointer in pointers:
+        bits |= pointer
+    for tensor_strides in strides:
+        if outer > 1:
+            bits |= tensor_strides[0] * itemsize
+        for stride in tensor_strides[1:]:
+            bits |= stride * itemsize
+    return bits & 15
+
+
+def build(load, key):
+    """The plan of ``key`` = (tier, dtype, outer, n, inner, strides, log, backward, align, device,
+    tuning); ``load(instance, device)`` returns the loaded cuda.core kernel of an instance."""
+    tier, dtype, outer, n, inner, strides, log, backward, align, dev, tuning = key
+    if inner != 1:
+        if tier != "strided":
+            raise ValueError(f"tier {tier!r} of backend 'cuda' needs inner == 1; use tier 'strided' for inner > 1")
+        return _strided(load, dtype, outer, n, inner, strides, log, backward, align, dev)
+    if tier not in tiers.ROW_TIERS:
+        raise ValueError(f"tier {tier!r} of backend 'cuda' handles rows only with inner > 1; "
+                         f"rows (inner == 1) go to one of {tiers.ROW_TIERS}")
+    pitches = tuple(s[0] for s in strides)
+    if tier == "split_row":
+        return _split_row(load, dtype, outer, n, pitches, log, backward, align, dev)
+    kernel, grid = _row_kernel(load, tier, dtype, outer, n, log, backward, align, dev, tuning)
+    return kernel.bound(grid, (outer, n) + pitches)
+
+
+def _widest_pack(packs, align: int, itemsize: int, fits=lambda pack: True) -> int:
+    return next(p for p in packs if align % (p * itemsize) == 0 and fits(p))
+
+
+def _row_kernel(load, tier, dtype, outer, n, log, backward, align, dev, tuning) -> tuple[Kernel, int]:
+    """The kernel and grid of a one-kernel row tier."""
+    itemsize = CXX_TYPES[dtype][2]
+    nargs = 8 if backward else 6
+    facts = device_facts(dev)
+    if tier == "warp":
+        if n > WARP_TIER_MAX_COLS:
+            raise ValueError(f"tier 'warp' holds rows of at most {WARP_TIER_MAX_COLS} columns, not {n}")
+        pack = _widest_pack(WARP_PACK_SIZES[dtype], align, itemsize)
+        cols, group, rows = warp_shape(n, pack)
+        inst = Instance("warp", dtype, backward, log, pack, cols, group, rows)
+        rows_per_block = WARP_TIER_BLOCK // group * rows
+        return Kernel(load(inst, dev), inst.name, dev, nargs, WARP_TIER_BLOCK), -(-outer // rows_per_block)
+    if tier == "block_regs":
+        pack = _widest_pack(BLOCK_REGS_PACK_SIZES[dtype], align, itemsize)
+        target = tiers.block_regs_target(n, itemsize, backward, tuning)
+        elems, threads = block_regs_shape(n, dtype, pack, backward, target)
+        inst = Instance("block_regs", dtype, backward, log, pack, cols=elems)
+        smem = 0
+        if block_regs_storage(dtype, backward, elems) == "staged":
+            smem = block_regs_staged_bytes(dtype, elems, threads)
+        kernel = Kernel(load(inst, dev), inst.name, dev, nargs, threads, 1, smem)
+        _allow_dynamic_smem(kernel, smem)
+        return kernel, outer  # one block per row
+    pack = _widest_pack(PACK_SIZES[dtype], align, itemsize)
+    inst = Instance(tier, dtype, backward, log, pack)
+    smem = tiers.row_cache_bytes(n, itemsize, backward) if tier == "block_smem" else 0
+    probe = Kernel(load(inst, dev), inst.name, dev, nargs, BLOCK_SIZES[0], 1, smem)
+    _allow_dynamic_smem(probe, smem)
+    block, per_sm = _pick_block(probe, n, pack, smem)
+    if per_sm == 0:
+        raise ValueError(f"tier {tier!r}: a row of {n} {dtype} elements does not fit in shared memory "
+                         f"({smem} bytes needed, {facts.smem_per_block} per block)")
+    kernel = Kernel(probe.core_kernel, inst.name, dev, nargs, block, 1, smem)
+    return kernel, min(outer, per_sm * facts.sm_count)  # grid-stride over rows
+
+
+def _pick_block(kernel: Kernel, n: int, pack: int, smem: int) -> tuple[int, int]:
+    """(block size, blocks per SM) for a block-per-row tier: the smallest block that gives each
+    thread at most BLOCK_PACKS_PER_THREAD packs of the row (more, smaller blocks per SM overlap
+    one row's reduction with other rows' loads), grown while it would not fit."""
+    packs = -(-n // pack)
+    want = next_pow2(-(-packs // tiers.BLOCK_PACKS_PER_THREAD))
+    candidates = [b for b in BLOCK_SIZES if b >= want] or [BLOCK_SIZES[-1]]
+    for block in candidates + [b for b in reversed(BLOCK_SIZES) if b < candidates[0]]:
+        per_sm = kernel.blocks_per_sm(block, smem)
+        if per_sm:
+            return block, per_sm
+    return BLOCK_SIZES[0], 0
+
+
+def _allow_dynamic_smem(kernel: Kernel, smem: int) -> None:
+    """Kernels may use more than 48 KiB of dynamic shared memory only after opting in."""
+    if smem > 48 * 1024:
+        facts = device_facts(kernel.device)
+        kernel.set_attribute("MAX_DYNAMIC_SHARED_SIZE_BYTES", facts.smem_per_block - tiers.STATIC_SMEM_RESERVE)
+
+
+def _split_row(load, dtype, outer, n, pitches, log, backward, align, dev):
+    itemsize = CXX_TYPES[dtype][2]
+    pack = _widest_pack(PACK_SIZES[dtype], align, itemsize)
+    first = Instance("split_row", dtype, backward, log and backward, pack, stage="partials")
+    last = Instance("split_row", dtype, backward, log, pack, stage="finish")
+    inputs = 2 if backward else 1
+    partials = Kernel(load(first, dev), first.name, dev, inputs + 2 + inputs + 2, SPLIT_ROW_BLOCK)
+    finish = Kernel(load(last, dev), last.name, dev, 2 * (inputs + 1) + 4, SPLIT_ROW_BLOCK)
+    # enough chunks for SPLIT_ROW_BLOCKS_PER_SM blocks per SM over all rows, none shorter than
+    # SPLIT_ROW_MIN_CHUNK elements, each starting 16-element aligned
+    want = -(-tiers.SPLIT_ROW_BLOCKS_PER_SM * device_facts(dev).sm_count // outer)
+    splits = max(1, min(want, n // tiers.SPLIT_ROW_MIN_CHUNK))
+    chunk = -(-(-(-n // splits)) // SPLIT_ROW_ALIGN) * SPLIT_ROW_ALIGN
+    splits = -(-n // chunk)
+    grid = outer * splits
+    workspace = (1 if backward else 2) * outer * splits
+    first_tail = (n,) + pitches[:inputs] + (chunk, splits)
+    last_tail = (n,) + pitches + (chunk, splits)
+    device = torch_device(dev)
+
+    def run(pointers, stream):
+        ws = torch.empty(workspace, dtype=torch.float32, device=device).data_ptr()
+        partials.launch(grid, stream, pointers[:inputs] + (ws,) + first_tail)
+        finish.launch(grid, stream, pointers + (ws,) + last_tail)
+
+    return run
+
+
+def _strided(load, dtype, outer, n, inner, strides, log, backward, align, dev):
+    facts = device_facts(dev)
+    itemsize = CXX_TYPES[dtype][2]
+    # the widest pack every pointer and stride is aligned to, and no wider than the columns
+    pack = _widest_pack(STRIDED_PACK_SIZES[dtype], align, itemsize, lambda p: p <= inner or p == 1)
+    inst = Instance("strided", dtype, backward, log, pack)
+    width = min(32, next_pow2(-(-inner // pack)), max(1, tiers.STRIDED_ROW_BYTES // (pack * itemsize)))
+    # slices fill the block up to STRIDED_MAX_THREADS, no more than n needs (kUnroll rows each)
+    slices = min(STRIDED_MAX_THREADS // width, max(max(1, 32 // width), next_pow2(-(-n // 4))))
+    kernel = Kernel(load(inst, dev), inst.name, dev, 15 if backward else 12, width, slices)
+    tiles = outer * -(-inner // (width * pack))
+    resident = max(1, kernel.blocks_per_sm()) * facts.sm_count
+    splits = 1
+    if tiles < tiers.STRIDED_WAVES * resident:
+        most = max(1, n // (slices * tiers.STRIDED_MIN_ROWS_PER_THREAD))
+        splits = min(most, -(-tiers.STRIDED_WAVES * resident // tiles))
+    chunk = -(-n // splits)
+    splits = -(-n // chunk)
+    grid = tiles * splits
+    flat = tuple(s for tensor_strides in strides for s in tensor_strides)
+    if splits == 1:
+        return kernel.bound(grid, (0, n, inner) + flat + (n, 1, 0))
+    workspace = tiles * splits * kernel.block_x * pack * (1 if backward else 2)
+    device = torch_device(dev)
+    middle = (n, inner) + flat + (chunk, splits)
+
+    def run(pointers, stream):
+        ws = torch.empty(workspace, dtype=torch.float32, device=device).data_ptr()
+        kernel.launch(grid, stream, pointers + (ws,) + middle + (1,))
+        kernel.launch(grid, stream, pointers + (ws,) + middle + (2,))
+
+    return run

@@ -1,0 +1,147 @@
+"""Which tier of the CUDA backend computes a problem, from its shape and its device's limits.
+
+Tiers, from short rows to long ones:
+
+* ``warp``            rows of n <= 1024: a warp (or a narrower lane group) per row, row in registers;
+* ``block_regs``      rows of up to 32768 (16384 backward): a block per row holding the whole row
+                      (in registers; long 16-bit rows staged in shared memory), one block launched
+                      per row (16-bit rows from 512 columns, where it beats ``warp``);
+* ``block_smem``      longer rows whose copy fits in shared memory with two blocks per SM: a block
+                      per row, the row cached in shared memory between the two passes;
+* ``block_uncached``  longer rows still: a block per row, the second pass re-reads the row (L2);
+* ``split_row``       few long rows (fewer than the SMs): each row split over many blocks, two
+                      kernels (partial (max, sum) per chunk, then merge and write);
+* ``strided``         inner > 1: tiles of columns along the contiguous axis, 16-byte packs per
+                      thread, reduced over n; n is split over blocks (two kernels) when the
+                      tiles alone cannot fill the GPU.
+
+Tuning values that benchmarks sweep are not module globals: ``tuned(...)`` sets them for the
+enclosed calls of the current thread (or asyncio task) only, and they are part of every plan's key.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import contextvars
+from dataclasses import dataclass
+
+import torch
+
+from .instances import CXX_TYPES, WARP_TIER_MAX_COLS, block_regs_max_cols
+
+TIERS = ("warp", "block_regs", "block_smem", "block_uncached", "split_row", "strided")
+ROW_TIERS = ("warp", "block_regs", "block_smem", "block_uncached", "split_row")
+#: split_row serves rows at least this long when there are fewer rows than SMs
+SPLIT_ROW_MIN_COLS = 16384
+#: each split_row block takes at least this many elements (8 per thread at 512 threads)
+SPLIT_ROW_MIN_CHUNK = 4096
+#: split_row aims for this many blocks per SM in all
+SPLIT_ROW_BLOCKS_PER_SM = 4
+#: block_regs: elements per thread to aim for (more when 1024 threads need them for the row), by
+#: (bytes per element, backward), as (rows up to n columns, target) steps. Measured on an H100 with
+#: benchmarks/cuda_probe.py: 16-bit rows want few elements a thread while short and many once long
+#: (64 a thread: staged in shared memory, see block_regs_tier.cuh); float32 is at copy bandwidth
+#: from 8 to 32.
+BLOCK_REGS_TARGETS = {
+    (4, False): ((32768, 16),),
+    (2, False): ((1024, 8), (8192, 32), (32768, 64)),  # 64: staged
+    (4, True): ((16384, 16),),
+    (2, True): ((1024, 8), (8192, 16), (16384, 32)),
+}
+#: 16-bit rows of at least this many columns go to block_regs rather than the warp tier (measured
+#: faster from 512 up: a block per row keeps more loads in flight than a warp per row)
+BLOCK_REGS_MIN_COLS_16BIT = 512
+#: block tiers size blocks so that a row gives each thread about this many packs: the kernels
+#: load kUnroll (4) packs per thread before using any, and smaller blocks leave more of them per SM
+BLOCK_PACKS_PER_THREAD = 4
+#: strided: a warp covers this many bytes of one row along the contiguous axis (a cache line)
+STRIDED_ROW_BYTES = 128
+#: strided: when the tiles of a problem fill less than this many waves of resident blocks, n is
+#: split over blocks (two kernels) until they do
+STRIDED_WAVES = 2
+#: strided: a chunk of n gives each thread at least this many rows
+STRIDED_MIN_ROWS_PER_THREAD = 8
+#: shared memory the block tiers' static reduction scratch takes, on top of the row copy
+STATIC_SMEM_RESERVE = 1024
+
+
+@dataclass(frozen=True)
+class Tuning:
+    """Values a benchmark may sweep; None keeps the measured default."""
+
+    #: block_regs: elements per thread to aim for, instead of BLOCK_REGS_TARGETS
+    block_regs_elems: int | None = None
+
+
+DEFAULT_TUNING = Tuning()
+_TUNING: contextvars.ContextVar[Tuning] = contextvars.ContextVar("fastsoftmax_cuda_tuning", default=DEFAULT_TUNING)
+current_tuning = _TUNING.get
+
+
+@contextlib.contextmanager
+def tuned(**values):
+    """``with tuned(block_regs_elems=16):`` the enclosed calls of this thread use these values."""
+    token = _TUNING.set(Tuning(**values))
+    try:
+        yield
+    finally:
+        _TUNING.reset(token)
+
+
+@dataclass(frozen=True)
+class Limits:
+    """The device facts tier choice depends on."""
+
+    smem_per_block: int
+    smem_per_sm: int
+    sm_count: int
+
+
+#: for tier choice with no GPU to ask (CPU tests of the choice): an H100's figures
+H100_LIMITS = Limits(227 * 1024, 228 * 1024, 132)
+
+
+def block_regs_target(n: int, itemsize: int, backward: bool, tuning: Tuning = DEFAULT_TUNING) -> int:
+    if tuning.block_regs_elems:
+        return tuning.block_regs_elems
+    steps = BLOCK_REGS_TARGETS[(itemsize, backward)]
+    return next((target for up_to, target in steps if n <= up_to), steps[-1][1])
+
+
+def row_cache_bytes(n: int, itemsize: int, backward: bool) -> int:
+    """Shared memory block_smem needs for a row: n elements (y and dy, each padded to 16 of
+    them, for backward)."""
+    return 2 * (-(-n // 16) * 16) * itemsize if backward else -(-n * itemsize // 16) * 16
+
+
+def choose_tier(outer: int, n: int, inner: int, dtype: torch.dtype, backward: bool, limits: Limits) -> str:
+    if inner > 1:
+        return "strided"
+    itemsize = CXX_TYPES[dtype][2]
+    if n <= WARP_TIER_MAX_COLS and (itemsize == 4 or n < BLOCK_REGS_MIN_COLS_16BIT):
+        return "warp"
+    if n >= SPLIT_ROW_MIN_COLS and outer < limits.sm_count:
+        return "split_row"
+    if n <= block_regs_max_cols(dtype, backward):
+        return "block_regs"
+    need = row_cache_bytes(n, itemsize, backward) + STATIC_SMEM_RESERVE
+    # Caching pays while two blocks still share an SM: with one, every barrier idles the SM.
+    if need <= min(limits.smem_per_block, limits.smem_per_sm // 2):
+        return "block_smem"
+    return "block_uncached"
+
+
+def supports(tier: str, outer: int, n: int, inner: int, dtype: torch.dtype, backward: bool, limits: Limits) -> bool:
+    if dtype not in CXX_TYPES or tier not in TIERS:
+        return False
+    if tier == "strided":
+        return inner > 1
+    if inner != 1:
+        return False
+    if tier == "warp":
+        return n <= WARP_TIER_MAX_COLS
+    if tier == "block_regs":
+        return n <= block_regs_max_cols(dtype, backward)
+    if tier == "block_smem":
+        return row_cache_bytes(n, CXX_TYPES[dtype][2], backward) + STATIC_SMEM_RESERVE <= limits.smem_per_block
+    return True

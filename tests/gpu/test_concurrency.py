@@ -1,0 +1,313 @@
+"""Correct under threads, autograd's thread, side streams, CUDA graphs and several GPUs, for every
+backend, through the public API. Every result is checked against float64."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import textwrap
+import threading
+from pathlib import Path
+
+import pytest
+import torch
+
+import fastsoftmax
+from fastsoftmax import dispatch
+from reference import check_backward, check_forward
+
+pytestmark = pytest.mark.gpu
+
+BACKENDS = ("auto", "cuda", "triton")
+#: (shape, dim): rows of 7 to 131072 columns, and non-last dims
+PROBLEMS = [((33, 7), -1), ((64, 1000), -1), ((8, 4096), -1), ((4, 32768), -1), ((3, 50257), -1),
+            ((2, 131072), -1), ((1, 70000), -1), ((300, 40), 0), ((6, 100, 24), 1), ((16, 3, 5), 0)]
+DTYPES = (torch.float32, torch.bfloat16, torch.float16)
+
+
+def _available(backend: str) -> bool:
+    return backend == "auto" or backend in dispatch.available_backends("cuda")
+
+
+def _input(shape, dtype, device="cuda"):
+    return (torch.randn(shape, device=device) * 4).to(dtype)
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_many_threads_mixed_problems(backend):
+    if not _available(backend):
+        pytest.skip(f"backend {backend!r} is not available")
+    failures: list[str] = []
+    barrier = threading.Barrier(8)
+
+    def worker(index: int) -> None:
+        generator = torch.Generator().manual_seed(int.from_bytes(os.urandom(4), "little"))
+        barrier.wait()
+        for call in range(30):
+            shape, dim = PROBLEMS[int(torch.randint(len(PROBLEMS), (1,), generator=generator))]
+            dtype = DTYPES[(index + call) % len(DTYPES)]
+            log = bool((index + call) % 2)
+            x = _input(shape, dtype)
+            try:
+                y = (fastsoftmax.log_softmax if log else fastsoftmax.softmax)(x, dim, backend=backend)
+                torch.cuda.current_stream().synchronize()
+                check_forward(y, x, dim, log)
+            except Exception as error:  # collected, so that every thread's failures are seen
+                failures.append(f"thread {index} call {call} {shape} dim {dim} {dtype} log={log}: {error!r}"[:400])
+
+    threads = [threading.Thread(target=worker, args=(i,)) for i in range(8)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    assert not failures, f"{len(failures)} of 240 results wrong:\n" + "\n".join(failures[:10])
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_threads_running_backward(backend):
+    if not _available(backend):
+        pytest.skip(f"backend {backend!r} is not available")
+    failures: list[str] = []
+
+    def worker(index: int) -> None:
+        for call in range(10):
+            shape, dim = PROBLEMS[(index * 3 + call) % len(PROBLEMS)]
+            dtype = DTYPES[call % len(DTYPES)]
+            log = bool(call % 2)
+            x = _input(shape, dtype).requires_grad_(True)
+            try:
+                y = (fastsoftmax.log_softmax if log else fastsoftmax.softmax)(x, dim, backend=backend)
+                dy = torch.randn_like(y)
+                (dx,) = torch.autograd.grad(y, x, dy)
+                check_backward(dx, x, dy, dim, log)
+            except Exception as error:
+                failures.append(f"thread {index} call {call} {shape} dim {dim} {dtype}: {error!r}"[:400])
+
+    threads = [threading.Thread(target=worker, args=(i,)) for i in range(8)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    assert not failures, "\n".join(failures[:10])
+
+
+def test_forced_tier_stays_in_its_thread():
+    """A tier forced in one thread must not change what another thread computes."""
+    seen = {}
+    inside = threading.Event()
+    release = threading.Event()
+
+    def forcing():
+        with dispatch.forced("triton", "split"):
+            inside.set()
+            release.wait(30)
+            seen["forcing"] = dispatch.current_override()
+
+    thread = threading.Thread(target=forcing)
+    thread.start()
+    inside.wait(30)
+    seen["other"] = dispatch.current_override()
+    x = _input((8, 300), torch.float32)
+    check_forward(fastsoftmax.softmax(x, -1, backend="cuda"), x, -1)
+    release.set()
+    thread.join()
+    assert seen == {"forcing": ("triton", "split"), "other": None}
+
+
+FIRST_BACKWARD = textwrap.dedent("""
+    import torch, fastsoftmax
+    backend = {backend!r}
+    # an evaluation step first: a call with no gradient, on the main thread
+    with torch.no_grad():
+        fastsoftmax.softmax(torch.randn(8, 512, device="cuda"), -1, backend=backend)
+    # then the first training step: autograd runs the backward on its own device thread
+    x = torch.randn(4096, 3000, device="cuda").to(torch.bfloat16).requires_grad_(True)
+    y = fastsoftmax.softmax(x, -1, backend=backend)
+    dy = torch.randn_like(y)
+    (dx,) = torch.autograd.grad(y, x, dy)
+    x64, y64, dy64 = x.double(), torch.softmax(x.double(), -1), dy.double()
+    ref = y64 * (dy64 - (dy64 * y64).sum(-1, keepdim=True))
+    err = (dx.double() - ref).abs().max().item()
+    assert err < 2e-2, err
+    print("ok", err)
+""")
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_first_backward_after_a_no_grad_call_in_a_fresh_process(backend):
+    if not _available(backend):
+        pytest.skip(f"backend {backend!r} is not available")
+    root = Path(__file__).resolve().parents[2]
+    env = dict(os.environ, PYTHONPATH=f"{root}{os.pathsep}{os.environ.get('PYTHONPATH', '')}")
+    done = subprocess.run([sys.executable, "-c", FIRST_BACKWARD.format(backend=backend)], capture_output=True,
+                          text=True, env=env, timeout=300)
+    assert done.returncode == 0 and "ok" in done.stdout, done.stdout + done.stderr
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_side_stream(backend):
+    if not _available(backend):
+        pytest.skip(f"backend {backend!r} is not available")
+    side = torch.cuda.Stream()
+    for shape, dim in PROBLEMS[:6]:
+        x = _input(shape, torch.bfloat16)
+        side.wait_stream(torch.cuda.current_stream())
+        with torch.cuda.stream(side):
+            y = fastsoftmax.softmax(x, dim, backend=backend)
+            z = fastsoftmax.log_softmax(x, dim, backend=backend)
+        side.synchronize()
+        check_forward(y, x, dim)
+        check_forward(z, x, dim, True)
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+@pytest.mark.parametrize("shape,dim", [((64, 1000), -1), ((2, 131072), -1), ((1, 1 << 20), -1), ((300, 40), 0)])
+def test_cuda_graph_capture_and_replay_on_new_data(backend, shape, dim):
+    if not _available(backend):
+        pytest.skip(f"backend {backend!r} is not available")
+    static_x = _input(shape, torch.bfloat16)
+    static_dy = torch.randn(shape, device="cuda").to(torch.bfloat16)
+    # warm up on a side stream (compiles, plans), as torch.cuda.graph asks
+    side = torch.cuda.Stream()
+    side.wait_stream(torch.cuda.current_stream())
+    with torch.cuda.stream(side):
+        for _ in range(2):
+            fastsoftmax.softmax(static_x, dim, backend=backend)
+            fastsoftmax.softmax_backward(static_dy, static_x, dim, backend=backend)
+    torch.cuda.current_stream().wait_stream(side)
+    graph = torch.cuda.CUDAGraph()
+    with torch.cuda.graph(graph):
+        static_y = fastsoftmax.softmax(static_x, dim, backend=backend)
+        static_dx = fastsoftmax.softmax_backward(static_dy, static_y, dim, backend=backend)
+    for _ in range(3):
+        x = _input(shape, torch.bfloat16)
+        dy = torch.randn(shape, device="cuda").to(torch.bfloat16)
+        static_x.copy_(x)
+        static_dy.copy_(dy)
+        static_y.fill_(float("nan"))
+        static_dx.fill_(float("nan"))
+        graph.replay()
+        torch.cuda.synchronize()
+        check_forward(static_y, x, dim)
+        y64 = torch.softmax(x.double(), dim)
+        reference = y64 * (dy.double() - (dy.double() * y64).sum(dim, keepdim=True))
+        torch.testing.assert_close(static_dx.double(), reference, atol=2e-2, rtol=2e-2)
+
+
+def test_graph_replay_costs_no_host_time_in_fastsoftmax(monkeypatch):
+    """Inside a captured graph, a replay runs no fastsoftmax code at all."""
+    x = _input((64, 1000), torch.bfloat16)
+    fastsoftmax.softmax(x, -1, backend="cuda")
+    torch.cuda.synchronize()
+    graph = torch.cuda.CUDAGraph()
+    with torch.cuda.graph(graph):
+        y = fastsoftmax.softmax(x, -1, backend="cuda")
+    calls = []
+    from fastsoftmax.backends.cuda import launch
+
+    monkeypatch.setattr(launch, "enter", lambda *a: calls.append(a) or False)
+    monkeypatch.setattr(dispatch, "resolve", lambda *a: calls.append(a))
+    graph.replay()
+    torch.cuda.synchronize()
+    assert not calls
+    check_forward(y, x, -1)
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_inference_mode(backend):
+    if not _available(backend):
+        pytest.skip(f"backend {backend!r} is not available")
+    with torch.inference_mode():
+        for shape, dim in PROBLEMS[:5]:
+            x = _input(shape, torch.float16)
+            check_forward(fastsoftmax.softmax(x, dim, backend=backend), x, dim)
+            check_forward(fastsoftmax.log_softmax(x, dim, backend=backend), x, dim, True)
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_tensor_on_another_gpu_than_the_current_one(backend):
+    if torch.cuda.device_count() < 2:
+        pytest.skip("needs two GPUs")
+    if not _available(backend):
+        pytest.skip(f"backend {backend!r} is not available")
+    torch.cuda.set_device(0)
+    for device in ("cuda:1", "cuda:0", "cuda:1"):
+        for shape, dim in PROBLEMS[:7]:
+            x = _input(shape, torch.bfloat16, device).requires_grad_(True)
+            y = fastsoftmax.softmax(x, dim, backend=backend)
+            assert y.device == x.device
+            dy = torch.randn_like(y)
+            (dx,) = torch.autograd.grad(y, x, dy)
+            assert dx.device == x.device
+            torch.cuda.synchronize(device)
+            check_forward(y, x, dim)
+            check_backward(dx, x, dy, dim, False)
+            assert torch.cuda.current_device() == 0, "the caller's current device must be left as it was"
+
+
+def test_other_gpu_uses_that_devices_current_stream():
+    if torch.cuda.device_count() < 2:
+        pytest.skip("needs two GPUs")
+    torch.cuda.set_device(0)
+    side = torch.cuda.Stream(device="cuda:1")
+    x = _input((64, 50257), torch.bfloat16, "cuda:1")
+    with torch.cuda.stream(side):  # makes side the current stream of cuda:1 only
+        torch.cuda._sleep(50_000_000)  # the stream is busy: a launch elsewhere would run first
+        y = fastsoftmax.softmax(x, -1, backend="cuda")
+    side.synchronize()
+    check_forward(y, x, -1)
+
+
+def test_threads_on_two_gpus():
+    if torch.cuda.device_count() < 2:
+        pytest.skip("needs two GPUs")
+    failures = []
+
+    def worker(index):
+        device = f"cuda:{index % 2}"
+        if index % 4 < 2:
+            torch.cuda.set_device(index % 2)  # half the threads set their device, half do not
+        for call in range(12):
+            shape, dim = PROBLEMS[(index + call) % len(PROBLEMS)]
+            x = _input(shape, torch.float32, device)
+            try:
+                y = fastsoftmax.softmax(x, dim, backend="cuda" if call % 2 else "auto")
+                torch.cuda.synchronize(device)
+                check_forward(y, x, dim)
+            except Exception as error:
+                failures.append(f"{device} {shape}: {error!r}"[:300])
+
+    threads = [threading.Thread(target=worker, args=(i,)) for i in range(8)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    assert not failures, "\n".join(failures[:10])
+
+
+@pytest.mark.parametrize("backend", ("cuda", "triton"))
+@pytest.mark.parametrize("shape,dim", [((32768, 65537), -1), ((65537, 32768), 0)])
+def test_more_than_2_to_the_31_elements(backend, shape, dim):
+    if not _available(backend):
+        pytest.skip(f"backend {backend!r} is not available")
+    free, _ = torch.cuda.mem_get_info()
+    if free < 4 * shape[0] * shape[1] * 2 + (1 << 30):
+        pytest.skip("not enough free GPU memory")
+    x = torch.randn(shape, device="cuda", dtype=torch.bfloat16)
+    y = fastsoftmax.softmax(x, dim, backend=backend)
+    # the float64 reference of the whole tensor would take 32 GiB: check rows (or columns) at both
+    # ends and across the 2^31-element boundary
+    assert y.numel() > 2**31
+    if dim == -1:
+        boundary = (2**31) // shape[1]
+        picks = sorted({0, 1, boundary - 1, boundary, min(boundary + 1, shape[0] - 1), shape[0] - 1})
+    else:
+        picks = sorted({0, 1, shape[1] // 2, shape[1] - 1})
+    for i in picks:
+        if dim == -1:
+            check_forward(y[i : i + 1], x[i : i + 1], -1)
+        else:
+            check_forward(y[:, i : i + 1], x[:, i : i + 1], 0)
+    del y
+    torch.cuda.empty_cache()
