@@ -11,8 +11,8 @@
 //   1. stage: cp.async of every whole 16-byte pack of the slice; the (at most two) packs that
 //      straddle the slice's edges, or the row's own ends, go element by element;
 //   2. reduce: each thread takes the maximum of the packs it staged, then the sum of exp(x - that
-//      maximum): two passes over shared memory and no rescaling per pack; the per-thread pairs
-//      merge across the warp and the block (block_allreduce: one barrier);
+//      maximum) (held in registers, or two passes over shared memory; no rescaling per pack); the
+//      per-thread pairs merge across the warp and the block (block_allreduce: one barrier);
 //   3. exchange: thread 0 posts the CTA's pair in its shared memory, a cluster barrier, and every
 //      warp reads the C posted pairs (lane l reads rank l) and merges them: no further barrier;
 //   4. write: each CTA normalises its slice from shared memory and stores it.
@@ -210,7 +210,12 @@ __device__ __forceinline__ V cluster_combine(const V* posted, unsigned ctas, V i
 }
 
 // ---- forward ------------------------------------------------------------------------------------
-template <typename T, int P, bool LOG, typename LOAD, typename STORE>
+// SLOTS > 0: the thread also holds its slots in registers as float32 (at most SLOTS of them: the
+// host launches enough threads), so each element is read from shared memory and exponentiated
+// once; the sum is taken against the thread's own maximum and rescaled once, after the exchange,
+// by exp(thread max - row max). SLOTS = 0 serves any slice length from shared memory alone: two
+// exponentials per element for softmax.
+template <typename T, int P, int SLOTS, bool LOG, typename LOAD, typename STORE>
 __device__ __forceinline__ void cluster_forward(const LOAD& load, const STORE& store, i64 rows, i64 n) {
 #if __CUDA_ARCH__ >= 900
     extern __shared__ __align__(16) unsigned char shared_bytes[];
@@ -228,23 +233,49 @@ __device__ __forceinline__ void cluster_forward(const LOAD& load, const STORE& s
         x.stage(src, slice);
         wait_async_copies();
 
-        // The thread's own slots: the ones it staged, so its own wait covers them.
+        // The thread's own slots: the ones it staged, so its own wait covers them. A thread whose
+        // elements are all -inf subtracts 0 (exp(-inf) = 0 rather than NaN); a NaN or +inf element
+        // makes its sum NaN, and the merge carries that to the whole row.
+        float held[SLOTS > 0 ? SLOTS : 1][P];
         float m = neg_inf();
-        for (int j = threadIdx.x; j < x.count; j += blockDim.x) {
-            float v[P];
-            gather<T, P>(x, load, slice, row, x.first + (i64)j * P, neg_inf(), v);
-#pragma unroll
-            for (int i = 0; i < P; ++i) m = fmaxf(m, v[i]);
-        }
-        // A thread whose elements are all -inf subtracts 0 (exp(-inf) = 0 rather than NaN); a NaN
-        // or +inf element makes its sum NaN, and the merge carries that to the whole row.
-        const float shift = m == neg_inf() ? 0.0f : m;
         float sum = 0.0f;
-        for (int j = threadIdx.x; j < x.count; j += blockDim.x) {
-            float v[P];
-            gather<T, P>(x, load, slice, row, x.first + (i64)j * P, neg_inf(), v);
+        if constexpr (SLOTS > 0) {
 #pragma unroll
-            for (int i = 0; i < P; ++i) sum += fast_exp(v[i] - shift);
+            for (int u = 0; u < SLOTS; ++u) {
+                const int j = threadIdx.x + u * blockDim.x;
+                if (j < x.count) {
+                    gather<T, P>(x, load, slice, row, x.first + (i64)j * P, neg_inf(), held[u]);
+                } else {
+#pragma unroll
+                    for (int i = 0; i < P; ++i) held[u][i] = neg_inf();
+                }
+#pragma unroll
+                for (int i = 0; i < P; ++i) m = fmaxf(m, held[u][i]);
+            }
+            const float shift = m == neg_inf() ? 0.0f : m;
+#pragma unroll
+            for (int u = 0; u < SLOTS; ++u) {
+#pragma unroll
+                for (int i = 0; i < P; ++i) {
+                    const float e = fast_exp(held[u][i] - shift);
+                    sum += e;
+                    if constexpr (!LOG) held[u][i] = e;
+                }
+            }
+        } else {
+            for (int j = threadIdx.x; j < x.count; j += blockDim.x) {
+                float v[P];
+                gather<T, P>(x, load, slice, row, x.first + (i64)j * P, neg_inf(), v);
+#pragma unroll
+                for (int i = 0; i < P; ++i) m = fmaxf(m, v[i]);
+            }
+            const float shift = m == neg_inf() ? 0.0f : m;
+            for (int j = threadIdx.x; j < x.count; j += blockDim.x) {
+                float v[P];
+                gather<T, P>(x, load, slice, row, x.first + (i64)j * P, neg_inf(), v);
+#pragma unroll
+                for (int i = 0; i < P; ++i) sum += fast_exp(v[i] - shift);
+            }
         }
         const MaxSum cta = block_allreduce(MaxSum{m, sum}, empty_maxsum(), slots, WarpMaxSum());
         if (threadIdx.x == 0) posted[parity] = cta;
@@ -255,18 +286,39 @@ __device__ __forceinline__ void cluster_forward(const LOAD& load, const STORE& s
         const float row_shift = total.max == neg_inf() ? 0.0f : total.max;
         const float inv_sum = 1.0f / total.sum;
         const float log_sum = logf(total.sum);
-        // The output's own packs; the block_allreduce barrier made every thread's staging visible.
         if (slice.end > slice.begin) {
+            // The output's own packs; the block_allreduce barrier made every thread's staging visible.
             const i64 first = slice.begin - misalignment<T, P>(store.row_ptr(row));
-            const int count = (int)((slice.end - first + P - 1) / P);
-            for (int j = threadIdx.x; j < count; j += blockDim.x) {
-                const i64 col = first + (i64)j * P;
-                float v[P];
-                gather<T, P>(x, load, slice, row, col, 0.0f, v);
+            bool written = false;
+            if constexpr (SLOTS > 0) {
+                if (first == x.first) {  // the output's packs are the thread's held slots
+                    // m <= row max, so the rescale cannot overflow; a thread of -inf elements holds
+                    // zeros and keeps inv_sum, so that a row of -inf still gives 0 * inf = NaN
+                    const float factor = m == neg_inf() ? inv_sum : fast_exp(m - row_shift) * inv_sum;
 #pragma unroll
-                for (int i = 0; i < P; ++i)
-                    v[i] = LOG ? (v[i] - row_shift) - log_sum : fast_exp(v[i] - row_shift) * inv_sum;
-                scatter<T, P>(store, slice, row, col, v);
+                    for (int u = 0; u < SLOTS; ++u) {
+                        const int j = threadIdx.x + u * blockDim.x;
+                        if (j < x.count) {
+#pragma unroll
+                            for (int i = 0; i < P; ++i)
+                                held[u][i] = LOG ? (held[u][i] - row_shift) - log_sum : held[u][i] * factor;
+                            scatter<T, P>(store, slice, row, x.first + (i64)j * P, held[u]);
+                        }
+                    }
+                    written = true;
+                }
+            }
+            if (!written) {
+                const int count = (int)((slice.end - first + P - 1) / P);
+                for (int j = threadIdx.x; j < count; j += blockDim.x) {
+                    const i64 col = first + (i64)j * P;
+                    float v[P];
+                    gather<T, P>(x, load, slice, row, col, 0.0f, v);
+#pragma unroll
+                    for (int i = 0; i < P; ++i)
+                        v[i] = LOG ? (v[i] - row_shift) - log_sum : fast_exp(v[i] - row_shift) * inv_sum;
+                    scatter<T, P>(store, slice, row, col, v);
+                }
             }
         }
         // the next row's copies overwrite slots other threads may still be reading
