@@ -1,4 +1,4 @@
-"""The ``fastsoftmax`` command line: ``fastsoftmax bench``, ``fastsoftmax compile``, ``fastsoftmax hw-report``."""
+"""The ``fastsoftmax`` command line: ``bench``, ``report``, ``compile``, ``hw-report``."""
 
 from __future__ import annotations
 
@@ -9,6 +9,7 @@ import sys
 # command name -> module exposing ``add_arguments(parser)`` and ``run(args) -> int``
 COMMANDS = {
     "bench": ("fastsoftmax.benchmark.cli", "benchmark fastsoftmax against its peers on the GPU"),
+    "report": ("fastsoftmax.benchmark.page", "turn recorded benchmark results into one HTML and Markdown page"),
     "compile": ("fastsoftmax.backends.cuda.precompile", "compile every CUDA kernel instance into the disk cache"),
     "hw-report": ("fastsoftmax.hardware.report", "accuracy report of the fixed-point base-2 softmax model"),
 }

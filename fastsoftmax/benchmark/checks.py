@@ -102,7 +102,7 @@ def check(output, reference: Reference) -> CheckResult:
         if torch.isnan(err).any().item():
             max_abs = worst = float("nan")
             continue
-        if max_abs == max_abs:  # stays NaN once NaN was seen
+        if not math.isnan(max_abs):  # stays NaN once NaN was seen
             max_abs = max(max_abs, float(err.max().item()))
             worst = max(worst, float((err / tol).max().item()))
     passed = bad == 0

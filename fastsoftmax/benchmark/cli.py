@@ -1,4 +1,4 @@
-"""``fastsoftmax bench [main|ladder|table]``: argument parsing and dispatch.
+"""``fastsoftmax bench [main|ladder|table|seeds|sweep]``: argument parsing and dispatch.
 
 Kept free of torch at import time: the top-level command line imports this module to build its
 parser even for other subcommands.
@@ -11,14 +11,15 @@ import os
 import subprocess
 import sys
 
-SUITES = ("main", "ladder", "table")
+SUITES = ("main", "ladder", "table", "seeds", "sweep")
 DEFAULT_OUT = os.path.join("benchmarks", "results")
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("suite", nargs="?", default="main", choices=SUITES,
-                        help="main: BENCHMARK.md's shapes against the peers (default); "
-                             "ladder: the kernel ladder; table: the dispatcher's cost table")
+                        help="main: the shape set of benchmarks/README.md against the peers (default); "
+                             "ladder: the kernel ladder; table: the dispatcher's cost table; "
+                             "seeds: every seed's figure (see --figures); sweep: seed 002's column sweep alone")
     parser.add_argument("--quick", action="store_true",
                         help="a subset of every regime that finishes in under a minute on an H100")
     parser.add_argument("--out", default=DEFAULT_OUT,
@@ -42,14 +43,42 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                              "needed) instead of measuring the grid")
     parser.add_argument("--demo", action="store_true",
                         help="run the CPU correctness demo under the Triton interpreter, GPU or not")
+    parser.add_argument("--shapes", default=None, metavar="LIST",
+                        help="main suite: time these shapes instead of the shape set, e.g. 4096x50257,8192x16384@0 "
+                             "(sizes joined by x, @dim for a dim other than the last), in every --dtypes")
+    parser.add_argument("--directions", default=None, metavar="LIST",
+                        help="with --shapes: forward, backward or both (default forward)")
+    parser.add_argument("--peers", default=None, metavar="LIST",
+                        help="main suite: optional peers to time among torch.compile (or compile), cudnn, "
+                             "triton-tutorial (or tutorial), quack, liger, torch-unfused; all or none "
+                             "(default: all that load; torch.softmax always runs)")
+    parser.add_argument("--seeds", action="store_true",
+                        help="the same as the seeds suite: every seed's figure, then the report page")
+    parser.add_argument("--sweep", action="store_true",
+                        help="the same as the sweep suite: seed 002's dense column sweep")
+    parser.add_argument("--figures", default=None, metavar="LIST",
+                        help="seeds suite: which figures, among ladder (000), hardware (001), sweep (002), "
+                             "vector (003), attention (004) (default: all)")
 
 
 def run(args) -> int:
-    from fastsoftmax.benchmark.shapes import parse_dtypes, parse_regimes
+    from fastsoftmax.benchmark.peers import parse_peers
+    from fastsoftmax.benchmark.seeds import parse_figures
+    from fastsoftmax.benchmark.shapes import parse_directions, parse_dtypes, parse_regimes, parse_shapes
 
+    if getattr(args, "seeds", False):
+        args.suite = "seeds"
+    elif getattr(args, "sweep", False):
+        args.suite = "sweep"
+    if args.suite == "sweep":
+        args.suite, args.figures = "seeds", "sweep"
     try:  # refuse a typo before any GPU time is spent
         parse_dtypes(args.dtypes)
         parse_regimes(args.regimes)
+        parse_shapes(getattr(args, "shapes", None))
+        parse_directions(getattr(args, "directions", None))
+        parse_peers(getattr(args, "peers", None))
+        parse_figures(getattr(args, "figures", None))
     except ValueError as exc:
         print(f"fastsoftmax bench: {exc}", file=sys.stderr)
         return 2
@@ -66,6 +95,12 @@ def run(args) -> int:
                                 Path(args.merge_main))
     import torch
 
+    if args.suite == "seeds":
+        from fastsoftmax.benchmark import seeds
+
+        if not torch.cuda.is_available():
+            print("No CUDA device is present: the seeds' GPU figures are skipped; the hardware model runs on the CPU.")
+        return seeds.run(args)
     if not torch.cuda.is_available():
         print(_no_gpu_message())
         return _demo()
@@ -99,6 +134,6 @@ def _demo() -> int:
         # triton was imported before the interpreter could be chosen: start afresh with it chosen
         command, env = demo.reexec_command()
         sys.stdout.flush()
-        return subprocess.run(command, env=env).returncode
+        return subprocess.run(command, env=env, check=False).returncode
     print("Triton interpreter demo (TRITON_INTERPRET=1): max |error| against float64.")
     return demo.run_demo()

@@ -54,7 +54,7 @@ def _demo_backends() -> list[str]:
         import fastsoftmax
 
         available = list(fastsoftmax.available_backends(torch.device("cpu")))
-    except Exception:
+    except Exception:  # noqa: BLE001
         available = []
     backends = ["triton"] + [b for b in available if b not in ("triton", "torch", "cuda")]
     return backends + ["auto"]
@@ -96,8 +96,9 @@ def run_demo(cases=DEMO_CASES, dtypes=(torch.float32,), write=print) -> int:
                         output = call()
                     err = _max_err(output, expected)
                     text = f"{err:20.2e}"
-                except Exception as exc:
-                    text = f"  failed: {type(exc).__name__}: {str(exc).strip().splitlines()[0] if str(exc).strip() else ''}"[:160]
+                except Exception as exc:  # noqa: BLE001
+                    first_line = str(exc).strip().splitlines()[0] if str(exc).strip() else ""
+                    text = f"  failed: {type(exc).__name__}: {first_line}"[:160]
                     failures += name.startswith("fastsoftmax")
                 write(f"{label}  {name:20} {text}")
     if failures:

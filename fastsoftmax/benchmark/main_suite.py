@@ -1,7 +1,8 @@
-"""``fastsoftmax bench`` (suite ``main``): BENCHMARK.md's shape set, fastsoftmax against its peers.
+"""``fastsoftmax bench`` (suite ``main``): the shape set of benchmarks/README.md (or the shapes given
+with ``--shapes``), fastsoftmax against its peers.
 
 Order: copy bandwidth first (every figure is a fraction of it), then the shapes regime by regime,
-then host overhead. The result file is saved after every shape.
+then host overhead. The result file (JSON, with a CSV twin) is saved after every shape.
 """
 
 from __future__ import annotations
@@ -9,24 +10,33 @@ from __future__ import annotations
 import sys
 import time
 
-from fastsoftmax.benchmark import plot, report
-from fastsoftmax.benchmark.peers import fastsoftmax_impls, load_peers
+from fastsoftmax.benchmark import figures, plot, report
+from fastsoftmax.benchmark.peers import fastsoftmax_impls, load_peers, parse_peers
 from fastsoftmax.benchmark.results import ResultFile
 from fastsoftmax.benchmark.runner import ContextLost, Runner, describe
-from fastsoftmax.benchmark.shapes import GOALS, cases_for, parse_dtypes, parse_regimes
+from fastsoftmax.benchmark.shapes import (
+    GOALS,
+    cases_for,
+    custom_cases,
+    parse_directions,
+    parse_dtypes,
+    parse_regimes,
+    parse_shapes,
+)
 
 # --quick trades repeats for time: medians of ~10-100 runs are still stable for these sizes.
 FULL_TIMING = {"warmup_ms": 25.0, "rep_ms": 100.0}
 QUICK_TIMING = {"warmup_ms": 5.0, "rep_ms": 25.0}
 
 
-def _progress(items):
+def _progress(items, description: str | None = None):
     try:
         from tqdm import tqdm
 
         # Off a terminal (a captured log) redraw rarely, so the bar does not flood the log.
         interactive = sys.stderr.isatty()
-        bar = tqdm(items, dynamic_ncols=True, file=sys.stderr, mininterval=0.1 if interactive else 15.0)
+        bar = tqdm(items, dynamic_ncols=True, file=sys.stderr, mininterval=0.1 if interactive else 15.0,
+                   desc=description)
         return bar, tqdm.write
     except ImportError:
         return items, print
@@ -46,12 +56,22 @@ def run(args, *, device: str = "cuda", cases=None, copy_gbps=None, runner_option
     if compile_peer is None:
         compile_peer = not quick  # compiling every shape costs minutes
     optional_peers = not getattr(args, "no_peers", False)
+    peer_names = parse_peers(getattr(args, "peers", None))
+    if peer_names is not None and "torch.compile" in peer_names and getattr(args, "compile", None) is None:
+        compile_peer = True  # asked for by name
+    shape_dims = parse_shapes(getattr(args, "shapes", None))
+    directions = parse_directions(getattr(args, "directions", None))
+    if shape_dims and getattr(args, "regimes", None) is None:
+        regimes = ()  # only the shapes asked for: no host overhead unless --regimes says so
 
     on_cuda = torch.device(device).type == "cuda"
     device_name = torch.cuda.get_device_name() if on_cuda else str(device)
     result = ResultFile.start(args.out, "main", device_name, quick, GOALS,
                               extra={"args": {"dtypes": list(dtypes), "regimes": list(regimes), "backends": requested,
-                                              "compile": compile_peer, "peers": optional_peers}})
+                                              "compile": compile_peer, "peers": optional_peers,
+                                              "peer_names": list(peer_names) if peer_names else None,
+                                              "shapes": [[list(shape), dim] for shape, dim in shape_dims],
+                                              "directions": list(directions)}})
     versions = result.document["versions"]
     print(f"fastsoftmax bench: {device_name}; torch {versions.get('torch')}, triton {versions.get('triton')}, "
           f"CUDA {versions.get('torch_cuda')}, driver {versions.get('driver')}")
@@ -67,11 +87,12 @@ def run(args, *, device: str = "cuda", cases=None, copy_gbps=None, runner_option
     print(f"copy bandwidth (512 MiB device-to-device, read + write): {copy:.0f} GB/s")
 
     fs_impls, left_out = fastsoftmax_impls(requested, torch.device(device))
-    peers = load_peers(optional=optional_peers, compile_peer=compile_peer)
+    peers = load_peers(optional=optional_peers, compile_peer=compile_peer, names=peer_names)
     result.document["peers"] = peers.status
     result.document["fastsoftmax_backends"] = {"timed": [i.name for i in fs_impls], "left_out": left_out}
     result.save()
-    print("peers: " + ", ".join(f"{k} {v}" for k, v in peers.status.items()))
+    for name, status in peers.status.items():
+        print(f"peer {name}: {status}")
     for backend, why in left_out.items():
         print(f"fastsoftmax backend {backend}: {why}")
 
@@ -79,6 +100,7 @@ def run(args, *, device: str = "cuda", cases=None, copy_gbps=None, runner_option
     runner = Runner(fs_impls + peers.impls, copy, device=device, **{**timing, **(runner_options or {})})
     if cases is None:
         cases = [c for c in cases_for(quick, dtypes) if c.regime in regimes]
+        cases += custom_cases(shape_dims, dtypes, directions)
     bar, write = _progress(cases)
     context_lost = None
     for case in bar:
@@ -89,7 +111,7 @@ def run(args, *, device: str = "cuda", cases=None, copy_gbps=None, runner_option
         except ContextLost as exc:
             context_lost = str(exc)
             break
-        except Exception as exc:  # a bug of the harness itself must not end the run either
+        except Exception as exc:  # noqa: BLE001 - a bug of the harness itself must not end the run either
             rows = runner.all_rows(case, "error", "benchmark harness: " + describe(exc))
         result.add_rows(rows)
         result.save()
@@ -104,7 +126,7 @@ def run(args, *, device: str = "cuda", cases=None, copy_gbps=None, runner_option
             print(report.format_host(host_rows))
         except ContextLost as exc:
             context_lost = str(exc)
-        except Exception as exc:
+        except Exception as exc:  # noqa: BLE001
             print(f"host overhead not measured: {describe(exc)}")
     if context_lost is not None:
         result.document["aborted"] = f"CUDA context lost: {context_lost}"
@@ -122,7 +144,9 @@ def run(args, *, device: str = "cuda", cases=None, copy_gbps=None, runner_option
         png = plot.save_plot(result.document, result.path.with_suffix(".png"))
         if png:
             print(f"plot: {png}")
-    except Exception as exc:  # matplotlib missing or broken: the numbers are what matter
+    except figures.MatplotlibMissing as exc:
+        print(exc)
+    except Exception as exc:  # noqa: BLE001 - matplotlib broken: the numbers are what matter
         print(f"plot not written: {describe(exc)}")
-    print(f"saved {result.path} ({len(result.rows)} rows, {result.document['wall_s']:.0f} s)")
+    print(f"saved {result.path} and its .csv ({len(result.rows)} rows, {result.document['wall_s']:.0f} s)")
     return 0

@@ -2,9 +2,14 @@
 
 Every implementation is an :class:`Impl` whose ``make(case)`` returns the callable to check and
 time for that case: ``fn(x)`` forward, ``fn(dy, y)`` backward. ``make`` raises
-:class:`Refused` when the implementation does not handle the case at all. Quack and Liger also
-decline shapes by raising (an assertion on the row length, say), so anything they raise is
-recorded as a refusal; anything fastsoftmax, torch or torch.compile raises is an error.
+:class:`Refused` when the implementation does not handle the case at all. Quack, Liger, cuDNN and
+the Triton tutorial's kernel also decline shapes by raising (an assertion on the row length, a
+cuDNN status), so anything they raise is recorded as a refusal; anything fastsoftmax, torch or
+torch.compile raises is an error.
+
+Peers (``--peers``): torch (always: the baseline of every speed-up), torch.compile, cudnn (with
+cudnn[fast], cuDNN's algorithm that skips the max), triton-tutorial, quack, liger. Seed 003's
+unfused torch sequence, ``torch-unfused``, is timed by that figure only.
 """
 
 from __future__ import annotations
@@ -13,8 +18,8 @@ import importlib
 import importlib.metadata
 import os
 import site
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Callable
 
 from fastsoftmax.benchmark.shapes import Case
 
@@ -68,7 +73,7 @@ def explicit_backends(requested, device) -> tuple[list[str], dict[str, str]]:
         import fastsoftmax
 
         available = list(fastsoftmax.available_backends(device))
-    except Exception as exc:  # the API may be missing or broken; "auto" will then record errors
+    except Exception as exc:  # noqa: BLE001 - the API may be missing or broken; "auto" will then record errors
         return [], {"*": f"available_backends() failed: {type(exc).__name__}: {exc}"}
     chosen = []
     for backend in requested:
@@ -168,6 +173,60 @@ def liger_impl(module) -> Impl:
     return Impl("liger", "peer", make, declines_by_raising=True)
 
 
+def torch_unfused_impl() -> Impl:
+    """Seed 003's naive softmax: five separate torch kernels (max, subtract, exp, sum, divide),
+    each reading and writing the whole tensor: what "not fused" costs."""
+    def make(case: Case):
+        import torch
+
+        if case.direction == "backward":
+            raise Refused("the unfused sequence is timed forward only")
+        dim = case.dim
+
+        def unfused(x):
+            shifted = x - torch.amax(x, dim, keepdim=True)
+            numerator = torch.exp(shifted)
+            return numerator / torch.sum(numerator, dim, keepdim=True)
+        return unfused
+
+    return Impl("torch-unfused", "peer", make, note="max, sub, exp, sum, div as five kernels")
+
+
+CUDNN_ALGORITHMS = {"cudnn": "accurate", "cudnn[fast]": "fast"}
+
+
+def cudnn_impl(name: str = "cudnn") -> Impl:
+    algorithm = CUDNN_ALGORITHMS[name]
+
+    def make(case: Case):
+        from fastsoftmax.benchmark import cudnn
+
+        try:
+            return cudnn.make_softmax(case.shape, case.dim, case.dtype, algorithm, case.direction)
+        except cudnn.CudnnUnavailable as exc:
+            raise Refused(str(exc)) from exc
+
+    note = "CUDNN_SOFTMAX_ACCURATE (subtracts the max)" if algorithm == "accurate" else \
+        "CUDNN_SOFTMAX_FAST (no max subtracted: overflows where exp does)"
+    return Impl(name, "peer", make, note=note, declines_by_raising=True)
+
+
+def tutorial_impl() -> Impl:
+    def make(case: Case):
+        _require_2d_last_dim(case, "the Triton tutorial's kernel")
+        if case.direction == "backward":
+            raise Refused("the Triton tutorial's kernel is forward only")
+        from fastsoftmax.benchmark import tutorial_softmax
+
+        if case.n > tutorial_softmax.MAX_COLS:
+            raise Refused(f"the Triton tutorial's kernel holds a whole row in registers: at most "
+                          f"{tutorial_softmax.MAX_COLS} columns")
+        return tutorial_softmax.softmax
+
+    return Impl("triton-tutorial", "peer", make, note="whole row padded to the next power of two",
+                declines_by_raising=True)
+
+
 @dataclass
 class PeerSet:
     impls: list[Impl] = field(default_factory=list)
@@ -178,7 +237,7 @@ class PeerSet:
 def _version(dist: str) -> str:
     try:
         return importlib.metadata.version(dist)
-    except Exception:
+    except Exception:  # noqa: BLE001
         return "unknown"
 
 
@@ -193,21 +252,88 @@ def add_peer_site() -> str | None:
     return None
 
 
-def load_peers(optional: bool = True, compile_peer: bool = True) -> PeerSet:
-    """torch.softmax always (the baseline every speed-up is quoted against); torch.compile,
-    Quack and Liger when asked for and importable. Import failures are recorded, not raised."""
+# --peers spelling -> peer names
+PEER_ALIASES = {"torch": "torch", "compile": "torch.compile", "torch.compile": "torch.compile",
+                "cudnn": "cudnn", "tutorial": "triton-tutorial", "triton-tutorial": "triton-tutorial",
+                "quack": "quack", "liger": "liger", "unfused": "torch-unfused", "torch-unfused": "torch-unfused",
+                "naive": "torch-unfused"}
+OPTIONAL_PEERS = ("torch.compile", "cudnn", "triton-tutorial", "quack", "liger")
+
+
+def parse_peers(text: str | None) -> tuple[str, ...] | None:
+    """``"cudnn,compile"`` -> ``("torch.compile", "cudnn")``; None (every optional peer) when empty."""
+    if not text:
+        return None
+    wanted = set()
+    for word in text.split(","):
+        word = word.strip().lower()
+        if not word:
+            continue
+        if word in ("all", "none"):
+            wanted |= set(OPTIONAL_PEERS) if word == "all" else set()
+            continue
+        if word not in PEER_ALIASES:
+            raise ValueError(f"unknown peer {word!r}: use {', '.join(sorted(set(PEER_ALIASES)))}, all or none")
+        wanted.add(PEER_ALIASES[word])
+    return tuple(p for p in ("torch",) + OPTIONAL_PEERS + ("torch-unfused",) if p in wanted)
+
+
+def cudnn_status() -> tuple[bool, str]:
+    try:
+        from fastsoftmax.benchmark import cudnn
+
+        loaded = cudnn.get()
+        return True, f"{loaded.version} ({loaded.path})"
+    except Exception as exc:  # noqa: BLE001 - CudnnUnavailable, or an OSError from a broken install
+        return False, f"not available: {type(exc).__name__}: {exc}"[:300]
+
+
+def tutorial_status() -> tuple[bool, str]:
+    try:
+        import triton
+
+        from fastsoftmax.benchmark import tutorial_softmax  # noqa: F401  (compiles nothing yet)
+
+        return True, f"triton {triton.__version__}"
+    except Exception as exc:  # noqa: BLE001
+        return False, f"not available: {type(exc).__name__}: {exc}"[:300]
+
+
+def load_peers(optional: bool = True, compile_peer: bool = True, names=None) -> PeerSet:
+    """torch.softmax always (the baseline every speed-up is quoted against); the optional peers
+    when asked for and importable: ``names`` (peer names as :func:`parse_peers` returns them)
+    picks them, None means every one. Import failures are recorded, not raised."""
     peers = PeerSet()
     peers.impls.append(torch_impl())
     import torch
 
     peers.status["torch"] = torch.__version__
-    if compile_peer:
+    wanted = set(OPTIONAL_PEERS if names is None else names)
+    if not optional:
+        wanted = set()
+    if compile_peer and "torch.compile" in wanted:
         peers.impls.append(torch_compile_impl())
         peers.status["torch.compile"] = torch.__version__
     else:
         peers.status["torch.compile"] = "off"
+    if "torch-unfused" in wanted:
+        peers.impls.append(torch_unfused_impl())
+        peers.status["torch-unfused"] = torch.__version__
     if not optional:
-        peers.status["quack"] = peers.status["liger"] = "off (--no-peers)"
+        for name in OPTIONAL_PEERS[1:]:
+            peers.status[name] = "off (--no-peers)"
+        return peers
+    if "cudnn" in wanted:
+        usable, status = cudnn_status()
+        peers.status["cudnn"] = status
+        if usable:
+            peers.impls += [cudnn_impl("cudnn"), cudnn_impl("cudnn[fast]")]
+    if "triton-tutorial" in wanted:
+        usable, status = tutorial_status()
+        peers.status["triton-tutorial"] = status
+        if usable:
+            peers.impls.append(tutorial_impl())
+    if not wanted & {"quack", "liger"}:
         return peers
     site_dir = add_peer_site()
     if site_dir:
@@ -216,9 +342,12 @@ def load_peers(optional: bool = True, compile_peer: bool = True) -> PeerSet:
         ("quack", "quack.softmax", "quack-kernels", quack_impl),
         ("liger", "liger_kernel.ops.softmax", "liger-kernel", liger_impl),
     ):
+        if name not in wanted:
+            peers.status[name] = "off (--peers)"
+            continue
         try:
             module = importlib.import_module(module_name)
-        except Exception as exc:  # ImportError, or a broken install raising anything else
+        except Exception as exc:  # noqa: BLE001 - ImportError, or a broken install raising anything else
             peers.status[name] = f"not importable: {type(exc).__name__}: {exc}"[:300]
             continue
         peers.impls.append(factory(module))

@@ -36,13 +36,13 @@ def render(document: dict) -> str:
     copy = document.get("copy_gbps")
     date = str(document.get("date", ""))[:10]
     runs = f" (mean of {document['runs']} runs)" if document.get("runs", 1) > 1 else ""
-    kind = "quick run (a subset of the shapes)" if document.get("quick") else "full shape set of BENCHMARK.md"
+    kind = "quick run (a subset of the shapes)" if document.get("quick") else "full shape set of benchmarks/README.md"
     out = [f"Results on **{document.get('device', 'unknown device')}**, {date}, {kind}; {_versions_line(document)}.",
            "",
-           f"Copy bandwidth (the ceiling, 512 MiB device-to-device, bytes read + written): "
-           f"**{_fmt(copy, '{:.0f}')} GB/s**{runs}. Figures are geometric means of the fraction of that bandwidth "
-           f"reached, counting one read and one write per element (forward) or two reads and one write "
-           f"(backward); speed-up is over torch.softmax on the same tensors in the same run.",
+           (f"Copy bandwidth (the ceiling, 512 MiB device-to-device, bytes read + written): "
+            f"**{_fmt(copy, '{:.0f}')} GB/s**{runs}. Figures are geometric means of the fraction of that bandwidth "
+            f"reached, counting one read and one write per element (forward) or two reads and one write "
+            f"(backward); speed-up is over torch.softmax on the same tensors in the same run."),
            ""]
     out += _regime_table(summary)
     decode = _decode_table(document)

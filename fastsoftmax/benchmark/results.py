@@ -29,6 +29,7 @@ and a host-overhead row is ``{"regime": "host", "impl", "kind", "status", "host_
 
 from __future__ import annotations
 
+import csv
 import datetime as _dt
 import importlib.metadata
 import json
@@ -68,7 +69,7 @@ def result_path(out_dir, suite: str, device: str, date_iso: str, quick: bool) ->
 def _dist_version(name: str) -> str | None:
     try:
         return importlib.metadata.version(name)
-    except Exception:
+    except Exception:  # noqa: BLE001
         return None
 
 
@@ -79,13 +80,13 @@ def _driver_version() -> str | None:
         err, version = driver.cuDriverGetVersion()
         if int(err) == 0:
             return f"{version // 1000}.{(version % 1000) // 10}"
-    except Exception:
+    except Exception:  # noqa: BLE001, S110
         pass
     try:
         text = subprocess.run(["nvidia-smi", "--query-gpu=driver_version", "--format=csv,noheader"],
-                              capture_output=True, text=True, timeout=10).stdout.strip()
+                              capture_output=True, text=True, timeout=10, check=False).stdout.strip()
         return text.splitlines()[0] if text else None
-    except Exception:
+    except Exception:  # noqa: BLE001
         return None
 
 
@@ -93,11 +94,11 @@ def _git_commit() -> str | None:
     try:
         here = Path(__file__).resolve().parent
         text = subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=here, capture_output=True,
-                              text=True, timeout=10)
+                              text=True, timeout=10, check=False)
         if text.returncode != 0:
             return None
         return text.stdout.strip() or None
-    except Exception:
+    except Exception:  # noqa: BLE001
         return None
 
 
@@ -109,13 +110,13 @@ def collect_versions() -> dict:
 
         versions["torch"] = torch.__version__
         versions["torch_cuda"] = torch.version.cuda
-    except Exception:
+    except Exception:  # noqa: BLE001
         versions["torch"] = None
     try:
         import triton
 
         versions["triton"] = triton.__version__
-    except Exception:
+    except Exception:  # noqa: BLE001
         versions["triton"] = None
     versions["cuda_core"] = _dist_version("cuda-core")
     versions["cuda_bindings"] = _dist_version("cuda-bindings")
@@ -125,7 +126,7 @@ def collect_versions() -> dict:
             import fastsoftmax
 
             versions["fastsoftmax"] = getattr(fastsoftmax, "__version__", None)
-        except Exception:
+        except Exception:  # noqa: BLE001, S110
             pass
     versions["driver"] = _driver_version()
     return versions
@@ -141,7 +142,7 @@ def collect_environment() -> dict:
             env["sm_count"] = props.multi_processor_count
             env["memory_gib"] = round(props.total_memory / 2**30, 1)
             env["capability"] = f"{props.major}.{props.minor}"
-    except Exception:
+    except Exception:  # noqa: BLE001, S110
         pass
     return env
 
@@ -198,7 +199,26 @@ class ResultFile:
             json.dump(_clean(self.document), f, indent=1)
             f.write("\n")
         os.replace(tmp, self.path)
+        write_csv(self.rows, self.path.with_suffix(".csv"))
         return self.path
+
+
+def write_csv(rows, path) -> Path:
+    """The rows as CSV beside the JSON, for a spreadsheet: one line per implementation and shape.
+    Shapes are written as ``AxB``; the columns are the case-row keys present, then any others seen."""
+    path = Path(path)
+    keys = [k for k in CASE_ROW_KEYS if any(k in row for row in rows)]
+    for row in rows:
+        keys += [k for k in row if k not in keys]
+    tmp = path.with_suffix(path.suffix + ".tmp")
+    with open(tmp, "w", newline="") as f:
+        writer = csv.DictWriter(f, fieldnames=keys, extrasaction="ignore")
+        writer.writeheader()
+        for row in rows:
+            flat = {k: ("x".join(map(str, v)) if isinstance(v, (list, tuple)) else v) for k, v in row.items()}
+            writer.writerow(_clean(flat))
+    os.replace(tmp, path)
+    return path
 
 
 def load(path) -> dict:

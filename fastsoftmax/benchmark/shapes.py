@@ -1,4 +1,5 @@
-"""The shape set of BENCHMARK.md, its ``--quick`` subset, and the goals each shape is held to.
+"""The shape set of benchmarks/README.md, its ``--quick`` subset, the seeds' figure shapes, user
+shapes given with ``--shapes``, and the goals each shape is held to.
 
 Pure Python (no torch import) so that the shape set and the goal rules can be tested anywhere.
 """
@@ -55,6 +56,10 @@ REGIME_TITLES = {
     "backward": "backward",
     "host": "host overhead",
     "table": "dispatch table",
+    "custom": "your shapes",
+    "sweep": "column sweep",
+    "vector_matrix": "vector and matrix",
+    "attention": "attention rows",
 }
 
 
@@ -101,7 +106,7 @@ class Case:
 
     @property
     def bytes_moved(self) -> int:
-        """The least traffic any implementation needs: the floor BENCHMARK.md measures against."""
+        """The least traffic any implementation needs: the floor every figure is measured against."""
         return self.tensors_moved * self.numel * ITEMSIZE[self.dtype]
 
     @property
@@ -126,7 +131,7 @@ class Case:
                 "numel": self.numel, "bytes": self.bytes_moved}
 
     @classmethod
-    def from_json(cls, data: dict) -> "Case":
+    def from_json(cls, data: dict) -> Case:
         return cls(data["regime"], tuple(data["shape"]), data["dim"], data["dtype"],
                    data.get("direction", "forward"))
 
@@ -145,14 +150,17 @@ def goal_for(case: Case) -> Goal | None:
 
 
 def summary_group(case: Case) -> str:
-    """Regime as the summary reports it: bulk is split where its goal changes."""
+    """Regime as the summary reports it: bulk is split where its goal changes; the seeds' figures
+    are split by direction, so forward and backward are never averaged together."""
+    if case.regime in ("attention", "custom") and case.direction == "backward":
+        return f"{REGIME_TITLES[case.regime]}, backward"
     if case.regime == "bulk":
         return "bulk, cols <= 32768" if case.n <= 32768 else "bulk, cols > 32768"
     return REGIME_TITLES[case.regime]
 
 
 SUMMARY_GROUPS = ("bulk, cols <= 32768", "bulk, cols > 32768", "huge single rows", "decode",
-                  "non-last dim", "backward")
+                  "non-last dim", "backward", "your shapes")
 GROUP_GOALS = {
     "bulk, cols <= 32768": GOAL_SHORT_ROWS,
     "bulk, cols > 32768": GOAL_LONG_ROWS,
@@ -204,7 +212,7 @@ def _bulk(numel: int, cols_list, dtypes, regime="bulk", direction="forward") -> 
 
 
 def full_cases(dtypes=ALL_DTYPES) -> list[Case]:
-    """Every shape of BENCHMARK.md, every requested dtype."""
+    """Every shape of the main set (benchmarks/README.md), every requested dtype."""
     cases = _bulk(BULK_NUMEL, BULK_COLS, dtypes)
     cases += [Case("huge", (1, cols), -1, d) for d in dtypes for cols in HUGE_ROW_COLS]
     cases += [Case("decode", shape, -1, d) for d in dtypes for shape in DECODE_SHAPES]
@@ -227,3 +235,117 @@ def quick_cases(dtypes=ALL_DTYPES) -> list[Case]:
 
 def cases_for(quick: bool, dtypes=ALL_DTYPES) -> list[Case]:
     return quick_cases(dtypes) if quick else full_cases(dtypes)
+
+
+# --- shapes given on the command line ---------------------------------------------------------
+
+def parse_shapes(text: str | None) -> tuple[tuple[tuple[int, ...], int], ...]:
+    """``"4096x50257,8192x16384@0"`` -> ``(((4096, 50257), -1), ((8192, 16384), 0))``: each shape
+    is sizes joined by ``x``, optionally ``@dim`` (default the last dim)."""
+    if not text:
+        return ()
+    parsed = []
+    for word in text.split(","):
+        word = word.strip().lower()
+        if not word:
+            continue
+        sizes_text, _, dim_text = word.partition("@")
+        try:
+            sizes = tuple(int(size) for size in sizes_text.split("x"))
+            dim = int(dim_text) if dim_text else -1
+        except ValueError:
+            raise ValueError(f"bad shape {word!r}: write sizes joined by x, optionally @dim, "
+                             f"e.g. 4096x50257@-1") from None
+        if not sizes or any(size < 1 for size in sizes):
+            raise ValueError(f"bad shape {word!r}: every size must be a positive integer")
+        if not -len(sizes) <= dim < len(sizes):
+            raise ValueError(f"bad shape {word!r}: dim {dim} is out of range for {len(sizes)} dims")
+        parsed.append((sizes, dim))
+    return tuple(parsed)
+
+
+DIRECTIONS = ("forward", "backward")
+
+
+def parse_directions(text: str | None) -> tuple[str, ...]:
+    if not text:
+        return ("forward",)
+    wanted = {word.strip().lower() for word in text.split(",") if word.strip()}
+    unknown = wanted - set(DIRECTIONS)
+    if unknown:
+        raise ValueError(f"unknown direction {min(unknown)!r}: use forward, backward")
+    return tuple(d for d in DIRECTIONS if d in wanted)
+
+
+def custom_cases(shape_dims, dtypes=ALL_DTYPES, directions=("forward",)) -> list[Case]:
+    return [Case("custom", shape, dim, dtype, direction)
+            for direction in directions for dtype in dtypes for shape, dim in shape_dims]
+
+
+# --- the seeds' figures -------------------------------------------------------------------------
+
+# Seed 002: the Triton tutorial's kernel pads each row to the next power of two, so its bandwidth
+# dips just past every power of two. A dense sweep (every 128 columns) shows the saw-tooth; past
+# 32768 a log-spaced sweep reaches rows of 2^20. Each point moves ~128 MiB so that it is timed in
+# the bandwidth regime without costing more than a few tens of milliseconds.
+SWEEP_DTYPE = "float32"
+SWEEP_STEP = 128
+SWEEP_DENSE_MAX = 32768
+SWEEP_LOG_MAX = 1 << 20
+SWEEP_LOG_POINTS_PER_OCTAVE = 4
+SWEEP_BYTES = 128 << 20
+QUICK_SWEEP_STEP = 1024
+QUICK_SWEEP_DENSE_MAX = 16384
+QUICK_SWEEP_LOG_MAX = 1 << 17
+QUICK_SWEEP_BYTES = 16 << 20
+
+
+def sweep_columns(quick: bool = False) -> list[int]:
+    step, dense_max, log_max = ((QUICK_SWEEP_STEP, QUICK_SWEEP_DENSE_MAX, QUICK_SWEEP_LOG_MAX) if quick
+                                else (SWEEP_STEP, SWEEP_DENSE_MAX, SWEEP_LOG_MAX))
+    columns = list(range(step, dense_max + 1, step))
+    octaves = (log_max // dense_max).bit_length() - 1
+    steps = octaves * SWEEP_LOG_POINTS_PER_OCTAVE
+    for k in range(1, steps + 1):
+        # rounded to a multiple of 128 so that every point keeps 16-byte aligned rows
+        cols = round(dense_max * 2 ** (k / SWEEP_LOG_POINTS_PER_OCTAVE) / 128) * 128
+        if cols > columns[-1]:
+            columns.append(cols)
+    # just past each power of two is where a kernel that pads rows to the next one loses most
+    powers = [1 << k for k in range(dense_max.bit_length() - 1, log_max.bit_length() - 1)]
+    return sorted(set(columns) | {p + step for p in powers if p + step <= log_max})
+
+
+def sweep_cases(quick: bool = False, dtype: str = SWEEP_DTYPE) -> list[Case]:
+    moved = QUICK_SWEEP_BYTES if quick else SWEEP_BYTES
+    per_row = 2 * ITEMSIZE[dtype]
+    return [Case("sweep", (max(1, moved // (per_row * cols)), cols), -1, dtype) for cols in sweep_columns(quick)]
+
+
+# Seed 003: one vector of 2^24 float32 and a 2^12 x 2^16 float32 matrix reduced along each dim.
+VECTOR_LENGTH = 1 << 24
+MATRIX_SHAPE = (1 << 12, 1 << 16)
+QUICK_VECTOR_LENGTH = 1 << 20
+QUICK_MATRIX_SHAPE = (1 << 10, 1 << 12)
+
+
+def vector_matrix_cases(quick: bool = False, dtype: str = "float32") -> list[Case]:
+    length = QUICK_VECTOR_LENGTH if quick else VECTOR_LENGTH
+    matrix = QUICK_MATRIX_SHAPE if quick else MATRIX_SHAPE
+    return [Case("vector_matrix", (length,), 0, dtype),
+            Case("vector_matrix", matrix, 0, dtype),
+            Case("vector_matrix", matrix, 1, dtype)]
+
+
+# Seed 004: BERT-base attention scores, 32 x 12 x 128 rows, half precision, forward and backward.
+ATTENTION_ROWS = 32 * 12 * 128
+ATTENTION_COLS = tuple(1 << k for k in range(5, 16))  # 32 .. 32768
+QUICK_ATTENTION_ROWS = 4096
+QUICK_ATTENTION_COLS = (32, 256, 1024, 4096)
+
+
+def attention_cases(quick: bool = False, dtype: str = "float16") -> list[Case]:
+    rows = QUICK_ATTENTION_ROWS if quick else ATTENTION_ROWS
+    cols_list = QUICK_ATTENTION_COLS if quick else ATTENTION_COLS
+    return [Case("attention", (rows, cols), -1, dtype, direction)
+            for direction in DIRECTIONS for cols in cols_list]

@@ -108,7 +108,7 @@ def measure_point(case: Case, size: str, backends, timer, host_timer) -> dict:
                 continue
             gpu_us = float(timer(bound_call(fn, inputs))) * 1e3
             host_us = float(host_timer(bound_call(fn, inputs))) if size == "small" else None
-        except Exception as exc:
+        except Exception as exc:  # noqa: BLE001
             point["errors"][backend] = describe(exc)
             _check_context()
             continue
@@ -191,7 +191,8 @@ def run(args) -> int:
 
     available = fastsoftmax.available_backends(torch.device("cuda"))
     requested = [b.strip() for b in (getattr(args, "backends", None) or "").split(",") if b.strip()]
-    backends = [b for b in KERNEL_BACKENDS if b in available and (not requested or b in requested or "auto" in requested)]
+    backends = [b for b in KERNEL_BACKENDS
+                if b in available and (not requested or b in requested or "auto" in requested)]
     if not backends:
         print(f"no kernel backend available on this device (available: {available}); no table written")
         return 1
@@ -208,8 +209,11 @@ def run(args) -> int:
         "points": [],
     }
     print(f"dispatch table on {document['device']}: backends {', '.join(backends)}; writing {path}")
-    timer = lambda fn: median_ms(fn, warmup_ms=WARMUP_MS, rep_ms=REP_MS)
-    host_timer = lambda fn: host_us_per_call(fn, calls=HOST_CALLS)
+    def timer(fn):
+        return median_ms(fn, warmup_ms=WARMUP_MS, rep_ms=REP_MS)
+
+    def host_timer(fn):
+        return host_us_per_call(fn, calls=HOST_CALLS)
     points = list(grid(dtypes, n_grid))
     try:
         from tqdm import tqdm
@@ -227,7 +231,7 @@ def run(args) -> int:
             document["aborted"] = f"CUDA context lost: {exc}"
             print(f"table stopped: CUDA context lost ({exc})")
             break
-        except Exception as exc:  # inputs that do not fit, a harness bug: record and go on
+        except Exception as exc:  # noqa: BLE001 - inputs that do not fit, a harness bug: record and go on
             entry["errors"] = {"*": describe(exc)}
             entry["us"] = {}
         finally:

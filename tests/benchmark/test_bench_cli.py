@@ -53,7 +53,7 @@ def test_without_the_interpreter_it_reexecutes_itself(monkeypatch):
     class Done:
         returncode = 0
 
-    def fake_run(command, env):
+    def fake_run(command, env, **options):
         seen.update(command=command, env=env)
         return Done()
 
@@ -107,6 +107,7 @@ def test_main_suite_end_to_end_on_the_cpu(tmp_path, capsys):
     """The whole main suite, on the CPU with two tiny cases and fake timers: printed lines, the
     summary, the saved JSON and the plot."""
     from bench_fakes import small_case
+
     from fastsoftmax.benchmark import main_suite, results
 
     args = _parse("--quick", "--out", str(tmp_path), "--dtypes", "fp32")

@@ -2,9 +2,10 @@
 the plot render from a fabricated result."""
 
 import json
-import pytest
 
+import pytest
 from bench_fakes import correct_impl, cpu_runner, fabricated_document, small_case, wrong_impl
+
 from fastsoftmax.benchmark import readme_table, report, results
 from fastsoftmax.benchmark.shapes import GOALS, Case
 
@@ -49,7 +50,8 @@ def test_load_refuses_a_file_that_is_not_a_result(tmp_path):
 
 
 def test_result_path_has_device_and_date():
-    path = results.result_path("benchmarks/results", "main", "NVIDIA H100 80GB HBM3", "2026-05-09T14:03:22+00:00", False)
+    path = results.result_path("benchmarks/results", "main", "NVIDIA H100 80GB HBM3", "2026-05-09T14:03:22+00:00",
+                               False)
     assert str(path) == "benchmarks/results/main_nvidia-h100-80gb-hbm3_2026-05-09T14-03-22.json"
 
 
@@ -87,7 +89,7 @@ def test_case_lines_show_bandwidth_fraction_and_speedups():
     rows = [r for r in fabricated_document()["rows"] if r.get("case") == case.key]
     text = report.format_case(case, rows)
     assert text.splitlines()[0] == "decode bf16 1x128256"
-    line = next(l for l in text.splitlines() if l.strip().startswith("fastsoftmax "))
+    line = next(entry for entry in text.splitlines() if entry.strip().startswith("fastsoftmax "))
     assert "GB/s" in line and "0.95 of copy" in line and " us" in line and "x1.58 vs torch" in line
     assert "goal" in report.format_case(Case("bulk", (32768, 1024), -1, "bfloat16"), [])
 

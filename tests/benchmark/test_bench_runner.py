@@ -3,8 +3,8 @@ implementation's failure stops the run."""
 
 import pytest
 import torch
-
 from bench_fakes import correct_impl, cpu_runner, raising_impl, refusing_impl, small_case, wrong_impl
+
 from fastsoftmax.benchmark import checks
 from fastsoftmax.benchmark.peers import Refused, liger_impl, quack_impl
 from fastsoftmax.benchmark.runner import estimate_bytes, make_inputs, make_reference
@@ -94,7 +94,7 @@ def test_check_flags_nan_and_small_errors():
 def test_inputs_are_fresh_randn_times_three():
     x, = make_inputs(small_case(shape=(64, 1024)), "cpu")
     assert 2.5 < x.std().item() < 3.5
-    dy, y = make_inputs(small_case("backward", shape=(64, 1024)), "cpu")
+    _dy, y = make_inputs(small_case("backward", shape=(64, 1024)), "cpu")
     assert torch.allclose(y.sum(-1), torch.ones(64), atol=1e-4)
 
 

@@ -1,6 +1,6 @@
-"""The benchmark's shape set is BENCHMARK.md's, and every shape is held to the right goal."""
+"""The benchmark's shape set is the one benchmarks/README.md documents, every shape is held to the
+right goal, and the seeds' figures measure the shapes their write-ups do."""
 
-import os
 import re
 from pathlib import Path
 
@@ -12,12 +12,8 @@ from fastsoftmax.benchmark.shapes import Case, goal_for, parse_dtypes, summary_g
 REPO = Path(__file__).resolve().parents[2]
 
 
-def _benchmark_md() -> str | None:
-    for candidate in (os.environ.get("FASTSOFTMAX_BENCHMARK_MD"), REPO.parent / "shared" / "BENCHMARK.md",
-                      REPO / "BENCHMARK.md"):
-        if candidate and Path(candidate).is_file():
-            return Path(candidate).read_text()
-    return None
+def _benchmark_readme() -> str:
+    return (REPO / "benchmarks" / "README.md").read_text()
 
 
 def test_constants_are_the_documented_shape_set():
@@ -33,16 +29,13 @@ def test_constants_are_the_documented_shape_set():
     assert (shapes.HOST_SHAPE, shapes.HOST_DTYPE, shapes.HOST_CALLS) == ((4, 1024), "bfloat16", 2000)
 
 
-def test_constants_match_benchmark_md_when_present():
-    text = _benchmark_md()
-    if text is None:
-        pytest.skip("BENCHMARK.md not found beside the repository")
-    flat = " ".join(text.split())
-    bulk = re.search(r"cols = ([\d, ]+)\.", flat).group(1)
+def test_constants_match_the_protocol_in_benchmarks_readme():
+    flat = " ".join(_benchmark_readme().split())
+    bulk = re.search(r"for cols = ([\d, ]+)\.", flat).group(1)
     assert tuple(int(c) for c in bulk.split(",")) == shapes.BULK_COLS
-    decode = re.search(r"Decode \(.*?\): ([\dx, ]+)\.", flat).group(1)
+    decode = re.search(r"Decode, .*?: ([\dx, ]+)\.", flat).group(1)
     assert tuple(tuple(int(v) for v in s.split("x")) for s in decode.split(", ")) == shapes.DECODE_SHAPES
-    non_last = re.search(r"non-last dim: (.*?)\. ", flat).group(1)
+    non_last = re.search(r"not the innermost: (.*?)\. ", flat).group(1)
     parsed = [(tuple(int(v) for v in m.group(1).split(",")), int(m.group(2)))
               for m in re.finditer(r"\(([\d, ]+)\) dim (\d)", non_last)]
     assert tuple(parsed) == shapes.NON_LAST_DIM
@@ -51,12 +44,14 @@ def test_constants_match_benchmark_md_when_present():
     assert 2 ** int(backward.group(2)) == shapes.BACKWARD_NUMEL
     assert "1 x 2^24" in flat and "1 x 2^26" in flat and "1 x (2^24 + 7)" in flat
     assert "4x1024 bf16" in flat and "2000 back-to-back" in flat
+    for goal in shapes.GOALS:
+        assert f"{goal.min_fraction:.2f}" in flat
 
 
 def test_full_set_covers_every_regime_and_dtype():
     cases = shapes.full_cases()
     assert len(cases) == 3 * (17 + 3 + 4 + 6 + 5)
-    assert len(set(c.key for c in cases)) == len(cases)
+    assert len({c.key for c in cases}) == len(cases)
     for case in cases:
         if case.regime == "bulk":
             assert case.shape == (2**27 // case.n, case.n) and case.dim == -1
