@@ -1,0 +1,360 @@
+"""Softmax, log-softmax and cross-entropy over a dimension that is split across the ranks of a
+process group (vocabulary parallelism).
+
+Each rank computes the per-row (max, sum of exp(x - max)) of its shard, one collective merges
+them by the online-normaliser rule, and each rank normalises its own shard. Only per-row float32
+statistics cross the interconnect, never logits.
+"""
+
+from __future__ import annotations
+
+import math
+
+import torch
+import torch.distributed as dist
+
+from . import _local
+
+COLLECTIVES = ("allgather", "allreduce")
+#: The collective used when none is named: one all-gather of the (max, sum) pairs, merged
+#: locally inside the normalising kernel. Two all-reduces (the max, then the rescaled sums) move
+#: fewer bytes at large world sizes but pay two latencies and a rescale between them.
+DEFAULT_COLLECTIVE = "allgather"
+REDUCTIONS = ("mean", "sum", "none")
+
+_all_gather = getattr(dist, "all_gather_single", None) or dist.all_gather_into_tensor
+
+_DTYPE_CODES = {dtype: code for code, dtype in enumerate(
+    (torch.float32, torch.float16, torch.bfloat16, torch.float64, torch.int64, torch.int32))}
+#: Shape entries of the consistency descriptor; longer shapes are folded into the last entry.
+_DESCRIBED_DIMS = 6
+
+
+# --------------------------------------------------------------------------------------------
+# Layout: any (tensor, dim) as a 2D (rows, n) view with the split dim last
+# --------------------------------------------------------------------------------------------
+
+
+def _normalize_dim(dim: int, ndim: int) -> int:
+    size = max(ndim, 1)
+    if not -size <= dim < size:
+        raise IndexError(f"Dimension out of range (expected to be in range of [{-size}, {size - 1}], but got {dim})")
+    return dim % size
+
+
+def _as_rows(x: torch.Tensor, dim: int) -> torch.Tensor:
+    """x with ``dim`` moved last, as (rows, n); a view when the strides allow one."""
+    if x.ndim == 0:
+        return x.reshape(1, 1)
+    if dim == x.ndim - 1:  # the usual case, without movedim's host cost
+        return x.reshape(math.prod(x.shape[:-1]), x.shape[-1])
+    moved = x.movedim(dim, -1)
+    return moved.reshape(math.prod(moved.shape[:-1]), moved.shape[-1])
+
+
+def _from_rows(y: torch.Tensor, x: torch.Tensor, dim: int) -> torch.Tensor:
+    if x.ndim == 0:
+        return y.reshape(())
+    if dim == x.ndim - 1:
+        return y.view(x.shape)
+    return y.reshape(x.movedim(dim, -1).shape).movedim(-1, dim)
+
+
+def _check_floating(x: torch.Tensor, name: str) -> None:
+    if not isinstance(x, torch.Tensor):
+        raise TypeError(f"{name} must be a torch.Tensor, got {type(x).__name__}")
+    if not x.is_floating_point():
+        raise TypeError(f"{name} must be a floating-point tensor, got {x.dtype}")
+
+
+def _check_collective(collective: str) -> None:
+    if collective not in COLLECTIVES:
+        raise ValueError(f"collective must be one of {COLLECTIVES}, got {collective!r}")
+
+
+# --------------------------------------------------------------------------------------------
+# Collectives
+# --------------------------------------------------------------------------------------------
+
+
+def _world(group) -> int:
+    return dist.get_world_size(group)
+
+
+def _descriptor(x: torch.Tensor, dim: int) -> list[int]:
+    """What every rank must agree on: rank, split dim, dtype and the shape without the split dim;
+    plus this rank's width along the split dim, which may differ."""
+    others = [size for axis, size in enumerate(x.shape) if axis != dim]
+    if len(others) > _DESCRIBED_DIMS:
+        others = others[:_DESCRIBED_DIMS - 1] + [math.prod(others[_DESCRIBED_DIMS - 1:])]
+    others += [-1] * (_DESCRIBED_DIMS - len(others))
+    width = x.shape[dim] if x.ndim else 1
+    return [x.ndim, dim, _DTYPE_CODES.get(x.dtype, -1), *others, width]
+
+
+_WIDTH_FIELD = 3 + _DESCRIBED_DIMS
+
+
+def _gather_descriptors(x: torch.Tensor, dim: int, group) -> list[list[int]]:
+    """One small all-gather of every rank's descriptor. On CUDA tensors it costs a host-device
+    round trip (the result is read on the host), which is what ``check=False`` avoids."""
+    mine = torch.tensor(_descriptor(x, dim), dtype=torch.int64)
+    world = _world(group)
+    if world == 1:
+        return [mine.tolist()]
+    mine = mine.to(x.device)
+    gathered = torch.empty(world * mine.numel(), dtype=torch.int64, device=x.device)
+    _all_gather(gathered, mine, group=group)
+    return gathered.view(world, -1).tolist()
+
+
+def _validate(descriptors: list[list[int]], what: str) -> None:
+    first = descriptors[0]
+    names = {code: str(dtype).removeprefix("torch.") for dtype, code in _DTYPE_CODES.items()}
+    for rank, theirs in enumerate(descriptors[1:], start=1):
+        if theirs[0] != first[0] or theirs[1] != first[1]:
+            raise ValueError(f"{what}: ranks disagree on the number of dimensions or the split dim: rank 0 has "
+                             f"ndim={first[0]}, dim={first[1]}, rank {rank} has ndim={theirs[0]}, dim={theirs[1]}")
+        if theirs[2] != first[2]:
+            raise ValueError(f"{what}: ranks disagree on the dtype: rank 0 has {names.get(first[2], 'other')}, "
+                            f"rank {rank} has {names.get(theirs[2], 'other')}")
+        if theirs[3:_WIDTH_FIELD] != first[3:_WIDTH_FIELD]:
+            shape = [s for s in first[3:_WIDTH_FIELD] if s >= 0]
+            theirs_shape = [s for s in theirs[3:_WIDTH_FIELD] if s >= 0]
+            raise ValueError(f"{what}: ranks disagree on the number of rows: the shape without the split dim is "
+                             f"{shape} on rank 0 and {theirs_shape} on rank {rank}")
+
+
+def _stack_stats(stats: torch.Tensor, group, collective: str, async_op: bool = False):
+    """Start merging per-rank statistics ``(fields, rows)``. Returns (result, work): ``result`` is
+    ``(world, fields, rows)`` for the all-gather variant, ``(1, fields, rows)`` already global for
+    the all-reduce variant; ``work`` (or None) must be waited on before ``result`` is read."""
+    world = _world(group)
+    if world == 1:
+        return stats.unsqueeze(0), None
+    if collective == "allgather":
+        # Gathered as a concatenation along dim 0, which every backend accepts (gloo takes no
+        # stacked output), then viewed as a stack.
+        gathered = torch.empty((world * stats.shape[0],) + tuple(stats.shape[1:]), dtype=stats.dtype,
+                               device=stats.device)
+        work = _all_gather(gathered, stats, group=group, async_op=async_op)
+        return gathered.view((world,) + tuple(stats.shape)), work
+    return _allreduce_stats(stats, group), None
+
+
+def _allreduce_stats(stats: torch.Tensor, group) -> torch.Tensor:
+    # The max first; each rank then rescales its sum (and only its sum: the other fields are
+    # plain sums) to the global max, and one sum-all-reduce adds everything else.
+    local_max = stats[0].clone()
+    dist.all_reduce(stats[0], op=dist.ReduceOp.MAX, group=group)
+    stats[1].mul_(torch.exp(local_max - _local._safe_max(stats[0])))
+    dist.all_reduce(stats[1:], op=dist.ReduceOp.SUM, group=group)
+    return stats.unsqueeze(0)
+
+
+def _all_reduce_sum(total: torch.Tensor, group) -> torch.Tensor:
+    if _world(group) > 1:
+        dist.all_reduce(total, op=dist.ReduceOp.SUM, group=group)
+    return total
+
+
+# --------------------------------------------------------------------------------------------
+# Softmax and log-softmax
+# --------------------------------------------------------------------------------------------
+
+
+def _auto_chunk_rows(x: torch.Tensor) -> int | None:
+    """Rows per chunk such that two chunks of the shard fit in a third of L2 (one being
+    normalised while the next one's statistics are read)."""
+    if not x.is_cuda:
+        return None
+    l2 = getattr(torch.cuda.get_device_properties(x.device), "L2_cache_size", 50 << 20)
+    row_bytes = max(1, x.shape[1] * x.element_size())
+    return max(1, l2 // 3 // row_bytes)
+
+
+def _forward_rows(x: torch.Tensor, group, log: bool, collective: str, chunk_rows) -> torch.Tensor:
+    rows = x.shape[0]
+    if chunk_rows == "auto":
+        chunk_rows = _auto_chunk_rows(x)
+    if chunk_rows is None or chunk_rows >= rows or _world(group) == 1:
+        merged, work = _stack_stats(_local.row_stats(x), group, collective)
+        if work is not None:
+            work.wait()
+        return _local.normalise(x, merged, log)
+    if collective != "allgather":
+        raise ValueError("chunk_rows overlaps each chunk's all-gather with the next chunk's statistics; "
+                         "use collective='allgather' with it")
+    # Pipelined: chunk i+1's statistics pass runs while chunk i's all-gather is in flight, and
+    # chunk i is normalised right after, while its rows are still in L2.
+    y = torch.empty_like(x, memory_format=torch.contiguous_format)
+    pending = None
+    for start in range(0, rows + chunk_rows, chunk_rows):
+        current = None
+        if start < rows:
+            chunk = slice(start, min(start + chunk_rows, rows))
+            merged, work = _stack_stats(_local.row_stats(x[chunk]), group, collective, async_op=True)
+            current = (chunk, merged, work)
+        if pending is not None:
+            chunk, merged, work = pending
+            work.wait()
+            _local.normalise(x[chunk], merged, log, out=y[chunk])
+        pending = current
+    return y
+
+
+def _backward_rows(y: torch.Tensor, dy: torch.Tensor, group, log: bool) -> torch.Tensor:
+    total = _all_reduce_sum(_local.grad_total(y, dy, log), group)
+    return _local.grad_apply(y, dy, total, log)
+
+
+class _DistributedSoftmax(torch.autograd.Function):
+    @staticmethod
+    def forward(ctx, x, dim, group, log, collective, chunk_rows):
+        rows = _as_rows(x, dim)
+        y = _from_rows(_forward_rows(rows, group, log, collective, chunk_rows), x, dim)
+        ctx.save_for_backward(y)
+        ctx.dim, ctx.group, ctx.log = dim, group, log
+        return y
+
+    @staticmethod
+    def backward(ctx, dy):
+        (y,) = ctx.saved_tensors
+        dx = _backward_rows(_as_rows(y, ctx.dim), _as_rows(dy, ctx.dim), ctx.group, ctx.log)
+        return _from_rows(dx, y, ctx.dim), None, None, None, None, None
+
+
+def _softmax(x, dim, group, log, collective, chunk_rows, check):
+    name = "log_softmax" if log else "softmax"
+    _check_floating(x, name)
+    _check_collective(collective)
+    if chunk_rows not in (None, "auto") and not (isinstance(chunk_rows, int) and chunk_rows > 0):
+        raise ValueError(f"chunk_rows must be None, 'auto' or a positive int, got {chunk_rows!r}")
+    if x.dtype == torch.float64:
+        raise TypeError(f"{name}: float64 is not supported (statistics are float32); use float32, float16 or bfloat16")
+    dim = _normalize_dim(dim, x.ndim)
+    if check:
+        _validate(_gather_descriptors(x, dim, group), f"fastsoftmax.distributed.{name}")
+    return _DistributedSoftmax.apply(x, dim, group, log, collective, chunk_rows)
+
+
+def softmax(x: torch.Tensor, dim: int = -1, group=None, *, collective: str = DEFAULT_COLLECTIVE,
+            chunk_rows: int | str | None = None, check: bool = True) -> torch.Tensor:
+    """This rank's shard of the softmax of a tensor split along ``dim`` over ``group``.
+
+    ``x`` is this rank's shard (shards may be uneven, or empty). ``collective`` is
+    ``"allgather"`` (one all-gather of 8 bytes per row per rank, merged locally) or
+    ``"allreduce"`` (an all-reduce of the max, then of the rescaled sums). ``chunk_rows`` (None,
+    an int or ``"auto"``: sized to L2) processes rows in chunks whose all-gather overlaps the next
+    chunk's statistics pass. ``check`` all-gathers a small shape/dtype descriptor first and raises
+    if ranks disagree; it costs one extra collective and, on CUDA, a host-device round trip.
+    """
+    return _softmax(x, dim, group, False, collective, chunk_rows, check)
+
+
+def log_softmax(x: torch.Tensor, dim: int = -1, group=None, *, collective: str = DEFAULT_COLLECTIVE,
+                chunk_rows: int | str | None = None, check: bool = True) -> torch.Tensor:
+    """This rank's shard of the log-softmax of a tensor split along ``dim`` over ``group``; the
+    arguments are those of :func:`softmax`."""
+    return _softmax(x, dim, group, True, collective, chunk_rows, check)
+
+
+# --------------------------------------------------------------------------------------------
+# Cross-entropy
+# --------------------------------------------------------------------------------------------
+
+
+class _DistributedCrossEntropy(torch.autograd.Function):
+    @staticmethod
+    def forward(ctx, logits, target, group, ignore_index, reduction, label_smoothing, vocab_start, vocab_size,
+                collective):
+        rows = _as_rows(logits, 1 if logits.ndim >= 2 else 0)
+        flat_target = target.reshape(-1)
+        on_target = 1.0 - float(label_smoothing)
+        uniform = float(label_smoothing) / vocab_size
+        merged, work = _stack_stats(_local.row_stats(rows, flat_target, vocab_start), group, collective)
+        if work is not None:
+            work.wait()
+        lse, loss = _local.cross_entropy_rows(merged, flat_target, ignore_index, on_target, uniform)
+        count = None
+        if reduction == "none":
+            out = loss.reshape(target.shape)
+        elif reduction == "sum":
+            out = loss.sum()
+        else:
+            count = (flat_target != ignore_index).sum()
+            out = loss.sum() / count
+        ctx.save_for_backward(logits, flat_target, lse, count)
+        ctx.settings = (ignore_index, reduction, on_target, uniform, vocab_start)
+        return out.to(logits.dtype)
+
+    @staticmethod
+    def backward(ctx, grad):
+        logits, flat_target, lse, count = ctx.saved_tensors
+        ignore_index, reduction, on_target, uniform, vocab_start = ctx.settings
+        dim = 1 if logits.ndim >= 2 else 0
+        rows = _as_rows(logits, dim)
+        grad = grad.float()
+        if reduction == "none":
+            scale = grad.reshape(-1).contiguous()
+        elif reduction == "sum":
+            scale = grad.expand(rows.shape[0]).contiguous()
+        else:
+            scale = (grad / count).expand(rows.shape[0]).contiguous()
+        dx = _local.cross_entropy_grad(rows, lse, flat_target, scale, vocab_start, ignore_index, on_target, uniform)
+        return _from_rows(dx, logits, dim), None, None, None, None, None, None, None, None
+
+
+def cross_entropy(logits_shard: torch.Tensor, target: torch.Tensor, group=None, ignore_index: int = -100,
+                  reduction: str = "mean", label_smoothing: float = 0.0, *, vocab_start: int | None = None,
+                  vocab_size: int | None = None, collective: str = DEFAULT_COLLECTIVE,
+                  check: bool = True) -> torch.Tensor:
+    """``torch.nn.functional.cross_entropy`` of logits whose class dim is split over ``group``.
+
+    ``logits_shard`` is this rank's slice of the classes (dim 1, or dim 0 for a single row of
+    logits), in rank order; ``target`` holds global class indices. ``vocab_start`` (the global
+    index of this shard's first class) and ``vocab_size`` (all classes) are found with one small
+    all-gather of the shard widths when either is not given; with both given and
+    ``check=False`` a call makes exactly one collective (and none in backward).
+    """
+    _check_floating(logits_shard, "cross_entropy")
+    _check_collective(collective)
+    if logits_shard.dtype == torch.float64:
+        raise TypeError("cross_entropy: float64 is not supported (statistics are float32)")
+    if not isinstance(target, torch.Tensor) or target.is_floating_point() or target.is_complex():
+        raise TypeError("cross_entropy: target must be a tensor of class indices (probability targets are not "
+                        "supported)")
+    if reduction not in REDUCTIONS:
+        raise ValueError(f"cross_entropy: reduction must be one of {REDUCTIONS}, got {reduction!r}")
+    if not 0.0 <= label_smoothing <= 1.0:
+        raise ValueError(f"cross_entropy: label_smoothing must be in [0, 1], got {label_smoothing}")
+    if logits_shard.ndim == 0:
+        raise ValueError("cross_entropy: logits must have at least one dimension (the classes)")
+    dim = 1 if logits_shard.ndim >= 2 else 0
+    expected = tuple(logits_shard.shape[:dim] + logits_shard.shape[dim + 1:])
+    if tuple(target.shape) != expected:
+        raise ValueError(f"cross_entropy: target shape {tuple(target.shape)} does not match the logits' shape "
+                         f"without the class dim {expected}")
+    if target.device != logits_shard.device:
+        raise ValueError(f"cross_entropy: target is on {target.device}, logits on {logits_shard.device}")
+    target = target.to(torch.int64)
+    if check or vocab_start is None or vocab_size is None:
+        descriptors = _gather_descriptors(logits_shard, dim, group)
+        if check:
+            _validate(descriptors, "fastsoftmax.distributed.cross_entropy")
+        widths = [d[_WIDTH_FIELD] for d in descriptors]
+        rank = dist.get_rank(group) if _world(group) > 1 else 0
+        found_start, found_size = sum(widths[:rank]), sum(widths)
+        if check and vocab_start is not None and vocab_start != found_start:
+            raise ValueError(f"cross_entropy: vocab_start={vocab_start} but the shards before rank {rank} hold "
+                             f"{found_start} classes")
+        if check and vocab_size is not None and vocab_size != found_size:
+            raise ValueError(f"cross_entropy: vocab_size={vocab_size} but the shards hold {found_size} classes")
+        vocab_start = found_start if vocab_start is None else vocab_start
+        vocab_size = found_size if vocab_size is None else vocab_size
+    if check:
+        invalid = (target != ignore_index) & ((target < 0) | (target >= vocab_size))
+        if bool(invalid.any()):
+            raise IndexError(f"cross_entropy: target out of bounds for {vocab_size} classes")
+    return _DistributedCrossEntropy.apply(logits_shard, target, group, ignore_index, reduction, label_smoothing,
+                                          vocab_start, vocab_size, collective)

@@ -1,0 +1,263 @@
+"""Checks that run on every rank of a process group (see distributed_harness.py).
+
+Every rank builds the same full tensors from the shared seed, takes its own shard, and compares
+its shard of the distributed result with the same slice of the single-process torch result: in
+float64 for float32 inputs, and torch's float32 computation for bfloat16 inputs (bf16 tolerances).
+"""
+
+from __future__ import annotations
+
+import contextlib
+
+import torch
+import torch.nn.functional as F
+
+import fastsoftmax.distributed as fd
+from fastsoftmax.distributed import _local
+
+#: Widths of the ranks' shards of a 37-wide softmax dim: uneven, and with an empty shard.
+SPLITS = {2: ([25, 12], [37, 0]), 3: ([10, 15, 12], [20, 0, 17])}
+TOLERANCES = {torch.float32: {"rtol": 1e-5, "atol": 1e-6}, torch.bfloat16: {"rtol": 2e-2, "atol": 2e-3}}
+
+
+@contextlib.contextmanager
+def reported_seed(seed: int, rank: int):
+    try:
+        yield
+    except AssertionError as error:
+        raise AssertionError(f"rank {rank}, seed {seed} (replay: pass this seed to the test body): {error}") from None
+
+
+@contextlib.contextmanager
+def local_path(triton_on_cpu: bool):
+    saved = _local.TRITON_ON_CPU
+    _local.TRITON_ON_CPU = triton_on_cpu and _local.INTERPRETED
+    try:
+        yield
+    finally:
+        _local.TRITON_ON_CPU = saved
+
+
+def local_paths(device: torch.device) -> list[bool]:
+    # CPU ranks check the torch path and, under the interpreter, the Triton kernels; CUDA ranks
+    # always run the Triton kernels.
+    if device.type == "cuda" or not _local.INTERPRETED:
+        return [True]
+    return [True, False]
+
+
+def reference_dtype(dtype: torch.dtype) -> torch.dtype:
+    return torch.float64 if dtype == torch.float32 else torch.float32
+
+
+def shard(full: torch.Tensor, widths: list[int], rank: int, dim: int) -> torch.Tensor:
+    start = sum(widths[:rank])
+    return full.narrow(dim, start, widths[rank])
+
+
+def assert_close(actual, expected, dtype, what, torch_result=None):
+    """Within the dtype's tolerances of ``expected``; for 16-bit types, also allowed twice the
+    error of ``torch_result`` (torch's own answer in that type), since a backward through a
+    16-bit output inherits that output's rounding."""
+    tolerances = dict(TOLERANCES[dtype])
+    if torch_result is not None and dtype != torch.float32:
+        torch_error = (torch_result.to(expected.dtype) - expected).abs().nan_to_num(0.0)
+        tolerances["atol"] += 2 * float(torch_error.max()) if torch_error.numel() else 0.0
+    torch.testing.assert_close(actual.to(expected.dtype), expected, equal_nan=True, msg=lambda m: f"{what}: {m}",
+                               **tolerances)
+
+
+SOFTMAX_CASES = [((6, 37), -1), ((3, 37, 4), 1), ((37, 5), 0)]
+CROSS_ENTROPY_SHAPES = [(9, 37), (3, 37, 2), (37,)]
+#: (reduction, label_smoothing) pairs: every reduction, with and without smoothing.
+CROSS_ENTROPY_SETTINGS = [("mean", 0.0), ("sum", 0.0), ("none", 0.2), ("mean", 0.1)]
+
+
+def interpreted(device: torch.device, triton_on_cpu: bool) -> bool:
+    return device.type == "cpu" and triton_on_cpu
+
+
+def subset(items: list, keep: bool, count: int = 1, start: int = 0) -> list:
+    """All items, or ``count`` of them from ``start``. Under the interpreter every kernel launch
+    costs tens of milliseconds, so the Triton path there takes a subset of the cases the torch
+    path takes in full (the kernels get their own finer tests in the main process)."""
+    return items if keep else items[start:start + count]
+
+
+def softmax_family(rank: int, world: int, device: torch.device, seed: int, quick: bool = False) -> None:
+    generator = torch.Generator().manual_seed(seed)
+    with reported_seed(seed, rank):
+        for triton_on_cpu in local_paths(device):
+            full_set = not interpreted(device, triton_on_cpu)
+            with local_path(triton_on_cpu):
+                for dtype in (torch.float32, torch.bfloat16):
+                    f32 = dtype == torch.float32
+                    cases = subset(SOFTMAX_CASES, full_set and not quick, 1 if quick else 2 if f32 else 1,
+                                   0 if f32 or quick else 1)
+                    splits = subset(SPLITS[world], (full_set or f32) and not quick, 1, len(SPLITS[world]) - 1)
+                    for shape, dim in cases:
+                        for widths in splits:
+                            full = (torch.randn(shape, generator=generator) * 4).to(dtype)
+                            upstream = torch.randn(shape, generator=generator).to(dtype)
+                            for log in (False, True):
+                                _check_softmax(rank, device, full, upstream, widths, dim, log, dtype, triton_on_cpu,
+                                               f"{'log_' if log else ''}softmax {dtype} {shape} dim={dim} "
+                                               f"widths={widths} triton={triton_on_cpu}")
+
+
+def _check_softmax(rank, device, full, upstream, widths, dim, log, dtype, triton_on_cpu, what):
+    reference_fn = torch.log_softmax if log else torch.softmax
+    distributed_fn = fd.log_softmax if log else fd.softmax
+    reference_input = full.to(reference_dtype(dtype)).requires_grad_()
+    reference = reference_fn(reference_input, dim)
+    reference.backward(upstream.to(reference.dtype))
+    expected = shard(reference.detach(), widths, rank, dim)
+    expected_grad = shard(reference_input.grad, widths, rank, dim)
+    torch_input = full.clone().requires_grad_()
+    reference_fn(torch_input, dim).backward(upstream)
+    torch_grad = shard(torch_input.grad, widths, rank, dim)
+    grad_shard = shard(upstream, widths, rank, dim).to(device)
+    options = [{"collective": "allgather"}, {"collective": "allreduce", "check": False},
+               {"collective": "allgather", "chunk_rows": 2, "check": False}]
+    for option in subset(options, dtype == torch.float32 or not interpreted(device, triton_on_cpu)):
+        x = shard(full, widths, rank, dim).to(device).requires_grad_()
+        y = distributed_fn(x, dim, **option)
+        assert y.dtype == dtype and y.shape == x.shape
+        assert_close(y.cpu(), expected, dtype, f"{what} {option} forward")
+        y.backward(grad_shard)
+        assert_close(x.grad.cpu(), expected_grad, dtype, f"{what} {option} backward", torch_grad)
+
+
+def cross_entropy(rank: int, world: int, device: torch.device, seed: int, quick: bool = False) -> None:
+    generator = torch.Generator().manual_seed(seed)
+    vocab = 37
+    with reported_seed(seed, rank):
+        for triton_on_cpu in local_paths(device):
+            full_set = not interpreted(device, triton_on_cpu)
+            with local_path(triton_on_cpu):
+                for dtype in (torch.float32, torch.bfloat16):
+                    f32 = dtype == torch.float32
+                    shapes = subset(CROSS_ENTROPY_SHAPES, full_set and not quick, 2 if f32 and not quick else 1)
+                    for logits_shape in shapes:
+                        target_shape = logits_shape[:1] + logits_shape[2:] if len(logits_shape) > 1 else ()
+                        splits = subset(SPLITS[world], (full_set or (f32 and logits_shape == shapes[0])) and not quick,
+                                        1, len(SPLITS[world]) - 1)
+                        for widths in splits:
+                            full = (torch.randn(logits_shape, generator=generator) * 3).to(dtype)
+                            target = torch.randint(0, vocab, target_shape, generator=generator)
+                            if target.numel() > 1:
+                                target.view(-1)[::3] = -100  # some ignored rows, as torch's ignore_index
+                            for reduction, smoothing in CROSS_ENTROPY_SETTINGS:
+                                _check_cross_entropy(rank, device, full, target, widths, reduction, smoothing,
+                                                     dtype, triton_on_cpu, generator,
+                                                     f"cross_entropy {dtype} {logits_shape} widths={widths} "
+                                                     f"{reduction} smoothing={smoothing} triton={triton_on_cpu}")
+        _check_all_ignored(rank, device, world)
+
+
+def _check_cross_entropy(rank, device, full, target, widths, reduction, smoothing, dtype, triton_on_cpu, generator,
+                         what):
+    class_dim = 1 if full.ndim >= 2 else 0
+    reference_input = full.to(reference_dtype(dtype)).requires_grad_()
+    reference = F.cross_entropy(reference_input, target, reduction=reduction, label_smoothing=smoothing)
+    upstream = torch.randn(reference.shape, generator=generator, dtype=reference.dtype)
+    reference.backward(upstream)
+    expected_grad = shard(reference_input.grad, widths, rank, class_dim)
+    torch_input = full.clone().requires_grad_()
+    torch_loss = F.cross_entropy(torch_input, target, reduction=reduction, label_smoothing=smoothing)
+    torch_loss.backward(upstream.to(dtype))
+    torch_grad = shard(torch_input.grad, widths, rank, class_dim)
+    start = sum(widths[:rank])
+    options = [{}, {"collective": "allreduce"}, {"vocab_start": start, "vocab_size": sum(widths), "check": False}]
+    for option in subset(options, dtype == torch.float32 or not interpreted(device, triton_on_cpu)):
+        x = shard(full, widths, rank, class_dim).to(device).requires_grad_()
+        loss = fd.cross_entropy(x, target.to(device), reduction=reduction, label_smoothing=smoothing, **option)
+        assert loss.dtype == dtype and loss.shape == reference.shape, (loss.dtype, loss.shape)
+        assert_close(loss.detach().cpu(), reference.detach(), dtype, f"{what} {option} loss", torch_loss.detach())
+        loss.backward(upstream.to(device, dtype))
+        assert_close(x.grad.cpu(), expected_grad, dtype, f"{what} {option} backward", torch_grad)
+
+
+def _check_all_ignored(rank, device, world):
+    # torch divides by the number of non-ignored targets: 0/0 is NaN, and the gradient is 0.
+    x = torch.randn(4, 5, device=device, requires_grad=True)
+    loss = fd.cross_entropy(x, torch.full((4,), -100, device=device))
+    assert torch.isnan(loss)
+    loss.backward()
+    assert bool((x.grad == 0).all())
+
+
+def numerics(rank: int, world: int, device: torch.device, seed: int) -> None:
+    """Rows of -inf, +inf and NaN give what torch gives on the gathered row."""
+    widths = SPLITS[world][0]
+    full = torch.randn(5, 37, generator=torch.Generator().manual_seed(seed))
+    full[0] = float("-inf")                  # all -inf: NaN
+    full[1, 3] = float("inf")                # +inf on the first rank: NaN
+    full[2, -1] = float("nan")               # NaN on the last rank: NaN
+    full[3, : widths[0]] = float("-inf")     # a whole shard of -inf: the other shards decide
+    full[4] *= 1e4                           # large logits do not overflow
+    with reported_seed(seed, rank):
+        for triton_on_cpu in local_paths(device):
+            with local_path(triton_on_cpu):
+                for log in (False, True):
+                    for collective in fd.COLLECTIVES:
+                        x = shard(full, widths, rank, 1).to(device)
+                        y = (fd.log_softmax if log else fd.softmax)(x, collective=collective)
+                        expected = (torch.log_softmax if log else torch.softmax)(full.double(), 1)
+                        assert_close(y.cpu(), shard(expected, widths, rank, 1), torch.float32, f"log={log}")
+
+
+def mismatches(rank: int, world: int, device: torch.device) -> None:
+    """Ranks that disagree on rows or dtype get a clear error on every rank, not a hang."""
+    import pytest
+
+    x = torch.randn(4 + rank, 10, device=device)
+    for fn in (fd.softmax, fd.log_softmax):
+        with pytest.raises(ValueError, match="number of rows"):
+            fn(x)
+    with pytest.raises(ValueError, match="number of rows"):
+        fd.cross_entropy(x, torch.zeros(4 + rank, dtype=torch.int64, device=device))
+    dtype = torch.float32 if rank == 0 else torch.bfloat16
+    with pytest.raises(ValueError, match="dtype"):
+        fd.softmax(torch.randn(4, 10, device=device, dtype=dtype))
+    with pytest.raises(IndexError, match="out of bounds"):
+        fd.cross_entropy(torch.randn(4, 10, device=device), torch.full((4,), 10 * world, device=device))
+    with pytest.raises(ValueError, match="vocab_start"):
+        fd.cross_entropy(torch.randn(4, 10, device=device), torch.zeros(4, dtype=torch.int64, device=device),
+                         vocab_start=3)
+
+
+def softmax_numerics_and_mismatches(rank: int, world: int, device: torch.device, seed: int) -> None:
+    softmax_family(rank, world, device, seed)
+    numerics(rank, world, device, seed)
+    mismatches(rank, world, device)
+
+
+def everything_quick(rank: int, world: int, device: torch.device, seed: int) -> None:
+    softmax_family(rank, world, device, seed, quick=True)
+    cross_entropy(rank, world, device, seed, quick=True)
+    numerics(rank, world, device, seed)
+
+
+def large_shapes(rank: int, world: int, device: torch.device, seed: int) -> None:
+    """GPU sizes: long uneven shards (several chunks of the row loops), many rows (several
+    chunks of the pipelined forward), decode-sized batches."""
+    generator = torch.Generator().manual_seed(seed)
+    with reported_seed(seed, rank):
+        for rows, vocab in ((3, 128256), (300, 50000), (4096, 3000)):
+            widths = [vocab // world + 7] * (world - 1)
+            widths.append(vocab - sum(widths))
+            for dtype in (torch.float32, torch.bfloat16):
+                full = (torch.randn(rows, vocab, generator=generator) * 4).to(dtype)
+                upstream = torch.randn(rows, vocab, generator=generator).to(dtype)
+                for log in (False, True):
+                    _check_softmax(rank, device, full, upstream, widths, 1, log, dtype, True,
+                                   f"{'log_' if log else ''}softmax {dtype} {rows}x{vocab}")
+                    x = shard(full, widths, rank, 1).to(device)
+                    fn = fd.log_softmax if log else fd.softmax
+                    expected = fn(x, collective="allgather")
+                    for chunk_rows in ("auto", 7):
+                        torch.testing.assert_close(fn(x, chunk_rows=chunk_rows), expected, rtol=0, atol=0)
+                target = torch.randint(0, vocab, (rows,), generator=generator)
+                _check_cross_entropy(rank, device, full, target, widths, "mean", 0.1, dtype, True, generator,
+                                     f"cross_entropy {dtype} {rows}x{vocab}")
