@@ -155,12 +155,40 @@ def _declare(lib) -> None:
         lib.cudnnGetVersion.argtypes = []
 
 
+class _Symbols:
+    """The API looked up in the front library first, then in its sub-libraries: cuDNN 9's
+    libcudnn.so is a shim meant to export everything, but an install that ships only the
+    sub-libraries, or a shim that forwards lazily, still works this way."""
+
+    def __init__(self, libraries):
+        self._libraries = libraries
+
+    def __getattr__(self, name):
+        for library in self._libraries:
+            if hasattr(library, name):
+                function = getattr(library, name)
+                setattr(self, name, function)
+                return function
+        raise AttributeError(name)
+
+
+def _sub_libraries(path: str) -> list:
+    found = []
+    for pattern in ("libcudnn_ops.so*", "libcudnn_graph.so*"):
+        for candidate in sorted(glob.glob(os.path.join(os.path.dirname(path), pattern)), reverse=True)[:1]:
+            try:
+                found.append(ctypes.CDLL(candidate))
+            except OSError:
+                continue
+    return found
+
+
 def load_library(paths=None):
     """The first candidate that opens and has the softmax API; CudnnUnavailable saying what was tried."""
     tried = []
     for path in candidate_paths() if paths is None else paths:
         try:
-            lib = ctypes.CDLL(path)
+            lib = _Symbols([ctypes.CDLL(path), *_sub_libraries(path)])
         except OSError as exc:
             tried.append(f"{path}: {exc}")
             continue

@@ -16,14 +16,18 @@ seed       figure         what is measured
 =========  =============  ========================================================================
 
 Each GPU figure writes ``<figure>_<device>_<date>.json`` (the main suite's schema) and its CSV,
-saved after every shape, then ``seed<NNN>_<figure>.png`` and ``seed<NNN>_<figure>.md``. One
-figure failing is reported in one line (the traceback goes to ``seeds_errors.log``) and the next
-one runs. At the end the report page is written to ``<out>/report``.
+saved after every shape, then ``seed<NNN>_<figure>.png`` and ``seed<NNN>_<figure>.md``; the
+ladder writes ``ladder.json``, the hardware model ``hw_report.json`` (it runs in a child process
+while the GPU figures run). One figure failing is reported in one line (the traceback goes to
+``seeds_errors.log``) and the next one runs. At the end the report page is written to
+``<out>/report``.
 """
 
 from __future__ import annotations
 
 import argparse
+import subprocess
+import sys
 import time
 import traceback
 from pathlib import Path
@@ -200,16 +204,25 @@ def run(args, *, has_gpu: bool | None = None) -> int:
     started = time.perf_counter()
     produced: list[Path] = []
     failed: list[str] = []
+    skipped: list[str] = []
     copy_gbps = None
-    for figure in wanted:
+    # The hardware model runs on the CPU: in a process of its own, while the GPU figures run.
+    hardware_job = None
+    if "hardware" in wanted:
+        try:
+            hardware_job = _start_hardware(out_dir)
+        except Exception as exc:  # noqa: BLE001 - reported with the figure below
+            hardware_job = exc
+    for figure in [f for f in wanted if f != "hardware"] + (["hardware"] if "hardware" in wanted else []):
         began = time.perf_counter()
         print(f"\n== seed {SEED_OF[figure]}: {figure}")
         if figure in GPU_FIGURES and not has_gpu:
             print(f"  skipped: seed {SEED_OF[figure]} measures a CUDA device and none is present")
+            skipped.append(figure)
             continue
         try:
             if figure == "hardware":
-                produced += _hardware(args, out_dir)
+                produced += _finish_hardware(hardware_job, out_dir)
             elif figure == "ladder":
                 produced += _ladder(args, out_dir)
             else:
@@ -228,7 +241,7 @@ def run(args, *, has_gpu: bool | None = None) -> int:
             print(f"  seed {SEED_OF[figure]} ({figure}) failed: {describe(exc)} (traceback in seeds_errors.log)")
             with open(out_dir / "seeds_errors.log", "a") as log:
                 log.write(f"--- {figure}\n{traceback.format_exc()}\n")
-            if has_gpu and not _context_alive():
+            if figure in GPU_FIGURES and has_gpu and not _context_alive():
                 print("  the CUDA context is unusable: no further GPU figure can run")
                 has_gpu = False
         print(f"  ({time.perf_counter() - began:.0f} s)")
@@ -241,7 +254,9 @@ def run(args, *, has_gpu: bool | None = None) -> int:
             produced += [html, markdown]
         except Exception as exc:  # noqa: BLE001
             print(f"report page not written: {describe(exc)}")
-    print(f"\nseeds: {len(wanted) - len(failed)} of {len(wanted)} figure(s) in {time.perf_counter() - started:.0f} s")
+    done = len(wanted) - len(failed) - len(skipped)
+    print(f"\nseeds: {done} figure(s) measured, {len(skipped)} skipped, {len(failed)} failed"
+          f"{' (' + ', '.join(failed) + ')' if failed else ''} in {time.perf_counter() - started:.0f} s")
     for path in produced:
         print(f"  {path}")
     return 1 if failed else 0
@@ -257,12 +272,32 @@ def _context_alive() -> bool:
         return False
 
 
-def _hardware(args, out_dir: Path) -> list[Path]:
-    from fastsoftmax.hardware import report as hardware_report
+HARDWARE_TIMEOUT_S = 600
+HARDWARE_SUMMARY_LINES = 20
 
-    hw_dir = out_dir / "hw_report"
-    hardware_report.run(argparse.Namespace(quick=True, out=hw_dir, seed=0))
-    return [p for p in (hw_dir / "hw_report.json", hw_dir / "hw_report.png") if p.exists()]
+
+def _start_hardware(out_dir: Path):
+    """``fastsoftmax hw-report --quick`` in a child process, its output in hw_report.log; its
+    hw_report.json lands beside the other figures' results, so ``report OUT/*.json`` finds it."""
+    with open(out_dir / "hw_report.log", "w") as log:
+        return subprocess.Popen([sys.executable, "-m", "fastsoftmax", "hw-report", "--quick", "--out", str(out_dir)],
+                                stdout=log, stderr=subprocess.STDOUT)
+
+
+def _finish_hardware(job, out_dir: Path) -> list[Path]:
+    if isinstance(job, BaseException):
+        raise job
+    try:
+        status = job.wait(timeout=HARDWARE_TIMEOUT_S)
+    except subprocess.TimeoutExpired:
+        job.kill()
+        raise RuntimeError(f"hw-report took more than {HARDWARE_TIMEOUT_S} s and was stopped") from None
+    log = (out_dir / "hw_report.log").read_text(errors="replace").splitlines()
+    if status != 0:
+        raise RuntimeError(f"hw-report exited with status {status}: {log[-1] if log else 'no output'} "
+                           f"(hw_report.log has the rest)")
+    print("\n".join("  " + line for line in log[-HARDWARE_SUMMARY_LINES:]))
+    return [p for p in (out_dir / "hw_report.json", out_dir / "hw_report.png") if p.exists()]
 
 
 def _ladder(args, out_dir: Path) -> list[Path]:

@@ -51,6 +51,17 @@ def median_ms(fn, warmup_ms: float = 25.0, rep_ms: float = 100.0, flush_l2: bool
     return statistics.median(times)
 
 
+def single_call_ms(fn) -> float:
+    """GPU time of one call of ``fn()`` in milliseconds: the probe that tells a call too slow for a
+    full timing run."""
+    start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+    start.record()
+    fn()
+    end.record()
+    end.synchronize()
+    return float(start.elapsed_time(end))
+
+
 def _l2_flush_bytes() -> int:
     props = torch.cuda.get_device_properties(torch.cuda.current_device())
     return 2 * int(getattr(props, "L2_cache_size", 64 << 20) or (64 << 20))

@@ -83,12 +83,14 @@ def test_seeds_without_a_gpu_skip_the_gpu_figures(monkeypatch, tmp_path, capsys)
 def test_a_failing_figure_is_one_line_and_the_rest_still_run(monkeypatch, tmp_path, capsys):
     calls = []
 
-    def broken(args, out_dir):
+    def broken(job, out_dir):
         raise RuntimeError("the model exploded")
 
-    monkeypatch.setattr(seeds, "_hardware", broken)
+    monkeypatch.setattr(seeds, "_start_hardware", lambda out_dir: None)
+    monkeypatch.setattr(seeds, "_finish_hardware", broken)
     monkeypatch.setattr(seeds, "_ladder", lambda args, out_dir: calls.append("ladder") or [])
     args = argparse.Namespace(figures="hardware,ladder", out=str(tmp_path), quick=True, compile=None)
+    monkeypatch.setattr(seeds, "_context_alive", lambda: True)
     assert seeds.run(args, has_gpu=True) == 1
     out = capsys.readouterr().out
     assert "seed 001 (hardware) failed: RuntimeError: the model exploded" in out
