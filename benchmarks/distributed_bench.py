@@ -44,6 +44,8 @@ ROWS = [1, 8, 64, 1024, 8192]
 QUICK_VOCABS = [128256, 262144]
 QUICK_ROWS = [1, 64, 8192]
 DTYPE = torch.bfloat16
+#: Decode sizes are also timed inside CUDA graphs, where host launch costs vanish.
+GRAPHED_MAX_ROWS = 64
 GOALS = {
     "8192 x 262144 split in two": "all-gather-then-softmax 18.4 ms, shard alone 2.2 ms; target: within 1.3x of "
                                   "the local softmax on one shard plus one small collective",
@@ -83,6 +85,30 @@ def time_call(fn, quick: bool) -> dict:
     torch.cuda.synchronize()
     times = [begin.elapsed_time(finish) * 1e3 for begin, finish in events]
     return {"median_us": statistics.median(times), "min_us": min(times), "repetitions": repetitions}
+
+
+def time_graphed(fn, quick: bool) -> dict | None:
+    """``time_call`` of ``fn`` captured in a CUDA graph (the collective included), which is how a
+    decoder would run it: the GPU time without the host's launch costs. None, on every rank, if
+    any rank could not capture it."""
+    captured = torch.ones(1, device="cuda", dtype=torch.int32)
+    graph = torch.cuda.CUDAGraph()
+    try:
+        side = torch.cuda.Stream()
+        side.wait_stream(torch.cuda.current_stream())
+        with torch.cuda.stream(side):  # warm-up on a side stream, as capture requires
+            for _ in range(3):
+                fn()
+        torch.cuda.current_stream().wait_stream(side)
+        with torch.cuda.graph(graph):
+            fn()
+    except RuntimeError as error:  # a capture failure only drops this measurement
+        print(f"rank {dist.get_rank()}: CUDA graph capture failed: {error}", flush=True)
+        captured.zero_()
+    dist.all_reduce(captured, op=dist.ReduceOp.MIN)  # never replay a collective a peer lacks
+    if not bool(captured):
+        return None
+    return time_call(graph.replay, quick)
 
 
 # --------------------------------------------------------------------------------------------
@@ -226,6 +252,17 @@ def bench_shape(rows: int, vocab: int, world: int, rank: int, quick: bool) -> li
         record(f"distributed softmax [{name}]", "forward+backward", time_call(backward_of(fn), quick),
                forward_bytes + backward_bytes)
 
+    if rows <= GRAPHED_MAX_ROWS:
+        for name, kwargs in variants()[:2]:
+            timing = time_graphed(lambda kwargs=kwargs: fd.softmax(x, **kwargs), quick)
+            if timing is not None:
+                record(f"distributed softmax [{name}, CUDA graph]", "forward", timing,
+                       ring_bytes_sent("allgather", stats_payload, world) if name == "allgather"
+                       else 2 * ring_bytes_sent("allreduce", rows * 4, world))
+        timing = time_graphed(lambda: fastsoftmax.softmax(x, -1), quick)
+        if timing is not None:
+            record("local fastsoftmax.softmax (shard alone, CUDA graph)", "forward", timing, 0)
+
     baseline = (lambda t: gathered_softmax(t, world, rank))
     gather_bytes = ring_bytes_sent("allgather", shard_bytes, world)
     record("all-gather + torch.softmax (baseline)", "forward", time_call(lambda: baseline(x), quick), gather_bytes)
@@ -245,7 +282,7 @@ def bench_shape(rows: int, vocab: int, world: int, rank: int, quick: bool) -> li
     record("all-gather + F.cross_entropy (baseline)", "forward+backward",
            time_call(backward_of(ce_base, upstream=False), quick), gather_bytes)
 
-    floor = {r["direction"]: r["median_us"] for r in records if r["name"].startswith("local fastsoftmax")}
+    floor = {r["direction"]: r["median_us"] for r in records if r["name"] == "local fastsoftmax.softmax (shard alone)"}
     for r in records:
         r["ratio_to_local_fastsoftmax"] = r["median_us"] / floor[r["direction"] if r["direction"] in floor
                                                                  else "forward+backward"]
@@ -289,6 +326,25 @@ def main() -> None:
             print(f"check {check['check']:<32} {check['rows']}x{check['vocab']}: max relative error "
                   f"{check['max_relative_error']:.2e} {'ok' if check['ok'] else 'FAILED'}")
 
+    device = torch.cuda.get_device_name().lower().replace(" ", "-")
+    path = pathlib.Path(args.out) / f"distributed_{device}_{started.strftime('%Y-%m-%dT%H-%M-%S')}.json"
+
+    def write(records: list[dict], complete: bool) -> None:
+        # Rewritten after every shape, so that a run cut short keeps what it measured.
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(json.dumps({
+            "date": started.isoformat(),
+            "complete": complete,
+            "world_size": world,
+            "devices": [torch.cuda.get_device_name(i) for i in range(torch.cuda.device_count())],
+            "versions": versions(),
+            "dtype": str(DTYPE),
+            "quick": args.quick,
+            "goals": GOALS,
+            "checks": checks,
+            "timings": records,
+        }, indent=1))
+
     records = []
     for vocab in QUICK_VOCABS if args.quick else VOCABS:
         for rows in QUICK_ROWS if args.quick else ROWS:
@@ -301,6 +357,7 @@ def main() -> None:
             records += bench_shape(rows, vocab, world, rank, args.quick)
             torch.cuda.empty_cache()
             if rank == 0:
+                write(records, complete=False)
                 print(f"done {rows}x{vocab}", flush=True)
 
     if rank == 0:
@@ -310,21 +367,7 @@ def main() -> None:
         print("Goals:")
         for what, goal in GOALS.items():
             print(f"  {what}: {goal}")
-        out = pathlib.Path(args.out)
-        out.mkdir(parents=True, exist_ok=True)
-        device = torch.cuda.get_device_name().lower().replace(" ", "-")
-        path = out / f"distributed_{device}_{started.strftime('%Y-%m-%dT%H-%M-%S')}.json"
-        path.write_text(json.dumps({
-            "date": started.isoformat(),
-            "world_size": world,
-            "devices": [torch.cuda.get_device_name(i) for i in range(torch.cuda.device_count())],
-            "versions": versions(),
-            "dtype": str(DTYPE),
-            "quick": args.quick,
-            "goals": GOALS,
-            "checks": checks,
-            "timings": records,
-        }, indent=1))
+        write(records, complete=True)
         print(f"wrote {path}")
     dist.barrier()
     dist.destroy_process_group()

@@ -227,8 +227,9 @@ def mismatches(rank: int, world: int, device: torch.device) -> None:
                          vocab_start=3)
 
 
-def softmax_numerics_and_mismatches(rank: int, world: int, device: torch.device, seed: int) -> None:
+def everything(rank: int, world: int, device: torch.device, seed: int) -> None:
     softmax_family(rank, world, device, seed)
+    cross_entropy(rank, world, device, seed)
     numerics(rank, world, device, seed)
     mismatches(rank, world, device)
 
@@ -237,6 +238,7 @@ def everything_quick(rank: int, world: int, device: torch.device, seed: int) -> 
     softmax_family(rank, world, device, seed, quick=True)
     cross_entropy(rank, world, device, seed, quick=True)
     numerics(rank, world, device, seed)
+    mismatches(rank, world, device)
 
 
 def large_shapes(rank: int, world: int, device: torch.device, seed: int) -> None:
@@ -257,7 +259,8 @@ def large_shapes(rank: int, world: int, device: torch.device, seed: int) -> None
                     fn = fd.log_softmax if log else fd.softmax
                     expected = fn(x, collective="allgather")
                     for chunk_rows in ("auto", 7):
-                        torch.testing.assert_close(fn(x, chunk_rows=chunk_rows), expected, rtol=0, atol=0)
+                        # the same kernels per row; tiles (and so summation order) may differ with the rows
+                        torch.testing.assert_close(fn(x, chunk_rows=chunk_rows), expected)
                 target = torch.randint(0, vocab, (rows,), generator=generator)
                 _check_cross_entropy(rank, device, full, target, widths, "mean", 0.1, dtype, True, generator,
                                      f"cross_entropy {dtype} {rows}x{vocab}")

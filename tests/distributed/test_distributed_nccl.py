@@ -22,12 +22,8 @@ def fresh_seed() -> int:
     return int.from_bytes(os.urandom(4), "little")
 
 
-def test_softmax_family_numerics_and_mismatches_nccl():
-    run_ranks(2, cases.softmax_numerics_and_mismatches, fresh_seed(), backend="nccl")
-
-
-def test_cross_entropy_nccl():
-    run_ranks(2, cases.cross_entropy, fresh_seed(), backend="nccl")
+def test_everything_nccl():
+    run_ranks(2, cases.everything, fresh_seed(), backend="nccl")
 
 
 def test_large_shapes_nccl():
