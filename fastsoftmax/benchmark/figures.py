@@ -231,7 +231,8 @@ def draw_vector_matrix(document: dict, path) -> Path | None:
                 ax.text(x, 1.2, rows[p]["status"], rotation=90, ha="center", va="bottom", fontsize=7)
     _ceiling(ax, document.get("copy_gbps"))
     ax.set_yscale("log")
-    ax.set_ylim(1, (document.get("copy_gbps") or 3000) * 2)
+    measured = [r["gbps"] for rows in by_impl.values() for r in rows.values() if _ok(r) and r["gbps"] > 0]
+    ax.set_ylim(min([1.0] + [v / 2 for v in measured]), (document.get("copy_gbps") or max(measured)) * 2)
     ax.set_xticks(range(len(problems)))
     ax.set_xticklabels(problems)
     ax.set_ylabel("GB/s, log scale (one read + one write per element)")

@@ -29,7 +29,7 @@ FULL_TIMING = {"warmup_ms": 25.0, "rep_ms": 100.0}
 QUICK_TIMING = {"warmup_ms": 5.0, "rep_ms": 25.0}
 
 
-def _progress(items, description: str | None = None):
+def progress_bar(items, description: str | None = None):
     try:
         from tqdm import tqdm
 
@@ -101,7 +101,7 @@ def run(args, *, device: str = "cuda", cases=None, copy_gbps=None, runner_option
     if cases is None:
         cases = [c for c in cases_for(quick, dtypes) if c.regime in regimes]
         cases += custom_cases(shape_dims, dtypes, directions)
-    bar, write = _progress(cases)
+    bar, write = progress_bar(cases)
     context_lost = None
     for case in bar:
         if hasattr(bar, "set_description"):

@@ -174,7 +174,7 @@ def verdicts(case_documents: list[tuple[str, dict]]) -> dict:
             own, peer, ratio = found["own"], found["peer"], found["ratio"]
             if own is None:
                 continue
-            where = f"{KIND_TITLES[kind]}, {group_of(own)}"
+            where = _where(kind, group_of(own))
             if own["status"] != "ok":
                 failures.append({"where": where, "case": case_label(own), "status": own["status"],
                                  "message": own.get("message", "")})
@@ -192,6 +192,13 @@ def verdicts(case_documents: list[tuple[str, dict]]) -> dict:
                 wins[where].append(entry)
     losses.sort(key=lambda e: e["ratio"])
     return {"losses": losses, "ties": ties, "wins": dict(wins), "failures": failures}
+
+
+def _where(kind: str, group: str) -> str:
+    """"main shape set, decode"; a figure's own title already names its regime."""
+    if kind == "main":
+        return f"{KIND_TITLES[kind]}, {group}"
+    return KIND_TITLES[kind] + (", backward" if group.endswith("backward") else "")
 
 
 def regime_table(document: dict) -> tuple[list[str], list[list[str]]]:

@@ -145,7 +145,7 @@ def measure(kind: str, args, copy_gbps: float, *, device: str = "cuda", cases=No
     import torch
 
     from fastsoftmax.benchmark import report
-    from fastsoftmax.benchmark.main_suite import _progress
+    from fastsoftmax.benchmark.main_suite import progress_bar
     from fastsoftmax.benchmark.results import ResultFile
     from fastsoftmax.benchmark.runner import ContextLost, Runner
 
@@ -168,7 +168,7 @@ def measure(kind: str, args, copy_gbps: float, *, device: str = "cuda", cases=No
     result.save()
     timing = QUICK_TIMING if quick else (SWEEP_TIMING if kind == "sweep" else FIGURE_TIMING)
     runner = Runner(impls, copy_gbps, device=device, **{**timing, **(runner_options or {})})
-    bar, bar_write = _progress(cases, description=figure_stem(kind))
+    bar, bar_write = progress_bar(cases, description=figure_stem(kind))
     lost = None
     for case in bar:
         try:

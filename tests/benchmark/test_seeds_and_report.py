@@ -338,3 +338,21 @@ def test_hw_report_without_matplotlib_says_what_to_install(tmp_path, monkeypatch
     out = capsys.readouterr().out
     assert "matplotlib is not installed (pip install matplotlib" in out
     assert (tmp_path / "hw_report.json").is_file() and not (tmp_path / "hw_report.png").exists()
+
+
+def test_main_suite_times_the_shapes_given(tmp_path, capsys):
+    from fastsoftmax.benchmark import main_suite
+
+    args = _parse("--shapes", "4x64,6x5@0", "--directions", "forward,backward", "--peers", "unfused", "--dtypes",
+                  "fp32", "--backends", "auto", "--out", str(tmp_path), "--quick")
+    options = {"timer": lambda fn: (fn(), 0.01)[1], "host_timer": lambda fn: 7.0}
+    assert main_suite.run(args, device="cpu", copy_gbps=100.0, runner_options=options) == 0
+    document = results.load(next(tmp_path.glob("main-quick_cpu_*.json")))
+    cases = {(tuple(r["shape"]), r["dim"], r["direction"]) for r in document["rows"]}
+    assert cases == {((4, 64), -1, "forward"), ((6, 5), 0, "forward"), ((4, 64), -1, "backward"),
+                     ((6, 5), 0, "backward")}
+    assert {r["regime"] for r in document["rows"]} == {"custom"}  # no host overhead unless asked for
+    statuses = {(r["impl"], r["direction"]): r["status"] for r in document["rows"]}
+    assert statuses[("fastsoftmax", "forward")] == "ok" and statuses[("torch-unfused", "backward")] == "refused"
+    assert next(tmp_path.glob("main-quick_cpu_*.csv")).read_text().count("\n") == len(document["rows"]) + 1
+    assert "your shapes" in capsys.readouterr().out
