@@ -106,15 +106,16 @@ CLUSTER_SIZES = (1, 2, 4, 8, 16)
 CLUSTER_PORTABLE_MAX = 8
 #: the launch bound compiled into the instances (their threads are chosen at launch time)
 CLUSTER_MAX_THREADS = 512
+#: the threads cluster_shape launches at most: on an H100, 512-thread CTAs ran 262144-column rows at
+#: 0.51 of copy bandwidth against 0.69-0.73 with 128 or 256 (CTAs per SM, not threads, hide latency)
+CLUSTER_LAUNCH_THREADS = 256
 #: bytes of each staged tensor per CTA before the cluster doubles: Quack's rule of 16K 16-bit
 #: (8K float32) elements per CTA, which leaves room for several CTAs per SM
 CLUSTER_BYTES_PER_CTA = 32 * 1024
 #: dynamic shared memory one CTA may opt into on sm_90 (227 KiB), less the kernel's static part
 CLUSTER_MAX_DYNAMIC_SMEM = 227 * 1024 - 1024
-#: cluster slots per thread the thread count aims for (threads from 128 to CLUSTER_MAX_THREADS)
+#: cluster slots per thread the thread count aims for (threads from 128 to CLUSTER_LAUNCH_THREADS)
 CLUSTER_SLOTS_PER_THREAD = 8
-#: forward: 16-byte slots a thread also holds in registers (0: shared memory only, any length)
-CLUSTER_FWD_SLOTS = (0, 4, 8)
 
 
 def cluster_pack(dtype: torch.dtype) -> int:
@@ -147,16 +148,11 @@ def cluster_max_cols(dtype: torch.dtype, backward: bool) -> int:
     return CLUSTER_SIZES[-1] * slots * cluster_pack(dtype)
 
 
-def cluster_threads(n: int, dtype: torch.dtype, ctas: int, held: int = 0) -> int:
-    """Threads per CTA. Shared memory only (held = 0): about CLUSTER_SLOTS_PER_THREAD of the CTA's
-    16-byte slots each, a power of two from 128 to CLUSTER_MAX_THREADS. Held in registers: enough
-    whole warps that no thread has more than ``held`` slots (may exceed CLUSTER_MAX_THREADS: then
-    that ``held`` cannot serve the row)."""
+def cluster_threads(n: int, dtype: torch.dtype, ctas: int) -> int:
+    """Threads per CTA: about CLUSTER_SLOTS_PER_THREAD of the CTA's 16-byte slots each, a power of
+    two from 128 to CLUSTER_LAUNCH_THREADS."""
     slots = cluster_chunk(n, dtype, ctas) // cluster_pack(dtype) + 1
-    if held:
-        warps = -(-slots // (held * 32))
-        return max(64, warps * 32)
-    return max(128, min(CLUSTER_MAX_THREADS, next_pow2(-(-slots // CLUSTER_SLOTS_PER_THREAD))))
+    return max(128, min(CLUSTER_LAUNCH_THREADS, next_pow2(-(-slots // CLUSTER_SLOTS_PER_THREAD))))
 
 
 @dataclass(frozen=True)
@@ -166,11 +162,10 @@ class ClusterShape:
     smem_bytes: int  # dynamic shared memory per CTA
     pack: int  # the instance's pack (elements per 16 bytes)
     non_portable: bool  # C > 8: needs CU_FUNC_ATTRIBUTE_NON_PORTABLE_CLUSTER_SIZE_ALLOWED = 1
-    held: int  # forward: the instance's slots held in registers per thread (Instance.cols); 0 backward
 
 
 def cluster_shape(n: int, dtype: torch.dtype, backward: bool, rows: int = 0, sm_count: int = 0,
-                  ctas: int = 0, held: int | None = None) -> ClusterShape:
+                  ctas: int = 0) -> ClusterShape:
     """How to launch the cluster tier on rows of n columns.
 
     The cluster size grows with the row: the smallest power of two that keeps each CTA's staged
@@ -179,19 +174,17 @@ def cluster_shape(n: int, dtype: torch.dtype, backward: bool, rows: int = 0, sm_
     instead. With few rows (``rows * 16 <= sm_count``: decode) the cluster is 16 whatever the row,
     so that the row is spread over as many SMs as can share it. ``ctas`` forces a size.
 
-    Forward, the thread holds its slots in registers too (``held`` of them, the smallest of
-    CLUSTER_FWD_SLOTS that fits the slice in CLUSTER_MAX_THREADS threads; 0, shared memory only,
-    for the longest slices). ``held`` forces a choice.
-
     Launch contract (the kernels read C and their rank from the cluster registers, so one compiled
     instance serves every C):
 
-    - instance: ``Instance("cluster", dtype, backward, log, pack=shape.pack, cols=shape.held)``;
-      sm_90+ only (on sm_80 the instances compile to a trap);
+    - instance: ``Instance("cluster", dtype, backward, log, pack=shape.pack)``; sm_90+ only (on
+      sm_80 the instances compile to a trap);
     - arguments, all 8 bytes: forward ``(x, y, rows, n, x_pitch, y_pitch)``, backward
       ``(y, dy, dx, rows, n, y_pitch, dy_pitch, dx_pitch)``; pitches in elements, any alignment;
     - grid ``(clusters * C, 1, 1)`` CTAs, a multiple of C: cluster k takes rows k, k + clusters,
-      ...; ``clusters = rows`` (one cluster per row) unless that exceeds the grid limit;
+      ...; ``clusters = rows``: one cluster per row (measured faster than a persistent grid of
+      resident clusters, 0.76 against 0.69 of copy at 1024 x 128256 bf16; fewer clusters than
+      rows stay correct, e.g. past the grid limit);
     - block ``(threads, 1, 1)``; dynamic shared memory ``smem_bytes``;
     - ``cuLaunchKernelEx`` with ``CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION = (C, 1, 1)`` (also for
       C = 1, or the plain ``cuLaunchKernel``: a grid without clusters is a cluster of one CTA);
@@ -213,15 +206,7 @@ def cluster_shape(n: int, dtype: torch.dtype, backward: bool, rows: int = 0, sm_
     if smem > CLUSTER_MAX_DYNAMIC_SMEM:
         raise ValueError(f"rows of {n} columns are too long for the cluster tier "
                          f"(at most {cluster_max_cols(dtype, backward)} {'backward' if backward else 'forward'})")
-    if backward:
-        held = 0
-    elif held is None:
-        fits = [h for h in CLUSTER_FWD_SLOTS if h and cluster_threads(n, dtype, ctas, h) <= CLUSTER_MAX_THREADS]
-        held = fits[0] if fits else 0
-    threads = cluster_threads(n, dtype, ctas, held)
-    if threads > CLUSTER_MAX_THREADS:
-        raise ValueError(f"{held} slots a thread cannot hold rows of {n} columns in {ctas} CTAs")
-    return ClusterShape(ctas, threads, smem, cluster_pack(dtype), ctas > CLUSTER_PORTABLE_MAX, held)
+    return ClusterShape(ctas, cluster_threads(n, dtype, ctas), smem, cluster_pack(dtype), ctas > CLUSTER_PORTABLE_MAX)
 
 
 @dataclass(frozen=True)
@@ -248,10 +233,8 @@ class Instance:
         elif self.tier == "block_regs":
             storage = block_regs_storage(self.dtype, self.backward, self.cols)
             shape = f"p{self.pack}_c{self.cols}" + ("" if storage == "float" else f"_{storage}")
-        elif self.tier in ("block_smem", "block_uncached"):
+        elif self.tier in ("block_smem", "block_uncached", "cluster"):
             shape = f"p{self.pack}"
-        elif self.tier == "cluster":
-            shape = f"p{self.pack}" + ("" if self.backward else f"_h{self.cols}")
         elif self.tier == "split_row":
             shape = f"p{self.pack}_{self.stage}"
             if self.stage == "partials" and not self.backward:
@@ -321,7 +304,7 @@ class Instance:
                     f"DirectLoad<{t}>{{dy, dy_pitch}}, DirectStore<{t}>{{dx, dx_pitch}}, rows, n)")
         else:
             params = f"const {t}* x, {t}* y, i64 rows, i64 n, i64 x_pitch, i64 y_pitch"
-            call = (f"cluster_forward<{t}, {self.pack}, {self.cols}, {log}>(DirectLoad<{t}>{{x, x_pitch}}, "
+            call = (f"cluster_forward<{t}, {self.pack}, {log}>(DirectLoad<{t}>{{x, x_pitch}}, "
                     f"DirectStore<{t}>{{y, y_pitch}}, rows, n)")
         return (f'extern "C" __global__ void __launch_bounds__({CLUSTER_MAX_THREADS}) {self.name}({params}) {{\n'
                 f"    {call};\n}}\n")
@@ -427,6 +410,5 @@ def all_instances():
                         out.append(Instance("split_row", dtype, backward, log, pack, stage="partials"))
                 for pack in STRIDED_PACK_SIZES[dtype]:
                     out.append(Instance("strided", dtype, backward, log, pack))
-                for held in ((0,) if backward else CLUSTER_FWD_SLOTS):
-                    out.append(Instance("cluster", dtype, backward, log, cluster_pack(dtype), cols=held))
+                out.append(Instance("cluster", dtype, backward, log, cluster_pack(dtype)))
     return out

@@ -11,8 +11,8 @@
 //   1. stage: cp.async of every whole 16-byte pack of the slice; the (at most two) packs that
 //      straddle the slice's edges, or the row's own ends, go element by element;
 //   2. reduce: each thread takes the maximum of the packs it staged, then the sum of exp(x - that
-//      maximum) (held in registers, or two passes over shared memory; no rescaling per pack); the
-//      per-thread pairs merge across the warp and the block (block_allreduce: one barrier);
+//      maximum): two passes over shared memory and no rescaling per pack; the per-thread pairs
+//      merge across the warp and the block (block_allreduce: one barrier);
 //   3. exchange: thread 0 posts the CTA's pair in its shared memory, a cluster barrier, and every
 //      warp reads the C posted pairs (lane l reads rank l) and merges them: no further barrier;
 //   4. write: each CTA normalises its slice from shared memory and stores it.
@@ -33,6 +33,16 @@
 //
 // Rows: cluster k of the grid takes rows k, k + clusters, ...; the host may launch one cluster
 // per row (the hardware starts a cluster as one finishes) or fewer, persistent ones.
+//
+// Measured on an H100 (benchmarks/cluster_probe.py, results in benchmarks/results/2026-11-23_h100):
+// what limits this tier is how many CTAs an SM holds, since CTAs in other phases keep the memory
+// busy while one waits for its copies or at the cluster barrier. Holding the slots in registers
+// as well (one exponential per element instead of two) cut the CTAs per SM and fell from 0.76 to
+// 0.57 of copy bandwidth at 1024 x 128256 bf16; a persistent grid that staged the next row into a
+// second buffer during the exchange fell to 0.58 (half the CTAs per SM, and eight more registers
+// also cost the one-row-per-cluster launch 0.76 -> 0.64). Without the exchange (wrong results,
+// timing only) the same shape ran at 0.85: the cluster barrier, where the slowest CTA of the
+// cluster sets the pace, is the largest single cost.
 //
 // Loads and stores go through small functors in the style of OneFlow's softmax: LOAD converts
 // staged storage to float32 (a fused scale or mask would go there), STORE converts and writes (a
@@ -210,12 +220,7 @@ __device__ __forceinline__ V cluster_combine(const V* posted, unsigned ctas, V i
 }
 
 // ---- forward ------------------------------------------------------------------------------------
-// SLOTS > 0: the thread also holds its slots in registers as float32 (at most SLOTS of them: the
-// host launches enough threads), so each element is read from shared memory and exponentiated
-// once; the sum is taken against the thread's own maximum and rescaled once, after the exchange,
-// by exp(thread max - row max). SLOTS = 0 serves any slice length from shared memory alone: two
-// exponentials per element for softmax.
-template <typename T, int P, int SLOTS, bool LOG, typename LOAD, typename STORE>
+template <typename T, int P, bool LOG, typename LOAD, typename STORE>
 __device__ __forceinline__ void cluster_forward(const LOAD& load, const STORE& store, i64 rows, i64 n) {
 #if __CUDA_ARCH__ >= 900
     extern __shared__ __align__(16) unsigned char shared_bytes[];
@@ -233,49 +238,23 @@ __device__ __forceinline__ void cluster_forward(const LOAD& load, const STORE& s
         x.stage(src, slice);
         wait_async_copies();
 
-        // The thread's own slots: the ones it staged, so its own wait covers them. A thread whose
-        // elements are all -inf subtracts 0 (exp(-inf) = 0 rather than NaN); a NaN or +inf element
-        // makes its sum NaN, and the merge carries that to the whole row.
-        float held[SLOTS > 0 ? SLOTS : 1][P];
+        // The thread's own slots: the ones it staged, so its own wait covers them.
         float m = neg_inf();
+        for (int j = threadIdx.x; j < x.count; j += blockDim.x) {
+            float v[P];
+            gather<T, P>(x, load, slice, row, x.first + (i64)j * P, neg_inf(), v);
+#pragma unroll
+            for (int i = 0; i < P; ++i) m = fmaxf(m, v[i]);
+        }
+        // A thread whose elements are all -inf subtracts 0 (exp(-inf) = 0 rather than NaN); a NaN
+        // or +inf element makes its sum NaN, and the merge carries that to the whole row.
+        const float shift = m == neg_inf() ? 0.0f : m;
         float sum = 0.0f;
-        if constexpr (SLOTS > 0) {
+        for (int j = threadIdx.x; j < x.count; j += blockDim.x) {
+            float v[P];
+            gather<T, P>(x, load, slice, row, x.first + (i64)j * P, neg_inf(), v);
 #pragma unroll
-            for (int u = 0; u < SLOTS; ++u) {
-                const int j = threadIdx.x + u * blockDim.x;
-                if (j < x.count) {
-                    gather<T, P>(x, load, slice, row, x.first + (i64)j * P, neg_inf(), held[u]);
-                } else {
-#pragma unroll
-                    for (int i = 0; i < P; ++i) held[u][i] = neg_inf();
-                }
-#pragma unroll
-                for (int i = 0; i < P; ++i) m = fmaxf(m, held[u][i]);
-            }
-            const float shift = m == neg_inf() ? 0.0f : m;
-#pragma unroll
-            for (int u = 0; u < SLOTS; ++u) {
-#pragma unroll
-                for (int i = 0; i < P; ++i) {
-                    const float e = fast_exp(held[u][i] - shift);
-                    sum += e;
-                    if constexpr (!LOG) held[u][i] = e;
-                }
-            }
-        } else {
-            for (int j = threadIdx.x; j < x.count; j += blockDim.x) {
-                float v[P];
-                gather<T, P>(x, load, slice, row, x.first + (i64)j * P, neg_inf(), v);
-#pragma unroll
-                for (int i = 0; i < P; ++i) m = fmaxf(m, v[i]);
-            }
-            const float shift = m == neg_inf() ? 0.0f : m;
-            for (int j = threadIdx.x; j < x.count; j += blockDim.x) {
-                float v[P];
-                gather<T, P>(x, load, slice, row, x.first + (i64)j * P, neg_inf(), v);
-#pragma unroll
-                for (int i = 0; i < P; ++i) sum += fast_exp(v[i] - shift);
-            }
+            for (int i = 0; i < P; ++i) sum += fast_exp(v[i] - shift);
         }
         const MaxSum cta = block_allreduce(MaxSum{m, sum}, empty_maxsum(), slots, WarpMaxSum());
         if (threadIdx.x == 0) posted[parity] = cta;
@@ -286,39 +265,18 @@ __device__ __forceinline__ void cluster_forward(const LOAD& load, const STORE& s
         const float row_shift = total.max == neg_inf() ? 0.0f : total.max;
         const float inv_sum = 1.0f / total.sum;
         const float log_sum = logf(total.sum);
+        // The output's own packs; the block_allreduce barrier made every thread's staging visible.
         if (slice.end > slice.begin) {
-            // The output's own packs; the block_allreduce barrier made every thread's staging visible.
             const i64 first = slice.begin - misalignment<T, P>(store.row_ptr(row));
-            bool written = false;
-            if constexpr (SLOTS > 0) {
-                if (first == x.first) {  // the output's packs are the thread's held slots
-                    // m <= row max, so the rescale cannot overflow; a thread of -inf elements holds
-                    // zeros and keeps inv_sum, so that a row of -inf still gives 0 * inf = NaN
-                    const float factor = m == neg_inf() ? inv_sum : fast_exp(m - row_shift) * inv_sum;
+            const int count = (int)((slice.end - first + P - 1) / P);
+            for (int j = threadIdx.x; j < count; j += blockDim.x) {
+                const i64 col = first + (i64)j * P;
+                float v[P];
+                gather<T, P>(x, load, slice, row, col, 0.0f, v);
 #pragma unroll
-                    for (int u = 0; u < SLOTS; ++u) {
-                        const int j = threadIdx.x + u * blockDim.x;
-                        if (j < x.count) {
-#pragma unroll
-                            for (int i = 0; i < P; ++i)
-                                held[u][i] = LOG ? (held[u][i] - row_shift) - log_sum : held[u][i] * factor;
-                            scatter<T, P>(store, slice, row, x.first + (i64)j * P, held[u]);
-                        }
-                    }
-                    written = true;
-                }
-            }
-            if (!written) {
-                const int count = (int)((slice.end - first + P - 1) / P);
-                for (int j = threadIdx.x; j < count; j += blockDim.x) {
-                    const i64 col = first + (i64)j * P;
-                    float v[P];
-                    gather<T, P>(x, load, slice, row, col, 0.0f, v);
-#pragma unroll
-                    for (int i = 0; i < P; ++i)
-                        v[i] = LOG ? (v[i] - row_shift) - log_sum : fast_exp(v[i] - row_shift) * inv_sum;
-                    scatter<T, P>(store, slice, row, col, v);
-                }
+                for (int i = 0; i < P; ++i)
+                    v[i] = LOG ? (v[i] - row_shift) - log_sum : fast_exp(v[i] - row_shift) * inv_sum;
+                scatter<T, P>(store, slice, row, col, v);
             }
         }
         // the next row's copies overwrite slots other threads may still be reading
