@@ -448,6 +448,10 @@ def build_page(inputs: Inputs, figure_dir: Path) -> tuple[Page, str, list[str]]:
                        ". A forward softmax moves one read and one write per element, a backward two reads and "
                        "one write; \"fraction of copy\" is that traffic over the time, divided by the ceiling.")
 
+    for kind, document in case_documents:
+        if document.get("aborted") or document.get("complete") is False:
+            page.paragraph(f"**{KIND_TITLES[kind].capitalize()} did not complete** "
+                           f"({document.get('aborted') or 'cut short'}): its tables cover the shapes measured.")
     found = verdicts(case_documents)
     page.heading("Where a peer beats fastsoftmax")
     losses = found["losses"]
@@ -512,6 +516,8 @@ def build_page(inputs: Inputs, figure_dir: Path) -> tuple[Page, str, list[str]]:
         document = latest[1]
         page.heading(KIND_TITLES[kind].capitalize(), 3)
         page.paragraph(CLAIMS[kind])
+        if document.get("aborted"):
+            page.paragraph(f"**This run stopped early** ({document['aborted']}): the figure shows what it measured.")
         measured = _measured_claim(kind, document)
         if measured:
             page.paragraph(measured)

@@ -46,6 +46,13 @@ FIGURE_ALIASES = {
     "attention": "attention", "oneflow": "attention", "004": "attention", "4": "attention",
 }
 GPU_FIGURES = ("ladder", "sweep", "vector_matrix", "attention")
+# Run order: the sweep, the longest and the only one whose every shape stands on its own, goes
+# last, so that a run cut short loses sweep points rather than a figure; the hardware model runs
+# beside them all and is collected at the end.
+RUN_ORDER = ("vector_matrix", "attention", "ladder", "sweep", "hardware")
+# Wall-clock budgets: past them a figure stops, keeps what it measured and says so, so that one
+# slow peer cannot take the whole run past the device's time limit.
+BUDGET_S = {"sweep": 180.0, "vector_matrix": 150.0, "attention": 150.0}
 
 # Short timings for the sweep: ~280 shapes, and its points only need to show a shape, not three
 # significant digits.
@@ -139,7 +146,7 @@ def _case_line(case, rows) -> str:
 
 
 def measure(kind: str, args, copy_gbps: float, *, device: str = "cuda", cases=None, impls=None,
-            runner_options=None, write=print) -> Path:
+            runner_options=None, write=print, budget_s: float | None = None) -> Path:
     """Run one GPU figure's shapes; returns the result file. The keyword arguments let tests run it
     on the CPU with tiny cases and fake timers."""
     import torch
@@ -170,7 +177,14 @@ def measure(kind: str, args, copy_gbps: float, *, device: str = "cuda", cases=No
     runner = Runner(impls, copy_gbps, device=device, **{**timing, **(runner_options or {})})
     bar, bar_write = progress_bar(cases, description=figure_stem(kind))
     lost = None
-    for case in bar:
+    budget_s = BUDGET_S.get(kind) if budget_s is None else budget_s
+    started = time.perf_counter()
+    for done, case in enumerate(bar):
+        if budget_s is not None and time.perf_counter() - started > budget_s:
+            result.document["aborted"] = (f"time budget of {budget_s:.0f} s reached after {done} of "
+                                          f"{len(cases)} shapes")
+            write(f"  stopped: {result.document['aborted']}")
+            break
         try:
             rows = runner.run_case(case)
         except ContextLost as exc:
@@ -184,7 +198,7 @@ def measure(kind: str, args, copy_gbps: float, *, device: str = "cuda", cases=No
     if hasattr(bar, "close"):
         bar.close()
     result.document["summary"] = report.summarize(result.document)
-    result.document["complete"] = lost is None
+    result.document["complete"] = lost is None and "aborted" not in result.document
     if lost:
         result.document["aborted"] = f"CUDA context lost: {lost}"
         write(f"  STOPPED: the CUDA context is unusable after a fault ({lost})")
@@ -213,7 +227,7 @@ def run(args, *, has_gpu: bool | None = None) -> int:
             hardware_job = _start_hardware(out_dir)
         except Exception as exc:  # noqa: BLE001 - reported with the figure below
             hardware_job = exc
-    for figure in [f for f in wanted if f != "hardware"] + (["hardware"] if "hardware" in wanted else []):
+    for figure in [f for f in RUN_ORDER if f in wanted]:
         began = time.perf_counter()
         print(f"\n== seed {SEED_OF[figure]}: {figure}")
         if figure in GPU_FIGURES and not has_gpu:

@@ -205,6 +205,12 @@ def test_a_figure_run_writes_json_csv_png_and_table(tmp_path):
     written = seeds.write_figure(document, "sweep", tmp_path)
     assert {p.name for p in written} == {"seed002_sweep.md", "seed002_sweep.png"}
 
+    late = seeds.measure("attention", args, 100.0, device="cpu", cases=cases, impls=impls, budget_s=0.0,
+                         write=lines.append)
+    document = results.load(late)
+    assert document["complete"] is False and "time budget" in document["aborted"] and not document["rows"]
+    assert any(line.startswith("  stopped: time budget") for line in lines)
+
 
 # --- plots --------------------------------------------------------------------------------------------
 
