@@ -290,8 +290,13 @@ def make_softmax(shape, dim: int, dtype_name: str, algorithm: str = "accurate", 
     alpha_p = ctypes.cast(ctypes.byref(alpha), ctypes.c_void_p)
     beta_p = ctypes.cast(ctypes.byref(beta), ctypes.c_void_p)
     lib = cudnn.lib
+    expected_shape, expected_dtype = tuple(int(s) for s in shape), getattr(torch, dtype_name)
 
     def bind(tensor):
+        # the descriptor fixes the extent cuDNN reads and writes: any other tensor would be overrun
+        if tuple(tensor.shape) != expected_shape or tensor.dtype != expected_dtype:
+            raise ValueError(f"this call was planned for {expected_dtype} {expected_shape}, "
+                             f"not {tensor.dtype} {tuple(tensor.shape)}")
         if tensor.device.type != "cuda":
             raise CudnnUnavailable("cuDNN runs on CUDA tensors only")
         index = tensor.device.index if tensor.device.index is not None else torch.cuda.current_device()
@@ -315,6 +320,7 @@ def make_softmax(shape, dim: int, dtype_name: str, algorithm: str = "accurate", 
     def backward(dy, y):
         dy, y = dy.contiguous(), y.contiguous()
         dx = torch.empty_like(y)
+        bind(dy)
         handle = bind(y)
         cudnn.check(lib.cudnnSoftmaxBackward(handle, plan.algorithm, plan.mode, alpha_p, descriptor.value,
                                              ctypes.c_void_p(y.data_ptr()), descriptor.value,

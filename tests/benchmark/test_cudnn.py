@@ -85,6 +85,18 @@ def test_descriptor_calls_and_errors_against_a_stand_in_library():
     assert failing.calls[-1][0] == "cudnnDestroyTensorDescriptor"
 
 
+def test_a_planned_call_refuses_any_other_tensor():
+    lib = FakeLibrary()
+    forward = cudnn.make_softmax((4, 8), -1, "float32", cudnn=cudnn.Cudnn(lib, "fake"))
+    with pytest.raises(ValueError, match="planned for"):
+        forward(torch.zeros(4, 9))
+    with pytest.raises(ValueError, match="planned for"):
+        forward(torch.zeros(4, 8, dtype=torch.float16))
+    with pytest.raises(cudnn.CudnnUnavailable, match="CUDA tensors"):
+        forward(torch.zeros(4, 8))
+    assert "cudnnSoftmaxForward" not in [name for name, _ in lib.calls]
+
+
 def test_a_missing_library_is_one_line_not_a_traceback(tmp_path):
     with pytest.raises(cudnn.CudnnUnavailable, match="no usable libcudnn"):
         cudnn.load_library([str(tmp_path / "libcudnn.so.9")])
