@@ -100,7 +100,10 @@ def time_graphed(fn, quick: bool) -> dict | None:
             for _ in range(3):
                 fn()
         torch.cuda.current_stream().wait_stream(side)
-        with torch.cuda.graph(graph):
+        # Nothing left for NCCL's watchdog thread to query during the capture, and its queries of
+        # other streams allowed while this thread captures.
+        torch.cuda.synchronize()
+        with torch.cuda.graph(graph, capture_error_mode="thread_local"):
             fn()
     except RuntimeError as error:  # a capture failure only drops this measurement
         print(f"rank {dist.get_rank()}: CUDA graph capture failed: {error}", flush=True)

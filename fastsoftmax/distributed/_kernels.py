@@ -105,6 +105,7 @@ def normalise(
 ):
     rows, row_mask, cols, mask = _tile_of_program(ROWS, N, COLUMN_BLOCKS, BLOCK_R, BLOCK_N)
     m, s, _, _ = _merged(stats_ptr, rows, row_mask, ROWS, WORLD, rank_stride, BLOCK_W)
+    s = tl.where(row_mask, s, 1.0)  # padding rows of the tile: keep 1/s and log(s) finite
     rows = rows.to(tl.int64)[:, None]
     x = tl.load(x_ptr + rows * xs_r + cols.to(tl.int64)[None, :] * xs_n, mask=mask, other=0.0).to(tl.float32)
     shifted = x - _safe_max(m)[:, None]
