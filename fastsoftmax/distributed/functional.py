@@ -164,8 +164,8 @@ def _all_reduce_sum(total: torch.Tensor, group) -> torch.Tensor:
 
 
 def _auto_chunk_rows(x: torch.Tensor) -> int | None:
-    """Rows per chunk such that two chunks of the shard fit in a third of L2 (one being
-    normalised while the next one's statistics are read)."""
+    """Rows per chunk such that a chunk of the shard is a third of L2: the chunk being
+    normalised and the next one, whose statistics pass is issued first, both fit."""
     if not x.is_cuda:
         return None
     l2 = getattr(torch.cuda.get_device_properties(x.device), "L2_cache_size", 50 << 20)
