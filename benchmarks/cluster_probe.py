@@ -437,6 +437,9 @@ def benchmark(kernels, quick: bool) -> list[str]:
     record("decode", torch.bfloat16, True, False, 1, 128256)
     record("decode", torch.float32, False, False, 1, 128256)
     record("decode", torch.bfloat16, False, False, 1, 128256, ctas=8)
+    for rows in (1, 8):
+        for threads in (128, 256):
+            record("decode", torch.bfloat16, False, False, rows, 128256, threads=threads)
     for rows, n in ((64, 1 << 19), (32, 1 << 20)):
         record("long", torch.bfloat16, False, False, rows, n, compare_fs=True)
     record("long", torch.float32, False, False, 64, 1 << 19)

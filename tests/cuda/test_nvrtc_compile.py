@@ -256,12 +256,14 @@ def test_cluster_shapes_cover_their_rows():
                     assert shape.smem_bytes <= CLUSTER_MAX_DYNAMIC_SMEM
                     assert 128 <= shape.threads <= CLUSTER_MAX_THREADS and shape.threads % 32 == 0
                     assert shape.non_portable == (shape.ctas > 8)
-                    inst = Instance("cluster", dtype, backward, True, shape.pack)
+                    inst = Instance("cluster", dtype, backward, True, shape.pack, cols=shape.held)
                     assert inst in everything, inst.name
             with pytest.raises(ValueError, match="too long"):
                 cluster_shape(longest + 1, dtype, backward)
-    assert cluster_shape(16384, torch.bfloat16, False).ctas == 1
-    assert cluster_shape(65536, torch.bfloat16, False).ctas == 4
-    assert cluster_shape(65536, torch.float32, False).ctas == 8
-    assert cluster_shape(262144, torch.bfloat16, False).ctas == 16
+    assert cluster_shape(32768, torch.bfloat16, False).ctas == 1
+    assert cluster_shape(65536, torch.bfloat16, False).ctas == 2
+    assert cluster_shape(65536, torch.bfloat16, True).ctas == 4
+    assert cluster_shape(65536, torch.float32, False).ctas == 4
+    assert cluster_shape(262144, torch.bfloat16, False).ctas == 8
+    assert cluster_shape(262144, torch.bfloat16, True).ctas == 16
     assert cluster_shape(128256, torch.bfloat16, False, rows=1, sm_count=132).ctas == 16

@@ -107,11 +107,14 @@ CLUSTER_PORTABLE_MAX = 8
 #: the launch bound compiled into the instances (their threads are chosen at launch time)
 CLUSTER_MAX_THREADS = 512
 #: the threads cluster_shape launches at most: on an H100, 512-thread CTAs ran 262144-column rows at
-#: 0.51 of copy bandwidth against 0.69-0.73 with 128 or 256 (CTAs per SM, not threads, hide latency)
+#: 0.51 of copy bandwidth against 0.68-0.72 with 128 or 256 (CTAs per SM, not threads, hide latency);
+#: clusters of 16 forward ran best at 128 (151936 columns: 0.70 against 0.58 at 256)
 CLUSTER_LAUNCH_THREADS = 256
-#: bytes of each staged tensor per CTA before the cluster doubles: Quack's rule of 16K 16-bit
-#: (8K float32) elements per CTA, which leaves room for several CTAs per SM
-CLUSTER_BYTES_PER_CTA = 32 * 1024
+#: bytes of each staged tensor per CTA before the cluster doubles. Backward stages two tensors:
+#: Quack's 16K 16-bit (8K float32) elements per CTA. Forward measured best at twice that (H100,
+#: bf16: 50257 columns 0.77 of copy with C = 2 against 0.72-0.74 with 4; 262144: 0.73 with C = 8
+#: against 0.68-0.72 with 16): fewer CTAs to wait for at the cluster barrier.
+CLUSTER_BYTES_PER_CTA = {False: 64 * 1024, True: 32 * 1024}
 #: dynamic shared memory one CTA may opt into on sm_90 (227 KiB), less the kernel's static part
 CLUSTER_MAX_DYNAMIC_SMEM = 227 * 1024 - 1024
 #: cluster slots per thread the thread count aims for (threads from 128 to CLUSTER_LAUNCH_THREADS)
@@ -162,6 +165,7 @@ class ClusterShape:
     smem_bytes: int  # dynamic shared memory per CTA
     pack: int  # the instance's pack (elements per 16 bytes)
     non_portable: bool  # C > 8: needs CU_FUNC_ATTRIBUTE_NON_PORTABLE_CLUSTER_SIZE_ALLOWED = 1
+    held: int = 0  # the instance's Instance.cols: always 0 (every slot lives in shared memory)
 
 
 def cluster_shape(n: int, dtype: torch.dtype, backward: bool, rows: int = 0, sm_count: int = 0,
@@ -169,10 +173,12 @@ def cluster_shape(n: int, dtype: torch.dtype, backward: bool, rows: int = 0, sm_
     """How to launch the cluster tier on rows of n columns.
 
     The cluster size grows with the row: the smallest power of two that keeps each CTA's staged
-    share at CLUSTER_BYTES_PER_CTA (16K 16-bit elements: 1 CTA up to 16K, 2 at 32K, 4 at 64K, 8
-    at 128K, 16 from 256K; float32 at half those lengths), and past 16 CTAs the share grows
-    instead. With few rows (``rows * 16 <= sm_count``: decode) the cluster is 16 whatever the row,
-    so that the row is spread over as many SMs as can share it. ``ctas`` forces a size.
+    share of each tensor within CLUSTER_BYTES_PER_CTA (forward 32K 16-bit elements: 1 CTA up to
+    32K, 2 at 64K, 4 at 128K, 8 at 256K, 16 from 512K; backward half those lengths; float32 half
+    again), and past 16 CTAs the share grows instead. With few rows (``rows * 16 <= sm_count``:
+    decode) the cluster is 16 whatever the row, so that the row is spread over as many SMs as can
+    share it. ``ctas`` forces a size. Threads: CLUSTER_SLOTS_PER_THREAD slots each, 128 to 256,
+    and 128 for forward clusters of 16.
 
     Launch contract (the kernels read C and their rank from the cluster registers, so one compiled
     instance serves every C):
@@ -197,16 +203,23 @@ def cluster_shape(n: int, dtype: torch.dtype, backward: bool, rows: int = 0, sm_
     """
     size = CXX_TYPES[dtype][2]
     if not ctas:
-        ctas = min(CLUSTER_SIZES[-1], next_pow2(-(-n * size // CLUSTER_BYTES_PER_CTA)))
+        ctas = min(CLUSTER_SIZES[-1], next_pow2(-(-n * size // CLUSTER_BYTES_PER_CTA[backward])))
         if rows and sm_count and rows * CLUSTER_SIZES[-1] <= sm_count:
             ctas = CLUSTER_SIZES[-1]
+    threads = cluster_threads(n, dtype, ctas)
+    if ctas == CLUSTER_SIZES[-1] and not backward:
+        threads = 128
+    if rows and sm_count and rows * ctas <= sm_count:
+        # at most one CTA per SM (decode): 256 threads measured fastest (1 x 128256 bf16: 9.7 us
+        # against 10.2 with 128 and 10.4 with 512)
+        threads = CLUSTER_LAUNCH_THREADS
     if ctas not in CLUSTER_SIZES:
         raise ValueError(f"cluster size {ctas} is not one of {CLUSTER_SIZES}")
     smem = cluster_smem_bytes(n, dtype, ctas, backward)
     if smem > CLUSTER_MAX_DYNAMIC_SMEM:
         raise ValueError(f"rows of {n} columns are too long for the cluster tier "
                          f"(at most {cluster_max_cols(dtype, backward)} {'backward' if backward else 'forward'})")
-    return ClusterShape(ctas, cluster_threads(n, dtype, ctas), smem, cluster_pack(dtype), ctas > CLUSTER_PORTABLE_MAX)
+    return ClusterShape(ctas, threads, smem, cluster_pack(dtype), ctas > CLUSTER_PORTABLE_MAX)
 
 
 @dataclass(frozen=True)
