@@ -182,9 +182,6 @@ def _forward_rows(x: torch.Tensor, group, log: bool, collective: str, chunk_rows
         if work is not None:
             work.wait()
         return _local.normalise(x, merged, log)
-    if collective != "allgather":
-        raise ValueError("chunk_rows overlaps each chunk's all-gather with the next chunk's statistics; "
-                         "use collective='allgather' with it")
     # Pipelined: chunk i+1's statistics pass runs while chunk i's all-gather is in flight, and
     # chunk i is normalised right after, while its rows are still in L2.
     y = torch.empty_like(x, memory_format=torch.contiguous_format)
@@ -230,6 +227,9 @@ def _softmax(x, dim, group, log, collective, chunk_rows, check):
     _check_collective(collective)
     if chunk_rows not in (None, "auto") and not (isinstance(chunk_rows, int) and chunk_rows > 0):
         raise ValueError(f"chunk_rows must be None, 'auto' or a positive int, got {chunk_rows!r}")
+    if chunk_rows is not None and collective != "allgather":
+        raise ValueError("chunk_rows overlaps each chunk's all-gather with the next chunk's statistics; "
+                         "use collective='allgather' with it")
     if x.dtype == torch.float64:
         raise TypeError(f"{name}: float64 is not supported (statistics are float32); use float32, float16 or bfloat16")
     dim = _normalize_dim(dim, x.ndim)

@@ -224,6 +224,24 @@ def mismatches(rank: int, world: int, device: torch.device) -> None:
         fd.softmax(torch.randn(4, 10, device=device, dtype=dtype))
     with pytest.raises(IndexError, match="out of bounds"):
         fd.cross_entropy(torch.randn(4, 10, device=device), torch.full((4,), 10 * world, device=device))
+    # argument errors are found before any collective, identically on every rank
+    x = torch.randn(4, 10, device=device)
+    with pytest.raises(ValueError, match="collective"):
+        fd.softmax(x, collective="ring")
+    with pytest.raises(ValueError, match="chunk_rows"):
+        fd.softmax(x, collective="allreduce", chunk_rows=2)
+    with pytest.raises(TypeError, match="floating-point"):
+        fd.log_softmax(torch.ones(4, 10, dtype=torch.int64, device=device))
+    with pytest.raises(TypeError, match="float64"):
+        fd.softmax(x.double())
+    with pytest.raises(IndexError):
+        fd.softmax(x, dim=2)
+    with pytest.raises(ValueError, match="reduction"):
+        fd.cross_entropy(x, torch.zeros(4, dtype=torch.int64, device=device), reduction="max")
+    with pytest.raises(TypeError, match="class indices"):
+        fd.cross_entropy(x, torch.rand(4, 10, device=device))
+    with pytest.raises(ValueError, match="target shape"):
+        fd.cross_entropy(x, torch.zeros(5, dtype=torch.int64, device=device))
     with pytest.raises(ValueError, match="vocab_start"):
         fd.cross_entropy(torch.randn(4, 10, device=device), torch.zeros(4, dtype=torch.int64, device=device),
                          vocab_start=3)
