@@ -107,8 +107,10 @@ CLUSTER_PORTABLE_MAX = 8
 #: the launch bound compiled into the instances (their threads are chosen at launch time)
 CLUSTER_MAX_THREADS = 512
 #: the threads cluster_shape launches at most: on an H100, 512-thread CTAs ran 262144-column rows at
-#: 0.51 of copy bandwidth against 0.68-0.72 with 128 or 256 (CTAs per SM, not threads, hide latency);
-#: clusters of 16 forward ran best at 128 (151936 columns: 0.70 against 0.58 at 256)
+#: 0.51 of copy bandwidth against 0.68-0.72 with 128 or 256 (CTAs per SM, not threads, hide latency).
+#: 128 beat 256 only for shares of 32 KiB or less per CTA (bf16, 16 CTAs: 151936 columns 0.70
+#: against 0.58), which the forward rule below no longer produces; at 64 KiB 256 wins (float32
+#: 262144 columns: 0.72 against 0.61, bf16 524288: 0.54 against 0.45)
 CLUSTER_LAUNCH_THREADS = 256
 #: bytes of each staged tensor per CTA before the cluster doubles. Backward stages two tensors:
 #: Quack's 16K 16-bit (8K float32) elements per CTA. Forward measured best at twice that (H100,
@@ -177,8 +179,7 @@ def cluster_shape(n: int, dtype: torch.dtype, backward: bool, rows: int = 0, sm_
     32K, 2 at 64K, 4 at 128K, 8 at 256K, 16 from 512K; backward half those lengths; float32 half
     again), and past 16 CTAs the share grows instead. With few rows (``rows * 16 <= sm_count``:
     decode) the cluster is 16 whatever the row, so that the row is spread over as many SMs as can
-    share it. ``ctas`` forces a size. Threads: CLUSTER_SLOTS_PER_THREAD slots each, 128 to 256,
-    and 128 for forward clusters of 16.
+    share it. ``ctas`` forces a size. Threads: CLUSTER_SLOTS_PER_THREAD slots each, 128 to 256.
 
     Launch contract (the kernels read C and their rank from the cluster registers, so one compiled
     instance serves every C):
@@ -207,8 +208,6 @@ def cluster_shape(n: int, dtype: torch.dtype, backward: bool, rows: int = 0, sm_
         if rows and sm_count and rows * CLUSTER_SIZES[-1] <= sm_count:
             ctas = CLUSTER_SIZES[-1]
     threads = cluster_threads(n, dtype, ctas)
-    if ctas == CLUSTER_SIZES[-1] and not backward:
-        threads = 128
     if rows and sm_count and rows * ctas <= sm_count:
         # at most one CTA per SM (decode): 256 threads measured fastest (1 x 128256 bf16: 9.7 us
         # against 10.2 with 128 and 10.4 with 512)
