@@ -55,7 +55,7 @@ def _pow2(value: int) -> int:
 def uses_triton(tensor: torch.Tensor) -> bool:
     if _kernels is None:
         return False
-    return tensor.is_cuda or (tensor.device.type == "cpu" and TRITON_ON_CPU)
+    return tensor.is_cuda or (tensor.device.type == "cpu" and TRITON_ON_CPU and INTERPRETED)
 
 
 def _device_index(tensor: torch.Tensor) -> int:
