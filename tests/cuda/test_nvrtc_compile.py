@@ -267,3 +267,12 @@ def test_cluster_shapes_cover_their_rows():
     assert cluster_shape(262144, torch.bfloat16, False).ctas == 8
     assert cluster_shape(262144, torch.bfloat16, True).ctas == 16
     assert cluster_shape(128256, torch.bfloat16, False, rows=1, sm_count=132).ctas == 16
+
+
+def test_cluster_grid():
+    from fastsoftmax.backends.cuda.instances import cluster_grid
+
+    assert cluster_grid(1024, 45, False) == 1024
+    assert cluster_grid(1024, 45, True) == 45
+    assert cluster_grid(8, 45, True) == 8
+    assert cluster_grid(8, 0, True) == 8

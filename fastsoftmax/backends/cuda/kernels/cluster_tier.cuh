@@ -31,18 +31,19 @@
 // after it has read row i's pairs. The kernel ends with one more cluster barrier so that no CTA
 // exits (releasing its shared memory) while a peer may still read its last pair.
 //
-// Rows: cluster k of the grid takes rows k, k + clusters, ...; the host may launch one cluster
-// per row (the hardware starts a cluster as one finishes) or fewer, persistent ones.
+// Rows: cluster k of the grid takes rows k, k + clusters, ...; the host launches one cluster per
+// row forward (the hardware starts a cluster as one finishes) and the resident clusters backward,
+// which measured faster each way (instances.cluster_grid).
 //
 // Measured on an H100 (benchmarks/cluster_probe.py, results in benchmarks/results/2026-11-23_h100):
 // what limits this tier is how many CTAs an SM holds, since CTAs in other phases keep the memory
 // busy while one waits for its copies or at the cluster barrier. Holding the slots in registers
 // as well (one exponential per element instead of two) cut the CTAs per SM and fell from 0.76 to
 // 0.57 of copy bandwidth at 1024 x 128256 bf16; a persistent grid that staged the next row into a
-// second buffer during the exchange fell to 0.58 (half the CTAs per SM, and eight more registers
-// also cost the one-row-per-cluster launch 0.76 -> 0.64). Without the exchange (wrong results,
-// timing only) the same shape ran at 0.85: the cluster barrier, where the slowest CTA of the
-// cluster sets the pace, is the largest single cost.
+// second buffer during the exchange fell to 0.58 (half the CTAs per SM, and its eight more
+// registers also cost the one-row-per-cluster launch 0.76 -> 0.64). Without the exchange (wrong
+// results, timing only) the same shape ran at 0.85: the cluster barrier, where the slowest CTA of
+// the cluster sets the pace, is the largest single cost.
 //
 // Loads and stores go through small functors in the style of OneFlow's softmax: LOAD converts
 // staged storage to float32 (a fused scale or mask would go there), STORE converts and writes (a
@@ -134,7 +135,9 @@ struct ClusterSlice {
         const i64 per_cta = (n + ctas - 1) / ctas;
         return (per_cta + P - 1) / P * P;
     }
-    static __device__ __forceinline__ int slots_per_tensor(i64 n, unsigned ctas) { return (int)(chunk(n, ctas) / P) + 1; }
+    static __device__ __forceinline__ int slots_per_tensor(i64 n, unsigned ctas) {
+        return (int)(chunk(n, ctas) / P) + 1;
+    }
 
     __device__ __forceinline__ ClusterSlice(i64 n, unsigned rank, unsigned ctas) {
         const i64 c = chunk(n, ctas);
