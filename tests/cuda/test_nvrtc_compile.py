@@ -270,7 +270,12 @@ def test_cluster_shapes_cover_their_rows():
 
 
 def test_cluster_grid():
-    from fastsoftmax.backends.cuda.instances import cluster_grid
+    from fastsoftmax.backends.cuda.instances import cluster_grid, cluster_max_cols, cluster_preferred_max_cols
+
+    for dtype in (torch.float32, torch.float16, torch.bfloat16):
+        for backward in (False, True):
+            assert cluster_preferred_max_cols(dtype, backward) <= cluster_max_cols(dtype, backward)
+    assert cluster_preferred_max_cols(torch.bfloat16, False) == 1 << 19
 
     assert cluster_grid(1024, 45, False) == 1024
     assert cluster_grid(1024, 45, True) == 45

@@ -153,6 +153,20 @@ def cluster_max_cols(dtype: torch.dtype, backward: bool) -> int:
     return CLUSTER_SIZES[-1] * slots * cluster_pack(dtype)
 
 
+#: staged bytes per CTA past which the tier loses to the two-read tiers: with 128 KiB a CTA (bf16
+#: rows of 2^20 forward, 16 CTAs) one CTA fits an SM and the H100 ran 0.34 of copy bandwidth,
+#: against 0.51 for split_row; at 64 KiB (2^19) 0.54 against 0.48; backward 2 x 64 KiB a CTA
+#: (float32 rows of 262144) ran 0.58, against 0.79 at 2 x 32 KiB (bf16 262144)
+CLUSTER_PREFERRED_BYTES_PER_CTA = 64 * 1024
+
+
+def cluster_preferred_max_cols(dtype: torch.dtype, backward: bool) -> int:
+    """The longest row for which the cluster tier is the one to choose (cluster_max_cols is the
+    longest it can run): forward 524288 16-bit or 262144 float32 elements, backward half that."""
+    tensors = 2 if backward else 1
+    return CLUSTER_SIZES[-1] * CLUSTER_PREFERRED_BYTES_PER_CTA // (CXX_TYPES[dtype][2] * tensors)
+
+
 def cluster_threads(n: int, dtype: torch.dtype, ctas: int) -> int:
     """Threads per CTA: about CLUSTER_SLOTS_PER_THREAD of the CTA's 16-byte slots each, a power of
     two from 128 to CLUSTER_LAUNCH_THREADS."""
