@@ -34,7 +34,7 @@ def _samples():
         if op.name not in OPS:
             continue
         for dtype in DTYPES:
-            for index, sample in enumerate(op.sample_inputs("cpu", dtype, requires_grad=False)):
+            for index, _ in enumerate(op.sample_inputs("cpu", dtype, requires_grad=False)):
                 yield pytest.param(op.name, op.variant_test_name, dtype, index,
                                    id=f"{op.name}{'-' + op.variant_test_name if op.variant_test_name else ''}-"
                                       f"{str(dtype)[6:]}-{index}")

@@ -94,6 +94,10 @@ ROW_CASES = {
     "block_uncached": [(3, 1), (4, 33), (3, 1025), (3, 3000), (2, 50257), (1, 65536), (1, 131072 + 3)],
     # rows of >= 4096 * k elements are cut into k chunks: 20000 -> 4 chunks, 131075 -> many
     "split_row": [(1, 1), (2, 33), (2, 1025), (3, 20000), (5, 16384), (3, 50257), (1, 131072 + 3)],
+    # around every cluster-size boundary (16-bit: 1 CTA to 16384, 2 to 32768, 4 to 65536, 8 to
+    # 131072, then 16; fewer than sm_count / 16 rows take 16 CTAs whatever the length), odd lengths
+    "cluster": [(3, 1), (5, 7), (4, 1025), (20, 16385), (20, 32769), (3, 50257), (20, 65537), (9, 131073),
+                (1, 128256), (2, 262147), (1, 400003)],
 }
 STRIDED_CASES = [(3, 7, 5), (2, 1000, 33), (4, 64, 512), (1, 3000, 2), (5, 1, 17), (2, 33, 100), (1, 50257, 3)]
 
@@ -165,7 +169,8 @@ def test_strided_views_with_arbitrary_strides(backend, dtype_name):
 
 @pytest.mark.parametrize("dtype_name", DTYPES)
 @pytest.mark.parametrize("tier,n", [("warp", 1000), ("warp", 64), ("block_regs", 3000), ("block_regs", 12000),
-                                    ("block_smem", 3000), ("block_uncached", 5000), ("split_row", 20000)])
+                                    ("block_smem", 3000), ("block_uncached", 5000), ("split_row", 20000),
+                                    ("cluster", 50257), ("cluster", 70000)])
 @pytest.mark.parametrize("layout", ["pitch+3", "offset+1", "pitch+2", "out-pitch"])
 def test_row_pitch_and_alignment(backend, tier, n, dtype_name, layout):
     """Rows of a wider tensor (stride(0) > n) and rows starting off a 16-byte boundary force the
@@ -192,7 +197,8 @@ def test_row_pitch_and_alignment(backend, tier, n, dtype_name, layout):
 
 @pytest.mark.parametrize("dtype_name", ["fp32", "bf16"])
 @pytest.mark.parametrize("tier,n", [("warp", 1000), ("block_regs", 3000), ("block_regs", 30000),
-                                    ("block_smem", 3000), ("block_uncached", 5003), ("split_row", 20003)])
+                                    ("block_smem", 3000), ("block_uncached", 5003), ("split_row", 20003),
+                                    ("cluster", 50257)])
 def test_in_place(backend, tier, n, dtype_name):
     """y may be x: every kernel reads an element before it writes it, in the same thread (a 30000
     bf16 row is staged in shared memory first)."""
@@ -207,7 +213,7 @@ def test_in_place(backend, tier, n, dtype_name):
 # ---- special values: like torch.softmax ----------------------------------------------------------
 
 SPECIAL_TIERS = [("warp", 1000), ("warp", 24), ("block_regs", 3000), ("block_regs", 32768), ("block_smem", 3000),
-                 ("block_uncached", 3000), ("split_row", 20000)]
+                 ("block_uncached", 3000), ("split_row", 20000), ("cluster", 3000), ("cluster", 70001)]
 
 
 @pytest.mark.parametrize("log", [False, True], ids=["softmax", "log_softmax"])
@@ -283,6 +289,21 @@ def test_one_long_row(backend, tier):
     x3 = rand((1, (1 << 22) + 7), torch.bfloat16).view(1, -1, 1)
     check_forward(backend, x3, tier, False, "one long row")
     check_backward(backend, x3, rand(x3.shape, torch.bfloat16), tier, False, "one long row")
+
+
+def test_longest_cluster_rows(backend):
+    """The longest rows a cluster of 16 CTAs stages, and one element more is refused."""
+    from fastsoftmax.backends.cuda.instances import cluster_max_cols
+
+    for dtype in (torch.bfloat16, torch.float32):
+        for backward in (False, True):
+            n = cluster_max_cols(dtype, backward)
+            x3 = rand((1, n), dtype).view(1, n, 1)
+            if backward:
+                check_backward(backend, x3, rand(x3.shape, dtype), "cluster", False, "longest cluster row")
+            else:
+                check_forward(backend, x3, "cluster", True, "longest cluster row")
+            assert not backend.supports("cluster", 1, n + 1, 1, dtype, backward)
 
 
 # ---- the ladder ---------------------------------------------------------------------------------

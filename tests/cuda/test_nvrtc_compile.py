@@ -196,13 +196,16 @@ def test_tier_choice_is_supported():
     assert BACKEND.choose_tier(8, 1025, 1, torch.float32, False) == "block_regs"
     assert BACKEND.choose_tier(4096, 32768, 1, torch.bfloat16, False) == "block_regs"
     assert BACKEND.choose_tier(4096, 16384, 1, torch.bfloat16, True) == "block_regs"
-    assert BACKEND.choose_tier(4096, 32768, 1, torch.bfloat16, True) == "block_uncached"
+    assert BACKEND.choose_tier(4096, 32768, 1, torch.bfloat16, True) == "cluster"
     assert BACKEND.choose_tier(4096, 16384, 1, torch.float32, True) == "block_regs"
     assert BACKEND.choose_tier(8, 512, 1, torch.bfloat16, False) == "block_regs"
     assert BACKEND.choose_tier(8, 511, 1, torch.bfloat16, False) == "warp"
-    assert BACKEND.choose_tier(4096, 32769, 1, torch.bfloat16, False) == "block_smem"
-    assert BACKEND.choose_tier(1, 128256, 1, torch.bfloat16, False) == "split_row"
-    assert BACKEND.choose_tier(4096, 131072, 1, torch.bfloat16, False) == "block_uncached"
+    assert BACKEND.choose_tier(4096, 32769, 1, torch.bfloat16, False) == "cluster"
+    assert BACKEND.choose_tier(1, 128256, 1, torch.bfloat16, False) == "cluster"
+    assert BACKEND.choose_tier(4096, 131072, 1, torch.bfloat16, False) == "cluster"
+    # past what a cluster holds at full speed: the two-read tiers
+    assert BACKEND.choose_tier(4096, 1 << 20, 1, torch.bfloat16, False) == "block_uncached"
+    assert BACKEND.choose_tier(1, 1 << 20, 1, torch.bfloat16, False) == "split_row"
 
 
 def test_unavailable_on_cpu_tensors():

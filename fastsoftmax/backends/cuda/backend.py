@@ -19,7 +19,7 @@ import threading
 
 import torch
 
-from . import compiler, plans, tiers
+from . import compiler, launch, plans, tiers
 from .instances import CXX_TYPES, Instance, source_for
 from .launch import device_facts, enter, leave, raw_stream
 from .tiers import TIERS
@@ -78,7 +78,7 @@ class CudaBackend:
         if device_index is None:
             device_index = torch.cuda.current_device()
         facts = device_facts(device_index)
-        return tiers.Limits(facts.smem_per_block, facts.smem_per_sm, facts.sm_count)
+        return tiers.Limits(facts.smem_per_block, facts.smem_per_sm, facts.sm_count, facts.cluster_launch)
 
     def choose_tier(self, outer: int, n: int, inner: int, dtype: torch.dtype, backward: bool,
                     device_index: int | None = None) -> str:
@@ -122,19 +122,30 @@ class CudaBackend:
         stride_bits = plans.alignment((), strides, CXX_TYPES[dtype][2], outer)
         ready: dict = {}  # (log, alignment, tuning) -> the plan
         plan_of = self.plan
+        thread = launch._thread
+        torch_device = launch._torch_device
+        default_tuning = tiers.DEFAULT_TUNING
 
         def run(tensors, log):
-            pushed = enter(dev)
+            # launch.enter, its common case inlined: torch's current device, on a thread that
+            # launched before
+            pushed = False
+            if torch_device() != dev or not getattr(thread, "context_ready", False):
+                pushed = enter(dev)
             try:
-                pointers = tuple(map(_data_ptr, tensors))
-                bits = stride_bits
-                for pointer in pointers:
-                    bits |= pointer
+                if len(tensors) == 2:
+                    pointers = (tensors[0].data_ptr(), tensors[1].data_ptr())
+                    bits = stride_bits | pointers[0] | pointers[1]
+                else:
+                    pointers = tuple(map(_data_ptr, tensors))
+                    bits = stride_bits | pointers[0] | pointers[1] | pointers[2]
                 tuning = _current_tuning()
-                go = ready.get((log, bits & 15, tuning))
+                # the default tuning is a singleton: comparing identities avoids hashing it per call
+                local = (log, bits & 15) if tuning is default_tuning else (log, bits & 15, tuning)
+                go = ready.get(local)
                 if go is None:
                     key = (tier, dtype, outer, n, inner, strides, log, backward, bits & 15, dev, tuning)
-                    go = ready[(log, bits & 15, tuning)] = plan_of(key)
+                    go = ready[local] = plan_of(key)
                 go(pointers, raw_stream(dev))
             finally:
                 if pushed:

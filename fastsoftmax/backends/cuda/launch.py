@@ -9,10 +9,11 @@ dimensions, cooperative grids).
 Three rules keep this safe when many threads launch at once:
 
 * **No shared mutable argument memory.** The driver reads kernel arguments through an array of
-  pointers to their values. Each OS thread owns one such array (``_thread_slots``), filled and
-  handed to the driver within one call on that thread; cuda.bindings releases the GIL inside the
-  driver call, so an array shared between threads could be overwritten by another thread before
-  the driver read it.
+  pointers to their values, during the launch call. A launch writes its arguments into memory no
+  other thread can hold at that moment: the calling thread's own slots (``_thread_slots``), or a
+  slot array taken out of a pool for the duration of the launch (``Kernel.bound``). cuda.bindings
+  releases the GIL inside the driver call, so an array shared between threads could be
+  overwritten by another thread before the driver read it.
 * **A context is current per thread, not per process.** Before a launch, ``enter`` makes the
   tensor's device's primary context current on the calling thread: directly when torch's current
   device is that device but no context is current yet (autograd's worker thread, a new thread),
@@ -24,6 +25,7 @@ Three rules keep this safe when many threads launch at once:
 
 from __future__ import annotations
 
+import collections
 import ctypes
 import threading
 
@@ -193,6 +195,15 @@ def cu_stream(handle: int):
 
 
 # ---- argument packing ---------------------------------------------------------------------------
+def argument_memory(values):
+    """A fresh ``(slots, pointers, address)``: int64 slots holding ``values``, the array of
+    pointers to them, and that array's address (what cuLaunchKernel takes as kernelParams)."""
+    slots = (ctypes.c_int64 * len(values))(*values)
+    base = ctypes.addressof(slots)
+    pointers = (ctypes.c_void_p * len(values))(*[base + 8 * i for i in range(len(values))])
+    return slots, pointers, ctypes.addressof(pointers)
+
+
 def _thread_slots():
     """This thread's argument memory: MAX_KERNEL_ARGS int64 slots, the array of pointers to them,
     and the array's address (what cuLaunchKernel takes as kernelParams)."""
@@ -297,29 +308,60 @@ class Kernel:
 
     def bound(self, grid: int, tail: tuple):
         """``go(pointers, stream)``: this kernel on a fixed grid with the arguments after the
-        pointers fixed to ``tail``: the repeated-call path, which packs and launches in one step."""
-        if self.cluster != 1 or self.cooperative:
-            def go(pointers, stream):
-                self.launch(grid, stream, pointers + tail)
+        pointers fixed to ``tail``: the repeated-call path, which packs and launches in one step.
 
-            return go
+        Its argument memory comes from a pool of ready slot arrays with ``tail`` written in: a
+        launch takes one out (``deque.pop`` is atomic), writes the pointers, launches and puts it
+        back, so no two threads ever write the same array, and only the pointers are written."""
+        if self.cluster != 1 or self.cooperative:
+            return self._bound_ex(grid, tail)
         function, block_x, block_y, smem = self.function, self.block_x, self.block_y, self.smem
         cu_launch = _driver().cuLaunchKernel
         streams = _CU_STREAMS
-        thread = _thread
+        pool = collections.deque()
         failed = self.failed
 
         def go(pointers, stream):
-            slots = getattr(thread, "slots", None) or _thread_slots()
-            values = slots[0]
-            values[: len(pointers)] = pointers
-            values[len(pointers): len(pointers) + len(tail)] = tail
+            try:
+                memory = pool.pop()
+            except IndexError:
+                memory = argument_memory(pointers + tail)
+            memory[0][: len(pointers)] = pointers
             handle = streams.get(stream)  # cu_stream, inlined: this is the hottest path
             if handle is None:
                 handle = cu_stream(stream)
-            result = cu_launch(function, grid, 1, 1, block_x, block_y, 1, smem, handle, slots[2], 0)[0]
+            result = cu_launch(function, grid, 1, 1, block_x, block_y, 1, smem, handle, memory[2], 0)[0]
+            pool.append(memory)
             if result:
                 failed(result, grid)
+
+        return go
+
+    def _bound_ex(self, grid: int, tail: tuple):
+        """``bound`` for launches that need ``cuLaunchKernelEx``: each thread keeps its own launch
+        configuration per kernel and grid (only its stream changes between calls) and packs the
+        arguments into its own slots."""
+        cu_launch_ex = _driver().cuLaunchKernelEx
+        function = self.function
+        key = (self, grid)
+
+        def go(pointers, stream):
+            configs = getattr(_thread, "configs", None)
+            if configs is None:
+                configs = _thread.configs = {}
+            config = configs.get(key)
+            if config is None:
+                if len(configs) > 256:
+                    configs.clear()
+                config = configs[key] = self._launch_config(grid, cu_stream(stream))
+            else:
+                config.hStream = cu_stream(stream)
+            values, _, params = _thread_slots()
+            args = pointers + tail
+            values[: len(args)] = args
+            result = cu_launch_ex(config, function, params, 0)[0]
+            if result:
+                self.failed(result, grid)
 
         return go
 

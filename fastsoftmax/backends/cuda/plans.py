@@ -35,6 +35,8 @@ from .instances import (
     WARP_TIER_MAX_COLS,
     Instance,
     block_regs_shape,
+    cluster_grid,
+    cluster_shape,
     block_regs_staged_bytes,
     block_regs_storage,
     next_pow2,
@@ -76,8 +78,14 @@ def build(load, key):
     pitches = tuple(s[0] for s in strides)
     if tier == "split_row":
         return _split_row(load, dtype, outer, n, pitches, log, backward, align, dev)
+    if tier == "cluster":
+        return _cluster(load, dtype, outer, n, pitches, log, backward, dev)
     kernel, grid = _row_kernel(load, tier, dtype, outer, n, log, backward, align, dev, tuning)
     return kernel.bound(grid, (outer, n) + pitches)
+
+
+def _ceil_div(a: int, b: int) -> int:
+    return -(-a // b)
 
 
 def _widest_pack(packs, align: int, itemsize: int, fits=lambda pack: True) -> int:
@@ -142,6 +150,25 @@ def _allow_dynamic_smem(kernel: Kernel, smem: int) -> None:
         kernel.set_attribute("MAX_DYNAMIC_SHARED_SIZE_BYTES", facts.smem_per_block - tiers.STATIC_SMEM_RESERVE)
 
 
+def _cluster(load, dtype, outer, n, pitches, log, backward, dev):
+    """One cluster of CTAs per row (see instances.cluster_shape for the launch contract)."""
+    facts = device_facts(dev)
+    if not facts.cluster_launch:
+        raise ValueError(f"tier 'cluster' needs thread-block clusters (sm_90 or newer), not {facts.arch}")
+    shape = cluster_shape(n, dtype, backward, rows=outer, sm_count=facts.sm_count)
+    inst = Instance("cluster", dtype, backward, log, shape.pack, cols=shape.held)
+    kernel = Kernel(load(inst, dev), inst.name, dev, 8 if backward else 6, shape.threads, 1, shape.smem_bytes,
+                    cluster=shape.ctas)
+    _allow_dynamic_smem(kernel, shape.smem_bytes)
+    if shape.non_portable:
+        kernel.set_attribute("NON_PORTABLE_CLUSTER_SIZE_ALLOWED", 1)
+    resident = kernel.resident_clusters()
+    if resident < 1:
+        raise ValueError(f"tier 'cluster': a cluster of {shape.ctas} CTAs of {shape.threads} threads and "
+                         f"{shape.smem_bytes} bytes of shared memory cannot be resident on {facts.arch}")
+    return kernel.bound(cluster_grid(outer, resident, backward) * shape.ctas, (outer, n) + pitches)
+
+
 def _split_row(load, dtype, outer, n, pitches, log, backward, align, dev):
     itemsize = CXX_TYPES[dtype][2]
     pack = _widest_pack(PACK_SIZES[dtype], align, itemsize)
@@ -154,8 +181,8 @@ def _split_row(load, dtype, outer, n, pitches, log, backward, align, dev):
     # SPLIT_ROW_MIN_CHUNK elements, each starting 16-element aligned
     want = -(-tiers.SPLIT_ROW_BLOCKS_PER_SM * device_facts(dev).sm_count // outer)
     splits = max(1, min(want, n // tiers.SPLIT_ROW_MIN_CHUNK))
-    chunk = -(-(-(-n // splits)) // SPLIT_ROW_ALIGN) * SPLIT_ROW_ALIGN
-    splits = -(-n // chunk)
+    chunk = _ceil_div(_ceil_div(n, splits), SPLIT_ROW_ALIGN) * SPLIT_ROW_ALIGN
+    splits = _ceil_div(n, chunk)
     grid = outer * splits
     workspace = (1 if backward else 2) * outer * splits
     first_tail = (n,) + pitches[:inputs] + (chunk, splits)
@@ -163,9 +190,13 @@ def _split_row(load, dtype, outer, n, pitches, log, backward, align, dev):
     device = torch_device(dev)
 
     def run(pointers, stream):
-        ws = torch.empty(workspace, dtype=torch.float32, device=device).data_ptr()
+        # the tensor must outlive both launches: freed earlier, the caching allocator could hand
+        # its memory to another thread's tensor whose kernels land between ours on the stream
+        scratch = torch.empty(workspace, dtype=torch.float32, device=device)
+        ws = scratch.data_ptr()
         partials.launch(grid, stream, pointers[:inputs] + (ws,) + first_tail)
         finish.launch(grid, stream, pointers + (ws,) + last_tail)
+        del scratch  # only now: the allocator reuses it in stream order, after our kernels
 
     return run
 
@@ -197,8 +228,10 @@ def _strided(load, dtype, outer, n, inner, strides, log, backward, align, dev):
     middle = (n, inner) + flat + (chunk, splits)
 
     def run(pointers, stream):
-        ws = torch.empty(workspace, dtype=torch.float32, device=device).data_ptr()
+        scratch = torch.empty(workspace, dtype=torch.float32, device=device)  # held over both launches
+        ws = scratch.data_ptr()
         kernel.launch(grid, stream, pointers + (ws,) + middle + (1,))
         kernel.launch(grid, stream, pointers + (ws,) + middle + (2,))
+        del scratch
 
     return run

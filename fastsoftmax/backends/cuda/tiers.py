@@ -9,8 +9,13 @@ Tiers, from short rows to long ones:
 * ``block_smem``      longer rows whose copy fits in shared memory with two blocks per SM: a block
                       per row, the row cached in shared memory between the two passes;
 * ``block_uncached``  longer rows still: a block per row, the second pass re-reads the row (L2);
-* ``split_row``       few long rows (fewer than the SMs): each row split over many blocks, two
-                      kernels (partial (max, sum) per chunk, then merge and write);
+* ``cluster``         (sm_90+) rows longer than block_regs holds, up to about a million 16-bit
+                      elements: a thread-block cluster of up to 16 CTAs per row stages the row in
+                      the CTAs' shared memory, exchanges (max, sum) through distributed shared
+                      memory and writes the row once: one read, one write (cluster_tier.cuh);
+* ``split_row``       few long rows (fewer than the SMs) where there are no clusters, and rows too
+                      long for a cluster: each row split over many blocks, two kernels (partial
+                      (max, sum) per chunk, then merge and write);
 * ``strided``         inner > 1: tiles of columns along the contiguous axis, 16-byte packs per
                       thread, reduced over n; n is split over blocks (two kernels) when the
                       tiles alone cannot fill the GPU.
@@ -27,10 +32,10 @@ from dataclasses import dataclass
 
 import torch
 
-from .instances import CXX_TYPES, WARP_TIER_MAX_COLS, block_regs_max_cols
+from .instances import CXX_TYPES, WARP_TIER_MAX_COLS, block_regs_max_cols, cluster_max_cols, cluster_preferred_max_cols
 
-TIERS = ("warp", "block_regs", "block_smem", "block_uncached", "split_row", "strided")
-ROW_TIERS = ("warp", "block_regs", "block_smem", "block_uncached", "split_row")
+TIERS = ("warp", "block_regs", "cluster", "block_smem", "block_uncached", "split_row", "strided")
+ROW_TIERS = ("warp", "block_regs", "cluster", "block_smem", "block_uncached", "split_row")
 #: split_row serves rows at least this long when there are fewer rows than SMs
 SPLIT_ROW_MIN_COLS = 16384
 #: each split_row block takes at least this many elements (8 per thread at 512 threads)
@@ -95,10 +100,12 @@ class Limits:
     smem_per_block: int
     smem_per_sm: int
     sm_count: int
+    #: thread-block clusters with distributed shared memory (sm_90+)
+    clusters: bool = False
 
 
 #: for tier choice with no GPU to ask (CPU tests of the choice): an H100's figures
-H100_LIMITS = Limits(227 * 1024, 228 * 1024, 132)
+H100_LIMITS = Limits(227 * 1024, 228 * 1024, 132, True)
 
 
 def block_regs_target(n: int, itemsize: int, backward: bool, tuning: Tuning = DEFAULT_TUNING) -> int:
@@ -120,10 +127,15 @@ def choose_tier(outer: int, n: int, inner: int, dtype: torch.dtype, backward: bo
     itemsize = CXX_TYPES[dtype][2]
     if n <= WARP_TIER_MAX_COLS and (itemsize == 4 or n < BLOCK_REGS_MIN_COLS_16BIT):
         return "warp"
+    # past cluster_preferred_max_cols each CTA of a 16-CTA cluster holds more than one fits per SM,
+    # and the two-read tiers measured faster (instances.py)
+    clusters = limits.clusters and n <= cluster_preferred_max_cols(dtype, backward)
     if n >= SPLIT_ROW_MIN_COLS and outer < limits.sm_count:
-        return "split_row"
+        return "cluster" if clusters else "split_row"
     if n <= block_regs_max_cols(dtype, backward):
         return "block_regs"
+    if clusters:
+        return "cluster"
     need = row_cache_bytes(n, itemsize, backward) + STATIC_SMEM_RESERVE
     # Caching pays while two blocks still share an SM: with one, every barrier idles the SM.
     if need <= min(limits.smem_per_block, limits.smem_per_sm // 2):
@@ -142,6 +154,8 @@ def supports(tier: str, outer: int, n: int, inner: int, dtype: torch.dtype, back
         return n <= WARP_TIER_MAX_COLS
     if tier == "block_regs":
         return n <= block_regs_max_cols(dtype, backward)
+    if tier == "cluster":
+        return limits.clusters and n <= cluster_max_cols(dtype, backward)
     if tier == "block_smem":
         return row_cache_bytes(n, CXX_TYPES[dtype][2], backward) + STATIC_SMEM_RESERVE <= limits.smem_per_block
     return True

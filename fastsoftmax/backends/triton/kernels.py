@@ -44,7 +44,8 @@ def _tile_offsets(pid, OUTER, N, INNER, n_start, BLOCK_O: tl.constexpr, BLOCK_N:
     i = (pid % inner_blocks) * BLOCK_I + tl.arange(0, BLOCK_I)
     n = n_start + tl.arange(0, BLOCK_N)
     mask = (o < OUTER)[:, None, None] & (n < N)[None, :, None] & (i < INNER)[None, None, :]
-    return o.to(tl.int64)[:, None, None], n[None, :, None], i[None, None, :], mask
+    # 64-bit offsets: a strided axis of 65536 with a stride of 32768 is already 2^31 elements
+    return o.to(tl.int64)[:, None, None], n.to(tl.int64)[None, :, None], i[None, None, :], mask
 
 
 @triton.jit
