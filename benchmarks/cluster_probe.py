@@ -86,8 +86,12 @@ class Kernels:
             kernel = code.get_kernel(name)
             fn = check(driver.cuKernelGetFunction(driver.CUkernel(int(kernel.handle))), name)
             attr = driver.CUfunction_attribute
-            check(driver.cuFuncSetAttribute(fn, attr.CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
-                                            CLUSTER_MAX_DYNAMIC_SMEM), name)
+            check(
+                driver.cuFuncSetAttribute(
+                    fn, attr.CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES, CLUSTER_MAX_DYNAMIC_SMEM
+                ),
+                name,
+            )
             check(driver.cuFuncSetAttribute(fn, attr.CU_FUNC_ATTRIBUTE_NON_PORTABLE_CLUSTER_SIZE_ALLOWED, 1), name)
             self.functions[name] = fn
             regs = check(driver.cuFuncGetAttribute(driver.CUfunction_attribute.CU_FUNC_ATTRIBUTE_NUM_REGS, fn), name)
@@ -174,7 +178,7 @@ def strided(rows, n, dtype, offset, extra):
     """A rows x n view at column `offset` of a rows x (n + extra) buffer: misaligned rows when the
     offset or the pitch is not a multiple of the 16-byte pack."""
     buffer = torch.full((rows, n + extra), 7.0, device="cuda", dtype=dtype)
-    return buffer, buffer[:, offset:offset + n]
+    return buffer, buffer[:, offset : offset + n]
 
 
 def fill_specials(x, dtype):
@@ -197,17 +201,22 @@ def compare(name, out, ref, dtype, scale=None) -> bool:
     bad = (~nan_ok) | ((err > bound) & ~torch.isnan(ref))
     if bad.any():
         idx = bad.nonzero()[0].tolist()
-        say(f"FAIL {name}: {int(bad.sum())} bad elements, first at {idx}: got {out64[tuple(idx)].item()} "
-            f"want {ref[tuple(idx)].item()}")
+        say(
+            f"FAIL {name}: {int(bad.sum())} bad elements, first at {idx}: got {out64[tuple(idx)].item()} "
+            f"want {ref[tuple(idx)].item()}"
+        )
         return False
     return True
 
 
-def run_case(kernels, dtype, backward, log, rows, n, offset=0, extra=0, ctas=0, threads=0, clusters=0,
-             specials=False) -> bool:
-    name = (f"{TAG[dtype]} {'bwd' if backward else 'fwd'} {'log' if log else 'exp'} {rows}x{n} off{offset} "
-            f"extra{extra} C{ctas or 'auto'} t{threads or 'auto'} clusters{clusters or 'rows'} "
-            f"{' specials' if specials else ''}")
+def run_case(
+    kernels, dtype, backward, log, rows, n, offset=0, extra=0, ctas=0, threads=0, clusters=0, specials=False
+) -> bool:
+    name = (
+        f"{TAG[dtype]} {'bwd' if backward else 'fwd'} {'log' if log else 'exp'} {rows}x{n} off{offset} "
+        f"extra{extra} C{ctas or 'auto'} t{threads or 'auto'} clusters{clusters or 'rows'} "
+        f"{' specials' if specials else ''}"
+    )
     torch.manual_seed(rows * 1000003 + n)
     try:
         cluster_shape(n, dtype, backward, rows=rows, sm_count=132, ctas=ctas)
@@ -230,7 +239,7 @@ def run_case(kernels, dtype, backward, log, rows, n, offset=0, extra=0, ctas=0, 
         ref = fn(x.double(), -1)
         ok &= compare(name, y, ref, dtype)
         outside = y_buf.clone()
-        outside[:, y_offset:y_offset + n] = 7.0
+        outside[:, y_offset : y_offset + n] = 7.0
         if extra and not (outside == 7.0).all():
             say(f"FAIL {name}: wrote outside the output view")
             ok = False
@@ -290,9 +299,11 @@ def correctness(kernels, sanitize: bool) -> bool:
                     {"rows": 7, "n": 20001, "ctas": 1, "offset": 3, "extra": 5},
                     {"rows": 7, "n": 20001, "ctas": 2, "threads": 128},
                 ]
-                cases += [{"rows": 37, "n": 65537, "offset": 1, "extra": 2, "clusters": 5},
-                          {"rows": 64, "n": 50257, "clusters": -1, "specials": not backward},
-                          {"rows": 9, "n": 1000, "ctas": 2, "clusters": 2, "offset": 3, "extra": 3}]
+                cases += [
+                    {"rows": 37, "n": 65537, "offset": 1, "extra": 2, "clusters": 5},
+                    {"rows": 64, "n": 50257, "clusters": -1, "specials": not backward},
+                    {"rows": 9, "n": 1000, "ctas": 2, "clusters": 2, "offset": 3, "extra": 3},
+                ]
                 if not backward and dtype != torch.float32:
                     cases.append({"rows": 2, "n": 1 << 20})
                 for case in cases:
@@ -394,21 +405,26 @@ def benchmark(kernels, quick: bool) -> list[str]:
     empty = Launch(kernels.functions["fs_probe_empty"], 1, 32, 0, 1, [])
     empty_us = statistics.median(gpu_times_us(empty, 200))
     say(f"empty kernel (cluster launch, same timer): {empty_us:.2f} us")
-    table.append(f"empty kernel: {empty_us:.2f} us; copy {copy:.0f} GB/s; {props.name}, {props.multi_processor_count} SMs")
+    table.append(
+        f"empty kernel: {empty_us:.2f} us; copy {copy:.0f} GB/s; {props.name}, {props.multi_processor_count} SMs"
+    )
 
     def record(kind, dtype, backward, log, rows, n, ctas=0, threads=0, persistent=False, compare_fs=False):
         try:
-            us, shape, block, sets, grid = time_cluster(kernels, dtype, backward, log, rows, n, iters, ctas, threads,
-                                                        persistent)
+            us, shape, block, sets, grid = time_cluster(
+                kernels, dtype, backward, log, rows, n, iters, ctas, threads, persistent
+            )
         except Exception as exc:  # noqa: BLE001 - one bad variant must not end the probe
             say(f"{kind} {TAG[dtype]} {rows}x{n} C={ctas}: {type(exc).__name__}: {str(exc)[:160]}")
             return
         tensors = 3 if backward else 2
         nbytes = rows * n * CXX_TYPES[dtype][2] * tensors
         frac = nbytes / (us * 1e-6) / 1e9 / copy
-        line = (f"{kind:<8} {TAG[dtype]:<4} {'bwd' if backward else 'fwd'} {'log' if log else 'exp'} "
-                f"{rows:>5}x{n:<8} C={shape.ctas:<2} t={block:<3} clusters={grid:<5} "
-                f"{us:9.2f} us  {frac:5.3f} of copy")
+        line = (
+            f"{kind:<8} {TAG[dtype]:<4} {'bwd' if backward else 'fwd'} {'log' if log else 'exp'} "
+            f"{rows:>5}x{n:<8} C={shape.ctas:<2} t={block:<3} clusters={grid:<5} "
+            f"{us:9.2f} us  {frac:5.3f} of copy"
+        )
         if compare_fs:
             fs_us = time_fastsoftmax(sets, backward, log, iters)
             if fs_us is not None:
@@ -444,10 +460,11 @@ def benchmark(kernels, quick: bool) -> list[str]:
         record("long", torch.bfloat16, False, False, rows, n, compare_fs=True)
     record("long", torch.float32, False, False, 64, 1 << 19)
     record("long", torch.bfloat16, True, False, 64, 1 << 19)
-    say(f"longest cluster rows: bf16 fwd {cluster_max_cols(torch.bfloat16, False)}, "
-        f"f32 fwd {cluster_max_cols(torch.float32, False)}, bf16 bwd {cluster_max_cols(torch.bfloat16, True)}")
-    for rows, n, ctas in ((2048, 50257, 2), (2048, 65536, 2), (2048, 65536, 8), (1024, 128256, 4),
-                          (512, 262144, 8)):
+    say(
+        f"longest cluster rows: bf16 fwd {cluster_max_cols(torch.bfloat16, False)}, "
+        f"f32 fwd {cluster_max_cols(torch.float32, False)}, bf16 bwd {cluster_max_cols(torch.bfloat16, True)}"
+    )
+    for rows, n, ctas in ((2048, 50257, 2), (2048, 65536, 2), (2048, 65536, 8), (1024, 128256, 4), (512, 262144, 8)):
         record("csize", torch.bfloat16, False, False, rows, n, ctas=ctas)
         record("csize", torch.bfloat16, True, False, rows, n, ctas=ctas)
     for rows, n in training:

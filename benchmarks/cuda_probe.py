@@ -51,7 +51,7 @@ def canonical(x: torch.Tensor, dim: int):
     for s in shape[:dim]:
         outer *= s
     inner = 1
-    for s in shape[dim + 1:]:
+    for s in shape[dim + 1 :]:
         inner *= s
     return x.view(outer, shape[dim], inner)
 
@@ -176,13 +176,24 @@ def main() -> None:
             forward_row(f"bf16 {shape[0]}x{shape[1]}", shape, 1, torch.bfloat16, copy, triton, results)
         say("== backward ==")
         for cols in (1024, 2048, 4096, 16384, 65536):
-            backward_row(f"bwd bf16 {BULK // cols}x{cols}", (BULK // cols, cols), torch.bfloat16, copy, triton,
-                         results)
+            backward_row(f"bwd bf16 {BULK // cols}x{cols}", (BULK // cols, cols), torch.bfloat16, copy, triton, results)
     say("== variants ==")
-    for dname, cols, targets in (("bf16", 8192, (32, 64)), ("bf16", 16384, (32, 64)), ("fp16", 16384, (32, 64)),
-                                 ("bf16", 32768, (32, 64))):
-        variant_row(f"{dname} {BULK // cols}x{cols} block_regs", (BULK // cols, cols), 1, DTYPES[dname], copy,
-                    "block_regs_elems", targets + targets, tier="block_regs")
+    for dname, cols, targets in (
+        ("bf16", 8192, (32, 64)),
+        ("bf16", 16384, (32, 64)),
+        ("fp16", 16384, (32, 64)),
+        ("bf16", 32768, (32, 64)),
+    ):
+        variant_row(
+            f"{dname} {BULK // cols}x{cols} block_regs",
+            (BULK // cols, cols),
+            1,
+            DTYPES[dname],
+            copy,
+            "block_regs_elems",
+            targets + targets,
+            tier="block_regs",
+        )
     say("== summary: geomean fraction of copy over bulk cols <= 32768, cuda vs triton ==")
     for dname in DTYPES:
         for name in ("cuda", "triton"):

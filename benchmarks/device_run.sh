@@ -52,7 +52,7 @@ if [[ $steps == *,tests,* ]]; then
 fi
 if [[ $steps == *,sanitize,* ]]; then
     for tool in memcheck racecheck initcheck synccheck; do
-        timeout "${SANITIZE_TIMEOUT:-300}" compute-sanitizer --tool "$tool" --error-exitcode 9 \
+        timeout "${SANITIZE_TIMEOUT:-300}" compute-sanitizer --tool "$tool" --error-exitcode 9 --report-api-errors no \
             python3 benchmarks/sanitize.py ${SANITIZE_TIERS:+--tiers "$SANITIZE_TIERS"} > "$OUT/sanitizer_$tool.txt" 2>&1
         code=$?
         echo "compute-sanitizer --tool $tool: exit $code; $(grep -c 'ERROR SUMMARY: 0 errors' "$OUT/sanitizer_$tool.txt") clean summaries" \

@@ -48,7 +48,7 @@ DTYPE = torch.bfloat16
 GRAPHED_MAX_ROWS = 64
 GOALS = {
     "8192 x 262144 split in two": "all-gather-then-softmax 18.4 ms, shard alone 2.2 ms; target: within 1.3x of "
-                                  "the local softmax on one shard plus one small collective",
+    "the local softmax on one shard plus one small collective",
     "decode (1..64 rows x 128256)": "at most 40 us per call",
 }
 
@@ -75,8 +75,7 @@ def time_call(fn, quick: bool) -> dict:
     budget = torch.tensor([estimate_ms], device="cuda")
     dist.all_reduce(budget, op=dist.ReduceOp.MAX)
     repetitions = int(min(200, max(5, (100 if quick else 250) / float(budget))))
-    events = [(torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True))
-              for _ in range(repetitions)]
+    events = [(torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)) for _ in range(repetitions)]
     dist.barrier()
     for begin, finish in events:
         begin.record()
@@ -132,13 +131,13 @@ class _GatherColumns(torch.autograd.Function):
 
     @staticmethod
     def backward(ctx, grad):
-        return grad[..., ctx.rank * ctx.width:(ctx.rank + 1) * ctx.width], None, None
+        return grad[..., ctx.rank * ctx.width : (ctx.rank + 1) * ctx.width], None, None
 
 
 def gathered_softmax(shard, world, rank):
     full = torch.softmax(_GatherColumns.apply(shard, world, rank), dim=-1)
     width = shard.shape[-1]
-    return full[..., rank * width:(rank + 1) * width]
+    return full[..., rank * width : (rank + 1) * width]
 
 
 def gathered_cross_entropy(shard, target, world, rank):
@@ -156,23 +155,35 @@ def check_correctness(world: int, rank: int) -> list[dict]:
         width = vocab // world
         generator = torch.Generator(device="cuda").manual_seed(1234 + rows)
         full = (torch.randn(rows, vocab, device="cuda", generator=generator) * 4).to(DTYPE)
-        shard = full[:, rank * width:(rank + 1) * width].contiguous()
-        expected = torch.softmax(full.float(), dim=-1)[:, rank * width:(rank + 1) * width]
-        expected_log = torch.log_softmax(full.float(), dim=-1)[:, rank * width:(rank + 1) * width]
+        shard = full[:, rank * width : (rank + 1) * width].contiguous()
+        expected = torch.softmax(full.float(), dim=-1)[:, rank * width : (rank + 1) * width]
+        expected_log = torch.log_softmax(full.float(), dim=-1)[:, rank * width : (rank + 1) * width]
         for name, kwargs in variants():
             for log, reference in ((False, expected), (True, expected_log)):
                 out = (fd.log_softmax if log else fd.softmax)(shard, **kwargs).float()
-                results.append({"check": f"{'log_' if log else ''}softmax {name}", "rows": rows, "vocab": vocab,
-                                "max_relative_error": relative_error(out, reference, 1.0 if log else 1e-30)})
+                results.append(
+                    {
+                        "check": f"{'log_' if log else ''}softmax {name}",
+                        "rows": rows,
+                        "vocab": vocab,
+                        "max_relative_error": relative_error(out, reference, 1.0 if log else 1e-30),
+                    }
+                )
         target = torch.randint(0, vocab, (rows,), device="cuda", generator=generator)
         reference = F.cross_entropy(full.float(), target)
         for collective in fd.COLLECTIVES:
             loss = fd.cross_entropy(shard, target, collective=collective)
-            results.append({"check": f"cross_entropy {collective}", "rows": rows, "vocab": vocab,
-                            "max_relative_error": relative_error(loss.float(), reference, 1.0)})
+            results.append(
+                {
+                    "check": f"cross_entropy {collective}",
+                    "rows": rows,
+                    "vocab": vocab,
+                    "max_relative_error": relative_error(loss.float(), reference, 1.0),
+                }
+            )
     for result in results:
         # bfloat16 keeps 8 significant bits: a relative error of 2^-8 is one rounding
-        result["ok"] = result["max_relative_error"] <= 2 ** -7
+        result["ok"] = result["max_relative_error"] <= 2**-7
     return results
 
 
@@ -223,14 +234,24 @@ def bench_shape(rows: int, vocab: int, world: int, rank: int, quick: bool) -> li
     records = []
 
     def record(name, direction, timing, bytes_sent):
-        records.append({"rows": rows, "vocab": vocab, "shard_width": width, "name": name, "direction": direction,
-                        "bytes_sent_per_rank": bytes_sent, **timing})
+        records.append(
+            {
+                "rows": rows,
+                "vocab": vocab,
+                "shard_width": width,
+                "name": name,
+                "direction": direction,
+                "bytes_sent_per_rank": bytes_sent,
+                **timing,
+            }
+        )
 
     def backward_of(fn, upstream=True):
         def call():
             x_grad.grad = None  # no accumulation kernel in the timed call
             out = fn(x_grad)
             out.backward(dy if upstream else None)
+
         return call
 
     floors = {
@@ -243,7 +264,7 @@ def bench_shape(rows: int, vocab: int, world: int, rank: int, quick: bool) -> li
 
     stats_payload = rows * 8
     for name, kwargs in variants():
-        fn = (lambda t, kwargs=kwargs: fd.softmax(t, **kwargs))
+        fn = lambda t, kwargs=kwargs: fd.softmax(t, **kwargs)
         kind = "allreduce" if kwargs["collective"] == "allreduce" else "allgather"
         forward_bytes = ring_bytes_sent(kind, stats_payload, world)
         if kind == "allreduce":  # two all-reduces of 4 bytes per row
@@ -252,63 +273,98 @@ def bench_shape(rows: int, vocab: int, world: int, rank: int, quick: bool) -> li
             forward_bytes += ring_bytes_sent("allgather", 10 * 8, world)
         backward_bytes = ring_bytes_sent("allreduce", rows * 4, world)
         record(f"distributed softmax [{name}]", "forward", time_call(lambda fn=fn: fn(x), quick), forward_bytes)
-        record(f"distributed softmax [{name}]", "forward+backward", time_call(backward_of(fn), quick),
-               forward_bytes + backward_bytes)
+        record(
+            f"distributed softmax [{name}]",
+            "forward+backward",
+            time_call(backward_of(fn), quick),
+            forward_bytes + backward_bytes,
+        )
 
     if rows <= GRAPHED_MAX_ROWS:
         for name, kwargs in variants()[:2]:
             timing = time_graphed(lambda kwargs=kwargs: fd.softmax(x, **kwargs), quick)
             if timing is not None:
-                record(f"distributed softmax [{name}, CUDA graph]", "forward", timing,
-                       ring_bytes_sent("allgather", stats_payload, world) if name == "allgather"
-                       else 2 * ring_bytes_sent("allreduce", rows * 4, world))
+                record(
+                    f"distributed softmax [{name}, CUDA graph]",
+                    "forward",
+                    timing,
+                    ring_bytes_sent("allgather", stats_payload, world)
+                    if name == "allgather"
+                    else 2 * ring_bytes_sent("allreduce", rows * 4, world),
+                )
         timing = time_graphed(lambda: fastsoftmax.softmax(x, -1), quick)
         if timing is not None:
             record("local fastsoftmax.softmax (shard alone, CUDA graph)", "forward", timing, 0)
 
-    baseline = (lambda t: gathered_softmax(t, world, rank))
+    baseline = lambda t: gathered_softmax(t, world, rank)
     gather_bytes = ring_bytes_sent("allgather", shard_bytes, world)
     record("all-gather + torch.softmax (baseline)", "forward", time_call(lambda: baseline(x), quick), gather_bytes)
-    record("all-gather + torch.softmax (baseline)", "forward+backward", time_call(backward_of(baseline), quick),
-           gather_bytes)
+    record(
+        "all-gather + torch.softmax (baseline)",
+        "forward+backward",
+        time_call(backward_of(baseline), quick),
+        gather_bytes,
+    )
 
     start = rank * width
-    ce = (lambda t: fd.cross_entropy(t, target, vocab_start=start, vocab_size=vocab, check=False))
-    record("distributed cross_entropy [allgather]", "forward+backward",
-           time_call(backward_of(ce, upstream=False), quick), ring_bytes_sent("allgather", rows * 16, world))
-    ce_reduce = (lambda t: fd.cross_entropy(t, target, vocab_start=start, vocab_size=vocab, check=False,
-                                            collective="allreduce"))
-    record("distributed cross_entropy [allreduce]", "forward+backward",
-           time_call(backward_of(ce_reduce, upstream=False), quick),
-           ring_bytes_sent("allreduce", rows * 4, world) + ring_bytes_sent("allreduce", rows * 12, world))
-    ce_base = (lambda t: gathered_cross_entropy(t, target, world, rank))
-    record("all-gather + F.cross_entropy (baseline)", "forward+backward",
-           time_call(backward_of(ce_base, upstream=False), quick), gather_bytes)
+    ce = lambda t: fd.cross_entropy(t, target, vocab_start=start, vocab_size=vocab, check=False)
+    record(
+        "distributed cross_entropy [allgather]",
+        "forward+backward",
+        time_call(backward_of(ce, upstream=False), quick),
+        ring_bytes_sent("allgather", rows * 16, world),
+    )
+    ce_reduce = lambda t: fd.cross_entropy(
+        t, target, vocab_start=start, vocab_size=vocab, check=False, collective="allreduce"
+    )
+    record(
+        "distributed cross_entropy [allreduce]",
+        "forward+backward",
+        time_call(backward_of(ce_reduce, upstream=False), quick),
+        ring_bytes_sent("allreduce", rows * 4, world) + ring_bytes_sent("allreduce", rows * 12, world),
+    )
+    ce_base = lambda t: gathered_cross_entropy(t, target, world, rank)
+    record(
+        "all-gather + F.cross_entropy (baseline)",
+        "forward+backward",
+        time_call(backward_of(ce_base, upstream=False), quick),
+        gather_bytes,
+    )
 
     floor = {r["direction"]: r["median_us"] for r in records if r["name"] == "local fastsoftmax.softmax (shard alone)"}
     for r in records:
-        r["ratio_to_local_fastsoftmax"] = r["median_us"] / floor[r["direction"] if r["direction"] in floor
-                                                                 else "forward+backward"]
+        r["ratio_to_local_fastsoftmax"] = (
+            r["median_us"] / floor[r["direction"] if r["direction"] in floor else "forward+backward"]
+        )
     return records
 
 
 def versions() -> dict:
     try:
         import triton
+
         triton_version = triton.__version__
     except ImportError:
         triton_version = None
     nccl = torch.cuda.nccl.version()
-    return {"torch": torch.__version__, "triton": triton_version, "cuda": torch.version.cuda,
-            "nccl": ".".join(map(str, nccl)) if isinstance(nccl, tuple) else str(nccl)}
+    return {
+        "torch": torch.__version__,
+        "triton": triton_version,
+        "cuda": torch.version.cuda,
+        "nccl": ".".join(map(str, nccl)) if isinstance(nccl, tuple) else str(nccl),
+    }
 
 
 def print_table(records: list[dict]) -> None:
-    print(f"{'rows':>5} {'vocab':>8} {'direction':<17} {'implementation':<44} {'us':>10} {'x local':>8} "
-          f"{'bytes sent':>12}")
+    print(
+        f"{'rows':>5} {'vocab':>8} {'direction':<17} {'implementation':<44} {'us':>10} {'x local':>8} "
+        f"{'bytes sent':>12}"
+    )
     for r in records:
-        print(f"{r['rows']:>5} {r['vocab']:>8} {r['direction']:<17} {r['name']:<44} {r['median_us']:>10.1f} "
-              f"{r['ratio_to_local_fastsoftmax']:>8.2f} {r['bytes_sent_per_rank']:>12}")
+        print(
+            f"{r['rows']:>5} {r['vocab']:>8} {r['direction']:<17} {r['name']:<44} {r['median_us']:>10.1f} "
+            f"{r['ratio_to_local_fastsoftmax']:>8.2f} {r['bytes_sent_per_rank']:>12}"
+        )
 
 
 def main() -> None:
@@ -326,8 +382,10 @@ def main() -> None:
     checks = check_correctness(world, rank)
     if rank == 0:
         for check in checks:
-            print(f"check {check['check']:<32} {check['rows']}x{check['vocab']}: max relative error "
-                  f"{check['max_relative_error']:.2e} {'ok' if check['ok'] else 'FAILED'}")
+            print(
+                f"check {check['check']:<32} {check['rows']}x{check['vocab']}: max relative error "
+                f"{check['max_relative_error']:.2e} {'ok' if check['ok'] else 'FAILED'}"
+            )
 
     device = torch.cuda.get_device_name().lower().replace(" ", "-")
     path = pathlib.Path(args.out) / f"distributed_{device}_{started.strftime('%Y-%m-%dT%H-%M-%S')}.json"
@@ -335,18 +393,23 @@ def main() -> None:
     def write(records: list[dict], complete: bool) -> None:
         # Rewritten after every shape, so that a run cut short keeps what it measured.
         path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text(json.dumps({
-            "date": started.isoformat(),
-            "complete": complete,
-            "world_size": world,
-            "devices": [torch.cuda.get_device_name(i) for i in range(torch.cuda.device_count())],
-            "versions": versions(),
-            "dtype": str(DTYPE),
-            "quick": args.quick,
-            "goals": GOALS,
-            "checks": checks,
-            "timings": records,
-        }, indent=1))
+        path.write_text(
+            json.dumps(
+                {
+                    "date": started.isoformat(),
+                    "complete": complete,
+                    "world_size": world,
+                    "devices": [torch.cuda.get_device_name(i) for i in range(torch.cuda.device_count())],
+                    "versions": versions(),
+                    "dtype": str(DTYPE),
+                    "quick": args.quick,
+                    "goals": GOALS,
+                    "checks": checks,
+                    "timings": records,
+                },
+                indent=1,
+            )
+        )
 
     records = []
     for vocab in QUICK_VOCABS if args.quick else VOCABS:

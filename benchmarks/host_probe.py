@@ -47,8 +47,9 @@ def main() -> None:
     fastsoftmax.softmax_backward(dy, yg, -1, backend="cuda")
     key = (x.shape, x.stride(), x.dtype, x.device, 1, "cuda")
     plan = dispatch.PLANS[key]
-    run = fastsoftmax.dispatch.kernel_backend("cuda").prepare("warp", (4, 1024, 1), [(1024, 1024, 1)] * 2,
-                                                              torch.bfloat16, 0, False)
+    run = fastsoftmax.dispatch.kernel_backend("cuda").prepare(
+        "warp", (4, 1024, 1), [(1024, 1024, 1)] * 2, torch.bfloat16, 0, False
+    )
     tensors = (x, y)
     say(f"auto resolves 4x1024 bf16 to {dispatch.resolve('auto', x.device, x.dtype, 4, 1024, 1, False)}")
 
@@ -83,8 +84,10 @@ def main() -> None:
     base = medians["torch.softmax"]
     for name in ("fastsoftmax.softmax (auto)", "fastsoftmax.softmax (cuda)"):
         say(f"{name} / torch.softmax = {medians[name] / base:.3f} (goal <= 1.15)")
-    say(f"softmax_backward (cuda) / torch._softmax_backward_data = "
-        f"{medians['fastsoftmax.softmax_backward (cuda)'] / medians['torch._softmax_backward_data']:.3f}")
+    say(
+        f"softmax_backward (cuda) / torch._softmax_backward_data = "
+        f"{medians['fastsoftmax.softmax_backward (cuda)'] / medians['torch._softmax_backward_data']:.3f}"
+    )
     if args.out:
         with open(args.out, "w") as f:
             f.write("\n".join(lines) + "\n")

@@ -48,13 +48,16 @@ def check(name, out, reference, dtype) -> str | None:
 
 def run_tier(tier: str) -> list[str]:
     failures = []
-    for (shape, dim) in PROBLEMS[tier]:
+    for shape, dim in PROBLEMS[tier]:
         for dtype in DTYPES:
             for misaligned in (False, True):
                 if len(shape) == 3 and misaligned:
                     continue
-                x = _input(shape, dtype, misaligned) if len(shape) == 2 else (
-                    torch.randn(shape, device="cuda") * 4).to(dtype)
+                x = (
+                    _input(shape, dtype, misaligned)
+                    if len(shape) == 2
+                    else (torch.randn(shape, device="cuda") * 4).to(dtype)
+                )
                 if not BACKEND.supports(tier, *_canonical(x, dim), dtype, True):
                     directions = (False,)
                 else:
@@ -88,7 +91,7 @@ def _canonical(x, dim):
     for size in x.shape[:dim]:
         outer *= size
     inner = 1
-    for size in x.shape[dim + 1:]:
+    for size in x.shape[dim + 1 :]:
         inner *= size
     return outer, x.shape[dim], inner
 

@@ -22,8 +22,17 @@ from fastsoftmax import dispatch
 from fastsoftmax.backends import triton as tb
 from fastsoftmax.benchmark.timing import copy_bandwidth_gbps, host_us_per_call, median_ms
 
-KNOBS = ("LOOP_CHUNK_ELEMS", "LOOP_WARPS", "LOOP_STAGES", "LOOP_INNER_BYTES", "ONLINE_PROGRAMS_PER_SM",
-         "SPLIT_PROGRAMS_PER_SM", "SPLIT_CHUNK_ELEMS", "MAX_TILE", "MAX_TILE_BACKWARD")
+KNOBS = (
+    "LOOP_CHUNK_ELEMS",
+    "LOOP_WARPS",
+    "LOOP_STAGES",
+    "LOOP_INNER_BYTES",
+    "ONLINE_PROGRAMS_PER_SM",
+    "SPLIT_PROGRAMS_PER_SM",
+    "SPLIT_CHUNK_ELEMS",
+    "MAX_TILE",
+    "MAX_TILE_BACKWARD",
+)
 
 
 def configure(**values):
@@ -66,11 +75,33 @@ def main() -> int:
         configure(**{**defaults, **values})
         try:
             gbps, error, us = measure(shape, dim, dtype, tier, backward)
-            rows.append(dict(label=label, shape=shape, dim=dim, dtype=str(dtype), tier=tier, backward=backward,
-                             knobs=values, frac=gbps / copy, us=us, error=error))
+            rows.append(
+                dict(
+                    label=label,
+                    shape=shape,
+                    dim=dim,
+                    dtype=str(dtype),
+                    tier=tier,
+                    backward=backward,
+                    knobs=values,
+                    frac=gbps / copy,
+                    us=us,
+                    error=error,
+                )
+            )
         except Exception as exc:  # a variant that fails to compile or fit is a result too
-            rows.append(dict(label=label, shape=shape, dim=dim, dtype=str(dtype), tier=tier, backward=backward,
-                             knobs=values, error=repr(exc)[:200]))
+            rows.append(
+                dict(
+                    label=label,
+                    shape=shape,
+                    dim=dim,
+                    dtype=str(dtype),
+                    tier=tier,
+                    backward=backward,
+                    knobs=values,
+                    error=repr(exc)[:200],
+                )
+            )
         print(json.dumps(rows[-1]), flush=True)
 
     bf16, fp32 = torch.bfloat16, torch.float32
@@ -98,8 +129,10 @@ def main() -> int:
         record("rows in registers", (8192, 16384), -1, dtype, "row", backward=True)
     configure(**defaults)
     x = torch.randn(4, 1024, device="cuda").to(bf16)
-    host = {"fastsoftmax": host_us_per_call(lambda: fastsoftmax.softmax(x, -1, backend="triton")),
-            "torch": host_us_per_call(lambda: torch.softmax(x, -1))}
+    host = {
+        "fastsoftmax": host_us_per_call(lambda: fastsoftmax.softmax(x, -1, backend="triton")),
+        "torch": host_us_per_call(lambda: torch.softmax(x, -1)),
+    }
     with open(os.path.join(args.out, "triton_probe.json"), "w") as handle:
         json.dump(dict(copy_gbps=copy, rows=rows, host_us=host, defaults=defaults), handle, indent=1)
     print(f"\ncopy {copy:.0f} GB/s; host us per call: {host}")

@@ -1,9 +1,9 @@
 """fastsoftmax: softmax and log-softmax for PyTorch at the memory-bandwidth floor.
 
-    import fastsoftmax
-    y = fastsoftmax.softmax(x, dim=-1)            # any shape, any dim, fp32/fp16/bf16
-    y = fastsoftmax.log_softmax(x, dim=0, backend="triton")
-    layer = fastsoftmax.nn.Softmax(dim=-1)
+import fastsoftmax
+y = fastsoftmax.softmax(x, dim=-1)            # any shape, any dim, fp32/fp16/bf16
+y = fastsoftmax.log_softmax(x, dim=0, backend="triton")
+layer = fastsoftmax.nn.Softmax(dim=-1)
 """
 
 from . import dispatch, nn

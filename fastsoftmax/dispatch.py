@@ -133,8 +133,10 @@ def resolve(requested: str, device: torch.device, dtype: torch.dtype, outer: int
         if tier is None:
             tier = backend.choose_tier(outer, n, inner, dtype, backward, index)
         elif not backend.supports(tier, outer, n, inner, dtype, backward, index):
-            raise ValueError(f"tier {tier!r} of backend {name!r} cannot compute a problem of shape "
-                             f"(outer={outer}, n={n}, inner={inner}) {dtype}")
+            raise ValueError(
+                f"tier {tier!r} of backend {name!r} cannot compute a problem of shape "
+                f"(outer={outer}, n={n}, inner={inner}) {dtype}"
+            )
         return backend, tier
     name = _choose_backend(requested, device.type, device.index, dtype, outer, n, inner, backward)
     if name == "torch":
@@ -151,8 +153,9 @@ def _device_index(device: torch.device) -> int:
 
 
 @functools.lru_cache(maxsize=8192)
-def _choose_tier(name: str, outer: int, n: int, inner: int, dtype: torch.dtype, backward: bool,
-                 device_index: int) -> str:
+def _choose_tier(
+    name: str, outer: int, n: int, inner: int, dtype: torch.dtype, backward: bool, device_index: int
+) -> str:
     return kernel_backend(name).choose_tier(outer, n, inner, dtype, backward, device_index)
 
 
@@ -182,8 +185,12 @@ def _choose_backend(requested: str, device_type: str, device_index, dtype, outer
             return name
         if name == preferred and name not in _warned:
             _warned.add(name)
-            warnings.warn(f"fastsoftmax: the measured table prefers backend {name!r} here, but {reason}; "
-                          "falling back to the next backend", RuntimeWarning, stacklevel=4)
+            warnings.warn(
+                f"fastsoftmax: the measured table prefers backend {name!r} here, but {reason}; "
+                "falling back to the next backend",
+                RuntimeWarning,
+                stacklevel=4,
+            )
     return "torch"
 
 

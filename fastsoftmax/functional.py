@@ -23,8 +23,9 @@ def _check_tensor(x, what: str) -> None:
     if not isinstance(x, torch.Tensor):
         raise TypeError(f"fastsoftmax.{what}: expected a torch.Tensor, got {type(x).__name__}")
     if x.dtype not in SUPPORTED:
-        raise TypeError(f"fastsoftmax.{what}: expected a floating-point tensor (float32, float16 or bfloat16), "
-                        f"got {x.dtype}")
+        raise TypeError(
+            f"fastsoftmax.{what}: expected a floating-point tensor (float32, float16 or bfloat16), got {x.dtype}"
+        )
 
 
 def _normalize_dim(dim: int, rank: int) -> int:
@@ -52,8 +53,12 @@ def _goes_to_torch(requested: str, x: torch.Tensor) -> bool:
     the Triton interpreter under "auto"."""
     if x.dtype == torch.float64 or requested == "torch" and not dispatch.is_forced():
         return True
-    return (x.device.type == "cpu" and requested == "auto" and not dispatch.is_forced()
-            and dispatch.unavailable_reason("triton", "cpu", None) is not None)
+    return (
+        x.device.type == "cpu"
+        and requested == "auto"
+        and not dispatch.is_forced()
+        and dispatch.unavailable_reason("triton", "cpu", None) is not None
+    )
 
 
 def _runner(kernel_backend, tier: str, views: tuple, backward: bool):
@@ -63,8 +68,9 @@ def _runner(kernel_backend, tier: str, views: tuple, backward: bool):
     prepare = getattr(kernel_backend, "prepare", None)
     first = views[0]
     if prepare is not None:
-        return prepare(tier, tuple(first.shape), tuple(v.stride() for v in views), first.dtype, first.get_device(),
-                       backward)
+        return prepare(
+            tier, tuple(first.shape), tuple(v.stride() for v in views), first.dtype, first.get_device(), backward
+        )
     shape = first.shape
     strides = tuple(v.stride() for v in views)
     launch = kernel_backend.backward if backward else kernel_backend.forward
@@ -79,15 +85,18 @@ def _plan(run, contiguous: bool):
     """``plan(x, log) -> y`` for a repeated call: allocate the output as the first call did (a
     bare ``empty_like`` is torch's cheapest allocation) and launch."""
     if contiguous:
+
         def plan(x, log):
             y = _layout.new_empty_like(x, memory_format=torch.contiguous_format)
             run((x, y), log)
             return y
     else:
+
         def plan(x, log):
             y = _layout.new_empty_like(x)
             run((x, y), log)
             return y
+
     return plan
 
 
@@ -153,8 +162,9 @@ def backward_impl(dy: torch.Tensor, y: torch.Tensor, dim: int, log: bool, backen
     if kernel_backend is None:
         return _torch_backward(dy, y, dim, log)
     if not forced and not copied and (dx.stride() == y.stride() or dx.is_contiguous()):
-        dispatch.remember(key, _backward_plan(_runner(kernel_backend, tier, (y3, dy3, dx3), True),
-                                              dx.stride() != y.stride()))
+        dispatch.remember(
+            key, _backward_plan(_runner(kernel_backend, tier, (y3, dy3, dx3), True), dx.stride() != y.stride())
+        )
     kernel_backend.backward(y3, dy3, dx3, log, tier)
     return dx
 
@@ -185,8 +195,9 @@ def _softmax_forward_fake(x, dim, log, backend):
 
 
 @torch.library.custom_op("fastsoftmax::softmax_backward", mutates_args=())
-def softmax_backward_op(grad_output: torch.Tensor, output: torch.Tensor, dim: int, log: bool,
-                        backend: str) -> torch.Tensor:
+def softmax_backward_op(
+    grad_output: torch.Tensor, output: torch.Tensor, dim: int, log: bool, backend: str
+) -> torch.Tensor:
     return _like_empty_like(backward_impl(grad_output, output, dim, log, backend), output)
 
 
@@ -248,8 +259,14 @@ def _repeated_call(x, dim, dtype, backend):
     """The plan of an eager call whose geometry was seen before, or None. Everything the full
     path checks is implied by the hit: only valid problems are remembered (under the dim as
     written and as normalised). Plain tensors only: subclasses take the full path."""
-    if dtype is None and type(x) is _Tensor and type(dim) is int and not (x.requires_grad and _grad_enabled()) \
-            and not _compiling() and _forced() is None:
+    if (
+        dtype is None
+        and type(x) is _Tensor
+        and type(dim) is int
+        and not (x.requires_grad and _grad_enabled())
+        and not _compiling()
+        and _forced() is None
+    ):
         return _PLANS.get((x.shape, x.stride(), x.dtype, x.device, dim, backend))
     return None
 
@@ -267,8 +284,9 @@ def softmax(x: torch.Tensor, dim: int = -1, *, dtype: torch.dtype | None = None,
     return _apply(x, dim, dtype, backend, False, "softmax")
 
 
-def log_softmax(x: torch.Tensor, dim: int = -1, *, dtype: torch.dtype | None = None,
-                backend: str = "auto") -> torch.Tensor:
+def log_softmax(
+    x: torch.Tensor, dim: int = -1, *, dtype: torch.dtype | None = None, backend: str = "auto"
+) -> torch.Tensor:
     """Log-softmax of ``x`` along ``dim``, as ``torch.log_softmax`` (same arguments as softmax)."""
     plan = _repeated_call(x, dim, dtype, backend)
     if plan is not None:
@@ -276,19 +294,24 @@ def log_softmax(x: torch.Tensor, dim: int = -1, *, dtype: torch.dtype | None = N
     return _apply(x, dim, dtype, backend, True, "log_softmax")
 
 
-def softmax_backward(grad_output: torch.Tensor, output: torch.Tensor, dim: int = -1, *, log: bool = False,
-                     backend: str = "auto") -> torch.Tensor:
+def softmax_backward(
+    grad_output: torch.Tensor, output: torch.Tensor, dim: int = -1, *, log: bool = False, backend: str = "auto"
+) -> torch.Tensor:
     """The gradient with respect to the input of softmax (or of log-softmax when ``log``), given the
     forward ``output`` and the gradient of the loss with respect to it."""
     _check_tensor(output, "softmax_backward")
     _check_tensor(grad_output, "softmax_backward")
     dispatch.check_backend_name(backend)
     if grad_output.shape != output.shape:
-        raise ValueError(f"fastsoftmax.softmax_backward: grad_output has shape {tuple(grad_output.shape)} but "
-                         f"output has shape {tuple(output.shape)}")
+        raise ValueError(
+            f"fastsoftmax.softmax_backward: grad_output has shape {tuple(grad_output.shape)} but "
+            f"output has shape {tuple(output.shape)}"
+        )
     if grad_output.dtype != output.dtype or grad_output.device != output.device:
-        raise TypeError("fastsoftmax.softmax_backward: grad_output and output must share dtype and device, got "
-                        f"{grad_output.dtype} on {grad_output.device} and {output.dtype} on {output.device}")
+        raise TypeError(
+            "fastsoftmax.softmax_backward: grad_output and output must share dtype and device, got "
+            f"{grad_output.dtype} on {grad_output.device} and {output.dtype} on {output.device}"
+        )
     dim = _normalize_dim(dim, output.dim())
     if torch.compiler.is_compiling():
         return softmax_backward_op(grad_output, output, dim, log, backend)

@@ -60,8 +60,10 @@ def _block_unroll(block, unroll) -> tuple[int, int]:
     block = DEFAULT_BLOCK_UNROLL[0] if block is None else block
     unroll = DEFAULT_BLOCK_UNROLL[1] if unroll is None else unroll
     if block not in SEARCH_BLOCKS or unroll not in SEARCH_UNROLLS:
-        raise ValueError(f"steps 6 and 7 are compiled for blocks {SEARCH_BLOCKS} and unroll factors "
-                         f"{SEARCH_UNROLLS}, not ({block}, {unroll})")
+        raise ValueError(
+            f"steps 6 and 7 are compiled for blocks {SEARCH_BLOCKS} and unroll factors "
+            f"{SEARCH_UNROLLS}, not ({block}, {unroll})"
+        )
     return block, unroll
 
 
@@ -94,8 +96,14 @@ def _kernel(device_index: int, name: str):
 _kernels: dict = {}
 
 
-def softmax(x: torch.Tensor, step: int = 7, *, block: int | None = None, unroll: int | None = None,
-            out: torch.Tensor | None = None) -> torch.Tensor:
+def softmax(
+    x: torch.Tensor,
+    step: int = 7,
+    *,
+    block: int | None = None,
+    unroll: int | None = None,
+    out: torch.Tensor | None = None,
+) -> torch.Tensor:
     """Softmax over the last dim of a float32 CUDA tensor with ladder step ``step`` (1-7).
     ``block`` sets the threads per block (steps 2-7; a power of two, and for steps 6-7 one of
     SEARCH_BLOCKS); ``unroll`` the unroll factor of steps 6-7."""

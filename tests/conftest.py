@@ -17,6 +17,7 @@ import pytest  # noqa: E402
 
 import fastsoftmax._layout  # noqa: E402
 
+
 @pytest.fixture(autouse=True)
 def poison_outputs(monkeypatch):
     def poisoned_empty_like(tensor, **kwargs):

@@ -53,8 +53,13 @@ def check_forward(y: torch.Tensor, x: torch.Tensor, dim: int, log: bool = False)
     assert_matches(y, reference, y.dtype, normwise=log, extra=extra)
 
 
-def assert_matches(out: torch.Tensor, reference: torch.Tensor, dtype: torch.dtype, normwise: bool = False,
-                   extra: torch.Tensor | None = None) -> None:
+def assert_matches(
+    out: torch.Tensor,
+    reference: torch.Tensor,
+    dtype: torch.dtype,
+    normwise: bool = False,
+    extra: torch.Tensor | None = None,
+) -> None:
     """``out`` (of ``dtype``) equals the float64 ``reference`` to within the error bars; NaN must be
     exactly where the reference has NaN, and infinities must match."""
     assert out.dtype == dtype, f"output dtype {out.dtype}, expected {dtype}"
@@ -67,12 +72,14 @@ def assert_matches(out: torch.Tensor, reference: torch.Tensor, dtype: torch.dtyp
     overflow = torch.isinf(rounded) & torch.isfinite(reference)
     if overflow.any():
         got = out64[overflow]
-        assert bool(((torch.sign(got) == torch.sign(rounded[overflow]))
-                     & (got.abs() >= torch.finfo(dtype).max)).all()), "a result past the type's range is not saturated"
+        assert bool(
+            ((torch.sign(got) == torch.sign(rounded[overflow])) & (got.abs() >= torch.finfo(dtype).max)).all()
+        ), "a result past the type's range is not saturated"
         out64, reference = out64[~overflow], reference[~overflow]
     nan_out, nan_ref = torch.isnan(out64), torch.isnan(reference)
     assert torch.equal(nan_out, nan_ref), (
-        f"NaN at {int(nan_out.sum())} places, expected at {int(nan_ref.sum())} (an unwritten element is NaN)")
+        f"NaN at {int(nan_out.sum())} places, expected at {int(nan_ref.sum())} (an unwritten element is NaN)"
+    )
     finite = torch.isfinite(reference)
     assert torch.equal(out64[~finite & ~nan_ref], reference[~finite & ~nan_ref]), "infinities differ"
     if not finite.any():
@@ -87,7 +94,8 @@ def assert_matches(out: torch.Tensor, reference: torch.Tensor, dtype: torch.dtyp
     worst = int(torch.argmax(error - tolerance))
     assert bool((error <= tolerance).all()), (
         f"error {error[worst].item():.3e} > tolerance {tolerance[worst].item():.3e} at reference value "
-        f"{ref[worst].item():.6e} (got {got[worst].item():.6e}); max error {error.max().item():.3e}")
+        f"{ref[worst].item():.6e} (got {got[worst].item():.6e}); max error {error.max().item():.3e}"
+    )
 
 
 def check_backward(dx: torch.Tensor, x: torch.Tensor, dy: torch.Tensor, dim: int, log: bool = False) -> None:

@@ -2,12 +2,10 @@
 
 import pytest
 import torch
+from reference import DEVICE, check_backward
 
 import fastsoftmax
 from fastsoftmax.backends.triton import TritonBackend
-
-from reference import DEVICE, check_backward
-
 
 DTYPES = [torch.float32, torch.float16, torch.bfloat16]
 CASES = [((5, 33), -1), ((3, 1000), 1), ((6, 64), 0), ((2, 3, 40), 1), ((3, 5, 4, 6), 2), ((9,), 0)]
@@ -68,4 +66,4 @@ def test_dtype_argument_differentiates_through_the_cast():
     x64 = x.detach().double().requires_grad_(True)
     (ref,) = torch.autograd.grad(torch.softmax(x64, -1), x64, dy.double())
     # one bf16 rounding of the gradient on top of float32 arithmetic
-    torch.testing.assert_close(dx.double(), ref, rtol=2 ** -7, atol=1e-4 * ref.abs().max().item())
+    torch.testing.assert_close(dx.double(), ref, rtol=2**-7, atol=1e-4 * ref.abs().max().item())

@@ -1,10 +1,9 @@
 """torch.compile(fullgraph=True) traces through the custom ops, forward and backward."""
 
 import torch
+from reference import DEVICE, check_forward
 
 import fastsoftmax
-
-from reference import DEVICE, check_forward
 
 
 def test_fullgraph_forward_and_backward():

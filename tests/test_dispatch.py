@@ -12,8 +12,19 @@ from fastsoftmax.backends.triton import BACKEND, MAX_TILE, _choose_tier, plan
 H100_SMS = 132
 
 
-@pytest.mark.parametrize("n,tier", [(64, "tile"), (1000, "tile"), (1024, "tile"), (1025, "row"), (16384, "row"),
-                                    (32768, "row"), (32769, "online"), (131072, "online")])
+@pytest.mark.parametrize(
+    "n,tier",
+    [
+        (64, "tile"),
+        (1000, "tile"),
+        (1024, "tile"),
+        (1025, "row"),
+        (16384, "row"),
+        (32768, "row"),
+        (32769, "online"),
+        (131072, "online"),
+    ],
+)
 def test_row_tiers_at_bulk_sizes(n, tier):
     assert _choose_tier((1 << 27) // n, n, 1, 2, False, H100_SMS) == tier
 
@@ -52,12 +63,26 @@ def test_forced_tier_is_validated():
 
 
 def test_table_choice_takes_the_nearest_measured_point(tmp_path, monkeypatch):
-    table = {"points": [
-        {"direction": "forward", "layout": "row", "dtype": "bfloat16", "n": 1024, "numel": 1 << 26,
-         "us": {"triton": 30.0, "cuda": 25.0}},
-        {"direction": "forward", "layout": "row", "dtype": "bfloat16", "n": 131072, "numel": 1 << 26,
-         "us": {"triton": 40.0, "cuda": 55.0}},
-    ]}
+    table = {
+        "points": [
+            {
+                "direction": "forward",
+                "layout": "row",
+                "dtype": "bfloat16",
+                "n": 1024,
+                "numel": 1 << 26,
+                "us": {"triton": 30.0, "cuda": 25.0},
+            },
+            {
+                "direction": "forward",
+                "layout": "row",
+                "dtype": "bfloat16",
+                "n": 131072,
+                "numel": 1 << 26,
+                "us": {"triton": 40.0, "cuda": 55.0},
+            },
+        ]
+    }
     path = tmp_path / "table.json"
     path.write_text(json.dumps(table))
     monkeypatch.setattr(dispatch, "TABLE_PATH", path)
@@ -76,8 +101,18 @@ def test_available_backends_always_lists_torch():
 
 
 def test_auto_falls_back_to_triton_with_one_warning(tmp_path, monkeypatch):
-    table = {"points": [{"direction": "forward", "layout": "row", "dtype": "bfloat16", "n": 1024, "numel": 4096,
-                         "us": {"triton": 20.0, "cuda": 10.0}}]}
+    table = {
+        "points": [
+            {
+                "direction": "forward",
+                "layout": "row",
+                "dtype": "bfloat16",
+                "n": 1024,
+                "numel": 4096,
+                "us": {"triton": 20.0, "cuda": 10.0},
+            }
+        ]
+    }
     path = tmp_path / "table.json"
     path.write_text(json.dumps(table))
     monkeypatch.setattr(dispatch, "TABLE_PATH", path)

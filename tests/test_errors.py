@@ -2,10 +2,9 @@
 
 import pytest
 import torch
+from reference import DEVICE
 
 import fastsoftmax
-
-from reference import DEVICE
 
 
 @pytest.mark.parametrize("dtype", [torch.int32, torch.int64, torch.bool, torch.complex64, torch.uint8])

@@ -2,12 +2,10 @@
 
 import pytest
 import torch
+from reference import DEVICE, check_forward
 
 import fastsoftmax
 from fastsoftmax.backends.triton import TritonBackend
-
-from reference import DEVICE, check_forward
-
 
 DTYPES = [torch.float32, torch.float16, torch.bfloat16]
 INF, NAN = float("inf"), float("nan")

@@ -17,10 +17,10 @@ from __future__ import annotations
 
 import pytest
 import torch
+from reference import DEVICE, ULPS
 
 import fastsoftmax
 from fastsoftmax import dispatch
-from reference import DEVICE, ULPS
 
 op_db = pytest.importorskip("torch.testing._internal.common_methods_invocations").op_db
 
@@ -35,9 +35,14 @@ def _samples():
             continue
         for dtype in DTYPES:
             for index, _ in enumerate(op.sample_inputs("cpu", dtype, requires_grad=False)):
-                yield pytest.param(op.name, op.variant_test_name, dtype, index,
-                                   id=f"{op.name}{'-' + op.variant_test_name if op.variant_test_name else ''}-"
-                                      f"{str(dtype)[6:]}-{index}")
+                yield pytest.param(
+                    op.name,
+                    op.variant_test_name,
+                    dtype,
+                    index,
+                    id=f"{op.name}{'-' + op.variant_test_name if op.variant_test_name else ''}-"
+                    f"{str(dtype)[6:]}-{index}",
+                )
 
 
 def _sample(name, variant, dtype, index):

@@ -4,11 +4,9 @@ of softmax itself (rows sum to one, shift invariance)."""
 import torch
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-
-import fastsoftmax
-
 from reference import DEVICE, check_backward, check_forward
 
+import fastsoftmax
 
 DTYPES = st.sampled_from([torch.float32, torch.float16, torch.bfloat16])
 SETTINGS = settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
@@ -50,7 +48,8 @@ def test_random_problems_match_float64(problem):
         dy = torch.randn(x.shape, device=DEVICE).to(dtype)
         with fastsoftmax.dispatch.forced("triton", tier) if tier else _null():
             (dx,) = torch.autograd.grad(
-                (fastsoftmax.log_softmax if log else fastsoftmax.softmax)(xg, dim, backend="triton"), xg, dy)
+                (fastsoftmax.log_softmax if log else fastsoftmax.softmax)(xg, dim, backend="triton"), xg, dy
+            )
         check_backward(dx, x, dy, dim, log)
 
 
@@ -67,7 +66,11 @@ class _null:
 def test_rows_sum_to_one_and_shift_invariance(n, shift, dtype):
     x = torch.randn(3, n, device=DEVICE) * 3
     y = fastsoftmax.softmax(x.to(dtype), -1, backend="triton").double()
-    assert torch.allclose(y.sum(-1), torch.ones(3, dtype=torch.float64, device=y.device), atol=n * 2e-3 if dtype != torch.float32 else 1e-5)
+    assert torch.allclose(
+        y.sum(-1),
+        torch.ones(3, dtype=torch.float64, device=y.device),
+        atol=n * 2e-3 if dtype != torch.float32 else 1e-5,
+    )
     if dtype == torch.float32 and abs(shift) < 100:
         shifted = fastsoftmax.softmax(x + shift, -1, backend="triton").double()
         assert torch.allclose(shifted, y, rtol=1e-4, atol=1e-6)

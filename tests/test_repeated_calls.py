@@ -3,12 +3,11 @@
 
 import pytest
 import torch
+from reference import DEVICE, check_backward, check_forward
 
 import fastsoftmax
 from fastsoftmax import dispatch
 from fastsoftmax.backends.triton import TritonBackend
-
-from reference import DEVICE, check_backward, check_forward
 
 LAYOUTS = [
     ("contiguous", lambda t: t, (6, 70)),

@@ -38,13 +38,22 @@ class Backend(Protocol):
         """None when the backend can run on ``device``; otherwise a sentence saying why not and
         what to install. Must be cheap after the first call (cache it)."""
 
-    def choose_tier(self, outer: int, n: int, inner: int, dtype: torch.dtype, backward: bool,
-                    device_index: int | None = None) -> str:
+    def choose_tier(
+        self, outer: int, n: int, inner: int, dtype: torch.dtype, backward: bool, device_index: int | None = None
+    ) -> str:
         """The tier this backend would run for the problem on CUDA device ``device_index`` (None:
         the current device; -1: no GPU, as under the interpreter)."""
 
-    def supports(self, tier: str, outer: int, n: int, inner: int, dtype: torch.dtype, backward: bool,
-                 device_index: int | None = None) -> bool:
+    def supports(
+        self,
+        tier: str,
+        outer: int,
+        n: int,
+        inner: int,
+        dtype: torch.dtype,
+        backward: bool,
+        device_index: int | None = None,
+    ) -> bool:
         """Whether ``tier`` can compute this problem (used to validate forced tiers)."""
 
     def forward(self, x: torch.Tensor, y: torch.Tensor, log: bool, tier: str) -> None:

@@ -83,8 +83,13 @@ def check(output, reference: Reference) -> CheckResult:
     if not isinstance(output, torch.Tensor):
         return CheckResult(False, float("inf"), float("inf"), -1, f"returned {type(output).__name__}, not a tensor")
     if tuple(output.shape) != tuple(reference.expected.shape):
-        return CheckResult(False, float("inf"), float("inf"), -1,
-                           f"shape {tuple(output.shape)} != expected {tuple(reference.expected.shape)}")
+        return CheckResult(
+            False,
+            float("inf"),
+            float("inf"),
+            -1,
+            f"shape {tuple(output.shape)} != expected {tuple(reference.expected.shape)}",
+        )
     if output.device != reference.expected.device:
         return CheckResult(False, float("inf"), float("inf"), -1, f"output on {output.device}")
     got = _flat(output)

@@ -16,49 +16,92 @@ DEFAULT_OUT = os.path.join("benchmarks", "results")
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("suite", nargs="?", default="main", choices=SUITES,
-                        help="main: the shape set of benchmarks/README.md against the peers (default); "
-                             "ladder: the kernel ladder; table: the dispatcher's cost table; "
-                             "seeds: every seed's figure (see --figures); sweep: seed 002's column sweep alone")
-    parser.add_argument("--quick", action="store_true",
-                        help="a subset of every regime that finishes in under a minute on an H100")
-    parser.add_argument("--out", default=DEFAULT_OUT,
-                        help=f"directory for the JSON result and the plot (default {DEFAULT_OUT})")
+    parser.add_argument(
+        "suite",
+        nargs="?",
+        default="main",
+        choices=SUITES,
+        help="main: the shape set of benchmarks/README.md against the peers (default); "
+        "ladder: the kernel ladder; table: the dispatcher's cost table; "
+        "seeds: every seed's figure (see --figures); sweep: seed 002's column sweep alone",
+    )
+    parser.add_argument(
+        "--quick", action="store_true", help="a subset of every regime that finishes in under a minute on an H100"
+    )
+    parser.add_argument(
+        "--out", default=DEFAULT_OUT, help=f"directory for the JSON result and the plot (default {DEFAULT_OUT})"
+    )
     parser.add_argument("--dtypes", default="bf16,fp16,fp32", help="comma list of bf16, fp16, fp32")
-    parser.add_argument("--regimes", default=None,
-                        help="main suite only: comma list of bulk, huge, decode, non_last_dim, backward, "
-                             "host (default: all), to split a long run over several invocations")
-    parser.add_argument("--backends", default="auto,triton,cuda",
-                        help="fastsoftmax backends to time: auto and explicit ones among "
-                             "triton, cuda, torch (explicit ones that cannot run here are left out)")
-    parser.add_argument("--no-peers", action="store_true",
-                        help="skip the optional peers (torch.compile, Quack, Liger); torch.softmax, "
-                             "the baseline of every speed-up, always runs")
-    parser.add_argument("--compile", action=argparse.BooleanOptionalAction, default=None,
-                        help="time torch.compile'd softmax (default: on, off with --quick)")
-    parser.add_argument("--table-out", default=None,
-                        help="where the table suite writes its JSON (default fastsoftmax/dispatch_table.json)")
-    parser.add_argument("--merge-main", default=None, metavar="RESULT_JSON",
-                        help="table suite only: add the shapes of a main-suite result to the table (no GPU "
-                             "needed) instead of measuring the grid")
-    parser.add_argument("--demo", action="store_true",
-                        help="run the CPU correctness demo under the Triton interpreter, GPU or not")
-    parser.add_argument("--shapes", default=None, metavar="LIST",
-                        help="main suite: time these shapes instead of the shape set, e.g. 4096x50257,8192x16384@0 "
-                             "(sizes joined by x, @dim for a dim other than the last), in every --dtypes")
-    parser.add_argument("--directions", default=None, metavar="LIST",
-                        help="with --shapes: forward, backward or both (default forward)")
-    parser.add_argument("--peers", default=None, metavar="LIST",
-                        help="main suite: optional peers to time among torch.compile (or compile), cudnn, "
-                             "triton-tutorial (or tutorial), quack, liger, torch-unfused; all or none "
-                             "(default: all that load; torch.softmax always runs)")
-    parser.add_argument("--seeds", action="store_true",
-                        help="the same as the seeds suite: every seed's figure, then the report page")
-    parser.add_argument("--sweep", action="store_true",
-                        help="the same as the sweep suite: seed 002's dense column sweep")
-    parser.add_argument("--figures", default=None, metavar="LIST",
-                        help="seeds suite: which figures, among ladder (000), hardware (001), sweep (002), "
-                             "vector (003), attention (004) (default: all)")
+    parser.add_argument(
+        "--regimes",
+        default=None,
+        help="main suite only: comma list of bulk, huge, decode, non_last_dim, backward, "
+        "host (default: all), to split a long run over several invocations",
+    )
+    parser.add_argument(
+        "--backends",
+        default="auto,triton,cuda",
+        help="fastsoftmax backends to time: auto and explicit ones among "
+        "triton, cuda, torch (explicit ones that cannot run here are left out)",
+    )
+    parser.add_argument(
+        "--no-peers",
+        action="store_true",
+        help="skip the optional peers (torch.compile, Quack, Liger); torch.softmax, "
+        "the baseline of every speed-up, always runs",
+    )
+    parser.add_argument(
+        "--compile",
+        action=argparse.BooleanOptionalAction,
+        default=None,
+        help="time torch.compile'd softmax (default: on, off with --quick)",
+    )
+    parser.add_argument(
+        "--table-out",
+        default=None,
+        help="where the table suite writes its JSON (default fastsoftmax/dispatch_table.json)",
+    )
+    parser.add_argument(
+        "--merge-main",
+        default=None,
+        metavar="RESULT_JSON",
+        help="table suite only: add the shapes of a main-suite result to the table (no GPU "
+        "needed) instead of measuring the grid",
+    )
+    parser.add_argument(
+        "--demo", action="store_true", help="run the CPU correctness demo under the Triton interpreter, GPU or not"
+    )
+    parser.add_argument(
+        "--shapes",
+        default=None,
+        metavar="LIST",
+        help="main suite: time these shapes instead of the shape set, e.g. 4096x50257,8192x16384@0 "
+        "(sizes joined by x, @dim for a dim other than the last), in every --dtypes",
+    )
+    parser.add_argument(
+        "--directions", default=None, metavar="LIST", help="with --shapes: forward, backward or both (default forward)"
+    )
+    parser.add_argument(
+        "--peers",
+        default=None,
+        metavar="LIST",
+        help="main suite: optional peers to time among torch.compile (or compile), cudnn, "
+        "triton-tutorial (or tutorial), quack, liger, torch-unfused; all or none "
+        "(default: all that load; torch.softmax always runs)",
+    )
+    parser.add_argument(
+        "--seeds", action="store_true", help="the same as the seeds suite: every seed's figure, then the report page"
+    )
+    parser.add_argument(
+        "--sweep", action="store_true", help="the same as the sweep suite: seed 002's dense column sweep"
+    )
+    parser.add_argument(
+        "--figures",
+        default=None,
+        metavar="LIST",
+        help="seeds suite: which figures, among ladder (000), hardware (001), sweep (002), "
+        "vector (003), attention (004) (default: all)",
+    )
 
 
 def run(args) -> int:
@@ -91,8 +134,9 @@ def run(args) -> int:
 
         from fastsoftmax.benchmark import table
 
-        return table.merge_main(Path(args.table_out) if args.table_out else table.default_table_path(),
-                                Path(args.merge_main))
+        return table.merge_main(
+            Path(args.table_out) if args.table_out else table.default_table_path(), Path(args.merge_main)
+        )
     import torch
 
     if args.suite == "seeds":

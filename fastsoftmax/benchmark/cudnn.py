@@ -33,8 +33,12 @@ CUDNN_DATA_FLOAT = 0
 CUDNN_DATA_DOUBLE = 1
 CUDNN_DATA_HALF = 2
 CUDNN_DATA_BFLOAT16 = 9
-DATA_TYPES = {"float32": CUDNN_DATA_FLOAT, "float64": CUDNN_DATA_DOUBLE, "float16": CUDNN_DATA_HALF,
-              "bfloat16": CUDNN_DATA_BFLOAT16}
+DATA_TYPES = {
+    "float32": CUDNN_DATA_FLOAT,
+    "float64": CUDNN_DATA_DOUBLE,
+    "float16": CUDNN_DATA_HALF,
+    "bfloat16": CUDNN_DATA_BFLOAT16,
+}
 CUDNN_STATUS_SUCCESS = 0
 # tensor descriptors take C ints
 INT_MAX = 2**31 - 1
@@ -74,7 +78,7 @@ def plan_call(shape, dim: int, dtype_name: str, algorithm: str = "accurate") -> 
     for size in shape[:dim]:
         outer *= size
     inner = 1
-    for size in shape[dim + 1:]:
+    for size in shape[dim + 1 :]:
         inner *= size
     n = shape[dim]
     dims = (outer, n, inner, 1)
@@ -82,11 +86,11 @@ def plan_call(shape, dim: int, dtype_name: str, algorithm: str = "accurate") -> 
     if outer * n * inner > INT_MAX:
         raise CudnnUnavailable(f"{outer * n * inner} elements: cuDNN's tensor descriptors count in 32-bit ints")
     scaling = ctypes.c_double if dtype_name == "float64" else ctypes.c_float
-    return CallPlan(dims, strides, DATA_TYPES[dtype_name], ALGORITHMS[algorithm], CUDNN_SOFTMAX_MODE_CHANNEL,
-                    scaling)
+    return CallPlan(dims, strides, DATA_TYPES[dtype_name], ALGORITHMS[algorithm], CUDNN_SOFTMAX_MODE_CHANNEL, scaling)
 
 
 # --- finding the library ----------------------------------------------------------------------
+
 
 def _loaded_cudnn_paths() -> list[str]:
     """libcudnn files already mapped into this process (torch loads its own when it imports): the
@@ -133,8 +137,16 @@ def candidate_paths() -> list[str]:
     return unique
 
 
-_REQUIRED = ("cudnnCreate", "cudnnSetStream", "cudnnCreateTensorDescriptor", "cudnnSetTensor4dDescriptorEx",
-             "cudnnDestroyTensorDescriptor", "cudnnSoftmaxForward", "cudnnSoftmaxBackward", "cudnnGetErrorString")
+_REQUIRED = (
+    "cudnnCreate",
+    "cudnnSetStream",
+    "cudnnCreateTensorDescriptor",
+    "cudnnSetTensor4dDescriptorEx",
+    "cudnnDestroyTensorDescriptor",
+    "cudnnSoftmaxForward",
+    "cudnnSoftmaxBackward",
+    "cudnnGetErrorString",
+)
 
 
 def _declare(lib) -> None:
@@ -205,6 +217,7 @@ def load_library(paths=None):
 
 # --- the calls --------------------------------------------------------------------------------
 
+
 class Cudnn:
     """One loaded library and one handle per device."""
 
@@ -247,8 +260,10 @@ class TensorDescriptor:
         self.value = ctypes.c_void_p()
         cudnn.check(cudnn.lib.cudnnCreateTensorDescriptor(ctypes.byref(self.value)), "cudnnCreateTensorDescriptor")
         try:
-            cudnn.check(cudnn.lib.cudnnSetTensor4dDescriptorEx(self.value, plan.data_type, *plan.dims, *plan.strides),
-                        f"cudnnSetTensor4dDescriptorEx dims {plan.dims} strides {plan.strides}")
+            cudnn.check(
+                cudnn.lib.cudnnSetTensor4dDescriptorEx(self.value, plan.data_type, *plan.dims, *plan.strides),
+                f"cudnnSetTensor4dDescriptorEx dims {plan.dims} strides {plan.strides}",
+            )
         except CudnnError:
             self.close()
             raise
@@ -277,8 +292,14 @@ def get() -> Cudnn:
     return _LOADED
 
 
-def make_softmax(shape, dim: int, dtype_name: str, algorithm: str = "accurate", direction: str = "forward",
-                 cudnn: Cudnn | None = None):
+def make_softmax(
+    shape,
+    dim: int,
+    dtype_name: str,
+    algorithm: str = "accurate",
+    direction: str = "forward",
+    cudnn: Cudnn | None = None,
+):
     """A callable for one problem: ``fn(x) -> y`` forward, ``fn(dy, y) -> dx`` backward. The
     descriptor is built once here, so a call costs what cuDNN's does plus a few ctypes calls."""
     import torch
@@ -295,8 +316,9 @@ def make_softmax(shape, dim: int, dtype_name: str, algorithm: str = "accurate", 
     def bind(tensor):
         # the descriptor fixes the extent cuDNN reads and writes: any other tensor would be overrun
         if tuple(tensor.shape) != expected_shape or tensor.dtype != expected_dtype:
-            raise ValueError(f"this call was planned for {expected_dtype} {expected_shape}, "
-                             f"not {tensor.dtype} {tuple(tensor.shape)}")
+            raise ValueError(
+                f"this call was planned for {expected_dtype} {expected_shape}, not {tensor.dtype} {tuple(tensor.shape)}"
+            )
         if tensor.device.type != "cuda":
             raise CudnnUnavailable("cuDNN runs on CUDA tensors only")
         index = tensor.device.index if tensor.device.index is not None else torch.cuda.current_device()
@@ -304,17 +326,30 @@ def make_softmax(shape, dim: int, dtype_name: str, algorithm: str = "accurate", 
             with torch.cuda.device(index):  # a handle belongs to the device current at its creation
                 cudnn.handle(index)
         handle = cudnn.handle(index)
-        cudnn.check(lib.cudnnSetStream(handle, ctypes.c_void_p(torch.cuda.current_stream(tensor.device).cuda_stream)),
-                    "cudnnSetStream")
+        cudnn.check(
+            lib.cudnnSetStream(handle, ctypes.c_void_p(torch.cuda.current_stream(tensor.device).cuda_stream)),
+            "cudnnSetStream",
+        )
         return handle
 
     def forward(x):
         x = x.contiguous()
         y = torch.empty_like(x)
         handle = bind(x)
-        cudnn.check(lib.cudnnSoftmaxForward(handle, plan.algorithm, plan.mode, alpha_p, descriptor.value,
-                                            ctypes.c_void_p(x.data_ptr()), beta_p, descriptor.value,
-                                            ctypes.c_void_p(y.data_ptr())), "cudnnSoftmaxForward")
+        cudnn.check(
+            lib.cudnnSoftmaxForward(
+                handle,
+                plan.algorithm,
+                plan.mode,
+                alpha_p,
+                descriptor.value,
+                ctypes.c_void_p(x.data_ptr()),
+                beta_p,
+                descriptor.value,
+                ctypes.c_void_p(y.data_ptr()),
+            ),
+            "cudnnSoftmaxForward",
+        )
         return y
 
     def backward(dy, y):
@@ -322,10 +357,22 @@ def make_softmax(shape, dim: int, dtype_name: str, algorithm: str = "accurate", 
         dx = torch.empty_like(y)
         bind(dy)
         handle = bind(y)
-        cudnn.check(lib.cudnnSoftmaxBackward(handle, plan.algorithm, plan.mode, alpha_p, descriptor.value,
-                                             ctypes.c_void_p(y.data_ptr()), descriptor.value,
-                                             ctypes.c_void_p(dy.data_ptr()), beta_p, descriptor.value,
-                                             ctypes.c_void_p(dx.data_ptr())), "cudnnSoftmaxBackward")
+        cudnn.check(
+            lib.cudnnSoftmaxBackward(
+                handle,
+                plan.algorithm,
+                plan.mode,
+                alpha_p,
+                descriptor.value,
+                ctypes.c_void_p(y.data_ptr()),
+                descriptor.value,
+                ctypes.c_void_p(dy.data_ptr()),
+                beta_p,
+                descriptor.value,
+                ctypes.c_void_p(dx.data_ptr()),
+            ),
+            "cudnnSoftmaxBackward",
+        )
         return dx
 
     call = backward if direction == "backward" else forward

@@ -65,8 +65,7 @@ def _max_err(out, expected) -> float:
 
 
 def run_demo(cases=DEMO_CASES, dtypes=(torch.float32,), write=print) -> int:
-    write(f"{'shape':>14} {'dim':>4} {'dtype':>8} {'direction':>9}  "
-          f"{'implementation':20} {'max |err| vs float64':>20}")
+    write(f"{'shape':>14} {'dim':>4} {'dtype':>8} {'direction':>9}  {'implementation':20} {'max |err| vs float64':>20}")
     failures = 0
     for shape, dim, direction in cases:
         for dtype in dtypes:
@@ -81,13 +80,19 @@ def run_demo(cases=DEMO_CASES, dtypes=(torch.float32,), write=print) -> int:
                 dy = torch.randn(shape, dtype=dtype)
                 y64, dy64 = y.to(torch.float64), dy.to(torch.float64)
                 expected = y64 * (dy64 - (y64 * dy64).sum(dim, keepdim=True))
-                candidates = {"torch": lambda dy=dy, y=y, dim=dim, dtype=dtype:
-                              torch._softmax_backward_data(dy, y, dim, dtype)}
+                candidates = {
+                    "torch": lambda dy=dy, y=y, dim=dim, dtype=dtype: torch._softmax_backward_data(dy, y, dim, dtype)
+                }
             for backend in _demo_backends():
                 name = "fastsoftmax" if backend == "auto" else f"fastsoftmax[{backend}]"
-                candidates[name] = _fastsoftmax_call(backend, direction, x, dim,
-                                                     dy if direction == "backward" else None,
-                                                     y if direction == "backward" else None)
+                candidates[name] = _fastsoftmax_call(
+                    backend,
+                    direction,
+                    x,
+                    dim,
+                    dy if direction == "backward" else None,
+                    y if direction == "backward" else None,
+                )
             for name, call in candidates.items():
                 try:
                     with warnings.catch_warnings():

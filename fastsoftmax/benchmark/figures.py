@@ -23,8 +23,9 @@ from pathlib import Path
 
 from fastsoftmax.benchmark.shapes import ALL_DTYPES, SHORT_DTYPE
 
-MATPLOTLIB_HINT = ("plots not drawn: matplotlib is not installed "
-                   "(pip install matplotlib, or pip install 'fastsoftmax[plot]')")
+MATPLOTLIB_HINT = (
+    "plots not drawn: matplotlib is not installed (pip install matplotlib, or pip install 'fastsoftmax[plot]')"
+)
 
 
 class MatplotlibMissing(ImportError):
@@ -44,10 +45,17 @@ def pyplot():
 
 # One colour per implementation in every figure, fastsoftmax in solid lines, peers dashed.
 COLOURS = {
-    "fastsoftmax": "#d62728", "fastsoftmax[triton]": "#ff7f0e", "fastsoftmax[cuda]": "#8c564b",
-    "torch": "#1f77b4", "torch.compile": "#17becf", "torch-unfused": "#7f7f7f",
-    "cudnn": "#2ca02c", "cudnn[fast]": "#98df8a", "triton-tutorial": "#9467bd",
-    "quack": "#e377c2", "liger": "#bcbd22",
+    "fastsoftmax": "#d62728",
+    "fastsoftmax[triton]": "#ff7f0e",
+    "fastsoftmax[cuda]": "#8c564b",
+    "torch": "#1f77b4",
+    "torch.compile": "#17becf",
+    "torch-unfused": "#7f7f7f",
+    "cudnn": "#2ca02c",
+    "cudnn[fast]": "#98df8a",
+    "triton-tutorial": "#9467bd",
+    "quack": "#e377c2",
+    "liger": "#bcbd22",
 }
 ORDER = tuple(COLOURS)
 
@@ -87,8 +95,14 @@ def _title_suffix(document: dict) -> str:
 
 def _ceiling(ax, copy, label_unit="GB/s"):
     if isinstance(copy, (int, float)) and copy > 0:
-        ax.axhline(copy, color="black", linewidth=1.2, linestyle=":", zorder=1,
-                   label=f"copy bandwidth ({copy:.0f} {label_unit})")
+        ax.axhline(
+            copy,
+            color="black",
+            linewidth=1.2,
+            linestyle=":",
+            zorder=1,
+            label=f"copy bandwidth ({copy:.0f} {label_unit})",
+        )
 
 
 def _finish(fig, path) -> Path:
@@ -113,6 +127,7 @@ def _lines(ax, found: dict, marker_size: float = 2.5):
 
 # --- seed 002: the sweep ------------------------------------------------------------------------
 
+
 def draw_sweep(document: dict, path) -> Path | None:
     found = series(document, "sweep")
     if not found:
@@ -134,8 +149,11 @@ def draw_sweep(document: dict, path) -> Path | None:
     copy = document.get("copy_gbps") or 0
     ax.set_ylim(0, max(top, copy) * 1.08)
     dtype = SHORT_DTYPE.get(_first(document, "dtype"), "")
-    ax.set_title(f"Seed 002: forward softmax bandwidth against row length, {dtype}, ~128 MiB per point\n"
-                 f"{_title_suffix(document)}", fontsize=10)
+    ax.set_title(
+        f"Seed 002: forward softmax bandwidth against row length, {dtype}, ~128 MiB per point\n"
+        f"{_title_suffix(document)}",
+        fontsize=10,
+    )
     ax.grid(True, which="major", axis="y", alpha=0.3)
     _legend_outside(ax)
     return _finish(fig, path)
@@ -163,8 +181,14 @@ def dips(document: dict, regime: str = "sweep") -> list[dict]:
                 continue
             drop = 1 - by_n[after] / by_n[n]
             if worst is None or drop > worst["drop"]:
-                worst = {"impl": impl, "power": n, "after": after, "gbps_at": by_n[n], "gbps_after": by_n[after],
-                         "drop": drop}
+                worst = {
+                    "impl": impl,
+                    "power": n,
+                    "after": after,
+                    "gbps_at": by_n[n],
+                    "gbps_after": by_n[after],
+                    "drop": drop,
+                }
         if worst:
             out.append(worst)
     return out
@@ -175,22 +199,30 @@ def sweep_table(document: dict) -> list[str]:
     if not found:
         return []
     copy = document.get("copy_gbps")
-    lines = [("| implementation | columns timed | median GB/s | lowest GB/s (at columns) | "
-              "deepest dip past a power of two |"), "|---|---|---|---|---|"]
+    lines = [
+        (
+            "| implementation | columns timed | median GB/s | lowest GB/s (at columns) | "
+            "deepest dip past a power of two |"
+        ),
+        "|---|---|---|---|---|",
+    ]
     dip_of = {d["impl"]: d for d in dips(document)}
     for impl, points in found.items():
         values = sorted(y for _, y in points)
         low = min(points, key=lambda p: p[1])
         dip = dip_of.get(impl)
-        dip_text = (f"{dip['drop'] * 100:.0f}% ({dip['power']} -> {dip['after']})" if dip else "-")
+        dip_text = f"{dip['drop'] * 100:.0f}% ({dip['power']} -> {dip['after']})" if dip else "-"
         median = values[len(values) // 2]
         frac = f" ({median / copy:.2f} of copy)" if isinstance(copy, (int, float)) and copy else ""
-        lines.append(f"| {impl} | {points[0][0]}-{points[-1][0]} ({len(points)}) | {median:.0f}{frac} | "
-                     f"{low[1]:.0f} ({low[0]}) | {dip_text} |")
+        lines.append(
+            f"| {impl} | {points[0][0]}-{points[-1][0]} ({len(points)}) | {median:.0f}{frac} | "
+            f"{low[1]:.0f} ({low[0]}) | {dip_text} |"
+        )
     return lines
 
 
 # --- seed 003: the vector and the matrix --------------------------------------------------------
+
 
 def _problem_label(row) -> str:
     shape = row["shape"]
@@ -224,8 +256,15 @@ def draw_vector_matrix(document: dict, path) -> Path | None:
     for i, (impl, rows) in enumerate(by_impl.items()):
         xs = [j + (i - (len(by_impl) - 1) / 2) * width for j in range(len(problems))]
         heights = [rows[p]["gbps"] if p in rows and _ok(rows[p]) else 0 for p in problems]
-        ax.bar(xs, heights, width=width * 0.95, label=impl, color=COLOURS.get(impl, "#444444"),
-               edgecolor="black" if impl.startswith("fastsoftmax") else "none", linewidth=0.8)
+        ax.bar(
+            xs,
+            heights,
+            width=width * 0.95,
+            label=impl,
+            color=COLOURS.get(impl, "#444444"),
+            edgecolor="black" if impl.startswith("fastsoftmax") else "none",
+            linewidth=0.8,
+        )
         for x, p in zip(xs, problems):
             if p in rows and not _ok(rows[p]):
                 ax.text(x, 1.2, rows[p]["status"], rotation=90, ha="center", va="bottom", fontsize=7)
@@ -237,8 +276,10 @@ def draw_vector_matrix(document: dict, path) -> Path | None:
     ax.set_xticklabels(problems)
     ax.set_ylabel("GB/s, log scale (one read + one write per element)")
     dtype = SHORT_DTYPE.get(_first(document, "dtype"), "")
-    ax.set_title(f"Seed 003: unfused torch sequence against fused kernels and cuDNN, {dtype}\n"
-                 f"{_title_suffix(document)}", fontsize=10)
+    ax.set_title(
+        f"Seed 003: unfused torch sequence against fused kernels and cuDNN, {dtype}\n{_title_suffix(document)}",
+        fontsize=10,
+    )
     ax.grid(True, which="major", axis="y", alpha=0.3)
     _legend_outside(ax)
     return _finish(fig, path)
@@ -256,8 +297,11 @@ def vector_matrix_table(document: dict) -> list[str]:
             if row is None:
                 cells.append("-")
             elif _ok(row):
-                cells.append(f"{row['gpu_us']:.0f} us, {row['gbps']:.0f} GB/s ({row['frac_copy']:.2f})"
-                             if isinstance(row.get("frac_copy"), (int, float)) else f"{row['gbps']:.0f} GB/s")
+                cells.append(
+                    f"{row['gpu_us']:.0f} us, {row['gbps']:.0f} GB/s ({row['frac_copy']:.2f})"
+                    if isinstance(row.get("frac_copy"), (int, float))
+                    else f"{row['gbps']:.0f} GB/s"
+                )
             else:
                 cells.append(row["status"])
         lines.append(f"| {impl} | " + " | ".join(cells) + " |")
@@ -265,6 +309,7 @@ def vector_matrix_table(document: dict) -> list[str]:
 
 
 # --- seed 004: BERT attention rows against cuDNN ------------------------------------------------
+
 
 def draw_attention(document: dict, path) -> Path | None:
     panels = [(d, series(document, "attention", direction=d)) for d in ("forward", "backward")]
@@ -288,8 +333,11 @@ def draw_attention(document: dict, path) -> Path | None:
     axes[0][0].set_ylim(0, top * 1.08)
     _legend_outside(axes[0][-1])
     dtype = SHORT_DTYPE.get(_first(document, "dtype"), "")
-    fig.suptitle(f"Seed 004: {rows[0] if rows else '?'} rows (BERT-base attention), {dtype}, against cuDNN - "
-                 f"{_title_suffix(document)}", fontsize=10)
+    fig.suptitle(
+        f"Seed 004: {rows[0] if rows else '?'} rows (BERT-base attention), {dtype}, against cuDNN - "
+        f"{_title_suffix(document)}",
+        fontsize=10,
+    )
     return _finish(fig, path)
 
 
@@ -300,8 +348,12 @@ def attention_table(document: dict) -> list[str]:
         if not found:
             continue
         cols = sorted({n for points in found.values() for n, _ in points})
-        lines += [f"{direction}, fraction of copy bandwidth:", "",
-                  "| implementation | " + " | ".join(str(c) for c in cols) + " |", "|---|" + "---|" * len(cols)]
+        lines += [
+            f"{direction}, fraction of copy bandwidth:",
+            "",
+            "| implementation | " + " | ".join(str(c) for c in cols) + " |",
+            "|---|" + "---|" * len(cols),
+        ]
         for impl, points in found.items():
             by_n = dict(points)
             lines.append(f"| {impl} | " + " | ".join(f"{by_n[c]:.2f}" if c in by_n else "-" for c in cols) + " |")
@@ -310,6 +362,7 @@ def attention_table(document: dict) -> list[str]:
 
 
 # --- seed 000: the ladder -----------------------------------------------------------------------
+
 
 def ladder_steps(document: dict) -> tuple[list[str], list[int]]:
     names, widths = [], []
@@ -334,10 +387,20 @@ def draw_ladder(document: dict, path) -> Path | None:
     for i, n in enumerate(widths):
         by_name = {r["name"]: r["fraction_of_copy"] for r in document["results"] if r["n"] == n}
         xs = [j + (i - (len(widths) - 1) / 2) * width for j in range(len(names))]
-        ax.bar(xs, [by_name.get(name, 0) for name in names], width=width * 0.95, label=f"{n} columns",
-               color=colours(i / max(1, len(widths) - 1) * 0.85))
-    ax.axhline(1.0, color="black", linestyle=":", linewidth=1.2,
-               label="copy bandwidth" + (f" ({copy:.0f} GB/s)" if copy else ""))
+        ax.bar(
+            xs,
+            [by_name.get(name, 0) for name in names],
+            width=width * 0.95,
+            label=f"{n} columns",
+            color=colours(i / max(1, len(widths) - 1) * 0.85),
+        )
+    ax.axhline(
+        1.0,
+        color="black",
+        linestyle=":",
+        linewidth=1.2,
+        label="copy bandwidth" + (f" ({copy:.0f} GB/s)" if copy else ""),
+    )
     ax.set_xticks(range(len(names)))
     ax.set_xticklabels(names, rotation=20)
     ax.set_ylabel("fraction of copy bandwidth")
@@ -354,8 +417,11 @@ def draw_ladder(document: dict, path) -> Path | None:
 
         right = ax.secondary_yaxis("right", functions=(to_gflops, to_fraction))
         right.set_ylabel(f"GFLOP/s at {flops} flops per element")
-    ax.set_title(f"Seed 000: the kernel ladder, float32, rows of {', '.join(map(str, widths))} columns\n"
-                 f"{_title_suffix(document)}", fontsize=10)
+    ax.set_title(
+        f"Seed 000: the kernel ladder, float32, rows of {', '.join(map(str, widths))} columns\n"
+        f"{_title_suffix(document)}",
+        fontsize=10,
+    )
     ax.grid(True, axis="y", alpha=0.3)
     ax.legend(loc="upper left", bbox_to_anchor=(1.08, 1.0), fontsize=8, frameon=False)
     return _finish(fig, path)
@@ -365,8 +431,10 @@ def ladder_table(document: dict) -> list[str]:
     names, widths = ladder_steps(document)
     if not names:
         return []
-    lines = ["| step | " + " | ".join(f"{n} cols: GFLOP/s (of copy)" for n in widths) + " |",
-             "|---|" + "---|" * len(widths)]
+    lines = [
+        "| step | " + " | ".join(f"{n} cols: GFLOP/s (of copy)" for n in widths) + " |",
+        "|---|" + "---|" * len(widths),
+    ]
     for name in names:
         cells = []
         for n in widths:
@@ -377,6 +445,7 @@ def ladder_table(document: dict) -> list[str]:
 
 
 # --- the main suite -----------------------------------------------------------------------------
+
 
 def draw_main(document: dict, path) -> Path | None:
     """Fraction of copy against row length on the bulk shapes, one panel per dtype."""
@@ -389,8 +458,14 @@ def draw_main(document: dict, path) -> Path | None:
     copy = document.get("copy_gbps")
     for ax, (dtype, found) in zip(axes[0], panels):
         _lines(ax, found, marker_size=3)
-        ax.axhline(1.0, color="black", linewidth=1.2, linestyle=":", zorder=1,
-                   label="copy bandwidth" + (f" ({copy:.0f} GB/s)" if isinstance(copy, (int, float)) else ""))
+        ax.axhline(
+            1.0,
+            color="black",
+            linewidth=1.2,
+            linestyle=":",
+            zorder=1,
+            label="copy bandwidth" + (f" ({copy:.0f} GB/s)" if isinstance(copy, (int, float)) else ""),
+        )
         ax.set_xscale("log", base=2)
         ax.set_xlabel("columns per row (log scale)")
         ax.set_title(f"forward softmax, {SHORT_DTYPE.get(dtype, dtype)}", fontsize=10)
@@ -403,7 +478,16 @@ def draw_main(document: dict, path) -> Path | None:
     return _finish(fig, path)
 
 
-DRAWERS = {"main": draw_main, "sweep": draw_sweep, "vector_matrix": draw_vector_matrix,
-           "attention": draw_attention, "ladder": draw_ladder}
-TABLES = {"sweep": sweep_table, "vector_matrix": vector_matrix_table, "attention": attention_table,
-          "ladder": ladder_table}
+DRAWERS = {
+    "main": draw_main,
+    "sweep": draw_sweep,
+    "vector_matrix": draw_vector_matrix,
+    "attention": draw_attention,
+    "ladder": draw_ladder,
+}
+TABLES = {
+    "sweep": sweep_table,
+    "vector_matrix": vector_matrix_table,
+    "attention": attention_table,
+    "ladder": ladder_table,
+}

@@ -94,9 +94,18 @@ def _measure_width(ladder, n: int, rows: int, copy_gbps: float, rep_ms: float) -
         ms = median_ms(fn, rep_ms=rep_ms)
         numel = rows_used * n
         gbps = BYTES_PER_ELEMENT * numel / (ms * 1e-3) / 1e9
-        entry = {"step": step, "name": label, "n": n, "rows": rows_used, "ms": ms,
-                 "gflops": FLOPS_PER_ELEMENT * numel / (ms * 1e-3) / 1e9, "gbps": gbps,
-                 "fraction_of_copy": gbps / copy_gbps, "max_abs_error": err, **(extra or {})}
+        entry = {
+            "step": step,
+            "name": label,
+            "n": n,
+            "rows": rows_used,
+            "ms": ms,
+            "gflops": FLOPS_PER_ELEMENT * numel / (ms * 1e-3) / 1e9,
+            "gbps": gbps,
+            "fraction_of_copy": gbps / copy_gbps,
+            "max_abs_error": err,
+            **(extra or {}),
+        }
         entries.append(entry)
         return entry
 
@@ -105,8 +114,10 @@ def _measure_width(ladder, n: int, rows: int, copy_gbps: float, rep_ms: float) -
         search = []
         for block in ladder.SEARCH_BLOCKS:
             for unroll in ladder.SEARCH_UNROLLS:
+
                 def fn(b=block, u=unroll):
                     return ladder.softmax(x, step, block=b, unroll=u, out=y)
+
                 y.fill_(float("nan"))
                 fn()
                 torch.cuda.synchronize()
@@ -125,23 +136,41 @@ def _measure_width(ladder, n: int, rows: int, copy_gbps: float, rep_ms: float) -
                 e = record(step, name, partial(ladder.softmax, x[:naive_rows], 1, out=y[:naive_rows]), naive_rows)
             elif step in (6, 7):
                 block, unroll, search = search_best(step)
-                e = record(step, name, partial(ladder.softmax, x, step, block=block, unroll=unroll, out=y), rows,
-                           {"block": block, "unroll": unroll, "search": search})
+                e = record(
+                    step,
+                    name,
+                    partial(ladder.softmax, x, step, block=block, unroll=unroll, out=y),
+                    rows,
+                    {"block": block, "unroll": unroll, "search": search},
+                )
             else:
                 e = record(step, name, partial(ladder.softmax, x, step, out=y), rows)
         except Exception as exc:  # noqa: BLE001 - one broken step must not cost the others
             print(f"n={n:>6} step {name:<16} not measured: {type(exc).__name__}: {str(exc)[:200]}")
             continue
-        print(f"n={n:>6} step {name:<16} {e['ms'] * 1e3:10.1f} us {e['gflops']:8.1f} GFLOP/s "
-              f"{e['gbps']:7.0f} GB/s {e['fraction_of_copy']:5.2f} of copy"
-              + (f"  (block {e['block']}, unroll {e['unroll']})" if "block" in e else ""))
+        print(
+            f"n={n:>6} step {name:<16} {e['ms'] * 1e3:10.1f} us {e['gflops']:8.1f} GFLOP/s "
+            f"{e['gbps']:7.0f} GB/s {e['fraction_of_copy']:5.2f} of copy"
+            + (f"  (block {e['block']}, unroll {e['unroll']})" if "block" in e else "")
+        )
     torch_ms = median_ms(partial(torch.softmax, x, dim=-1), rep_ms=rep_ms)
     gbps = BYTES_PER_ELEMENT * rows * n / (torch_ms * 1e-3) / 1e9
-    entries.append({"step": 0, "name": "torch.softmax", "n": n, "rows": rows, "ms": torch_ms,
-                    "gflops": FLOPS_PER_ELEMENT * rows * n / (torch_ms * 1e-3) / 1e9, "gbps": gbps,
-                    "fraction_of_copy": gbps / copy_gbps})
-    print(f"n={n:>6} {'torch.softmax':<21} {torch_ms * 1e3:10.1f} us {entries[-1]['gflops']:8.1f} GFLOP/s "
-          f"{gbps:7.0f} GB/s {gbps / copy_gbps:5.2f} of copy")
+    entries.append(
+        {
+            "step": 0,
+            "name": "torch.softmax",
+            "n": n,
+            "rows": rows,
+            "ms": torch_ms,
+            "gflops": FLOPS_PER_ELEMENT * rows * n / (torch_ms * 1e-3) / 1e9,
+            "gbps": gbps,
+            "fraction_of_copy": gbps / copy_gbps,
+        }
+    )
+    print(
+        f"n={n:>6} {'torch.softmax':<21} {torch_ms * 1e3:10.1f} us {entries[-1]['gflops']:8.1f} GFLOP/s "
+        f"{gbps:7.0f} GB/s {gbps / copy_gbps:5.2f} of copy"
+    )
     return entries
 
 

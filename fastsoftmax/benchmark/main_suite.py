@@ -35,8 +35,9 @@ def progress_bar(items, description: str | None = None):
 
         # Off a terminal (a captured log) redraw rarely, so the bar does not flood the log.
         interactive = sys.stderr.isatty()
-        bar = tqdm(items, dynamic_ncols=True, file=sys.stderr, mininterval=0.1 if interactive else 15.0,
-                   desc=description)
+        bar = tqdm(
+            items, dynamic_ncols=True, file=sys.stderr, mininterval=0.1 if interactive else 15.0, desc=description
+        )
         return bar, tqdm.write
     except ImportError:
         return items, print
@@ -66,15 +67,30 @@ def run(args, *, device: str = "cuda", cases=None, copy_gbps=None, runner_option
 
     on_cuda = torch.device(device).type == "cuda"
     device_name = torch.cuda.get_device_name() if on_cuda else str(device)
-    result = ResultFile.start(args.out, "main", device_name, quick, GOALS,
-                              extra={"args": {"dtypes": list(dtypes), "regimes": list(regimes), "backends": requested,
-                                              "compile": compile_peer, "peers": optional_peers,
-                                              "peer_names": list(peer_names) if peer_names else None,
-                                              "shapes": [[list(shape), dim] for shape, dim in shape_dims],
-                                              "directions": list(directions)}})
+    result = ResultFile.start(
+        args.out,
+        "main",
+        device_name,
+        quick,
+        GOALS,
+        extra={
+            "args": {
+                "dtypes": list(dtypes),
+                "regimes": list(regimes),
+                "backends": requested,
+                "compile": compile_peer,
+                "peers": optional_peers,
+                "peer_names": list(peer_names) if peer_names else None,
+                "shapes": [[list(shape), dim] for shape, dim in shape_dims],
+                "directions": list(directions),
+            }
+        },
+    )
     versions = result.document["versions"]
-    print(f"fastsoftmax bench: {device_name}; torch {versions.get('torch')}, triton {versions.get('triton')}, "
-          f"CUDA {versions.get('torch_cuda')}, driver {versions.get('driver')}")
+    print(
+        f"fastsoftmax bench: {device_name}; torch {versions.get('torch')}, triton {versions.get('triton')}, "
+        f"CUDA {versions.get('torch_cuda')}, driver {versions.get('driver')}"
+    )
     print(f"results: {result.path}")
 
     if copy_gbps is None:
@@ -130,8 +146,10 @@ def run(args, *, device: str = "cuda", cases=None, copy_gbps=None, runner_option
             print(f"host overhead not measured: {describe(exc)}")
     if context_lost is not None:
         result.document["aborted"] = f"CUDA context lost: {context_lost}"
-        print(f"\nRUN STOPPED: the CUDA context is unusable after a fault ({context_lost}); "
-              f"the shapes after it were not measured.")
+        print(
+            f"\nRUN STOPPED: the CUDA context is unusable after a fault ({context_lost}); "
+            f"the shapes after it were not measured."
+        )
 
     summary = report.summarize(result.document)
     result.document["summary"] = summary

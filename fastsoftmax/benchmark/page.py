@@ -35,31 +35,37 @@ TIE_MARGIN = 0.03
 LISTED_LOSSES = 40
 FASTSOFTMAX = "fastsoftmax"
 CASE_KINDS = ("main", "sweep", "vector_matrix", "attention")
-KIND_TITLES = {"main": "main shape set", "sweep": "seed 002: column sweep",
-               "vector_matrix": "seed 003: vector and matrix", "attention": "seed 004: attention rows",
-               "ladder": "seed 000: kernel ladder", "hardware": "seed 001: hardware model"}
+KIND_TITLES = {
+    "main": "main shape set",
+    "sweep": "seed 002: column sweep",
+    "vector_matrix": "seed 003: vector and matrix",
+    "attention": "seed 004: attention rows",
+    "ladder": "seed 000: kernel ladder",
+    "hardware": "seed 001: hardware model",
+}
 CLAIMS = {
     "ladder": "Seed 000 builds a softmax kernel in steps (naive, a shared-memory tree, coalesced loads, warp "
-              "shuffles, float4 loads, unrolling, the online normaliser) and counts 5 flops per element, so "
-              "its bound is 5/8 of the memory bandwidth in GFLOP/s. Bars: each step as a fraction of the "
-              "copy bandwidth; the right axis gives the same in the seed's GFLOP/s.",
+    "shuffles, float4 loads, unrolling, the online normaliser) and counts 5 flops per element, so "
+    "its bound is 5/8 of the memory bandwidth in GFLOP/s. Bars: each step as a fraction of the "
+    "copy bandwidth; the right axis gives the same in the seed's GFLOP/s.",
     "sweep": "Seed 002 finds the Triton tutorial's fused softmax losing bandwidth just past every power of "
-             "two, because it pads each row to the next one. The sweep times every 128 columns up to 32768, "
-             "then log-spaced widths to 2^20 (the tutorial's kernel stops at 2^16: past that its row no "
-             "longer fits in registers).",
+    "two, because it pads each row to the next one. The sweep times every 128 columns up to 32768, "
+    "then log-spaced widths to 2^20 (the tutorial's kernel stops at 2^16: past that its row no "
+    "longer fits in registers).",
     "vector_matrix": "Seed 003 compares the unfused sequence (max, subtract, exp, sum, divide: five passes "
-                     "over memory) with fused kernels and cuDNN on one 2^24 vector and a 2^12 x 2^16 "
-                     "matrix reduced along each dim.",
+    "over memory) with fused kernels and cuDNN on one 2^24 vector and a 2^12 x 2^16 "
+    "matrix reduced along each dim.",
     "attention": "Seed 004 (OneFlow) measures BERT-base attention rows, 49152 = 32 x 12 x 128 rows of 32 to "
-                 "32768 columns in fp16, forward and backward, against cuDNN, with the copy bandwidth as "
-                 "the ceiling, and claims a tuned kernel stays near that ceiling where cuDNN does not.",
+    "32768 columns in fp16, forward and backward, against cuDNN, with the copy bandwidth as "
+    "the ceiling, and claims a tuned kernel stays near that ceiling where cuDNN does not.",
     "hardware": "Seed 001 surveys fixed-point, base-2 softmax datapaths for accelerators; fastsoftmax.hardware "
-                "models them bit for bit. The table gives, per design, the smallest largest error over "
-                "the input sets and the narrowest width meeting each accuracy target.",
+    "models them bit for bit. The table gives, per design, the smallest largest error over "
+    "the input sets and the narrowest width meeting each accuracy target.",
 }
 
 
 # --- loading --------------------------------------------------------------------------------------
+
 
 def kind_of(document) -> str | None:
     if not isinstance(document, dict):
@@ -120,8 +126,11 @@ def main_document(inputs: Inputs) -> dict | None:
     for document in reversed(mains):
         fresh = {r["case"] for r in document.get("rows", []) if r.get("regime") != "host"} - taken
         host_taken = any(r.get("regime") == "host" for r in rows)
-        mine = [r for r in document.get("rows", [])
-                if (r.get("regime") == "host" and not host_taken) or r.get("case") in fresh]
+        mine = [
+            r
+            for r in document.get("rows", [])
+            if (r.get("regime") == "host" and not host_taken) or r.get("case") in fresh
+        ]
         if mine:
             contributing.insert(0, document)
         rows += mine
@@ -135,6 +144,7 @@ def main_document(inputs: Inputs) -> dict | None:
 
 
 # --- the figures behind the numbers ---------------------------------------------------------------
+
 
 def best_peer(rows: list[dict]) -> dict | None:
     peers = [r for r in rows if r.get("kind") == "peer" and r["status"] == "ok" and r.get("ms")]
@@ -176,14 +186,27 @@ def verdicts(case_documents: list[tuple[str, dict]]) -> dict:
                 continue
             where = _where(kind, group_of(own))
             if own["status"] != "ok":
-                failures.append({"where": where, "case": case_label(own), "status": own["status"],
-                                 "message": own.get("message", "")})
+                failures.append(
+                    {
+                        "where": where,
+                        "case": case_label(own),
+                        "status": own["status"],
+                        "message": own.get("message", ""),
+                    }
+                )
                 continue
             if ratio is None:
                 continue
-            entry = {"where": where, "case": case_label(own), "peer": peer["impl"], "ratio": ratio,
-                     "own_frac": own.get("frac_copy"), "peer_frac": peer.get("frac_copy"),
-                     "own_us": own.get("gpu_us"), "peer_us": peer.get("gpu_us")}
+            entry = {
+                "where": where,
+                "case": case_label(own),
+                "peer": peer["impl"],
+                "ratio": ratio,
+                "own_frac": own.get("frac_copy"),
+                "peer_frac": peer.get("frac_copy"),
+                "own_us": own.get("gpu_us"),
+                "peer_us": peer.get("gpu_us"),
+            }
             if ratio < 1 - TIE_MARGIN:
                 losses.append(entry)
             elif ratio <= 1 + TIE_MARGIN:
@@ -195,7 +218,7 @@ def verdicts(case_documents: list[tuple[str, dict]]) -> dict:
 
 
 def _where(kind: str, group: str) -> str:
-    """"main shape set, decode"; a figure's own title already names its regime."""
+    """ "main shape set, decode"; a figure's own title already names its regime."""
     if kind == "main":
         return f"{KIND_TITLES[kind]}, {group}"
     return KIND_TITLES[kind] + (", backward" if group.endswith("backward") else "")
@@ -230,7 +253,7 @@ def regime_table(document: dict) -> tuple[list[str], list[list[str]]]:
             else:
                 failed[key].append(row["status"])
     dtypes = [d for d in ALL_DTYPES if d in dtypes]
-    groups.sort(key=lambda g: (SUMMARY_GROUPS.index(g) if g in SUMMARY_GROUPS else len(SUMMARY_GROUPS)))
+    groups.sort(key=lambda g: SUMMARY_GROUPS.index(g) if g in SUMMARY_GROUPS else len(SUMMARY_GROUPS))
     header = ["regime", "implementation"] + [SHORT_DTYPE[d] for d in dtypes] + ["not timed"]
     body = []
     for group in groups:
@@ -261,8 +284,9 @@ def failure_lines(case_documents: list[tuple[str, dict]]) -> list[str]:
             reason = (row.get("message") or "").split(": ", 1)[-1][:160]
             seen[(row["impl"], row["status"], reason)].append(f"{KIND_TITLES[kind]}: {case_label(row)}")
     lines = []
-    for (impl, status, reason), where in sorted(seen.items(), key=lambda item: (not item[0][0].startswith(FASTSOFTMAX),
-                                                                                   item[0][0])):
+    for (impl, status, reason), where in sorted(
+        seen.items(), key=lambda item: (not item[0][0].startswith(FASTSOFTMAX), item[0][0])
+    ):
         example = where[0] + (f" and {len(where) - 1} more" if len(where) > 1 else "")
         lines.append(f"**{impl}** {status} on {len(where)} shape(s) ({example}): {reason or 'no message'}")
     return lines
@@ -273,6 +297,7 @@ def _num(value, digits: int = 2) -> str:
 
 
 # --- the page as blocks, rendered twice -----------------------------------------------------------
+
 
 @dataclass
 class Page:
@@ -355,8 +380,12 @@ def _html_table(header: list[str], rows: list[list[str]]) -> str:
 
 
 def render_html(page: Page, title: str) -> str:
-    out = [(f"<!DOCTYPE html><html><head><meta charset='utf-8'><title>{html.escape(title)}</title>"
-            f"<style>{_CSS}</style></head><body>")]
+    out = [
+        (
+            f"<!DOCTYPE html><html><head><meta charset='utf-8'><title>{html.escape(title)}</title>"
+            f"<style>{_CSS}</style></head><body>"
+        )
+    ]
     for block in page.blocks:
         kind = block[0]
         if kind == "heading":
@@ -396,12 +425,22 @@ def render_html(page: Page, title: str) -> str:
 
 # --- building the page ----------------------------------------------------------------------------
 
+
 def _versions(document: dict) -> str:
     v = document.get("versions", {}) or {}
-    parts = [f"{label} {v[key]}" for label, key in (("torch", "torch"), ("triton", "triton"), ("CUDA", "torch_cuda"),
-                                                     ("driver", "driver"), ("cuda-core", "cuda_core"),
-                                                     ("fastsoftmax", "fastsoftmax"), ("python", "python"))
-             if v.get(key)]
+    parts = [
+        f"{label} {v[key]}"
+        for label, key in (
+            ("torch", "torch"),
+            ("triton", "triton"),
+            ("CUDA", "torch_cuda"),
+            ("driver", "driver"),
+            ("cuda-core", "cuda_core"),
+            ("fastsoftmax", "fastsoftmax"),
+            ("python", "python"),
+        )
+        if v.get(key)
+    ]
     return ", ".join(parts) or "not recorded"
 
 
@@ -430,8 +469,9 @@ def build_page(inputs: Inputs, figure_dir: Path) -> tuple[Page, str, list[str]]:
         latest = inputs.latest(kind)
         if latest:
             case_documents.append((kind, latest[1]))
-    everything = [d for _, d in case_documents] + [d for k in ("ladder", "hardware") for _, d in
-                                                   inputs.documents.get(k, [])]
+    everything = [d for _, d in case_documents] + [
+        d for k in ("ladder", "hardware") for _, d in inputs.documents.get(k, [])
+    ]
     device = next((d.get("device") for d in everything if d.get("device")), "unknown device")
     title = f"fastsoftmax on {device}"
     page.heading(title, 1)
@@ -442,29 +482,35 @@ def build_page(inputs: Inputs, figure_dir: Path) -> tuple[Page, str, list[str]]:
     ceilings += [(KIND_TITLES["ladder"], d.get("copy_gbps")) for _, d in inputs.documents.get("ladder", [])]
     ceilings = [(k, c) for k, c in ceilings if isinstance(c, (int, float))]
     if ceilings:
-        page.paragraph("Copy bandwidth, the ceiling (a 512 MiB device-to-device copy, bytes read + written, "
-                       "measured at the start of each run): " +
-                       "; ".join(f"{k} **{c:.0f} GB/s**" for k, c in ceilings) +
-                       ". A forward softmax moves one read and one write per element, a backward two reads and "
-                       "one write; \"fraction of copy\" is that traffic over the time, divided by the ceiling.")
+        page.paragraph(
+            "Copy bandwidth, the ceiling (a 512 MiB device-to-device copy, bytes read + written, "
+            "measured at the start of each run): "
+            + "; ".join(f"{k} **{c:.0f} GB/s**" for k, c in ceilings)
+            + ". A forward softmax moves one read and one write per element, a backward two reads and "
+            'one write; "fraction of copy" is that traffic over the time, divided by the ceiling.'
+        )
 
     for kind, document in case_documents:
         if document.get("aborted") or document.get("complete") is False:
-            page.paragraph(f"**{KIND_TITLES[kind].capitalize()} did not complete** "
-                           f"({document.get('aborted') or 'cut short'}): its tables cover the shapes measured.")
+            page.paragraph(
+                f"**{KIND_TITLES[kind].capitalize()} did not complete** "
+                f"({document.get('aborted') or 'cut short'}): its tables cover the shapes measured."
+            )
     found = verdicts(case_documents)
     page.heading("Where a peer beats fastsoftmax")
     losses = found["losses"]
     if losses:
-        lines = [f"{e['where']}: {e['case']}: **{e['peer']}** is x{1 / e['ratio']:.2f} faster "
-                 f"({_us(e['peer_us'])} against {_us(e['own_us'])}; {_num(e['peer_frac'])} against "
-                 f"{_num(e['own_frac'])} of copy)" for e in losses[:LISTED_LOSSES]]
+        lines = [
+            f"{e['where']}: {e['case']}: **{e['peer']}** is x{1 / e['ratio']:.2f} faster "
+            f"({_us(e['peer_us'])} against {_us(e['own_us'])}; {_num(e['peer_frac'])} against "
+            f"{_num(e['own_frac'])} of copy)"
+            for e in losses[:LISTED_LOSSES]
+        ]
         if len(losses) > LISTED_LOSSES:
             lines.append(f"... and {len(losses) - LISTED_LOSSES} more shape(s), all in the CSV of the runs")
         page.items(lines)
     else:
-        page.paragraph("No peer was faster than fastsoftmax by more than "
-                       f"{TIE_MARGIN:.0%} on any shape measured.")
+        page.paragraph(f"No peer was faster than fastsoftmax by more than {TIE_MARGIN:.0%} on any shape measured.")
     if found["failures"]:
         page.paragraph("fastsoftmax itself failed here:")
         page.items([f"{f['where']}: {f['case']}: **{f['status']}** {f['message']}" for f in found["failures"]])
@@ -475,20 +521,26 @@ def build_page(inputs: Inputs, figure_dir: Path) -> tuple[Page, str, list[str]]:
             page.items(_below_goal_lines(below))
 
     page.heading("Where fastsoftmax wins")
-    page.paragraph(f"Counted against the fastest peer that ran each shape; {found['ties']} shape(s) were within "
-                   f"{TIE_MARGIN:.0%} either way and count as ties.")
+    page.paragraph(
+        f"Counted against the fastest peer that ran each shape; {found['ties']} shape(s) were within "
+        f"{TIE_MARGIN:.0%} either way and count as ties."
+    )
     win_lines = []
     for where, entries in found["wins"].items():
         best = max(entries, key=lambda e: e["ratio"])
-        win_lines.append(f"{where}: faster on {len(entries)} shape(s), x{geomean([e['ratio'] for e in entries]):.2f} "
-                         f"geomean; most at {best['case']}, x{best['ratio']:.2f} over {best['peer']}")
+        win_lines.append(
+            f"{where}: faster on {len(entries)} shape(s), x{geomean([e['ratio'] for e in entries]):.2f} "
+            f"geomean; most at {best['case']}, x{best['ratio']:.2f} over {best['peer']}"
+        )
     page.items(win_lines) if win_lines else page.paragraph("No shape where fastsoftmax is faster than every peer.")
 
     page.heading("Every implementation, per regime")
-    page.paragraph("Each cell: geometric mean fraction of the copy bandwidth, and in brackets the geometric mean "
-                   "speed ratio to the fastest peer on each shape (above 1: faster than every peer; the fastest "
-                   "peer itself is 1.00 wherever it ran). \"not timed\" counts the shapes where the "
-                   "implementation refused, failed or gave a wrong answer.")
+    page.paragraph(
+        "Each cell: geometric mean fraction of the copy bandwidth, and in brackets the geometric mean "
+        "speed ratio to the fastest peer on each shape (above 1: faster than every peer; the fastest "
+        'peer itself is 1.00 wherever it ran). "not timed" counts the shapes where the '
+        "implementation refused, failed or gave a wrong answer."
+    )
     for kind, document in case_documents:
         header, body = regime_table(document)
         if body:
@@ -498,10 +550,14 @@ def build_page(inputs: Inputs, figure_dir: Path) -> tuple[Page, str, list[str]]:
         host = [r for r in main.get("rows", []) if r.get("regime") == "host"]
         if host:
             page.heading("Host overhead", 3)
-            page.paragraph("Wall time per call of back-to-back calls on a 4x1024 bf16 tensor: what Python and the "
-                           "launch cost a caller on small tensors, which GPU timings hide.")
-            page.table(["implementation", "us per call"],
-                       [[r["impl"], _num(r.get("host_us"), 1) if r["status"] == "ok" else r["status"]] for r in host])
+            page.paragraph(
+                "Wall time per call of back-to-back calls on a 4x1024 bf16 tensor: what Python and the "
+                "launch cost a caller on small tensors, which GPU timings hide."
+            )
+            page.table(
+                ["implementation", "us per call"],
+                [[r["impl"], _num(r.get("host_us"), 1) if r["status"] == "ok" else r["status"]] for r in host],
+            )
 
     page.heading("The seeds' figures")
     drawn_main = _draw("main", main, figure_dir, notes) if main is not None else None
@@ -541,9 +597,12 @@ def build_page(inputs: Inputs, figure_dir: Path) -> tuple[Page, str, list[str]]:
     page.heading("Where each implementation does not run")
     failures = failure_lines(case_documents)
     page.items(failures) if failures else page.paragraph("Every implementation ran every shape it was given.")
-    peer_lines = [f"{KIND_TITLES[kind]}: " + "; ".join(f"{name} {status}" for name, status in
-                                                    (document.get("peers") or {}).items())
-                  for kind, document in case_documents if document.get("peers")]
+    peer_lines = [
+        f"{KIND_TITLES[kind]}: "
+        + "; ".join(f"{name} {status}" for name, status in (document.get("peers") or {}).items())
+        for kind, document in case_documents
+        if document.get("peers")
+    ]
     if peer_lines:
         page.paragraph("Peers of each run (version, or why it did not run):")
         page.items(peer_lines)
@@ -563,14 +622,16 @@ def _below_goal_lines(below: list[dict]) -> list[str]:
     lines = []
     for (goal, minimum), entries in by_goal.items():
         entries.sort(key=lambda e: e["frac_copy"] if isinstance(e["frac_copy"], (int, float)) else -1)
-        shapes = ", ".join(f"{_short_label(e['label'])} "
-                           f"{_num(e['frac_copy']) if e['frac_copy'] is not None else e['status']}" for e in entries)
+        shapes = ", ".join(
+            f"{_short_label(e['label'])} {_num(e['frac_copy']) if e['frac_copy'] is not None else e['status']}"
+            for e in entries
+        )
         lines.append(f"{goal} (goal {minimum:.2f}): {len(entries)} shape(s): {shapes}")
     return lines
 
 
 def _short_label(label: str) -> str:
-    """"bulk rows bf16 2670x50257" -> "bf16 2670x50257": the goal already names the regime."""
+    """ "bulk rows bf16 2670x50257" -> "bf16 2670x50257": the goal already names the regime."""
     for dtype in SHORT_DTYPE.values():
         marker = f" {dtype} "
         if marker in label:
@@ -587,9 +648,15 @@ def _measured_claim(kind: str, document: dict) -> str:
         found = figures.dips(document)
         if not found:
             return ""
-        return "Measured: deepest drop just past a power of two: " + "; ".join(
-            f"{d['impl']} {d['drop'] * 100:.0f}% ({d['power']} to {d['after']} columns, "
-            f"{d['gbps_at']:.0f} to {d['gbps_after']:.0f} GB/s)" for d in found) + "."
+        return (
+            "Measured: deepest drop just past a power of two: "
+            + "; ".join(
+                f"{d['impl']} {d['drop'] * 100:.0f}% ({d['power']} to {d['after']} columns, "
+                f"{d['gbps_at']:.0f} to {d['gbps_after']:.0f} GB/s)"
+                for d in found
+            )
+            + "."
+        )
     if kind == "attention":
         parts = []
         for direction in ("forward", "backward"):
@@ -605,8 +672,11 @@ def _measured_claim(kind: str, document: dict) -> str:
         problems, by_impl = figures.vector_matrix_results(document)
         unfused = by_impl.get("torch-unfused", {})
         own = by_impl.get(FASTSOFTMAX, {})
-        parts = [f"{p}: x{unfused[p]['ms'] / own[p]['ms']:.1f}" for p in problems
-                 if p in unfused and p in own and unfused[p].get("ms") and own[p].get("ms")]
+        parts = [
+            f"{p}: x{unfused[p]['ms'] / own[p]['ms']:.1f}"
+            for p in problems
+            if p in unfused and p in own and unfused[p].get("ms") and own[p].get("ms")
+        ]
         if parts:
             return "Measured: fastsoftmax's speed-up over the unfused sequence, " + ", ".join(parts) + "."
         return ""
@@ -619,9 +689,14 @@ def _hardware_table(document: dict) -> tuple[list[str], list[list[str]]]:
     rows = []
     for line in document.get("verdict", []):
         meeting = line.get("narrowest_width_meeting", {})
-        rows.append([line.get("variant", "?"), f"{line.get('best_max_abs_error', float('nan')):.2g}",
-                     f"{line.get('best_mean_kl', float('nan')):.2g}"]
-                    + [str(meeting.get(t)) if meeting.get(t) is not None else "none" for t in targets])
+        rows.append(
+            [
+                line.get("variant", "?"),
+                f"{line.get('best_max_abs_error', float('nan')):.2g}",
+                f"{line.get('best_mean_kl', float('nan')):.2g}",
+            ]
+            + [str(meeting.get(t)) if meeting.get(t) is not None else "none" for t in targets]
+        )
     return header, rows
 
 
@@ -654,14 +729,25 @@ def build(paths, out_dir, readme_section=None, write=print) -> tuple[Path, Path]
 
 # --- command line ---------------------------------------------------------------------------------
 
+
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("results", nargs="+", help="result JSON files (main suite, seeds' figures, ladder.json, "
-                                                   "hw_report.json), from one device")
-    parser.add_argument("--out", default=DEFAULT_OUT,
-                        help=f"directory for report.html, report.md and figures/ (default {DEFAULT_OUT})")
-    parser.add_argument("--readme-section", nargs="?", const="", default=None, metavar="PATH",
-                        help="also write the README's results section (Markdown) from the main-suite results, "
-                             "to PATH (default OUT/readme_section.md)")
+    parser.add_argument(
+        "results",
+        nargs="+",
+        help="result JSON files (main suite, seeds' figures, ladder.json, hw_report.json), from one device",
+    )
+    parser.add_argument(
+        "--out", default=DEFAULT_OUT, help=f"directory for report.html, report.md and figures/ (default {DEFAULT_OUT})"
+    )
+    parser.add_argument(
+        "--readme-section",
+        nargs="?",
+        const="",
+        default=None,
+        metavar="PATH",
+        help="also write the README's results section (Markdown) from the main-suite results, "
+        "to PATH (default OUT/readme_section.md)",
+    )
 
 
 def run(args) -> int:

@@ -51,6 +51,7 @@ def fastsoftmax_label(backend: str) -> str:
 
 # --- fastsoftmax ------------------------------------------------------------------------------
 
+
 def fastsoftmax_impl(backend: str) -> Impl:
     def make(case: Case):
         import fastsoftmax
@@ -95,6 +96,7 @@ def fastsoftmax_impls(requested=("auto", "triton", "cuda"), device="cuda") -> tu
 
 # --- peers ------------------------------------------------------------------------------------
 
+
 def torch_impl() -> Impl:
     def make(case: Case):
         import torch
@@ -116,12 +118,15 @@ def torch_compile_impl() -> Impl:
         torch._dynamo.reset()
         dim = case.dim
         if case.direction == "backward":
+
             def backward(dy, y):
                 return torch._softmax_backward_data(dy, y, dim, y.dtype)
+
             return torch.compile(backward, dynamic=False)
 
         def forward(x):
             return torch.softmax(x, dim)
+
         return torch.compile(forward, dynamic=False)
 
     return Impl("torch.compile", "peer", make, note="compiled per shape (dynamic=False)")
@@ -176,6 +181,7 @@ def liger_impl(module) -> Impl:
 def torch_unfused_impl() -> Impl:
     """Seed 003's naive softmax: five separate torch kernels (max, subtract, exp, sum, divide),
     each reading and writing the whole tensor: what "not fused" costs."""
+
     def make(case: Case):
         import torch
 
@@ -187,6 +193,7 @@ def torch_unfused_impl() -> Impl:
             shifted = x - torch.amax(x, dim, keepdim=True)
             numerator = torch.exp(shifted)
             return numerator / torch.sum(numerator, dim, keepdim=True)
+
         return unfused
 
     return Impl("torch-unfused", "peer", make, note="max, sub, exp, sum, div as five kernels")
@@ -206,8 +213,11 @@ def cudnn_impl(name: str = "cudnn") -> Impl:
         except cudnn.CudnnUnavailable as exc:
             raise Refused(str(exc)) from exc
 
-    note = "CUDNN_SOFTMAX_ACCURATE (subtracts the max)" if algorithm == "accurate" else \
-        "CUDNN_SOFTMAX_FAST (no max subtracted: overflows where exp does)"
+    note = (
+        "CUDNN_SOFTMAX_ACCURATE (subtracts the max)"
+        if algorithm == "accurate"
+        else "CUDNN_SOFTMAX_FAST (no max subtracted: overflows where exp does)"
+    )
     return Impl(name, "peer", make, note=note, declines_by_raising=True)
 
 
@@ -219,12 +229,15 @@ def tutorial_impl() -> Impl:
         from fastsoftmax.benchmark import tutorial_softmax
 
         if case.n > tutorial_softmax.MAX_COLS:
-            raise Refused(f"the Triton tutorial's kernel holds a whole row in registers: at most "
-                          f"{tutorial_softmax.MAX_COLS} columns")
+            raise Refused(
+                f"the Triton tutorial's kernel holds a whole row in registers: at most "
+                f"{tutorial_softmax.MAX_COLS} columns"
+            )
         return tutorial_softmax.softmax
 
-    return Impl("triton-tutorial", "peer", make, note="whole row padded to the next power of two",
-                declines_by_raising=True)
+    return Impl(
+        "triton-tutorial", "peer", make, note="whole row padded to the next power of two", declines_by_raising=True
+    )
 
 
 @dataclass
@@ -253,10 +266,19 @@ def add_peer_site() -> str | None:
 
 
 # --peers spelling -> peer names
-PEER_ALIASES = {"torch": "torch", "compile": "torch.compile", "torch.compile": "torch.compile",
-                "cudnn": "cudnn", "tutorial": "triton-tutorial", "triton-tutorial": "triton-tutorial",
-                "quack": "quack", "liger": "liger", "unfused": "torch-unfused", "torch-unfused": "torch-unfused",
-                "naive": "torch-unfused"}
+PEER_ALIASES = {
+    "torch": "torch",
+    "compile": "torch.compile",
+    "torch.compile": "torch.compile",
+    "cudnn": "cudnn",
+    "tutorial": "triton-tutorial",
+    "triton-tutorial": "triton-tutorial",
+    "quack": "quack",
+    "liger": "liger",
+    "unfused": "torch-unfused",
+    "torch-unfused": "torch-unfused",
+    "naive": "torch-unfused",
+}
 OPTIONAL_PEERS = ("torch.compile", "cudnn", "triton-tutorial", "quack", "liger")
 
 

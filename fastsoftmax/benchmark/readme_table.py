@@ -26,8 +26,17 @@ def _fmt(value, pattern: str, missing: str = "-") -> str:
 
 def _versions_line(document: dict) -> str:
     v = document.get("versions", {})
-    parts = [f"{name} {v[key]}" for name, key in (("torch", "torch"), ("triton", "triton"), ("CUDA", "torch_cuda"),
-                                                   ("driver", "driver"), ("cuda-core", "cuda_core")) if v.get(key)]
+    parts = [
+        f"{name} {v[key]}"
+        for name, key in (
+            ("torch", "torch"),
+            ("triton", "triton"),
+            ("CUDA", "torch_cuda"),
+            ("driver", "driver"),
+            ("cuda-core", "cuda_core"),
+        )
+        if v.get(key)
+    ]
     return ", ".join(parts)
 
 
@@ -37,13 +46,17 @@ def render(document: dict) -> str:
     date = str(document.get("date", ""))[:10]
     runs = f" (mean of {document['runs']} runs)" if document.get("runs", 1) > 1 else ""
     kind = "quick run (a subset of the shapes)" if document.get("quick") else "full shape set of benchmarks/README.md"
-    out = [f"Results on **{document.get('device', 'unknown device')}**, {date}, {kind}; {_versions_line(document)}.",
-           "",
-           (f"Copy bandwidth (the ceiling, 512 MiB device-to-device, bytes read + written): "
+    out = [
+        f"Results on **{document.get('device', 'unknown device')}**, {date}, {kind}; {_versions_line(document)}.",
+        "",
+        (
+            f"Copy bandwidth (the ceiling, 512 MiB device-to-device, bytes read + written): "
             f"**{_fmt(copy, '{:.0f}')} GB/s**{runs}. Figures are geometric means of the fraction of that bandwidth "
             f"reached, counting one read and one write per element (forward) or two reads and one write "
-            f"(backward); speed-up is over torch.softmax on the same tensors in the same run."),
-           ""]
+            f"(backward); speed-up is over torch.softmax on the same tensors in the same run."
+        ),
+        "",
+    ]
     out += _regime_table(summary)
     decode = _decode_table(document)
     if decode:
@@ -71,8 +84,13 @@ def _regime_table(summary: dict) -> list[str]:
             values = fractions.get((group, dtype))
             if not values:
                 continue
-            cells = [group, SHORT_DTYPE[dtype], _fmt(values.get(FASTSOFTMAX), "{:.2f}"),
-                     _fmt(values.get("torch"), "{:.2f}"), _fmt(speedup.get((group, dtype)), "x{:.2f}")]
+            cells = [
+                group,
+                SHORT_DTYPE[dtype],
+                _fmt(values.get(FASTSOFTMAX), "{:.2f}"),
+                _fmt(values.get("torch"), "{:.2f}"),
+                _fmt(speedup.get((group, dtype)), "x{:.2f}"),
+            ]
             cells += [_fmt(values.get(p), "{:.2f}") for p in peers]
             goal = GROUP_GOALS.get(group)
             cells.append(_fmt(goal and goal.min_fraction, "{:.2f}"))
@@ -88,14 +106,21 @@ def _decode_table(document: dict) -> list[str]:
         ok = {r["impl"]: r for r in rows if r["status"] == "ok"}
         fs, torch_row = ok.get(FASTSOFTMAX), ok.get("torch")
         ratio = torch_row["ms"] / fs["ms"] if fs and torch_row else None
-        cells = ["x".join(map(str, rows[0]["shape"])), SHORT_DTYPE.get(rows[0]["dtype"], rows[0]["dtype"]),
-                 _fmt(fs and fs["gpu_us"], "{:.1f} us"), _fmt(torch_row and torch_row["gpu_us"], "{:.1f} us"),
-                 _fmt(ratio, "x{:.2f}"), _fmt(fs and fs["frac_copy"], "{:.2f}")]
+        cells = [
+            "x".join(map(str, rows[0]["shape"])),
+            SHORT_DTYPE.get(rows[0]["dtype"], rows[0]["dtype"]),
+            _fmt(fs and fs["gpu_us"], "{:.1f} us"),
+            _fmt(torch_row and torch_row["gpu_us"], "{:.1f} us"),
+            _fmt(ratio, "x{:.2f}"),
+            _fmt(fs and fs["frac_copy"], "{:.2f}"),
+        ]
         lines.append("| " + " | ".join(cells) + " |")
     if not lines:
         return []
-    return ["| shape | dtype | fastsoftmax | torch.softmax | speed-up | fastsoftmax, fraction of copy |",
-            "|---|---|---|---|---|---|"] + lines
+    return [
+        "| shape | dtype | fastsoftmax | torch.softmax | speed-up | fastsoftmax, fraction of copy |",
+        "|---|---|---|---|---|---|",
+    ] + lines
 
 
 def _host_table(document: dict) -> list[str]:
@@ -126,8 +151,10 @@ def combine(documents: list[dict]) -> dict:
 
 
 def main(argv=None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m fastsoftmax.benchmark.readme_table",
-                                     description="Print markdown results tables from benchmark result files.")
+    parser = argparse.ArgumentParser(
+        prog="python -m fastsoftmax.benchmark.readme_table",
+        description="Print markdown results tables from benchmark result files.",
+    )
     parser.add_argument("results", nargs="+", help="JSON files written by `fastsoftmax bench` on one device")
     args = parser.parse_args(argv)
     try:

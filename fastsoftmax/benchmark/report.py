@@ -45,12 +45,12 @@ def speedups(case_rows_: list[dict]) -> dict[str, dict[str, float]]:
     for name, row in ok.items():
         if row["kind"] != "fastsoftmax":
             continue
-        result[name] = {peer: other["ms"] / row["ms"] for peer, other in ok.items()
-                        if other["kind"] == "peer"}
+        result[name] = {peer: other["ms"] / row["ms"] for peer, other in ok.items() if other["kind"] == "peer"}
     return result
 
 
 # --- per-shape lines --------------------------------------------------------------------------
+
 
 def _impl_width(rows) -> int:
     return max([len(r["impl"]) for r in rows] + [12])
@@ -86,8 +86,12 @@ def format_case(case: Case, rows: list[dict]) -> str:
 
 def format_host(rows: list[dict]) -> str:
     width = _impl_width(rows)
-    lines = [f"host overhead: wall time per call, {rows[0]['calls']} back-to-back calls on "
-             f"{'x'.join(map(str, rows[0]['shape']))} {rows[0]['dtype']}" if rows else "host overhead"]
+    lines = [
+        f"host overhead: wall time per call, {rows[0]['calls']} back-to-back calls on "
+        f"{'x'.join(map(str, rows[0]['shape']))} {rows[0]['dtype']}"
+        if rows
+        else "host overhead"
+    ]
     for row in rows:
         if row["status"] == "ok":
             lines.append(f"  {row['impl'].ljust(width)}  {row['host_us']:7.1f} us")
@@ -97,6 +101,7 @@ def format_host(rows: list[dict]) -> str:
 
 
 # --- summary ----------------------------------------------------------------------------------
+
 
 def _case_of(row: dict) -> Case:
     return Case.from_json(row)
@@ -128,8 +133,15 @@ def summarize(document: dict) -> dict:
                 for impl in impls:
                     values = table.get((group, dtype, impl))
                     if values:
-                        out.append({"group": group, "dtype": dtype, "impl": impl,
-                                    value_name: geomean(values), "count": len(values)})
+                        out.append(
+                            {
+                                "group": group,
+                                "dtype": dtype,
+                                "impl": impl,
+                                value_name: geomean(values),
+                                "count": len(values),
+                            }
+                        )
         return out
 
     below = []
@@ -142,9 +154,17 @@ def summarize(document: dict) -> dict:
             continue
         frac = row.get("frac_copy")
         if row["status"] != "ok" or frac is None or frac < goal.min_fraction:
-            below.append({"case": row["case"], "label": case.label, "impl": row["impl"],
-                          "status": row["status"], "frac_copy": frac, "goal": goal.name,
-                          "min_fraction": goal.min_fraction})
+            below.append(
+                {
+                    "case": row["case"],
+                    "label": case.label,
+                    "impl": row["impl"],
+                    "status": row["status"],
+                    "frac_copy": frac,
+                    "goal": goal.name,
+                    "min_fraction": goal.min_fraction,
+                }
+            )
 
     counts: dict[str, dict[str, int]] = {}
     for row in rows:
@@ -154,8 +174,7 @@ def summarize(document: dict) -> dict:
         "geomean_frac_copy": ordered(fractions, "frac_copy"),
         "speedup_vs_torch": ordered(ratios, "speedup"),
         "below_goal": below,
-        "host_us": {r["impl"]: r["host_us"] for r in rows
-                    if r.get("regime") == "host" and r["status"] == "ok"},
+        "host_us": {r["impl"]: r["host_us"] for r in rows if r.get("regime") == "host" and r["status"] == "ok"},
         "status_counts": {impl: dict(c) for impl, c in counts.items()},
     }
 
@@ -180,11 +199,14 @@ def format_summary(summary: dict, copy_gbps: float | None = None) -> str:
     if ups:
         lines.append("fastsoftmax speed-up over torch.softmax (geomean)")
         for e in ups:
-            lines.append(f"  {e['group']:22} {SHORT_DTYPE.get(e['dtype'], e['dtype']):5} x{e['speedup']:.2f}"
-                         f"  ({e['count']} shapes)")
+            lines.append(
+                f"  {e['group']:22} {SHORT_DTYPE.get(e['dtype'], e['dtype']):5} x{e['speedup']:.2f}"
+                f"  ({e['count']} shapes)"
+            )
     if summary.get("host_us"):
-        lines.append("host overhead per call: " + ", ".join(
-            f"{impl} {us:.1f} us" for impl, us in summary["host_us"].items()))
+        lines.append(
+            "host overhead per call: " + ", ".join(f"{impl} {us:.1f} us" for impl, us in summary["host_us"].items())
+        )
     below = summary["below_goal"]
     auto = [b for b in below if b["impl"] == FASTSOFTMAX]
     lines.append(f"fastsoftmax below its goals: {len(auto)} shape(s)")
@@ -197,8 +219,11 @@ def format_summary(summary: dict, copy_gbps: float | None = None) -> str:
             explicit[b["impl"]] += 1
     for impl, count in explicit.items():
         lines.append(f"  ({impl}: {count} shape(s) below goal)")
-    bad = {impl: c for impl, c in summary["status_counts"].items()
-           if impl.startswith(FASTSOFTMAX) and (c.get("wrong") or c.get("error"))}
+    bad = {
+        impl: c
+        for impl, c in summary["status_counts"].items()
+        if impl.startswith(FASTSOFTMAX) and (c.get("wrong") or c.get("error"))
+    }
     for impl, c in bad.items():
         lines.append(f"  {impl}: {c.get('wrong', 0)} WRONG output(s), {c.get('error', 0)} error(s)")
     return "\n".join(lines)

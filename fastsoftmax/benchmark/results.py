@@ -43,12 +43,29 @@ from pathlib import Path
 
 SCHEMA_VERSION = 1
 STATUSES = ("ok", "wrong", "refused", "error", "skipped")
-CASE_ROW_KEYS = ("case", "regime", "direction", "shape", "dim", "dtype", "n", "numel", "bytes",
-                 "impl", "kind", "status", "max_abs_err", "err_ratio", "ms", "gpu_us", "gbps",
-                 "frac_copy", "message")
+CASE_ROW_KEYS = (
+    "case",
+    "regime",
+    "direction",
+    "shape",
+    "dim",
+    "dtype",
+    "n",
+    "numel",
+    "bytes",
+    "impl",
+    "kind",
+    "status",
+    "max_abs_err",
+    "err_ratio",
+    "ms",
+    "gpu_us",
+    "gbps",
+    "frac_copy",
+    "message",
+)
 HOST_ROW_KEYS = ("regime", "impl", "kind", "status", "host_us", "shape", "dtype", "calls", "message")
-TOP_KEYS = ("schema", "suite", "quick", "complete", "device", "date", "versions", "copy_gbps",
-            "peers", "goals", "rows")
+TOP_KEYS = ("schema", "suite", "quick", "complete", "device", "date", "versions", "copy_gbps", "peers", "goals", "rows")
 
 
 def now_iso() -> str:
@@ -83,8 +100,13 @@ def _driver_version() -> str | None:
     except Exception:  # noqa: BLE001, S110
         pass
     try:
-        text = subprocess.run(["nvidia-smi", "--query-gpu=driver_version", "--format=csv,noheader"],
-                              capture_output=True, text=True, timeout=10, check=False).stdout.strip()
+        text = subprocess.run(
+            ["nvidia-smi", "--query-gpu=driver_version", "--format=csv,noheader"],
+            capture_output=True,
+            text=True,
+            timeout=10,
+            check=False,
+        ).stdout.strip()
         return text.splitlines()[0] if text else None
     except Exception:  # noqa: BLE001
         return None
@@ -93,8 +115,9 @@ def _driver_version() -> str | None:
 def _git_commit() -> str | None:
     try:
         here = Path(__file__).resolve().parent
-        text = subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=here, capture_output=True,
-                              text=True, timeout=10, check=False)
+        text = subprocess.run(
+            ["git", "rev-parse", "--short", "HEAD"], cwd=here, capture_output=True, text=True, timeout=10, check=False
+        )
         if text.returncode != 0:
             return None
         return text.stdout.strip() or None

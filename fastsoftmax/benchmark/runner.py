@@ -53,8 +53,12 @@ def estimate_bytes(case: Case) -> int:
     checked = case.numel if sampled is None else len(sampled) * case.n
     # the backward's inputs are built from a float32 softmax of a float32 copy
     staging = 8 * case.numel if case.direction == "backward" and sampled is not None else 0
-    return (case.numel * ITEMSIZE[case.dtype] * (inputs + 2) + checked * _REFERENCE_BYTES_PER_ELEMENT
-            + staging + _SLACK_BYTES)
+    return (
+        case.numel * ITEMSIZE[case.dtype] * (inputs + 2)
+        + checked * _REFERENCE_BYTES_PER_ELEMENT
+        + staging
+        + _SLACK_BYTES
+    )
 
 
 def describe(exc: BaseException, limit: int = 400) -> str:
@@ -69,9 +73,20 @@ def bound_call(fn, inputs):
 
 
 def base_row(case: Case, impl: Impl) -> dict:
-    return {"case": case.key, **case.to_json(), "impl": impl.name, "kind": impl.kind,
-            "status": "ok", "max_abs_err": None, "err_ratio": None, "ms": None, "gpu_us": None,
-            "gbps": None, "frac_copy": None, "message": ""}
+    return {
+        "case": case.key,
+        **case.to_json(),
+        "impl": impl.name,
+        "kind": impl.kind,
+        "status": "ok",
+        "max_abs_err": None,
+        "err_ratio": None,
+        "ms": None,
+        "gpu_us": None,
+        "gbps": None,
+        "frac_copy": None,
+        "message": "",
+    }
 
 
 def make_inputs(case: Case, device) -> tuple:
@@ -167,8 +182,7 @@ class Runner:
         need = estimate_bytes(case)
         free = self.free_bytes()
         if free is not None and need > free:
-            return self.all_rows(case, "skipped",
-                             f"needs ~{need / 2**30:.1f} GiB, {free / 2**30:.1f} GiB free")
+            return self.all_rows(case, "skipped", f"needs ~{need / 2**30:.1f} GiB, {free / 2**30:.1f} GiB free")
         inputs = reference = rows = None
         try:
             inputs = make_inputs(case, self.device)
@@ -219,8 +233,12 @@ class Runner:
         except Exception as exc:  # noqa: BLE001
             return self._failure(row, impl, exc, "first call")
         try:
-            result = checks.check(output if rows is None or not isinstance(output, torch.Tensor)
-                                  or output.shape != inputs[0].shape else output[rows], reference)
+            result = checks.check(
+                output
+                if rows is None or not isinstance(output, torch.Tensor) or output.shape != inputs[0].shape
+                else output[rows],
+                reference,
+            )
         except Exception as exc:  # noqa: BLE001
             return self._failure(row, impl, exc, "check")
         finally:
@@ -263,9 +281,17 @@ class Runner:
         reference = make_reference(case, inputs)
         rows = []
         for impl in self.impls:
-            row = {"regime": "host", "impl": impl.name, "kind": impl.kind, "status": "ok",
-                   "host_us": None, "shape": list(shape), "dtype": dtype, "calls": self.host_calls,
-                   "message": ""}
+            row = {
+                "regime": "host",
+                "impl": impl.name,
+                "kind": impl.kind,
+                "status": "ok",
+                "host_us": None,
+                "shape": list(shape),
+                "dtype": dtype,
+                "calls": self.host_calls,
+                "message": "",
+            }
             try:
                 fn = impl.make(case)
                 output = fn(*inputs)

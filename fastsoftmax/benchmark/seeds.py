@@ -38,12 +38,25 @@ from fastsoftmax.benchmark.runner import describe
 FIGURES = ("ladder", "hardware", "sweep", "vector_matrix", "attention")
 SEED_OF = {"ladder": "000", "hardware": "001", "sweep": "002", "vector_matrix": "003", "attention": "004"}
 FIGURE_ALIASES = {
-    "ladder": "ladder", "000": "ladder", "0": "ladder",
-    "hardware": "hardware", "hw": "hardware", "001": "hardware", "1": "hardware",
-    "sweep": "sweep", "002": "sweep", "2": "sweep",
-    "vector": "vector_matrix", "vector_matrix": "vector_matrix", "matrix": "vector_matrix", "003": "vector_matrix",
+    "ladder": "ladder",
+    "000": "ladder",
+    "0": "ladder",
+    "hardware": "hardware",
+    "hw": "hardware",
+    "001": "hardware",
+    "1": "hardware",
+    "sweep": "sweep",
+    "002": "sweep",
+    "2": "sweep",
+    "vector": "vector_matrix",
+    "vector_matrix": "vector_matrix",
+    "matrix": "vector_matrix",
+    "003": "vector_matrix",
     "3": "vector_matrix",
-    "attention": "attention", "oneflow": "attention", "004": "attention", "4": "attention",
+    "attention": "attention",
+    "oneflow": "attention",
+    "004": "attention",
+    "4": "attention",
 }
 GPU_FIGURES = ("ladder", "sweep", "vector_matrix", "attention")
 # Run order: the sweep, the longest and the only one whose every shape stands on its own, goes
@@ -100,6 +113,7 @@ def write_figure(document: dict, kind: str, out_dir: Path, write=print) -> list[
 
 # --- one GPU figure -------------------------------------------------------------------------------
 
+
 def _impls_for(kind: str, compile_peer: bool):
     from fastsoftmax.benchmark import peers
 
@@ -130,8 +144,11 @@ def _torch_version() -> str:
 def _cases_for(kind: str, quick: bool):
     from fastsoftmax.benchmark import shapes
 
-    return {"sweep": shapes.sweep_cases, "vector_matrix": shapes.vector_matrix_cases,
-            "attention": shapes.attention_cases}[kind](quick)
+    return {
+        "sweep": shapes.sweep_cases,
+        "vector_matrix": shapes.vector_matrix_cases,
+        "attention": shapes.attention_cases,
+    }[kind](quick)
 
 
 def _case_line(case, rows) -> str:
@@ -145,8 +162,18 @@ def _case_line(case, rows) -> str:
     return f"{label:44} GB/s: " + ", ".join(cells)
 
 
-def measure(kind: str, args, copy_gbps: float, *, device: str = "cuda", cases=None, impls=None,
-            runner_options=None, write=print, budget_s: float | None = None) -> Path:
+def measure(
+    kind: str,
+    args,
+    copy_gbps: float,
+    *,
+    device: str = "cuda",
+    cases=None,
+    impls=None,
+    runner_options=None,
+    write=print,
+    budget_s: float | None = None,
+) -> Path:
     """Run one GPU figure's shapes; returns the result file. The keyword arguments let tests run it
     on the CPU with tiny cases and fake timers."""
     import torch
@@ -165,8 +192,9 @@ def measure(kind: str, args, copy_gbps: float, *, device: str = "cuda", cases=No
     cases = _cases_for(kind, quick) if cases is None else cases
     on_cuda = torch.device(device).type == "cuda"
     device_name = torch.cuda.get_device_name() if on_cuda else str(device)
-    result = ResultFile.start(args.out, kind, device_name, quick,
-                              extra={"figure": f"seed {SEED_OF[kind]}", "args": {"compile": compile_peer}})
+    result = ResultFile.start(
+        args.out, kind, device_name, quick, extra={"figure": f"seed {SEED_OF[kind]}", "args": {"compile": compile_peer}}
+    )
     result.document["copy_gbps"] = copy_gbps
     result.document["peers"] = status
     for name, text in status.items():
@@ -181,8 +209,7 @@ def measure(kind: str, args, copy_gbps: float, *, device: str = "cuda", cases=No
     started = time.perf_counter()
     for done, case in enumerate(bar):
         if budget_s is not None and time.perf_counter() - started > budget_s:
-            result.document["aborted"] = (f"time budget of {budget_s:.0f} s reached after {done} of "
-                                          f"{len(cases)} shapes")
+            result.document["aborted"] = f"time budget of {budget_s:.0f} s reached after {done} of {len(cases)} shapes"
             write(f"  stopped: {result.document['aborted']}")
             break
         try:
@@ -207,6 +234,7 @@ def measure(kind: str, args, copy_gbps: float, *, device: str = "cuda", cases=No
 
 
 # --- the command ----------------------------------------------------------------------------------
+
 
 def run(args, *, has_gpu: bool | None = None) -> int:
     import torch
@@ -269,8 +297,10 @@ def run(args, *, has_gpu: bool | None = None) -> int:
         except Exception as exc:  # noqa: BLE001
             print(f"report page not written: {describe(exc)}")
     done = len(wanted) - len(failed) - len(skipped)
-    print(f"\nseeds: {done} figure(s) measured, {len(skipped)} skipped, {len(failed)} failed"
-          f"{' (' + ', '.join(failed) + ')' if failed else ''} in {time.perf_counter() - started:.0f} s")
+    print(
+        f"\nseeds: {done} figure(s) measured, {len(skipped)} skipped, {len(failed)} failed"
+        f"{' (' + ', '.join(failed) + ')' if failed else ''} in {time.perf_counter() - started:.0f} s"
+    )
     for path in produced:
         print(f"  {path}")
     return 1 if failed else 0
@@ -294,8 +324,11 @@ def _start_hardware(out_dir: Path):
     """``fastsoftmax hw-report --quick`` in a child process, its output in hw_report.log; its
     hw_report.json lands beside the other figures' results, so ``report OUT/*.json`` finds it."""
     with open(out_dir / "hw_report.log", "w") as log:
-        return subprocess.Popen([sys.executable, "-m", "fastsoftmax", "hw-report", "--quick", "--out", str(out_dir)],
-                                stdout=log, stderr=subprocess.STDOUT)
+        return subprocess.Popen(
+            [sys.executable, "-m", "fastsoftmax", "hw-report", "--quick", "--out", str(out_dir)],
+            stdout=log,
+            stderr=subprocess.STDOUT,
+        )
 
 
 def _finish_hardware(job, out_dir: Path) -> list[Path]:
@@ -308,8 +341,9 @@ def _finish_hardware(job, out_dir: Path) -> list[Path]:
         raise RuntimeError(f"hw-report took more than {HARDWARE_TIMEOUT_S} s and was stopped") from None
     log = (out_dir / "hw_report.log").read_text(errors="replace").splitlines()
     if status != 0:
-        raise RuntimeError(f"hw-report exited with status {status}: {log[-1] if log else 'no output'} "
-                           f"(hw_report.log has the rest)")
+        raise RuntimeError(
+            f"hw-report exited with status {status}: {log[-1] if log else 'no output'} (hw_report.log has the rest)"
+        )
     print("\n".join("  " + line for line in log[-HARDWARE_SUMMARY_LINES:]))
     return [p for p in (out_dir / "hw_report.json", out_dir / "hw_report.png") if p.exists()]
 

@@ -8,10 +8,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-# --- the shape set, as BENCHMARK.md lists it -------------------------------------------------
+# --- the shape set, as benchmarks/README.md lists it -------------------------------------------------
 BULK_NUMEL = 1 << 27
-BULK_COLS = (64, 128, 256, 512, 1000, 1024, 2048, 3000, 4096, 8192, 16384, 32768, 50257, 65536,
-             128256, 131072, 262144)
+BULK_COLS = (64, 128, 256, 512, 1000, 1024, 2048, 3000, 4096, 8192, 16384, 32768, 50257, 65536, 128256, 131072, 262144)
 HUGE_ROW_COLS = (1 << 24, 1 << 26, (1 << 24) + 7)
 DECODE_SHAPES = ((1, 128256), (8, 128256), (32, 151936), (128, 128256))
 # (shape, dim): softmax over a dim that is not the innermost one in memory
@@ -39,9 +38,16 @@ QUICK_BACKWARD_NUMEL = 1 << 25
 QUICK_BACKWARD_COLS = (4096, 65536)
 
 # Command-line spelling -> torch attribute name (what the JSON stores).
-DTYPE_ALIASES = {"bf16": "bfloat16", "fp16": "float16", "fp32": "float32",
-                 "bfloat16": "bfloat16", "float16": "float16", "float32": "float32",
-                 "half": "float16", "float": "float32"}
+DTYPE_ALIASES = {
+    "bf16": "bfloat16",
+    "fp16": "float16",
+    "fp32": "float32",
+    "bfloat16": "bfloat16",
+    "float16": "float16",
+    "float32": "float32",
+    "half": "float16",
+    "float": "float32",
+}
 SHORT_DTYPE = {"bfloat16": "bf16", "float16": "fp16", "float32": "fp32"}
 ITEMSIZE = {"bfloat16": 2, "float16": 2, "float32": 4}
 ALL_DTYPES = ("bfloat16", "float16", "float32")
@@ -126,14 +132,20 @@ class Case:
         return f"{self.regime}/{self.direction}/{self.dtype}/{dims}/dim{self.dim}"
 
     def to_json(self) -> dict:
-        return {"regime": self.regime, "shape": list(self.shape), "dim": self.dim,
-                "dtype": self.dtype, "direction": self.direction, "n": self.n,
-                "numel": self.numel, "bytes": self.bytes_moved}
+        return {
+            "regime": self.regime,
+            "shape": list(self.shape),
+            "dim": self.dim,
+            "dtype": self.dtype,
+            "direction": self.direction,
+            "n": self.n,
+            "numel": self.numel,
+            "bytes": self.bytes_moved,
+        }
 
     @classmethod
     def from_json(cls, data: dict) -> Case:
-        return cls(data["regime"], tuple(data["shape"]), data["dim"], data["dtype"],
-                   data.get("direction", "forward"))
+        return cls(data["regime"], tuple(data["shape"]), data["dim"], data["dtype"], data.get("direction", "forward"))
 
 
 def goal_for(case: Case) -> Goal | None:
@@ -159,8 +171,15 @@ def summary_group(case: Case) -> str:
     return REGIME_TITLES[case.regime]
 
 
-SUMMARY_GROUPS = ("bulk, cols <= 32768", "bulk, cols > 32768", "huge single rows", "decode",
-                  "non-last dim", "backward", "your shapes")
+SUMMARY_GROUPS = (
+    "bulk, cols <= 32768",
+    "bulk, cols > 32768",
+    "huge single rows",
+    "decode",
+    "non-last dim",
+    "backward",
+    "your shapes",
+)
 GROUP_GOALS = {
     "bulk, cols <= 32768": GOAL_SHORT_ROWS,
     "bulk, cols > 32768": GOAL_LONG_ROWS,
@@ -185,9 +204,16 @@ def parse_dtypes(text: str | None) -> tuple[str, ...]:
     return tuple(d for d in ALL_DTYPES if d in wanted)
 
 
-REGIME_ALIASES = {"bulk": "bulk", "huge": "huge", "decode": "decode", "non_last_dim": "non_last_dim",
-                  "non-last-dim": "non_last_dim", "nonlast": "non_last_dim", "backward": "backward",
-                  "host": "host"}
+REGIME_ALIASES = {
+    "bulk": "bulk",
+    "huge": "huge",
+    "decode": "decode",
+    "non_last_dim": "non_last_dim",
+    "non-last-dim": "non_last_dim",
+    "nonlast": "non_last_dim",
+    "backward": "backward",
+    "host": "host",
+}
 
 
 def parse_regimes(text: str | None) -> tuple[str, ...]:
@@ -207,8 +233,7 @@ def parse_regimes(text: str | None) -> tuple[str, ...]:
 
 
 def _bulk(numel: int, cols_list, dtypes, regime="bulk", direction="forward") -> list[Case]:
-    return [Case(regime, (numel // cols, cols), -1, dtype, direction)
-            for dtype in dtypes for cols in cols_list]
+    return [Case(regime, (numel // cols, cols), -1, dtype, direction) for dtype in dtypes for cols in cols_list]
 
 
 def full_cases(dtypes=ALL_DTYPES) -> list[Case]:
@@ -239,6 +264,7 @@ def cases_for(quick: bool, dtypes=ALL_DTYPES) -> list[Case]:
 
 # --- shapes given on the command line ---------------------------------------------------------
 
+
 def parse_shapes(text: str | None) -> tuple[tuple[tuple[int, ...], int], ...]:
     """``"4096x50257,8192x16384@0"`` -> ``(((4096, 50257), -1), ((8192, 16384), 0))``: each shape
     is sizes joined by ``x``, optionally ``@dim`` (default the last dim)."""
@@ -254,8 +280,9 @@ def parse_shapes(text: str | None) -> tuple[tuple[tuple[int, ...], int], ...]:
             sizes = tuple(int(size) for size in sizes_text.split("x"))
             dim = int(dim_text) if dim_text else -1
         except ValueError:
-            raise ValueError(f"bad shape {word!r}: write sizes joined by x, optionally @dim, "
-                             f"e.g. 4096x50257@-1") from None
+            raise ValueError(
+                f"bad shape {word!r}: write sizes joined by x, optionally @dim, e.g. 4096x50257@-1"
+            ) from None
         if not sizes or any(size < 1 for size in sizes):
             raise ValueError(f"bad shape {word!r}: every size must be a positive integer")
         if not -len(sizes) <= dim < len(sizes):
@@ -278,8 +305,12 @@ def parse_directions(text: str | None) -> tuple[str, ...]:
 
 
 def custom_cases(shape_dims, dtypes=ALL_DTYPES, directions=("forward",)) -> list[Case]:
-    return [Case("custom", shape, dim, dtype, direction)
-            for direction in directions for dtype in dtypes for shape, dim in shape_dims]
+    return [
+        Case("custom", shape, dim, dtype, direction)
+        for direction in directions
+        for dtype in dtypes
+        for shape, dim in shape_dims
+    ]
 
 
 # --- the seeds' figures -------------------------------------------------------------------------
@@ -301,8 +332,11 @@ QUICK_SWEEP_BYTES = 16 << 20
 
 
 def sweep_columns(quick: bool = False) -> list[int]:
-    step, dense_max, log_max = ((QUICK_SWEEP_STEP, QUICK_SWEEP_DENSE_MAX, QUICK_SWEEP_LOG_MAX) if quick
-                                else (SWEEP_STEP, SWEEP_DENSE_MAX, SWEEP_LOG_MAX))
+    step, dense_max, log_max = (
+        (QUICK_SWEEP_STEP, QUICK_SWEEP_DENSE_MAX, QUICK_SWEEP_LOG_MAX)
+        if quick
+        else (SWEEP_STEP, SWEEP_DENSE_MAX, SWEEP_LOG_MAX)
+    )
     columns = list(range(step, dense_max + 1, step))
     octaves = (log_max // dense_max).bit_length() - 1
     steps = octaves * SWEEP_LOG_POINTS_PER_OCTAVE
@@ -332,9 +366,11 @@ QUICK_MATRIX_SHAPE = (1 << 10, 1 << 12)
 def vector_matrix_cases(quick: bool = False, dtype: str = "float32") -> list[Case]:
     length = QUICK_VECTOR_LENGTH if quick else VECTOR_LENGTH
     matrix = QUICK_MATRIX_SHAPE if quick else MATRIX_SHAPE
-    return [Case("vector_matrix", (length,), 0, dtype),
-            Case("vector_matrix", matrix, 0, dtype),
-            Case("vector_matrix", matrix, 1, dtype)]
+    return [
+        Case("vector_matrix", (length,), 0, dtype),
+        Case("vector_matrix", matrix, 0, dtype),
+        Case("vector_matrix", matrix, 1, dtype),
+    ]
 
 
 # Seed 004: BERT-base attention scores, 32 x 12 x 128 rows, half precision, forward and backward.
@@ -347,5 +383,4 @@ QUICK_ATTENTION_COLS = (32, 256, 1024, 4096)
 def attention_cases(quick: bool = False, dtype: str = "float16") -> list[Case]:
     rows = QUICK_ATTENTION_ROWS if quick else ATTENTION_ROWS
     cols_list = QUICK_ATTENTION_COLS if quick else ATTENTION_COLS
-    return [Case("attention", (rows, cols), -1, dtype, direction)
-            for direction in DIRECTIONS for cols in cols_list]
+    return [Case("attention", (rows, cols), -1, dtype, direction) for direction in DIRECTIONS for cols in cols_list]

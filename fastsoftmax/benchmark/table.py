@@ -140,15 +140,18 @@ MAIN_IMPLS = {"fastsoftmax[triton]": "triton", "fastsoftmax[cuda]": "cuda"}
 
 def main_points(result: dict) -> list[dict]:
     """Table points from a main-suite result: one per shape both kernel backends ran correctly."""
-    host = {MAIN_IMPLS[r["impl"]]: r["host_us"] for r in result.get("rows", ())
-            if r.get("regime") == "host" and r.get("impl") in MAIN_IMPLS and r.get("status") == "ok"}
+    host = {
+        MAIN_IMPLS[r["impl"]]: r["host_us"]
+        for r in result.get("rows", ())
+        if r.get("regime") == "host" and r.get("impl") in MAIN_IMPLS and r.get("status") == "ok"
+    }
     timed: dict = {}
     for r in result.get("rows", ()):
         if r.get("impl") not in MAIN_IMPLS or r.get("status") != "ok" or not r.get("gpu_us") or r["regime"] == "host":
             continue
         shape, dim = r["shape"], r["dim"] % len(r["shape"])
         inner = 1
-        for size in shape[dim + 1:]:
+        for size in shape[dim + 1 :]:
             inner *= size
         key = (r["direction"], "strided" if inner > 1 else "row", r["dtype"], tuple(shape), dim)
         timed.setdefault(key, {})[MAIN_IMPLS[r["impl"]]] = r["gpu_us"]
@@ -160,9 +163,22 @@ def main_points(result: dict) -> list[dict]:
         for size in shape:
             numel *= size
         us = {b: max(t, host.get(b, 0.0)) for b, t in gpu_us.items()}
-        points.append({"direction": direction, "layout": layout, "dtype": dtype, "n": shape[dim], "numel": numel,
-                       "size": "main", "shape": list(shape), "dim": dim, "gpu_us": gpu_us,
-                       "host_us": {b: host[b] for b in gpu_us if b in host}, "us": us, "errors": {}})
+        points.append(
+            {
+                "direction": direction,
+                "layout": layout,
+                "dtype": dtype,
+                "n": shape[dim],
+                "numel": numel,
+                "size": "main",
+                "shape": list(shape),
+                "dim": dim,
+                "gpu_us": gpu_us,
+                "host_us": {b: host[b] for b in gpu_us if b in host},
+                "us": us,
+                "errors": {},
+            }
+        )
     return points
 
 
@@ -191,8 +207,9 @@ def run(args) -> int:
 
     available = fastsoftmax.available_backends(torch.device("cuda"))
     requested = [b.strip() for b in (getattr(args, "backends", None) or "").split(",") if b.strip()]
-    backends = [b for b in KERNEL_BACKENDS
-                if b in available and (not requested or b in requested or "auto" in requested)]
+    backends = [
+        b for b in KERNEL_BACKENDS if b in available and (not requested or b in requested or "auto" in requested)
+    ]
     if not backends:
         print(f"no kernel backend available on this device (available: {available}); no table written")
         return 1
@@ -209,11 +226,13 @@ def run(args) -> int:
         "points": [],
     }
     print(f"dispatch table on {document['device']}: backends {', '.join(backends)}; writing {path}")
+
     def timer(fn):
         return median_ms(fn, warmup_ms=WARMUP_MS, rep_ms=REP_MS)
 
     def host_timer(fn):
         return host_us_per_call(fn, calls=HOST_CALLS)
+
     points = list(grid(dtypes, n_grid))
     try:
         from tqdm import tqdm
@@ -223,8 +242,15 @@ def run(args) -> int:
         bar = points
     for direction, layout, dtype, n, size in bar:
         case = point_case(direction, layout, dtype, n, size)
-        entry = {"direction": direction, "layout": layout, "dtype": dtype, "n": n, "numel": case.numel,
-                 "size": size, "shape": list(case.shape)}
+        entry = {
+            "direction": direction,
+            "layout": layout,
+            "dtype": dtype,
+            "n": n,
+            "numel": case.numel,
+            "size": size,
+            "shape": list(case.shape),
+        }
         try:
             entry.update(measure_point(case, size, backends, timer, host_timer))
         except ContextLost as exc:

@@ -51,8 +51,17 @@ def _tile_of_program(ROWS, N, COLUMN_BLOCKS, BLOCK_R: tl.constexpr, BLOCK_N: tl.
 
 @triton.jit
 def row_stats(
-    x_ptr, stats_ptr, target_ptr, ROWS, N, xs_r, xs_n, VOCAB_START,
-    WITH_CROSS_ENTROPY: tl.constexpr, BLOCK_R: tl.constexpr, BLOCK_N: tl.constexpr,
+    x_ptr,
+    stats_ptr,
+    target_ptr,
+    ROWS,
+    N,
+    xs_r,
+    xs_n,
+    VOCAB_START,
+    WITH_CROSS_ENTROPY: tl.constexpr,
+    BLOCK_R: tl.constexpr,
+    BLOCK_N: tl.constexpr,
 ):
     """One read of each row: running (max, sum of exp(x - max)), merged per chunk (one exp per
     element); with WITH_CROSS_ENTROPY also the row's sum and the target logit if this shard owns
@@ -100,8 +109,21 @@ def _merged(stats_ptr, rows, row_mask, ROWS, WORLD, rank_stride, BLOCK_W: tl.con
 
 @triton.jit
 def normalise(
-    x_ptr, y_ptr, stats_ptr, ROWS, N, xs_r, xs_n, ys_r, WORLD, rank_stride, COLUMN_BLOCKS,
-    LOG: tl.constexpr, BLOCK_R: tl.constexpr, BLOCK_N: tl.constexpr, BLOCK_W: tl.constexpr,
+    x_ptr,
+    y_ptr,
+    stats_ptr,
+    ROWS,
+    N,
+    xs_r,
+    xs_n,
+    ys_r,
+    WORLD,
+    rank_stride,
+    COLUMN_BLOCKS,
+    LOG: tl.constexpr,
+    BLOCK_R: tl.constexpr,
+    BLOCK_N: tl.constexpr,
+    BLOCK_W: tl.constexpr,
 ):
     rows, row_mask, cols, mask = _tile_of_program(ROWS, N, COLUMN_BLOCKS, BLOCK_R, BLOCK_N)
     m, s, _, _ = _merged(stats_ptr, rows, row_mask, ROWS, WORLD, rank_stride, BLOCK_W)
@@ -118,8 +140,17 @@ def normalise(
 
 @triton.jit
 def grad_total(
-    y_ptr, dy_ptr, total_ptr, ROWS, N, ys_r, dys_r, dys_n,
-    LOG: tl.constexpr, BLOCK_R: tl.constexpr, BLOCK_N: tl.constexpr,
+    y_ptr,
+    dy_ptr,
+    total_ptr,
+    ROWS,
+    N,
+    ys_r,
+    dys_r,
+    dys_n,
+    LOG: tl.constexpr,
+    BLOCK_R: tl.constexpr,
+    BLOCK_N: tl.constexpr,
 ):
     """Per row of the shard: sum(dy * y) (softmax) or sum(dy) (log-softmax)."""
     rows, row_mask = _row_tile(tl.program_id(0), ROWS, BLOCK_R)
@@ -139,8 +170,20 @@ def grad_total(
 
 @triton.jit
 def grad_apply(
-    y_ptr, dy_ptr, dx_ptr, total_ptr, ROWS, N, ys_r, dys_r, dys_n, dxs_r, COLUMN_BLOCKS,
-    LOG: tl.constexpr, BLOCK_R: tl.constexpr, BLOCK_N: tl.constexpr,
+    y_ptr,
+    dy_ptr,
+    dx_ptr,
+    total_ptr,
+    ROWS,
+    N,
+    ys_r,
+    dys_r,
+    dys_n,
+    dxs_r,
+    COLUMN_BLOCKS,
+    LOG: tl.constexpr,
+    BLOCK_R: tl.constexpr,
+    BLOCK_N: tl.constexpr,
 ):
     """dx = y * (dy - total) for softmax, dx = dy - exp(y) * total for log-softmax."""
     rows, row_mask, cols, mask = _tile_of_program(ROWS, N, COLUMN_BLOCKS, BLOCK_R, BLOCK_N)
@@ -157,8 +200,18 @@ def grad_apply(
 
 @triton.jit
 def cross_entropy_rows(
-    stats_ptr, target_ptr, lse_ptr, loss_ptr, ROWS, WORLD, rank_stride, IGNORE_INDEX, on_target, uniform,
-    BLOCK_R: tl.constexpr, BLOCK_W: tl.constexpr,
+    stats_ptr,
+    target_ptr,
+    lse_ptr,
+    loss_ptr,
+    ROWS,
+    WORLD,
+    rank_stride,
+    IGNORE_INDEX,
+    on_target,
+    uniform,
+    BLOCK_R: tl.constexpr,
+    BLOCK_W: tl.constexpr,
 ):
     """Per row: lse = log(sum(exp(x))) over the whole row, and the loss
     lse - (1 - eps) * x[target] - eps / V * sum(x), 0 where the target is ignored."""
@@ -176,8 +229,23 @@ def cross_entropy_rows(
 
 @triton.jit
 def cross_entropy_grad(
-    x_ptr, dx_ptr, lse_ptr, target_ptr, scale_ptr, ROWS, N, xs_r, xs_n, dxs_r, VOCAB_START, IGNORE_INDEX,
-    on_target, uniform, COLUMN_BLOCKS, BLOCK_R: tl.constexpr, BLOCK_N: tl.constexpr,
+    x_ptr,
+    dx_ptr,
+    lse_ptr,
+    target_ptr,
+    scale_ptr,
+    ROWS,
+    N,
+    xs_r,
+    xs_n,
+    dxs_r,
+    VOCAB_START,
+    IGNORE_INDEX,
+    on_target,
+    uniform,
+    COLUMN_BLOCKS,
+    BLOCK_R: tl.constexpr,
+    BLOCK_N: tl.constexpr,
 ):
     """dx = scale * (softmax(x) - (1 - eps) * onehot(target) - eps / V), 0 on ignored rows; the
     softmax is recomputed from x and the saved per-row lse, so no logits cross the wire."""

@@ -87,8 +87,11 @@ def _elementwise_config(rows: int, n: int, like: torch.Tensor) -> tuple[int, int
     block_r, block_n = _tile(rows, n, ELEMENTWISE_BLOCK, like)
     column_blocks = -(-n // block_n)
     warps = max(1, min(8, block_r * block_n // 512))
-    return -(-rows // block_r) * column_blocks, column_blocks, {"BLOCK_R": block_r, "BLOCK_N": block_n,
-                                                                 "num_warps": warps}
+    return (
+        -(-rows // block_r) * column_blocks,
+        column_blocks,
+        {"BLOCK_R": block_r, "BLOCK_N": block_n, "num_warps": warps},
+    )
 
 
 def _safe_max(m: torch.Tensor) -> torch.Tensor:
@@ -107,8 +110,13 @@ def row_stats(x: torch.Tensor, target: torch.Tensor | None = None, vocab_start: 
         programs, config = _reduce_config(rows, n, x)
         config["WITH_CROSS_ENTROPY"] = target is not None
         target_arg = target if target is not None else stats
-        _launch(_kernels.row_stats, programs, (x, stats, target_arg, rows, n, x.stride(0), x.stride(1), vocab_start),
-                config, x)
+        _launch(
+            _kernels.row_stats,
+            programs,
+            (x, stats, target_arg, rows, n, x.stride(0), x.stride(1), vocab_start),
+            config,
+            x,
+        )
         return stats
     xf = x.float()
     if n == 0:
@@ -146,9 +154,13 @@ def normalise(x: torch.Tensor, stats: torch.Tensor, log: bool, out: torch.Tensor
     if uses_triton(x):
         programs, column_blocks, config = _elementwise_config(rows, n, x)
         config.update(LOG=log, BLOCK_W=_pow2(world))
-        _launch(_kernels.normalise, programs,
-                (x, y, stats, rows, n, x.stride(0), x.stride(1), y.stride(0), world, stats.stride(0), column_blocks),
-                config, x)
+        _launch(
+            _kernels.normalise,
+            programs,
+            (x, y, stats, rows, n, x.stride(0), x.stride(1), y.stride(0), world, stats.stride(0), column_blocks),
+            config,
+            x,
+        )
         return y
     m, s = merge_stats(stats) if world > 1 else stats[0, :2]
     shifted = x.float() - _safe_max(m)[:, None]
@@ -165,8 +177,9 @@ def grad_total(y: torch.Tensor, dy: torch.Tensor, log: bool) -> torch.Tensor:
     if uses_triton(y):
         programs, config = _reduce_config(rows, n, y)
         config["LOG"] = log
-        _launch(_kernels.grad_total, programs, (y, dy, total, rows, n, y.stride(0), dy.stride(0), dy.stride(1)),
-                config, y)
+        _launch(
+            _kernels.grad_total, programs, (y, dy, total, rows, n, y.stride(0), dy.stride(0), dy.stride(1)), config, y
+        )
         return total
     summand = dy.float() if log else dy.float() * y.float()
     return total.copy_(summand.sum(dim=1))
@@ -180,17 +193,22 @@ def grad_apply(y: torch.Tensor, dy: torch.Tensor, total: torch.Tensor, log: bool
     if uses_triton(y):
         programs, column_blocks, config = _elementwise_config(rows, n, y)
         config["LOG"] = log
-        _launch(_kernels.grad_apply, programs,
-                (y, dy, dx, total, rows, n, y.stride(0), dy.stride(0), dy.stride(1), dx.stride(0), column_blocks),
-                config, y)
+        _launch(
+            _kernels.grad_apply,
+            programs,
+            (y, dy, dx, total, rows, n, y.stride(0), dy.stride(0), dy.stride(1), dx.stride(0), column_blocks),
+            config,
+            y,
+        )
         return dx
     yf, dyf = y.float(), dy.float()
     out = dyf - torch.exp(yf) * total[:, None] if log else yf * (dyf - total[:, None])
     return dx.copy_(out)
 
 
-def cross_entropy_rows(stats: torch.Tensor, target: torch.Tensor, ignore_index: int, on_target: float,
-                       uniform: float) -> tuple[torch.Tensor, torch.Tensor]:
+def cross_entropy_rows(
+    stats: torch.Tensor, target: torch.Tensor, ignore_index: int, on_target: float, uniform: float
+) -> tuple[torch.Tensor, torch.Tensor]:
     """Per row (float32): the whole row's logsumexp and the loss (0 where the target is ignored),
     from every rank's statistics stacked as ``(world, 4, rows)``."""
     world, _, rows = stats.shape
@@ -201,9 +219,13 @@ def cross_entropy_rows(stats: torch.Tensor, target: torch.Tensor, ignore_index: 
     if uses_triton(stats):
         block_r = min(ROWS_PER_PROGRAM if stats.is_cuda else INTERPRETED_TILE, _pow2(rows))
         config = {"BLOCK_R": block_r, "BLOCK_W": _pow2(world), "num_warps": 4}
-        _launch(_kernels.cross_entropy_rows, -(-rows // config["BLOCK_R"]),
-                (stats, target, lse, loss, rows, world, stats.stride(0), ignore_index, on_target, uniform),
-                config, stats)
+        _launch(
+            _kernels.cross_entropy_rows,
+            -(-rows // config["BLOCK_R"]),
+            (stats, target, lse, loss, rows, world, stats.stride(0), ignore_index, on_target, uniform),
+            config,
+            stats,
+        )
         return lse, loss
     m, s = merge_stats(stats)
     lse.copy_(_safe_max(m) + torch.log(s))
@@ -212,8 +234,16 @@ def cross_entropy_rows(stats: torch.Tensor, target: torch.Tensor, ignore_index: 
     return lse, loss
 
 
-def cross_entropy_grad(x: torch.Tensor, lse: torch.Tensor, target: torch.Tensor, scale: torch.Tensor,
-                       vocab_start: int, ignore_index: int, on_target: float, uniform: float) -> torch.Tensor:
+def cross_entropy_grad(
+    x: torch.Tensor,
+    lse: torch.Tensor,
+    target: torch.Tensor,
+    scale: torch.Tensor,
+    vocab_start: int,
+    ignore_index: int,
+    on_target: float,
+    uniform: float,
+) -> torch.Tensor:
     """d loss / d x of this shard: scale * (softmax - (1 - eps) * onehot - eps / V) per row."""
     rows, n = x.shape
     dx = torch.empty((rows, n), device=x.device, dtype=x.dtype)
@@ -221,10 +251,29 @@ def cross_entropy_grad(x: torch.Tensor, lse: torch.Tensor, target: torch.Tensor,
         return dx
     if uses_triton(x):
         programs, column_blocks, config = _elementwise_config(rows, n, x)
-        _launch(_kernels.cross_entropy_grad, programs,
-                (x, dx, lse, target, scale, rows, n, x.stride(0), x.stride(1), dx.stride(0), vocab_start,
-                 ignore_index, on_target, uniform, column_blocks),
-                config, x)
+        _launch(
+            _kernels.cross_entropy_grad,
+            programs,
+            (
+                x,
+                dx,
+                lse,
+                target,
+                scale,
+                rows,
+                n,
+                x.stride(0),
+                x.stride(1),
+                dx.stride(0),
+                vocab_start,
+                ignore_index,
+                on_target,
+                uniform,
+                column_blocks,
+            ),
+            config,
+            x,
+        )
         return dx
     grad = torch.exp(x.float() - lse[:, None]) - uniform
     columns = torch.arange(vocab_start, vocab_start + n, device=x.device)

@@ -30,7 +30,7 @@ def main() -> None:
     full = torch.randn(rows, vocab) * 3
     target = torch.randint(0, vocab, (rows,))
     bounds = [vocab * r // world for r in range(world + 1)]  # uneven slices are fine
-    logits = full[:, bounds[rank]:bounds[rank + 1]].to(device).requires_grad_()
+    logits = full[:, bounds[rank] : bounds[rank + 1]].to(device).requires_grad_()
 
     probabilities = fd.softmax(logits, dim=-1)  # this rank's slice of the full softmax
     loss = fd.cross_entropy(logits, target.to(device), label_smoothing=0.1)
@@ -42,9 +42,11 @@ def main() -> None:
     own = slice(bounds[rank], bounds[rank + 1])
     softmax_error = (probabilities.cpu() - torch.softmax(full, -1)[:, own]).abs().max().item()
     grad_error = (logits.grad.cpu() - reference.grad[:, own]).abs().max().item()
-    print(f"rank {rank}/{world}: columns {bounds[rank]}..{bounds[rank + 1] - 1}, loss {loss.item():.6f} "
-          f"(torch {reference_loss.item():.6f}), max |softmax error| {softmax_error:.1e}, "
-          f"max |grad error| {grad_error:.1e}")
+    print(
+        f"rank {rank}/{world}: columns {bounds[rank]}..{bounds[rank + 1] - 1}, loss {loss.item():.6f} "
+        f"(torch {reference_loss.item():.6f}), max |softmax error| {softmax_error:.1e}, "
+        f"max |grad error| {grad_error:.1e}"
+    )
     dist.destroy_process_group()
 
 

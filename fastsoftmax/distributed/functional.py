@@ -24,8 +24,12 @@ REDUCTIONS = ("mean", "sum", "none")
 
 _all_gather = getattr(dist, "all_gather_single", None) or dist.all_gather_into_tensor
 
-_DTYPE_CODES = {dtype: code for code, dtype in enumerate(
-    (torch.float32, torch.float16, torch.bfloat16, torch.float64, torch.int64, torch.int32))}
+_DTYPE_CODES = {
+    dtype: code
+    for code, dtype in enumerate(
+        (torch.float32, torch.float16, torch.bfloat16, torch.float64, torch.int64, torch.int32)
+    )
+}
 #: Shape entries of the consistency descriptor; longer shapes are folded into the last entry.
 _DESCRIBED_DIMS = 6
 
@@ -86,7 +90,7 @@ def _descriptor(x: torch.Tensor, dim: int) -> list[int]:
     plus this rank's width along the split dim, which may differ."""
     others = [size for axis, size in enumerate(x.shape) if axis != dim]
     if len(others) > _DESCRIBED_DIMS:
-        others = others[:_DESCRIBED_DIMS - 1] + [math.prod(others[_DESCRIBED_DIMS - 1:])]
+        others = others[: _DESCRIBED_DIMS - 1] + [math.prod(others[_DESCRIBED_DIMS - 1 :])]
     others += [-1] * (_DESCRIBED_DIMS - len(others))
     width = x.shape[dim] if x.ndim else 1
     return [x.ndim, dim, _DTYPE_CODES.get(x.dtype, -1), *others, width]
@@ -113,16 +117,22 @@ def _validate(descriptors: list[list[int]], what: str) -> None:
     names = {code: str(dtype).removeprefix("torch.") for dtype, code in _DTYPE_CODES.items()}
     for rank, theirs in enumerate(descriptors[1:], start=1):
         if theirs[0] != first[0] or theirs[1] != first[1]:
-            raise ValueError(f"{what}: ranks disagree on the number of dimensions or the split dim: rank 0 has "
-                             f"ndim={first[0]}, dim={first[1]}, rank {rank} has ndim={theirs[0]}, dim={theirs[1]}")
+            raise ValueError(
+                f"{what}: ranks disagree on the number of dimensions or the split dim: rank 0 has "
+                f"ndim={first[0]}, dim={first[1]}, rank {rank} has ndim={theirs[0]}, dim={theirs[1]}"
+            )
         if theirs[2] != first[2]:
-            raise ValueError(f"{what}: ranks disagree on the dtype: rank 0 has {names.get(first[2], 'other')}, "
-                            f"rank {rank} has {names.get(theirs[2], 'other')}")
+            raise ValueError(
+                f"{what}: ranks disagree on the dtype: rank 0 has {names.get(first[2], 'other')}, "
+                f"rank {rank} has {names.get(theirs[2], 'other')}"
+            )
         if theirs[3:_WIDTH_FIELD] != first[3:_WIDTH_FIELD]:
             shape = [s for s in first[3:_WIDTH_FIELD] if s >= 0]
             theirs_shape = [s for s in theirs[3:_WIDTH_FIELD] if s >= 0]
-            raise ValueError(f"{what}: ranks disagree on the number of rows: the shape without the split dim is "
-                             f"{shape} on rank 0 and {theirs_shape} on rank {rank}")
+            raise ValueError(
+                f"{what}: ranks disagree on the number of rows: the shape without the split dim is "
+                f"{shape} on rank 0 and {theirs_shape} on rank {rank}"
+            )
 
 
 def _stack_stats(stats: torch.Tensor, group, collective: str, async_op: bool = False):
@@ -135,8 +145,9 @@ def _stack_stats(stats: torch.Tensor, group, collective: str, async_op: bool = F
     if collective == "allgather":
         # Gathered as a concatenation along dim 0, which every backend accepts (gloo takes no
         # stacked output), then viewed as a stack.
-        gathered = torch.empty((world * stats.shape[0],) + tuple(stats.shape[1:]), dtype=stats.dtype,
-                               device=stats.device)
+        gathered = torch.empty(
+            (world * stats.shape[0],) + tuple(stats.shape[1:]), dtype=stats.dtype, device=stats.device
+        )
         work = _all_gather(gathered, stats, group=group, async_op=async_op)
         return gathered.view((world,) + tuple(stats.shape)), work
     return _allreduce_stats(stats, group), None
@@ -228,8 +239,10 @@ def _softmax(x, dim, group, log, collective, chunk_rows, check):
     if chunk_rows not in (None, "auto") and not (isinstance(chunk_rows, int) and chunk_rows > 0):
         raise ValueError(f"chunk_rows must be None, 'auto' or a positive int, got {chunk_rows!r}")
     if chunk_rows is not None and collective != "allgather":
-        raise ValueError("chunk_rows overlaps each chunk's all-gather with the next chunk's statistics; "
-                         "use collective='allgather' with it")
+        raise ValueError(
+            "chunk_rows overlaps each chunk's all-gather with the next chunk's statistics; "
+            "use collective='allgather' with it"
+        )
     if x.dtype == torch.float64:
         raise TypeError(f"{name}: float64 is not supported (statistics are float32); use float32, float16 or bfloat16")
     dim = _normalize_dim(dim, x.ndim)
@@ -241,8 +254,15 @@ def _softmax(x, dim, group, log, collective, chunk_rows, check):
     return _DistributedSoftmax.apply(x, dim, group, log, collective, chunk_rows)
 
 
-def softmax(x: torch.Tensor, dim: int = -1, group=None, *, collective: str = DEFAULT_COLLECTIVE,
-            chunk_rows: int | str | None = None, check: bool = True) -> torch.Tensor:
+def softmax(
+    x: torch.Tensor,
+    dim: int = -1,
+    group=None,
+    *,
+    collective: str = DEFAULT_COLLECTIVE,
+    chunk_rows: int | str | None = None,
+    check: bool = True,
+) -> torch.Tensor:
     """This rank's shard of the softmax of a tensor split along ``dim`` over ``group``.
 
     ``x`` is this rank's shard (shards may be uneven, or empty). ``collective`` is
@@ -255,8 +275,15 @@ def softmax(x: torch.Tensor, dim: int = -1, group=None, *, collective: str = DEF
     return _softmax(x, dim, group, False, collective, chunk_rows, check)
 
 
-def log_softmax(x: torch.Tensor, dim: int = -1, group=None, *, collective: str = DEFAULT_COLLECTIVE,
-                chunk_rows: int | str | None = None, check: bool = True) -> torch.Tensor:
+def log_softmax(
+    x: torch.Tensor,
+    dim: int = -1,
+    group=None,
+    *,
+    collective: str = DEFAULT_COLLECTIVE,
+    chunk_rows: int | str | None = None,
+    check: bool = True,
+) -> torch.Tensor:
     """This rank's shard of the log-softmax of a tensor split along ``dim`` over ``group``; the
     arguments are those of :func:`softmax`."""
     return _softmax(x, dim, group, True, collective, chunk_rows, check)
@@ -269,8 +296,9 @@ def log_softmax(x: torch.Tensor, dim: int = -1, group=None, *, collective: str =
 
 class _DistributedCrossEntropy(torch.autograd.Function):
     @staticmethod
-    def forward(ctx, logits, target, group, ignore_index, reduction, label_smoothing, vocab_start, vocab_size,
-                collective):
+    def forward(
+        ctx, logits, target, group, ignore_index, reduction, label_smoothing, vocab_start, vocab_size, collective
+    ):
         rows = _as_rows(logits, 1 if logits.ndim >= 2 else 0)
         flat_target = target.reshape(-1)
         on_target = 1.0 - float(label_smoothing)
@@ -308,10 +336,19 @@ class _DistributedCrossEntropy(torch.autograd.Function):
         return _from_rows(dx, logits, dim), None, None, None, None, None, None, None, None
 
 
-def cross_entropy(logits_shard: torch.Tensor, target: torch.Tensor, group=None, ignore_index: int = -100,
-                  reduction: str = "mean", label_smoothing: float = 0.0, *, vocab_start: int | None = None,
-                  vocab_size: int | None = None, collective: str = DEFAULT_COLLECTIVE,
-                  check: bool = True) -> torch.Tensor:
+def cross_entropy(
+    logits_shard: torch.Tensor,
+    target: torch.Tensor,
+    group=None,
+    ignore_index: int = -100,
+    reduction: str = "mean",
+    label_smoothing: float = 0.0,
+    *,
+    vocab_start: int | None = None,
+    vocab_size: int | None = None,
+    collective: str = DEFAULT_COLLECTIVE,
+    check: bool = True,
+) -> torch.Tensor:
     """``torch.nn.functional.cross_entropy`` of logits whose class dim is split over ``group``.
 
     ``logits_shard`` is this rank's slice of the classes (dim 1, or dim 0 for a single row of
@@ -325,8 +362,9 @@ def cross_entropy(logits_shard: torch.Tensor, target: torch.Tensor, group=None, 
     if logits_shard.dtype == torch.float64:
         raise TypeError("cross_entropy: float64 is not supported (statistics are float32)")
     if not isinstance(target, torch.Tensor) or target.is_floating_point() or target.is_complex():
-        raise TypeError("cross_entropy: target must be a tensor of class indices (probability targets are not "
-                        "supported)")
+        raise TypeError(
+            "cross_entropy: target must be a tensor of class indices (probability targets are not supported)"
+        )
     if reduction not in REDUCTIONS:
         raise ValueError(f"cross_entropy: reduction must be one of {REDUCTIONS}, got {reduction!r}")
     if not 0.0 <= label_smoothing <= 1.0:
@@ -334,10 +372,12 @@ def cross_entropy(logits_shard: torch.Tensor, target: torch.Tensor, group=None, 
     if logits_shard.ndim == 0:
         raise ValueError("cross_entropy: logits must have at least one dimension (the classes)")
     dim = 1 if logits_shard.ndim >= 2 else 0
-    expected = tuple(logits_shard.shape[:dim] + logits_shard.shape[dim + 1:])
+    expected = tuple(logits_shard.shape[:dim] + logits_shard.shape[dim + 1 :])
     if tuple(target.shape) != expected:
-        raise ValueError(f"cross_entropy: target shape {tuple(target.shape)} does not match the logits' shape "
-                         f"without the class dim {expected}")
+        raise ValueError(
+            f"cross_entropy: target shape {tuple(target.shape)} does not match the logits' shape "
+            f"without the class dim {expected}"
+        )
     if target.device != logits_shard.device:
         raise ValueError(f"cross_entropy: target is on {target.device}, logits on {logits_shard.device}")
     target = target.to(torch.int64)
@@ -349,8 +389,9 @@ def cross_entropy(logits_shard: torch.Tensor, target: torch.Tensor, group=None, 
         rank = dist.get_rank(group) if _world(group) > 1 else 0
         found_start, found_size = sum(widths[:rank]), sum(widths)
         if check and vocab_start is not None and vocab_start != found_start:
-            raise ValueError(f"cross_entropy: vocab_start={vocab_start} but the shards before rank {rank} hold "
-                             f"{found_start} classes")
+            raise ValueError(
+                f"cross_entropy: vocab_start={vocab_start} but the shards before rank {rank} hold {found_start} classes"
+            )
         if check and vocab_size is not None and vocab_size != found_size:
             raise ValueError(f"cross_entropy: vocab_size={vocab_size} but the shards hold {found_size} classes")
         vocab_start = found_start if vocab_start is None else vocab_start
@@ -359,5 +400,6 @@ def cross_entropy(logits_shard: torch.Tensor, target: torch.Tensor, group=None, 
         invalid = (target != ignore_index) & ((target < 0) | (target >= vocab_size))
         if bool(invalid.any()):
             raise IndexError(f"cross_entropy: target out of bounds for {vocab_size} classes")
-    return _DistributedCrossEntropy.apply(logits_shard, target, group, ignore_index, reduction, label_smoothing,
-                                          vocab_start, vocab_size, collective)
+    return _DistributedCrossEntropy.apply(
+        logits_shard, target, group, ignore_index, reduction, label_smoothing, vocab_start, vocab_size, collective
+    )

@@ -49,7 +49,7 @@ FRACTION_APPROXIMATIONS = ("linear", "pwl", "lut")
 
 def shift_add_value(terms) -> float:
     """The constant a shift-and-add network multiplies by (for documentation and tests)."""
-    return float(sum(sign * 2.0 ** -amount for sign, amount in terms))
+    return float(sum(sign * 2.0**-amount for sign, amount in terms))
 
 
 def shift_add_multiply(words, terms, rounding: str = "floor") -> np.ndarray:
@@ -136,12 +136,21 @@ class FractionUnit:
         "log2": lambda f: np.log2(1.0 + f),
     }
 
-    def __init__(self, function: str, kind: str, frac_bits: int, segments: int = 4,
-                 address_bits: int = 6, rounding: str = "floor"):
+    def __init__(
+        self,
+        function: str,
+        kind: str,
+        frac_bits: int,
+        segments: int = 4,
+        address_bits: int = 6,
+        rounding: str = "floor",
+    ):
         if function not in self.FUNCTIONS:
             raise ValueError(f"function must be one of {', '.join(self.FUNCTIONS)}; got {function!r}")
         if kind not in FRACTION_APPROXIMATIONS:
-            raise ValueError(f"{function} approximation must be one of {', '.join(FRACTION_APPROXIMATIONS)}; got {kind!r}")
+            raise ValueError(
+                f"{function} approximation must be one of {', '.join(FRACTION_APPROXIMATIONS)}; got {kind!r}"
+            )
         check_width(frac_bits, "frac_bits")
         check_rounding(rounding)
         self.function, self.kind, self.frac_bits, self.rounding = function, kind, frac_bits, rounding
@@ -155,7 +164,9 @@ class FractionUnit:
                 raise ValueError(f"{function} segments must be a power of two; got {segments}")
             self.segment_bits = segments.bit_length() - 1
             if self.segment_bits > frac_bits:
-                raise ValueError(f"{function} segments ({segments}) need more than the {frac_bits} fraction bits available")
+                raise ValueError(
+                    f"{function} segments ({segments}) need more than the {frac_bits} fraction bits available"
+                )
             knots = np.rint(exact(np.arange(segments + 1) / segments) * scale).astype(np.int64)
             self.knots = knots[:-1]
             self.rises = np.diff(knots)
@@ -163,7 +174,9 @@ class FractionUnit:
         else:
             check_width(address_bits, f"{function} lut address bits")
             if address_bits > frac_bits:
-                raise ValueError(f"{function} lut address bits ({address_bits}) must not exceed the {frac_bits} fraction bits")
+                raise ValueError(
+                    f"{function} lut address bits ({address_bits}) must not exceed the {frac_bits} fraction bits"
+                )
             self.address_shift = frac_bits - address_bits
             grid = np.arange((1 << address_bits) + 1) / (1 << address_bits)
             self.table = np.rint(exact(grid) * scale).astype(np.int64)
@@ -179,7 +192,7 @@ class FractionUnit:
     def worst_error(self) -> float:
         """Largest |approximation - exact| over every input word (exhaustive when it is cheap)."""
         count = 1 << min(self.frac_bits, 20)
-        inputs = (np.arange(count, dtype=np.int64) << (self.frac_bits - min(self.frac_bits, 20)))
+        inputs = np.arange(count, dtype=np.int64) << (self.frac_bits - min(self.frac_bits, 20))
         approx = self(inputs) / float(1 << self.frac_bits)
         return float(np.abs(approx - self.FUNCTIONS[self.function](inputs / float(1 << self.frac_bits))).max())
 

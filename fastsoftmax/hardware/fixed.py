@@ -82,7 +82,7 @@ class FixedFormat:
 
     @property
     def resolution(self) -> float:
-        return 2.0 ** -self.frac_bits
+        return 2.0**-self.frac_bits
 
     def to_float(self, words) -> np.ndarray:
         return np.asarray(words, dtype=np.float64) * self.resolution

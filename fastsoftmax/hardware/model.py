@@ -68,8 +68,7 @@ from .fixed import (
 )
 
 DESIGNS = ("exp_log", "sparse_shift")
-NORMALISATIONS = {"exp_log": ("ln_subtract", "log2_subtract", "divider"),
-                  "sparse_shift": ("divider", "log2_subtract")}
+NORMALISATIONS = {"exp_log": ("ln_subtract", "log2_subtract", "divider"), "sparse_shift": ("divider", "log2_subtract")}
 DEFAULT_NORMALISATION = {"exp_log": "ln_subtract", "sparse_shift": "divider"}
 LOG2E_VARIANTS = ("shift_add", "multiplier")
 LN2_VARIANTS = ("shift_add", "shift_add_as_printed", "multiplier")
@@ -140,14 +139,18 @@ class HardwareConfig:
         check_width(self.input_bits, "input_bits", maximum=32)
         check_width(self.input_frac_bits, "input_frac_bits", minimum=0)
         if self.input_frac_bits > self.input_bits:
-            raise ValueError(f"input_frac_bits ({self.input_frac_bits}) must not exceed input_bits "
-                             f"({self.input_bits}): the fraction cannot be wider than the word")
+            raise ValueError(
+                f"input_frac_bits ({self.input_frac_bits}) must not exceed input_bits "
+                f"({self.input_bits}): the fraction cannot be wider than the word"
+            )
         check_width(self.exp_frac_bits, "exp_frac_bits", maximum=30)
         check_width(self.accumulator_bits, "accumulator_bits")
         check_width(self.accumulator_frac_bits, "accumulator_frac_bits", minimum=0)
         if self.accumulator_frac_bits + 1 > self.accumulator_bits:
-            raise ValueError(f"accumulator_frac_bits ({self.accumulator_frac_bits}) must be less than "
-                             f"accumulator_bits ({self.accumulator_bits}): the sum is at least 1.0")
+            raise ValueError(
+                f"accumulator_frac_bits ({self.accumulator_frac_bits}) must be less than "
+                f"accumulator_bits ({self.accumulator_bits}): the sum is at least 1.0"
+            )
         check_width(self.output_frac_bits, "output_frac_bits", maximum=30)
         check_width(self.constant_frac_bits, "constant_frac_bits", maximum=24)
         check_rounding(self.input_rounding, "input_rounding")
@@ -164,11 +167,11 @@ class HardwareConfig:
             lut_bits = check_width(getattr(self, f"{name}_lut_bits"), f"{name}_lut_bits", maximum=20)
             # The sizes only have to fit the fraction word when that unit is actually built.
             if approx == "pwl" and segments.bit_length() - 1 > self.exp_frac_bits:
-                raise ValueError(f"{name}_segments ({segments}) must not exceed 2**exp_frac_bits "
-                                 f"({1 << self.exp_frac_bits})")
+                raise ValueError(
+                    f"{name}_segments ({segments}) must not exceed 2**exp_frac_bits ({1 << self.exp_frac_bits})"
+                )
             if approx == "lut" and lut_bits > self.exp_frac_bits:
-                raise ValueError(f"{name}_lut_bits ({lut_bits}) must not exceed exp_frac_bits "
-                                 f"({self.exp_frac_bits})")
+                raise ValueError(f"{name}_lut_bits ({lut_bits}) must not exceed exp_frac_bits ({self.exp_frac_bits})")
         if self.normalisation is not None:
             choice(f"normalisation for design {self.design!r}", self.normalisation, NORMALISATIONS[self.design])
         check_width(self.sparse_lanes, "sparse_lanes", maximum=1 << 20)
@@ -204,9 +207,14 @@ class HardwareConfig:
         return FixedFormat(self.accumulator_bits, self.accumulator_frac_bits, signed=False)
 
     def fraction_unit(self, function: str) -> FractionUnit:
-        return FractionUnit(function, getattr(self, f"{function}_approx"), self.exp_frac_bits,
-                            segments=getattr(self, f"{function}_segments"),
-                            address_bits=getattr(self, f"{function}_lut_bits"), rounding=self.rounding)
+        return FractionUnit(
+            function,
+            getattr(self, f"{function}_approx"),
+            self.exp_frac_bits,
+            segments=getattr(self, f"{function}_segments"),
+            address_bits=getattr(self, f"{function}_lut_bits"),
+            rounding=self.rounding,
+        )
 
     def replace(self, **changes) -> HardwareConfig:
         return dataclasses.replace(self, **changes)
@@ -301,11 +309,13 @@ def _sparse_shift(x_words, config: HardwareConfig, constants: _Constants, pow2_u
     running_sum = np.zeros_like(running_max)
     stored = np.zeros(running_max.shape, dtype=np.int64)
     for start in range(0, n, lanes):
-        cycle_parts = integer_parts[..., start:start + lanes]
+        cycle_parts = integer_parts[..., start : start + lanes]
         new_max = np.maximum(running_max, cycle_parts.max(axis=-1, keepdims=True))
         distance = new_max - cycle_parts
-        aligned_terms = shift_right(mantissas[..., start:start + lanes], distance, rounding)
-        running_sum = shift_right(running_sum, new_max - running_max, rounding) + aligned_terms.sum(axis=-1, keepdims=True)
+        aligned_terms = shift_right(mantissas[..., start : start + lanes], distance, rounding)
+        running_sum = shift_right(running_sum, new_max - running_max, rounding) + aligned_terms.sum(
+            axis=-1, keepdims=True
+        )
         running_sum = fit(running_sum, config.accumulator_format, config.saturation)
         stored += (distance <= keep_distance).sum(axis=-1, keepdims=True)
         running_max = new_max

@@ -65,7 +65,14 @@ def attention_scores(rng, rows: int, width: int, head_dim: int = 64) -> np.ndarr
     queries = rng.standard_normal((rows, 1, head_dim)) * rng.uniform(0.5, 4.0, (rows, 1, 1))
     keys = rng.standard_normal((rows, width, head_dim))
     attended = rng.random((rows, width, 1)) < 0.02
-    keys = keys + attended * rng.uniform(0.5, 1.5, (rows, width, 1)) * queries / np.linalg.norm(queries, axis=-1, keepdims=True) * 3.0
+    keys = (
+        keys
+        + attended
+        * rng.uniform(0.5, 1.5, (rows, width, 1))
+        * queries
+        / np.linalg.norm(queries, axis=-1, keepdims=True)
+        * 3.0
+    )
     return (queries * keys).sum(-1) / math.sqrt(head_dim)
 
 
@@ -87,16 +94,31 @@ def input_sets(rng, quick: bool) -> list[InputSet]:
     rows = 32 if quick else 256
     attention_widths = (64, 512, 2048) if quick else (128, 1024, 4096, 16384)
     vocab, vocab_rows = (32000, 16) if quick else (128256, 32)
-    sets = [InputSet(f"attention-{n}", f"attention scores q.k/sqrt(64), {n} keys", attention_scores(rng, rows, n))
-            for n in attention_widths]
-    sets.append(InputSet(f"vocab-{vocab}", f"next-token logits over a {vocab}-token vocabulary",
-                         vocabulary_logits(rng, vocab_rows, vocab)))
+    sets = [
+        InputSet(f"attention-{n}", f"attention scores q.k/sqrt(64), {n} keys", attention_scores(rng, rows, n))
+        for n in attention_widths
+    ]
+    sets.append(
+        InputSet(
+            f"vocab-{vocab}",
+            f"next-token logits over a {vocab}-token vocabulary",
+            vocabulary_logits(rng, vocab_rows, vocab),
+        )
+    )
     for half_width in (1.0, 8.0, 32.0):
-        sets.append(InputSet(f"uniform-{half_width:g}", f"uniform noise on [-{half_width:g}, {half_width:g}], 1024 wide",
-                             rng.uniform(-half_width, half_width, (rows, 1024))))
+        sets.append(
+            InputSet(
+                f"uniform-{half_width:g}",
+                f"uniform noise on [-{half_width:g}, {half_width:g}], 1024 wide",
+                rng.uniform(-half_width, half_width, (rows, 1024)),
+            )
+        )
     for sigma in (0.5, 2.0, 8.0):
-        sets.append(InputSet(f"gauss-{sigma:g}", f"Gaussian noise, sigma {sigma:g}, 1024 wide",
-                             rng.normal(0.0, sigma, (rows, 1024))))
+        sets.append(
+            InputSet(
+                f"gauss-{sigma:g}", f"Gaussian noise, sigma {sigma:g}, 1024 wide", rng.normal(0.0, sigma, (rows, 1024))
+            )
+        )
     return sets
 
 
@@ -115,36 +137,94 @@ BASELINE = Variant("exact-rounded", "float64 softmax rounded to the nearest W-bi
 
 VARIANTS = (
     BASELINE,
-    Variant("survey", "exp_log, ln-subtract, 1+v, LOD k-1, shift-add log2e and ln2 (0.1011b): the survey's design",
-            dict(design="exp_log", normalisation="ln_subtract")),
-    Variant("survey-ln2-printed", "as survey, ln2 = B>>1+B>>2-B>>5 (0.71875) as printed",
-            dict(design="exp_log", normalisation="ln_subtract", ln2="shift_add_as_printed")),
-    Variant("log2-subtract", "as survey, but log2 F subtracted in the exponent (no ln2, no second log2e)",
-            dict(design="exp_log", normalisation="log2_subtract")),
-    Variant("ln-subtract-pwl4", "as survey, 2**v and log2 k by 4-segment PWL",
-            dict(design="exp_log", normalisation="ln_subtract", pow2_approx="pwl", log2_approx="pwl")),
-    Variant("log2-subtract-pwl8", "log2-subtract, 2**v and log2 k by 8-segment PWL, shift-add log2e",
-            dict(design="exp_log", normalisation="log2_subtract", pow2_approx="pwl", log2_approx="pwl",
-                 pow2_segments=8, log2_segments=8)),
-    Variant("log2-subtract-lut10-mul", "log2-subtract, 1025-entry tables, log2e by a multiplier",
-            dict(design="exp_log", normalisation="log2_subtract", pow2_approx="lut", log2_approx="lut",
-                 pow2_lut_bits=10, log2_lut_bits=10, log2e="multiplier")),
-    Variant("divider-linear", "exp_log with a divider, 1+v, shift-add log2e",
-            dict(design="exp_log", normalisation="divider")),
-    Variant("divider-pwl4", "exp_log with a divider, 4-segment PWL 2**v, shift-add log2e",
-            dict(design="exp_log", normalisation="divider", pow2_approx="pwl")),
-    Variant("divider-lut10-mul", "exp_log with a divider, 1025-entry 2**v table, log2e multiplier",
-            dict(design="exp_log", normalisation="divider", pow2_approx="lut", pow2_lut_bits=10, log2e="multiplier")),
-    Variant("divider-ideal", "exp_log with a divider, a 2**v table entry for every word, log2e multiplier, "
-            "round to nearest: the datapath's own limit",
-            dict(design="exp_log", normalisation="divider", pow2_approx="lut", pow2_lut_bits=20, log2e="multiplier",
-                 rounding="nearest_even")),
-    Variant("sparse-divider", "sparse_shift (reconstructed second design), divider, 1+v, shift-add log2e",
-            dict(design="sparse_shift", normalisation="divider")),
-    Variant("sparse-divider-pwl4", "sparse_shift, divider, 4-segment PWL 2**v",
-            dict(design="sparse_shift", normalisation="divider", pow2_approx="pwl")),
-    Variant("sparse-log2-subtract", "sparse_shift, log2 F subtracted in the exponent, 1+v, LOD k-1",
-            dict(design="sparse_shift", normalisation="log2_subtract")),
+    Variant(
+        "survey",
+        "exp_log, ln-subtract, 1+v, LOD k-1, shift-add log2e and ln2 (0.1011b): the survey's design",
+        dict(design="exp_log", normalisation="ln_subtract"),
+    ),
+    Variant(
+        "survey-ln2-printed",
+        "as survey, ln2 = B>>1+B>>2-B>>5 (0.71875) as printed",
+        dict(design="exp_log", normalisation="ln_subtract", ln2="shift_add_as_printed"),
+    ),
+    Variant(
+        "log2-subtract",
+        "as survey, but log2 F subtracted in the exponent (no ln2, no second log2e)",
+        dict(design="exp_log", normalisation="log2_subtract"),
+    ),
+    Variant(
+        "ln-subtract-pwl4",
+        "as survey, 2**v and log2 k by 4-segment PWL",
+        dict(design="exp_log", normalisation="ln_subtract", pow2_approx="pwl", log2_approx="pwl"),
+    ),
+    Variant(
+        "log2-subtract-pwl8",
+        "log2-subtract, 2**v and log2 k by 8-segment PWL, shift-add log2e",
+        dict(
+            design="exp_log",
+            normalisation="log2_subtract",
+            pow2_approx="pwl",
+            log2_approx="pwl",
+            pow2_segments=8,
+            log2_segments=8,
+        ),
+    ),
+    Variant(
+        "log2-subtract-lut10-mul",
+        "log2-subtract, 1025-entry tables, log2e by a multiplier",
+        dict(
+            design="exp_log",
+            normalisation="log2_subtract",
+            pow2_approx="lut",
+            log2_approx="lut",
+            pow2_lut_bits=10,
+            log2_lut_bits=10,
+            log2e="multiplier",
+        ),
+    ),
+    Variant(
+        "divider-linear",
+        "exp_log with a divider, 1+v, shift-add log2e",
+        dict(design="exp_log", normalisation="divider"),
+    ),
+    Variant(
+        "divider-pwl4",
+        "exp_log with a divider, 4-segment PWL 2**v, shift-add log2e",
+        dict(design="exp_log", normalisation="divider", pow2_approx="pwl"),
+    ),
+    Variant(
+        "divider-lut10-mul",
+        "exp_log with a divider, 1025-entry 2**v table, log2e multiplier",
+        dict(design="exp_log", normalisation="divider", pow2_approx="lut", pow2_lut_bits=10, log2e="multiplier"),
+    ),
+    Variant(
+        "divider-ideal",
+        "exp_log with a divider, a 2**v table entry for every word, log2e multiplier, "
+        "round to nearest: the datapath's own limit",
+        dict(
+            design="exp_log",
+            normalisation="divider",
+            pow2_approx="lut",
+            pow2_lut_bits=20,
+            log2e="multiplier",
+            rounding="nearest_even",
+        ),
+    ),
+    Variant(
+        "sparse-divider",
+        "sparse_shift (reconstructed second design), divider, 1+v, shift-add log2e",
+        dict(design="sparse_shift", normalisation="divider"),
+    ),
+    Variant(
+        "sparse-divider-pwl4",
+        "sparse_shift, divider, 4-segment PWL 2**v",
+        dict(design="sparse_shift", normalisation="divider", pow2_approx="pwl"),
+    ),
+    Variant(
+        "sparse-log2-subtract",
+        "sparse_shift, log2 F subtracted in the exponent, 1+v, LOD k-1",
+        dict(design="sparse_shift", normalisation="log2_subtract"),
+    ),
 )
 
 QUICK_WIDTHS = (6, 8, 10, 12, 16)
@@ -152,15 +232,23 @@ FULL_WIDTHS = (4, 6, 8, 10, 12, 14, 16, 20)
 
 
 def config_for_width(width: int, **settings) -> HardwareConfig:
-    values = dict(input_bits=width + 8, input_frac_bits=width, exp_frac_bits=width,
-                  accumulator_bits=width + 28, accumulator_frac_bits=width + 10, output_frac_bits=width,
-                  constant_frac_bits=min(width + 4, 24))
+    values = dict(
+        input_bits=width + 8,
+        input_frac_bits=width,
+        exp_frac_bits=width,
+        accumulator_bits=width + 28,
+        accumulator_frac_bits=width + 10,
+        output_frac_bits=width,
+        constant_frac_bits=min(width + 4, 24),
+    )
     values.update(settings)
     # Table and segment counts are fixed per variant but cannot exceed what W fraction bits address.
     defaults = HardwareConfig()
     for name in ("pow2", "log2"):
         values[f"{name}_lut_bits"] = min(values.get(f"{name}_lut_bits", getattr(defaults, f"{name}_lut_bits")), width)
-        values[f"{name}_segments"] = min(values.get(f"{name}_segments", getattr(defaults, f"{name}_segments")), 1 << width)
+        values[f"{name}_segments"] = min(
+            values.get(f"{name}_segments", getattr(defaults, f"{name}_segments")), 1 << width
+        )
     return HardwareConfig(**values)
 
 
@@ -174,7 +262,7 @@ def exact_softmax(x: np.ndarray) -> np.ndarray:
 
 
 def accuracy_metrics(exact: np.ndarray, approx: np.ndarray, output_frac_bits: int) -> dict:
-    ulp = 2.0 ** -output_frac_bits
+    ulp = 2.0**-output_frac_bits
     q = np.where(approx > 0, approx, np.minimum(exact, ulp))
     q = q / q.sum(axis=-1, keepdims=True)
     with np.errstate(divide="ignore", invalid="ignore"):
@@ -242,9 +330,17 @@ def sweep(sets: list[InputSet], variants, widths, log=print) -> list[dict]:
 # One change at a time from an accurate reference, to split the survey design's error into its
 # sources: each row swaps one accurate part for the survey's cheap one.
 ABLATION_WIDTH = 16
-ABLATION_REFERENCE = dict(design="exp_log", normalisation="ln_subtract", log2e="multiplier", ln2="multiplier",
-                          pow2_approx="lut", pow2_lut_bits=ABLATION_WIDTH, log2_approx="lut",
-                          log2_lut_bits=ABLATION_WIDTH, rounding="nearest_even")
+ABLATION_REFERENCE = dict(
+    design="exp_log",
+    normalisation="ln_subtract",
+    log2e="multiplier",
+    ln2="multiplier",
+    pow2_approx="lut",
+    pow2_lut_bits=ABLATION_WIDTH,
+    log2_approx="lut",
+    log2_lut_bits=ABLATION_WIDTH,
+    rounding="nearest_even",
+)
 ABLATIONS = (
     ("reference (multipliers, a table entry per word, nearest)", {}),
     ("rounding = floor (bits dropped by wires)", dict(rounding="floor")),
@@ -256,10 +352,15 @@ ABLATIONS = (
     ("2**v = 1 + v", dict(pow2_approx="linear")),
     ("log2 k = k - 1", dict(log2_approx="linear")),
     ("2**v and log2 k by 4-segment PWL", dict(pow2_approx="pwl", log2_approx="pwl")),
-    ("2**v and log2 k by 65-entry tables", dict(pow2_approx="lut", log2_approx="lut", pow2_lut_bits=6, log2_lut_bits=6)),
+    (
+        "2**v and log2 k by 65-entry tables",
+        dict(pow2_approx="lut", log2_approx="lut", pow2_lut_bits=6, log2_lut_bits=6),
+    ),
     ("2**v = 1 + v and log2 k = k - 1", dict(pow2_approx="linear", log2_approx="linear")),
-    ("all of the survey's approximations, floor", dict(pow2_approx="linear", log2_approx="linear",
-                                                     log2e="shift_add", ln2="shift_add", rounding="floor")),
+    (
+        "all of the survey's approximations, floor",
+        dict(pow2_approx="linear", log2_approx="linear", log2e="shift_add", ln2="shift_add", rounding="floor"),
+    ),
 )
 
 
@@ -291,9 +392,14 @@ def verdict(summary: dict, variants, widths) -> list[dict]:
         for target in ACCURACY_TARGETS:
             passing = [w for w in widths if meets(summary[(variant.name, w)], target)]
             reached[f"{target:g}"] = min(passing) if passing else None
-        lines.append({"variant": variant.name, "best_max_abs_error": best,
-                      "best_mean_kl": min(summary[(variant.name, w)]["mean_kl"] for w in widths),
-                      "narrowest_width_meeting": reached})
+        lines.append(
+            {
+                "variant": variant.name,
+                "best_max_abs_error": best,
+                "best_mean_kl": min(summary[(variant.name, w)]["mean_kl"] for w in widths),
+                "narrowest_width_meeting": reached,
+            }
+        )
     return lines
 
 
@@ -322,31 +428,45 @@ def format_per_set(records: list[dict], variants, width: int, set_names: list[st
     for variant in variants:
         cells = []
         for name in set_names:
-            record = next(r for r in records if r["variant"] == variant.name and r["width"] == width and r["inputs"] == name)
+            record = next(
+                r for r in records if r["variant"] == variant.name and r["width"] == width and r["inputs"] == name
+            )
             cells.append(f"{_format_number(record['max_abs_error']):>12}")
         lines.append(f"{variant.name:<26}" + "".join(cells))
     return "\n".join(lines)
 
 
 def format_ablation(rows: list[dict]) -> str:
-    header = f"{'change from the reference at W=' + str(ABLATION_WIDTH):<62}{'max|err|':>10}{'mean KL':>10}{'top-1':>8}{'|sum-1|':>10}"
+    title = "change from the reference at W=" + str(ABLATION_WIDTH)
+    header = f"{title:<62}{'max|err|':>10}{'mean KL':>10}{'top-1':>8}{'|sum-1|':>10}"
     lines = ["Where the survey design's error comes from (worst over all input sets)", header, "-" * len(header)]
     for row in rows:
-        lines.append(f"{row['change']:<62}{_format_number(row['max_abs_error']):>10}{_format_number(row['mean_kl']):>10}"
-                     f"{row['top1_agreement']:>8.3f}{_format_number(row['max_sum_deviation']):>10}")
+        lines.append(
+            f"{row['change']:<62}{_format_number(row['max_abs_error']):>10}{_format_number(row['mean_kl']):>10}"
+            f"{row['top1_agreement']:>8.3f}{_format_number(row['max_sum_deviation']):>10}"
+        )
     return "\n".join(lines)
 
 
 def format_verdict(lines: list[dict], summary: dict, widths) -> str:
-    out = [(f"Verdict: narrowest W at which max|err| <= target on every input set; "
-            f"floors are the best over W={widths[0]}..{widths[-1]}")]
-    header = (f"{'design':<26}{'err floor':>10}{'KL floor':>10}"
-              + "".join(f"{'<=' + format(t, 'g'):>9}" for t in ACCURACY_TARGETS))
+    out = [
+        (
+            f"Verdict: narrowest W at which max|err| <= target on every input set; "
+            f"floors are the best over W={widths[0]}..{widths[-1]}"
+        )
+    ]
+    header = f"{'design':<26}{'err floor':>10}{'KL floor':>10}" + "".join(
+        f"{'<=' + format(t, 'g'):>9}" for t in ACCURACY_TARGETS
+    )
     out += [header, "-" * len(header)]
     for line in lines:
-        cells = "".join(f"{('W=' + str(w)) if w is not None else 'never':>9}" for w in line["narrowest_width_meeting"].values())
-        out.append(f"{line['variant']:<26}{_format_number(line['best_max_abs_error']):>10}"
-                   f"{_format_number(line['best_mean_kl']):>10}{cells}")
+        cells = "".join(
+            f"{('W=' + str(w)) if w is not None else 'never':>9}" for w in line["narrowest_width_meeting"].values()
+        )
+        out.append(
+            f"{line['variant']:<26}{_format_number(line['best_max_abs_error']):>10}"
+            f"{_format_number(line['best_mean_kl']):>10}{cells}"
+        )
     return "\n".join(out)
 
 
@@ -362,8 +482,12 @@ def plot(summary: dict, variants, widths, path: Path) -> None:
         if variant.settings is None:
             style = dict(color="black", linewidth=2.2, marker="s", markersize=4)
         else:
-            style = dict(color=colours[(2 * index) % 20 + (index // 10) % 2], marker="o", markersize=3,
-                         linestyle="--" if variant.settings.get("design") == "sparse_shift" else "-")
+            style = dict(
+                color=colours[(2 * index) % 20 + (index // 10) % 2],
+                marker="o",
+                markersize=3,
+                linestyle="--" if variant.settings.get("design") == "sparse_shift" else "-",
+            )
         errors = [summary[(variant.name, w)]["max_abs_error"] for w in widths]
         kls = [max(summary[(variant.name, w)]["mean_kl"], 1e-12) for w in widths]
         axes[0].semilogy(widths, errors, label=variant.name, **style)
@@ -388,10 +512,15 @@ def plot(summary: dict, variants, widths, path: Path) -> None:
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--quick", action="store_true",
-                        help="fewer rows, widths and input sizes (well under a minute on a laptop CPU)")
-    parser.add_argument("--out", type=Path, default=Path("hw_report"),
-                        help="directory for hw_report.json and hw_report.png (default: ./hw_report)")
+    parser.add_argument(
+        "--quick", action="store_true", help="fewer rows, widths and input sizes (well under a minute on a laptop CPU)"
+    )
+    parser.add_argument(
+        "--out",
+        type=Path,
+        default=Path("hw_report"),
+        help="directory for hw_report.json and hw_report.png (default: ./hw_report)",
+    )
     parser.add_argument("--seed", type=int, default=0, help="seed of the random inputs (default 0)")
 
 
@@ -400,8 +529,11 @@ def run(args: argparse.Namespace) -> int:
     rng = np.random.default_rng(args.seed)
     sets = input_sets(rng, args.quick)
     widths = QUICK_WIDTHS if args.quick else FULL_WIDTHS
-    print(f"hw-report ({'quick' if args.quick else 'full'}): {len(VARIANTS)} designs x widths {list(widths)} "
-          f"x {len(sets)} input sets", flush=True)
+    print(
+        f"hw-report ({'quick' if args.quick else 'full'}): {len(VARIANTS)} designs x widths {list(widths)} "
+        f"x {len(sets)} input sets",
+        flush=True,
+    )
     records = sweep(sets, VARIANTS, widths, log=lambda line: print(line, flush=True))
     ablation_rows = ablation(sets)
     summary = summarise(records, VARIANTS, widths)
@@ -409,24 +541,52 @@ def run(args: argparse.Namespace) -> int:
 
     per_set_width = 12 if 12 in widths else widths[len(widths) // 2]
     print()
-    print(format_matrix("Largest absolute error, worst input set", summary, VARIANTS, widths, "max_abs_error", _format_number))
+    print(
+        format_matrix(
+            "Largest absolute error, worst input set", summary, VARIANTS, widths, "max_abs_error", _format_number
+        )
+    )
     print()
-    print(format_matrix("Mean KL divergence from the exact softmax, worst input set", summary, VARIANTS, widths,
-                        "mean_kl", _format_number))
+    print(
+        format_matrix(
+            "Mean KL divergence from the exact softmax, worst input set",
+            summary,
+            VARIANTS,
+            widths,
+            "mean_kl",
+            _format_number,
+        )
+    )
     print()
-    print(format_matrix("Top-1 agreement, worst attention or vocabulary set", summary, VARIANTS,
-                        widths, "top1_agreement", lambda v: f"{v:.3f}"))
+    print(
+        format_matrix(
+            "Top-1 agreement, worst attention or vocabulary set",
+            summary,
+            VARIANTS,
+            widths,
+            "top1_agreement",
+            lambda v: f"{v:.3f}",
+        )
+    )
     print()
-    print(format_matrix("Largest |row sum - 1|, worst input set", summary, VARIANTS, widths, "max_sum_deviation",
-                        _format_number))
+    print(
+        format_matrix(
+            "Largest |row sum - 1|, worst input set", summary, VARIANTS, widths, "max_sum_deviation", _format_number
+        )
+    )
     print()
     print(format_per_set(records, VARIANTS, per_set_width, [s.name for s in sets]))
-    stored = [r for r in records if "stored_fraction" in r and r["width"] == per_set_width
-              and r["variant"] == "sparse-divider"]
+    stored = [
+        r
+        for r in records
+        if "stored_fraction" in r and r["width"] == per_set_width and r["variant"] == "sparse-divider"
+    ]
     if stored:
         print()
-        print(f"sparse_shift: fraction of elements stored at W={per_set_width}: "
-              + ", ".join(f"{r['inputs']} {r['stored_fraction']:.3f}" for r in stored))
+        print(
+            f"sparse_shift: fraction of elements stored at W={per_set_width}: "
+            + ", ".join(f"{r['inputs']} {r['stored_fraction']:.3f}" for r in stored)
+        )
     print()
     print(format_ablation(ablation_rows))
     print()
@@ -439,7 +599,7 @@ def run(args: argparse.Namespace) -> int:
         "seed": args.seed,
         "widths": list(widths),
         "width_meaning": "input W+8 bits with W fraction bits; W fraction bits for exponent, mantissa, "
-                         "accumulator and output; accumulator W+20 bits; constants min(W+4, 24) bits",
+        "accumulator and output; accumulator W+20 bits; constants min(W+4, 24) bits",
         "accuracy_targets": list(ACCURACY_TARGETS),
         "input_sets": {s.name: {"description": s.description, "shape": list(s.rows.shape)} for s in sets},
         "designs": {v.name: {"description": v.description, "settings": v.settings} for v in VARIANTS},
@@ -453,12 +613,14 @@ def run(args: argparse.Namespace) -> int:
     try:
         plot(summary, VARIANTS, widths, out_dir / "hw_report.png")
     except ImportError:  # the table above and the JSON are the report; the chart is optional
-        print("\nplot not drawn: matplotlib is not installed (pip install matplotlib, "
-              "or pip install 'fastsoftmax[plot]')")
+        print(
+            "\nplot not drawn: matplotlib is not installed (pip install matplotlib, or pip install 'fastsoftmax[plot]')"
+        )
         print(f"wrote {out_dir / 'hw_report.json'} in {time.perf_counter() - started:.1f} s")
         return 0
-    print(f"\nwrote {out_dir / 'hw_report.json'} and {out_dir / 'hw_report.png'} "
-          f"in {time.perf_counter() - started:.1f} s")
+    print(
+        f"\nwrote {out_dir / 'hw_report.json'} and {out_dir / 'hw_report.png'} in {time.perf_counter() - started:.1f} s"
+    )
     return 0
 
 

@@ -13,6 +13,7 @@ def correct_impl(name="fastsoftmax", kind="fastsoftmax"):
         if case.direction == "backward":
             return lambda dy, y: torch._softmax_backward_data(dy, y, case.dim, y.dtype)
         return lambda x: torch.softmax(x, case.dim)
+
     return Impl(name, kind, make)
 
 
@@ -21,6 +22,7 @@ def wrong_impl(name="broken", kind="fastsoftmax"):
         if case.direction == "backward":
             return lambda dy, y: dy.clone()
         return lambda x: x.clone()
+
     return Impl(name, kind, make)
 
 
@@ -28,18 +30,22 @@ def raising_impl(name, kind, declines_by_raising=False):
     def make(case):
         def fn(*inputs):
             raise RuntimeError("cols must be a multiple of 8")
+
         return fn
+
     return Impl(name, kind, make, declines_by_raising=declines_by_raising)
 
 
 def refusing_impl(name="picky"):
     def make(case):
         raise Refused("last dim only")
+
     return Impl(name, "peer", make)
 
 
 def cpu_runner(impls, ms=0.5, **kwargs):
     """A Runner on the CPU whose timer calls ``fn`` once and reports ``ms``."""
+
     def timer(fn):
         fn()
         return ms
@@ -72,16 +78,38 @@ def fabricated_document(quick=False):
             row.update(max_abs_err=1e-3, err_ratio=0.1, ms=ms, gpu_us=ms * 1e3, gbps=gbps, frac_copy=frac)
             rows.append(row)
     for name, us in (("fastsoftmax", 6.0), ("torch", 9.5), ("quack", 10.0)):
-        rows.append({"regime": "host", "impl": name, "kind": "fastsoftmax" if name == "fastsoftmax" else "peer",
-                     "status": "ok", "host_us": us, "shape": [4, 1024], "dtype": "bfloat16", "calls": 2000,
-                     "message": ""})
+        rows.append(
+            {
+                "regime": "host",
+                "impl": name,
+                "kind": "fastsoftmax" if name == "fastsoftmax" else "peer",
+                "status": "ok",
+                "host_us": us,
+                "shape": [4, 1024],
+                "dtype": "bfloat16",
+                "calls": 2000,
+                "message": "",
+            }
+        )
     document = {
-        "schema": 1, "suite": "main", "quick": quick, "complete": True, "device": "NVIDIA Fictional 80GB",
+        "schema": 1,
+        "suite": "main",
+        "quick": quick,
+        "complete": True,
+        "device": "NVIDIA Fictional 80GB",
         "date": "2026-05-09T12:00:00+00:00",
-        "versions": {"torch": "2.11.0", "triton": "3.6.0", "torch_cuda": "13.0", "driver": "13.0",
-                     "cuda_core": "0.4.0"},
-        "environment": {}, "copy_gbps": copy, "peers": {"torch": "2.11.0", "quack": "0.2"},
-        "goals": [{"name": g.name, "min_fraction": g.min_fraction} for g in GOALS], "rows": rows,
+        "versions": {
+            "torch": "2.11.0",
+            "triton": "3.6.0",
+            "torch_cuda": "13.0",
+            "driver": "13.0",
+            "cuda_core": "0.4.0",
+        },
+        "environment": {},
+        "copy_gbps": copy,
+        "peers": {"torch": "2.11.0", "quack": "0.2"},
+        "goals": [{"name": g.name, "min_fraction": g.min_fraction} for g in GOALS],
+        "rows": rows,
     }
     document["summary"] = summarize(document)
     return document
@@ -136,11 +164,13 @@ def fabricated_figure_document(kind, quick=True):
     elif kind == "vector_matrix":
         cases = shapes.vector_matrix_cases(quick)
 
-        def fraction(name, case, names=("torch-unfused", "fastsoftmax", "torch", "torch.compile", "cudnn",
-                                        "cudnn[fast]")):
+        def fraction(
+            name, case, names=("torch-unfused", "fastsoftmax", "torch", "torch.compile", "cudnn", "cudnn[fast]")
+        ):
             slow_cudnn = case.shape[case.dim] > 60000 and name.startswith("cudnn")
             return {"torch-unfused": 0.18, "fastsoftmax": 0.7, "torch": 0.05, "torch.compile": 0.45}.get(
-                name, 0.001 if slow_cudnn else 0.4)
+                name, 0.001 if slow_cudnn else 0.4
+            )
 
         def refuse(name, case):
             return None
@@ -154,11 +184,21 @@ def fabricated_figure_document(kind, quick=True):
 
         def refuse(name, case):
             return None
+
     rows = _fabricated_rows(cases, fraction, copy, refuse)
     document = {
-        "schema": 1, "suite": kind, "quick": quick, "complete": True, "device": "NVIDIA Fictional 80GB",
-        "date": "2026-05-09T12:30:00+00:00", "versions": {"torch": "2.11.0", "triton": "3.6.0"},
-        "environment": {}, "copy_gbps": copy, "peers": {"torch": "2.11.0"}, "goals": [], "rows": rows,
+        "schema": 1,
+        "suite": kind,
+        "quick": quick,
+        "complete": True,
+        "device": "NVIDIA Fictional 80GB",
+        "date": "2026-05-09T12:30:00+00:00",
+        "versions": {"torch": "2.11.0", "triton": "3.6.0"},
+        "environment": {},
+        "copy_gbps": copy,
+        "peers": {"torch": "2.11.0"},
+        "goals": [],
+        "rows": rows,
         "figure": kind,
     }
     document["summary"] = summarize(document)
@@ -171,10 +211,37 @@ def fabricated_ladder_document():
     for n in (1024, 4096):
         for step, fraction in enumerate((0.004, 0.45, 0.55, 0.66, 0.9, 0.99, 0.88), start=1):
             gbps = fraction * copy
-            results.append({"step": step, "name": f"{step}_step", "n": n, "rows": 4096, "ms": 1.0,
-                            "gflops": gbps * 5 / 8, "gbps": gbps, "fraction_of_copy": fraction})
-        results.append({"step": 0, "name": "torch.softmax", "n": n, "rows": 4096, "ms": 1.0,
-                        "gflops": 0.8 * copy * 5 / 8, "gbps": 0.8 * copy, "fraction_of_copy": 0.8})
-    return {"benchmark": "ladder", "date": "2026-05-09T12:40:00", "device": "NVIDIA Fictional 80GB",
-            "versions": {"torch": "2.11.0"}, "copy_gbps": copy, "total_elements": 1 << 24, "flops_per_element": 5,
-            "results": results}
+            results.append(
+                {
+                    "step": step,
+                    "name": f"{step}_step",
+                    "n": n,
+                    "rows": 4096,
+                    "ms": 1.0,
+                    "gflops": gbps * 5 / 8,
+                    "gbps": gbps,
+                    "fraction_of_copy": fraction,
+                }
+            )
+        results.append(
+            {
+                "step": 0,
+                "name": "torch.softmax",
+                "n": n,
+                "rows": 4096,
+                "ms": 1.0,
+                "gflops": 0.8 * copy * 5 / 8,
+                "gbps": 0.8 * copy,
+                "fraction_of_copy": 0.8,
+            }
+        )
+    return {
+        "benchmark": "ladder",
+        "date": "2026-05-09T12:40:00",
+        "device": "NVIDIA Fictional 80GB",
+        "versions": {"torch": "2.11.0"},
+        "copy_gbps": copy,
+        "total_elements": 1 << 24,
+        "flops_per_element": 5,
+        "results": results,
+    }

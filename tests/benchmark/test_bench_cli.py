@@ -16,8 +16,13 @@ def _parse(*argv):
 
 def test_defaults_and_flags():
     args = _parse()
-    assert (args.suite, args.quick, args.out, args.no_peers, args.compile) == ("main", False, "benchmarks/results",
-                                                                              False, None)
+    assert (args.suite, args.quick, args.out, args.no_peers, args.compile) == (
+        "main",
+        False,
+        "benchmarks/results",
+        False,
+        None,
+    )
     assert args.dtypes == "bf16,fp16,fp32" and args.backends == "auto,triton,cuda"
     args = _parse("table", "--quick", "--out", "x", "--dtypes", "bf16", "--table-out", "t.json", "--no-compile")
     assert (args.suite, args.quick, args.out, args.table_out, args.compile) == ("table", True, "x", "t.json", False)
@@ -95,11 +100,19 @@ def test_table_grid_shapes_and_cost_rule():
 
 
 def test_table_summary_names_the_winner():
-    document = {"points": [
-        {"direction": "forward", "layout": "row", "dtype": "bfloat16", "n": 64, "size": "small",
-         "us": {"triton": 9.0, "cuda": 7.0}},
-        {"direction": "forward", "layout": "row", "dtype": "bfloat16", "n": 128, "size": "small", "us": {}},
-    ]}
+    document = {
+        "points": [
+            {
+                "direction": "forward",
+                "layout": "row",
+                "dtype": "bfloat16",
+                "n": 64,
+                "size": "small",
+                "us": {"triton": 9.0, "cuda": 7.0},
+            },
+            {"direction": "forward", "layout": "row", "dtype": "bfloat16", "n": 128, "size": "small", "us": {}},
+        ]
+    }
     assert table.format_table(document) == "forward  row     bfloat16 small 64:cuda 128:-"
 
 

@@ -50,19 +50,22 @@ def test_load_refuses_a_file_that_is_not_a_result(tmp_path):
 
 
 def test_result_path_has_device_and_date():
-    path = results.result_path("benchmarks/results", "main", "NVIDIA H100 80GB HBM3", "2026-05-09T14:03:22+00:00",
-                               False)
+    path = results.result_path(
+        "benchmarks/results", "main", "NVIDIA H100 80GB HBM3", "2026-05-09T14:03:22+00:00", False
+    )
     assert str(path) == "benchmarks/results/main_nvidia-h100-80gb-hbm3_2026-05-09T14-03-22.json"
 
 
 def test_summary_geomeans_speedups_and_goals():
     document = fabricated_document()
     summary = document["summary"]
-    entry = next(e for e in summary["geomean_frac_copy"]
-                 if e["group"] == "bulk, cols <= 32768" and e["dtype"] == "bfloat16" and e["impl"] == "fastsoftmax")
+    entry = next(
+        e
+        for e in summary["geomean_frac_copy"]
+        if e["group"] == "bulk, cols <= 32768" and e["dtype"] == "bfloat16" and e["impl"] == "fastsoftmax"
+    )
     assert entry["frac_copy"] == pytest.approx(0.95) and entry["count"] == 2
-    speedup = next(e for e in summary["speedup_vs_torch"]
-                   if e["group"] == "backward" and e["impl"] == "fastsoftmax")
+    speedup = next(e for e in summary["speedup_vs_torch"] if e["group"] == "backward" and e["impl"] == "fastsoftmax")
     assert speedup["speedup"] == pytest.approx(0.95 / 0.6)
     below = [b for b in summary["below_goal"] if b["impl"] == "fastsoftmax"]
     assert {b["label"] for b in below} == {"non-last dim bf16 65536x2048 dim 0", "non-last dim bf16 32x4096x1024 dim 1"}

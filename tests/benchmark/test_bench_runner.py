@@ -15,9 +15,15 @@ def _by_impl(rows):
 
 
 def test_forward_rows_record_check_timing_and_failures():
-    impls = [correct_impl(), wrong_impl("fastsoftmax[broken]"), raising_impl("fastsoftmax[cuda]", "fastsoftmax"),
-             raising_impl("quack", "peer", declines_by_raising=True), refusing_impl("liger"),
-             correct_impl("torch", "peer"), raising_impl("torch.compile", "peer")]
+    impls = [
+        correct_impl(),
+        wrong_impl("fastsoftmax[broken]"),
+        raising_impl("fastsoftmax[cuda]", "fastsoftmax"),
+        raising_impl("quack", "peer", declines_by_raising=True),
+        refusing_impl("liger"),
+        correct_impl("torch", "peer"),
+        raising_impl("torch.compile", "peer"),
+    ]
     case = small_case()
     rows = _by_impl(cpu_runner(impls, ms=0.5).run_case(case))
 
@@ -74,7 +80,7 @@ def test_estimate_covers_the_reference():
 
 def test_check_flags_nan_and_small_errors():
     case = small_case(dtype="float16")
-    x, = make_inputs(case, "cpu")
+    (x,) = make_inputs(case, "cpu")
     reference = make_reference(case, (x,))
     y = torch.softmax(x, -1)
     assert checks.check(y, reference).passed
@@ -92,7 +98,7 @@ def test_check_flags_nan_and_small_errors():
 
 
 def test_inputs_are_fresh_randn_times_three():
-    x, = make_inputs(small_case(shape=(64, 1024)), "cpu")
+    (x,) = make_inputs(small_case(shape=(64, 1024)), "cpu")
     assert 2.5 < x.std().item() < 3.5
     _dy, y = make_inputs(small_case("backward", shape=(64, 1024)), "cpu")
     assert torch.allclose(y.sum(-1), torch.ones(64), atol=1e-4)

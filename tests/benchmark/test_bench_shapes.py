@@ -18,12 +18,35 @@ def _benchmark_readme() -> str:
 
 def test_constants_are_the_documented_shape_set():
     assert shapes.BULK_NUMEL == 2**27
-    assert shapes.BULK_COLS == (64, 128, 256, 512, 1000, 1024, 2048, 3000, 4096, 8192, 16384, 32768,
-                                50257, 65536, 128256, 131072, 262144)
+    assert shapes.BULK_COLS == (
+        64,
+        128,
+        256,
+        512,
+        1000,
+        1024,
+        2048,
+        3000,
+        4096,
+        8192,
+        16384,
+        32768,
+        50257,
+        65536,
+        128256,
+        131072,
+        262144,
+    )
     assert shapes.HUGE_ROW_COLS == (2**24, 2**26, 2**24 + 7)
     assert shapes.DECODE_SHAPES == ((1, 128256), (8, 128256), (32, 151936), (128, 128256))
-    assert shapes.NON_LAST_DIM == (((8192, 16384), 0), ((65536, 2048), 0), ((1048576, 128), 0),
-                                   ((32, 4096, 1024), 1), ((128, 1024, 1024), 1), ((4096, 64, 512), 1))
+    assert shapes.NON_LAST_DIM == (
+        ((8192, 16384), 0),
+        ((65536, 2048), 0),
+        ((1048576, 128), 0),
+        ((32, 4096, 1024), 1),
+        ((128, 1024, 1024), 1),
+        ((4096, 64, 512), 1),
+    )
     assert shapes.BACKWARD_COLS == (1024, 4096, 16384, 65536, 131072)
     assert shapes.BACKWARD_NUMEL == 2**27
     assert (shapes.HOST_SHAPE, shapes.HOST_DTYPE, shapes.HOST_CALLS) == ((4, 1024), "bfloat16", 2000)
@@ -36,8 +59,10 @@ def test_constants_match_the_protocol_in_benchmarks_readme():
     decode = re.search(r"Decode, .*?: ([\dx, ]+)\.", flat).group(1)
     assert tuple(tuple(int(v) for v in s.split("x")) for s in decode.split(", ")) == shapes.DECODE_SHAPES
     non_last = re.search(r"not the innermost: (.*?)\. ", flat).group(1)
-    parsed = [(tuple(int(v) for v in m.group(1).split(",")), int(m.group(2)))
-              for m in re.finditer(r"\(([\d, ]+)\) dim (\d)", non_last)]
+    parsed = [
+        (tuple(int(v) for v in m.group(1).split(",")), int(m.group(2)))
+        for m in re.finditer(r"\(([\d, ]+)\) dim (\d)", non_last)
+    ]
     assert tuple(parsed) == shapes.NON_LAST_DIM
     backward = re.search(r"Backward: cols ([\d, ]+) \(total 2\^(\d+)\)", flat)
     assert tuple(int(c) for c in backward.group(1).split(",")) == shapes.BACKWARD_COLS
@@ -88,16 +113,19 @@ def test_bytes_moved_counts_one_read_one_write_forward_two_reads_backward():
     assert Case("backward", (4, 1024), -1, "float32", "backward").bytes_moved == 3 * 4 * 1024 * 4
 
 
-@pytest.mark.parametrize("case, goal", [
-    (Case("bulk", (4096, 32768), -1, "bfloat16"), 0.90),
-    (Case("bulk", (2**27 // 64, 64), -1, "float32"), 0.90),
-    (Case("bulk", (2670, 50257), -1, "bfloat16"), 0.80),
-    (Case("bulk", (512, 262144), -1, "float16"), 0.80),
-    (Case("huge", (1, 2**24), -1, "bfloat16"), 0.60),
-    (Case("non_last_dim", (65536, 2048), 0, "bfloat16"), 0.80),
-    (Case("backward", (2**17, 1024), -1, "bfloat16", "backward"), 0.85),
-    (Case("decode", (1, 128256), -1, "bfloat16"), None),
-])
+@pytest.mark.parametrize(
+    "case, goal",
+    [
+        (Case("bulk", (4096, 32768), -1, "bfloat16"), 0.90),
+        (Case("bulk", (2**27 // 64, 64), -1, "float32"), 0.90),
+        (Case("bulk", (2670, 50257), -1, "bfloat16"), 0.80),
+        (Case("bulk", (512, 262144), -1, "float16"), 0.80),
+        (Case("huge", (1, 2**24), -1, "bfloat16"), 0.60),
+        (Case("non_last_dim", (65536, 2048), 0, "bfloat16"), 0.80),
+        (Case("backward", (2**17, 1024), -1, "bfloat16", "backward"), 0.85),
+        (Case("decode", (1, 128256), -1, "bfloat16"), None),
+    ],
+)
 def test_goals(case, goal):
     found = goal_for(case)
     assert (found.min_fraction if found else None) == goal

@@ -35,11 +35,22 @@ def _parse(*argv):
 
 # --- command line -------------------------------------------------------------------------------
 
+
 def test_every_new_option_parses():
     args = _parse("seeds", "--figures", "sweep,004", "--quick", "--out", "o", "--no-compile")
     assert (args.suite, args.figures, args.quick, args.out, args.compile) == ("seeds", "sweep,004", True, "o", False)
-    args = _parse("--shapes", "4096x50257,8192x16384@0", "--directions", "forward,backward", "--peers", "cudnn,compile",
-                  "--regimes", "bulk", "--backends", "auto")
+    args = _parse(
+        "--shapes",
+        "4096x50257,8192x16384@0",
+        "--directions",
+        "forward,backward",
+        "--peers",
+        "cudnn,compile",
+        "--regimes",
+        "bulk",
+        "--backends",
+        "auto",
+    )
     assert args.shapes == "4096x50257,8192x16384@0" and args.directions == "forward,backward"
     assert args.peers == "cudnn,compile" and args.suite == "main"
     assert _parse("--seeds").seeds and _parse("--sweep").sweep and _parse("sweep").suite == "sweep"
@@ -63,8 +74,16 @@ def test_top_level_command_line_knows_report(capsys):
     assert "--readme-section" in capsys.readouterr().out
 
 
-@pytest.mark.parametrize("argv", [["--shapes", "4096y50257"], ["--shapes", "4x8@2"], ["--peers", "cudnn,nvidia"],
-                                  ["seeds", "--figures", "everything"], ["--directions", "sideways"]])
+@pytest.mark.parametrize(
+    "argv",
+    [
+        ["--shapes", "4096y50257"],
+        ["--shapes", "4x8@2"],
+        ["--peers", "cudnn,nvidia"],
+        ["seeds", "--figures", "everything"],
+        ["--directions", "sideways"],
+    ],
+)
 def test_a_typo_is_refused_in_one_line_before_anything_runs(argv, capsys):
     assert cli.run(_parse(*argv)) == 2
     err = capsys.readouterr().err
@@ -100,13 +119,15 @@ def test_a_failing_figure_is_one_line_and_the_rest_still_run(monkeypatch, tmp_pa
 
 # --- shapes ---------------------------------------------------------------------------------------
 
+
 def test_user_shapes_and_directions():
-    assert shapes.parse_shapes("4096x50257, 8192x16384@0,7@-1") == (((4096, 50257), -1), ((8192, 16384), 0),
-                                                                   ((7,), -1))
+    assert shapes.parse_shapes("4096x50257, 8192x16384@0,7@-1") == (((4096, 50257), -1), ((8192, 16384), 0), ((7,), -1))
     assert shapes.parse_directions("backward,forward") == ("forward", "backward")
     cases = shapes.custom_cases(shapes.parse_shapes("8x16@0"), ("float32",), ("forward", "backward"))
-    assert [(c.regime, c.shape, c.dim, c.direction) for c in cases] == [("custom", (8, 16), 0, "forward"),
-                                                                        ("custom", (8, 16), 0, "backward")]
+    assert [(c.regime, c.shape, c.dim, c.direction) for c in cases] == [
+        ("custom", (8, 16), 0, "forward"),
+        ("custom", (8, 16), 0, "backward"),
+    ]
     assert shapes.summary_group(cases[1]) == "your shapes, backward"
 
 
@@ -148,12 +169,17 @@ def test_large_cases_are_checked_on_a_sample_of_rows(monkeypatch):
     from bench_fakes import cpu_runner
 
     for direction in ("forward", "backward"):
-        rows = {r["impl"]: r for r in cpu_runner([correct_impl(), wrong_impl("fastsoftmax[broken]")]).run_case(
-            Case("attention", (64, 32), -1, "float32", direction))}
+        rows = {
+            r["impl"]: r
+            for r in cpu_runner([correct_impl(), wrong_impl("fastsoftmax[broken]")]).run_case(
+                Case("attention", (64, 32), -1, "float32", direction)
+            )
+        }
         assert rows["fastsoftmax"]["status"] == "ok" and rows["fastsoftmax[broken]"]["status"] == "wrong"
 
 
 # --- peers ----------------------------------------------------------------------------------------
+
 
 def test_peer_names_and_loading_without_optional_packages():
     assert peers.parse_peers("tutorial, compile,cudnn") == ("torch.compile", "cudnn", "triton-tutorial")
@@ -191,28 +217,39 @@ def test_the_tutorial_kernel_and_the_unfused_sequence_compute_softmax():
 
 # --- a figure run, on the CPU -----------------------------------------------------------------------
 
+
 def test_a_figure_run_writes_json_csv_png_and_table(tmp_path):
     pytest.importorskip("matplotlib")
     args = argparse.Namespace(out=str(tmp_path), quick=True, compile=False)
     cases = [Case("sweep", (4, 128), -1, "float32"), Case("sweep", (4, 256), -1, "float32")]
     impls = [correct_impl(), correct_impl("torch", "peer"), peers.torch_unfused_impl()]
     lines = []
-    path = seeds.measure("sweep", args, 100.0, device="cpu", cases=cases, impls=impls,
-                         runner_options={"timer": lambda fn: (fn(), 0.01)[1]}, write=lines.append)
+    path = seeds.measure(
+        "sweep",
+        args,
+        100.0,
+        device="cpu",
+        cases=cases,
+        impls=impls,
+        runner_options={"timer": lambda fn: (fn(), 0.01)[1]},
+        write=lines.append,
+    )
     document = results.load(path)
     assert document["suite"] == "sweep" and document["complete"] and len(document["rows"]) == 6
     assert path.with_suffix(".csv").read_text().splitlines()[0].startswith("case,regime,direction,shape")
     written = seeds.write_figure(document, "sweep", tmp_path)
     assert {p.name for p in written} == {"seed002_sweep.md", "seed002_sweep.png"}
 
-    late = seeds.measure("attention", args, 100.0, device="cpu", cases=cases, impls=impls, budget_s=0.0,
-                         write=lines.append)
+    late = seeds.measure(
+        "attention", args, 100.0, device="cpu", cases=cases, impls=impls, budget_s=0.0, write=lines.append
+    )
     document = results.load(late)
     assert document["complete"] is False and "time budget" in document["aborted"] and not document["rows"]
     assert any(line.startswith("  stopped: time budget") for line in lines)
 
 
 # --- plots --------------------------------------------------------------------------------------------
+
 
 def _assert_real_png(path):
     import matplotlib.image
@@ -227,7 +264,8 @@ def _assert_real_png(path):
 def test_each_figure_renders_a_png(kind, tmp_path):
     pytest.importorskip("matplotlib")
     document = {"ladder": fabricated_ladder_document, "main": fabricated_document}.get(
-        kind, lambda: fabricated_figure_document(kind))()
+        kind, lambda: fabricated_figure_document(kind)
+    )()
     path = figures.DRAWERS[kind](document, tmp_path / f"{kind}.png")
     _assert_real_png(path)
     assert figures.DRAWERS[kind]({"rows": [], "results": []}, tmp_path / "empty.png") is None
@@ -251,6 +289,7 @@ def test_recorded_ladder_renders(tmp_path):
 
 
 # --- the report page ----------------------------------------------------------------------------------
+
 
 def _write_fabricated_seeds(directory: Path) -> list[str]:
     paths = []
@@ -309,8 +348,14 @@ def test_report_without_matplotlib_still_writes_the_tables(tmp_path, monkeypatch
 def test_report_refuses_files_that_are_not_results(tmp_path, capsys):
     bogus = tmp_path / "bogus.json"
     bogus.write_text("{}")
-    assert page.run(argparse.Namespace(results=[str(bogus), str(tmp_path / "absent.json")], out=str(tmp_path / "r"),
-                                       readme_section=None)) == 1
+    assert (
+        page.run(
+            argparse.Namespace(
+                results=[str(bogus), str(tmp_path / "absent.json")], out=str(tmp_path / "r"), readme_section=None
+            )
+        )
+        == 1
+    )
     assert "no fastsoftmax result file" in capsys.readouterr().err
 
 
@@ -349,14 +394,31 @@ def test_hw_report_without_matplotlib_says_what_to_install(tmp_path, monkeypatch
 def test_main_suite_times_the_shapes_given(tmp_path, capsys):
     from fastsoftmax.benchmark import main_suite
 
-    args = _parse("--shapes", "4x64,6x5@0", "--directions", "forward,backward", "--peers", "unfused", "--dtypes",
-                  "fp32", "--backends", "auto", "--out", str(tmp_path), "--quick")
+    args = _parse(
+        "--shapes",
+        "4x64,6x5@0",
+        "--directions",
+        "forward,backward",
+        "--peers",
+        "unfused",
+        "--dtypes",
+        "fp32",
+        "--backends",
+        "auto",
+        "--out",
+        str(tmp_path),
+        "--quick",
+    )
     options = {"timer": lambda fn: (fn(), 0.01)[1], "host_timer": lambda fn: 7.0}
     assert main_suite.run(args, device="cpu", copy_gbps=100.0, runner_options=options) == 0
     document = results.load(next(tmp_path.glob("main-quick_cpu_*.json")))
     cases = {(tuple(r["shape"]), r["dim"], r["direction"]) for r in document["rows"]}
-    assert cases == {((4, 64), -1, "forward"), ((6, 5), 0, "forward"), ((4, 64), -1, "backward"),
-                     ((6, 5), 0, "backward")}
+    assert cases == {
+        ((4, 64), -1, "forward"),
+        ((6, 5), 0, "forward"),
+        ((4, 64), -1, "backward"),
+        ((6, 5), 0, "backward"),
+    }
     assert {r["regime"] for r in document["rows"]} == {"custom"}  # no host overhead unless asked for
     statuses = {(r["impl"], r["direction"]): r["status"] for r in document["rows"]}
     assert statuses[("fastsoftmax", "forward")] == "ok" and statuses[("torch-unfused", "backward")] == "refused"

@@ -13,8 +13,16 @@ from fastsoftmax.benchmark import table
 
 
 def _row(impl, regime, shape, dim, dtype, gpu_us, direction="forward", status="ok"):
-    return {"impl": impl, "regime": regime, "shape": list(shape), "dim": dim, "dtype": dtype,
-            "direction": direction, "gpu_us": gpu_us, "status": status}
+    return {
+        "impl": impl,
+        "regime": regime,
+        "shape": list(shape),
+        "dim": dim,
+        "dtype": dtype,
+        "direction": direction,
+        "gpu_us": gpu_us,
+        "status": status,
+    }
 
 
 def _result(device="GPU X"):
@@ -50,8 +58,15 @@ def test_main_points_take_the_slower_of_gpu_and_host():
 @pytest.fixture
 def merged_table(tmp_path, monkeypatch):
     path = tmp_path / "table.json"
-    grid_point = {"direction": "forward", "layout": "row", "dtype": "bfloat16", "n": 262144, "numel": 1 << 26,
-                  "size": "bulk", "us": {"triton": 100.0, "cuda": 90.0}}
+    grid_point = {
+        "direction": "forward",
+        "layout": "row",
+        "dtype": "bfloat16",
+        "n": 262144,
+        "numel": 1 << 26,
+        "size": "bulk",
+        "us": {"triton": 100.0, "cuda": 90.0},
+    }
     path.write_text(json.dumps({"device": "GPU X", "points": [grid_point]}))
     run = tmp_path / "main.json"
     run.write_text(json.dumps(_result()))

@@ -38,6 +38,7 @@ def backend():
 
 # ---- running a tier --------------------------------------------------------------------------
 
+
 def rand(shape, dtype, scale=3.0):
     return (torch.randn(shape, device="cuda", dtype=torch.float32) * scale).to(dtype)
 
@@ -60,8 +61,11 @@ def described(what: str, check) -> None:
 def check_forward(backend, x3, tier, log, label, out=None):
     y3 = run_forward(backend, x3, tier, log, out)
     fn = "log_softmax" if log else "softmax"
-    described(f"{fn} forward, tier {tier}, {label}, {x3.dtype}, shape (outer, n, inner) = {tuple(x3.shape)}, "
-              f"input strides {x3.stride()}", lambda: check_forward_against_x(y3, x3, 1, log))
+    described(
+        f"{fn} forward, tier {tier}, {label}, {x3.dtype}, shape (outer, n, inner) = {tuple(x3.shape)}, "
+        f"input strides {x3.stride()}",
+        lambda: check_forward_against_x(y3, x3, 1, log),
+    )
 
 
 def check_backward(backend, x3, dy3, tier, log, label):
@@ -71,8 +75,10 @@ def check_backward(backend, x3, dy3, tier, log, label):
     backend.backward(y3, dy3, dx3, log, tier)
     torch.cuda.synchronize()
     fn = "log_softmax" if log else "softmax"
-    described(f"{fn} backward, tier {tier}, {label}, {x3.dtype}, shape (outer, n, inner) = {tuple(x3.shape)}",
-              lambda: check_backward_against_x(dx3, x3, dy3, 1, log))
+    described(
+        f"{fn} backward, tier {tier}, {label}, {x3.dtype}, shape (outer, n, inner) = {tuple(x3.shape)}",
+        lambda: check_backward_against_x(dx3, x3, dy3, 1, log),
+    )
 
 
 def forward_output(x3, log):
@@ -85,19 +91,53 @@ def forward_output(x3, log):
 # ---- every tier, dtype, function and direction over awkward lengths ----------------------------
 
 ROW_CASES = {
-    "warp": [(37, 1), (37, 7), (9, 32), (37, 33), (16, 64), (5, 100), (7, 128), (3, 257), (9, 512), (6, 1000),
-             (4, 1024)],
+    "warp": [
+        (37, 1),
+        (37, 7),
+        (9, 32),
+        (37, 33),
+        (16, 64),
+        (5, 100),
+        (7, 128),
+        (3, 257),
+        (9, 512),
+        (6, 1000),
+        (4, 1024),
+    ],
     # up to 32768 forward, 16384 backward (test_rows_backward checks longer rows are refused)
-    "block_regs": [(3, 1), (5, 7), (4, 33), (3, 1000), (7, 1025), (3, 3000), (2, 4096), (3, 8195), (2, 16384),
-                   (3, 16385), (2, 20000), (2, 32768)],
+    "block_regs": [
+        (3, 1),
+        (5, 7),
+        (4, 33),
+        (3, 1000),
+        (7, 1025),
+        (3, 3000),
+        (2, 4096),
+        (3, 8195),
+        (2, 16384),
+        (3, 16385),
+        (2, 20000),
+        (2, 32768),
+    ],
     "block_smem": [(3, 1), (5, 7), (4, 33), (3, 1000), (7, 1025), (3, 3000), (2, 4096), (3, 8195), (2, 20000)],
     "block_uncached": [(3, 1), (4, 33), (3, 1025), (3, 3000), (2, 50257), (1, 65536), (1, 131072 + 3)],
     # rows of >= 4096 * k elements are cut into k chunks: 20000 -> 4 chunks, 131075 -> many
     "split_row": [(1, 1), (2, 33), (2, 1025), (3, 20000), (5, 16384), (3, 50257), (1, 131072 + 3)],
     # around every cluster-size boundary (16-bit: 1 CTA to 16384, 2 to 32768, 4 to 65536, 8 to
     # 131072, then 16; fewer than sm_count / 16 rows take 16 CTAs whatever the length), odd lengths
-    "cluster": [(3, 1), (5, 7), (4, 1025), (20, 16385), (20, 32769), (3, 50257), (20, 65537), (9, 131073),
-                (1, 128256), (2, 262147), (1, 400003)],
+    "cluster": [
+        (3, 1),
+        (5, 7),
+        (4, 1025),
+        (20, 16385),
+        (20, 32769),
+        (3, 50257),
+        (20, 65537),
+        (9, 131073),
+        (1, 128256),
+        (2, 262147),
+        (1, 400003),
+    ],
 }
 STRIDED_CASES = [(3, 7, 5), (2, 1000, 33), (4, 64, 512), (1, 3000, 2), (5, 1, 17), (2, 33, 100), (1, 50257, 3)]
 
@@ -167,10 +207,22 @@ def test_strided_views_with_arbitrary_strides(backend, dtype_name):
 
 # ---- row pitch, alignment and aliasing -----------------------------------------------------------
 
+
 @pytest.mark.parametrize("dtype_name", DTYPES)
-@pytest.mark.parametrize("tier,n", [("warp", 1000), ("warp", 64), ("block_regs", 3000), ("block_regs", 12000),
-                                    ("block_smem", 3000), ("block_uncached", 5000), ("split_row", 20000),
-                                    ("cluster", 50257), ("cluster", 70000)])
+@pytest.mark.parametrize(
+    "tier,n",
+    [
+        ("warp", 1000),
+        ("warp", 64),
+        ("block_regs", 3000),
+        ("block_regs", 12000),
+        ("block_smem", 3000),
+        ("block_uncached", 5000),
+        ("split_row", 20000),
+        ("cluster", 50257),
+        ("cluster", 70000),
+    ],
+)
 @pytest.mark.parametrize("layout", ["pitch+3", "offset+1", "pitch+2", "out-pitch"])
 def test_row_pitch_and_alignment(backend, tier, n, dtype_name, layout):
     """Rows of a wider tensor (stride(0) > n) and rows starting off a 16-byte boundary force the
@@ -182,7 +234,7 @@ def test_row_pitch_and_alignment(backend, tier, n, dtype_name, layout):
     elif layout == "pitch+2":  # pitch of n + 2 elements: 4- or 8-byte packs at most
         x = rand((outer, n + 2), dtype)[:, :n]
     elif layout == "offset+1":  # every row starts one element past a 16-byte boundary
-        x = rand((outer, n + 8), dtype)[:, 1:n + 1]
+        x = rand((outer, n + 8), dtype)[:, 1 : n + 1]
     else:
         x = rand((outer, n), dtype)
     if layout == "out-pitch":
@@ -196,9 +248,18 @@ def test_row_pitch_and_alignment(backend, tier, n, dtype_name, layout):
 
 
 @pytest.mark.parametrize("dtype_name", ["fp32", "bf16"])
-@pytest.mark.parametrize("tier,n", [("warp", 1000), ("block_regs", 3000), ("block_regs", 30000),
-                                    ("block_smem", 3000), ("block_uncached", 5003), ("split_row", 20003),
-                                    ("cluster", 50257)])
+@pytest.mark.parametrize(
+    "tier,n",
+    [
+        ("warp", 1000),
+        ("block_regs", 3000),
+        ("block_regs", 30000),
+        ("block_smem", 3000),
+        ("block_uncached", 5003),
+        ("split_row", 20003),
+        ("cluster", 50257),
+    ],
+)
 def test_in_place(backend, tier, n, dtype_name):
     """y may be x: every kernel reads an element before it writes it, in the same thread (a 30000
     bf16 row is staged in shared memory first)."""
@@ -207,13 +268,24 @@ def test_in_place(backend, tier, n, dtype_name):
     x3 = x.unsqueeze(2)
     backend.forward(x3, x3, False, tier)
     torch.cuda.synchronize()
-    described(f"in-place softmax, tier {tier}, n={n}, {dtype_name}", lambda: check_forward_against_x(x3, original, 1, False))
+    described(
+        f"in-place softmax, tier {tier}, n={n}, {dtype_name}", lambda: check_forward_against_x(x3, original, 1, False)
+    )
 
 
 # ---- special values: like torch.softmax ----------------------------------------------------------
 
-SPECIAL_TIERS = [("warp", 1000), ("warp", 24), ("block_regs", 3000), ("block_regs", 32768), ("block_smem", 3000),
-                 ("block_uncached", 3000), ("split_row", 20000), ("cluster", 3000), ("cluster", 70001)]
+SPECIAL_TIERS = [
+    ("warp", 1000),
+    ("warp", 24),
+    ("block_regs", 3000),
+    ("block_regs", 32768),
+    ("block_smem", 3000),
+    ("block_uncached", 3000),
+    ("split_row", 20000),
+    ("cluster", 3000),
+    ("cluster", 70001),
+]
 
 
 @pytest.mark.parametrize("log", [False, True], ids=["softmax", "log_softmax"])
@@ -251,6 +323,7 @@ def test_large_magnitudes(backend, tier, n, dtype_name):
 
 # ---- streams, tier choice, many rows ------------------------------------------------------------
 
+
 def test_runs_on_torch_current_stream(backend):
     """Work launched on a side stream is ordered after that stream's earlier work."""
     x = rand((4096, 1000), torch.float32)
@@ -273,8 +346,7 @@ def test_chosen_tier_is_right(backend, n, outer, dtype_name):
     tier = backend.choose_tier(outer, n, 1, dtype, False)
     check_forward(backend, x3, tier, False, "chosen tier")
     tier_b = backend.choose_tier(outer, n, 1, dtype, True)
-    check_backward(backend, x3, rand((outer, n), dtype).view(outer, n, 1), tier_b, False,
-                   "chosen tier")
+    check_backward(backend, x3, rand((outer, n), dtype).view(outer, n, 1), tier_b, False, "chosen tier")
 
 
 def test_many_short_rows(backend):

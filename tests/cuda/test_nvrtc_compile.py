@@ -162,8 +162,9 @@ def test_compile_error_shows_the_nvrtc_log():
     from fastsoftmax.backends.cuda import compiler
 
     with pytest.raises(compiler.CudaCompileError) as info:
-        compiler.compile_cubin('extern "C" __global__ void broken() { undefined_thing(); }', "sm_90", "broken.cu",
-                               use_cache=False)
+        compiler.compile_cubin(
+            'extern "C" __global__ void broken() { undefined_thing(); }', "sm_90", "broken.cu", use_cache=False
+        )
     message = str(info.value)
     assert "broken.cu" in message and "undefined_thing" in message, message
 
@@ -175,8 +176,13 @@ def test_import_without_cuda_core_explains_what_to_install():
         "from fastsoftmax.backends.cuda import BACKEND\n"
         "print(BACKEND.unavailable_reason(torch.device('cuda', 0)))\n"
     )
-    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120,
-                         cwd=os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))))
+    out = subprocess.run(
+        [sys.executable, "-c", code],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        cwd=os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))),
+    )
     assert out.returncode == 0, out.stderr
     assert "pip install fastsoftmax[cuda]" in out.stdout and "cuda-core" in out.stdout, out.stdout
 

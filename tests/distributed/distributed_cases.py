@@ -63,8 +63,9 @@ def assert_close(actual, expected, dtype, what, torch_result=None):
     if torch_result is not None and dtype != torch.float32:
         torch_error = (torch_result.to(expected.dtype) - expected).abs().nan_to_num(0.0)
         tolerances["atol"] += 2 * float(torch_error.max()) if torch_error.numel() else 0.0
-    torch.testing.assert_close(actual.to(expected.dtype), expected, equal_nan=True, msg=lambda m: f"{what}: {m}",
-                               **tolerances)
+    torch.testing.assert_close(
+        actual.to(expected.dtype), expected, equal_nan=True, msg=lambda m: f"{what}: {m}", **tolerances
+    )
 
 
 SOFTMAX_CASES = [((6, 37), -1), ((3, 37, 4), 1), ((37, 5), 0)]
@@ -81,7 +82,7 @@ def subset(items: list, keep: bool, count: int = 1, start: int = 0) -> list:
     """All items, or ``count`` of them from ``start``. Under the interpreter every kernel launch
     costs tens of milliseconds, so the Triton path there takes a subset of the cases the torch
     path takes in full (the kernels get their own finer tests in the main process)."""
-    return items if keep else items[start:start + count]
+    return items if keep else items[start : start + count]
 
 
 def softmax_family(rank: int, world: int, device: torch.device, seed: int, quick: bool = False) -> None:
@@ -92,17 +93,28 @@ def softmax_family(rank: int, world: int, device: torch.device, seed: int, quick
             with local_path(triton_on_cpu):
                 for dtype in (torch.float32, torch.bfloat16):
                     f32 = dtype == torch.float32
-                    cases = subset(SOFTMAX_CASES, full_set and not quick, 1 if quick else 2 if f32 else 1,
-                                   0 if f32 or quick else 1)
+                    cases = subset(
+                        SOFTMAX_CASES, full_set and not quick, 1 if quick else 2 if f32 else 1, 0 if f32 or quick else 1
+                    )
                     splits = subset(SPLITS[world], (full_set or f32) and not quick, 1, len(SPLITS[world]) - 1)
                     for shape, dim in cases:
                         for widths in splits:
                             full = (torch.randn(shape, generator=generator) * 4).to(dtype)
                             upstream = torch.randn(shape, generator=generator).to(dtype)
                             for log in (False, True):
-                                _check_softmax(rank, device, full, upstream, widths, dim, log, dtype, triton_on_cpu,
-                                               f"{'log_' if log else ''}softmax {dtype} {shape} dim={dim} "
-                                               f"widths={widths} triton={triton_on_cpu}")
+                                _check_softmax(
+                                    rank,
+                                    device,
+                                    full,
+                                    upstream,
+                                    widths,
+                                    dim,
+                                    log,
+                                    dtype,
+                                    triton_on_cpu,
+                                    f"{'log_' if log else ''}softmax {dtype} {shape} dim={dim} "
+                                    f"widths={widths} triton={triton_on_cpu}",
+                                )
 
 
 def _check_softmax(rank, device, full, upstream, widths, dim, log, dtype, triton_on_cpu, what):
@@ -117,8 +129,11 @@ def _check_softmax(rank, device, full, upstream, widths, dim, log, dtype, triton
     reference_fn(torch_input, dim).backward(upstream)
     torch_grad = shard(torch_input.grad, widths, rank, dim)
     grad_shard = shard(upstream, widths, rank, dim).to(device)
-    options = [{"collective": "allgather"}, {"collective": "allreduce", "check": False},
-               {"collective": "allgather", "chunk_rows": 2, "check": False}]
+    options = [
+        {"collective": "allgather"},
+        {"collective": "allreduce", "check": False},
+        {"collective": "allgather", "chunk_rows": 2, "check": False},
+    ]
     plain = dtype == torch.float32 and full.ndim == 2 and dim in (-1, 1)
     for option in subset(options, plain or not interpreted(device, triton_on_cpu)):
         x = shard(full, widths, rank, dim).to(device).requires_grad_()
@@ -141,23 +156,38 @@ def cross_entropy(rank: int, world: int, device: torch.device, seed: int, quick:
                     shapes = subset(CROSS_ENTROPY_SHAPES, full_set and not quick, 2 if f32 and not quick else 1)
                     for logits_shape in shapes:
                         target_shape = logits_shape[:1] + logits_shape[2:] if len(logits_shape) > 1 else ()
-                        splits = subset(SPLITS[world], (full_set or (f32 and logits_shape == shapes[0])) and not quick,
-                                        1, len(SPLITS[world]) - 1)
+                        splits = subset(
+                            SPLITS[world],
+                            (full_set or (f32 and logits_shape == shapes[0])) and not quick,
+                            1,
+                            len(SPLITS[world]) - 1,
+                        )
                         for widths in splits:
                             full = (torch.randn(logits_shape, generator=generator) * 3).to(dtype)
                             target = torch.randint(0, vocab, target_shape, generator=generator)
                             if target.numel() > 1:
                                 target.view(-1)[::3] = -100  # some ignored rows, as torch's ignore_index
                             for reduction, smoothing in CROSS_ENTROPY_SETTINGS:
-                                _check_cross_entropy(rank, device, full, target, widths, reduction, smoothing,
-                                                     dtype, triton_on_cpu, generator,
-                                                     f"cross_entropy {dtype} {logits_shape} widths={widths} "
-                                                     f"{reduction} smoothing={smoothing} triton={triton_on_cpu}")
+                                _check_cross_entropy(
+                                    rank,
+                                    device,
+                                    full,
+                                    target,
+                                    widths,
+                                    reduction,
+                                    smoothing,
+                                    dtype,
+                                    triton_on_cpu,
+                                    generator,
+                                    f"cross_entropy {dtype} {logits_shape} widths={widths} "
+                                    f"{reduction} smoothing={smoothing} triton={triton_on_cpu}",
+                                )
         _check_all_ignored(rank, device, world)
 
 
-def _check_cross_entropy(rank, device, full, target, widths, reduction, smoothing, dtype, triton_on_cpu, generator,
-                         what):
+def _check_cross_entropy(
+    rank, device, full, target, widths, reduction, smoothing, dtype, triton_on_cpu, generator, what
+):
     class_dim = 1 if full.ndim >= 2 else 0
     reference_input = full.to(reference_dtype(dtype)).requires_grad_()
     reference = F.cross_entropy(reference_input, target, reduction=reduction, label_smoothing=smoothing)
@@ -193,11 +223,11 @@ def numerics(rank: int, world: int, device: torch.device, seed: int) -> None:
     """Rows of -inf, +inf and NaN give what torch gives on the gathered row."""
     widths = SPLITS[world][0]
     full = torch.randn(5, 37, generator=torch.Generator().manual_seed(seed))
-    full[0] = float("-inf")                  # all -inf: NaN
-    full[1, 3] = float("inf")                # +inf on the first rank: NaN
-    full[2, -1] = float("nan")               # NaN on the last rank: NaN
-    full[3, : widths[0]] = float("-inf")     # a whole shard of -inf: the other shards decide
-    full[4] *= 1e4                           # large logits do not overflow
+    full[0] = float("-inf")  # all -inf: NaN
+    full[1, 3] = float("inf")  # +inf on the first rank: NaN
+    full[2, -1] = float("nan")  # NaN on the last rank: NaN
+    full[3, : widths[0]] = float("-inf")  # a whole shard of -inf: the other shards decide
+    full[4] *= 1e4  # large logits do not overflow
     with reported_seed(seed, rank):
         for triton_on_cpu in local_paths(device):
             with local_path(triton_on_cpu):
@@ -243,8 +273,9 @@ def mismatches(rank: int, world: int, device: torch.device) -> None:
     with pytest.raises(ValueError, match="target shape"):
         fd.cross_entropy(x, torch.zeros(5, dtype=torch.int64, device=device))
     with pytest.raises(ValueError, match="vocab_start"):
-        fd.cross_entropy(torch.randn(4, 10, device=device), torch.zeros(4, dtype=torch.int64, device=device),
-                         vocab_start=3)
+        fd.cross_entropy(
+            torch.randn(4, 10, device=device), torch.zeros(4, dtype=torch.int64, device=device), vocab_start=3
+        )
 
 
 def everything(rank: int, world: int, device: torch.device, seed: int) -> None:
@@ -273,8 +304,18 @@ def large_shapes(rank: int, world: int, device: torch.device, seed: int) -> None
                 full = (torch.randn(rows, vocab, generator=generator) * 4).to(dtype)
                 upstream = torch.randn(rows, vocab, generator=generator).to(dtype)
                 for log in (False, True):
-                    _check_softmax(rank, device, full, upstream, widths, 1, log, dtype, True,
-                                   f"{'log_' if log else ''}softmax {dtype} {rows}x{vocab}")
+                    _check_softmax(
+                        rank,
+                        device,
+                        full,
+                        upstream,
+                        widths,
+                        1,
+                        log,
+                        dtype,
+                        True,
+                        f"{'log_' if log else ''}softmax {dtype} {rows}x{vocab}",
+                    )
                     x = shard(full, widths, rank, 1).to(device)
                     fn = fd.log_softmax if log else fd.softmax
                     expected = fn(x, collective="allgather")
@@ -282,5 +323,16 @@ def large_shapes(rank: int, world: int, device: torch.device, seed: int) -> None
                         # the same kernels per row; tiles (and so summation order) may differ with the rows
                         torch.testing.assert_close(fn(x, chunk_rows=chunk_rows), expected)
                 target = torch.randint(0, vocab, (rows,), generator=generator)
-                _check_cross_entropy(rank, device, full, target, widths, "mean", 0.1, dtype, True, generator,
-                                     f"cross_entropy {dtype} {rows}x{vocab}")
+                _check_cross_entropy(
+                    rank,
+                    device,
+                    full,
+                    target,
+                    widths,
+                    "mean",
+                    0.1,
+                    dtype,
+                    True,
+                    generator,
+                    f"cross_entropy {dtype} {rows}x{vocab}",
+                )

@@ -32,8 +32,9 @@ def _entry(rank: int, world: int, backend: str, store_path: str, body, args: tup
     else:
         device = torch.device("cpu")
     # A file store needs no port, so parallel test workers cannot collide on one.
-    dist.init_process_group(backend, init_method=f"file://{store_path}", rank=rank, world_size=world,
-                            timeout=COLLECTIVE_TIMEOUT)
+    dist.init_process_group(
+        backend, init_method=f"file://{store_path}", rank=rank, world_size=world, timeout=COLLECTIVE_TIMEOUT
+    )
     try:
         body(rank, world, device, *args)
         dist.barrier()

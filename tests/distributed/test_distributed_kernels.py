@@ -36,7 +36,9 @@ def strided(rows, n, dtype):
 def stats_reference(x: torch.Tensor):
     x = x.double()
     if x.shape[1] == 0:
-        return torch.full((x.shape[0],), float("-inf"), dtype=torch.float64), torch.zeros(x.shape[0], dtype=torch.float64)
+        return torch.full((x.shape[0],), float("-inf"), dtype=torch.float64), torch.zeros(
+            x.shape[0], dtype=torch.float64
+        )
     m = x.amax(1)
     return m, torch.exp(x - m[:, None]).sum(1)
 
@@ -56,8 +58,12 @@ def test_row_stats_and_normalise(device, shape, dtype):
     for log in (False, True):
         y = _local.normalise(x[:, cut:], halves, log)
         expected = (torch.log_softmax if log else torch.softmax)(x.cpu().double(), 1)[:, cut:]
-        torch.testing.assert_close(y.cpu().double(), expected, rtol=1e-5 if dtype == torch.float32 else 1.6e-2,
-                                   atol=1e-6 if dtype == torch.float32 else 1e-3)
+        torch.testing.assert_close(
+            y.cpu().double(),
+            expected,
+            rtol=1e-5 if dtype == torch.float32 else 1.6e-2,
+            atol=1e-6 if dtype == torch.float32 else 1e-3,
+        )
 
 
 def test_row_stats_special_values(device):
@@ -94,10 +100,10 @@ def test_cross_entropy_pieces(device, smoothing):
     target = torch.randint(0, vocab, (7,))
     target[2] = -100
     target[3] = start  # owned by the shard, at its first column
-    shard = logits[:, start:start + width].float().to(device)
-    rest = torch.cat((logits[:, :start], logits[:, start + width:]), 1).float().to(device)
+    shard = logits[:, start : start + width].float().to(device)
+    rest = torch.cat((logits[:, :start], logits[:, start + width :]), 1).float().to(device)
     target = target.to(device)
-    stats = torch.stack((_local.row_stats(shard, target, start), _local.row_stats(rest, target, -10**6)))
+    stats = torch.stack((_local.row_stats(shard, target, start), _local.row_stats(rest, target, -(10**6))))
     # the rest's target logits are wrong on purpose (vocab_start far away): it owns no target
     assert bool((stats[1, 3] == 0).all())
     owned = (target >= start) & (target < start + width)
@@ -109,9 +115,11 @@ def test_cross_entropy_pieces(device, smoothing):
     torch.testing.assert_close(lse.cpu().double(), torch.logsumexp(logits, 1), **FLOAT32)
     torch.testing.assert_close(loss.cpu().double(), expected, **FLOAT32)
     scale = torch.rand(7)
-    dx = _local.cross_entropy_grad(shard, lse, target.to(device), scale.to(device), start, -100, 1.0 - smoothing,
-                                   smoothing / vocab)
+    dx = _local.cross_entropy_grad(
+        shard, lse, target.to(device), scale.to(device), start, -100, 1.0 - smoothing, smoothing / vocab
+    )
     reference = logits.clone().requires_grad_()
     torch.nn.functional.cross_entropy(reference, target, reduction="none", label_smoothing=smoothing).backward(
-        scale.double())
-    torch.testing.assert_close(dx.cpu().double(), reference.grad[:, start:start + width], **FLOAT32)
+        scale.double()
+    )
+    torch.testing.assert_close(dx.cpu().double(), reference.grad[:, start : start + width], **FLOAT32)

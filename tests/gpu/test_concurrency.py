@@ -12,17 +12,27 @@ from pathlib import Path
 
 import pytest
 import torch
+from reference import check_backward, check_forward
 
 import fastsoftmax
 from fastsoftmax import dispatch
-from reference import check_backward, check_forward
 
 pytestmark = pytest.mark.gpu
 
 BACKENDS = ("auto", "cuda", "triton")
 #: (shape, dim): rows of 7 to 131072 columns, and non-last dims
-PROBLEMS = [((33, 7), -1), ((64, 1000), -1), ((8, 4096), -1), ((4, 32768), -1), ((3, 50257), -1),
-            ((2, 131072), -1), ((1, 70000), -1), ((300, 40), 0), ((6, 100, 24), 1), ((16, 3, 5), 0)]
+PROBLEMS = [
+    ((33, 7), -1),
+    ((64, 1000), -1),
+    ((8, 4096), -1),
+    ((4, 32768), -1),
+    ((3, 50257), -1),
+    ((2, 131072), -1),
+    ((1, 70000), -1),
+    ((300, 40), 0),
+    ((6, 100, 24), 1),
+    ((16, 3, 5), 0),
+]
 DTYPES = (torch.float32, torch.bfloat16, torch.float16)
 
 
@@ -140,8 +150,13 @@ def test_first_backward_after_a_no_grad_call_in_a_fresh_process(backend):
         pytest.skip(f"backend {backend!r} is not available")
     root = Path(__file__).resolve().parents[2]
     env = dict(os.environ, PYTHONPATH=f"{root}{os.pathsep}{os.environ.get('PYTHONPATH', '')}")
-    done = subprocess.run([sys.executable, "-c", FIRST_BACKWARD.format(backend=backend)], capture_output=True,
-                          text=True, env=env, timeout=300)
+    done = subprocess.run(
+        [sys.executable, "-c", FIRST_BACKWARD.format(backend=backend)],
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=300,
+    )
     assert done.returncode == 0 and "ok" in done.stdout, done.stdout + done.stderr
 
 

@@ -3,11 +3,10 @@ boundaries, odd lengths, both layouts, forward and backward, and torch.compile w
 
 import pytest
 import torch
+from reference import check_backward, check_forward
 
 import fastsoftmax
 from fastsoftmax.backends.triton import BACKEND, _choose_tier
-
-from reference import check_backward, check_forward
 
 pytestmark = pytest.mark.gpu
 
@@ -61,7 +60,7 @@ def test_auto_reaches_every_tier():
     for shape, dim in FORWARD_SHAPES:
         n = shape[dim]
         inner = 1
-        for size in shape[dim % len(shape) + 1:]:
+        for size in shape[dim % len(shape) + 1 :]:
             inner *= size
         outer = torch.Size(shape).numel() // (n * inner)
         seen.add(_choose_tier(outer, n, inner, 2, False, torch.cuda.get_device_properties(0).multi_processor_count))

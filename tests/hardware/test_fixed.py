@@ -81,9 +81,9 @@ def test_unsigned_format_range_and_fit():
 @pytest.mark.parametrize(
     "word, amount, expected",
     [
-        (13, 2, {"floor": 3, "truncate": 3, "nearest_even": 3, "nearest_away": 3}),     # 3.25
-        (14, 2, {"floor": 3, "truncate": 3, "nearest_even": 4, "nearest_away": 4}),     # 3.5
-        (10, 2, {"floor": 2, "truncate": 2, "nearest_even": 2, "nearest_away": 3}),     # 2.5
+        (13, 2, {"floor": 3, "truncate": 3, "nearest_even": 3, "nearest_away": 3}),  # 3.25
+        (14, 2, {"floor": 3, "truncate": 3, "nearest_even": 4, "nearest_away": 4}),  # 3.5
+        (10, 2, {"floor": 2, "truncate": 2, "nearest_even": 2, "nearest_away": 3}),  # 2.5
         (-10, 2, {"floor": -3, "truncate": -2, "nearest_even": -2, "nearest_away": -3}),  # -2.5
         (-13, 2, {"floor": -4, "truncate": -3, "nearest_even": -3, "nearest_away": -3}),  # -3.25
         (-7, 0, {"floor": -7, "truncate": -7, "nearest_even": -7, "nearest_away": -7}),
@@ -118,7 +118,7 @@ def test_divide_hand_cases_and_refusals():
 
 def test_shift_and_align():
     np.testing.assert_array_equal(shift([3, 3, -3], [2, -1, -1], "floor"), [12, 1, -2])
-    assert align(5, 2, 5).item() == 40           # 1.25 with 3 more fraction bits
+    assert align(5, 2, 5).item() == 40  # 1.25 with 3 more fraction bits
     assert align(5, 2, 0, "nearest_even").item() == 1
     with pytest.raises(ValueError):
         shift_right(4, -1)

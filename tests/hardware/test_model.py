@@ -9,8 +9,9 @@ from hypothesis.extra import numpy as hnp
 from fastsoftmax.hardware import HardwareConfig, run_datapath, softmax
 
 # Four fraction bits everywhere: small enough to trace by hand.
-TINY = dict(input_bits=8, input_frac_bits=4, exp_frac_bits=4, accumulator_bits=12,
-            accumulator_frac_bits=4, output_frac_bits=4)
+TINY = dict(
+    input_bits=8, input_frac_bits=4, exp_frac_bits=4, accumulator_bits=12, accumulator_frac_bits=4, output_frac_bits=4
+)
 
 
 def exact_softmax(x):
@@ -20,11 +21,22 @@ def exact_softmax(x):
 
 def wide(width, **overrides):
     """Every width grown together, accurate units: error should vanish as ``width`` grows."""
-    config = dict(input_bits=width + 8, input_frac_bits=width, exp_frac_bits=width,
-                  accumulator_bits=width + 28, accumulator_frac_bits=width + 10, output_frac_bits=width,
-                  constant_frac_bits=min(width + 4, 24), log2e="multiplier", ln2="multiplier",
-                  pow2_approx="lut", pow2_lut_bits=min(width, 20), log2_approx="lut",
-                  log2_lut_bits=min(width, 20), rounding="nearest_even")
+    config = dict(
+        input_bits=width + 8,
+        input_frac_bits=width,
+        exp_frac_bits=width,
+        accumulator_bits=width + 28,
+        accumulator_frac_bits=width + 10,
+        output_frac_bits=width,
+        constant_frac_bits=min(width + 4, 24),
+        log2e="multiplier",
+        ln2="multiplier",
+        pow2_approx="lut",
+        pow2_lut_bits=min(width, 20),
+        log2_approx="lut",
+        log2_lut_bits=min(width, 20),
+        rounding="nearest_even",
+    )
     config.update(overrides)
     return config
 
@@ -66,8 +78,11 @@ ALL_VARIANTS = [
     dict(design="sparse_shift", normalisation="log2_subtract", pow2_approx="lut", log2_approx="lut"),
 ]
 
-rows = hnp.arrays(np.float64, st.tuples(st.integers(1, 4), st.integers(1, 40)),
-                  elements=st.floats(-60, 60, allow_nan=False, allow_infinity=False))
+rows = hnp.arrays(
+    np.float64,
+    st.tuples(st.integers(1, 4), st.integers(1, 40)),
+    elements=st.floats(-60, 60, allow_nan=False, allow_infinity=False),
+)
 
 
 @pytest.mark.parametrize("variant", ALL_VARIANTS, ids=lambda v: "-".join(map(str, v.values())) or "default")
@@ -94,8 +109,9 @@ def test_single_element_in_the_streaming_design_with_log2_subtract():
     # 2**v through the LOD; with both straight lines the two cancel exactly, with tables they do
     # not, which the model must show rather than hide.
     assert softmax([[0.3]], design="sparse_shift", normalisation="log2_subtract").tolist() == [[1.0]]
-    tables = softmax([[0.3]], design="sparse_shift", normalisation="log2_subtract",
-                     pow2_approx="lut", log2_approx="lut").item()
+    tables = softmax(
+        [[0.3]], design="sparse_shift", normalisation="log2_subtract", pow2_approx="lut", log2_approx="lut"
+    ).item()
     assert tables != 1.0 and abs(tables - 1.0) < 0.02
 
 
@@ -114,8 +130,12 @@ def test_survey_design_error_does_not_vanish_with_width():
     # With 2**v ~ 1 + v and log2 k ~ k - 1 the error is set by the approximations, not the widths.
     x = np.random.default_rng(3).normal(0, 3, (32, 256))
     p = exact_softmax(x)
-    errors = [np.abs(softmax(x, **wide(w, pow2_approx="linear", log2_approx="linear", log2e="shift_add",
-                                       ln2="shift_add")) - p).max() for w in (12, 20)]
+    errors = [
+        np.abs(
+            softmax(x, **wide(w, pow2_approx="linear", log2_approx="linear", log2e="shift_add", ln2="shift_add")) - p
+        ).max()
+        for w in (12, 20)
+    ]
     assert errors[1] > 0.03 and errors[1] > 0.5 * errors[0]
 
 
@@ -181,10 +201,14 @@ def test_wrap_saturation_is_modelled_not_fatal():
         (dict(log2_approx="exact"), "log2_approx must be one of"),
         (dict(pow2_segments=6), "pow2_segments must be a power of two"),
         (dict(log2_segments=0), "log2_segments must be positive"),
-        (dict(exp_frac_bits=4, pow2_approx="lut", pow2_lut_bits=6),
-         r"pow2_lut_bits \(6\) must not exceed exp_frac_bits \(4\)"),
-        (dict(exp_frac_bits=4, log2_approx="pwl", log2_segments=32),
-         r"log2_segments \(32\) must not exceed 2\*\*exp_frac_bits"),
+        (
+            dict(exp_frac_bits=4, pow2_approx="lut", pow2_lut_bits=6),
+            r"pow2_lut_bits \(6\) must not exceed exp_frac_bits \(4\)",
+        ),
+        (
+            dict(exp_frac_bits=4, log2_approx="pwl", log2_segments=32),
+            r"log2_segments \(32\) must not exceed 2\*\*exp_frac_bits",
+        ),
         (dict(log2e="table"), "log2e must be one of shift_add, multiplier"),
         (dict(ln2="0.6875"), "ln2 must be one of shift_add, shift_add_as_printed, multiplier"),
         (dict(design="sparse_shift", normalisation="ln_subtract"), "normalisation for design 'sparse_shift'"),

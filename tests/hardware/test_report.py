@@ -61,10 +61,13 @@ def test_input_sets_are_realistic_in_shape_and_scale():
 
 def test_miniature_run_writes_table_json_and_plot(tmp_path, monkeypatch, capsys):
     rng = np.random.default_rng(0)
-    small = [report.InputSet("attention-32", "tiny attention", report.attention_scores(rng, 4, 32)),
-             report.InputSet("gauss-2", "tiny gaussian", rng.normal(0, 2, (4, 16)))]
-    variants = tuple(v for v in report.VARIANTS if v.name in ("exact-rounded", "survey", "divider-ideal",
-                                                              "sparse-divider"))
+    small = [
+        report.InputSet("attention-32", "tiny attention", report.attention_scores(rng, 4, 32)),
+        report.InputSet("gauss-2", "tiny gaussian", rng.normal(0, 2, (4, 16))),
+    ]
+    variants = tuple(
+        v for v in report.VARIANTS if v.name in ("exact-rounded", "survey", "divider-ideal", "sparse-divider")
+    )
     monkeypatch.setattr(report, "input_sets", lambda rng, quick: small)
     monkeypatch.setattr(report, "VARIANTS", variants)
     monkeypatch.setattr(report, "QUICK_WIDTHS", (8, 12))

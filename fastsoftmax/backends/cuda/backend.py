@@ -56,8 +56,10 @@ class CudaBackend:
         if reason:
             return reason
         if not torch.cuda.is_available():
-            return ("backend='cuda' found no CUDA driver or GPU (torch.cuda.is_available() is False); "
-                    "it needs an NVIDIA GPU with its driver installed")
+            return (
+                "backend='cuda' found no CUDA driver or GPU (torch.cuda.is_available() is False); "
+                "it needs an NVIDIA GPU with its driver installed"
+            )
         try:
             from cuda.bindings import driver
 
@@ -80,12 +82,21 @@ class CudaBackend:
         facts = device_facts(device_index)
         return tiers.Limits(facts.smem_per_block, facts.smem_per_sm, facts.sm_count, facts.cluster_launch)
 
-    def choose_tier(self, outer: int, n: int, inner: int, dtype: torch.dtype, backward: bool,
-                    device_index: int | None = None) -> str:
+    def choose_tier(
+        self, outer: int, n: int, inner: int, dtype: torch.dtype, backward: bool, device_index: int | None = None
+    ) -> str:
         return tiers.choose_tier(outer, n, inner, dtype, backward, self.limits(device_index))
 
-    def supports(self, tier: str, outer: int, n: int, inner: int, dtype: torch.dtype, backward: bool,
-                 device_index: int | None = None) -> bool:
+    def supports(
+        self,
+        tier: str,
+        outer: int,
+        n: int,
+        inner: int,
+        dtype: torch.dtype,
+        backward: bool,
+        device_index: int | None = None,
+    ) -> bool:
         return tiers.supports(tier, outer, n, inner, dtype, backward, self.limits(device_index))
 
     # ---- per call -------------------------------------------------------------------------------

@@ -26,8 +26,7 @@ KERNEL_DIR = Path(__file__).resolve().parent / "kernels"
 #: bump when the meaning of a cached file changes
 CACHE_FORMAT = 1
 COMPILE_OPTIONS = {"std": "c++17"}
-INSTALL_HINT = ("backend='cuda' needs cuda-core, cuda-bindings and nvidia-cuda-nvrtc: "
-                "pip install fastsoftmax[cuda]")
+INSTALL_HINT = "backend='cuda' needs cuda-core, cuda-bindings and nvidia-cuda-nvrtc: pip install fastsoftmax[cuda]"
 
 
 class CudaCompileError(RuntimeError):
@@ -44,6 +43,7 @@ def cache_dir() -> Path:
 
 # ---- CUDA headers -----------------------------------------------------------------------------
 
+
 def _candidate_include_dirs() -> list[str]:
     dirs = []
     for var in ("CUDA_HOME", "CUDA_PATH", "CUDA_ROOT"):
@@ -53,8 +53,10 @@ def _candidate_include_dirs() -> list[str]:
     dirs.append("/usr/local/cuda/include")
     # newest toolkit first: /usr/local/cuda-13.0 before /usr/local/cuda-12.4
     versioned = glob.glob("/usr/local/cuda-*/include")
-    versioned.sort(key=lambda p: [int(t) if t.isdigit() else 0 for t in p.split("cuda-")[-1].split("/")[0].split(".")],
-                   reverse=True)
+    versioned.sort(
+        key=lambda p: [int(t) if t.isdigit() else 0 for t in p.split("cuda-")[-1].split("/")[0].split(".")],
+        reverse=True,
+    )
     dirs += versioned
     # pip wheels: nvidia/cuda_runtime/include (CUDA 12), nvidia/cu13/include (CUDA 13), ...
     for entry in sys.path:
@@ -83,6 +85,7 @@ def cuda_include_dirs() -> tuple[str, ...]:
 
 # ---- NVRTC ------------------------------------------------------------------------------------
 
+
 @functools.lru_cache(maxsize=None)
 def nvrtc_unavailable_reason() -> str | None:
     """None when NVRTC can compile here; otherwise what to install."""
@@ -98,8 +101,10 @@ def nvrtc_unavailable_reason() -> str | None:
     except Exception as exc:  # libnvrtc missing or unloadable
         return f"{INSTALL_HINT} (NVRTC could not be loaded: {exc})"
     if not cuda_include_dirs() and not _bundled_headers_supported():
-        return ("backend='cuda' needs the CUDA headers (cuda_fp16.h, cuda_bf16.h) for NVRTC: install the "
-                "CUDA toolkit and set CUDA_HOME, or pip install nvidia-cuda-runtime nvidia-cuda-cccl")
+        return (
+            "backend='cuda' needs the CUDA headers (cuda_fp16.h, cuda_bf16.h) for NVRTC: install the "
+            "CUDA toolkit and set CUDA_HOME, or pip install nvidia-cuda-runtime nvidia-cuda-cccl"
+        )
     return None
 
 
@@ -180,7 +185,9 @@ def compile_cubin(source: str, arch: str, label: str, use_cache: bool = True) ->
         finally:
             program.close()
     except Exception as exc:
-        raise CudaCompileError(f"NVRTC failed to compile {label} for {arch}:\n{exc}\n{log.getvalue()}".rstrip()) from exc
+        raise CudaCompileError(
+            f"NVRTC failed to compile {label} for {arch}:\n{exc}\n{log.getvalue()}".rstrip()
+        ) from exc
     if use_cache:
         _write_atomically(path, code)
     return code

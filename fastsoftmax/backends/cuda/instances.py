@@ -184,8 +184,9 @@ class ClusterShape:
     held: int = 0  # the instance's Instance.cols: always 0 (every slot lives in shared memory)
 
 
-def cluster_shape(n: int, dtype: torch.dtype, backward: bool, rows: int = 0, sm_count: int = 0,
-                  ctas: int = 0) -> ClusterShape:
+def cluster_shape(
+    n: int, dtype: torch.dtype, backward: bool, rows: int = 0, sm_count: int = 0, ctas: int = 0
+) -> ClusterShape:
     """How to launch the cluster tier on rows of n columns.
 
     The cluster size grows with the row: the smallest power of two that keeps each CTA's staged
@@ -229,8 +230,10 @@ def cluster_shape(n: int, dtype: torch.dtype, backward: bool, rows: int = 0, sm_
         raise ValueError(f"cluster size {ctas} is not one of {CLUSTER_SIZES}")
     smem = cluster_smem_bytes(n, dtype, ctas, backward)
     if smem > CLUSTER_MAX_DYNAMIC_SMEM:
-        raise ValueError(f"rows of {n} columns are too long for the cluster tier "
-                         f"(at most {cluster_max_cols(dtype, backward)} {'backward' if backward else 'forward'})")
+        raise ValueError(
+            f"rows of {n} columns are too long for the cluster tier "
+            f"(at most {cluster_max_cols(dtype, backward)} {'backward' if backward else 'forward'})"
+        )
     return ClusterShape(ctas, threads, smem, cluster_pack(dtype), ctas > CLUSTER_PORTABLE_MAX)
 
 
@@ -281,10 +284,15 @@ class Instance:
 
     @property
     def header(self) -> str:
-        return {"warp": "warp_tier.cuh", "block_regs": "block_regs_tier.cuh", "block_smem": "block_tier.cuh",
-                "block_uncached": "block_tier.cuh",
-                "split_row": "split_row_tier.cuh", "strided": "strided_tier.cuh",
-                "cluster": "cluster_tier.cuh"}[self.tier]
+        return {
+            "warp": "warp_tier.cuh",
+            "block_regs": "block_regs_tier.cuh",
+            "block_smem": "block_tier.cuh",
+            "block_uncached": "block_tier.cuh",
+            "split_row": "split_row_tier.cuh",
+            "strided": "strided_tier.cuh",
+            "cluster": "cluster_tier.cuh",
+        }[self.tier]
 
     def wrapper(self) -> str:
         t = CXX_TYPES[self.dtype][0]
@@ -317,12 +325,16 @@ class Instance:
             # every parameter is 8 bytes (pointers and i64), stage included: the launcher's
             # argument slots are uniform
             if self.backward:
-                params = (f"const {t}* y, const {t}* dy, {t}* dx, float* partials, i64 n, i64 inner, i64 ys0, "
-                          f"i64 ys1, i64 dys0, i64 dys1, i64 dxs0, i64 dxs1, i64 chunk, i64 splits, i64 stage")
+                params = (
+                    f"const {t}* y, const {t}* dy, {t}* dx, float* partials, i64 n, i64 inner, i64 ys0, "
+                    f"i64 ys1, i64 dys0, i64 dys1, i64 dxs0, i64 dxs1, i64 chunk, i64 splits, i64 stage"
+                )
                 args = "y, dy, dx, partials, n, inner, ys0, ys1, dys0, dys1, dxs0, dxs1, chunk, splits, (int)stage"
             else:
-                params = (f"const {t}* x, {t}* y, float* partials, i64 n, i64 inner, i64 xs0, i64 xs1, i64 ys0, "
-                          f"i64 ys1, i64 chunk, i64 splits, i64 stage")
+                params = (
+                    f"const {t}* x, {t}* y, float* partials, i64 n, i64 inner, i64 xs0, i64 xs1, i64 ys0, "
+                    f"i64 ys1, i64 chunk, i64 splits, i64 stage"
+                )
                 args = "x, y, partials, n, inner, xs0, xs1, ys0, ys1, chunk, splits, (int)stage"
         elif self.backward:
             params = f"const {t}* y, const {t}* dy, {t}* dx, i64 rows, i64 n, i64 y_pitch, i64 dy_pitch, i64 dx_pitch"
@@ -330,42 +342,59 @@ class Instance:
         else:
             params = f"const {t}* x, {t}* y, i64 rows, i64 n, i64 x_pitch, i64 y_pitch"
             args = "x, y, rows, n, x_pitch, y_pitch"
-        return (f'extern "C" __global__ void __launch_bounds__({bounds}) {self.name}({params}) {{\n'
-                f"    {fn}<{targs}>({args});\n}}\n")
+        return (
+            f'extern "C" __global__ void __launch_bounds__({bounds}) {self.name}({params}) {{\n'
+            f"    {fn}<{targs}>({args});\n}}\n"
+        )
 
     def _cluster_wrapper(self, t: str, log: str) -> str:
         if self.backward:
             params = f"const {t}* y, const {t}* dy, {t}* dx, i64 rows, i64 n, i64 y_pitch, i64 dy_pitch, i64 dx_pitch"
-            call = (f"cluster_backward<{t}, {self.pack}, {log}>(DirectLoad<{t}>{{y, y_pitch}}, "
-                    f"DirectLoad<{t}>{{dy, dy_pitch}}, DirectStore<{t}>{{dx, dx_pitch}}, rows, n)")
+            call = (
+                f"cluster_backward<{t}, {self.pack}, {log}>(DirectLoad<{t}>{{y, y_pitch}}, "
+                f"DirectLoad<{t}>{{dy, dy_pitch}}, DirectStore<{t}>{{dx, dx_pitch}}, rows, n)"
+            )
         else:
             params = f"const {t}* x, {t}* y, i64 rows, i64 n, i64 x_pitch, i64 y_pitch"
-            call = (f"cluster_forward<{t}, {self.pack}, {log}>(DirectLoad<{t}>{{x, x_pitch}}, "
-                    f"DirectStore<{t}>{{y, y_pitch}}, rows, n)")
-        return (f'extern "C" __global__ void __launch_bounds__({CLUSTER_MAX_THREADS}) {self.name}({params}) {{\n'
-                f"    {call};\n}}\n")
+            call = (
+                f"cluster_forward<{t}, {self.pack}, {log}>(DirectLoad<{t}>{{x, x_pitch}}, "
+                f"DirectStore<{t}>{{y, y_pitch}}, rows, n)"
+            )
+        return (
+            f'extern "C" __global__ void __launch_bounds__({CLUSTER_MAX_THREADS}) {self.name}({params}) {{\n'
+            f"    {call};\n}}\n"
+        )
 
     def _split_row_wrapper(self, t: str, log: str) -> str:
         if not self.backward and self.stage == "partials":
             params = f"const {t}* x, float* partials, i64 n, i64 x_pitch, i64 chunk, i64 splits"
             call = f"split_forward_partials<{t}, {self.pack}>(x, partials, n, x_pitch, chunk, splits)"
         elif not self.backward:
-            params = (f"const {t}* x, {t}* y, const float* partials, i64 n, i64 x_pitch, i64 y_pitch, i64 chunk, "
-                      f"i64 splits")
-            call = (f"split_forward_finish<{t}, {self.pack}, {log}>(x, y, partials, n, x_pitch, y_pitch, chunk, "
-                    f"splits)")
+            params = (
+                f"const {t}* x, {t}* y, const float* partials, i64 n, i64 x_pitch, i64 y_pitch, i64 chunk, i64 splits"
+            )
+            call = f"split_forward_finish<{t}, {self.pack}, {log}>(x, y, partials, n, x_pitch, y_pitch, chunk, splits)"
         elif self.stage == "partials":
-            params = (f"const {t}* y, const {t}* dy, float* partials, i64 n, i64 y_pitch, i64 dy_pitch, i64 chunk, "
-                      f"i64 splits")
-            call = (f"split_backward_partials<{t}, {self.pack}, {log}>(y, dy, partials, n, y_pitch, dy_pitch, chunk, "
-                    f"splits)")
+            params = (
+                f"const {t}* y, const {t}* dy, float* partials, i64 n, i64 y_pitch, i64 dy_pitch, i64 chunk, i64 splits"
+            )
+            call = (
+                f"split_backward_partials<{t}, {self.pack}, {log}>(y, dy, partials, n, y_pitch, dy_pitch, chunk, "
+                f"splits)"
+            )
         else:
-            params = (f"const {t}* y, const {t}* dy, {t}* dx, const float* partials, i64 n, i64 y_pitch, "
-                      f"i64 dy_pitch, i64 dx_pitch, i64 chunk, i64 splits")
-            call = (f"split_backward_finish<{t}, {self.pack}, {log}>(y, dy, dx, partials, n, y_pitch, dy_pitch, "
-                    f"dx_pitch, chunk, splits)")
-        return (f'extern "C" __global__ void __launch_bounds__({SPLIT_ROW_BLOCK}) {self.name}({params}) {{\n'
-                f"    {call};\n}}\n")
+            params = (
+                f"const {t}* y, const {t}* dy, {t}* dx, const float* partials, i64 n, i64 y_pitch, "
+                f"i64 dy_pitch, i64 dx_pitch, i64 chunk, i64 splits"
+            )
+            call = (
+                f"split_backward_finish<{t}, {self.pack}, {log}>(y, dy, dx, partials, n, y_pitch, dy_pitch, "
+                f"dx_pitch, chunk, splits)"
+            )
+        return (
+            f'extern "C" __global__ void __launch_bounds__({SPLIT_ROW_BLOCK}) {self.name}({params}) {{\n'
+            f"    {call};\n}}\n"
+        )
 
 
 def source_for(instances) -> str:
@@ -378,6 +407,7 @@ def source_for(instances) -> str:
 
 
 # ---- which instance serves a problem ------------------------------------------------------------
+
 
 def next_pow2(v: int) -> int:
     return 1 if v <= 1 else 1 << (v - 1).bit_length()
@@ -407,14 +437,18 @@ def block_regs_shape(n: int, dtype: torch.dtype, pack: int, backward: bool, targ
         threads = -(-packs // (elems // pack))
         if threads <= block_regs_max_threads(backward, elems):
             return elems, max(32, -(-threads // 32) * 32)
-    raise ValueError(f"rows of {n} columns are too long for the block_regs tier "
-                     f"(at most {block_regs_max_cols(dtype, backward)} {'backward' if backward else 'forward'})")
+    raise ValueError(
+        f"rows of {n} columns are too long for the block_regs tier "
+        f"(at most {block_regs_max_cols(dtype, backward)} {'backward' if backward else 'forward'})"
+    )
 
 
 def block_regs_max_cols(dtype: torch.dtype, backward: bool) -> int:
     """The longest row block_regs holds at every pack size: 32768 forward, 16384 backward."""
-    return min(max(e * block_regs_max_threads(backward, e) for e in block_regs_elems(dtype, pack, backward))
-               for pack in BLOCK_REGS_PACK_SIZES[dtype])
+    return min(
+        max(e * block_regs_max_threads(backward, e) for e in block_regs_elems(dtype, pack, backward))
+        for pack in BLOCK_REGS_PACK_SIZES[dtype]
+    )
 
 
 def warp_shapes(pack: int):

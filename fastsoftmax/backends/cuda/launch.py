@@ -80,8 +80,19 @@ def check(returned, what: str):
 class DeviceFacts:
     """What the plans need to know of one GPU, queried once. Immutable after construction."""
 
-    __slots__ = ("index", "arch", "sm_count", "smem_per_block", "smem_per_sm", "max_threads_per_sm",
-                 "cluster_launch", "cooperative_launch", "core_device", "cu_device", "context")
+    __slots__ = (
+        "index",
+        "arch",
+        "sm_count",
+        "smem_per_block",
+        "smem_per_sm",
+        "max_threads_per_sm",
+        "cluster_launch",
+        "cooperative_launch",
+        "core_device",
+        "cu_device",
+        "context",
+    )
 
     def __init__(self, index: int):
         from cuda.core import Device
@@ -225,11 +236,31 @@ class Kernel:
     written as int64 values into the launching thread's slots.
     """
 
-    __slots__ = ("core_kernel", "name", "device", "function", "block_x", "block_y", "smem", "cluster",
-                 "cooperative", "nargs")
+    __slots__ = (
+        "core_kernel",
+        "name",
+        "device",
+        "function",
+        "block_x",
+        "block_y",
+        "smem",
+        "cluster",
+        "cooperative",
+        "nargs",
+    )
 
-    def __init__(self, core_kernel, name: str, device: int, nargs: int, block_x: int, block_y: int = 1,
-                 smem: int = 0, cluster: int = 1, cooperative: bool = False):
+    def __init__(
+        self,
+        core_kernel,
+        name: str,
+        device: int,
+        nargs: int,
+        block_x: int,
+        block_y: int = 1,
+        smem: int = 0,
+        cluster: int = 1,
+        cooperative: bool = False,
+    ):
         if nargs > MAX_KERNEL_ARGS:
             raise ValueError(f"{name}: {nargs} kernel arguments, at most {MAX_KERNEL_ARGS} are packed")
         driver = _driver()
@@ -240,8 +271,9 @@ class Kernel:
         self.block_x, self.block_y, self.smem = block_x, block_y, smem
         self.cluster, self.cooperative = cluster, cooperative
         with on_device(device):
-            self.function = check(driver.cuKernelGetFunction(driver.CUkernel(int(core_kernel.handle))),
-                                  f"cuKernelGetFunction({name})")
+            self.function = check(
+                driver.cuKernelGetFunction(driver.CUkernel(int(core_kernel.handle))), f"cuKernelGetFunction({name})"
+            )
 
     def __repr__(self) -> str:
         return f"Kernel({self.name}, block {(self.block_x, self.block_y)}, smem {self.smem}, cluster {self.cluster})"
@@ -250,9 +282,12 @@ class Kernel:
         """A function attribute (``CU_FUNC_ATTRIBUTE_<name>``) for every launch on this device."""
         driver = _driver()
         attr = getattr(driver.CUfunction_attribute, f"CU_FUNC_ATTRIBUTE_{name}")
-        check(driver.cuKernelSetAttribute(attr, value, driver.CUkernel(int(self.core_kernel.handle)),
-                                          device_facts(self.device).cu_device),
-              f"cuKernelSetAttribute({self.name}, {name}={value})")
+        check(
+            driver.cuKernelSetAttribute(
+                attr, value, driver.CUkernel(int(self.core_kernel.handle)), device_facts(self.device).cu_device
+            ),
+            f"cuKernelSetAttribute({self.name}, {name}={value})",
+        )
 
     def blocks_per_sm(self, threads: int | None = None, smem: int | None = None) -> int:
         """Blocks of this kernel resident per SM, at its own block shape and shared memory or at
@@ -260,15 +295,22 @@ class Kernel:
         threads = self.block_x * self.block_y if threads is None else threads
         smem = self.smem if smem is None else smem
         with on_device(self.device):
-            return int(check(_driver().cuOccupancyMaxActiveBlocksPerMultiprocessor(self.function, threads, smem),
-                             f"occupancy of {self.name} at {threads} threads, {smem} bytes of shared memory"))
+            return int(
+                check(
+                    _driver().cuOccupancyMaxActiveBlocksPerMultiprocessor(self.function, threads, smem),
+                    f"occupancy of {self.name} at {threads} threads, {smem} bytes of shared memory",
+                )
+            )
 
     def resident_clusters(self) -> int:
         """Clusters of this kernel's cluster size resident on the whole device at once."""
         config = self._launch_config(self.cluster, 0)
         with on_device(self.device):
-            return int(check(_driver().cuOccupancyMaxActiveClusters(self.function, config),
-                             f"cluster occupancy of {self.name}"))
+            return int(
+                check(
+                    _driver().cuOccupancyMaxActiveClusters(self.function, config), f"cluster occupancy of {self.name}"
+                )
+            )
 
     def _launch_config(self, grid: int, stream):
         driver = _driver()
@@ -298,11 +340,13 @@ class Kernel:
         values, _, params = _thread_slots()
         values[: len(args)] = args
         if self.cluster == 1 and not self.cooperative:
-            result = _driver().cuLaunchKernel(self.function, grid, 1, 1, self.block_x, self.block_y, 1, self.smem,
-                                              cu_stream(stream), params, 0)[0]
+            result = _driver().cuLaunchKernel(
+                self.function, grid, 1, 1, self.block_x, self.block_y, 1, self.smem, cu_stream(stream), params, 0
+            )[0]
         else:
-            result = _driver().cuLaunchKernelEx(self._launch_config(grid, cu_stream(stream)), self.function,
-                                                params, 0)[0]
+            result = _driver().cuLaunchKernelEx(self._launch_config(grid, cu_stream(stream)), self.function, params, 0)[
+                0
+            ]
         if int(result) != 0:
             self.failed(result, grid)
 
@@ -366,6 +410,8 @@ class Kernel:
         return go
 
     def failed(self, result, grid: int) -> None:
-        raise DriverError(f"launch of {self.name} on cuda:{self.device} (grid {grid}, block "
-                          f"{(self.block_x, self.block_y)}, cluster {self.cluster}, {self.smem} bytes of shared "
-                          f"memory) failed: {error_name(result)}")
+        raise DriverError(
+            f"launch of {self.name} on cuda:{self.device} (grid {grid}, block "
+            f"{(self.block_x, self.block_y)}, cluster {self.cluster}, {self.smem} bytes of shared "
+            f"memory) failed: {error_name(result)}"
+        )

@@ -35,10 +35,10 @@ from .instances import (
     WARP_TIER_MAX_COLS,
     Instance,
     block_regs_shape,
-    cluster_grid,
-    cluster_shape,
     block_regs_staged_bytes,
     block_regs_storage,
+    cluster_grid,
+    cluster_shape,
     next_pow2,
     warp_shape,
 )
@@ -73,8 +73,10 @@ def build(load, key):
             raise ValueError(f"tier {tier!r} of backend 'cuda' needs inner == 1; use tier 'strided' for inner > 1")
         return _strided(load, dtype, outer, n, inner, strides, log, backward, align, dev)
     if tier not in tiers.ROW_TIERS:
-        raise ValueError(f"tier {tier!r} of backend 'cuda' handles rows only with inner > 1; "
-                         f"rows (inner == 1) go to one of {tiers.ROW_TIERS}")
+        raise ValueError(
+            f"tier {tier!r} of backend 'cuda' handles rows only with inner > 1; "
+            f"rows (inner == 1) go to one of {tiers.ROW_TIERS}"
+        )
     pitches = tuple(s[0] for s in strides)
     if tier == "split_row":
         return _split_row(load, dtype, outer, n, pitches, log, backward, align, dev)
@@ -123,8 +125,10 @@ def _row_kernel(load, tier, dtype, outer, n, log, backward, align, dev, tuning) 
     _allow_dynamic_smem(probe, smem)
     block, per_sm = _pick_block(probe, n, pack, smem)
     if per_sm == 0:
-        raise ValueError(f"tier {tier!r}: a row of {n} {dtype} elements does not fit in shared memory "
-                         f"({smem} bytes needed, {facts.smem_per_block} per block)")
+        raise ValueError(
+            f"tier {tier!r}: a row of {n} {dtype} elements does not fit in shared memory "
+            f"({smem} bytes needed, {facts.smem_per_block} per block)"
+        )
     kernel = Kernel(probe.core_kernel, inst.name, dev, nargs, block, 1, smem)
     return kernel, min(outer, per_sm * facts.sm_count)  # grid-stride over rows
 
@@ -157,15 +161,18 @@ def _cluster(load, dtype, outer, n, pitches, log, backward, dev):
         raise ValueError(f"tier 'cluster' needs thread-block clusters (sm_90 or newer), not {facts.arch}")
     shape = cluster_shape(n, dtype, backward, rows=outer, sm_count=facts.sm_count)
     inst = Instance("cluster", dtype, backward, log, shape.pack, cols=shape.held)
-    kernel = Kernel(load(inst, dev), inst.name, dev, 8 if backward else 6, shape.threads, 1, shape.smem_bytes,
-                    cluster=shape.ctas)
+    kernel = Kernel(
+        load(inst, dev), inst.name, dev, 8 if backward else 6, shape.threads, 1, shape.smem_bytes, cluster=shape.ctas
+    )
     _allow_dynamic_smem(kernel, shape.smem_bytes)
     if shape.non_portable:
         kernel.set_attribute("NON_PORTABLE_CLUSTER_SIZE_ALLOWED", 1)
     resident = kernel.resident_clusters()
     if resident < 1:
-        raise ValueError(f"tier 'cluster': a cluster of {shape.ctas} CTAs of {shape.threads} threads and "
-                         f"{shape.smem_bytes} bytes of shared memory cannot be resident on {facts.arch}")
+        raise ValueError(
+            f"tier 'cluster': a cluster of {shape.ctas} CTAs of {shape.threads} threads and "
+            f"{shape.smem_bytes} bytes of shared memory cannot be resident on {facts.arch}"
+        )
     return kernel.bound(cluster_grid(outer, resident, backward) * shape.ctas, (outer, n) + pitches)
 
 

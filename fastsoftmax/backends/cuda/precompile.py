@@ -36,8 +36,11 @@ def _default_arch() -> str:
 
 
 def add_arguments(parser) -> None:
-    parser.add_argument("--arch", action="append",
-                        help="architecture to compile for, e.g. sm_90 (repeatable; default: the current GPU's)")
+    parser.add_argument(
+        "--arch",
+        action="append",
+        help="architecture to compile for, e.g. sm_90 (repeatable; default: the current GPU's)",
+    )
     parser.add_argument("--jobs", type=int, default=os.cpu_count() or 1, help="compiler processes (default: all CPUs)")
 
 
@@ -62,6 +65,8 @@ def run(args) -> int:
             failures = [f for f in pool.map(_compile_one, jobs, chunksize=8) if f]
     for failure in failures:
         print(failure, file=sys.stderr)
-    print(f"compiled {len(jobs) - len(failures)} of {len(jobs)} kernel instances for {', '.join(archs)} "
-          f"into {compiler.cache_dir()} in {time.perf_counter() - start:.0f} s")
+    print(
+        f"compiled {len(jobs) - len(failures)} of {len(jobs)} kernel instances for {', '.join(archs)} "
+        f"into {compiler.cache_dir()} in {time.perf_counter() - start:.0f} s"
+    )
     return 1 if failures else 0

@@ -82,8 +82,9 @@ def _sm_count(device_index: int) -> int:
 
 
 @functools.lru_cache(maxsize=4096)
-def plan(tier: str, outer: int, n: int, inner: int, itemsize: int, backward: bool, sm_count: int,
-         log: bool = False) -> dict:
+def plan(
+    tier: str, outer: int, n: int, inner: int, itemsize: int, backward: bool, sm_count: int, log: bool = False
+) -> dict:
     """Block shape and launch parameters of ``tier`` for a problem (raises ValueError when the tier
     cannot hold it). ``configs`` holds, per kernel launched, its constexprs and compile options."""
     block_n = _pow2(n)
@@ -102,21 +103,37 @@ def plan(tier: str, outer: int, n: int, inner: int, itemsize: int, backward: boo
         block_o = 1
         if tier == "tile":
             block_o = max(1, min(TILE_TARGET // (block_n * block_i), _pow2(outer)))
-        blocks = (("BLOCK_O", block_o), ("BLOCK_N", block_n), ("BLOCK_I", block_i),
-                  ("num_warps", _warps(block_o * block_n * block_i)))
-        return dict(kind="tile", programs=triton.cdiv(outer, block_o) * triton.cdiv(inner, block_i),
-                    configs=((("LOG", log),) + blocks,))
+        blocks = (
+            ("BLOCK_O", block_o),
+            ("BLOCK_N", block_n),
+            ("BLOCK_I", block_i),
+            ("num_warps", _warps(block_o * block_n * block_i)),
+        )
+        return dict(
+            kind="tile",
+            programs=triton.cdiv(outer, block_o) * triton.cdiv(inner, block_i),
+            configs=((("LOG", log),) + blocks,),
+        )
     if tier not in ("online", "split"):
         raise ValueError(f"unknown triton tier {tier!r}; expected one of {TritonBackend.tiers}")
     block_i = min(_pow2(inner), max(1, LOOP_INNER_BYTES // itemsize)) if strided else 1
     chunk_elems = LOOP_CHUNK_ELEMS if tier == "online" else SPLIT_CHUNK_ELEMS
     chunk_n = min(block_n, max(1, chunk_elems // block_i))
     column_programs = outer * triton.cdiv(inner, block_i)
-    blocks = (("BLOCK_O", 1), ("BLOCK_N", chunk_n), ("BLOCK_I", block_i),
-              ("num_warps", max(1, min(32, LOOP_WARPS, chunk_n * block_i // 256))), ("num_stages", LOOP_STAGES))
+    blocks = (
+        ("BLOCK_O", 1),
+        ("BLOCK_N", chunk_n),
+        ("BLOCK_I", block_i),
+        ("num_warps", max(1, min(32, LOOP_WARPS, chunk_n * block_i // 256))),
+        ("num_stages", LOOP_STAGES),
+    )
     if tier == "online":
-        return dict(kind="online", programs=min(column_programs, ONLINE_PROGRAMS_PER_SM * sm_count),
-                    column_programs=column_programs, configs=((("LOG", log),) + blocks,))
+        return dict(
+            kind="online",
+            programs=min(column_programs, ONLINE_PROGRAMS_PER_SM * sm_count),
+            column_programs=column_programs,
+            configs=((("LOG", log),) + blocks,),
+        )
     chunks = triton.cdiv(n, chunk_n)
     splits = min(chunks, MAX_SPLITS, max(1, triton.cdiv(SPLIT_PROGRAMS_PER_SM * sm_count, column_programs)))
     chunk = triton.cdiv(chunks, splits) * chunk_n
@@ -138,18 +155,29 @@ class TritonBackend:
         if device.type == "cpu" and INTERPRETED:
             return None
         if device.type == "cpu":
-            return ("backend='triton' runs CUDA tensors; for CPU tensors set TRITON_INTERPRET=1 before importing "
-                    "fastsoftmax to run the Triton kernels in the interpreter")
+            return (
+                "backend='triton' runs CUDA tensors; for CPU tensors set TRITON_INTERPRET=1 before importing "
+                "fastsoftmax to run the Triton kernels in the interpreter"
+            )
         return f"backend='triton' does not run on {device.type} tensors"
 
-    def choose_tier(self, outer: int, n: int, inner: int, dtype: torch.dtype, backward: bool,
-                    device_index: int | None = None) -> str:
+    def choose_tier(
+        self, outer: int, n: int, inner: int, dtype: torch.dtype, backward: bool, device_index: int | None = None
+    ) -> str:
         if device_index is None:
             device_index = torch.cuda.current_device() if torch.cuda.is_available() else -1
         return _choose_tier(outer, n, inner, _ITEMSIZE[dtype], backward, _sm_count(device_index))
 
-    def supports(self, tier: str, outer: int, n: int, inner: int, dtype: torch.dtype, backward: bool,
-                 device_index: int | None = None) -> bool:
+    def supports(
+        self,
+        tier: str,
+        outer: int,
+        n: int,
+        inner: int,
+        dtype: torch.dtype,
+        backward: bool,
+        device_index: int | None = None,
+    ) -> bool:
         try:
             plan(tier, outer, n, inner, _ITEMSIZE[dtype], backward, 132)
         except ValueError:
@@ -162,20 +190,42 @@ class TritonBackend:
         strides = (x.stride(0), x.stride(1), y.stride(0), y.stride(1))
         programs, configs = p["programs"], p["configs"]
         if p["kind"] == "tile":
-            launch(kernels.softmax_fwd_tile, programs, (x, y, outer, n, inner) + strides, configs[0], device_index,
-                   INTERPRETED)
+            launch(
+                kernels.softmax_fwd_tile,
+                programs,
+                (x, y, outer, n, inner) + strides,
+                configs[0],
+                device_index,
+                INTERPRETED,
+            )
         elif p["kind"] == "online":
-            launch(kernels.softmax_fwd_online, programs, (x, y, outer, n, inner) + strides + (p["column_programs"],),
-                   configs[0], device_index, INTERPRETED)
+            launch(
+                kernels.softmax_fwd_online,
+                programs,
+                (x, y, outer, n, inner) + strides + (p["column_programs"],),
+                configs[0],
+                device_index,
+                INTERPRETED,
+            )
         else:
             splits, chunk = p["SPLITS"], p["CHUNK"]
             stats = torch.empty((2, outer, splits, inner), dtype=torch.float32, device=x.device)
-            launch(kernels.softmax_fwd_partials, programs,
-                   (x, stats[0], stats[1], outer, n, inner, strides[0], strides[1], splits, chunk), configs[0],
-                   device_index, INTERPRETED)
-            launch(kernels.softmax_fwd_split, programs,
-                   (x, y, stats[0], stats[1], outer, n, inner) + strides + (splits, chunk), configs[1], device_index,
-                   INTERPRETED)
+            launch(
+                kernels.softmax_fwd_partials,
+                programs,
+                (x, stats[0], stats[1], outer, n, inner, strides[0], strides[1], splits, chunk),
+                configs[0],
+                device_index,
+                INTERPRETED,
+            )
+            launch(
+                kernels.softmax_fwd_split,
+                programs,
+                (x, y, stats[0], stats[1], outer, n, inner) + strides + (splits, chunk),
+                configs[1],
+                device_index,
+                INTERPRETED,
+            )
 
     def backward(self, y: torch.Tensor, dy: torch.Tensor, dx: torch.Tensor, log: bool, tier: str | None = None) -> None:
         outer, n, inner = y.shape
@@ -183,21 +233,42 @@ class TritonBackend:
         strides = (y.stride(0), y.stride(1), dy.stride(0), dy.stride(1), dx.stride(0), dx.stride(1))
         programs, configs = p["programs"], p["configs"]
         if p["kind"] == "tile":
-            launch(kernels.softmax_bwd_tile, programs, (y, dy, dx, outer, n, inner) + strides, configs[0],
-                   device_index, INTERPRETED)
+            launch(
+                kernels.softmax_bwd_tile,
+                programs,
+                (y, dy, dx, outer, n, inner) + strides,
+                configs[0],
+                device_index,
+                INTERPRETED,
+            )
         elif p["kind"] == "online":
-            launch(kernels.softmax_bwd_online, programs,
-                   (y, dy, dx, outer, n, inner) + strides + (p["column_programs"],), configs[0], device_index,
-                   INTERPRETED)
+            launch(
+                kernels.softmax_bwd_online,
+                programs,
+                (y, dy, dx, outer, n, inner) + strides + (p["column_programs"],),
+                configs[0],
+                device_index,
+                INTERPRETED,
+            )
         else:
             splits, chunk = p["SPLITS"], p["CHUNK"]
             sums = torch.empty((outer, splits, inner), dtype=torch.float32, device=y.device)
-            launch(kernels.softmax_bwd_partials, programs,
-                   (y, dy, sums, outer, n, inner) + strides[:4] + (splits, chunk), configs[0], device_index,
-                   INTERPRETED)
-            launch(kernels.softmax_bwd_split, programs,
-                   (y, dy, dx, sums, outer, n, inner) + strides + (splits, chunk), configs[1], device_index,
-                   INTERPRETED)
+            launch(
+                kernels.softmax_bwd_partials,
+                programs,
+                (y, dy, sums, outer, n, inner) + strides[:4] + (splits, chunk),
+                configs[0],
+                device_index,
+                INTERPRETED,
+            )
+            launch(
+                kernels.softmax_bwd_split,
+                programs,
+                (y, dy, dx, sums, outer, n, inner) + strides + (splits, chunk),
+                configs[1],
+                device_index,
+                INTERPRETED,
+            )
 
 
 _ITEMSIZE = {torch.float32: 4, torch.float16: 2, torch.bfloat16: 2}

@@ -79,8 +79,19 @@ def _finish(x, m, s, LOG: tl.constexpr):
 
 @triton.jit
 def softmax_fwd_tile(
-    x_ptr, y_ptr, OUTER, N, INNER, xs_o, xs_n, ys_o, ys_n,
-    LOG: tl.constexpr, BLOCK_O: tl.constexpr, BLOCK_N: tl.constexpr, BLOCK_I: tl.constexpr,
+    x_ptr,
+    y_ptr,
+    OUTER,
+    N,
+    INNER,
+    xs_o,
+    xs_n,
+    ys_o,
+    ys_n,
+    LOG: tl.constexpr,
+    BLOCK_O: tl.constexpr,
+    BLOCK_N: tl.constexpr,
+    BLOCK_I: tl.constexpr,
 ):
     o, n, i, mask = _tile_offsets(tl.program_id(0), OUTER, N, INNER, 0, BLOCK_O, BLOCK_N, BLOCK_I)
     x = tl.load(x_ptr + o * xs_o + n * xs_n + i, mask=mask, other=NEG_INF).to(tl.float32)
@@ -91,8 +102,20 @@ def softmax_fwd_tile(
 
 
 @triton.jit
-def _online_stats(x_ptr, xs_o, xs_n, pid, OUTER, N, INNER, n_begin, n_end,
-                  BLOCK_O: tl.constexpr, BLOCK_N: tl.constexpr, BLOCK_I: tl.constexpr):
+def _online_stats(
+    x_ptr,
+    xs_o,
+    xs_n,
+    pid,
+    OUTER,
+    N,
+    INNER,
+    n_begin,
+    n_end,
+    BLOCK_O: tl.constexpr,
+    BLOCK_N: tl.constexpr,
+    BLOCK_I: tl.constexpr,
+):
     """Running (max, sum of exp(x - max)) over reduced indices [n_begin, n_end), per column."""
     m = tl.full((BLOCK_O, 1, BLOCK_I), NEG_INF, tl.float32)
     s = tl.zeros((BLOCK_O, 1, BLOCK_I), tl.float32)
@@ -106,8 +129,26 @@ def _online_stats(x_ptr, xs_o, xs_n, pid, OUTER, N, INNER, n_begin, n_end,
 
 
 @triton.jit
-def _write_chunks_backwards(x_ptr, y_ptr, xs_o, xs_n, ys_o, ys_n, m, s, pid, OUTER, N, INNER, n_begin, n_end,
-                            LOG: tl.constexpr, BLOCK_O: tl.constexpr, BLOCK_N: tl.constexpr, BLOCK_I: tl.constexpr):
+def _write_chunks_backwards(
+    x_ptr,
+    y_ptr,
+    xs_o,
+    xs_n,
+    ys_o,
+    ys_n,
+    m,
+    s,
+    pid,
+    OUTER,
+    N,
+    INNER,
+    n_begin,
+    n_end,
+    LOG: tl.constexpr,
+    BLOCK_O: tl.constexpr,
+    BLOCK_N: tl.constexpr,
+    BLOCK_I: tl.constexpr,
+):
     chunks = tl.cdiv(n_end - n_begin, BLOCK_N)
     for k in range(0, chunks):
         n_start = n_begin + (chunks - 1 - k) * BLOCK_N
@@ -119,16 +160,29 @@ def _write_chunks_backwards(x_ptr, y_ptr, xs_o, xs_n, ys_o, ys_n, m, s, pid, OUT
 
 @triton.jit
 def softmax_fwd_online(
-    x_ptr, y_ptr, OUTER, N, INNER, xs_o, xs_n, ys_o, ys_n, COLUMN_PROGRAMS,
-    LOG: tl.constexpr, BLOCK_O: tl.constexpr, BLOCK_N: tl.constexpr, BLOCK_I: tl.constexpr,
+    x_ptr,
+    y_ptr,
+    OUTER,
+    N,
+    INNER,
+    xs_o,
+    xs_n,
+    ys_o,
+    ys_n,
+    COLUMN_PROGRAMS,
+    LOG: tl.constexpr,
+    BLOCK_O: tl.constexpr,
+    BLOCK_N: tl.constexpr,
+    BLOCK_I: tl.constexpr,
 ):
     # Persistent: a few programs per SM walk all the rows (or column blocks) in turn, so the data
     # between a row's first and second walk (the rows in flight) stays small enough for L2, and
     # the second walk is served from L2 rather than from device memory.
     for pid in range(tl.program_id(0), COLUMN_PROGRAMS, tl.num_programs(0)):
         m, s = _online_stats(x_ptr, xs_o, xs_n, pid, OUTER, N, INNER, 0, N, BLOCK_O, BLOCK_N, BLOCK_I)
-        _write_chunks_backwards(x_ptr, y_ptr, xs_o, xs_n, ys_o, ys_n, m, s, pid, OUTER, N, INNER, 0, N,
-                                LOG, BLOCK_O, BLOCK_N, BLOCK_I)
+        _write_chunks_backwards(
+            x_ptr, y_ptr, xs_o, xs_n, ys_o, ys_n, m, s, pid, OUTER, N, INNER, 0, N, LOG, BLOCK_O, BLOCK_N, BLOCK_I
+        )
 
 
 @triton.jit
@@ -146,8 +200,9 @@ def _split_coords(SPLITS, CHUNK, N, INNER, BLOCK_I: tl.constexpr, REVERSE: tl.co
 
 
 @triton.jit
-def _stat_offsets(column_pid, first_split, SPLITS, OUTER, INNER,
-                  BLOCK_O: tl.constexpr, BLOCK_S: tl.constexpr, BLOCK_I: tl.constexpr):
+def _stat_offsets(
+    column_pid, first_split, SPLITS, OUTER, INNER, BLOCK_O: tl.constexpr, BLOCK_S: tl.constexpr, BLOCK_I: tl.constexpr
+):
     """Where per-split statistics live: a float32 buffer (OUTER, SPLITS, INNER). Addresses splits
     [first_split, first_split + BLOCK_S) of this program's columns, shaped [BO, BS, BI]."""
     inner_blocks = tl.cdiv(INNER, BLOCK_I)
@@ -161,20 +216,39 @@ def _stat_offsets(column_pid, first_split, SPLITS, OUTER, INNER,
 
 @triton.jit
 def softmax_fwd_partials(
-    x_ptr, max_ptr, sum_ptr, OUTER, N, INNER, xs_o, xs_n, SPLITS, CHUNK,
-    BLOCK_O: tl.constexpr, BLOCK_N: tl.constexpr, BLOCK_I: tl.constexpr,
+    x_ptr,
+    max_ptr,
+    sum_ptr,
+    OUTER,
+    N,
+    INNER,
+    xs_o,
+    xs_n,
+    SPLITS,
+    CHUNK,
+    BLOCK_O: tl.constexpr,
+    BLOCK_N: tl.constexpr,
+    BLOCK_I: tl.constexpr,
 ):
     column_pid, split, n_begin, n_end = _split_coords(SPLITS, CHUNK, N, INNER, BLOCK_I, False)
-    m, s = _online_stats(x_ptr, xs_o, xs_n, column_pid, OUTER, n_end, INNER, n_begin, n_end,
-                         BLOCK_O, BLOCK_N, BLOCK_I)
+    m, s = _online_stats(x_ptr, xs_o, xs_n, column_pid, OUTER, n_end, INNER, n_begin, n_end, BLOCK_O, BLOCK_N, BLOCK_I)
     offsets, mask = _stat_offsets(column_pid, split, SPLITS, OUTER, INNER, BLOCK_O, 1, BLOCK_I)
     tl.store(max_ptr + offsets, m, mask=mask)
     tl.store(sum_ptr + offsets, s, mask=mask)
 
 
 @triton.jit
-def _merged_partials(max_ptr, sum_ptr, column_pid, SPLITS, OUTER, INNER,
-                     BLOCK_O: tl.constexpr, BLOCK_S: tl.constexpr, BLOCK_I: tl.constexpr):
+def _merged_partials(
+    max_ptr,
+    sum_ptr,
+    column_pid,
+    SPLITS,
+    OUTER,
+    INNER,
+    BLOCK_O: tl.constexpr,
+    BLOCK_S: tl.constexpr,
+    BLOCK_I: tl.constexpr,
+):
     """Merge every split's (max, sum) of this program's columns into the row statistics."""
     offsets, mask = _stat_offsets(column_pid, 0, SPLITS, OUTER, INNER, BLOCK_O, BLOCK_S, BLOCK_I)
     split_max = tl.load(max_ptr + offsets, mask=mask, other=NEG_INF)
@@ -186,14 +260,48 @@ def _merged_partials(max_ptr, sum_ptr, column_pid, SPLITS, OUTER, INNER,
 
 @triton.jit
 def softmax_fwd_split(
-    x_ptr, y_ptr, max_ptr, sum_ptr, OUTER, N, INNER, xs_o, xs_n, ys_o, ys_n, SPLITS, CHUNK,
-    LOG: tl.constexpr, BLOCK_O: tl.constexpr, BLOCK_N: tl.constexpr, BLOCK_I: tl.constexpr, BLOCK_S: tl.constexpr,
+    x_ptr,
+    y_ptr,
+    max_ptr,
+    sum_ptr,
+    OUTER,
+    N,
+    INNER,
+    xs_o,
+    xs_n,
+    ys_o,
+    ys_n,
+    SPLITS,
+    CHUNK,
+    LOG: tl.constexpr,
+    BLOCK_O: tl.constexpr,
+    BLOCK_N: tl.constexpr,
+    BLOCK_I: tl.constexpr,
+    BLOCK_S: tl.constexpr,
 ):
     # Reverse split order: the pieces the partials kernel read last are likeliest to be in L2.
     column_pid, split, n_begin, n_end = _split_coords(SPLITS, CHUNK, N, INNER, BLOCK_I, True)
     m, s = _merged_partials(max_ptr, sum_ptr, column_pid, SPLITS, OUTER, INNER, BLOCK_O, BLOCK_S, BLOCK_I)
-    _write_chunks_backwards(x_ptr, y_ptr, xs_o, xs_n, ys_o, ys_n, m, s, column_pid, OUTER, n_end, INNER,
-                            n_begin, n_end, LOG, BLOCK_O, BLOCK_N, BLOCK_I)
+    _write_chunks_backwards(
+        x_ptr,
+        y_ptr,
+        xs_o,
+        xs_n,
+        ys_o,
+        ys_n,
+        m,
+        s,
+        column_pid,
+        OUTER,
+        n_end,
+        INNER,
+        n_begin,
+        n_end,
+        LOG,
+        BLOCK_O,
+        BLOCK_N,
+        BLOCK_I,
+    )
 
 
 # --------------------------------------------------------------------------------------------
@@ -225,8 +333,22 @@ def _grad(y, dy, total, LOG: tl.constexpr):
 
 @triton.jit
 def softmax_bwd_tile(
-    y_ptr, dy_ptr, dx_ptr, OUTER, N, INNER, ys_o, ys_n, dys_o, dys_n, dxs_o, dxs_n,
-    LOG: tl.constexpr, BLOCK_O: tl.constexpr, BLOCK_N: tl.constexpr, BLOCK_I: tl.constexpr,
+    y_ptr,
+    dy_ptr,
+    dx_ptr,
+    OUTER,
+    N,
+    INNER,
+    ys_o,
+    ys_n,
+    dys_o,
+    dys_n,
+    dxs_o,
+    dxs_n,
+    LOG: tl.constexpr,
+    BLOCK_O: tl.constexpr,
+    BLOCK_N: tl.constexpr,
+    BLOCK_I: tl.constexpr,
 ):
     o, n, i, mask = _tile_offsets(tl.program_id(0), OUTER, N, INNER, 0, BLOCK_O, BLOCK_N, BLOCK_I)
     y, dy = _grad_terms(y_ptr, dy_ptr, o * ys_o + n * ys_n + i, o * dys_o + n * dys_n + i, mask)
@@ -236,8 +358,23 @@ def softmax_bwd_tile(
 
 
 @triton.jit
-def _grad_sum(y_ptr, dy_ptr, ys_o, ys_n, dys_o, dys_n, pid, OUTER, INNER, n_begin, n_end,
-              LOG: tl.constexpr, BLOCK_O: tl.constexpr, BLOCK_N: tl.constexpr, BLOCK_I: tl.constexpr):
+def _grad_sum(
+    y_ptr,
+    dy_ptr,
+    ys_o,
+    ys_n,
+    dys_o,
+    dys_n,
+    pid,
+    OUTER,
+    INNER,
+    n_begin,
+    n_end,
+    LOG: tl.constexpr,
+    BLOCK_O: tl.constexpr,
+    BLOCK_N: tl.constexpr,
+    BLOCK_I: tl.constexpr,
+):
     total = tl.zeros((BLOCK_O, 1, BLOCK_I), tl.float32)
     for n_start in range(n_begin, n_end, BLOCK_N):
         o, n, i, mask = _tile_offsets(pid, OUTER, n_end, INNER, n_start, BLOCK_O, BLOCK_N, BLOCK_I)
@@ -247,9 +384,27 @@ def _grad_sum(y_ptr, dy_ptr, ys_o, ys_n, dys_o, dys_n, pid, OUTER, INNER, n_begi
 
 
 @triton.jit
-def _write_grad_backwards(y_ptr, dy_ptr, dx_ptr, ys_o, ys_n, dys_o, dys_n, dxs_o, dxs_n, total, pid, OUTER, INNER,
-                          n_begin, n_end, LOG: tl.constexpr, BLOCK_O: tl.constexpr, BLOCK_N: tl.constexpr,
-                          BLOCK_I: tl.constexpr):
+def _write_grad_backwards(
+    y_ptr,
+    dy_ptr,
+    dx_ptr,
+    ys_o,
+    ys_n,
+    dys_o,
+    dys_n,
+    dxs_o,
+    dxs_n,
+    total,
+    pid,
+    OUTER,
+    INNER,
+    n_begin,
+    n_end,
+    LOG: tl.constexpr,
+    BLOCK_O: tl.constexpr,
+    BLOCK_N: tl.constexpr,
+    BLOCK_I: tl.constexpr,
+):
     chunks = tl.cdiv(n_end - n_begin, BLOCK_N)
     for k in range(0, chunks):
         n_start = n_begin + (chunks - 1 - k) * BLOCK_N
@@ -261,36 +416,137 @@ def _write_grad_backwards(y_ptr, dy_ptr, dx_ptr, ys_o, ys_n, dys_o, dys_n, dxs_o
 
 @triton.jit
 def softmax_bwd_online(
-    y_ptr, dy_ptr, dx_ptr, OUTER, N, INNER, ys_o, ys_n, dys_o, dys_n, dxs_o, dxs_n, COLUMN_PROGRAMS,
-    LOG: tl.constexpr, BLOCK_O: tl.constexpr, BLOCK_N: tl.constexpr, BLOCK_I: tl.constexpr,
+    y_ptr,
+    dy_ptr,
+    dx_ptr,
+    OUTER,
+    N,
+    INNER,
+    ys_o,
+    ys_n,
+    dys_o,
+    dys_n,
+    dxs_o,
+    dxs_n,
+    COLUMN_PROGRAMS,
+    LOG: tl.constexpr,
+    BLOCK_O: tl.constexpr,
+    BLOCK_N: tl.constexpr,
+    BLOCK_I: tl.constexpr,
 ):
     # Persistent, as softmax_fwd_online, so that the second walk over y and dy hits L2.
     for pid in range(tl.program_id(0), COLUMN_PROGRAMS, tl.num_programs(0)):
-        total = _grad_sum(y_ptr, dy_ptr, ys_o, ys_n, dys_o, dys_n, pid, OUTER, INNER, 0, N, LOG,
-                          BLOCK_O, BLOCK_N, BLOCK_I)
-        _write_grad_backwards(y_ptr, dy_ptr, dx_ptr, ys_o, ys_n, dys_o, dys_n, dxs_o, dxs_n, total, pid, OUTER,
-                              INNER, 0, N, LOG, BLOCK_O, BLOCK_N, BLOCK_I)
+        total = _grad_sum(
+            y_ptr, dy_ptr, ys_o, ys_n, dys_o, dys_n, pid, OUTER, INNER, 0, N, LOG, BLOCK_O, BLOCK_N, BLOCK_I
+        )
+        _write_grad_backwards(
+            y_ptr,
+            dy_ptr,
+            dx_ptr,
+            ys_o,
+            ys_n,
+            dys_o,
+            dys_n,
+            dxs_o,
+            dxs_n,
+            total,
+            pid,
+            OUTER,
+            INNER,
+            0,
+            N,
+            LOG,
+            BLOCK_O,
+            BLOCK_N,
+            BLOCK_I,
+        )
 
 
 @triton.jit
 def softmax_bwd_partials(
-    y_ptr, dy_ptr, sum_ptr, OUTER, N, INNER, ys_o, ys_n, dys_o, dys_n, SPLITS, CHUNK,
-    LOG: tl.constexpr, BLOCK_O: tl.constexpr, BLOCK_N: tl.constexpr, BLOCK_I: tl.constexpr,
+    y_ptr,
+    dy_ptr,
+    sum_ptr,
+    OUTER,
+    N,
+    INNER,
+    ys_o,
+    ys_n,
+    dys_o,
+    dys_n,
+    SPLITS,
+    CHUNK,
+    LOG: tl.constexpr,
+    BLOCK_O: tl.constexpr,
+    BLOCK_N: tl.constexpr,
+    BLOCK_I: tl.constexpr,
 ):
     column_pid, split, n_begin, n_end = _split_coords(SPLITS, CHUNK, N, INNER, BLOCK_I, False)
-    total = _grad_sum(y_ptr, dy_ptr, ys_o, ys_n, dys_o, dys_n, column_pid, OUTER, INNER, n_begin, n_end,
-                      LOG, BLOCK_O, BLOCK_N, BLOCK_I)
+    total = _grad_sum(
+        y_ptr,
+        dy_ptr,
+        ys_o,
+        ys_n,
+        dys_o,
+        dys_n,
+        column_pid,
+        OUTER,
+        INNER,
+        n_begin,
+        n_end,
+        LOG,
+        BLOCK_O,
+        BLOCK_N,
+        BLOCK_I,
+    )
     offsets, mask = _stat_offsets(column_pid, split, SPLITS, OUTER, INNER, BLOCK_O, 1, BLOCK_I)
     tl.store(sum_ptr + offsets, total, mask=mask)
 
 
 @triton.jit
 def softmax_bwd_split(
-    y_ptr, dy_ptr, dx_ptr, sum_ptr, OUTER, N, INNER, ys_o, ys_n, dys_o, dys_n, dxs_o, dxs_n, SPLITS, CHUNK,
-    LOG: tl.constexpr, BLOCK_O: tl.constexpr, BLOCK_N: tl.constexpr, BLOCK_I: tl.constexpr, BLOCK_S: tl.constexpr,
+    y_ptr,
+    dy_ptr,
+    dx_ptr,
+    sum_ptr,
+    OUTER,
+    N,
+    INNER,
+    ys_o,
+    ys_n,
+    dys_o,
+    dys_n,
+    dxs_o,
+    dxs_n,
+    SPLITS,
+    CHUNK,
+    LOG: tl.constexpr,
+    BLOCK_O: tl.constexpr,
+    BLOCK_N: tl.constexpr,
+    BLOCK_I: tl.constexpr,
+    BLOCK_S: tl.constexpr,
 ):
     column_pid, split, n_begin, n_end = _split_coords(SPLITS, CHUNK, N, INNER, BLOCK_I, True)
     offsets, mask = _stat_offsets(column_pid, 0, SPLITS, OUTER, INNER, BLOCK_O, BLOCK_S, BLOCK_I)
     total = tl.sum(tl.load(sum_ptr + offsets, mask=mask, other=0.0), axis=1, keep_dims=True)
-    _write_grad_backwards(y_ptr, dy_ptr, dx_ptr, ys_o, ys_n, dys_o, dys_n, dxs_o, dxs_n, total, column_pid, OUTER,
-                          INNER, n_begin, n_end, LOG, BLOCK_O, BLOCK_N, BLOCK_I)
+    _write_grad_backwards(
+        y_ptr,
+        dy_ptr,
+        dx_ptr,
+        ys_o,
+        ys_n,
+        dys_o,
+        dys_n,
+        dxs_o,
+        dxs_n,
+        total,
+        column_pid,
+        OUTER,
+        INNER,
+        n_begin,
+        n_end,
+        LOG,
+        BLOCK_O,
+        BLOCK_N,
+        BLOCK_I,
+    )

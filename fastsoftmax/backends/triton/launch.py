@@ -21,8 +21,10 @@ try:
     from triton import knobs
     from triton.runtime.jit import JITFunction
 
-    _DIRECT = ("kernel.run(grid_0, grid_1, grid_2, stream, kernel.function, kernel.packed_metadata, launch_metadata"
-               in inspect.getsource(JITFunction.run)) and "*bound_args.values()" in inspect.getsource(JITFunction.run)
+    _DIRECT = (
+        "kernel.run(grid_0, grid_1, grid_2, stream, kernel.function, kernel.packed_metadata, launch_metadata"
+        in inspect.getsource(JITFunction.run)
+    ) and "*bound_args.values()" in inspect.getsource(JITFunction.run)
 except Exception:  # any other Triton: the ordinary path is always correct
     _DIRECT = False
 
@@ -34,6 +36,7 @@ _compiled: dict = {}
 try:
     _current_device = torch._C._cuda_getDevice
 except AttributeError:  # pragma: no cover - CPU-only builds of torch
+
     def _current_device():
         return -1
 
@@ -71,7 +74,7 @@ def _launch(kernel, programs: int, args: tuple, config: tuple, device_index: int
         if hasattr(compiled, "result"):
             compiled = compiled.result()
         named = dict(config)
-        constexprs = tuple(named[name] for name in kernel.arg_names[len(args):])
+        constexprs = tuple(named[name] for name in kernel.arg_names[len(args) :])
         _compiled[key] = (compiled, constexprs)
         return
     compiled, constexprs = entry
@@ -79,5 +82,15 @@ def _launch(kernel, programs: int, args: tuple, config: tuple, device_index: int
     enter_hook = knobs.runtime.launch_enter_hook
     values = args + constexprs
     metadata = compiled.launch_metadata((programs, 1, 1), stream, *values) if enter_hook is not None else None
-    compiled.run(programs, 1, 1, stream, compiled.function, compiled.packed_metadata, metadata,
-                 enter_hook, knobs.runtime.launch_exit_hook, *values)
+    compiled.run(
+        programs,
+        1,
+        1,
+        stream,
+        compiled.function,
+        compiled.packed_metadata,
+        metadata,
+        enter_hook,
+        knobs.runtime.launch_exit_hook,
+        *values,
+    )
