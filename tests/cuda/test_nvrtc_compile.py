@@ -143,10 +143,11 @@ def test_block_regs_instance_space_is_covered():
 @needs_nvrtc
 def test_disk_cache_round_trip(tmp_path, monkeypatch):
     from fastsoftmax.backends.cuda import compiler
-    from fastsoftmax.backends.cuda.instances import Instance, source_for
+    from fastsoftmax.backends.cuda.instances import source_for
+    from fastsoftmax.backends.cuda.strided import StridedInstance
 
     monkeypatch.setenv("FASTSOFTMAX_CACHE_DIR", str(tmp_path))
-    src = source_for([Instance("strided", torch.float32, False, False)])
+    src = source_for([StridedInstance(torch.float32, False, False)])
     first = compiler.compile_cubin(src, "sm_90", "cache-test")
     files = list(tmp_path.glob("*.cubin"))
     assert len(files) == 1, "one compile should leave one CUBIN in the cache"

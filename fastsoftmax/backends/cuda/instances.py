@@ -91,13 +91,6 @@ SPLIT_ROW_BLOCK = 512
 #: chunks start at multiples of this many elements, so each keeps the row's alignment
 SPLIT_ROW_ALIGN = 16
 
-# ---- tier "strided" -----------------------------------------------------------------------------
-STRIDED_MAX_THREADS = 256
-#: packs along the contiguous axis: 16 bytes, or single elements for unaligned views (and pairs
-#: of 16-bit elements for views aligned to 4 bytes)
-STRIDED_PACK_SIZES = WARP_PACK_SIZES
-
-
 # ---- tier "cluster" (sm_90+) --------------------------------------------------------------------
 #: the first architecture with thread-block clusters and distributed shared memory
 CLUSTER_MIN_SM = 90
@@ -252,7 +245,7 @@ def cluster_grid(rows: int, resident: int, backward: bool) -> int:
 class Instance:
     """One kernel: a tier's template with every parameter fixed."""
 
-    tier: str  # "warp", "block_regs", "block_smem", "block_uncached", "split_row", "strided", "cluster"
+    tier: str  # "warp", "block_regs", "block_smem", "block_uncached", "split_row", "cluster" (inner > 1: strided.py)
     dtype: torch.dtype
     backward: bool
     log: bool
@@ -290,7 +283,6 @@ class Instance:
             "block_smem": "block_tier.cuh",
             "block_uncached": "block_tier.cuh",
             "split_row": "split_row_tier.cuh",
-            "strided": "strided_tier.cuh",
             "cluster": "cluster_tier.cuh",
         }[self.tier]
 
@@ -318,25 +310,8 @@ class Instance:
         elif self.tier == "cluster":
             return self._cluster_wrapper(t, log)
         else:
-            bounds = STRIDED_MAX_THREADS
-            targs = f"{t}, {self.pack}, {log}"
-            fn = "strided_backward" if self.backward else "strided_forward"
-        if self.tier == "strided":
-            # every parameter is 8 bytes (pointers and i64), stage included: the launcher's
-            # argument slots are uniform
-            if self.backward:
-                params = (
-                    f"const {t}* y, const {t}* dy, {t}* dx, float* partials, i64 n, i64 inner, i64 ys0, "
-                    f"i64 ys1, i64 dys0, i64 dys1, i64 dxs0, i64 dxs1, i64 chunk, i64 splits, i64 stage"
-                )
-                args = "y, dy, dx, partials, n, inner, ys0, ys1, dys0, dys1, dxs0, dxs1, chunk, splits, (int)stage"
-            else:
-                params = (
-                    f"const {t}* x, {t}* y, float* partials, i64 n, i64 inner, i64 xs0, i64 xs1, i64 ys0, "
-                    f"i64 ys1, i64 chunk, i64 splits, i64 stage"
-                )
-                args = "x, y, partials, n, inner, xs0, xs1, ys0, ys1, chunk, splits, (int)stage"
-        elif self.backward:
+            raise ValueError(f"no row-tier wrapper for tier {self.tier!r}")
+        if self.backward:
             params = f"const {t}* y, const {t}* dy, {t}* dx, i64 rows, i64 n, i64 y_pitch, i64 dy_pitch, i64 dx_pitch"
             args = "y, dy, dx, rows, n, y_pitch, dy_pitch, dx_pitch"
         else:
@@ -478,7 +453,7 @@ def all_instances():
                     out.append(Instance("split_row", dtype, backward, log, pack, stage="finish"))
                     if backward or not log:
                         out.append(Instance("split_row", dtype, backward, log, pack, stage="partials"))
-                for pack in STRIDED_PACK_SIZES[dtype]:
-                    out.append(Instance("strided", dtype, backward, log, pack))
                 out.append(Instance("cluster", dtype, backward, log, cluster_pack(dtype)))
-    return out
+    from .strided import all_instances as strided_instances  # its module imports this one
+
+    return out + strided_instances()

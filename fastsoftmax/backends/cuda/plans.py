@@ -11,7 +11,7 @@ Argument order of the kernels (every parameter 8 bytes, see ``instances.py``):
 * one-kernel row tiers: pointers, rows, n, the pitch of each tensor;
 * split_row: partials  = inputs, workspace, n, the pitch of each input, chunk, splits;
              finish    = pointers, workspace, n, the pitch of each tensor, chunk, splits;
-* strided:   pointers, workspace, n, inner, (stride 0, stride 1) of each tensor, chunk, splits, stage.
+* inner > 1: see ``strided.py``.
 """
 
 from __future__ import annotations
@@ -20,7 +20,7 @@ import functools
 
 import torch
 
-from . import tiers
+from . import strided, tiers
 from .instances import (
     BLOCK_REGS_PACK_SIZES,
     BLOCK_SIZES,
@@ -28,8 +28,6 @@ from .instances import (
     PACK_SIZES,
     SPLIT_ROW_ALIGN,
     SPLIT_ROW_BLOCK,
-    STRIDED_MAX_THREADS,
-    STRIDED_PACK_SIZES,
     WARP_PACK_SIZES,
     WARP_TIER_BLOCK,
     WARP_TIER_MAX_COLS,
@@ -69,9 +67,7 @@ def build(load, key):
     tuning); ``load(instance, device)`` returns the loaded cuda.core kernel of an instance."""
     tier, dtype, outer, n, inner, strides, log, backward, align, dev, tuning = key
     if inner != 1:
-        if tier != "strided":
-            raise ValueError(f"tier {tier!r} of backend 'cuda' needs inner == 1; use tier 'strided' for inner > 1")
-        return _strided(load, dtype, outer, n, inner, strides, log, backward, align, dev)
+        return strided.build(load, key)
     if tier not in tiers.ROW_TIERS:
         raise ValueError(
             f"tier {tier!r} of backend 'cuda' handles rows only with inner > 1; "
@@ -204,41 +200,5 @@ def _split_row(load, dtype, outer, n, pitches, log, backward, align, dev):
         partials.launch(grid, stream, pointers[:inputs] + (ws,) + first_tail)
         finish.launch(grid, stream, pointers + (ws,) + last_tail)
         del scratch  # only now: the allocator reuses it in stream order, after our kernels
-
-    return run
-
-
-def _strided(load, dtype, outer, n, inner, strides, log, backward, align, dev):
-    facts = device_facts(dev)
-    itemsize = CXX_TYPES[dtype][2]
-    # the widest pack every pointer and stride is aligned to, and no wider than the columns
-    pack = _widest_pack(STRIDED_PACK_SIZES[dtype], align, itemsize, lambda p: p <= inner or p == 1)
-    inst = Instance("strided", dtype, backward, log, pack)
-    width = min(32, next_pow2(-(-inner // pack)), max(1, tiers.STRIDED_ROW_BYTES // (pack * itemsize)))
-    # slices fill the block up to STRIDED_MAX_THREADS, no more than n needs (kUnroll rows each)
-    slices = min(STRIDED_MAX_THREADS // width, max(max(1, 32 // width), next_pow2(-(-n // 4))))
-    kernel = Kernel(load(inst, dev), inst.name, dev, 15 if backward else 12, width, slices)
-    tiles = outer * -(-inner // (width * pack))
-    resident = max(1, kernel.blocks_per_sm()) * facts.sm_count
-    splits = 1
-    if tiles < tiers.STRIDED_WAVES * resident:
-        most = max(1, n // (slices * tiers.STRIDED_MIN_ROWS_PER_THREAD))
-        splits = min(most, -(-tiers.STRIDED_WAVES * resident // tiles))
-    chunk = -(-n // splits)
-    splits = -(-n // chunk)
-    grid = tiles * splits
-    flat = tuple(s for tensor_strides in strides for s in tensor_strides)
-    if splits == 1:
-        return kernel.bound(grid, (0, n, inner) + flat + (n, 1, 0))
-    workspace = tiles * splits * kernel.block_x * pack * (1 if backward else 2)
-    device = torch_device(dev)
-    middle = (n, inner) + flat + (chunk, splits)
-
-    def run(pointers, stream):
-        scratch = torch.empty(workspace, dtype=torch.float32, device=device)  # held over both launches
-        ws = scratch.data_ptr()
-        kernel.launch(grid, stream, pointers + (ws,) + middle + (1,))
-        kernel.launch(grid, stream, pointers + (ws,) + middle + (2,))
-        del scratch
 
     return run

@@ -32,10 +32,11 @@ from dataclasses import dataclass
 
 import torch
 
+from . import strided
 from .instances import CXX_TYPES, WARP_TIER_MAX_COLS, block_regs_max_cols, cluster_max_cols, cluster_preferred_max_cols
 
-TIERS = ("warp", "block_regs", "cluster", "block_smem", "block_uncached", "split_row", "strided")
 ROW_TIERS = ("warp", "block_regs", "cluster", "block_smem", "block_uncached", "split_row")
+TIERS = ROW_TIERS + strided.TIERS
 #: split_row serves rows at least this long when there are fewer rows than SMs
 SPLIT_ROW_MIN_COLS = 16384
 #: each split_row block takes at least this many elements (8 per thread at 512 threads)
@@ -59,13 +60,6 @@ BLOCK_REGS_MIN_COLS_16BIT = 512
 #: block tiers size blocks so that a row gives each thread about this many packs: the kernels
 #: load kUnroll (4) packs per thread before using any, and smaller blocks leave more of them per SM
 BLOCK_PACKS_PER_THREAD = 4
-#: strided: a warp covers this many bytes of one row along the contiguous axis (a cache line)
-STRIDED_ROW_BYTES = 128
-#: strided: when the tiles of a problem fill less than this many waves of resident blocks, n is
-#: split over blocks (two kernels) until they do
-STRIDED_WAVES = 2
-#: strided: a chunk of n gives each thread at least this many rows
-STRIDED_MIN_ROWS_PER_THREAD = 8
 #: shared memory the block tiers' static reduction scratch takes, on top of the row copy
 STATIC_SMEM_RESERVE = 1024
 
@@ -123,7 +117,7 @@ def row_cache_bytes(n: int, itemsize: int, backward: bool) -> int:
 
 def choose_tier(outer: int, n: int, inner: int, dtype: torch.dtype, backward: bool, limits: Limits) -> str:
     if inner > 1:
-        return "strided"
+        return strided.choose_tier(outer, n, inner, dtype, backward, limits)
     itemsize = CXX_TYPES[dtype][2]
     if n <= WARP_TIER_MAX_COLS and (itemsize == 4 or n < BLOCK_REGS_MIN_COLS_16BIT):
         return "warp"
@@ -146,8 +140,8 @@ def choose_tier(outer: int, n: int, inner: int, dtype: torch.dtype, backward: bo
 def supports(tier: str, outer: int, n: int, inner: int, dtype: torch.dtype, backward: bool, limits: Limits) -> bool:
     if dtype not in CXX_TYPES or tier not in TIERS:
         return False
-    if tier == "strided":
-        return inner > 1
+    if tier in strided.TIERS or inner > 1:
+        return strided.supports(tier, outer, n, inner, dtype, backward, limits)
     if inner != 1:
         return False
     if tier == "warp":
