@@ -10,7 +10,8 @@
 # time and check kernels rather than wait on NVRTC; hostprobe and tierprobe run benchmarks/*_probe.py.
 # sanitize runs benchmarks/sanitize.py (every CUDA tier and the ladder) under compute-sanitizer's
 # memcheck, racecheck, initcheck and synccheck.
-# TEST_TIMEOUT (seconds, default 420) bounds the test step, so that a hang still returns results.
+# TEST_TIMEOUT (seconds, default 420) bounds the test step, so that a hang still returns results;
+# TEST_PATHS (default: tests) narrows it, e.g. to the tests that touch the GPU.
 # Everything is written to a work folder and packed into $OUT/run.tar.gz at the end (the device
 # tool brings few files back), with the logs' last lines in $OUT/summary.txt.
 set -uo pipefail
@@ -47,8 +48,9 @@ if [[ $steps == *,tierprobe,* ]]; then
     python3 benchmarks/cuda_probe.py --quick --out "$OUT/cuda_probe.txt" 2>&1 | tail -n 60 || status=1
 fi
 if [[ $steps == *,tests,* ]]; then
-    timeout "${TEST_TIMEOUT:-420}" python3 -m pytest tests -n "$(nproc)" -q -p no:cacheprovider \
-        --junitxml="$OUT/tests.xml" -W ignore::RuntimeWarning 2>&1 | tee "$OUT/tests.log" | tail -n 60 || status=1
+    # shellcheck disable=SC2086
+    timeout "${TEST_TIMEOUT:-420}" python3 -m pytest ${TEST_PATHS:-tests} -n "$(nproc)" -q -p no:cacheprovider \
+        -p no:benchmark --durations=30 -rfE --junitxml="$OUT/tests.xml" -W ignore::RuntimeWarning 2>&1 | tee "$OUT/tests.log" | tail -n 60 || status=1
 fi
 if [[ $steps == *,sanitize,* ]]; then
     for tool in memcheck racecheck initcheck synccheck; do

@@ -18,7 +18,7 @@ import torch
 
 import fastsoftmax
 from fastsoftmax import dispatch
-from fastsoftmax.backends.cuda import launch
+from fastsoftmax.backends.cuda import BACKEND, launch, plans, tiers
 from fastsoftmax.benchmark.timing import host_us_per_call
 
 ROUNDS = 7
@@ -51,6 +51,19 @@ def main() -> None:
         "warp", (4, 1024, 1), [(1024, 1024, 1)] * 2, torch.bfloat16, 0, False
     )
     tensors = (x, y)
+    # the two driver entry points of Kernel.bound, on the same kernel and grid (A/B)
+    kernel, grid = plans._row_kernel(
+        BACKEND.kernel, "block_regs", torch.bfloat16, 4, 1024, False, False, 16, 0, tiers.DEFAULT_TUNING
+    )
+    tail = (4, 1024, 1024, 1024)
+    pointers, stream = (x.data_ptr(), y.data_ptr()), launch.raw_stream(0)
+    launches = {via: kernel.bound(grid, tail, via=via) for via in ("ctypes", "bindings")}
+    for via, go in launches.items():
+        y.fill_(float("nan"))
+        go(pointers, stream)
+        torch.cuda.synchronize()
+        ok = torch.allclose(y.float(), torch.softmax(x.float(), -1), atol=1e-2)
+        say(f"Kernel.bound(via={via!r}) gives the right result: {ok}")
     say(f"auto resolves 4x1024 bf16 to {dispatch.resolve('auto', x.device, x.dtype, 4, 1024, 1, False)}")
 
     cases = {
@@ -62,6 +75,8 @@ def main() -> None:
         "fastsoftmax.softmax_backward (cuda)": lambda: fastsoftmax.softmax_backward(dy, yg, -1, backend="cuda"),
         "  remembered plan(x)": lambda: plan(x, False),
         "  prepared run((x, y))": lambda: run(tensors, False),
+        "  bound go(pointers, stream), ctypes": lambda: launches["ctypes"](pointers, stream),
+        "  bound go(pointers, stream), bindings": lambda: launches["bindings"](pointers, stream),
         "  torch.empty_like(x)": lambda: torch.empty_like(x),
         "  plan key": lambda: (x.shape, x.stride(), x.dtype, x.device, 1, "cuda"),
         "  launch.enter(0)": lambda: launch.enter(0),
@@ -84,6 +99,10 @@ def main() -> None:
     base = medians["torch.softmax"]
     for name in ("fastsoftmax.softmax (auto)", "fastsoftmax.softmax (cuda)"):
         say(f"{name} / torch.softmax = {medians[name] / base:.3f} (goal <= 1.15)")
+    say(
+        f"autograd forward+backward: fastsoftmax / torch = "
+        f"{medians['autograd forward+backward, fastsoftmax'] / medians['autograd forward+backward, torch']:.3f}"
+    )
     say(
         f"softmax_backward (cuda) / torch._softmax_backward_data = "
         f"{medians['fastsoftmax.softmax_backward (cuda)'] / medians['torch._softmax_backward_data']:.3f}"

@@ -4,10 +4,14 @@ Three ways into the kernels, cheapest first:
 
 * eager, no gradient needed: straight to the backend; a geometry seen before skips every check
   and choice (one dictionary lookup, the allocation and the launch);
-* eager with autograd: through the custom op ``fastsoftmax::softmax_forward``, whose registered
-  autograd formula calls ``fastsoftmax::softmax_backward``;
-* under ``torch.compile``: the same custom ops, which Dynamo keeps in the graph as opaque calls
-  (with fake implementations for shape propagation), so ``fullgraph=True`` traces with no break.
+* eager with autograd: through ``torch.autograd.Function`` (``_Softmax``), the cheapest way into
+  autograd from Python: its backward runs the backward kernels (or, when a graph of the backward
+  is asked for with ``create_graph=True``, torch's differentiable backward, so higher-order
+  gradients are right);
+* under ``torch.compile``: the custom op ``fastsoftmax::softmax_forward``, whose registered
+  autograd formula calls ``fastsoftmax::softmax_backward``; Dynamo keeps both in the graph as
+  opaque calls (with fake implementations for shape propagation), so ``fullgraph=True`` traces
+  with no break.
 """
 
 from __future__ import annotations
@@ -224,6 +228,32 @@ def _backward(ctx, grad_output):
 softmax_forward.register_autograd(_backward, setup_context=_setup_context)
 
 
+class _Softmax(torch.autograd.Function):
+    """Eager autograd: the same kernels as the custom ops, without the dispatcher's custom-op
+    machinery on every call (several times the host time of the kernels themselves)."""
+
+    @staticmethod
+    def forward(ctx, x, dim, log, backend):
+        y = forward_impl(x, dim, log, backend)
+        ctx.dim, ctx.log, ctx.backend = dim, log, backend
+        # autograd runs the backward on a thread of its own: a tier forced around the forward must
+        # reach it explicitly
+        ctx.override = dispatch.current_override()
+        ctx.save_for_backward(y)
+        return y
+
+    @staticmethod
+    def backward(ctx, grad_output):
+        (output,) = ctx.saved_tensors
+        if torch.is_grad_enabled() and (grad_output.requires_grad or output.requires_grad):
+            # create_graph=True: the backward itself must be differentiable (torch's formula,
+            # with the saved output still leading back through this function)
+            return _torch_backward(grad_output, output, ctx.dim, ctx.log), None, None, None
+        with dispatch.overridden(ctx.override):
+            grad_input = backward_impl(grad_output, output, ctx.dim, ctx.log, ctx.backend)
+        return grad_input, None, None, None
+
+
 # ---------------------------------------------------------------------------------------------
 # Public functions
 # ---------------------------------------------------------------------------------------------
@@ -238,8 +268,10 @@ def _apply(x, dim, dtype, backend, log: bool, what: str) -> torch.Tensor:
         x = x.to(dtype)
     given_dim = dim
     dim = _normalize_dim(dim, x.dim())
-    if torch.compiler.is_compiling() or (x.requires_grad and torch.is_grad_enabled()):
+    if torch.compiler.is_compiling():
         return softmax_forward(x, dim, log, backend)
+    if x.requires_grad and torch.is_grad_enabled():
+        return _Softmax.apply(x, dim, log, backend)
     y = forward_impl(x, dim, log, backend)
     if given_dim != dim and type(given_dim) is int:  # the plan answers to the dim as written, too
         plan = _PLANS.get(_plan_key(x, dim, backend))
