@@ -49,7 +49,7 @@ if [[ $steps == *,tierprobe,* ]]; then
 fi
 if [[ $steps == *,tests,* ]]; then
     # shellcheck disable=SC2086
-    timeout "${TEST_TIMEOUT:-420}" python3 -m pytest ${TEST_PATHS:-tests} -n "$(nproc)" -q -p no:cacheprovider \
+    FASTSOFTMAX_TEST_LOG="$OUT/tests_failures_and_slow.txt" timeout "${TEST_TIMEOUT:-420}" python3 -m pytest ${TEST_PATHS:-tests} -n "$(nproc)" -q -p no:cacheprovider \
         -p no:benchmark --durations=30 -rfE --junitxml="$OUT/tests.xml" -W ignore::RuntimeWarning 2>&1 | tee "$OUT/tests.log" | tail -n 60 || status=1
 fi
 if [[ $steps == *,sanitize,* ]]; then
@@ -76,6 +76,7 @@ if [[ $steps == *,table,* ]]; then
     python3 -m fastsoftmax bench table --out "$OUT" --table-out "$OUT/dispatch_table.json" 2>&1 | tail -n 20 || status=1
 fi
 cp "$OUT/device.txt" "$FINAL/summary.txt" 2>/dev/null
+cp "$OUT/tests_failures_and_slow.txt" "$FINAL/" 2>/dev/null
 for log in "$OUT"/*.log "$OUT"/*summary.txt "$OUT"/*probe*.txt; do
     [[ -f $log ]] && { echo "== $(basename "$log")"; tail -n 40 "$log"; } >> "$FINAL/summary.txt"
 done

@@ -49,3 +49,21 @@ def pytest_runtest_makereport(item, call):
     for name, value in item.user_properties:
         if name == "seed" and call.excinfo is not None:
             item.add_report_section(call.when, "seed", f"torch.manual_seed({value})")
+
+
+_FAILURE_LOG = os.environ.get("FASTSOFTMAX_TEST_LOG")
+
+
+def pytest_runtest_logreport(report):
+    # On the device a run may be cut by its time limit before pytest prints its summary: each
+    # failure, and each slow test, is written out as it happens (FASTSOFTMAX_TEST_LOG=path).
+    if not _FAILURE_LOG:
+        return
+    failed = report.failed
+    slow = report.when == "call" and report.duration > 5
+    if failed or slow:
+        with open(_FAILURE_LOG, "a") as log:
+            status = f"FAILED ({report.when})" if failed else "slow"
+            log.write(f"{status} {report.duration:.1f}s {report.nodeid}\n")
+            if failed:
+                log.write(str(report.longrepr)[-3000:] + "\n\n")

@@ -208,25 +208,6 @@ def cu_stream(handle: int):
     return stream
 
 
-# ---- the plain launch through ctypes -------------------------------------------------------------
-_LIBCUDA_LAUNCH = None
-
-
-def _libcuda_launch():
-    """libcuda's ``cuLaunchKernel`` as a ctypes function (loaded once; the function object is
-    immutable and ctypes calls release the GIL). The library is the one the driver bindings and
-    torch already loaded, so the handles they made (functions, streams, contexts) are valid here."""
-    global _LIBCUDA_LAUNCH
-    if _LIBCUDA_LAUNCH is None:
-        lib = ctypes.CDLL("libcuda.so.1")
-        fn = lib.cuLaunchKernel
-        u = ctypes.c_uint
-        fn.argtypes = (ctypes.c_void_p, u, u, u, u, u, u, u, ctypes.c_void_p, ctypes.c_void_p, ctypes.c_void_p)
-        fn.restype = ctypes.c_int
-        _LIBCUDA_LAUNCH = fn
-    return _LIBCUDA_LAUNCH
-
-
 # ---- argument packing ---------------------------------------------------------------------------
 def argument_memory(values):
     """A fresh ``(slots, pointers, address)``: int64 slots holding ``values``, the array of
@@ -372,7 +353,7 @@ class Kernel:
         if int(result) != 0:
             self.failed(result, grid)
 
-    def bound(self, grid: int, tail: tuple, via: str = "ctypes"):
+    def bound(self, grid: int, tail: tuple):
         """``go(pointers, stream)``: this kernel on a fixed grid with the arguments after the
         pointers fixed to ``tail``: the repeated-call path, which packs and launches in one step.
 
@@ -380,34 +361,16 @@ class Kernel:
         launch takes one out (``deque.pop`` is atomic), writes the pointers, launches and puts it
         back, so no two threads ever write the same array, and only the pointers are written.
 
-        ``via`` picks the driver entry point: "ctypes" calls libcuda's ``cuLaunchKernel`` through
-        a ctypes function pointer (the cheapest call from Python measured; it releases the GIL like
-        the other), "bindings" through cuda.bindings (kept for comparison in the host probe)."""
+        The driver is called through cuda.bindings: libcuda's ``cuLaunchKernel`` through ctypes
+        measured 2.5 us slower per call (8.3 against 5.8 us on an H100 host,
+        benchmarks/results/2026-11-23_h100/host_probe_1010.txt)."""
         if self.cluster != 1 or self.cooperative:
             return self._bound_ex(grid, tail)
         function, block_x, block_y, smem = self.function, self.block_x, self.block_y, self.smem
-        pool = collections.deque()
-        failed = self.failed
-        if via == "ctypes":
-            cu_launch = _libcuda_launch()
-            function = int(function)
-
-            def go(pointers, stream):
-                try:
-                    memory = pool.pop()
-                except IndexError:
-                    memory = argument_memory(pointers + tail)
-                memory[0][: len(pointers)] = pointers
-                result = cu_launch(function, grid, 1, 1, block_x, block_y, 1, smem, stream, memory[2], None)
-                pool.append(memory)
-                if result:
-                    failed(result, grid)
-
-            return go
-        if via != "bindings":
-            raise ValueError(f"unknown launch path {via!r}; expected 'ctypes' or 'bindings'")
         cu_launch = _driver().cuLaunchKernel
         streams = _CU_STREAMS
+        pool = collections.deque()
+        failed = self.failed
 
         def go(pointers, stream):
             try:
