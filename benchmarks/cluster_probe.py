@@ -23,12 +23,17 @@ import torch
 
 from fastsoftmax.backends.cuda import compiler
 from fastsoftmax.backends.cuda.instances import (
+    CLUSTER_HELD_PACKS,
     CLUSTER_MAX_DYNAMIC_SMEM,
     CXX_TYPES,
+    ClusterShape,
     Instance,
+    cluster_chunk,
     cluster_max_cols,
     cluster_pack,
     cluster_shape,
+    cluster_staged_shape,
+    next_pow2,
     source_for,
 )
 
@@ -59,14 +64,16 @@ def check(result, what: str):
 
 
 class Kernels:
-    """Every cluster instance, compiled into one CUBIN for the device, as driver functions."""
+    """Every cluster instance, compiled into one CUBIN for the device, as driver functions: the
+    register-held kernels (one per K) and the earlier staged kernel (held = 0), for A/B runs."""
 
     def __init__(self, arch: str, sources=None):
         from cuda.core import Device
 
         Device(torch.cuda.current_device()).set_current()
-        self.instances = {(i.dtype, i.backward, i.log): i for i in self._all()}
+        self.instances = {(i.dtype, i.backward, i.log, i.cols): i for i in self._all()}
         self.functions = {}
+        self.registers = {}
         if sources is None:  # the production header, every instance
             source = source_for(list(self.instances.values()))
             source += '\nextern "C" __global__ void fs_probe_empty() {}\n'
@@ -95,6 +102,7 @@ class Kernels:
             check(driver.cuFuncSetAttribute(fn, attr.CU_FUNC_ATTRIBUTE_NON_PORTABLE_CLUSTER_SIZE_ALLOWED, 1), name)
             self.functions[name] = fn
             regs = check(driver.cuFuncGetAttribute(driver.CUfunction_attribute.CU_FUNC_ATTRIBUTE_NUM_REGS, fn), name)
+            self.registers[name] = regs
             say(f"  {label}/{name}: {regs} registers")
 
     @staticmethod
@@ -103,9 +111,13 @@ class Kernels:
             for backward in (False, True):
                 for log in (False, True):
                     yield Instance("cluster", dtype, backward, log, cluster_pack(dtype))
+                    for packs in CLUSTER_HELD_PACKS:
+                        yield Instance(
+                            "cluster", dtype, backward, log, cluster_pack(dtype), cols=packs * cluster_pack(dtype)
+                        )
 
-    def function(self, dtype, backward, log):
-        return self.functions[self.instances[(dtype, backward, log)].name]
+    def function(self, dtype, backward, log, held=0):
+        return self.functions[self.instances[(dtype, backward, log, held)].name]
 
 
 def launch_config(grid: int, block: int, smem: int, ctas: int, stream: int):
@@ -147,13 +159,48 @@ def resident_clusters(fn, block, smem, ctas) -> int:
     return int(check(driver.cuOccupancyMaxActiveClusters(fn, config), "cuOccupancyMaxActiveClusters"))
 
 
-def prepare(kernels, dtype, backward, log, tensors, n, rows, ctas=0, threads=0, clusters=0):
+def old_forced(n, dtype, backward, ctas):
+    """The staged kernel at a given cluster size (its threads and shared memory by its rule)."""
+    pack = cluster_pack(dtype)
+    slots = cluster_chunk(n, dtype, ctas) // pack + 1
+    threads = max(128, min(256, next_pow2(-(-slots // 8))))
+    return ClusterShape(ctas, threads, slots * 16 * (2 if backward else 1), pack, ctas > 8, 0)
+
+
+def is_aligned(tensors, rows) -> bool:
+    bits = 0
+    for t in tensors:
+        bits |= t.data_ptr()
+        if rows > 1:
+            bits |= t.stride(0) * t.element_size()
+    return bits % 16 == 0
+
+
+def prepare(kernels, dtype, backward, log, tensors, n, rows, ctas=0, threads=0, clusters=0, packs=0, old=False):
     """The launch of the cluster kernel on (x, y) or (y, dy, dx) views of rows x n; ``clusters``
-    below ``rows`` makes a persistent grid, -1 as many clusters as are resident."""
+    below ``rows`` makes a persistent grid, -1 as many clusters as are resident. ``old``: the
+    staged kernel with its own launch rule."""
     sm_count = torch.cuda.get_device_properties(0).multi_processor_count
-    shape = cluster_shape(n, dtype, backward, rows=rows, sm_count=sm_count, ctas=ctas)
-    block = threads or shape.threads
-    fn = kernels.function(dtype, backward, log)
+    if old:
+        shape = (
+            cluster_staged_shape(n, dtype, backward, rows, sm_count)
+            if not ctas
+            else old_forced(n, dtype, backward, ctas)
+        )
+    else:
+        shape = cluster_shape(
+            n,
+            dtype,
+            backward,
+            rows=rows,
+            sm_count=sm_count,
+            ctas=ctas,
+            aligned=is_aligned(tensors, rows),
+            threads=threads,
+            packs=packs,
+        )
+    block = (threads if old else 0) or shape.threads
+    fn = kernels.function(dtype, backward, log, shape.held)
     if clusters == -1:
         clusters = min(rows, max(1, resident_clusters(fn, block, shape.smem_bytes, shape.ctas)))
     clusters = clusters or rows
@@ -210,16 +257,30 @@ def compare(name, out, ref, dtype, scale=None) -> bool:
 
 
 def run_case(
-    kernels, dtype, backward, log, rows, n, offset=0, extra=0, ctas=0, threads=0, clusters=0, specials=False
+    kernels,
+    dtype,
+    backward,
+    log,
+    rows,
+    n,
+    offset=0,
+    extra=0,
+    ctas=0,
+    threads=0,
+    clusters=0,
+    specials=False,
+    packs=0,
+    old=False,
 ) -> bool:
     name = (
         f"{TAG[dtype]} {'bwd' if backward else 'fwd'} {'log' if log else 'exp'} {rows}x{n} off{offset} "
-        f"extra{extra} C{ctas or 'auto'} t{threads or 'auto'} clusters{clusters or 'rows'} "
-        f"{' specials' if specials else ''}"
+        f"extra{extra} C{ctas or 'auto'} t{threads or 'auto'} K{packs or 'auto'} clusters{clusters or 'rows'}"
+        f"{' specials' if specials else ''}{' old' if old else ''}"
     )
     torch.manual_seed(rows * 1000003 + n)
     try:
-        cluster_shape(n, dtype, backward, rows=rows, sm_count=132, ctas=ctas)
+        if not old:
+            cluster_shape(n, dtype, backward, rows=rows, sm_count=132, ctas=ctas, threads=threads, packs=packs)
     except ValueError as exc:
         say(f"skip {name}: {exc}")
         return True
@@ -232,7 +293,7 @@ def run_case(
         y_offset = (offset + 1) % (extra + 1)
         y_buf, y = strided(rows, n, dtype, y_offset, extra)
         y.fill_(math.nan)
-        launch, shape, block = prepare(kernels, dtype, False, log, (x, y), n, rows, ctas, threads, clusters)
+        launch, shape, block = prepare(kernels, dtype, False, log, (x, y), n, rows, ctas, threads, clusters, packs, old)
         launch()
         torch.cuda.synchronize()
         fn = torch.log_softmax if log else torch.softmax
@@ -251,7 +312,9 @@ def run_case(
         dyv.copy_(torch.randn(rows, n, device="cuda", dtype=torch.float32))
         _, dxv = strided(rows, n, dtype, (offset + 1) % (extra + 1), extra)
         dxv.fill_(math.nan)
-        launch, shape, block = prepare(kernels, dtype, True, log, (yv, dyv, dxv), n, rows, ctas, threads, clusters)
+        launch, shape, block = prepare(
+            kernels, dtype, True, log, (yv, dyv, dxv), n, rows, ctas, threads, clusters, packs, old
+        )
         launch()
         torch.cuda.synchronize()
         y64, dy64 = yv.double(), dyv.double()
@@ -264,7 +327,10 @@ def run_case(
             ref = y64 * (dy64 - total)
             scale = y64.abs() * (dy64.abs() + (dy64 * y64).abs().sum(-1, keepdim=True))
         ok &= compare(name, dxv, ref, dtype, scale)
-    say(f"{'ok  ' if ok else 'FAIL'} {name} -> C={shape.ctas} threads={block} smem={shape.smem_bytes}")
+    say(
+        f"{'ok  ' if ok else 'FAIL'} {name} -> C={shape.ctas} threads={block} K={shape.held // shape.pack} "
+        f"smem={shape.smem_bytes}"
+    )
     return ok
 
 
@@ -277,6 +343,7 @@ def correctness(kernels, sanitize: bool) -> bool:
             (torch.float16, {"rows": 2, "n": 100, "ctas": 16}),
             (torch.bfloat16, {"rows": 4, "n": 9000, "ctas": 8, "specials": True}),
             (torch.float16, {"rows": 7, "n": 4099, "ctas": 2, "clusters": 2, "offset": 1, "extra": 2}),
+            (torch.bfloat16, {"rows": 3, "n": 20001, "ctas": 4, "clusters": 1}),
         ]
         for dtype, case in cases:
             for backward in (False, True):
@@ -286,6 +353,10 @@ def correctness(kernels, sanitize: bool) -> bool:
                     ok &= run_case(kernels, dtype, backward, log, **case)
         return ok
     for dtype in DTYPES:
+        pack = cluster_pack(dtype)
+        # one element either side of every cluster-size step of the default rule (16-bit: 16K,
+        # 32K, 64K, 128K elements per row; float32 half those)
+        steps = [(16384 * 2 // CXX_TYPES[dtype][2]) << i for i in range(4)]
         for backward in (False, True):
             for log in (False, True):
                 cases = [
@@ -297,15 +368,20 @@ def correctness(kernels, sanitize: bool) -> bool:
                     {"rows": 3, "n": 7, "ctas": 4, "offset": 1, "extra": 1},
                     {"rows": 300, "n": 32768, "clusters": 20},
                     {"rows": 7, "n": 20001, "ctas": 1, "offset": 3, "extra": 5},
-                    {"rows": 7, "n": 20001, "ctas": 2, "threads": 128},
-                ]
-                cases += [
+                    {"rows": 7, "n": 20001, "ctas": 2, "threads": 160},
                     {"rows": 37, "n": 65537, "offset": 1, "extra": 2, "clusters": 5},
                     {"rows": 64, "n": 50257, "clusters": -1, "specials": not backward},
                     {"rows": 9, "n": 1000, "ctas": 2, "clusters": 2, "offset": 3, "extra": 3},
+                    {"rows": 6, "n": 151936, "offset": pack - 1, "extra": pack},
+                    {"rows": 3, "n": 40000, "packs": 16, "threads": 128, "offset": 2, "extra": 2},
+                    {"rows": 3, "n": 9000, "packs": 2, "threads": 512, "ctas": 2},
+                    {"rows": 2, "n": 30000, "old": True, "offset": 1, "extra": 1},
                 ]
-                if not backward and dtype != torch.float32:
-                    cases.append({"rows": 2, "n": 1 << 20})
+                cases += [{"rows": 2, "n": s + d} for s in steps for d in (-1, 1)]
+                if not backward:
+                    cases.append({"rows": 2, "n": cluster_max_cols(dtype, False), "offset": 1, "extra": 1})
+                else:
+                    cases.append({"rows": 2, "n": cluster_max_cols(dtype, True)})
                 for case in cases:
                     ok &= run_case(kernels, dtype, backward, log, **case)
     return ok
@@ -357,10 +433,8 @@ def make_sets(dtype, backward, log, rows, n):
     return sets
 
 
-def time_cluster(kernels, dtype, backward, log, rows, n, iters, ctas=0, threads=0, persistent=False):
-    sets = make_sets(dtype, backward, log, rows, n)
-    clusters = -1 if persistent else 0
-    launches = [prepare(kernels, dtype, backward, log, s, n, rows, ctas, threads, clusters) for s in sets]
+def time_cluster(kernels, sets, dtype, backward, log, rows, n, iters, **variant):
+    launches = [prepare(kernels, dtype, backward, log, t, n, rows, **variant) for t in sets]
     state = {"i": 0}
 
     def step():
@@ -370,7 +444,7 @@ def time_cluster(kernels, dtype, backward, log, rows, n, iters, ctas=0, threads=
     us = statistics.median(gpu_times_us(step, iters))
     _, shape, block = launches[0]
     grid = launches[0][0].config.gridDimX // shape.ctas
-    return us, shape, block, sets, grid
+    return us, shape, block, grid
 
 
 def time_fastsoftmax(sets, backward, log, iters):
@@ -409,69 +483,90 @@ def benchmark(kernels, quick: bool) -> list[str]:
         f"empty kernel: {empty_us:.2f} us; copy {copy:.0f} GB/s; {props.name}, {props.multi_processor_count} SMs"
     )
 
-    def record(kind, dtype, backward, log, rows, n, ctas=0, threads=0, persistent=False, compare_fs=False):
-        try:
-            us, shape, block, sets, grid = time_cluster(
-                kernels, dtype, backward, log, rows, n, iters, ctas, threads, persistent
+    def ab(kind, dtype, backward, log, rows, n, variants, compare_fs=False):
+        """One shape, every variant on the same tensors, in turn: fraction of copy (and us)."""
+        sets = make_sets(dtype, backward, log, rows, n)
+        nbytes = rows * n * CXX_TYPES[dtype][2] * (3 if backward else 2)
+        cells = []
+        for label, variant in variants:
+            try:
+                us, shape, block, grid = time_cluster(kernels, sets, dtype, backward, log, rows, n, iters, **variant)
+            except Exception as exc:  # noqa: BLE001 - one bad variant must not end the probe
+                say(f"  {label}: {type(exc).__name__}: {str(exc)[:160]}")
+                cells.append(f"{label} --")
+                continue
+            frac = nbytes / (us * 1e-6) / 1e9 / copy
+            k = shape.held // shape.pack if shape.held else 0
+            say(
+                f"  {kind} {TAG[dtype]} {rows}x{n} {label}: C={shape.ctas} t={block} K={k} clusters={grid} "
+                f"smem={shape.smem_bytes} {us:.2f} us {frac:.3f}"
             )
-        except Exception as exc:  # noqa: BLE001 - one bad variant must not end the probe
-            say(f"{kind} {TAG[dtype]} {rows}x{n} C={ctas}: {type(exc).__name__}: {str(exc)[:160]}")
-            return
-        tensors = 3 if backward else 2
-        nbytes = rows * n * CXX_TYPES[dtype][2] * tensors
-        frac = nbytes / (us * 1e-6) / 1e9 / copy
-        line = (
-            f"{kind:<8} {TAG[dtype]:<4} {'bwd' if backward else 'fwd'} {'log' if log else 'exp'} "
-            f"{rows:>5}x{n:<8} C={shape.ctas:<2} t={block:<3} clusters={grid:<5} "
-            f"{us:9.2f} us  {frac:5.3f} of copy"
-        )
+            cells.append(f"{label} {frac:.3f}" if kind != "decode" else f"{label} {us:5.2f}us")
         if compare_fs:
             fs_us = time_fastsoftmax(sets, backward, log, iters)
             if fs_us is not None:
-                line += f"  | backend=cuda {fs_us:9.2f} us {nbytes / (fs_us * 1e-6) / 1e9 / copy:5.3f}"
+                cells.append(f"backend=cuda {nbytes / (fs_us * 1e-6) / 1e9 / copy:.3f} ({fs_us:.1f}us)")
+        line = (
+            f"{kind:<7} {TAG[dtype]:<4} {'bwd' if backward else 'fwd'} {'log' if log else 'exp'} "
+            f"{rows:>5}x{n:<8} " + " | ".join(cells)
+        )
         say(line)
         table.append(line)
         del sets
         torch.cuda.empty_cache()
 
+    def train_variants(n, dtype, backward):
+        base = cluster_shape(n, dtype, backward, aligned=True)
+        out = [("old", {"old": True, "clusters": -1 if backward else 0}), ("new", {})]
+        if not quick:
+            out.append(("persist", {"clusters": -1}))
+            if base.ctas > 1:
+                out.append((f"C{base.ctas // 2}", {"ctas": base.ctas // 2}))
+            if base.ctas < 16:
+                out.append((f"C{base.ctas * 2}", {"ctas": base.ctas * 2}))
+            out.append(("t512", {"threads": 512}))
+            out.append(("new'", {}))
+        return out
+
     training = [(2048, 50257), (2048, 65536), (1024, 128256), (1024, 151936), (512, 262144)]
     for rows, n in training:
-        record("train", torch.bfloat16, False, False, rows, n, compare_fs=True)
+        ab("train", torch.bfloat16, False, False, rows, n, train_variants(n, torch.bfloat16, False))
     for rows, n in training:
-        record("train", torch.bfloat16, True, False, rows, n, compare_fs=True)
+        ab("train", torch.bfloat16, True, False, rows, n, train_variants(n, torch.bfloat16, True))
     for rows, n in training:
-        record("train", torch.float32, False, False, rows // 2, n, compare_fs=not quick)
+        ab("train", torch.float32, False, False, rows // 2, n, train_variants(n, torch.float32, False))
     for rows, n in training:
-        record("train", torch.float32, True, True, rows // 2, n)
+        ab("train", torch.float32, True, True, rows // 2, n, train_variants(n, torch.float32, True))
     for rows, n in training[::2]:
-        record("train", torch.float16, False, True, rows, n)
-        record("train", torch.float16, True, False, rows, n)
+        ab("train", torch.float16, False, True, rows, n, [("old", {"old": True}), ("new", {})])
+        ab("train", torch.float16, True, False, rows, n, [("old", {"old": True, "clusters": -1}), ("new", {})])
+    decode = [
+        ("old", {"old": True}),
+        ("new", {}),
+        ("C8", {"ctas": 8}),
+        ("t128", {"threads": 128}),
+        ("t512", {"threads": 512}),
+        ("new'", {}),
+    ]
     for rows in (1, 8, 32, 128):
-        record("decode", torch.bfloat16, False, False, rows, 128256, compare_fs=True)
+        ab("decode", torch.bfloat16, False, False, rows, 128256, decode)
     for rows, n in ((1, 50257), (1, 151936), (1, 262144), (8, 262144)):
-        record("decode", torch.bfloat16, False, False, rows, n)
-    record("decode", torch.bfloat16, True, False, 1, 128256)
-    record("decode", torch.float32, False, False, 1, 128256)
-    record("decode", torch.bfloat16, False, False, 1, 128256, ctas=8)
-    for rows in (1, 8):
-        for threads in (128, 256):
-            record("decode", torch.bfloat16, False, False, rows, 128256, threads=threads)
-    for rows, n in ((64, 1 << 19), (32, 1 << 20)):
-        record("long", torch.bfloat16, False, False, rows, n, compare_fs=True)
-    record("long", torch.float32, False, False, 64, 1 << 19)
-    record("long", torch.bfloat16, True, False, 64, 1 << 19)
-    say(
-        f"longest cluster rows: bf16 fwd {cluster_max_cols(torch.bfloat16, False)}, "
-        f"f32 fwd {cluster_max_cols(torch.float32, False)}, bf16 bwd {cluster_max_cols(torch.bfloat16, True)}"
-    )
-    for rows, n, ctas in ((2048, 50257, 2), (2048, 65536, 2), (2048, 65536, 8), (1024, 128256, 4), (512, 262144, 8)):
-        record("csize", torch.bfloat16, False, False, rows, n, ctas=ctas)
-        record("csize", torch.bfloat16, True, False, rows, n, ctas=ctas)
-    for rows, n in training:
-        for threads in (128, 256, 512):
-            record("threads", torch.bfloat16, False, False, rows, n, threads=threads)
-    record("persist", torch.bfloat16, False, False, 1024, 128256, persistent=True)
-    record("persist", torch.bfloat16, True, False, 1024, 128256, persistent=True)
+        ab("decode", torch.bfloat16, False, False, rows, n, decode[:3])
+    ab("decode", torch.bfloat16, True, False, 1, 128256, decode[:3])
+    ab("decode", torch.float32, False, False, 1, 128256, decode[:3])
+    ab("decode", torch.float32, False, False, 32, 151936, decode[:3])
+    for rows, n in ((64, 1 << 19), (32, cluster_max_cols(torch.bfloat16, False))):
+        ab(
+            "long",
+            torch.bfloat16,
+            False,
+            False,
+            rows,
+            n,
+            [("old", {"old": True}), ("new", {}), ("t512", {"threads": 512})],
+        )
+    ab("long", torch.float32, False, False, 64, 1 << 19, [("old", {"old": True}), ("new", {})])
+    ab("long", torch.bfloat16, True, False, 64, 1 << 19, [("old", {"old": True, "clusters": -1}), ("new", {})])
     return table
 
 

@@ -240,43 +240,73 @@ def test_compile_command_fills_the_cache(tmp_path, monkeypatch, capsys):
 
 
 def test_cluster_shapes_cover_their_rows():
-    """Every row up to the cluster tier's longest fits its launch: the CTAs' slices cover the row,
-    shared memory stays within sm_90's opt-in limit, and the instance exists in the compiled set."""
+    """Every row up to the cluster tier's longest fits its launch at any alignment: the CTAs'
+    slices cover the row, each CTA's threads hold every slot of its slice (K x threads), shared
+    memory stays within sm_90's opt-in limit and is none for aligned rows, the threads stay within
+    the instance's launch bound, and the instance exists in the compiled set."""
     from fastsoftmax.backends.cuda.instances import (
         CLUSTER_MAX_DYNAMIC_SMEM,
-        CLUSTER_MAX_THREADS,
         DTYPES,
         Instance,
         all_instances,
         cluster_chunk,
         cluster_max_cols,
+        cluster_max_threads,
         cluster_shape,
+        cluster_slots,
     )
 
     everything = set(all_instances())
     for dtype in DTYPES:
         for backward in (False, True):
             longest = cluster_max_cols(dtype, backward)
-            for n in [1, 7, 4096, 16384, 32769, 50257, 65536, 128256, 151936, 262144, 1 << 20, longest]:
+            for n in [1, 7, 4096, 16384, 32769, 50257, 65536, 128256, 151936, 262144, 1 << 19, 1 << 20, longest]:
                 if n > longest:
                     continue
                 for rows in (1, 8, 4096):
-                    shape = cluster_shape(n, dtype, backward, rows=rows, sm_count=132)
-                    assert shape.ctas * cluster_chunk(n, dtype, shape.ctas) >= n
-                    assert shape.smem_bytes <= CLUSTER_MAX_DYNAMIC_SMEM
-                    assert 128 <= shape.threads <= CLUSTER_MAX_THREADS and shape.threads % 32 == 0
-                    assert shape.non_portable == (shape.ctas > 8)
-                    inst = Instance("cluster", dtype, backward, True, shape.pack, cols=shape.held)
-                    assert inst in everything, inst.name
+                    for aligned in (False, True):
+                        shape = cluster_shape(n, dtype, backward, rows=rows, sm_count=132, aligned=aligned)
+                        packs = shape.held // shape.pack
+                        assert shape.ctas * cluster_chunk(n, dtype, shape.ctas) >= n
+                        assert packs * shape.threads >= cluster_slots(n, dtype, shape.ctas, aligned)
+                        assert shape.smem_bytes <= CLUSTER_MAX_DYNAMIC_SMEM
+                        assert (shape.smem_bytes == 0) == aligned
+                        assert 128 <= shape.threads <= cluster_max_threads(backward, packs)
+                        assert shape.threads % 32 == 0
+                        assert shape.non_portable == (shape.ctas > 8)
+                        inst = Instance("cluster", dtype, backward, True, shape.pack, cols=shape.held)
+                        assert inst in everything, inst.name
             with pytest.raises(ValueError, match="too long"):
                 cluster_shape(longest + 1, dtype, backward)
-    assert cluster_shape(32768, torch.bfloat16, False).ctas == 1
-    assert cluster_shape(65536, torch.bfloat16, False).ctas == 2
+    # 16-bit: 16K elements (32 KiB) per CTA before the cluster doubles, float32 8K
+    assert cluster_shape(16384, torch.bfloat16, False).ctas == 1
+    assert cluster_shape(32768, torch.bfloat16, False).ctas == 2
     assert cluster_shape(65536, torch.bfloat16, True).ctas == 4
-    assert cluster_shape(65536, torch.float32, False).ctas == 4
-    assert cluster_shape(262144, torch.bfloat16, False).ctas == 8
+    assert cluster_shape(65536, torch.float32, False).ctas == 8
+    assert cluster_shape(131072, torch.bfloat16, False).ctas == 8
     assert cluster_shape(262144, torch.bfloat16, True).ctas == 16
     assert cluster_shape(128256, torch.bfloat16, False, rows=1, sm_count=132).ctas == 16
+    with pytest.raises(ValueError, match="too long"):
+        cluster_shape(100000, torch.bfloat16, False, ctas=1, threads=128, packs=2)
+
+
+def test_long_row_storage_is_a_tuning_value():
+    """block_regs' storage of long 16-bit rows is chosen per call (tiers.Tuning), and both choices
+    are compiled; an unknown one is refused."""
+    from fastsoftmax.backends.cuda import tiers
+    from fastsoftmax.backends.cuda.instances import Instance, all_instances, block_regs_storage
+
+    assert tiers.DEFAULT_TUNING.long_row_storage == "staged"
+    assert tiers.Tuning(long_row_storage_16bit="raw").long_row_storage == "raw"
+    with pytest.raises(ValueError, match="long_row_storage_16bit"):
+        tiers.Tuning(long_row_storage_16bit="registers")
+    names = {inst.name for inst in all_instances()}
+    for storage in ("staged", "raw"):
+        assert block_regs_storage(torch.bfloat16, False, 64, storage) == storage
+        inst = Instance("block_regs", torch.bfloat16, False, False, 8, cols=64, storage=storage)
+        assert inst.name in names
+    assert block_regs_storage(torch.bfloat16, False, 32, "raw") == "float"
+    assert block_regs_storage(torch.float32, False, 64, "raw") == "float"
 
 
 def test_cluster_grid():

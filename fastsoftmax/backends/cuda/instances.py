@@ -41,9 +41,9 @@ BLOCK_REGS_MAX_THREADS = 1024
 BLOCK_REGS_PACK_SIZES = {torch.float32: (4, 1), torch.float16: (8, 2, 1), torch.bfloat16: (8, 2, 1)}
 
 
-#: where the longest forward 16-bit rows (64 elements a thread) live: "staged" in shared memory, or
-#: "raw" in registers (see block_regs_tier.cuh)
-LONG_ROW_STORAGE_16BIT = "staged"
+#: where the longest forward 16-bit rows (64 elements a thread) may live: "staged" in shared memory
+#: (the default, tiers.Tuning.long_row_storage_16bit), or "raw" in registers (see block_regs_tier.cuh)
+LONG_ROW_STORAGES_16BIT = ("staged", "raw")
 #: kernel template values of the block_regs storages
 BLOCK_REGS_STORAGES = {"float": "kFloat", "raw": "kRaw", "staged": "kStaged"}
 #: staged instances: blocks per SM the compiler must leave registers for (three 64 KiB rows share
@@ -60,14 +60,18 @@ def block_regs_elems(dtype: torch.dtype, pack: int, backward: bool) -> tuple[int
     return (8, 16, 32)
 
 
-def block_regs_storage(dtype: torch.dtype, backward: bool, elems: int) -> str:
+def block_regs_storage(dtype: torch.dtype, backward: bool, elems: int, long_row_16bit: str = "staged") -> str:
     """Where block_regs keeps a thread's share of the row: "float" (registers, as float32), "raw"
-    (registers, as the loaded 16-bit packs) or "staged" (shared memory, as the loaded packs)."""
+    (registers, as the loaded 16-bit packs) or "staged" (shared memory, as the loaded packs).
+    ``long_row_16bit`` is the choice for forward 16-bit rows of 64 elements a thread (one of
+    LONG_ROW_STORAGES_16BIT); every other case has one storage."""
+    if long_row_16bit not in LONG_ROW_STORAGES_16BIT:
+        raise ValueError(f"long-row storage {long_row_16bit!r} is not one of {LONG_ROW_STORAGES_16BIT}")
     if CXX_TYPES[dtype][2] != 2:
         return "float"
     if backward:
         return "raw"
-    return LONG_ROW_STORAGE_16BIT if elems == 64 else "float"
+    return long_row_16bit if elems == 64 else "float"
 
 
 def block_regs_max_threads(backward: bool, elems: int) -> int:
@@ -97,23 +101,26 @@ CLUSTER_MIN_SM = 90
 #: CTAs per cluster: up to 8 on every sm_90 part, 16 with the non-portable opt-in
 CLUSTER_SIZES = (1, 2, 4, 8, 16)
 CLUSTER_PORTABLE_MAX = 8
-#: the launch bound compiled into the instances (their threads are chosen at launch time)
+#: the most threads a cluster CTA launches with (the exchange has room for 16 warps:
+#: kClusterMaxWarps in cluster_tier.cuh), and the launch bound of most instances
 CLUSTER_MAX_THREADS = 512
-#: the threads cluster_shape launches at most: on an H100, 512-thread CTAs ran 262144-column rows at
-#: 0.51 of copy bandwidth against 0.68-0.72 with 128 or 256 (CTAs per SM, not threads, hide latency).
-#: 128 beat 256 only for shares of 32 KiB or less per CTA (bf16, 16 CTAs: 151936 columns 0.70
-#: against 0.58), which the forward rule below no longer produces; at 64 KiB 256 wins (float32
-#: 262144 columns: 0.72 against 0.61, bf16 524288: 0.54 against 0.45)
-CLUSTER_LAUNCH_THREADS = 256
-#: bytes of each staged tensor per CTA before the cluster doubles. Backward stages two tensors:
-#: Quack's 16K 16-bit (8K float32) elements per CTA. Forward measured best at twice that (H100,
-#: bf16: 50257 columns 0.77 of copy with C = 2 against 0.72-0.74 with 4; 262144: 0.73 with C = 8
-#: against 0.68-0.72 with 16): fewer CTAs to wait for at the cluster barrier.
-CLUSTER_BYTES_PER_CTA = {False: 64 * 1024, True: 32 * 1024}
+#: 16-byte packs a thread holds in registers (K), one compiled instance each; the thread count is
+#: chosen at launch (any multiple of 32), so that K x threads covers the CTA's slots
+CLUSTER_HELD_PACKS = (2, 4, 8, 16)
+#: threads the smaller K aim for at most before K doubles (Quack's 256, with room for the one slot
+#: a misaligned row adds)
+CLUSTER_TARGET_THREADS = 288
+#: bytes of each tensor per CTA before the cluster doubles (Quack's 16K 16-bit elements): more CTAs
+#: per SM, each with its loads in flight, rather than fewer holding more
+CLUSTER_BYTES_PER_CTA = {False: 32 * 1024, True: 32 * 1024}
 #: dynamic shared memory one CTA may opt into on sm_90 (227 KiB), less the kernel's static part
-CLUSTER_MAX_DYNAMIC_SMEM = 227 * 1024 - 1024
-#: cluster slots per thread the thread count aims for (threads from 128 to CLUSTER_LAUNCH_THREADS)
-CLUSTER_SLOTS_PER_THREAD = 8
+CLUSTER_MAX_DYNAMIC_SMEM = 227 * 1024 - 8 * 1024
+
+
+def cluster_max_threads(backward: bool, packs: int) -> int:
+    """The launch bound of a cluster instance: backward at K = 16 holds 128 registers of y and dy
+    a thread, which 512 threads (128 registers each at most) cannot give it."""
+    return 384 if backward and packs == 16 else CLUSTER_MAX_THREADS
 
 
 def cluster_pack(dtype: torch.dtype) -> int:
@@ -130,26 +137,28 @@ def cluster_chunk(n: int, dtype: torch.dtype, ctas: int) -> int:
     return -(-per_cta // pack) * pack
 
 
-def cluster_smem_bytes(n: int, dtype: torch.dtype, ctas: int, backward: bool) -> int:
-    """Dynamic shared memory of a cluster launch: one 16-byte slot per pack of the CTA's columns
-    plus one for the misaligned edge, per staged tensor (x forward; y and dy backward). Must
-    match ClusterSlice::slots_per_tensor in cluster_tier.cuh."""
-    slots = cluster_chunk(n, dtype, ctas) // cluster_pack(dtype) + 1
-    return slots * 16 * (2 if backward else 1)
+def cluster_slots(n: int, dtype: torch.dtype, ctas: int, aligned: bool) -> int:
+    """16-byte slots of one tensor per CTA: a misaligned row straddles one more pack."""
+    return cluster_chunk(n, dtype, ctas) // cluster_pack(dtype) + (0 if aligned else 1)
+
+
+def cluster_smem_bytes(n: int, dtype: torch.dtype, ctas: int, aligned: bool) -> int:
+    """Dynamic shared memory of a cluster launch: none when every row of every tensor starts
+    16-byte aligned; otherwise one slot per pack of the CTA's columns plus one, where tensors
+    misaligned differently are re-cut (realign in cluster_tier.cuh)."""
+    return 0 if aligned else cluster_slots(n, dtype, ctas, False) * 16
 
 
 def cluster_max_cols(dtype: torch.dtype, backward: bool) -> int:
-    """The longest row a cluster of 16 CTAs can stage: 1.85M 16-bit or 925K float32 elements
-    forward, half of that backward."""
-    tensors = 2 if backward else 1
-    slots = CLUSTER_MAX_DYNAMIC_SMEM // (16 * tensors) - 1
-    return CLUSTER_SIZES[-1] * slots * cluster_pack(dtype)
+    """The longest row a cluster of 16 CTAs holds in registers at any alignment: 1048448 16-bit or
+    524224 float32 elements forward (K = 16, 512 threads), 786368 / 393184 backward (K = 16,
+    384 threads)."""
+    slots = CLUSTER_HELD_PACKS[-1] * cluster_max_threads(backward, CLUSTER_HELD_PACKS[-1])
+    return CLUSTER_SIZES[-1] * (slots - 1) * cluster_pack(dtype)
 
 
-#: staged bytes per CTA past which the tier loses to the two-read tiers: with 128 KiB a CTA (bf16
-#: rows of 2^20 forward, 16 CTAs) one CTA fits an SM and the H100 ran 0.34 of copy bandwidth,
-#: against 0.51 for split_row; at 64 KiB (2^19) 0.54 against 0.48; backward 2 x 64 KiB a CTA
-#: (float32 rows of 262144) ran 0.58, against 0.79 at 2 x 32 KiB (bf16 262144)
+#: bytes of a tensor per CTA past which the tier loses to the two-read tiers (H100, the staged
+#: kernel; to be re-measured with the register-held one): 64 KiB a CTA, bf16 2^19 forward
 CLUSTER_PREFERRED_BYTES_PER_CTA = 64 * 1024
 
 
@@ -160,11 +169,19 @@ def cluster_preferred_max_cols(dtype: torch.dtype, backward: bool) -> int:
     return CLUSTER_SIZES[-1] * CLUSTER_PREFERRED_BYTES_PER_CTA // (CXX_TYPES[dtype][2] * tensors)
 
 
-def cluster_threads(n: int, dtype: torch.dtype, ctas: int) -> int:
-    """Threads per CTA: about CLUSTER_SLOTS_PER_THREAD of the CTA's 16-byte slots each, a power of
-    two from 128 to CLUSTER_LAUNCH_THREADS."""
-    slots = cluster_chunk(n, dtype, ctas) // cluster_pack(dtype) + 1
-    return max(128, min(CLUSTER_LAUNCH_THREADS, next_pow2(-(-slots // CLUSTER_SLOTS_PER_THREAD))))
+def cluster_threads_packs(slots: int, backward: bool, threads: int = 0, packs: int = 0) -> tuple[int, int]:
+    """(threads, K) covering ``slots``: the smallest compiled K whose threads stay within
+    CLUSTER_TARGET_THREADS, else K = 16 with up to cluster_max_threads; at least 128 threads
+    (4 warps: the CTA's loads in flight). ``threads``/``packs`` force either."""
+    options = [packs] if packs else list(CLUSTER_HELD_PACKS)
+    for i, k in enumerate(options):
+        limit = cluster_max_threads(backward, k)
+        if not threads and i < len(options) - 1:
+            limit = min(limit, CLUSTER_TARGET_THREADS)
+        t = threads or max(128, -(-slots // (32 * k)) * 32)
+        if t * k >= slots and t <= limit:
+            return t, k
+    raise ValueError(f"{slots} slots per CTA do not fit the cluster tier (threads {threads}, K {packs})")
 
 
 @dataclass(frozen=True)
@@ -174,31 +191,39 @@ class ClusterShape:
     smem_bytes: int  # dynamic shared memory per CTA
     pack: int  # the instance's pack (elements per 16 bytes)
     non_portable: bool  # C > 8: needs CU_FUNC_ATTRIBUTE_NON_PORTABLE_CLUSTER_SIZE_ALLOWED = 1
-    held: int = 0  # the instance's Instance.cols: always 0 (every slot lives in shared memory)
+    held: int = 0  # elements a thread holds (K x pack): the instance's Instance.cols
 
 
 def cluster_shape(
-    n: int, dtype: torch.dtype, backward: bool, rows: int = 0, sm_count: int = 0, ctas: int = 0
+    n: int,
+    dtype: torch.dtype,
+    backward: bool,
+    rows: int = 0,
+    sm_count: int = 0,
+    ctas: int = 0,
+    aligned: bool = False,
+    threads: int = 0,
+    packs: int = 0,
 ) -> ClusterShape:
     """How to launch the cluster tier on rows of n columns.
 
-    The cluster size grows with the row: the smallest power of two that keeps each CTA's staged
-    share of each tensor within CLUSTER_BYTES_PER_CTA (forward 32K 16-bit elements: 1 CTA up to
-    32K, 2 at 64K, 4 at 128K, 8 at 256K, 16 from 512K; backward half those lengths; float32 half
-    again), and past 16 CTAs the share grows instead. With few rows (``rows * 16 <= sm_count``:
-    decode) the cluster is 16 whatever the row, so that the row is spread over as many SMs as can
-    share it. ``ctas`` forces a size. Threads: CLUSTER_SLOTS_PER_THREAD slots each, 128 to 256.
+    The cluster size grows with the row: the smallest power of two that keeps each CTA's share of
+    each tensor within CLUSTER_BYTES_PER_CTA (16K 16-bit elements: 1 CTA up to 16K, 2 at 32K, 4 at
+    64K, 8 at 128K, 16 from 256K; float32 half those lengths), and past 16 CTAs the share grows
+    instead. With few rows (``rows * 16 <= sm_count``: decode) the cluster is 16 whatever the row,
+    so that the row is spread over as many SMs as can share it. ``ctas``, ``threads`` and
+    ``packs`` force a choice. ``aligned``: every row of every tensor starts 16-byte aligned (no
+    shared memory needed).
 
     Launch contract (the kernels read C and their rank from the cluster registers, so one compiled
-    instance serves every C):
+    instance serves every C and thread count):
 
-    - instance: ``Instance("cluster", dtype, backward, log, pack=shape.pack)``; sm_90+ only (on
-      sm_80 the instances compile to a trap);
+    - instance: ``Instance("cluster", dtype, backward, log, pack=shape.pack, cols=shape.held)``;
+      sm_90+ only (on sm_80 the instances compile to a trap);
     - arguments, all 8 bytes: forward ``(x, y, rows, n, x_pitch, y_pitch)``, backward
       ``(y, dy, dx, rows, n, y_pitch, dy_pitch, dx_pitch)``; pitches in elements, any alignment;
     - grid ``(clusters * C, 1, 1)`` CTAs, a multiple of C: cluster k takes rows k, k + clusters,
-      ...; ``clusters = cluster_grid(rows, resident, backward)``: one cluster per row forward,
-      the resident clusters (persistent) backward;
+      ...; ``clusters = cluster_grid(rows, resident, backward)``;
     - block ``(threads, 1, 1)``; dynamic shared memory ``smem_bytes``;
     - ``cuLaunchKernelEx`` with ``CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION = (C, 1, 1)`` (also for
       C = 1, or the plain ``cuLaunchKernel``: a grid without clusters is a cluster of one CTA);
@@ -214,20 +239,39 @@ def cluster_shape(
         ctas = min(CLUSTER_SIZES[-1], next_pow2(-(-n * size // CLUSTER_BYTES_PER_CTA[backward])))
         if rows and sm_count and rows * CLUSTER_SIZES[-1] <= sm_count:
             ctas = CLUSTER_SIZES[-1]
-    threads = cluster_threads(n, dtype, ctas)
-    if rows and sm_count and rows * ctas <= sm_count:
-        # at most one CTA per SM (decode): 256 threads measured fastest (1 x 128256 bf16: 9.7 us
-        # against 10.2 with 128 and 10.4 with 512)
-        threads = CLUSTER_LAUNCH_THREADS
     if ctas not in CLUSTER_SIZES:
         raise ValueError(f"cluster size {ctas} is not one of {CLUSTER_SIZES}")
-    smem = cluster_smem_bytes(n, dtype, ctas, backward)
-    if smem > CLUSTER_MAX_DYNAMIC_SMEM:
+    slots = cluster_slots(n, dtype, ctas, aligned)
+    try:
+        threads, packs = cluster_threads_packs(slots, backward, threads, packs)
+    except ValueError:
         raise ValueError(
             f"rows of {n} columns are too long for the cluster tier "
             f"(at most {cluster_max_cols(dtype, backward)} {'backward' if backward else 'forward'})"
-        )
-    return ClusterShape(ctas, threads, smem, cluster_pack(dtype), ctas > CLUSTER_PORTABLE_MAX)
+        ) from None
+    smem = cluster_smem_bytes(n, dtype, ctas, aligned)
+    return ClusterShape(
+        ctas, threads, smem, cluster_pack(dtype), ctas > CLUSTER_PORTABLE_MAX, packs * cluster_pack(dtype)
+    )
+
+
+def cluster_staged_shape(n: int, dtype: torch.dtype, backward: bool, rows: int = 0, sm_count: int = 0) -> ClusterShape:
+    """The launch of the earlier, shared-memory staged kernel (Instance.cols == 0), kept while the
+    register-held one is measured against it: 64 KiB a CTA forward, 2 x 32 KiB backward, 128 to
+    256 threads, the slice staged in shared memory."""
+    size = CXX_TYPES[dtype][2]
+    pack = cluster_pack(dtype)
+    ctas = min(16, next_pow2(-(-n * size // {False: 65536, True: 32768}[backward])))
+    if rows and sm_count and rows * 16 <= sm_count:
+        ctas = 16
+    slots = cluster_chunk(n, dtype, ctas) // pack + 1
+    threads = max(128, min(256, next_pow2(-(-slots // 8))))
+    if rows and sm_count and rows * ctas <= sm_count:
+        threads = 256
+    smem = slots * 16 * (2 if backward else 1)
+    if smem > 227 * 1024 - 1024:
+        raise ValueError(f"rows of {n} columns are too long for the staged cluster kernel")
+    return ClusterShape(ctas, threads, smem, pack, ctas > CLUSTER_PORTABLE_MAX, 0)
 
 
 def cluster_grid(rows: int, resident: int, backward: bool) -> int:
@@ -254,6 +298,17 @@ class Instance:
     group: int = 0  # warp: lanes per row
     rows: int = 0  # warp: rows per group
     stage: str = ""  # split_row: "partials" (kernel 1) or "finish" (kernel 2)
+    storage: str = ""  # block_regs: block_regs_storage(...); "" takes its default
+
+    def __post_init__(self):
+        # one spelling per kernel, so that equal kernels compare equal
+        if self.tier == "block_regs" and not self.storage:
+            object.__setattr__(self, "storage", block_regs_storage(self.dtype, self.backward, self.cols))
+
+    @property
+    def block_storage(self) -> str:
+        """block_regs: where a thread's share of the row lives."""
+        return self.storage
 
     @property
     def name(self) -> str:
@@ -263,8 +318,10 @@ class Instance:
         if self.tier == "warp":
             shape = f"p{self.pack}_c{self.cols}_g{self.group}_r{self.rows}"
         elif self.tier == "block_regs":
-            storage = block_regs_storage(self.dtype, self.backward, self.cols)
+            storage = self.block_storage
             shape = f"p{self.pack}_c{self.cols}" + ("" if storage == "float" else f"_{storage}")
+        elif self.tier == "cluster" and self.cols:
+            shape = f"p{self.pack}_c{self.cols}"
         elif self.tier in ("block_smem", "block_uncached", "cluster"):
             shape = f"p{self.pack}"
         elif self.tier == "split_row":
@@ -294,7 +351,7 @@ class Instance:
             targs = f"{t}, {self.pack}, {self.cols}, {self.group}, {self.rows}, {log}"
             fn = "warp_backward" if self.backward else "warp_forward"
         elif self.tier == "block_regs":
-            storage = block_regs_storage(self.dtype, self.backward, self.cols)
+            storage = self.block_storage
             bounds = block_regs_max_threads(self.backward, self.cols)
             if storage == "staged":
                 bounds = f"{bounds}, {BLOCK_REGS_STAGED_BLOCKS_PER_SM}"
@@ -323,6 +380,8 @@ class Instance:
         )
 
     def _cluster_wrapper(self, t: str, log: str) -> str:
+        if self.cols:
+            return self._cluster_regs_wrapper(t, log)
         if self.backward:
             params = f"const {t}* y, const {t}* dy, {t}* dx, i64 rows, i64 n, i64 y_pitch, i64 dy_pitch, i64 dx_pitch"
             call = (
@@ -339,6 +398,23 @@ class Instance:
             f'extern "C" __global__ void __launch_bounds__({CLUSTER_MAX_THREADS}) {self.name}({params}) {{\n'
             f"    {call};\n}}\n"
         )
+
+    def _cluster_regs_wrapper(self, t: str, log: str) -> str:
+        packs = self.cols // self.pack
+        targs = f"{t}, {self.pack}, {packs}, {log}"
+        if self.backward:
+            params = f"const {t}* y, const {t}* dy, {t}* dx, i64 rows, i64 n, i64 y_pitch, i64 dy_pitch, i64 dx_pitch"
+            call = (
+                f"cluster_backward_regs<{targs}>(DirectLoad<{t}>{{y, y_pitch}}, "
+                f"DirectLoad<{t}>{{dy, dy_pitch}}, DirectStore<{t}>{{dx, dx_pitch}}, rows, n)"
+            )
+        else:
+            params = f"const {t}* x, {t}* y, i64 rows, i64 n, i64 x_pitch, i64 y_pitch"
+            call = (
+                f"cluster_forward_regs<{targs}>(DirectLoad<{t}>{{x, x_pitch}}, DirectStore<{t}>{{y, y_pitch}}, rows, n)"
+            )
+        bound = cluster_max_threads(self.backward, packs)
+        return f'extern "C" __global__ void __launch_bounds__({bound}) {self.name}({params}) {{\n    {call};\n}}\n'
 
     def _split_row_wrapper(self, t: str, log: str) -> str:
         if not self.backward and self.stage == "partials":
@@ -446,14 +522,19 @@ def all_instances():
                         out.append(Instance("warp", dtype, backward, log, pack, cols, group, rows))
                 for pack in BLOCK_REGS_PACK_SIZES[dtype]:
                     for elems in block_regs_elems(dtype, pack, backward):
-                        out.append(Instance("block_regs", dtype, backward, log, pack, cols=elems))
+                        storages = {block_regs_storage(dtype, backward, elems, s) for s in LONG_ROW_STORAGES_16BIT}
+                        for storage in sorted(storages):
+                            out.append(Instance("block_regs", dtype, backward, log, pack, cols=elems, storage=storage))
                 for pack in PACK_SIZES[dtype]:
                     for tier in ("block_smem", "block_uncached"):
                         out.append(Instance(tier, dtype, backward, log, pack))
                     out.append(Instance("split_row", dtype, backward, log, pack, stage="finish"))
                     if backward or not log:
                         out.append(Instance("split_row", dtype, backward, log, pack, stage="partials"))
-                out.append(Instance("cluster", dtype, backward, log, cluster_pack(dtype)))
+                for packs in CLUSTER_HELD_PACKS:
+                    out.append(
+                        Instance("cluster", dtype, backward, log, cluster_pack(dtype), cols=packs * cluster_pack(dtype))
+                    )
     from .strided import all_instances as strided_instances  # its module imports this one
 
     return out + strided_instances()

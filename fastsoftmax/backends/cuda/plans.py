@@ -36,7 +36,7 @@ from .instances import (
     block_regs_staged_bytes,
     block_regs_storage,
     cluster_grid,
-    cluster_shape,
+    cluster_staged_shape,
     next_pow2,
     warp_shape,
 )
@@ -107,9 +107,10 @@ def _row_kernel(load, tier, dtype, outer, n, log, backward, align, dev, tuning) 
         pack = _widest_pack(BLOCK_REGS_PACK_SIZES[dtype], align, itemsize)
         target = tiers.block_regs_target(n, itemsize, backward, tuning)
         elems, threads = block_regs_shape(n, dtype, pack, backward, target)
-        inst = Instance("block_regs", dtype, backward, log, pack, cols=elems)
+        storage = block_regs_storage(dtype, backward, elems, tuning.long_row_storage)
+        inst = Instance("block_regs", dtype, backward, log, pack, cols=elems, storage=storage)
         smem = 0
-        if block_regs_storage(dtype, backward, elems) == "staged":
+        if storage == "staged":
             smem = block_regs_staged_bytes(dtype, elems, threads)
         kernel = Kernel(load(inst, dev), inst.name, dev, nargs, threads, 1, smem)
         _allow_dynamic_smem(kernel, smem)
@@ -155,7 +156,7 @@ def _cluster(load, dtype, outer, n, pitches, log, backward, dev):
     facts = device_facts(dev)
     if not facts.cluster_launch:
         raise ValueError(f"tier 'cluster' needs thread-block clusters (sm_90 or newer), not {facts.arch}")
-    shape = cluster_shape(n, dtype, backward, rows=outer, sm_count=facts.sm_count)
+    shape = cluster_staged_shape(n, dtype, backward, rows=outer, sm_count=facts.sm_count)
     inst = Instance("cluster", dtype, backward, log, shape.pack, cols=shape.held)
     kernel = Kernel(
         load(inst, dev), inst.name, dev, 8 if backward else 6, shape.threads, 1, shape.smem_bytes, cluster=shape.ctas

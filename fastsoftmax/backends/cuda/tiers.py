@@ -33,7 +33,14 @@ from dataclasses import dataclass
 import torch
 
 from . import strided
-from .instances import CXX_TYPES, WARP_TIER_MAX_COLS, block_regs_max_cols, cluster_max_cols, cluster_preferred_max_cols
+from .instances import (
+    CXX_TYPES,
+    LONG_ROW_STORAGES_16BIT,
+    WARP_TIER_MAX_COLS,
+    block_regs_max_cols,
+    cluster_max_cols,
+    cluster_preferred_max_cols,
+)
 
 ROW_TIERS = ("warp", "block_regs", "cluster", "block_smem", "block_uncached", "split_row")
 TIERS = ROW_TIERS + strided.TIERS
@@ -70,6 +77,20 @@ class Tuning:
 
     #: block_regs: elements per thread to aim for, instead of BLOCK_REGS_TARGETS
     block_regs_elems: int | None = None
+    #: block_regs: where forward 16-bit rows of 64 elements a thread live, one of
+    #: instances.LONG_ROW_STORAGES_16BIT ("staged" in shared memory, "raw" in registers); None:
+    #: "staged", measured faster on an H100 (benchmarks/results/2026-11-22_h100_s3)
+    long_row_storage_16bit: str | None = None
+
+    def __post_init__(self):
+        if self.long_row_storage_16bit not in (None, *LONG_ROW_STORAGES_16BIT):
+            raise ValueError(
+                f"long_row_storage_16bit={self.long_row_storage_16bit!r} is not one of {LONG_ROW_STORAGES_16BIT}"
+            )
+
+    @property
+    def long_row_storage(self) -> str:
+        return self.long_row_storage_16bit or LONG_ROW_STORAGES_16BIT[0]
 
 
 DEFAULT_TUNING = Tuning()

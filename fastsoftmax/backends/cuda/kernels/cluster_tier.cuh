@@ -103,6 +103,12 @@ struct DirectLoad {
     const T* src;
     i64 pitch;
     __device__ __forceinline__ const T* row_ptr(i64 row) const { return src + row * pitch; }
+    // The raw pack (16-byte aligned) and the raw element at column col of a row from row_ptr.
+    template <int P>
+    __device__ __forceinline__ Pack<T, P> read(const T* row, i64 col) const {
+        return read_pack<T, P>(row + col);
+    }
+    __device__ __forceinline__ T read1(const T* row, i64 col) const { return row[col]; }
     template <int P>
     __device__ __forceinline__ void convert(const Pack<T, P>& raw, float* out, i64 /*row*/, i64 /*col*/) const {
         unpack<T, P>(raw, out);
@@ -349,6 +355,337 @@ __device__ __forceinline__ void cluster_backward(const LOAD& load_y, const LOAD&
         if (row + clusters < rows) __syncthreads();
     }
     cluster_barrier();
+#else
+    __trap();
+#endif
+}
+
+// ==== the register-held cluster kernels ===========================================================
+// Each thread holds its K slots of the row in registers (as the loaded packs), so that the row is
+// read from device memory once and from nowhere else: no staging copy, and shared memory only for
+// the exchange (and, for views whose tensors are misaligned differently, a realignment buffer).
+// The cluster exchange is one all-to-all: every warp sends its (max, sum) pair (backward: its sum)
+// into every peer CTA's shared memory with st.async, which counts the bytes on the peer's mbarrier;
+// a CTA waits on its own mbarrier for warps x C posts and merges them. No cluster barrier per row,
+// and no CTA reads a peer's shared memory: a CTA only exits after every post to it has landed, so
+// none can be written after its exit, and nothing it owns is read by a peer.
+
+// warps of a CTA (CLUSTER_MAX_THREADS / 32) and CTAs of a cluster the exchange has room for
+constexpr int kClusterMaxWarps = 16;
+constexpr int kClusterMaxCtas = 16;
+
+#if __CUDA_ARCH__ >= 900
+__device__ __forceinline__ unsigned shared_address(const void* p) {
+    return static_cast<unsigned>(__cvta_generic_to_shared(p));
+}
+
+// The shared::cluster address of the shared::cta address `local` in cluster CTA `rank`.
+__device__ __forceinline__ unsigned map_shared(unsigned local, unsigned rank) {
+    unsigned remote;
+    asm volatile("mapa.shared::cluster.u32 %0, %1, %2;\n" : "=r"(remote) : "r"(local), "r"(rank));
+    return remote;
+}
+
+__device__ __forceinline__ void mbarrier_init(unsigned bar, unsigned arrivals) {
+    asm volatile("mbarrier.init.shared::cta.b64 [%0], %1;\n" ::"r"(bar), "r"(arrivals) : "memory");
+}
+
+__device__ __forceinline__ void mbarrier_arrive_expect_tx(unsigned bar, unsigned bytes) {
+    asm volatile("mbarrier.arrive.expect_tx.shared::cta.b64 _, [%0], %1;\n" ::"r"(bar), "r"(bytes) : "memory");
+}
+
+// Acquire at cluster scope: the posts were released by st.async's complete_tx in other CTAs.
+__device__ __forceinline__ void mbarrier_wait(unsigned bar, unsigned parity) {
+    unsigned done = 0;
+    do {
+        asm volatile(
+            "{\n.reg .pred p;\n"
+            "mbarrier.try_wait.parity.acquire.cluster.shared::cta.b64 p, [%1], %2;\n"
+            "selp.u32 %0, 1, 0, p;\n}\n"
+            : "=r"(done)
+            : "r"(bar), "r"(parity)
+            : "memory");
+    } while (!done);
+}
+
+__device__ __forceinline__ void store_async(unsigned remote, unsigned long long v, unsigned remote_bar) {
+    asm volatile("st.async.shared::cluster.mbarrier::complete_tx::bytes.b64 [%0], %1, [%2];\n" ::"r"(remote), "l"(v),
+                 "r"(remote_bar)
+                 : "memory");
+}
+
+__device__ __forceinline__ void store_async(unsigned remote, unsigned v, unsigned remote_bar) {
+    asm volatile("st.async.shared::cluster.mbarrier::complete_tx::bytes.b32 [%0], %1, [%2];\n" ::"r"(remote), "r"(v),
+                 "r"(remote_bar)
+                 : "memory");
+}
+
+// All-to-all of one value per warp across the cluster, one round per row. Rounds alternate
+// between two buffers and two mbarriers: a peer can be one round ahead of this CTA (it has all
+// posts of round r once this CTA posted, while this CTA still waits for a third CTA's), never two,
+// since its round r + 2 needs this CTA's post of r + 1, which each warp sends only after it read
+// round r. One mbarrier per round keeps an early post of r + 1 out of the byte count of round r.
+template <typename Bits>
+class ClusterAllToAll {
+  public:
+    __device__ __forceinline__ ClusterAllToAll(unsigned ctas, unsigned rank) : ctas_(ctas), rank_(rank) {
+        __shared__ __align__(8) Bits posts[2][kClusterMaxWarps * kClusterMaxCtas];
+        __shared__ __align__(8) unsigned long long bars[2];
+        posts_ = &posts[0][0];
+        bars_ = shared_address(&bars[0]);
+        if (threadIdx.x == 0) {
+            mbarrier_init(bars_, 1);
+            mbarrier_init(bars_ + 8, 1);
+            asm volatile("fence.mbarrier_init.release.cluster;\n" ::: "memory");
+        }
+        // peers may post only once these barriers exist: the matching wait comes before the first
+        // post, so the row's loads overlap it
+        asm volatile("barrier.cluster.arrive.relaxed.aligned;\n" ::: "memory");
+    }
+
+    // Every thread calls it: lanes below C of each warp send the warp's value, lane l to CTA l.
+    __device__ __forceinline__ const Bits* exchange(unsigned round, Bits value) {
+        if (round == 0) asm volatile("barrier.cluster.wait.aligned;\n" ::: "memory");
+        const unsigned lane = threadIdx.x & 31, warp = threadIdx.x >> 5, warps = blockDim.x >> 5;
+        const unsigned buffer = round & 1;
+        const unsigned bar = bars_ + 8 * buffer;
+        Bits* posts = posts_ + buffer * (kClusterMaxWarps * kClusterMaxCtas);
+        if (threadIdx.x == 0) mbarrier_arrive_expect_tx(bar, warps * ctas_ * sizeof(Bits));
+        if (lane < ctas_) {
+            const unsigned slot = shared_address(&posts[warp * ctas_ + rank_]);
+            store_async(map_shared(slot, lane), value, map_shared(bar, lane));
+        }
+        mbarrier_wait(bar, (round >> 1) & 1);
+        return posts;
+    }
+
+    __device__ __forceinline__ int count() const { return (int)(blockDim.x >> 5) * (int)ctas_; }
+
+  private:
+    Bits* posts_;
+    unsigned bars_;
+    unsigned ctas_, rank_;
+};
+#endif
+
+// The thread's slot k is slot threadIdx.x + k * blockDim.x of the slice (consecutive threads hold
+// consecutive 16-byte packs: coalesced).
+__device__ __forceinline__ int slot_of(int k) { return threadIdx.x + k * blockDim.x; }
+
+// The slots [0, count) of one tensor's slice, slot j holding columns first + jP ..: whole packs
+// with one 16-byte load, the (at most two) packs across the slice's or the row's edges element by
+// element, `pad` outside the slice.
+template <typename T, int P, int K, typename LOAD>
+__device__ __forceinline__ void load_slots(const LOAD& load, const T* row, const ClusterSlice<P>& s, i64 first,
+                                           int count, float pad, Pack<T, P> (&out)[K]) {
+#pragma unroll
+    for (int k = 0; k < K; ++k) {
+        const int j = slot_of(k);
+        if (j < count) {
+            const i64 col = first + (i64)j * P;
+            if (col >= s.begin && col + P <= s.end) {
+                out[k] = load.template read<P>(row, col);
+            } else {
+                float v[P];
+#pragma unroll
+                for (int i = 0; i < P; ++i)
+                    v[i] = col + i >= s.begin && col + i < s.end ? to_float(load.read1(row, col + i)) : pad;
+                out[k] = make_pack<T, P>(v);
+            }
+        }
+    }
+}
+
+// Slots held with one misalignment, re-cut for another through shared memory (dynamic, one
+// slot per pack of the slice plus one: instances.cluster_smem_bytes). Only views whose tensors
+// start at different offsets within 16 bytes take this; the global accesses stay 16-byte ones.
+template <typename T, int P, int K>
+__device__ __forceinline__ void realign(Pack<T, P> (&slots)[K], i64 from_first, int from_count, i64 to_first,
+                                        int to_count, const ClusterSlice<P>& s) {
+    extern __shared__ __align__(16) unsigned char shared_bytes[];
+    Pack<T, P>* buffer = reinterpret_cast<Pack<T, P>*>(shared_bytes);
+    __syncthreads();  // an earlier realignment's readers are done with the buffer
+#pragma unroll
+    for (int k = 0; k < K; ++k)
+        if (slot_of(k) < from_count) buffer[slot_of(k)] = slots[k];
+    __syncthreads();
+    const T* elems = reinterpret_cast<const T*>(buffer);
+#pragma unroll
+    for (int k = 0; k < K; ++k) {
+        const int j = slot_of(k);
+        if (j < to_count) {
+            const i64 col = to_first + (i64)j * P;
+            float v[P];
+#pragma unroll
+            for (int i = 0; i < P; ++i)
+                v[i] = col + i >= s.begin && col + i < s.end ? to_float(elems[col + i - from_first]) : 0.0f;
+            slots[k] = make_pack<T, P>(v);
+        }
+    }
+}
+
+template <int P>
+__device__ __forceinline__ int slot_count(const ClusterSlice<P>& s, i64 first) {
+    return s.end > s.begin ? (int)((s.end - first + P - 1) / P) : 0;
+}
+
+// The merge of the posted (max, sum) pairs, the same in every warp: each lane folds its share,
+// the maximum first so that each pair is rescaled once.
+__device__ __forceinline__ MaxSum merge_posts(const unsigned long long* posts, int count) {
+    const int lane = threadIdx.x & 31;
+    float m = neg_inf();
+    for (int i = lane; i < count; i += 32) m = fmaxf(m, __uint_as_float((unsigned)posts[i]));
+    m = group_max<32>(m);
+    float sum = 0.0f;
+    for (int i = lane; i < count; i += 32) {
+        const float pm = __uint_as_float((unsigned)posts[i]);
+        const float ps = __uint_as_float((unsigned)(posts[i] >> 32));
+        sum += pm == m ? ps : ps * fast_exp(pm - m);
+    }
+    return MaxSum{m, group_sum<32>(sum)};
+}
+
+// ---- forward, registers ---------------------------------------------------------------------------
+template <typename T, int P, int K, bool LOG, typename LOAD, typename STORE>
+__device__ __forceinline__ void cluster_forward_regs(const LOAD& load, const STORE& store, i64 rows, i64 n) {
+#if __CUDA_ARCH__ >= 900
+    const unsigned ctas = cluster_nctarank();
+    const ClusterSlice<P> slice(n, cluster_ctarank(), ctas);
+    ClusterAllToAll<unsigned long long> all(ctas, cluster_ctarank());
+    const i64 clusters = gridDim.x / ctas;
+    unsigned round = 0;
+    for (i64 row = blockIdx.x / ctas; row < rows; row += clusters, ++round) {
+        const T* src = load.row_ptr(row);
+        const int shift = misalignment<T, P>(src);
+        i64 first = slice.begin - shift;
+        int count = slot_count(slice, first);
+        Pack<T, P> x[K];
+        load_slots<T, P, K>(load, src, slice, first, count, neg_inf(), x);
+
+        // the warp's pair, against the warp's maximum: one exponential per element, none to merge
+        // the lanes; a warp whose elements are all -inf subtracts 0 (exp(-inf) = 0 rather than
+        // NaN), and a NaN or +inf element makes its sum NaN, which the merge carries to the row
+        float m = neg_inf();
+#pragma unroll
+        for (int k = 0; k < K; ++k) {
+            if (slot_of(k) < count) {
+                float v[P];
+                load.template convert<P>(x[k], v, row, first + (i64)slot_of(k) * P);
+#pragma unroll
+                for (int i = 0; i < P; ++i) m = fmaxf(m, v[i]);
+            }
+        }
+        m = group_max<32>(m);
+        const float warp_shift = m == neg_inf() ? 0.0f : m;
+        float sum = 0.0f;
+#pragma unroll
+        for (int k = 0; k < K; ++k) {
+            if (slot_of(k) < count) {
+                float v[P];
+                load.template convert<P>(x[k], v, row, first + (i64)slot_of(k) * P);
+#pragma unroll
+                for (int i = 0; i < P; ++i) sum += fast_exp(v[i] - warp_shift);
+            }
+        }
+        sum = group_sum<32>(sum);
+        const unsigned long long post =
+            (unsigned long long)__float_as_uint(m) | ((unsigned long long)__float_as_uint(sum) << 32);
+        const MaxSum total = merge_posts(all.exchange(round, post), all.count());
+
+        // As block_regs: a row of -inf gives 0 * inf or -inf - -inf, NaN, as torch does.
+        const float row_shift = total.max == neg_inf() ? 0.0f : total.max;
+        const float inv_sum = 1.0f / total.sum;
+        const float log_sum = logf(total.sum);
+        const int out_shift = misalignment<T, P>(store.row_ptr(row));
+        if (out_shift != shift) {
+            const i64 out_first = slice.begin - out_shift;
+            const int out_count = slot_count(slice, out_first);
+            realign<T, P, K>(x, first, count, out_first, out_count, slice);
+            first = out_first;
+            count = out_count;
+        }
+#pragma unroll
+        for (int k = 0; k < K; ++k) {
+            if (slot_of(k) < count) {
+                const i64 col = first + (i64)slot_of(k) * P;
+                float v[P];
+                load.template convert<P>(x[k], v, row, col);
+#pragma unroll
+                for (int i = 0; i < P; ++i)
+                    v[i] = LOG ? (v[i] - row_shift) - log_sum : fast_exp(v[i] - row_shift) * inv_sum;
+                scatter<T, P>(store, slice, row, col, v);
+            }
+        }
+    }
+#else
+    __trap();
+#endif
+}
+
+// ---- backward, registers --------------------------------------------------------------------------
+template <typename T, int P, int K, bool LOG, typename LOAD, typename STORE>
+__device__ __forceinline__ void cluster_backward_regs(const LOAD& load_y, const LOAD& load_dy, const STORE& store,
+                                                      i64 rows, i64 n) {
+#if __CUDA_ARCH__ >= 900
+    const unsigned ctas = cluster_nctarank();
+    const ClusterSlice<P> slice(n, cluster_ctarank(), ctas);
+    ClusterAllToAll<unsigned> all(ctas, cluster_ctarank());
+    const i64 clusters = gridDim.x / ctas;
+    unsigned round = 0;
+    for (i64 row = blockIdx.x / ctas; row < rows; row += clusters, ++round) {
+        const T* y_row = load_y.row_ptr(row);
+        const T* dy_row = load_dy.row_ptr(row);
+        const int shift = misalignment<T, P>(y_row);
+        i64 first = slice.begin - shift;
+        int count = slot_count(slice, first);
+        Pack<T, P> y[K], dy[K];
+        load_slots<T, P, K>(load_y, y_row, slice, first, count, 0.0f, y);
+        const int dy_shift = misalignment<T, P>(dy_row);
+        const i64 dy_first = slice.begin - dy_shift;
+        const int dy_count = slot_count(slice, dy_first);
+        load_slots<T, P, K>(load_dy, dy_row, slice, dy_first, dy_count, 0.0f, dy);
+        if (dy_shift != shift) realign<T, P, K>(dy, dy_first, dy_count, first, count, slice);
+
+        float sum = 0.0f;
+#pragma unroll
+        for (int k = 0; k < K; ++k) {
+            if (slot_of(k) < count) {
+                const i64 col = first + (i64)slot_of(k) * P;
+                float yv[P], dyv[P];
+                load_y.template convert<P>(y[k], yv, row, col);
+                load_dy.template convert<P>(dy[k], dyv, row, col);
+#pragma unroll
+                for (int i = 0; i < P; ++i) sum += backward_term<LOG>(yv[i], dyv[i]);
+            }
+        }
+        sum = group_sum<32>(sum);
+        const unsigned* posts = all.exchange(round, __float_as_uint(sum));
+        float total = 0.0f;
+        for (int i = threadIdx.x & 31; i < all.count(); i += 32) total += __uint_as_float(posts[i]);
+        total = group_sum<32>(total);
+
+        const int out_shift = misalignment<T, P>(store.row_ptr(row));
+        if (out_shift != shift) {
+            const i64 out_first = slice.begin - out_shift;
+            const int out_count = slot_count(slice, out_first);
+            realign<T, P, K>(y, first, count, out_first, out_count, slice);
+            realign<T, P, K>(dy, first, count, out_first, out_count, slice);
+            first = out_first;
+            count = out_count;
+        }
+#pragma unroll
+        for (int k = 0; k < K; ++k) {
+            if (slot_of(k) < count) {
+                const i64 col = first + (i64)slot_of(k) * P;
+                float yv[P], dyv[P];
+                load_y.template convert<P>(y[k], yv, row, col);
+                load_dy.template convert<P>(dy[k], dyv, row, col);
+#pragma unroll
+                for (int i = 0; i < P; ++i) yv[i] = input_grad<LOG>(yv[i], dyv[i], total);
+                scatter<T, P>(store, slice, row, col, yv);
+            }
+        }
+    }
 #else
     __trap();
 #endif
