@@ -14,6 +14,7 @@ installed Triton's ``run`` does not contain it, every launch takes the ordinary 
 from __future__ import annotations
 
 import inspect
+import threading
 
 import torch
 
@@ -29,6 +30,12 @@ except Exception:  # any other Triton: the ordinary path is always correct
     _DIRECT = False
 
 _INT32 = range(-(1 << 31), 1 << 31)
+#: Triton's first call of a configuration (compiling it, building and importing its C launcher,
+#: loading the module) is not safe when threads make it at once: seen on an H100 with Triton 3.6,
+#: eight threads left a kernel bound to another kernel's launcher ("function takes exactly 26
+#: arguments (31 given)") for the rest of the process. First calls are made one at a time; later
+#: calls take no lock.
+_FIRST_CALL = threading.Lock()
 #: compiled kernels by specialisation key and device; entries are never changed once written, so
 #: threads may share the dict
 _compiled: dict = {}
@@ -65,18 +72,23 @@ def launch(kernel, programs: int, args: tuple, config: tuple, device_index: int 
 
 def _launch(kernel, programs: int, args: tuple, config: tuple, device_index: int) -> None:
     if not _DIRECT:
-        kernel[(programs,)](*args, **dict(config))
+        # no way to tell a first call from a later one: every call is made one at a time
+        with _FIRST_CALL:
+            kernel[(programs,)](*args, **dict(config))
         return
     key = (kernel, config, device_index, tuple(map(_spec, args)))
     entry = _compiled.get(key)
     if entry is None:
-        compiled = kernel[(programs,)](*args, **dict(config))
-        if hasattr(compiled, "result"):
-            compiled = compiled.result()
-        named = dict(config)
-        constexprs = tuple(named[name] for name in kernel.arg_names[len(args) :])
-        _compiled[key] = (compiled, constexprs)
-        return
+        with _FIRST_CALL:
+            entry = _compiled.get(key)
+            if entry is None:
+                compiled = kernel[(programs,)](*args, **dict(config))
+                if hasattr(compiled, "result"):
+                    compiled = compiled.result()
+                named = dict(config)
+                constexprs = tuple(named[name] for name in kernel.arg_names[len(args) :])
+                _compiled[key] = (compiled, constexprs)
+                return
     compiled, constexprs = entry
     stream = torch._C._cuda_getCurrentRawStream(device_index)
     enter_hook = knobs.runtime.launch_enter_hook
