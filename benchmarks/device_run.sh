@@ -53,10 +53,15 @@ if [[ $steps == *,tests,* ]]; then
         -p no:benchmark --durations=30 -rfE --junitxml="$OUT/tests.xml" -W ignore::RuntimeWarning 2>&1 | tee "$OUT/tests.log" | tail -n 60 || status=1
 fi
 if [[ $steps == *,sanitize,* ]]; then
+    # the four tools at once (one process each on the one GPU): racecheck alone takes minutes
     for tool in memcheck racecheck initcheck synccheck; do
-        timeout "${SANITIZE_TIMEOUT:-300}" compute-sanitizer --tool "$tool" --error-exitcode 9 --report-api-errors no \
+        ( timeout "${SANITIZE_TIMEOUT:-300}" compute-sanitizer --tool "$tool" --error-exitcode 9 --report-api-errors no \
             python3 benchmarks/sanitize.py ${SANITIZE_TIERS:+--tiers "$SANITIZE_TIERS"} > "$OUT/sanitizer_$tool.txt" 2>&1
-        code=$?
+          echo $? > "$OUT/sanitizer_$tool.exit" ) &
+    done
+    wait
+    for tool in memcheck racecheck initcheck synccheck; do
+        code=$(cat "$OUT/sanitizer_$tool.exit")
         echo "compute-sanitizer --tool $tool: exit $code; $(grep -c 'ERROR SUMMARY: 0 errors' "$OUT/sanitizer_$tool.txt") clean summaries" \
             | tee -a "$OUT/sanitizer_summary.txt"
         tail -n 12 "$OUT/sanitizer_$tool.txt"
