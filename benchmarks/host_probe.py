@@ -50,7 +50,6 @@ def main() -> None:
     run = fastsoftmax.dispatch.kernel_backend("cuda").prepare(
         "warp", (4, 1024, 1), [(1024, 1024, 1)] * 2, torch.bfloat16, 0, False
     )
-    tensors = (x, y)
     # the bare launch of a bound kernel (arguments packed, no tensor work)
     kernel, grid = plans._row_kernel(
         BACKEND.kernel, "block_regs", torch.bfloat16, 4, 1024, False, False, 16, 0, tiers.DEFAULT_TUNING
@@ -67,7 +66,7 @@ def main() -> None:
         "torch._softmax_backward_data": lambda: torch._softmax_backward_data(dy, yg, -1, yg.dtype),
         "fastsoftmax.softmax_backward (cuda)": lambda: fastsoftmax.softmax_backward(dy, yg, -1, backend="cuda"),
         "  remembered plan(x)": lambda: plan(x, False),
-        "  prepared run((x, y))": lambda: run(tensors, False),
+        "  prepared run(x, y)": lambda: run(x, y, False),
         "  bound go(pointers, stream)": lambda: go(pointers, stream),
         "  torch.empty_like(x)": lambda: torch.empty_like(x),
         "  plan key": lambda: (x.shape, x.stride(), x.dtype, x.device, 1, "cuda"),

@@ -66,9 +66,9 @@ def _goes_to_torch(requested: str, x: torch.Tensor) -> bool:
 
 
 def _runner(kernel_backend, tier: str, views: tuple, backward: bool):
-    """``run(tensors, log)`` for later calls with the same geometry, on full tensors laid out as
-    ``views`` were: the backend's own prepared path when it has one (no views built per call),
-    else the canonical views rebuilt from the strides."""
+    """``run(x, y, log)`` (``run(y, dy, dx, log)`` backward) for later calls with the same
+    geometry, on full tensors laid out as ``views`` were: the backend's own prepared path when it
+    has one (no views built per call), else the canonical views rebuilt from the strides."""
     prepare = getattr(kernel_backend, "prepare", None)
     first = views[0]
     if prepare is not None:
@@ -79,7 +79,8 @@ def _runner(kernel_backend, tier: str, views: tuple, backward: bool):
     strides = tuple(v.stride() for v in views)
     launch = kernel_backend.backward if backward else kernel_backend.forward
 
-    def run(tensors, log):
+    def run(*tensors_and_log):
+        *tensors, log = tensors_and_log
         launch(*(t.as_strided(shape, s) for t, s in zip(tensors, strides)), log, tier)
 
     return run
@@ -87,18 +88,20 @@ def _runner(kernel_backend, tier: str, views: tuple, backward: bool):
 
 def _plan(run, contiguous: bool):
     """``plan(x, log) -> y`` for a repeated call: allocate the output as the first call did (a
-    bare ``empty_like`` is torch's cheapest allocation) and launch."""
+    bare ``empty_like`` is torch's cheapest allocation) and launch. The allocator is looked up per
+    call (``_layout.new_empty_like``), so that tests can poison every output."""
     if contiguous:
+        contiguous_format = torch.contiguous_format
 
         def plan(x, log):
-            y = _layout.new_empty_like(x, memory_format=torch.contiguous_format)
-            run((x, y), log)
+            y = _layout.new_empty_like(x, memory_format=contiguous_format)
+            run(x, y, log)
             return y
     else:
 
         def plan(x, log):
             y = _layout.new_empty_like(x)
-            run((x, y), log)
+            run(x, y, log)
             return y
 
     return plan
@@ -110,7 +113,7 @@ def _backward_plan(run, contiguous: bool):
 
     def plan(dy, y, log):
         dx = _layout.new_empty_like(y, memory_format=memory_format)
-        run((y, dy, dx), log)
+        run(y, dy, dx, log)
         return dx
 
     return plan
@@ -287,22 +290,6 @@ _forced = dispatch.current_override
 _PLANS = dispatch.PLANS
 
 
-def _repeated_call(x, dim, dtype, backend):
-    """The plan of an eager call whose geometry was seen before, or None. Everything the full
-    path checks is implied by the hit: only valid problems are remembered (under the dim as
-    written and as normalised). Plain tensors only: subclasses take the full path."""
-    if (
-        dtype is None
-        and type(x) is _Tensor
-        and type(dim) is int
-        and not (x.requires_grad and _grad_enabled())
-        and not _compiling()
-        and _forced() is None
-    ):
-        return _PLANS.get((x.shape, x.stride(), x.dtype, x.device, dim, backend))
-    return None
-
-
 def softmax(x: torch.Tensor, dim: int = -1, *, dtype: torch.dtype | None = None, backend: str = "auto") -> torch.Tensor:
     """Softmax of ``x`` along ``dim``, as ``torch.softmax``.
 
@@ -310,9 +297,17 @@ def softmax(x: torch.Tensor, dim: int = -1, *, dtype: torch.dtype | None = None,
     "auto" (the fastest kernel for the shape), "triton", "cuda" or "torch". CPU tensors are
     computed by torch's CPU kernel unless the Triton interpreter is active (TRITON_INTERPRET=1).
     """
-    plan = _repeated_call(x, dim, dtype, backend)
-    if plan is not None:
-        return plan(x, False)
+    if (
+        dtype is None
+        and type(x) is _Tensor
+        and type(dim) is int
+        and not (x.requires_grad and _grad_enabled())
+        and not _compiling()  # first: Dynamo traces no further (it cannot trace ContextVar.get)
+        and _forced() is None
+    ):
+        plan = _PLANS.get((x.shape, x.stride(), x.dtype, x.device, dim, backend))
+        if plan is not None:
+            return plan(x, False)
     return _apply(x, dim, dtype, backend, False, "softmax")
 
 
@@ -320,9 +315,17 @@ def log_softmax(
     x: torch.Tensor, dim: int = -1, *, dtype: torch.dtype | None = None, backend: str = "auto"
 ) -> torch.Tensor:
     """Log-softmax of ``x`` along ``dim``, as ``torch.log_softmax`` (same arguments as softmax)."""
-    plan = _repeated_call(x, dim, dtype, backend)
-    if plan is not None:
-        return plan(x, True)
+    if (
+        dtype is None
+        and type(x) is _Tensor
+        and type(dim) is int
+        and not (x.requires_grad and _grad_enabled())
+        and not _compiling()  # first: Dynamo traces no further (it cannot trace ContextVar.get)
+        and _forced() is None
+    ):
+        plan = _PLANS.get((x.shape, x.stride(), x.dtype, x.device, dim, backend))
+        if plan is not None:
+            return plan(x, True)
     return _apply(x, dim, dtype, backend, True, "log_softmax")
 
 
