@@ -1,20 +1,38 @@
 """Softmax over a strided axis (``inner > 1`` in the canonical ``(outer, n, inner)`` view): its
 tiers, their choice, their kernel instances and their plans, apart from the row tiers.
 
-Kernel argument order (every parameter 8 bytes, see ``instances.py``): pointers, workspace, n,
-inner, (stride 0, stride 1) of each tensor, chunk, splits, stage.
+Tiers:
+
+* ``strided_staged`` (strided_staged.cuh): a CTA copies its piece of a tile (rows of n by columns
+  of inner) into shared memory, reduces it there and writes it from there: the input is read from
+  device memory once. A tile too long for one CTA is split over a team of CTAs that exchange their
+  per-column results through global memory (a cooperative, persistent launch). Small inner sizes
+  whose n x inner blocks are contiguous are staged as one flat run (16-byte copies across rows and
+  columns). Tiles too long for the shared memory of all resident CTAs stream through it twice.
+* ``strided`` (strided_tier.cuh): tiles of columns reduced over n from registers, then re-read;
+  n split over blocks in two kernels when the tiles cannot fill the GPU. Serves the rest: tiles
+  too long for all the shared memory of the GPU (e.g. (1048576, 128) over dim 0).
+
+Kernel argument order (every parameter 8 bytes, see ``instances.py``):
+
+* strided: pointers, workspace, n, inner, (stride 0, stride 1) of each tensor, chunk, splits,
+  stage;
+* strided_staged: pointers, workspace, outer, n, inner, (stride 0, stride 1) of each tensor,
+  geometry (tile columns | copy bytes << 16 | staged rows << 32), chunk, splits.
 """
 
 from __future__ import annotations
 
+import contextlib
+import contextvars
 from dataclasses import dataclass
 
 import torch
 
-from .instances import CXX_TYPES, DTYPES, WARP_PACK_SIZES, next_pow2
+from .instances import CXX_TYPES, DTYPES, PACK_SIZES, WARP_PACK_SIZES, next_pow2
 
 #: the tiers of this module, in the order tier choice considers them
-TIERS = ("strided",)
+TIERS = ("strided_staged", "strided")
 
 STRIDED_MAX_THREADS = 256
 #: packs along the contiguous axis: 16 bytes, or single elements for unaligned views (and pairs
@@ -29,12 +47,138 @@ STRIDED_WAVES = 2
 STRIDED_MIN_ROWS_PER_THREAD = 8
 
 
+STAGED_THREADS = 256
+#: staged CTAs per SM the shared memory is divided among (the probe sweeps it with ``staged_tuned``)
+STAGED_CTAS_PER_SM = 2
+#: shared memory the driver reserves per CTA
+SMEM_RESERVED_PER_CTA = 1024
+#: rows of a split piece come in multiples of this, so that flat pieces start 16-byte aligned
+STAGED_CHUNK_ALIGN = 16
+
+_STAGED_TUNING: contextvars.ContextVar[int | None] = contextvars.ContextVar("fastsoftmax_staged", default=None)
+
+
+@contextlib.contextmanager
+def staged_tuned(ctas_per_sm: int):
+    """``with staged_tuned(3):`` plans built inside divide shared memory among this many staged
+    CTAs per SM. Plans are cached by problem, not by this value: the probe clears them."""
+    token = _STAGED_TUNING.set(ctas_per_sm)
+    try:
+        yield
+    finally:
+        _STAGED_TUNING.reset(token)
+
+
+@dataclass(frozen=True)
+class StagedShape:
+    """A strided_staged launch: the compute pack, the tile's columns, a CTA's rows of a tile
+    (chunk), the rows its buffer holds (stage_rows; < chunk: the chunk streams through twice), the
+    CTAs per tile (splits), the teams of the persistent grid and each CTA's shared memory."""
+
+    pack: int
+    tile_cols: int
+    chunk: int
+    stage_rows: int
+    splits: int
+    teams: int
+    tiles: int
+    smem: int
+
+    @property
+    def held(self) -> bool:
+        return self.stage_rows >= self.chunk
+
+    @property
+    def grid(self) -> int:
+        return self.teams * self.splits
+
+
+def staged_pack(inner: int, dtype: torch.dtype) -> int:
+    """Elements a thread reads from shared memory at once: the widest pack (up to 16 bytes) that
+    divides inner, so that every staged row starts on a pack."""
+    return next(p for p in PACK_SIZES[dtype] if inner % p == 0)
+
+
+def staged_shape(
+    outer: int,
+    n: int,
+    inner: int,
+    dtype: torch.dtype,
+    backward: bool,
+    smem_per_sm: int,
+    smem_per_block: int,
+    sm_count: int,
+    ctas_per_sm: int | None = None,
+) -> StagedShape | None:
+    """The strided_staged geometry of a problem (None for inner <= 1, or columns too wide for 16
+    rows of one tile in a CTA's shared memory). Tiles are held in shared memory when the resident
+    CTAs can hold one (n split over a team of them), else streamed."""
+    if inner <= 1:
+        return None
+    ctas = ctas_per_sm or _STAGED_TUNING.get() or STAGED_CTAS_PER_SM
+    itemsize = CXX_TYPES[dtype][2]
+    tensors = 2 if backward else 1
+    pack = staged_pack(inner, dtype)
+    scratch = STAGED_THREADS * pack * (4 if backward else 8)
+    budget = min(smem_per_block, smem_per_sm // ctas - SMEM_RESERVED_PER_CTA)
+    per_tensor = (budget - scratch) // tensors // 16 * 16
+    resident = sm_count * ctas
+    line = 128 // itemsize
+    if inner <= line:
+        tile_cols = inner
+    else:
+        # a 128-byte line of each row, widened while a whole tile still fits one CTA and the tiles
+        # still outnumber the resident CTAs (short axes: more bytes per CTA, fewer pieces)
+        tile_cols = line
+        widest = STAGED_THREADS * pack
+        while (
+            2 * tile_cols <= widest
+            and tile_cols < inner
+            and n * 2 * tile_cols * itemsize <= per_tensor
+            and outer * -(-inner // (2 * tile_cols)) >= resident
+        ):
+            tile_cols *= 2
+        tile_cols = min(tile_cols, inner)
+    tiles = outer * -(-inner // tile_cols)
+    rows_fit = per_tensor // (tile_cols * itemsize)
+    stage = lambda rows: -(-rows * tile_cols * itemsize // 16) * 16  # noqa: E731
+    if rows_fit >= n:
+        return StagedShape(pack, tile_cols, n, n, 1, tiles, tiles, tensors * stage(n) + scratch)
+    most_rows = rows_fit // STAGED_CHUNK_ALIGN * STAGED_CHUNK_ALIGN
+    if most_rows == 0:
+        return None
+    fewest_splits = -(-n // most_rows)
+    # held: a team of CTAs holds the tile; streamed: every resident CTA takes a share of the tiles
+    teams = min(tiles, max(1, resident // fewest_splits))
+    splits = max(1, resident // teams)
+    chunk = -(-(-(-n // splits)) // STAGED_CHUNK_ALIGN) * STAGED_CHUNK_ALIGN
+    splits = -(-n // chunk)
+    stage_rows = min(chunk, most_rows)
+    return StagedShape(pack, tile_cols, chunk, stage_rows, splits, teams, tiles, tensors * stage(stage_rows) + scratch)
+
+
+#: strided_staged serves problems of at least this many elements: the H100 runs measured it on
+#: tensors of 2^25 elements and more; smaller ones are bound by launch and latency, where the
+#: "strided" tier (one kernel, no shared-memory staging) serves as before
+STAGED_MIN_NUMEL = 1 << 18
+
+
 def choose_tier(outer: int, n: int, inner: int, dtype: torch.dtype, backward: bool, limits) -> str:
-    return "strided"
+    if outer * n * inner < STAGED_MIN_NUMEL:
+        return "strided"
+    shape = staged_shape(outer, n, inner, dtype, backward, limits.smem_per_sm, limits.smem_per_block, limits.sm_count)
+    return "strided" if shape is None else "strided_staged"
 
 
 def supports(tier: str, outer: int, n: int, inner: int, dtype: torch.dtype, backward: bool, limits) -> bool:
-    return tier in TIERS and inner > 1
+    if tier not in TIERS or inner <= 1:
+        return False
+    if tier == "strided_staged":
+        shape = staged_shape(
+            outer, n, inner, dtype, backward, limits.smem_per_sm, limits.smem_per_block, limits.sm_count
+        )
+        return shape is not None
+    return True
 
 
 @dataclass(frozen=True)
@@ -78,6 +222,50 @@ class StridedInstance:
         )
 
 
+@dataclass(frozen=True)
+class StagedInstance:
+    """One strided_staged kernel: storage type, direction, function and compute pack."""
+
+    dtype: torch.dtype
+    backward: bool
+    log: bool
+    pack: int = 1
+    tier = "strided_staged"
+    header = "strided_staged.cuh"
+
+    @property
+    def name(self) -> str:
+        tag = CXX_TYPES[self.dtype][1]
+        fn = "logsoftmax" if self.log else "softmax"
+        return f"fs_staged_{fn}_{'bwd' if self.backward else 'fwd'}_{tag}_p{self.pack}"
+
+    def wrapper(self) -> str:
+        t = CXX_TYPES[self.dtype][0]
+        log = "true" if self.log else "false"
+        targs = f"{t}, {self.pack}, {log}"
+        if self.backward:
+            params = (
+                f"const {t}* y, const {t}* dy, {t}* dx, float* ws, i64 outer, i64 n, i64 inner, i64 ys0, i64 ys1, "
+                f"i64 dys0, i64 dys1, i64 dxs0, i64 dxs1, i64 geometry, i64 chunk, i64 splits"
+            )
+            body = (
+                f"staged_backward<{targs}>(StridedDirectLoad<{t}>{{y, ys0, ys1}}, StridedDirectLoad<{t}>{{dy, dys0, "
+                f"dys1}}, StridedDirectStore<{t}>{{dx, dxs0, dxs1}}, ws, outer, n, inner, geometry, chunk, splits);"
+            )
+        else:
+            params = (
+                f"const {t}* x, {t}* y, float* ws, i64 outer, i64 n, i64 inner, i64 xs0, i64 xs1, i64 ys0, "
+                f"i64 ys1, i64 geometry, i64 chunk, i64 splits"
+            )
+            body = (
+                f"staged_forward<{targs}>(StridedDirectLoad<{t}>{{x, xs0, xs1}}, StridedDirectStore<{t}>{{y, ys0, "
+                f"ys1}}, ws, outer, n, inner, geometry, chunk, splits);"
+            )
+        return (
+            f'extern "C" __global__ void __launch_bounds__({STAGED_THREADS}) {self.name}({params}) {{\n    {body}\n}}\n'
+        )
+
+
 def all_instances():
     """Every strided kernel the backend may launch: what CI compiles."""
     return [
@@ -86,6 +274,12 @@ def all_instances():
         for backward in (False, True)
         for log in (False, True)
         for pack in STRIDED_PACK_SIZES[dtype]
+    ] + [
+        StagedInstance(dtype, backward, log, pack)
+        for dtype in DTYPES
+        for backward in (False, True)
+        for log in (False, True)
+        for pack in PACK_SIZES[dtype]
     ]
 
 
@@ -101,6 +295,8 @@ def build(load, key):
     tier, dtype, outer, n, inner, strides, log, backward, align, dev, tuning = key
     if tier not in TIERS:
         raise ValueError(f"tier {tier!r} of backend 'cuda' needs inner == 1; use one of {TIERS} for inner > 1")
+    if tier == "strided_staged":
+        return _build_staged(load, key)
     facts = device_facts(dev)
     itemsize = CXX_TYPES[dtype][2]
     # the widest pack every pointer and stride is aligned to, and no wider than the columns
@@ -132,5 +328,93 @@ def build(load, key):
         kernel.launch(grid, stream, pointers + (ws,) + middle + (1,))
         kernel.launch(grid, stream, pointers + (ws,) + middle + (2,))
         del scratch  # only now: the allocator reuses it in stream order, after our kernels
+
+    return run
+
+
+def staged_widths(shape: StagedShape, outer: int, n: int, inner: int, strides, itemsize: int) -> tuple[bool, int]:
+    """(flat, widest copy in bytes the strides allow): the pointers are checked per call."""
+    flat = shape.tile_cols == inner and all(s[1] == inner for s in strides)
+    bits = 0
+    for s0, s1 in strides:
+        if outer > 1:
+            bits |= s0 * itemsize
+        if not flat and n > 1:
+            bits |= s1 * itemsize
+    if flat:
+        # where pieces and stagings start inside the flat run
+        bits |= (shape.chunk if shape.splits > 1 else 0) * inner * itemsize
+        bits |= (shape.stage_rows if not shape.held else 0) * inner * itemsize
+    else:
+        bits |= inner * itemsize | shape.tile_cols * itemsize
+    width = next(w for w in (16, 8, 4, itemsize) if bits % w == 0)
+    return flat, width
+
+
+def _build_staged(load, key):
+    from .launch import Kernel, device_facts
+    from .plans import torch_device
+
+    tier, dtype, outer, n, inner, strides, log, backward, align, dev, tuning = key
+    facts = device_facts(dev)
+    itemsize = CXX_TYPES[dtype][2]
+    args = (facts.smem_per_sm, facts.smem_per_block, facts.sm_count)
+    shape = staged_shape(outer, n, inner, dtype, backward, *args)
+    if shape is None:
+        raise ValueError(f"tier 'strided_staged' cannot hold (outer={outer}, n={n}, inner={inner}) {dtype}")
+    inst = StagedInstance(dtype, backward, log, shape.pack)
+
+    def kernel_for(shape):
+        kernel = Kernel(
+            load(inst, dev), inst.name, dev, 16 if backward else 13, STAGED_THREADS, 1, shape.smem, 1, shape.splits > 1
+        )
+        if shape.smem > 48 * 1024:
+            kernel.set_attribute("MAX_DYNAMIC_SHARED_SIZE_BYTES", shape.smem)
+        return kernel
+
+    kernel = kernel_for(shape)
+    per_sm = kernel.blocks_per_sm()
+    if shape.splits > 1 and shape.grid > per_sm * facts.sm_count:
+        # fewer CTAs fit than the shape assumed (registers, a smaller SM): size for those
+        shape = staged_shape(outer, n, inner, dtype, backward, *args, ctas_per_sm=max(1, per_sm))
+        if shape is None:
+            raise ValueError(f"tier 'strided_staged' cannot hold (outer={outer}, n={n}, inner={inner}) {dtype}")
+        kernel = kernel_for(shape)
+        if shape.splits > 1 and shape.grid > kernel.blocks_per_sm() * facts.sm_count:
+            raise ValueError(f"strided_staged: {shape} needs more resident CTAs than the device holds")
+    flat, widest = staged_widths(shape, outer, n, inner, strides, itemsize)
+    flat_strides = tuple(s for tensor_strides in strides for s in tensor_strides)
+    middle = (outer, n, inner) + flat_strides
+    launchers: dict = {}
+    device = torch_device(dev)
+    counter_words = -(-shape.tiles // 4) * 4
+    workspace = counter_words + shape.tiles * shape.splits * shape.tile_cols * (1 if backward else 2)
+
+    def tail(width: int) -> tuple:
+        return middle + (shape.tile_cols | width << 16 | shape.stage_rows << 32, shape.chunk, shape.splits)
+
+    def width_of(pointers) -> int:
+        bits = 0
+        for pointer in pointers:
+            bits |= pointer
+        return next(w for w in (16, 8, 4, itemsize) if w <= widest and bits % w == 0)
+
+    if shape.splits == 1:
+
+        def run(pointers, stream):
+            width = width_of(pointers)
+            go = launchers.get(width)
+            if go is None:
+                go = launchers[width] = kernel.bound(shape.grid, (0,) + tail(width))
+            go(pointers, stream)
+
+        return run
+
+    def run(pointers, stream):
+        # counters cleared per call: concurrent calls on other streams never share them
+        scratch = torch.empty(workspace, dtype=torch.float32, device=device)
+        scratch[:counter_words].zero_()
+        kernel.launch(shape.grid, stream, pointers + (scratch.data_ptr(),) + tail(width_of(pointers)))
+        del scratch  # only now: the allocator reuses it in stream order, after our kernel
 
     return run

@@ -1,0 +1,575 @@
+// Tier "strided_staged": softmax over axis 1 of (outer, n, inner), inner > 1, reading the input
+// from device memory once. Element (o, k, c) lies at o * s0 + k * s1 + c.
+//
+// The "strided" tier reduces a tile of columns over n and then re-reads it: from L2 only while the
+// tiles in flight fit there, which long axes defeat (3 passes over device memory instead of 2).
+// Here a CTA copies its piece of a tile -- `rows` rows of n by `tile_cols` columns -- into shared
+// memory with cp.async (every copy in flight at once), reduces it there, and writes the result
+// from there. Two layouts of a piece in memory:
+//   * flat: the tile is all of inner and s1 == inner (small inner sizes, contiguous n x inner
+//     blocks): the piece is one contiguous run of rows * inner elements, moved in 16-byte copies
+//     that span several rows and columns at once;
+//   * rows: one run of tile_cols elements per row (a 128-byte line or more of each row).
+// Threads then read the staged piece as P-element packs: thread t owns the pack j = t % L of the
+// row (L = tile_cols / P) and rows g, g + G, ... (g = t / L, G = threads / L), so every thread
+// keeps to the same P columns. Per-column (max, sum) pairs merge over the G row groups by a tree
+// in shared memory.
+//
+// A CTA's rows of a tile (its chunk) are held in shared memory throughout when they fit
+// (`stage_rows` >= chunk): one read. Where even the shared memory of every resident CTA cannot hold
+// a tile (a tile of 32 MB: (2^20, 128) over dim 0), the chunk streams through the buffer twice,
+// once for the statistics and once to write (the last staging is written first, without a
+// re-read): three passes, each at full copy width.
+//
+// When a tile of all n rows does not fit one CTA, n is split over `splits` CTAs (a team) that
+// exchange their per-column pairs through global memory: each CTA publishes its pairs, counts
+// itself in on the tile's counter and waits until the whole team has, then merges every pair of
+// the team. The launch is cooperative (all CTAs resident, so waiting on a team mate cannot
+// deadlock) and persistent: team m takes tiles m, m + teams, ... in order. The counters start at
+// zero (the host clears them).
+//
+// Backward stages y and dy and exchanges per-column sums of dy * y (softmax) or dy (log-softmax).
+//
+// Memory access goes through the LOAD / STORE functors below (the strided analogue of the row
+// tiers' DirectLoad / DirectStore): they address (o, k) rows and convert packs, so a fused form
+// replaces them without touching the kernel.
+#pragma once
+
+#include "common.cuh"
+
+namespace fastsoftmax {
+
+constexpr int kStagedThreads = 256;
+// the second copy group of a staging starts this many rows in (whole 16-byte pieces when flat)
+constexpr int kStagedHalfAlign = 16;
+
+template <typename T>
+struct StridedDirectLoad {
+    const T* base;
+    i64 s0, s1;
+    __device__ __forceinline__ const T* row(i64 o, i64 k) const { return base + o * s0 + k * s1; }
+    template <int P>
+    __device__ __forceinline__ void convert(const Pack<T, P>& raw, float* out) const {
+        unpack<T, P>(raw, out);
+    }
+};
+
+template <typename T>
+struct StridedDirectStore {
+    T* base;
+    i64 s0, s1;
+    __device__ __forceinline__ T* row(i64 o, i64 k) const { return base + o * s0 + k * s1; }
+    template <int P>
+    __device__ __forceinline__ Pack<T, P> convert(const float* in) const {
+        return make_pack<T, P>(in);
+    }
+};
+
+// ---- copies between device and shared memory -------------------------------------------------
+__device__ __forceinline__ unsigned shared_address(const void* p) {
+    return (unsigned)__cvta_generic_to_shared(p);
+}
+
+template <int BYTES>
+__device__ __forceinline__ void copy_async(void* dst, const void* src) {
+    if constexpr (BYTES == 16) {
+        asm volatile("cp.async.cg.shared.global [%0], [%1], 16;\n" ::"r"(shared_address(dst)), "l"(src));
+    } else {
+        asm volatile("cp.async.ca.shared.global [%0], [%1], %2;\n" ::"r"(shared_address(dst)), "l"(src), "n"(BYTES));
+    }
+}
+
+__device__ __forceinline__ void copy_async_wait() { asm volatile("cp.async.wait_all;\n" ::: "memory"); }
+__device__ __forceinline__ void copy_async_commit() { asm volatile("cp.async.commit_group;\n" ::: "memory"); }
+template <int N>
+__device__ __forceinline__ void copy_async_wait_group() {
+    asm volatile("cp.async.wait_group %0;\n" ::"n"(N) : "memory");
+}
+
+// One run of `count` elements from src (device) to dst (shared) or back, in W-byte pieces (W
+// divides the byte offset of both ends' start and, for a run that must end exactly, its length);
+// the elements past the last whole piece move one at a time. `first`/`step` spread the pieces of
+// all runs of a piece over the CTA's threads.
+template <typename T, int W, bool TO_SHARED>
+__device__ __forceinline__ void copy_run(T* shared, T* global, int count, int first, int step) {
+    constexpr int E = W / (int)sizeof(T);
+    const int pieces = count / E;
+    for (int v = first; v < pieces; v += step) {
+        if constexpr (TO_SHARED) {
+            if constexpr (W >= 4) {
+                copy_async<W>(shared + v * E, global + v * E);
+            } else {
+                shared[v * E] = global[v * E];
+            }
+        } else {
+            *reinterpret_cast<typename RawBits<W>::type*>(global + v * E) =
+                *reinterpret_cast<const typename RawBits<W>::type*>(shared + v * E);
+        }
+    }
+    for (int e = pieces * E + first; e < count; e += step) {
+        if constexpr (TO_SHARED) {
+            shared[e] = global[e];
+        } else {
+            global[e] = shared[e];
+        }
+    }
+}
+
+// The piece (rows x cols at row k0, column c0 of outer index o, starting at row0) between device
+// memory and the staging buffer (pitch `pitch` elements).
+template <typename T, int W, bool TO_SHARED>
+__device__ __forceinline__ void copy_piece(T* stage, T* row0, i64 s1, int rows, int cols, int pitch, bool flat) {
+    if (flat) {
+        // rows * cols contiguous elements, the same layout in shared memory (pitch == cols)
+        copy_run<T, W, TO_SHARED>(stage, row0, rows * cols, threadIdx.x, blockDim.x);
+        return;
+    }
+    constexpr int E = W / (int)sizeof(T);
+    const int per_row = cols / E;  // the host makes cols a multiple of E
+    const int pieces = rows * per_row;
+    for (int v = threadIdx.x; v < pieces; v += blockDim.x) {
+        const int r = v / per_row;
+        const int q = (v - r * per_row) * E;
+        T* s = stage + r * pitch + q;
+        T* g = row0 + r * s1 + q;
+        if constexpr (TO_SHARED) {
+            if constexpr (W >= 4) {
+                copy_async<W>(s, g);
+            } else {
+                *s = *g;
+            }
+        } else {
+            *reinterpret_cast<typename RawBits<W>::type*>(g) = *reinterpret_cast<const typename RawBits<W>::type*>(s);
+        }
+    }
+}
+
+template <typename T, bool TO_SHARED>
+__device__ __forceinline__ void copy_piece_any(int width, T* stage, T* row0, i64 s1, int rows, int cols, int pitch,
+                                               bool flat) {
+    // the width is the same for every CTA of a launch: a uniform branch
+    if (width == 16) {
+        copy_piece<T, 16, TO_SHARED>(stage, row0, s1, rows, cols, pitch, flat);
+    } else if (width == 8) {
+        copy_piece<T, 8, TO_SHARED>(stage, row0, s1, rows, cols, pitch, flat);
+    } else if (width == 4 || sizeof(T) == 4) {
+        copy_piece<T, 4, TO_SHARED>(stage, row0, s1, rows, cols, pitch, flat);
+    } else {
+        copy_piece<T, 2, TO_SHARED>(stage, row0, s1, rows, cols, pitch, flat);
+    }
+}
+
+// ---- the geometry of one launch --------------------------------------------------------------
+// geometry = tile_cols | width << 16 | stage_rows << 32 (one 8-byte kernel parameter)
+struct StagedGeometry {
+    int tile_cols;   // columns of a tile (a multiple of P; all of inner in the flat layout)
+    int width;       // bytes per copy between device and shared memory: 16, 8, 4 or 2
+    int stage_rows;  // rows the staging buffer holds
+    i64 tiles_per_outer, tiles;
+    int packs_per_row;  // L
+    int groups;         // G
+};
+
+template <int P>
+__device__ __forceinline__ StagedGeometry staged_geometry(i64 outer, i64 inner, i64 geometry) {
+    StagedGeometry g;
+    g.tile_cols = (int)(geometry & 0xffff);
+    g.width = (int)((geometry >> 16) & 0xffff);
+    g.stage_rows = (int)(geometry >> 32);
+    g.tiles_per_outer = (inner + g.tile_cols - 1) / g.tile_cols;
+    g.tiles = outer * g.tiles_per_outer;
+    g.packs_per_row = g.tile_cols / P;
+    g.groups = blockDim.x / g.packs_per_row;
+    return g;
+}
+
+// Merges the G row groups' values of each column: slot (g, j) holds group g's P values of pack j;
+// afterwards slot (0, j) holds the pack's result. Any G from 1 to the thread count.
+template <int P, typename V, typename Merge>
+__device__ __forceinline__ void merge_groups(V* scratch, int groups, int packs_per_row, Merge merge_fn) {
+    const int t = threadIdx.x;
+    const int g = t / packs_per_row;
+    int span = 1;
+    while (span < groups) span *= 2;
+    for (int half = span / 2; half > 0; half /= 2) {
+        __syncthreads();
+        if (g < half && g + half < groups) {
+            V* mine = scratch + t * P;
+            const V* other = scratch + (t + half * packs_per_row) * P;
+#pragma unroll
+            for (int i = 0; i < P; ++i) mine[i] = merge_fn(mine[i], other[i]);
+        }
+    }
+    __syncthreads();
+}
+
+struct StagedMergeMaxSum {
+    __device__ __forceinline__ MaxSum operator()(MaxSum a, MaxSum b) const { return merge(a, b); }
+};
+struct StagedAdd {
+    __device__ __forceinline__ float operator()(float a, float b) const { return a + b; }
+};
+
+__device__ __forceinline__ int load_acquire(const int* p) {
+    int v;
+    asm volatile("ld.acquire.gpu.global.b32 %0, [%1];\n" : "=r"(v) : "l"(p) : "memory");
+    return v;
+}
+
+// The team's arrival at a tile: every CTA's partial results are written before it counts itself
+// in, and read only after all `splits` have.
+__device__ __forceinline__ void team_barrier(int* counter, i64 splits) {
+    __threadfence();
+    __syncthreads();
+    if (threadIdx.x == 0) {
+        atomicAdd(counter, 1);
+        while (load_acquire(counter) < splits) __nanosleep(64);
+        __threadfence();
+    }
+    __syncthreads();
+}
+
+// Workspace: one int counter per tile (rounded up to 4 words), then the partial results.
+__device__ __forceinline__ i64 counter_words(i64 tiles) { return (tiles + 3) / 4 * 4; }
+
+// One CTA's place in the launch and in its current tile.
+struct StagedPiece {
+    i64 o, c0, k0;
+    int cols;        // columns of this tile inside inner
+    int rows;        // rows of this CTA's chunk
+    int sub_pieces;  // stagings the chunk takes (1: held in shared memory throughout)
+
+    __device__ __forceinline__ int sub_rows(int sub, int stage_rows) const { return min(stage_rows, rows - sub * stage_rows); }
+};
+
+__device__ __forceinline__ StagedPiece staged_piece(const StagedGeometry& geo, i64 tile, i64 split, i64 n,
+                                                    i64 inner, i64 chunk) {
+    StagedPiece p;
+    p.o = tile / geo.tiles_per_outer;
+    p.c0 = (tile - p.o * geo.tiles_per_outer) * geo.tile_cols;
+    p.cols = (int)min((i64)geo.tile_cols, inner - p.c0);
+    p.k0 = split * chunk;
+    p.rows = (int)min(chunk, n - p.k0);
+    p.sub_pieces = (p.rows + geo.stage_rows - 1) / geo.stage_rows;
+    return p;
+}
+
+// The (max, sum) pairs of a thread's P columns over `rows` staged rows: the maximum first, then
+// the sum of exp(x - max) in a second walk over shared memory (one exponential per element).
+template <typename T, int P, typename LOAD>
+__device__ __forceinline__ void staged_stats(const LOAD& in, const T* p, int rows, int first, int step, int pitch,
+                                             MaxSum* state) {
+    float m[P], s[P];
+#pragma unroll
+    for (int i = 0; i < P; ++i) m[i] = neg_inf(), s[i] = 0.0f;
+    int r = first;
+    for (; r + 3 * step < rows; r += 4 * step) {
+        float v[4][P];
+#pragma unroll
+        for (int u = 0; u < 4; ++u) in.template convert<P>(read_pack<T, P>(p + (r + u * step) * pitch), v[u]);
+#pragma unroll
+        for (int u = 0; u < 4; ++u)
+#pragma unroll
+            for (int i = 0; i < P; ++i) m[i] = fmaxf(m[i], v[u][i]);
+    }
+    for (; r < rows; r += step) {
+        float v[P];
+        in.template convert<P>(read_pack<T, P>(p + r * pitch), v);
+#pragma unroll
+        for (int i = 0; i < P; ++i) m[i] = fmaxf(m[i], v[i]);
+    }
+    // all -inf so far: subtract 0, so -inf terms add 0 and NaN terms add NaN (as accumulate does)
+    float shift[P];
+#pragma unroll
+    for (int i = 0; i < P; ++i) shift[i] = m[i] == neg_inf() ? 0.0f : m[i];
+    r = first;
+    for (; r + 3 * step < rows; r += 4 * step) {
+        float v[4][P];
+#pragma unroll
+        for (int u = 0; u < 4; ++u) in.template convert<P>(read_pack<T, P>(p + (r + u * step) * pitch), v[u]);
+#pragma unroll
+        for (int u = 0; u < 4; ++u)
+#pragma unroll
+            for (int i = 0; i < P; ++i) s[i] += fast_exp(v[u][i] - shift[i]);
+    }
+    for (; r < rows; r += step) {
+        float v[P];
+        in.template convert<P>(read_pack<T, P>(p + r * pitch), v);
+#pragma unroll
+        for (int i = 0; i < P; ++i) s[i] += fast_exp(v[i] - shift[i]);
+    }
+#pragma unroll
+    for (int i = 0; i < P; ++i) state[i] = merge(state[i], MaxSum{m[i], s[i]});
+}
+
+template <typename T, int P, bool LOG, typename LOAD, typename STORE>
+__device__ __forceinline__ void staged_forward(LOAD in, STORE out, float* ws, i64 outer, i64 n, i64 inner,
+                                               i64 geometry, i64 chunk, i64 splits) {
+    extern __shared__ __align__(16) unsigned char staged_smem[];
+    const StagedGeometry geo = staged_geometry<P>(outer, inner, geometry);
+    T* stage = reinterpret_cast<T*>(staged_smem);
+    const i64 stage_bytes = ((i64)geo.stage_rows * geo.tile_cols * (i64)sizeof(T) + 15) / 16 * 16;
+    MaxSum* scratch = reinterpret_cast<MaxSum*>(staged_smem + stage_bytes);
+    int* counters = reinterpret_cast<int*>(ws);
+    float* pairs = ws + counter_words(geo.tiles);
+
+    const int t = threadIdx.x;
+    const int L = geo.packs_per_row;
+    const int G = geo.groups;
+    const int j = t % L;
+    const int g = t / L;
+    const int pitch = geo.tile_cols;
+    const i64 teams = gridDim.x / splits;
+    const i64 team = blockIdx.x / splits;
+    const i64 split = blockIdx.x - team * splits;
+    const bool flat = geo.tile_cols == inner && in.s1 == inner && out.s1 == inner;
+    // the output's rows take P-element packs where copies were allowed that wide
+    const bool direct = geo.width >= P * (int)sizeof(T);
+
+    for (i64 tile = team; tile < geo.tiles; tile += teams) {
+        const StagedPiece pc = staged_piece(geo, tile, split, n, inner, chunk);
+        const bool active = g < G && j * P < pc.cols;
+        MaxSum state[P];
+#pragma unroll
+        for (int i = 0; i < P; ++i) state[i] = empty_maxsum();
+        for (int sub = 0; sub < pc.sub_pieces; ++sub) {
+            const i64 k = pc.k0 + (i64)sub * geo.stage_rows;
+            const int rows = pc.sub_rows(sub, geo.stage_rows);
+            // two halves in two copy groups: the first half's statistics overlap the second's copy
+            const int half = rows / 2 / kStagedHalfAlign * kStagedHalfAlign;
+            __syncthreads();  // the buffer is free again
+            copy_piece_any<T, true>(geo.width, stage, const_cast<T*>(in.row(pc.o, k)) + pc.c0, in.s1, half, pc.cols,
+                                    pitch, flat);
+            copy_async_commit();
+            copy_piece_any<T, true>(geo.width, stage + half * pitch, const_cast<T*>(in.row(pc.o, k + half)) + pc.c0,
+                                    in.s1, rows - half, pc.cols, pitch, flat);
+            copy_async_commit();
+            copy_async_wait_group<1>();
+            __syncthreads();
+            if (active) staged_stats<T, P>(in, stage + j * P, half, g, G, pitch, state);
+            copy_async_wait_group<0>();
+            __syncthreads();
+            if (active) staged_stats<T, P>(in, stage + half * pitch + j * P, rows - half, g, G, pitch, state);
+        }
+        if (g < G) {
+#pragma unroll
+            for (int i = 0; i < P; ++i) scratch[t * P + i] = state[i];
+        }
+        merge_groups<P>(scratch, G, L, StagedMergeMaxSum());
+
+        if (splits > 1) {
+            float* tile_pairs = pairs + 2 * tile * splits * geo.tile_cols;
+            if (t < pc.cols) {
+                const MaxSum mine = scratch[t];
+                tile_pairs[2 * (split * geo.tile_cols + t)] = mine.max;
+                tile_pairs[2 * (split * geo.tile_cols + t) + 1] = mine.sum;
+            }
+            team_barrier(counters + tile, splits);
+            MaxSum total[P];
+#pragma unroll
+            for (int i = 0; i < P; ++i) total[i] = empty_maxsum();
+            if (active) {
+                for (i64 q = g; q < splits; q += G) {
+                    const float* pair = tile_pairs + 2 * (q * geo.tile_cols + j * P);
+#pragma unroll
+                    for (int i = 0; i < P; ++i)
+                        total[i] = merge(total[i], MaxSum{__ldcg(pair + 2 * i), __ldcg(pair + 2 * i + 1)});
+                }
+            }
+            if (g < G) {
+#pragma unroll
+                for (int i = 0; i < P; ++i) scratch[t * P + i] = total[i];
+            }
+            merge_groups<P>(scratch, G, L, StagedMergeMaxSum());
+        }
+        RowScale scale[P];
+#pragma unroll
+        for (int i = 0; i < P; ++i) scale[i] = row_scale(scratch[j * P + i]);
+
+        // the last sub-piece is still staged: write it first, then re-stage the others
+        for (int sub = pc.sub_pieces - 1; sub >= 0; --sub) {
+            const i64 k = pc.k0 + (i64)sub * geo.stage_rows;
+            const int rows = pc.sub_rows(sub, geo.stage_rows);
+            if (sub != pc.sub_pieces - 1) {
+                __syncthreads();
+                copy_piece_any<T, true>(geo.width, stage, const_cast<T*>(in.row(pc.o, k)) + pc.c0, in.s1, rows,
+                                        pc.cols, pitch, flat);
+                copy_async_wait();
+                __syncthreads();
+            }
+            if (direct) {
+                // packs go straight to device memory: as wide there as in shared memory
+                if (active) {
+                    const T* p = stage + j * P;
+                    T* dst = out.row(pc.o, k) + pc.c0 + j * P;
+                    for (int r = g; r < rows; r += G) {
+                        float v[P];
+                        in.template convert<P>(read_pack<T, P>(p + r * pitch), v);
+#pragma unroll
+                        for (int i = 0; i < P; ++i) v[i] = normalise<LOG>(v[i], scale[i]);
+                        write_pack<T, P>(dst + r * out.s1, out.template convert<P>(v));
+                    }
+                }
+                continue;
+            }
+            if (active) {
+                T* p = stage + j * P;
+                for (int r = g; r < rows; r += G) {
+                    float v[P];
+                    in.template convert<P>(read_pack<T, P>(p + r * pitch), v);
+#pragma unroll
+                    for (int i = 0; i < P; ++i) v[i] = normalise<LOG>(v[i], scale[i]);
+                    write_pack<T, P>(p + r * pitch, out.template convert<P>(v));
+                }
+            }
+            __syncthreads();
+            copy_piece_any<T, false>(geo.width, stage, out.row(pc.o, k) + pc.c0, out.s1, rows, pc.cols, pitch, flat);
+        }
+        __syncthreads();  // the next tile overwrites the buffer and the scratch read above
+    }
+}
+
+template <typename T, int P, bool LOG, typename LOAD, typename STORE>
+__device__ __forceinline__ void staged_backward(LOAD y_in, LOAD dy_in, STORE dx_out, float* ws, i64 outer, i64 n,
+                                                i64 inner, i64 geometry, i64 chunk, i64 splits) {
+    extern __shared__ __align__(16) unsigned char staged_smem[];
+    const StagedGeometry geo = staged_geometry<P>(outer, inner, geometry);
+    const i64 stage_bytes = ((i64)geo.stage_rows * geo.tile_cols * (i64)sizeof(T) + 15) / 16 * 16;
+    T* stage_y = reinterpret_cast<T*>(staged_smem);
+    T* stage_dy = reinterpret_cast<T*>(staged_smem + stage_bytes);
+    float* scratch = reinterpret_cast<float*>(staged_smem + 2 * stage_bytes);
+    int* counters = reinterpret_cast<int*>(ws);
+    float* sums = ws + counter_words(geo.tiles);
+
+    const int t = threadIdx.x;
+    const int L = geo.packs_per_row;
+    const int G = geo.groups;
+    const int j = t % L;
+    const int g = t / L;
+    const int pitch = geo.tile_cols;
+    const i64 teams = gridDim.x / splits;
+    const i64 team = blockIdx.x / splits;
+    const i64 split = blockIdx.x - team * splits;
+    const bool flat = geo.tile_cols == inner && y_in.s1 == inner && dy_in.s1 == inner && dx_out.s1 == inner;
+    const bool direct = geo.width >= P * (int)sizeof(T);
+
+    for (i64 tile = team; tile < geo.tiles; tile += teams) {
+        const StagedPiece pc = staged_piece(geo, tile, split, n, inner, chunk);
+        const bool active = g < G && j * P < pc.cols;
+        float sum[P];
+#pragma unroll
+        for (int i = 0; i < P; ++i) sum[i] = 0.0f;
+        for (int sub = 0; sub < pc.sub_pieces; ++sub) {
+            const i64 k = pc.k0 + (i64)sub * geo.stage_rows;
+            const int rows = pc.sub_rows(sub, geo.stage_rows);
+            __syncthreads();
+            copy_piece_any<T, true>(geo.width, stage_y, const_cast<T*>(y_in.row(pc.o, k)) + pc.c0, y_in.s1, rows,
+                                    pc.cols, pitch, flat);
+            copy_piece_any<T, true>(geo.width, stage_dy, const_cast<T*>(dy_in.row(pc.o, k)) + pc.c0, dy_in.s1, rows,
+                                    pc.cols, pitch, flat);
+            copy_async_wait();
+            __syncthreads();
+            if (active) {
+                const T* py = stage_y + j * P;
+                const T* pdy = stage_dy + j * P;
+                int r = g;
+                for (; r + 3 * G < rows; r += 4 * G) {
+                    float yv[4][P], dyv[4][P];
+#pragma unroll
+                    for (int u = 0; u < 4; ++u) {
+                        y_in.template convert<P>(read_pack<T, P>(py + (r + u * G) * pitch), yv[u]);
+                        dy_in.template convert<P>(read_pack<T, P>(pdy + (r + u * G) * pitch), dyv[u]);
+                    }
+#pragma unroll
+                    for (int u = 0; u < 4; ++u)
+#pragma unroll
+                        for (int i = 0; i < P; ++i) sum[i] += backward_term<LOG>(yv[u][i], dyv[u][i]);
+                }
+                for (; r < rows; r += G) {
+                    float yv[P], dyv[P];
+                    y_in.template convert<P>(read_pack<T, P>(py + r * pitch), yv);
+                    dy_in.template convert<P>(read_pack<T, P>(pdy + r * pitch), dyv);
+#pragma unroll
+                    for (int i = 0; i < P; ++i) sum[i] += backward_term<LOG>(yv[i], dyv[i]);
+                }
+            }
+        }
+        if (g < G) {
+#pragma unroll
+            for (int i = 0; i < P; ++i) scratch[t * P + i] = sum[i];
+        }
+        merge_groups<P>(scratch, G, L, StagedAdd());
+
+        if (splits > 1) {
+            float* tile_sums = sums + tile * splits * geo.tile_cols;
+            if (t < pc.cols) tile_sums[split * geo.tile_cols + t] = scratch[t];
+            team_barrier(counters + tile, splits);
+            float total[P];
+#pragma unroll
+            for (int i = 0; i < P; ++i) total[i] = 0.0f;
+            if (active) {
+                for (i64 q = g; q < splits; q += G) {
+                    const float* part = tile_sums + q * geo.tile_cols + j * P;
+#pragma unroll
+                    for (int i = 0; i < P; ++i) total[i] += __ldcg(part + i);
+                }
+            }
+            if (g < G) {
+#pragma unroll
+                for (int i = 0; i < P; ++i) scratch[t * P + i] = total[i];
+            }
+            merge_groups<P>(scratch, G, L, StagedAdd());
+        }
+        float total[P];
+#pragma unroll
+        for (int i = 0; i < P; ++i) total[i] = scratch[j * P + i];
+
+        for (int sub = pc.sub_pieces - 1; sub >= 0; --sub) {
+            const i64 k = pc.k0 + (i64)sub * geo.stage_rows;
+            const int rows = pc.sub_rows(sub, geo.stage_rows);
+            if (sub != pc.sub_pieces - 1) {
+                __syncthreads();
+                copy_piece_any<T, true>(geo.width, stage_y, const_cast<T*>(y_in.row(pc.o, k)) + pc.c0, y_in.s1, rows,
+                                        pc.cols, pitch, flat);
+                copy_piece_any<T, true>(geo.width, stage_dy, const_cast<T*>(dy_in.row(pc.o, k)) + pc.c0, dy_in.s1,
+                                        rows, pc.cols, pitch, flat);
+                copy_async_wait();
+                __syncthreads();
+            }
+            if (direct) {
+                if (active) {
+                    const T* py = stage_y + j * P;
+                    const T* pdy = stage_dy + j * P;
+                    T* dst = dx_out.row(pc.o, k) + pc.c0 + j * P;
+                    for (int r = g; r < rows; r += G) {
+                        float yv[P], dyv[P];
+                        y_in.template convert<P>(read_pack<T, P>(py + r * pitch), yv);
+                        dy_in.template convert<P>(read_pack<T, P>(pdy + r * pitch), dyv);
+#pragma unroll
+                        for (int i = 0; i < P; ++i) yv[i] = input_grad<LOG>(yv[i], dyv[i], total[i]);
+                        write_pack<T, P>(dst + r * dx_out.s1, dx_out.template convert<P>(yv));
+                    }
+                }
+                continue;
+            }
+            if (active) {
+                T* py = stage_y + j * P;
+                const T* pdy = stage_dy + j * P;
+                for (int r = g; r < rows; r += G) {
+                    float yv[P], dyv[P];
+                    y_in.template convert<P>(read_pack<T, P>(py + r * pitch), yv);
+                    dy_in.template convert<P>(read_pack<T, P>(pdy + r * pitch), dyv);
+#pragma unroll
+                    for (int i = 0; i < P; ++i) yv[i] = input_grad<LOG>(yv[i], dyv[i], total[i]);
+                    write_pack<T, P>(py + r * pitch, dx_out.template convert<P>(yv));
+                }
+            }
+            __syncthreads();
+            copy_piece_any<T, false>(geo.width, stage_y, dx_out.row(pc.o, k) + pc.c0, dx_out.s1, rows, pc.cols, pitch,
+                                     flat);
+        }
+        __syncthreads();
+    }
+}
+
+}  // namespace fastsoftmax

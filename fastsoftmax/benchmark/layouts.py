@@ -1,0 +1,242 @@
+"""The layouts regime: softmax over every kind of axis and memory layout, timed for fastsoftmax,
+torch.softmax and torch.compile(torch.softmax) side by side, with every loss listed.
+
+A case is a tensor built by ``make`` (a view: transposed, stepped, expanded, channels-last...) and
+a dim. Its floor is the bytes a kernel must move: the input's distinct elements read once and the
+output written once (backward: y and dy read, dx written), whatever the view. Fractions are of
+the copy bandwidth measured in the same process.
+
+Run on a GPU: ``python -m fastsoftmax.benchmark.layouts [--quick] [--backward] [--json PATH]``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from dataclasses import dataclass, field
+
+import torch
+
+
+@dataclass(frozen=True)
+class LayoutCase:
+    cls: str  # the class of layout (what the goals speak of)
+    label: str
+    shape: tuple[int, ...]  # the logical shape of the tensor softmaxed
+    dim: int
+    view: str = "contiguous"  # contiguous, transpose, channels_last, step, expand, offset
+    goal: float = 0.80
+    extra: dict = field(default_factory=dict, compare=False, hash=False)
+
+    def make(self, dtype: torch.dtype, device) -> torch.Tensor:
+        """A fresh random tensor of ``shape`` laid out as ``view`` says."""
+        shape = self.shape
+        if self.view == "contiguous":
+            return torch.randn(shape, dtype=dtype, device=device)
+        if self.view == "transpose":  # the last two dims swapped in memory
+            return torch.randn(shape[:-2] + (shape[-1], shape[-2]), dtype=dtype, device=device).transpose(-1, -2)
+        if self.view == "channels_last":
+            return torch.randn(shape, dtype=dtype, device=device).to(memory_format=torch.channels_last)
+        if self.view == "step":  # every other element of the outermost dim
+            base = torch.randn((2 * shape[0],) + shape[1:], dtype=dtype, device=device)
+            return base[::2]
+        if self.view == "step_inner":  # every other element of the innermost dim
+            base = torch.randn(shape[:-1] + (2 * shape[-1],), dtype=dtype, device=device)
+            return base[..., ::2]
+        if self.view == "expand":  # the outermost dim broadcast (stride 0)
+            return torch.randn((1,) + shape[1:], dtype=dtype, device=device).expand(shape)
+        if self.view == "offset":  # one element into its storage: no 16-byte alignment
+            flat = torch.randn(1 + _numel(shape), dtype=dtype, device=device)
+            return flat[1:].view(shape)
+        raise ValueError(f"unknown view {self.view!r}")
+
+    def bytes_moved(self, itemsize: int, backward: bool) -> int:
+        return (3 if backward else 2) * _numel(self.shape) * itemsize
+
+
+def _numel(shape) -> int:
+    total = 1
+    for size in shape:
+        total *= size
+    return total
+
+
+def layout_cases(quick: bool = False) -> list[LayoutCase]:
+    """The regime's cases: BENCHMARK.md's non-last dims (goal 0.90), small inner sizes over a long
+    axis, channel softmax of vision heads in both memory formats, and non-dense views."""
+    g90 = 0.90
+    cases = [
+        LayoutCase("non_last_dim", "(8192,16384) d0", (8192, 16384), 0, goal=g90),
+        LayoutCase("non_last_dim", "(65536,2048) d0", (65536, 2048), 0, goal=g90),
+        LayoutCase("non_last_dim", "(1048576,128) d0", (1048576, 128), 0, goal=g90),
+        LayoutCase("non_last_dim", "(32,4096,1024) d1", (32, 4096, 1024), 1, goal=g90),
+        LayoutCase("non_last_dim", "(128,1024,1024) d1", (128, 1024, 1024), 1, goal=g90),
+        LayoutCase("non_last_dim", "(4096,64,512) d1", (4096, 64, 512), 1, goal=g90),
+        LayoutCase("small_inner", "(1024,16384,4) d1", (1024, 16384, 4), 1),
+        LayoutCase("small_inner", "(16,1048576,2) d1", (16, 1 << 20, 2), 1),
+        LayoutCase("small_inner", "(128,65536,8) d1", (128, 65536, 8), 1),
+        LayoutCase("small_inner", "(64,65536,16) d1", (64, 65536, 16), 1),
+        LayoutCase("small_inner", "(4096,4096,3) d1", (4096, 4096, 3), 1),
+        LayoutCase("small_inner", "(4194304,4) d0", (1 << 22, 4), 0),
+        LayoutCase("small_inner", "(16777216,8) d0", (1 << 24, 8), 0),
+        LayoutCase("channel", "(16,21,512,512) d1", (16, 21, 512, 512), 1),
+        LayoutCase("channel", "(8,150,128,128) d1", (8, 150, 128, 128), 1),
+        LayoutCase("channel", "(16,21,512,512) d1 cl", (16, 21, 512, 512), 1, "channels_last"),
+        LayoutCase("channel", "(8,150,128,128) d1 cl", (8, 150, 128, 128), 1, "channels_last"),
+        LayoutCase("view", "(8192,8192)[::2] d0", (4096, 8192), 0, "step"),
+        LayoutCase("view", "(8192,8192)[:, ::2] d0", (8192, 4096), 0, "step_inner"),
+        LayoutCase("view", "(8192,8192).t() d0", (8192, 8192), 0, "transpose"),
+        LayoutCase("view", "(8192,8192).t() d1", (8192, 8192), 1, "transpose"),
+        LayoutCase("view", "expand(1,4096,4096) d1", (16, 4096, 4096), 1, "expand"),
+        LayoutCase("view", "offset (32,4096,1024) d1", (32, 4096, 1024), 1, "offset"),
+    ]
+    if quick:
+        keep = {"(65536,2048) d0", "(32,4096,1024) d1", "(1024,16384,4) d1", "(16,21,512,512) d1"}
+        cases = [c for c in cases if c.label in keep]
+    return cases
+
+
+# ---- timing -------------------------------------------------------------------------------------
+def time_ms(fn, inputs, iters: int = 20, reps: int = 5) -> float:
+    """Median over ``reps`` of the mean GPU time of ``fn`` over ``iters`` calls, cycling through
+    ``inputs`` (several input sets, so that small cases are not served from L2)."""
+    for args in inputs:
+        fn(*args)
+    torch.cuda.synchronize()
+    times = []
+    for _ in range(reps):
+        start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+        start.record()
+        for i in range(iters):
+            fn(*inputs[i % len(inputs)])
+        end.record()
+        end.synchronize()
+        times.append(start.elapsed_time(end) / iters)
+    times.sort()
+    return times[len(times) // 2]
+
+
+def copy_gbps(dtype: torch.dtype, numel: int = 1 << 28) -> float:
+    """Device-to-device copy bandwidth (bytes read plus written per second, in GB/s)."""
+    src = torch.randn(numel // 2, device="cuda").to(dtype)
+    dst = torch.empty_like(src)
+    ms = time_ms(lambda: dst.copy_(src), [()], iters=20)
+    return 2 * src.numel() * src.element_size() / ms / 1e6
+
+
+def input_sets(case: LayoutCase, dtype: torch.dtype, backward: bool, budget: int = 1 << 28) -> list:
+    """As many fresh input sets as it takes to move past L2 (at most 4)."""
+    per = case.bytes_moved(torch.empty((), dtype=dtype).element_size(), backward)
+    count = max(1, min(4, -(-budget // per)))
+    sets = []
+    for _ in range(count):
+        x = case.make(dtype, "cuda")
+        if backward:
+            y = torch.softmax(x.float(), case.dim).to(dtype)
+            dy = torch.randn_like(y)
+            sets.append((dy, y))
+        else:
+            sets.append((x,))
+    return sets
+
+
+def implementations(case: LayoutCase, backward: bool, extra: dict | None = None) -> dict:
+    """name -> fn(*inputs): fastsoftmax (auto), torch, torch.compile, and any extra ones."""
+    import fastsoftmax
+
+    dim = case.dim
+    if backward:
+
+        def torch_bwd(dy, y):
+            return torch._softmax_backward_data(dy, y, dim, y.dtype)
+
+        impls = {
+            "fastsoftmax": lambda dy, y: fastsoftmax.softmax_backward(dy, y, dim),
+            "torch": torch_bwd,
+            "compile": torch.compile(torch_bwd, dynamic=False),
+        }
+    else:
+        impls = {
+            "fastsoftmax": lambda x: fastsoftmax.softmax(x, dim),
+            "torch": lambda x: torch.softmax(x, dim),
+            "compile": torch.compile(lambda x: torch.softmax(x, dim), dynamic=False),
+        }
+    impls.update(extra or {})
+    return impls
+
+
+def run_case(case: LayoutCase, dtype: torch.dtype, backward: bool, copy: float, extra: dict | None = None) -> dict:
+    """One row: each implementation's time and fraction of copy bandwidth, or its error."""
+    itemsize = torch.empty((), dtype=dtype).element_size()
+    inputs = input_sets(case, dtype, backward)
+    row = {"case": case.label, "class": case.cls, "dtype": str(dtype).removeprefix("torch."), "goal": case.goal}
+    row["direction"] = "backward" if backward else "forward"
+    floor = case.bytes_moved(itemsize, backward)
+    for name, fn in implementations(case, backward, extra).items():
+        try:
+            ms = time_ms(fn, inputs)
+            row[name] = round(floor / ms / 1e6 / copy, 3)
+            row[name + "_us"] = round(ms * 1e3, 1)
+        except Exception as exc:  # one failing implementation must not hide the others
+            row[name] = None
+            row[name + "_error"] = f"{type(exc).__name__}: {str(exc)[:200]}"
+    del inputs
+    torch.cuda.empty_cache()
+    return row
+
+
+def losses(rows: list[dict], ours: str = "fastsoftmax") -> list[str]:
+    """Every case where fastsoftmax is slower than torch or torch.compile, or under its goal."""
+    out = []
+    for row in rows:
+        mine = row.get(ours)
+        where = f"{row['case']} {row['dtype']} {row['direction']}"
+        if mine is None:
+            out.append(f"{where}: fastsoftmax failed ({row.get(ours + '_error')})")
+            continue
+        for peer in ("torch", "compile"):
+            theirs = row.get(peer)
+            if theirs is not None and theirs > mine:
+                out.append(f"{where}: {peer} {theirs:.2f} > fastsoftmax {mine:.2f}")
+        if mine < row["goal"]:
+            out.append(f"{where}: {mine:.2f} under the goal {row['goal']:.2f}")
+    return out
+
+
+def format_rows(rows: list[dict], names: list[str]) -> str:
+    head = f"{'case':30} {'dtype':8} {'dir':3} " + " ".join(f"{n[:9]:>9}" for n in names)
+    lines = [head]
+    for row in rows:
+        cells = " ".join(f"{row[n]:9.2f}" if row.get(n) is not None else f"{'err':>9}" for n in names)
+        lines.append(f"{row['case'][:30]:30} {row['dtype'][:8]:8} {row['direction'][:3]:3} {cells}")
+    return "\n".join(lines)
+
+
+def main(argv=None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--quick", action="store_true")
+    parser.add_argument("--backward", action="store_true", help="time the backward too")
+    parser.add_argument("--dtypes", default="bfloat16,float32")
+    parser.add_argument("--json", default=None)
+    args = parser.parse_args(argv)
+    if not torch.cuda.is_available():
+        print("the layouts regime needs a CUDA GPU", file=sys.stderr)
+        return 2
+    rows = []
+    for dtype_name in args.dtypes.split(","):
+        dtype = getattr(torch, dtype_name)
+        copy = copy_gbps(dtype)
+        for case in layout_cases(args.quick):
+            for backward in (False, True) if args.backward else (False,):
+                rows.append(run_case(case, dtype, backward, copy))
+                print(format_rows(rows[-1:], ["fastsoftmax", "torch", "compile"]).splitlines()[-1], flush=True)
+    if args.json:
+        with open(args.json, "w") as out:
+            json.dump(rows, out, indent=1)
+    print("\nlosses:\n" + ("\n".join(losses(rows)) or "none"))
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,153 @@
+"""The strided tiers of the "cuda" backend (inner > 1) against float64 on a GPU: every staged path
+(held in shared memory, split over a team of CTAs, streamed twice; flat small-inner runs and
+per-row tiles; 16-byte and narrower copies), random (outer, n, inner), views, dtypes, softmax and
+log-softmax, forward and backward, through the public API and through the backend. Outputs are
+poisoned with NaN (tests/conftest.py)."""
+
+from __future__ import annotations
+
+import pytest
+import torch
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+from reference import check_backward, check_forward
+
+import fastsoftmax
+from fastsoftmax import dispatch
+
+pytestmark = [
+    pytest.mark.gpu,
+    pytest.mark.skipif(not torch.cuda.is_available(), reason="needs a CUDA device"),
+]
+
+DTYPES = [torch.float32, torch.float16, torch.bfloat16]
+TIERS = ["strided_staged", "strided"]
+SETTINGS = settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+
+
+def rand(shape, dtype):
+    return (torch.randn(shape, device="cuda") * 3).to(dtype)
+
+
+def view_of(kind: str, shape, dtype):
+    """A tensor of ``shape`` laid out as ``kind`` says (its data fresh random numbers)."""
+    if kind == "contiguous":
+        return rand(shape, dtype)
+    if kind == "transpose":
+        return rand(shape[:-2] + (shape[-1], shape[-2]), dtype).transpose(-1, -2)
+    if kind == "step":
+        return rand((2 * shape[0],) + tuple(shape[1:]), dtype)[::2]
+    if kind == "offset":
+        numel = torch.Size(shape).numel()
+        return rand((numel + 3,), dtype)[3:].view(shape)
+    if kind == "channels_last":
+        return rand(shape, dtype).to(memory_format=torch.channels_last)
+    if kind == "expand":
+        return rand((1,) + tuple(shape[1:]), dtype).expand(shape)
+    raise ValueError(kind)
+
+
+def run(x, dim, log, tier, backward=True):
+    op = fastsoftmax.log_softmax if log else fastsoftmax.softmax
+    with dispatch.forced("cuda", tier):
+        y = op(x, dim)
+        check_forward(y, x, dim, log)
+        if backward:
+            leaf = x.detach().requires_grad_()
+            dy = rand(x.shape, x.dtype)
+            (dx,) = torch.autograd.grad(op(leaf, dim), leaf, dy)
+            check_backward(dx, x, dy, dim, log)
+
+
+@pytest.mark.parametrize("tier", TIERS)
+@pytest.mark.parametrize("dtype", DTYPES, ids=str)
+@pytest.mark.parametrize(
+    "shape,dim",
+    [
+        ((3, 37, 5), 1),  # odd inner: single-element packs, flat run
+        ((2, 1000, 3), 1),
+        ((4, 64, 16), 1),  # flat, 16-byte copies across rows
+        ((7, 9, 130), 1),  # per-row tiles, a partial last tile
+        ((2, 300, 200), 1),
+        ((1, 70000, 64), 1),  # a team of CTAs per tile
+        ((3, 200003, 2), 1),  # long axis, tiny inner, odd length
+        ((8, 21, 64, 64), 1),  # NCHW channel softmax
+        ((2, 150, 33, 17), 1),
+    ],
+)
+def test_shapes(shape, dim, dtype, tier):
+    for log in (False, True):
+        run(rand(shape, dtype), dim, log, tier)
+
+
+@pytest.mark.parametrize("dtype", [torch.float32, torch.bfloat16], ids=str)
+@pytest.mark.parametrize("shape,dim", [((1 << 20, 16), 0), ((1 << 20, 128), 0), ((65536, 2048), 0)])
+def test_long_axes_streamed_and_split(shape, dim, dtype):
+    # beyond what the resident CTAs' shared memory holds: streamed twice; (65536, 2048): held
+    # by teams of CTAs
+    x = rand(shape, dtype)
+    run(x, dim, False, "strided_staged", backward=False)
+    run(x, dim, True, "strided_staged", backward=shape[0] * shape[1] <= 1 << 24)
+
+
+@pytest.mark.parametrize("ctas", [1, 3, 8])
+def test_staged_tuning_changes_nothing_but_speed(ctas):
+    from fastsoftmax.backends.cuda import strided
+    from fastsoftmax.backends.cuda.backend import BACKEND
+
+    x = rand((2, 5000, 24), torch.bfloat16)
+    BACKEND.clear_plans()
+    try:
+        with strided.staged_tuned(ctas):
+            run(x, 1, False, "strided_staged")
+    finally:
+        BACKEND.clear_plans()
+
+
+@pytest.mark.parametrize("kind", ["transpose", "step", "offset", "channels_last", "expand"])
+@pytest.mark.parametrize("dtype", DTYPES, ids=str)
+def test_views(kind, dtype):
+    shape = (4, 21, 12, 10) if kind == "channels_last" else (6, 333, 40)
+    for dim in range(len(shape)):
+        x = view_of(kind, shape, dtype)
+        before = x.clone() if kind == "expand" else None
+        run(x, dim, dim % 2 == 1, None, backward=kind != "expand")
+        if before is not None:
+            assert torch.equal(x, before), "an expanded input was written"
+
+
+@SETTINGS
+@given(
+    outer=st.integers(1, 6),
+    n=st.integers(1, 3000),
+    inner=st.integers(2, 300),
+    dtype=st.sampled_from(DTYPES),
+    log=st.booleans(),
+    kind=st.sampled_from(["contiguous", "offset", "step"]),
+)
+def test_random_problems(outer, n, inner, dtype, log, kind):
+    x = view_of(kind, (outer, n, inner), dtype)
+    run(x, 1, log, "strided_staged")
+
+
+def test_non_finite_like_torch():
+    x = rand((3, 50, 6), torch.float32)
+    x[0, :, 0] = float("-inf")
+    x[1, 3, 1] = float("nan")
+    x[2, 7, 2] = float("inf")
+    for tier in TIERS:
+        with dispatch.forced("cuda", tier):
+            for log in (False, True):
+                ours = (fastsoftmax.log_softmax if log else fastsoftmax.softmax)(x, 1)
+                theirs = (torch.log_softmax if log else torch.softmax)(x, 1)
+                torch.testing.assert_close(ours, theirs, equal_nan=True)
+
+
+@pytest.mark.parametrize("backend", ["cuda", "auto"])
+def test_public_api_autograd(backend):
+    x = rand((4, 777, 24), torch.bfloat16).requires_grad_()
+    y = fastsoftmax.softmax(x, 1, backend=backend)
+    dy = rand(y.shape, y.dtype)
+    y.backward(dy)
+    check_forward(y.detach(), x.detach(), 1)
+    check_backward(x.grad, x.detach(), dy, 1)

@@ -1,0 +1,101 @@
+"""Softmax over strided axes and non-dense views, on the CPU: the staged tier's geometry (pure
+Python), and the Triton strided kernels in the interpreter through the public API against
+float64, forward and backward, with poisoned outputs (conftest.py)."""
+
+from __future__ import annotations
+
+import pytest
+import torch
+from reference import DEVICE, check_backward, check_forward
+
+import fastsoftmax
+from fastsoftmax.backends.cuda import strided
+
+H100 = dict(smem_per_sm=228 * 1024, smem_per_block=227 * 1024, sm_count=132)
+
+
+@pytest.mark.parametrize("dtype", [torch.float32, torch.bfloat16, torch.float16], ids=str)
+@pytest.mark.parametrize("backward", [False, True])
+@pytest.mark.parametrize(
+    "outer,n,inner",
+    [
+        (1, 8192, 16384),
+        (1, 65536, 2048),
+        (1, 1 << 20, 128),
+        (32, 4096, 1024),
+        (16, 21, 262144),
+        (3, 37, 5),
+        (1, 1 << 24, 4),
+        (4096, 4096, 3),
+        (1, 1, 2),
+        (2, 5, 7),
+    ],
+)
+def test_staged_geometry(outer, n, inner, dtype, backward):
+    shape = strided.staged_shape(outer, n, inner, dtype, backward, **H100)
+    itemsize = torch.empty((), dtype=dtype).element_size()
+    assert shape is not None
+    assert inner % shape.pack == 0 and shape.tile_cols % shape.pack == 0
+    assert shape.pack * itemsize <= 16
+    assert shape.splits * shape.chunk >= n > (shape.splits - 1) * shape.chunk  # every split has rows
+    assert shape.tile_cols <= inner and shape.tile_cols // shape.pack <= strided.STAGED_THREADS
+    assert shape.smem <= H100["smem_per_sm"] // strided.STAGED_CTAS_PER_SM
+    if shape.splits > 1:  # a cooperative grid: every team mate resident
+        assert shape.grid <= H100["sm_count"] * strided.STAGED_CTAS_PER_SM
+        assert shape.chunk % strided.STAGED_CHUNK_ALIGN == 0
+    if not shape.held:
+        assert shape.stage_rows % strided.STAGED_CHUNK_ALIGN == 0
+
+
+def test_staged_reads_once_where_the_gpu_can_hold_a_tile():
+    held = strided.staged_shape(1, 65536, 2048, torch.bfloat16, False, **H100)
+    assert held.held and held.splits > 1
+    # 2^20 rows of a 128-byte line: 128 MB a tile, more than all shared memory: streamed
+    streamed = strided.staged_shape(1, 1 << 20, 128, torch.bfloat16, False, **H100)
+    assert not streamed.held
+
+
+def test_tier_choice():
+    limits = fastsoftmax.backends.cuda.tiers.H100_LIMITS
+    assert strided.choose_tier(32, 4096, 1024, torch.bfloat16, False, limits) == "strided_staged"
+    assert strided.supports("strided", 1, 5, 2, torch.float32, False, limits)
+    assert not strided.supports("strided_staged", 1, 5, 1, torch.float32, False, limits)
+
+
+def test_staged_widths():
+    s = strided.staged_shape(4, 64, 16, torch.bfloat16, False, **H100)
+    assert strided.staged_widths(s, 4, 64, 16, ((1024, 16), (1024, 16)), 2) == (True, 16)
+    # an odd outer stride: narrower copies
+    assert strided.staged_widths(s, 4, 64, 16, ((1027, 16), (1024, 16)), 2) == (True, 2)
+    s = strided.staged_shape(2, 300, 200, torch.float32, False, **H100)
+    # 200 columns in tiles of 32: rows of each tile, 16-byte copies
+    assert strided.staged_widths(s, 2, 300, 200, ((60000, 200), (60000, 200)), 4) == (False, 16)
+
+
+def _views():
+    base = torch.randn(6, 24, 10, device=DEVICE) * 3
+    yield "contiguous", base
+    yield "transpose", base.transpose(1, 2)
+    yield "step", torch.randn(12, 24, 10, device=DEVICE)[::2]
+    yield "step_inner", torch.randn(6, 24, 20, device=DEVICE)[..., ::2]
+    yield "offset", torch.randn(6 * 24 * 10 + 1, device=DEVICE)[1:].view(6, 24, 10)
+    yield "expand", torch.randn(1, 24, 10, device=DEVICE).expand(6, 24, 10)
+    yield "channels_last", torch.randn(2, 5, 4, 3, device=DEVICE).to(memory_format=torch.channels_last)
+
+
+@pytest.mark.parametrize("dtype", [torch.float32, torch.bfloat16], ids=str)
+@pytest.mark.parametrize("name,x", list(_views()), ids=[v[0] for v in _views()])
+def test_views_triton(name, x, dtype):
+    x = x.to(dtype)
+    before = x.clone()
+    for dim in range(x.dim()):
+        log = dim % 2 == 1
+        op = fastsoftmax.log_softmax if log else fastsoftmax.softmax
+        y = op(x, dim, backend="triton")
+        check_forward(y, x, dim, log)
+        if name != "expand":
+            leaf = x.detach().requires_grad_()
+            dy = torch.randn(x.shape, device=DEVICE).to(dtype)
+            (dx,) = torch.autograd.grad(op(leaf, dim, backend="triton"), leaf, dy)
+            check_backward(dx, x, dy, dim, log)
+    assert torch.equal(x, before)
