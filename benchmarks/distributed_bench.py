@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import argparse
 import datetime
+import faulthandler
 import json
 import os
 import pathlib
@@ -160,6 +161,8 @@ def check_correctness(world: int, rank: int) -> list[dict]:
         expected_log = torch.log_softmax(full.float(), dim=-1)[:, rank * width : (rank + 1) * width]
         for name, kwargs in variants():
             for log, reference in ((False, expected), (True, expected_log)):
+                if rank == 0:
+                    print(f"checking {'log_' if log else ''}softmax {name} {rows}x{vocab}", flush=True)
                 out = (fd.log_softmax if log else fd.softmax)(shard, **kwargs).float()
                 results.append(
                     {
@@ -373,11 +376,15 @@ def main() -> None:
     parser.add_argument("--quick", action="store_true", help="fewer shapes and repetitions")
     args = parser.parse_args()
 
+    # A rank that stops making progress prints where every thread is, every 90 s, so that a run
+    # cut by a time limit still says where it stood.
+    faulthandler.dump_traceback_later(90, repeat=True)
     local_rank = int(os.environ.get("LOCAL_RANK", "0"))
     torch.cuda.set_device(local_rank)
     dist.init_process_group("nccl", device_id=torch.device("cuda", local_rank))
     world, rank = dist.get_world_size(), dist.get_rank()
     started = datetime.datetime.now(datetime.timezone.utc)
+    print(f"rank {rank} of {world}: process group up on cuda:{local_rank}", flush=True)
 
     checks = check_correctness(world, rank)
     if rank == 0:
