@@ -290,43 +290,50 @@ _forced = dispatch.current_override
 _PLANS = dispatch.PLANS
 
 
-def softmax(x: torch.Tensor, dim: int = -1, *, dtype: torch.dtype | None = None, backend: str = "auto") -> torch.Tensor:
+def _public(log: bool, name: str, doc: str):
+    """``softmax`` or ``log_softmax``: one body, made twice, so that neither pays a Python call
+    between its entry and a remembered plan (a measurable part of a small softmax's host time).
+
+    A call whose geometry was seen before takes the remembered plan: everything the full path
+    checks is implied by the hit, since only valid problems are remembered (under the dim as
+    written and as normalised). Plain tensors only: subclasses take the full path."""
+
+    def function(
+        x: torch.Tensor, dim: int = -1, *, dtype: torch.dtype | None = None, backend: str = "auto"
+    ) -> torch.Tensor:
+        if (
+            dtype is None
+            and type(x) is _Tensor
+            and type(dim) is int
+            and not (x.requires_grad and _grad_enabled())
+            and not _compiling()  # first: Dynamo traces no further (it cannot trace ContextVar.get)
+            and _forced() is None
+        ):
+            plan = _PLANS.get((x.shape, x.stride(), x.dtype, x.device, dim, backend))
+            if plan is not None:
+                return plan(x, log)
+        return _apply(x, dim, dtype, backend, log, name)
+
+    function.__name__ = function.__qualname__ = name
+    function.__doc__ = doc
+    return function
+
+
+softmax = _public(
+    False,
+    "softmax",
     """Softmax of ``x`` along ``dim``, as ``torch.softmax``.
 
     ``dtype``, when given, casts ``x`` before computing and is the output's dtype. ``backend`` is
     "auto" (the fastest kernel for the shape), "triton", "cuda" or "torch". CPU tensors are
     computed by torch's CPU kernel unless the Triton interpreter is active (TRITON_INTERPRET=1).
-    """
-    if (
-        dtype is None
-        and type(x) is _Tensor
-        and type(dim) is int
-        and not (x.requires_grad and _grad_enabled())
-        and not _compiling()  # first: Dynamo traces no further (it cannot trace ContextVar.get)
-        and _forced() is None
-    ):
-        plan = _PLANS.get((x.shape, x.stride(), x.dtype, x.device, dim, backend))
-        if plan is not None:
-            return plan(x, False)
-    return _apply(x, dim, dtype, backend, False, "softmax")
-
-
-def log_softmax(
-    x: torch.Tensor, dim: int = -1, *, dtype: torch.dtype | None = None, backend: str = "auto"
-) -> torch.Tensor:
-    """Log-softmax of ``x`` along ``dim``, as ``torch.log_softmax`` (same arguments as softmax)."""
-    if (
-        dtype is None
-        and type(x) is _Tensor
-        and type(dim) is int
-        and not (x.requires_grad and _grad_enabled())
-        and not _compiling()  # first: Dynamo traces no further (it cannot trace ContextVar.get)
-        and _forced() is None
-    ):
-        plan = _PLANS.get((x.shape, x.stride(), x.dtype, x.device, dim, backend))
-        if plan is not None:
-            return plan(x, True)
-    return _apply(x, dim, dtype, backend, True, "log_softmax")
+    """,
+)
+log_softmax = _public(
+    True,
+    "log_softmax",
+    """Log-softmax of ``x`` along ``dim``, as ``torch.log_softmax`` (same arguments as softmax).""",
+)
 
 
 def softmax_backward(
