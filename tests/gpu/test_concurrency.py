@@ -44,16 +44,31 @@ def _input(shape, dtype, device="cuda"):
     return (torch.randn(shape, device=device) * 4).to(dtype)
 
 
+def _in_threads(worker, count: int = 8) -> list[str]:
+    """Run ``worker(index, failures)`` on ``count`` threads at once; the failures they collected
+    (every thread's, not only the first)."""
+    failures: list[str] = []
+    barrier = threading.Barrier(count)
+
+    def start(index):
+        barrier.wait()  # all threads call at once, where races show
+        worker(index, failures)
+
+    threads = [threading.Thread(target=start, args=(i,)) for i in range(count)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    return failures
+
+
 @pytest.mark.parametrize("backend", BACKENDS)
 def test_many_threads_mixed_problems(backend):
     if not _available(backend):
         pytest.skip(f"backend {backend!r} is not available")
-    failures: list[str] = []
-    barrier = threading.Barrier(8)
 
-    def worker(index: int) -> None:
+    def worker(index: int, failures: list) -> None:
         generator = torch.Generator().manual_seed(int.from_bytes(os.urandom(4), "little"))
-        barrier.wait()
         for call in range(30):
             shape, dim = PROBLEMS[int(torch.randint(len(PROBLEMS), (1,), generator=generator))]
             dtype = DTYPES[(index + call) % len(DTYPES)]
@@ -66,11 +81,7 @@ def test_many_threads_mixed_problems(backend):
             except Exception as error:  # collected, so that every thread's failures are seen
                 failures.append(f"thread {index} call {call} {shape} dim {dim} {dtype} log={log}: {error!r}"[:400])
 
-    threads = [threading.Thread(target=worker, args=(i,)) for i in range(8)]
-    for thread in threads:
-        thread.start()
-    for thread in threads:
-        thread.join()
+    failures = _in_threads(worker)
     assert not failures, f"{len(failures)} of 240 results wrong:\n" + "\n".join(failures[:10])
 
 
@@ -78,9 +89,8 @@ def test_many_threads_mixed_problems(backend):
 def test_threads_running_backward(backend):
     if not _available(backend):
         pytest.skip(f"backend {backend!r} is not available")
-    failures: list[str] = []
 
-    def worker(index: int) -> None:
+    def worker(index: int, failures: list) -> None:
         for call in range(10):
             shape, dim = PROBLEMS[(index * 3 + call) % len(PROBLEMS)]
             dtype = DTYPES[call % len(DTYPES)]
@@ -94,11 +104,7 @@ def test_threads_running_backward(backend):
             except Exception as error:
                 failures.append(f"thread {index} call {call} {shape} dim {dim} {dtype}: {error!r}"[:400])
 
-    threads = [threading.Thread(target=worker, args=(i,)) for i in range(8)]
-    for thread in threads:
-        thread.start()
-    for thread in threads:
-        thread.join()
+    failures = _in_threads(worker)
     assert not failures, "\n".join(failures[:10])
 
 
@@ -277,9 +283,8 @@ def test_other_gpu_uses_that_devices_current_stream():
 def test_threads_on_two_gpus():
     if torch.cuda.device_count() < 2:
         pytest.skip("needs two GPUs")
-    failures = []
 
-    def worker(index):
+    def worker(index, failures):
         device = f"cuda:{index % 2}"
         if index % 4 < 2:
             torch.cuda.set_device(index % 2)  # half the threads set their device, half do not
@@ -293,11 +298,7 @@ def test_threads_on_two_gpus():
             except Exception as error:
                 failures.append(f"{device} {shape}: {error!r}"[:300])
 
-    threads = [threading.Thread(target=worker, args=(i,)) for i in range(8)]
-    for thread in threads:
-        thread.start()
-    for thread in threads:
-        thread.join()
+    failures = _in_threads(worker)
     assert not failures, "\n".join(failures[:10])
 
 
