@@ -124,19 +124,24 @@ ROW_CASES = {
     # rows of >= 4096 * k elements are cut into k chunks: 20000 -> 4 chunks, 131075 -> many
     "split_row": [(1, 1), (2, 33), (2, 1025), (3, 20000), (5, 16384), (3, 50257), (1, 131072 + 3)],
     # around every cluster-size boundary (16-bit: 1 CTA to 16384, 2 to 32768, 4 to 65536, 8 to
-    # 131072, then 16; fewer than sm_count / 16 rows take 16 CTAs whatever the length), odd lengths
+    # 131072, then 16; float32 half those; fewer than sm_count / 16 rows take 16 CTAs whatever the
+    # length), odd lengths, and K = 8 with 512 threads (float32 forward: K = 16)
     "cluster": [
         (3, 1),
         (5, 7),
         (4, 1025),
+        (20, 8193),
+        (20, 16383),
         (20, 16385),
         (20, 32769),
         (3, 50257),
+        (20, 65535),
         (20, 65537),
         (9, 131073),
         (1, 128256),
         (2, 262147),
         (1, 400003),
+        (9, 500001),
     ],
 }
 STRIDED_CASES = [(3, 7, 5), (2, 1000, 33), (4, 64, 512), (1, 3000, 2), (5, 1, 17), (2, 33, 100), (1, 50257, 3)]
@@ -164,7 +169,7 @@ def test_rows_backward(backend, tier, outer, n, dtype_name, log):
     torch.manual_seed(n * 17 + outer)
     dtype = DTYPES[dtype_name]
     if not backend.supports(tier, outer, n, 1, dtype, True):
-        assert tier == "block_regs" and n > 16384
+        assert (tier == "block_regs" and n > 16384) or (tier == "cluster" and dtype == torch.float32 and n > 262080)
         with pytest.raises(ValueError, match="too long"):
             backend.backward(*(rand((outer, n), dtype).view(outer, n, 1) for _ in range(3)), log, tier)
         return
@@ -364,7 +369,7 @@ def test_one_long_row(backend, tier):
 
 
 def test_longest_cluster_rows(backend):
-    """The longest rows a cluster of 16 CTAs stages, and one element more is refused."""
+    """The longest rows a cluster of 16 CTAs holds, and one element more is refused."""
     from fastsoftmax.backends.cuda.instances import cluster_max_cols
 
     for dtype in (torch.bfloat16, torch.float32):
@@ -428,10 +433,13 @@ def test_ladder_block_sizes(step, block):
 
 
 def assert_ladder_close(y, x, what):
-    """The ladder's early steps are the textbook kernels (expf, a serial sum): they are held to
-    1e-5 of each output on top of the shared error bars, not to the production tiers' standard."""
+    """The ladder's early steps are the textbook kernels (expf, a serial sum): they are held to the
+    error bound of a serial float32 sum of n terms (n units of roundoff, relative; at least 1e-5)
+    on top of the shared error bars, not to the production tiers' standard. A 3000-term serial sum
+    measured 1.3e-5 relative on one row."""
     reference = softmax64(x, -1)
-    described(what, lambda: assert_matches(y, reference, torch.float32, extra=1e-5 * reference.abs().cpu()))
+    bound = max(1e-5, x.shape[-1] * 2.0**-24)
+    described(what, lambda: assert_matches(y, reference, torch.float32, extra=bound * reference.abs().cpu()))
 
 
 def ladder_unavailable():

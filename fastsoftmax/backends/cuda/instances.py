@@ -107,20 +107,27 @@ CLUSTER_MAX_THREADS = 512
 #: 16-byte packs a thread holds in registers (K), one compiled instance each; the thread count is
 #: chosen at launch (any multiple of 32), so that K x threads covers the CTA's slots
 CLUSTER_HELD_PACKS = (2, 4, 8, 16)
+#: backward holds y and dy: at K = 16 its 128 registers of slots spill
+CLUSTER_HELD_PACKS_BACKWARD = (2, 4, 8)
 #: threads the smaller K aim for at most before K doubles (Quack's 256, with room for the one slot
 #: a misaligned row adds)
 CLUSTER_TARGET_THREADS = 288
-#: bytes of each tensor per CTA before the cluster doubles (Quack's 16K 16-bit elements): more CTAs
-#: per SM, each with its loads in flight, rather than fewer holding more
-CLUSTER_BYTES_PER_CTA = {False: 32 * 1024, True: 32 * 1024}
+#: bytes of each tensor per CTA before the cluster doubles, by (bytes per element, backward):
+#: Quack's 16K 16-bit elements, and twice the bytes for float32 forward, whose elements cost half
+#: the arithmetic per byte (H100: 512 x 128256 float32 0.92 of copy with C = 8 against 0.83 with 16,
+#: 1024 x 65536 0.95 against 0.91; bf16 1024 x 128256 0.94 with C = 8 against 0.78 with 4)
+CLUSTER_BYTES_PER_CTA = {(2, False): 32 * 1024, (4, False): 64 * 1024, (2, True): 32 * 1024, (4, True): 32 * 1024}
 #: dynamic shared memory one CTA may opt into on sm_90 (227 KiB), less the kernel's static part
 CLUSTER_MAX_DYNAMIC_SMEM = 227 * 1024 - 8 * 1024
 
 
 def cluster_max_threads(backward: bool, packs: int) -> int:
-    """The launch bound of a cluster instance: backward at K = 16 holds 128 registers of y and dy
-    a thread, which 512 threads (128 registers each at most) cannot give it."""
-    return 384 if backward and packs == 16 else CLUSTER_MAX_THREADS
+    """The launch bound of a cluster instance."""
+    return CLUSTER_MAX_THREADS
+
+
+def cluster_held_packs(backward: bool) -> tuple[int, ...]:
+    return CLUSTER_HELD_PACKS_BACKWARD if backward else CLUSTER_HELD_PACKS
 
 
 def cluster_pack(dtype: torch.dtype) -> int:
@@ -151,9 +158,9 @@ def cluster_smem_bytes(n: int, dtype: torch.dtype, ctas: int, aligned: bool) -> 
 
 def cluster_max_cols(dtype: torch.dtype, backward: bool) -> int:
     """The longest row a cluster of 16 CTAs holds in registers at any alignment: 1048448 16-bit or
-    524224 float32 elements forward (K = 16, 512 threads), 786368 / 393184 backward (K = 16,
-    384 threads)."""
-    slots = CLUSTER_HELD_PACKS[-1] * cluster_max_threads(backward, CLUSTER_HELD_PACKS[-1])
+    524224 float32 elements forward (K = 16, 512 threads), 524160 / 262080 backward (K = 8)."""
+    packs = cluster_held_packs(backward)[-1]
+    slots = packs * cluster_max_threads(backward, packs)
     return CLUSTER_SIZES[-1] * (slots - 1) * cluster_pack(dtype)
 
 
@@ -169,18 +176,31 @@ def cluster_preferred_max_cols(dtype: torch.dtype, backward: bool) -> int:
     return CLUSTER_SIZES[-1] * CLUSTER_PREFERRED_BYTES_PER_CTA // (CXX_TYPES[dtype][2] * tensors)
 
 
-def cluster_threads_packs(slots: int, backward: bool, threads: int = 0, packs: int = 0) -> tuple[int, int]:
+#: elements a thread holds at most while the threads can still grow instead (H100, 64 x 524288 bf16
+#: forward: K = 8 with 512 threads 0.71 of copy, K = 16 with 256 0.61; 256 x 262144 float32: K = 16
+#: (64 elements) with 256 threads 0.93, K = 8 with 512 0.76)
+CLUSTER_HELD_ELEMS_BEFORE_THREADS = 64
+
+
+def cluster_threads_packs(
+    slots: int, backward: bool, threads: int = 0, packs: int = 0, pack: int = 1
+) -> tuple[int, int]:
     """(threads, K) covering ``slots``: the smallest compiled K whose threads stay within
-    CLUSTER_TARGET_THREADS, else K = 16 with up to cluster_max_threads; at least 128 threads
-    (4 warps: the CTA's loads in flight). ``threads``/``packs`` force either."""
-    options = [packs] if packs else list(CLUSTER_HELD_PACKS)
-    for i, k in enumerate(options):
-        limit = cluster_max_threads(backward, k)
-        if not threads and i < len(options) - 1:
-            limit = min(limit, CLUSTER_TARGET_THREADS)
-        t = threads or max(128, -(-slots // (32 * k)) * 32)
-        if t * k >= slots and t <= limit:
-            return t, k
+    CLUSTER_TARGET_THREADS, else the smallest whose threads stay within the launch bound (H100,
+    bf16 2^19 forward: K = 8 with 512 threads 0.71 of copy, K = 16 with 256 0.56); at least 128
+    threads (4 warps: the CTA's loads in flight). ``threads``/``packs`` force either."""
+    if packs and packs not in cluster_held_packs(backward):
+        raise ValueError(f"K = {packs} is not compiled (one of {cluster_held_packs(backward)})")
+    options = [packs] if packs else list(cluster_held_packs(backward))
+    passes = [(options, lambda k: cluster_max_threads(backward, k))]
+    if not (threads or packs):  # K up while threads stay near the target, then threads up, then K
+        few = [k for k in options if k * pack <= CLUSTER_HELD_ELEMS_BEFORE_THREADS]
+        passes = [(few, lambda k: CLUSTER_TARGET_THREADS), (few, passes[0][1])] + passes
+    for ks, limit in passes:
+        for k in ks:
+            t = threads or max(128, -(-slots // (32 * k)) * 32)
+            if t * k >= slots and t <= min(limit(k), cluster_max_threads(backward, k)):
+                return t, k
     raise ValueError(f"{slots} slots per CTA do not fit the cluster tier (threads {threads}, K {packs})")
 
 
@@ -207,10 +227,10 @@ def cluster_shape(
 ) -> ClusterShape:
     """How to launch the cluster tier on rows of n columns.
 
-    The cluster size grows with the row: the smallest power of two that keeps each CTA's share of
-    each tensor within CLUSTER_BYTES_PER_CTA (16K 16-bit elements: 1 CTA up to 16K, 2 at 32K, 4 at
-    64K, 8 at 128K, 16 from 256K; float32 half those lengths), and past 16 CTAs the share grows
-    instead. With few rows (``rows * 16 <= sm_count``: decode) the cluster is 16 whatever the row,
+    The cluster size grows with the row: the smallest power of two (from 2) that keeps each CTA's
+    share of each tensor within CLUSTER_BYTES_PER_CTA (16K 16-bit elements: 2 CTAs up to 32K, 4 at
+    64K, 8 at 128K, 16 from 256K; float32 forward 16K elements, backward 8K), and past 16 CTAs the
+    share grows instead. With few rows (``rows * 16 <= sm_count``: decode) the cluster is 16 whatever the row,
     so that the row is spread over as many SMs as can share it. ``ctas``, ``threads`` and
     ``packs`` force a choice. ``aligned``: every row of every tensor starts 16-byte aligned (no
     shared memory needed).
@@ -236,14 +256,17 @@ def cluster_shape(
     """
     size = CXX_TYPES[dtype][2]
     if not ctas:
-        ctas = min(CLUSTER_SIZES[-1], next_pow2(-(-n * size // CLUSTER_BYTES_PER_CTA[backward])))
+        # at least 2: a launch without a cluster dimension (the launch layer's path for C = 1) has no
+        # cluster to run barrier.cluster or st.async in (an illegal instruction on an H100)
+        ctas = min(CLUSTER_SIZES[-1], next_pow2(-(-n * size // CLUSTER_BYTES_PER_CTA[(size, backward)])))
+        ctas = max(2, ctas)
         if rows and sm_count and rows * CLUSTER_SIZES[-1] <= sm_count:
             ctas = CLUSTER_SIZES[-1]
     if ctas not in CLUSTER_SIZES:
         raise ValueError(f"cluster size {ctas} is not one of {CLUSTER_SIZES}")
     slots = cluster_slots(n, dtype, ctas, aligned)
     try:
-        threads, packs = cluster_threads_packs(slots, backward, threads, packs)
+        threads, packs = cluster_threads_packs(slots, backward, threads, packs, cluster_pack(dtype))
     except ValueError:
         raise ValueError(
             f"rows of {n} columns are too long for the cluster tier "
@@ -275,13 +298,10 @@ def cluster_staged_shape(n: int, dtype: torch.dtype, backward: bool, rows: int =
 
 
 def cluster_grid(rows: int, resident: int, backward: bool) -> int:
-    """Clusters to launch, from the clusters resident at once (cuOccupancyMaxActiveClusters).
-    Forward: one per row, which measured faster than a persistent grid (H100, 1024 x 128256 bf16:
-    0.75 against 0.70 of copy bandwidth). Backward: the resident clusters, each looping over rows,
-    which measured faster the other way round (0.85 against 0.80, in two runs). Any count from 1
-    to rows is correct."""
-    if backward and resident > 0:
-        return max(1, min(rows, resident))
+    """Clusters to launch: one per row in both directions, which measured faster than the
+    resident clusters looping over rows (H100, register-held kernels: 1024 x 128256 bf16 forward
+    0.94 against 0.87 of copy bandwidth, backward 0.99 against 0.92). Any count from 1 to rows is
+    correct."""
     return rows
 
 
@@ -531,7 +551,7 @@ def all_instances():
                     out.append(Instance("split_row", dtype, backward, log, pack, stage="finish"))
                     if backward or not log:
                         out.append(Instance("split_row", dtype, backward, log, pack, stage="partials"))
-                for packs in CLUSTER_HELD_PACKS:
+                for packs in cluster_held_packs(backward):
                     out.append(
                         Instance("cluster", dtype, backward, log, cluster_pack(dtype), cols=packs * cluster_pack(dtype))
                     )

@@ -24,6 +24,7 @@ from . import strided, tiers
 from .instances import (
     BLOCK_REGS_PACK_SIZES,
     BLOCK_SIZES,
+    CLUSTER_MAX_DYNAMIC_SMEM,
     CXX_TYPES,
     PACK_SIZES,
     SPLIT_ROW_ALIGN,
@@ -36,7 +37,7 @@ from .instances import (
     block_regs_staged_bytes,
     block_regs_storage,
     cluster_grid,
-    cluster_staged_shape,
+    cluster_shape,
     next_pow2,
     warp_shape,
 )
@@ -77,7 +78,7 @@ def build(load, key):
     if tier == "split_row":
         return _split_row(load, dtype, outer, n, pitches, log, backward, align, dev)
     if tier == "cluster":
-        return _cluster(load, dtype, outer, n, pitches, log, backward, dev)
+        return _cluster(load, dtype, outer, n, pitches, log, backward, align, dev)
     kernel, grid = _row_kernel(load, tier, dtype, outer, n, log, backward, align, dev, tuning)
     return kernel.bound(grid, (outer, n) + pitches)
 
@@ -151,17 +152,21 @@ def _allow_dynamic_smem(kernel: Kernel, smem: int) -> None:
         kernel.set_attribute("MAX_DYNAMIC_SHARED_SIZE_BYTES", facts.smem_per_block - tiers.STATIC_SMEM_RESERVE)
 
 
-def _cluster(load, dtype, outer, n, pitches, log, backward, dev):
+def _cluster(load, dtype, outer, n, pitches, log, backward, align, dev):
     """One cluster of CTAs per row (see instances.cluster_shape for the launch contract)."""
     facts = device_facts(dev)
     if not facts.cluster_launch:
         raise ValueError(f"tier 'cluster' needs thread-block clusters (sm_90 or newer), not {facts.arch}")
-    shape = cluster_staged_shape(n, dtype, backward, rows=outer, sm_count=facts.sm_count)
+    # align == 0: every row of every tensor starts 16-byte aligned, and no shared memory is needed
+    shape = cluster_shape(n, dtype, backward, rows=outer, sm_count=facts.sm_count, aligned=align == 0)
     inst = Instance("cluster", dtype, backward, log, shape.pack, cols=shape.held)
     kernel = Kernel(
         load(inst, dev), inst.name, dev, 8 if backward else 6, shape.threads, 1, shape.smem_bytes, cluster=shape.ctas
     )
-    _allow_dynamic_smem(kernel, shape.smem_bytes)
+    if shape.smem_bytes > 48 * 1024:
+        # one value for every plan of the function (a smaller one would break the plans before it),
+        # leaving room for the kernel's static exchange buffers
+        kernel.set_attribute("MAX_DYNAMIC_SHARED_SIZE_BYTES", CLUSTER_MAX_DYNAMIC_SMEM)
     if shape.non_portable:
         kernel.set_attribute("NON_PORTABLE_CLUSTER_SIZE_ALLOWED", 1)
     resident = kernel.resident_clusters()

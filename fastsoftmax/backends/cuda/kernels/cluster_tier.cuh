@@ -2,52 +2,41 @@
 //
 // Rows longer than one SM holds (past ~32K elements) otherwise take two reads: block_smem and
 // block_uncached re-read the row, split_row re-reads its chunks in a second kernel. Here a cluster
-// of C CTAs (1 to 16, given at launch: one compiled instance serves every C) shares the row:
-// CTA rank r stages columns [r * chunk, (r + 1) * chunk) in its shared memory with asynchronous
-// 16-byte copies, reduces them to one (max, sum of exp) pair, and the C pairs are exchanged through
-// distributed shared memory, so every CTA normalises its staged columns and writes them once.
+// of C CTAs (1 to 16, given at launch: one compiled instance serves every C and thread count)
+// shares the row: CTA rank r owns columns [r * chunk, (r + 1) * chunk).
 //
-// Per row:
-//   1. stage: cp.async of every whole 16-byte pack of the slice; the (at most two) packs that
-//      straddle the slice's edges, or the row's own ends, go element by element;
-//   2. reduce: each thread takes the maximum of the packs it staged, then the sum of exp(x - that
-//      maximum): two passes over shared memory and no rescaling per pack; the per-thread pairs
-//      merge across the warp and the block (block_allreduce: one barrier);
-//   3. exchange: thread 0 posts the CTA's pair in its shared memory, a cluster barrier, and every
-//      warp reads the C posted pairs (lane l reads rank l) and merges them: no further barrier;
-//   4. write: each CTA normalises its slice from shared memory and stores it.
+// The production kernels (cluster_forward_regs, cluster_backward_regs), per row:
+//   1. load: each thread holds K 16-byte slots of its CTA's slice in registers (slot
+//      threadIdx.x + k * blockDim.x: coalesced), all K loads issued before any is used;
+//   2. reduce: the warp's maximum, then the sum of exp(x - that maximum): one exponential per
+//      element, no rescaling per pack, no block barrier;
+//   3. exchange: each warp sends its pair into every peer CTA's shared memory with st.async, which
+//      counts the bytes on the peer's mbarrier; each CTA waits on its own mbarrier for the warps x C
+//      pairs of the row (ClusterAllToAll) and every warp merges them. No cluster barrier per row: a
+//      CTA waits for the data it needs, not for every thread of every peer. (Reducing the warps'
+//      pairs in the CTA first, one block barrier, and sending one pair per CTA measured slower on
+//      an H100: bf16 1024 x 128256 0.87 of copy against 0.94);
+//   4. write: each thread normalises its slots (a second exponential, cheaper than holding the
+//      float32 values: twice the registers for 16-bit rows) and stores them.
+// Measured on an H100 (benchmarks/cluster_probe.py, benchmarks/results/2026-11-23_h100): the
+// staged kernels below ran 0.74-0.80 of copy bandwidth forward; these 0.86-0.96 on the same run.
 //
-// Alignment: a 16-byte copy needs a 16-byte aligned source, and a row's start is aligned to
+// Alignment: a 16-byte load needs a 16-byte aligned address, and a row's start is aligned to
 // anything from one element up (a view x[:, 1:], or an odd pitch, which changes it row by row).
 // Slices start at multiples of P columns, so every slice of a row has the row's misalignment
-// `shift` (0..P-1 elements): slot j of a staged slice holds columns [begin - shift + jP, ... + P),
-// aligned in memory, and only the first and last slot are partial. The output (and dy backward)
-// may be aligned differently from the input; then the write walks the output's own packs and reads
-// the staged input element by element (shared memory serves that at a fraction of its bandwidth):
-// every global access is still a 16-byte access except at most two packs per slice.
+// `shift` (0..P-1 elements): slot j of a slice holds columns [begin - shift + jP, ... + P), aligned
+// in memory, and only the first and last slot are partial (loaded whole, the outside replaced by
+// padding; stored element by element). Tensors whose rows are misaligned differently from each
+// other (x and y forward; y, dy and dx backward) are re-cut through shared memory (realign), which
+// the host allocates only when some pointer or pitch is not a multiple of 16 bytes.
 //
-// Lifetime of shared memory that peers read: the posted pair of row i sits in slot i % 2. A CTA
-// overwrites slot i % 2 at row i + 2, after the barrier of row i + 1, which each peer reaches only
-// after it has read row i's pairs. The kernel ends with one more cluster barrier so that no CTA
-// exits (releasing its shared memory) while a peer may still read its last pair.
+// The staged kernels (cluster_forward, cluster_backward: Instance.cols == 0) stage the slice in
+// shared memory with cp.async and exchange through a cluster barrier and loads of the peers'
+// shared memory; kept for the probe's A/B runs, no longer launched by the backend.
 //
-// Rows: cluster k of the grid takes rows k, k + clusters, ...; the host launches one cluster per
-// row forward (the hardware starts a cluster as one finishes) and the resident clusters backward,
-// which measured faster each way (instances.cluster_grid).
-//
-// Measured on an H100 (benchmarks/cluster_probe.py, results in benchmarks/results/2026-11-23_h100):
-// what limits this tier is how many CTAs an SM holds, since CTAs in other phases keep the memory
-// busy while one waits for its copies or at the cluster barrier. Holding the slots in registers
-// as well (one exponential per element instead of two) cut the CTAs per SM and fell from 0.76 to
-// 0.57 of copy bandwidth at 1024 x 128256 bf16; a persistent grid that staged the next row into a
-// second buffer during the exchange fell to 0.58 (half the CTAs per SM, and its eight more
-// registers also cost the one-row-per-cluster launch 0.76 -> 0.64). Without the exchange (wrong
-// results, timing only) the same shape ran at 0.85: the cluster barrier, where the slowest CTA of
-// the cluster sets the pace, is the largest single cost.
-//
-// Loads and stores go through small functors in the style of OneFlow's softmax: LOAD converts
-// staged storage to float32 (a fused scale or mask would go there), STORE converts and writes (a
-// fused dropout would go there). The staging itself is a raw byte copy.
+// Loads and stores go through small functors in the style of OneFlow's softmax: LOAD reads raw
+// packs and converts them to float32 (a fused scale or mask would go in convert), STORE converts
+// and writes (a fused dropout would go there).
 #pragma once
 
 #include "common.cuh"
@@ -472,26 +461,27 @@ class ClusterAllToAll {
 // consecutive 16-byte packs: coalesced).
 __device__ __forceinline__ int slot_of(int k) { return threadIdx.x + k * blockDim.x; }
 
-// The slots [0, count) of one tensor's slice, slot j holding columns first + jP ..: whole packs
-// with one 16-byte load, the (at most two) packs across the slice's or the row's edges element by
-// element, `pad` outside the slice.
+// The slots [0, count) of one tensor's slice, slot j holding columns first + jP ..: one aligned
+// 16-byte load each, so that every load is in flight before any is used. The (at most two) slots
+// across the slice's or the row's edges are loaded whole as well: an aligned 16-byte pack holding
+// one element of the tensor lies in that element's 16-byte granule, inside its allocation (whose
+// start and size are multiples of 16 bytes), and its other elements are replaced by `pad` here.
+// They may belong to a neighbouring CTA's slice that is being written (in place): read, never used.
 template <typename T, int P, int K, typename LOAD>
 __device__ __forceinline__ void load_slots(const LOAD& load, const T* row, const ClusterSlice<P>& s, i64 first,
                                            int count, float pad, Pack<T, P> (&out)[K]) {
 #pragma unroll
-    for (int k = 0; k < K; ++k) {
-        const int j = slot_of(k);
-        if (j < count) {
-            const i64 col = first + (i64)j * P;
-            if (col >= s.begin && col + P <= s.end) {
-                out[k] = load.template read<P>(row, col);
-            } else {
-                float v[P];
+    for (int k = 0; k < K; ++k)
+        if (slot_of(k) < count) out[k] = load.template read<P>(row, first + (i64)slot_of(k) * P);
 #pragma unroll
-                for (int i = 0; i < P; ++i)
-                    v[i] = col + i >= s.begin && col + i < s.end ? to_float(load.read1(row, col + i)) : pad;
-                out[k] = make_pack<T, P>(v);
-            }
+    for (int k = 0; k < K; ++k) {
+        const i64 col = first + (i64)slot_of(k) * P;
+        if (slot_of(k) < count && !(col >= s.begin && col + P <= s.end)) {
+            float v[P];
+            unpack<T, P>(out[k], v);
+#pragma unroll
+            for (int i = 0; i < P; ++i) v[i] = col + i >= s.begin && col + i < s.end ? v[i] : pad;
+            out[k] = make_pack<T, P>(v);
         }
     }
 }
