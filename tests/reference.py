@@ -46,10 +46,10 @@ def check_forward(y: torch.Tensor, x: torch.Tensor, dim: int, log: bool = False)
     reference = softmax64(x, dim, log)
     extra = None
     if y.dtype == torch.float32 and not log:
-        x64 = x.detach().to(torch.float64).cpu()
+        x64 = x.detach().to(torch.float64)
         shifted = (x64 - x64.amax(dim, keepdim=True)).abs().nan_to_num(0.0, 0.0, 0.0)
         sum_rounding = math.log2(max(2, x.size(dim) if x.dim() else 1))
-        extra = (shifted + sum_rounding) * torch.finfo(torch.float32).eps * reference.abs().cpu()
+        extra = (shifted + sum_rounding) * torch.finfo(torch.float32).eps * reference.abs()
     assert_matches(y, reference, y.dtype, normwise=log, extra=extra)
 
 
@@ -64,8 +64,11 @@ def assert_matches(
     exactly where the reference has NaN, and infinities must match."""
     assert out.dtype == dtype, f"output dtype {out.dtype}, expected {dtype}"
     assert out.shape == reference.shape, f"output shape {tuple(out.shape)}, expected {tuple(reference.shape)}"
-    out64 = out.detach().to(torch.float64).cpu()
-    reference = reference.cpu()
+    # compared where the reference lies (the GPU in the GPU suites: float64 on the host was most of
+    # the time of the large cases)
+    out64 = out.detach().to(device=reference.device, dtype=torch.float64)
+    if extra is not None:
+        extra = extra.to(reference.device)
     # A result beyond the output type's range may come out as that type's infinity or, where
     # float32 to 16-bit conversion truncates (the interpreter), as its largest finite value.
     rounded = reference.to(dtype).to(torch.float64)
@@ -76,6 +79,8 @@ def assert_matches(
             ((torch.sign(got) == torch.sign(rounded[overflow])) & (got.abs() >= torch.finfo(dtype).max)).all()
         ), "a result past the type's range is not saturated"
         out64, reference = out64[~overflow], reference[~overflow]
+        if extra is not None:
+            extra = extra[~overflow]
     nan_out, nan_ref = torch.isnan(out64), torch.isnan(reference)
     assert torch.equal(nan_out, nan_ref), (
         f"NaN at {int(nan_out.sum())} places, expected at {int(nan_ref.sum())} (an unwritten element is NaN)"
@@ -110,8 +115,8 @@ def check_backward(dx: torch.Tensor, x: torch.Tensor, dy: torch.Tensor, dim: int
 def _sum_rounding(x: torch.Tensor, dy: torch.Tensor, dim: int, log: bool) -> torch.Tensor:
     """The float32 error of the row sum in the gradient, carried into every element: a tree sum
     within a chunk and a running sum across chunks, bounded by (log2 n + 16) eps sum|terms|."""
-    y64 = softmax64(x, dim, log).cpu()
-    dy64 = dy.detach().to(torch.float64).cpu()
+    y64 = softmax64(x, dim, log)
+    dy64 = dy.detach().to(device=y64.device, dtype=torch.float64)
     n = x.size(dim) if x.dim() else 1
     gamma = (math.log2(max(n, 2)) + 16) * torch.finfo(torch.float32).eps
     if log:
@@ -122,8 +127,8 @@ def _sum_rounding(x: torch.Tensor, dy: torch.Tensor, dim: int, log: bool) -> tor
 def _forward_rounding(x: torch.Tensor, dy: torch.Tensor, dim: int, log: bool) -> torch.Tensor:
     """How far the gradient can move when the forward output y is rounded to x's type (half an ulp
     of each y, one under the interpreter's truncation): the backward kernels see the rounded y."""
-    y64 = softmax64(x, dim, log).cpu()
-    dy64 = dy.detach().to(torch.float64).cpu()
+    y64 = softmax64(x, dim, log)
+    dy64 = dy.detach().to(device=y64.device, dtype=torch.float64)
     half_ulp = 0.5 * ULPS[x.dtype] * ulp(y64, x.dtype) if x.dtype != torch.float32 else 0.5 * ulp(y64, x.dtype)
     if log:
         # dx = dy - exp(y) * sum(dy): dy is exact, exp(y) moves by exp(y) * du
