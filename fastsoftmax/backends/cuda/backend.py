@@ -199,7 +199,7 @@ class CudaBackend:
                 if plan is None:
                     if len(self._plans) > 8192:
                         self._plans.clear()
-                    reason = self.unavailable_reason(plans.torch_device(key[9]))
+                    reason = self.unavailable_reason(launch.torch_device(key[9]))
                     if reason:
                         raise RuntimeError(reason)
                     plan = self._plans[key] = plans.build(self.kernel, key)

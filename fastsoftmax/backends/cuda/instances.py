@@ -480,6 +480,13 @@ def source_for(instances) -> str:
 # ---- which instance serves a problem ------------------------------------------------------------
 
 
+def widest_pack(packs, align: int, itemsize: int, fits=lambda pack: True) -> int:
+    """The widest pack (elements) in ``packs`` that every pointer and byte stride of a problem is
+    aligned to (``align``: their common power-of-two alignment, see ``plans.alignment``) and that
+    ``fits`` accepts."""
+    return next(p for p in packs if align % (p * itemsize) == 0 and fits(p))
+
+
 def next_pow2(v: int) -> int:
     return 1 if v <= 1 else 1 << (v - 1).bit_length()
 

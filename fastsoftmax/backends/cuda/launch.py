@@ -27,6 +27,7 @@ from __future__ import annotations
 
 import collections
 import ctypes
+import functools
 import threading
 
 import torch
@@ -135,6 +136,12 @@ def device_facts(index: int) -> DeviceFacts:
             if facts is None:
                 facts = _DEVICES[index] = DeviceFacts(index)
     return facts
+
+
+@functools.lru_cache(maxsize=None)
+def torch_device(index: int) -> torch.device:
+    """torch's device object for a CUDA index, made once (workspaces are allocated per call)."""
+    return torch.device("cuda", index)
 
 
 # ---- contexts -----------------------------------------------------------------------------------

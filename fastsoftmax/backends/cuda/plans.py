@@ -16,8 +16,6 @@ Argument order of the kernels (every parameter 8 bytes, see ``instances.py``):
 
 from __future__ import annotations
 
-import functools
-
 import torch
 
 from . import strided, tiers
@@ -40,13 +38,9 @@ from .instances import (
     cluster_shape,
     next_pow2,
     warp_shape,
+    widest_pack,
 )
-from .launch import Kernel, device_facts
-
-
-@functools.lru_cache(maxsize=None)
-def torch_device(index: int) -> torch.device:
-    return torch.device("cuda", index)
+from .launch import Kernel, device_facts, torch_device
 
 
 def alignment(pointers, strides, itemsize: int, outer: int) -> int:
@@ -87,10 +81,6 @@ def _ceil_div(a: int, b: int) -> int:
     return -(-a // b)
 
 
-def _widest_pack(packs, align: int, itemsize: int, fits=lambda pack: True) -> int:
-    return next(p for p in packs if align % (p * itemsize) == 0 and fits(p))
-
-
 def _row_kernel(load, tier, dtype, outer, n, log, backward, align, dev, tuning) -> tuple[Kernel, int]:
     """The kernel and grid of a one-kernel row tier."""
     itemsize = CXX_TYPES[dtype][2]
@@ -99,13 +89,13 @@ def _row_kernel(load, tier, dtype, outer, n, log, backward, align, dev, tuning) 
     if tier == "warp":
         if n > WARP_TIER_MAX_COLS:
             raise ValueError(f"tier 'warp' holds rows of at most {WARP_TIER_MAX_COLS} columns, not {n}")
-        pack = _widest_pack(WARP_PACK_SIZES[dtype], align, itemsize)
+        pack = widest_pack(WARP_PACK_SIZES[dtype], align, itemsize)
         cols, group, rows = warp_shape(n, pack)
         inst = Instance("warp", dtype, backward, log, pack, cols, group, rows)
         rows_per_block = WARP_TIER_BLOCK // group * rows
         return Kernel(load(inst, dev), inst.name, dev, nargs, WARP_TIER_BLOCK), -(-outer // rows_per_block)
     if tier == "block_regs":
-        pack = _widest_pack(BLOCK_REGS_PACK_SIZES[dtype], align, itemsize)
+        pack = widest_pack(BLOCK_REGS_PACK_SIZES[dtype], align, itemsize)
         target = tiers.block_regs_target(n, itemsize, backward, tuning)
         elems, threads = block_regs_shape(n, dtype, pack, backward, target)
         storage = block_regs_storage(dtype, backward, elems, tuning.long_row_storage)
@@ -116,7 +106,7 @@ def _row_kernel(load, tier, dtype, outer, n, log, backward, align, dev, tuning) 
         kernel = Kernel(load(inst, dev), inst.name, dev, nargs, threads, 1, smem)
         _allow_dynamic_smem(kernel, smem)
         return kernel, outer  # one block per row
-    pack = _widest_pack(PACK_SIZES[dtype], align, itemsize)
+    pack = widest_pack(PACK_SIZES[dtype], align, itemsize)
     inst = Instance(tier, dtype, backward, log, pack)
     smem = tiers.row_cache_bytes(n, itemsize, backward) if tier == "block_smem" else 0
     probe = Kernel(load(inst, dev), inst.name, dev, nargs, BLOCK_SIZES[0], 1, smem)
@@ -180,7 +170,7 @@ def _cluster(load, dtype, outer, n, pitches, log, backward, align, dev):
 
 def _split_row(load, dtype, outer, n, pitches, log, backward, align, dev):
     itemsize = CXX_TYPES[dtype][2]
-    pack = _widest_pack(PACK_SIZES[dtype], align, itemsize)
+    pack = widest_pack(PACK_SIZES[dtype], align, itemsize)
     first = Instance("split_row", dtype, backward, log and backward, pack, stage="partials")
     last = Instance("split_row", dtype, backward, log, pack, stage="finish")
     inputs = 2 if backward else 1

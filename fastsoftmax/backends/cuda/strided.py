@@ -29,7 +29,8 @@ from dataclasses import dataclass
 
 import torch
 
-from .instances import CXX_TYPES, DTYPES, PACK_SIZES, WARP_PACK_SIZES, next_pow2
+from .instances import CXX_TYPES, DTYPES, PACK_SIZES, WARP_PACK_SIZES, next_pow2, widest_pack
+from .launch import Kernel, device_facts, torch_device
 
 #: the tiers of this module, in the order tier choice considers them
 TIERS = ("strided_staged", "strided")
@@ -292,15 +293,8 @@ def all_instances():
     ]
 
 
-def _widest_pack(packs, align: int, itemsize: int, fits) -> int:
-    return next(p for p in packs if align % (p * itemsize) == 0 and fits(p))
-
-
 def build(load, key):
     """The plan of a problem key with inner > 1 (see ``plans.build``)."""
-    from .launch import Kernel, device_facts
-    from .plans import torch_device
-
     tier, dtype, outer, n, inner, strides, log, backward, align, dev, tuning = key
     if tier not in TIERS:
         raise ValueError(f"tier {tier!r} of backend 'cuda' needs inner == 1; use one of {TIERS} for inner > 1")
@@ -309,7 +303,7 @@ def build(load, key):
     facts = device_facts(dev)
     itemsize = CXX_TYPES[dtype][2]
     # the widest pack every pointer and stride is aligned to, and no wider than the columns
-    pack = _widest_pack(STRIDED_PACK_SIZES[dtype], align, itemsize, lambda p: p <= inner or p == 1)
+    pack = widest_pack(STRIDED_PACK_SIZES[dtype], align, itemsize, lambda p: p <= inner or p == 1)
     inst = StridedInstance(dtype, backward, log, pack)
     width = min(32, next_pow2(-(-inner // pack)), max(1, STRIDED_ROW_BYTES // (pack * itemsize)))
     # slices fill the block up to STRIDED_MAX_THREADS, no more than n needs (kUnroll rows each)
@@ -361,9 +355,6 @@ def staged_widths(shape: StagedShape, outer: int, n: int, inner: int, strides, i
 
 
 def _build_staged(load, key):
-    from .launch import Kernel, device_facts
-    from .plans import torch_device
-
     tier, dtype, outer, n, inner, strides, log, backward, align, dev, tuning = key
     facts = device_facts(dev)
     itemsize = CXX_TYPES[dtype][2]
