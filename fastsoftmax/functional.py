@@ -238,11 +238,7 @@ class _Softmax(torch.autograd.Function):
     @staticmethod
     def forward(ctx, x, dim, log, backend):
         y = forward_impl(x, dim, log, backend)
-        ctx.dim, ctx.log, ctx.backend = dim, log, backend
-        # autograd runs the backward on a thread of its own: a tier forced around the forward must
-        # reach it explicitly
-        ctx.override = dispatch.current_override()
-        ctx.save_for_backward(y)
+        _setup_context(ctx, (x, dim, log, backend), y)
         return y
 
     @staticmethod
