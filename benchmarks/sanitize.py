@@ -36,6 +36,9 @@ PROBLEMS = {
     "split_row": [((2, 70001), -1), ((1, 300007), -1)],
     "cluster": [((3, 50257), -1), ((2, 70001), -1), ((20, 40001), -1)],
     "strided": [((300, 40), 0), ((7, 101, 5), 1), ((3, 4001, 33), 1)],
+    # a tile held by one CTA, columns wider than a line, and axes long enough that a team of CTAs
+    # splits each tile and exchanges partials (the cooperative launch)
+    "strided_staged": [((5, 301, 40), 1), ((3, 2001, 130), 1), ((1, 40001, 4), 1), ((20011, 6), 0)],
 }
 
 

@@ -11,6 +11,11 @@ on the GPU by more than ``torch.testing.assert_close``'s default tolerance in th
 results sit within one rounding of the float64 gradient, on different sides of it, and where the
 gradient cancels to near zero the default absolute tolerance (1e-5) is far below one bf16 rounding
 of the row's largest term. ``test_error_beside_torchs`` prints both errors for every sample.
+
+The gradient's slack grows with its condition: where y * (dy - sum(dy * y)) cancels to a small
+result beside large terms (a float32 (5,) sample on the GPU: 7.1e-7 of the largest gradient for
+fastsoftmax, 1.9e-7 for torch, terms summed in another order), one float32 rounding of the terms
+is several ulps of the result for any summation order.
 """
 
 from __future__ import annotations
@@ -65,6 +70,25 @@ def _error(out: torch.Tensor, reference: torch.Tensor) -> float:
     return float(((out - reference)[finite].abs().max() / scale).item())
 
 
+def _gradient_condition(name, y64, dy64, dim, grad64) -> float:
+    """How far the gradient's own rounding can carry it, relative to its largest magnitude: the
+    largest sum of absolute terms behind one element (y * (dy - sum(dy * y)) for softmax,
+    dy - exp(y) * sum(dy) for log-softmax) over the largest result. Where the terms cancel (a
+    gradient near zero beside a large dy) one rounding of each term is many ulps of the result, for
+    torch as for any other summation order."""
+    if grad64.numel() == 0:
+        return 1.0
+    if name == "softmax":
+        terms = y64.abs() * (dy64.abs() + (dy64 * y64).abs().sum(dim, keepdim=True))
+    else:
+        terms = dy64.abs() + y64.exp() * dy64.abs().sum(dim, keepdim=True)
+    finite = terms.isfinite() & grad64.isfinite()
+    if not finite.any():
+        return 1.0
+    scale = grad64[finite].abs().max().clamp_min(1e-300)
+    return max(1.0, float((terms[finite].max() / scale).item()))
+
+
 @pytest.mark.parametrize("backend", BACKENDS)
 @pytest.mark.parametrize("name,variant,dtype,index", list(_samples()))
 def test_error_beside_torchs(backend, name, variant, dtype, index):
@@ -95,5 +119,8 @@ def test_error_beside_torchs(backend, name, variant, dtype, index):
     (grad_reference,) = torch.autograd.grad(reference, x64, dy.double())
     backward_mine, backward_torch = _error(grad_mine, grad_reference), _error(grad_torch, grad_reference)
     print(f"   gradient error {backward_mine:.3g} (torch {backward_torch:.3g})")
-    grad_slack = torch.finfo(grad_mine.dtype).eps * ULPS.get(grad_mine.dtype, 1)
+    # one rounding of the output type, plus float32 accumulation over the gradient's terms
+    grad_slack = torch.finfo(grad_mine.dtype).eps * ULPS.get(grad_mine.dtype, 1) + torch.finfo(
+        torch.float32
+    ).eps * ULPS[torch.float32] * _gradient_condition(name, reference.detach(), dy.double(), dim, grad_reference)
     assert backward_mine <= max(1.25 * backward_torch, grad_slack), (backward_mine, backward_torch)

@@ -25,8 +25,8 @@
 // anything from one element up (a view x[:, 1:], or an odd pitch, which changes it row by row).
 // Slices start at multiples of P columns, so every slice of a row has the row's misalignment
 // `shift` (0..P-1 elements): slot j of a slice holds columns [begin - shift + jP, ... + P), aligned
-// in memory, and only the first and last slot are partial (loaded whole, the outside replaced by
-// padding; stored element by element). Tensors whose rows are misaligned differently from each
+// in memory, and only the first and last slot are partial (loaded and stored element by element,
+// the outside replaced by padding). Tensors whose rows are misaligned differently from each
 // other (x and y forward; y, dy and dx backward) are re-cut through shared memory (realign), which
 // the host allocates only when some pointer or pitch is not a multiple of 16 bytes.
 //
@@ -463,25 +463,23 @@ __device__ __forceinline__ int slot_of(int k) { return threadIdx.x + k * blockDi
 
 // The slots [0, count) of one tensor's slice, slot j holding columns first + jP ..: one aligned
 // 16-byte load each, so that every load is in flight before any is used. The (at most two) slots
-// across the slice's or the row's edges are loaded whole as well: an aligned 16-byte pack holding
-// one element of the tensor lies in that element's 16-byte granule, inside its allocation (whose
-// start and size are multiples of 16 bytes), and its other elements are replaced by `pad` here.
-// They may belong to a neighbouring CTA's slice that is being written (in place): read, never used.
+// across the slice's or the row's edges are read element by element, only the elements inside the
+// slice, the rest set to `pad`: reading the whole pack would touch bytes outside the tensor (never
+// written: initcheck reports them) or in a neighbouring CTA's slice that is being written in place.
 template <typename T, int P, int K, typename LOAD>
 __device__ __forceinline__ void load_slots(const LOAD& load, const T* row, const ClusterSlice<P>& s, i64 first,
                                            int count, float pad, Pack<T, P> (&out)[K]) {
 #pragma unroll
-    for (int k = 0; k < K; ++k)
-        if (slot_of(k) < count) out[k] = load.template read<P>(row, first + (i64)slot_of(k) * P);
-#pragma unroll
     for (int k = 0; k < K; ++k) {
         const i64 col = first + (i64)slot_of(k) * P;
-        if (slot_of(k) < count && !(col >= s.begin && col + P <= s.end)) {
-            float v[P];
-            unpack<T, P>(out[k], v);
+        if (slot_of(k) >= count) continue;
+        if (col >= s.begin && col + P <= s.end) {
+            out[k] = load.template read<P>(row, col);
+        } else {
+            const T padding = from_float<T>(pad);
 #pragma unroll
-            for (int i = 0; i < P; ++i) v[i] = col + i >= s.begin && col + i < s.end ? v[i] : pad;
-            out[k] = make_pack<T, P>(v);
+            for (int i = 0; i < P; ++i)
+                out[k].elems()[i] = col + i >= s.begin && col + i < s.end ? load.read1(row, col + i) : padding;
         }
     }
 }
