@@ -51,6 +51,13 @@ if [[ $steps == *,tests,* ]]; then
     # shellcheck disable=SC2086
     FASTSOFTMAX_TEST_LOG="$OUT/tests_failures_and_slow.txt" timeout "${TEST_TIMEOUT:-420}" python3 -m pytest ${TEST_PATHS:-tests} -n "$(nproc)" -q -p no:cacheprovider \
         -p no:benchmark --durations=30 -rfE --junitxml="$OUT/tests.xml" -W ignore::RuntimeWarning 2>&1 | tee "$OUT/tests.log" | tail -n 60 || status=1
+    # tests started but never finished (a run cut by TEST_TIMEOUT): the hang, if there is one
+    progress="$OUT/tests_failures_and_slow.txt.progress"
+    if [[ -f $progress ]]; then
+        { echo "unfinished when the test step ended:"
+          awk '$1 == "start" { run[$2] = 1 } $1 == "done" { delete run[$2] } END { for (t in run) print "  " t }' "$progress"
+        } | tee -a "$OUT/tests_failures_and_slow.txt"
+    fi
 fi
 if [[ $steps == *,sanitize,* ]]; then
     # one process per tool and tier, 12 at a time (racecheck alone takes minutes over all tiers);

@@ -52,12 +52,28 @@ def pytest_runtest_makereport(item, call):
 
 
 _FAILURE_LOG = os.environ.get("FASTSOFTMAX_TEST_LOG")
+# under pytest-xdist the hooks below run in the workers and again in the controller: log once
+_LOGGING = bool(_FAILURE_LOG) and "PYTEST_XDIST_WORKER" not in os.environ
+
+
+def pytest_runtest_logstart(nodeid, location):
+    # started and finished tests go to a second file, so that a run cut by its limit names the
+    # tests that were still running (a hang) as well as those that never started
+    if _LOGGING:
+        with open(_FAILURE_LOG + ".progress", "a") as log:
+            log.write(f"start {nodeid}\n")
+
+
+def pytest_runtest_logfinish(nodeid, location):
+    if _LOGGING:
+        with open(_FAILURE_LOG + ".progress", "a") as log:
+            log.write(f"done {nodeid}\n")
 
 
 def pytest_runtest_logreport(report):
     # On the device a run may be cut by its time limit before pytest prints its summary: each
     # failure, and each slow test, is written out as it happens (FASTSOFTMAX_TEST_LOG=path).
-    if not _FAILURE_LOG:
+    if not _LOGGING:
         return
     failed = report.failed
     slow = report.when == "call" and report.duration > 5
