@@ -84,3 +84,21 @@ def test_forced_tier_is_not_bypassed_by_a_plan(monkeypatch):
             check_forward(fastsoftmax.softmax(x, 1, backend="triton"), x, -1)
         assert used[-2:] == [tier, tier]
     assert dispatch.PLANS == plans, "a forced call must not leave a plan behind"
+
+
+def test_triton_launch_keys_are_cheap_and_tell_specialisations_apart():
+    """The Triton launch path keys its compiled kernels by what Triton specialises on; building
+    the key must cost nothing for any argument (a float once walked a 2^32-long range)."""
+    import time
+
+    from fastsoftmax.backends.triton.launch import _spec
+
+    start = time.perf_counter()
+    keys = [_spec(value) for value in (0.3 / 37, 1.0, 0.0, -1e30, True, None)]
+    assert time.perf_counter() - start < 0.01
+    assert keys == [float, float, float, float, bool, type(None)]
+    assert _spec(1) != _spec(2) != _spec(32)
+    assert _spec(1 << 31) != _spec((1 << 31) - 16)
+    assert _spec(-(1 << 31))[3] and not _spec(-(1 << 31) - 1)[3]
+    with pytest.raises(TypeError, match="not supported"):
+        _spec("text")

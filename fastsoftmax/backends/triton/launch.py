@@ -29,7 +29,7 @@ try:
 except Exception:  # any other Triton: the ordinary path is always correct
     _DIRECT = False
 
-_INT32 = range(-(1 << 31), 1 << 31)
+_INT32_MIN, _INT32_MAX = -(1 << 31), (1 << 31) - 1
 #: Triton's first call of a configuration (compiling it, building and importing its C launcher,
 #: loading the module) is not safe when threads make it at once: seen on an H100 with Triton 3.6,
 #: eight threads left a kernel bound to another kernel's launcher ("function takes exactly 26
@@ -49,9 +49,18 @@ except AttributeError:  # pragma: no cover - CPU-only builds of torch
 
 
 def _spec(arg):
+    """What Triton specialises a compiled kernel on, for one runtime argument: a tensor's dtype and
+    16-byte alignment; an integer's being 1, its divisibility by 16 and whether it fits int32; a
+    float's and a bool's type only. (A range test such as ``x in range(...)`` would walk the range
+    for a float: minutes per call.)"""
+    kind = type(arg)
+    if kind is int:
+        return int, arg == 1, arg % 16 == 0, _INT32_MIN <= arg <= _INT32_MAX
     if isinstance(arg, torch.Tensor):
         return arg.dtype, arg.data_ptr() % 16 == 0
-    return arg == 1, arg % 16 == 0, arg in _INT32
+    if kind is float or kind is bool or arg is None:
+        return kind
+    raise TypeError(f"fastsoftmax: a Triton kernel argument of type {kind.__name__} is not supported")
 
 
 def launch(kernel, programs: int, args: tuple, config: tuple, device_index: int | None, interpreted: bool) -> None:
