@@ -177,8 +177,6 @@ def _choose_backend(requested: str, device_type: str, device_index, dtype, outer
     if device_type != "cuda":
         return "torch"
     preferred = _table_choice(backward, inner > 1, dtype, n, outer * n * inner)
-    if inner == 1 and _cuda_cluster_rows(device_type, device_index, dtype, outer, n, backward):
-        preferred = "cuda"
     candidates = [preferred] if preferred else []
     candidates += [name for name in ("triton", "cuda") if name not in candidates]
     for name in candidates:
@@ -194,19 +192,6 @@ def _choose_backend(requested: str, device_type: str, device_index, dtype, outer
                 stacklevel=4,
             )
     return "torch"
-
-
-def _cuda_cluster_rows(device_type, device_index, dtype, outer, n, backward) -> bool:
-    """Whether the CUDA backend computes these rows with its thread-block-cluster tier, which the
-    measured table predates (its CUDA timings of such rows are of the two-read tiers the cluster
-    tier replaced). Measured in one run on an H100 (``benchmarks/results/2026-11-23_h100/
-    bench_quick_0954.log``): cluster 0.83-0.89 of copy against Triton's 0.52-0.61 on rows of
-    131072 in all three dtypes, 0.88 against 0.64 backward at 65536 (bf16). Until the table is
-    measured again with the cluster tier, these rows go to the CUDA backend."""
-    if device_type != "cuda" or unavailable_reason("cuda", device_type, device_index) is not None:
-        return False
-    index = device_index if device_index is not None else torch.cuda.current_device()
-    return _choose_tier("cuda", outer, n, 1, dtype, backward, index) == "cluster"
 
 
 @functools.lru_cache(maxsize=1)

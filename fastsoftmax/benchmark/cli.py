@@ -65,8 +65,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "--merge-main",
         default=None,
         metavar="RESULT_JSON",
-        help="table suite only: add the shapes of a main-suite result to the table (no GPU "
-        "needed) instead of measuring the grid",
+        help="table suite only: add the shapes of main-suite results (a comma list: one run "
+        "split over several --regimes calls) to the table (no GPU needed) instead of measuring the grid",
     )
     parser.add_argument(
         "--demo", action="store_true", help="run the CPU correctness demo under the Triton interpreter, GPU or not"
@@ -135,7 +135,8 @@ def run(args) -> int:
         from fastsoftmax.benchmark import table
 
         return table.merge_main(
-            Path(args.table_out) if args.table_out else table.default_table_path(), Path(args.merge_main)
+            Path(args.table_out) if args.table_out else table.default_table_path(),
+            *(Path(path) for path in args.merge_main.split(",")),
         )
     import torch
 

@@ -15,7 +15,7 @@ What ``us`` holds (the cost of one call, microseconds):
   GPU finishes before the host has issued the next call, so a caller pays both, and a backend with
   a faster kernel but a slower launch path can lose.
 
-``--merge-main RESULT.json`` adds, without a GPU, the shapes of a main-suite run as further points
+``--merge-main RESULT.json[,MORE.json]`` adds, without a GPU, the shapes of main-suite runs as further points
 (``size`` "main"): every shape where the run timed both kernel backends. The grid above is powers
 of two at two sizes, and a shape far from it (one row of 2^24, an odd length) would otherwise take
 the nearest grid point's winner. For those points ``us = max(gpu_us, host_us)``, with the host time
@@ -182,18 +182,28 @@ def main_points(result: dict) -> list[dict]:
     return points
 
 
-def merge_main(table_path: Path, result_path: Path) -> int:
-    """Add a main-suite run's shapes to the table at ``table_path`` (replacing earlier "main" points)."""
+def merge_main(table_path: Path, *result_paths: Path) -> int:
+    """Add the shapes of main-suite runs (one run split over several ``--regimes`` calls, say) to
+    the table at ``table_path``, replacing its earlier "main" points; a shape timed by several of
+    the runs takes the last one's point."""
     document = json.loads(table_path.read_text())
-    result = json.loads(result_path.read_text())
-    if result.get("device") != document.get("device"):
-        print(f"the run is from {result.get('device')!r} but the table from {document.get('device')!r}; not merged")
-        return 1
-    added = main_points(result)
-    document["points"] = [p for p in document["points"] if p.get("size") != "main"] + added
-    document["merged_main"] = {"file": result_path.name, "date": result.get("date"), "points": len(added)}
+    added: dict = {}
+    merged = []
+    for result_path in result_paths:
+        result = json.loads(result_path.read_text())
+        if result.get("device") != document.get("device"):
+            print(
+                f"{result_path.name} is from {result.get('device')!r} but the table from "
+                f"{document.get('device')!r}; not merged"
+            )
+            return 1
+        for point in main_points(result):
+            added[(point["direction"], point["dtype"], tuple(point["shape"]), point.get("dim"))] = point
+        merged.append({"file": result_path.name, "date": result.get("date")})
+    document["points"] = [p for p in document["points"] if p.get("size") != "main"] + list(added.values())
+    document["merged_main"] = {"runs": merged, "points": len(added)}
     _save(table_path, document)
-    print(f"merged {len(added)} shapes of {result_path.name} into {table_path}")
+    print(f"merged {len(added)} shapes of {', '.join(r['file'] for r in merged)} into {table_path}")
     return 0
 
 

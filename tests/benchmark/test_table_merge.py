@@ -94,3 +94,24 @@ def test_merge_refuses_another_device(tmp_path):
     run.write_text(json.dumps(_result("GPU X")))
     assert table.merge_main(path, run) == 1
     assert json.loads(path.read_text())["points"] == []
+
+
+def test_runs_split_over_regimes_merge_into_one_set_of_points(tmp_path):
+    path = tmp_path / "table.json"
+    path.write_text(json.dumps({"device": "GPU X", "points": []}))
+    first, second = _result(), _result()
+    first["rows"] = [r for r in first["rows"] if r["regime"] != "non_last_dim"]
+    second["rows"] = [r for r in second["rows"] if r["regime"] in ("non_last_dim", "huge")]
+    for r in second["rows"]:
+        if r["regime"] == "huge":
+            r["gpu_us"] *= 2  # timed again by the later run: its point wins
+    runs = []
+    for index, result in enumerate((first, second)):
+        runs.append(tmp_path / f"run{index}.json")
+        runs[-1].write_text(json.dumps(result))
+    assert table.merge_main(path, *runs) == 0
+    document = json.loads(path.read_text())
+    points = {(p["layout"], p["n"]): p for p in document["points"]}
+    assert set(points) == {("row", 1 << 24), ("row", 128256), ("strided", 8192)}
+    assert points[("row", 1 << 24)]["us"] == {"triton": 80.0, "cuda": 100.0}
+    assert [run["file"] for run in document["merged_main"]["runs"]] == ["run0.json", "run1.json"]
