@@ -4,14 +4,15 @@ one process on a 4x1024 bf16 tensor.
     PYTHONPATH=$PWD python3 benchmarks/host_probe.py [--out FILE]
 
 Each figure is the median over 7 rounds of the wall time per call of 2000 back-to-back calls (no
-synchronisation inside the loop); the rounds interleave the cases, so a slow spell of the host
-touches them all alike. The last lines compare fastsoftmax with torch.softmax measured in the same
-rounds (the goal: at most 1.15x torch's host time).
+synchronisation inside the loop); the rounds interleave the cases in a new order each round, so a
+slow spell of the host, or the case run just before, touches them all alike. The last lines
+compare fastsoftmax with torch.softmax measured in the same rounds (the goal: at most 1.15x torch's host time).
 """
 
 from __future__ import annotations
 
 import argparse
+import random
 import statistics
 
 import torch
@@ -77,8 +78,14 @@ def main() -> None:
         "autograd forward+backward, fastsoftmax": lambda: torch.autograd.grad(fastsoftmax.softmax(xg, -1), xg, dy),
     }
     timings = {name: [] for name in cases}
+    order = list(cases)
+    shuffler = random.Random(0)
     for _ in range(ROUNDS):
-        for name, fn in cases.items():
+        # a new order each round: a case that always follows another (a GPU queue it left full, a
+        # cache it warmed) would carry that neighbour's effect into every round
+        shuffler.shuffle(order)
+        for name in order:
+            fn = cases[name]
             try:
                 timings[name].append(host_us_per_call(fn))
             except Exception as exc:  # noqa: BLE001 - a failing case is reported, the others still run
