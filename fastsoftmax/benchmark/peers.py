@@ -137,12 +137,34 @@ def _require_2d_last_dim(case: Case, who: str) -> None:
         raise Refused(f"{who} computes softmax over the last dim of a 2-D tensor only")
 
 
+#: Quack holds a row in the shared memory of one cluster of at most 16 CTAs; a longer row than that
+#: holds is refused before compiling: its CuTe DSL compile takes minutes (a whole 2^24 row per
+#: cluster: 84 s on an H100 host) only for the launch to fail for lack of shared memory.
+QUACK_MAX_CLUSTER = 16
+QUACK_SMEM_PER_CTA = 227 * 1024
+
+
+def quack_refusal(case: Case) -> str | None:
+    """Why Quack cannot run ``case`` (known before compiling), or None."""
+    itemsize = {"float32": 4, "float16": 2, "bfloat16": 2}.get(case.dtype, 4)
+    n = case.shape[-1]
+    if n * itemsize > QUACK_MAX_CLUSTER * QUACK_SMEM_PER_CTA:
+        return (
+            f"quack holds a row in the shared memory of one cluster of {QUACK_MAX_CLUSTER} CTAs: "
+            f"{n} columns of {case.dtype} need {n * itemsize // QUACK_MAX_CLUSTER} bytes a CTA"
+        )
+    return None
+
+
 def quack_impl(module) -> Impl:
     forward = getattr(module, "softmax_fwd", None)
     backward = getattr(module, "softmax_bwd", None)
 
     def make(case: Case):
         _require_2d_last_dim(case, "quack")
+        reason = quack_refusal(case)
+        if reason:
+            raise Refused(reason)
         if case.direction == "backward":
             if backward is None:
                 raise Refused("this quack version has no softmax_bwd")

@@ -6,7 +6,7 @@ import torch
 from bench_fakes import correct_impl, cpu_runner, raising_impl, refusing_impl, small_case, wrong_impl
 
 from fastsoftmax.benchmark import checks
-from fastsoftmax.benchmark.peers import Refused, liger_impl, quack_impl
+from fastsoftmax.benchmark.peers import Refused, liger_impl, quack_impl, quack_refusal
 from fastsoftmax.benchmark.runner import estimate_bytes, make_inputs, make_reference
 
 
@@ -122,6 +122,11 @@ def test_quack_and_liger_refuse_what_they_do_not_compute():
         quack.make(small_case(shape=(2, 3, 40)))  # 3-D, even over the last dim
     rows = _by_impl(cpu_runner([quack]).run_case(small_case()))
     assert rows["quack"]["status"] == "ok"
+    # rows longer than one cluster's shared memory are refused before Quack compiles anything
+    with pytest.raises(Refused, match="shared memory of one cluster"):
+        quack.make(small_case(shape=(1, 1 << 24), regime="huge"))
+    assert quack_refusal(small_case(shape=(1, 1 << 24), regime="huge")) is not None
+    assert quack_refusal(small_case(shape=(512, 262144), regime="bulk")) is None
     liger = liger_impl(object())  # a liger without the expected entry points
     with pytest.raises(Refused):
         liger.make(small_case())
