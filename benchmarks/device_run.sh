@@ -11,7 +11,9 @@
 # sanitize runs benchmarks/sanitize.py (every CUDA tier and the ladder) under compute-sanitizer's
 # memcheck, racecheck, initcheck and synccheck.
 # TEST_TIMEOUT (seconds, default 420) bounds the test step, so that a hang still returns results;
-# TEST_PATHS (default: tests) narrows it, e.g. to the tests that touch the GPU.
+# TEST_PATHS (default: tests) narrows it, e.g. to the tests that touch the GPU. BENCH_ARGS adds
+# arguments to the main benchmark, e.g. "--regimes bulk,huge --time-limit 480" (a run that stops at
+# its limit is continued in the next call with "--resume <its JSON>").
 # Everything is written to a work folder and packed into $OUT/run.tar.gz at the end (the device
 # tool brings few files back), with the logs' last lines in $OUT/summary.txt.
 set -uo pipefail
@@ -84,7 +86,8 @@ if [[ $steps == *,quick,* ]]; then
     python3 -m fastsoftmax bench --quick --out "$OUT" 2>&1 | tee "$OUT/bench-quick.log" | tail -n 80 || status=1
 fi
 if [[ $steps == *,main,* ]]; then
-    python3 -m fastsoftmax bench --no-compile --out "$OUT" 2>&1 | tee "$OUT/bench.log" | tail -n 120 || status=1
+    # shellcheck disable=SC2086
+    python3 -m fastsoftmax bench --no-compile --out "$OUT" ${BENCH_ARGS:-} 2>&1 | tee "$OUT/bench.log" | tail -n 120 || status=1
 fi
 if [[ $steps == *,ladder,* ]]; then
     python3 -m fastsoftmax bench ladder --out "$OUT" 2>&1 | tail -n 40 || status=1

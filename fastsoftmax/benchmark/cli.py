@@ -62,6 +62,21 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         help="where the table suite writes its JSON (default fastsoftmax/dispatch_table.json)",
     )
     parser.add_argument(
+        "--time-limit",
+        type=float,
+        default=None,
+        metavar="SECONDS",
+        help="main suite only: start no new shape after this many seconds and save the run as "
+        "incomplete (continue it with --resume)",
+    )
+    parser.add_argument(
+        "--resume",
+        default=None,
+        metavar="RESULT_JSON",
+        help="main suite only: keep the shapes an earlier, incomplete run of this device measured "
+        "(copied into the new result) and measure only the others",
+    )
+    parser.add_argument(
         "--merge-main",
         default=None,
         metavar="RESULT_JSON",

@@ -7,6 +7,7 @@ then host overhead. The result file (JSON, with a CSV twin) is saved after every
 
 from __future__ import annotations
 
+import json
 import sys
 import time
 
@@ -43,6 +44,22 @@ def progress_bar(items, description: str | None = None):
         return items, print
 
 
+def _resumed_rows(path, device_name: str):
+    """(rows, file name) of the shapes an earlier run of this device measured, or None. Host
+    overhead rows are left out: that regime is measured again in the new run."""
+    if not path:
+        return None
+    from pathlib import Path
+
+    document = json.loads(Path(path).read_text())
+    if document.get("device") != device_name:
+        raise ValueError(
+            f"--resume {path}: that run is from {document.get('device')!r}, this device is {device_name!r}"
+        )
+    rows = [r for r in document.get("rows", ()) if r.get("regime") != "host" and r.get("case")]
+    return rows, Path(path).name
+
+
 def run(args, *, device: str = "cuda", cases=None, copy_gbps=None, runner_options=None) -> int:
     """Run the suite. The keyword arguments exist for tests, which run it on the CPU with a few
     tiny cases, a given copy bandwidth and fake timers."""
@@ -67,6 +84,7 @@ def run(args, *, device: str = "cuda", cases=None, copy_gbps=None, runner_option
 
     on_cuda = torch.device(device).type == "cuda"
     device_name = torch.cuda.get_device_name() if on_cuda else str(device)
+    earlier = _resumed_rows(getattr(args, "resume", None), device_name)
     result = ResultFile.start(
         args.out,
         "main",
@@ -112,14 +130,29 @@ def run(args, *, device: str = "cuda", cases=None, copy_gbps=None, runner_option
     for backend, why in left_out.items():
         print(f"fastsoftmax backend {backend}: {why}")
 
+    if earlier is not None:
+        rows, source = earlier
+        result.add_rows(rows)
+        result.document["resumed_from"] = source
+        result.save()
+        print(f"resumed from {source}: {len({r['case'] for r in rows})} shapes kept")
+    time_limit = getattr(args, "time_limit", None)
+
     timing = QUICK_TIMING if quick else FULL_TIMING
     runner = Runner(fs_impls + peers.impls, copy, device=device, **{**timing, **(runner_options or {})})
     if cases is None:
         cases = [c for c in cases_for(quick, dtypes) if c.regime in regimes]
         cases += custom_cases(shape_dims, dtypes, directions)
+    if earlier is not None:
+        kept = {r["case"] for r in earlier[0]}
+        cases = [c for c in cases if c.key not in kept]
     bar, write = progress_bar(cases)
     context_lost = None
+    stopped = None
     for case in bar:
+        if time_limit is not None and time.perf_counter() - started > time_limit:
+            stopped = f"time limit of {time_limit:.0f} s reached before {case.key}"
+            break
         if hasattr(bar, "set_description"):
             bar.set_description(case.label[:40], refresh=False)
         try:
@@ -135,7 +168,10 @@ def run(args, *, device: str = "cuda", cases=None, copy_gbps=None, runner_option
     if hasattr(bar, "close"):
         bar.close()
 
-    if context_lost is None and "host" in regimes:
+    if stopped is not None:
+        result.document["stopped"] = stopped
+        print(f"\nRUN STOPPED: {stopped}; continue it with --resume {result.path}")
+    if context_lost is None and stopped is None and "host" in regimes:
         try:
             host_rows = runner.host_overhead()
             result.add_rows(host_rows)
@@ -153,7 +189,7 @@ def run(args, *, device: str = "cuda", cases=None, copy_gbps=None, runner_option
 
     summary = report.summarize(result.document)
     result.document["summary"] = summary
-    result.document["complete"] = context_lost is None
+    result.document["complete"] = context_lost is None and stopped is None
     result.document["wall_s"] = round(time.perf_counter() - started, 1)
     result.save()
     print(report.format_summary(summary, copy))

@@ -162,3 +162,56 @@ def test_ladder_suite_is_handed_the_arguments(monkeypatch):
     monkeypatch.setattr(torch.cuda, "is_available", lambda: True)
     assert cli.run(_parse("ladder", "--quick", "--out", "somewhere")) == 0
     assert seen == {"quick": True, "out": "somewhere"}
+
+
+def test_a_run_stopped_by_its_time_limit_is_resumed_where_it_stopped(tmp_path, capsys):
+    """--time-limit stops before a shape and saves the run as incomplete; --resume keeps what that
+    run measured and measures only the rest, so a run split over time-limited device calls ends
+    as one complete result."""
+    import json
+
+    from bench_fakes import small_case
+
+    from fastsoftmax.benchmark import main_suite
+
+    cases = [small_case(shape=(4, 64)), small_case(shape=(4, 96)), small_case("backward", shape=(4, 64))]
+    options = {"timer": lambda fn: (fn(), 0.01)[1], "host_timer": lambda fn: 7.0, "host_calls": 10}
+    first_dir, second_dir = tmp_path / "first", tmp_path / "second"
+    args = _parse("--quick", "--out", str(first_dir), "--dtypes", "fp32", "--time-limit", "0")
+    assert main_suite.run(args, device="cpu", cases=cases, copy_gbps=100.0, runner_options=options) == 0
+    assert "RUN STOPPED: time limit" in capsys.readouterr().out
+    (stopped,) = first_dir.glob("main-quick_cpu_*.json")
+    document = json.loads(stopped.read_text())
+    assert document["complete"] is False and "time limit" in document["stopped"]
+    assert {r["case"] for r in document["rows"]} == set()
+
+    # a run that measured the first shape only (its rows marked), then resumed with all three
+    partial_dir = tmp_path / "partial"
+    args = _parse("--quick", "--out", str(partial_dir), "--dtypes", "fp32", "--regimes", "bulk")
+    assert main_suite.run(args, device="cpu", cases=cases[:1], copy_gbps=100.0, runner_options=options) == 0
+    (stopped,) = partial_dir.glob("main-quick_cpu_*.json")
+    document = json.loads(stopped.read_text())
+    document["rows"] = [dict(row, gpu_us=123.0) for row in document["rows"]]
+    stopped.write_text(json.dumps(document))
+    args = _parse("--quick", "--out", str(second_dir), "--dtypes", "fp32", "--resume", str(stopped))
+    assert main_suite.run(args, device="cpu", cases=cases, copy_gbps=100.0, runner_options=options) == 0
+    (resumed,) = second_dir.glob("main-quick_cpu_*.json")
+    document = json.loads(resumed.read_text())
+    assert document["complete"] is True and document["resumed_from"] == stopped.name
+    assert {r["case"] for r in document["rows"] if r.get("case")} == {c.key for c in cases}
+    kept = [r for r in document["rows"] if r.get("case") == cases[0].key]
+    assert kept and all(r["gpu_us"] == 123.0 for r in kept)  # copied, not measured again
+
+
+def test_resume_refuses_a_run_of_another_device(tmp_path):
+    import json
+
+    import pytest
+
+    from fastsoftmax.benchmark import main_suite
+
+    other = tmp_path / "other.json"
+    other.write_text(json.dumps({"device": "GPU Y", "rows": []}))
+    args = _parse("--quick", "--out", str(tmp_path), "--resume", str(other))
+    with pytest.raises(ValueError, match="GPU Y"):
+        main_suite.run(args, device="cpu", cases=[], copy_gbps=100.0)
