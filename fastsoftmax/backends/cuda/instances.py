@@ -297,6 +297,84 @@ def cluster_staged_shape(n: int, dtype: torch.dtype, backward: bool, rows: int =
     return ClusterShape(ctas, threads, smem, pack, ctas > CLUSTER_PORTABLE_MAX, 0)
 
 
+# ---- tier "grid_row" ----------------------------------------------------------------------------
+#: threads of a grid_row CTA (one CTA per SM: 128 registers a thread)
+GRID_ROW_THREADS = 512
+#: 16-byte packs a thread holds in registers, per tensor (forward x, backward y and dy): the most
+#: that every sm_90 instance compiles with and no spill within 128 registers (NVRTC 13; forward 13
+#: to 16 spilled 40-200 bytes a thread, backward 8; on sm_80 forward 12 spills 68-92 bytes); one
+#: compiled instance per (dtype, direction, function)
+GRID_ROW_HELD_PACKS = {False: 12, True: 4}
+#: a CTA's static shared memory (the reduction slots) and the driver's reserve, kept out of the
+#: dynamic shared memory a grid_row launch opts into
+GRID_ROW_STATIC_SMEM = 1024
+
+
+@dataclass(frozen=True)
+class GridRowShape:
+    """A grid_row launch: ``ctas`` CTAs of ``threads`` threads (the grid, all resident at once),
+    each owning ``chunk`` columns of the row, holding ``packs`` 16-byte slots a thread in registers
+    and ``smem_slots`` in shared memory per tensor (``smem_bytes`` in all); the slots past those
+    are re-read from device memory."""
+
+    ctas: int
+    threads: int
+    packs: int
+    pack: int
+    chunk: int
+    smem_slots: int
+    smem_bytes: int
+
+    @property
+    def held(self) -> int:
+        """Elements a thread holds in registers per tensor: the instance's Instance.cols."""
+        return self.packs * self.pack
+
+
+def grid_row_slots(n: int, dtype: torch.dtype, ctas: int) -> int:
+    """16-byte slots of one tensor in the largest CTA slice, at any alignment: ClusterSlice in
+    cluster_tier.cuh cuts the row the same way (grid_row_tier.cuh reuses it)."""
+    return cluster_slots(n, dtype, ctas, aligned=False)
+
+
+def grid_row_shape(n: int, dtype: torch.dtype, backward: bool, sm_count: int, per_sm, smem_budget: int) -> GridRowShape:
+    """How to launch grid_row on rows of n columns on a GPU of ``sm_count`` SMs, where
+    ``per_sm(smem_bytes)`` is the number of CTAs of the instance resident per SM with that much
+    dynamic shared memory (the occupancy query) and ``smem_budget`` the most dynamic shared memory
+    a CTA may take.
+
+    The grid is always every CTA that can be resident (a cooperative launch of more is refused):
+    without shared memory when the registers of those CTAs hold the row, else with as much shared
+    memory as the CTAs' slices need, up to the budget (one CTA per SM); what still does not fit is
+    re-read. Raises ValueError when not even one CTA per SM fits.
+
+    Launch contract: ``Instance("grid_row", dtype, backward, log, pack=shape.pack,
+    cols=shape.held)``, block ``(threads, 1, 1)``, grid ``(ctas, 1, 1)``, dynamic shared memory
+    ``smem_bytes``, ``cuLaunchKernelEx`` with ``CU_LAUNCH_ATTRIBUTE_COOPERATIVE``; arguments, all
+    8 bytes: forward ``(x, y, ws, rows, n, x_pitch, y_pitch, smem_slots)``, backward ``(y, dy, dx,
+    ws, rows, n, y_pitch, dy_pitch, dx_pitch, smem_slots)``, ``ws`` a float32 workspace of
+    ``grid_row_workspace(ctas, backward)`` elements that needs no clearing."""
+    pack = cluster_pack(dtype)
+    packs = GRID_ROW_HELD_PACKS[backward]
+    tensors = 2 if backward else 1
+    threads = GRID_ROW_THREADS
+    ctas = per_sm(0) * sm_count
+    if ctas >= 1 and grid_row_slots(n, dtype, ctas) <= packs * threads:
+        return GridRowShape(ctas, threads, packs, pack, cluster_chunk(n, dtype, ctas), 0, 0)
+    most = max(0, smem_budget // (16 * tensors))
+    ctas = per_sm(most * 16 * tensors) * sm_count
+    if ctas < 1:
+        raise ValueError(f"tier 'grid_row': not one CTA of {threads} threads fits an SM")
+    slots = max(0, min(most, grid_row_slots(n, dtype, ctas) - packs * threads))
+    return GridRowShape(ctas, threads, packs, pack, cluster_chunk(n, dtype, ctas), slots, slots * 16 * tensors)
+
+
+def grid_row_workspace(ctas: int, backward: bool) -> int:
+    """float32 elements of a grid_row launch's workspace: each CTA's (max, sum) pair (backward: its
+    sum), for two rows in turn."""
+    return 2 * ctas * (1 if backward else 2)
+
+
 def cluster_grid(rows: int, resident: int, backward: bool) -> int:
     """Clusters to launch: one per row in both directions, which measured faster than the
     resident clusters looping over rows (H100, register-held kernels: 1024 x 128256 bf16 forward
@@ -309,7 +387,8 @@ def cluster_grid(rows: int, resident: int, backward: bool) -> int:
 class Instance:
     """One kernel: a tier's template with every parameter fixed."""
 
-    tier: str  # "warp", "block_regs", "block_smem", "block_uncached", "split_row", "cluster" (inner > 1: strided.py)
+    tier: str  # "warp", "block_regs", "block_smem", "block_uncached", "split_row", "cluster", "grid_row"
+    # (inner > 1: strided.py)
     dtype: torch.dtype
     backward: bool
     log: bool
@@ -340,7 +419,7 @@ class Instance:
         elif self.tier == "block_regs":
             storage = self.block_storage
             shape = f"p{self.pack}_c{self.cols}" + ("" if storage == "float" else f"_{storage}")
-        elif self.tier == "cluster" and self.cols:
+        elif self.tier in ("cluster", "grid_row") and self.cols:
             shape = f"p{self.pack}_c{self.cols}"
         elif self.tier in ("block_smem", "block_uncached", "cluster"):
             shape = f"p{self.pack}"
@@ -361,6 +440,7 @@ class Instance:
             "block_uncached": "block_tier.cuh",
             "split_row": "split_row_tier.cuh",
             "cluster": "cluster_tier.cuh",
+            "grid_row": "grid_row_tier.cuh",
         }[self.tier]
 
     def wrapper(self) -> str:
@@ -386,6 +466,8 @@ class Instance:
             return self._split_row_wrapper(t, log)
         elif self.tier == "cluster":
             return self._cluster_wrapper(t, log)
+        elif self.tier == "grid_row":
+            return self._grid_row_wrapper(t, log)
         else:
             raise ValueError(f"no row-tier wrapper for tier {self.tier!r}")
         if self.backward:
@@ -436,6 +518,27 @@ class Instance:
         bound = cluster_max_threads(self.backward, packs)
         return f'extern "C" __global__ void __launch_bounds__({bound}) {self.name}({params}) {{\n    {call};\n}}\n'
 
+    def _grid_row_wrapper(self, t: str, log: str) -> str:
+        targs = f"{t}, {self.pack}, {self.cols // self.pack}, {log}"
+        if self.backward:
+            params = (
+                f"const {t}* y, const {t}* dy, {t}* dx, float* ws, i64 rows, i64 n, i64 y_pitch, i64 dy_pitch, "
+                f"i64 dx_pitch, i64 smem_slots"
+            )
+            call = (
+                f"grid_row_backward<{targs}>(DirectLoad<{t}>{{y, y_pitch}}, DirectLoad<{t}>{{dy, dy_pitch}}, "
+                f"DirectStore<{t}>{{dx, dx_pitch}}, ws, rows, n, smem_slots)"
+            )
+        else:
+            params = f"const {t}* x, {t}* y, float* ws, i64 rows, i64 n, i64 x_pitch, i64 y_pitch, i64 smem_slots"
+            call = (
+                f"grid_row_forward<{targs}>(DirectLoad<{t}>{{x, x_pitch}}, DirectStore<{t}>{{y, y_pitch}}, ws, rows, "
+                f"n, smem_slots)"
+            )
+        # one CTA per SM: the compiler may give each thread 128 registers for the held slots
+        bounds = f"{GRID_ROW_THREADS}, 1"
+        return f'extern "C" __global__ void __launch_bounds__({bounds}) {self.name}({params}) {{\n    {call};\n}}\n'
+
     def _split_row_wrapper(self, t: str, log: str) -> str:
         if not self.backward and self.stage == "partials":
             params = f"const {t}* x, float* partials, i64 n, i64 x_pitch, i64 chunk, i64 splits"
@@ -466,6 +569,12 @@ class Instance:
             f'extern "C" __global__ void __launch_bounds__({SPLIT_ROW_BLOCK}) {self.name}({params}) {{\n'
             f"    {call};\n}}\n"
         )
+
+
+def grid_row_instance(dtype: torch.dtype, backward: bool, log: bool) -> Instance:
+    """The one grid_row instance of a dtype, direction and function."""
+    pack = cluster_pack(dtype)
+    return Instance("grid_row", dtype, backward, log, pack, cols=GRID_ROW_HELD_PACKS[backward] * pack)
 
 
 def source_for(instances) -> str:
@@ -562,6 +671,7 @@ def all_instances():
                     out.append(
                         Instance("cluster", dtype, backward, log, cluster_pack(dtype), cols=packs * cluster_pack(dtype))
                     )
+                out.append(grid_row_instance(dtype, backward, log))
     from .strided import all_instances as strided_instances  # its module imports this one
 
     return out + strided_instances()

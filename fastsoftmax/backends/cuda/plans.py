@@ -11,6 +11,7 @@ Argument order of the kernels (every parameter 8 bytes, see ``instances.py``):
 * one-kernel row tiers: pointers, rows, n, the pitch of each tensor;
 * split_row: partials  = inputs, workspace, n, the pitch of each input, chunk, splits;
              finish    = pointers, workspace, n, the pitch of each tensor, chunk, splits;
+* grid_row:  pointers, workspace, rows, n, the pitch of each tensor, shared-memory slots;
 * inner > 1: see ``strided.py``.
 """
 
@@ -24,6 +25,8 @@ from .instances import (
     BLOCK_SIZES,
     CLUSTER_MAX_DYNAMIC_SMEM,
     CXX_TYPES,
+    GRID_ROW_STATIC_SMEM,
+    GRID_ROW_THREADS,
     PACK_SIZES,
     SPLIT_ROW_ALIGN,
     SPLIT_ROW_BLOCK,
@@ -36,6 +39,9 @@ from .instances import (
     block_regs_storage,
     cluster_grid,
     cluster_shape,
+    grid_row_instance,
+    grid_row_shape,
+    grid_row_workspace,
     next_pow2,
     warp_shape,
     widest_pack,
@@ -73,6 +79,8 @@ def build(load, key):
         return _split_row(load, dtype, outer, n, pitches, log, backward, align, dev)
     if tier == "cluster":
         return _cluster(load, dtype, outer, n, pitches, log, backward, align, dev)
+    if tier == "grid_row":
+        return _grid_row(load, dtype, outer, n, pitches, log, backward, dev)
     kernel, grid = _row_kernel(load, tier, dtype, outer, n, log, backward, align, dev, tuning)
     return kernel.bound(grid, (outer, n) + pitches)
 
@@ -196,5 +204,39 @@ def _split_row(load, dtype, outer, n, pitches, log, backward, align, dev):
         partials.launch(grid, stream, pointers[:inputs] + (ws,) + first_tail)
         finish.launch(grid, stream, pointers + (ws,) + last_tail)
         del scratch  # only now: the allocator reuses it in stream order, after our kernels
+
+    return run
+
+
+def _grid_row(load, dtype, outer, n, pitches, log, backward, dev):
+    """Every resident CTA on each row in turn, one cooperative launch (see
+    instances.grid_row_shape for the launch contract). Any alignment: the kernel reads each row's
+    misalignments itself."""
+    facts = device_facts(dev)
+    if not facts.cooperative_launch:
+        raise ValueError(f"tier 'grid_row' needs cooperative launches, which cuda:{dev} does not support")
+    inst = grid_row_instance(dtype, backward, log)
+    nargs = 10 if backward else 8
+    budget = facts.smem_per_block - GRID_ROW_STATIC_SMEM
+    function = load(inst, dev)
+    probe = Kernel(function, inst.name, dev, nargs, GRID_ROW_THREADS, 1, 0, 1, True)
+    # one value for every plan of the function, as in _cluster: a smaller one set later would break
+    # the plans built before it
+    probe.set_attribute("MAX_DYNAMIC_SHARED_SIZE_BYTES", budget)
+    shape = grid_row_shape(
+        n, dtype, backward, facts.sm_count, lambda smem: probe.blocks_per_sm(GRID_ROW_THREADS, smem), budget
+    )
+    kernel = Kernel(function, inst.name, dev, nargs, shape.threads, 1, shape.smem_bytes, 1, True)
+    workspace = grid_row_workspace(shape.ctas, backward)
+    tail = (outer, n) + pitches + (shape.smem_slots,)
+    device = torch_device(dev)
+
+    def run(pointers, stream):
+        # no clearing: every pair is written before the grid barrier that precedes its reads. A grid
+        # larger than the device holds at once is refused by the driver
+        # (CUDA_ERROR_COOPERATIVE_LAUNCH_TOO_LARGE, raised by Kernel.launch), never left to deadlock
+        scratch = torch.empty(workspace, dtype=torch.float32, device=device)
+        kernel.launch(shape.ctas, stream, pointers + (scratch.data_ptr(),) + tail)
+        del scratch  # only now: the allocator reuses it in stream order, after our kernel
 
     return run

@@ -16,6 +16,10 @@ Tiers, from short rows to long ones:
 * ``split_row``       few long rows (fewer than the SMs) where there are no clusters, and rows too
                       long for a cluster: each row split over many blocks, two kernels (partial
                       (max, sum) per chunk, then merge and write);
+* ``grid_row``        one huge row (or a few) over every CTA resident at once, one cooperative
+                      launch with a grid-wide barrier, the row held in registers and shared
+                      memory and read once where it fits on chip (grid_row_tier.cuh); reached only
+                      by forcing it until it is measured against split_row;
 * ``strided``         inner > 1: tiles of columns along the contiguous axis, 16-byte packs per
                       thread, reduced over n; n is split over blocks (two kernels) when the
                       tiles alone cannot fill the GPU.
@@ -42,7 +46,7 @@ from .instances import (
     cluster_preferred_max_cols,
 )
 
-ROW_TIERS = ("warp", "block_regs", "cluster", "block_smem", "block_uncached", "split_row")
+ROW_TIERS = ("warp", "block_regs", "cluster", "block_smem", "block_uncached", "split_row", "grid_row")
 TIERS = ROW_TIERS + strided.TIERS
 #: split_row serves rows at least this long when there are fewer rows than SMs
 SPLIT_ROW_MIN_COLS = 16384
@@ -146,6 +150,9 @@ def choose_tier(outer: int, n: int, inner: int, dtype: torch.dtype, backward: bo
     # and the two-read tiers measured faster (instances.py)
     clusters = limits.clusters and n <= cluster_preferred_max_cols(dtype, backward)
     if n >= SPLIT_ROW_MIN_COLS and outer < limits.sm_count:
+        # grid_row (one launch, one read of rows that fit on chip) is meant for the longest of these
+        # rows, but it is not chosen until benchmarks/grid_row_probe.py has measured it against
+        # split_row on the device (A/B in one process); dispatch.forced("cuda", "grid_row") reaches it
         return "cluster" if clusters else "split_row"
     if n <= block_regs_max_cols(dtype, backward):
         return "block_regs"
@@ -173,4 +180,8 @@ def supports(tier: str, outer: int, n: int, inner: int, dtype: torch.dtype, back
         return limits.clusters and n <= cluster_max_cols(dtype, backward)
     if tier == "block_smem":
         return row_cache_bytes(n, CXX_TYPES[dtype][2], backward) + STATIC_SMEM_RESERVE <= limits.smem_per_block
+    if tier == "grid_row":
+        # any row length and alignment, both directions: what the chip does not hold is re-read,
+        # and rows go one after another (correct for any number, but slow for many)
+        return True
     return True
