@@ -33,6 +33,7 @@ from .instances import (
     WARP_PACK_SIZES,
     WARP_TIER_BLOCK,
     WARP_TIER_MAX_COLS,
+    GridRowShape,
     Instance,
     block_regs_shape,
     block_regs_staged_bytes,
@@ -208,10 +209,10 @@ def _split_row(load, dtype, outer, n, pitches, log, backward, align, dev):
     return run
 
 
-def _grid_row(load, dtype, outer, n, pitches, log, backward, dev):
-    """Every resident CTA on each row in turn, one cooperative launch (see
-    instances.grid_row_shape for the launch contract). Any alignment: the kernel reads each row's
-    misalignments itself."""
+def grid_row_launch(load, dtype, n, backward, log, dev) -> tuple[Kernel, GridRowShape]:
+    """The kernel (cooperative, block and shared memory set) and shape of a grid_row launch on
+    rows of n columns (see instances.grid_row_shape for the launch contract); also what the probe
+    and the tests use to find the geometry the backend launches."""
     facts = device_facts(dev)
     if not facts.cooperative_launch:
         raise ValueError(f"tier 'grid_row' needs cooperative launches, which cuda:{dev} does not support")
@@ -226,7 +227,13 @@ def _grid_row(load, dtype, outer, n, pitches, log, backward, dev):
     shape = grid_row_shape(
         n, dtype, backward, facts.sm_count, lambda smem: probe.blocks_per_sm(GRID_ROW_THREADS, smem), budget
     )
-    kernel = Kernel(function, inst.name, dev, nargs, shape.threads, 1, shape.smem_bytes, 1, True)
+    return Kernel(function, inst.name, dev, nargs, shape.threads, 1, shape.smem_bytes, 1, True), shape
+
+
+def _grid_row(load, dtype, outer, n, pitches, log, backward, dev):
+    """Every resident CTA on each row in turn, one cooperative launch. Any alignment: the kernel
+    reads each row's misalignments itself."""
+    kernel, shape = grid_row_launch(load, dtype, n, backward, log, dev)
     workspace = grid_row_workspace(shape.ctas, backward)
     tail = (outer, n) + pitches + (shape.smem_slots,)
     device = torch_device(dev)

@@ -1,0 +1,281 @@
+"""Host logic of the grid_row tier, on the CPU: its launch geometry, what it supports, that tier
+choice never picks it (it awaits its device A/B against split_row), and the plan it builds (the
+kernel arguments, the cooperative launch, the workspace held over the launch)."""
+
+from __future__ import annotations
+
+import pytest
+import torch
+
+from fastsoftmax.backends.cuda import plans, tiers
+from fastsoftmax.backends.cuda.instances import (
+    CXX_TYPES,
+    DTYPES,
+    GRID_ROW_HELD_PACKS,
+    GRID_ROW_THREADS,
+    all_instances,
+    cluster_pack,
+    grid_row_instance,
+    grid_row_shape,
+    grid_row_slots,
+    grid_row_workspace,
+    source_for,
+)
+
+H100_BUDGET = 227 * 1024 - 1024
+LENGTHS = [1, 7, 8, 9, 1055, 1056, 1057, 300007, 1000003, 1 << 20, (1 << 24) + 7, 1 << 26, 1 << 27]
+
+
+def one_per_sm(budget=227 * 1024):
+    """An occupancy query of a kernel that fits one CTA per SM with up to ``budget`` bytes."""
+    return lambda smem: 1 if smem <= budget else 0
+
+
+def slice_of(n: int, pack: int, ctas: int, rank: int) -> tuple[int, int]:
+    """ClusterSlice (cluster_tier.cuh), which grid_row_tier.cuh cuts the row with."""
+    chunk = -(-(-(-n // ctas)) // pack) * pack
+    begin = min(n, rank * chunk)
+    return begin, min(n, begin + chunk)
+
+
+def slot_count(begin: int, end: int, first: int, pack: int) -> int:
+    return -(-(end - first) // pack) if end > begin else 0
+
+
+@pytest.mark.parametrize("backward", [False, True])
+@pytest.mark.parametrize("dtype", DTYPES, ids=str)
+def test_shape_covers_the_row(dtype, backward):
+    """The grid is every resident CTA; the slices cover the row, each at a pack boundary; the
+    registers plus the shared memory hold every slot of the largest slice, at any misalignment,
+    or shared memory is at its budget (the rest is re-read); shared memory stays within budget."""
+    pack = cluster_pack(dtype)
+    tensors = 2 if backward else 1
+    for sm_count in (108, 132):
+        for n in LENGTHS:
+            shape = grid_row_shape(n, dtype, backward, sm_count, one_per_sm(), H100_BUDGET)
+            assert shape.ctas == sm_count
+            assert shape.threads == GRID_ROW_THREADS and shape.pack == pack
+            assert shape.packs == GRID_ROW_HELD_PACKS[backward]
+            assert shape.chunk % pack == 0 and shape.chunk * shape.ctas >= n
+            assert shape.smem_bytes == shape.smem_slots * 16 * tensors <= H100_BUDGET
+            regs = shape.packs * shape.threads
+            slots = grid_row_slots(n, dtype, shape.ctas)
+            if shape.smem_bytes == 0:
+                assert slots <= regs
+            else:
+                assert slots > regs
+                assert shape.smem_slots == slots - regs or (shape.smem_slots + 1) * 16 * tensors > H100_BUDGET
+            assert grid_row_instance(dtype, backward, True).cols == shape.held
+
+
+def test_grid_follows_occupancy():
+    """Two CTAs per SM without shared memory: twice the grid; with shared memory the CTAs it
+    leaves room for; none: refused."""
+    two = lambda smem: 2 if smem == 0 else 1  # noqa: E731
+    small = grid_row_shape(1000003, torch.bfloat16, False, 132, two, H100_BUDGET)
+    assert small.ctas == 264 and small.smem_bytes == 0
+    big = grid_row_shape(1 << 24, torch.bfloat16, False, 132, two, H100_BUDGET)
+    assert big.ctas == 132 and big.smem_bytes > 0
+    with pytest.raises(ValueError, match="not one CTA"):
+        grid_row_shape(1 << 24, torch.bfloat16, False, 132, lambda smem: 0, H100_BUDGET)
+    # a smaller budget (an A100's 163 KiB): less shared memory, more re-read, never more than allowed
+    a100 = grid_row_shape(1 << 24, torch.float32, False, 108, one_per_sm(163 * 1024), 163 * 1024 - 1024)
+    assert a100.ctas == 108 and 0 < a100.smem_bytes <= 163 * 1024 - 1024
+
+
+@pytest.mark.parametrize("dtype", DTYPES, ids=str)
+def test_slices_partition_the_row(dtype):
+    """Every column belongs to exactly one CTA's slice, and no slice needs more slots than the
+    host sized for, whatever the row's misalignment (the kernel's slot walk, in Python)."""
+    pack = cluster_pack(dtype)
+    for n in (1, 5, 8, 9, 1000, 4097, 65543):
+        for ctas in (1, 3, 7, 132):
+            seen = 0
+            most = grid_row_slots(n, dtype, ctas)
+            for rank in range(ctas):
+                begin, end = slice_of(n, pack, ctas, rank)
+                assert begin == seen or begin == end == n
+                seen = max(seen, end)
+                assert begin % pack == 0 or begin == end == n
+                for shift in range(pack):
+                    first = begin - shift
+                    count = slot_count(begin, end, first, pack)
+                    assert count <= most
+                    if count:  # the slots span the slice and no more than a pack either side
+                        assert first <= begin and first + count * pack >= end
+                        assert first + count * pack - end < pack
+            assert seen == n
+
+
+def test_held_regions_cover_every_slot():
+    """GridRowHeld in the kernel: registers, then shared memory, then the streamed rest, each
+    slot in exactly one region; nothing held when the tensors' misalignments differ."""
+
+    def regions(hold, count, reg_slots, smem_slots):
+        regs = min(count, reg_slots) if hold else 0
+        smem = min(count - regs, smem_slots) if hold else 0
+        return regs, smem, count - regs - smem
+
+    for count in (0, 1, 100, 6144, 6145, 20608, 20609, 60000):
+        for hold in (False, True):
+            regs, smem, rest = regions(hold, count, 6144, 14464)
+            assert regs >= 0 and smem >= 0 and rest >= 0 and regs + smem + rest == count
+            if not hold:
+                assert rest == count
+
+
+def test_workspace():
+    assert grid_row_workspace(132, False) == 2 * 132 * 2
+    assert grid_row_workspace(132, True) == 2 * 132
+
+
+# ---- instances ---------------------------------------------------------------------------------
+
+
+def test_instances_are_compiled():
+    """One instance per dtype, direction and function, in the set CI compiles, each a cooperative
+    launch target with one CTA per SM of GRID_ROW_THREADS threads."""
+    found = [i for i in all_instances() if i.tier == "grid_row"]
+    assert len(found) == len(DTYPES) * 4
+    for inst in found:
+        assert inst == grid_row_instance(inst.dtype, inst.backward, inst.log)
+        assert inst.pack * CXX_TYPES[inst.dtype][2] == 16
+        assert inst.header == "grid_row_tier.cuh"
+        assert inst.name.startswith("fs_grid_row_")
+        text = source_for([inst])
+        assert f"__launch_bounds__({GRID_ROW_THREADS}, 1)" in text
+        assert ("grid_row_backward" if inst.backward else "grid_row_forward") in text
+    assert len({i.name for i in found}) == len(found)
+
+
+# ---- supports and choice -----------------------------------------------------------------------
+
+LIMITS = [tiers.H100_LIMITS, tiers.Limits(163 * 1024, 164 * 1024, 108, False)]
+
+
+@pytest.mark.parametrize("limits", LIMITS, ids=["h100", "a100"])
+def test_supports(limits):
+    for dtype in DTYPES:
+        for backward in (False, True):
+            for n in (1, 1000, 1 << 20, (1 << 24) + 7, 1 << 27):
+                for outer in (1, 3, 64):
+                    assert tiers.supports("grid_row", outer, n, 1, dtype, backward, limits)
+            assert not tiers.supports("grid_row", 1, 1 << 20, 4, dtype, backward, limits)
+    assert not tiers.supports("grid_row", 1, 1 << 20, 1, torch.float64, False, tiers.H100_LIMITS)
+    assert "grid_row" in tiers.ROW_TIERS and "grid_row" in tiers.TIERS
+
+
+@pytest.mark.parametrize("limits", LIMITS, ids=["h100", "a100"])
+def test_never_chosen(limits):
+    """Unmeasured: the automatic choice keeps split_row (or the cluster tier) for these rows."""
+    for dtype in DTYPES:
+        for backward in (False, True):
+            for outer in (1, 2, 3, 4, 8, 64, 131, 132, 4096):
+                for n in (1, 1024, 16384, 1 << 17, 1 << 20, 1 << 22, 1 << 24, (1 << 24) + 7, 1 << 26, 1 << 27):
+                    if outer * n > 1 << 31:
+                        continue
+                    chosen = tiers.choose_tier(outer, n, 1, dtype, backward, limits)
+                    assert chosen != "grid_row", (outer, n, dtype, backward)
+    assert tiers.choose_tier(1, 1 << 24, 1, torch.bfloat16, False, tiers.H100_LIMITS) == "split_row"
+
+
+# ---- the plan ----------------------------------------------------------------------------------
+
+
+class _Facts:
+    sm_count = 132
+    smem_per_block = 227 * 1024
+    cooperative_launch = True
+
+
+class _Kernel:
+    """Records what plans.py asks of a kernel, in place of launch.Kernel."""
+
+    launches: list = []
+    attributes: list = []
+
+    def __init__(self, function, name, device, nargs, block_x, block_y=1, smem=0, cluster=1, cooperative=False):
+        self.name, self.nargs, self.block_x, self.smem = name, nargs, block_x, smem
+        self.cluster, self.cooperative = cluster, cooperative
+
+    def set_attribute(self, name, value):
+        _Kernel.attributes.append((name, value))
+
+    def blocks_per_sm(self, threads=None, smem=None):
+        return 1 if (smem or 0) <= 227 * 1024 - 1024 else 0
+
+    def launch(self, grid, stream, args):
+        _Kernel.launches.append((self, grid, stream, tuple(args)))
+
+
+@pytest.fixture
+def fake_device(monkeypatch):
+    monkeypatch.setattr(plans, "device_facts", lambda dev: _Facts())
+    monkeypatch.setattr(plans, "Kernel", _Kernel)
+    monkeypatch.setattr(plans, "torch_device", lambda dev: torch.device("cpu"))
+    _Kernel.launches, _Kernel.attributes = [], []
+    loaded = []
+    return lambda inst, dev: loaded.append(inst) or f"function of {inst.name}"
+
+
+@pytest.mark.parametrize("backward", [False, True])
+def test_plan_launches_one_cooperative_grid(fake_device, backward):
+    n, outer = (1 << 24) + 7, 3
+    strides = ((n + 5,), (n,), (n + 1,)) if backward else ((n + 5,), (n,))
+    key = ("grid_row", torch.bfloat16, outer, n, 1, strides, True, backward, 2, 0, tiers.DEFAULT_TUNING)
+    run = plans.build(fake_device, key)
+    pointers = (0x1000, 0x2002, 0x3000) if backward else (0x1000, 0x2002)
+    run(pointers, 7)
+    run(pointers, 7)
+    shape = grid_row_shape(n, torch.bfloat16, backward, 132, one_per_sm(227 * 1024 - 1024), 227 * 1024 - 1024)
+    assert len(_Kernel.launches) == 2
+    first, second = _Kernel.launches
+    kernel, grid, stream, args = first
+    assert kernel.cooperative and kernel.cluster == 1
+    assert grid == shape.ctas and stream == 7
+    assert kernel.block_x == GRID_ROW_THREADS and kernel.smem == shape.smem_bytes
+    assert kernel.name == grid_row_instance(torch.bfloat16, backward, True).name
+    inputs = len(pointers)
+    assert args[:inputs] == pointers
+    assert args[inputs + 1 :] == (outer, n) + tuple(s[0] for s in strides) + (shape.smem_slots,)
+    assert len(args) == kernel.nargs == (10 if backward else 8)
+    assert second[3][inputs] != 0  # a workspace each call
+    assert ("MAX_DYNAMIC_SHARED_SIZE_BYTES", 227 * 1024 - 1024) in _Kernel.attributes
+
+
+def test_plan_holds_the_workspace_over_the_launch(fake_device, monkeypatch):
+    """The workspace is allocated per call, with grid_row_workspace's size, and is still alive
+    when the launch is made (a tensor freed before could be handed to another stream's work)."""
+    n = 1 << 20
+    key = ("grid_row", torch.float32, 1, n, 1, ((n,), (n,)), False, False, 0, 0, tiers.DEFAULT_TUNING)
+    run = plans.build(fake_device, key)
+    made = []
+    real_empty = torch.empty
+
+    def tracking_empty(*args, **kwargs):
+        tensor = real_empty(*args, **kwargs)
+        made.append(tensor)
+        return tensor
+
+    monkeypatch.setattr(torch, "empty", tracking_empty)
+    alive_at_launch = []
+    original = _Kernel.launch
+
+    def launch(self, grid, stream, args):
+        alive_at_launch.append(any(t.data_ptr() == args[2] for t in made))
+        original(self, grid, stream, args)
+
+    monkeypatch.setattr(_Kernel, "launch", launch)
+    run((0x1000, 0x2000), 0)
+    assert alive_at_launch == [True]
+    assert made[0].numel() == grid_row_workspace(132, False) and made[0].dtype == torch.float32
+
+
+def test_plan_refuses_without_cooperative_launch(fake_device, monkeypatch):
+    class NoCoop(_Facts):
+        cooperative_launch = False
+
+    monkeypatch.setattr(plans, "device_facts", lambda dev: NoCoop())
+    key = ("grid_row", torch.float32, 1, 1 << 20, 1, ((1 << 20,), (1 << 20,)), False, False, 0, 0, None)
+    with pytest.raises(ValueError, match="cooperative"):
+        plans.build(fake_device, key)
