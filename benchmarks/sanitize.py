@@ -35,6 +35,10 @@ PROBLEMS = {
     "block_uncached": [((3, 70001), -1)],
     "split_row": [((2, 70001), -1), ((1, 300007), -1)],
     "cluster": [((3, 50257), -1), ((2, 70001), -1), ((20, 40001), -1)],
+    # small odd rows that still spread over every resident CTA (one cooperative launch, a grid
+    # barrier per row), two rows so the workspace halves alternate; misaligned views come from
+    # run_tier itself (x misaligned, y not: the re-read path)
+    "grid_row": [((1, 300007), -1), ((2, 1000003), -1), ((3, 4099), -1)],
     "strided": [((300, 40), 0), ((7, 101, 5), 1), ((3, 4001, 33), 1)],
     # a tile held by one CTA, columns wider than a line, and axes long enough that a team of CTAs
     # splits each tile and exchanges partials (the cooperative launch)

@@ -1,0 +1,256 @@
+"""The grid_row tier (kernels/grid_row_tier.cuh) on a GPU, forced, against a float64 reference.
+
+Lengths are taken around the boundaries of the launch the backend makes on this device
+(plans.grid_row_launch): a pack per CTA and less (empty slices), the last slot a thread holds in
+registers, the last one shared memory holds, and rows long enough that the rest is re-read from
+device memory. Outputs are poisoned with NaN before every launch. Skips without a GPU.
+"""
+
+from __future__ import annotations
+
+import pytest
+import torch
+from reference import check_backward, check_forward
+
+import fastsoftmax
+from fastsoftmax import dispatch
+
+pytestmark = [
+    pytest.mark.gpu,
+    pytest.mark.skipif(not torch.cuda.is_available(), reason="needs a CUDA device"),
+]
+
+DTYPES = {"fp32": torch.float32, "fp16": torch.float16, "bf16": torch.bfloat16}
+TIER = "grid_row"
+
+
+@pytest.fixture(scope="module")
+def backend():
+    from fastsoftmax.backends.cuda import BACKEND
+
+    reason = BACKEND.unavailable_reason(torch.device("cuda", torch.cuda.current_device()))
+    if reason:
+        pytest.skip(f"backend 'cuda' cannot run here: {reason}")
+    return BACKEND
+
+
+def rand(shape, dtype, scale=3.0):
+    return (torch.randn(shape, device="cuda", dtype=torch.float32) * scale).to(dtype)
+
+
+def shape_of(backend, dtype, backward, n):
+    from fastsoftmax.backends.cuda import plans
+
+    return plans.grid_row_launch(backend.kernel, dtype, n, backward, False, torch.cuda.current_device())[1]
+
+
+def forward(backend, x, log, out=None):
+    """softmax of 2-D x over dim 1 through the forced tier, into a NaN-filled output."""
+    y = torch.full_like(x, float("nan")) if out is None else out.fill_(float("nan"))
+    backend.forward(x.unsqueeze(2), y.unsqueeze(2), log, TIER)
+    torch.cuda.synchronize()
+    return y
+
+
+def backward(backend, y, dy, log, out=None):
+    dx = torch.full_like(dy, float("nan")) if out is None else out.fill_(float("nan"))
+    backend.backward(y.unsqueeze(2), dy.unsqueeze(2), dx.unsqueeze(2), log, TIER)
+    torch.cuda.synchronize()
+    return dx
+
+
+def forward_output(x, log):
+    y = torch.empty_like(x)
+    y.copy_((torch.log_softmax if log else torch.softmax)(x.double(), 1))
+    return y
+
+
+def boundaries(backend, dtype, backward_):
+    """Row lengths at the edges of this device's launch geometry."""
+    small = shape_of(backend, dtype, backward_, 1)
+    ctas, pack = small.ctas, small.pack
+    regs = ctas * (small.packs * small.threads - 1) * pack  # every slice held in registers
+    out = [1, 7, pack * ctas - 1, pack * ctas, pack * ctas + 1, 3 * pack * ctas + 5, regs, regs + 1]
+    full = shape_of(backend, dtype, backward_, 1 << 28)  # shared memory at its budget
+    if full.smem_slots:
+        # every slice held in registers and shared memory; then a few elements re-read
+        chip = full.ctas * (full.packs * full.threads + full.smem_slots - 1) * pack
+        out += [chip, chip + pack + 3]
+    return out
+
+
+@pytest.mark.parametrize("dtype_name", DTYPES)
+def test_forward_boundaries(backend, dtype_name):
+    dtype = DTYPES[dtype_name]
+    for n in boundaries(backend, dtype, False):
+        for log in (False, True):
+            x = rand((1, n), dtype)
+            y = forward(backend, x, log)
+            check_forward(y, x, 1, log)
+
+
+@pytest.mark.parametrize("dtype_name", DTYPES)
+def test_backward_boundaries(backend, dtype_name):
+    dtype = DTYPES[dtype_name]
+    for n in boundaries(backend, dtype, True):
+        for log in (False, True):
+            x = rand((1, n), dtype)
+            dy = rand((1, n), dtype)
+            dx = backward(backend, forward_output(x, log), dy, log)
+            check_backward(dx, x, dy, 1, log)
+
+
+@pytest.mark.parametrize("rows", [1, 3])
+@pytest.mark.parametrize("dtype_name", DTYPES)
+def test_long_rows(backend, dtype_name, rows):
+    """2^24 + 7: held in registers and shared memory, and (float32, backward) partly re-read."""
+    dtype = DTYPES[dtype_name]
+    n = (1 << 24) + 7 if rows == 1 else (1 << 22) + 3
+    x = rand((rows, n), dtype)
+    for log in (False, True):
+        check_forward(forward(backend, x, log), x, 1, log)
+    dy = rand((rows, n), dtype)
+    dx = backward(backend, forward_output(x, False), dy, False)
+    check_backward(dx, x, dy, 1, False)
+
+
+def test_rest_reread_16bit(backend):
+    """A 16-bit row longer than registers and shared memory hold forward: the rest is re-read."""
+    n = 3 * (1 << 23) + 5
+    x = rand((1, n), torch.bfloat16)
+    check_forward(forward(backend, x, False), x, 1, False)
+
+
+@pytest.mark.parametrize("dtype_name", DTYPES)
+@pytest.mark.parametrize("n", [300007, 1000003])
+@pytest.mark.parametrize(
+    "layout", ["x+1", "both+1", "x+1,y+3", "pitch+3", "in-place", "functional-forced", "functional-view"]
+)
+def test_alignment_and_layouts(backend, n, dtype_name, layout):
+    """Rows off a 16-byte boundary: x alone (not held: re-read at y's packs), x and y alike (held),
+    each differently, odd pitches (the misalignment changes row by row), in place, and through the
+    functional layer (its outputs poisoned by the conftest)."""
+    dtype = DTYPES[dtype_name]
+    rows = 3
+    out = None
+    if layout == "x+1":
+        x = rand((rows, n + 1), dtype)[:, 1:]
+    elif layout == "both+1":
+        x = rand((rows, n + 1), dtype)[:, 1:]
+        out = torch.empty((rows, n + 1), device="cuda", dtype=dtype)[:, 1:]
+    elif layout == "x+1,y+3":
+        x = rand((rows, n + 1), dtype)[:, 1:]
+        out = torch.empty((rows, n + 3), device="cuda", dtype=dtype)[:, 3:]
+    elif layout == "pitch+3":
+        x = rand((rows, n + 3), dtype)[:, :n]
+        out = torch.empty((rows, n + 5), device="cuda", dtype=dtype)[:, :n]
+    else:
+        x = rand((rows, n + 1), dtype)[:, 1:] if layout == "functional-view" else rand((rows, n), dtype)
+    for log in (False, True):
+        if layout == "in-place":
+            y = x.clone()
+            backend.forward(y.unsqueeze(2), y.unsqueeze(2), log, TIER)
+            torch.cuda.synchronize()
+        elif layout.startswith("functional"):
+            with dispatch.forced("cuda", TIER):
+                y = (fastsoftmax.log_softmax if log else fastsoftmax.softmax)(x, 1)
+            torch.cuda.synchronize()
+        else:
+            y = forward(backend, x, log, out)
+        check_forward(y, x, 1, log)
+    # backward: y, dy and dx misaligned alike (held), or each its own way (re-read)
+    y = torch.empty((rows, n + 2), device="cuda", dtype=dtype)[:, 2:]
+    y.copy_(forward_output(x, False))
+    if layout == "both+1":
+        dy = rand((rows, n + 2), dtype)[:, 2:]
+        dx = backward(backend, y, dy, False, torch.empty((rows, n + 2), device="cuda", dtype=dtype)[:, 2:])
+    else:
+        dy = rand((rows, n + 1), dtype)[:, 1:]
+        dx = backward(backend, y, dy, False)
+    check_backward(dx, x, dy, 1, False)
+    if layout == "functional-forced":
+        leaf = x.detach().requires_grad_()
+        with dispatch.forced("cuda", TIER):
+            (grad,) = torch.autograd.grad(fastsoftmax.softmax(leaf, 1), leaf, dy)
+        check_backward(grad, x, dy, 1, False)
+
+
+@pytest.mark.parametrize("log", [False, True], ids=["softmax", "log_softmax"])
+@pytest.mark.parametrize("dtype_name", DTYPES)
+@pytest.mark.parametrize("n", [300007, (1 << 22) + 3])
+def test_infinities_and_nan(backend, n, dtype_name, log):
+    """Row 0: some -inf; row 1: all -inf (NaN, as torch); row 2: one NaN (the row NaN); row 3: +inf
+    (NaN, as torch); row 4: -inf everywhere but one CTA's slice; row 5: ordinary."""
+    dtype = DTYPES[dtype_name]
+    x = rand((6, n), dtype)
+    x[0, ::3] = float("-inf")
+    x[1, :] = float("-inf")
+    x[2, n // 2] = float("nan")
+    x[3, n // 3] = float("inf")
+    x[4, : n // 2] = float("-inf")
+    x[4, n // 2 + 100 :] = float("-inf")
+    y = forward(backend, x, log)
+    check_forward(y, x, 1, log)
+    torch_out = (torch.log_softmax if log else torch.softmax)(x.float(), dim=1)
+    assert torch.equal(torch.isnan(y.float()), torch.isnan(torch_out)), "NaN pattern differs from torch.softmax"
+
+
+def test_repeated_calls_and_graph_replay(backend):
+    """The grid barrier resets itself: many launches in a row, and a captured CUDA graph replayed,
+    give the same results."""
+    n = (1 << 21) + 9
+    x = rand((2, n), torch.bfloat16)
+    first = forward(backend, x, False)
+    for _ in range(20):
+        backend.forward(x.unsqueeze(2), first.unsqueeze(2), False, TIER)
+    torch.cuda.synchronize()
+    check_forward(first, x, 1, False)
+    y = torch.full_like(x, float("nan"))
+    backend.forward(x.unsqueeze(2), y.unsqueeze(2), False, TIER)  # the plan is built outside capture
+    torch.cuda.synchronize()
+    graph = torch.cuda.CUDAGraph()
+    stream = torch.cuda.Stream()
+    stream.wait_stream(torch.cuda.current_stream())
+    with torch.cuda.stream(stream):
+        with torch.cuda.graph(graph, stream=stream):
+            backend.forward(x.unsqueeze(2), y.unsqueeze(2), False, TIER)
+    torch.cuda.current_stream().wait_stream(stream)
+    for _ in range(3):
+        y.fill_(float("nan"))
+        x.copy_(rand((2, n), torch.bfloat16))
+        graph.replay()
+        torch.cuda.synchronize()
+        check_forward(y, x, 1, False)
+
+
+def test_oversized_grid_is_refused(backend):
+    """A cooperative grid of more CTAs than the device holds at once fails to launch with the
+    driver's error name; it must never start and deadlock in the grid barrier."""
+    from fastsoftmax.backends.cuda import launch, plans
+
+    dev = torch.cuda.current_device()
+    kernel, shape = plans.grid_row_launch(backend.kernel, torch.float32, 1 << 20, False, False, dev)
+    too_many = kernel.blocks_per_sm() * launch.device_facts(dev).sm_count + 1
+    x = rand((1, 1 << 20), torch.float32)
+    y = torch.empty_like(x)
+    ws = torch.empty(4 * too_many, device="cuda")
+    pushed = launch.enter(dev)
+    try:
+        with pytest.raises(launch.DriverError, match="COOPERATIVE_LAUNCH_TOO_LARGE"):
+            kernel.launch(
+                too_many,
+                launch.raw_stream(dev),
+                (x.data_ptr(), y.data_ptr(), ws.data_ptr(), 1, 1 << 20, 1 << 20, 1 << 20, shape.smem_slots),
+            )
+    finally:
+        if pushed:
+            launch.leave()
+    torch.cuda.synchronize()  # the context is still usable
+    check_forward(forward(backend, x, False), x, 1, False)
+
+
+def test_not_chosen_automatically(backend):
+    for n in (1 << 20, 1 << 24):
+        for dtype in DTYPES.values():
+            assert backend.choose_tier(1, n, 1, dtype, False) != TIER
+            assert backend.choose_tier(1, n, 1, dtype, True) != TIER
