@@ -1,0 +1,197 @@
+"""GPU probe of the grid_row tier (kernels/grid_row_tier.cuh) against split_row, the tier that
+serves huge rows today: both forced through the backend, alternated call by call on the same
+tensors in one process (A/B), as a fraction of device-to-device copy bandwidth; every result is
+checked against float64 first.
+
+    PYTHONPATH=$PWD python3 benchmarks/grid_row_probe.py [--quick] [--out DIR]
+
+Shapes: 1 x 2^20, 1 x 2^24, 1 x (2^24 + 7), 1 x 2^26, 4 x 2^22; bf16, fp16 and fp32; forward
+(softmax and log-softmax) and backward (softmax). The goal that decides whether tier choice takes
+grid_row for these rows: about 0.8 of copy at 2^24 and 0.7 at 2^26 (split_row: 0.46 at 1 x 2^24
+bf16 forward on an H100). Details go to ``$OUT/grid_row_probe.txt`` (or --out); the compact table
+is printed last.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import statistics
+import sys
+import time
+
+import torch
+
+DTYPES = (torch.bfloat16, torch.float16, torch.float32)
+TAG = {torch.bfloat16: "bf16", torch.float16: "f16", torch.float32: "f32"}
+SHAPES = ((1, 1 << 20), (1, 1 << 24), (1, (1 << 24) + 7), (1, 1 << 26), (4, 1 << 22))
+TIERS = ("split_row", "grid_row")
+SPIN_CYCLES = 100_000  # longer than the host takes to enqueue one call: host time is not timed
+LOG_FILE: list = []
+
+
+def say(*parts) -> None:
+    line = " ".join(str(p) for p in parts)
+    print(line, flush=True)
+    for f in LOG_FILE:
+        f.write(line + "\n")
+        f.flush()
+
+
+def copy_bandwidth() -> float:
+    """GB/s of a 512 MiB device-to-device copy (read + write), as cluster_probe.py measures it."""
+    src = torch.empty(512 << 20, dtype=torch.uint8, device="cuda")
+    dst = torch.empty_like(src)
+    times = [gpu_time_us(lambda: dst.copy_(src)) for _ in range(20)]
+    gbs = 2 * src.numel() / (statistics.median(times) * 1e-6) / 1e9
+    say(f"copy bandwidth: {gbs:.0f} GB/s (512 MiB device-to-device, read + write)")
+    return gbs
+
+
+def gpu_time_us(fn) -> float:
+    """GPU time of one fn() between two events, behind a spin kernel that covers the host's
+    enqueue time."""
+    start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+    torch.cuda._sleep(SPIN_CYCLES)
+    start.record()
+    fn()
+    end.record()
+    end.synchronize()
+    return start.elapsed_time(end) * 1000
+
+
+def tolerance(dtype) -> float:
+    return {torch.float32: 1e-5, torch.float16: 2e-3, torch.bfloat16: 1.6e-2}[dtype]
+
+
+def error(out, reference) -> float:
+    """Largest error relative to the reference's largest magnitude (NaN counts as infinite)."""
+    scale = reference.abs().max().item() or 1.0
+    return (out.double() - reference).abs().nan_to_num(float("inf")).max().item() / scale
+
+
+def make_sets(rows, n, dtype, backward):
+    """Enough independent tensor sets that rotating them leaves L2 cold between calls."""
+    per_set = rows * n * dtype.itemsize * (3 if backward else 2)
+    count = max(1, min(8, -(-200_000_000 // per_set)))
+    sets = []
+    for _ in range(count):
+        x = (torch.randn(rows, n, device="cuda") * 4).to(dtype)
+        if backward:
+            y = torch.softmax(x.float(), -1).to(dtype)
+            sets.append((y, torch.randn(rows, n, device="cuda").to(dtype), torch.empty_like(x)))
+        else:
+            sets.append((x, torch.empty_like(x)))
+    return sets
+
+
+def run(backend, tier, tensors, log, backward):
+    views = [t.unsqueeze(2) for t in tensors]
+    if backward:
+        backend.backward(*views, log, tier)
+    else:
+        backend.forward(*views, log, tier)
+
+
+def checked(backend, tier, tensors, log, backward, dtype) -> str:
+    """Runs once on poisoned outputs and compares with float64: '' or what is wrong."""
+    tensors[-1].fill_(float("nan"))
+    run(backend, tier, tensors, log, backward)
+    torch.cuda.synchronize()
+    if backward:
+        y64, dy64 = tensors[0].double(), tensors[1].double()
+        reference = y64 * (dy64 - (dy64 * y64).sum(-1, keepdim=True))
+    else:
+        x64 = tensors[0].double()
+        reference = torch.log_softmax(x64, -1) if log else torch.softmax(x64, -1)
+    err = error(tensors[-1], reference)
+    del reference
+    return "" if err <= tolerance(dtype) else f"error {err:.3g} > {tolerance(dtype):g}"
+
+
+def shape_line(backend, rows, n, dtype, backward) -> str:
+    from fastsoftmax.backends.cuda import plans
+
+    _, s = plans.grid_row_launch(backend.kernel, dtype, n, backward, False, torch.cuda.current_device())
+    regs = s.ctas * s.packs * s.threads * s.pack
+    smem = s.ctas * s.smem_slots * s.pack
+    return (
+        f"grid {s.ctas} x {s.threads}, K={s.packs}, smem {s.smem_bytes} B; per tensor on chip: registers "
+        f"{min(n, regs) / n:.2f}, shared {min(max(0, n - regs), smem) / n:.2f}, re-read {max(0, n - regs - smem) / n:.2f}"
+    )
+
+
+def ab(backend, copy, rows, n, dtype, backward, log, iters) -> tuple[str, bool]:
+    sets = make_sets(rows, n, dtype, backward)
+    nbytes = rows * n * dtype.itemsize * (3 if backward else 2)
+    ok = True
+    problems = {}
+    for tier in TIERS:
+        problems[tier] = checked(backend, tier, sets[0], log, backward, dtype)
+        ok &= not problems[tier]
+    times = {tier: [] for tier in TIERS}
+    for i in range(iters):  # alternate: both tiers see the same clocks and the same memory state
+        for tier in TIERS if i % 2 == 0 else reversed(TIERS):
+            tensors = sets[i % len(sets)]
+            times[tier].append(gpu_time_us(lambda t=tensors, tier=tier: run(backend, tier, t, log, backward)))
+    cells = []
+    for tier in TIERS:
+        us = statistics.median(times[tier])
+        frac = nbytes / (us * 1e-6) / 1e9 / copy
+        cells.append(f"{tier} {frac:.3f} ({us:.1f}us){' WRONG ' + problems[tier] if problems[tier] else ''}")
+    line = f"{TAG[dtype]:<4} {'bwd' if backward else 'fwd'} {'log' if log else 'exp'} {rows}x{n:<9} " + " | ".join(
+        cells
+    )
+    say(line)
+    say("    " + shape_line(backend, rows, n, dtype, backward))
+    del sets
+    torch.cuda.empty_cache()
+    return line, ok
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--quick", action="store_true", help="fewer calls, softmax forward and backward only")
+    parser.add_argument("--out", default=os.environ.get("OUT", "."))
+    args = parser.parse_args()
+    if not torch.cuda.is_available():
+        print("grid_row probe: no CUDA device")
+        return 0
+    from fastsoftmax.backends.cuda import BACKEND
+
+    reason = BACKEND.unavailable_reason(torch.device("cuda", torch.cuda.current_device()))
+    if reason:
+        print(f"grid_row probe: {reason}")
+        return 0
+    os.makedirs(args.out, exist_ok=True)
+    LOG_FILE.append(open(os.path.join(args.out, "grid_row_probe.txt"), "w"))  # noqa: SIM115 - closed at exit
+    start = time.time()
+    props = torch.cuda.get_device_properties(0)
+    say(f"{props.name}, {props.multi_processor_count} SMs")
+    copy = copy_bandwidth()
+    iters = 20 if args.quick else 50
+    table, ok = [], True
+    for backward, log in ((False, False), (False, True), (True, False)):
+        if args.quick and log:
+            continue
+        for dtype in DTYPES:
+            for rows, n in SHAPES:
+                try:
+                    line, good = ab(BACKEND, copy, rows, n, dtype, backward, log, iters)
+                except Exception as exc:  # noqa: BLE001 - one failing shape must not end the probe
+                    line, good = (
+                        f"{TAG[dtype]} {rows}x{n} {'bwd' if backward else 'fwd'}: {type(exc).__name__}: {exc}",
+                        False,
+                    )
+                    say(line)
+                table.append(line)
+                ok &= good
+    print("\n==== summary ====")
+    print(f"copy {copy:.0f} GB/s; results {'all correct' if ok else 'WRONG (see above)'}; {time.time() - start:.0f} s")
+    for line in table:
+        print(line)
+    return 0 if ok else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())
