@@ -115,9 +115,10 @@ def shape_line(backend, rows, n, dtype, backward) -> str:
     _, s = plans.grid_row_launch(backend.kernel, dtype, n, backward, False, torch.cuda.current_device())
     regs = s.ctas * s.packs * s.threads * s.pack
     smem = s.ctas * s.smem_slots * s.pack
+    shared = min(max(0, n - regs), smem) / n
     return (
         f"grid {s.ctas} x {s.threads}, K={s.packs}, smem {s.smem_bytes} B; per tensor on chip: registers "
-        f"{min(n, regs) / n:.2f}, shared {min(max(0, n - regs), smem) / n:.2f}, re-read {max(0, n - regs - smem) / n:.2f}"
+        f"{min(n, regs) / n:.2f}, shared {shared:.2f}, re-read {max(0, n - regs - smem) / n:.2f}"
     )
 
 
