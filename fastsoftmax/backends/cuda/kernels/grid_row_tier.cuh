@@ -38,6 +38,11 @@
 //
 // Measured: not yet measured (benchmarks/grid_row_probe.py runs the A/B against split_row). The
 // backend does not choose this tier until it has been; dispatch.forced("cuda", "grid_row") does.
+//
+// Launch: cooperative only (grid.sync() reads the barrier the driver provides with a cooperative
+// launch); the thread count is any multiple of 32 up to the launch bound (the host takes 512, one
+// CTA per SM, and K packs a thread that compile without spilling: instances.GRID_ROW_HELD_PACKS).
+// cooperative_groups.h costs NVRTC about 2.5 s per translation unit, once per instance.
 #pragma once
 
 #include <cooperative_groups.h>
@@ -47,7 +52,6 @@
 
 namespace fastsoftmax {
 
-constexpr int kGridRowThreads = 512;
 // streamed slots a thread has in flight at once: forward, and backward per tensor (two tensors,
 // the same bytes in flight)
 constexpr int kGridRowUnroll = 4;
@@ -63,7 +67,8 @@ __device__ __forceinline__ Pack<T, P> read_slot(const LOAD& load, const T* row, 
     Pack<T, P> out;
     const T padding = from_float<T>(pad);
 #pragma unroll
-    for (int i = 0; i < P; ++i) out.elems()[i] = col + i >= s.begin && col + i < s.end ? load.read1(row, col + i) : padding;
+    for (int i = 0; i < P; ++i)
+        out.elems()[i] = col + i >= s.begin && col + i < s.end ? load.read1(row, col + i) : padding;
     return out;
 }
 
@@ -186,7 +191,8 @@ __device__ __forceinline__ void grid_row_forward(const LOAD& load, const STORE& 
         grid.sync();
         // L2 reads (__ldcg): this SM's L1 may still hold the pairs of two rows ago
         MaxSum all = empty_maxsum();
-        for (int b = threadIdx.x; b < ctas; b += blockDim.x) all = merge(all, MaxSum{__ldcg(pairs + 2 * b), __ldcg(pairs + 2 * b + 1)});
+        for (int b = threadIdx.x; b < ctas; b += blockDim.x)
+            all = merge(all, MaxSum{__ldcg(pairs + 2 * b), __ldcg(pairs + 2 * b + 1)});
         const MaxSum total = block_allreduce(all, empty_maxsum(), merge_slots, WarpMaxSum());
 
         // As the cluster tier: a row of -inf gives 0 * inf or -inf - -inf, NaN, as torch does.
@@ -195,7 +201,8 @@ __device__ __forceinline__ void grid_row_forward(const LOAD& load, const STORE& 
         const float log_sum = logf(total.sum);
         const auto write = [&](float* v, i64 col) {
 #pragma unroll
-            for (int i = 0; i < P; ++i) v[i] = LOG ? (v[i] - row_shift) - log_sum : fast_exp(v[i] - row_shift) * inv_sum;
+            for (int i = 0; i < P; ++i)
+                v[i] = LOG ? (v[i] - row_shift) - log_sum : fast_exp(v[i] - row_shift) * inv_sum;
             scatter<T, P>(store, slice, row, col, v);
         };
         // the streamed rest first: the most recently read, the likeliest still in L2
