@@ -114,6 +114,19 @@ def test_long_rows(backend, dtype_name, rows):
     check_backward(dx, x, dy, 1, False)
 
 
+@pytest.mark.parametrize("dtype_name", DTYPES)
+def test_many_rows(backend, dtype_name):
+    """Rows one after another over the whole grid: the workspace halves alternate 64 times, and
+    most CTAs of a 4099-column row have an empty slice."""
+    dtype = DTYPES[dtype_name]
+    for n in (4099, 70001):
+        x = rand((64, n), dtype)
+        for log in (False, True):
+            check_forward(forward(backend, x, log), x, 1, log)
+        dy = rand((64, n), dtype)
+        check_backward(backward(backend, forward_output(x, True), dy, True), x, dy, 1, True)
+
+
 def test_rest_reread_16bit(backend):
     """A 16-bit row longer than registers and shared memory hold forward: the rest is re-read."""
     n = 3 * (1 << 23) + 5
