@@ -19,7 +19,7 @@ import torch
 
 import fastsoftmax
 from fastsoftmax import _layout, dispatch
-from fastsoftmax.backends.cuda import strided
+from fastsoftmax.backends.cuda import tiers
 from fastsoftmax.backends.cuda.backend import BACKEND
 from fastsoftmax.benchmark import layouts
 
@@ -126,8 +126,8 @@ def _views(case, dtype, backward):
 
 
 def backend_impl(tier, ctas=None):
-    """Times a CUDA tier through the backend on canonical views; the first call of a variant
-    rebuilds its plans (plans are cached by problem, not by the staged tuning)."""
+    """Times a CUDA tier through the backend on canonical views, with ``ctas`` staged CTAs per SM
+    when given (part of the plan key); the first call of a variant starts from no cached plans."""
     fresh = {"done": False}
 
     def fn(*views):
@@ -137,7 +137,7 @@ def backend_impl(tier, ctas=None):
         if ctas is None:
             run(views)
         else:
-            with strided.staged_tuned(ctas):
+            with tiers.tuned(staged_ctas_per_sm=ctas):
                 run(views)
 
     def run(views):
@@ -210,7 +210,7 @@ def sanitize() -> None:
                     with dispatch.forced("cuda", "strided_staged"):
                         BACKEND.clear_plans()
                         if ctas:
-                            with strided.staged_tuned(ctas):
+                            with tiers.tuned(staged_ctas_per_sm=ctas):
                                 y = fastsoftmax.softmax(x, dim)
                                 y.backward(torch.randn_like(y))
                         else:

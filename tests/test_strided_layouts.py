@@ -99,3 +99,20 @@ def test_views_triton(name, x, dtype):
             (dx,) = torch.autograd.grad(op(leaf, dim, backend="triton"), leaf, dy)
             check_backward(dx, x, dy, dim, log)
     assert torch.equal(x, before)
+
+
+def test_staged_ctas_per_sm_is_tuning_and_so_part_of_every_plan_key():
+    # a thread sweeping the staged tier's CTAs per SM must not hand its plans to other threads:
+    # the setting lives in the tuning, which every CUDA plan key holds
+    import torch
+
+    from fastsoftmax.backends.cuda import strided, tiers
+
+    assert tiers.current_tuning().staged_ctas_per_sm is None
+    with tiers.tuned(staged_ctas_per_sm=3):
+        tuning = tiers.current_tuning()
+    assert tuning.staged_ctas_per_sm == 3 and tuning != tiers.DEFAULT_TUNING
+    assert tiers.current_tuning() is tiers.DEFAULT_TUNING
+    h100 = (228 * 1024, 227 * 1024, 132)
+    one, eight = (strided.staged_shape(1, 40001, 4, torch.float32, False, *h100, c) for c in (1, 8))
+    assert one != eight and one.grid < eight.grid

@@ -23,8 +23,6 @@ Kernel argument order (every parameter 8 bytes, see ``instances.py``):
 
 from __future__ import annotations
 
-import contextlib
-import contextvars
 from dataclasses import dataclass
 
 import torch
@@ -55,19 +53,6 @@ STAGED_CTAS_PER_SM = 2
 SMEM_RESERVED_PER_CTA = 1024
 #: rows of a split piece come in multiples of this, so that flat pieces start 16-byte aligned
 STAGED_CHUNK_ALIGN = 16
-
-_STAGED_TUNING: contextvars.ContextVar[int | None] = contextvars.ContextVar("fastsoftmax_staged", default=None)
-
-
-@contextlib.contextmanager
-def staged_tuned(ctas_per_sm: int):
-    """``with staged_tuned(3):`` plans built inside divide shared memory among this many staged
-    CTAs per SM. Plans are cached by problem, not by this value: the probe clears them."""
-    token = _STAGED_TUNING.set(ctas_per_sm)
-    try:
-        yield
-    finally:
-        _STAGED_TUNING.reset(token)
 
 
 @dataclass(frozen=True)
@@ -116,7 +101,7 @@ def staged_shape(
     CTAs can hold one (n split over a team of them), else streamed."""
     if inner <= 1:
         return None
-    ctas = ctas_per_sm or _STAGED_TUNING.get() or STAGED_CTAS_PER_SM
+    ctas = ctas_per_sm or STAGED_CTAS_PER_SM
     itemsize = CXX_TYPES[dtype][2]
     tensors = 2 if backward else 1
     pack = staged_pack(inner, dtype)
@@ -168,7 +153,9 @@ STAGED_MIN_NUMEL = 1 << 18
 STAGED_MAX_N_WIDE = 65536
 
 
-def choose_tier(outer: int, n: int, inner: int, dtype: torch.dtype, backward: bool, limits) -> str:
+def choose_tier(
+    outer: int, n: int, inner: int, dtype: torch.dtype, backward: bool, limits, ctas_per_sm: int | None = None
+) -> str:
     if outer * n * inner < STAGED_MIN_NUMEL:
         return "strided"
     if n >= STAGED_MAX_N_WIDE and inner >= 128:
@@ -176,16 +163,27 @@ def choose_tier(outer: int, n: int, inner: int, dtype: torch.dtype, backward: bo
         # write in step: the old tier measured faster there on an H100 (bf16, (65536, 2048) over
         # dim 0: 0.38 of copy against 0.34; (1048576, 128): 0.40 against 0.38)
         return "strided"
-    shape = staged_shape(outer, n, inner, dtype, backward, limits.smem_per_sm, limits.smem_per_block, limits.sm_count)
+    shape = staged_shape(
+        outer, n, inner, dtype, backward, limits.smem_per_sm, limits.smem_per_block, limits.sm_count, ctas_per_sm
+    )
     return "strided" if shape is None else "strided_staged"
 
 
-def supports(tier: str, outer: int, n: int, inner: int, dtype: torch.dtype, backward: bool, limits) -> bool:
+def supports(
+    tier: str,
+    outer: int,
+    n: int,
+    inner: int,
+    dtype: torch.dtype,
+    backward: bool,
+    limits,
+    ctas_per_sm: int | None = None,
+) -> bool:
     if tier not in TIERS or inner <= 1:
         return False
     if tier == "strided_staged":
         shape = staged_shape(
-            outer, n, inner, dtype, backward, limits.smem_per_sm, limits.smem_per_block, limits.sm_count
+            outer, n, inner, dtype, backward, limits.smem_per_sm, limits.smem_per_block, limits.sm_count, ctas_per_sm
         )
         return shape is not None
     return True
@@ -359,7 +357,7 @@ def _build_staged(load, key):
     facts = device_facts(dev)
     itemsize = CXX_TYPES[dtype][2]
     args = (facts.smem_per_sm, facts.smem_per_block, facts.sm_count)
-    shape = staged_shape(outer, n, inner, dtype, backward, *args)
+    shape = staged_shape(outer, n, inner, dtype, backward, *args, tuning.staged_ctas_per_sm)
     if shape is None:
         raise ValueError(f"tier 'strided_staged' cannot hold (outer={outer}, n={n}, inner={inner}) {dtype}")
     inst = StagedInstance(dtype, backward, log, shape.pack)

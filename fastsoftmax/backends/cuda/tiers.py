@@ -85,6 +85,9 @@ class Tuning:
     #: instances.LONG_ROW_STORAGES_16BIT ("staged" in shared memory, "raw" in registers); None:
     #: "staged", measured faster on an H100 (benchmarks/results/2026-11-22_h100_s3)
     long_row_storage_16bit: str | None = None
+    #: strided_staged: CTAs per SM that shared memory is divided among, instead of
+    #: strided.STAGED_CTAS_PER_SM (part of every plan key, like the other fields)
+    staged_ctas_per_sm: int | None = None
 
     def __post_init__(self):
         if self.long_row_storage_16bit not in (None, *LONG_ROW_STORAGES_16BIT):
@@ -142,7 +145,7 @@ def row_cache_bytes(n: int, itemsize: int, backward: bool) -> int:
 
 def choose_tier(outer: int, n: int, inner: int, dtype: torch.dtype, backward: bool, limits: Limits) -> str:
     if inner > 1:
-        return strided.choose_tier(outer, n, inner, dtype, backward, limits)
+        return strided.choose_tier(outer, n, inner, dtype, backward, limits, current_tuning().staged_ctas_per_sm)
     itemsize = CXX_TYPES[dtype][2]
     if n <= WARP_TIER_MAX_COLS and (itemsize == 4 or n < BLOCK_REGS_MIN_COLS_16BIT):
         return "warp"
@@ -169,7 +172,7 @@ def supports(tier: str, outer: int, n: int, inner: int, dtype: torch.dtype, back
     if dtype not in CXX_TYPES or tier not in TIERS:
         return False
     if tier in strided.TIERS or inner > 1:
-        return strided.supports(tier, outer, n, inner, dtype, backward, limits)
+        return strided.supports(tier, outer, n, inner, dtype, backward, limits, current_tuning().staged_ctas_per_sm)
     if inner != 1:
         return False
     if tier == "warp":
