@@ -90,6 +90,38 @@ __device__ __forceinline__ void stream_slots(const LOAD& load, const T* row, con
     for (; j < to; j += step) f(read_slot<T, P>(load, row, s, first + (i64)j * P, aligned, pad), first + (i64)j * P);
 }
 
+// stream_slots for the backward's two tensors: slots [from, to) of y and dy walked together,
+// kGridRowUnrollBackward pairs of loads in flight; f(y values, dy values, col) each, as floats.
+template <typename T, int P, typename LOAD_Y, typename LOAD_DY, typename F>
+__device__ __forceinline__ void stream_pairs(const LOAD_Y& load_y, const T* y_row, const LOAD_DY& load_dy,
+                                             const T* dy_row, const ClusterSlice<P>& s, i64 row, i64 first, int from,
+                                             int to, bool y_aligned, bool dy_aligned, F f) {
+    const int step = blockDim.x;
+    const auto use = [&](const Pack<T, P>& yr, const Pack<T, P>& dyr, i64 col) {
+        float yv[P], dyv[P];
+        load_y.template convert<P>(yr, yv, row, col);
+        load_dy.template convert<P>(dyr, dyv, row, col);
+        f(yv, dyv, col);
+    };
+    int j = from + threadIdx.x;
+    for (; j + (kGridRowUnrollBackward - 1) * step < to; j += kGridRowUnrollBackward * step) {
+        Pack<T, P> yr[kGridRowUnrollBackward], dyr[kGridRowUnrollBackward];
+#pragma unroll
+        for (int u = 0; u < kGridRowUnrollBackward; ++u) {
+            const i64 col = first + (i64)(j + u * step) * P;
+            yr[u] = read_slot<T, P>(load_y, y_row, s, col, y_aligned, 0.0f);
+            dyr[u] = read_slot<T, P>(load_dy, dy_row, s, col, dy_aligned, 0.0f);
+        }
+#pragma unroll
+        for (int u = 0; u < kGridRowUnrollBackward; ++u) use(yr[u], dyr[u], first + (i64)(j + u * step) * P);
+    }
+    for (; j < to; j += step) {
+        const i64 col = first + (i64)j * P;
+        use(read_slot<T, P>(load_y, y_row, s, col, y_aligned, 0.0f),
+            read_slot<T, P>(load_dy, dy_row, s, col, dy_aligned, 0.0f), col);
+    }
+}
+
 // Shared-memory slots [0, count) hold slice slots from + 0, from + 1, ...: full packs by cp.async,
 // the partial ones element by element with padding. Thread t copies (and later reads) only slots
 // t, t + blockDim.x, ...: its own wait_async_copies makes them visible to it, no block barrier.
@@ -266,38 +298,11 @@ __device__ __forceinline__ void grid_row_backward(const LOAD& load_y, const LOAD
 
         // the rest, walked at y's packs: dy in packs too where it shares y's misalignment
         float sum = 0.0f;
-        {
-            const int step = blockDim.x;
-            const bool dy_aligned = dy_shift == shift;
-            int j = held.total() + threadIdx.x;
-            for (; j + (kGridRowUnrollBackward - 1) * step < count; j += kGridRowUnrollBackward * step) {
-                Pack<T, P> yr[kGridRowUnrollBackward], dyr[kGridRowUnrollBackward];
+        stream_pairs<T, P>(load_y, y_row, load_dy, dy_row, slice, row, first, held.total(), count, true,
+                           dy_shift == shift, [&](const float* yv, const float* dyv, i64) {
 #pragma unroll
-                for (int u = 0; u < kGridRowUnrollBackward; ++u) {
-                    const i64 col = first + (i64)(j + u * step) * P;
-                    yr[u] = read_slot<T, P>(load_y, y_row, slice, col, true, 0.0f);
-                    dyr[u] = read_slot<T, P>(load_dy, dy_row, slice, col, dy_aligned, 0.0f);
-                }
-#pragma unroll
-                for (int u = 0; u < kGridRowUnrollBackward; ++u) {
-                    const i64 col = first + (i64)(j + u * step) * P;
-                    float yv[P], dyv[P];
-                    load_y.template convert<P>(yr[u], yv, row, col);
-                    load_dy.template convert<P>(dyr[u], dyv, row, col);
-#pragma unroll
-                    for (int i = 0; i < P; ++i) sum += backward_term<LOG>(yv[i], dyv[i]);
-                }
-            }
-            for (; j < count; j += step) {
-                const i64 col = first + (i64)j * P;
-                float yv[P], dyv[P];
-                load_y.template convert<P>(read_slot<T, P>(load_y, y_row, slice, col, true, 0.0f), yv, row, col);
-                load_dy.template convert<P>(read_slot<T, P>(load_dy, dy_row, slice, col, dy_aligned, 0.0f), dyv, row,
-                                            col);
-#pragma unroll
-                for (int i = 0; i < P; ++i) sum += backward_term<LOG>(yv[i], dyv[i]);
-            }
-        }
+                               for (int i = 0; i < P; ++i) sum += backward_term<LOG>(yv[i], dyv[i]);
+                           });
 #pragma unroll
         for (int k = 0; k < K; ++k) {
             if (slot_of(k) < held.regs) {
@@ -332,38 +337,9 @@ __device__ __forceinline__ void grid_row_backward(const LOAD& load_y, const LOAD
             for (int i = 0; i < P; ++i) yv[i] = input_grad<LOG>(yv[i], dyv[i], total);
             scatter<T, P>(store, slice, row, col, yv);
         };
-        {
-            const i64 out_first = slice.begin - out_shift;
-            const int out_count = slot_count(slice, out_first);
-            const bool y_aligned = shift == out_shift, dy_aligned = dy_shift == out_shift;
-            const int step = blockDim.x;
-            int j = held.total() + threadIdx.x;
-            for (; j + (kGridRowUnrollBackward - 1) * step < out_count; j += kGridRowUnrollBackward * step) {
-                Pack<T, P> yr[kGridRowUnrollBackward], dyr[kGridRowUnrollBackward];
-#pragma unroll
-                for (int u = 0; u < kGridRowUnrollBackward; ++u) {
-                    const i64 col = out_first + (i64)(j + u * step) * P;
-                    yr[u] = read_slot<T, P>(load_y, y_row, slice, col, y_aligned, 0.0f);
-                    dyr[u] = read_slot<T, P>(load_dy, dy_row, slice, col, dy_aligned, 0.0f);
-                }
-#pragma unroll
-                for (int u = 0; u < kGridRowUnrollBackward; ++u) {
-                    const i64 col = out_first + (i64)(j + u * step) * P;
-                    float yv[P], dyv[P];
-                    load_y.template convert<P>(yr[u], yv, row, col);
-                    load_dy.template convert<P>(dyr[u], dyv, row, col);
-                    write(yv, dyv, col);
-                }
-            }
-            for (; j < out_count; j += step) {
-                const i64 col = out_first + (i64)j * P;
-                float yv[P], dyv[P];
-                load_y.template convert<P>(read_slot<T, P>(load_y, y_row, slice, col, y_aligned, 0.0f), yv, row, col);
-                load_dy.template convert<P>(read_slot<T, P>(load_dy, dy_row, slice, col, dy_aligned, 0.0f), dyv, row,
-                                            col);
-                write(yv, dyv, col);
-            }
-        }
+        const i64 out_first = slice.begin - out_shift;
+        stream_pairs<T, P>(load_y, y_row, load_dy, dy_row, slice, row, out_first, held.total(),
+                           slot_count(slice, out_first), shift == out_shift, dy_shift == out_shift, write);
         for (int j = threadIdx.x; j < held.smem; j += blockDim.x) {
             const i64 col = first + (i64)(held.regs + j) * P;
             float yv[P], dyv[P];
