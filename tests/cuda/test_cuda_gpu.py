@@ -26,16 +26,6 @@ pytestmark = [
 DTYPES = {"fp32": torch.float32, "fp16": torch.float16, "bf16": torch.bfloat16}
 
 
-@pytest.fixture(scope="module")
-def backend():
-    from fastsoftmax.backends.cuda import BACKEND
-
-    reason = BACKEND.unavailable_reason(torch.device("cuda", torch.cuda.current_device()))
-    if reason:
-        pytest.skip(f"backend 'cuda' cannot run here: {reason}")
-    return BACKEND
-
-
 # ---- running a tier --------------------------------------------------------------------------
 
 

@@ -24,16 +24,6 @@ DTYPES = {"fp32": torch.float32, "fp16": torch.float16, "bf16": torch.bfloat16}
 TIER = "grid_row"
 
 
-@pytest.fixture(scope="module")
-def backend():
-    from fastsoftmax.backends.cuda import BACKEND
-
-    reason = BACKEND.unavailable_reason(torch.device("cuda", torch.cuda.current_device()))
-    if reason:
-        pytest.skip(f"backend 'cuda' cannot run here: {reason}")
-    return BACKEND
-
-
 def rand(shape, dtype, scale=3.0):
     return (torch.randn(shape, device="cuda", dtype=torch.float32) * scale).to(dtype)
 
