@@ -21,7 +21,7 @@ import site
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
-from fastsoftmax.benchmark.shapes import Case
+from fastsoftmax.benchmark.shapes import ITEMSIZE, Case
 
 PEER_SITE_ENV = "FASTSOFTMAX_PEER_SITE"
 FASTSOFTMAX = "fastsoftmax"
@@ -146,7 +146,7 @@ QUACK_SMEM_PER_CTA = 227 * 1024
 
 def quack_refusal(case: Case) -> str | None:
     """Why Quack cannot run ``case`` (known before compiling), or None."""
-    itemsize = {"float32": 4, "float16": 2, "bfloat16": 2}.get(case.dtype, 4)
+    itemsize = ITEMSIZE[case.dtype]
     n = case.shape[-1]
     if n * itemsize > QUACK_MAX_CLUSTER * QUACK_SMEM_PER_CTA:
         return (
