@@ -137,3 +137,15 @@ def _forward_rounding(x: torch.Tensor, dy: torch.Tensor, dim: int, log: bool) ->
     total = (dy64 * y64).sum(dim, keepdim=True)
     through_sum = y64 * (dy64.abs() * half_ulp).sum(dim, keepdim=True)
     return (half_ulp * (dy64 - total).abs() + through_sum).nan_to_num(0.0)
+
+
+def gradient_terms(y: torch.Tensor, dy: torch.Tensor, dim: int, log: bool, sum_weight: float = 1.0) -> torch.Tensor:
+    """Per element, the sum of absolute terms behind the softmax gradient y * (dy - sum(dy * y)),
+    or the log-softmax gradient dy - exp(y) * sum(dy), in float64: one rounding of each term moves
+    the result by eps times this, for any summation order. Where the gradient cancels (dy close to
+    sum(dy * y)) it is far larger than the result. ``sum_weight`` scales the reduced term (2 counts
+    the rounding of the stored output y inside the sum as well as of the sum)."""
+    y, dy = y.double(), dy.double()
+    if log:
+        return dy.abs() + sum_weight * y.exp() * dy.abs().sum(dim, keepdim=True)
+    return y.abs() * (dy.abs() + sum_weight * (dy * y).abs().sum(dim, keepdim=True))

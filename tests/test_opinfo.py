@@ -22,7 +22,7 @@ from __future__ import annotations
 
 import pytest
 import torch
-from reference import DEVICE, ULPS
+from reference import DEVICE, ULPS, gradient_terms
 
 import fastsoftmax
 from fastsoftmax import dispatch
@@ -72,16 +72,11 @@ def _error(out: torch.Tensor, reference: torch.Tensor) -> float:
 
 def _gradient_condition(name, y64, dy64, dim, grad64) -> float:
     """How far the gradient's own rounding can carry it, relative to its largest magnitude: the
-    largest sum of absolute terms behind one element (y * (dy - sum(dy * y)) for softmax,
-    dy - exp(y) * sum(dy) for log-softmax) over the largest result. Where the terms cancel (a
-    gradient near zero beside a large dy) one rounding of each term is many ulps of the result, for
-    torch as for any other summation order."""
+    largest sum of absolute terms behind one element (reference.gradient_terms) over the largest
+    result, at least 1."""
     if grad64.numel() == 0:
         return 1.0
-    if name == "softmax":
-        terms = y64.abs() * (dy64.abs() + (dy64 * y64).abs().sum(dim, keepdim=True))
-    else:
-        terms = dy64.abs() + y64.exp() * dy64.abs().sum(dim, keepdim=True)
+    terms = gradient_terms(y64, dy64, dim, name != "softmax")
     finite = terms.isfinite() & grad64.isfinite()
     if not finite.any():
         return 1.0

@@ -11,6 +11,7 @@ import contextlib
 
 import torch
 import torch.nn.functional as F
+from reference import gradient_terms
 
 import fastsoftmax.distributed as fd
 from fastsoftmax.distributed import _local
@@ -57,16 +58,10 @@ def shard(full: torch.Tensor, widths: list[int], rank: int, dim: int) -> torch.T
 
 def gradient_rounding(y: torch.Tensor, dy: torch.Tensor, dim: int, log: bool, dtype: torch.dtype) -> float:
     """How far one rounding of the forward output (stored in ``dtype``) and of the terms can move
-    the gradient, at its worst element: eps * |y| * (|dy| + 2 sum|dy * y|) for softmax,
-    eps * (|dy| + 2 exp(y) sum|dy|) for log-softmax (float64 y and dy). Where the gradient cancels
-    (dy close to sum(dy * y)), this is many roundings of the result, for any implementation."""
-    y, dy = y.double(), dy.double()
+    the gradient, at its worst element: eps * reference.gradient_terms, the sum counted twice."""
     if y.numel() == 0:
         return 0.0
-    if log:
-        bound = dy.abs() + 2 * y.exp() * dy.abs().sum(dim, keepdim=True)
-    else:
-        bound = y.abs() * (dy.abs() + 2 * (dy * y).abs().sum(dim, keepdim=True))
+    bound = gradient_terms(y, dy, dim, log, sum_weight=2.0)
     return torch.finfo(dtype).eps * float(bound.nan_to_num(0.0, 0.0, 0.0).max())
 
 
