@@ -296,33 +296,36 @@ __device__ __forceinline__ void grid_row_backward(const LOAD& load_y, const LOAD
         stage_slots<T, P>(staged_y, y_row, slice, first, held.regs, held.smem, 0.0f);
         stage_slots<T, P>(staged_dy, dy_row, slice, first, held.regs, held.smem, 0.0f);
 
-        // the rest, walked at y's packs: dy in packs too where it shares y's misalignment
-        float sum = 0.0f;
-        stream_pairs<T, P>(load_y, y_row, load_dy, dy_row, slice, row, first, held.total(), count, true,
-                           dy_shift == shift, [&](const float* yv, const float* dyv, i64) {
+        // f(y values, dy values, col) over the held slots: registers, then shared memory
+        const auto each_held = [&](auto&& f) {
 #pragma unroll
-                               for (int i = 0; i < P; ++i) sum += backward_term<LOG>(yv[i], dyv[i]);
-                           });
-#pragma unroll
-        for (int k = 0; k < K; ++k) {
-            if (slot_of(k) < held.regs) {
-                const i64 col = first + (i64)slot_of(k) * P;
-                float yv[P], dyv[P];
-                load_y.template convert<P>(y[k], yv, row, col);
-                load_dy.template convert<P>(dy[k], dyv, row, col);
-#pragma unroll
-                for (int i = 0; i < P; ++i) sum += backward_term<LOG>(yv[i], dyv[i]);
+            for (int k = 0; k < K; ++k) {
+                if (slot_of(k) < held.regs) {
+                    const i64 col = first + (i64)slot_of(k) * P;
+                    float yv[P], dyv[P];
+                    load_y.template convert<P>(y[k], yv, row, col);
+                    load_dy.template convert<P>(dy[k], dyv, row, col);
+                    f(yv, dyv, col);
+                }
             }
-        }
-        wait_async_copies();
-        for (int j = threadIdx.x; j < held.smem; j += blockDim.x) {
-            const i64 col = first + (i64)(held.regs + j) * P;
-            float yv[P], dyv[P];
-            load_y.template convert<P>(staged_y[j], yv, row, col);
-            load_dy.template convert<P>(staged_dy[j], dyv, row, col);
+            wait_async_copies();
+            for (int j = threadIdx.x; j < held.smem; j += blockDim.x) {
+                const i64 col = first + (i64)(held.regs + j) * P;
+                float yv[P], dyv[P];
+                load_y.template convert<P>(staged_y[j], yv, row, col);
+                load_dy.template convert<P>(staged_dy[j], dyv, row, col);
+                f(yv, dyv, col);
+            }
+        };
+        float sum = 0.0f;
+        const auto accumulate = [&](const float* yv, const float* dyv, i64) {
 #pragma unroll
             for (int i = 0; i < P; ++i) sum += backward_term<LOG>(yv[i], dyv[i]);
-        }
+        };
+        // the rest, walked at y's packs: dy in packs too where it shares y's misalignment
+        stream_pairs<T, P>(load_y, y_row, load_dy, dy_row, slice, row, first, held.total(), count, true,
+                           dy_shift == shift, accumulate);
+        each_held(accumulate);
 
         const float cta = block_allreduce(sum, 0.0f, cta_slots, WarpSum());
         float* sums = ws + (row & 1) * ctas;
@@ -340,23 +343,7 @@ __device__ __forceinline__ void grid_row_backward(const LOAD& load_y, const LOAD
         const i64 out_first = slice.begin - out_shift;
         stream_pairs<T, P>(load_y, y_row, load_dy, dy_row, slice, row, out_first, held.total(),
                            slot_count(slice, out_first), shift == out_shift, dy_shift == out_shift, write);
-        for (int j = threadIdx.x; j < held.smem; j += blockDim.x) {
-            const i64 col = first + (i64)(held.regs + j) * P;
-            float yv[P], dyv[P];
-            load_y.template convert<P>(staged_y[j], yv, row, col);
-            load_dy.template convert<P>(staged_dy[j], dyv, row, col);
-            write(yv, dyv, col);
-        }
-#pragma unroll
-        for (int k = 0; k < K; ++k) {
-            if (slot_of(k) < held.regs) {
-                const i64 col = first + (i64)slot_of(k) * P;
-                float yv[P], dyv[P];
-                load_y.template convert<P>(y[k], yv, row, col);
-                load_dy.template convert<P>(dy[k], dyv, row, col);
-                write(yv, dyv, col);
-            }
-        }
+        each_held(write);
         if (row + 1 < rows) __syncthreads();
     }
 }
