@@ -145,7 +145,9 @@ def row_cache_bytes(n: int, itemsize: int, backward: bool) -> int:
 
 def choose_tier(outer: int, n: int, inner: int, dtype: torch.dtype, backward: bool, limits: Limits) -> str:
     if inner > 1:
-        return strided.choose_tier(outer, n, inner, dtype, backward, limits, current_tuning().staged_ctas_per_sm)
+        # on the default geometry: the dispatcher caches this choice per problem, not per tuning (a
+        # tuning changes how the chosen tier launches, through the plan key)
+        return strided.choose_tier(outer, n, inner, dtype, backward, limits)
     itemsize = CXX_TYPES[dtype][2]
     if n <= WARP_TIER_MAX_COLS and (itemsize == 4 or n < BLOCK_REGS_MIN_COLS_16BIT):
         return "warp"
