@@ -153,9 +153,7 @@ STAGED_MIN_NUMEL = 1 << 18
 STAGED_MAX_N_WIDE = 65536
 
 
-def choose_tier(
-    outer: int, n: int, inner: int, dtype: torch.dtype, backward: bool, limits, ctas_per_sm: int | None = None
-) -> str:
+def choose_tier(outer: int, n: int, inner: int, dtype: torch.dtype, backward: bool, limits) -> str:
     if outer * n * inner < STAGED_MIN_NUMEL:
         return "strided"
     if n >= STAGED_MAX_N_WIDE and inner >= 128:
@@ -163,9 +161,7 @@ def choose_tier(
         # write in step: the old tier measured faster there on an H100 (bf16, (65536, 2048) over
         # dim 0: 0.38 of copy against 0.34; (1048576, 128): 0.40 against 0.38)
         return "strided"
-    shape = staged_shape(
-        outer, n, inner, dtype, backward, limits.smem_per_sm, limits.smem_per_block, limits.sm_count, ctas_per_sm
-    )
+    shape = staged_shape(outer, n, inner, dtype, backward, limits.smem_per_sm, limits.smem_per_block, limits.sm_count)
     return "strided" if shape is None else "strided_staged"
 
 
