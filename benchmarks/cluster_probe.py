@@ -1,9 +1,9 @@
 """GPU probe of the cluster tier (kernels/cluster_tier.cuh) on its own: correctness against a
 float64 torch reference (poisoned outputs, misaligned views, cluster-size boundaries, special
-values), then bandwidth against a device-to-device copy, the register-held kernels (every compiled
-K, launched by instances.cluster_shape or with a forced C, thread count or K) beside the earlier
-shared-memory staged kernel ("old"), on the same tensors in the same process. Launches through the
-driver (cuLaunchKernelEx with a cluster dimension), so it does not depend on the backend's launcher.
+values), then bandwidth against a device-to-device copy: the kernels (every compiled K, launched
+by instances.cluster_shape or with a forced C, thread count or K) on the same tensors in the same
+process, variant after variant (A/B). Launches through the driver (cuLaunchKernelEx with a
+cluster dimension), so it does not depend on the backend's launcher.
 
     PYTHONPATH=$PWD python3 benchmarks/cluster_probe.py [--quick] [--sanitize] [--out DIR]
 
@@ -27,15 +27,11 @@ from fastsoftmax.backends.cuda import compiler
 from fastsoftmax.backends.cuda.instances import (
     CLUSTER_MAX_DYNAMIC_SMEM,
     CXX_TYPES,
-    ClusterShape,
     Instance,
-    cluster_chunk,
     cluster_held_packs,
     cluster_max_cols,
     cluster_pack,
     cluster_shape,
-    cluster_staged_shape,
-    next_pow2,
     source_for,
 )
 
@@ -66,8 +62,8 @@ def check(result, what: str):
 
 
 class Kernels:
-    """Every cluster instance, compiled into one CUBIN for the device, as driver functions: the
-    register-held kernels (one per K) and the earlier staged kernel (held = 0), for A/B runs."""
+    """Every cluster instance, compiled into one CUBIN for the device, as driver functions (one
+    per K)."""
 
     def __init__(self, arch: str, sources=None):
         from cuda.core import Device
@@ -112,13 +108,12 @@ class Kernels:
         for dtype in DTYPES:
             for backward in (False, True):
                 for log in (False, True):
-                    yield Instance("cluster", dtype, backward, log, cluster_pack(dtype))
                     for packs in cluster_held_packs(backward):
                         yield Instance(
                             "cluster", dtype, backward, log, cluster_pack(dtype), cols=packs * cluster_pack(dtype)
                         )
 
-    def function(self, dtype, backward, log, held=0):
+    def function(self, dtype, backward, log, held):
         return self.functions[self.instances[(dtype, backward, log, held)].name]
 
 
@@ -161,14 +156,6 @@ def resident_clusters(fn, block, smem, ctas) -> int:
     return int(check(driver.cuOccupancyMaxActiveClusters(fn, config), "cuOccupancyMaxActiveClusters"))
 
 
-def old_forced(n, dtype, backward, ctas):
-    """The staged kernel at a given cluster size (its threads and shared memory by its rule)."""
-    pack = cluster_pack(dtype)
-    slots = cluster_chunk(n, dtype, ctas) // pack + 1
-    threads = max(128, min(256, next_pow2(-(-slots // 8))))
-    return ClusterShape(ctas, threads, slots * 16 * (2 if backward else 1), pack, ctas > 8, 0)
-
-
 def is_aligned(tensors, rows) -> bool:
     bits = 0
     for t in tensors:
@@ -178,30 +165,22 @@ def is_aligned(tensors, rows) -> bool:
     return bits % 16 == 0
 
 
-def prepare(kernels, dtype, backward, log, tensors, n, rows, ctas=0, threads=0, clusters=0, packs=0, old=False):
+def prepare(kernels, dtype, backward, log, tensors, n, rows, ctas=0, threads=0, clusters=0, packs=0):
     """The launch of the cluster kernel on (x, y) or (y, dy, dx) views of rows x n; ``clusters``
-    below ``rows`` makes a persistent grid, -1 as many clusters as are resident. ``old``: the
-    staged kernel with its own launch rule."""
+    below ``rows`` makes a persistent grid, -1 as many clusters as are resident."""
     sm_count = torch.cuda.get_device_properties(0).multi_processor_count
-    if old:
-        shape = (
-            cluster_staged_shape(n, dtype, backward, rows, sm_count)
-            if not ctas
-            else old_forced(n, dtype, backward, ctas)
-        )
-    else:
-        shape = cluster_shape(
-            n,
-            dtype,
-            backward,
-            rows=rows,
-            sm_count=sm_count,
-            ctas=ctas,
-            aligned=is_aligned(tensors, rows),
-            threads=threads,
-            packs=packs,
-        )
-    block = (threads if old else 0) or shape.threads
+    shape = cluster_shape(
+        n,
+        dtype,
+        backward,
+        rows=rows,
+        sm_count=sm_count,
+        ctas=ctas,
+        aligned=is_aligned(tensors, rows),
+        threads=threads,
+        packs=packs,
+    )
+    block = shape.threads
     fn = kernels.function(dtype, backward, log, shape.held)
     if clusters == -1:
         clusters = min(rows, max(1, resident_clusters(fn, block, shape.smem_bytes, shape.ctas)))
@@ -272,17 +251,15 @@ def run_case(
     clusters=0,
     specials=False,
     packs=0,
-    old=False,
 ) -> bool:
     name = (
         f"{TAG[dtype]} {'bwd' if backward else 'fwd'} {'log' if log else 'exp'} {rows}x{n} off{offset} "
         f"extra{extra} C{ctas or 'auto'} t{threads or 'auto'} K{packs or 'auto'} clusters{clusters or 'rows'}"
-        f"{' specials' if specials else ''}{' old' if old else ''}"
+        f"{' specials' if specials else ''}"
     )
     torch.manual_seed(rows * 1000003 + n)
     try:
-        if not old:
-            cluster_shape(n, dtype, backward, rows=rows, sm_count=132, ctas=ctas, threads=threads, packs=packs)
+        cluster_shape(n, dtype, backward, rows=rows, sm_count=132, ctas=ctas, threads=threads, packs=packs)
     except ValueError as exc:
         say(f"skip {name}: {exc}")
         return True
@@ -295,7 +272,7 @@ def run_case(
         y_offset = (offset + 1) % (extra + 1)
         y_buf, y = strided(rows, n, dtype, y_offset, extra)
         y.fill_(math.nan)
-        launch, shape, block = prepare(kernels, dtype, False, log, (x, y), n, rows, ctas, threads, clusters, packs, old)
+        launch, shape, block = prepare(kernels, dtype, False, log, (x, y), n, rows, ctas, threads, clusters, packs)
         launch()
         torch.cuda.synchronize()
         fn = torch.log_softmax if log else torch.softmax
@@ -315,7 +292,7 @@ def run_case(
         _, dxv = strided(rows, n, dtype, (offset + 1) % (extra + 1), extra)
         dxv.fill_(math.nan)
         launch, shape, block = prepare(
-            kernels, dtype, True, log, (yv, dyv, dxv), n, rows, ctas, threads, clusters, packs, old
+            kernels, dtype, True, log, (yv, dyv, dxv), n, rows, ctas, threads, clusters, packs
         )
         launch()
         torch.cuda.synchronize()
@@ -394,7 +371,7 @@ def correctness(kernels, sanitize: bool) -> bool:
                         "extra": 2,
                     },
                     {"rows": 3, "n": 9000, "packs": 2, "threads": 512, "ctas": 2},
-                    {"rows": 2, "n": 30000, "old": True, "offset": 1, "extra": 1},
+                    {"rows": 2, "n": 30000, "offset": 1, "extra": 1},
                 ]
                 cases += [{"rows": 2, "n": s + d} for s in steps for d in (-1, 1)]
                 if not backward:
@@ -539,7 +516,7 @@ def benchmark(kernels, quick: bool) -> list[str]:
 
     def train_variants(n, dtype, backward):
         base = cluster_shape(n, dtype, backward, aligned=True)
-        out = [("old", {"old": True, "clusters": -1 if backward else 0}), ("new", {})]
+        out = [("auto", {})]
         if not quick:
             if backward:
                 out.append(("persist", {"clusters": -1}))
@@ -548,7 +525,7 @@ def benchmark(kernels, quick: bool) -> list[str]:
             if base.ctas < 16:
                 out.append((f"C{base.ctas * 2}", {"ctas": base.ctas * 2}))
             out.append(("t512", {"threads": 512}))
-            out.append(("new'", {}))
+            out.append(("auto'", {}))
         return out
 
     training = [(2048, 50257), (2048, 65536), (1024, 128256), (1024, 151936), (512, 262144)]
@@ -561,25 +538,24 @@ def benchmark(kernels, quick: bool) -> list[str]:
     for rows, n in training:
         ab("train", torch.float32, True, True, rows // 2, n, train_variants(n, torch.float32, True))
     for backward in (False, True):
-        ab("align", torch.bfloat16, backward, False, 2048, 50264, [("old", {"old": True}), ("new", {})])
+        ab("align", torch.bfloat16, backward, False, 2048, 50264, [("auto", {})])
     for rows, n in training[::2]:
-        ab("train", torch.float16, False, True, rows, n, [("old", {"old": True}), ("new", {})])
-        ab("train", torch.float16, True, False, rows, n, [("old", {"old": True, "clusters": -1}), ("new", {})])
+        ab("train", torch.float16, False, True, rows, n, [("auto", {})])
+        ab("train", torch.float16, True, False, rows, n, [("auto", {}), ("persist", {"clusters": -1})])
     decode = [
-        ("old", {"old": True}),
-        ("new", {}),
+        ("auto", {}),
         ("C8", {"ctas": 8}),
         ("t128", {"threads": 128}),
         ("t512", {"threads": 512}),
-        ("new'", {}),
+        ("auto'", {}),
     ]
     for rows in (1, 8, 32, 128):
         ab("decode", torch.bfloat16, False, False, rows, 128256, decode)
     for rows, n in ((1, 50257), (1, 151936), (1, 262144), (8, 262144)):
-        ab("decode", torch.bfloat16, False, False, rows, n, decode[:3])
-    ab("decode", torch.bfloat16, True, False, 1, 128256, decode[:3])
-    ab("decode", torch.float32, False, False, 1, 128256, decode[:3])
-    ab("decode", torch.float32, False, False, 32, 151936, decode[:3])
+        ab("decode", torch.bfloat16, False, False, rows, n, decode[:2])
+    ab("decode", torch.bfloat16, True, False, 1, 128256, decode[:2])
+    ab("decode", torch.float32, False, False, 1, 128256, decode[:2])
+    ab("decode", torch.float32, False, False, 32, 151936, decode[:2])
     for rows, n in ((64, 1 << 19), (32, cluster_max_cols(torch.bfloat16, False))):
         ab(
             "long",
@@ -588,10 +564,10 @@ def benchmark(kernels, quick: bool) -> list[str]:
             False,
             rows,
             n,
-            [("old", {"old": True}), ("new", {}), ("t512", {"threads": 512})],
+            [("auto", {}), ("t512", {"threads": 512})],
         )
-    ab("long", torch.float32, False, False, 64, 1 << 19, [("old", {"old": True}), ("new", {})])
-    ab("long", torch.bfloat16, True, False, 64, 1 << 19, [("old", {"old": True, "clusters": -1}), ("new", {})])
+    ab("long", torch.float32, False, False, 64, 1 << 19, [("auto", {})])
+    ab("long", torch.bfloat16, True, False, 64, 1 << 19, [("auto", {}), ("persist", {"clusters": -1})])
     return table
 
 

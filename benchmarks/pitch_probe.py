@@ -14,6 +14,7 @@ Variants, for n = 50257 (and 50256 as the aligned reference):
 from __future__ import annotations
 
 import argparse
+import os
 import statistics
 
 import torch
@@ -49,7 +50,7 @@ def _run(x: torch.Tensor, y: torch.Tensor) -> None:
 def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--rows", type=int, default=2670)
-    parser.add_argument("--out")
+    parser.add_argument("--out", help="a folder (pitch_probe.txt is written in it) or a file")
     args = parser.parse_args()
     lines = []
 
@@ -81,7 +82,8 @@ def main() -> None:
             f"  max error {error:.2e}{'' if error <= bar else '  WRONG'}"
         )
     if args.out:
-        with open(args.out, "w") as f:
+        path = os.path.join(args.out, "pitch_probe.txt") if os.path.isdir(args.out) else args.out
+        with open(path, "w") as f:
             f.write("\n".join(lines) + "\n")
 
 

@@ -14,7 +14,9 @@ from fastsoftmax.backends.cuda.instances import (
     GRID_ROW_HELD_PACKS,
     GRID_ROW_THREADS,
     all_instances,
+    cluster_chunk,
     cluster_pack,
+    cluster_slots,
     grid_row_instance,
     grid_row_shape,
     grid_row_slots,
@@ -31,11 +33,21 @@ def one_per_sm(budget=227 * 1024):
     return lambda smem: 1 if smem <= budget else 0
 
 
-def slice_of(n: int, pack: int, ctas: int, rank: int) -> tuple[int, int]:
-    """ClusterSlice (cluster_tier.cuh), which grid_row_tier.cuh cuts the row with."""
-    chunk = -(-(-(-n // ctas)) // pack) * pack
-    begin = min(n, rank * chunk)
-    return begin, min(n, begin + chunk)
+def slice_of(n: int, shift: int, pack: int, ctas: int, rank: int) -> tuple[int, int]:
+    """ClusterSlice (cluster_tier.cuh), which grid_row_tier.cuh cuts the row with: chunks of the
+    row's packs, which start `shift` columns before the row."""
+    chunk = cluster_chunk(n + shift, cluster_dtype(pack), ctas)
+    start = rank * chunk - shift
+    return min(n, max(0, start)), min(n, max(0, start + chunk))
+
+
+def first_of(begin: int, shift: int, pack: int) -> int:
+    """ClusterSlice::first: the column of the slice's first pack in a tensor of misalignment shift."""
+    return begin - (begin + shift) % pack
+
+
+def cluster_dtype(pack: int) -> torch.dtype:
+    return {4: torch.float32, 8: torch.bfloat16}[pack]
 
 
 def slot_count(begin: int, end: int, first: int, pack: int) -> int:
@@ -85,26 +97,34 @@ def test_grid_follows_occupancy():
 
 @pytest.mark.parametrize("dtype", DTYPES, ids=str)
 def test_slices_partition_the_row(dtype):
-    """Every column belongs to exactly one CTA's slice, and no slice needs more slots than the
-    host sized for, whatever the row's misalignment (the kernel's slot walk, in Python)."""
+    """Every column belongs to exactly one CTA's slice; only the row's own first and last pack are
+    partial (slices meet at 16-byte boundaries of the row's memory); and no slice needs more slots
+    than the host sized for, in the tensor that cut it or in one misaligned otherwise (the kernels'
+    slot walk, in Python)."""
     pack = cluster_pack(dtype)
-    for n in (1, 5, 8, 9, 1000, 4097, 65543):
-        for ctas in (1, 3, 7, 132):
-            seen = 0
-            most = grid_row_slots(n, dtype, ctas)
-            for rank in range(ctas):
-                begin, end = slice_of(n, pack, ctas, rank)
-                assert begin == seen or begin == end == n
-                seen = max(seen, end)
-                assert begin % pack == 0 or begin == end == n
-                for shift in range(pack):
-                    first = begin - shift
-                    count = slot_count(begin, end, first, pack)
-                    assert count <= most
-                    if count:  # the slots span the slice and no more than a pack either side
-                        assert first <= begin and first + count * pack >= end
+    for n in (1, 5, 8, 9, 16, 1000, 4097, 50257, 65543):
+        for ctas in (1, 2, 3, 7, 16, 132):
+            aligned_most = cluster_slots(n, dtype, ctas, aligned=True)
+            most = cluster_slots(n, dtype, ctas, aligned=False)
+            assert grid_row_slots(n, dtype, ctas) == most
+            for shift in range(pack):
+                seen = 0
+                for rank in range(ctas):
+                    begin, end = slice_of(n, shift, pack, ctas, rank)
+                    assert begin == seen or begin == end == n
+                    seen = max(seen, end)
+                    if begin == end:
+                        continue
+                    assert (begin + shift) % pack == 0 or begin == 0
+                    assert (end + shift) % pack == 0 or end == n
+                    for other in range(pack):
+                        first = first_of(begin, other, pack)
+                        count = slot_count(begin, end, first, pack)
+                        assert count <= (aligned_most if shift == other == 0 else most)
+                        # the slots span the slice and no more than a pack either side
+                        assert first <= begin < first + pack and first + count * pack >= end
                         assert first + count * pack - end < pack
-            assert seen == n
+                assert seen == n
 
 
 def test_held_regions_cover_every_slot():

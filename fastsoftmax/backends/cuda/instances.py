@@ -109,8 +109,8 @@ CLUSTER_MAX_THREADS = 512
 CLUSTER_HELD_PACKS = (2, 4, 8, 16)
 #: backward holds y and dy: at K = 16 its 128 registers of slots spill
 CLUSTER_HELD_PACKS_BACKWARD = (2, 4, 8)
-#: threads the smaller K aim for at most before K doubles (Quack's 256, with room for the one slot
-#: a misaligned row adds)
+#: threads the smaller K aim for at most before K doubles (Quack's 256, with room for the slots a
+#: misaligned row adds)
 CLUSTER_TARGET_THREADS = 288
 #: bytes of each tensor per CTA before the cluster doubles, by (bytes per element, backward):
 #: Quack's 16K 16-bit elements, and twice the bytes for float32 forward, whose elements cost half
@@ -138,15 +138,18 @@ def cluster_pack(dtype: torch.dtype) -> int:
 
 def cluster_chunk(n: int, dtype: torch.dtype, ctas: int) -> int:
     """Columns per CTA (the last CTA may have fewer): ceil(n / ctas) rounded up to a pack. Must
-    match ClusterSlice::chunk in cluster_tier.cuh."""
+    match ClusterSlice::chunk in cluster_tier.cuh, which cuts a row misaligned by s elements into
+    chunks of cluster_chunk(n + s) columns."""
     pack = cluster_pack(dtype)
     per_cta = -(-n // ctas)
     return -(-per_cta // pack) * pack
 
 
 def cluster_slots(n: int, dtype: torch.dtype, ctas: int, aligned: bool) -> int:
-    """16-byte slots of one tensor per CTA: a misaligned row straddles one more pack."""
-    return cluster_chunk(n, dtype, ctas) // cluster_pack(dtype) + (0 if aligned else 1)
+    """16-byte slots of one tensor per CTA. A misaligned row is cut into chunks of its own packs,
+    up to one more per CTA than an aligned row's (cluster_chunk(n + s) / P <= cluster_chunk(n) / P
+    + 1), and a tensor misaligned otherwise than the one that cut it straddles one more."""
+    return cluster_chunk(n, dtype, ctas) // cluster_pack(dtype) + (0 if aligned else 2)
 
 
 def cluster_smem_bytes(n: int, dtype: torch.dtype, ctas: int, aligned: bool) -> int:
@@ -157,11 +160,11 @@ def cluster_smem_bytes(n: int, dtype: torch.dtype, ctas: int, aligned: bool) -> 
 
 
 def cluster_max_cols(dtype: torch.dtype, backward: bool) -> int:
-    """The longest row a cluster of 16 CTAs holds in registers at any alignment: 1048448 16-bit or
-    524224 float32 elements forward (K = 16, 512 threads), 524160 / 262080 backward (K = 8)."""
+    """The longest row a cluster of 16 CTAs holds in registers at any alignment: 1048320 16-bit or
+    524160 float32 elements forward (K = 16, 512 threads), 524032 / 262016 backward (K = 8)."""
     packs = cluster_held_packs(backward)[-1]
     slots = packs * cluster_max_threads(backward, packs)
-    return CLUSTER_SIZES[-1] * (slots - 1) * cluster_pack(dtype)
+    return CLUSTER_SIZES[-1] * (slots - 2) * cluster_pack(dtype)
 
 
 #: bytes of a tensor per CTA past which the tier loses to the two-read tiers (H100, the staged
@@ -276,25 +279,6 @@ def cluster_shape(
     return ClusterShape(
         ctas, threads, smem, cluster_pack(dtype), ctas > CLUSTER_PORTABLE_MAX, packs * cluster_pack(dtype)
     )
-
-
-def cluster_staged_shape(n: int, dtype: torch.dtype, backward: bool, rows: int = 0, sm_count: int = 0) -> ClusterShape:
-    """The launch of the earlier, shared-memory staged kernel (Instance.cols == 0), kept while the
-    register-held one is measured against it: 64 KiB a CTA forward, 2 x 32 KiB backward, 128 to
-    256 threads, the slice staged in shared memory."""
-    size = CXX_TYPES[dtype][2]
-    pack = cluster_pack(dtype)
-    ctas = min(16, next_pow2(-(-n * size // {False: 65536, True: 32768}[backward])))
-    if rows and sm_count and rows * 16 <= sm_count:
-        ctas = 16
-    slots = cluster_chunk(n, dtype, ctas) // pack + 1
-    threads = max(128, min(256, next_pow2(-(-slots // 8))))
-    if rows and sm_count and rows * ctas <= sm_count:
-        threads = 256
-    smem = slots * 16 * (2 if backward else 1)
-    if smem > 227 * 1024 - 1024:
-        raise ValueError(f"rows of {n} columns are too long for the staged cluster kernel")
-    return ClusterShape(ctas, threads, smem, pack, ctas > CLUSTER_PORTABLE_MAX, 0)
 
 
 # ---- tier "grid_row" ----------------------------------------------------------------------------
@@ -482,27 +466,9 @@ class Instance:
         )
 
     def _cluster_wrapper(self, t: str, log: str) -> str:
-        if self.cols:
-            return self._cluster_regs_wrapper(t, log)
-        if self.backward:
-            params = f"const {t}* y, const {t}* dy, {t}* dx, i64 rows, i64 n, i64 y_pitch, i64 dy_pitch, i64 dx_pitch"
-            call = (
-                f"cluster_backward<{t}, {self.pack}, {log}>(DirectLoad<{t}>{{y, y_pitch}}, "
-                f"DirectLoad<{t}>{{dy, dy_pitch}}, DirectStore<{t}>{{dx, dx_pitch}}, rows, n)"
-            )
-        else:
-            params = f"const {t}* x, {t}* y, i64 rows, i64 n, i64 x_pitch, i64 y_pitch"
-            call = (
-                f"cluster_forward<{t}, {self.pack}, {log}>(DirectLoad<{t}>{{x, x_pitch}}, "
-                f"DirectStore<{t}>{{y, y_pitch}}, rows, n)"
-            )
-        return (
-            f'extern "C" __global__ void __launch_bounds__({CLUSTER_MAX_THREADS}) {self.name}({params}) {{\n'
-            f"    {call};\n}}\n"
-        )
-
-    def _cluster_regs_wrapper(self, t: str, log: str) -> str:
         packs = self.cols // self.pack
+        if not packs:
+            raise ValueError(f"{self.name}: a cluster instance holds K >= 1 packs a thread (cols = K x pack)")
         targs = f"{t}, {self.pack}, {packs}, {log}"
         if self.backward:
             params = f"const {t}* y, const {t}* dy, {t}* dx, i64 rows, i64 n, i64 y_pitch, i64 dy_pitch, i64 dx_pitch"

@@ -3,9 +3,9 @@
 // Rows longer than one SM holds (past ~32K elements) otherwise take two reads: block_smem and
 // block_uncached re-read the row, split_row re-reads its chunks in a second kernel. Here a cluster
 // of C CTAs (1 to 16, given at launch: one compiled instance serves every C and thread count)
-// shares the row: CTA rank r owns columns [r * chunk, (r + 1) * chunk).
+// shares the row, each CTA a chunk of it (ClusterSlice).
 //
-// The production kernels (cluster_forward_regs, cluster_backward_regs), per row:
+// The kernels (cluster_forward_regs, cluster_backward_regs), per row:
 //   1. load: each thread holds K 16-byte slots of its CTA's slice in registers (slot
 //      threadIdx.x + k * blockDim.x: coalesced), all K loads issued before any is used;
 //   2. reduce: the warp's maximum, then the sum of exp(x - that maximum): one exponential per
@@ -18,21 +18,18 @@
 //      an H100: bf16 1024 x 128256 0.87 of copy against 0.94);
 //   4. write: each thread normalises its slots (a second exponential, cheaper than holding the
 //      float32 values: twice the registers for 16-bit rows) and stores them.
-// Measured on an H100 (benchmarks/cluster_probe.py, benchmarks/results/2026-11-23_h100): the
-// staged kernels below ran 0.74-0.80 of copy bandwidth forward; these 0.86-0.96 on the same run.
+// Measured on an H100 (benchmarks/cluster_probe.py, benchmarks/results/2026-11-23_h100): 0.86-0.96
+// of copy forward, where an earlier kernel that staged the slice in shared memory with cp.async
+// and exchanged through a cluster barrier ran 0.74-0.80 on the same run.
 //
 // Alignment: a 16-byte load needs a 16-byte aligned address, and a row's start is aligned to
 // anything from one element up (a view x[:, 1:], or an odd pitch, which changes it row by row).
-// Slices start at multiples of P columns, so every slice of a row has the row's misalignment
-// `shift` (0..P-1 elements): slot j of a slice holds columns [begin - shift + jP, ... + P), aligned
-// in memory, and only the first and last slot are partial (loaded and stored element by element,
-// the outside replaced by padding). Tensors whose rows are misaligned differently from each
-// other (x and y forward; y, dy and dx backward) are re-cut through shared memory (realign), which
-// the host allocates only when some pointer or pitch is not a multiple of 16 bytes.
-//
-// The staged kernels (cluster_forward, cluster_backward: Instance.cols == 0) stage the slice in
-// shared memory with cp.async and exchange through a cluster barrier and loads of the peers'
-// shared memory; kept for the probe's A/B runs, no longer launched by the backend.
+// ClusterSlice cuts each row at 16-byte boundaries of its memory, so slot j of a slice holds the
+// aligned columns [first + jP, first + jP + P), and only the row's own first and last slot are
+// partial (loaded and stored element by element, the outside replaced by padding). Tensors whose
+// rows are misaligned differently from each other (x and y forward; y, dy and dx backward) are
+// re-cut through shared memory (realign), which the host allocates only when some pointer or
+// pitch is not a multiple of 16 bytes.
 //
 // Loads and stores go through small functors in the style of OneFlow's softmax: LOAD reads raw
 // packs and converts them to float32 (a fused scale or mask would go in convert), STORE converts
@@ -40,7 +37,6 @@
 #pragma once
 
 #include "common.cuh"
-#include "block_regs_tier.cuh"  // copy_async_16, wait_async_copies, block_allreduce
 
 namespace fastsoftmax {
 
@@ -61,29 +57,6 @@ __device__ __forceinline__ unsigned cluster_nctarank() {
     asm volatile("mov.u32 %0, %%cluster_nctarank;\n" : "=r"(count));
 #endif
     return count;
-}
-
-// Every thread of every CTA of the cluster arrives and waits; release/acquire order the shared
-// memory writes before it with the peers' reads after it. Also a barrier of the CTA's own threads.
-__device__ __forceinline__ void cluster_barrier() {
-#if __CUDA_ARCH__ >= 900
-    asm volatile("barrier.cluster.arrive.release.aligned;\nbarrier.cluster.wait.acquire.aligned;\n" ::: "memory");
-#else
-    __syncthreads();
-#endif
-}
-
-// The address of `local`'s twin in the shared memory of cluster CTA `rank`, as a generic pointer
-// that ordinary loads can dereference.
-template <typename V>
-__device__ __forceinline__ const V* peer_shared(const V* local, unsigned rank) {
-#if __CUDA_ARCH__ >= 900
-    unsigned long long peer;
-    asm volatile("mapa.u64 %0, %1, %2;\n" : "=l"(peer) : "l"(local), "r"(rank));
-    return reinterpret_cast<const V*>(peer);
-#else
-    return local;
-#endif
 }
 
 // ---- load and store functors ------------------------------------------------------------------
@@ -120,80 +93,40 @@ struct DirectStore {
 };
 
 // ---- a CTA's slice of a row -------------------------------------------------------------------
-// chunk: columns per CTA, a multiple of P; the host sizes shared memory from the same formula
-// (instances.cluster_smem_bytes): slots_per_tensor() 16-byte slots per staged tensor.
+// The row is cut at 16-byte boundaries of its memory, not at multiples of P columns: its packs run
+// from column -shift (shift: the row's misalignment, 0..P-1 elements), CTA r owns `chunk` columns
+// of them from column r * chunk - shift on, clipped to the row's columns [0, n). So whatever the
+// misalignment, only the row's own first and last pack are partial; cut at multiples of P columns,
+// a misaligned row had a partial pack at both ends of every CTA's slice, read and written element
+// by element (H100, bf16 2670 x 50257, dense rows: 0.77 of copy against 0.90 at an aligned pitch).
+// chunk: chunk(n + shift) columns, a multiple of P; a CTA holds at most chunk(n) / P + 1 packs of
+// one tensor (chunk(n) / P when shift is 0), the bound the host sizes registers and shared memory
+// by (instances.cluster_slots).
 template <int P>
 struct ClusterSlice {
-    i64 begin, end;  // columns [begin, end) of this CTA; begin is a multiple of P
+    i64 begin, end;  // columns [begin, end) of this CTA
 
     static __device__ __forceinline__ i64 chunk(i64 n, unsigned ctas) {
         const i64 per_cta = (n + ctas - 1) / ctas;
         return (per_cta + P - 1) / P * P;
     }
-    static __device__ __forceinline__ int slots_per_tensor(i64 n, unsigned ctas) {
-        return (int)(chunk(n, ctas) / P) + 1;
+
+    __device__ __forceinline__ ClusterSlice(i64 n, int shift, unsigned rank, unsigned ctas) {
+        const i64 c = chunk(n + shift, ctas);
+        const i64 from = (i64)rank * c - shift;
+        begin = min(n, max((i64)0, from));
+        end = min(n, max((i64)0, from + c));
     }
 
-    __device__ __forceinline__ ClusterSlice(i64 n, unsigned rank, unsigned ctas) {
-        const i64 c = chunk(n, ctas);
-        begin = min(n, (i64)rank * c);
-        end = min(n, begin + c);
-    }
+    // The column of the first pack of the slice in a tensor whose rows have misalignment `shift`:
+    // begin, or the few columns before it that share its 16-byte pack.
+    __device__ __forceinline__ i64 first(int shift) const { return begin - (begin + shift) % P; }
 };
 
 // Elements before the first 16-byte boundary of a row, in the pack's terms: 0..P-1.
 template <typename T, int P>
 __device__ __forceinline__ int misalignment(const T* row) {
     return (int)((reinterpret_cast<unsigned long long>(row) / sizeof(T)) % P);
-}
-
-// One tensor's slice staged in shared memory: slot j holds columns [first + jP, first + jP + P).
-template <typename T, int P>
-struct Staged {
-    Pack<T, P>* slots;
-    i64 first;  // column of slot 0's first element: begin - shift
-    int count;  // slots holding at least one column of the slice
-
-    __device__ __forceinline__ Staged(Pack<T, P>* storage, const T* row, const ClusterSlice<P>& s) : slots(storage) {
-        first = s.begin - misalignment<T, P>(row);
-        count = s.end > s.begin ? (int)((s.end - first + P - 1) / P) : 0;
-    }
-
-    // Start the copies of the slots this thread owns (j = threadIdx.x, + blockDim.x, ...).
-    __device__ __forceinline__ void stage(const T* row, const ClusterSlice<P>& s) const {
-        static_assert(sizeof(Pack<T, P>) == 16, "slices are staged as 16-byte packs");
-        for (int j = threadIdx.x; j < count; j += blockDim.x) {
-            const i64 col = first + (i64)j * P;
-            if (col >= s.begin && col + P <= s.end) {
-                copy_async_16(&slots[j], row + col);
-            } else {
-                T* elems = slots[j].elems();
-#pragma unroll
-                for (int i = 0; i < P; ++i)
-                    if (col + i >= s.begin && col + i < s.end) elems[i] = row[col + i];
-            }
-        }
-    }
-
-    // The staged element of column col (inside the slice).
-    __device__ __forceinline__ T at(i64 col) const {
-        return reinterpret_cast<const T*>(slots)[col - first];
-    }
-};
-
-// P columns from `col` on of a staged tensor, as float32; columns outside the slice read as
-// `pad`. When `col` starts a slot of the tensor the slot is read whole.
-template <typename T, int P, typename LOAD>
-__device__ __forceinline__ void gather(const Staged<T, P>& t, const LOAD& load, const ClusterSlice<P>& s, i64 row,
-                                       i64 col, float pad, float* out) {
-    const i64 offset = col - t.first;
-    if (offset % P == 0 && col >= s.begin && col + P <= s.end) {
-        load.template convert<P>(t.slots[offset / P], out, row, col);
-    } else {
-#pragma unroll
-        for (int i = 0; i < P; ++i)
-            out[i] = col + i >= s.begin && col + i < s.end ? load.convert1(t.at(col + i), row, col + i) : pad;
-    }
 }
 
 template <typename T, int P, typename STORE>
@@ -206,147 +139,6 @@ __device__ __forceinline__ void scatter(const STORE& store, const ClusterSlice<P
         for (int i = 0; i < P; ++i)
             if (col + i >= s.begin && col + i < s.end) store.store1(v[i], row, col + i);
     }
-}
-
-// Merge of the C posted values of the cluster, identical in every warp of every CTA: lane l reads
-// rank l's post, and the butterfly leaves the result in every lane.
-template <typename V, typename WarpReduce>
-__device__ __forceinline__ V cluster_combine(const V* posted, unsigned ctas, V identity, WarpReduce warp_reduce) {
-    const unsigned lane = threadIdx.x & 31;
-    const V v = lane < ctas ? *peer_shared(posted, lane) : identity;
-    return warp_reduce(v);
-}
-
-// ---- forward ------------------------------------------------------------------------------------
-template <typename T, int P, bool LOG, typename LOAD, typename STORE>
-__device__ __forceinline__ void cluster_forward(const LOAD& load, const STORE& store, i64 rows, i64 n) {
-#if __CUDA_ARCH__ >= 900
-    extern __shared__ __align__(16) unsigned char shared_bytes[];
-    __shared__ MaxSum slots[32];
-    __shared__ MaxSum posted[2];
-    const unsigned ctas = cluster_nctarank();
-    const unsigned rank = cluster_ctarank();
-    const ClusterSlice<P> slice(n, rank, ctas);
-    Pack<T, P>* storage = reinterpret_cast<Pack<T, P>*>(shared_bytes);
-    const i64 clusters = gridDim.x / ctas;
-    int parity = 0;
-    for (i64 row = blockIdx.x / ctas; row < rows; row += clusters, parity ^= 1) {
-        const T* src = load.row_ptr(row);
-        const Staged<T, P> x(storage, src, slice);
-        x.stage(src, slice);
-        wait_async_copies();
-
-        // The thread's own slots: the ones it staged, so its own wait covers them.
-        float m = neg_inf();
-        for (int j = threadIdx.x; j < x.count; j += blockDim.x) {
-            float v[P];
-            gather<T, P>(x, load, slice, row, x.first + (i64)j * P, neg_inf(), v);
-#pragma unroll
-            for (int i = 0; i < P; ++i) m = fmaxf(m, v[i]);
-        }
-        // A thread whose elements are all -inf subtracts 0 (exp(-inf) = 0 rather than NaN); a NaN
-        // or +inf element makes its sum NaN, and the merge carries that to the whole row.
-        const float shift = m == neg_inf() ? 0.0f : m;
-        float sum = 0.0f;
-        for (int j = threadIdx.x; j < x.count; j += blockDim.x) {
-            float v[P];
-            gather<T, P>(x, load, slice, row, x.first + (i64)j * P, neg_inf(), v);
-#pragma unroll
-            for (int i = 0; i < P; ++i) sum += fast_exp(v[i] - shift);
-        }
-        const MaxSum cta = block_allreduce(MaxSum{m, sum}, empty_maxsum(), slots, WarpMaxSum());
-        if (threadIdx.x == 0) posted[parity] = cta;
-        cluster_barrier();
-        const MaxSum total = cluster_combine(&posted[parity], ctas, empty_maxsum(), WarpMaxSum());
-
-        // As block_regs: a row of -inf gives 0 * inf or -inf - -inf, NaN, as torch does.
-        const float row_shift = total.max == neg_inf() ? 0.0f : total.max;
-        const float inv_sum = 1.0f / total.sum;
-        const float log_sum = logf(total.sum);
-        // The output's own packs; the block_allreduce barrier made every thread's staging visible.
-        if (slice.end > slice.begin) {
-            const i64 first = slice.begin - misalignment<T, P>(store.row_ptr(row));
-            const int count = (int)((slice.end - first + P - 1) / P);
-            for (int j = threadIdx.x; j < count; j += blockDim.x) {
-                const i64 col = first + (i64)j * P;
-                float v[P];
-                gather<T, P>(x, load, slice, row, col, 0.0f, v);
-#pragma unroll
-                for (int i = 0; i < P; ++i)
-                    v[i] = LOG ? (v[i] - row_shift) - log_sum : fast_exp(v[i] - row_shift) * inv_sum;
-                scatter<T, P>(store, slice, row, col, v);
-            }
-        }
-        // the next row's copies overwrite slots other threads may still be reading
-        if (row + clusters < rows) __syncthreads();
-    }
-    cluster_barrier();
-#else
-    __trap();
-#endif
-}
-
-// ---- backward -----------------------------------------------------------------------------------
-// One sum per row: sum(dy * y) for softmax, sum(dy) for log-softmax. y and dy are staged side by
-// side (slots_per_tensor slots each).
-template <typename T, int P, bool LOG, typename LOAD, typename STORE>
-__device__ __forceinline__ void cluster_backward(const LOAD& load_y, const LOAD& load_dy, const STORE& store, i64 rows,
-                                                 i64 n) {
-#if __CUDA_ARCH__ >= 900
-    extern __shared__ __align__(16) unsigned char shared_bytes[];
-    __shared__ float slots[32];
-    __shared__ float posted[2];
-    const unsigned ctas = cluster_nctarank();
-    const unsigned rank = cluster_ctarank();
-    const ClusterSlice<P> slice(n, rank, ctas);
-    Pack<T, P>* storage = reinterpret_cast<Pack<T, P>*>(shared_bytes);
-    Pack<T, P>* storage_dy = storage + ClusterSlice<P>::slots_per_tensor(n, ctas);
-    const i64 clusters = gridDim.x / ctas;
-    int parity = 0;
-    for (i64 row = blockIdx.x / ctas; row < rows; row += clusters, parity ^= 1) {
-        const T* y_row = load_y.row_ptr(row);
-        const T* dy_row = load_dy.row_ptr(row);
-        const Staged<T, P> y(storage, y_row, slice);
-        const Staged<T, P> dy(storage_dy, dy_row, slice);
-        y.stage(y_row, slice);
-        dy.stage(dy_row, slice);
-        wait_async_copies();
-        // dy may be aligned differently from y, and then it is read from other threads' slots
-        __syncthreads();
-
-        float sum = 0.0f;
-        for (int j = threadIdx.x; j < y.count; j += blockDim.x) {
-            const i64 col = y.first + (i64)j * P;
-            float yv[P], dyv[P];
-            gather<T, P>(y, load_y, slice, row, col, 0.0f, yv);
-            gather<T, P>(dy, load_dy, slice, row, col, 0.0f, dyv);
-#pragma unroll
-            for (int i = 0; i < P; ++i) sum += backward_term<LOG>(yv[i], dyv[i]);
-        }
-        const float cta = block_allreduce(sum, 0.0f, slots, WarpSum());
-        if (threadIdx.x == 0) posted[parity] = cta;
-        cluster_barrier();
-        const float total = cluster_combine(&posted[parity], ctas, 0.0f, WarpSum());
-
-        if (slice.end > slice.begin) {
-            const i64 first = slice.begin - misalignment<T, P>(store.row_ptr(row));
-            const int count = (int)((slice.end - first + P - 1) / P);
-            for (int j = threadIdx.x; j < count; j += blockDim.x) {
-                const i64 col = first + (i64)j * P;
-                float yv[P], dyv[P];
-                gather<T, P>(y, load_y, slice, row, col, 0.0f, yv);
-                gather<T, P>(dy, load_dy, slice, row, col, 0.0f, dyv);
-#pragma unroll
-                for (int i = 0; i < P; ++i) yv[i] = input_grad<LOG>(yv[i], dyv[i], total);
-                scatter<T, P>(store, slice, row, col, yv);
-            }
-        }
-        if (row + clusters < rows) __syncthreads();
-    }
-    cluster_barrier();
-#else
-    __trap();
-#endif
 }
 
 // ==== the register-held cluster kernels ===========================================================
@@ -462,10 +254,11 @@ class ClusterAllToAll {
 __device__ __forceinline__ int slot_of(int k) { return threadIdx.x + k * blockDim.x; }
 
 // The slots [0, count) of one tensor's slice, slot j holding columns first + jP ..: one aligned
-// 16-byte load each, so that every load is in flight before any is used. The (at most two) slots
-// across the slice's or the row's edges are read element by element, only the elements inside the
-// slice, the rest set to `pad`: reading the whole pack would touch bytes outside the tensor (never
-// written: initcheck reports them) or in a neighbouring CTA's slice that is being written in place.
+// 16-byte load each, so that every load is in flight before any is used. The slots across the
+// row's edges (or, in a tensor misaligned otherwise than the one that cut the slices, across the
+// slice's) are read element by element, only the elements inside the slice, the rest set to `pad`:
+// reading the whole pack would touch bytes outside the tensor (never written: initcheck reports
+// them) or in a neighbouring CTA's slice that is being written in place.
 template <typename T, int P, int K, typename LOAD>
 __device__ __forceinline__ void load_slots(const LOAD& load, const T* row, const ClusterSlice<P>& s, i64 first,
                                            int count, float pad, Pack<T, P> (&out)[K]) {
@@ -538,14 +331,14 @@ template <typename T, int P, int K, bool LOG, typename LOAD, typename STORE>
 __device__ __forceinline__ void cluster_forward_regs(const LOAD& load, const STORE& store, i64 rows, i64 n) {
 #if __CUDA_ARCH__ >= 900
     const unsigned ctas = cluster_nctarank();
-    const ClusterSlice<P> slice(n, cluster_ctarank(), ctas);
     ClusterAllToAll<unsigned long long> all(ctas, cluster_ctarank());
     const i64 clusters = gridDim.x / ctas;
     unsigned round = 0;
     for (i64 row = blockIdx.x / ctas; row < rows; row += clusters, ++round) {
         const T* src = load.row_ptr(row);
         const int shift = misalignment<T, P>(src);
-        i64 first = slice.begin - shift;
+        const ClusterSlice<P> slice(n, shift, cluster_ctarank(), ctas);
+        i64 first = slice.first(shift);
         int count = slot_count(slice, first);
         Pack<T, P> x[K];
         load_slots<T, P, K>(load, src, slice, first, count, neg_inf(), x);
@@ -586,7 +379,7 @@ __device__ __forceinline__ void cluster_forward_regs(const LOAD& load, const STO
         const float log_sum = logf(total.sum);
         const int out_shift = misalignment<T, P>(store.row_ptr(row));
         if (out_shift != shift) {
-            const i64 out_first = slice.begin - out_shift;
+            const i64 out_first = slice.first(out_shift);
             const int out_count = slot_count(slice, out_first);
             realign<T, P, K>(x, first, count, out_first, out_count, slice);
             first = out_first;
@@ -616,7 +409,6 @@ __device__ __forceinline__ void cluster_backward_regs(const LOAD& load_y, const 
                                                       i64 rows, i64 n) {
 #if __CUDA_ARCH__ >= 900
     const unsigned ctas = cluster_nctarank();
-    const ClusterSlice<P> slice(n, cluster_ctarank(), ctas);
     ClusterAllToAll<unsigned> all(ctas, cluster_ctarank());
     const i64 clusters = gridDim.x / ctas;
     unsigned round = 0;
@@ -624,12 +416,13 @@ __device__ __forceinline__ void cluster_backward_regs(const LOAD& load_y, const 
         const T* y_row = load_y.row_ptr(row);
         const T* dy_row = load_dy.row_ptr(row);
         const int shift = misalignment<T, P>(y_row);
-        i64 first = slice.begin - shift;
+        const ClusterSlice<P> slice(n, shift, cluster_ctarank(), ctas);
+        i64 first = slice.first(shift);
         int count = slot_count(slice, first);
         Pack<T, P> y[K], dy[K];
         load_slots<T, P, K>(load_y, y_row, slice, first, count, 0.0f, y);
         const int dy_shift = misalignment<T, P>(dy_row);
-        const i64 dy_first = slice.begin - dy_shift;
+        const i64 dy_first = slice.first(dy_shift);
         const int dy_count = slot_count(slice, dy_first);
         load_slots<T, P, K>(load_dy, dy_row, slice, dy_first, dy_count, 0.0f, dy);
         if (dy_shift != shift) realign<T, P, K>(dy, dy_first, dy_count, first, count, slice);
@@ -654,7 +447,7 @@ __device__ __forceinline__ void cluster_backward_regs(const LOAD& load_y, const 
 
         const int out_shift = misalignment<T, P>(store.row_ptr(row));
         if (out_shift != shift) {
-            const i64 out_first = slice.begin - out_shift;
+            const i64 out_first = slice.first(out_shift);
             const int out_count = slot_count(slice, out_first);
             realign<T, P, K>(y, first, count, out_first, out_count, slice);
             realign<T, P, K>(dy, first, count, out_first, out_count, slice);

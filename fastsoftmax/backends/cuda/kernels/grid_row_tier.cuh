@@ -7,8 +7,8 @@
 // CTAs that can be resident together (the host sizes it from the occupancy query; a cooperative
 // launch refuses a grid that cannot be co-resident instead of letting it deadlock), so a CTA can
 // wait for all others in the middle of the kernel. Rows go one after another, each over the whole
-// grid; CTA b owns columns [b * chunk, (b + 1) * chunk) (ClusterSlice, chunk a multiple of the
-// 16-byte pack P), and per row:
+// grid; CTA b owns `chunk` columns of it (ClusterSlice: chunks of the row's 16-byte packs), and
+// per row:
 //   1. hold: the first K x threads slots of the slice (slot j: columns first + jP ..) are loaded
 //      into registers, the next `smem_slots` copied into dynamic shared memory with cp.async, and
 //      the rest, if the chip cannot hold the whole slice, is streamed for its statistics and left
@@ -24,10 +24,10 @@
 // one row ahead of another (it passes row r + 1's barrier only once every CTA arrived there, after
 // it read row r's pairs), so it never overwrites pairs still being read.
 //
-// Alignment: slices start at multiples of P, so every slice has its row's misalignment `shift`
-// (0..P-1 elements) and only its first and last slot are partial: those are read and written
-// element by element, never touching bytes outside the slice (outside the tensor: initcheck; in a
-// neighbour's slice: a race when writing in place). Rows whose tensors are misaligned differently
+// Alignment: slices meet at 16-byte boundaries of the row's memory (ClusterSlice), so only the
+// row's own first and last slot are partial: those are read and written element by element,
+// never touching bytes outside the row (outside the tensor: initcheck). Rows whose tensors are
+// misaligned differently
 // (a view x[:, 1:] written to a fresh y) are not held: phase 1 streams its statistics, and phase 2
 // re-reads x element by element at the output's packs. Two reads for those, still one launch;
 // a per-pack realignment as cluster_tier.cuh's `realign` would keep one read, at the cost of a
@@ -48,7 +48,8 @@
 #include <cooperative_groups.h>
 
 #include "common.cuh"
-#include "cluster_tier.cuh"  // DirectLoad, DirectStore, ClusterSlice, load_slots, scatter, slot_of, ...
+#include "block_regs_tier.cuh"  // copy_async_16, wait_async_copies, block_allreduce
+#include "cluster_tier.cuh"     // DirectLoad, DirectStore, ClusterSlice, load_slots, scatter, slot_of, ...
 
 namespace fastsoftmax {
 
@@ -161,14 +162,14 @@ __device__ __forceinline__ void grid_row_forward(const LOAD& load, const STORE& 
     __shared__ MaxSum merge_slots[32];
     Pack<T, P>* staged = reinterpret_cast<Pack<T, P>*>(grid_row_smem);
     cooperative_groups::grid_group grid = cooperative_groups::this_grid();
-    const ClusterSlice<P> slice(n, blockIdx.x, gridDim.x);
     const int ctas = (int)gridDim.x;
 
     for (i64 row = 0; row < rows; ++row) {
         const T* src = load.row_ptr(row);
         const int shift = misalignment<T, P>(src);
         const int out_shift = misalignment<T, P>(store.row_ptr(row));
-        const i64 first = slice.begin - shift;
+        const ClusterSlice<P> slice(n, shift, blockIdx.x, gridDim.x);
+        const i64 first = slice.first(shift);
         const int count = slot_count(slice, first);
         const GridRowHeld held(shift == out_shift, count, K * (int)blockDim.x, smem_slots);
 
@@ -238,7 +239,7 @@ __device__ __forceinline__ void grid_row_forward(const LOAD& load, const STORE& 
             scatter<T, P>(store, slice, row, col, v);
         };
         // the streamed rest first: the most recently read, the likeliest still in L2
-        const i64 out_first = slice.begin - out_shift;
+        const i64 out_first = slice.first(out_shift);
         stream_slots<T, P>(load, src, slice, out_first, held.total(), slot_count(slice, out_first),
                            shift == out_shift, 0.0f, [&](const Pack<T, P>& raw, i64 col) {
                                float v[P];
@@ -266,6 +267,34 @@ __device__ __forceinline__ void grid_row_forward(const LOAD& load, const STORE& 
 }
 
 // ---- backward ------------------------------------------------------------------------------------
+// f(y values, dy values, col) over the slots the backward holds: registers, then shared memory.
+// A function template, not a generic lambda: NVRTC before 13.5 takes a generic lambda in device
+// code for a host function.
+template <typename T, int P, int K, typename LOAD, typename F>
+__device__ __forceinline__ void each_held_pair(const LOAD& load_y, const LOAD& load_dy, Pack<T, P> (&y)[K],
+                                               Pack<T, P> (&dy)[K], const Pack<T, P>* staged_y,
+                                               const Pack<T, P>* staged_dy, const GridRowHeld& held, i64 row,
+                                               i64 first, const F& f) {
+#pragma unroll
+    for (int k = 0; k < K; ++k) {
+        if (slot_of(k) < held.regs) {
+            const i64 col = first + (i64)slot_of(k) * P;
+            float yv[P], dyv[P];
+            load_y.template convert<P>(y[k], yv, row, col);
+            load_dy.template convert<P>(dy[k], dyv, row, col);
+            f(yv, dyv, col);
+        }
+    }
+    wait_async_copies();
+    for (int j = threadIdx.x; j < held.smem; j += blockDim.x) {
+        const i64 col = first + (i64)(held.regs + j) * P;
+        float yv[P], dyv[P];
+        load_y.template convert<P>(staged_y[j], yv, row, col);
+        load_dy.template convert<P>(staged_dy[j], dyv, row, col);
+        f(yv, dyv, col);
+    }
+}
+
 // y and dy held side by side (K register slots and smem_slots shared-memory slots each), when y,
 // dy and dx share their misalignment.
 template <typename T, int P, int K, bool LOG, typename LOAD, typename STORE>
@@ -277,7 +306,6 @@ __device__ __forceinline__ void grid_row_backward(const LOAD& load_y, const LOAD
     Pack<T, P>* staged_y = reinterpret_cast<Pack<T, P>*>(grid_row_smem);
     Pack<T, P>* staged_dy = staged_y + smem_slots;
     cooperative_groups::grid_group grid = cooperative_groups::this_grid();
-    const ClusterSlice<P> slice(n, blockIdx.x, gridDim.x);
     const int ctas = (int)gridDim.x;
 
     for (i64 row = 0; row < rows; ++row) {
@@ -286,7 +314,8 @@ __device__ __forceinline__ void grid_row_backward(const LOAD& load_y, const LOAD
         const int shift = misalignment<T, P>(y_row);
         const int dy_shift = misalignment<T, P>(dy_row);
         const int out_shift = misalignment<T, P>(store.row_ptr(row));
-        const i64 first = slice.begin - shift;
+        const ClusterSlice<P> slice(n, shift, blockIdx.x, gridDim.x);
+        const i64 first = slice.first(shift);
         const int count = slot_count(slice, first);
         const GridRowHeld held(shift == dy_shift && shift == out_shift, count, K * (int)blockDim.x, smem_slots);
 
@@ -296,27 +325,6 @@ __device__ __forceinline__ void grid_row_backward(const LOAD& load_y, const LOAD
         stage_slots<T, P>(staged_y, y_row, slice, first, held.regs, held.smem, 0.0f);
         stage_slots<T, P>(staged_dy, dy_row, slice, first, held.regs, held.smem, 0.0f);
 
-        // f(y values, dy values, col) over the held slots: registers, then shared memory
-        const auto each_held = [&](auto&& f) {
-#pragma unroll
-            for (int k = 0; k < K; ++k) {
-                if (slot_of(k) < held.regs) {
-                    const i64 col = first + (i64)slot_of(k) * P;
-                    float yv[P], dyv[P];
-                    load_y.template convert<P>(y[k], yv, row, col);
-                    load_dy.template convert<P>(dy[k], dyv, row, col);
-                    f(yv, dyv, col);
-                }
-            }
-            wait_async_copies();
-            for (int j = threadIdx.x; j < held.smem; j += blockDim.x) {
-                const i64 col = first + (i64)(held.regs + j) * P;
-                float yv[P], dyv[P];
-                load_y.template convert<P>(staged_y[j], yv, row, col);
-                load_dy.template convert<P>(staged_dy[j], dyv, row, col);
-                f(yv, dyv, col);
-            }
-        };
         float sum = 0.0f;
         const auto accumulate = [&](const float* yv, const float* dyv, i64) {
 #pragma unroll
@@ -325,7 +333,7 @@ __device__ __forceinline__ void grid_row_backward(const LOAD& load_y, const LOAD
         // the rest, walked at y's packs: dy in packs too where it shares y's misalignment
         stream_pairs<T, P>(load_y, y_row, load_dy, dy_row, slice, row, first, held.total(), count, true,
                            dy_shift == shift, accumulate);
-        each_held(accumulate);
+        each_held_pair<T, P, K>(load_y, load_dy, y, dy, staged_y, staged_dy, held, row, first, accumulate);
 
         const float cta = block_allreduce(sum, 0.0f, cta_slots, WarpSum());
         float* sums = ws + (row & 1) * ctas;
@@ -340,10 +348,10 @@ __device__ __forceinline__ void grid_row_backward(const LOAD& load_y, const LOAD
             for (int i = 0; i < P; ++i) yv[i] = input_grad<LOG>(yv[i], dyv[i], total);
             scatter<T, P>(store, slice, row, col, yv);
         };
-        const i64 out_first = slice.begin - out_shift;
+        const i64 out_first = slice.first(out_shift);
         stream_pairs<T, P>(load_y, y_row, load_dy, dy_row, slice, row, out_first, held.total(),
                            slot_count(slice, out_first), shift == out_shift, dy_shift == out_shift, write);
-        each_held(write);
+        each_held_pair<T, P, K>(load_y, load_dy, y, dy, staged_y, staged_dy, held, row, first, write);
         if (row + 1 < rows) __syncthreads();
     }
 }
