@@ -1,8 +1,10 @@
-"""Host logic of the grid_row tier, on the CPU: its launch geometry, what it supports, that tier
-choice never picks it (it awaits its device A/B against split_row), and the plan it builds (the
-kernel arguments, the cooperative launch, the workspace held over the launch)."""
+"""Host logic of the grid_row tier, on the CPU: its launch geometry, what it supports, where tier
+choice takes it (where its device A/B against split_row measured it faster), and the plan it
+builds (the kernel arguments, the cooperative launch, the workspace held over the launch)."""
 
 from __future__ import annotations
+
+import dataclasses
 
 import pytest
 import torch
@@ -16,6 +18,7 @@ from fastsoftmax.backends.cuda.instances import (
     all_instances,
     cluster_chunk,
     cluster_pack,
+    cluster_preferred_max_cols,
     cluster_slots,
     grid_row_instance,
     grid_row_shape,
@@ -170,7 +173,7 @@ def test_instances_are_compiled():
 
 # ---- supports and choice -----------------------------------------------------------------------
 
-LIMITS = [tiers.H100_LIMITS, tiers.Limits(163 * 1024, 164 * 1024, 108, False)]
+LIMITS = [tiers.H100_LIMITS, tiers.Limits(163 * 1024, 164 * 1024, 108, False, True)]
 
 
 @pytest.mark.parametrize("limits", LIMITS, ids=["h100", "a100"])
@@ -186,17 +189,36 @@ def test_supports(limits):
 
 
 @pytest.mark.parametrize("limits", LIMITS, ids=["h100", "a100"])
-def test_never_chosen(limits):
-    """Unmeasured: the automatic choice keeps split_row (or the cluster tier) for these rows."""
+def test_chosen_where_measured_faster(limits):
+    """grid_row takes a few long rows where it measured faster than split_row (backward of 4 MiB
+    to 64 MiB rows, float32 forward from 16 MiB), and only with cooperative launches and no
+    cluster tier that holds the row."""
     for dtype in DTYPES:
+        size = CXX_TYPES[dtype][2]
         for backward in (False, True):
-            for outer in (1, 2, 3, 4, 8, 64, 131, 132, 4096):
-                for n in (1, 1024, 16384, 1 << 17, 1 << 20, 1 << 22, 1 << 24, (1 << 24) + 7, 1 << 26, 1 << 27):
+            for outer in (1, 2, 3, 4, 5, 8, 64, 131, 132, 4096):
+                for n in (1, 1024, 16384, 1 << 17, 1 << 20, 1 << 21, 1 << 22, 1 << 24, (1 << 24) + 7, 1 << 26):
                     if outer * n > 1 << 31:
                         continue
                     chosen = tiers.choose_tier(outer, n, 1, dtype, backward, limits)
-                    assert chosen != "grid_row", (outer, n, dtype, backward)
-    assert tiers.choose_tier(1, 1 << 24, 1, torch.bfloat16, False, tiers.H100_LIMITS) == "split_row"
+                    held_by_cluster = limits.clusters and n <= cluster_preferred_max_cols(dtype, backward)
+                    want = (
+                        limits.cooperative
+                        and not held_by_cluster
+                        and outer <= 4
+                        and (
+                            (backward and 4 << 20 <= n * size <= 64 << 20)
+                            or (not backward and size == 4 and n * size >= 16 << 20)
+                        )
+                    )
+                    assert (chosen == "grid_row") == want, (outer, n, dtype, backward, chosen)
+    h100 = tiers.H100_LIMITS
+    assert tiers.choose_tier(1, 1 << 24, 1, torch.bfloat16, False, h100) == "split_row"
+    assert tiers.choose_tier(1, 1 << 24, 1, torch.bfloat16, True, h100) == "grid_row"
+    assert tiers.choose_tier(1, 1 << 24, 1, torch.float32, False, h100) == "grid_row"
+    assert tiers.choose_tier(1, 1 << 26, 1, torch.bfloat16, True, h100) == "split_row"
+    no_cooperative = dataclasses.replace(h100, cooperative=False)
+    assert tiers.choose_tier(1, 1 << 24, 1, torch.float32, False, no_cooperative) == "split_row"
 
 
 # ---- the plan ----------------------------------------------------------------------------------

@@ -80,7 +80,9 @@ class CudaBackend:
         if device_index is None:
             device_index = torch.cuda.current_device()
         facts = device_facts(device_index)
-        return tiers.Limits(facts.smem_per_block, facts.smem_per_sm, facts.sm_count, facts.cluster_launch)
+        return tiers.Limits(
+            facts.smem_per_block, facts.smem_per_sm, facts.sm_count, facts.cluster_launch, facts.cooperative_launch
+        )
 
     def choose_tier(
         self, outer: int, n: int, inner: int, dtype: torch.dtype, backward: bool, device_index: int | None = None

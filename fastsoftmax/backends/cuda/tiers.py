@@ -124,10 +124,24 @@ class Limits:
     sm_count: int
     #: thread-block clusters with distributed shared memory (sm_90+)
     clusters: bool = False
+    #: cooperative launches (grid-wide barriers with every CTA resident)
+    cooperative: bool = False
 
 
 #: for tier choice with no GPU to ask (CPU tests of the choice): an H100's figures
-H100_LIMITS = Limits(227 * 1024, 228 * 1024, 132, True)
+H100_LIMITS = Limits(227 * 1024, 228 * 1024, 132, True, True)
+
+#: where grid_row beats split_row (H100, benchmarks/grid_row_probe.py, the two alternated in one
+#: process, benchmarks/results/2026-11-23_h100_s3): bytes of one tensor's row, by (itemsize,
+#: backward), from which it is chosen, and up to which. Backward 1 x 2^24 0.67-0.68 of copy against
+#: 0.48, 4 x 2^22 0.60 against 0.49, float32 1 x 2^24 0.61 against 0.49; at 1 x 2^26 16-bit (128
+#: MiB, a sixth held on chip) 0.54 against 0.57, at 1 x 2^20 a tie. float32 forward 1 x 2^24 0.58
+#: against 0.40, 4 x 2^22 0.50 against 0.41, 1 x 2^26 0.53 against 0.47; 1 x 2^20 0.20 against
+#: 0.24. 16-bit forward loses or ties (bf16 1 x 2^24 0.43 against 0.46; fp16 4 x 2^22 0.32
+#: against 0.41): split_row keeps it.
+GRID_ROW_ROW_BYTES = {(2, True): (4 << 20, 64 << 20), (4, True): (4 << 20, 64 << 20), (4, False): (16 << 20, 1 << 40)}
+#: rows a grid_row launch takes one after another: measured up to 4
+GRID_ROW_MAX_ROWS = 4
 
 
 def block_regs_target(n: int, itemsize: int, backward: bool, tuning: Tuning = DEFAULT_TUNING) -> int:
@@ -155,10 +169,12 @@ def choose_tier(outer: int, n: int, inner: int, dtype: torch.dtype, backward: bo
     # and the two-read tiers measured faster (instances.py)
     clusters = limits.clusters and n <= cluster_preferred_max_cols(dtype, backward)
     if n >= SPLIT_ROW_MIN_COLS and outer < limits.sm_count:
-        # grid_row (one launch, one read of rows that fit on chip) is meant for the longest of these
-        # rows, but it is not chosen until benchmarks/grid_row_probe.py has measured it against
-        # split_row on the device (A/B in one process); dispatch.forced("cuda", "grid_row") reaches it
-        return "cluster" if clusters else "split_row"
+        if clusters:
+            return "cluster"
+        low, high = GRID_ROW_ROW_BYTES.get((itemsize, backward), (0, -1))
+        if limits.cooperative and outer <= GRID_ROW_MAX_ROWS and low <= n * itemsize <= high:
+            return "grid_row"
+        return "split_row"
     if n <= block_regs_max_cols(dtype, backward):
         return "block_regs"
     if clusters:
