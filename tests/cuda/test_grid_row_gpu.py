@@ -252,8 +252,26 @@ def test_oversized_grid_is_refused(backend):
     check_forward(forward(backend, x, False), x, 1, False)
 
 
-def test_not_chosen_automatically(backend):
-    for n in (1 << 20, 1 << 24):
-        for dtype in DTYPES.values():
-            assert backend.choose_tier(1, n, 1, dtype, False) != TIER
-            assert backend.choose_tier(1, n, 1, dtype, True) != TIER
+def test_chosen_automatically_through_the_public_api(backend):
+    """Where tier choice takes grid_row on this device (tiers.GRID_ROW_ROW_BYTES), the public
+    functions reach it with backend="cuda", forward and backward, and the results are right."""
+    from fastsoftmax.backends.cuda import tiers
+
+    limits = backend.limits(torch.cuda.current_device())
+    n = 1 << 21
+    chosen_fwd = backend.choose_tier(1, n, 1, torch.float32, False)
+    chosen_bwd = backend.choose_tier(1, n, 1, torch.bfloat16, True)
+    assert backend.choose_tier(1, 1 << 24, 1, torch.bfloat16, False) != TIER  # 16-bit forward: split_row
+    if not limits.cooperative:
+        assert TIER not in (chosen_fwd, chosen_bwd)
+        return
+    assert chosen_fwd == tiers.choose_tier(1, n, 1, torch.float32, False, limits) != TIER  # 8 MiB
+    assert chosen_bwd == TIER  # 4 MiB a tensor
+    assert backend.choose_tier(1, 1 << 22, 1, torch.float32, False) == TIER  # 16 MiB
+    x = rand((1, 1 << 22), torch.float32)
+    y = fastsoftmax.softmax(x, -1, backend="cuda")
+    check_forward(y, x, 1, False)
+    x16 = rand((2, n), torch.bfloat16)
+    dy = rand((2, n), torch.bfloat16)
+    dx = fastsoftmax.softmax_backward(dy, forward_output(x16, False), -1, backend="cuda")
+    check_backward(dx, x16, dy, 1, False)
