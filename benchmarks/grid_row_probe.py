@@ -4,6 +4,10 @@ tensors in one process (A/B), as a fraction of device-to-device copy bandwidth; 
 checked against float64 first.
 
     PYTHONPATH=$PWD python3 benchmarks/grid_row_probe.py [--quick] [--out DIR]
+        [--tiers split_row,cluster] [--shapes 64x262152,8x524160] [--dtypes bf16,f32]
+
+(--tiers and --shapes A/B any row tiers on any shapes, e.g. where the cluster tier hands long rows
+to split_row.)
 
 Shapes: 1 x 2^20, 1 x 2^24, 1 x (2^24 + 7), 1 x 2^26, 4 x 2^22; bf16, fp16 and fp32; forward
 (softmax and log-softmax) and backward (softmax). The goal that decides whether tier choice takes
@@ -122,21 +126,21 @@ def shape_line(backend, rows, n, dtype, backward) -> str:
     )
 
 
-def ab(backend, copy, rows, n, dtype, backward, log, iters) -> tuple[str, bool]:
+def ab(backend, copy, rows, n, dtype, backward, log, iters, tiers=TIERS) -> tuple[str, bool]:
     sets = make_sets(rows, n, dtype, backward)
     nbytes = rows * n * dtype.itemsize * (3 if backward else 2)
     ok = True
     problems = {}
-    for tier in TIERS:
+    for tier in tiers:
         problems[tier] = checked(backend, tier, sets[0], log, backward, dtype)
         ok &= not problems[tier]
-    times = {tier: [] for tier in TIERS}
+    times = {tier: [] for tier in tiers}
     for i in range(iters):  # alternate: both tiers see the same clocks and the same memory state
-        for tier in TIERS if i % 2 == 0 else reversed(TIERS):
+        for tier in tiers if i % 2 == 0 else reversed(tiers):
             tensors = sets[i % len(sets)]
             times[tier].append(gpu_time_us(lambda t=tensors, tier=tier: run(backend, tier, t, log, backward)))
     cells = []
-    for tier in TIERS:
+    for tier in tiers:
         us = statistics.median(times[tier])
         frac = nbytes / (us * 1e-6) / 1e9 / copy
         cells.append(f"{tier} {frac:.3f} ({us:.1f}us){' WRONG ' + problems[tier] if problems[tier] else ''}")
@@ -144,7 +148,8 @@ def ab(backend, copy, rows, n, dtype, backward, log, iters) -> tuple[str, bool]:
         cells
     )
     say(line)
-    say("    " + shape_line(backend, rows, n, dtype, backward))
+    if "grid_row" in tiers:
+        say("    " + shape_line(backend, rows, n, dtype, backward))
     del sets
     torch.cuda.empty_cache()
     return line, ok
@@ -154,7 +159,18 @@ def main() -> int:
     parser = argparse.ArgumentParser()
     parser.add_argument("--quick", action="store_true", help="fewer calls, softmax forward and backward only")
     parser.add_argument("--out", default=os.environ.get("OUT", "."))
+    parser.add_argument("--tiers", default=",".join(TIERS), help="row tiers to alternate")
+    parser.add_argument("--shapes", help="ROWSxCOLS comma list (default: the huge rows above)")
+    parser.add_argument("--dtypes", help="comma list of bf16, f16, f32")
     args = parser.parse_args()
+    tiers = tuple(args.tiers.split(","))
+    shapes = SHAPES
+    if args.shapes:
+        shapes = tuple(tuple(int(v) for v in item.split("x")) for item in args.shapes.split(","))
+    dtypes = DTYPES
+    if args.dtypes:
+        by_tag = {tag: dtype for dtype, tag in TAG.items()}
+        dtypes = tuple(by_tag[tag] for tag in args.dtypes.split(","))
     if not torch.cuda.is_available():
         print("grid_row probe: no CUDA device")
         return 0
@@ -175,10 +191,10 @@ def main() -> int:
     for backward, log in ((False, False), (False, True), (True, False)):
         if args.quick and log:
             continue
-        for dtype in DTYPES:
-            for rows, n in SHAPES:
+        for dtype in dtypes:
+            for rows, n in shapes:
                 try:
-                    line, good = ab(BACKEND, copy, rows, n, dtype, backward, log, iters)
+                    line, good = ab(BACKEND, copy, rows, n, dtype, backward, log, iters, tiers)
                 except Exception as exc:  # noqa: BLE001 - one failing shape must not end the probe
                     line, good = (
                         f"{TAG[dtype]} {rows}x{n} {'bwd' if backward else 'fwd'}: {type(exc).__name__}: {exc}",
