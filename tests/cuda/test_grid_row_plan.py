@@ -201,7 +201,7 @@ def test_chosen_where_measured_faster(limits):
                     if outer * n > 1 << 31:
                         continue
                     chosen = tiers.choose_tier(outer, n, 1, dtype, backward, limits)
-                    held_by_cluster = limits.clusters and n <= cluster_preferred_max_cols(dtype, backward)
+                    held_by_cluster = limits.clusters and n <= cluster_preferred_max_cols(dtype, backward, outer)
                     want = (
                         limits.cooperative
                         and not held_by_cluster

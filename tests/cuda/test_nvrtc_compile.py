@@ -311,12 +311,22 @@ def test_long_row_storage_is_a_tuning_value():
 
 
 def test_cluster_grid():
+    from fastsoftmax.backends.cuda import tiers
     from fastsoftmax.backends.cuda.instances import cluster_grid, cluster_max_cols, cluster_preferred_max_cols
 
     for dtype in (torch.float32, torch.float16, torch.bfloat16):
         for backward in (False, True):
             assert cluster_preferred_max_cols(dtype, backward) <= cluster_max_cols(dtype, backward)
     assert cluster_preferred_max_cols(torch.bfloat16, False) == 1 << 19
+    for dtype in (torch.float32, torch.bfloat16):
+        for backward in (False, True):
+            longest = cluster_max_cols(dtype, backward)
+            assert cluster_preferred_max_cols(dtype, backward, 32) == longest
+            # chosen up to its longest row with many rows; split_row keeps few long rows
+            h100 = tiers.H100_LIMITS
+            assert tiers.choose_tier(64, longest, 1, dtype, backward, h100) == "cluster"
+            assert tiers.choose_tier(64, longest + 1, 1, dtype, backward, h100) != "cluster"
+            assert tiers.choose_tier(8, longest, 1, dtype, backward, h100) == "split_row"
 
     for backward in (False, True):
         assert cluster_grid(1024, 45, backward) == 1024

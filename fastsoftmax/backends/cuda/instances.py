@@ -167,14 +167,23 @@ def cluster_max_cols(dtype: torch.dtype, backward: bool) -> int:
     return CLUSTER_SIZES[-1] * (slots - 2) * cluster_pack(dtype)
 
 
-#: bytes of a tensor per CTA past which the tier loses to the two-read tiers (H100, the staged
-#: kernel; to be re-measured with the register-held one): 64 KiB a CTA, bf16 2^19 forward
+#: bytes of a tensor per CTA up to which the tier is chosen for any number of rows (H100, measured
+#: with the earlier staged kernel): 64 KiB a CTA, bf16 2^19 forward
 CLUSTER_PREFERRED_BYTES_PER_CTA = 64 * 1024
+#: rows from which the tier is chosen up to the longest row it holds: the register-held kernels
+#: beat split_row there (H100, benchmarks/grid_row_probe.py --tiers split_row,cluster, alternated
+#: in one process, benchmarks/results/2026-11-23_h100_s3/long_rows_probe.txt: 32-64 rows of
+#: 262152-524160 columns, forward bf16 0.60-0.63 of copy against 0.42-0.46, float32 0.52-0.64
+#: against 0.38-0.42, backward bf16 0.57-0.68 against 0.48-0.51); fewer rows are not measured
+CLUSTER_LONGEST_MIN_ROWS = 32
 
 
-def cluster_preferred_max_cols(dtype: torch.dtype, backward: bool) -> int:
+def cluster_preferred_max_cols(dtype: torch.dtype, backward: bool, rows: int = 0) -> int:
     """The longest row for which the cluster tier is the one to choose (cluster_max_cols is the
-    longest it can run): forward 524288 16-bit or 262144 float32 elements, backward half that."""
+    longest it can run): forward 524288 16-bit or 262144 float32 elements, backward half that;
+    with CLUSTER_LONGEST_MIN_ROWS rows or more, cluster_max_cols."""
+    if rows >= CLUSTER_LONGEST_MIN_ROWS:
+        return cluster_max_cols(dtype, backward)
     tensors = 2 if backward else 1
     return CLUSTER_SIZES[-1] * CLUSTER_PREFERRED_BYTES_PER_CTA // (CXX_TYPES[dtype][2] * tensors)
 

@@ -167,7 +167,7 @@ def choose_tier(outer: int, n: int, inner: int, dtype: torch.dtype, backward: bo
         return "warp"
     # past cluster_preferred_max_cols each CTA of a 16-CTA cluster holds more than one fits per SM,
     # and the two-read tiers measured faster (instances.py)
-    clusters = limits.clusters and n <= cluster_preferred_max_cols(dtype, backward)
+    clusters = limits.clusters and n <= cluster_preferred_max_cols(dtype, backward, outer)
     if n >= SPLIT_ROW_MIN_COLS and outer < limits.sm_count:
         if clusters:
             return "cluster"
