@@ -89,6 +89,27 @@ def test_every_instance_compiles(arch, label):
 
 
 @needs_nvrtc
+def test_sources_avoid_what_older_nvrtc_rejects():
+    """The compile test above runs this machine's NVRTC; the GPU machines may have an older one.
+    NVRTC 13.0 (torch 2.11's CUDA 13.0 wheels) takes a generic lambda (``[&](auto ...)``) in
+    device code for a host function and fails the whole translation unit, where 13.5 compiles it:
+    kernels write a function template instead."""
+    import re
+    from pathlib import Path
+
+    import fastsoftmax
+
+    kernels = Path(fastsoftmax.__file__).parent / "backends" / "cuda" / "kernels"
+    generic_lambda = re.compile(r"\[[^\]]*\]\s*\([^)]*\bauto\b")
+    found = []
+    for path in sorted(kernels.glob("*.cu*")):
+        for number, line in enumerate(path.read_text().splitlines(), 1):
+            code = line.split("//", 1)[0]
+            if generic_lambda.search(code):
+                found.append(f"{path.name}:{number}: {line.strip()}")
+    assert not found, "generic lambdas in device code:\n" + "\n".join(found)
+
+
 def test_instance_space_is_covered():
     from fastsoftmax.backends.cuda.instances import (
         DTYPES,
