@@ -26,6 +26,8 @@ import time
 
 import torch
 
+from fastsoftmax.benchmark.timing import copy_bandwidth_gbps
+
 DTYPES = (torch.bfloat16, torch.float16, torch.float32)
 TAG = {torch.bfloat16: "bf16", torch.float16: "f16", torch.float32: "f32"}
 SHAPES = ((1, 1 << 20), (1, 1 << 24), (1, (1 << 24) + 7), (1, 1 << 26), (4, 1 << 22))
@@ -40,16 +42,6 @@ def say(*parts) -> None:
     for f in LOG_FILE:
         f.write(line + "\n")
         f.flush()
-
-
-def copy_bandwidth() -> float:
-    """GB/s of a 512 MiB device-to-device copy (read + write), as cluster_probe.py measures it."""
-    src = torch.empty(512 << 20, dtype=torch.uint8, device="cuda")
-    dst = torch.empty_like(src)
-    times = [gpu_time_us(lambda: dst.copy_(src)) for _ in range(20)]
-    gbs = 2 * src.numel() / (statistics.median(times) * 1e-6) / 1e9
-    say(f"copy bandwidth: {gbs:.0f} GB/s (512 MiB device-to-device, read + write)")
-    return gbs
 
 
 def gpu_time_us(fn) -> float:
@@ -185,7 +177,8 @@ def main() -> int:
     start = time.time()
     props = torch.cuda.get_device_properties(0)
     say(f"{props.name}, {props.multi_processor_count} SMs")
-    copy = copy_bandwidth()
+    copy = copy_bandwidth_gbps()
+    say(f"copy bandwidth: {copy:.0f} GB/s (512 MiB device-to-device, read + write)")
     iters = 20 if args.quick else 50
     table, ok = [], True
     for backward, log in ((False, False), (False, True), (True, False)):

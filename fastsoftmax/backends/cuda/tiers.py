@@ -18,8 +18,8 @@ Tiers, from short rows to long ones:
                       (max, sum) per chunk, then merge and write);
 * ``grid_row``        one huge row (or a few) over every CTA resident at once, one cooperative
                       launch with a grid-wide barrier, the row held in registers and shared
-                      memory and read once where it fits on chip (grid_row_tier.cuh); reached only
-                      by forcing it until it is measured against split_row;
+                      memory and read once where it fits on chip (grid_row_tier.cuh); chosen where
+                      it measured faster than split_row (GRID_ROW_ROW_BYTES);
 * ``strided``         inner > 1: tiles of columns along the contiguous axis, 16-byte packs per
                       thread, reduced over n; n is split over blocks (two kernels) when the
                       tiles alone cannot fill the GPU.
@@ -165,8 +165,8 @@ def choose_tier(outer: int, n: int, inner: int, dtype: torch.dtype, backward: bo
     itemsize = CXX_TYPES[dtype][2]
     if n <= WARP_TIER_MAX_COLS and (itemsize == 4 or n < BLOCK_REGS_MIN_COLS_16BIT):
         return "warp"
-    # past cluster_preferred_max_cols each CTA of a 16-CTA cluster holds more than one fits per SM,
-    # and the two-read tiers measured faster (instances.py)
+    # past cluster_preferred_max_cols the two-read tiers measured faster with few rows; with many,
+    # the cluster tier wins up to the longest row it holds (instances.CLUSTER_LONGEST_MIN_ROWS)
     clusters = limits.clusters and n <= cluster_preferred_max_cols(dtype, backward, outer)
     if n >= SPLIT_ROW_MIN_COLS and outer < limits.sm_count:
         if clusters:
@@ -201,8 +201,6 @@ def supports(tier: str, outer: int, n: int, inner: int, dtype: torch.dtype, back
         return limits.clusters and n <= cluster_max_cols(dtype, backward)
     if tier == "block_smem":
         return row_cache_bytes(n, CXX_TYPES[dtype][2], backward) + STATIC_SMEM_RESERVE <= limits.smem_per_block
-    if tier == "grid_row":
-        # any row length and alignment, both directions: what the chip does not hold is re-read,
-        # and rows go one after another (correct for any number, but slow for many)
-        return True
+    # block_uncached, split_row, grid_row: any row length and alignment (grid_row re-reads what the
+    # chip does not hold, and takes rows one after another: correct for any number, slow for many)
     return True

@@ -75,7 +75,6 @@ struct DirectLoad {
     __device__ __forceinline__ void convert(const Pack<T, P>& raw, float* out, i64 /*row*/, i64 /*col*/) const {
         unpack<T, P>(raw, out);
     }
-    __device__ __forceinline__ float convert1(T raw, i64 /*row*/, i64 /*col*/) const { return to_float(raw); }
 };
 
 template <typename T>
