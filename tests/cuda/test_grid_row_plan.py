@@ -36,10 +36,10 @@ def one_per_sm(budget=227 * 1024):
     return lambda smem: 1 if smem <= budget else 0
 
 
-def slice_of(n: int, shift: int, pack: int, ctas: int, rank: int) -> tuple[int, int]:
+def slice_of(n: int, shift: int, dtype: torch.dtype, ctas: int, rank: int) -> tuple[int, int]:
     """ClusterSlice (cluster_tier.cuh), which grid_row_tier.cuh cuts the row with: chunks of the
     row's packs, which start `shift` columns before the row."""
-    chunk = cluster_chunk(n + shift, cluster_dtype(pack), ctas)
+    chunk = cluster_chunk(n + shift, dtype, ctas)
     start = rank * chunk - shift
     return min(n, max(0, start)), min(n, max(0, start + chunk))
 
@@ -47,10 +47,6 @@ def slice_of(n: int, shift: int, pack: int, ctas: int, rank: int) -> tuple[int, 
 def first_of(begin: int, shift: int, pack: int) -> int:
     """ClusterSlice::first: the column of the slice's first pack in a tensor of misalignment shift."""
     return begin - (begin + shift) % pack
-
-
-def cluster_dtype(pack: int) -> torch.dtype:
-    return {4: torch.float32, 8: torch.bfloat16}[pack]
 
 
 def slot_count(begin: int, end: int, first: int, pack: int) -> int:
@@ -113,7 +109,7 @@ def test_slices_partition_the_row(dtype):
             for shift in range(pack):
                 seen = 0
                 for rank in range(ctas):
-                    begin, end = slice_of(n, shift, pack, ctas, rank)
+                    begin, end = slice_of(n, shift, dtype, ctas, rank)
                     assert begin == seen or begin == end == n
                     seen = max(seen, end)
                     if begin == end:
