@@ -2,13 +2,17 @@
 # Everything the GPU machine is for, in one call: device facts, the GPU test suite, and the
 # benchmarks. Results land under $OUT (the device tool brings that folder back).
 #
-#   bash benchmarks/device_run.sh [STEPS]      STEPS: comma list of compile,hostprobe,tierprobe,tests,
-#                                               sanitize,quick,main,ladder,table
+#   bash benchmarks/device_run.sh [STEPS]      STEPS: comma list of compile,hostprobe,tierprobe,
+#                                               clusterprobe,profile,tests,sanitize,quick,main,ladder,
+#                                               table
 #                                               (default: compile,tests,main,ladder)
 #
 # compile fills the kernel cache first (every instance, all CPUs), so that the tests and benchmarks
 # time and check kernels rather than wait on NVRTC; hostprobe and tierprobe run benchmarks/*_probe.py.
-# sanitize runs benchmarks/sanitize.py (every CUDA tier and the ladder) under compute-sanitizer's
+# clusterprobe runs benchmarks/cluster_size_probe.py with CLUSTER_PROBE_ARGS. profile runs Nsight
+# Compute over benchmarks/ncu_target.py once per entry of PROFILE_TARGETS (';'-separated entries
+# "SKIP COUNT ARGS": kernels to skip and to profile, then ncu_target.py's arguments), each report in
+# $OUT/ncu_<k>.txt. sanitize runs benchmarks/sanitize.py (every CUDA tier and the ladder) under compute-sanitizer's
 # memcheck, racecheck, initcheck and synccheck.
 # TEST_TIMEOUT (seconds, default 420) bounds the test step, so that a hang still returns results;
 # TEST_PATHS (default: tests) narrows it, e.g. to the tests that touch the GPU. BENCH_ARGS adds
@@ -48,6 +52,25 @@ if [[ $steps == *,hostprobe,* ]]; then
 fi
 if [[ $steps == *,tierprobe,* ]]; then
     python3 benchmarks/cuda_probe.py --quick --out "$OUT/cuda_probe.txt" 2>&1 | tail -n 60 || status=1
+fi
+if [[ $steps == *,clusterprobe,* ]]; then
+    # shellcheck disable=SC2086
+    python3 benchmarks/cluster_size_probe.py --out "$OUT" ${CLUSTER_PROBE_ARGS:-} 2>&1 | tail -n 60 || status=1
+fi
+if [[ $steps == *,profile,* ]]; then
+    k=0
+    IFS=';' read -ra targets <<< "${PROFILE_TARGETS:-}"
+    for target in "${targets[@]}"; do
+        read -r skip count args <<< "$target"
+        k=$((k + 1))
+        # shellcheck disable=SC2086
+        { echo "== ncu_target.py $args (kernels $skip skipped, $count profiled)"
+          timeout 300 ncu --kernel-name regex:fs_ --launch-skip "$skip" --launch-count "$count" \
+              --section SpeedOfLight --section Occupancy --section LaunchStats --section MemoryWorkloadAnalysis \
+              --section WarpStateStats --section SchedulerStats python3 benchmarks/ncu_target.py $args
+        } > "$OUT/ncu_$k.txt" 2>&1 || status=1
+        grep -E "^  [a-z_]|Duration|DRAM Throughput|Memory Throughput|Achieved Occupancy|Registers Per|Block Limit|Theoretical Occ" "$OUT/ncu_$k.txt" | head -n 40
+    done
 fi
 if [[ $steps == *,tests,* ]]; then
     # shellcheck disable=SC2086
@@ -97,7 +120,7 @@ if [[ $steps == *,table,* ]]; then
 fi
 cp "$OUT/device.txt" "$FINAL/summary.txt" 2>/dev/null
 cp "$OUT/tests_failures_and_slow.txt" "$FINAL/" 2>/dev/null
-for log in "$OUT"/*.log "$OUT"/*summary.txt "$OUT"/*probe*.txt; do
+for log in "$OUT"/*.log "$OUT"/*summary.txt "$OUT"/*probe*.txt "$OUT"/ncu_*.txt; do
     [[ -f $log ]] && { echo "== $(basename "$log")"; tail -n 40 "$log"; } >> "$FINAL/summary.txt"
 done
 exit $status

@@ -89,10 +89,14 @@ def run(backend, tier, tensors, log, backward):
         backend.forward(*views, log, tier)
 
 
-def checked(backend, tier, tensors, log, backward, dtype) -> str:
-    """Runs once on poisoned outputs and compares with float64: '' or what is wrong."""
+def checked(backend, tier, tensors, log, backward, dtype, call=None) -> str:
+    """Runs once on poisoned outputs (through ``call(tensors, backward)`` when given) and compares
+    with float64: '' or what is wrong."""
     tensors[-1].fill_(float("nan"))
-    run(backend, tier, tensors, log, backward)
+    if call is None:
+        run(backend, tier, tensors, log, backward)
+    else:
+        call(tensors, backward)
     torch.cuda.synchronize()
     if backward:
         y64, dy64 = tensors[0].double(), tensors[1].double()

@@ -149,12 +149,12 @@ def backend_impl(tier, ctas=None):
     return fn
 
 
-def timing(quick: bool, backward: bool, dtypes, variants: bool, budget: float) -> list[dict]:
+def timing(quick: bool, backward: bool, dtypes, variants: bool, budget: float, peers: bool = True) -> list[dict]:
     torch._dynamo.config.recompile_limit = 1 << 20
     torch._dynamo.config.cache_size_limit = 1 << 20
     start = time.time()
     rows = []
-    names = ["fastsoftmax", "staged", "strided", "triton", "torch", "compile"]
+    names = ["fastsoftmax", "staged", "strided", "triton"] + (["torch", "compile"] if peers else [])
     if variants:
         names[2:2] = ["staged_c1", "staged_c3"]
     for dtype in dtypes:
@@ -170,7 +170,7 @@ def timing(quick: bool, backward: bool, dtypes, variants: bool, budget: float) -
             itemsize = torch.empty((), dtype=dtype).element_size()
             floor = case.bytes_moved(itemsize, bwd)
             views = [_views(case, dtype, bwd) for _ in range(max(1, min(3, (1 << 28) // floor)))]
-            row = layouts.run_case(case, dtype, bwd, copy)
+            row = layouts.run_case(case, dtype, bwd, copy, peers=peers)
             extra = {"staged": backend_impl("strided_staged"), "strided": backend_impl("strided")}
             if variants:
                 extra["staged_c1"] = backend_impl("strided_staged", 1)
@@ -231,6 +231,7 @@ def main() -> int:
     parser.add_argument("--dtypes", default="bfloat16,float32")
     parser.add_argument("--check-dtypes", action="store_true", help="check only --dtypes")
     parser.add_argument("--limit", type=int, default=None, help="check only the first LIMIT problems")
+    parser.add_argument("--no-peers", action="store_true", help="time no torch.softmax or torch.compile")
     parser.add_argument("--budget", type=float, default=1e9, help="seconds for the timing section")
     parser.add_argument("--out", default=os.environ.get("OUT", "."))
     args = parser.parse_args()
@@ -246,7 +247,7 @@ def main() -> int:
         print(f"checks: {len(failures)} failures ({time.time() - start:.0f} s)", flush=True)
         status = 1 if failures else 0
     if args.time:
-        rows = timing(args.quick, args.backward, dtypes, args.variants, args.budget)
+        rows = timing(args.quick, args.backward, dtypes, args.variants, args.budget, not args.no_peers)
         with open(os.path.join(args.out, "strided_probe.json"), "w") as out:
             json.dump(rows, out, indent=1)
     return status

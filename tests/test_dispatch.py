@@ -96,6 +96,31 @@ def test_table_choice_takes_the_nearest_measured_point(tmp_path, monkeypatch):
         dispatch.clear_caches()
 
 
+def test_table_choice_for_strided_problems_follows_the_inner_size(tmp_path, monkeypatch):
+    """Two strided points alike in n and numel, unlike in inner: a problem takes the winner of the
+    point whose inner size is nearest to its own (grid points store (outer, n, inner) and no dim;
+    main-suite points their shape and dim)."""
+    common = {"direction": "forward", "layout": "strided", "dtype": "bfloat16"}
+    table = {
+        "points": [
+            dict(common, n=64, numel=1 << 26, shape=[4096, 64, 256], us={"triton": 170.0, "cuda": 180.0}),
+            dict(common, n=32, numel=1 << 27, shape=[16, 32, 512, 512], dim=1, us={"triton": 700.0, "cuda": 190.0}),
+        ]
+    }
+    path = tmp_path / "table.json"
+    path.write_text(json.dumps(table))
+    monkeypatch.setattr(dispatch, "TABLE_PATH", path)
+    dispatch.clear_caches()
+    try:
+        assert dispatch._point_inner(table["points"][0]) == 256
+        assert dispatch._point_inner(table["points"][1]) == 512 * 512
+        # (16, 21, 512, 512) over dim 1: nearer the first point in n and numel, in inner the second
+        assert dispatch._table_choice(False, True, torch.bfloat16, 21, 16 * 21 * 512 * 512, 512 * 512) == "cuda"
+        assert dispatch._table_choice(False, True, torch.bfloat16, 48, 48 * 300 * 256, 256) == "triton"
+    finally:
+        dispatch.clear_caches()
+
+
 def test_available_backends_always_lists_torch():
     assert dispatch.available_backends("cpu")[-1] == "torch"
 

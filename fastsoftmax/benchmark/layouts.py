@@ -141,8 +141,9 @@ def input_sets(case: LayoutCase, dtype: torch.dtype, backward: bool, budget: int
     return sets
 
 
-def implementations(case: LayoutCase, backward: bool, extra: dict | None = None) -> dict:
-    """name -> fn(*inputs): fastsoftmax (auto), torch, torch.compile, and any extra ones."""
+def implementations(case: LayoutCase, backward: bool, extra: dict | None = None, peers: bool = True) -> dict:
+    """name -> fn(*inputs): fastsoftmax (auto), torch and torch.compile (unless ``peers`` is
+    False), and any extra ones."""
     import fastsoftmax
 
     dim = case.dim
@@ -162,18 +163,22 @@ def implementations(case: LayoutCase, backward: bool, extra: dict | None = None)
             "torch": lambda x: torch.softmax(x, dim),
             "compile": torch.compile(lambda x: torch.softmax(x, dim), dynamic=False),
         }
+    if not peers:
+        impls = {"fastsoftmax": impls["fastsoftmax"]}
     impls.update(extra or {})
     return impls
 
 
-def run_case(case: LayoutCase, dtype: torch.dtype, backward: bool, copy: float, extra: dict | None = None) -> dict:
+def run_case(
+    case: LayoutCase, dtype: torch.dtype, backward: bool, copy: float, extra: dict | None = None, peers: bool = True
+) -> dict:
     """One row: each implementation's time and fraction of copy bandwidth, or its error."""
     itemsize = torch.empty((), dtype=dtype).element_size()
     inputs = input_sets(case, dtype, backward)
     row = {"case": case.label, "class": case.cls, "dtype": str(dtype).removeprefix("torch."), "goal": case.goal}
     row["direction"] = "backward" if backward else "forward"
     floor = case.bytes_moved(itemsize, backward)
-    for name, fn in implementations(case, backward, extra).items():
+    for name, fn in implementations(case, backward, extra, peers).items():
         try:
             ms = time_ms(fn, inputs)
             row[name] = round(floor / ms / 1e6 / copy, 3)

@@ -79,7 +79,7 @@ def build(load, key):
     if tier == "split_row":
         return _split_row(load, dtype, outer, n, pitches, log, backward, align, dev)
     if tier == "cluster":
-        return _cluster(load, dtype, outer, n, pitches, log, backward, align, dev)
+        return _cluster(load, dtype, outer, n, pitches, log, backward, align, dev, tuning)
     if tier == "grid_row":
         return _grid_row(load, dtype, outer, n, pitches, log, backward, dev)
     kernel, grid = _row_kernel(load, tier, dtype, outer, n, log, backward, align, dev, tuning)
@@ -151,13 +151,22 @@ def _allow_dynamic_smem(kernel: Kernel, smem: int) -> None:
         kernel.set_attribute("MAX_DYNAMIC_SHARED_SIZE_BYTES", facts.smem_per_block - tiers.STATIC_SMEM_RESERVE)
 
 
-def _cluster(load, dtype, outer, n, pitches, log, backward, align, dev):
+def _cluster(load, dtype, outer, n, pitches, log, backward, align, dev, tuning):
     """One cluster of CTAs per row (see instances.cluster_shape for the launch contract)."""
     facts = device_facts(dev)
     if not facts.cluster_launch:
         raise ValueError(f"tier 'cluster' needs thread-block clusters (sm_90 or newer), not {facts.arch}")
     # align == 0: every row of every tensor starts 16-byte aligned, and no shared memory is needed
-    shape = cluster_shape(n, dtype, backward, rows=outer, sm_count=facts.sm_count, aligned=align == 0)
+    shape = cluster_shape(
+        n,
+        dtype,
+        backward,
+        rows=outer,
+        sm_count=facts.sm_count,
+        ctas=tuning.cluster_ctas or 0,
+        aligned=align == 0,
+        threads=tuning.cluster_threads or 0,
+    )
     inst = Instance("cluster", dtype, backward, log, shape.pack, cols=shape.held)
     kernel = Kernel(
         load(inst, dev), inst.name, dev, 8 if backward else 6, shape.threads, 1, shape.smem_bytes, cluster=shape.ctas

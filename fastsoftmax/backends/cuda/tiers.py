@@ -38,6 +38,7 @@ import torch
 
 from . import strided
 from .instances import (
+    CLUSTER_SIZES,
     CXX_TYPES,
     LONG_ROW_STORAGES_16BIT,
     WARP_TIER_MAX_COLS,
@@ -88,12 +89,21 @@ class Tuning:
     #: strided_staged: CTAs per SM that shared memory is divided among, instead of
     #: strided.STAGED_CTAS_PER_SM (part of every plan key, like the other fields)
     staged_ctas_per_sm: int | None = None
+    #: cluster: CTAs per cluster (one of instances.CLUSTER_SIZES from 2), instead of the size
+    #: instances.cluster_shape chooses by row length and row count
+    cluster_ctas: int | None = None
+    #: cluster: threads per CTA (a multiple of 32), instead of instances.cluster_threads_packs' choice
+    cluster_threads: int | None = None
 
     def __post_init__(self):
         if self.long_row_storage_16bit not in (None, *LONG_ROW_STORAGES_16BIT):
             raise ValueError(
                 f"long_row_storage_16bit={self.long_row_storage_16bit!r} is not one of {LONG_ROW_STORAGES_16BIT}"
             )
+        if self.cluster_ctas is not None and self.cluster_ctas not in CLUSTER_SIZES[1:]:
+            raise ValueError(f"cluster_ctas={self.cluster_ctas!r} is not one of {CLUSTER_SIZES[1:]}")
+        if self.cluster_threads is not None and (self.cluster_threads <= 0 or self.cluster_threads % 32):
+            raise ValueError(f"cluster_threads={self.cluster_threads!r} is not a positive multiple of 32")
 
     @property
     def long_row_storage(self) -> str:

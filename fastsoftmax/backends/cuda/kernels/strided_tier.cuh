@@ -68,6 +68,18 @@ __device__ __forceinline__ void load_columns(const T* src, int valid, float pad,
     }
 }
 
+// The same as the raw pack, the padding in its own type (-inf and 0 are exact in every type). The
+// unrolled loops hold their kUnroll rows this way until each value is used: 16-bit packs take half
+// the registers of their float32 values, and registers bound how many blocks share an SM.
+template <typename T, int P>
+__device__ __forceinline__ Pack<T, P> load_raw_columns(const T* src, int valid, float pad) {
+    if (valid == P) return read_pack<T, P>(src);
+    Pack<T, P> pack;
+#pragma unroll
+    for (int i = 0; i < P; ++i) pack.elems()[i] = i < valid ? src[i] : from_float<T>(pad);
+    return pack;
+}
+
 template <typename T, int P>
 __device__ __forceinline__ void store_columns(T* dst, int valid, const float* in) {
     if (valid == P) {
@@ -126,14 +138,15 @@ __device__ __forceinline__ void strided_forward(const T* x, T* y, float* partial
     } else {
         i64 k = t.k_begin + threadIdx.y;
         for (; k + (kUnroll - 1) * slices < t.k_end; k += kUnroll * slices) {
-            float v[kUnroll][P];
+            Pack<T, P> raw[kUnroll];
 #pragma unroll
-            for (int u = 0; u < kUnroll; ++u) load_columns<T, P>(src + (k + u * slices) * xs1, t.valid, neg_inf(), v[u]);
+            for (int u = 0; u < kUnroll; ++u)
+                raw[u] = load_raw_columns<T, P>(src + (k + u * slices) * xs1, t.valid, neg_inf());
 #pragma unroll
             for (int i = 0; i < P; ++i) {
                 float column[kUnroll];
 #pragma unroll
-                for (int u = 0; u < kUnroll; ++u) column[u] = v[u][i];
+                for (int u = 0; u < kUnroll; ++u) column[u] = to_float(raw[u].elems()[i]);
                 accumulate<kUnroll>(state[i], column);
             }
         }
@@ -165,14 +178,16 @@ __device__ __forceinline__ void strided_forward(const T* x, T* y, float* partial
     T* dst = y + t.o * ys0 + t.column;
     i64 k = t.k_begin + threadIdx.y;
     for (; k + (kUnroll - 1) * slices < t.k_end; k += kUnroll * slices) {
-        float v[kUnroll][P];
+        Pack<T, P> raw[kUnroll];
 #pragma unroll
-        for (int u = 0; u < kUnroll; ++u) load_columns<T, P>(src + (k + u * slices) * xs1, t.valid, 0.0f, v[u]);
+        for (int u = 0; u < kUnroll; ++u) raw[u] = load_raw_columns<T, P>(src + (k + u * slices) * xs1, t.valid, 0.0f);
 #pragma unroll
         for (int u = 0; u < kUnroll; ++u) {
+            float v[P];
+            unpack<T, P>(raw[u], v);
 #pragma unroll
-            for (int i = 0; i < P; ++i) v[u][i] = normalise<LOG>(v[u][i], scale[i]);
-            store_columns<T, P>(dst + (k + u * slices) * ys1, t.valid, v[u]);
+            for (int i = 0; i < P; ++i) v[i] = normalise<LOG>(v[i], scale[i]);
+            store_columns<T, P>(dst + (k + u * slices) * ys1, t.valid, v);
         }
     }
     for (; k < t.k_end; k += slices) {
@@ -208,16 +223,20 @@ __device__ __forceinline__ void strided_backward(const T* y, const T* dy, T* dx,
     } else {
         i64 k = t.k_begin + threadIdx.y;
         for (; k + (kUnroll - 1) * slices < t.k_end; k += kUnroll * slices) {
-            float yv[kUnroll][P], dyv[kUnroll][P];
+            Pack<T, P> y_raw[kUnroll], dy_raw[kUnroll];
 #pragma unroll
             for (int u = 0; u < kUnroll; ++u) {
-                load_columns<T, P>(y_col + (k + u * slices) * ys1, t.valid, 0.0f, yv[u]);
-                load_columns<T, P>(dy_col + (k + u * slices) * dys1, t.valid, 0.0f, dyv[u]);
+                y_raw[u] = load_raw_columns<T, P>(y_col + (k + u * slices) * ys1, t.valid, 0.0f);
+                dy_raw[u] = load_raw_columns<T, P>(dy_col + (k + u * slices) * dys1, t.valid, 0.0f);
             }
 #pragma unroll
-            for (int u = 0; u < kUnroll; ++u)
+            for (int u = 0; u < kUnroll; ++u) {
+                float yv[P], dyv[P];
+                unpack<T, P>(y_raw[u], yv);
+                unpack<T, P>(dy_raw[u], dyv);
 #pragma unroll
-                for (int i = 0; i < P; ++i) sum[i] += backward_term<LOG>(yv[u][i], dyv[u][i]);
+                for (int i = 0; i < P; ++i) sum[i] += backward_term<LOG>(yv[i], dyv[i]);
+            }
         }
         for (; k < t.k_end; k += slices) {
             float yv[P], dyv[P];
@@ -244,17 +263,20 @@ __device__ __forceinline__ void strided_backward(const T* y, const T* dy, T* dx,
     T* dx_col = dx + t.o * dxs0 + t.column;
     i64 k = t.k_begin + threadIdx.y;
     for (; k + (kUnroll - 1) * slices < t.k_end; k += kUnroll * slices) {
-        float yv[kUnroll][P], dyv[kUnroll][P];
+        Pack<T, P> y_raw[kUnroll], dy_raw[kUnroll];
 #pragma unroll
         for (int u = 0; u < kUnroll; ++u) {
-            load_columns<T, P>(y_col + (k + u * slices) * ys1, t.valid, 0.0f, yv[u]);
-            load_columns<T, P>(dy_col + (k + u * slices) * dys1, t.valid, 0.0f, dyv[u]);
+            y_raw[u] = load_raw_columns<T, P>(y_col + (k + u * slices) * ys1, t.valid, 0.0f);
+            dy_raw[u] = load_raw_columns<T, P>(dy_col + (k + u * slices) * dys1, t.valid, 0.0f);
         }
 #pragma unroll
         for (int u = 0; u < kUnroll; ++u) {
+            float yv[P], dyv[P];
+            unpack<T, P>(y_raw[u], yv);
+            unpack<T, P>(dy_raw[u], dyv);
 #pragma unroll
-            for (int i = 0; i < P; ++i) yv[u][i] = input_grad<LOG>(yv[u][i], dyv[u][i], total[i]);
-            store_columns<T, P>(dx_col + (k + u * slices) * dxs1, t.valid, yv[u]);
+            for (int i = 0; i < P; ++i) yv[i] = input_grad<LOG>(yv[i], dyv[i], total[i]);
+            store_columns<T, P>(dx_col + (k + u * slices) * dxs1, t.valid, yv);
         }
     }
     for (; k < t.k_end; k += slices) {
