@@ -66,12 +66,14 @@ CHECKS = [
 ]
 
 
-def check(tiers=("strided_staged",), dtypes=(torch.float32, torch.bfloat16, torch.float16), limit=None) -> list[str]:
+def check(
+    tier_names=("strided_staged",), dtypes=(torch.float32, torch.bfloat16, torch.float16), limit=None, tunings=({},)
+) -> list[str]:
     _layout.new_empty_like = _poisoned
     failures, lines = [], []
     for shape, dim, view in CHECKS[:limit]:
         for dtype in dtypes:
-            for tier in tiers:
+            for tier, tuning in ((t, u) for t in tier_names for u in tunings):
                 probe = make(shape, view, dtype)
                 if view == "expand" or _layout.canonical_pair(probe, dim)[0].shape[2] == 1:
                     tier = None  # rows (or a copied view): whatever the backend picks
@@ -85,7 +87,8 @@ def check(tiers=("strided_staged",), dtypes=(torch.float32, torch.bfloat16, torc
                     if view != "expand":  # one -inf in some columns: numerics as torch's
                         x[..., :1].select(dim, 0).fill_(float("-inf"))
                     try:
-                        with dispatch.forced("cuda", tier):
+                        BACKEND.clear_plans()
+                        with dispatch.forced("cuda", tier), tiers.tuned(**tuning):
                             base = rel(ref_fn(x, dim), ref_fn(x.double(), dim))
                             leaf = x.detach().requires_grad_(view != "expand")
                             y = fn(leaf, dim)
@@ -105,7 +108,7 @@ def check(tiers=("strided_staged",), dtypes=(torch.float32, torch.bfloat16, torc
                     worst = max(worst, err / max(1.0, 2 * base / TOL[dtype]))
                 ok = worst <= TOL[dtype]
                 tag = "ok  " if ok else "FAIL"
-                name = tier or "auto"
+                name = (tier or "auto") + "".join(f" {k}={v}" for k, v in tuning.items())
                 lines.append(f"{tag} {str(shape):22} d{dim} {view:13} {str(dtype)[6:]:9} {name:15} {worst:.2e}")
                 print(lines[-1], flush=True)
                 if not ok:
@@ -125,19 +128,27 @@ def _views(case, dtype, backward):
     return (x3, y3)
 
 
-def backend_impl(tier, ctas=None):
-    """Times a CUDA tier through the backend on canonical views, with ``ctas`` staged CTAs per SM
-    when given (part of the plan key); the first call of a variant starts from no cached plans."""
+#: variants of the strided tier --variants times beside it: block order and row width
+STRIDED_VARIANTS = {
+    "str_chunk": {"strided_chunk_major": True},
+    "str_wide": {"strided_row_bytes": 512},
+    "str_ch_wide": {"strided_chunk_major": True, "strided_row_bytes": 512},
+}
+
+
+def backend_impl(tier, **tuning):
+    """Times a CUDA tier through the backend on canonical views, under ``tuning`` when given (part
+    of the plan key); the first call of a variant starts from no cached plans."""
     fresh = {"done": False}
 
     def fn(*views):
         if not fresh["done"]:
             BACKEND.clear_plans()
             fresh["done"] = True
-        if ctas is None:
+        if not tuning:
             run(views)
         else:
-            with tiers.tuned(staged_ctas_per_sm=ctas):
+            with tiers.tuned(**tuning):
                 run(views)
 
     def run(views):
@@ -149,7 +160,9 @@ def backend_impl(tier, ctas=None):
     return fn
 
 
-def timing(quick: bool, backward: bool, dtypes, variants: bool, budget: float, peers: bool = True) -> list[dict]:
+def timing(
+    quick: bool, backward: bool, dtypes, variants: bool, budget: float, peers: bool = True, labels=None
+) -> list[dict]:
     torch._dynamo.config.recompile_limit = 1 << 20
     torch._dynamo.config.cache_size_limit = 1 << 20
     start = time.time()
@@ -157,12 +170,15 @@ def timing(quick: bool, backward: bool, dtypes, variants: bool, budget: float, p
     names = ["fastsoftmax", "staged", "strided", "triton"] + (["torch", "compile"] if peers else [])
     if variants:
         names[2:2] = ["staged_c1", "staged_c3"]
+        names[names.index("strided") + 1 : names.index("strided") + 1] = list(STRIDED_VARIANTS)
     for dtype in dtypes:
         copy = layouts.copy_gbps(dtype)
         print(f"copy {dtype}: {copy:.0f} GB/s", flush=True)
         cases = [(c, False) for c in layouts.layout_cases(quick)]
         if backward:
             cases[6:6] = [(c, True) for c in layouts.layout_cases(True)]
+        if labels:
+            cases = [(c, bwd) for c, bwd in cases if c.label in labels]
         for case, bwd in cases:
             if time.time() - start > budget:
                 print(f"out of time: {case.label} {'bwd' if bwd else 'fwd'} not timed", flush=True)
@@ -173,8 +189,10 @@ def timing(quick: bool, backward: bool, dtypes, variants: bool, budget: float, p
             row = layouts.run_case(case, dtype, bwd, copy, peers=peers)
             extra = {"staged": backend_impl("strided_staged"), "strided": backend_impl("strided")}
             if variants:
-                extra["staged_c1"] = backend_impl("strided_staged", 1)
-                extra["staged_c3"] = backend_impl("strided_staged", 3)
+                extra["staged_c1"] = backend_impl("strided_staged", staged_ctas_per_sm=1)
+                extra["staged_c3"] = backend_impl("strided_staged", staged_ctas_per_sm=3)
+                for name, tuning in STRIDED_VARIANTS.items():
+                    extra[name] = backend_impl("strided", **tuning)
             tr = dispatch.kernel_backend("triton")
             extra["triton"] = (lambda *v: tr.backward(*v, False)) if bwd else (lambda *v: tr.forward(*v, False))
             for name, fn in extra.items():
@@ -231,6 +249,8 @@ def main() -> int:
     parser.add_argument("--dtypes", default="bfloat16,float32")
     parser.add_argument("--check-dtypes", action="store_true", help="check only --dtypes")
     parser.add_argument("--limit", type=int, default=None, help="check only the first LIMIT problems")
+    parser.add_argument("--check-tiers", default="strided_staged", help="comma list of tiers --check forces")
+    parser.add_argument("--cases", help="';'-separated case labels to time, e.g. '(65536,2048) d0'")
     parser.add_argument("--no-peers", action="store_true", help="time no torch.softmax or torch.compile")
     parser.add_argument("--budget", type=float, default=1e9, help="seconds for the timing section")
     parser.add_argument("--out", default=os.environ.get("OUT", "."))
@@ -243,11 +263,14 @@ def main() -> int:
     if args.check:
         start = time.time()
         dts = tuple(dtypes) if args.check_dtypes else (torch.float32, torch.bfloat16, torch.float16)
-        failures = check(dtypes=dts, limit=args.limit)
+        tier_names = tuple(args.check_tiers.split(","))
+        tunings = ({},) + (tuple(STRIDED_VARIANTS.values()) if args.variants and "strided" in tier_names else ())
+        failures = check(tier_names, dts, args.limit, tunings)
         print(f"checks: {len(failures)} failures ({time.time() - start:.0f} s)", flush=True)
         status = 1 if failures else 0
     if args.time:
-        rows = timing(args.quick, args.backward, dtypes, args.variants, args.budget, not args.no_peers)
+        labels = set(args.cases.split(";")) if args.cases else None
+        rows = timing(args.quick, args.backward, dtypes, args.variants, args.budget, not args.no_peers, labels)
         with open(os.path.join(args.out, "strided_probe.json"), "w") as out:
             json.dump(rows, out, indent=1)
     return status

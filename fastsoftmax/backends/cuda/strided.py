@@ -16,7 +16,7 @@ Tiers:
 Kernel argument order (every parameter 8 bytes, see ``instances.py``):
 
 * strided: pointers, workspace, n, inner, (stride 0, stride 1) of each tensor, chunk, splits,
-  stage;
+  mode (the stage, 0 whole / 1 partials / 2 finish, | 4 for chunk-major block order);
 * strided_staged: pointers, workspace, outer, n, inner, (stride 0, stride 1) of each tensor,
   geometry (tile columns | copy bytes << 16 | staged rows << 32), chunk, splits.
 """
@@ -39,6 +39,9 @@ STRIDED_MAX_THREADS = 256
 STRIDED_PACK_SIZES = WARP_PACK_SIZES
 #: a warp covers this many bytes of one row along the contiguous axis (a cache line)
 STRIDED_ROW_BYTES = 128
+#: split problems launch their blocks chunk-major (every tile of a range of rows together) rather
+#: than tile-major (every chunk of a tile together)
+STRIDED_CHUNK_MAJOR = False
 #: when the tiles of a problem fill less than this many waves of resident blocks, n is split over
 #: blocks (two kernels) until they do
 STRIDED_WAVES = 2
@@ -205,20 +208,20 @@ class StridedInstance:
     def wrapper(self) -> str:
         t = CXX_TYPES[self.dtype][0]
         log = "true" if self.log else "false"
-        # every parameter is 8 bytes (pointers and i64), stage included: the launcher's argument
+        # every parameter is 8 bytes (pointers and i64), mode included: the launcher's argument
         # slots are uniform
         if self.backward:
             params = (
                 f"const {t}* y, const {t}* dy, {t}* dx, float* partials, i64 n, i64 inner, i64 ys0, "
-                f"i64 ys1, i64 dys0, i64 dys1, i64 dxs0, i64 dxs1, i64 chunk, i64 splits, i64 stage"
+                f"i64 ys1, i64 dys0, i64 dys1, i64 dxs0, i64 dxs1, i64 chunk, i64 splits, i64 mode"
             )
-            args = "y, dy, dx, partials, n, inner, ys0, ys1, dys0, dys1, dxs0, dxs1, chunk, splits, (int)stage"
+            args = "y, dy, dx, partials, n, inner, ys0, ys1, dys0, dys1, dxs0, dxs1, chunk, splits, (int)mode"
         else:
             params = (
                 f"const {t}* x, {t}* y, float* partials, i64 n, i64 inner, i64 xs0, i64 xs1, i64 ys0, "
-                f"i64 ys1, i64 chunk, i64 splits, i64 stage"
+                f"i64 ys1, i64 chunk, i64 splits, i64 mode"
             )
-            args = "x, y, partials, n, inner, xs0, xs1, ys0, ys1, chunk, splits, (int)stage"
+            args = "x, y, partials, n, inner, xs0, xs1, ys0, ys1, chunk, splits, (int)mode"
         fn = "strided_backward" if self.backward else "strided_forward"
         return (
             f'extern "C" __global__ void __launch_bounds__({STRIDED_MAX_THREADS}) {self.name}({params}) {{\n'
@@ -299,7 +302,8 @@ def build(load, key):
     # the widest pack every pointer and stride is aligned to, and no wider than the columns
     pack = widest_pack(STRIDED_PACK_SIZES[dtype], align, itemsize, lambda p: p <= inner or p == 1)
     inst = StridedInstance(dtype, backward, log, pack)
-    width = min(32, next_pow2(-(-inner // pack)), max(1, STRIDED_ROW_BYTES // (pack * itemsize)))
+    row_bytes = tuning.strided_row_bytes or STRIDED_ROW_BYTES
+    width = min(32, next_pow2(-(-inner // pack)), max(1, row_bytes // (pack * itemsize)))
     # slices fill the block up to STRIDED_MAX_THREADS, no more than n needs (kUnroll rows each)
     slices = min(STRIDED_MAX_THREADS // width, max(max(1, 32 // width), next_pow2(-(-n // 4))))
     kernel = Kernel(load(inst, dev), inst.name, dev, 15 if backward else 12, width, slices)
@@ -319,11 +323,14 @@ def build(load, key):
     device = torch_device(dev)
     middle = (n, inner) + flat + (chunk, splits)
 
+    order = STRIDED_CHUNK_MAJOR if tuning.strided_chunk_major is None else tuning.strided_chunk_major
+    order = 4 if order else 0
+
     def run(pointers, stream):
         scratch = torch.empty(workspace, dtype=torch.float32, device=device)  # held over both launches
         ws = scratch.data_ptr()
-        kernel.launch(grid, stream, pointers + (ws,) + middle + (1,))
-        kernel.launch(grid, stream, pointers + (ws,) + middle + (2,))
+        kernel.launch(grid, stream, pointers + (ws,) + middle + (1 | order,))
+        kernel.launch(grid, stream, pointers + (ws,) + middle + (2 | order,))
         del scratch  # only now: the allocator reuses it in stream order, after our kernels
 
     return run

@@ -89,6 +89,11 @@ class Tuning:
     #: strided_staged: CTAs per SM that shared memory is divided among, instead of
     #: strided.STAGED_CTAS_PER_SM (part of every plan key, like the other fields)
     staged_ctas_per_sm: int | None = None
+    #: strided: bytes of a row a warp covers along the contiguous axis, instead of
+    #: strided.STRIDED_ROW_BYTES
+    strided_row_bytes: int | None = None
+    #: strided: chunk-major block order for split problems, instead of strided.STRIDED_CHUNK_MAJOR
+    strided_chunk_major: bool | None = None
     #: cluster: CTAs per cluster (one of instances.CLUSTER_SIZES from 2), instead of the size
     #: instances.cluster_shape chooses by row length and row count
     cluster_ctas: int | None = None
@@ -100,6 +105,8 @@ class Tuning:
             raise ValueError(
                 f"long_row_storage_16bit={self.long_row_storage_16bit!r} is not one of {LONG_ROW_STORAGES_16BIT}"
             )
+        if self.strided_row_bytes is not None and (self.strided_row_bytes < 16 or self.strided_row_bytes & 15):
+            raise ValueError(f"strided_row_bytes={self.strided_row_bytes!r} is not a positive multiple of 16")
         if self.cluster_ctas is not None and self.cluster_ctas not in CLUSTER_SIZES[1:]:
             raise ValueError(f"cluster_ctas={self.cluster_ctas!r} is not one of {CLUSTER_SIZES[1:]}")
         if self.cluster_threads is not None and (self.cluster_threads <= 0 or self.cluster_threads % 32):

@@ -29,20 +29,36 @@ constexpr int kStridedMaxThreads = 256;
 constexpr int kWhole = 0;
 constexpr int kPartials = 1;
 constexpr int kFinish = 2;
+// the kernels' `mode`: the stage in its low bits, and the block order (see strided_tile)
+constexpr int kStageMask = 3;
+constexpr int kChunkMajor = 4;
 
 struct StridedTile {
     i64 o;       // outer index
     i64 column;  // first column of this thread's pack
     int valid;   // columns of the pack inside `inner` (0 .. P)
     i64 k_begin, k_end;
-    i64 block;   // block index in launch order
+    i64 tile;    // tile index
+    i64 slot;    // (tile, chunk) as tile * splits + chunk: where its partial results go
 };
 
+// The block's tile and chunk of n. Tile-major order (block = tile * splits + chunk) runs a tile's
+// chunks together; chunk-major (block = chunk * tiles + tile, `chunk_major`) runs every tile of a
+// range of rows together, so the blocks resident at once read whole rows rather than one tile's
+// columns of many rows.
 template <int P>
-__device__ __forceinline__ StridedTile strided_tile(i64 n, i64 inner, i64 chunk, i64 splits, bool reverse) {
+__device__ __forceinline__ StridedTile strided_tile(i64 n, i64 inner, i64 chunk, i64 splits, bool reverse,
+                                                    bool chunk_major) {
     const i64 block = reverse ? gridDim.x - 1 - blockIdx.x : blockIdx.x;
-    const i64 tile = block / splits;
-    const i64 split = block - tile * splits;
+    i64 tile, split;
+    if (chunk_major) {
+        const i64 tiles = gridDim.x / splits;
+        split = block / tiles;
+        tile = block - split * tiles;
+    } else {
+        tile = block / splits;
+        split = block - tile * splits;
+    }
     const i64 tile_width = (i64)blockDim.x * P;
     const i64 tiles_per_outer = (inner + tile_width - 1) / tile_width;
     StridedTile t;
@@ -52,7 +68,8 @@ __device__ __forceinline__ StridedTile strided_tile(i64 n, i64 inner, i64 chunk,
     t.valid = left <= 0 ? 0 : (left >= P ? P : (int)left);
     t.k_begin = split * chunk;
     t.k_end = min(n, t.k_begin + chunk);
-    t.block = block;
+    t.tile = tile;
+    t.slot = tile * splits + split;
     return t;
 }
 
@@ -117,9 +134,10 @@ __device__ __forceinline__ void merge_slices(V* shared, const V* mine, Merge mer
 
 template <typename T, int P, bool LOG>
 __device__ __forceinline__ void strided_forward(const T* x, T* y, float* partials, i64 n, i64 inner, i64 xs0,
-                                                i64 xs1, i64 ys0, i64 ys1, i64 chunk, i64 splits, int stage) {
+                                                i64 xs1, i64 ys0, i64 ys1, i64 chunk, i64 splits, int mode) {
     __shared__ MaxSum shared[kStridedMaxThreads * P];
-    const StridedTile t = strided_tile<P>(n, inner, chunk, splits, stage == kFinish);
+    const int stage = mode & kStageMask;
+    const StridedTile t = strided_tile<P>(n, inner, chunk, splits, stage == kFinish, mode & kChunkMajor);
     const i64 slices = blockDim.y;
     const T* src = x + t.o * xs0 + t.column;
     const int tile_width = blockDim.x * P;
@@ -128,10 +146,9 @@ __device__ __forceinline__ void strided_forward(const T* x, T* y, float* partial
 #pragma unroll
     for (int i = 0; i < P; ++i) state[i] = empty_maxsum();
     if (stage == kFinish) {
-        // a column's pairs over every chunk: chunk s of this tile sits at block tile * splits + s
-        const i64 tile = t.block / splits;
+        // a column's pairs over every chunk: chunk s of this tile sits at slot tile * splits + s
         for (i64 s = threadIdx.y; s < splits; s += slices) {
-            const float* pair = partials + 2 * ((tile * splits + s) * tile_width + threadIdx.x * P);
+            const float* pair = partials + 2 * ((t.tile * splits + s) * tile_width + threadIdx.x * P);
 #pragma unroll
             for (int i = 0; i < P; ++i) state[i] = merge(state[i], MaxSum{pair[2 * i], pair[2 * i + 1]});
         }
@@ -160,7 +177,7 @@ __device__ __forceinline__ void strided_forward(const T* x, T* y, float* partial
     merge_slices<P>(shared, state, MergeMaxSum());
     if (stage == kPartials) {
         if (threadIdx.y == 0) {
-            float* out = partials + 2 * (t.block * tile_width + threadIdx.x * P);
+            float* out = partials + 2 * (t.slot * tile_width + threadIdx.x * P);
 #pragma unroll
             for (int i = 0; i < P; ++i) {
                 const MaxSum m = shared[threadIdx.x * P + i];
@@ -202,9 +219,10 @@ __device__ __forceinline__ void strided_forward(const T* x, T* y, float* partial
 template <typename T, int P, bool LOG>
 __device__ __forceinline__ void strided_backward(const T* y, const T* dy, T* dx, float* partials, i64 n, i64 inner,
                                                  i64 ys0, i64 ys1, i64 dys0, i64 dys1, i64 dxs0, i64 dxs1,
-                                                 i64 chunk, i64 splits, int stage) {
+                                                 i64 chunk, i64 splits, int mode) {
     __shared__ float shared[kStridedMaxThreads * P];
-    const StridedTile t = strided_tile<P>(n, inner, chunk, splits, stage == kFinish);
+    const int stage = mode & kStageMask;
+    const StridedTile t = strided_tile<P>(n, inner, chunk, splits, stage == kFinish, mode & kChunkMajor);
     const i64 slices = blockDim.y;
     const T* y_col = y + t.o * ys0 + t.column;
     const T* dy_col = dy + t.o * dys0 + t.column;
@@ -214,9 +232,8 @@ __device__ __forceinline__ void strided_backward(const T* y, const T* dy, T* dx,
 #pragma unroll
     for (int i = 0; i < P; ++i) sum[i] = 0.0f;
     if (stage == kFinish) {
-        const i64 tile = t.block / splits;
         for (i64 s = threadIdx.y; s < splits; s += slices) {
-            const float* part = partials + (tile * splits + s) * tile_width + threadIdx.x * P;
+            const float* part = partials + (t.tile * splits + s) * tile_width + threadIdx.x * P;
 #pragma unroll
             for (int i = 0; i < P; ++i) sum[i] += part[i];
         }
@@ -249,7 +266,7 @@ __device__ __forceinline__ void strided_backward(const T* y, const T* dy, T* dx,
     merge_slices<P>(shared, sum, AddFloat());
     if (stage == kPartials) {
         if (threadIdx.y == 0) {
-            float* out = partials + t.block * tile_width + threadIdx.x * P;
+            float* out = partials + t.slot * tile_width + threadIdx.x * P;
 #pragma unroll
             for (int i = 0; i < P; ++i) out[i] = shared[threadIdx.x * P + i];
         }
