@@ -40,8 +40,12 @@ STRIDED_PACK_SIZES = WARP_PACK_SIZES
 #: a warp covers this many bytes of one row along the contiguous axis (a cache line)
 STRIDED_ROW_BYTES = 128
 #: split problems launch their blocks chunk-major (every tile of a range of rows together) rather
-#: than tile-major (every chunk of a tile together)
-STRIDED_CHUNK_MAJOR = False
+#: than tile-major (every chunk of a tile together): H100, the two alternated in one process
+#: (benchmarks/strided_probe.py --variants): (65536, 2048) over dim 0 bf16 0.55 of copy against
+#: 0.53 forward and backward, float32 0.59 against 0.57; (1048576, 128) float32 0.59 against 0.57,
+#: bf16 a tie at 0.43. A warp row of 512 bytes instead of 128 lost forward (bf16 (1048576, 128)
+#: 0.23, (65536, 2048) 0.42)
+STRIDED_CHUNK_MAJOR = True
 #: when the tiles of a problem fill less than this many waves of resident blocks, n is split over
 #: blocks (two kernels) until they do
 STRIDED_WAVES = 2
