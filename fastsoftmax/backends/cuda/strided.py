@@ -46,6 +46,8 @@ STRIDED_ROW_BYTES = 128
 #: bf16 a tie at 0.43. A warp row of 512 bytes instead of 128 lost forward (bf16 (1048576, 128)
 #: 0.23, (65536, 2048) 0.42)
 STRIDED_CHUNK_MAJOR = True
+#: the kernels' mode bit for chunk-major order (kChunkMajor in strided_tier.cuh)
+STRIDED_MODE_CHUNK_MAJOR = 4
 #: when the tiles of a problem fill less than this many waves of resident blocks, n is split over
 #: blocks (two kernels) until they do
 STRIDED_WAVES = 2
@@ -327,8 +329,8 @@ def build(load, key):
     device = torch_device(dev)
     middle = (n, inner) + flat + (chunk, splits)
 
-    order = STRIDED_CHUNK_MAJOR if tuning.strided_chunk_major is None else tuning.strided_chunk_major
-    order = 4 if order else 0
+    chunk_major = STRIDED_CHUNK_MAJOR if tuning.strided_chunk_major is None else tuning.strided_chunk_major
+    order = STRIDED_MODE_CHUNK_MAJOR if chunk_major else 0
 
     def run(pointers, stream):
         scratch = torch.empty(workspace, dtype=torch.float32, device=device)  # held over both launches
