@@ -5,6 +5,8 @@ call compiles and warms up, the rest are the ones to profile.
         python3 benchmarks/ncu_target.py --shape 65536x2048 --dim 0 --dtype bf16 [--backward]
 
 ``--tier`` forces a tier of the CUDA backend (``dispatch.forced``); without it "auto" chooses.
+``--tuned KEY=VALUE`` (repeatable) sets a field of the backend's tuning (``tiers.Tuning``), e.g.
+``--tuned cluster_hold_exp=1``.
 """
 
 from __future__ import annotations
@@ -28,12 +30,16 @@ def main() -> None:
     parser.add_argument("--log", action="store_true", help="log-softmax")
     parser.add_argument("--tier", help="force a tier of the CUDA backend")
     parser.add_argument("--calls", type=int, default=3)
+    parser.add_argument("--tuned", action="append", default=[], help="KEY=VALUE of tiers.Tuning (an integer)")
     args = parser.parse_args()
+    from fastsoftmax.backends.cuda import tiers
+
+    tuning = {key: int(value) for key, _, value in (item.partition("=") for item in args.tuned)}
     shape = tuple(int(v) for v in args.shape.split("x"))
     x = torch.randn(shape, device="cuda").to(DTYPES[args.dtype])
     fn = fastsoftmax.log_softmax if args.log else fastsoftmax.softmax
     forced = dispatch.forced("cuda", args.tier) if args.tier else dispatch.forced("cuda")
-    with forced:
+    with forced, tiers.tuned(**tuning):
         for _ in range(args.calls):
             if args.backward:
                 y = fn(x.detach().requires_grad_(), args.dim)

@@ -159,6 +159,35 @@ def test_auto_falls_back_to_triton_with_one_warning(tmp_path, monkeypatch):
         dispatch.clear_caches()
 
 
+def test_table_choice_breaks_near_ties_towards_the_cuda_backend(tmp_path, monkeypatch):
+    """Triton must be faster by more than TRITON_MARGIN: its launches cost more host time."""
+    point = {"direction": "forward", "layout": "row", "dtype": "float32", "n": 128256, "numel": 8 * 128256}
+    for triton_us, expected in ((12.7, "cuda"), (12.5, "cuda"), (12.0, "triton")):
+        path = tmp_path / "table.json"
+        path.write_text(json.dumps({"points": [dict(point, us={"triton": triton_us, "cuda": 12.7})]}))
+        monkeypatch.setattr(dispatch, "TABLE_PATH", path)
+        dispatch.clear_caches()
+        try:
+            assert dispatch._table_choice(False, False, torch.float32, 128256, 8 * 128256) == expected, triton_us
+        finally:
+            monkeypatch.undo()
+            dispatch.clear_caches()
+
+
+def test_shipped_table_sends_decode_shapes_to_the_cuda_backend():
+    # few rows of vocabulary length: the CUDA backend's cluster tier took 7-60 us on an H100 where
+    # the Triton backend took 9-76 us, and several times more in runs where its host time showed
+    from fastsoftmax.benchmark.shapes import DECODE_SHAPES
+
+    dispatch.clear_caches()
+    try:
+        for dtype in (torch.float32, torch.float16, torch.bfloat16):
+            for rows, n in DECODE_SHAPES:
+                assert dispatch._table_choice(False, False, dtype, n, rows * n) == "cuda", (dtype, rows, n)
+    finally:
+        dispatch.clear_caches()
+
+
 def test_shipped_table_sends_vocabulary_rows_to_the_cluster_tier():
     # the shipped table was measured with the CUDA backend's cluster tier (H100, 2026-11-23): on
     # rows of 50257..262144 it ran 0.94-0.99 of copy where the Triton backend ran 0.66-0.70

@@ -311,9 +311,29 @@ def test_large_magnitudes(backend, tier, n, dtype_name):
     x[:, 0] = scale  # a shared maximum
     x[:, 1] = scale * 0.9999
     x = x.to(dtype)
-    x3 = x.unsqueeze(2) if tier != "strided" else x.t().contiguous().view(1, n, 4)
     for log in (False, True):
-        check_forward(backend, x3, tier, log, f"magnitudes up to {scale:g}")
+        check_forward(backend, rows_or_columns(x, tier), tier, log, f"magnitudes up to {scale:g}")
+
+
+@pytest.mark.parametrize("log", [False, True], ids=["softmax", "log_softmax"])
+@pytest.mark.parametrize("dtype_name", DTYPES)
+@pytest.mark.parametrize("tier,n", SPECIAL_TIERS + [("strided", 300)])
+def test_outputs_in_the_subnormal_range(backend, tier, n, dtype_name, log):
+    """Elements about 90 below their row's maximum have probabilities near 1e-39: subnormal in
+    float32 and bfloat16 (0 in float16). They come out as torch gives them (the error bar is a
+    few units of the subnormal spacing), not flushed to zero."""
+    dtype = DTYPES[dtype_name]
+    x = (torch.rand((4, n), device="cuda") * 4 - 92).to(dtype)
+    x[:, n // 3] = 0  # the maximum
+    x[1, ::7] = -60
+    check_forward(backend, rows_or_columns(x, tier), tier, log, "probabilities near 1e-39")
+
+
+def rows_or_columns(x, tier):
+    """The (outer, n, inner) view of x's rows: as rows (inner 1), or for the strided tier as the
+    columns of its transpose (inner = x's row count)."""
+    rows, n = x.shape
+    return x.unsqueeze(2) if tier != "strided" else x.t().contiguous().view(1, n, rows)
 
 
 # ---- streams, tier choice, many rows ------------------------------------------------------------

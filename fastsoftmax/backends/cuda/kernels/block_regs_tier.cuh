@@ -174,7 +174,9 @@ __device__ __forceinline__ void block_regs_forward(const T* x, T* y, i64 rows, i
             share.get(u, v);
 #pragma unroll
             for (int i = 0; i < P; ++i) {
-                const float e = fast_exp(v[i] - shift);
+                // a held exponential becomes an output (subnormal results kept); one only summed
+                // takes the hardware exp2 alone
+                const float e = STORAGE == kFloat ? fast_exp(v[i] - shift) : sum_exp(v[i] - shift);
                 s += e;
                 if constexpr (STORAGE == kFloat) share.f[u][i] = LOG ? v[i] - shift : e;
             }
@@ -182,6 +184,7 @@ __device__ __forceinline__ void block_regs_forward(const T* x, T* y, i64 rows, i
         s = block_allreduce(s, 0.0f, sum_slots, WarpSum());
         const float inv_sum = 1.0f / s;
         const float log_sum = logf(s);
+        const SoftmaxOut<T> output(shift, s);
 
         T* dst = y + row * y_pitch;
 #pragma unroll (RowShare<T, P, PACKS, STORAGE>::kPackUnroll)
@@ -190,7 +193,7 @@ __device__ __forceinline__ void block_regs_forward(const T* x, T* y, i64 rows, i
             if constexpr (STORAGE != kFloat) {  // the exponential again, from the input
                 share.get(u, v);
 #pragma unroll
-                for (int i = 0; i < P; ++i) v[i] = LOG ? (v[i] - shift) - log_sum : fast_exp(v[i] - shift) * inv_sum;
+                for (int i = 0; i < P; ++i) v[i] = LOG ? (v[i] - shift) - log_sum : output(v[i]);
             } else {
 #pragma unroll
                 for (int i = 0; i < P; ++i) v[i] = LOG ? share.f[u][i] - log_sum : share.f[u][i] * inv_sum;

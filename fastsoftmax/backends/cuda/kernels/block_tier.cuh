@@ -76,7 +76,7 @@ __device__ __forceinline__ void block_forward(const T* x, T* y, i64 rows, i64 n,
 #pragma unroll
             for (int u = 0; u < kUnroll; ++u) {
 #pragma unroll
-                for (int i = 0; i < P; ++i) v[u][i] = normalise<LOG>(v[u][i], scale);
+                for (int i = 0; i < P; ++i) v[u][i] = normalise<LOG, T>(v[u][i], scale);
                 store_pack<T, P>(dst + (p + u * stride) * P, v[u]);
             }
         }
@@ -84,12 +84,12 @@ __device__ __forceinline__ void block_forward(const T* x, T* y, i64 rows, i64 n,
             float v[P];
             load_pack<T, P>(from + p * P, v);
 #pragma unroll
-            for (int i = 0; i < P; ++i) v[i] = normalise<LOG>(v[i], scale);
+            for (int i = 0; i < P; ++i) v[i] = normalise<LOG, T>(v[i], scale);
             store_pack<T, P>(dst + p * P, v);
         }
         for (i64 c = tail_start + threadIdx.x; c < n; c += stride) {
             const float v = to_float(from[c]);
-            dst[c] = from_float<T>(normalise<LOG>(v, scale));
+            dst[c] = from_float<T>(normalise<LOG, T>(v, scale));
         }
     }
 }

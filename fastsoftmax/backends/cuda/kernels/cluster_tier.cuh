@@ -16,8 +16,18 @@
 //      CTA waits for the data it needs, not for every thread of every peer. (Reducing the warps'
 //      pairs in the CTA first, one block barrier, and sending one pair per CTA measured slower on
 //      an H100: bf16 1024 x 128256 0.87 of copy against 0.94);
-//   4. write: each thread normalises its slots (a second exponential, cheaper than holding the
-//      float32 values: twice the registers for 16-bit rows) and stores them.
+//   4. write: each thread normalises its slots (a second exponential) and stores them. Holding
+//      the first pass's exponentials as float32 instead (one exponential an element) measured
+//      slower on an H100 everywhere but one row: 97-128 registers a thread against 40-82, so the
+//      few-row launches no longer fit one wave (bf16 32 x 151936 19.0 us against 15.1, 1046 x
+//      128256 0.72 of copy against 0.98; benchmarks/results/2026-11-23_h100_s5).
+// The arithmetic is what few-row launches wait on: every CTA of their one wave reaches the same
+// phase at once, so nothing hides it behind memory. Per element: the sum's exponential is the
+// hardware ex2 alone (sum_exp), the output's one fused multiply-add and ex2 for 16-bit outputs
+// (SoftmaxOut), and whole 16-byte slots are told from the row's partial edge slots by two integer
+// compares (WholeSlots). Against exp2f everywhere and 64-bit column compares this executed 26%
+// fewer instructions (Nsight Compute, bf16 32 x 151936) and took bf16 32 x 151936 from 16.2 to
+// 15.1 us, 1046 x 128256 from 0.91-0.96 to 0.98 of copy.
 // Measured on an H100 (benchmarks/cluster_probe.py, benchmarks/results/2026-11-23_h100): 0.86-0.96
 // of copy forward, where an earlier kernel that staged the slice in shared memory with cp.async
 // and exchanged through a cluster barrier ran 0.74-0.80 on the same run.
@@ -129,16 +139,35 @@ __device__ __forceinline__ int misalignment(const T* row) {
     return (int)((reinterpret_cast<unsigned long long>(row) / sizeof(T)) % P);
 }
 
+// Which slots of a walk over [0, count) from column `first` are whole 16-byte packs inside the
+// slice: all but the slice's first slot when the slice starts inside a pack (first < begin) and
+// its last when it ends inside one. Two integer compares a slot instead of four 64-bit ones.
+template <int P>
+struct WholeSlots {
+    int lo, hi;
+    __device__ __forceinline__ WholeSlots(const ClusterSlice<P>& s, i64 first, int count)
+        : lo(first == s.begin ? 0 : 1), hi(first + (i64)count * P <= s.end ? count : count - 1) {}
+    __device__ __forceinline__ bool operator()(int j) const { return j >= lo && j < hi; }
+};
+
+// The P values of the slot at column col: one 16-byte store when the slot is whole, else element
+// by element inside the slice.
 template <typename T, int P, typename STORE>
 __device__ __forceinline__ void scatter(const STORE& store, const ClusterSlice<P>& s, i64 row, i64 col,
-                                        const float* v) {
-    if (col >= s.begin && col + P <= s.end) {
+                                        const float* v, bool whole) {
+    if (whole) {
         store.template store<P>(v, row, col);
     } else {
 #pragma unroll
         for (int i = 0; i < P; ++i)
             if (col + i >= s.begin && col + i < s.end) store.store1(v[i], row, col + i);
     }
+}
+
+template <typename T, int P, typename STORE>
+__device__ __forceinline__ void scatter(const STORE& store, const ClusterSlice<P>& s, i64 row, i64 col,
+                                        const float* v) {
+    scatter<T, P>(store, s, row, col, v, col >= s.begin && col + P <= s.end);
 }
 
 // ==== the register-held cluster kernels ===========================================================
@@ -262,11 +291,12 @@ __device__ __forceinline__ int slot_of(int k) { return threadIdx.x + k * blockDi
 template <typename T, int P, int K, typename LOAD>
 __device__ __forceinline__ void load_slots(const LOAD& load, const T* row, const ClusterSlice<P>& s, i64 first,
                                            int count, float pad, Pack<T, P> (&out)[K]) {
+    const WholeSlots<P> whole(s, first, count);
 #pragma unroll
     for (int k = 0; k < K; ++k) {
         const i64 col = first + (i64)slot_of(k) * P;
         if (slot_of(k) >= count) continue;
-        if (col >= s.begin && col + P <= s.end) {
+        if (whole(slot_of(k))) {
             out[k] = load.template read<P>(row, col);
         } else {
             const T padding = from_float<T>(pad);
@@ -321,7 +351,7 @@ __device__ __forceinline__ MaxSum merge_posts(const unsigned long long* posts, i
     for (int i = lane; i < count; i += 32) {
         const float pm = __uint_as_float((unsigned)posts[i]);
         const float ps = __uint_as_float((unsigned)(posts[i] >> 32));
-        sum += pm == m ? ps : ps * fast_exp(pm - m);
+        sum += pm == m ? ps : ps * sum_exp(pm - m);
     }
     return MaxSum{m, group_sum<32>(sum)};
 }
@@ -365,7 +395,7 @@ __device__ __forceinline__ void cluster_forward_regs(const LOAD& load, const STO
                 float v[P];
                 load.template convert<P>(x[k], v, row, first + (i64)slot_of(k) * P);
 #pragma unroll
-                for (int i = 0; i < P; ++i) sum += fast_exp(v[i] - warp_shift);
+                for (int i = 0; i < P; ++i) sum += sum_exp(v[i] - warp_shift);
             }
         }
         sum = group_sum<32>(sum);
@@ -375,8 +405,8 @@ __device__ __forceinline__ void cluster_forward_regs(const LOAD& load, const STO
 
         // As block_regs: a row of -inf gives 0 * inf or -inf - -inf, NaN, as torch does.
         const float row_shift = total.max == neg_inf() ? 0.0f : total.max;
-        const float inv_sum = 1.0f / total.sum;
         const float log_sum = logf(total.sum);
+        const SoftmaxOut<T> output(row_shift, total.sum);
         const int out_shift = misalignment<T, P>(store.row_ptr(row));
         if (out_shift != shift) {
             const i64 out_first = slice.first(out_shift);
@@ -385,6 +415,7 @@ __device__ __forceinline__ void cluster_forward_regs(const LOAD& load, const STO
             first = out_first;
             count = out_count;
         }
+        const WholeSlots<P> whole(slice, first, count);
 #pragma unroll
         for (int k = 0; k < K; ++k) {
             if (slot_of(k) < count) {
@@ -392,9 +423,8 @@ __device__ __forceinline__ void cluster_forward_regs(const LOAD& load, const STO
                 float v[P];
                 load.template convert<P>(x[k], v, row, col);
 #pragma unroll
-                for (int i = 0; i < P; ++i)
-                    v[i] = LOG ? (v[i] - row_shift) - log_sum : fast_exp(v[i] - row_shift) * inv_sum;
-                scatter<T, P>(store, slice, row, col, v);
+                for (int i = 0; i < P; ++i) v[i] = LOG ? (v[i] - row_shift) - log_sum : output(v[i]);
+                scatter<T, P>(store, slice, row, col, v, whole(slot_of(k)));
             }
         }
     }
@@ -454,6 +484,7 @@ __device__ __forceinline__ void cluster_backward_regs(const LOAD& load_y, const 
             first = out_first;
             count = out_count;
         }
+        const WholeSlots<P> whole(slice, first, count);
 #pragma unroll
         for (int k = 0; k < K; ++k) {
             if (slot_of(k) < count) {
@@ -463,7 +494,7 @@ __device__ __forceinline__ void cluster_backward_regs(const LOAD& load_y, const 
                 load_dy.template convert<P>(dy[k], dyv, row, col);
 #pragma unroll
                 for (int i = 0; i < P; ++i) yv[i] = input_grad<LOG>(yv[i], dyv[i], total);
-                scatter<T, P>(store, slice, row, col, yv);
+                scatter<T, P>(store, slice, row, col, yv, whole(slot_of(k)));
             }
         }
     }

@@ -23,6 +23,39 @@ __device__ __forceinline__ float neg_inf() { return __int_as_float(0xff800000); 
 // already far below one unit in the last place of the largest output.
 __device__ __forceinline__ float fast_exp(float x) { return exp2f(x * kLog2e); }
 
+// exp(x) as a term of a sum that holds a 1 (its maximum's term): the hardware exp2 alone
+// (ex2.approx.ftz: a term below 2^-126 flushes to zero, 2^-126 of that 1). exp2f spends a compare
+// and two multiplies around the same instruction to keep subnormal results, which only an output
+// needs.
+__device__ __forceinline__ float sum_exp(float x) {
+    float y;
+    asm("ex2.approx.ftz.f32 %0, %1;" : "=f"(y) : "f"(x * kLog2e));
+    return y;
+}
+
+// The softmax output exp(v - shift) / sum, for a row whose maximum is `shift` (0 for a row of
+// -inf) and whose sum of exponentials is `sum`. float32: exp2f, which keeps subnormal results,
+// times 1 / sum. 16-bit outputs: one fused multiply-add and the flushing ex2,
+// 2^(d log2(e) + 64 - log2(sum)) * 2^-64 with d = v - shift; the 2^64 keeps results down to
+// 2^-190 out of the flush (bfloat16 has float32's subnormal range), and the exponent rounds at
+// 2^-17 near the row's maximum, a relative error of 5e-6, far below half a unit in the last
+// place of a 16-bit float (2.4e-4 for float16). A sum of 0 (a row of -inf) or NaN gives NaN.
+template <typename T>
+struct SoftmaxOut {
+    float shift, bias;
+    __device__ __forceinline__ SoftmaxOut(float row_shift, float sum)
+        : shift(row_shift), bias(sizeof(T) == 4 ? 1.0f / sum : 64.0f - log2f(sum)) {}
+    __device__ __forceinline__ float operator()(float v) const {
+        if constexpr (sizeof(T) == 4) {
+            return fast_exp(v - shift) * bias;
+        } else {
+            float y;
+            asm("ex2.approx.ftz.f32 %0, %1;" : "=f"(y) : "f"(fmaf(v - shift, kLog2e, bias)));
+            return y * 0x1p-64f;
+        }
+    }
+};
+
 // ---- storage type <-> float32 ---------------------------------------------------------------
 __device__ __forceinline__ float to_float(float v) { return v; }
 __device__ __forceinline__ float to_float(__half v) { return __half2float(v); }
@@ -140,8 +173,8 @@ __device__ __forceinline__ MaxSum empty_maxsum() { return MaxSum{neg_inf(), 0.0f
 
 __device__ __forceinline__ MaxSum merge(MaxSum a, MaxSum b) {
     const float m = fmaxf(a.max, b.max);
-    const float sa = a.max == m ? a.sum : a.sum * fast_exp(a.max - m);
-    const float sb = b.max == m ? b.sum : b.sum * fast_exp(b.max - m);
+    const float sa = a.max == m ? a.sum : a.sum * sum_exp(a.max - m);
+    const float sb = b.max == m ? b.sum : b.sum * sum_exp(b.max - m);
     return MaxSum{m, sa + sb};
 }
 
@@ -152,12 +185,12 @@ __device__ __forceinline__ void accumulate(MaxSum& state, const float* v) {
 #pragma unroll
     for (int i = 1; i < P; ++i) pack_max = fmaxf(pack_max, v[i]);
     const float m = fmaxf(state.max, pack_max);
-    float s = state.max == m ? state.sum : state.sum * fast_exp(state.max - m);
+    float s = state.max == m ? state.sum : state.sum * sum_exp(state.max - m);
     // While every element so far is -inf, subtract 0 instead: -inf elements then add exp(-inf)
     // = 0 and a NaN element still adds NaN.
     const float shift = m == neg_inf() ? 0.0f : m;
 #pragma unroll
-    for (int i = 0; i < P; ++i) s += fast_exp(v[i] - shift);
+    for (int i = 0; i < P; ++i) s += sum_exp(v[i] - shift);
     state = MaxSum{m, s};
 }
 
@@ -238,12 +271,17 @@ __device__ __forceinline__ RowScale row_scale(MaxSum total) {
     return RowScale{total.max, 1.0f / total.sum, logf(total.sum)};
 }
 
-template <bool LOG>
+// T: the output's storage type (SoftmaxOut: a 16-bit output takes one fused multiply-add and ex2).
+template <bool LOG, typename T = float>
 __device__ __forceinline__ float normalise(float x, const RowScale& r) {
     if constexpr (LOG) {
         return (x - r.max) - r.log_sum;
-    } else {
+    } else if constexpr (sizeof(T) == 4) {
         return fast_exp(x - r.max) * r.inv_sum;
+    } else {
+        float y;
+        asm("ex2.approx.ftz.f32 %0, %1;" : "=f"(y) : "f"(fmaf(x - r.max, kLog2e, 64.0f + r.log_sum * -kLog2e)));
+        return y * 0x1p-64f;
     }
 }
 

@@ -208,7 +208,7 @@ __device__ __forceinline__ void grid_row_forward(const LOAD& load, const STORE& 
                 float v[P];
                 load.template convert<P>(x[k], v, row, first + (i64)slot_of(k) * P);
 #pragma unroll
-                for (int i = 0; i < P; ++i) sum += fast_exp(v[i] - reg_shift);
+                for (int i = 0; i < P; ++i) sum += sum_exp(v[i] - reg_shift);
             }
         }
         state = merge(state, MaxSum{m, sum});
@@ -234,12 +234,11 @@ __device__ __forceinline__ void grid_row_forward(const LOAD& load, const STORE& 
 
         // As the cluster tier: a row of -inf gives 0 * inf or -inf - -inf, NaN, as torch does.
         const float row_shift = total.max == neg_inf() ? 0.0f : total.max;
-        const float inv_sum = 1.0f / total.sum;
         const float log_sum = logf(total.sum);
+        const SoftmaxOut<T> output(row_shift, total.sum);
         const auto write = [&](float* v, i64 col) {
 #pragma unroll
-            for (int i = 0; i < P; ++i)
-                v[i] = LOG ? (v[i] - row_shift) - log_sum : fast_exp(v[i] - row_shift) * inv_sum;
+            for (int i = 0; i < P; ++i) v[i] = LOG ? (v[i] - row_shift) - log_sum : output(v[i]);
             scatter<T, P>(store, slice, row, col, v);
         };
         // the streamed rest first: the most recently read, the likeliest still in L2

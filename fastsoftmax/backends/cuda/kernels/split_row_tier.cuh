@@ -95,7 +95,7 @@ __device__ __forceinline__ void split_forward_finish(const T* x, T* y, const flo
 #pragma unroll
         for (int u = 0; u < kUnroll; ++u) {
 #pragma unroll
-            for (int i = 0; i < P; ++i) v[u][i] = normalise<LOG>(v[u][i], scale);
+            for (int i = 0; i < P; ++i) v[u][i] = normalise<LOG, T>(v[u][i], scale);
             store_pack<T, P>(dst + c.begin + (p + u * stride) * P, v[u]);
         }
     }
@@ -103,11 +103,11 @@ __device__ __forceinline__ void split_forward_finish(const T* x, T* y, const flo
         float v[P];
         load_pack<T, P>(src + c.begin + p * P, v);
 #pragma unroll
-        for (int i = 0; i < P; ++i) v[i] = normalise<LOG>(v[i], scale);
+        for (int i = 0; i < P; ++i) v[i] = normalise<LOG, T>(v[i], scale);
         store_pack<T, P>(dst + c.begin + p * P, v);
     }
     for (i64 i = c.begin + packs * P + threadIdx.x; i < c.end; i += blockDim.x)
-        dst[i] = from_float<T>(normalise<LOG>(to_float(src[i]), scale));
+        dst[i] = from_float<T>(normalise<LOG, T>(to_float(src[i]), scale));
 }
 
 template <typename T, int P, bool LOG>

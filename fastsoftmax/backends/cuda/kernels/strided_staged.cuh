@@ -290,13 +290,13 @@ __device__ __forceinline__ void staged_stats(const LOAD& in, const T* p, int row
 #pragma unroll
         for (int u = 0; u < 4; ++u)
 #pragma unroll
-            for (int i = 0; i < P; ++i) s[i] += fast_exp(v[u][i] - shift[i]);
+            for (int i = 0; i < P; ++i) s[i] += sum_exp(v[u][i] - shift[i]);
     }
     for (; r < rows; r += step) {
         float v[P];
         in.template convert<P>(read_pack<T, P>(p + r * pitch), v);
 #pragma unroll
-        for (int i = 0; i < P; ++i) s[i] += fast_exp(v[i] - shift[i]);
+        for (int i = 0; i < P; ++i) s[i] += sum_exp(v[i] - shift[i]);
     }
 #pragma unroll
     for (int i = 0; i < P; ++i) state[i] = merge(state[i], MaxSum{m[i], s[i]});
@@ -406,7 +406,7 @@ __device__ __forceinline__ void staged_forward(LOAD in, STORE out, float* ws, i6
                         float v[P];
                         in.template convert<P>(read_pack<T, P>(p + r * pitch), v);
 #pragma unroll
-                        for (int i = 0; i < P; ++i) v[i] = normalise<LOG>(v[i], scale[i]);
+                        for (int i = 0; i < P; ++i) v[i] = normalise<LOG, T>(v[i], scale[i]);
                         write_pack<T, P>(dst + r * out.s1, out.template convert<P>(v));
                     }
                 }
@@ -418,7 +418,7 @@ __device__ __forceinline__ void staged_forward(LOAD in, STORE out, float* ws, i6
                     float v[P];
                     in.template convert<P>(read_pack<T, P>(p + r * pitch), v);
 #pragma unroll
-                    for (int i = 0; i < P; ++i) v[i] = normalise<LOG>(v[i], scale[i]);
+                    for (int i = 0; i < P; ++i) v[i] = normalise<LOG, T>(v[i], scale[i]);
                     write_pack<T, P>(p + r * pitch, out.template convert<P>(v));
                 }
             }

@@ -203,7 +203,7 @@ __device__ __forceinline__ void strided_forward(const T* x, T* y, float* partial
             float v[P];
             unpack<T, P>(raw[u], v);
 #pragma unroll
-            for (int i = 0; i < P; ++i) v[i] = normalise<LOG>(v[i], scale[i]);
+            for (int i = 0; i < P; ++i) v[i] = normalise<LOG, T>(v[i], scale[i]);
             store_columns<T, P>(dst + (k + u * slices) * ys1, t.valid, v);
         }
     }
@@ -211,7 +211,7 @@ __device__ __forceinline__ void strided_forward(const T* x, T* y, float* partial
         float v[P];
         load_columns<T, P>(src + k * xs1, t.valid, 0.0f, v);
 #pragma unroll
-        for (int i = 0; i < P; ++i) v[i] = normalise<LOG>(v[i], scale[i]);
+        for (int i = 0; i < P; ++i) v[i] = normalise<LOG, T>(v[i], scale[i]);
         store_columns<T, P>(dst + k * ys1, t.valid, v);
     }
 }

@@ -75,7 +75,7 @@ __device__ __forceinline__ void warp_forward(const T* x, T* y, i64 rows, i64 n, 
         for (int i = 0; i < COLS; ++i) {
             if constexpr (LOG) {
                 buf[r][i] -= row_max[r];
-                s += fast_exp(buf[r][i]);
+                s += sum_exp(buf[r][i]);
             } else {
                 buf[r][i] = fast_exp(buf[r][i] - row_max[r]);
                 s += buf[r][i];
