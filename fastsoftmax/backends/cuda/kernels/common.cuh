@@ -33,6 +33,14 @@ __device__ __forceinline__ float sum_exp(float x) {
     return y;
 }
 
+// 2^(e - 64) from an exponent e lifted by 64: the flushing ex2 on e, then an exact multiply that
+// lands in the subnormal range where the result belongs there.
+__device__ __forceinline__ float exp2_lifted(float e) {
+    float y;
+    asm("ex2.approx.ftz.f32 %0, %1;" : "=f"(y) : "f"(e));
+    return y * 0x1p-64f;
+}
+
 // The softmax output exp(v - shift) / sum, for a row whose maximum is `shift` (0 for a row of
 // -inf) and whose sum of exponentials is `sum`. float32: exp2f, which keeps subnormal results,
 // times 1 / sum. 16-bit outputs: one fused multiply-add and the flushing ex2,
@@ -49,9 +57,7 @@ struct SoftmaxOut {
         if constexpr (sizeof(T) == 4) {
             return fast_exp(v - shift) * bias;
         } else {
-            float y;
-            asm("ex2.approx.ftz.f32 %0, %1;" : "=f"(y) : "f"(fmaf(v - shift, kLog2e, bias)));
-            return y * 0x1p-64f;
+            return exp2_lifted(fmaf(v - shift, kLog2e, bias));
         }
     }
 };
@@ -279,9 +285,7 @@ __device__ __forceinline__ float normalise(float x, const RowScale& r) {
     } else if constexpr (sizeof(T) == 4) {
         return fast_exp(x - r.max) * r.inv_sum;
     } else {
-        float y;
-        asm("ex2.approx.ftz.f32 %0, %1;" : "=f"(y) : "f"(fmaf(x - r.max, kLog2e, 64.0f + r.log_sum * -kLog2e)));
-        return y * 0x1p-64f;
+        return exp2_lifted(fmaf(x - r.max, kLog2e, 64.0f - r.log_sum * kLog2e));
     }
 }
 
