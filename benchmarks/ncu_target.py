@@ -6,7 +6,7 @@ call compiles and warms up, the rest are the ones to profile.
 
 ``--tier`` forces a tier of the CUDA backend (``dispatch.forced``); without it "auto" chooses.
 ``--tuned KEY=VALUE`` (repeatable) sets a field of the backend's tuning (``tiers.Tuning``), e.g.
-``--tuned cluster_hold_exp=1``.
+``--tuned cluster_ctas=8``.
 """
 
 from __future__ import annotations

@@ -182,9 +182,7 @@ __device__ __forceinline__ void block_regs_forward(const T* x, T* y, i64 rows, i
             }
         }
         s = block_allreduce(s, 0.0f, sum_slots, WarpSum());
-        const float inv_sum = 1.0f / s;
-        const float log_sum = logf(s);
-        const SoftmaxOut<T> output(shift, s);
+        const RowScale scale{shift, 1.0f / s, logf(s)};
 
         T* dst = y + row * y_pitch;
 #pragma unroll (RowShare<T, P, PACKS, STORAGE>::kPackUnroll)
@@ -193,10 +191,10 @@ __device__ __forceinline__ void block_regs_forward(const T* x, T* y, i64 rows, i
             if constexpr (STORAGE != kFloat) {  // the exponential again, from the input
                 share.get(u, v);
 #pragma unroll
-                for (int i = 0; i < P; ++i) v[i] = LOG ? (v[i] - shift) - log_sum : output(v[i]);
+                for (int i = 0; i < P; ++i) v[i] = normalise<LOG, T>(v[i], scale);
             } else {
 #pragma unroll
-                for (int i = 0; i < P; ++i) v[i] = LOG ? share.f[u][i] - log_sum : share.f[u][i] * inv_sum;
+                for (int i = 0; i < P; ++i) v[i] = LOG ? share.f[u][i] - scale.log_sum : share.f[u][i] * scale.inv_sum;
             }
             share.store(dst, n, u, v);
         }

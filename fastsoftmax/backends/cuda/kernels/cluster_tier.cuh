@@ -24,7 +24,7 @@
 // The arithmetic is what few-row launches wait on: every CTA of their one wave reaches the same
 // phase at once, so nothing hides it behind memory. Per element: the sum's exponential is the
 // hardware ex2 alone (sum_exp), the output's one fused multiply-add and ex2 for 16-bit outputs
-// (SoftmaxOut), and whole 16-byte slots are told from the row's partial edge slots by two integer
+// (normalise), and whole 16-byte slots are told from the row's partial edge slots by two integer
 // compares (WholeSlots). Against exp2f everywhere and 64-bit column compares this executed 26%
 // fewer instructions (Nsight Compute, bf16 32 x 151936) and took bf16 32 x 151936 from 16.2 to
 // 15.1 us, 1046 x 128256 from 0.91-0.96 to 0.98 of copy.
@@ -404,9 +404,7 @@ __device__ __forceinline__ void cluster_forward_regs(const LOAD& load, const STO
         const MaxSum total = merge_posts(all.exchange(round, post), all.count());
 
         // As block_regs: a row of -inf gives 0 * inf or -inf - -inf, NaN, as torch does.
-        const float row_shift = total.max == neg_inf() ? 0.0f : total.max;
-        const float log_sum = logf(total.sum);
-        const SoftmaxOut<T> output(row_shift, total.sum);
+        const RowScale scale = row_scale(total);
         const int out_shift = misalignment<T, P>(store.row_ptr(row));
         if (out_shift != shift) {
             const i64 out_first = slice.first(out_shift);
@@ -423,7 +421,7 @@ __device__ __forceinline__ void cluster_forward_regs(const LOAD& load, const STO
                 float v[P];
                 load.template convert<P>(x[k], v, row, col);
 #pragma unroll
-                for (int i = 0; i < P; ++i) v[i] = LOG ? (v[i] - row_shift) - log_sum : output(v[i]);
+                for (int i = 0; i < P; ++i) v[i] = normalise<LOG, T>(v[i], scale);
                 scatter<T, P>(store, slice, row, col, v, whole(slot_of(k)));
             }
         }

@@ -41,27 +41,6 @@ __device__ __forceinline__ float exp2_lifted(float e) {
     return y * 0x1p-64f;
 }
 
-// The softmax output exp(v - shift) / sum, for a row whose maximum is `shift` (0 for a row of
-// -inf) and whose sum of exponentials is `sum`. float32: exp2f, which keeps subnormal results,
-// times 1 / sum. 16-bit outputs: one fused multiply-add and the flushing ex2,
-// 2^(d log2(e) + 64 - log2(sum)) * 2^-64 with d = v - shift; the 2^64 keeps results down to
-// 2^-190 out of the flush (bfloat16 has float32's subnormal range), and the exponent rounds at
-// 2^-17 near the row's maximum, a relative error of 5e-6, far below half a unit in the last
-// place of a 16-bit float (2.4e-4 for float16). A sum of 0 (a row of -inf) or NaN gives NaN.
-template <typename T>
-struct SoftmaxOut {
-    float shift, bias;
-    __device__ __forceinline__ SoftmaxOut(float row_shift, float sum)
-        : shift(row_shift), bias(sizeof(T) == 4 ? 1.0f / sum : 64.0f - log2f(sum)) {}
-    __device__ __forceinline__ float operator()(float v) const {
-        if constexpr (sizeof(T) == 4) {
-            return fast_exp(v - shift) * bias;
-        } else {
-            return exp2_lifted(fmaf(v - shift, kLog2e, bias));
-        }
-    }
-};
-
 // ---- storage type <-> float32 ---------------------------------------------------------------
 __device__ __forceinline__ float to_float(float v) { return v; }
 __device__ __forceinline__ float to_float(__half v) { return __half2float(v); }
@@ -277,7 +256,12 @@ __device__ __forceinline__ RowScale row_scale(MaxSum total) {
     return RowScale{total.max, 1.0f / total.sum, logf(total.sum)};
 }
 
-// T: the output's storage type (SoftmaxOut: a 16-bit output takes one fused multiply-add and ex2).
+// T: the output's storage type. float32: exp2f, which keeps subnormal results, times 1 / sum.
+// 16-bit outputs: one fused multiply-add and the flushing ex2, 2^(d log2(e) + 64 - log2(sum)) *
+// 2^-64 with d = x - max; the 2^64 keeps results down to 2^-190 out of the flush (bfloat16 has
+// float32's subnormal range), and the exponent rounds at 2^-17 near the row's maximum, a relative
+// error of 5e-6, far below half a unit in the last place of a 16-bit float (2.4e-4 for float16).
+// A row of -inf (max -inf, or 0 where a tier subtracts 0 instead, sum 0) gives NaN either way.
 template <bool LOG, typename T = float>
 __device__ __forceinline__ float normalise(float x, const RowScale& r) {
     if constexpr (LOG) {

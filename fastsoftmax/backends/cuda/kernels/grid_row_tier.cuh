@@ -233,12 +233,10 @@ __device__ __forceinline__ void grid_row_forward(const LOAD& load, const STORE& 
         const MaxSum total = block_allreduce(all, empty_maxsum(), merge_slots, WarpMaxSum());
 
         // As the cluster tier: a row of -inf gives 0 * inf or -inf - -inf, NaN, as torch does.
-        const float row_shift = total.max == neg_inf() ? 0.0f : total.max;
-        const float log_sum = logf(total.sum);
-        const SoftmaxOut<T> output(row_shift, total.sum);
+        const RowScale scale = row_scale(total);
         const auto write = [&](float* v, i64 col) {
 #pragma unroll
-            for (int i = 0; i < P; ++i) v[i] = LOG ? (v[i] - row_shift) - log_sum : output(v[i]);
+            for (int i = 0; i < P; ++i) v[i] = normalise<LOG, T>(v[i], scale);
             scatter<T, P>(store, slice, row, col, v);
         };
         // the streamed rest first: the most recently read, the likeliest still in L2
