@@ -41,8 +41,16 @@ PROBLEMS = {
     "grid_row": [((1, 300007), -1), ((2, 1000003), -1), ((3, 4099), -1)],
     "strided": [((300, 40), 0), ((7, 101, 5), 1), ((3, 4001, 33), 1)],
     # a tile held by one CTA, columns wider than a line, and axes long enough that a team of CTAs
-    # splits each tile and exchanges partials (the cooperative launch)
-    "strided_staged": [((5, 301, 40), 1), ((3, 2001, 130), 1), ((1, 40001, 4), 1), ((20011, 6), 0)],
+    # splits each tile and exchanges partials (the cooperative launch); the last two have more
+    # tiles than resident CTAs, so each CTA (alone, then in a team) copies its next piece in ahead
+    "strided_staged": [
+        ((5, 301, 40), 1),
+        ((3, 2001, 130), 1),
+        ((1, 40001, 4), 1),
+        ((20011, 6), 0),
+        ((600, 64, 16), 1),
+        ((150, 700, 64), 1),
+    ],
 }
 
 

@@ -128,11 +128,23 @@ def _views(case, dtype, backward):
     return (x3, y3)
 
 
-#: variants of the strided tier --variants times beside it: block order and row width
+#: variants of the strided tier: block order and row width
 STRIDED_VARIANTS = {
     "str_chunk": {"strided_chunk_major": True},
     "str_wide": {"strided_row_bytes": 512},
     "str_ch_wide": {"strided_chunk_major": True, "strided_row_bytes": 512},
+}
+#: variants of the staged tier: buffers of a held piece and CTAs per SM
+STAGED_VARIANTS = {
+    "staged_b1": {"staged_buffers": 1},
+    "staged_b2": {"staged_buffers": 2},
+    "staged_c1": {"staged_ctas_per_sm": 1},
+    "staged_c3": {"staged_ctas_per_sm": 3},
+    "staged_b1c1": {"staged_buffers": 1, "staged_ctas_per_sm": 1},
+}
+VARIANTS = {
+    **{k: ("strided_staged", v) for k, v in STAGED_VARIANTS.items()},
+    **{k: ("strided", v) for k, v in STRIDED_VARIANTS.items()},
 }
 
 
@@ -161,16 +173,13 @@ def backend_impl(tier, **tuning):
 
 
 def timing(
-    quick: bool, backward: bool, dtypes, variants: bool, budget: float, peers: bool = True, labels=None
+    quick: bool, backward: bool, dtypes, variants: list[str], budget: float, peers: bool = True, labels=None
 ) -> list[dict]:
     torch._dynamo.config.recompile_limit = 1 << 20
     torch._dynamo.config.cache_size_limit = 1 << 20
     start = time.time()
     rows = []
-    names = ["fastsoftmax", "staged", "strided", "triton"] + (["torch", "compile"] if peers else [])
-    if variants:
-        names[2:2] = ["staged_c1", "staged_c3"]
-        names[names.index("strided") + 1 : names.index("strided") + 1] = list(STRIDED_VARIANTS)
+    names = ["fastsoftmax", "staged", *variants, "strided", "triton"] + (["torch", "compile"] if peers else [])
     for dtype in dtypes:
         copy = layouts.copy_gbps(dtype)
         print(f"copy {dtype}: {copy:.0f} GB/s", flush=True)
@@ -187,12 +196,11 @@ def timing(
             floor = case.bytes_moved(itemsize, bwd)
             views = [_views(case, dtype, bwd) for _ in range(max(1, min(3, (1 << 28) // floor)))]
             row = layouts.run_case(case, dtype, bwd, copy, peers=peers)
-            extra = {"staged": backend_impl("strided_staged"), "strided": backend_impl("strided")}
-            if variants:
-                extra["staged_c1"] = backend_impl("strided_staged", staged_ctas_per_sm=1)
-                extra["staged_c3"] = backend_impl("strided_staged", staged_ctas_per_sm=3)
-                for name, tuning in STRIDED_VARIANTS.items():
-                    extra[name] = backend_impl("strided", **tuning)
+            extra = {"staged": backend_impl("strided_staged")}
+            for name in variants:
+                tier, tuning = VARIANTS[name]
+                extra[name] = backend_impl(tier, **tuning)
+            extra["strided"] = backend_impl("strided")
             tr = dispatch.kernel_backend("triton")
             extra["triton"] = (lambda *v: tr.backward(*v, False)) if bwd else (lambda *v: tr.forward(*v, False))
             for name, fn in extra.items():
@@ -217,22 +225,27 @@ def timing(
 
 
 def sanitize() -> None:
-    """Each staged path once on small problems: held, team-split, streamed, flat, per-row, narrow
-    copies, backward."""
-    problems = [((3, 37, 5), 1), ((4, 64, 16), 1), ((2, 300, 200), 1), ((3, 4000, 2), 1)]
-    for ctas in (None, 8):
+    """Each staged path once on small problems: held (one buffer and two), team-split, streamed,
+    flat, per-row, narrow copies, backward."""
+    # the last two have more tiles than resident CTAs: pieces copied in ahead, alone and in teams
+    problems = [
+        ((3, 37, 5), 1),
+        ((4, 64, 16), 1),
+        ((2, 300, 200), 1),
+        ((3, 4000, 2), 1),
+        ((600, 64, 16), 1),
+        ((300, 300, 64), 1),
+    ]
+    tunings = ({}, {"staged_ctas_per_sm": 8}, {"staged_buffers": 1})
+    for tuning in tunings:
         for shape, dim in problems:
             for dtype in (torch.float32, torch.bfloat16):
                 for view in ("contiguous", "offset"):
-                    x = make(shape, view, dtype).requires_grad_()
-                    with dispatch.forced("cuda", "strided_staged"):
-                        BACKEND.clear_plans()
-                        if ctas:
-                            with tiers.tuned(staged_ctas_per_sm=ctas):
-                                y = fastsoftmax.softmax(x, dim)
-                                y.backward(torch.randn_like(y))
-                        else:
-                            y = fastsoftmax.log_softmax(x, dim)
+                    for fn in (fastsoftmax.softmax, fastsoftmax.log_softmax):
+                        x = make(shape, view, dtype).requires_grad_()
+                        with dispatch.forced("cuda", "strided_staged"), tiers.tuned(**tuning):
+                            BACKEND.clear_plans()
+                            y = fn(x, dim)
                             y.backward(torch.randn_like(y))
     torch.cuda.synchronize()
     print("sanitize run done")
@@ -244,7 +257,9 @@ def main() -> int:
     parser.add_argument("--time", action="store_true")
     parser.add_argument("--quick", action="store_true")
     parser.add_argument("--backward", action="store_true")
-    parser.add_argument("--variants", action="store_true")
+    parser.add_argument(
+        "--variants", default="", help=f"comma list of variants to time beside the tiers: {', '.join(VARIANTS)}"
+    )
     parser.add_argument("--sanitize", action="store_true")
     parser.add_argument("--dtypes", default="bfloat16,float32")
     parser.add_argument("--check-dtypes", action="store_true", help="check only --dtypes")
@@ -264,13 +279,18 @@ def main() -> int:
         start = time.time()
         dts = tuple(dtypes) if args.check_dtypes else (torch.float32, torch.bfloat16, torch.float16)
         tier_names = tuple(args.check_tiers.split(","))
-        tunings = ({},) + (tuple(STRIDED_VARIANTS.values()) if args.variants and "strided" in tier_names else ())
+        variants = [v for v in args.variants.split(",") if v]
+        tunings = ({},) + tuple(VARIANTS[v][1] for v in variants if VARIANTS[v][0] in tier_names)
         failures = check(tier_names, dts, args.limit, tunings)
         print(f"checks: {len(failures)} failures ({time.time() - start:.0f} s)", flush=True)
         status = 1 if failures else 0
     if args.time:
         labels = set(args.cases.split(";")) if args.cases else None
-        rows = timing(args.quick, args.backward, dtypes, args.variants, args.budget, not args.no_peers, labels)
+        variants = [v for v in args.variants.split(",") if v]
+        unknown = [v for v in variants if v not in VARIANTS]
+        if unknown:
+            parser.error(f"unknown variants {unknown}; known: {list(VARIANTS)}")
+        rows = timing(args.quick, args.backward, dtypes, variants, args.budget, not args.no_peers, labels)
         with open(os.path.join(args.out, "strided_probe.json"), "w") as out:
             json.dump(rows, out, indent=1)
     return status
