@@ -42,7 +42,7 @@ PROBLEMS = {
     "strided": [((300, 40), 0), ((7, 101, 5), 1), ((3, 4001, 33), 1)],
     # a tile held by one CTA, columns wider than a line, and axes long enough that a team of CTAs
     # splits each tile and exchanges partials (the cooperative launch); the last two have more
-    # tiles than resident CTAs, so each CTA (alone, then in a team) copies its next piece in ahead
+    # tiles than resident CTAs (blocks that wait for a free SM; teams that walk several tiles)
     "strided_staged": [
         ((5, 301, 40), 1),
         ((3, 2001, 130), 1),

@@ -134,13 +134,10 @@ STRIDED_VARIANTS = {
     "str_wide": {"strided_row_bytes": 512},
     "str_ch_wide": {"strided_chunk_major": True, "strided_row_bytes": 512},
 }
-#: variants of the staged tier: buffers of a held piece and CTAs per SM
+#: variants of the staged tier: CTAs per SM that share the shared memory
 STAGED_VARIANTS = {
-    "staged_b1": {"staged_buffers": 1},
-    "staged_b2": {"staged_buffers": 2},
     "staged_c1": {"staged_ctas_per_sm": 1},
     "staged_c3": {"staged_ctas_per_sm": 3},
-    "staged_b1c1": {"staged_buffers": 1, "staged_ctas_per_sm": 1},
 }
 VARIANTS = {
     **{k: ("strided_staged", v) for k, v in STAGED_VARIANTS.items()},
@@ -225,9 +222,9 @@ def timing(
 
 
 def sanitize() -> None:
-    """Each staged path once on small problems: held (one buffer and two), team-split, streamed,
-    flat, per-row, narrow copies, backward."""
-    # the last two have more tiles than resident CTAs: pieces copied in ahead, alone and in teams
+    """Each staged path once on small problems: held, team-split, streamed, flat, per-row, narrow
+    copies, backward."""
+    # the last two have more tiles than resident CTAs (8 a SM: teams walk several tiles)
     problems = [
         ((3, 37, 5), 1),
         ((4, 64, 16), 1),
@@ -236,7 +233,7 @@ def sanitize() -> None:
         ((600, 64, 16), 1),
         ((300, 300, 64), 1),
     ]
-    tunings = ({}, {"staged_ctas_per_sm": 8}, {"staged_buffers": 1})
+    tunings = ({}, {"staged_ctas_per_sm": 8})
     for tuning in tunings:
         for shape, dim in problems:
             for dtype in (torch.float32, torch.bfloat16):

@@ -99,30 +99,20 @@ def test_staged_tuning_changes_nothing_but_speed(ctas):
         run(x, 1, False, "strided_staged")
 
 
-@pytest.mark.parametrize("buffers", [1, 2])
 @pytest.mark.parametrize("dtype", DTYPES, ids=str)
-@pytest.mark.parametrize(
-    "shape,ctas",
-    [
-        ((600, 64, 16), None),  # flat pieces, more tiles than resident CTAs: each CTA walks several
-        ((1200, 100, 24), None),  # 8-byte copies (24 bf16 columns are 48 bytes a row)
-        ((300, 300, 64), 8),  # teams of CTAs, each team several tiles
-        ((5, 3000, 200), 8),  # per-row tiles with a partial last tile, in teams
-    ],
-)
-def test_pieces_copied_ahead(shape, ctas, dtype, buffers):
+@pytest.mark.parametrize("shape", [(300, 300, 64), (40, 3000, 200)])
+def test_teams_walk_several_tiles(shape, dtype):
+    # 8 CTAs a SM: teams of CTAs split each tile, and there are more tiles than teams
     from fastsoftmax.backends.cuda import strided, tiers
     from fastsoftmax.backends.cuda.launch import device_facts
 
     facts = device_facts(torch.cuda.current_device())
-    outer, n, inner = shape
-    args = (facts.smem_per_sm, facts.smem_per_block, facts.sm_count, ctas, buffers)
+    args = (facts.smem_per_sm, facts.smem_per_block, facts.sm_count, 8)
     for backward in (False, True):
-        geometry = strided.staged_shape(outer, n, inner, dtype, backward, *args)
-        assert geometry.held and geometry.buffers == buffers
-        assert buffers == 1 or geometry.tiles > geometry.teams, "the problem must give a CTA several tiles"
+        geometry = strided.staged_shape(*shape, dtype, backward, *args)
+        assert geometry.held and geometry.splits > 1 and geometry.tiles > geometry.teams
     x = rand(shape, dtype)
-    with tiers.tuned(staged_ctas_per_sm=ctas, staged_buffers=buffers):
+    with tiers.tuned(staged_ctas_per_sm=8):
         for log in (False, True):
             run(x, 1, log, "strided_staged")
 

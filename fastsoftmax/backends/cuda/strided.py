@@ -9,8 +9,6 @@ Tiers:
   per-column results through global memory (a cooperative, persistent launch). Small inner sizes
   whose n x inner blocks are contiguous are staged as one flat run (16-byte copies across rows and
   columns). Tiles too long for the shared memory of all resident CTAs stream through it twice.
-  Held pieces take two buffers: a persistent CTA copies its next tile's piece in while it reduces
-  and writes the current one.
 * ``strided`` (strided_tier.cuh): tiles of columns reduced over n from registers, then re-read;
   n split over blocks in two kernels when the tiles cannot fill the GPU. Serves the rest: tiles
   too long for all the shared memory of the GPU (e.g. (1048576, 128) over dim 0).
@@ -20,7 +18,7 @@ Kernel argument order (every parameter 8 bytes, see ``instances.py``):
 * strided: pointers, workspace, n, inner, (stride 0, stride 1) of each tensor, chunk, splits,
   mode (the stage, 0 whole / 1 partials / 2 finish, | 4 for chunk-major block order);
 * strided_staged: pointers, workspace, outer, n, inner, (stride 0, stride 1) of each tensor,
-  geometry (tile columns | copy bytes << 16 | staged rows << 32 | buffers << 48), chunk, splits.
+  geometry (tile columns | copy bytes << 16 | staged rows << 32), chunk, splits.
 """
 
 from __future__ import annotations
@@ -64,16 +62,13 @@ STAGED_CTAS_PER_SM = 2
 SMEM_RESERVED_PER_CTA = 1024
 #: rows of a split piece come in multiples of this, so that flat pieces start 16-byte aligned
 STAGED_CHUNK_ALIGN = 16
-#: staging buffers of a CTA whose pieces are held (2: the next tile's piece is copied in while the
-#: current one is reduced and written; streamed pieces always take one)
-STAGED_BUFFERS = 2
 
 
 @dataclass(frozen=True)
 class StagedShape:
     """A strided_staged launch: the compute pack, the tile's columns, a CTA's rows of a tile
-    (chunk), the rows a buffer holds (stage_rows; < chunk: the chunk streams through twice), the
-    CTAs per tile (splits), the teams of the grid, each CTA's shared memory and its buffers."""
+    (chunk), the rows its buffer holds (stage_rows; < chunk: the chunk streams through twice), the
+    CTAs per tile (splits), the teams of the persistent grid and each CTA's shared memory."""
 
     pack: int
     tile_cols: int
@@ -83,7 +78,6 @@ class StagedShape:
     teams: int
     tiles: int
     smem: int
-    buffers: int = 1
 
     @property
     def held(self) -> bool:
@@ -110,32 +104,19 @@ def staged_shape(
     smem_per_block: int,
     sm_count: int,
     ctas_per_sm: int | None = None,
-    buffers: int | None = None,
 ) -> StagedShape | None:
     """The strided_staged geometry of a problem (None for inner <= 1, or columns too wide for 16
     rows of one tile in a CTA's shared memory). Tiles are held in shared memory when the resident
-    CTAs can hold one (n split over a team of them), else streamed. With two buffers a held shape
-    has a persistent grid (every tile after a CTA's first is copied in ahead); a shape that two
-    buffers would leave streamed takes one, all of the shared memory."""
+    CTAs can hold one (n split over a team of them), else streamed."""
     if inner <= 1:
         return None
-    buffers = buffers or STAGED_BUFFERS
-    shape = _staged_shape(outer, n, inner, dtype, backward, smem_per_sm, smem_per_block, sm_count, ctas_per_sm, buffers)
-    if buffers > 1 and shape is not None and not shape.held:
-        shape = _staged_shape(outer, n, inner, dtype, backward, smem_per_sm, smem_per_block, sm_count, ctas_per_sm, 1)
-    return shape
-
-
-def _staged_shape(
-    outer, n, inner, dtype, backward, smem_per_sm, smem_per_block, sm_count, ctas_per_sm, buffers
-) -> StagedShape | None:
     ctas = ctas_per_sm or STAGED_CTAS_PER_SM
     itemsize = CXX_TYPES[dtype][2]
     tensors = 2 if backward else 1
     pack = staged_pack(inner, dtype)
     scratch = STAGED_THREADS * pack * (4 if backward else 8)
     budget = min(smem_per_block, smem_per_sm // ctas - SMEM_RESERVED_PER_CTA)
-    per_tensor = (budget - scratch) // (tensors * buffers) // 16 * 16
+    per_tensor = (budget - scratch) // tensors // 16 * 16
     resident = sm_count * ctas
     line = 128 // itemsize
     if inner <= line:
@@ -157,9 +138,7 @@ def _staged_shape(
     rows_fit = per_tensor // (tile_cols * itemsize)
     stage = lambda rows: -(-rows * tile_cols * itemsize // 16) * 16  # noqa: E731
     if rows_fit >= n:
-        # one CTA a tile; with two buffers a persistent grid of the resident CTAs walks the tiles
-        teams = tiles if buffers == 1 else min(tiles, resident)
-        return StagedShape(pack, tile_cols, n, n, 1, teams, tiles, tensors * buffers * stage(n) + scratch, buffers)
+        return StagedShape(pack, tile_cols, n, n, 1, tiles, tiles, tensors * stage(n) + scratch)
     most_rows = rows_fit // STAGED_CHUNK_ALIGN * STAGED_CHUNK_ALIGN
     if most_rows == 0:
         return None
@@ -170,9 +149,7 @@ def _staged_shape(
     chunk = -(-(-(-n // splits)) // STAGED_CHUNK_ALIGN) * STAGED_CHUNK_ALIGN
     splits = -(-n // chunk)
     stage_rows = min(chunk, most_rows)
-    buffers = buffers if stage_rows >= chunk else 1
-    smem = tensors * buffers * stage(stage_rows) + scratch
-    return StagedShape(pack, tile_cols, chunk, stage_rows, splits, teams, tiles, smem, buffers)
+    return StagedShape(pack, tile_cols, chunk, stage_rows, splits, teams, tiles, tensors * stage(stage_rows) + scratch)
 
 
 #: strided_staged serves problems of at least this many elements: the H100 runs measured it on
@@ -389,8 +366,7 @@ def _build_staged(load, key):
     facts = device_facts(dev)
     itemsize = CXX_TYPES[dtype][2]
     args = (facts.smem_per_sm, facts.smem_per_block, facts.sm_count)
-    buffers = tuning.staged_buffers
-    shape = staged_shape(outer, n, inner, dtype, backward, *args, tuning.staged_ctas_per_sm, buffers)
+    shape = staged_shape(outer, n, inner, dtype, backward, *args, tuning.staged_ctas_per_sm)
     if shape is None:
         raise ValueError(f"tier 'strided_staged' cannot hold (outer={outer}, n={n}, inner={inner}) {dtype}")
     inst = StagedInstance(dtype, backward, log, shape.pack)
@@ -407,7 +383,7 @@ def _build_staged(load, key):
     per_sm = kernel.blocks_per_sm()
     if shape.splits > 1 and shape.grid > per_sm * facts.sm_count:
         # fewer CTAs fit than the shape assumed (registers, a smaller SM): size for those
-        shape = staged_shape(outer, n, inner, dtype, backward, *args, max(1, per_sm), buffers)
+        shape = staged_shape(outer, n, inner, dtype, backward, *args, ctas_per_sm=max(1, per_sm))
         if shape is None:
             raise ValueError(f"tier 'strided_staged' cannot hold (outer={outer}, n={n}, inner={inner}) {dtype}")
         kernel = kernel_for(shape)
@@ -421,12 +397,8 @@ def _build_staged(load, key):
     counter_words = -(-shape.tiles // 4) * 4
     workspace = counter_words + shape.tiles * shape.splits * shape.tile_cols * (1 if backward else 2)
 
-    if not shape.stage_rows < 1 << 16:
-        raise ValueError(f"strided_staged: {shape.stage_rows} staged rows do not fit the kernel's geometry word")
-    geometry = shape.tile_cols | shape.stage_rows << 32 | shape.buffers << 48
-
     def tail(width: int) -> tuple:
-        return middle + (geometry | width << 16, shape.chunk, shape.splits)
+        return middle + (shape.tile_cols | width << 16 | shape.stage_rows << 32, shape.chunk, shape.splits)
 
     def width_of(pointers) -> int:
         bits = 0

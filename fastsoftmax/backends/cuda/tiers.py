@@ -89,9 +89,6 @@ class Tuning:
     #: strided_staged: CTAs per SM that shared memory is divided among, instead of
     #: strided.STAGED_CTAS_PER_SM (part of every plan key, like the other fields)
     staged_ctas_per_sm: int | None = None
-    #: strided_staged: buffers of a held piece (1, or 2: the next tile's piece copied in ahead),
-    #: instead of strided.STAGED_BUFFERS
-    staged_buffers: int | None = None
     #: strided: bytes of a row a warp covers along the contiguous axis, instead of
     #: strided.STRIDED_ROW_BYTES
     strided_row_bytes: int | None = None
@@ -108,8 +105,6 @@ class Tuning:
             raise ValueError(
                 f"long_row_storage_16bit={self.long_row_storage_16bit!r} is not one of {LONG_ROW_STORAGES_16BIT}"
             )
-        if self.staged_buffers not in (None, 1, 2):
-            raise ValueError(f"staged_buffers={self.staged_buffers!r} is not 1 or 2")
         if self.strided_row_bytes is not None and (self.strided_row_bytes < 16 or self.strided_row_bytes & 15):
             raise ValueError(f"strided_row_bytes={self.strided_row_bytes!r} is not a positive multiple of 16")
         if self.cluster_ctas is not None and self.cluster_ctas not in CLUSTER_SIZES[1:]:

@@ -16,10 +16,11 @@
 // in shared memory.
 //
 // A CTA's rows of a tile (its chunk) are held in shared memory throughout when they fit
-// (`stage_rows` >= chunk): one read. Held pieces may take two buffers (`buffers` == 2): a CTA
-// then copies the piece of its next tile into one while it reduces and writes the current tile
-// from the other, so that device memory reads and writes at once instead of every CTA loading,
-// waiting and writing in step (the grid is persistent then, whatever the team size). Where even the shared memory of every resident CTA cannot hold
+// (`stage_rows` >= chunk): one read. (Tried and dropped: two buffers a CTA, a persistent grid in
+// which each CTA copied its next tile's piece in with cp.async while it reduced and wrote the
+// current one. In the A/B on an H100 it lost on every layout, e.g. bf16 (4096, 64, 512) over dim 1
+// 0.60 of copy against 0.80 and (8192, 16384) over dim 0 0.35 against 0.50: half-size pieces mean
+// twice the teams' exchanges, and Nsight Compute showed DRAM throughput falling from 63% to 43%.) Where even the shared memory of every resident CTA cannot hold
 // a tile (a tile of 32 MB: (2^20, 128) over dim 0), the chunk streams through the buffer twice,
 // once for the statistics and once to write (the last staging is written first, without a
 // re-read): three passes, each at full copy width.
@@ -163,12 +164,11 @@ __device__ __forceinline__ void copy_piece_any(int width, T* stage, T* row0, i64
 }
 
 // ---- the geometry of one launch --------------------------------------------------------------
-// geometry = tile_cols | width << 16 | stage_rows << 32 | buffers << 48 (one 8-byte parameter)
+// geometry = tile_cols | width << 16 | stage_rows << 32 (one 8-byte kernel parameter)
 struct StagedGeometry {
     int tile_cols;   // columns of a tile (a multiple of P; all of inner in the flat layout)
     int width;       // bytes per copy between device and shared memory: 16, 8, 4 or 2
-    int stage_rows;  // rows a staging buffer holds
-    int buffers;     // 2: the next tile's piece is copied in while this one is written (held only)
+    int stage_rows;  // rows the staging buffer holds
     i64 tiles_per_outer, tiles;
     int packs_per_row;  // L
     int groups;         // G
@@ -179,8 +179,7 @@ __device__ __forceinline__ StagedGeometry staged_geometry(i64 outer, i64 inner, 
     StagedGeometry g;
     g.tile_cols = (int)(geometry & 0xffff);
     g.width = (int)((geometry >> 16) & 0xffff);
-    g.stage_rows = (int)((geometry >> 32) & 0xffff);
-    g.buffers = (int)(geometry >> 48);
+    g.stage_rows = (int)(geometry >> 32);
     g.tiles_per_outer = (inner + g.tile_cols - 1) / g.tile_cols;
     g.tiles = outer * g.tiles_per_outer;
     g.packs_per_row = g.tile_cols / P;
@@ -259,25 +258,6 @@ __device__ __forceinline__ StagedPiece staged_piece(const StagedGeometry& geo, i
     return p;
 }
 
-// Copies every row of a held piece into `buf` as one copy group (the ahead path's prefetch).
-template <typename T, typename LOAD>
-__device__ __forceinline__ void stage_whole_piece(const LOAD& in, T* buf, const StagedPiece& pc, int width, int pitch,
-                                                  bool flat) {
-    copy_piece_any<T, true>(width, buf, const_cast<T*>(in.row(pc.o, pc.k0)) + pc.c0, in.s1, pc.rows, pc.cols, pitch,
-                            flat);
-}
-
-// Waits for the current tile's copy group; the next tile's (committed last, when there is one)
-// stays in flight.
-__device__ __forceinline__ void wait_current_piece(bool next_in_flight) {
-    if (next_in_flight) {
-        copy_async_wait_group<1>();
-    } else {
-        copy_async_wait_group<0>();
-    }
-    __syncthreads();
-}
-
 // The (max, sum) pairs of a thread's P columns over `rows` staged rows: the maximum first, then
 // the sum of exp(x - max) in a second walk over shared memory (one exponential per element).
 template <typename T, int P, typename LOAD>
@@ -333,8 +313,7 @@ __device__ __forceinline__ void staged_forward(LOAD in, STORE out, float* ws, i6
     const StagedGeometry geo = staged_geometry<P>(outer, inner, geometry);
     T* stage = reinterpret_cast<T*>(staged_smem);
     const i64 stage_bytes = ((i64)geo.stage_rows * geo.tile_cols * (i64)sizeof(T) + 15) / 16 * 16;
-    const i64 stage_elems = stage_bytes / (i64)sizeof(T);
-    MaxSum* scratch = reinterpret_cast<MaxSum*>(staged_smem + geo.buffers * stage_bytes);
+    MaxSum* scratch = reinterpret_cast<MaxSum*>(staged_smem + stage_bytes);
     int* counters = reinterpret_cast<int*>(ws);
     float* pairs = ws + counter_words(geo.tiles);
 
@@ -350,32 +329,14 @@ __device__ __forceinline__ void staged_forward(LOAD in, STORE out, float* ws, i6
     const bool flat = geo.tile_cols == inner && in.s1 == inner && out.s1 == inner;
     // the output's rows take P-element packs where copies were allowed that wide
     const bool direct = geo.width >= P * (int)sizeof(T);
-    const bool ahead = geo.buffers == 2;
-    if (ahead && team < geo.tiles) {
-        stage_whole_piece<T>(in, stage, staged_piece(geo, team, split, n, inner, chunk), geo.width, pitch, flat);
-        copy_async_commit();
-    }
 
-    int cur = 0;
-    for (i64 tile = team; tile < geo.tiles; tile += teams, cur ^= (int)ahead) {
+    for (i64 tile = team; tile < geo.tiles; tile += teams) {
         const StagedPiece pc = staged_piece(geo, tile, split, n, inner, chunk);
         const bool active = g < G && j * P < pc.cols;
-        T* buf = stage + cur * stage_elems;
         MaxSum state[P];
 #pragma unroll
         for (int i = 0; i < P; ++i) state[i] = empty_maxsum();
-        if (ahead) {
-            // the other buffer was freed by the previous tile's final barrier
-            const i64 next = tile + teams;
-            if (next < geo.tiles) {
-                stage_whole_piece<T>(in, stage + (cur ^ 1) * stage_elems,
-                                     staged_piece(geo, next, split, n, inner, chunk), geo.width, pitch, flat);
-                copy_async_commit();
-            }
-            wait_current_piece(next < geo.tiles);
-            if (active) staged_stats<T, P>(in, buf + j * P, pc.rows, g, G, pitch, state);
-        }
-        for (int sub = 0; !ahead && sub < pc.sub_pieces; ++sub) {
+        for (int sub = 0; sub < pc.sub_pieces; ++sub) {
             const i64 k = pc.k0 + (i64)sub * geo.stage_rows;
             const int rows = pc.sub_rows(sub, geo.stage_rows);
             // two halves in two copy groups: the first half's statistics overlap the second's copy
@@ -443,7 +404,7 @@ __device__ __forceinline__ void staged_forward(LOAD in, STORE out, float* ws, i6
             if (direct) {
                 // packs go straight to device memory: as wide there as in shared memory
                 if (active) {
-                    const T* p = buf + j * P;
+                    const T* p = stage + j * P;
                     T* dst = out.row(pc.o, k) + pc.c0 + j * P;
                     for (int r = g; r < rows; r += G) {
                         float v[P];
@@ -456,7 +417,7 @@ __device__ __forceinline__ void staged_forward(LOAD in, STORE out, float* ws, i6
                 continue;
             }
             if (active) {
-                T* p = buf + j * P;
+                T* p = stage + j * P;
                 for (int r = g; r < rows; r += G) {
                     float v[P];
                     in.template convert<P>(read_pack<T, P>(p + r * pitch), v);
@@ -466,35 +427,9 @@ __device__ __forceinline__ void staged_forward(LOAD in, STORE out, float* ws, i6
                 }
             }
             __syncthreads();
-            copy_piece_any<T, false>(geo.width, buf, out.row(pc.o, k) + pc.c0, out.s1, rows, pc.cols, pitch, flat);
+            copy_piece_any<T, false>(geo.width, stage, out.row(pc.o, k) + pc.c0, out.s1, rows, pc.cols, pitch, flat);
         }
         __syncthreads();  // the next tile overwrites the buffer and the scratch read above
-    }
-}
-
-// Adds the backward's per-column terms (dy * y, or dy for log-softmax) of `rows` staged rows.
-template <typename T, int P, bool LOG, typename LOAD>
-__device__ __forceinline__ void staged_dot(const LOAD& y_in, const LOAD& dy_in, const T* py, const T* pdy, int rows,
-                                           int first, int step, int pitch, float* sum) {
-    int r = first;
-    for (; r + 3 * step < rows; r += 4 * step) {
-        float yv[4][P], dyv[4][P];
-#pragma unroll
-        for (int u = 0; u < 4; ++u) {
-            y_in.template convert<P>(read_pack<T, P>(py + (r + u * step) * pitch), yv[u]);
-            dy_in.template convert<P>(read_pack<T, P>(pdy + (r + u * step) * pitch), dyv[u]);
-        }
-#pragma unroll
-        for (int u = 0; u < 4; ++u)
-#pragma unroll
-            for (int i = 0; i < P; ++i) sum[i] += backward_term<LOG>(yv[u][i], dyv[u][i]);
-    }
-    for (; r < rows; r += step) {
-        float yv[P], dyv[P];
-        y_in.template convert<P>(read_pack<T, P>(py + r * pitch), yv);
-        dy_in.template convert<P>(read_pack<T, P>(pdy + r * pitch), dyv);
-#pragma unroll
-        for (int i = 0; i < P; ++i) sum[i] += backward_term<LOG>(yv[i], dyv[i]);
     }
 }
 
@@ -504,11 +439,9 @@ __device__ __forceinline__ void staged_backward(LOAD y_in, LOAD dy_in, STORE dx_
     extern __shared__ __align__(16) unsigned char staged_smem[];
     const StagedGeometry geo = staged_geometry<P>(outer, inner, geometry);
     const i64 stage_bytes = ((i64)geo.stage_rows * geo.tile_cols * (i64)sizeof(T) + 15) / 16 * 16;
-    // buffer b: y at 2b, dy at 2b + 1 stage sizes
     T* stage_y = reinterpret_cast<T*>(staged_smem);
     T* stage_dy = reinterpret_cast<T*>(staged_smem + stage_bytes);
-    const i64 buffer_elems = 2 * stage_bytes / (i64)sizeof(T);
-    float* scratch = reinterpret_cast<float*>(staged_smem + 2 * geo.buffers * stage_bytes);
+    float* scratch = reinterpret_cast<float*>(staged_smem + 2 * stage_bytes);
     int* counters = reinterpret_cast<int*>(ws);
     float* sums = ws + counter_words(geo.tiles);
 
@@ -523,35 +456,14 @@ __device__ __forceinline__ void staged_backward(LOAD y_in, LOAD dy_in, STORE dx_
     const i64 split = blockIdx.x - team * splits;
     const bool flat = geo.tile_cols == inner && y_in.s1 == inner && dy_in.s1 == inner && dx_out.s1 == inner;
     const bool direct = geo.width >= P * (int)sizeof(T);
-    const bool ahead = geo.buffers == 2;
-    if (ahead && team < geo.tiles) {
-        const StagedPiece first = staged_piece(geo, team, split, n, inner, chunk);
-        stage_whole_piece<T>(y_in, stage_y, first, geo.width, pitch, flat);
-        stage_whole_piece<T>(dy_in, stage_dy, first, geo.width, pitch, flat);
-        copy_async_commit();
-    }
 
-    int cur = 0;
-    for (i64 tile = team; tile < geo.tiles; tile += teams, cur ^= (int)ahead) {
+    for (i64 tile = team; tile < geo.tiles; tile += teams) {
         const StagedPiece pc = staged_piece(geo, tile, split, n, inner, chunk);
         const bool active = g < G && j * P < pc.cols;
-        T* buf_y = stage_y + cur * buffer_elems;
-        T* buf_dy = stage_dy + cur * buffer_elems;
         float sum[P];
 #pragma unroll
         for (int i = 0; i < P; ++i) sum[i] = 0.0f;
-        if (ahead) {
-            const i64 next = tile + teams;
-            if (next < geo.tiles) {
-                const StagedPiece pn = staged_piece(geo, next, split, n, inner, chunk);
-                stage_whole_piece<T>(y_in, stage_y + (cur ^ 1) * buffer_elems, pn, geo.width, pitch, flat);
-                stage_whole_piece<T>(dy_in, stage_dy + (cur ^ 1) * buffer_elems, pn, geo.width, pitch, flat);
-                copy_async_commit();
-            }
-            wait_current_piece(next < geo.tiles);
-            if (active) staged_dot<T, P, LOG>(y_in, dy_in, buf_y + j * P, buf_dy + j * P, pc.rows, g, G, pitch, sum);
-        }
-        for (int sub = 0; !ahead && sub < pc.sub_pieces; ++sub) {
+        for (int sub = 0; sub < pc.sub_pieces; ++sub) {
             const i64 k = pc.k0 + (i64)sub * geo.stage_rows;
             const int rows = pc.sub_rows(sub, geo.stage_rows);
             __syncthreads();
@@ -561,7 +473,30 @@ __device__ __forceinline__ void staged_backward(LOAD y_in, LOAD dy_in, STORE dx_
                                     pc.cols, pitch, flat);
             copy_async_wait();
             __syncthreads();
-            if (active) staged_dot<T, P, LOG>(y_in, dy_in, stage_y + j * P, stage_dy + j * P, rows, g, G, pitch, sum);
+            if (active) {
+                const T* py = stage_y + j * P;
+                const T* pdy = stage_dy + j * P;
+                int r = g;
+                for (; r + 3 * G < rows; r += 4 * G) {
+                    float yv[4][P], dyv[4][P];
+#pragma unroll
+                    for (int u = 0; u < 4; ++u) {
+                        y_in.template convert<P>(read_pack<T, P>(py + (r + u * G) * pitch), yv[u]);
+                        dy_in.template convert<P>(read_pack<T, P>(pdy + (r + u * G) * pitch), dyv[u]);
+                    }
+#pragma unroll
+                    for (int u = 0; u < 4; ++u)
+#pragma unroll
+                        for (int i = 0; i < P; ++i) sum[i] += backward_term<LOG>(yv[u][i], dyv[u][i]);
+                }
+                for (; r < rows; r += G) {
+                    float yv[P], dyv[P];
+                    y_in.template convert<P>(read_pack<T, P>(py + r * pitch), yv);
+                    dy_in.template convert<P>(read_pack<T, P>(pdy + r * pitch), dyv);
+#pragma unroll
+                    for (int i = 0; i < P; ++i) sum[i] += backward_term<LOG>(yv[i], dyv[i]);
+                }
+            }
         }
         if (g < G) {
 #pragma unroll
@@ -607,8 +542,8 @@ __device__ __forceinline__ void staged_backward(LOAD y_in, LOAD dy_in, STORE dx_
             }
             if (direct) {
                 if (active) {
-                    const T* py = buf_y + j * P;
-                    const T* pdy = buf_dy + j * P;
+                    const T* py = stage_y + j * P;
+                    const T* pdy = stage_dy + j * P;
                     T* dst = dx_out.row(pc.o, k) + pc.c0 + j * P;
                     for (int r = g; r < rows; r += G) {
                         float yv[P], dyv[P];
@@ -622,8 +557,8 @@ __device__ __forceinline__ void staged_backward(LOAD y_in, LOAD dy_in, STORE dx_
                 continue;
             }
             if (active) {
-                T* py = buf_y + j * P;
-                const T* pdy = buf_dy + j * P;
+                T* py = stage_y + j * P;
+                const T* pdy = stage_dy + j * P;
                 for (int r = g; r < rows; r += G) {
                     float yv[P], dyv[P];
                     y_in.template convert<P>(read_pack<T, P>(py + r * pitch), yv);
@@ -634,7 +569,7 @@ __device__ __forceinline__ void staged_backward(LOAD y_in, LOAD dy_in, STORE dx_
                 }
             }
             __syncthreads();
-            copy_piece_any<T, false>(geo.width, buf_y, dx_out.row(pc.o, k) + pc.c0, dx_out.s1, rows, pc.cols, pitch,
+            copy_piece_any<T, false>(geo.width, stage_y, dx_out.row(pc.o, k) + pc.c0, dx_out.s1, rows, pc.cols, pitch,
                                      flat);
         }
         __syncthreads();
