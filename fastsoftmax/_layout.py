@@ -2,7 +2,8 @@
 view ``(outer, n, inner)`` whose last axis has stride 1 (see ``backends/base.py``).
 
 The view is taken in *memory order*: the tensor's dims sorted by stride, so a permuted-contiguous
-tensor (``x.t()``, a channels-last image, ``x.transpose(0, 1)``) needs no copy. Dims that sit
+tensor (``x.t()``, a channels-last image, ``x.transpose(0, 1)``) or a broadcast one (``expand``)
+needs no copy. Dims that sit
 outside the reduced dim in memory fold into ``outer``; those inside fold into ``inner``. Only
 layouts that cannot be folded that way (elements skipped along the innermost axis, overlapping
 strides) are copied to a contiguous tensor first.
@@ -36,8 +37,9 @@ def _fold(sizes: list[int], strides: list[int]) -> tuple[int, int] | None:
 
 def memory_order(x: torch.Tensor) -> list[int]:
     """Dims of ``x`` from the largest stride to the smallest (ties keep the logical order, so a
-    contiguous tensor maps to the identity)."""
-    return sorted(range(x.dim()), key=lambda d: -x.stride(d))
+    contiguous tensor maps to the identity), broadcast dims (stride 0) first: outermost, they fold
+    into ``outer`` with stride 0, so an expanded input is read where it lies instead of copied."""
+    return sorted(range(x.dim()), key=lambda d: (x.stride(d) != 0, -x.stride(d)))
 
 
 def canonical_view(x: torch.Tensor, dim: int, order: list[int]) -> torch.Tensor | None:

@@ -123,15 +123,25 @@ def is_forced() -> bool:
     return _OVERRIDE.get() is not None
 
 
-def resolve(requested: str, device: torch.device, dtype: torch.dtype, outer: int, n: int, inner: int, backward: bool):
-    """``(backend_object_or_None, tier)`` for a problem; None means torch computes it."""
+def resolve(
+    requested: str,
+    device: torch.device,
+    dtype: torch.dtype,
+    outer: int,
+    n: int,
+    inner: int,
+    backward: bool,
+    aligned: bool = True,
+):
+    """``(backend_object_or_None, tier)`` for a problem; None means torch computes it. ``aligned``:
+    every tensor of the call starts on a 16-byte boundary (tier choice may depend on it)."""
     override = _OVERRIDE.get()
     index = _device_index(device)
     if override is not None:
         name, tier = override
         backend = _require(name, device)
         if tier is None:
-            tier = backend.choose_tier(outer, n, inner, dtype, backward, index)
+            tier = backend.choose_tier(outer, n, inner, dtype, backward, index, aligned)
         elif not backend.supports(tier, outer, n, inner, dtype, backward, index):
             raise ValueError(
                 f"tier {tier!r} of backend {name!r} cannot compute a problem of shape "
@@ -142,7 +152,7 @@ def resolve(requested: str, device: torch.device, dtype: torch.dtype, outer: int
     if name == "torch":
         return None, None
     backend = _require(name, device)
-    return backend, _choose_tier(name, outer, n, inner, dtype, backward, index)
+    return backend, _choose_tier(name, outer, n, inner, dtype, backward, index, aligned)
 
 
 def _device_index(device: torch.device) -> int:
@@ -154,9 +164,9 @@ def _device_index(device: torch.device) -> int:
 
 @functools.lru_cache(maxsize=8192)
 def _choose_tier(
-    name: str, outer: int, n: int, inner: int, dtype: torch.dtype, backward: bool, device_index: int
+    name: str, outer: int, n: int, inner: int, dtype: torch.dtype, backward: bool, device_index: int, aligned: bool
 ) -> str:
-    return kernel_backend(name).choose_tier(outer, n, inner, dtype, backward, device_index)
+    return kernel_backend(name).choose_tier(outer, n, inner, dtype, backward, device_index, aligned)
 
 
 def _require(name: str, device: torch.device):

@@ -126,6 +126,14 @@ def _torch_plan(dim: int):
     return plan
 
 
+def _aligned(*views: torch.Tensor) -> bool:
+    """Whether every tensor of a call starts on a 16-byte boundary."""
+    bits = 0
+    for view in views:
+        bits |= view.data_ptr()
+    return bits & 15 == 0
+
+
 def _plan_key(x: torch.Tensor, dim: int, backend: str) -> tuple:
     return (x.shape, x.stride(), x.dtype, x.device, dim, backend)
 
@@ -143,12 +151,15 @@ def forward_impl(x: torch.Tensor, dim: int, log: bool, backend: str) -> torch.Te
         dispatch.remember(key, _torch_plan(dim))
         return _torch_forward(x, dim, log)
     x3, y3, y, copied = _layout.canonical_pair(x, dim)
-    kernel_backend, tier = dispatch.resolve(backend, x.device, x.dtype, *x3.shape, False)
+    aligned = _aligned(x3, y3)
+    kernel_backend, tier = dispatch.resolve(backend, x.device, x.dtype, *x3.shape, False, aligned)
     if kernel_backend is None:
         dispatch.remember(key, _torch_plan(dim))
         return _torch_forward(x, dim, log)
-    # Remember the plan only when a later call's output, allocated as below, gets these very strides.
-    if not forced and not copied and (y.stride() == x.stride() or y.is_contiguous()):
+    # Remember the plan only when a later call's output, allocated as below, gets these very strides
+    # (and, where the tier depends on it, only for tensors on a 16-byte boundary: the usual case).
+    rememberable = aligned or x3.shape[2] == 1
+    if not forced and not copied and rememberable and (y.stride() == x.stride() or y.is_contiguous()):
         dispatch.remember(key, _plan(_runner(kernel_backend, tier, (x3, y3), False), y.stride() != x.stride()))
     kernel_backend.forward(x3, y3, log, tier)
     return y
@@ -165,10 +176,12 @@ def backward_impl(dy: torch.Tensor, y: torch.Tensor, dim: int, log: bool, backen
     if y.numel() == 0 or _goes_to_torch(backend, y):
         return _torch_backward(dy, y, dim, log)
     y3, dy3, dx3, dx, copied = _layout.canonical_backward(y, dy, dim)
-    kernel_backend, tier = dispatch.resolve(backend, y.device, y.dtype, *y3.shape, True)
+    aligned = _aligned(y3, dy3, dx3)
+    kernel_backend, tier = dispatch.resolve(backend, y.device, y.dtype, *y3.shape, True, aligned)
     if kernel_backend is None:
         return _torch_backward(dy, y, dim, log)
-    if not forced and not copied and (dx.stride() == y.stride() or dx.is_contiguous()):
+    rememberable = aligned or y3.shape[2] == 1
+    if not forced and not copied and rememberable and (dx.stride() == y.stride() or dx.is_contiguous()):
         dispatch.remember(
             key, _backward_plan(_runner(kernel_backend, tier, (y3, dy3, dx3), True), dx.stride() != y.stride())
         )

@@ -68,3 +68,23 @@ def test_backward_aligns_the_gradient_to_the_output():
     assert dy3.stride() == y3.stride() == dx3.stride()
     assert torch.equal(dy3.reshape(dx3.shape), dy.t().contiguous().t().as_strided(dx3.shape, dx3.stride()))
     assert dx.stride() == y.stride()
+
+
+def test_broadcast_dims_fold_into_outer_with_stride_zero():
+    base = torch.randn(1, 24, 10)
+    x = base.expand(6, 24, 10)
+    x3, y3, y, copied = canonical_pair(x, 1)  # over the middle dim: the broadcast dim is outer
+    assert not copied and _shares_storage(x3, base)
+    assert x3.shape == (6, 24, 10) and x3.stride() == (0, 10, 1)
+    assert y.is_contiguous() and y3.stride() == (240, 10, 1)
+    x3, _, _, copied = canonical_pair(torch.randn(1, 10).expand(24, 10), 1)  # one row read 24 times
+    assert not copied and x3.shape == (24, 10, 1) and x3.stride()[:2] == (0, 1)
+    x3, _, _, copied = canonical_pair(x, 0)  # over the broadcast dim itself: an axis of stride 0
+    assert not copied and x3.shape == (1, 6, 240) and x3.stride()[1:] == (0, 1)
+
+
+def test_broadcast_dims_that_do_not_fold_are_copied():
+    # a broadcast dim between two others: outer would need two strides
+    x = torch.randn(4, 1, 5).expand(4, 3, 5)
+    x3, _, _, copied = canonical_pair(x, 2)
+    assert copied and x3.is_contiguous() and torch.equal(x3.reshape(4, 3, 5), x)

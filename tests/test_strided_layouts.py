@@ -72,6 +72,14 @@ def test_staged_widths():
     assert strided.staged_widths(s, 2, 300, 200, ((60000, 200), (60000, 200)), 4) == (False, 16)
 
 
+def test_tensors_off_a_16_byte_boundary_take_the_strided_tier():
+    from types import SimpleNamespace
+
+    limits = SimpleNamespace(**H100)
+    assert strided.choose_tier(32, 4096, 1024, torch.bfloat16, False, limits) == "strided_staged"
+    assert strided.choose_tier(32, 4096, 1024, torch.bfloat16, False, limits, aligned=False) == "strided"
+
+
 def _views():
     base = torch.randn(6, 24, 10, device=DEVICE) * 3
     yield "contiguous", base

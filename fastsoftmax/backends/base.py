@@ -39,10 +39,18 @@ class Backend(Protocol):
         what to install. Must be cheap after the first call (cache it)."""
 
     def choose_tier(
-        self, outer: int, n: int, inner: int, dtype: torch.dtype, backward: bool, device_index: int | None = None
+        self,
+        outer: int,
+        n: int,
+        inner: int,
+        dtype: torch.dtype,
+        backward: bool,
+        device_index: int | None = None,
+        aligned: bool = True,
     ) -> str:
         """The tier this backend would run for the problem on CUDA device ``device_index`` (None:
-        the current device; -1: no GPU, as under the interpreter)."""
+        the current device; -1: no GPU, as under the interpreter); ``aligned``: every tensor of
+        the call starts on a 16-byte boundary."""
 
     def supports(
         self,

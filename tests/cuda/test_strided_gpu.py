@@ -117,6 +117,21 @@ def test_teams_walk_several_tiles(shape, dtype):
             run(x, 1, log, "strided_staged")
 
 
+@pytest.mark.parametrize("kind,tier", [("contiguous", "strided_staged"), ("offset", "strided")])
+def test_auto_tier_follows_alignment(kind, tier, monkeypatch):
+    # a view off a 16-byte boundary would leave strided_staged narrow copies
+    from fastsoftmax.backends.cuda.backend import BACKEND
+
+    chosen = []
+    forward = BACKEND.forward
+    monkeypatch.setattr(BACKEND, "forward", lambda x, y, log, t: (chosen.append(t), forward(x, y, log, t)))
+    x = view_of(kind, (32, 512, 64), torch.bfloat16)
+    with dispatch.forced("cuda"):
+        y = fastsoftmax.softmax(x, 1)
+    check_forward(y, x, 1, False)
+    assert chosen == [tier]
+
+
 @pytest.mark.parametrize("kind", ["transpose", "step", "offset", "channels_last", "expand"])
 @pytest.mark.parametrize("dtype", DTYPES, ids=str)
 def test_views(kind, dtype):

@@ -85,9 +85,16 @@ class CudaBackend:
         )
 
     def choose_tier(
-        self, outer: int, n: int, inner: int, dtype: torch.dtype, backward: bool, device_index: int | None = None
+        self,
+        outer: int,
+        n: int,
+        inner: int,
+        dtype: torch.dtype,
+        backward: bool,
+        device_index: int | None = None,
+        aligned: bool = True,
     ) -> str:
-        return tiers.choose_tier(outer, n, inner, dtype, backward, self.limits(device_index))
+        return tiers.choose_tier(outer, n, inner, dtype, backward, self.limits(device_index), aligned)
 
     def supports(
         self,

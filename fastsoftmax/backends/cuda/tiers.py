@@ -174,11 +174,13 @@ def row_cache_bytes(n: int, itemsize: int, backward: bool) -> int:
     return 2 * (-(-n // 16) * 16) * itemsize if backward else -(-n * itemsize // 16) * 16
 
 
-def choose_tier(outer: int, n: int, inner: int, dtype: torch.dtype, backward: bool, limits: Limits) -> str:
+def choose_tier(
+    outer: int, n: int, inner: int, dtype: torch.dtype, backward: bool, limits: Limits, aligned: bool = True
+) -> str:
     if inner > 1:
         # on the default geometry: the dispatcher caches this choice per problem, not per tuning (a
         # tuning changes how the chosen tier launches, through the plan key)
-        return strided.choose_tier(outer, n, inner, dtype, backward, limits)
+        return strided.choose_tier(outer, n, inner, dtype, backward, limits, aligned)
     itemsize = CXX_TYPES[dtype][2]
     if n <= WARP_TIER_MAX_COLS and (itemsize == 4 or n < BLOCK_REGS_MIN_COLS_16BIT):
         return "warp"

@@ -162,7 +162,14 @@ class TritonBackend:
         return f"backend='triton' does not run on {device.type} tensors"
 
     def choose_tier(
-        self, outer: int, n: int, inner: int, dtype: torch.dtype, backward: bool, device_index: int | None = None
+        self,
+        outer: int,
+        n: int,
+        inner: int,
+        dtype: torch.dtype,
+        backward: bool,
+        device_index: int | None = None,
+        aligned: bool = True,
     ) -> str:
         if device_index is None:
             device_index = torch.cuda.current_device() if torch.cuda.is_available() else -1
