@@ -134,15 +134,31 @@ def _aligned(*views: torch.Tensor) -> bool:
     return bits & 15 == 0
 
 
+def _aligned_only(plan, full_path, inputs: int = 1):
+    """A strided problem's plan kept to inputs on a 16-byte boundary, the ones its tier was chosen
+    for (``strided.choose_tier``); others take ``full_path``, which chooses afresh. Row plans need
+    no such check: the row tiers realign within themselves."""
+    if inputs == 1:
+
+        def run(x, log):
+            return full_path(x, log) if x.data_ptr() & 15 else plan(x, log)
+    else:
+
+        def run(dy, y, log):
+            return full_path(dy, y, log) if (dy.data_ptr() | y.data_ptr()) & 15 else plan(dy, y, log)
+
+    return run
+
+
 def _plan_key(x: torch.Tensor, dim: int, backend: str) -> tuple:
     return (x.shape, x.stride(), x.dtype, x.device, dim, backend)
 
 
-def forward_impl(x: torch.Tensor, dim: int, log: bool, backend: str) -> torch.Tensor:
+def forward_impl(x: torch.Tensor, dim: int, log: bool, backend: str, use_plans: bool = True) -> torch.Tensor:
     """Softmax of a validated tensor over a normalised dim, without autograd."""
     forced = dispatch.is_forced()
     key = _plan_key(x, dim, backend)
-    plan = None if forced else dispatch.PLANS.get(key)
+    plan = None if forced or not use_plans else dispatch.PLANS.get(key)
     if plan is not None:
         return plan(x, log)
     if x.dim() == 0:
@@ -157,18 +173,23 @@ def forward_impl(x: torch.Tensor, dim: int, log: bool, backend: str) -> torch.Te
         dispatch.remember(key, _torch_plan(dim))
         return _torch_forward(x, dim, log)
     # Remember the plan only when a later call's output, allocated as below, gets these very strides
-    # (and, where the tier depends on it, only for tensors on a 16-byte boundary: the usual case).
-    rememberable = aligned or x3.shape[2] == 1
-    if not forced and not copied and rememberable and (y.stride() == x.stride() or y.is_contiguous()):
-        dispatch.remember(key, _plan(_runner(kernel_backend, tier, (x3, y3), False), y.stride() != x.stride()))
+    # (a strided problem's plan only from a call on a 16-byte boundary: see _aligned_only).
+    rows = x3.shape[2] == 1
+    if not forced and not copied and (aligned or rows) and (y.stride() == x.stride() or y.is_contiguous()):
+        plan = _plan(_runner(kernel_backend, tier, (x3, y3), False), y.stride() != x.stride())
+        if not rows:
+            plan = _aligned_only(plan, lambda x, log: forward_impl(x, dim, log, backend, use_plans=False))
+        dispatch.remember(key, plan)
     kernel_backend.forward(x3, y3, log, tier)
     return y
 
 
-def backward_impl(dy: torch.Tensor, y: torch.Tensor, dim: int, log: bool, backend: str) -> torch.Tensor:
+def backward_impl(
+    dy: torch.Tensor, y: torch.Tensor, dim: int, log: bool, backend: str, use_plans: bool = True
+) -> torch.Tensor:
     forced = dispatch.is_forced()
     key = ("backward", y.shape, y.stride(), dy.stride(), y.dtype, y.device, dim, backend)
-    plan = None if forced else dispatch.PLANS.get(key)
+    plan = None if forced or not use_plans else dispatch.PLANS.get(key)
     if plan is not None:
         return plan(dy, y, log)
     if y.dim() == 0:
@@ -180,11 +201,14 @@ def backward_impl(dy: torch.Tensor, y: torch.Tensor, dim: int, log: bool, backen
     kernel_backend, tier = dispatch.resolve(backend, y.device, y.dtype, *y3.shape, True, aligned)
     if kernel_backend is None:
         return _torch_backward(dy, y, dim, log)
-    rememberable = aligned or y3.shape[2] == 1
-    if not forced and not copied and rememberable and (dx.stride() == y.stride() or dx.is_contiguous()):
-        dispatch.remember(
-            key, _backward_plan(_runner(kernel_backend, tier, (y3, dy3, dx3), True), dx.stride() != y.stride())
-        )
+    rows = y3.shape[2] == 1
+    if not forced and not copied and (aligned or rows) and (dx.stride() == y.stride() or dx.is_contiguous()):
+        plan = _backward_plan(_runner(kernel_backend, tier, (y3, dy3, dx3), True), dx.stride() != y.stride())
+        if not rows:
+            plan = _aligned_only(
+                plan, lambda dy, y, log: backward_impl(dy, y, dim, log, backend, use_plans=False), inputs=2
+            )
+        dispatch.remember(key, plan)
     kernel_backend.backward(y3, dy3, dx3, log, tier)
     return dx
 

@@ -124,3 +124,26 @@ def test_staged_ctas_per_sm_is_tuning_and_so_part_of_every_plan_key():
     h100 = (228 * 1024, 227 * 1024, 132)
     one, eight = (strided.staged_shape(1, 40001, 4, torch.float32, False, *h100, c) for c in (1, 8))
     assert one != eight and one.grid < eight.grid
+
+
+def test_a_strided_plan_is_kept_to_inputs_on_a_16_byte_boundary(monkeypatch):
+    # the tier of a strided problem depends on alignment, so a remembered plan of an aligned call
+    # must not serve an offset view of the same shape and strides
+    from fastsoftmax import dispatch
+
+    dispatch.clear_caches()
+    seen = []
+    resolve = dispatch.resolve
+    monkeypatch.setattr(dispatch, "resolve", lambda *args: (seen.append(args[-1]), resolve(*args))[1])
+    flat = torch.randn(4 * 40 * 6 + 4, device=DEVICE)
+    aligned, offset = flat[:960].view(4, 40, 6), flat[1:961].view(4, 40, 6)
+    for x in (aligned, aligned, offset, offset):
+        check_forward(fastsoftmax.softmax(x, 1, backend="triton"), x, 1, False)
+        y = x.detach().requires_grad_()
+        dy = torch.randn_like(x)
+        (dx,) = torch.autograd.grad(fastsoftmax.softmax(y, 1, backend="triton"), y, dy)
+        check_backward(dx, x, dy, 1, False)
+    # resolved: the first aligned forward and backward, then every forward of an offset view (the
+    # backward's y and dy are fresh tensors, aligned: their plan serves them)
+    assert seen == [True, True, False, False, False, False]
+    dispatch.clear_caches()
