@@ -109,6 +109,9 @@ ROW_CASES = {
         (2, 20000),
         (2, 32768),
     ],
+    # runs of rows through shared memory: a partial last run, group sizes 1 to 16, several runs a CTA
+    # (100003 rows of 21: 300+ runs), rows starting anywhere against a 16-byte boundary
+    "flat_rows": [(3, 1), (5, 7), (1000, 21), (333, 3), (70, 64), (100003, 21), (4099, 33), (2, 50)],
     "block_smem": [(3, 1), (5, 7), (4, 33), (3, 1000), (7, 1025), (3, 3000), (2, 4096), (3, 8195), (2, 20000)],
     "block_uncached": [(3, 1), (4, 33), (3, 1025), (3, 3000), (2, 50257), (1, 65536), (1, 131072 + 3)],
     # rows of >= 4096 * k elements are cut into k chunks: 20000 -> 4 chunks, 131075 -> many
@@ -209,6 +212,8 @@ def test_strided_views_with_arbitrary_strides(backend, dtype_name):
     [
         ("warp", 1000),
         ("warp", 64),
+        ("flat_rows", 21),
+        ("flat_rows", 64),
         ("block_regs", 3000),
         ("block_regs", 12000),
         ("block_smem", 3000),
@@ -218,7 +223,7 @@ def test_strided_views_with_arbitrary_strides(backend, dtype_name):
         ("cluster", 70000),
     ],
 )
-@pytest.mark.parametrize("layout", ["pitch+3", "offset+1", "pitch+2", "out-pitch"])
+@pytest.mark.parametrize("layout", ["pitch+3", "offset+1", "pitch+2", "out-pitch", "base+1"])
 def test_row_pitch_and_alignment(backend, tier, n, dtype_name, layout):
     """Rows of a wider tensor (stride(0) > n) and rows starting off a 16-byte boundary force the
     narrower packs; the output may have its own pitch."""
@@ -230,6 +235,8 @@ def test_row_pitch_and_alignment(backend, tier, n, dtype_name, layout):
         x = rand((outer, n + 2), dtype)[:, :n]
     elif layout == "offset+1":  # every row starts one element past a 16-byte boundary
         x = rand((outer, n + 8), dtype)[:, 1 : n + 1]
+    elif layout == "base+1":  # rows one after another (pitch n), the first one element in
+        x = rand((outer * n + 1,), dtype)[1:].view(outer, n)
     else:
         x = rand((outer, n), dtype)
     if layout == "out-pitch":
@@ -247,6 +254,7 @@ def test_row_pitch_and_alignment(backend, tier, n, dtype_name, layout):
     "tier,n",
     [
         ("warp", 1000),
+        ("flat_rows", 21),
         ("block_regs", 3000),
         ("block_regs", 30000),
         ("block_smem", 3000),
@@ -273,6 +281,8 @@ def test_in_place(backend, tier, n, dtype_name):
 SPECIAL_TIERS = [
     ("warp", 1000),
     ("warp", 24),
+    ("flat_rows", 21),
+    ("flat_rows", 64),
     ("block_regs", 3000),
     ("block_regs", 32768),
     ("block_smem", 3000),

@@ -30,6 +30,27 @@ WARP_PACK_SIZES = {torch.float32: (4, 1), torch.float16: (8, 2, 1), torch.bfloat
 # ---- tier "warp" --------------------------------------------------------------------------------
 WARP_TIER_MAX_COLS = 1024
 WARP_TIER_BLOCK = 128
+#: flat_rows (flat_rows_tier.cuh): threads a CTA, the longest row, and the shared memory a CTA's
+#: runs take (four CTAs an SM on an H100, whose copies and arithmetic then overlap)
+FLAT_ROWS_THREADS = 256
+FLAT_ROWS_MAX_COLS = 64
+FLAT_ROWS_SMEM_BUDGET = 48 * 1024
+
+
+def flat_rows_shape(n: int, dtype: torch.dtype, backward: bool) -> tuple[int, int, int]:
+    """(rows a CTA's run holds, lanes a row, shared memory bytes) of a flat_rows launch: a lane
+    takes about four elements of a row; a run fills the budget in whole steps of the CTA's groups."""
+    itemsize = CXX_TYPES[dtype][2]
+    group = min(32, next_pow2(-(-n // 4)))
+    per_step = FLAT_ROWS_THREADS // group
+    tensors = 3 if backward else 2
+    rows = FLAT_ROWS_SMEM_BUDGET // (tensors * n * itemsize) // per_step * per_step
+    rows = max(per_step, rows)
+    piece = 16 // itemsize
+    region = -(-(rows * n + piece) // piece) * piece  # room for the run's shift (flat_region)
+    return rows, group, tensors * region * itemsize
+
+
 #: columns per thread for full-warp rows: every count up to 8, then coarser steps, so that a row is
 #: padded by at most ~25% (padding costs registers and exp() calls, never memory traffic)
 WARP_COLS_PER_THREAD = (1, 2, 3, 4, 5, 6, 7, 8, 10, 12, 14, 16, 20, 24, 28, 32)
@@ -380,7 +401,7 @@ def cluster_grid(rows: int, resident: int, backward: bool) -> int:
 class Instance:
     """One kernel: a tier's template with every parameter fixed."""
 
-    tier: str  # "warp", "block_regs", "block_smem", "block_uncached", "split_row", "cluster", "grid_row"
+    tier: str  # "warp", "flat_rows", "block_regs", "block_smem", "block_uncached", "split_row", "cluster", "grid_row"
     # (inner > 1: strided.py)
     dtype: torch.dtype
     backward: bool
@@ -416,6 +437,8 @@ class Instance:
             shape = f"p{self.pack}_c{self.cols}"
         elif self.tier in ("block_smem", "block_uncached", "cluster"):
             shape = f"p{self.pack}"
+        elif self.tier == "flat_rows":
+            return f"fs_flat_rows_{fn}_{direction}_{tag}"
         elif self.tier == "split_row":
             shape = f"p{self.pack}_{self.stage}"
             if self.stage == "partials" and not self.backward:
@@ -428,6 +451,7 @@ class Instance:
     def header(self) -> str:
         return {
             "warp": "warp_tier.cuh",
+            "flat_rows": "flat_rows_tier.cuh",
             "block_regs": "block_regs_tier.cuh",
             "block_smem": "block_tier.cuh",
             "block_uncached": "block_tier.cuh",
@@ -455,6 +479,8 @@ class Instance:
             cached = "true" if self.tier == "block_smem" else "false"
             targs = f"{t}, {self.pack}, {log}, {cached}"
             fn = "block_backward" if self.backward else "block_forward"
+        elif self.tier == "flat_rows":
+            return self._flat_rows_wrapper(t, log)
         elif self.tier == "split_row":
             return self._split_row_wrapper(t, log)
         elif self.tier == "cluster":
@@ -472,6 +498,23 @@ class Instance:
         return (
             f'extern "C" __global__ void __launch_bounds__({bounds}) {self.name}({params}) {{\n'
             f"    {fn}<{targs}>({args});\n}}\n"
+        )
+
+    def _flat_rows_wrapper(self, t: str, log: str) -> str:
+        if self.backward:
+            params = (
+                f"const {t}* y, const {t}* dy, {t}* dx, i64 rows, i64 n, i64 y_pitch, i64 dy_pitch, i64 dx_pitch, "
+                "i64 rows_per_cta, i64 group"
+            )
+            call = (
+                f"flat_rows_backward<{t}, {log}>(y, dy, dx, rows, n, y_pitch, dy_pitch, dx_pitch, rows_per_cta, group)"
+            )
+        else:
+            params = f"const {t}* x, {t}* y, i64 rows, i64 n, i64 x_pitch, i64 y_pitch, i64 rows_per_cta, i64 group"
+            call = f"flat_rows_forward<{t}, {log}>(x, y, rows, n, x_pitch, y_pitch, rows_per_cta, group)"
+        return (
+            f'extern "C" __global__ void __launch_bounds__({FLAT_ROWS_THREADS}) {self.name}({params}) {{\n'
+            f"    {call};\n}}\n"
         )
 
     def _cluster_wrapper(self, t: str, log: str) -> str:
@@ -647,6 +690,7 @@ def all_instances():
                         Instance("cluster", dtype, backward, log, cluster_pack(dtype), cols=packs * cluster_pack(dtype))
                     )
                 out.append(grid_row_instance(dtype, backward, log))
+                out.append(Instance("flat_rows", dtype, backward, log))
     from .strided import all_instances as strided_instances  # its module imports this one
 
     return out + strided_instances()

@@ -25,6 +25,8 @@ from .instances import (
     BLOCK_SIZES,
     CLUSTER_MAX_DYNAMIC_SMEM,
     CXX_TYPES,
+    FLAT_ROWS_MAX_COLS,
+    FLAT_ROWS_THREADS,
     GRID_ROW_STATIC_SMEM,
     GRID_ROW_THREADS,
     PACK_SIZES,
@@ -40,6 +42,7 @@ from .instances import (
     block_regs_storage,
     cluster_grid,
     cluster_shape,
+    flat_rows_shape,
     grid_row_instance,
     grid_row_shape,
     grid_row_workspace,
@@ -82,6 +85,8 @@ def build(load, key):
         return _cluster(load, dtype, outer, n, pitches, log, backward, align, dev, tuning)
     if tier == "grid_row":
         return _grid_row(load, dtype, outer, n, pitches, log, backward, dev)
+    if tier == "flat_rows":
+        return _flat_rows(load, dtype, outer, n, pitches, log, backward, dev)
     kernel, grid = _row_kernel(load, tier, dtype, outer, n, log, backward, align, dev, tuning)
     return kernel.bound(grid, (outer, n) + pitches)
 
@@ -184,6 +189,21 @@ def _cluster(load, dtype, outer, n, pitches, log, backward, align, dev, tuning):
             f"{shape.smem_bytes} bytes of shared memory cannot be resident on {facts.arch}"
         )
     return kernel.bound(cluster_grid(outer, resident, backward) * shape.ctas, (outer, n) + pitches)
+
+
+def _flat_rows(load, dtype, outer, n, pitches, log, backward, dev):
+    """Runs of rows through shared memory (flat_rows_tier.cuh): a CTA a run (the kernel strides
+    over runs past the grid's limit)."""
+    if n > FLAT_ROWS_MAX_COLS:
+        raise ValueError(f"tier 'flat_rows' holds rows of at most {FLAT_ROWS_MAX_COLS} columns, not {n}")
+    rows, group, smem = flat_rows_shape(n, dtype, backward)
+    inst = Instance("flat_rows", dtype, backward, log)
+    kernel = Kernel(load(inst, dev), inst.name, dev, 10 if backward else 8, FLAT_ROWS_THREADS, 1, smem)
+    _allow_dynamic_smem(kernel, smem)
+    per_sm = kernel.blocks_per_sm()
+    if per_sm == 0:
+        raise ValueError(f"tier 'flat_rows': {smem} bytes of shared memory a CTA do not fit")
+    return kernel.bound(min(_ceil_div(outer, rows), (1 << 31) - 1), (outer, n) + pitches + (rows, group))
 
 
 def _split_row(load, dtype, outer, n, pitches, log, backward, align, dev):

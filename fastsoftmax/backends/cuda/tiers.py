@@ -3,6 +3,9 @@
 Tiers, from short rows to long ones:
 
 * ``warp``            rows of n <= 1024: a warp (or a narrower lane group) per row, row in registers;
+* ``flat_rows``       rows of n <= 64 that sit off 16-byte boundaries, one after another (channels-
+                      last images over their channels): a CTA's rows copied through shared memory
+                      as one run of 16-byte pieces (flat_rows_tier.cuh);
 * ``block_regs``      rows of up to 32768 (16384 backward): a block per row holding the whole row
                       (in registers; long 16-bit rows staged in shared memory), one block launched
                       per row (16-bit rows from 512 columns, where it beats ``warp``);
@@ -40,6 +43,7 @@ from . import strided
 from .instances import (
     CLUSTER_SIZES,
     CXX_TYPES,
+    FLAT_ROWS_MAX_COLS,
     LONG_ROW_STORAGES_16BIT,
     WARP_TIER_MAX_COLS,
     block_regs_max_cols,
@@ -47,7 +51,7 @@ from .instances import (
     cluster_preferred_max_cols,
 )
 
-ROW_TIERS = ("warp", "block_regs", "cluster", "block_smem", "block_uncached", "split_row", "grid_row")
+ROW_TIERS = ("warp", "flat_rows", "block_regs", "cluster", "block_smem", "block_uncached", "split_row", "grid_row")
 TIERS = ROW_TIERS + strided.TIERS
 #: split_row serves rows at least this long when there are fewer rows than SMs
 SPLIT_ROW_MIN_COLS = 16384
@@ -214,6 +218,8 @@ def supports(tier: str, outer: int, n: int, inner: int, dtype: torch.dtype, back
         return False
     if tier == "warp":
         return n <= WARP_TIER_MAX_COLS
+    if tier == "flat_rows":
+        return n <= FLAT_ROWS_MAX_COLS
     if tier == "block_regs":
         return n <= block_regs_max_cols(dtype, backward)
     if tier == "cluster":

@@ -1,0 +1,196 @@
+// Tier "flat_rows": short rows that sit off 16-byte boundaries, one after another in memory (a
+// channels-last image softmaxed over its 21 channels: rows of 42 or 84 bytes). The warp tier reads
+// such rows an element a lane, a few dozen bytes an instruction. Here a CTA copies its rows -- one
+// contiguous run of rows * n elements when the row pitch is n -- into shared memory in 16-byte
+// pieces, single elements only at the run's two ends, computes there, and writes the run back the
+// same way. A run keeps its offset from a 16-byte boundary in shared memory (`shift` elements), so
+// that the device and shared addresses of every piece are aligned together. Rows with a longer
+// pitch (slices) move element by element: correct, and no slower than the warp tier's single
+// elements.
+//
+// In shared memory a group of G lanes (a power of two up to 32, chosen by the host from n) owns a
+// row: lane l takes elements l, l + G, ..., so a warp's lanes read consecutive addresses, and the
+// group reduces by xor shuffles. Backward copies y and dy in and dx out.
+#pragma once
+
+#include "strided_staged.cuh"
+
+namespace fastsoftmax {
+
+constexpr int kFlatRowsThreads = 256;
+
+// One tensor's rows [r0, r0 + rows) in shared memory: element c of row r at buf[shift + r * n + c].
+template <typename T>
+struct FlatRun {
+    T* buf;
+    int shift;
+};
+
+// Elements a tensor's region of shared memory takes: the run plus room for its shift, in whole
+// 16-byte pieces (the host's flat_rows_smem_bytes matches it).
+template <typename T>
+__device__ __forceinline__ int flat_region(int rows, int n) {
+    constexpr int E = 16 / (int)sizeof(T);
+    return (rows * n + E + E - 1) / E * E;
+}
+
+template <typename T>
+__device__ __forceinline__ FlatRun<T> flat_run(T* buf, const T* global, i64 pitch, i64 n) {
+    const int shift = pitch == n ? (int)(((unsigned long long)global & 15) / sizeof(T)) : 0;
+    return FlatRun<T>{buf, shift};
+}
+
+// Rows between device memory (`global`: the first row, `pitch` elements apart) and their run.
+template <typename T, bool TO_SHARED>
+__device__ __forceinline__ void flat_copy(T* global, i64 pitch, int rows, int n, const FlatRun<T>& run) {
+    constexpr int E = 16 / (int)sizeof(T);
+    const int count = rows * n;
+    T* local = run.buf + run.shift;
+    if (pitch != n) {
+        for (int e = threadIdx.x; e < count; e += blockDim.x) {
+            const int r = e / n;
+            T* g = global + r * pitch + (e - r * n);
+            if constexpr (TO_SHARED) {
+                local[e] = *g;
+            } else {
+                *g = local[e];
+            }
+        }
+        return;
+    }
+    const int head = min((E - run.shift) % E, count);
+    const int pieces = (count - head) / E;
+    const int tail = head + pieces * E;
+    for (int e = threadIdx.x; e < head; e += blockDim.x) {
+        if constexpr (TO_SHARED) {
+            local[e] = global[e];
+        } else {
+            global[e] = local[e];
+        }
+    }
+    for (int v = threadIdx.x; v < pieces; v += blockDim.x) {
+        const int e = head + v * E;
+        if constexpr (TO_SHARED) {
+            copy_async<16>(local + e, global + e);
+        } else {
+            *reinterpret_cast<uint4*>(global + e) = *reinterpret_cast<const uint4*>(local + e);
+        }
+    }
+    for (int e = tail + threadIdx.x; e < count; e += blockDim.x) {
+        if constexpr (TO_SHARED) {
+            local[e] = global[e];
+        } else {
+            global[e] = local[e];
+        }
+    }
+}
+
+__device__ __forceinline__ float flat_group_max(float v, int group) {
+    for (int mask = group >> 1; mask > 0; mask >>= 1) v = fmaxf(v, __shfl_xor_sync(kFullMask, v, mask));
+    return v;
+}
+
+__device__ __forceinline__ float flat_group_sum(float v, int group) {
+    for (int mask = group >> 1; mask > 0; mask >>= 1) v += __shfl_xor_sync(kFullMask, v, mask);
+    return v;
+}
+
+// The CTA's runs: rows_per_cta rows each, grid-stride over all rows.
+#define FLAT_ROWS_FOR_EACH_RUN(rows, rows_per_cta)                                           \
+    for (i64 r0 = (i64)blockIdx.x * rows_per_cta; r0 < rows; r0 += (i64)gridDim.x * rows_per_cta)
+
+template <typename T, bool LOG>
+__device__ __forceinline__ void flat_rows_forward(const T* x, T* y, i64 rows, i64 n, i64 x_pitch, i64 y_pitch,
+                                                  i64 rows_per_cta, i64 group) {
+    extern __shared__ __align__(16) unsigned char flat_smem[];
+    const int region = flat_region<T>((int)rows_per_cta, (int)n);
+    T* xs = reinterpret_cast<T*>(flat_smem);
+    T* ys = xs + region;
+    const int g = (int)group;
+    const int lane = threadIdx.x % g;
+    const int per_step = blockDim.x / g;
+    const int cols = (int)n;
+    FLAT_ROWS_FOR_EACH_RUN(rows, rows_per_cta) {
+        const int count = (int)min(rows_per_cta, rows - r0);
+        const T* xg = x + r0 * x_pitch;
+        T* yg = y + r0 * y_pitch;
+        const FlatRun<T> xr = flat_run(xs, xg, x_pitch, n);
+        const FlatRun<T> yr = flat_run(ys, yg, y_pitch, n);
+        __syncthreads();  // the previous run is written out
+        flat_copy<T, true>(const_cast<T*>(xg), x_pitch, count, cols, xr);
+        copy_async_wait();
+        __syncthreads();
+        // every lane runs every step (the shuffles need whole warps); lanes past the run idle
+        for (int first = 0; first < count; first += per_step) {
+            const int r = first + (int)threadIdx.x / g;
+            const bool valid = r < count;
+            const T* in = xr.buf + xr.shift + r * cols;
+            float m = neg_inf();
+            if (valid)
+                for (int c = lane; c < cols; c += g) m = fmaxf(m, to_float(in[c]));
+            m = flat_group_max(m, g);
+            // a row of -inf: subtract 0, so that the sum is 0 and the outputs NaN, as torch gives
+            const float shift = m == neg_inf() ? 0.0f : m;
+            float s = 0.0f;
+            if (valid)
+                for (int c = lane; c < cols; c += g) s += sum_exp(to_float(in[c]) - shift);
+            s = flat_group_sum(s, g);
+            const RowScale scale = row_scale(MaxSum{m, s});
+            if (valid) {
+                T* out = yr.buf + yr.shift + r * cols;
+                for (int c = lane; c < cols; c += g) out[c] = from_float<T>(normalise<LOG, T>(to_float(in[c]), scale));
+            }
+        }
+        __syncthreads();
+        flat_copy<T, false>(yg, y_pitch, count, cols, yr);
+    }
+}
+
+template <typename T, bool LOG>
+__device__ __forceinline__ void flat_rows_backward(const T* y, const T* dy, T* dx, i64 rows, i64 n, i64 y_pitch,
+                                                   i64 dy_pitch, i64 dx_pitch, i64 rows_per_cta, i64 group) {
+    extern __shared__ __align__(16) unsigned char flat_smem[];
+    const int region = flat_region<T>((int)rows_per_cta, (int)n);
+    T* ys = reinterpret_cast<T*>(flat_smem);
+    T* dys = ys + region;
+    T* dxs = dys + region;
+    const int g = (int)group;
+    const int lane = threadIdx.x % g;
+    const int per_step = blockDim.x / g;
+    const int cols = (int)n;
+    FLAT_ROWS_FOR_EACH_RUN(rows, rows_per_cta) {
+        const int count = (int)min(rows_per_cta, rows - r0);
+        const T* yg = y + r0 * y_pitch;
+        const T* dyg = dy + r0 * dy_pitch;
+        T* dxg = dx + r0 * dx_pitch;
+        const FlatRun<T> yr = flat_run(ys, yg, y_pitch, n);
+        const FlatRun<T> dyr = flat_run(dys, dyg, dy_pitch, n);
+        const FlatRun<T> dxr = flat_run(dxs, dxg, dx_pitch, n);
+        __syncthreads();
+        flat_copy<T, true>(const_cast<T*>(yg), y_pitch, count, cols, yr);
+        flat_copy<T, true>(const_cast<T*>(dyg), dy_pitch, count, cols, dyr);
+        copy_async_wait();
+        __syncthreads();
+        for (int first = 0; first < count; first += per_step) {
+            const int r = first + (int)threadIdx.x / g;
+            const bool valid = r < count;
+            const T* yv = yr.buf + yr.shift + r * cols;
+            const T* dyv = dyr.buf + dyr.shift + r * cols;
+            float total = 0.0f;
+            if (valid)
+                for (int c = lane; c < cols; c += g) total += backward_term<LOG>(to_float(yv[c]), to_float(dyv[c]));
+            total = flat_group_sum(total, g);
+            if (valid) {
+                T* out = dxr.buf + dxr.shift + r * cols;
+                for (int c = lane; c < cols; c += g)
+                    out[c] = from_float<T>(input_grad<LOG>(to_float(yv[c]), to_float(dyv[c]), total));
+            }
+        }
+        __syncthreads();
+        flat_copy<T, false>(dxg, dx_pitch, count, cols, dxr);
+    }
+}
+
+#undef FLAT_ROWS_FOR_EACH_RUN
+
+}  // namespace fastsoftmax
