@@ -35,13 +35,18 @@ WARP_TIER_BLOCK = 128
 FLAT_ROWS_THREADS = 256
 FLAT_ROWS_MAX_COLS = 64
 FLAT_ROWS_SMEM_BUDGET = 48 * 1024
+#: elements of a row a lane holds (kFlatRowsPerLane): FLAT_ROWS_MAX_COLS / it lanes at most
+FLAT_ROWS_PER_LANE = 4
 
 
 def flat_rows_shape(n: int, dtype: torch.dtype, backward: bool) -> tuple[int, int, int]:
     """(rows a CTA's run holds, lanes a row, shared memory bytes) of a flat_rows launch: a lane
-    takes about four elements of a row; a run fills the budget in whole steps of the CTA's groups."""
+    holds at most FLAT_ROWS_PER_LANE elements of a row; a run fills the budget in whole steps of
+    the CTA's groups."""
+    if n > FLAT_ROWS_MAX_COLS:
+        raise ValueError(f"tier 'flat_rows' holds rows of at most {FLAT_ROWS_MAX_COLS} columns, not {n}")
     itemsize = CXX_TYPES[dtype][2]
-    group = min(32, next_pow2(-(-n // 4)))
+    group = next_pow2(-(-n // FLAT_ROWS_PER_LANE))
     per_step = FLAT_ROWS_THREADS // group
     tensors = 3 if backward else 2
     rows = FLAT_ROWS_SMEM_BUDGET // (tensors * n * itemsize) // per_step * per_step

@@ -25,7 +25,6 @@ from .instances import (
     BLOCK_SIZES,
     CLUSTER_MAX_DYNAMIC_SMEM,
     CXX_TYPES,
-    FLAT_ROWS_MAX_COLS,
     FLAT_ROWS_THREADS,
     GRID_ROW_STATIC_SMEM,
     GRID_ROW_THREADS,
@@ -194,8 +193,6 @@ def _cluster(load, dtype, outer, n, pitches, log, backward, align, dev, tuning):
 def _flat_rows(load, dtype, outer, n, pitches, log, backward, dev):
     """Runs of rows through shared memory (flat_rows_tier.cuh): a CTA a run (the kernel strides
     over runs past the grid's limit)."""
-    if n > FLAT_ROWS_MAX_COLS:
-        raise ValueError(f"tier 'flat_rows' holds rows of at most {FLAT_ROWS_MAX_COLS} columns, not {n}")
     rows, group, smem = flat_rows_shape(n, dtype, backward)
     inst = Instance("flat_rows", dtype, backward, log)
     kernel = Kernel(load(inst, dev), inst.name, dev, 10 if backward else 8, FLAT_ROWS_THREADS, 1, smem)

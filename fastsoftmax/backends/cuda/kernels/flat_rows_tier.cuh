@@ -9,8 +9,9 @@
 // elements.
 //
 // In shared memory a group of G lanes (a power of two up to 32, chosen by the host from n) owns a
-// row: lane l takes elements l, l + G, ..., so a warp's lanes read consecutive addresses, and the
-// group reduces by xor shuffles. Backward copies y and dy in and dx out.
+// row: lane l takes elements l, l + G, ... (at most kFlatRowsPerLane of them, held in registers
+// between the passes), so a warp's lanes read consecutive addresses, and the group reduces by xor
+// shuffles. Backward copies y and dy in and dx out.
 #pragma once
 
 #include "strided_staged.cuh"
@@ -18,6 +19,28 @@
 namespace fastsoftmax {
 
 constexpr int kFlatRowsThreads = 256;
+// elements a lane holds: the host makes G >= n / kFlatRowsPerLane (instances.flat_rows_shape)
+constexpr int kFlatRowsPerLane = 4;
+
+// A lane's elements of a row (-inf past its end, or for a lane without a row) as floats.
+template <typename T>
+__device__ __forceinline__ void flat_lane_load(const T* row, int lane, int group, int cols, bool valid, float* v,
+                                               float pad) {
+#pragma unroll
+    for (int k = 0; k < kFlatRowsPerLane; ++k) {
+        const int c = lane + k * group;
+        v[k] = valid && c < cols ? to_float(row[c]) : pad;
+    }
+}
+
+template <typename T>
+__device__ __forceinline__ void flat_lane_store(T* row, int lane, int group, int cols, const float* v) {
+#pragma unroll
+    for (int k = 0; k < kFlatRowsPerLane; ++k) {
+        const int c = lane + k * group;
+        if (c < cols) row[c] = from_float<T>(v[k]);
+    }
+}
 
 // One tensor's rows [r0, r0 + rows) in shared memory: element c of row r at buf[shift + r * n + c].
 template <typename T>
@@ -124,21 +147,23 @@ __device__ __forceinline__ void flat_rows_forward(const T* x, T* y, i64 rows, i6
         for (int first = 0; first < count; first += per_step) {
             const int r = first + (int)threadIdx.x / g;
             const bool valid = r < count;
-            const T* in = xr.buf + xr.shift + r * cols;
-            float m = neg_inf();
-            if (valid)
-                for (int c = lane; c < cols; c += g) m = fmaxf(m, to_float(in[c]));
+            float v[kFlatRowsPerLane];
+            flat_lane_load(xr.buf + xr.shift + r * cols, lane, g, cols, valid, v, neg_inf());
+            float m = v[0];
+#pragma unroll
+            for (int k = 1; k < kFlatRowsPerLane; ++k) m = fmaxf(m, v[k]);
             m = flat_group_max(m, g);
             // a row of -inf: subtract 0, so that the sum is 0 and the outputs NaN, as torch gives
             const float shift = m == neg_inf() ? 0.0f : m;
             float s = 0.0f;
-            if (valid)
-                for (int c = lane; c < cols; c += g) s += sum_exp(to_float(in[c]) - shift);
+#pragma unroll
+            for (int k = 0; k < kFlatRowsPerLane; ++k) s += sum_exp(v[k] - shift);
             s = flat_group_sum(s, g);
             const RowScale scale = row_scale(MaxSum{m, s});
             if (valid) {
-                T* out = yr.buf + yr.shift + r * cols;
-                for (int c = lane; c < cols; c += g) out[c] = from_float<T>(normalise<LOG, T>(to_float(in[c]), scale));
+#pragma unroll
+                for (int k = 0; k < kFlatRowsPerLane; ++k) v[k] = normalise<LOG, T>(v[k], scale);
+                flat_lane_store(yr.buf + yr.shift + r * cols, lane, g, cols, v);
             }
         }
         __syncthreads();
@@ -174,16 +199,17 @@ __device__ __forceinline__ void flat_rows_backward(const T* y, const T* dy, T* d
         for (int first = 0; first < count; first += per_step) {
             const int r = first + (int)threadIdx.x / g;
             const bool valid = r < count;
-            const T* yv = yr.buf + yr.shift + r * cols;
-            const T* dyv = dyr.buf + dyr.shift + r * cols;
+            float yv[kFlatRowsPerLane], dyv[kFlatRowsPerLane];
+            flat_lane_load(yr.buf + yr.shift + r * cols, lane, g, cols, valid, yv, 0.0f);
+            flat_lane_load(dyr.buf + dyr.shift + r * cols, lane, g, cols, valid, dyv, 0.0f);
             float total = 0.0f;
-            if (valid)
-                for (int c = lane; c < cols; c += g) total += backward_term<LOG>(to_float(yv[c]), to_float(dyv[c]));
+#pragma unroll
+            for (int k = 0; k < kFlatRowsPerLane; ++k) total += backward_term<LOG>(yv[k], dyv[k]);
             total = flat_group_sum(total, g);
             if (valid) {
-                T* out = dxr.buf + dxr.shift + r * cols;
-                for (int c = lane; c < cols; c += g)
-                    out[c] = from_float<T>(input_grad<LOG>(to_float(yv[c]), to_float(dyv[c]), total));
+#pragma unroll
+                for (int k = 0; k < kFlatRowsPerLane; ++k) yv[k] = input_grad<LOG>(yv[k], dyv[k], total);
+                flat_lane_store(dxr.buf + dxr.shift + r * cols, lane, g, cols, yv);
             }
         }
         __syncthreads();
