@@ -199,3 +199,14 @@ def test_shipped_table_sends_vocabulary_rows_to_the_cluster_tier():
                     assert dispatch._table_choice(backward, False, dtype, n, rows * n) == "cuda", (dtype, backward, n)
     finally:
         dispatch.clear_caches()
+
+
+def test_short_rows_off_16_byte_boundaries_take_the_flat_rows_tier():
+    from fastsoftmax.backends.cuda import tiers
+
+    for dtype, n in ((torch.float32, 21), (torch.bfloat16, 21), (torch.bfloat16, 63), (torch.float16, 50)):
+        for backward in (False, True):
+            assert tiers.choose_tier(1 << 20, n, 1, dtype, backward, tiers.H100_LIMITS) == "flat_rows", (dtype, n)
+    # 16-byte multiples keep the warp tier's packs; rows of 3 measured faster there too
+    for dtype, n in ((torch.float32, 8), (torch.bfloat16, 64), (torch.float32, 3), (torch.bfloat16, 65)):
+        assert tiers.choose_tier(1 << 20, n, 1, dtype, False, tiers.H100_LIMITS) == "warp", (dtype, n)

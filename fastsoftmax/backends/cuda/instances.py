@@ -34,6 +34,13 @@ WARP_TIER_BLOCK = 128
 #: runs take (four CTAs an SM on an H100, whose copies and arithmetic then overlap)
 FLAT_ROWS_THREADS = 256
 FLAT_ROWS_MAX_COLS = 64
+#: "auto" takes flat_rows for rows of FLAT_ROWS_MIN_COLS..FLAT_ROWS_MAX_COLS whose byte length is
+#: no multiple of 16. H100, the two tiers alternated in one process (benchmarks/flat_rows_probe.py):
+#: rows of 21 (channels-last (16, 21, 512, 512) over channels) float32 0.88 of copy against the
+#: warp tier's 0.36, bf16 0.47 against 0.18, backward 1.00 and 0.83 against 0.55 and 0.28; rows of
+#: 33, 50 and 63 ahead by 0.06-0.16; rows of 3 behind (bf16 0.23 against 0.23, float32 0.45 against
+#: 0.48), and rows of 8 or 64 (16-byte multiples) behind the warp tier's 16-byte packs
+FLAT_ROWS_MIN_COLS = 16
 FLAT_ROWS_SMEM_BUDGET = 48 * 1024
 #: elements of a row a lane holds (kFlatRowsPerLane): FLAT_ROWS_MAX_COLS / it lanes at most
 FLAT_ROWS_PER_LANE = 4

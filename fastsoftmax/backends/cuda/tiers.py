@@ -44,6 +44,7 @@ from .instances import (
     CLUSTER_SIZES,
     CXX_TYPES,
     FLAT_ROWS_MAX_COLS,
+    FLAT_ROWS_MIN_COLS,
     LONG_ROW_STORAGES_16BIT,
     WARP_TIER_MAX_COLS,
     block_regs_max_cols,
@@ -186,6 +187,8 @@ def choose_tier(
         # tuning changes how the chosen tier launches, through the plan key)
         return strided.choose_tier(outer, n, inner, dtype, backward, limits, aligned)
     itemsize = CXX_TYPES[dtype][2]
+    if FLAT_ROWS_MIN_COLS <= n <= FLAT_ROWS_MAX_COLS and n * itemsize % 16:
+        return "flat_rows"
     if n <= WARP_TIER_MAX_COLS and (itemsize == 4 or n < BLOCK_REGS_MIN_COLS_16BIT):
         return "warp"
     # past cluster_preferred_max_cols the two-read tiers measured faster with few rows; with many,
