@@ -148,7 +148,7 @@ def resolve(
                 f"(outer={outer}, n={n}, inner={inner}) {dtype}"
             )
         return backend, tier
-    name = _choose_backend(requested, device.type, device.index, dtype, outer, n, inner, backward)
+    name = _choose_backend(requested, device.type, device.index, dtype, outer, n, inner, backward, aligned)
     if name == "torch":
         return None, None
     backend = _require(name, device)
@@ -177,7 +177,9 @@ def _require(name: str, device: torch.device):
 
 
 @functools.lru_cache(maxsize=8192)
-def _choose_backend(requested: str, device_type: str, device_index, dtype, outer, n, inner, backward) -> str:
+def _choose_backend(
+    requested: str, device_type: str, device_index, dtype, outer, n, inner, backward, aligned: bool = True
+) -> str:
     if requested != "auto":
         return requested
     if dtype == torch.float64:
@@ -187,6 +189,12 @@ def _choose_backend(requested: str, device_type: str, device_index, dtype, outer
     if device_type != "cuda":
         return "torch"
     preferred = _table_choice(backward, inner > 1, dtype, n, outer * n * inner, inner)
+    if inner > 1 and not aligned:
+        # the table was measured on tensors on 16-byte boundaries; off one (a storage offset), the
+        # CUDA backend's strided tier realigns its packs where Triton's loads go narrow. H100,
+        # (32, 4096, 1024) over dim 1 one element in: bf16 0.49 of copy against 0.35, float32 0.57
+        # against 0.44 (benchmarks/results/2026-11-23_h100_s6/layouts_views_check.txt)
+        preferred = "cuda"
     candidates = [preferred] if preferred else []
     candidates += [name for name in ("triton", "cuda") if name not in candidates]
     for name in candidates:

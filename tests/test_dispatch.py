@@ -223,3 +223,19 @@ def test_shipped_table_sends_short_odd_rows_to_the_cuda_backend():
                     assert dispatch._table_choice(backward, False, dtype, n, rows * n) == "cuda", (dtype, backward, n)
     finally:
         dispatch.clear_caches()
+
+
+def test_strided_problems_off_a_16_byte_boundary_go_to_the_cuda_backend(monkeypatch):
+    # the shipped table sends this float32 problem to Triton when aligned
+    dispatch.clear_caches()
+    monkeypatch.setattr(dispatch, "unavailable_reason", lambda name, device_type, index: None)
+    try:
+        args = ("auto", "cuda", 0, torch.float32, 32, 4096, 1024, False)
+        assert dispatch._choose_backend(*args) == "triton"
+        assert dispatch._choose_backend(*args, False) == "cuda"
+        # rows are the row tiers' business: alignment does not change their table choice
+        rows = ("auto", "cuda", 0, torch.bfloat16, 4, 1024, 1, False)
+        assert dispatch._choose_backend(*rows, False) == dispatch._choose_backend(*rows)
+    finally:
+        monkeypatch.undo()
+        dispatch.clear_caches()
