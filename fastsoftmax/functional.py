@@ -134,18 +134,13 @@ def _aligned(*views: torch.Tensor) -> bool:
     return bits & 15 == 0
 
 
-def _aligned_only(plan, full_path, inputs: int = 1):
+def _aligned_only(plan, full_path):
     """A strided problem's plan kept to inputs on a 16-byte boundary, the ones its tier was chosen
     for (``strided.choose_tier``); others take ``full_path``, which chooses afresh. Row plans need
-    no such check: the row tiers realign within themselves."""
-    if inputs == 1:
+    no such check: the row tiers realign within themselves. Both take (*tensors, log)."""
 
-        def run(x, log):
-            return full_path(x, log) if x.data_ptr() & 15 else plan(x, log)
-    else:
-
-        def run(dy, y, log):
-            return full_path(dy, y, log) if (dy.data_ptr() | y.data_ptr()) & 15 else plan(dy, y, log)
+    def run(*tensors_and_log):
+        return plan(*tensors_and_log) if _aligned(*tensors_and_log[:-1]) else full_path(*tensors_and_log)
 
     return run
 
@@ -205,9 +200,7 @@ def backward_impl(
     if not forced and not copied and (aligned or rows) and (dx.stride() == y.stride() or dx.is_contiguous()):
         plan = _backward_plan(_runner(kernel_backend, tier, (y3, dy3, dx3), True), dx.stride() != y.stride())
         if not rows:
-            plan = _aligned_only(
-                plan, lambda dy, y, log: backward_impl(dy, y, dim, log, backend, use_plans=False), inputs=2
-            )
+            plan = _aligned_only(plan, lambda dy, y, log: backward_impl(dy, y, dim, log, backend, use_plans=False))
         dispatch.remember(key, plan)
     kernel_backend.backward(y3, dy3, dx3, log, tier)
     return dx
