@@ -7,7 +7,7 @@ checked against float64 first.
         [--tiers split_row,cluster] [--shapes 64x262152,8x524160] [--dtypes bf16,f32]
 
 (--tiers and --shapes A/B any row tiers on any shapes, e.g. where the cluster tier hands long rows
-to split_row.)
+to split_row; a tier may carry tuning fields, e.g. split_row:split_row_blocks_per_sm=2.)
 
 Shapes: 1 x 2^20, 1 x 2^24, 1 x (2^24 + 7), 1 x 2^26, 4 x 2^22; bf16, fp16 and fp32; forward
 (softmax and log-softmax) and backward (softmax). The goal that decides whether tier choice takes
@@ -81,12 +81,23 @@ def make_sets(rows, n, dtype, backward):
     return sets
 
 
-def run(backend, tier, tensors, log, backward):
+def parse_spec(spec: str) -> tuple[str, dict]:
+    """A tier as given on the command line: NAME or NAME:KEY=VALUE[:KEY=VALUE...], the values
+    integer fields of the backend's tuning (tiers.Tuning), e.g. split_row:split_row_blocks_per_sm=2."""
+    name, *fields = spec.split(":")
+    return name, {key: int(value) for key, _, value in (field.partition("=") for field in fields)}
+
+
+def run(backend, spec, tensors, log, backward):
+    from fastsoftmax.backends.cuda import tiers
+
+    tier, tuning = parse_spec(spec)
     views = [t.unsqueeze(2) for t in tensors]
-    if backward:
-        backend.backward(*views, log, tier)
-    else:
-        backend.forward(*views, log, tier)
+    with tiers.tuned(**tuning):
+        if backward:
+            backend.backward(*views, log, tier)
+        else:
+            backend.forward(*views, log, tier)
 
 
 def checked(backend, tier, tensors, log, backward, dtype, call=None) -> str:
@@ -155,7 +166,9 @@ def main() -> int:
     parser = argparse.ArgumentParser()
     parser.add_argument("--quick", action="store_true", help="fewer calls, softmax forward and backward only")
     parser.add_argument("--out", default=os.environ.get("OUT", "."))
-    parser.add_argument("--tiers", default=",".join(TIERS), help="row tiers to alternate")
+    parser.add_argument(
+        "--tiers", default=",".join(TIERS), help="row tiers to alternate, each NAME or NAME:KEY=VALUE (a tuning field)"
+    )
     parser.add_argument("--shapes", help="ROWSxCOLS comma list (default: the huge rows above)")
     parser.add_argument("--dtypes", help="comma list of bf16, f16, f32")
     args = parser.parse_args()

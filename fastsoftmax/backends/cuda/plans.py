@@ -79,7 +79,7 @@ def build(load, key):
         )
     pitches = tuple(s[0] for s in strides)
     if tier == "split_row":
-        return _split_row(load, dtype, outer, n, pitches, log, backward, align, dev)
+        return _split_row(load, dtype, outer, n, pitches, log, backward, align, dev, tuning)
     if tier == "cluster":
         return _cluster(load, dtype, outer, n, pitches, log, backward, align, dev, tuning)
     if tier == "grid_row":
@@ -203,7 +203,7 @@ def _flat_rows(load, dtype, outer, n, pitches, log, backward, dev):
     return kernel.bound(min(_ceil_div(outer, rows), (1 << 31) - 1), (outer, n) + pitches + (rows, group))
 
 
-def _split_row(load, dtype, outer, n, pitches, log, backward, align, dev):
+def _split_row(load, dtype, outer, n, pitches, log, backward, align, dev, tuning):
     itemsize = CXX_TYPES[dtype][2]
     pack = widest_pack(PACK_SIZES[dtype], align, itemsize)
     first = Instance("split_row", dtype, backward, log and backward, pack, stage="partials")
@@ -213,7 +213,8 @@ def _split_row(load, dtype, outer, n, pitches, log, backward, align, dev):
     finish = Kernel(load(last, dev), last.name, dev, 2 * (inputs + 1) + 4, SPLIT_ROW_BLOCK)
     # enough chunks for SPLIT_ROW_BLOCKS_PER_SM blocks per SM over all rows, none shorter than
     # SPLIT_ROW_MIN_CHUNK elements, each starting 16-element aligned
-    want = -(-tiers.SPLIT_ROW_BLOCKS_PER_SM * device_facts(dev).sm_count // outer)
+    per_sm = tuning.split_row_blocks_per_sm or tiers.SPLIT_ROW_BLOCKS_PER_SM
+    want = -(-per_sm * device_facts(dev).sm_count // outer)
     splits = max(1, min(want, n // tiers.SPLIT_ROW_MIN_CHUNK))
     chunk = _ceil_div(_ceil_div(n, splits), SPLIT_ROW_ALIGN) * SPLIT_ROW_ALIGN
     splits = _ceil_div(n, chunk)

@@ -104,6 +104,8 @@ class Tuning:
     cluster_ctas: int | None = None
     #: cluster: threads per CTA (a multiple of 32), instead of instances.cluster_threads_packs' choice
     cluster_threads: int | None = None
+    #: split_row: blocks per SM over all chunks, instead of SPLIT_ROW_BLOCKS_PER_SM
+    split_row_blocks_per_sm: int | None = None
 
     def __post_init__(self):
         if self.long_row_storage_16bit not in (None, *LONG_ROW_STORAGES_16BIT):
@@ -116,6 +118,8 @@ class Tuning:
             raise ValueError(f"cluster_ctas={self.cluster_ctas!r} is not one of {CLUSTER_SIZES[1:]}")
         if self.cluster_threads is not None and (self.cluster_threads <= 0 or self.cluster_threads % 32):
             raise ValueError(f"cluster_threads={self.cluster_threads!r} is not a positive multiple of 32")
+        if self.split_row_blocks_per_sm is not None and self.split_row_blocks_per_sm <= 0:
+            raise ValueError(f"split_row_blocks_per_sm={self.split_row_blocks_per_sm!r} is not positive")
 
     @property
     def long_row_storage(self) -> str:

@@ -135,9 +135,27 @@ __device__ __forceinline__ void load_pack(const T* src, float* out) {
     unpack<T, P>(read_pack<T, P>(src), out);
 }
 
+// A pack written to device memory by one vector store instruction. write_pack's plain assignment
+// of a uint4 is an aggregate copy, which NVVM may break into 4-byte stores and then fails to merge
+// again in some kernels (the cluster, grid_row and split_row tiers compiled to four STG.E a pack:
+// each warp request then touched 16 sectors for 4 bytes apiece, and the load-store queue throttled
+// issue). Spelled out, the 8- and 16-byte packs are one st.global.v2 / v4 wherever they occur.
+template <typename T, int P>
+__device__ __forceinline__ void write_pack_global(T* dst, const Pack<T, P>& pack) {
+    if constexpr (sizeof(T) * P == 16) {
+        asm volatile("st.global.v4.b32 [%0], {%1, %2, %3, %4};\n" ::"l"(dst), "r"(pack.raw.x), "r"(pack.raw.y),
+                     "r"(pack.raw.z), "r"(pack.raw.w)
+                     : "memory");
+    } else if constexpr (sizeof(T) * P == 8) {
+        asm volatile("st.global.v2.b32 [%0], {%1, %2};\n" ::"l"(dst), "r"(pack.raw.x), "r"(pack.raw.y) : "memory");
+    } else {
+        write_pack<T, P>(dst, pack);
+    }
+}
+
 template <typename T, int P>
 __device__ __forceinline__ void store_pack(T* dst, const float* in) {
-    write_pack<T, P>(dst, make_pack<T, P>(in));
+    write_pack_global<T, P>(dst, make_pack<T, P>(in));
 }
 
 // Loops over packs issue this many independent loads before they use any of them: one 16-byte

@@ -411,7 +411,7 @@ __device__ __forceinline__ void staged_forward(LOAD in, STORE out, float* ws, i6
                         in.template convert<P>(read_pack<T, P>(p + r * pitch), v);
 #pragma unroll
                         for (int i = 0; i < P; ++i) v[i] = normalise<LOG, T>(v[i], scale[i]);
-                        write_pack<T, P>(dst + r * out.s1, out.template convert<P>(v));
+                        write_pack_global<T, P>(dst + r * out.s1, out.template convert<P>(v));
                     }
                 }
                 continue;
@@ -551,7 +551,7 @@ __device__ __forceinline__ void staged_backward(LOAD y_in, LOAD dy_in, STORE dx_
                         dy_in.template convert<P>(read_pack<T, P>(pdy + r * pitch), dyv);
 #pragma unroll
                         for (int i = 0; i < P; ++i) yv[i] = input_grad<LOG>(yv[i], dyv[i], total[i]);
-                        write_pack<T, P>(dst + r * dx_out.s1, dx_out.template convert<P>(yv));
+                        write_pack_global<T, P>(dst + r * dx_out.s1, dx_out.template convert<P>(yv));
                     }
                 }
                 continue;
