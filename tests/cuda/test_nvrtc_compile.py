@@ -352,3 +352,69 @@ def test_cluster_grid():
     for backward in (False, True):
         assert cluster_grid(1024, 45, backward) == 1024
         assert cluster_grid(8, 0, backward) == 8
+
+
+def _ptx(label: str, insts) -> str:
+    """NVRTC's PTX for sm_90 of one translation unit (through cuda.bindings: no driver needed)."""
+    from cuda.bindings import nvrtc
+
+    from fastsoftmax.backends.cuda import compiler
+    from fastsoftmax.backends.cuda.instances import source_for
+
+    include = [str(compiler.KERNEL_DIR), *compiler.cuda_include_dirs()]
+    options = [b"-arch=sm_90", b"-std=c++17", *(f"-I{path}".encode() for path in include)]
+    err, program = nvrtc.nvrtcCreateProgram(source_for(insts).encode(), label.encode(), 0, [], [])
+    assert int(err) == 0, err
+    try:
+        (err,) = nvrtc.nvrtcCompileProgram(program, len(options), options)
+        _, size = nvrtc.nvrtcGetProgramLogSize(program)
+        log = b" " * size
+        nvrtc.nvrtcGetProgramLog(program, log)
+        assert int(err) == 0, log.decode(errors="replace")
+        _, size = nvrtc.nvrtcGetPTXSize(program)
+        ptx = b" " * size
+        nvrtc.nvrtcGetPTX(program, ptx)
+    finally:
+        nvrtc.nvrtcDestroyProgram(program)
+    return ptx.rstrip(b"\0 ").decode()
+
+
+@needs_nvrtc
+@pytest.mark.parametrize("tier", ["cluster", "split_row", "grid_row", "strided", "block_regs", "warp"])
+def test_packs_are_stored_by_one_instruction(tier):
+    """A 16-byte pack goes to device memory as one st.global.v4, never as four 4-byte stores at
+    +0, +4, +8 and +12 of one address: NVVM split the aggregate copy of a uint4 that way in the
+    cluster, grid_row, split_row and strided tiers (four memory requests a pack, each touching 16
+    sectors of a warp's 512 bytes)."""
+    import re
+
+    from fastsoftmax.backends.cuda import compiler
+    from fastsoftmax.backends.cuda.instances import all_instances
+
+    if not compiler.cuda_include_dirs():
+        pytest.skip("no CUDA include folder to hand NVRTC by path")
+    insts = [
+        i
+        for i in all_instances()
+        if i.tier == tier
+        and not i.backward
+        and i.dtype in (torch.bfloat16, torch.float32)
+        and i.pack * i.dtype.itemsize == 16
+    ]
+    insts = insts[:2] if tier == "warp" else insts
+    assert insts, f"no 16-byte forward instances of {tier}"
+    ptx = _ptx(tier, insts)
+    assert re.search(r"st\.global\.v4\.(b32|u32|f32)", ptx), f"{tier}: no 16-byte store in the PTX"
+    # four 4-byte stores on consecutive lines at [r], [r+4], [r+8], [r+12]: one pack split up
+    stores = [re.match(r"\s*st\.global\.(?:b32|u32|f32)\s+\[(%rd\d+)(\+\d+)?\]", line) for line in ptx.splitlines()]
+    split = [
+        first.group(1)
+        for i, first in enumerate(stores[:-3])
+        if first
+        and first.group(2) is None
+        and all(
+            stores[i + k] and stores[i + k].group(1) == first.group(1) and stores[i + k].group(2) == f"+{4 * k}"
+            for k in (1, 2, 3)
+        )
+    ]
+    assert not split, f"{tier}: packs stored as 4-byte pieces at {split[:3]}"
