@@ -94,7 +94,7 @@ struct DirectStore {
     __device__ __forceinline__ T* row_ptr(i64 row) const { return dst + row * pitch; }
     template <int P>
     __device__ __forceinline__ void store(const float* v, i64 row, i64 col) const {
-        store_pack<T, P>(dst + row * pitch + col, v);
+        store_pack_global<T, P>(dst + row * pitch + col, v);
     }
     __device__ __forceinline__ void store1(float v, i64 row, i64 col) const {
         dst[row * pitch + col] = from_float<T>(v);

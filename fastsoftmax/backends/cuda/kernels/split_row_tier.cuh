@@ -96,7 +96,7 @@ __device__ __forceinline__ void split_forward_finish(const T* x, T* y, const flo
         for (int u = 0; u < kUnroll; ++u) {
 #pragma unroll
             for (int i = 0; i < P; ++i) v[u][i] = normalise<LOG, T>(v[u][i], scale);
-            store_pack<T, P>(dst + c.begin + (p + u * stride) * P, v[u]);
+            store_pack_global<T, P>(dst + c.begin + (p + u * stride) * P, v[u]);
         }
     }
     for (; p < packs; p += stride) {
@@ -104,7 +104,7 @@ __device__ __forceinline__ void split_forward_finish(const T* x, T* y, const flo
         load_pack<T, P>(src + c.begin + p * P, v);
 #pragma unroll
         for (int i = 0; i < P; ++i) v[i] = normalise<LOG, T>(v[i], scale);
-        store_pack<T, P>(dst + c.begin + p * P, v);
+        store_pack_global<T, P>(dst + c.begin + p * P, v);
     }
     for (i64 i = c.begin + packs * P + threadIdx.x; i < c.end; i += blockDim.x)
         dst[i] = from_float<T>(normalise<LOG, T>(to_float(src[i]), scale));
@@ -171,7 +171,7 @@ __device__ __forceinline__ void split_backward_finish(const T* y, const T* dy, T
         for (int u = 0; u < kUnroll; ++u) {
 #pragma unroll
             for (int i = 0; i < P; ++i) yv[u][i] = input_grad<LOG>(yv[u][i], dyv[u][i], total);
-            store_pack<T, P>(dx_row + c.begin + (p + u * stride) * P, yv[u]);
+            store_pack_global<T, P>(dx_row + c.begin + (p + u * stride) * P, yv[u]);
         }
     }
     for (; p < packs; p += stride) {
@@ -180,7 +180,7 @@ __device__ __forceinline__ void split_backward_finish(const T* y, const T* dy, T
         load_pack<T, P>(dy_row + c.begin + p * P, dyv);
 #pragma unroll
         for (int i = 0; i < P; ++i) yv[i] = input_grad<LOG>(yv[i], dyv[i], total);
-        store_pack<T, P>(dx_row + c.begin + p * P, yv);
+        store_pack_global<T, P>(dx_row + c.begin + p * P, yv);
     }
     for (i64 i = c.begin + packs * P + threadIdx.x; i < c.end; i += blockDim.x)
         dx_row[i] = from_float<T>(input_grad<LOG>(to_float(y_row[i]), to_float(dy_row[i]), total));

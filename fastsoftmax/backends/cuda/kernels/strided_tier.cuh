@@ -100,7 +100,7 @@ __device__ __forceinline__ Pack<T, P> load_raw_columns(const T* src, int valid, 
 template <typename T, int P>
 __device__ __forceinline__ void store_columns(T* dst, int valid, const float* in) {
     if (valid == P) {
-        store_pack<T, P>(dst, in);
+        store_pack_global<T, P>(dst, in);
     } else {
 #pragma unroll
         for (int i = 0; i < P; ++i)
