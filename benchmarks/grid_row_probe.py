@@ -7,7 +7,9 @@ checked against float64 first.
         [--tiers split_row,cluster] [--shapes 64x262152,8x524160] [--dtypes bf16,f32]
 
 (--tiers and --shapes A/B any row tiers on any shapes, e.g. where the cluster tier hands long rows
-to split_row; a tier may carry tuning fields, e.g. split_row:split_row_blocks_per_sm=2.)
+to split_row; a tier may carry tuning fields, e.g. split_row:split_row_blocks_per_sm=2. With
+--baseline DIR, a copy of kernels/ from another revision, a tier written base/NAME runs kernels
+compiled from DIR's headers: the same tier before and after a kernel change, in one process.)
 
 Shapes: 1 x 2^20, 1 x 2^24, 1 x (2^24 + 7), 1 x 2^26, 4 x 2^22; bf16, fp16 and fp32; forward
 (softmax and log-softmax) and backward (softmax). The goal that decides whether tier choice takes
@@ -91,9 +93,44 @@ def parse_spec(spec: str) -> tuple[str, dict]:
     return name, {key: int(value) for key, _, value in (field.partition("=") for field in fields)}
 
 
+BASELINE_PREFIX = "base/"
+BASELINE: list = []  # the backend of --baseline, when given
+
+
+def baseline_backend(kernel_dir: str):
+    """A CUDA backend whose kernels are compiled from the headers in ``kernel_dir`` (with this
+    revision's wrappers, so the launch contracts must agree), not cached on disk."""
+    from pathlib import Path
+
+    from fastsoftmax.backends.cuda import compiler
+    from fastsoftmax.backends.cuda.backend import CudaBackend
+    from fastsoftmax.backends.cuda.instances import source_for
+    from fastsoftmax.backends.cuda.launch import device_facts
+
+    class BaselineBackend(CudaBackend):
+        def kernel(self, instance, device_index):
+            key = (instance, device_index)
+            kern = self._kernels.get(key)
+            if kern is None:
+                from cuda.core import ObjectCode
+
+                saved, compiler.KERNEL_DIR = compiler.KERNEL_DIR, Path(kernel_dir)
+                try:
+                    arch = device_facts(device_index).arch
+                    cubin = compiler.compile_cubin(source_for([instance]), arch, instance.name, use_cache=False)
+                finally:
+                    compiler.KERNEL_DIR = saved
+                kern = self._kernels[key] = ObjectCode.from_cubin(cubin, name=instance.name).get_kernel(instance.name)
+            return kern
+
+    return BaselineBackend()
+
+
 def run(backend, spec, tensors, log, backward):
     from fastsoftmax.backends.cuda import tiers
 
+    if spec.startswith(BASELINE_PREFIX):
+        backend, spec = BASELINE[0], spec[len(BASELINE_PREFIX) :]
     tier, tuning = parse_spec(spec)
     views = [t.unsqueeze(2) for t in tensors]
     with tiers.tuned(**tuning):
@@ -174,6 +211,8 @@ def main() -> int:
     )
     parser.add_argument("--shapes", help="ROWSxCOLS comma list (default: the huge rows above)")
     parser.add_argument("--dtypes", help="comma list of bf16, f16, f32")
+    parser.add_argument("--baseline", help="a kernels/ folder of another revision, for tiers named base/NAME")
+    parser.add_argument("--directions", help="comma list of fwd, log, bwd (default: all three)")
     args = parser.parse_args()
     tiers = tuple(args.tiers.split(","))
     shapes = SHAPES
@@ -192,6 +231,8 @@ def main() -> int:
     if reason:
         print(f"grid_row probe: {reason}")
         return 0
+    if args.baseline:
+        BASELINE.append(baseline_backend(args.baseline))
     os.makedirs(args.out, exist_ok=True)
     LOG_FILE.append(open(os.path.join(args.out, "grid_row_probe.txt"), "w"))  # noqa: SIM115 - closed at exit
     start = time.time()
@@ -201,7 +242,9 @@ def main() -> int:
     say(f"copy bandwidth: {copy:.0f} GB/s (512 MiB device-to-device, read + write)")
     iters = 20 if args.quick else 50
     table, ok = [], True
-    for backward, log in ((False, False), (False, True), (True, False)):
+    directions = {"fwd": (False, False), "log": (False, True), "bwd": (True, False)}
+    chosen = args.directions.split(",") if args.directions else list(directions)
+    for backward, log in (directions[d] for d in chosen):
         if args.quick and log:
             continue
         for dtype in dtypes:

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import pytest
 import torch
+from inputs import around_the_fused_shift_limit
 from reference import assert_matches, softmax64
 from reference import check_backward as check_backward_against_x
 from reference import check_forward as check_forward_against_x
@@ -323,6 +324,14 @@ def test_large_magnitudes(backend, tier, n, dtype_name):
     x = x.to(dtype)
     for log in (False, True):
         check_forward(backend, rows_or_columns(x, tier), tier, log, f"magnitudes up to {scale:g}")
+
+
+@pytest.mark.parametrize("dtype_name", DTYPES)
+@pytest.mark.parametrize("tier,n", [("cluster", 3000), ("cluster", 70001), ("block_regs", 3000)])
+def test_magnitudes_around_the_fused_shift_limit(backend, tier, n, dtype_name):
+    x = around_the_fused_shift_limit(8, n, DTYPES[dtype_name])
+    for log in (False, True):
+        check_forward(backend, x.unsqueeze(2), tier, log, "maxima around 2^20")
 
 
 @pytest.mark.parametrize("log", [False, True], ids=["softmax", "log_softmax"])

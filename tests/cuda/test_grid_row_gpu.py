@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import pytest
 import torch
+from inputs import around_the_fused_shift_limit
 from reference import check_backward, check_forward
 
 import fastsoftmax
@@ -176,6 +177,34 @@ def test_alignment_and_layouts(backend, n, dtype_name, layout):
         with dispatch.forced("cuda", TIER):
             (grad,) = torch.autograd.grad(fastsoftmax.softmax(leaf, 1), leaf, dy)
         check_backward(grad, x, dy, 1, False)
+
+
+@pytest.mark.parametrize("dtype_name", DTYPES)
+def test_large_magnitudes(backend, dtype_name):
+    """Inputs near the top of the type's range, and maxima around 2^20 (where the kernel's
+    exponent changes form, kernels/common.cuh ExpShift), in registers, shared memory and the re-read
+    rest of a slice."""
+    dtype = DTYPES[dtype_name]
+    n = (1 << 22) + 3
+    scale = 2e4 if dtype == torch.float16 else 1e30
+    x = (torch.rand((2, n), device="cuda") * 2 - 1) * scale
+    x[:, 0] = scale
+    x[:, n - 1] = scale * 0.9999
+    for inputs in (x.to(dtype), around_the_fused_shift_limit(8, 300007, dtype)):
+        for log in (False, True):
+            check_forward(forward(backend, inputs, log), inputs, 1, log)
+
+
+@pytest.mark.parametrize("log", [False, True], ids=["softmax", "log_softmax"])
+@pytest.mark.parametrize("dtype_name", DTYPES)
+def test_outputs_in_the_subnormal_range(backend, dtype_name, log):
+    """Probabilities near 1e-39 (subnormal in float32 and bfloat16) come out as torch gives them,
+    not flushed to zero."""
+    n = 300007
+    x = (torch.rand((2, n), device="cuda") * 4 - 92).to(DTYPES[dtype_name])
+    x[:, n // 3] = 0
+    x[1, ::7] = -60
+    check_forward(forward(backend, x, log), x, 1, log)
 
 
 @pytest.mark.parametrize("log", [False, True], ids=["softmax", "log_softmax"])

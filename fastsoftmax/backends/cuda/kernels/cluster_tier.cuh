@@ -83,7 +83,13 @@ struct DirectLoad {
     __device__ __forceinline__ T read1(const T* row, i64 col) const { return row[col]; }
     template <int P>
     __device__ __forceinline__ void convert(const Pack<T, P>& raw, float* out, i64 /*row*/, i64 /*col*/) const {
-        unpack<T, P>(raw, out);
+        unpack_lean<T, P>(raw, out);
+    }
+    // The largest converted value of a pack: a LOAD whose convert is not the plain conversion (a
+    // scale, a mask) converts first and takes the maximum of that.
+    template <int P>
+    __device__ __forceinline__ float max_of(const Pack<T, P>& raw, i64 /*row*/, i64 /*col*/) const {
+        return pack_max<T, P>(raw);
     }
 };
 
@@ -356,6 +362,72 @@ __device__ __forceinline__ MaxSum merge_posts(const unsigned long long* posts, i
     return MaxSum{m, group_sum<32>(sum)};
 }
 
+// ---- register-held slots ----------------------------------------------------------------------
+// The maximum of a thread's held slots [0, count) (slot_of numbering).
+template <typename T, int P, int K, typename LOAD>
+__device__ __forceinline__ float held_max(const LOAD& load, const Pack<T, P> (&x)[K], int count, i64 row, i64 first) {
+    float m = neg_inf();
+#pragma unroll
+    for (int k = 0; k < K; ++k)
+        if (slot_of(k) < count) m = fmaxf(m, load.template max_of<P>(x[k], row, first + (i64)slot_of(k) * P));
+    return m;
+}
+
+// The sum of e.term<FUSED> over the held slots.
+template <bool FUSED, typename T, int P, int K, typename LOAD>
+__device__ __forceinline__ float held_sum(const LOAD& load, const Pack<T, P> (&x)[K], int count, i64 row, i64 first,
+                                          const ExpShift& e) {
+    float sum = 0.0f;
+#pragma unroll
+    for (int k = 0; k < K; ++k) {
+        if (slot_of(k) < count) {
+            float v[P];
+            load.template convert<P>(x[k], v, row, first + (i64)slot_of(k) * P);
+#pragma unroll
+            for (int i = 0; i < P; ++i) sum += e.template term<FUSED>(v[i]);
+        }
+    }
+    return sum;
+}
+
+// The (max, sum) pair of the held slots against their maximum m (a warp's: pass m reduced over
+// the warp, so that the branch is uniform). FUSE: terms by ExpShift's one FFMA where m allows; not
+// for log-softmax, whose output at the maximum, -log(sum), must be 0 for a row of one element,
+// which the rounded factor 2^(k - m log2e) would move by an ulp of the sum.
+template <bool FUSE, typename T, int P, int K, typename LOAD>
+__device__ __forceinline__ MaxSum held_pair(const LOAD& load, const Pack<T, P> (&x)[K], int count, i64 row, i64 first,
+                                            float m) {
+    const ExpShift e(m);
+    if (FUSE && e.fused) return e.template pair<true>(held_sum<true>(load, x, count, row, first, e));
+    return e.template pair<false>(held_sum<false>(load, x, count, row, first, e));
+}
+
+// Writes the held slots [0, count) (columns from `first`) through `fast` where `use_fast` (the
+// same for the whole row), else through `norm`. One loop, the choice made per slot: two loops
+// behind one branch let the compiler convert every slot ahead of it (95 registers against 64).
+template <typename T, int P, int K, typename LOAD, typename STORE, typename FAST, typename NORM>
+__device__ __forceinline__ void write_held(const LOAD& load, const STORE& store, const ClusterSlice<P>& slice,
+                                           const Pack<T, P> (&x)[K], int count, i64 row, i64 first, bool use_fast,
+                                           const FAST& fast, const NORM& norm) {
+    const WholeSlots<P> whole(slice, first, count);
+#pragma unroll
+    for (int k = 0; k < K; ++k) {
+        if (slot_of(k) < count) {
+            const i64 col = first + (i64)slot_of(k) * P;
+            float v[P];
+            load.template convert<P>(x[k], v, row, col);
+            if (use_fast) {
+#pragma unroll
+                for (int i = 0; i < P; ++i) v[i] = fast(v[i]);
+            } else {
+#pragma unroll
+                for (int i = 0; i < P; ++i) v[i] = norm(v[i]);
+            }
+            scatter<T, P>(store, slice, row, col, v, whole(slot_of(k)));
+        }
+    }
+}
+
 // ---- forward, registers ---------------------------------------------------------------------------
 template <typename T, int P, int K, bool LOG, typename LOAD, typename STORE>
 __device__ __forceinline__ void cluster_forward_regs(const LOAD& load, const STORE& store, i64 rows, i64 n) {
@@ -376,35 +448,14 @@ __device__ __forceinline__ void cluster_forward_regs(const LOAD& load, const STO
         // the warp's pair, against the warp's maximum: one exponential per element, none to merge
         // the lanes; a warp whose elements are all -inf subtracts 0 (exp(-inf) = 0 rather than
         // NaN), and a NaN or +inf element makes its sum NaN, which the merge carries to the row
-        float m = neg_inf();
-#pragma unroll
-        for (int k = 0; k < K; ++k) {
-            if (slot_of(k) < count) {
-                float v[P];
-                load.template convert<P>(x[k], v, row, first + (i64)slot_of(k) * P);
-#pragma unroll
-                for (int i = 0; i < P; ++i) m = fmaxf(m, v[i]);
-            }
-        }
-        m = group_max<32>(m);
-        const float warp_shift = m == neg_inf() ? 0.0f : m;
-        float sum = 0.0f;
-#pragma unroll
-        for (int k = 0; k < K; ++k) {
-            if (slot_of(k) < count) {
-                float v[P];
-                load.template convert<P>(x[k], v, row, first + (i64)slot_of(k) * P);
-#pragma unroll
-                for (int i = 0; i < P; ++i) sum += sum_exp(v[i] - warp_shift);
-            }
-        }
-        sum = group_sum<32>(sum);
+        const float m = group_max<32>(held_max<T, P, K>(load, x, count, row, first));
+        MaxSum pair = held_pair<!LOG, T, P, K>(load, x, count, row, first, m);
+        pair.sum = group_sum<32>(pair.sum);
         const unsigned long long post =
-            (unsigned long long)__float_as_uint(m) | ((unsigned long long)__float_as_uint(sum) << 32);
+            (unsigned long long)__float_as_uint(pair.max) | ((unsigned long long)__float_as_uint(pair.sum) << 32);
         const MaxSum total = merge_posts(all.exchange(round, post), all.count());
 
         // As block_regs: a row of -inf gives 0 * inf or -inf - -inf, NaN, as torch does.
-        const RowScale scale = row_scale(total);
         const int out_shift = misalignment<T, P>(store.row_ptr(row));
         if (out_shift != shift) {
             const i64 out_first = slice.first(out_shift);
@@ -413,18 +464,8 @@ __device__ __forceinline__ void cluster_forward_regs(const LOAD& load, const STO
             first = out_first;
             count = out_count;
         }
-        const WholeSlots<P> whole(slice, first, count);
-#pragma unroll
-        for (int k = 0; k < K; ++k) {
-            if (slot_of(k) < count) {
-                const i64 col = first + (i64)slot_of(k) * P;
-                float v[P];
-                load.template convert<P>(x[k], v, row, col);
-#pragma unroll
-                for (int i = 0; i < P; ++i) v[i] = normalise<LOG, T>(v[i], scale);
-                scatter<T, P>(store, slice, row, col, v, whole(slot_of(k)));
-            }
-        }
+        write_held<T, P, K>(load, store, slice, x, count, row, first, fused_output<LOG, T>(total),
+                            FusedNormaliser<T>(total), RowNormaliser<LOG, T>(total));
     }
 #else
     __trap();

@@ -27,19 +27,17 @@ __device__ __forceinline__ float fast_exp(float x) { return exp2f(x * kLog2e); }
 // (ex2.approx.ftz: a term below 2^-126 flushes to zero, 2^-126 of that 1). exp2f spends a compare
 // and two multiplies around the same instruction to keep subnormal results, which only an output
 // needs.
-__device__ __forceinline__ float sum_exp(float x) {
+__device__ __forceinline__ float ex2_ftz(float e) {
     float y;
-    asm("ex2.approx.ftz.f32 %0, %1;" : "=f"(y) : "f"(x * kLog2e));
+    asm("ex2.approx.ftz.f32 %0, %1;" : "=f"(y) : "f"(e));
     return y;
 }
 
+__device__ __forceinline__ float sum_exp(float x) { return ex2_ftz(x * kLog2e); }
+
 // 2^(e - 64) from an exponent e lifted by 64: the flushing ex2 on e, then an exact multiply that
 // lands in the subnormal range where the result belongs there.
-__device__ __forceinline__ float exp2_lifted(float e) {
-    float y;
-    asm("ex2.approx.ftz.f32 %0, %1;" : "=f"(y) : "f"(e));
-    return y * 0x1p-64f;
-}
+__device__ __forceinline__ float exp2_lifted(float e) { return ex2_ftz(e) * 0x1p-64f; }
 
 // ---- storage type <-> float32 ---------------------------------------------------------------
 __device__ __forceinline__ float to_float(float v) { return v; }
@@ -57,11 +55,13 @@ template <> __device__ __forceinline__ __nv_bfloat16 from_float<__nv_bfloat16>(f
 template <typename T> struct PairOf;
 template <> struct PairOf<__half> {
     typedef __half2 type;
+    static constexpr bool top_half_of_float = false;
     static __device__ __forceinline__ float2 to_float2(__half2 v) { return __half22float2(v); }
     static __device__ __forceinline__ __half2 from_floats(float a, float b) { return __floats2half2_rn(a, b); }
 };
 template <> struct PairOf<__nv_bfloat16> {
     typedef __nv_bfloat162 type;
+    static constexpr bool top_half_of_float = true;  // a bfloat16's bits are its float32's top half
     static __device__ __forceinline__ float2 to_float2(__nv_bfloat162 v) { return __bfloat1622float2(v); }
     static __device__ __forceinline__ __nv_bfloat162 from_floats(float a, float b) {
         return __floats2bfloat162_rn(a, b);
@@ -128,6 +128,48 @@ __device__ __forceinline__ Pack<T, P> make_pack(const float* in) {
         for (int i = 0; i < P; ++i) pack.elems()[i] = from_float<T>(in[i]);
     }
     return pack;
+}
+
+// unpack with bfloat16 pairs split by bit operations: a bfloat16 is the top half of its float32,
+// so the pair's high element is the word masked (one LOP3) and the low one the word shifted (one
+// shift), where the generic conversion spends a PRMT and a shift on the high element.
+template <typename T, int P>
+__device__ __forceinline__ void unpack_lean(const Pack<T, P>& pack, float* out) {
+    if constexpr (sizeof(T) == 2 && P % 2 == 0) {
+        if constexpr (PairOf<T>::top_half_of_float) {
+            const unsigned* words = reinterpret_cast<const unsigned*>(&pack.raw);
+#pragma unroll
+            for (int i = 0; i < P / 2; ++i) {
+                out[2 * i] = __uint_as_float(words[i] << 16);
+                out[2 * i + 1] = __uint_as_float(words[i] & 0xffff0000u);
+            }
+            return;
+        }
+    }
+    unpack<T, P>(pack, out);
+}
+
+// The largest value of a pack as float32. 16-bit packs compare as pairs (max.bf16x2 / max.f16x2:
+// exact, and like fmaxf they return the other operand of a NaN) and convert once: 3 pair maxima,
+// 2 conversions and 2 float maxima for 8 elements instead of 8 conversions and 8 maxima.
+template <typename T, int P>
+__device__ __forceinline__ float pack_max(const Pack<T, P>& pack) {
+    if constexpr (sizeof(T) == 2 && P % 2 == 0) {
+        typedef typename PairOf<T>::type T2;
+        const T2* pairs = reinterpret_cast<const T2*>(&pack.raw);
+        T2 m = pairs[0];
+#pragma unroll
+        for (int i = 1; i < P / 2; ++i) m = __hmax2(m, pairs[i]);
+        const float2 f = PairOf<T>::to_float2(m);
+        return fmaxf(f.x, f.y);
+    } else {
+        float v[P];
+        unpack<T, P>(pack, v);
+        float m = v[0];
+#pragma unroll
+        for (int i = 1; i < P; ++i) m = fmaxf(m, v[i]);
+        return m;
+    }
 }
 
 template <typename T, int P>
@@ -299,6 +341,83 @@ __device__ __forceinline__ float normalise(float x, const RowScale& r) {
         return exp2_lifted(fmaf(x - r.max, kLog2e, 64.0f - r.log_sum * kLog2e));
     }
 }
+
+// ---- exponentials against an integer shift -------------------------------------------------
+// For a maximum m of moderate size (|m| <= 2^20), k = rint(m log2 e) is an integer that float32
+// holds exactly, as it does 64 - k. The exponent x log2e - k of exp(x - m) 2^(m log2e - k) then
+// comes out of one FFMA, whose product is exact inside it and whose single rounding is relative
+// to a result near 0 for the terms that matter: as accurate as (x - m) * log2e, one instruction
+// instead of a subtract and a multiply. The factor 2^(k - m log2e) (k - m log2e in [-1/2, 1/2],
+// again one FFMA) is applied once per sum or per row. Larger maxima, +-inf and rows of -inf keep
+// the subtract: rint(m log2e) would overflow, or 64 - k would round.
+constexpr float kFusedShiftLimit = 1048576.0f;
+
+struct ExpShift {
+    float max;    // the maximum m the terms are taken against
+    float k;      // rint(m log2e) where fused
+    float shift;  // m, or 0 for a maximum of -inf (so that -inf terms add 0, NaN terms NaN)
+    bool fused;
+
+    __device__ __forceinline__ explicit ExpShift(float m)
+        : max(m),
+          k(rintf(m * kLog2e)),
+          shift(m == neg_inf() ? 0.0f : m),
+          fused(fabsf(m) <= kFusedShiftLimit) {}
+
+    // exp(v - m) (times 2^(m log2e - k) where FUSED), flushed below 2^-126 as sum_exp
+    template <bool FUSED>
+    __device__ __forceinline__ float term(float v) const {
+        if constexpr (FUSED) {
+            return ex2_ftz(fmaf(v, kLog2e, -k));
+        } else {
+            return sum_exp(v - shift);
+        }
+    }
+
+    // A sum of term<FUSED> as the (max, sum) pair of MaxSum's convention (sum relative to m).
+    template <bool FUSED>
+    __device__ __forceinline__ MaxSum pair(float sum) const {
+        if constexpr (FUSED) {
+            return MaxSum{max, sum * ex2_ftz(fmaf(-max, kLog2e, k))};
+        } else {
+            return MaxSum{max, sum};
+        }
+    }
+};
+
+// The softmax output of a row into a 16-bit type, from its total pair where ExpShift(total.max) is
+// fused: exp(x - m) / sum = 2^(x log2e + 64 - k) * 2^(k - m log2e - 64) / sum, one FFMA, the
+// flushing ex2 and one multiply per element (normalise: a subtract, an FFMA, ex2 and a multiply),
+// the exponent lifted by 64 as normalise does (results down to 2^-190; it rounds at 2^-18 near the
+// row's maximum).
+template <typename T>
+struct FusedNormaliser {
+    float offset, factor;
+
+    __device__ __forceinline__ explicit FusedNormaliser(const MaxSum& total) {
+        const ExpShift e(total.max);
+        offset = 64.0f - e.k;
+        factor = ex2_ftz(fmaf(-total.max, kLog2e, e.k)) / total.sum * 0x1p-64f;
+    }
+
+    __device__ __forceinline__ float operator()(float x) const { return ex2_ftz(fmaf(x, kLog2e, offset)) * factor; }
+};
+
+// Whether a row's output takes FusedNormaliser: softmax into a 16-bit type, the maximum of moderate
+// size. Not float32: on an H100 the cluster tier lost 1-5% of its speed with it (exp2f around the
+// FFMA keeps subnormal results), and a one-element row would come out 1 - 2^-24 rather than 1.
+template <bool LOG, typename T>
+__device__ __forceinline__ bool fused_output(const MaxSum& total) {
+    return !LOG && sizeof(T) == 2 && ExpShift(total.max).fused;
+}
+
+// normalise as a function object, so that one output loop serves both forms
+template <bool LOG, typename T>
+struct RowNormaliser {
+    RowScale scale;
+    __device__ __forceinline__ explicit RowNormaliser(const MaxSum& total) : scale(row_scale(total)) {}
+    __device__ __forceinline__ float operator()(float x) const { return normalise<LOG, T>(x, scale); }
+};
 
 // Backward, with `total` = sum(dy * y) for softmax and sum(dy) for log-softmax:
 // softmax: dx = y * (dy - total); log-softmax: dx = dy - exp(y) * total.

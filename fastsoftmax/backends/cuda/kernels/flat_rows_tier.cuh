@@ -118,6 +118,19 @@ __device__ __forceinline__ float flat_group_sum(float v, int group) {
     return v;
 }
 
+// A thread's place in the row groups: groups of `g` lanes take one row each, `per_step` rows a
+// step; rows have `cols` elements.
+struct FlatLanes {
+    int g, lane, per_step, cols;
+    __device__ __forceinline__ FlatLanes(i64 group, i64 n)
+        : g((int)group),
+          lane((int)(threadIdx.x % (unsigned)group)),
+          per_step((int)(blockDim.x / (unsigned)group)),
+          cols((int)n) {}
+    // the run's row this thread takes at the step starting with row `first`
+    __device__ __forceinline__ int row(int first) const { return first + (int)threadIdx.x / g; }
+};
+
 // The CTA's runs: rows_per_cta rows each, grid-stride over all rows.
 #define FLAT_ROWS_FOR_EACH_RUN(rows, rows_per_cta)                                           \
     for (i64 r0 = (i64)blockIdx.x * rows_per_cta; r0 < rows; r0 += (i64)gridDim.x * rows_per_cta)
@@ -129,10 +142,7 @@ __device__ __forceinline__ void flat_rows_forward(const T* x, T* y, i64 rows, i6
     const int region = flat_region<T>((int)rows_per_cta, (int)n);
     T* xs = reinterpret_cast<T*>(flat_smem);
     T* ys = xs + region;
-    const int g = (int)group;
-    const int lane = threadIdx.x % g;
-    const int per_step = blockDim.x / g;
-    const int cols = (int)n;
+    const FlatLanes L(group, n);
     FLAT_ROWS_FOR_EACH_RUN(rows, rows_per_cta) {
         const int count = (int)min(rows_per_cta, rows - r0);
         const T* xg = x + r0 * x_pitch;
@@ -140,34 +150,34 @@ __device__ __forceinline__ void flat_rows_forward(const T* x, T* y, i64 rows, i6
         const FlatRun<T> xr = flat_run(xs, xg, x_pitch, n);
         const FlatRun<T> yr = flat_run(ys, yg, y_pitch, n);
         __syncthreads();  // the previous run is written out
-        flat_copy<T, true>(const_cast<T*>(xg), x_pitch, count, cols, xr);
+        flat_copy<T, true>(const_cast<T*>(xg), x_pitch, count, L.cols, xr);
         copy_async_wait();
         __syncthreads();
         // every lane runs every step (the shuffles need whole warps); lanes past the run idle
-        for (int first = 0; first < count; first += per_step) {
-            const int r = first + (int)threadIdx.x / g;
+        for (int first = 0; first < count; first += L.per_step) {
+            const int r = L.row(first);
             const bool valid = r < count;
             float v[kFlatRowsPerLane];
-            flat_lane_load(xr.buf + xr.shift + r * cols, lane, g, cols, valid, v, neg_inf());
+            flat_lane_load(xr.buf + xr.shift + r * L.cols, L.lane, L.g, L.cols, valid, v, neg_inf());
             float m = v[0];
 #pragma unroll
             for (int k = 1; k < kFlatRowsPerLane; ++k) m = fmaxf(m, v[k]);
-            m = flat_group_max(m, g);
+            m = flat_group_max(m, L.g);
             // a row of -inf: subtract 0, so that the sum is 0 and the outputs NaN, as torch gives
             const float shift = m == neg_inf() ? 0.0f : m;
             float s = 0.0f;
 #pragma unroll
             for (int k = 0; k < kFlatRowsPerLane; ++k) s += sum_exp(v[k] - shift);
-            s = flat_group_sum(s, g);
+            s = flat_group_sum(s, L.g);
             const RowScale scale = row_scale(MaxSum{m, s});
             if (valid) {
 #pragma unroll
                 for (int k = 0; k < kFlatRowsPerLane; ++k) v[k] = normalise<LOG, T>(v[k], scale);
-                flat_lane_store(yr.buf + yr.shift + r * cols, lane, g, cols, v);
+                flat_lane_store(yr.buf + yr.shift + r * L.cols, L.lane, L.g, L.cols, v);
             }
         }
         __syncthreads();
-        flat_copy<T, false>(yg, y_pitch, count, cols, yr);
+        flat_copy<T, false>(yg, y_pitch, count, L.cols, yr);
     }
 }
 
@@ -179,10 +189,7 @@ __device__ __forceinline__ void flat_rows_backward(const T* y, const T* dy, T* d
     T* ys = reinterpret_cast<T*>(flat_smem);
     T* dys = ys + region;
     T* dxs = dys + region;
-    const int g = (int)group;
-    const int lane = threadIdx.x % g;
-    const int per_step = blockDim.x / g;
-    const int cols = (int)n;
+    const FlatLanes L(group, n);
     FLAT_ROWS_FOR_EACH_RUN(rows, rows_per_cta) {
         const int count = (int)min(rows_per_cta, rows - r0);
         const T* yg = y + r0 * y_pitch;
@@ -192,28 +199,28 @@ __device__ __forceinline__ void flat_rows_backward(const T* y, const T* dy, T* d
         const FlatRun<T> dyr = flat_run(dys, dyg, dy_pitch, n);
         const FlatRun<T> dxr = flat_run(dxs, dxg, dx_pitch, n);
         __syncthreads();
-        flat_copy<T, true>(const_cast<T*>(yg), y_pitch, count, cols, yr);
-        flat_copy<T, true>(const_cast<T*>(dyg), dy_pitch, count, cols, dyr);
+        flat_copy<T, true>(const_cast<T*>(yg), y_pitch, count, L.cols, yr);
+        flat_copy<T, true>(const_cast<T*>(dyg), dy_pitch, count, L.cols, dyr);
         copy_async_wait();
         __syncthreads();
-        for (int first = 0; first < count; first += per_step) {
-            const int r = first + (int)threadIdx.x / g;
+        for (int first = 0; first < count; first += L.per_step) {
+            const int r = L.row(first);
             const bool valid = r < count;
             float yv[kFlatRowsPerLane], dyv[kFlatRowsPerLane];
-            flat_lane_load(yr.buf + yr.shift + r * cols, lane, g, cols, valid, yv, 0.0f);
-            flat_lane_load(dyr.buf + dyr.shift + r * cols, lane, g, cols, valid, dyv, 0.0f);
+            flat_lane_load(yr.buf + yr.shift + r * L.cols, L.lane, L.g, L.cols, valid, yv, 0.0f);
+            flat_lane_load(dyr.buf + dyr.shift + r * L.cols, L.lane, L.g, L.cols, valid, dyv, 0.0f);
             float total = 0.0f;
 #pragma unroll
             for (int k = 0; k < kFlatRowsPerLane; ++k) total += backward_term<LOG>(yv[k], dyv[k]);
-            total = flat_group_sum(total, g);
+            total = flat_group_sum(total, L.g);
             if (valid) {
 #pragma unroll
                 for (int k = 0; k < kFlatRowsPerLane; ++k) yv[k] = input_grad<LOG>(yv[k], dyv[k], total);
-                flat_lane_store(dxr.buf + dxr.shift + r * cols, lane, g, cols, yv);
+                flat_lane_store(dxr.buf + dxr.shift + r * L.cols, L.lane, L.g, L.cols, yv);
             }
         }
         __syncthreads();
-        flat_copy<T, false>(dxg, dx_pitch, count, cols, dxr);
+        flat_copy<T, false>(dxg, dx_pitch, count, L.cols, dxr);
     }
 }
 

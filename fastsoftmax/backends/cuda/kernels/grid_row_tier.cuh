@@ -130,12 +130,16 @@ __device__ __forceinline__ void stream_pairs(const LOAD_Y& load_y, const T* y_ro
 // Shared-memory slots [0, count) hold slice slots from + 0, from + 1, ...: full packs by cp.async,
 // the partial ones element by element with padding. Thread t copies (and later reads) only slots
 // t, t + blockDim.x, ...: its own wait_async_copies makes them visible to it, no block barrier.
+// Whole slots are told by WholeSlots' two integer compares and the column advances by one add
+// (64-bit compares and a multiply a slot cost this loop 31 instructions a slot).
 template <typename T, int P>
 __device__ __forceinline__ void stage_slots(Pack<T, P>* staged, const T* row, const ClusterSlice<P>& s, i64 first,
                                             int from, int count, float pad) {
-    for (int j = threadIdx.x; j < count; j += blockDim.x) {
-        const i64 col = first + (i64)(from + j) * P;
-        if (col >= s.begin && col + P <= s.end) {
+    const WholeSlots<P> whole(s, first, slot_count(s, first));
+    const i64 step = (i64)blockDim.x * P;
+    i64 col = first + (i64)(from + (int)threadIdx.x) * P;
+    for (int j = threadIdx.x; j < count; j += blockDim.x, col += step) {
+        if (whole(from + j)) {
             copy_async_16(&staged[j], row + col);
         } else {
             const T padding = from_float<T>(pad);
@@ -156,6 +160,35 @@ struct GridRowHeld {
     }
     __device__ __forceinline__ int total() const { return regs + smem; }
 };
+
+// The (max, sum) pair of a thread's shared-memory slots (thread t: t, t + blockDim.x, ...): their
+// maximum first, then one exponential per element against it (FUSE: as held_pair).
+template <bool FUSE, typename T, int P, typename LOAD>
+__device__ __forceinline__ MaxSum staged_pair(const LOAD& load, const Pack<T, P>* staged, const GridRowHeld& held,
+                                              i64 row, i64 first) {
+    const auto col = [&](int j) { return first + (i64)(held.regs + j) * P; };
+    float m = neg_inf();
+    for (int j = threadIdx.x; j < held.smem; j += blockDim.x)
+        m = fmaxf(m, load.template max_of<P>(staged[j], row, col(j)));
+    const ExpShift e(m);
+    float sum = 0.0f;
+    if (FUSE && e.fused) {
+        for (int j = threadIdx.x; j < held.smem; j += blockDim.x) {
+            float v[P];
+            load.template convert<P>(staged[j], v, row, col(j));
+#pragma unroll
+            for (int i = 0; i < P; ++i) sum += e.template term<true>(v[i]);
+        }
+        return e.template pair<true>(sum);
+    }
+    for (int j = threadIdx.x; j < held.smem; j += blockDim.x) {
+        float v[P];
+        load.template convert<P>(staged[j], v, row, col(j));
+#pragma unroll
+        for (int i = 0; i < P; ++i) sum += e.template term<false>(v[i]);
+    }
+    return e.template pair<false>(sum);
+}
 
 // ---- forward -------------------------------------------------------------------------------------
 template <typename T, int P, int K, bool LOG, typename LOAD, typename STORE>
@@ -188,36 +221,12 @@ __device__ __forceinline__ void grid_row_forward(const LOAD& load, const STORE& 
                                load.template convert<P>(raw, v, row, col);
                                accumulate<P>(state, v);
                            });
-        // the registers: their maximum first, then one exponential per element
-        float m = neg_inf();
-#pragma unroll
-        for (int k = 0; k < K; ++k) {
-            if (slot_of(k) < held.regs) {
-                float v[P];
-                load.template convert<P>(x[k], v, row, first + (i64)slot_of(k) * P);
-#pragma unroll
-                for (int i = 0; i < P; ++i) m = fmaxf(m, v[i]);
-            }
-        }
-        // all -inf: subtract 0, so -inf adds exp(-inf) = 0 (not NaN) and NaN or +inf still poison
-        const float reg_shift = m == neg_inf() ? 0.0f : m;
-        float sum = 0.0f;
-#pragma unroll
-        for (int k = 0; k < K; ++k) {
-            if (slot_of(k) < held.regs) {
-                float v[P];
-                load.template convert<P>(x[k], v, row, first + (i64)slot_of(k) * P);
-#pragma unroll
-                for (int i = 0; i < P; ++i) sum += sum_exp(v[i] - reg_shift);
-            }
-        }
-        state = merge(state, MaxSum{m, sum});
+        // the registers (their loads came first), then shared memory once its copies landed: each
+        // the maximum first, then one exponential per element against it
+        state = merge(state, held_pair<!LOG, T, P, K>(load, x, held.regs, row, first,
+                                                      held_max<T, P, K>(load, x, held.regs, row, first)));
         wait_async_copies();
-        for (int j = threadIdx.x; j < held.smem; j += blockDim.x) {
-            float v[P];
-            load.template convert<P>(staged[j], v, row, first + (i64)(held.regs + j) * P);
-            accumulate<P>(state, v);
-        }
+        state = merge(state, staged_pair<!LOG, T, P>(load, staged, held, row, first));
 
         const MaxSum cta = block_allreduce(state, empty_maxsum(), cta_slots, WarpMaxSum());
         float* pairs = ws + 2 * (row & 1) * ctas;
@@ -233,10 +242,17 @@ __device__ __forceinline__ void grid_row_forward(const LOAD& load, const STORE& 
         const MaxSum total = block_allreduce(all, empty_maxsum(), merge_slots, WarpMaxSum());
 
         // As the cluster tier: a row of -inf gives 0 * inf or -inf - -inf, NaN, as torch does.
-        const RowScale scale = row_scale(total);
+        const bool use_fast = fused_output<LOG, T>(total);
+        const FusedNormaliser<T> fast(total);
+        const RowNormaliser<LOG, T> norm(total);
         const auto write = [&](float* v, i64 col) {
+            if (use_fast) {
 #pragma unroll
-            for (int i = 0; i < P; ++i) v[i] = normalise<LOG, T>(v[i], scale);
+                for (int i = 0; i < P; ++i) v[i] = fast(v[i]);
+            } else {
+#pragma unroll
+                for (int i = 0; i < P; ++i) v[i] = norm(v[i]);
+            }
             scatter<T, P>(store, slice, row, col, v);
         };
         // the streamed rest first: the most recently read, the likeliest still in L2
@@ -253,15 +269,7 @@ __device__ __forceinline__ void grid_row_forward(const LOAD& load, const STORE& 
             load.template convert<P>(staged[j], v, row, col);
             write(v, col);
         }
-#pragma unroll
-        for (int k = 0; k < K; ++k) {
-            if (slot_of(k) < held.regs) {
-                const i64 col = first + (i64)slot_of(k) * P;
-                float v[P];
-                load.template convert<P>(x[k], v, row, col);
-                write(v, col);
-            }
-        }
+        write_held<T, P, K>(load, store, slice, x, held.regs, row, first, use_fast, fast, norm);
         // the next row's copies land in shared memory this thread may still be reading
         if (row + 1 < rows) __syncthreads();
     }
