@@ -6,7 +6,8 @@ checked against float64 first.
     PYTHONPATH=$PWD python3 benchmarks/grid_row_probe.py [--quick] [--out DIR]
         [--tiers split_row,cluster] [--shapes 64x262152,8x524160] [--dtypes bf16,f32]
 
-(--tiers and --shapes A/B any row tiers on any shapes, e.g. where the cluster tier hands long rows
+(--tiers and --shapes A/B any row tiers on any shapes (OUTERxNxINNER: a softmax over the middle
+axis, for the strided tiers), e.g. where the cluster tier hands long rows
 to split_row; a tier may carry tuning fields, e.g. split_row:split_row_blocks_per_sm=2. With
 --baseline DIR, a copy of kernels/ from another revision, a tier written base/NAME runs kernels
 compiled from DIR's headers: the same tier before and after a kernel change, in one process.)
@@ -21,6 +22,7 @@ is printed last.
 from __future__ import annotations
 
 import argparse
+import math
 import os
 import statistics
 import sys
@@ -71,16 +73,21 @@ def error(out, reference) -> float:
     return (out.double() - reference).abs().nan_to_num(float("inf")).max().item() / scale
 
 
-def make_sets(rows, n, dtype, backward):
+def axis_of(shape) -> int:
+    """The softmax axis of a probe shape: rows x n, or (outer, n, inner) reduced over n."""
+    return 1 if len(shape) == 3 else -1
+
+
+def make_sets(shape, dtype, backward):
     """Enough independent tensor sets that rotating them leaves L2 cold between calls."""
-    per_set = rows * n * dtype.itemsize * (3 if backward else 2)
+    per_set = math.prod(shape) * dtype.itemsize * (3 if backward else 2)
     count = max(1, min(8, -(-200_000_000 // per_set)))
     sets = []
     for _ in range(count):
-        x = (torch.randn(rows, n, device="cuda") * 4).to(dtype)
+        x = (torch.randn(*shape, device="cuda") * 4).to(dtype)
         if backward:
-            y = torch.softmax(x.float(), -1).to(dtype)
-            sets.append((y, torch.randn(rows, n, device="cuda").to(dtype), torch.empty_like(x)))
+            y = torch.softmax(x.float(), axis_of(shape)).to(dtype)
+            sets.append((y, torch.randn(*shape, device="cuda").to(dtype), torch.empty_like(x)))
         else:
             sets.append((x, torch.empty_like(x)))
     return sets
@@ -132,7 +139,7 @@ def run(backend, spec, tensors, log, backward):
     if spec.startswith(BASELINE_PREFIX):
         backend, spec = BASELINE[0], spec[len(BASELINE_PREFIX) :]
     tier, tuning = parse_spec(spec)
-    views = [t.unsqueeze(2) for t in tensors]
+    views = [t.unsqueeze(2) if t.dim() == 2 else t for t in tensors]
     with tiers.tuned(**tuning):
         if backward:
             backend.backward(*views, log, tier)
@@ -149,12 +156,13 @@ def checked(backend, tier, tensors, log, backward, dtype, call=None) -> str:
     else:
         call(tensors, backward)
     torch.cuda.synchronize()
+    axis = axis_of(tensors[0].shape)
     if backward:
         y64, dy64 = tensors[0].double(), tensors[1].double()
-        reference = y64 * (dy64 - (dy64 * y64).sum(-1, keepdim=True))
+        reference = y64 * (dy64 - (dy64 * y64).sum(axis, keepdim=True))
     else:
         x64 = tensors[0].double()
-        reference = torch.log_softmax(x64, -1) if log else torch.softmax(x64, -1)
+        reference = torch.log_softmax(x64, axis) if log else torch.softmax(x64, axis)
     err = error(tensors[-1], reference)
     del reference
     return "" if err <= tolerance(dtype) else f"error {err:.3g} > {tolerance(dtype):g}"
@@ -173,9 +181,9 @@ def shape_line(backend, rows, n, dtype, backward) -> str:
     )
 
 
-def ab(backend, copy, rows, n, dtype, backward, log, iters, tiers=TIERS) -> tuple[str, bool]:
-    sets = make_sets(rows, n, dtype, backward)
-    nbytes = rows * n * dtype.itemsize * (3 if backward else 2)
+def ab(backend, copy, shape, dtype, backward, log, iters, tiers=TIERS) -> tuple[str, bool]:
+    sets = make_sets(shape, dtype, backward)
+    nbytes = math.prod(shape) * dtype.itemsize * (3 if backward else 2)
     ok = True
     problems = {}
     for tier in tiers:
@@ -191,12 +199,11 @@ def ab(backend, copy, rows, n, dtype, backward, log, iters, tiers=TIERS) -> tupl
         us = statistics.median(times[tier])
         frac = nbytes / (us * 1e-6) / 1e9 / copy
         cells.append(f"{tier} {frac:.3f} ({us:.1f}us){' WRONG ' + problems[tier] if problems[tier] else ''}")
-    line = f"{TAG[dtype]:<4} {'bwd' if backward else 'fwd'} {'log' if log else 'exp'} {rows}x{n:<9} " + " | ".join(
-        cells
-    )
+    label = "x".join(map(str, shape))
+    line = f"{TAG[dtype]:<4} {'bwd' if backward else 'fwd'} {'log' if log else 'exp'} {label:<12} " + " | ".join(cells)
     say(line)
-    if "grid_row" in tiers:
-        say("    " + shape_line(backend, rows, n, dtype, backward))
+    if "grid_row" in tiers and len(shape) == 2:
+        say("    " + shape_line(backend, *shape, dtype, backward))
     del sets
     torch.cuda.empty_cache()
     return line, ok
@@ -248,12 +255,13 @@ def main() -> int:
         if args.quick and log:
             continue
         for dtype in dtypes:
-            for rows, n in shapes:
+            for shape in shapes:
                 try:
-                    line, good = ab(BACKEND, copy, rows, n, dtype, backward, log, iters, tiers)
+                    line, good = ab(BACKEND, copy, shape, dtype, backward, log, iters, tiers)
                 except Exception as exc:  # noqa: BLE001 - one failing shape must not end the probe
                     line, good = (
-                        f"{TAG[dtype]} {rows}x{n} {'bwd' if backward else 'fwd'}: {type(exc).__name__}: {exc}",
+                        f"{TAG[dtype]} {'x'.join(map(str, shape))} {'bwd' if backward else 'fwd'}: "
+                        f"{type(exc).__name__}: {exc}",
                         False,
                     )
                     say(line)

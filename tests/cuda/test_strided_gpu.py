@@ -171,6 +171,52 @@ def test_non_finite_like_torch():
                 torch.testing.assert_close(ours, theirs, equal_nan=True)
 
 
+def columns_of_every_kind(dtype, outer=2, n=300, inner=16):
+    """(outer, n, inner) whose columns (softmax runs over n) reach the kernels' special cases side by
+    side, so that one thread's columns mix them: maxima at, above and below 2^20 (where the staged
+    tier's exponent changes form, kernels/common.cuh ExpShift), magnitudes near the type's top,
+    outputs in the subnormal range, and ordinary columns."""
+    x = torch.randn((outer, n, inner), device="cuda") * 3
+    limit = float(1 << 20) if dtype != torch.float16 else 6e4  # float16 tops out at 65504
+    for c, top in enumerate([limit, limit + 1.0, -limit, limit - 0.5]):
+        x[:, :, c] = top - torch.rand((outer, n), device="cuda") * 8
+        x[:, c, c] = top
+    big = 2e4 if dtype == torch.float16 else 1e30
+    x[:, :, 4] = (torch.rand((outer, n), device="cuda") * 2 - 1) * big
+    x[:, 0, 4] = big
+    x[:, :, 5] = torch.rand((outer, n), device="cuda") * 4 - 92
+    x[:, 1, 5] = 0
+    return x.to(dtype)
+
+
+@pytest.mark.parametrize("tier", TIERS)
+@pytest.mark.parametrize("dtype", DTYPES, ids=str)
+def test_columns_of_every_magnitude(tier, dtype):
+    with dispatch.forced("cuda", tier):
+        for inner in (16, 64):
+            x = columns_of_every_kind(dtype, inner=inner)
+            for log in (False, True):
+                check_forward((fastsoftmax.log_softmax if log else fastsoftmax.softmax)(x, 1), x, 1, log)
+
+
+@pytest.mark.parametrize("tier", TIERS)
+@pytest.mark.parametrize("dtype", DTYPES, ids=str)
+def test_non_finite_columns_beside_finite_ones(tier, dtype):
+    """A column of -inf (NaN, as torch), one with a NaN (NaN), one with +inf (NaN), beside
+    ordinary columns that stay exact."""
+    x = columns_of_every_kind(dtype)
+    x[:, :, 8] = float("-inf")
+    x[:, 5, 9] = float("nan")
+    x[:, 7, 10] = float("inf")
+    with dispatch.forced("cuda", tier):
+        for log in (False, True):
+            ours = (fastsoftmax.log_softmax if log else fastsoftmax.softmax)(x, 1)
+            theirs = (torch.log_softmax if log else torch.softmax)(x.float(), 1)
+            assert torch.equal(ours.isnan(), theirs.isnan()), "NaN pattern differs from torch"
+            finite = [c for c in range(x.shape[2]) if c not in (8, 9, 10)]
+            check_forward(ours[:, :, finite], x[:, :, finite], 1, log)
+
+
 @pytest.mark.parametrize("backend", ["cuda", "auto"])
 def test_public_api_autograd(backend):
     x = rand((4, 777, 24), torch.bfloat16).requires_grad_()

@@ -354,13 +354,13 @@ constexpr float kFusedShiftLimit = 1048576.0f;
 
 struct ExpShift {
     float max;    // the maximum m the terms are taken against
-    float k;      // rint(m log2e) where fused
+    float neg_k;  // -rint(m log2e), where fused
     float shift;  // m, or 0 for a maximum of -inf (so that -inf terms add 0, NaN terms NaN)
     bool fused;
 
     __device__ __forceinline__ explicit ExpShift(float m)
         : max(m),
-          k(rintf(m * kLog2e)),
+          neg_k(-rintf(m * kLog2e)),
           shift(m == neg_inf() ? 0.0f : m),
           fused(fabsf(m) <= kFusedShiftLimit) {}
 
@@ -368,17 +368,20 @@ struct ExpShift {
     template <bool FUSED>
     __device__ __forceinline__ float term(float v) const {
         if constexpr (FUSED) {
-            return ex2_ftz(fmaf(v, kLog2e, -k));
+            return ex2_ftz(fmaf(v, kLog2e, neg_k));
         } else {
             return sum_exp(v - shift);
         }
     }
 
+    // 2^(k - m log2e), in [2^-1/2, 2^1/2]: a sum of FUSED terms times this is one against m
+    __device__ __forceinline__ float rebase() const { return ex2_ftz(-fmaf(max, kLog2e, neg_k)); }
+
     // A sum of term<FUSED> as the (max, sum) pair of MaxSum's convention (sum relative to m).
     template <bool FUSED>
     __device__ __forceinline__ MaxSum pair(float sum) const {
         if constexpr (FUSED) {
-            return MaxSum{max, sum * ex2_ftz(fmaf(-max, kLog2e, k))};
+            return MaxSum{max, sum * rebase()};
         } else {
             return MaxSum{max, sum};
         }
@@ -396,8 +399,8 @@ struct FusedNormaliser {
 
     __device__ __forceinline__ explicit FusedNormaliser(const MaxSum& total) {
         const ExpShift e(total.max);
-        offset = 64.0f - e.k;
-        factor = ex2_ftz(fmaf(-total.max, kLog2e, e.k)) / total.sum * 0x1p-64f;
+        offset = 64.0f + e.neg_k;
+        factor = e.rebase() / total.sum * 0x1p-64f;
     }
 
     __device__ __forceinline__ float operator()(float x) const { return ex2_ftz(fmaf(x, kLog2e, offset)) * factor; }
