@@ -58,8 +58,12 @@ TIERS = ROW_TIERS + strided.TIERS
 SPLIT_ROW_MIN_COLS = 16384
 #: each split_row block takes at least this many elements (8 per thread at 512 threads)
 SPLIT_ROW_MIN_CHUNK = 4096
-#: split_row aims for this many blocks per SM in all
-SPLIT_ROW_BLOCKS_PER_SM = 4
+#: split_row aims for this many blocks per SM in all: one wave of longer-lived blocks. H100, 2
+#: against 4 alternated in one process (benchmarks/grid_row_probe.py, results 2026-11-23_h100_s8/
+#: split_row_blocks_per_sm.txt): faster or level on all 16 cases, e.g. bf16 1 x 2^24 forward 0.54
+#: of copy against 0.52, 1 x 2^21 0.24 against 0.21, float32 1 x 2^24 backward 0.55 against 0.53
+#: (3 won float32 and the backward by up to 0.01 more but lost bf16 forward; 1 lost most cases)
+SPLIT_ROW_BLOCKS_PER_SM = 2
 #: block_regs: elements per thread to aim for (more when 1024 threads need them for the row), by
 #: (bytes per element, backward), as (rows up to n columns, target) steps. Measured on an H100 with
 #: benchmarks/cuda_probe.py: 16-bit rows want few elements a thread while short and many once long
