@@ -402,13 +402,10 @@ __device__ __forceinline__ MaxSum held_pair(const LOAD& load, const Pack<T, P> (
     return e.template pair<false>(held_sum<false>(load, x, count, row, first, e));
 }
 
-// Writes the held slots [0, count) (columns from `first`) through `fast` where `use_fast` (the
-// same for the whole row), else through `norm`. One loop, the choice made per slot: two loops
-// behind one branch let the compiler convert every slot ahead of it (95 registers against 64).
-template <typename T, int P, int K, typename LOAD, typename STORE, typename FAST, typename NORM>
+// Writes the held slots [0, count) (columns from `first`) through `out`.
+template <typename T, int P, int K, typename LOAD, typename STORE, typename OUT>
 __device__ __forceinline__ void write_held(const LOAD& load, const STORE& store, const ClusterSlice<P>& slice,
-                                           const Pack<T, P> (&x)[K], int count, i64 row, i64 first, bool use_fast,
-                                           const FAST& fast, const NORM& norm) {
+                                           const Pack<T, P> (&x)[K], int count, i64 row, i64 first, const OUT& out) {
     const WholeSlots<P> whole(slice, first, count);
 #pragma unroll
     for (int k = 0; k < K; ++k) {
@@ -416,13 +413,7 @@ __device__ __forceinline__ void write_held(const LOAD& load, const STORE& store,
             const i64 col = first + (i64)slot_of(k) * P;
             float v[P];
             load.template convert<P>(x[k], v, row, col);
-            if (use_fast) {
-#pragma unroll
-                for (int i = 0; i < P; ++i) v[i] = fast(v[i]);
-            } else {
-#pragma unroll
-                for (int i = 0; i < P; ++i) v[i] = norm(v[i]);
-            }
+            out.template apply<P>(v);
             scatter<T, P>(store, slice, row, col, v, whole(slot_of(k)));
         }
     }
@@ -464,8 +455,7 @@ __device__ __forceinline__ void cluster_forward_regs(const LOAD& load, const STO
             first = out_first;
             count = out_count;
         }
-        write_held<T, P, K>(load, store, slice, x, count, row, first, fused_output<LOG, T>(total),
-                            FusedNormaliser<T>(total), RowNormaliser<LOG, T>(total));
+        write_held<T, P, K>(load, store, slice, x, count, row, first, RowOutput<LOG, T>(total));
     }
 #else
     __trap();

@@ -414,12 +414,28 @@ __device__ __forceinline__ bool fused_output(const MaxSum& total) {
     return !LOG && sizeof(T) == 2 && ExpShift(total.max).fused;
 }
 
-// normalise as a function object, so that one output loop serves both forms
+// A row's output from its total pair: FusedNormaliser where fused_output allows, else normalise.
+// The form is taken once per pack in the output loop: two loops behind one branch let the compiler
+// convert every held slot ahead of it (cluster tier: 95 registers against 64).
 template <bool LOG, typename T>
-struct RowNormaliser {
+struct RowOutput {
+    bool fused;
+    FusedNormaliser<T> fast;
     RowScale scale;
-    __device__ __forceinline__ explicit RowNormaliser(const MaxSum& total) : scale(row_scale(total)) {}
-    __device__ __forceinline__ float operator()(float x) const { return normalise<LOG, T>(x, scale); }
+
+    __device__ __forceinline__ explicit RowOutput(const MaxSum& total)
+        : fused(fused_output<LOG, T>(total)), fast(total), scale(row_scale(total)) {}
+
+    template <int P>
+    __device__ __forceinline__ void apply(float* v) const {
+        if (fused) {
+#pragma unroll
+            for (int i = 0; i < P; ++i) v[i] = fast(v[i]);
+        } else {
+#pragma unroll
+            for (int i = 0; i < P; ++i) v[i] = normalise<LOG, T>(v[i], scale);
+        }
+    }
 };
 
 // Backward, with `total` = sum(dy * y) for softmax and sum(dy) for log-softmax:

@@ -161,33 +161,31 @@ struct GridRowHeld {
     __device__ __forceinline__ int total() const { return regs + smem; }
 };
 
-// The (max, sum) pair of a thread's shared-memory slots (thread t: t, t + blockDim.x, ...): their
-// maximum first, then one exponential per element against it (FUSE: as held_pair).
+// The sum of e.term<FUSED> over a thread's shared-memory slots (thread t: t, t + blockDim.x, ...).
+template <bool FUSED, typename T, int P, typename LOAD>
+__device__ __forceinline__ float staged_sum(const LOAD& load, const Pack<T, P>* staged, const GridRowHeld& held,
+                                            i64 row, i64 first, const ExpShift& e) {
+    float sum = 0.0f;
+    for (int j = threadIdx.x; j < held.smem; j += blockDim.x) {
+        float v[P];
+        load.template convert<P>(staged[j], v, row, first + (i64)(held.regs + j) * P);
+#pragma unroll
+        for (int i = 0; i < P; ++i) sum += e.template term<FUSED>(v[i]);
+    }
+    return sum;
+}
+
+// The (max, sum) pair of a thread's shared-memory slots: their maximum first, then one
+// exponential per element against it (FUSE: as held_pair).
 template <bool FUSE, typename T, int P, typename LOAD>
 __device__ __forceinline__ MaxSum staged_pair(const LOAD& load, const Pack<T, P>* staged, const GridRowHeld& held,
                                               i64 row, i64 first) {
-    const auto col = [&](int j) { return first + (i64)(held.regs + j) * P; };
     float m = neg_inf();
     for (int j = threadIdx.x; j < held.smem; j += blockDim.x)
-        m = fmaxf(m, load.template max_of<P>(staged[j], row, col(j)));
+        m = fmaxf(m, load.template max_of<P>(staged[j], row, first + (i64)(held.regs + j) * P));
     const ExpShift e(m);
-    float sum = 0.0f;
-    if (FUSE && e.fused) {
-        for (int j = threadIdx.x; j < held.smem; j += blockDim.x) {
-            float v[P];
-            load.template convert<P>(staged[j], v, row, col(j));
-#pragma unroll
-            for (int i = 0; i < P; ++i) sum += e.template term<true>(v[i]);
-        }
-        return e.template pair<true>(sum);
-    }
-    for (int j = threadIdx.x; j < held.smem; j += blockDim.x) {
-        float v[P];
-        load.template convert<P>(staged[j], v, row, col(j));
-#pragma unroll
-        for (int i = 0; i < P; ++i) sum += e.template term<false>(v[i]);
-    }
-    return e.template pair<false>(sum);
+    if (FUSE && e.fused) return e.template pair<true>(staged_sum<true, T, P>(load, staged, held, row, first, e));
+    return e.template pair<false>(staged_sum<false, T, P>(load, staged, held, row, first, e));
 }
 
 // ---- forward -------------------------------------------------------------------------------------
@@ -242,17 +240,9 @@ __device__ __forceinline__ void grid_row_forward(const LOAD& load, const STORE& 
         const MaxSum total = block_allreduce(all, empty_maxsum(), merge_slots, WarpMaxSum());
 
         // As the cluster tier: a row of -inf gives 0 * inf or -inf - -inf, NaN, as torch does.
-        const bool use_fast = fused_output<LOG, T>(total);
-        const FusedNormaliser<T> fast(total);
-        const RowNormaliser<LOG, T> norm(total);
+        const RowOutput<LOG, T> out(total);
         const auto write = [&](float* v, i64 col) {
-            if (use_fast) {
-#pragma unroll
-                for (int i = 0; i < P; ++i) v[i] = fast(v[i]);
-            } else {
-#pragma unroll
-                for (int i = 0; i < P; ++i) v[i] = norm(v[i]);
-            }
+            out.template apply<P>(v);
             scatter<T, P>(store, slice, row, col, v);
         };
         // the streamed rest first: the most recently read, the likeliest still in L2
@@ -269,7 +259,7 @@ __device__ __forceinline__ void grid_row_forward(const LOAD& load, const STORE& 
             load.template convert<P>(staged[j], v, row, col);
             write(v, col);
         }
-        write_held<T, P, K>(load, store, slice, x, held.regs, row, first, use_fast, fast, norm);
+        write_held<T, P, K>(load, store, slice, x, held.regs, row, first, out);
         // the next row's copies land in shared memory this thread may still be reading
         if (row + 1 < rows) __syncthreads();
     }
