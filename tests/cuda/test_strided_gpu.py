@@ -217,6 +217,19 @@ def test_non_finite_columns_beside_finite_ones(tier, dtype):
             check_forward(ours[:, :, finite], x[:, :, finite], 1, log)
 
 
+def test_plans_sharing_a_kernel_keep_their_shared_memory():
+    """Two strided_staged problems on one kernel that ask for different dynamic shared memory (both
+    over 48 KiB, which a launch opts in to per function: 93184 and 54784 bytes on an H100): the
+    larger one still launches after the smaller one was planned, and both stay right."""
+    from fastsoftmax.backends.cuda import BACKEND
+
+    larger, smaller = rand((1, 600, 1024), torch.bfloat16), rand((1, 300, 1024), torch.bfloat16)
+    BACKEND.clear_plans()  # plan both here, in this order
+    with dispatch.forced("cuda", "strided_staged"):
+        for x in (larger, smaller, larger, smaller):
+            check_forward(fastsoftmax.softmax(x, 1), x, 1, False)
+
+
 @pytest.mark.parametrize("backend", ["cuda", "auto"])
 def test_public_api_autograd(backend):
     x = rand((4, 777, 24), torch.bfloat16).requires_grad_()

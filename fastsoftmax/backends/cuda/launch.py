@@ -299,6 +299,14 @@ class Kernel:
             f"cuKernelSetAttribute({self.name}, {name}={value})",
         )
 
+    def allow_dynamic_smem(self, smem: int, static: int = 0) -> None:
+        """Opts in to ``smem`` bytes of dynamic shared memory where that is over 48 KiB. The
+        attribute belongs to the function, which every plan of an instance shares, so it is set to
+        the most the device allows (less the kernel's ``static`` shared memory), never to one plan's
+        need: a smaller value set by a later plan would make the earlier plans' launches fail."""
+        if smem > 48 * 1024:
+            self.set_attribute("MAX_DYNAMIC_SHARED_SIZE_BYTES", device_facts(self.device).smem_per_block - static)
+
     def blocks_per_sm(self, threads: int | None = None, smem: int | None = None) -> int:
         """Blocks of this kernel resident per SM, at its own block shape and shared memory or at
         the ones given."""

@@ -117,13 +117,13 @@ def _row_kernel(load, tier, dtype, outer, n, log, backward, align, dev, tuning) 
         if storage == "staged":
             smem = block_regs_staged_bytes(dtype, elems, threads)
         kernel = Kernel(load(inst, dev), inst.name, dev, nargs, threads, 1, smem)
-        _allow_dynamic_smem(kernel, smem)
+        kernel.allow_dynamic_smem(smem, tiers.STATIC_SMEM_RESERVE)
         return kernel, outer  # one block per row
     pack = widest_pack(PACK_SIZES[dtype], align, itemsize)
     inst = Instance(tier, dtype, backward, log, pack)
     smem = tiers.row_cache_bytes(n, itemsize, backward) if tier == "block_smem" else 0
     probe = Kernel(load(inst, dev), inst.name, dev, nargs, BLOCK_SIZES[0], 1, smem)
-    _allow_dynamic_smem(probe, smem)
+    probe.allow_dynamic_smem(smem, tiers.STATIC_SMEM_RESERVE)
     block, per_sm = _pick_block(probe, n, pack, smem)
     if per_sm == 0:
         raise ValueError(
@@ -146,13 +146,6 @@ def _pick_block(kernel: Kernel, n: int, pack: int, smem: int) -> tuple[int, int]
         if per_sm:
             return block, per_sm
     return BLOCK_SIZES[0], 0
-
-
-def _allow_dynamic_smem(kernel: Kernel, smem: int) -> None:
-    """Kernels may use more than 48 KiB of dynamic shared memory only after opting in."""
-    if smem > 48 * 1024:
-        facts = device_facts(kernel.device)
-        kernel.set_attribute("MAX_DYNAMIC_SHARED_SIZE_BYTES", facts.smem_per_block - tiers.STATIC_SMEM_RESERVE)
 
 
 def _cluster(load, dtype, outer, n, pitches, log, backward, align, dev, tuning):
@@ -196,7 +189,7 @@ def _flat_rows(load, dtype, outer, n, pitches, log, backward, dev):
     rows, group, smem = flat_rows_shape(n, dtype, backward)
     inst = Instance("flat_rows", dtype, backward, log)
     kernel = Kernel(load(inst, dev), inst.name, dev, 10 if backward else 8, FLAT_ROWS_THREADS, 1, smem)
-    _allow_dynamic_smem(kernel, smem)
+    kernel.allow_dynamic_smem(smem, tiers.STATIC_SMEM_RESERVE)
     per_sm = kernel.blocks_per_sm()
     if per_sm == 0:
         raise ValueError(f"tier 'flat_rows': {smem} bytes of shared memory a CTA do not fit")

@@ -380,8 +380,7 @@ def _build_staged(load, key):
         kernel = Kernel(
             load(inst, dev), inst.name, dev, 16 if backward else 13, STAGED_THREADS, 1, shape.smem, 1, shape.splits > 1
         )
-        if shape.smem > 48 * 1024:
-            kernel.set_attribute("MAX_DYNAMIC_SHARED_SIZE_BYTES", shape.smem)
+        kernel.allow_dynamic_smem(shape.smem)
         return kernel
 
     kernel = kernel_for(shape)
