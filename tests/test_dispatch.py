@@ -174,6 +174,31 @@ def test_table_choice_breaks_near_ties_towards_the_cuda_backend(tmp_path, monkey
             dispatch.clear_caches()
 
 
+def test_long_calls_need_a_smaller_margin_for_triton(tmp_path, monkeypatch):
+    """Past TRITON_MARGIN_BELOW_US of GPU time the host's launch cost is hidden: Triton wins by
+    more than TRITON_MARGIN_LONG there, and still needs TRITON_MARGIN on short calls."""
+    point = {"direction": "forward", "layout": "row", "dtype": "bfloat16", "n": 16384, "numel": 1 << 27}
+    long_us = 2 * dispatch.TRITON_MARGIN_BELOW_US
+    short_us = dispatch.TRITON_MARGIN_BELOW_US / 4
+    cases = [
+        (long_us, long_us * (1 - dispatch.TRITON_MARGIN / 2), "triton"),
+        (long_us, long_us * (1 - dispatch.TRITON_MARGIN_LONG / 2), "cuda"),
+        (short_us, short_us * (1 - dispatch.TRITON_MARGIN / 2), "cuda"),
+        (short_us, short_us * (1 - 2 * dispatch.TRITON_MARGIN), "triton"),
+    ]
+    for cuda_us, triton_us, expected in cases:
+        path = tmp_path / "table.json"
+        path.write_text(json.dumps({"points": [dict(point, us={"triton": triton_us, "cuda": cuda_us})]}))
+        monkeypatch.setattr(dispatch, "TABLE_PATH", path)
+        dispatch.clear_caches()
+        try:
+            chosen = dispatch._table_choice(False, False, torch.bfloat16, 16384, 1 << 27)
+            assert chosen == expected, (cuda_us, triton_us)
+        finally:
+            monkeypatch.undo()
+            dispatch.clear_caches()
+
+
 def test_shipped_table_sends_decode_shapes_to_the_cuda_backend():
     # few rows of vocabulary length: the CUDA backend's cluster tier took 7-60 us on an H100 where
     # the Triton backend took 9-76 us, and several times more in runs where its host time showed
