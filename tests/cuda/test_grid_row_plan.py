@@ -9,7 +9,7 @@ import dataclasses
 import pytest
 import torch
 
-from fastsoftmax.backends.cuda import plans, tiers
+from fastsoftmax.backends.cuda import launch, plans, tiers
 from fastsoftmax.backends.cuda.instances import (
     CXX_TYPES,
     DTYPES,
@@ -233,11 +233,13 @@ class _Kernel:
     attributes: list = []
 
     def __init__(self, function, name, device, nargs, block_x, block_y=1, smem=0, cluster=1, cooperative=False):
-        self.name, self.nargs, self.block_x, self.smem = name, nargs, block_x, smem
+        self.name, self.device, self.nargs, self.block_x, self.smem = name, device, nargs, block_x, smem
         self.cluster, self.cooperative = cluster, cooperative
 
     def set_attribute(self, name, value):
         _Kernel.attributes.append((name, value))
+
+    allow_dynamic_smem = launch.Kernel.allow_dynamic_smem  # the real rule, over set_attribute above
 
     def blocks_per_sm(self, threads=None, smem=None):
         return 1 if (smem or 0) <= 227 * 1024 - 1024 else 0
@@ -249,6 +251,7 @@ class _Kernel:
 @pytest.fixture
 def fake_device(monkeypatch):
     monkeypatch.setattr(plans, "device_facts", lambda dev: _Facts())
+    monkeypatch.setattr(launch, "device_facts", lambda dev: _Facts())
     monkeypatch.setattr(plans, "Kernel", _Kernel)
     monkeypatch.setattr(plans, "torch_device", lambda dev: torch.device("cpu"))
     _Kernel.launches, _Kernel.attributes = [], []

@@ -241,9 +241,7 @@ def grid_row_launch(load, dtype, n, backward, log, dev) -> tuple[Kernel, GridRow
     budget = facts.smem_per_block - GRID_ROW_STATIC_SMEM
     function = load(inst, dev)
     probe = Kernel(function, inst.name, dev, nargs, GRID_ROW_THREADS, 1, 0, 1, True)
-    # one value for every plan of the function, as in _cluster: a smaller one set later would break
-    # the plans built before it
-    probe.set_attribute("MAX_DYNAMIC_SHARED_SIZE_BYTES", budget)
+    probe.allow_dynamic_smem(budget, GRID_ROW_STATIC_SMEM)
     shape = grid_row_shape(
         n, dtype, backward, facts.sm_count, lambda smem: probe.blocks_per_sm(GRID_ROW_THREADS, smem), budget
     )
