@@ -16,6 +16,7 @@ from __future__ import annotations
 import argparse
 import importlib
 import os
+import re
 import statistics
 import sys
 import time
@@ -31,13 +32,21 @@ LOG_FILE_NAME = "cluster_size_probe.txt"
 
 
 def parse_variant(name: str) -> dict:
-    """'auto' -> {}; 'c8' -> cluster_ctas=8; 'c8t256' -> and 256 threads."""
+    """'auto' -> {}; 'c8' -> cluster_ctas=8; 'c8t256' -> and 256 threads; a trailing 'k0' or 'k1'
+    (alone: the automatic shape) forces the kept exponentials off or on."""
     if name in ("auto", "quack"):
         return {}
-    ctas, _, threads = name[1:].partition("t")
-    values = {"cluster_ctas": int(ctas)}
+    match = re.fullmatch(r"(?:c(\d+)(?:t(\d+))?)?(?:k([01]))?", name)
+    if not match or not any(match.groups()):
+        raise ValueError(f"variant {name!r} is not auto, quack, cC[tT][kK]")
+    ctas, threads, kept = match.groups()
+    values = {}
+    if ctas:
+        values["cluster_ctas"] = int(ctas)
     if threads:
         values["cluster_threads"] = int(threads)
+    if kept:
+        values["cluster_kept"] = kept == "1"
     return values
 
 
@@ -74,7 +83,7 @@ def quack_checked(quack, tensors, backward, dtype) -> str:
 
 
 def probe(backend, quack, copy, rows, n, dtype, backward, variants, iters, flush):
-    sets = make_sets(rows, n, dtype, backward)[:2]
+    sets = make_sets((rows, n), dtype, backward)[:2]
     nbytes = rows * n * dtype.itemsize * (3 if backward else 2)
     calls, problems = {}, {}
     for name in variants:

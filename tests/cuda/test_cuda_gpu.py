@@ -348,6 +348,75 @@ def test_outputs_in_the_subnormal_range(backend, tier, n, dtype_name, log):
     check_forward(backend, rows_or_columns(x, tier), tier, log, "probabilities near 1e-39")
 
 
+def kept_exponential_inputs(dtype):
+    """(label, rows) for the cluster tier's two forms of softmax: ordinary rows around its slice
+    boundaries; warps whose maximum lies 50 and 100 below the row's (outputs near 1e-22 and 1e-44,
+    whose factor leaves the normal range); outputs near 1e-39; -inf, NaN and +inf rows; maxima
+    around 2^20; and the type's large magnitudes."""
+    cases = [(f"a row of {n}", rand((1, n), dtype)) for n in (7, 1025, 50257)]  # one row: aligned
+    for n in (1024, 16392, 50264, 128256):
+        cases.append((f"rows of {n}", rand((5, n), dtype)))
+    n = 70008
+    far = rand((4, n), dtype, scale=1.0).float()
+    far[0] -= 50.0
+    far[1] -= 100.0
+    far[2, ::2] -= 100.0
+    far[:3, :64] = 0.0  # the maximum, in the first warp only
+    cases.append(("warps far below the row maximum", far.to(dtype)))
+    subnormal = torch.rand((3, n), device="cuda") * 4 - 92
+    subnormal[:, n // 3] = 0
+    cases.append(("probabilities near 1e-39", subnormal.to(dtype)))
+    special = rand((6, n), dtype)
+    special[0, ::3] = float("-inf")
+    special[1, :] = float("-inf")
+    special[2, n // 2] = float("nan")
+    special[3, n // 3] = float("inf")
+    special[4, : n // 2] = float("-inf")
+    cases.append(("rows with -inf, all -inf, NaN, +inf", special))
+    cases.append(("maxima around 2^20", around_the_fused_shift_limit(8, 3000, dtype)))
+    scale = 2e4 if dtype == torch.float16 else 1e30
+    large = (torch.rand((3, n), device="cuda") * 2 - 1) * scale
+    large[:, 0] = scale
+    cases.append((f"magnitudes up to {scale:g}", large.to(dtype)))
+    return cases
+
+
+@pytest.mark.parametrize("dtype_name", ["fp16", "bf16"])
+@pytest.mark.parametrize("kept", [True, False], ids=["kept", "plain"])
+def test_cluster_softmax_with_and_without_kept_exponentials(backend, dtype_name, kept):
+    """The cluster tier's 16-bit softmax forward keeps its exponentials in registers where a launch
+    is one wave (cluster_tier.cuh, KEEP); both forms, forced, on 16-byte aligned rows (the kept form
+    needs them), against float64 and torch's NaN pattern."""
+    from fastsoftmax.backends.cuda import tiers
+
+    dtype = DTYPES[dtype_name]
+    with tiers.tuned(cluster_kept=kept):
+        for label, x in kept_exponential_inputs(dtype):
+            check_forward(backend, x.unsqueeze(2), "cluster", False, f"{label}, kept={kept}")
+            ours = run_forward(backend, x.unsqueeze(2), "cluster", False).squeeze(2).float()
+            nan = torch.isnan(torch.softmax(x.float(), dim=1))
+            assert torch.equal(torch.isnan(ours), nan), f"{label}, kept={kept}: NaN pattern differs from torch.softmax"
+
+
+def test_cluster_kept_exponentials_refused_where_they_do_not_apply(backend):
+    """Log-softmax, the backward, float32 and rows off 16-byte boundaries have no kept form:
+    forcing it raises rather than running something else."""
+    from fastsoftmax.backends.cuda import tiers
+
+    x = rand((3, 50264), torch.bfloat16)
+    with tiers.tuned(cluster_kept=True):
+        wide = x.float()
+        with pytest.raises(ValueError, match="keeps exponentials only"):
+            backend.forward(wide.unsqueeze(2), torch.empty_like(wide).unsqueeze(2), False, "cluster")
+        with pytest.raises(ValueError, match="keeps exponentials only"):
+            backend.forward(x.unsqueeze(2), torch.empty_like(x).unsqueeze(2), True, "cluster")
+        with pytest.raises(ValueError, match="keeps exponentials only"):
+            backend.backward(x.unsqueeze(2), x.unsqueeze(2), torch.empty_like(x).unsqueeze(2), False, "cluster")
+        shifted = rand((3, 50258), torch.bfloat16)[:, 1:]
+        with pytest.raises(ValueError, match="keeps exponentials only"):
+            backend.forward(shifted.unsqueeze(2), torch.empty_like(shifted).unsqueeze(2), False, "cluster")
+
+
 def rows_or_columns(x, tier):
     """The (outer, n, inner) view of x's rows: as rows (inner 1), or for the strided tier as the
     columns of its transpose (inner = x's row count)."""

@@ -303,7 +303,7 @@ def test_cluster_shapes_cover_their_rows():
     assert cluster_shape(16384, torch.bfloat16, False).ctas == 2  # never 1: see cluster_shape
     assert cluster_shape(32768, torch.bfloat16, False).ctas == 2
     assert cluster_shape(65536, torch.bfloat16, True).ctas == 4
-    assert cluster_shape(65536, torch.float32, False).ctas == 4
+    assert cluster_shape(65536, torch.float32, False).ctas == 8
     assert cluster_shape(65536, torch.float32, True).ctas == 8
     assert cluster_shape(131072, torch.bfloat16, False).ctas == 8
     assert cluster_shape(262144, torch.bfloat16, True).ctas == 16

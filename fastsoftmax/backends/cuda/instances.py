@@ -146,10 +146,11 @@ CLUSTER_HELD_PACKS_BACKWARD = (2, 4, 8)
 #: misaligned row adds)
 CLUSTER_TARGET_THREADS = 288
 #: bytes of each tensor per CTA before the cluster doubles, by (bytes per element, backward):
-#: Quack's 16K 16-bit elements, and twice the bytes for float32 forward, whose elements cost half
-#: the arithmetic per byte (H100: 512 x 128256 float32 0.92 of copy with C = 8 against 0.83 with 16,
-#: 1024 x 65536 0.95 against 0.91; bf16 1024 x 128256 0.94 with C = 8 against 0.78 with 4)
-CLUSTER_BYTES_PER_CTA = {(2, False): 32 * 1024, (4, False): 64 * 1024, (2, True): 32 * 1024, (4, True): 32 * 1024}
+#: Quack's 16K 16-bit elements (bf16 1024 x 128256 0.94 of copy with C = 8 against 0.78 with 4), and
+#: the same bytes, 8K elements, for float32 forward, with 32 elements a thread (see
+#: CLUSTER_HELD_ELEMS_BEFORE_THREADS): H100, 2670 x 50257 1.00 of copy (C = 8) against 0.97 with
+#: C = 16 and 0.99 with the earlier 64 KiB (C = 4, K = 16); 100 x 40000 15.9 us against 18.8 and 21.2
+CLUSTER_BYTES_PER_CTA = {(2, False): 32 * 1024, (4, False): 32 * 1024, (2, True): 32 * 1024, (4, True): 32 * 1024}
 #: dynamic shared memory one CTA may opt into on sm_90 (227 KiB), less the kernel's static part
 CLUSTER_MAX_DYNAMIC_SMEM = 227 * 1024 - 8 * 1024
 
@@ -157,6 +158,29 @@ CLUSTER_MAX_DYNAMIC_SMEM = 227 * 1024 - 8 * 1024
 def cluster_max_threads(backward: bool, packs: int) -> int:
     """The launch bound of a cluster instance."""
     return CLUSTER_MAX_THREADS
+
+
+#: kept exponentials (cluster_tier.cuh, KEEP): 16-bit softmax forward holding at most this many
+#: elements a thread (at 64 the float32 terms spill within 96 registers). Not float32 outputs: the
+#: terms' exponent, lifted by 64 against the flush, rounds at 2^-17 (5e-6 relative), above float32's
+#: error bar and far below half a unit of a 16-bit float.
+CLUSTER_KEPT_MAX_HELD = 32
+#: registers a cluster thread may use, by (bytes per element, backward, held elements), where the
+#: compiler's own choice lets fewer CTAs share an SM than the launches need: float32 forward at 64
+#: elements took 124-127 registers, three CTAs of 160 threads an SM, so 32 x 151936 (a 16-CTA
+#: cluster per row, 512 CTAs) ran in two waves; at 96 four fit, and NVRTC 13 compiles it without
+#: spilling (at 104 and 88 it spills)
+CLUSTER_MAX_REGISTERS = {(4, False, 64): 96}
+
+
+def cluster_keeps(dtype: torch.dtype, backward: bool, log: bool, held: int) -> bool:
+    """Whether a cluster instance of this kind has a kept-exponentials form."""
+    return CXX_TYPES[dtype][2] == 2 and not backward and not log and held <= CLUSTER_KEPT_MAX_HELD
+
+
+def cluster_max_registers(dtype: torch.dtype, backward: bool, held: int) -> int:
+    """The register cap of a cluster instance (0: none beyond the launch bound's)."""
+    return CLUSTER_MAX_REGISTERS.get((CXX_TYPES[dtype][2], backward, held), 0)
 
 
 def cluster_held_packs(backward: bool) -> tuple[int, ...]:
@@ -222,9 +246,13 @@ def cluster_preferred_max_cols(dtype: torch.dtype, backward: bool, rows: int = 0
 
 
 #: elements a thread holds at most while the threads can still grow instead (H100, 64 x 524288 bf16
-#: forward: K = 8 with 512 threads 0.71 of copy, K = 16 with 256 0.61; 256 x 262144 float32: K = 16
-#: (64 elements) with 256 threads 0.93, K = 8 with 512 0.76)
-CLUSTER_HELD_ELEMS_BEFORE_THREADS = 64
+#: forward: K = 8 with 512 threads 0.71 of copy, K = 16 with 256 0.61), and for float32 forward 32
+#: (K = 8): more CTAs an SM. H100, alternated in one process with the earlier choice (C = 8 and
+#: K = 16 from 128K columns) and Quack (benchmarks/cluster_size_probe.py, results
+#: 2026-11-23_h100_s9): 128 x 128256 49.1 us against 55.6 (Quack 52.6), 32 x 151936 21.4 against
+#: 24.2 (Quack 18.3), 1046 x 128256 1.01 of copy against 0.99, 512 x 262144 (512 threads) 1.00
+#: against 0.98, 2048 x 65536 1.00 against 0.99
+CLUSTER_HELD_ELEMS_BEFORE_THREADS = {False: {2: 64, 4: 32}, True: {2: 64, 4: 64}}
 
 
 def cluster_threads_packs(
@@ -239,7 +267,8 @@ def cluster_threads_packs(
     options = [packs] if packs else list(cluster_held_packs(backward))
     passes = [(options, lambda k: cluster_max_threads(backward, k))]
     if not (threads or packs):  # K up while threads stay near the target, then threads up, then K
-        few = [k for k in options if k * pack <= CLUSTER_HELD_ELEMS_BEFORE_THREADS]
+        most = CLUSTER_HELD_ELEMS_BEFORE_THREADS[backward][16 // pack]
+        few = [k for k in options if k * pack <= most]
         passes = [(few, lambda k: CLUSTER_TARGET_THREADS), (few, passes[0][1])] + passes
     for ks, limit in passes:
         for k in ks:
@@ -274,7 +303,7 @@ def cluster_shape(
 
     The cluster size grows with the row: the smallest power of two (from 2) that keeps each CTA's
     share of each tensor within CLUSTER_BYTES_PER_CTA (16K 16-bit elements: 2 CTAs up to 32K, 4 at
-    64K, 8 at 128K, 16 from 256K; float32 forward 16K elements, backward 8K), and past 16 CTAs the
+    64K, 8 at 128K, 16 from 256K; float32 8K elements), and past 16 CTAs the
     share grows instead. With few rows (``rows * 16 <= sm_count``: decode) the cluster is 16 whatever the row,
     so that the row is spread over as many SMs as can share it. ``ctas``, ``threads`` and
     ``packs`` force a choice. ``aligned``: every row of every tensor starts 16-byte aligned (no
@@ -423,7 +452,7 @@ class Instance:
     group: int = 0  # warp: lanes per row
     rows: int = 0  # warp: rows per group
     stage: str = ""  # split_row: "partials" (kernel 1) or "finish" (kernel 2)
-    storage: str = ""  # block_regs: block_regs_storage(...); "" takes its default
+    storage: str = ""  # block_regs: block_regs_storage(...); "" takes its default; cluster: "kept"
 
     def __post_init__(self):
         # one spelling per kernel, so that equal kernels compare equal
@@ -446,7 +475,7 @@ class Instance:
             storage = self.block_storage
             shape = f"p{self.pack}_c{self.cols}" + ("" if storage == "float" else f"_{storage}")
         elif self.tier in ("cluster", "grid_row") and self.cols:
-            shape = f"p{self.pack}_c{self.cols}"
+            shape = f"p{self.pack}_c{self.cols}" + (f"_{self.storage}" if self.storage else "")
         elif self.tier in ("block_smem", "block_uncached", "cluster"):
             shape = f"p{self.pack}"
         elif self.tier == "flat_rows":
@@ -533,6 +562,11 @@ class Instance:
         packs = self.cols // self.pack
         if not packs:
             raise ValueError(f"{self.name}: a cluster instance holds K >= 1 packs a thread (cols = K x pack)")
+        if self.storage not in ("", "kept") or (
+            self.storage and not cluster_keeps(self.dtype, self.backward, self.log, self.cols)
+        ):
+            raise ValueError(f"{self.name}: no cluster form {self.storage!r} for this instance")
+        keep = "true" if self.storage == "kept" else "false"
         targs = f"{t}, {self.pack}, {packs}, {log}"
         if self.backward:
             params = f"const {t}* y, const {t}* dy, {t}* dx, i64 rows, i64 n, i64 y_pitch, i64 dy_pitch, i64 dx_pitch"
@@ -543,10 +577,18 @@ class Instance:
         else:
             params = f"const {t}* x, {t}* y, i64 rows, i64 n, i64 x_pitch, i64 y_pitch"
             call = (
-                f"cluster_forward_regs<{targs}>(DirectLoad<{t}>{{x, x_pitch}}, DirectStore<{t}>{{y, y_pitch}}, rows, n)"
+                f"cluster_forward_regs<{targs}, {keep}>(DirectLoad<{t}>{{x, x_pitch}}, DirectStore<{t}>{{y, y_pitch}}, "
+                "rows, n)"
             )
-        bound = cluster_max_threads(self.backward, packs)
-        return f'extern "C" __global__ void __launch_bounds__({bound}) {self.name}({params}) {{\n    {call};\n}}\n'
+        registers = cluster_max_registers(self.dtype, self.backward, self.cols)
+        # a register cap replaces the launch bound (the two cannot be combined): the cap sets how
+        # many CTAs of the thread counts this instance is launched with share an SM
+        bound = (
+            f"__maxnreg__({registers})"
+            if registers
+            else f"__launch_bounds__({cluster_max_threads(self.backward, packs)})"
+        )
+        return f'extern "C" __global__ void {bound} {self.name}({params}) {{\n    {call};\n}}\n'
 
     def _grid_row_wrapper(self, t: str, log: str) -> str:
         targs = f"{t}, {self.pack}, {self.cols // self.pack}, {log}"
@@ -698,9 +740,12 @@ def all_instances():
                     if backward or not log:
                         out.append(Instance("split_row", dtype, backward, log, pack, stage="partials"))
                 for packs in cluster_held_packs(backward):
-                    out.append(
-                        Instance("cluster", dtype, backward, log, cluster_pack(dtype), cols=packs * cluster_pack(dtype))
-                    )
+                    held = packs * cluster_pack(dtype)
+                    out.append(Instance("cluster", dtype, backward, log, cluster_pack(dtype), cols=held))
+                    if cluster_keeps(dtype, backward, log, held):
+                        out.append(
+                            Instance("cluster", dtype, backward, log, cluster_pack(dtype), cols=held, storage="kept")
+                        )
                 out.append(grid_row_instance(dtype, backward, log))
                 out.append(Instance("flat_rows", dtype, backward, log))
     from .strided import all_instances as strided_instances  # its module imports this one

@@ -23,6 +23,7 @@ from . import strided, tiers
 from .instances import (
     BLOCK_REGS_PACK_SIZES,
     BLOCK_SIZES,
+    CLUSTER_KEPT_MAX_HELD,
     CLUSTER_MAX_DYNAMIC_SMEM,
     CXX_TYPES,
     FLAT_ROWS_THREADS,
@@ -40,6 +41,7 @@ from .instances import (
     block_regs_staged_bytes,
     block_regs_storage,
     cluster_grid,
+    cluster_keeps,
     cluster_shape,
     flat_rows_shape,
     grid_row_instance,
@@ -164,16 +166,43 @@ def _cluster(load, dtype, outer, n, pitches, log, backward, align, dev, tuning):
         aligned=align == 0,
         threads=tuning.cluster_threads or 0,
     )
-    inst = Instance("cluster", dtype, backward, log, shape.pack, cols=shape.held)
-    kernel = Kernel(
-        load(inst, dev), inst.name, dev, 8 if backward else 6, shape.threads, 1, shape.smem_bytes, cluster=shape.ctas
-    )
-    if shape.smem_bytes > 48 * 1024:
-        # one value for every plan of the function (a smaller one would break the plans before it),
-        # leaving room for the kernel's static exchange buffers
-        kernel.set_attribute("MAX_DYNAMIC_SHARED_SIZE_BYTES", CLUSTER_MAX_DYNAMIC_SMEM)
-    if shape.non_portable:
-        kernel.set_attribute("NON_PORTABLE_CLUSTER_SIZE_ALLOWED", 1)
+
+    def kernel_of(storage: str) -> Kernel:
+        inst = Instance("cluster", dtype, backward, log, shape.pack, cols=shape.held, storage=storage)
+        kernel = Kernel(
+            load(inst, dev),
+            inst.name,
+            dev,
+            8 if backward else 6,
+            shape.threads,
+            1,
+            shape.smem_bytes,
+            cluster=shape.ctas,
+        )
+        if shape.smem_bytes > 48 * 1024:
+            # one value for every plan of the function (a smaller one would break the plans before
+            # it), leaving room for the kernel's static exchange buffers
+            kernel.set_attribute("MAX_DYNAMIC_SHARED_SIZE_BYTES", CLUSTER_MAX_DYNAMIC_SMEM)
+        if shape.non_portable:
+            kernel.set_attribute("NON_PORTABLE_CLUSTER_SIZE_ALLOWED", 1)
+        return kernel
+
+    # kept exponentials (one exponential an element, more registers): for rows whose tensors are
+    # all 16-byte aligned, where the launch stays one wave of clusters with them
+    keeps = cluster_keeps(dtype, backward, log, shape.held) and align == 0
+    if tuning.cluster_kept and not keeps:
+        raise ValueError(
+            f"tier 'cluster' keeps exponentials only for 16-bit softmax forward of 16-byte aligned rows held "
+            f"{CLUSTER_KEPT_MAX_HELD} elements a thread or fewer (here {dtype} "
+            f"{'log-softmax' if log else 'softmax'} {'backward' if backward else 'forward'}, {shape.held} held, "
+            f"alignment {align or 16} bytes)"
+        )
+    kernel = None
+    if keeps and tuning.cluster_kept is not False:
+        kernel = kernel_of("kept")
+        if not tuning.cluster_kept and kernel.resident_clusters() < outer:
+            kernel = None
+    kernel = kernel or kernel_of("")
     resident = kernel.resident_clusters()
     if resident < 1:
         raise ValueError(

@@ -110,6 +110,8 @@ class Tuning:
     cluster_threads: int | None = None
     #: split_row: blocks per SM over all chunks, instead of SPLIT_ROW_BLOCKS_PER_SM
     split_row_blocks_per_sm: int | None = None
+    #: cluster: kept exponentials (True), or never (False), instead of where the launch is one wave
+    cluster_kept: bool | None = None
 
     def __post_init__(self):
         if self.long_row_storage_16bit not in (None, *LONG_ROW_STORAGES_16BIT):

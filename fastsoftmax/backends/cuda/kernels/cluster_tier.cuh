@@ -402,6 +402,74 @@ __device__ __forceinline__ MaxSum held_pair(const LOAD& load, const Pack<T, P> (
     return e.template pair<false>(held_sum<false>(load, x, count, row, first, e));
 }
 
+// ---- kept exponentials ----------------------------------------------------------------------
+// Softmax forward of launches of one wave (decode: a few rows of vocabulary length) takes one
+// exponential an element instead of two: the sum keeps its terms in registers as float32, and the
+// output multiplies each by one factor of its warp. Every CTA of such a launch runs each phase at
+// the same moment, so nothing hides the second exponential (the MUFU pipe does 16 an SM a cycle)
+// behind memory. The terms cost registers (NVRTC 13, K = 8 float32: 128 against 64; 16-bit 98
+// against 52, and spills at 64 elements a thread), which many rows would rather spend on more
+// resident CTAs: the host takes this form only where the launch is one wave with it.
+//
+// A term is exp(v - m) 2^(m log2e - base + 64) for the warp's maximum m, base = k (ExpShift fused)
+// or m log2e: lifted by 2^64, so that terms down to 2^-190 stay normal under the flushing ex2.
+
+// The kept terms of the held slots and the sum of those in [0, count). Every slot gets a term,
+// unset ones too (never summed, never written): terms set on one branch only kept the compiler
+// from placing them in the registers of the packs they replace (fp32, K = 8: 128 registers
+// against 64).
+template <bool FUSED, typename T, int P, int K, typename LOAD>
+__device__ __forceinline__ float kept_terms(const LOAD& load, const Pack<T, P> (&x)[K], int count, i64 row, i64 first,
+                                            const ExpShift& e, float (&terms)[K][P]) {
+    float sum = 0.0f;
+    const float lifted_neg_k = e.neg_k + 64.0f;
+#pragma unroll
+    for (int k = 0; k < K; ++k) {
+        float v[P];
+        load.template convert<P>(x[k], v, row, first + (i64)slot_of(k) * P);
+        float part = 0.0f;
+#pragma unroll
+        for (int i = 0; i < P; ++i) {
+            terms[k][i] = FUSED ? ex2_ftz(fmaf(v[i], kLog2e, lifted_neg_k)) : ex2_ftz(fmaf(v[i] - e.shift, kLog2e, 64.0f));
+            part += terms[k][i];
+        }
+        if (slot_of(k) < count) sum += part;
+    }
+    return sum;
+}
+
+// The output of a warp's kept terms from the row's total pair: term * factor, or (term * g) * r
+// where factor = g * r leaves the normal range (a warp whose maximum lies far below the row's:
+// its outputs are then subnormal or zero, and each product rounds once more).
+struct KeptScale {
+    float g, r, factor;
+    bool single;
+
+    __device__ __forceinline__ KeptScale(const ExpShift& e, const MaxSum& total) {
+        // 2^(base - M log2e) <= 2^(1/2), by exp2f: kept subnormal
+        g = exp2f(e.fused ? -fmaf(total.max, kLog2e, e.neg_k) : (e.shift - total.max) * kLog2e);
+        r = 0x1p-64f / total.sum;
+        factor = g * r;
+        single = factor >= 0x1p-126f;  // false for NaN, which (term * g) * r carries as well
+        if (e.max == neg_inf()) {
+            // a warp of -inf: terms of 0, outputs of 0, or NaN for a row of -inf (as torch)
+            factor = total.max == neg_inf() ? __int_as_float(0x7fc00000) : 0.0f;
+            single = true;
+        }
+    }
+
+    template <int P>
+    __device__ __forceinline__ void apply(const float* terms, float* v) const {
+        if (single) {
+#pragma unroll
+            for (int i = 0; i < P; ++i) v[i] = terms[i] * factor;
+        } else {
+#pragma unroll
+            for (int i = 0; i < P; ++i) v[i] = (terms[i] * g) * r;
+        }
+    }
+};
+
 // Writes the held slots [0, count) (columns from `first`) through `out`.
 template <typename T, int P, int K, typename LOAD, typename STORE, typename OUT>
 __device__ __forceinline__ void write_held(const LOAD& load, const STORE& store, const ClusterSlice<P>& slice,
@@ -420,8 +488,10 @@ __device__ __forceinline__ void write_held(const LOAD& load, const STORE& store,
 }
 
 // ---- forward, registers ---------------------------------------------------------------------------
-template <typename T, int P, int K, bool LOG, typename LOAD, typename STORE>
+// KEEP: kept exponentials (softmax only), for rows whose tensors share one misalignment.
+template <typename T, int P, int K, bool LOG, bool KEEP, typename LOAD, typename STORE>
 __device__ __forceinline__ void cluster_forward_regs(const LOAD& load, const STORE& store, i64 rows, i64 n) {
+    static_assert(!(KEEP && LOG), "kept exponentials are a softmax form");
 #if __CUDA_ARCH__ >= 900
     const unsigned ctas = cluster_nctarank();
     ClusterAllToAll<unsigned long long> all(ctas, cluster_ctarank());
@@ -440,6 +510,29 @@ __device__ __forceinline__ void cluster_forward_regs(const LOAD& load, const STO
         // the lanes; a warp whose elements are all -inf subtracts 0 (exp(-inf) = 0 rather than
         // NaN), and a NaN or +inf element makes its sum NaN, which the merge carries to the row
         const float m = group_max<32>(held_max<T, P, K>(load, x, count, row, first));
+        if constexpr (KEEP) {
+            // the host takes this form only where x and y share their misalignment
+            if (misalignment<T, P>(store.row_ptr(row)) != shift) __trap();
+            const ExpShift e(m);
+            float terms[K][P];
+            const float sum = e.fused ? kept_terms<true>(load, x, count, row, first, e, terms)
+                                      : kept_terms<false>(load, x, count, row, first, e, terms);
+            MaxSum pair = e.fused ? MaxSum{m, sum * 0x1p-64f * e.rebase()} : MaxSum{m, sum * 0x1p-64f};
+            pair.sum = group_sum<32>(pair.sum);
+            const unsigned long long post = (unsigned long long)__float_as_uint(pair.max) |
+                                            ((unsigned long long)__float_as_uint(pair.sum) << 32);
+            const KeptScale scale(e, merge_posts(all.exchange(round, post), all.count()));
+            const WholeSlots<P> whole(slice, first, count);
+#pragma unroll
+            for (int k = 0; k < K; ++k) {
+                if (slot_of(k) < count) {
+                    float v[P];
+                    scale.template apply<P>(terms[k], v);
+                    scatter<T, P>(store, slice, row, first + (i64)slot_of(k) * P, v, whole(slot_of(k)));
+                }
+            }
+            continue;
+        }
         MaxSum pair = held_pair<!LOG, T, P, K>(load, x, count, row, first, m);
         pair.sum = group_sum<32>(pair.sum);
         const unsigned long long post =
