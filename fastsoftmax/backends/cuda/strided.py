@@ -16,7 +16,8 @@ Tiers:
 Kernel argument order (every parameter 8 bytes, see ``instances.py``):
 
 * strided: pointers, workspace, n, inner, (stride 0, stride 1) of each tensor, chunk, splits,
-  mode (the stage, 0 whole / 1 partials / 2 finish, | 4 for chunk-major block order);
+  mode (the stage, 0 whole / 1 partials / 2 finish / 3 merge, | 4 for chunk-major block order, | 8
+  for a finish after a merge);
 * strided_staged: pointers, workspace, outer, n, inner, (stride 0, stride 1) of each tensor,
   geometry (tile columns | copy bytes << 16 | staged rows << 32), chunk, splits.
 """
@@ -39,6 +40,19 @@ STRIDED_MAX_THREADS = 256
 STRIDED_PACK_SIZES = WARP_PACK_SIZES
 #: a warp covers this many bytes of one row along the contiguous axis (a cache line)
 STRIDED_ROW_BYTES = 128
+#: a warp covers this many bytes of one row where rows are at least STRIDED_WIDE_ROW bytes wide:
+#: H100, alternated in one process (benchmarks/grid_row_probe.py, results 2026-11-23_h100_s9):
+#: float32 (65536, 2048) over dim 0 0.64 of copy against 0.61 forward, 0.60 against 0.58 backward,
+#: (8192, 16384) 0.63 against 0.62 and 0.60 against 0.57, bf16 (65536, 2048) backward 0.58 against
+#: 0.56, the rest level; rows of 128 columns lost (bf16 (1048576, 128) 0.33 against 0.48)
+STRIDED_WIDE_ROW_BYTES = 256
+STRIDED_WIDE_ROW = 4096
+
+
+def strided_row_bytes(inner: int, itemsize: int) -> int:
+    return STRIDED_WIDE_ROW_BYTES if inner * itemsize >= STRIDED_WIDE_ROW else STRIDED_ROW_BYTES
+
+
 #: split problems launch their blocks chunk-major (every tile of a range of rows together) rather
 #: than tile-major (every chunk of a tile together): H100, the two alternated in one process
 #: (benchmarks/strided_probe.py --variants): (65536, 2048) over dim 0 bf16 0.55 of copy against
@@ -48,6 +62,15 @@ STRIDED_ROW_BYTES = 128
 STRIDED_CHUNK_MAJOR = True
 #: the kernels' mode bit for chunk-major order (kChunkMajor in strided_tier.cuh)
 STRIDED_MODE_CHUNK_MAJOR = 4
+#: the kernels' stages (strided_tier.cuh): partials, finish, and the merge between them, with the
+#: finish's bit for a merged workspace (kMerged)
+STRIDED_PARTIALS, STRIDED_FINISH, STRIDED_MERGE, STRIDED_MODE_MERGED = 1, 2, 3, 8
+#: split problems of at least this many splits merge each column's pairs once, in a kernel between
+#: the two (one block per tile), rather than in every finishing block: H100, bf16 (1048576, 128)
+#: over dim 0 (1056 splits, whose finishing blocks read a gigabyte of pairs) forward 0.52 of copy
+#: against 0.46, alternated in one process (results 2026-11-23_h100_s9/strided_merge_ab.txt); the
+#: other long axes level (a backward pair is one float)
+STRIDED_MERGE_MIN_SPLITS = 16
 #: when the tiles of a problem fill less than this many waves of resident blocks, n is split over
 #: blocks (two kernels) until they do
 STRIDED_WAVES = 2
@@ -313,7 +336,7 @@ def build(load, key):
     # the widest pack every pointer and stride is aligned to, and no wider than the columns
     pack = widest_pack(STRIDED_PACK_SIZES[dtype], align, itemsize, lambda p: p <= inner or p == 1)
     inst = StridedInstance(dtype, backward, log, pack)
-    row_bytes = tuning.strided_row_bytes or STRIDED_ROW_BYTES
+    row_bytes = tuning.strided_row_bytes or strided_row_bytes(inner, itemsize)
     width = min(32, next_pow2(-(-inner // pack)), max(1, row_bytes // (pack * itemsize)))
     # slices fill the block up to STRIDED_MAX_THREADS, no more than n needs (kUnroll rows each)
     slices = min(STRIDED_MAX_THREADS // width, max(max(1, 32 // width), next_pow2(-(-n // 4))))
@@ -321,9 +344,10 @@ def build(load, key):
     tiles = outer * -(-inner // (width * pack))
     resident = max(1, kernel.blocks_per_sm()) * facts.sm_count
     splits = 1
-    if tiles < STRIDED_WAVES * resident:
+    waves = tuning.strided_waves or STRIDED_WAVES
+    if tiles < waves * resident:
         most = max(1, n // (slices * STRIDED_MIN_ROWS_PER_THREAD))
-        splits = min(most, -(-STRIDED_WAVES * resident // tiles))
+        splits = min(most, -(-waves * resident // tiles))
     chunk = -(-n // splits)
     splits = -(-n // chunk)
     grid = tiles * splits
@@ -337,11 +361,16 @@ def build(load, key):
     chunk_major = STRIDED_CHUNK_MAJOR if tuning.strided_chunk_major is None else tuning.strided_chunk_major
     order = STRIDED_MODE_CHUNK_MAJOR if chunk_major else 0
 
+    merge = splits >= STRIDED_MERGE_MIN_SPLITS if tuning.strided_merge is None else bool(tuning.strided_merge)
+
     def run(pointers, stream):
-        scratch = torch.empty(workspace, dtype=torch.float32, device=device)  # held over both launches
+        scratch = torch.empty(workspace, dtype=torch.float32, device=device)  # held over the launches
         ws = scratch.data_ptr()
-        kernel.launch(grid, stream, pointers + (ws,) + middle + (1 | order,))
-        kernel.launch(grid, stream, pointers + (ws,) + middle + (2 | order,))
+        kernel.launch(grid, stream, pointers + (ws,) + middle + (STRIDED_PARTIALS | order,))
+        if merge:
+            kernel.launch(tiles, stream, pointers + (ws,) + middle + (STRIDED_MERGE,))
+        finish = STRIDED_FINISH | order | (STRIDED_MODE_MERGED if merge else 0)
+        kernel.launch(grid, stream, pointers + (ws,) + middle + (finish,))
         del scratch  # only now: the allocator reuses it in stream order, after our kernels
 
     return run

@@ -103,6 +103,11 @@ class Tuning:
     strided_row_bytes: int | None = None
     #: strided: chunk-major block order for split problems, instead of strided.STRIDED_CHUNK_MAJOR
     strided_chunk_major: bool | None = None
+    #: strided: waves of resident blocks a split problem fills, instead of strided.STRIDED_WAVES
+    strided_waves: int | None = None
+    #: strided: merge the split pairs in a kernel of their own (True) or in the finishing blocks
+    #: (False), instead of from strided.STRIDED_MERGE_MIN_SPLITS splits
+    strided_merge: bool | None = None
     #: cluster: CTAs per cluster (one of instances.CLUSTER_SIZES from 2), instead of the size
     #: instances.cluster_shape chooses by row length and row count
     cluster_ctas: int | None = None
@@ -124,6 +129,8 @@ class Tuning:
             raise ValueError(f"cluster_ctas={self.cluster_ctas!r} is not one of {CLUSTER_SIZES[1:]}")
         if self.cluster_threads is not None and (self.cluster_threads <= 0 or self.cluster_threads % 32):
             raise ValueError(f"cluster_threads={self.cluster_threads!r} is not a positive multiple of 32")
+        if self.strided_waves is not None and self.strided_waves <= 0:
+            raise ValueError(f"strided_waves={self.strided_waves!r} is not positive")
         if self.split_row_blocks_per_sm is not None and self.split_row_blocks_per_sm <= 0:
             raise ValueError(f"split_row_blocks_per_sm={self.split_row_blocks_per_sm!r} is not positive")
 

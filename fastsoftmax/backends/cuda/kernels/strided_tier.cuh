@@ -17,6 +17,10 @@
 //     for backward -- to a float32 workspace; stage kFinish merges a column's pairs over all
 //     chunks and writes its own chunk. kFinish runs its blocks in reverse order, so the chunks
 //     kPartials read last, still in L2, are the first ones re-read.
+//   * many splits: every kFinish block merging all `splits` pairs of its columns reads the
+//     workspace splits times over (H100, bf16 (1048576, 128) over dim 0: 1056 splits, a gigabyte
+//     of pairs). A stage kMerge between the two, one block per tile, merges them once into the
+//     tile's first slot, and kFinish (with kMerged) reads that one.
 //
 // Columns past `inner` in the last tile hold -inf (empty pairs) and are never written.
 #pragma once
@@ -29,9 +33,19 @@ constexpr int kStridedMaxThreads = 256;
 constexpr int kWhole = 0;
 constexpr int kPartials = 1;
 constexpr int kFinish = 2;
-// the kernels' `mode`: the stage in its low bits, and the block order (see strided_tile)
+constexpr int kMerge = 3;
+// the kernels' `mode`: the stage in its low bits, the block order (see strided_tile), and whether
+// kMerge ran before kFinish
 constexpr int kStageMask = 3;
 constexpr int kChunkMajor = 4;
+constexpr int kMerged = 8;
+
+
+// Pairs (or sums) a thread merges before the block's tree: kFinish reads every chunk's, or only
+// the tile's first slot once kMerge has merged them there; kMerge reads every chunk's.
+__device__ __forceinline__ i64 stage_slots(int mode, i64 splits) {
+    return (mode & kStageMask) == kFinish && (mode & kMerged) ? 1 : splits;
+}
 
 struct StridedTile {
     i64 o;       // outer index
@@ -71,6 +85,14 @@ __device__ __forceinline__ StridedTile strided_tile(i64 n, i64 inner, i64 chunk,
     t.tile = tile;
     t.slot = tile * splits + split;
     return t;
+}
+
+// The block's tile and chunk; kMerge runs one block per tile.
+template <int P>
+__device__ __forceinline__ StridedTile stage_tile(int mode, i64 n, i64 inner, i64 chunk, i64 splits) {
+    const int stage = mode & kStageMask;
+    if (stage == kMerge) return strided_tile<P>(n, inner, n, 1, false, false);
+    return strided_tile<P>(n, inner, chunk, splits, stage == kFinish, mode & kChunkMajor);
 }
 
 // P columns of one row: one packed access when all are inside `inner`; -inf (forward) or 0
@@ -137,7 +159,7 @@ __device__ __forceinline__ void strided_forward(const T* x, T* y, float* partial
                                                 i64 xs1, i64 ys0, i64 ys1, i64 chunk, i64 splits, int mode) {
     __shared__ MaxSum shared[kStridedMaxThreads * P];
     const int stage = mode & kStageMask;
-    const StridedTile t = strided_tile<P>(n, inner, chunk, splits, stage == kFinish, mode & kChunkMajor);
+    const StridedTile t = stage_tile<P>(mode, n, inner, chunk, splits);
     const i64 slices = blockDim.y;
     const T* src = x + t.o * xs0 + t.column;
     const int tile_width = blockDim.x * P;
@@ -145,9 +167,9 @@ __device__ __forceinline__ void strided_forward(const T* x, T* y, float* partial
     MaxSum state[P];
 #pragma unroll
     for (int i = 0; i < P; ++i) state[i] = empty_maxsum();
-    if (stage == kFinish) {
+    if (stage == kFinish || stage == kMerge) {
         // a column's pairs over every chunk: chunk s of this tile sits at slot tile * splits + s
-        for (i64 s = threadIdx.y; s < splits; s += slices) {
+        for (i64 s = threadIdx.y; s < stage_slots(mode, splits); s += slices) {
             const float* pair = partials + 2 * ((t.tile * splits + s) * tile_width + threadIdx.x * P);
 #pragma unroll
             for (int i = 0; i < P; ++i) state[i] = merge(state[i], MaxSum{pair[2 * i], pair[2 * i + 1]});
@@ -175,9 +197,11 @@ __device__ __forceinline__ void strided_forward(const T* x, T* y, float* partial
         }
     }
     merge_slices<P>(shared, state, MergeMaxSum());
-    if (stage == kPartials) {
+    if (stage == kPartials || stage == kMerge) {
+        // kMerge: into the tile's first slot, which every thread of the block has read by now
         if (threadIdx.y == 0) {
-            float* out = partials + 2 * (t.slot * tile_width + threadIdx.x * P);
+            const i64 slot = stage == kMerge ? t.tile * splits : t.slot;
+            float* out = partials + 2 * (slot * tile_width + threadIdx.x * P);
 #pragma unroll
             for (int i = 0; i < P; ++i) {
                 const MaxSum m = shared[threadIdx.x * P + i];
@@ -222,7 +246,7 @@ __device__ __forceinline__ void strided_backward(const T* y, const T* dy, T* dx,
                                                  i64 chunk, i64 splits, int mode) {
     __shared__ float shared[kStridedMaxThreads * P];
     const int stage = mode & kStageMask;
-    const StridedTile t = strided_tile<P>(n, inner, chunk, splits, stage == kFinish, mode & kChunkMajor);
+    const StridedTile t = stage_tile<P>(mode, n, inner, chunk, splits);
     const i64 slices = blockDim.y;
     const T* y_col = y + t.o * ys0 + t.column;
     const T* dy_col = dy + t.o * dys0 + t.column;
@@ -231,8 +255,8 @@ __device__ __forceinline__ void strided_backward(const T* y, const T* dy, T* dx,
     float sum[P];
 #pragma unroll
     for (int i = 0; i < P; ++i) sum[i] = 0.0f;
-    if (stage == kFinish) {
-        for (i64 s = threadIdx.y; s < splits; s += slices) {
+    if (stage == kFinish || stage == kMerge) {
+        for (i64 s = threadIdx.y; s < stage_slots(mode, splits); s += slices) {
             const float* part = partials + (t.tile * splits + s) * tile_width + threadIdx.x * P;
 #pragma unroll
             for (int i = 0; i < P; ++i) sum[i] += part[i];
@@ -264,9 +288,10 @@ __device__ __forceinline__ void strided_backward(const T* y, const T* dy, T* dx,
         }
     }
     merge_slices<P>(shared, sum, AddFloat());
-    if (stage == kPartials) {
+    if (stage == kPartials || stage == kMerge) {
         if (threadIdx.y == 0) {
-            float* out = partials + t.slot * tile_width + threadIdx.x * P;
+            const i64 slot = stage == kMerge ? t.tile * splits : t.slot;
+            float* out = partials + slot * tile_width + threadIdx.x * P;
 #pragma unroll
             for (int i = 0; i < P; ++i) out[i] = shared[threadIdx.x * P + i];
         }
