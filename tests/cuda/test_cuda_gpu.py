@@ -190,6 +190,24 @@ def test_strided_forward_and_backward(backend, outer, n, inner, dtype_name, log)
     check_backward(backend, x3, dy3, "strided", log, "contiguous (outer, n, inner)")
 
 
+@pytest.mark.parametrize("merge", [True, False], ids=["merged", "in-finish"])
+@pytest.mark.parametrize("dtype_name", DTYPES)
+@pytest.mark.parametrize("outer,n,inner", [(1, 50257, 3), (2, 65536, 130), (1, 40000, 2048)])
+def test_strided_split_pairs_merged_or_not(backend, outer, n, inner, dtype_name, merge):
+    """Long axes over few columns split n over blocks; their pairs are merged by a kernel of their
+    own or by every finishing block (strided_tier.cuh, kMerge): both, forced, every function."""
+    from fastsoftmax.backends.cuda import tiers
+
+    torch.manual_seed(n + inner)
+    dtype = DTYPES[dtype_name]
+    x3 = rand((outer, n, inner), dtype)
+    dy3 = rand((outer, n, inner), dtype)
+    with tiers.tuned(strided_merge=merge):
+        for log in (False, True):
+            check_forward(backend, x3, "strided", log, f"split axis, merge={merge}")
+            check_backward(backend, x3, dy3, "strided", log, f"split axis, merge={merge}")
+
+
 @pytest.mark.parametrize("dtype_name", DTYPES)
 def test_strided_views_with_arbitrary_strides(backend, dtype_name):
     """Softmax over dim 0 of a transposed/sliced tensor: stride(0) and stride(1) both unusual."""
