@@ -18,3 +18,17 @@ def around_the_fused_shift_limit(rows, n, dtype):
         x[r] = top - torch.rand(n, device="cuda") * 8
         x[r, r % n] = top
     return x.to(dtype)
+
+
+def rows_of_special_values(n, dtype):
+    """Six rows of n: row 0 some -inf; row 1 all -inf (NaN, as torch gives); row 2 one NaN (the row
+    NaN); row 3 one +inf (NaN, as torch); row 4 -inf everywhere but 100 elements from the middle
+    (one CTA's slice in the tiers that split a row); row 5 ordinary."""
+    x = (torch.randn((6, n), device="cuda") * 3).to(dtype)
+    x[0, ::3] = float("-inf")
+    x[1, :] = float("-inf")
+    x[2, n // 2] = float("nan")
+    x[3, n // 3] = float("inf")
+    x[4, : n // 2] = float("-inf")
+    x[4, n // 2 + 100 :] = float("-inf")
+    return x

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import pytest
 import torch
-from inputs import around_the_fused_shift_limit
+from inputs import around_the_fused_shift_limit, rows_of_special_values
 from reference import assert_matches, softmax64
 from reference import check_backward as check_backward_against_x
 from reference import check_forward as check_forward_against_x
@@ -384,13 +384,7 @@ def kept_exponential_inputs(dtype):
     subnormal = torch.rand((3, n), device="cuda") * 4 - 92
     subnormal[:, n // 3] = 0
     cases.append(("probabilities near 1e-39", subnormal.to(dtype)))
-    special = rand((6, n), dtype)
-    special[0, ::3] = float("-inf")
-    special[1, :] = float("-inf")
-    special[2, n // 2] = float("nan")
-    special[3, n // 3] = float("inf")
-    special[4, : n // 2] = float("-inf")
-    cases.append(("rows with -inf, all -inf, NaN, +inf", special))
+    cases.append(("rows with -inf, all -inf, NaN, +inf", rows_of_special_values(n, dtype)))
     cases.append(("maxima around 2^20", around_the_fused_shift_limit(8, 3000, dtype)))
     scale = 2e4 if dtype == torch.float16 else 1e30
     large = (torch.rand((3, n), device="cuda") * 2 - 1) * scale

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import pytest
 import torch
-from inputs import around_the_fused_shift_limit
+from inputs import around_the_fused_shift_limit, rows_of_special_values
 from reference import check_backward, check_forward
 
 import fastsoftmax
@@ -213,14 +213,7 @@ def test_outputs_in_the_subnormal_range(backend, dtype_name, log):
 def test_infinities_and_nan(backend, n, dtype_name, log):
     """Row 0: some -inf; row 1: all -inf (NaN, as torch); row 2: one NaN (the row NaN); row 3: +inf
     (NaN, as torch); row 4: -inf everywhere but one CTA's slice; row 5: ordinary."""
-    dtype = DTYPES[dtype_name]
-    x = rand((6, n), dtype)
-    x[0, ::3] = float("-inf")
-    x[1, :] = float("-inf")
-    x[2, n // 2] = float("nan")
-    x[3, n // 3] = float("inf")
-    x[4, : n // 2] = float("-inf")
-    x[4, n // 2 + 100 :] = float("-inf")
+    x = rows_of_special_values(n, DTYPES[dtype_name])
     y = forward(backend, x, log)
     check_forward(y, x, 1, log)
     torch_out = (torch.log_softmax if log else torch.softmax)(x.float(), dim=1)
