@@ -36,12 +36,15 @@ PROBLEMS = {
     "block_smem": [((4, 40001), -1)],
     "block_uncached": [((3, 70001), -1)],
     "split_row": [((2, 70001), -1), ((1, 300007), -1)],
-    "cluster": [((3, 50257), -1), ((2, 70001), -1), ((20, 40001), -1)],
+    # the last: 16-byte aligned 16-bit rows in one wave, where softmax keeps its exponentials
+    "cluster": [((3, 50257), -1), ((2, 70001), -1), ((20, 40001), -1), ((4, 50264), -1)],
     # small odd rows that still spread over every resident CTA (one cooperative launch, a grid
     # barrier per row), two rows so the workspace halves alternate; misaligned views come from
     # run_tier itself (x misaligned, y not: the re-read path)
     "grid_row": [((1, 300007), -1), ((2, 1000003), -1), ((3, 4099), -1)],
-    "strided": [((300, 40), 0), ((7, 101, 5), 1), ((3, 4001, 33), 1)],
+    # the last: a long axis over few columns, split over hundreds of blocks whose pairs a kernel
+    # of their own merges (kMerge)
+    "strided": [((300, 40), 0), ((7, 101, 5), 1), ((3, 4001, 33), 1), ((40001, 33), 0)],
     # a tile held by one CTA, columns wider than a line, and axes long enough that a team of CTAs
     # splits each tile and exchanges partials (the cooperative launch); the last two have more
     # tiles than resident CTAs (blocks that wait for a free SM; teams that walk several tiles)
