@@ -145,14 +145,17 @@ CLUSTER_HELD_PACKS_BACKWARD = (2, 4, 8)
 #: threads the smaller K aim for at most before K doubles (Quack's 256, with room for the slots a
 #: misaligned row adds)
 CLUSTER_TARGET_THREADS = 288
-#: bytes of each tensor per CTA before the cluster doubles, by (bytes per element, backward):
+#: bytes of each tensor per CTA before the cluster doubles, in every type and direction:
 #: Quack's 16K 16-bit elements (bf16 1024 x 128256 0.94 of copy with C = 8 against 0.78 with 4), and
 #: the same bytes, 8K elements, for float32 forward, with 32 elements a thread (see
 #: CLUSTER_HELD_ELEMS_BEFORE_THREADS): H100, 2670 x 50257 1.00 of copy (C = 8) against 0.97 with
 #: C = 16 and 0.99 with the earlier 64 KiB (C = 4, K = 16); 100 x 40000 15.9 us against 18.8 and 21.2
-CLUSTER_BYTES_PER_CTA = {(2, False): 32 * 1024, (4, False): 32 * 1024, (2, True): 32 * 1024, (4, True): 32 * 1024}
+CLUSTER_BYTES_PER_CTA = 32 * 1024
+#: shared memory kept out of the dynamic part a cluster launch opts into: the kernel's static
+#: exchange buffers and the driver's reserve
+CLUSTER_STATIC_SMEM = 8 * 1024
 #: dynamic shared memory one CTA may opt into on sm_90 (227 KiB), less the kernel's static part
-CLUSTER_MAX_DYNAMIC_SMEM = 227 * 1024 - 8 * 1024
+CLUSTER_MAX_DYNAMIC_SMEM = 227 * 1024 - CLUSTER_STATIC_SMEM
 
 
 def cluster_max_threads(backward: bool, packs: int) -> int:
@@ -332,7 +335,7 @@ def cluster_shape(
     if not ctas:
         # at least 2: a launch without a cluster dimension (the launch layer's path for C = 1) has no
         # cluster to run barrier.cluster or st.async in (an illegal instruction on an H100)
-        ctas = min(CLUSTER_SIZES[-1], next_pow2(-(-n * size // CLUSTER_BYTES_PER_CTA[(size, backward)])))
+        ctas = min(CLUSTER_SIZES[-1], next_pow2(-(-n * size // CLUSTER_BYTES_PER_CTA)))
         ctas = max(2, ctas)
         if rows and sm_count and rows * CLUSTER_SIZES[-1] <= sm_count:
             ctas = CLUSTER_SIZES[-1]

@@ -24,7 +24,7 @@ from .instances import (
     BLOCK_REGS_PACK_SIZES,
     BLOCK_SIZES,
     CLUSTER_KEPT_MAX_HELD,
-    CLUSTER_MAX_DYNAMIC_SMEM,
+    CLUSTER_STATIC_SMEM,
     CXX_TYPES,
     FLAT_ROWS_THREADS,
     GRID_ROW_STATIC_SMEM,
@@ -179,10 +179,7 @@ def _cluster(load, dtype, outer, n, pitches, log, backward, align, dev, tuning):
             shape.smem_bytes,
             cluster=shape.ctas,
         )
-        if shape.smem_bytes > 48 * 1024:
-            # one value for every plan of the function (a smaller one would break the plans before
-            # it), leaving room for the kernel's static exchange buffers
-            kernel.set_attribute("MAX_DYNAMIC_SHARED_SIZE_BYTES", CLUSTER_MAX_DYNAMIC_SMEM)
+        kernel.allow_dynamic_smem(shape.smem_bytes, CLUSTER_STATIC_SMEM)
         if shape.non_portable:
             kernel.set_attribute("NON_PORTABLE_CLUSTER_SIZE_ALLOWED", 1)
         return kernel
@@ -197,12 +194,11 @@ def _cluster(load, dtype, outer, n, pitches, log, backward, align, dev, tuning):
             f"{'log-softmax' if log else 'softmax'} {'backward' if backward else 'forward'}, {shape.held} held, "
             f"alignment {align or 16} bytes)"
         )
-    kernel = None
-    if keeps and tuning.cluster_kept is not False:
-        kernel = kernel_of("kept")
-        if not tuning.cluster_kept and kernel.resident_clusters() < outer:
-            kernel = None
-    kernel = kernel or kernel_of("")
+    kept = kernel_of("kept") if keeps and tuning.cluster_kept is not False else None
+    if kept is not None and (tuning.cluster_kept or kept.resident_clusters() >= outer):
+        kernel = kept
+    else:
+        kernel = kernel_of("")
     resident = kernel.resident_clusters()
     if resident < 1:
         raise ValueError(

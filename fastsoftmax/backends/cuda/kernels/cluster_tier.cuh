@@ -438,6 +438,14 @@ __device__ __forceinline__ float kept_terms(const LOAD& load, const Pack<T, P> (
     return sum;
 }
 
+// The (max, sum) pair of the kept terms against the warp's maximum, as held_pair's.
+template <typename T, int P, int K, typename LOAD>
+__device__ __forceinline__ MaxSum kept_pair(const LOAD& load, const Pack<T, P> (&x)[K], int count, i64 row, i64 first,
+                                            const ExpShift& e, float (&terms)[K][P]) {
+    if (e.fused) return e.template pair<true>(kept_terms<true>(load, x, count, row, first, e, terms) * 0x1p-64f);
+    return e.template pair<false>(kept_terms<false>(load, x, count, row, first, e, terms) * 0x1p-64f);
+}
+
 // The output of a warp's kept terms from the row's total pair: term * factor, or (term * g) * r
 // where factor = g * r leaves the normal range (a warp whose maximum lies far below the row's:
 // its outputs are then subnormal or zero, and each product rounds once more).
@@ -470,21 +478,31 @@ struct KeptScale {
     }
 };
 
-// Writes the held slots [0, count) (columns from `first`) through `out`.
-template <typename T, int P, int K, typename LOAD, typename STORE, typename OUT>
-__device__ __forceinline__ void write_held(const LOAD& load, const STORE& store, const ClusterSlice<P>& slice,
-                                           const Pack<T, P> (&x)[K], int count, i64 row, i64 first, const OUT& out) {
+// Writes the thread's slots [0, count) (columns from `first`) through `store`, the P values of
+// slot k from values(k, col, v).
+template <typename T, int P, int K, typename STORE, typename VALUES>
+__device__ __forceinline__ void write_slots(const STORE& store, const ClusterSlice<P>& slice, int count, i64 row,
+                                            i64 first, const VALUES& values) {
     const WholeSlots<P> whole(slice, first, count);
 #pragma unroll
     for (int k = 0; k < K; ++k) {
         if (slot_of(k) < count) {
             const i64 col = first + (i64)slot_of(k) * P;
             float v[P];
-            load.template convert<P>(x[k], v, row, col);
-            out.template apply<P>(v);
+            values(k, col, v);
             scatter<T, P>(store, slice, row, col, v, whole(slot_of(k)));
         }
     }
+}
+
+// Writes the held slots through `out` (RowOutput).
+template <typename T, int P, int K, typename LOAD, typename STORE, typename OUT>
+__device__ __forceinline__ void write_held(const LOAD& load, const STORE& store, const ClusterSlice<P>& slice,
+                                           const Pack<T, P> (&x)[K], int count, i64 row, i64 first, const OUT& out) {
+    write_slots<T, P, K>(store, slice, count, row, first, [&](int k, i64 col, float* v) {
+        load.template convert<P>(x[k], v, row, col);
+        out.template apply<P>(v);
+    });
 }
 
 // ---- forward, registers ---------------------------------------------------------------------------
@@ -510,34 +528,26 @@ __device__ __forceinline__ void cluster_forward_regs(const LOAD& load, const STO
         // the lanes; a warp whose elements are all -inf subtracts 0 (exp(-inf) = 0 rather than
         // NaN), and a NaN or +inf element makes its sum NaN, which the merge carries to the row
         const float m = group_max<32>(held_max<T, P, K>(load, x, count, row, first));
+        const ExpShift e(m);
+        float terms[KEEP ? K : 1][P];  // KEEP only
+        MaxSum pair;
         if constexpr (KEEP) {
             // the host takes this form only where x and y share their misalignment
             if (misalignment<T, P>(store.row_ptr(row)) != shift) __trap();
-            const ExpShift e(m);
-            float terms[K][P];
-            const float sum = e.fused ? kept_terms<true>(load, x, count, row, first, e, terms)
-                                      : kept_terms<false>(load, x, count, row, first, e, terms);
-            MaxSum pair = e.fused ? MaxSum{m, sum * 0x1p-64f * e.rebase()} : MaxSum{m, sum * 0x1p-64f};
-            pair.sum = group_sum<32>(pair.sum);
-            const unsigned long long post = (unsigned long long)__float_as_uint(pair.max) |
-                                            ((unsigned long long)__float_as_uint(pair.sum) << 32);
-            const KeptScale scale(e, merge_posts(all.exchange(round, post), all.count()));
-            const WholeSlots<P> whole(slice, first, count);
-#pragma unroll
-            for (int k = 0; k < K; ++k) {
-                if (slot_of(k) < count) {
-                    float v[P];
-                    scale.template apply<P>(terms[k], v);
-                    scatter<T, P>(store, slice, row, first + (i64)slot_of(k) * P, v, whole(slot_of(k)));
-                }
-            }
-            continue;
+            pair = kept_pair<T, P, K>(load, x, count, row, first, e, terms);
+        } else {
+            pair = held_pair<!LOG, T, P, K>(load, x, count, row, first, m);
         }
-        MaxSum pair = held_pair<!LOG, T, P, K>(load, x, count, row, first, m);
         pair.sum = group_sum<32>(pair.sum);
         const unsigned long long post =
             (unsigned long long)__float_as_uint(pair.max) | ((unsigned long long)__float_as_uint(pair.sum) << 32);
         const MaxSum total = merge_posts(all.exchange(round, post), all.count());
+        if constexpr (KEEP) {
+            const KeptScale scale(e, total);
+            write_slots<T, P, K>(store, slice, count, row, first,
+                                 [&](int k, i64, float* v) { scale.template apply<P>(terms[k], v); });
+            continue;
+        }
 
         // As block_regs: a row of -inf gives 0 * inf or -inf - -inf, NaN, as torch does.
         const int out_shift = misalignment<T, P>(store.row_ptr(row));
