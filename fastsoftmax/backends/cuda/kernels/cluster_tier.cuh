@@ -17,10 +17,11 @@
 //      pairs in the CTA first, one block barrier, and sending one pair per CTA measured slower on
 //      an H100: bf16 1024 x 128256 0.87 of copy against 0.94);
 //   4. write: each thread normalises its slots (a second exponential) and stores them. Holding
-//      the first pass's exponentials as float32 instead (one exponential an element) measured
-//      slower on an H100 everywhere but one row: 97-128 registers a thread against 40-82, so the
-//      few-row launches no longer fit one wave (bf16 32 x 151936 19.0 us against 15.1, 1046 x
-//      128256 0.72 of copy against 0.98; benchmarks/results/2026-11-23_h100_s5).
+//      the first pass's exponentials as float32 for every launch (one exponential an element)
+//      measured slower on an H100 everywhere but one row: 97-128 registers a thread against 40-82,
+//      so launches lost CTAs per SM or a wave (bf16 32 x 151936 19.0 us against 15.1, 1046 x
+//      128256 0.72 of copy against 0.98; benchmarks/results/2026-11-23_h100_s5). Only 16-bit
+//      softmax launches that stay one wave with them keep them (KEEP, below).
 // The arithmetic is what few-row launches wait on: every CTA of their one wave reaches the same
 // phase at once, so nothing hides it behind memory. Per element: the sum's exponential is the
 // hardware ex2 alone (sum_exp), the output's one fused multiply-add and ex2 for 16-bit outputs
