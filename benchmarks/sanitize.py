@@ -40,8 +40,9 @@ PROBLEMS = {
     "cluster": [((3, 50257), -1), ((2, 70001), -1), ((20, 40001), -1), ((4, 50264), -1)],
     # small odd rows that still spread over every resident CTA (one cooperative launch, a grid
     # barrier per row), two rows so the workspace halves alternate; misaligned views come from
-    # run_tier itself (x misaligned, y not: the re-read path)
-    "grid_row": [((1, 300007), -1), ((2, 1000003), -1), ((3, 4099), -1)],
+    # run_tier itself (x misaligned, y not: the re-read path); the last holds its slices in
+    # registers and in shared memory (its cp.async groups), and float32 re-reads a rest
+    "grid_row": [((1, 300007), -1), ((2, 1000003), -1), ((3, 4099), -1), ((1, 12000007), -1)],
     # the last: a long axis over few columns, split over hundreds of blocks whose pairs a kernel
     # of their own merges (kMerge)
     "strided": [((300, 40), 0), ((7, 101, 5), 1), ((3, 4001, 33), 1), ((40001, 33), 0)],

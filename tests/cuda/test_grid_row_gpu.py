@@ -283,7 +283,7 @@ def test_chosen_automatically_through_the_public_api(backend):
     n = 1 << 21
     chosen_fwd = backend.choose_tier(1, n, 1, torch.float32, False)
     chosen_bwd = backend.choose_tier(1, n, 1, torch.bfloat16, True)
-    assert backend.choose_tier(1, 1 << 24, 1, torch.bfloat16, False) != TIER  # 16-bit forward: split_row
+    assert backend.choose_tier(1, 1 << 26, 1, torch.bfloat16, False) != TIER  # 128 MiB: split_row
     if not limits.cooperative:
         assert TIER not in (chosen_fwd, chosen_bwd)
         return

@@ -171,14 +171,20 @@ class Limits:
 H100_LIMITS = Limits(227 * 1024, 228 * 1024, 132, True, True)
 
 #: where grid_row beats split_row (H100, benchmarks/grid_row_probe.py, the two alternated in one
-#: process, benchmarks/results/2026-11-23_h100_s3): bytes of one tensor's row, by (itemsize,
-#: backward), from which it is chosen, and up to which. Backward 1 x 2^24 0.67-0.68 of copy against
-#: 0.48, 4 x 2^22 0.60 against 0.49, float32 1 x 2^24 0.61 against 0.49; at 1 x 2^26 16-bit (128
-#: MiB, a sixth held on chip) 0.54 against 0.57, at 1 x 2^20 a tie. float32 forward 1 x 2^24 0.58
-#: against 0.40, 4 x 2^22 0.50 against 0.41, 1 x 2^26 0.53 against 0.47; 1 x 2^20 0.20 against
-#: 0.24. 16-bit forward loses or ties (bf16 1 x 2^24 0.43 against 0.46; fp16 4 x 2^22 0.32
-#: against 0.41): split_row keeps it.
-GRID_ROW_ROW_BYTES = {(2, True): (4 << 20, 64 << 20), (4, True): (4 << 20, 64 << 20), (4, False): (16 << 20, 1 << 40)}
+#: process): bytes of one tensor's row, by (itemsize, backward), from which it is chosen, and up to
+#: which. Forward (benchmarks/results/2026-11-24_h100): bf16 1 x 2^22 0.41 of copy against 0.36,
+#: 1 x 2^24 0.64 against 0.51, 1 x 2^25 0.66 against 0.55, 1 x 2^26 (a third held on chip) 0.59
+#: against 0.60; float32 1 x 2^22 0.68 against 0.51, 1 x 2^24 0.69 against 0.56, 1 x 2^25 0.60
+#: against 0.60, 1 x 2^26 0.60 against 0.63; 1 x 2^20 0.12 against 0.14 (bf16).
+#: Backward (benchmarks/results/2026-11-23_h100_s3): 1 x 2^24 0.67-0.68 against 0.48, 4 x 2^22
+#: 0.60 against 0.49, float32 1 x 2^24 0.61 against 0.49; at 1 x 2^26 16-bit (128 MiB) 0.54
+#: against 0.57, at 1 x 2^20 a tie.
+GRID_ROW_ROW_BYTES = {
+    (2, False): (8 << 20, 64 << 20),
+    (2, True): (4 << 20, 64 << 20),
+    (4, False): (16 << 20, 128 << 20),
+    (4, True): (4 << 20, 64 << 20),
+}
 #: rows a grid_row launch takes one after another: measured up to 4
 GRID_ROW_MAX_ROWS = 4
 

@@ -299,6 +299,14 @@ __device__ __forceinline__ V block_reduce(V v, V identity, WarpReduce warp_reduc
     return result;
 }
 
+// The merge of a warp's pairs with the maximum taken first: one exponential a lane, where
+// group_maxsum takes two a level; the same result in every lane, equal maxima (-inf included)
+// never rescaled, as merge.
+__device__ __forceinline__ MaxSum warp_merge(MaxSum v) {
+    const float m = group_max<32>(v.max);
+    return MaxSum{m, group_sum<32>(v.max == m ? v.sum : v.sum * sum_exp(v.max - m))};
+}
+
 struct WarpMaxSum {
     __device__ __forceinline__ MaxSum operator()(MaxSum v) const { return group_maxsum<32>(v); }
 };

@@ -10,7 +10,8 @@
 // grid; CTA b owns `chunk` columns of it (ClusterSlice: chunks of the row's 16-byte packs), and
 // per row:
 //   1. hold: the first K x threads slots of the slice (slot j: columns first + jP ..) are loaded
-//      into registers, the next `smem_slots` copied into dynamic shared memory with cp.async, and
+//      into registers, the next `smem_slots` copied into dynamic shared memory with cp.async (in
+//      groups, each reduced once it has landed), and
 //      the rest, if the chip cannot hold the whole slice, is streamed for its statistics and left
 //      in device memory; the streamed part is read last, so that phase 2, which starts with it,
 //      finds as much of it as possible still in L2;
@@ -18,8 +19,8 @@
 //      goes to a global workspace of one pair per CTA, then a grid-wide barrier
 //      (cooperative_groups' grid sync: the driver's barrier word of the cooperative launch, which
 //      resets itself, so repeated launches and CUDA graph replays need no clearing of ours);
-//   3. every CTA merges all pairs (a few hundred, from L2) in a block reduction, normalises what
-//      it holds and re-reads only the streamed rest, writing y once.
+//   3. one warp of every CTA merges all pairs (a few hundred, from L2), then the CTA normalises
+//      what it holds and re-reads only the streamed rest, writing y once.
 // Pairs of consecutive rows alternate between two halves of the workspace: a CTA can be at most
 // one row ahead of another (it passes row r + 1's barrier only once every CTA arrived there, after
 // it read row r's pairs), so it never overwrites pairs still being read.
@@ -37,11 +38,15 @@
 // +inf or NaN anywhere makes the whole row NaN.
 //
 // Measured on an H100 against split_row (benchmarks/grid_row_probe.py, alternated in one process):
-// faster for the backward of rows that mostly fit on chip (1 x 2^24: 0.67 of copy against 0.48)
-// and for float32 forward (1 x 2^24: 0.58 against 0.40), slower for 16-bit forward (bf16 1 x 2^24:
-// 0.43 against 0.46) and for rows many times the chip (2^26 16-bit backward). tiers.choose_tier
-// takes it where it won (GRID_ROW_ROW_BYTES). About 10 us of a launch are fixed (1 x 2^20 takes
-// 12.8 us for 4 MiB moved): the grid barrier and the cooperative launch of a full grid.
+// faster for rows that mostly fit on chip (bf16 forward 1 x 2^24: 0.64 of copy against 0.51;
+// float32 0.69 against 0.56; backward 0.67 against 0.48), level or slower for rows many times the
+// chip (1 x 2^26) and for rows of 4 MiB or less. tiers.choose_tier takes it where it won
+// (GRID_ROW_ROW_BYTES). What bounds it (benchmarks/grid_row_phases.py, which times each phase of
+// the forward): a kernel that only moves a 1 x 2^24 bf16 row through registers and shared memory
+// with one grid barrier takes 28.4 us (0.80 of copy: the reads pay for the write-back of the
+// previous output, about 15 us; the barrier 2 us; the writes, into L2, 8 us); this kernel takes
+// 35-37 us, the rest being the last CTAs' loads and exponentials, the CTA's pair and the merge.
+// About 7 us of a launch are fixed (1 x 2^20 takes 11 us for 4 MiB moved).
 //
 // Launch: cooperative only (grid.sync() reads the barrier the driver provides with a cooperative
 // launch); the thread count is any multiple of 32 up to the launch bound (the host takes 512, one
@@ -77,25 +82,7 @@ __device__ __forceinline__ Pack<T, P> read_slot(const LOAD& load, const T* row, 
     return out;
 }
 
-// Slots [from, to) of the slice, walked with first column `first`: thread t takes from + t,
-// + blockDim.x, ..., kGridRowUnroll loads in flight before any is used; f(pack, col) each.
-template <typename T, int P, typename LOAD, typename F>
-__device__ __forceinline__ void stream_slots(const LOAD& load, const T* row, const ClusterSlice<P>& s, i64 first,
-                                             int from, int to, bool aligned, float pad, F f) {
-    const int step = blockDim.x;
-    int j = from + threadIdx.x;
-    for (; j + (kGridRowUnroll - 1) * step < to; j += kGridRowUnroll * step) {
-        Pack<T, P> raw[kGridRowUnroll];
-#pragma unroll
-        for (int u = 0; u < kGridRowUnroll; ++u)
-            raw[u] = read_slot<T, P>(load, row, s, first + (i64)(j + u * step) * P, aligned, pad);
-#pragma unroll
-        for (int u = 0; u < kGridRowUnroll; ++u) f(raw[u], first + (i64)(j + u * step) * P);
-    }
-    for (; j < to; j += step) f(read_slot<T, P>(load, row, s, first + (i64)j * P, aligned, pad), first + (i64)j * P);
-}
-
-// stream_slots for the backward's two tensors: slots [from, to) of y and dy walked together,
+// The backward's two tensors: slots [from, to) of y and dy walked together,
 // kGridRowUnrollBackward pairs of loads in flight; f(y values, dy values, col) each, as floats.
 template <typename T, int P, typename LOAD_Y, typename LOAD_DY, typename F>
 __device__ __forceinline__ void stream_pairs(const LOAD_Y& load_y, const T* y_row, const LOAD_DY& load_dy,
@@ -161,40 +148,237 @@ struct GridRowHeld {
     __device__ __forceinline__ int total() const { return regs + smem; }
 };
 
-// The sum of e.term<FUSED> over a thread's shared-memory slots (thread t: t, t + blockDim.x, ...).
-template <bool FUSED, typename T, int P, typename LOAD>
-__device__ __forceinline__ float staged_sum(const LOAD& load, const Pack<T, P>* staged, const GridRowHeld& held,
-                                            i64 row, i64 first, const ExpShift& e) {
-    float sum = 0.0f;
-    for (int j = threadIdx.x; j < held.smem; j += blockDim.x) {
+// ---- forward -------------------------------------------------------------------------------------
+// Written for the instruction cache as much as for memory: every SM runs each phase once per row,
+// so each phase's code is fetched from L2 while the SM waits for it. The first version had an
+// element-by-element path inlined beside every 16-byte access (12 held slots, 4 streamed ones in
+// flight: 8400 instructions, 1700 of them compares), and its phases ended 0.5-1.5 us after their
+// work (benchmarks/grid_row_phases.py, H100: 1 x 2^20 bf16 took 11.6 us against 5.7 for a kernel
+// that only moves the same bytes through the chip). Here every walk over the slice takes whole
+// 16-byte slots only, a partial slot reading as padding and never written by the walks, and the
+// partial slots themselves (at most the slice's first and last) are thread 0's, in one element
+// loop (each_edge).
+
+// cp.async groups the shared-memory slots are copied in: each is reduced as soon as it has landed,
+// while the later ones are still in flight (one group left that reduction behind all the copies).
+constexpr int kGridRowStages = 4;
+
+__device__ __forceinline__ void commit_async_group() {
+#if __CUDA_ARCH__ >= 800
+    asm volatile("cp.async.commit_group;\n" ::: "memory");
+#endif
+}
+
+// Waits until at most `pending` of this thread's newest groups are still in flight.
+__device__ __forceinline__ void wait_async_groups(int pending) {
+#if __CUDA_ARCH__ >= 800
+    static_assert(kGridRowStages <= 8, "one case per pending count");
+    switch (pending) {
+        case 0: asm volatile("cp.async.wait_group 0;\n" ::: "memory"); break;
+        case 1: asm volatile("cp.async.wait_group 1;\n" ::: "memory"); break;
+        case 2: asm volatile("cp.async.wait_group 2;\n" ::: "memory"); break;
+        case 3: asm volatile("cp.async.wait_group 3;\n" ::: "memory"); break;
+        case 4: asm volatile("cp.async.wait_group 4;\n" ::: "memory"); break;
+        case 5: asm volatile("cp.async.wait_group 5;\n" ::: "memory"); break;
+        case 6: asm volatile("cp.async.wait_group 6;\n" ::: "memory"); break;
+        default: asm volatile("cp.async.wait_group 7;\n" ::: "memory"); break;
+    }
+#endif
+}
+
+template <typename T, int P>
+__device__ __forceinline__ Pack<T, P> filled_pack(float v) {
+    Pack<T, P> out;
+    const T e = from_float<T>(v);
+#pragma unroll
+    for (int i = 0; i < P; ++i) out.elems()[i] = e;
+    return out;
+}
+
+// Slot j of the slice: one 16-byte load when whole, else `pad` (each_edge takes its elements).
+template <typename T, int P, typename LOAD>
+__device__ __forceinline__ Pack<T, P> whole_slot(const LOAD& load, const T* row, i64 first, const WholeSlots<P>& whole,
+                                                 int j, const Pack<T, P>& pad) {
+    return whole(j) ? load.template read<P>(row, first + (i64)j * P) : pad;
+}
+
+// f(pack, col) for the slice's partial slots (its first and last, where they straddle the slice's
+// edges), read element by element with the columns outside the slice set to `pad`: thread 0 only.
+template <typename T, int P, typename LOAD, typename F>
+__device__ __forceinline__ void each_edge(const LOAD& load, const T* row, const ClusterSlice<P>& s, i64 first,
+                                          int count, const WholeSlots<P>& whole, float pad, F f) {
+    if (threadIdx.x != 0 || count == 0) return;
+#pragma unroll 1
+    for (int e = 0; e < 2; ++e) {
+        const int j = e == 0 ? 0 : count - 1;
+        if (whole(j) || (e == 1 && j == 0)) continue;
+        const i64 col = first + (i64)j * P;
+        f(read_slot<T, P>(load, row, s, col, false, pad), col);
+    }
+}
+
+// The running pair of slots [from, to) (thread t: from + t, + blockDim.x, ...), kGridRowUnroll
+// loads in flight, their maximum taken first so that the pair is rescaled once per group of loads.
+template <typename T, int P, typename LOAD>
+__device__ __forceinline__ void stream_stats(const LOAD& load, const T* src, i64 row, i64 first,
+                                             const WholeSlots<P>& whole, int from, int to, MaxSum& state) {
+    constexpr int U = kGridRowUnroll;
+    const Pack<T, P> pad = filled_pack<T, P>(neg_inf());
+    const int step = blockDim.x;
+    for (int j = from + threadIdx.x; j < to; j += U * step) {
+        Pack<T, P> raw[U];
+#pragma unroll
+        for (int u = 0; u < U; ++u)
+            raw[u] = j + u * step < to ? whole_slot<T, P>(load, src, first, whole, j + u * step, pad) : pad;
+        float m = state.max;
+#pragma unroll
+        for (int u = 0; u < U; ++u) m = fmaxf(m, load.template max_of<P>(raw[u], row, first + (i64)(j + u * step) * P));
+        float s = state.max == m ? state.sum : state.sum * sum_exp(state.max - m);
+        // while every element so far is -inf, subtract 0: -inf adds 0, NaN adds NaN (accumulate)
+        const float shift = m == neg_inf() ? 0.0f : m;
+#pragma unroll
+        for (int u = 0; u < U; ++u) {
+            float v[P];
+            load.template convert<P>(raw[u], v, row, first + (i64)(j + u * step) * P);
+#pragma unroll
+            for (int i = 0; i < P; ++i) s += sum_exp(v[i] - shift);
+        }
+        state = MaxSum{m, s};
+    }
+}
+
+// Slots [from, to) written (thread t: from + t, + blockDim.x, ...) from x re-read at the same
+// packs, whole slots only, kGridRowUnroll loads in flight.
+template <typename T, int P, typename LOAD, typename STORE, typename OUT>
+__device__ __forceinline__ void stream_write(const LOAD& load, const STORE& store, const T* src, i64 row, i64 first,
+                                             const WholeSlots<P>& whole, int from, int to, const OUT& out) {
+    constexpr int U = kGridRowUnroll;
+    const int step = blockDim.x;
+    for (int j = from + threadIdx.x; j < to; j += U * step) {
+        Pack<T, P> raw[U];
+#pragma unroll
+        for (int u = 0; u < U; ++u)
+            if (j + u * step < to && whole(j + u * step)) raw[u] = load.template read<P>(src, first + (i64)(j + u * step) * P);
+#pragma unroll
+        for (int u = 0; u < U; ++u) {
+            if (j + u * step < to && whole(j + u * step)) {
+                const i64 col = first + (i64)(j + u * step) * P;
+                float v[P];
+                load.template convert<P>(raw[u], v, row, col);
+                out.template apply<P>(v);
+                store.template store<P>(v, row, col);
+            }
+        }
+    }
+}
+
+// Slots [0, count) at the output's packs (first `out_first`) from x read element by element: rows
+// whose input and output are misaligned differently, nothing held.
+template <typename T, int P, typename LOAD, typename STORE, typename OUT>
+__device__ __forceinline__ void stream_write_realigned(const LOAD& load, const STORE& store, const T* src, i64 row,
+                                                       const ClusterSlice<P>& s, i64 out_first, int count,
+                                                       const OUT& out) {
+    for (int j = threadIdx.x; j < count; j += blockDim.x) {
+        const i64 col = out_first + (i64)j * P;
         float v[P];
-        load.template convert<P>(staged[j], v, row, first + (i64)(held.regs + j) * P);
+        load.template convert<P>(read_slot<T, P>(load, src, s, col, false, 0.0f), v, row, col);
+        out.template apply<P>(v);
+        scatter<T, P>(store, s, row, col, v);
+    }
+}
+
+// Shared-memory slots [0, count) take slice slots from + 0, + 1, ...: whole ones by cp.async in
+// kGridRowStages groups of `per` rounds of blockDim.x slots (thread t's i-th slot, t + i blockDim.x,
+// in group i / per), so that each group is reduced as soon as it has landed; partial ones as -inf.
+// Thread t reads back only its own slots, so its own waits make them visible. (Copied instead by
+// thread 0 with one bulk copy a group (the TMA unit, sm_90), the slots of a 1 x 2^24 bf16 row
+// landed 6 us later on an H100: 0.59 of copy against 0.63.)
+template <typename T, int P>
+__device__ __forceinline__ void stage_grouped(Pack<T, P>* staged, const T* src, i64 first, const WholeSlots<P>& whole,
+                                              int from, int count, int per) {
+    const Pack<T, P> pad = filled_pack<T, P>(neg_inf());
+    int j = threadIdx.x;
+#pragma unroll 1
+    for (int g = 0; g < kGridRowStages; ++g) {
+        for (int i = 0; i < per && j < count; ++i, j += blockDim.x) {
+            if (whole(from + j)) {
+                copy_async_16(&staged[j], src + first + (i64)(from + j) * P);
+            } else {
+                staged[j] = pad;
+            }
+        }
+        commit_async_group();
+    }
+}
+
+// The sum of e.term<FUSED> over a thread's shared-memory slots [begin, end) (step blockDim.x).
+template <bool FUSED, typename T, int P, typename LOAD>
+__device__ __forceinline__ float staged_sum(const LOAD& load, const Pack<T, P>* staged, int begin, int end, i64 row,
+                                            i64 first_col, const ExpShift& e) {
+    float sum = 0.0f;
+    for (int j = begin; j < end; j += blockDim.x) {
+        float v[P];
+        load.template convert<P>(staged[j], v, row, first_col + (i64)j * P);
 #pragma unroll
         for (int i = 0; i < P; ++i) sum += e.template term<FUSED>(v[i]);
     }
     return sum;
 }
 
-// The (max, sum) pair of a thread's shared-memory slots: their maximum first, then one
-// exponential per element against it (FUSE: as held_pair).
+// The (max, sum) pair of group g of a thread's shared-memory slots (stage_grouped's numbering),
+// once it has landed: the maximum first, then one exponential per element (FUSE: as held_pair).
 template <bool FUSE, typename T, int P, typename LOAD>
-__device__ __forceinline__ MaxSum staged_pair(const LOAD& load, const Pack<T, P>* staged, const GridRowHeld& held,
-                                              i64 row, i64 first) {
+__device__ __forceinline__ MaxSum staged_group_pair(const LOAD& load, const Pack<T, P>* staged, int count, int per,
+                                                    int g, i64 row, i64 first_col) {
+    wait_async_groups(kGridRowStages - 1 - g);
+    const int begin = threadIdx.x + g * per * (int)blockDim.x;
+    const int end = min(count, begin + per * (int)blockDim.x);
     float m = neg_inf();
-    for (int j = threadIdx.x; j < held.smem; j += blockDim.x)
-        m = fmaxf(m, load.template max_of<P>(staged[j], row, first + (i64)(held.regs + j) * P));
+    for (int j = begin; j < end; j += blockDim.x)
+        m = fmaxf(m, load.template max_of<P>(staged[j], row, first_col + (i64)j * P));
     const ExpShift e(m);
-    if (FUSE && e.fused) return e.template pair<true>(staged_sum<true, T, P>(load, staged, held, row, first, e));
-    return e.template pair<false>(staged_sum<false, T, P>(load, staged, held, row, first, e));
+    if (FUSE && e.fused) return e.template pair<true>(staged_sum<true, T, P>(load, staged, begin, end, row, first_col, e));
+    return e.template pair<false>(staged_sum<false, T, P>(load, staged, begin, end, row, first_col, e));
 }
 
-// ---- forward -------------------------------------------------------------------------------------
+// The row's total from every CTA's pair, merged by warp 0 (a lane's pairs loaded together, their
+// maximum first, then one exponential a pair) and passed to the other warps through `slot`.
+// L2 reads (__ldcg): this SM's L1 may still hold the pairs of two rows ago. One warp a CTA: every
+// SM reads the same lines of L2 at the same moment, and with each warp reading them (or a block
+// reduction over them) the merge took 1.5-2 us after the barrier on an H100.
+__device__ __forceinline__ MaxSum merge_grid_pairs(const float2* pairs, int ctas, MaxSum* slot) {
+    constexpr int kPerLane = 8;
+    if (threadIdx.x < 32) {
+        const int lane = threadIdx.x;
+        MaxSum all = empty_maxsum();
+        for (int base = 0; base < ctas; base += 32 * kPerLane) {
+            float2 p[kPerLane];
+#pragma unroll
+            for (int i = 0; i < kPerLane; ++i) {
+                const int b = base + lane + 32 * i;
+                p[i] = b < ctas ? __ldcg(pairs + b) : make_float2(neg_inf(), 0.0f);
+            }
+            float m = all.max;
+#pragma unroll
+            for (int i = 0; i < kPerLane; ++i) m = fmaxf(m, p[i].x);
+            float s = all.max == m ? all.sum : all.sum * sum_exp(all.max - m);
+#pragma unroll
+            for (int i = 0; i < kPerLane; ++i) s += p[i].x == m ? p[i].y : p[i].y * sum_exp(p[i].x - m);
+            all = MaxSum{m, s};
+        }
+        all = warp_merge(all);
+        if (lane == 0) *slot = all;
+    }
+    __syncthreads();
+    return *slot;
+}
+
 template <typename T, int P, int K, bool LOG, typename LOAD, typename STORE>
 __device__ __forceinline__ void grid_row_forward(const LOAD& load, const STORE& store, float* ws, i64 rows, i64 n,
                                                  i64 smem_slots) {
     extern __shared__ __align__(16) unsigned char grid_row_smem[];
     __shared__ MaxSum cta_slots[32];
-    __shared__ MaxSum merge_slots[32];
+    __shared__ MaxSum total_slot;
     Pack<T, P>* staged = reinterpret_cast<Pack<T, P>*>(grid_row_smem);
     cooperative_groups::grid_group grid = cooperative_groups::this_grid();
     const int ctas = (int)gridDim.x;
@@ -206,60 +390,79 @@ __device__ __forceinline__ void grid_row_forward(const LOAD& load, const STORE& 
         const ClusterSlice<P> slice(n, shift, blockIdx.x, gridDim.x);
         const i64 first = slice.first(shift);
         const int count = slot_count(slice, first);
+        const WholeSlots<P> whole(slice, first, count);
         const GridRowHeld held(shift == out_shift, count, K * (int)blockDim.x, smem_slots);
+        const int rounds = (held.smem + (int)blockDim.x - 1) / (int)blockDim.x;
+        const int per = (rounds + kGridRowStages - 1) / kGridRowStages;
+        const i64 staged_first = first + (i64)held.regs * P;
 
+        const Pack<T, P> pad = filled_pack<T, P>(neg_inf());
         Pack<T, P> x[K];
-        load_slots<T, P, K>(load, src, slice, first, held.regs, neg_inf(), x);
-        stage_slots<T, P>(staged, src, slice, first, held.regs, held.smem, neg_inf());
+#pragma unroll
+        for (int k = 0; k < K; ++k)
+            if (slot_of(k) < held.regs) x[k] = whole_slot<T, P>(load, src, first, whole, slot_of(k), pad);
+        stage_grouped<T, P>(staged, src, first, whole, held.regs, held.smem, per);
 
+        // the streamed rest first (read last, so that phase 2, which starts with it, finds the most
+        // of it in L2), then the registers (their loads came first), then shared memory group by group
         MaxSum state = empty_maxsum();
-        stream_slots<T, P>(load, src, slice, first, held.total(), count, true, neg_inf(),
-                           [&](const Pack<T, P>& raw, i64 col) {
-                               float v[P];
-                               load.template convert<P>(raw, v, row, col);
-                               accumulate<P>(state, v);
-                           });
-        // the registers (their loads came first), then shared memory once its copies landed: each
-        // the maximum first, then one exponential per element against it
+        stream_stats<T, P>(load, src, row, first, whole, held.total(), count, state);
+        each_edge<T, P>(load, src, slice, first, count, whole, neg_inf(), [&](const Pack<T, P>& raw, i64 col) {
+            float v[P];
+            load.template convert<P>(raw, v, row, col);
+            accumulate<P>(state, v);
+        });
         state = merge(state, held_pair<!LOG, T, P, K>(load, x, held.regs, row, first,
                                                       held_max<T, P, K>(load, x, held.regs, row, first)));
-        wait_async_copies();
-        state = merge(state, staged_pair<!LOG, T, P>(load, staged, held, row, first));
+#pragma unroll 1
+        for (int g = 0; g < kGridRowStages; ++g)
+            state = merge(state, staged_group_pair<!LOG, T, P>(load, staged, held.smem, per, g, row, staged_first));
 
-        const MaxSum cta = block_allreduce(state, empty_maxsum(), cta_slots, WarpMaxSum());
-        float* pairs = ws + 2 * (row & 1) * ctas;
-        if (threadIdx.x == 0) {
-            pairs[2 * blockIdx.x] = cta.max;
-            pairs[2 * blockIdx.x + 1] = cta.sum;
+        float2* pairs = reinterpret_cast<float2*>(ws) + (row & 1) * ctas;
+        const MaxSum warp = warp_merge(state);
+        if ((threadIdx.x & 31) == 0) cta_slots[threadIdx.x >> 5] = warp;
+        __syncthreads();
+        if (threadIdx.x < 32) {
+            const MaxSum cta = warp_merge(threadIdx.x < (blockDim.x >> 5) ? cta_slots[threadIdx.x] : empty_maxsum());
+            if (threadIdx.x == 0) pairs[blockIdx.x] = make_float2(cta.max, cta.sum);
         }
         grid.sync();
-        // L2 reads (__ldcg): this SM's L1 may still hold the pairs of two rows ago
-        MaxSum all = empty_maxsum();
-        for (int b = threadIdx.x; b < ctas; b += blockDim.x)
-            all = merge(all, MaxSum{__ldcg(pairs + 2 * b), __ldcg(pairs + 2 * b + 1)});
-        const MaxSum total = block_allreduce(all, empty_maxsum(), merge_slots, WarpMaxSum());
+        const MaxSum total = merge_grid_pairs(pairs, ctas, &total_slot);
 
         // As the cluster tier: a row of -inf gives 0 * inf or -inf - -inf, NaN, as torch does.
         const RowOutput<LOG, T> out(total);
-        const auto write = [&](float* v, i64 col) {
-            out.template apply<P>(v);
-            scatter<T, P>(store, slice, row, col, v);
-        };
-        // the streamed rest first: the most recently read, the likeliest still in L2
-        const i64 out_first = slice.first(out_shift);
-        stream_slots<T, P>(load, src, slice, out_first, held.total(), slot_count(slice, out_first),
-                           shift == out_shift, 0.0f, [&](const Pack<T, P>& raw, i64 col) {
-                               float v[P];
-                               load.template convert<P>(raw, v, row, col);
-                               write(v, col);
-                           });
-        for (int j = threadIdx.x; j < held.smem; j += blockDim.x) {
-            const i64 col = first + (i64)(held.regs + j) * P;
-            float v[P];
-            load.template convert<P>(staged[j], v, row, col);
-            write(v, col);
+        if (shift != out_shift) {
+            stream_write_realigned<T, P>(load, store, src, row, slice, slice.first(out_shift),
+                                         slot_count(slice, slice.first(out_shift)), out);
+        } else {
+            // the streamed rest first: the most recently read, the likeliest still in L2
+            stream_write<T, P>(load, store, src, row, first, whole, held.total(), count, out);
+            each_edge<T, P>(load, src, slice, first, count, whole, 0.0f, [&](const Pack<T, P>& raw, i64 col) {
+                float v[P];
+                load.template convert<P>(raw, v, row, col);
+                out.template apply<P>(v);
+                scatter<T, P>(store, slice, row, col, v, false);
+            });
+            for (int j = threadIdx.x; j < held.smem; j += blockDim.x) {
+                if (whole(held.regs + j)) {
+                    const i64 col = staged_first + (i64)j * P;
+                    float v[P];
+                    load.template convert<P>(staged[j], v, row, col);
+                    out.template apply<P>(v);
+                    store.template store<P>(v, row, col);
+                }
+            }
+#pragma unroll
+            for (int k = 0; k < K; ++k) {
+                if (slot_of(k) < held.regs && whole(slot_of(k))) {
+                    const i64 col = first + (i64)slot_of(k) * P;
+                    float v[P];
+                    load.template convert<P>(x[k], v, row, col);
+                    out.template apply<P>(v);
+                    store.template store<P>(v, row, col);
+                }
+            }
         }
-        write_held<T, P, K>(load, store, slice, x, held.regs, row, first, out);
         // the next row's copies land in shared memory this thread may still be reading
         if (row + 1 < rows) __syncthreads();
     }
