@@ -55,11 +55,11 @@ FORWARD_MARKS = (
     ("        const MaxSum total = merge_grid_pairs", "FS_MARK(6);\n"),
     ("        // As the cluster tier", "FS_MARK(7);\n"),
     (
-        "            for (int j = threadIdx.x; j < held.smem; j += blockDim.x) {\n                if (whole(",
+        "            for (int j = threadIdx.x; j < held.smem; j += blockDim.x)\n                if (whole(",
         "FS_MARK(8);\n",
     ),
     (
-        "#pragma unroll\n            for (int k = 0; k < K; ++k) {\n                if (slot_of(k) < held.regs",
+        "#pragma unroll\n            for (int k = 0; k < K; ++k)\n                if (slot_of(k) < held.regs",
         "FS_MARK(9);\n",
     ),
     ("        // the next row's copies land", "__syncthreads();\nFS_MARK(10);\n"),
@@ -71,7 +71,7 @@ PHASES = (
     "registers: max, exp sum",
     "shared groups: wait, max, exp sum",
     "CTA pair",
-    "pair store + grid barrier",
+    "grid barrier",
     "merge pairs",
     "write streamed rest + edges",
     "write shared slots",

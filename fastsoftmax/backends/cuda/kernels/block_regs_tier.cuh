@@ -71,6 +71,25 @@ __device__ __forceinline__ void wait_async_copies() {
 #endif
 }
 
+// Closes the group of this thread's copies started since the last commit.
+__device__ __forceinline__ void commit_async_group() {
+#if __CUDA_ARCH__ >= 800
+    asm volatile("cp.async.commit_group;\n" ::: "memory");
+#endif
+}
+
+// Waits until at most `pending` (0..3) of this thread's newest groups are still in flight.
+__device__ __forceinline__ void wait_async_groups(int pending) {
+#if __CUDA_ARCH__ >= 800
+    switch (pending) {
+        case 0: asm volatile("cp.async.wait_group 0;\n" ::: "memory"); break;
+        case 1: asm volatile("cp.async.wait_group 1;\n" ::: "memory"); break;
+        case 2: asm volatile("cp.async.wait_group 2;\n" ::: "memory"); break;
+        default: asm volatile("cp.async.wait_group 3;\n" ::: "memory"); break;
+    }
+#endif
+}
+
 // A thread's share of a row: PACKS packs of P elements, as float32, as the raw loaded packs, or
 // as raw packs staged in (dynamic) shared memory. Columns are 32-bit: rows of this tier hold at
 // most 32768 elements.

@@ -358,7 +358,7 @@ __device__ __forceinline__ MaxSum merge_posts(const unsigned long long* posts, i
     for (int i = lane; i < count; i += 32) {
         const float pm = __uint_as_float((unsigned)posts[i]);
         const float ps = __uint_as_float((unsigned)(posts[i] >> 32));
-        sum += pm == m ? ps : ps * sum_exp(pm - m);
+        sum += rescaled_sum(pm, ps, m);
     }
     return MaxSum{m, group_sum<32>(sum)};
 }

@@ -225,12 +225,25 @@ struct MaxSum {
 
 __device__ __forceinline__ MaxSum empty_maxsum() { return MaxSum{neg_inf(), 0.0f}; }
 
+// A sum taken against the maximum `max`, taken against m >= max instead (unchanged where the two
+// are equal, -inf included).
+__device__ __forceinline__ float rescaled_sum(float max, float sum, float m) {
+    return max == m ? sum : sum * sum_exp(max - m);
+}
+
 __device__ __forceinline__ MaxSum merge(MaxSum a, MaxSum b) {
     const float m = fmaxf(a.max, b.max);
-    const float sa = a.max == m ? a.sum : a.sum * sum_exp(a.max - m);
-    const float sb = b.max == m ? b.sum : b.sum * sum_exp(b.max - m);
-    return MaxSum{m, sa + sb};
+    return MaxSum{m, rescaled_sum(a.max, a.sum, m) + rescaled_sum(b.max, b.sum, m)};
 }
+
+// A running pair about to take elements whose maximum, with its own, is m: its sum against m, and
+// the shift the new terms take. While every element so far is -inf the shift is 0 instead of m:
+// -inf elements then add exp(-inf) = 0 and a NaN element still adds NaN.
+struct Rebased {
+    float sum, shift;
+    __device__ __forceinline__ Rebased(const MaxSum& state, float m)
+        : sum(rescaled_sum(state.max, state.sum, m)), shift(m == neg_inf() ? 0.0f : m) {}
+};
 
 // Folds P elements into a running pair: one rescale per pack rather than per element.
 template <int P>
@@ -239,13 +252,10 @@ __device__ __forceinline__ void accumulate(MaxSum& state, const float* v) {
 #pragma unroll
     for (int i = 1; i < P; ++i) pack_max = fmaxf(pack_max, v[i]);
     const float m = fmaxf(state.max, pack_max);
-    float s = state.max == m ? state.sum : state.sum * sum_exp(state.max - m);
-    // While every element so far is -inf, subtract 0 instead: -inf elements then add exp(-inf)
-    // = 0 and a NaN element still adds NaN.
-    const float shift = m == neg_inf() ? 0.0f : m;
+    Rebased r(state, m);
 #pragma unroll
-    for (int i = 0; i < P; ++i) s += sum_exp(v[i] - shift);
-    state = MaxSum{m, s};
+    for (int i = 0; i < P; ++i) r.sum += sum_exp(v[i] - r.shift);
+    state = MaxSum{m, r.sum};
 }
 
 // ---- reductions ----------------------------------------------------------------------------
@@ -304,7 +314,7 @@ __device__ __forceinline__ V block_reduce(V v, V identity, WarpReduce warp_reduc
 // never rescaled, as merge.
 __device__ __forceinline__ MaxSum warp_merge(MaxSum v) {
     const float m = group_max<32>(v.max);
-    return MaxSum{m, group_sum<32>(v.max == m ? v.sum : v.sum * sum_exp(v.max - m))};
+    return MaxSum{m, group_sum<32>(rescaled_sum(v.max, v.sum, m))};
 }
 
 struct WarpMaxSum {

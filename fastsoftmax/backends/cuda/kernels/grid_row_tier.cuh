@@ -162,29 +162,7 @@ struct GridRowHeld {
 // cp.async groups the shared-memory slots are copied in: each is reduced as soon as it has landed,
 // while the later ones are still in flight (one group left that reduction behind all the copies).
 constexpr int kGridRowStages = 4;
-
-__device__ __forceinline__ void commit_async_group() {
-#if __CUDA_ARCH__ >= 800
-    asm volatile("cp.async.commit_group;\n" ::: "memory");
-#endif
-}
-
-// Waits until at most `pending` of this thread's newest groups are still in flight.
-__device__ __forceinline__ void wait_async_groups(int pending) {
-#if __CUDA_ARCH__ >= 800
-    static_assert(kGridRowStages <= 8, "one case per pending count");
-    switch (pending) {
-        case 0: asm volatile("cp.async.wait_group 0;\n" ::: "memory"); break;
-        case 1: asm volatile("cp.async.wait_group 1;\n" ::: "memory"); break;
-        case 2: asm volatile("cp.async.wait_group 2;\n" ::: "memory"); break;
-        case 3: asm volatile("cp.async.wait_group 3;\n" ::: "memory"); break;
-        case 4: asm volatile("cp.async.wait_group 4;\n" ::: "memory"); break;
-        case 5: asm volatile("cp.async.wait_group 5;\n" ::: "memory"); break;
-        case 6: asm volatile("cp.async.wait_group 6;\n" ::: "memory"); break;
-        default: asm volatile("cp.async.wait_group 7;\n" ::: "memory"); break;
-    }
-#endif
-}
+static_assert(kGridRowStages <= 4, "wait_async_groups waits with at most 3 groups pending");
 
 template <typename T, int P>
 __device__ __forceinline__ Pack<T, P> filled_pack(float v) {
@@ -233,25 +211,23 @@ __device__ __forceinline__ void stream_stats(const LOAD& load, const T* src, i64
         float m = state.max;
 #pragma unroll
         for (int u = 0; u < U; ++u) m = fmaxf(m, load.template max_of<P>(raw[u], row, first + (i64)(j + u * step) * P));
-        float s = state.max == m ? state.sum : state.sum * sum_exp(state.max - m);
-        // while every element so far is -inf, subtract 0: -inf adds 0, NaN adds NaN (accumulate)
-        const float shift = m == neg_inf() ? 0.0f : m;
+        Rebased r(state, m);
 #pragma unroll
         for (int u = 0; u < U; ++u) {
             float v[P];
             load.template convert<P>(raw[u], v, row, first + (i64)(j + u * step) * P);
 #pragma unroll
-            for (int i = 0; i < P; ++i) s += sum_exp(v[i] - shift);
+            for (int i = 0; i < P; ++i) r.sum += sum_exp(v[i] - r.shift);
         }
-        state = MaxSum{m, s};
+        state = MaxSum{m, r.sum};
     }
 }
 
-// Slots [from, to) written (thread t: from + t, + blockDim.x, ...) from x re-read at the same
-// packs, whole slots only, kGridRowUnroll loads in flight.
-template <typename T, int P, typename LOAD, typename STORE, typename OUT>
-__device__ __forceinline__ void stream_write(const LOAD& load, const STORE& store, const T* src, i64 row, i64 first,
-                                             const WholeSlots<P>& whole, int from, int to, const OUT& out) {
+// f(raw pack, col) for the whole slots of [from, to) (thread t: from + t, + blockDim.x, ...), x
+// re-read, kGridRowUnroll loads in flight.
+template <typename T, int P, typename LOAD, typename F>
+__device__ __forceinline__ void stream_whole(const LOAD& load, const T* src, i64 first, const WholeSlots<P>& whole,
+                                             int from, int to, F f) {
     constexpr int U = kGridRowUnroll;
     const int step = blockDim.x;
     for (int j = from + threadIdx.x; j < to; j += U * step) {
@@ -260,15 +236,8 @@ __device__ __forceinline__ void stream_write(const LOAD& load, const STORE& stor
         for (int u = 0; u < U; ++u)
             if (j + u * step < to && whole(j + u * step)) raw[u] = load.template read<P>(src, first + (i64)(j + u * step) * P);
 #pragma unroll
-        for (int u = 0; u < U; ++u) {
-            if (j + u * step < to && whole(j + u * step)) {
-                const i64 col = first + (i64)(j + u * step) * P;
-                float v[P];
-                load.template convert<P>(raw[u], v, row, col);
-                out.template apply<P>(v);
-                store.template store<P>(v, row, col);
-            }
-        }
+        for (int u = 0; u < U; ++u)
+            if (j + u * step < to && whole(j + u * step)) f(raw[u], first + (i64)(j + u * step) * P);
     }
 }
 
@@ -361,9 +330,9 @@ __device__ __forceinline__ MaxSum merge_grid_pairs(const float2* pairs, int ctas
             float m = all.max;
 #pragma unroll
             for (int i = 0; i < kPerLane; ++i) m = fmaxf(m, p[i].x);
-            float s = all.max == m ? all.sum : all.sum * sum_exp(all.max - m);
+            float s = rescaled_sum(all.max, all.sum, m);
 #pragma unroll
-            for (int i = 0; i < kPerLane; ++i) s += p[i].x == m ? p[i].y : p[i].y * sum_exp(p[i].x - m);
+            for (int i = 0; i < kPerLane; ++i) s += rescaled_sum(p[i].x, p[i].y, m);
             all = MaxSum{m, s};
         }
         all = warp_merge(all);
@@ -435,33 +404,23 @@ __device__ __forceinline__ void grid_row_forward(const LOAD& load, const STORE& 
             stream_write_realigned<T, P>(load, store, src, row, slice, slice.first(out_shift),
                                          slot_count(slice, slice.first(out_shift)), out);
         } else {
-            // the streamed rest first: the most recently read, the likeliest still in L2
-            stream_write<T, P>(load, store, src, row, first, whole, held.total(), count, out);
-            each_edge<T, P>(load, src, slice, first, count, whole, 0.0f, [&](const Pack<T, P>& raw, i64 col) {
+            // one slot's output; `whole`: one 16-byte store, else only its columns inside the slice
+            const auto write = [&](const Pack<T, P>& raw, i64 col, bool whole_slot) {
                 float v[P];
                 load.template convert<P>(raw, v, row, col);
                 out.template apply<P>(v);
-                scatter<T, P>(store, slice, row, col, v, false);
-            });
-            for (int j = threadIdx.x; j < held.smem; j += blockDim.x) {
-                if (whole(held.regs + j)) {
-                    const i64 col = staged_first + (i64)j * P;
-                    float v[P];
-                    load.template convert<P>(staged[j], v, row, col);
-                    out.template apply<P>(v);
-                    store.template store<P>(v, row, col);
-                }
-            }
+                scatter<T, P>(store, slice, row, col, v, whole_slot);
+            };
+            // the streamed rest first: the most recently read, the likeliest still in L2
+            stream_whole<T, P>(load, src, first, whole, held.total(), count,
+                               [&](const Pack<T, P>& raw, i64 col) { write(raw, col, true); });
+            each_edge<T, P>(load, src, slice, first, count, whole, 0.0f,
+                            [&](const Pack<T, P>& raw, i64 col) { write(raw, col, false); });
+            for (int j = threadIdx.x; j < held.smem; j += blockDim.x)
+                if (whole(held.regs + j)) write(staged[j], staged_first + (i64)j * P, true);
 #pragma unroll
-            for (int k = 0; k < K; ++k) {
-                if (slot_of(k) < held.regs && whole(slot_of(k))) {
-                    const i64 col = first + (i64)slot_of(k) * P;
-                    float v[P];
-                    load.template convert<P>(x[k], v, row, col);
-                    out.template apply<P>(v);
-                    store.template store<P>(v, row, col);
-                }
-            }
+            for (int k = 0; k < K; ++k)
+                if (slot_of(k) < held.regs && whole(slot_of(k))) write(x[k], first + (i64)slot_of(k) * P, true);
         }
         // the next row's copies land in shared memory this thread may still be reading
         if (row + 1 < rows) __syncthreads();
