@@ -143,6 +143,14 @@ def main() -> int:
         found = run_ladder() if tier == "ladder" else run_tier(tier)
         print(f"{tier}: {'ok' if not found else f'{len(found)} wrong results'}", flush=True)
         failures += found
+        if tier == "strided_staged":
+            # where clusters exist, auto launches short teams as clusters: the persistent teams too
+            from fastsoftmax.backends.cuda import tiers
+
+            with tiers.tuned(staged_cluster=False):
+                found = run_tier(tier)
+            print(f"{tier} (staged_cluster=False): {'ok' if not found else f'{len(found)} wrong results'}", flush=True)
+            failures += found
     for failure in failures:
         print("WRONG", failure)
     return 1 if failures else 0

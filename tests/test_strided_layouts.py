@@ -47,6 +47,32 @@ def test_staged_geometry(outer, n, inner, dtype, backward):
         assert shape.stage_rows % strided.STAGED_CHUNK_ALIGN == 0
 
 
+@pytest.mark.parametrize("dtype", [torch.float32, torch.bfloat16], ids=str)
+@pytest.mark.parametrize("backward", [False, True])
+@pytest.mark.parametrize(
+    "outer,n,inner",
+    [(128, 1024, 1024), (1, 1400, 64), (3, 1500, 40), (40, 1500, 200), (2, 6401, 8)],
+)
+def test_clustered_geometry(outer, n, inner, dtype, backward):
+    shape = strided.staged_shape(outer, n, inner, dtype, backward, **H100, clustered=True)
+    persistent = strided.staged_shape(outer, n, inner, dtype, backward, **H100)
+    assert shape.clustered and shape.held and shape.splits > 1
+    # a power of two of at most STAGED_MAX_CLUSTER CTAs a tile, a tile a team, every row in one of them
+    assert shape.splits & (shape.splits - 1) == 0 and shape.splits <= strided.STAGED_MAX_CLUSTER
+    assert shape.teams == shape.tiles and shape.grid == shape.tiles * shape.splits
+    assert shape.splits * shape.chunk >= n and shape.chunk % strided.STAGED_CHUNK_ALIGN == 0
+    assert shape.chunk <= -(-n // (shape.splits // 2 or 1))  # no more CTAs than the tile needs, or the GPU
+    assert shape.tile_cols <= strided.STAGED_POST_COLS
+    assert shape.smem <= H100["smem_per_sm"] // strided.STAGED_CTAS_PER_SM
+    assert (shape.pack, shape.tile_cols, shape.tiles) == (persistent.pack, persistent.tile_cols, persistent.tiles)
+
+
+def test_tiles_longer_than_a_cluster_stay_persistent():
+    # (65536, 2048) over dim 0: 88 CTAs a tile
+    shape = strided.staged_shape(1, 65536, 2048, torch.bfloat16, False, **H100, clustered=True)
+    assert not shape.clustered and shape.splits > strided.STAGED_MAX_CLUSTER
+
+
 def test_staged_reads_once_where_the_gpu_can_hold_a_tile():
     held = strided.staged_shape(1, 65536, 2048, torch.bfloat16, False, **H100)
     assert held.held and held.splits > 1

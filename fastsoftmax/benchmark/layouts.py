@@ -31,25 +31,30 @@ class LayoutCase:
 
     def make(self, dtype: torch.dtype, device) -> torch.Tensor:
         """A fresh random tensor of ``shape`` laid out as ``view`` says."""
-        shape = self.shape
-        if self.view == "contiguous":
-            return torch.randn(shape, dtype=dtype, device=device)
-        if self.view == "transpose":  # the last two dims swapped in memory
-            return torch.randn(shape[:-2] + (shape[-1], shape[-2]), dtype=dtype, device=device).transpose(-1, -2)
-        if self.view == "channels_last":
-            return torch.randn(shape, dtype=dtype, device=device).to(memory_format=torch.channels_last)
-        if self.view == "step":  # every other element of the outermost dim
-            base = torch.randn((2 * shape[0],) + shape[1:], dtype=dtype, device=device)
-            return base[::2]
-        if self.view == "step_inner":  # every other element of the innermost dim
-            base = torch.randn(shape[:-1] + (2 * shape[-1],), dtype=dtype, device=device)
-            return base[..., ::2]
-        if self.view == "expand":  # the outermost dim broadcast (stride 0)
-            return torch.randn((1,) + shape[1:], dtype=dtype, device=device).expand(shape)
-        if self.view == "offset":  # one element into its storage: no 16-byte alignment
-            flat = torch.randn(1 + _numel(shape), dtype=dtype, device=device)
-            return flat[1:].view(shape)
-        raise ValueError(f"unknown view {self.view!r}")
+        return self.laid_out(torch.randn(self.shape, dtype=dtype, device=device))
+
+    def laid_out(self, values: torch.Tensor) -> torch.Tensor:
+        """``values`` (of the logical ``shape``) in this case's memory layout. An expanded case
+        keeps the first slice of the outermost dim, broadcast (stride 0)."""
+        shape, view = self.shape, self.view
+        if view == "contiguous":
+            return values.contiguous()
+        if view == "expand":
+            return values[:1].contiguous().expand(shape)
+        if view == "channels_last":
+            return values.contiguous(memory_format=torch.channels_last)
+        kw = {"dtype": values.dtype, "device": values.device}
+        if view == "transpose":  # the last two dims swapped in memory
+            out = torch.empty(shape[:-2] + (shape[-1], shape[-2]), **kw).transpose(-1, -2)
+        elif view == "step":  # every other element of the outermost dim
+            out = torch.empty((2 * shape[0],) + shape[1:], **kw)[::2]
+        elif view == "step_inner":  # every other element of the innermost dim
+            out = torch.empty(shape[:-1] + (2 * shape[-1],), **kw)[..., ::2]
+        elif view == "offset":  # one element into its storage: no 16-byte alignment
+            out = torch.empty(1 + _numel(shape), **kw)[1:].view(shape)
+        else:
+            raise ValueError(f"unknown view {view!r}")
+        return out.copy_(values)
 
     def bytes_moved(self, itemsize: int, backward: bool) -> int:
         return (3 if backward else 2) * _numel(self.shape) * itemsize
@@ -133,8 +138,9 @@ def input_sets(case: LayoutCase, dtype: torch.dtype, backward: bool, budget: int
     for _ in range(count):
         x = case.make(dtype, "cuda")
         if backward:
-            y = torch.softmax(x.float(), case.dim).to(dtype)
-            dy = torch.randn_like(y)
+            # y and dy in the case's layout (torch.softmax returns a contiguous tensor)
+            y = case.laid_out(torch.softmax(x.float(), case.dim).to(dtype))
+            dy = case.make(dtype, "cuda")
             sets.append((dy, y))
         else:
             sets.append((x,))

@@ -112,7 +112,35 @@ def test_teams_walk_several_tiles(shape, dtype):
         geometry = strided.staged_shape(*shape, dtype, backward, *args)
         assert geometry.held and geometry.splits > 1 and geometry.tiles > geometry.teams
     x = rand(shape, dtype)
-    with tiers.tuned(staged_ctas_per_sm=8):
+    with tiers.tuned(staged_ctas_per_sm=8, staged_cluster=False):
+        for log in (False, True):
+            run(x, 1, log, "strided_staged")
+
+
+@pytest.mark.parametrize("dtype", DTYPES, ids=str)
+@pytest.mark.parametrize(
+    "shape",
+    [
+        (1, 1400, 64),  # one tile over 4 CTAs
+        (3, 1500, 40),  # flat runs of 40 columns
+        (40, 1500, 200),  # a partial last tile of each outer index
+        (2, 6401, 8),  # flat, odd length
+    ],
+)
+def test_cluster_teams(shape, dtype):
+    # teams of CTAs launched as thread-block clusters, exchanging through distributed shared memory
+    from fastsoftmax.backends.cuda import strided, tiers
+    from fastsoftmax.backends.cuda.launch import device_facts
+
+    facts = device_facts(torch.cuda.current_device())
+    if not facts.cluster_launch:
+        pytest.skip("needs thread-block clusters (sm_90+)")
+    args = (facts.smem_per_sm, facts.smem_per_block, facts.sm_count, None, True)
+    for backward in (False, True):
+        geometry = strided.staged_shape(*shape, dtype, backward, *args)
+        assert geometry.clustered and geometry.splits > 1
+    x = rand(shape, dtype)
+    with tiers.tuned(staged_cluster=True):
         for log in (False, True):
             run(x, 1, log, "strided_staged")
 

@@ -85,13 +85,25 @@ STAGED_CTAS_PER_SM = 2
 SMEM_RESERVED_PER_CTA = 1024
 #: rows of a split piece come in multiples of this, so that flat pieces start 16-byte aligned
 STAGED_CHUNK_ALIGN = 16
+#: a team of at most this many CTAs is launched as one thread-block cluster on devices with
+#: clusters (sm_90+): one tile a team, no persistent loop, so teams start and finish at their own
+#: pace. H100, alternated in one process with the persistent grid (results
+#: 2026-11-24_h100_s2/staged_cluster_ab.txt): teams of 2-4 gain in every dtype and direction (bf16
+#: forward of (1024, 16384, 4) over dim 1 0.67 -> 0.82 of copy, backward of (128, 1024, 1024)
+#: 0.74 -> 0.88; float32 backward of (1024, 16384, 4) 0.84 -> 0.94); teams of 8-16 lost in 16-bit
+#: types (bf16 (32, 4096, 1024) forward 0.62 -> 0.54) and in float32 softmax forward
+#: ((8192, 16384) over dim 0 0.75 -> 0.68), and gained 0.01-0.05 in float32 log-softmax and backward
+STAGED_MAX_CLUSTER = 4
+#: values a CTA posts for its cluster (kStagedPostCols): a split tile is one 128-byte line of a row
+STAGED_POST_COLS = 64
 
 
 @dataclass(frozen=True)
 class StagedShape:
     """A strided_staged launch: the compute pack, the tile's columns, a CTA's rows of a tile
     (chunk), the rows its buffer holds (stage_rows; < chunk: the chunk streams through twice), the
-    CTAs per tile (splits), the teams of the persistent grid and each CTA's shared memory."""
+    CTAs per tile (splits), the teams of the persistent grid (or one a tile, clustered), each CTA's
+    shared memory, and whether a team is a thread-block cluster of ``splits`` CTAs."""
 
     pack: int
     tile_cols: int
@@ -101,6 +113,7 @@ class StagedShape:
     teams: int
     tiles: int
     smem: int
+    clustered: bool = False
 
     @property
     def held(self) -> bool:
@@ -127,17 +140,21 @@ def staged_shape(
     smem_per_block: int,
     sm_count: int,
     ctas_per_sm: int | None = None,
+    clustered: bool = False,
 ) -> StagedShape | None:
     """The strided_staged geometry of a problem (None for inner <= 1, or columns too wide for 16
     rows of one tile in a CTA's shared memory). Tiles are held in shared memory when the resident
-    CTAs can hold one (n split over a team of them), else streamed."""
+    CTAs can hold one (n split over a team of them), else streamed. ``clustered``: a team of at
+    most STAGED_MAX_CLUSTER CTAs (a power of two) is one cluster, a tile a team, where a tile fits
+    in that many CTAs; otherwise the persistent team shape."""
     if inner <= 1:
         return None
     ctas = ctas_per_sm or STAGED_CTAS_PER_SM
     itemsize = CXX_TYPES[dtype][2]
     tensors = 2 if backward else 1
     pack = staged_pack(inner, dtype)
-    scratch = STAGED_THREADS * pack * (4 if backward else 8)
+    value = 4 if backward else 8  # a per-column result: a sum, or a (max, sum) pair
+    scratch = STAGED_THREADS * pack * value
     budget = min(smem_per_block, smem_per_sm // ctas - SMEM_RESERVED_PER_CTA)
     per_tensor = (budget - scratch) // tensors // 16 * 16
     resident = sm_count * ctas
@@ -166,6 +183,18 @@ def staged_shape(
     if most_rows == 0:
         return None
     fewest_splits = -(-n // most_rows)
+    largest = STAGED_MAX_CLUSTER
+    if clustered and tile_cols <= STAGED_POST_COLS and fewest_splits <= largest:
+        # the posts take shared memory too: the rows a CTA holds are counted without them, so a
+        # chunk may need one more power of two of CTAs
+        post = STAGED_POST_COLS * value
+        splits = next_pow2(fewest_splits)
+        chunk = lambda splits: -(-(-(-n // splits)) // STAGED_CHUNK_ALIGN) * STAGED_CHUNK_ALIGN  # noqa: E731
+        smem = lambda splits: tensors * stage(chunk(splits)) + scratch + post  # noqa: E731
+        while splits < largest and (tiles * splits < resident or smem(splits) > budget):
+            splits *= 2  # fill the GPU
+        if smem(splits) <= budget:
+            return StagedShape(pack, tile_cols, chunk(splits), chunk(splits), splits, tiles, tiles, smem(splits), True)
     # held: a team of CTAs holds the tile; streamed: every resident CTA takes a share of the tiles
     teams = min(tiles, max(1, resident // fewest_splits))
     splits = max(1, resident // teams)
@@ -271,6 +300,7 @@ class StagedInstance:
     backward: bool
     log: bool
     pack: int = 1
+    cluster: bool = False  # teams are thread-block clusters (sm_90+)
     tier = "strided_staged"
     header = "strided_staged.cuh"
 
@@ -278,12 +308,12 @@ class StagedInstance:
     def name(self) -> str:
         tag = CXX_TYPES[self.dtype][1]
         fn = "logsoftmax" if self.log else "softmax"
-        return f"fs_staged_{fn}_{'bwd' if self.backward else 'fwd'}_{tag}_p{self.pack}"
+        return f"fs_staged_{fn}_{'bwd' if self.backward else 'fwd'}_{tag}_p{self.pack}{'_cl' if self.cluster else ''}"
 
     def wrapper(self) -> str:
         t = CXX_TYPES[self.dtype][0]
         log = "true" if self.log else "false"
-        targs = f"{t}, {self.pack}, {log}"
+        targs = f"{t}, {self.pack}, {log}, {'true' if self.cluster else 'false'}"
         if self.backward:
             params = (
                 f"const {t}* y, const {t}* dy, {t}* dx, float* ws, i64 outer, i64 n, i64 inner, i64 ys0, i64 ys1, "
@@ -316,11 +346,12 @@ def all_instances():
         for log in (False, True)
         for pack in STRIDED_PACK_SIZES[dtype]
     ] + [
-        StagedInstance(dtype, backward, log, pack)
+        StagedInstance(dtype, backward, log, pack, cluster)
         for dtype in DTYPES
         for backward in (False, True)
         for log in (False, True)
         for pack in PACK_SIZES[dtype]
+        for cluster in (False, True)
     ]
 
 
@@ -400,25 +431,52 @@ def _build_staged(load, key):
     facts = device_facts(dev)
     itemsize = CXX_TYPES[dtype][2]
     args = (facts.smem_per_sm, facts.smem_per_block, facts.sm_count)
-    shape = staged_shape(outer, n, inner, dtype, backward, *args, tuning.staged_ctas_per_sm)
-    if shape is None:
-        raise ValueError(f"tier 'strided_staged' cannot hold (outer={outer}, n={n}, inner={inner}) {dtype}")
-    inst = StagedInstance(dtype, backward, log, shape.pack)
+    if tuning.staged_cluster and not facts.cluster_launch:
+        raise ValueError(f"strided_staged: staged_cluster=True needs thread-block clusters (sm_90+), not {facts.arch}")
+    clustered = facts.cluster_launch and (tuning.staged_cluster is None or bool(tuning.staged_cluster))
 
-    def kernel_for(shape):
-        kernel = Kernel(
-            load(inst, dev), inst.name, dev, 16 if backward else 13, STAGED_THREADS, 1, shape.smem, 1, shape.splits > 1
-        )
-        kernel.allow_dynamic_smem(shape.smem)
-        return kernel
-
-    kernel = kernel_for(shape)
-    per_sm = kernel.blocks_per_sm()
-    if shape.splits > 1 and shape.grid > per_sm * facts.sm_count:
-        # fewer CTAs fit than the shape assumed (registers, a smaller SM): size for those
-        shape = staged_shape(outer, n, inner, dtype, backward, *args, ctas_per_sm=max(1, per_sm))
+    def shape_for(ctas_per_sm, clustered):
+        shape = staged_shape(outer, n, inner, dtype, backward, *args, ctas_per_sm, clustered)
         if shape is None:
             raise ValueError(f"tier 'strided_staged' cannot hold (outer={outer}, n={n}, inner={inner}) {dtype}")
+        return shape
+
+    def kernel_for(shape):
+        team = shape.splits > 1
+        inst = StagedInstance(dtype, backward, log, shape.pack, team and shape.clustered)
+        kernel = Kernel(
+            load(inst, dev),
+            inst.name,
+            dev,
+            16 if backward else 13,
+            STAGED_THREADS,
+            1,
+            shape.smem,
+            cluster=shape.splits if shape.clustered else 1,
+            cooperative=team and not shape.clustered,
+        )
+        kernel.allow_dynamic_smem(shape.smem)
+        if shape.clustered and shape.splits > 8:
+            kernel.set_attribute("NON_PORTABLE_CLUSTER_SIZE_ALLOWED", 1)
+        return kernel
+
+    shape = shape_for(tuning.staged_ctas_per_sm, clustered)
+    kernel = kernel_for(shape)
+    if shape.clustered and shape.splits > 1 and kernel.resident_clusters() < 1:
+        if tuning.staged_cluster:
+            raise ValueError(
+                f"strided_staged: a cluster of {shape.splits} CTAs of {shape.smem} bytes cannot be resident"
+            )
+        shape = shape_for(tuning.staged_ctas_per_sm, False)
+        kernel = kernel_for(shape)
+    elif tuning.staged_cluster and not shape.clustered and shape.splits > 1:
+        raise ValueError(
+            f"strided_staged: a tile of (n={n}) {dtype} needs more than {STAGED_MAX_CLUSTER} CTAs: no cluster"
+        )
+    per_sm = kernel.blocks_per_sm()
+    if shape.splits > 1 and not shape.clustered and shape.grid > per_sm * facts.sm_count:
+        # fewer CTAs fit than the shape assumed (registers, a smaller SM): size for those
+        shape = shape_for(max(1, per_sm), False)
         kernel = kernel_for(shape)
         if shape.splits > 1 and shape.grid > kernel.blocks_per_sm() * facts.sm_count:
             raise ValueError(f"strided_staged: {shape} needs more resident CTAs than the device holds")
@@ -439,7 +497,8 @@ def _build_staged(load, key):
             bits |= pointer
         return next(w for w in (16, 8, 4, itemsize) if w <= widest and bits % w == 0)
 
-    if shape.splits == 1:
+    if shape.splits == 1 or shape.clustered:
+        # one tile a team: no workspace (a cluster exchanges through distributed shared memory)
 
         def run(pointers, stream):
             width = width_of(pointers)

@@ -98,6 +98,10 @@ class Tuning:
     #: strided_staged: CTAs per SM that shared memory is divided among, instead of
     #: strided.STAGED_CTAS_PER_SM (part of every plan key, like the other fields)
     staged_ctas_per_sm: int | None = None
+    #: strided_staged: a team of CTAs launched as one thread-block cluster (True) or as part of
+    #: the persistent cooperative grid (False), instead of a cluster wherever the device has them
+    #: and a tile fits in strided.STAGED_MAX_CLUSTER CTAs
+    staged_cluster: bool | None = None
     #: strided: bytes of a row a warp covers along the contiguous axis, instead of
     #: strided.STRIDED_ROW_BYTES
     strided_row_bytes: int | None = None
