@@ -130,6 +130,11 @@ def staged_pack(inner: int, dtype: torch.dtype) -> int:
     return next(p for p in PACK_SIZES[dtype] if inner % p == 0)
 
 
+def _chunk_rows(n: int, splits: int) -> int:
+    """A CTA's rows when n is split over ``splits``: rounded up to STAGED_CHUNK_ALIGN."""
+    return -(-(-(-n // splits)) // STAGED_CHUNK_ALIGN) * STAGED_CHUNK_ALIGN
+
+
 def staged_shape(
     outer: int,
     n: int,
@@ -189,7 +194,7 @@ def staged_shape(
         # chunk may need one more power of two of CTAs
         post = STAGED_POST_COLS * value
         splits = next_pow2(fewest_splits)
-        chunk = lambda splits: -(-(-(-n // splits)) // STAGED_CHUNK_ALIGN) * STAGED_CHUNK_ALIGN  # noqa: E731
+        chunk = lambda splits: _chunk_rows(n, splits)  # noqa: E731
         smem = lambda splits: tensors * stage(chunk(splits)) + scratch + post  # noqa: E731
         while splits < largest and (tiles * splits < resident or smem(splits) > budget):
             splits *= 2  # fill the GPU
@@ -198,7 +203,7 @@ def staged_shape(
     # held: a team of CTAs holds the tile; streamed: every resident CTA takes a share of the tiles
     teams = min(tiles, max(1, resident // fewest_splits))
     splits = max(1, resident // teams)
-    chunk = -(-(-(-n // splits)) // STAGED_CHUNK_ALIGN) * STAGED_CHUNK_ALIGN
+    chunk = _chunk_rows(n, splits)
     splits = -(-n // chunk)
     stage_rows = min(chunk, most_rows)
     return StagedShape(pack, tile_cols, chunk, stage_rows, splits, teams, tiles, tensors * stage(stage_rows) + scratch)
