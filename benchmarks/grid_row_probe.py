@@ -10,7 +10,10 @@ checked against float64 first.
 axis, for the strided tiers), e.g. where the cluster tier hands long rows
 to split_row; a tier may carry tuning fields, e.g. split_row:split_row_blocks_per_sm=2. With
 --baseline DIR, a copy of kernels/ from another revision, a tier written base/NAME runs kernels
-compiled from DIR's headers: the same tier before and after a kernel change, in one process.)
+compiled from DIR's headers: the same tier before and after a kernel change, in one process;
+--baseline PREFIX=DIR, repeated, names several such folders, their tiers written PREFIX/NAME;
+--baseline-replace "PREFIX|OLD|NEW" edits the source that folder's kernels compile from, e.g. a
+wrapper's launch bounds.)
 
 Shapes: 1 x 2^20, 1 x 2^24, 1 x (2^24 + 7), 1 x 2^26, 4 x 2^22; bf16, fp16 and fp32; forward
 (softmax and log-softmax) and backward (softmax). The goal that decides whether tier choice takes
@@ -100,13 +103,14 @@ def parse_spec(spec: str) -> tuple[str, dict]:
     return name, {key: int(value) for key, _, value in (field.partition("=") for field in fields)}
 
 
-BASELINE_PREFIX = "base/"
-BASELINE: list = []  # the backend of --baseline, when given
+BASELINE_PREFIX = "base"
+BASELINES: dict = {}  # prefix -> the backend compiled from that --baseline folder
 
 
-def baseline_backend(kernel_dir: str):
+def baseline_backend(kernel_dir: str, replacements=()):
     """A CUDA backend whose kernels are compiled from the headers in ``kernel_dir`` (with this
-    revision's wrappers, so the launch contracts must agree), not cached on disk."""
+    revision's wrappers, so the launch contracts must agree, each (old, new) of ``replacements``
+    applied to the source), not cached on disk."""
     from pathlib import Path
 
     from fastsoftmax.backends.cuda import compiler
@@ -124,7 +128,12 @@ def baseline_backend(kernel_dir: str):
                 saved, compiler.KERNEL_DIR = compiler.KERNEL_DIR, Path(kernel_dir)
                 try:
                     arch = device_facts(device_index).arch
-                    cubin = compiler.compile_cubin(source_for([instance]), arch, instance.name, use_cache=False)
+                    source = source_for([instance])
+                    for old, new in replacements:
+                        if old not in source:
+                            raise ValueError(f"--baseline-replace: {old!r} is not in {instance.name}'s source")
+                        source = source.replace(old, new)
+                    cubin = compiler.compile_cubin(source, arch, instance.name, use_cache=False)
                 finally:
                     compiler.KERNEL_DIR = saved
                 kern = self._kernels[key] = ObjectCode.from_cubin(cubin, name=instance.name).get_kernel(instance.name)
@@ -136,8 +145,9 @@ def baseline_backend(kernel_dir: str):
 def run(backend, spec, tensors, log, backward):
     from fastsoftmax.backends.cuda import tiers
 
-    if spec.startswith(BASELINE_PREFIX):
-        backend, spec = BASELINE[0], spec[len(BASELINE_PREFIX) :]
+    prefix, slash, rest = spec.partition("/")
+    if slash:
+        backend, spec = BASELINES[prefix], rest
     tier, tuning = parse_spec(spec)
     views = [t.unsqueeze(2) if t.dim() == 2 else t for t in tensors]
     with tiers.tuned(**tuning):
@@ -218,7 +228,18 @@ def main() -> int:
     )
     parser.add_argument("--shapes", help="ROWSxCOLS comma list (default: the huge rows above)")
     parser.add_argument("--dtypes", help="comma list of bf16, f16, f32")
-    parser.add_argument("--baseline", help="a kernels/ folder of another revision, for tiers named base/NAME")
+    parser.add_argument(
+        "--baseline",
+        action="append",
+        default=[],
+        help="a kernels/ folder of another revision, for tiers named base/NAME; PREFIX=DIR for tiers PREFIX/NAME",
+    )
+    parser.add_argument(
+        "--baseline-replace",
+        action="append",
+        default=[],
+        help="PREFIX|OLD|NEW: OLD replaced by NEW in the source of that baseline's kernels",
+    )
     parser.add_argument("--directions", help="comma list of fwd, log, bwd (default: all three)")
     args = parser.parse_args()
     tiers = tuple(args.tiers.split(","))
@@ -238,8 +259,14 @@ def main() -> int:
     if reason:
         print(f"grid_row probe: {reason}")
         return 0
-    if args.baseline:
-        BASELINE.append(baseline_backend(args.baseline))
+    replacements: dict = {}
+    for item in args.baseline_replace:
+        prefix, old, new = item.split("|")
+        replacements.setdefault(prefix, []).append((old, new))
+    for item in args.baseline:
+        prefix, equals, folder = item.rpartition("=")
+        prefix = prefix if equals else BASELINE_PREFIX
+        BASELINES[prefix] = baseline_backend(folder, replacements.get(prefix, ()))
     os.makedirs(args.out, exist_ok=True)
     LOG_FILE.append(open(os.path.join(args.out, "grid_row_probe.txt"), "w"))  # noqa: SIM115 - closed at exit
     start = time.time()

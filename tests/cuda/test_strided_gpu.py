@@ -229,13 +229,18 @@ def test_columns_of_every_magnitude(tier, dtype):
 
 @pytest.mark.parametrize("tier", TIERS)
 @pytest.mark.parametrize("dtype", DTYPES, ids=str)
-def test_non_finite_columns_beside_finite_ones(tier, dtype):
+@pytest.mark.parametrize("n", [300, 40000])  # one CTA a column; a team of CTAs
+def test_non_finite_columns_beside_finite_ones(tier, dtype, n):
     """A column of -inf (NaN, as torch), one with a NaN (NaN), one with +inf (NaN), beside
-    ordinary columns that stay exact."""
-    x = columns_of_every_kind(dtype)
+    ordinary columns that stay exact, and one whose first half is -inf and second near -100 (a
+    piece of a column all -inf beside a maximum whose exp(-max) overflows: finite, exact)."""
+    x = columns_of_every_kind(dtype, n=n)
     x[:, :, 8] = float("-inf")
     x[:, 5, 9] = float("nan")
     x[:, 7, 10] = float("inf")
+    n = x.shape[1]
+    x[:, : n // 2, 11] = float("-inf")
+    x[:, n // 2 :, 11] = (torch.randn((x.shape[0], n - n // 2), device="cuda") - 100).to(dtype)
     with dispatch.forced("cuda", tier):
         for log in (False, True):
             ours = (fastsoftmax.log_softmax if log else fastsoftmax.softmax)(x, 1)
