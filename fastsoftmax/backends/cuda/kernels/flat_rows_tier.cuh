@@ -131,6 +131,22 @@ struct FlatLanes {
     __device__ __forceinline__ int row(int first) const { return first + (int)threadIdx.x / g; }
 };
 
+// Softmax keeps a lane's terms exp(x - max) in its registers: the output is then term / sum, one
+// multiply, instead of a second exponential (a lane holds kFlatRowsPerLane slots of a row of 16-64,
+// padding included, so both exponentials ran on every slot). float32: exp2f, subnormal terms kept,
+// the output as normalise gives it; 16-bit: the flushing ex2 lifted by 2^64 (terms down to 2^-190
+// stay normal; the sum is lifted alike, so term / sum needs no correction), rounding at 2^-17 near
+// the maximum as normalise's 16-bit form does. A row of -inf: terms 0, sum 0, outputs NaN; a +inf or
+// NaN makes a NaN term and so a NaN sum.
+template <typename T>
+__device__ __forceinline__ float flat_kept_term(float v, float shift) {
+    if constexpr (sizeof(T) == 4) {
+        return fast_exp(v - shift);
+    } else {
+        return ex2_ftz(fmaf(v - shift, kLog2e, 64.0f));
+    }
+}
+
 // The CTA's runs: rows_per_cta rows each, grid-stride over all rows.
 #define FLAT_ROWS_FOR_EACH_RUN(rows, rows_per_cta)                                           \
     for (i64 r0 = (i64)blockIdx.x * rows_per_cta; r0 < rows; r0 += (i64)gridDim.x * rows_per_cta)
@@ -167,12 +183,25 @@ __device__ __forceinline__ void flat_rows_forward(const T* x, T* y, i64 rows, i6
             const float shift = m == neg_inf() ? 0.0f : m;
             float s = 0.0f;
 #pragma unroll
-            for (int k = 0; k < kFlatRowsPerLane; ++k) s += sum_exp(v[k] - shift);
+            for (int k = 0; k < kFlatRowsPerLane; ++k) {
+                if constexpr (LOG) {
+                    s += sum_exp(v[k] - shift);
+                } else {
+                    v[k] = flat_kept_term<T>(v[k], shift);
+                    s += v[k];
+                }
+            }
             s = flat_group_sum(s, L.g);
-            const RowScale scale = row_scale(MaxSum{m, s});
             if (valid) {
+                if constexpr (LOG) {
+                    const RowScale scale = row_scale(MaxSum{m, s});
 #pragma unroll
-                for (int k = 0; k < kFlatRowsPerLane; ++k) v[k] = normalise<LOG, T>(v[k], scale);
+                    for (int k = 0; k < kFlatRowsPerLane; ++k) v[k] = normalise<LOG, T>(v[k], scale);
+                } else {
+                    const float inv = 1.0f / s;
+#pragma unroll
+                    for (int k = 0; k < kFlatRowsPerLane; ++k) v[k] *= inv;
+                }
                 flat_lane_store(yr.buf + yr.shift + r * L.cols, L.lane, L.g, L.cols, v);
             }
         }
