@@ -172,6 +172,27 @@ def test_rows_backward(backend, tier, outer, n, dtype_name, log):
     check_backward(backend, x3, dy3, tier, log, "contiguous rows")
 
 
+@pytest.mark.parametrize("per_lane", [4, 32])
+@pytest.mark.parametrize("log", [False, True], ids=["softmax", "log_softmax"])
+@pytest.mark.parametrize("dtype_name", DTYPES)
+def test_flat_rows_every_lane_count(backend, per_lane, dtype_name, log):
+    """flat_rows with each of its kernels' lane counts (a row over 8 lanes of 4 slots, or one lane
+    of 32: no shuffles, padding slots skipped), rows of 17..64 off 16-byte boundaries, special
+    values in some rows, forward and backward."""
+    from fastsoftmax.backends.cuda import tiers
+
+    dtype = DTYPES[dtype_name]
+    with tiers.tuned(flat_rows_per_lane=per_lane):
+        for outer, n in [(1000, 21), (100003, 21), (4099, 33), (2, 50), (333, 17), (70, 63)]:
+            x = rand((outer, n), dtype)
+            x[0, 3] = float("-inf")
+            x[1, :] = float("-inf")
+            check_forward(backend, x.view(outer, n, 1), "flat_rows", log, f"{per_lane} elements a lane")
+            dy = rand((outer, n), dtype)
+            x[1, :] = 0.0  # the backward takes y of finite rows
+            check_backward(backend, x.view(outer, n, 1), dy.view(outer, n, 1), "flat_rows", log, f"{per_lane} a lane")
+
+
 def strided_params():
     for outer, n, inner in STRIDED_CASES:
         yield pytest.param(outer, n, inner, id=f"{outer}x{n}x{inner}")

@@ -43,6 +43,7 @@ from .instances import (
     cluster_grid,
     cluster_keeps,
     cluster_shape,
+    flat_rows_per_lane,
     flat_rows_shape,
     grid_row_instance,
     grid_row_shape,
@@ -87,7 +88,7 @@ def build(load, key):
     if tier == "grid_row":
         return _grid_row(load, dtype, outer, n, pitches, log, backward, dev)
     if tier == "flat_rows":
-        return _flat_rows(load, dtype, outer, n, pitches, log, backward, dev)
+        return _flat_rows(load, dtype, outer, n, pitches, log, backward, dev, tuning)
     kernel, grid = _row_kernel(load, tier, dtype, outer, n, log, backward, align, dev, tuning)
     return kernel.bound(grid, (outer, n) + pitches)
 
@@ -208,11 +209,12 @@ def _cluster(load, dtype, outer, n, pitches, log, backward, align, dev, tuning):
     return kernel.bound(cluster_grid(outer, resident, backward) * shape.ctas, (outer, n) + pitches)
 
 
-def _flat_rows(load, dtype, outer, n, pitches, log, backward, dev):
+def _flat_rows(load, dtype, outer, n, pitches, log, backward, dev, tuning):
     """Runs of rows through shared memory (flat_rows_tier.cuh): a CTA a run (the kernel strides
     over runs past the grid's limit)."""
-    rows, group, smem = flat_rows_shape(n, dtype, backward)
-    inst = Instance("flat_rows", dtype, backward, log)
+    per_lane = tuning.flat_rows_per_lane or flat_rows_per_lane(dtype, backward)
+    rows, group, smem = flat_rows_shape(n, dtype, backward, per_lane)
+    inst = Instance("flat_rows", dtype, backward, log, cols=per_lane)
     kernel = Kernel(load(inst, dev), inst.name, dev, 10 if backward else 8, FLAT_ROWS_THREADS, 1, smem)
     kernel.allow_dynamic_smem(smem, tiers.STATIC_SMEM_RESERVE)
     per_sm = kernel.blocks_per_sm()

@@ -98,6 +98,9 @@ class Tuning:
     #: strided_staged: CTAs per SM that shared memory is divided among, instead of
     #: strided.STAGED_CTAS_PER_SM (part of every plan key, like the other fields)
     staged_ctas_per_sm: int | None = None
+    #: flat_rows: elements of a row a lane holds (one of instances.FLAT_ROWS_LANE_ELEMS), instead of
+    #: instances.flat_rows_per_lane's choice
+    flat_rows_per_lane: int | None = None
     #: strided_staged: a team of CTAs launched as one thread-block cluster (True) or as part of
     #: the persistent cooperative grid (False), instead of a cluster wherever the device has them
     #: and a tile fits in strided.STAGED_MAX_CLUSTER CTAs

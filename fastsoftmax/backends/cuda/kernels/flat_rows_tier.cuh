@@ -9,9 +9,12 @@
 // elements.
 //
 // In shared memory a group of G lanes (a power of two up to 32, chosen by the host from n) owns a
-// row: lane l takes elements l, l + G, ... (at most kFlatRowsPerLane of them, held in registers
-// between the passes), so a warp's lanes read consecutive addresses, and the group reduces by xor
-// shuffles. Backward copies y and dy in and dx out.
+// row: lane l takes elements l, l + G, ... (at most K of them, held in registers between the
+// passes), so a warp's lanes read consecutive addresses, and the group reduces by xor shuffles.
+// Backward copies y and dy in and dx out. K = 4 spreads a row of 21 over 8 lanes (32 slots, every
+// one paying for its exponentials, the padding too: a slot's test differs between a group's lanes);
+// K = 32 gives a row to one lane (G = 1 up to 32 columns): no shuffles, and the test on a slot is
+// the same in every lane, so padding slots are skipped.
 #pragma once
 
 #include "strided_staged.cuh"
@@ -19,24 +22,23 @@
 namespace fastsoftmax {
 
 constexpr int kFlatRowsThreads = 256;
-// elements a lane holds: the host makes G >= n / kFlatRowsPerLane (instances.flat_rows_shape)
-constexpr int kFlatRowsPerLane = 4;
 
-// A lane's elements of a row (-inf past its end, or for a lane without a row) as floats.
-template <typename T>
+// A lane's K elements of a row (-inf past its end, or for a lane without a row) as floats; the
+// host makes G >= n / K (instances.flat_rows_shape).
+template <int K, typename T>
 __device__ __forceinline__ void flat_lane_load(const T* row, int lane, int group, int cols, bool valid, float* v,
                                                float pad) {
 #pragma unroll
-    for (int k = 0; k < kFlatRowsPerLane; ++k) {
+    for (int k = 0; k < K; ++k) {
         const int c = lane + k * group;
         v[k] = valid && c < cols ? to_float(row[c]) : pad;
     }
 }
 
-template <typename T>
+template <int K, typename T>
 __device__ __forceinline__ void flat_lane_store(T* row, int lane, int group, int cols, const float* v) {
 #pragma unroll
-    for (int k = 0; k < kFlatRowsPerLane; ++k) {
+    for (int k = 0; k < K; ++k) {
         const int c = lane + k * group;
         if (c < cols) row[c] = from_float<T>(v[k]);
     }
@@ -132,7 +134,7 @@ struct FlatLanes {
 };
 
 // Softmax keeps a lane's terms exp(x - max) in its registers: the output is then term / sum, one
-// multiply, instead of a second exponential (a lane holds kFlatRowsPerLane slots of a row of 16-64,
+// multiply, instead of a second exponential (a lane holds K slots of a row of 16-64,
 // padding included, so both exponentials ran on every slot). float32: exp2f, subnormal terms kept,
 // the output as normalise gives it; 16-bit: the flushing ex2 lifted by 2^64 (terms down to 2^-190
 // stay normal; the sum is lifted alike, so term / sum needs no correction), rounding at 2^-17 near
@@ -151,7 +153,7 @@ __device__ __forceinline__ float flat_kept_term(float v, float shift) {
 #define FLAT_ROWS_FOR_EACH_RUN(rows, rows_per_cta)                                           \
     for (i64 r0 = (i64)blockIdx.x * rows_per_cta; r0 < rows; r0 += (i64)gridDim.x * rows_per_cta)
 
-template <typename T, bool LOG>
+template <typename T, bool LOG, int K>
 __device__ __forceinline__ void flat_rows_forward(const T* x, T* y, i64 rows, i64 n, i64 x_pitch, i64 y_pitch,
                                                   i64 rows_per_cta, i64 group) {
     extern __shared__ __align__(16) unsigned char flat_smem[];
@@ -173,17 +175,18 @@ __device__ __forceinline__ void flat_rows_forward(const T* x, T* y, i64 rows, i6
         for (int first = 0; first < count; first += L.per_step) {
             const int r = L.row(first);
             const bool valid = r < count;
-            float v[kFlatRowsPerLane];
-            flat_lane_load(xr.buf + xr.shift + r * L.cols, L.lane, L.g, L.cols, valid, v, neg_inf());
+            float v[K];
+            flat_lane_load<K>(xr.buf + xr.shift + r * L.cols, L.lane, L.g, L.cols, valid, v, neg_inf());
             float m = v[0];
 #pragma unroll
-            for (int k = 1; k < kFlatRowsPerLane; ++k) m = fmaxf(m, v[k]);
+            for (int k = 1; k < K; ++k) m = fmaxf(m, v[k]);
             m = flat_group_max(m, L.g);
             // a row of -inf: subtract 0, so that the sum is 0 and the outputs NaN, as torch gives
             const float shift = m == neg_inf() ? 0.0f : m;
             float s = 0.0f;
 #pragma unroll
-            for (int k = 0; k < kFlatRowsPerLane; ++k) {
+            for (int k = 0; k < K; ++k) {
+                if (L.lane + k * L.g >= L.cols) continue;  // padding: the same in every lane where G = 1
                 if constexpr (LOG) {
                     s += sum_exp(v[k] - shift);
                 } else {
@@ -196,13 +199,13 @@ __device__ __forceinline__ void flat_rows_forward(const T* x, T* y, i64 rows, i6
                 if constexpr (LOG) {
                     const RowScale scale = row_scale(MaxSum{m, s});
 #pragma unroll
-                    for (int k = 0; k < kFlatRowsPerLane; ++k) v[k] = normalise<LOG, T>(v[k], scale);
+                    for (int k = 0; k < K; ++k) v[k] = normalise<LOG, T>(v[k], scale);
                 } else {
                     const float inv = 1.0f / s;
 #pragma unroll
-                    for (int k = 0; k < kFlatRowsPerLane; ++k) v[k] *= inv;
+                    for (int k = 0; k < K; ++k) v[k] *= inv;
                 }
-                flat_lane_store(yr.buf + yr.shift + r * L.cols, L.lane, L.g, L.cols, v);
+                flat_lane_store<K>(yr.buf + yr.shift + r * L.cols, L.lane, L.g, L.cols, v);
             }
         }
         __syncthreads();
@@ -210,7 +213,7 @@ __device__ __forceinline__ void flat_rows_forward(const T* x, T* y, i64 rows, i6
     }
 }
 
-template <typename T, bool LOG>
+template <typename T, bool LOG, int K>
 __device__ __forceinline__ void flat_rows_backward(const T* y, const T* dy, T* dx, i64 rows, i64 n, i64 y_pitch,
                                                    i64 dy_pitch, i64 dx_pitch, i64 rows_per_cta, i64 group) {
     extern __shared__ __align__(16) unsigned char flat_smem[];
@@ -235,17 +238,17 @@ __device__ __forceinline__ void flat_rows_backward(const T* y, const T* dy, T* d
         for (int first = 0; first < count; first += L.per_step) {
             const int r = L.row(first);
             const bool valid = r < count;
-            float yv[kFlatRowsPerLane], dyv[kFlatRowsPerLane];
-            flat_lane_load(yr.buf + yr.shift + r * L.cols, L.lane, L.g, L.cols, valid, yv, 0.0f);
-            flat_lane_load(dyr.buf + dyr.shift + r * L.cols, L.lane, L.g, L.cols, valid, dyv, 0.0f);
+            float yv[K], dyv[K];
+            flat_lane_load<K>(yr.buf + yr.shift + r * L.cols, L.lane, L.g, L.cols, valid, yv, 0.0f);
+            flat_lane_load<K>(dyr.buf + dyr.shift + r * L.cols, L.lane, L.g, L.cols, valid, dyv, 0.0f);
             float total = 0.0f;
 #pragma unroll
-            for (int k = 0; k < kFlatRowsPerLane; ++k) total += backward_term<LOG>(yv[k], dyv[k]);
+            for (int k = 0; k < K; ++k) total += backward_term<LOG>(yv[k], dyv[k]);
             total = flat_group_sum(total, L.g);
             if (valid) {
 #pragma unroll
-                for (int k = 0; k < kFlatRowsPerLane; ++k) yv[k] = input_grad<LOG>(yv[k], dyv[k], total);
-                flat_lane_store(dxr.buf + dxr.shift + r * L.cols, L.lane, L.g, L.cols, yv);
+                for (int k = 0; k < K; ++k) yv[k] = input_grad<LOG>(yv[k], dyv[k], total);
+                flat_lane_store<K>(dxr.buf + dxr.shift + r * L.cols, L.lane, L.g, L.cols, yv);
             }
         }
         __syncthreads();
