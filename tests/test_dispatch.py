@@ -251,11 +251,11 @@ def test_shipped_table_sends_short_odd_rows_to_the_cuda_backend():
 
 
 def test_strided_problems_off_a_16_byte_boundary_go_to_the_cuda_backend(monkeypatch):
-    # the shipped table sends this float32 problem to Triton when aligned
+    # the shipped table sends this bf16 problem to Triton when aligned (H100: 0.69 of copy against 0.65)
     dispatch.clear_caches()
     monkeypatch.setattr(dispatch, "unavailable_reason", lambda name, device_type, index: None)
     try:
-        args = ("auto", "cuda", 0, torch.float32, 32, 4096, 1024, False)
+        args = ("auto", "cuda", 0, torch.bfloat16, 128, 1024, 1024, False)
         assert dispatch._choose_backend(*args) == "triton"
         assert dispatch._choose_backend(*args, False) == "cuda"
         # rows are the row tiers' business: alignment does not change their table choice
