@@ -12,8 +12,8 @@ to split_row; a tier may carry tuning fields, e.g. split_row:split_row_blocks_pe
 --baseline DIR, a copy of kernels/ from another revision, a tier written base/NAME runs kernels
 compiled from DIR's headers: the same tier before and after a kernel change, in one process;
 --baseline PREFIX=DIR, repeated, names several such folders, their tiers written PREFIX/NAME;
---baseline-replace "PREFIX|OLD|NEW" edits the source that folder's kernels compile from, e.g. a
-wrapper's launch bounds.)
+--baseline-replace "PREFIX|OLD|NEW" edits the source that folder's kernels compile from where OLD
+occurs in it, e.g. a wrapper's launch bounds.)
 
 Shapes: 1 x 2^20, 1 x 2^24, 1 x (2^24 + 7), 1 x 2^26, 4 x 2^22; bf16, fp16 and fp32; forward
 (softmax and log-softmax) and backward (softmax). The goal that decides whether tier choice takes
@@ -130,8 +130,6 @@ def baseline_backend(kernel_dir: str, replacements=()):
                     arch = device_facts(device_index).arch
                     source = source_for([instance])
                     for old, new in replacements:
-                        if old not in source:
-                            raise ValueError(f"--baseline-replace: {old!r} is not in {instance.name}'s source")
                         source = source.replace(old, new)
                     cubin = compiler.compile_cubin(source, arch, instance.name, use_cache=False)
                 finally:

@@ -67,6 +67,22 @@ def test_clustered_geometry(outer, n, inner, dtype, backward):
     assert (shape.pack, shape.tile_cols, shape.tiles) == (persistent.pack, persistent.tile_cols, persistent.tiles)
 
 
+@pytest.mark.parametrize("backward", [False, True])
+def test_staged_float32_kernels_are_compiled_for_their_resident_ctas(backward):
+    # registers for as many CTAs an SM as the measured choice, never fewer than the persistent
+    # grid's residency assumes (STAGED_CTAS_PER_SM)
+    wanted = strided.STAGED_F32_CTAS_PER_SM[backward]
+    assert wanted >= strided.STAGED_CTAS_PER_SM
+    staged = [i for i in strided.all_instances() if isinstance(i, strided.StagedInstance) and i.backward == backward]
+    assert staged
+    for instance in staged:
+        bounds = f"__launch_bounds__({strided.STAGED_THREADS}, {wanted})"
+        if instance.dtype == torch.float32:
+            assert bounds in instance.wrapper()
+        else:
+            assert f"__launch_bounds__({strided.STAGED_THREADS})" in instance.wrapper()
+
+
 def test_tiles_longer_than_a_cluster_stay_persistent():
     # (65536, 2048) over dim 0: 88 CTAs a tile
     shape = strided.staged_shape(1, 65536, 2048, torch.bfloat16, False, **H100, clustered=True)

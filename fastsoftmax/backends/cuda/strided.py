@@ -81,6 +81,9 @@ STRIDED_MIN_ROWS_PER_THREAD = 8
 STAGED_THREADS = 256
 #: staged CTAs per SM the shared memory is divided among (the probe sweeps it with ``staged_tuned``)
 STAGED_CTAS_PER_SM = 2
+#: float32 strided_staged kernels are compiled for this many resident CTAs an SM (forward,
+#: backward): see StagedInstance.launch_bounds
+STAGED_F32_CTAS_PER_SM = {False: 3, True: 2}
 #: shared memory the driver reserves per CTA
 SMEM_RESERVED_PER_CTA = 1024
 #: rows of a split piece come in multiples of this, so that flat pieces start 16-byte aligned
@@ -344,13 +347,16 @@ class StagedInstance:
 
     @property
     def launch_bounds(self) -> str:
-        """float32: registers for STAGED_CTAS_PER_SM CTAs an SM (up to 128), where ptxas alone chose
-        fewer. Alternated on an H100: softmax forward (128, 1024, 1024) 0.84 -> 0.94 of copy,
-        (1024, 16384, 4) 0.79 -> 0.90, backward 0.01-0.05 better. 16-bit types keep ptxas's
-        choice: with the bound, bf16 backward (128, 1024, 1024) fell from 0.91 to 0.77 and
-        (4096, 4096, 3) forward from 0.63 to 0.59."""
+        """float32: registers for STAGED_F32_CTAS_PER_SM CTAs an SM, where ptxas alone chose more
+        (fewer resident CTAs) or fewer. Alternated on an H100 (results 2026-11-24_h100_s3 and _s4):
+        two CTAs' worth took softmax forward (128, 1024, 1024) from 0.84 to 0.94 of copy; with the
+        spread scratch (strided_staged.cuh) ptxas took 86 registers there, two CTAs an SM, 0.85,
+        and three CTAs' worth brought back 0.95 and (1024, 16384, 4) 0.81 -> 0.91. The backward
+        keeps two (with three, 0.01-0.02 slower). 16-bit types keep ptxas's choice: with a bound of
+        two, bf16 backward (128, 1024, 1024) fell from 0.91 to 0.77 and (4096, 4096, 3) forward
+        from 0.63 to 0.59."""
         if self.dtype == torch.float32:
-            return f"{STAGED_THREADS}, {STAGED_CTAS_PER_SM}"
+            return f"{STAGED_THREADS}, {STAGED_F32_CTAS_PER_SM[self.backward]}"
         return f"{STAGED_THREADS}"
 
 

@@ -54,7 +54,33 @@ struct StridedDirectLoad {
     __device__ __forceinline__ const T* row(i64 o, i64 k) const { return base + o * s0 + k * s1; }
     template <int P>
     __device__ __forceinline__ void convert(const Pack<T, P>& raw, float* out) const {
-        unpack<T, P>(raw, out);
+        unpack_lean<T, P>(raw, out);
+    }
+    // The elementwise maximum of U packs, converted: 16-bit packs compare as pairs first (exact, and
+    // like fmaxf a pair maximum returns the other operand of a NaN), one conversion per column.
+    template <int P, int U>
+    __device__ __forceinline__ void max_of(const Pack<T, P> (&raw)[U], float* out) const {
+        if constexpr (sizeof(T) == 2 && P % 2 == 0) {
+            typedef typename PairOf<T>::type T2;
+            Pack<T, P> m = raw[0];
+            T2* pairs = reinterpret_cast<T2*>(&m.raw);
+#pragma unroll
+            for (int u = 1; u < U; ++u) {
+                const T2* other = reinterpret_cast<const T2*>(&raw[u].raw);
+#pragma unroll
+                for (int i = 0; i < P / 2; ++i) pairs[i] = __hmax2(pairs[i], other[i]);
+            }
+            convert<P>(m, out);
+        } else {
+            convert<P>(raw[0], out);
+#pragma unroll
+            for (int u = 1; u < U; ++u) {
+                float v[P];
+                convert<P>(raw[u], v);
+#pragma unroll
+                for (int i = 0; i < P; ++i) out[i] = fmaxf(out[i], v[i]);
+            }
+        }
     }
 };
 
@@ -187,10 +213,29 @@ __device__ __forceinline__ StagedGeometry staged_geometry(i64 outer, i64 inner, 
     return g;
 }
 
+// The scratch: one slot of P values per thread (kStagedThreads, the block size of every launch).
+// SPREAD: value i of slot t lies at i * kStagedThreads + t, so that a warp's accesses to one value
+// fall on consecutive words. Side by side (t * P + i), a warp's 8-byte (max, sum) pairs lie 64
+// bytes apart, 16-way bank conflicts: Nsight Compute on an H100, bf16 (128, 1024, 1024) over dim 1
+// forward, 57% of the kernel's shared-memory wavefronts excessive (2% spread), in merges that
+// nothing overlaps; spread, the 16-bit forward gained 0.04-0.07 of copy on most shapes. The
+// backward's sums (4 bytes, 8-way) stay side by side: spread, bf16 backward of (128, 1024, 1024)
+// lost 0.05 and of (4096, 64, 512) 0.04 (results 2026-11-24_h100_s4/staged_scratch_ab.txt).
+template <int P, typename V, bool SPREAD>
+struct StagedScratch {
+    V* base;
+    __device__ __forceinline__ V& at(int slot, int i) const {
+        return SPREAD ? base[i * kStagedThreads + slot] : base[slot * P + i];
+    }
+    // the result for column c of the tile: value c % P of slot (0, c / P) after the merges
+    __device__ __forceinline__ V& column(int c) const { return at(c / P, c % P); }
+};
+
 // Merges the G row groups' values of each column: slot (g, j) holds group g's P values of pack j;
 // afterwards slot (0, j) holds the pack's result. Any G from 1 to the thread count.
-template <int P, typename V, typename Merge>
-__device__ __forceinline__ void merge_groups(V* scratch, int groups, int packs_per_row, Merge merge_fn) {
+template <int P, typename V, bool SPREAD, typename Merge>
+__device__ __forceinline__ void merge_groups(const StagedScratch<P, V, SPREAD>& scratch, int groups, int packs_per_row,
+                                             Merge merge_fn) {
     const int t = threadIdx.x;
     const int g = t / packs_per_row;
     int span = 1;
@@ -198,10 +243,12 @@ __device__ __forceinline__ void merge_groups(V* scratch, int groups, int packs_p
     for (int half = span / 2; half > 0; half /= 2) {
         __syncthreads();
         if (g < half && g + half < groups) {
-            V* mine = scratch + t * P;
-            const V* other = scratch + (t + half * packs_per_row) * P;
+            const int other = t + half * packs_per_row;
 #pragma unroll
-            for (int i = 0; i < P; ++i) mine[i] = merge_fn(mine[i], other[i]);
+            for (int i = 0; i < P; ++i) {
+                V& mine = scratch.at(t, i);
+                mine = merge_fn(mine, scratch.at(other, i));
+            }
         }
     }
     __syncthreads();
@@ -301,8 +348,10 @@ struct GlobalTeam {
     int* counter;
     i64 split, splits;
     int tile_cols;
-    __device__ __forceinline__ void publish(const V* scratch, int cols) const {
-        if ((int)threadIdx.x < cols) slots[split * tile_cols + threadIdx.x] = scratch[threadIdx.x];
+    template <typename Scratch>
+    __device__ __forceinline__ void publish(const Scratch& scratch, int cols) const {
+        const int c = threadIdx.x;
+        if (c < cols) slots[split * tile_cols + c] = scratch.column(c);
         team_barrier(counter, splits);
     }
     __device__ __forceinline__ V read(i64 q, int c) const { return load_cg(slots + q * tile_cols + c); }
@@ -314,8 +363,10 @@ struct GlobalTeam {
 template <typename V>
 struct ClusterTeam {
     V* post;
-    __device__ __forceinline__ void publish(const V* scratch, int cols) const {
-        if ((int)threadIdx.x < cols) post[threadIdx.x] = scratch[threadIdx.x];
+    template <typename Scratch>
+    __device__ __forceinline__ void publish(const Scratch& scratch, int cols) const {
+        const int c = threadIdx.x;
+        if (c < cols) post[c] = scratch.column(c);
         staged_cluster_arrive();
         staged_cluster_wait();
     }
@@ -327,8 +378,9 @@ struct ClusterTeam {
 // The team's merge of slot (0, j) of every CTA's scratch (after merge_groups): row group g reads
 // the results of team members g, g + G, ... and the groups merge again; afterwards slot (0, j)
 // holds the team's result in every CTA (merged in the same order in each).
-template <int P, typename V, typename Team, typename Merge>
-__device__ __forceinline__ void merge_team(const Team& team, V* scratch, int groups, int packs_per_row, int cols,
+template <int P, typename V, bool SPREAD, typename Team, typename Merge>
+__device__ __forceinline__ void merge_team(const Team& team, const StagedScratch<P, V, SPREAD>& scratch, int groups,
+                                           int packs_per_row, int cols,
                                            i64 splits, V empty, Merge merge_fn) {
     const int t = threadIdx.x;
     const int j = t % packs_per_row;
@@ -345,7 +397,7 @@ __device__ __forceinline__ void merge_team(const Team& team, V* scratch, int gro
             }
         }
 #pragma unroll
-        for (int i = 0; i < P; ++i) scratch[t * P + i] = total[i];
+        for (int i = 0; i < P; ++i) scratch.at(t, i) = total[i];
     }
     team.done();
     merge_groups<P>(scratch, (int)min((i64)groups, splits), packs_per_row, merge_fn);
@@ -383,13 +435,13 @@ __device__ __forceinline__ void staged_stats(const LOAD& in, const T* p, int row
     for (int i = 0; i < P; ++i) m[i] = neg_inf(), s[i] = 0.0f;
     int r = first;
     for (; r + 3 * step < rows; r += 4 * step) {
-        float v[4][P];
+        Pack<T, P> raw[4];
 #pragma unroll
-        for (int u = 0; u < 4; ++u) in.template convert<P>(read_pack<T, P>(p + (r + u * step) * pitch), v[u]);
+        for (int u = 0; u < 4; ++u) raw[u] = read_pack<T, P>(p + (r + u * step) * pitch);
+        float v[P];
+        in.template max_of<P, 4>(raw, v);
 #pragma unroll
-        for (int u = 0; u < 4; ++u)
-#pragma unroll
-            for (int i = 0; i < P; ++i) m[i] = fmaxf(m[i], v[u][i]);
+        for (int i = 0; i < P; ++i) m[i] = fmaxf(m[i], v[i]);
     }
     for (; r < rows; r += step) {
         float v[P];
@@ -428,8 +480,8 @@ __device__ __forceinline__ void staged_forward(LOAD in, STORE out, float* ws, i6
     const StagedGeometry geo = staged_geometry<P>(outer, inner, geometry);
     T* stage = reinterpret_cast<T*>(staged_smem);
     const i64 stage_bytes = ((i64)geo.stage_rows * geo.tile_cols * (i64)sizeof(T) + 15) / 16 * 16;
-    MaxSum* scratch = reinterpret_cast<MaxSum*>(staged_smem + stage_bytes);
-    MaxSum* post = scratch + blockDim.x * P;  // kStagedPostCols values
+    const StagedScratch<P, MaxSum, true> scratch{reinterpret_cast<MaxSum*>(staged_smem + stage_bytes)};
+    MaxSum* post = scratch.base + kStagedThreads * P;  // kStagedPostCols values
     int* counters = reinterpret_cast<int*>(ws);
     MaxSum* pairs = reinterpret_cast<MaxSum*>(ws + counter_words(geo.tiles));
 
@@ -473,7 +525,7 @@ __device__ __forceinline__ void staged_forward(LOAD in, STORE out, float* ws, i6
         }
         if (g < G) {
 #pragma unroll
-            for (int i = 0; i < P; ++i) scratch[t * P + i] = state[i];
+            for (int i = 0; i < P; ++i) scratch.at(t, i) = state[i];
         }
         merge_groups<P>(scratch, G, L, StagedMergeMaxSum());
 
@@ -486,7 +538,7 @@ __device__ __forceinline__ void staged_forward(LOAD in, STORE out, float* ws, i6
         }
         RowScale scale[P];
 #pragma unroll
-        for (int i = 0; i < P; ++i) scale[i] = row_scale(scratch[j * P + i]);
+        for (int i = 0; i < P; ++i) scale[i] = row_scale(scratch.at(j, i));
 
         // the last sub-piece is still staged: write it first, then re-stage the others
         for (int sub = pc.sub_pieces - 1; sub >= 0; --sub) {
@@ -540,8 +592,8 @@ __device__ __forceinline__ void staged_backward(LOAD y_in, LOAD dy_in, STORE dx_
     const i64 stage_bytes = ((i64)geo.stage_rows * geo.tile_cols * (i64)sizeof(T) + 15) / 16 * 16;
     T* stage_y = reinterpret_cast<T*>(staged_smem);
     T* stage_dy = reinterpret_cast<T*>(staged_smem + stage_bytes);
-    float* scratch = reinterpret_cast<float*>(staged_smem + 2 * stage_bytes);
-    float* post = scratch + blockDim.x * P;  // kStagedPostCols values
+    const StagedScratch<P, float, false> scratch{reinterpret_cast<float*>(staged_smem + 2 * stage_bytes)};
+    float* post = scratch.base + kStagedThreads * P;  // kStagedPostCols values
     int* counters = reinterpret_cast<int*>(ws);
     float* sums = ws + counter_words(geo.tiles);
 
@@ -600,7 +652,7 @@ __device__ __forceinline__ void staged_backward(LOAD y_in, LOAD dy_in, STORE dx_
         }
         if (g < G) {
 #pragma unroll
-            for (int i = 0; i < P; ++i) scratch[t * P + i] = sum[i];
+            for (int i = 0; i < P; ++i) scratch.at(t, i) = sum[i];
         }
         merge_groups<P>(scratch, G, L, StagedAdd());
 
@@ -608,7 +660,7 @@ __device__ __forceinline__ void staged_backward(LOAD y_in, LOAD dy_in, STORE dx_
             merge_team<P>(ClusterTeam<float>{post}, scratch, G, L, pc.cols, splits, 0.0f, StagedAdd());
         } else if (splits > 1) {
             float* tile_sums = sums + tile * splits * geo.tile_cols;
-            if (t < pc.cols) tile_sums[split * geo.tile_cols + t] = scratch[t];
+            if (t < pc.cols) tile_sums[split * geo.tile_cols + t] = scratch.column(t);
             team_barrier(counters + tile, splits);
             float total[P];
 #pragma unroll
@@ -622,13 +674,13 @@ __device__ __forceinline__ void staged_backward(LOAD y_in, LOAD dy_in, STORE dx_
             }
             if (g < G) {
 #pragma unroll
-                for (int i = 0; i < P; ++i) scratch[t * P + i] = total[i];
+                for (int i = 0; i < P; ++i) scratch.at(t, i) = total[i];
             }
             merge_groups<P>(scratch, G, L, StagedAdd());
         }
         float total[P];
 #pragma unroll
-        for (int i = 0; i < P; ++i) total[i] = scratch[j * P + i];
+        for (int i = 0; i < P; ++i) total[i] = scratch.at(j, i);
 
         for (int sub = pc.sub_pieces - 1; sub >= 0; --sub) {
             const i64 k = pc.k0 + (i64)sub * geo.stage_rows;
