@@ -218,9 +218,10 @@ __device__ __forceinline__ StagedGeometry staged_geometry(i64 outer, i64 inner, 
 // fall on consecutive words. Side by side (t * P + i), a warp's 8-byte (max, sum) pairs lie 64
 // bytes apart, 16-way bank conflicts: Nsight Compute on an H100, bf16 (128, 1024, 1024) over dim 1
 // forward, 57% of the kernel's shared-memory wavefronts excessive (2% spread), in merges that
-// nothing overlaps; spread, the 16-bit forward gained 0.04-0.07 of copy on most shapes. The
-// backward's sums (4 bytes, 8-way) stay side by side: spread, bf16 backward of (128, 1024, 1024)
-// lost 0.05 and of (4096, 64, 512) 0.04 (results 2026-11-24_h100_s4/staged_scratch_ab.txt).
+// nothing overlaps; spread, the 16-bit forward gained 0.04-0.10 of copy on most shapes
+// (results 2026-11-24_h100_s4/staged_scratch_ab.txt). The backward's sums (4 bytes, 8-way) stay
+// side by side, its code as before: spread, bf16 backward of (128, 1024, 1024) lost 0.05 and of
+// (4096, 64, 512) 0.04 (staged_scratch_spread_backward_ab.txt).
 template <int P, typename V, bool SPREAD>
 struct StagedScratch {
     V* base;
@@ -228,7 +229,7 @@ struct StagedScratch {
         return SPREAD ? base[i * kStagedThreads + slot] : base[slot * P + i];
     }
     // the result for column c of the tile: value c % P of slot (0, c / P) after the merges
-    __device__ __forceinline__ V& column(int c) const { return at(c / P, c % P); }
+    __device__ __forceinline__ V& column(int c) const { return SPREAD ? at(c / P, c % P) : base[c]; }
 };
 
 // Merges the G row groups' values of each column: slot (g, j) holds group g's P values of pack j;
@@ -593,7 +594,7 @@ __device__ __forceinline__ void staged_backward(LOAD y_in, LOAD dy_in, STORE dx_
     T* stage_y = reinterpret_cast<T*>(staged_smem);
     T* stage_dy = reinterpret_cast<T*>(staged_smem + stage_bytes);
     const StagedScratch<P, float, false> scratch{reinterpret_cast<float*>(staged_smem + 2 * stage_bytes)};
-    float* post = scratch.base + kStagedThreads * P;  // kStagedPostCols values
+    float* post = scratch.base + blockDim.x * P;  // kStagedPostCols values
     int* counters = reinterpret_cast<int*>(ws);
     float* sums = ws + counter_words(geo.tiles);
 
