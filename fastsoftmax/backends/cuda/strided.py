@@ -84,6 +84,8 @@ STAGED_CTAS_PER_SM = 2
 #: float32 strided_staged kernels are compiled for this many resident CTAs an SM (forward,
 #: backward): see StagedInstance.launch_bounds
 STAGED_F32_CTAS_PER_SM = {False: 3, True: 2}
+#: 16-bit strided_staged forward kernels with packs of two or more: likewise
+STAGED_16BIT_FORWARD_CTAS_PER_SM = 3
 #: shared memory the driver reserves per CTA
 SMEM_RESERVED_PER_CTA = 1024
 #: rows of a split piece come in multiples of this, so that flat pieces start 16-byte aligned
@@ -162,7 +164,7 @@ def staged_shape(
     tensors = 2 if backward else 1
     pack = staged_pack(inner, dtype)
     value = 4 if backward else 8  # a per-column result: a sum, or a (max, sum) pair
-    scratch = STAGED_THREADS * pack * value
+    scratch = STAGED_THREADS * pack * 4  # one float a thread's column (the pairs merge as two trees)
     budget = min(smem_per_block, smem_per_sm // ctas - SMEM_RESERVED_PER_CTA)
     per_tensor = (budget - scratch) // tensors // 16 * 16
     resident = sm_count * ctas
@@ -347,16 +349,19 @@ class StagedInstance:
 
     @property
     def launch_bounds(self) -> str:
-        """float32: registers for STAGED_F32_CTAS_PER_SM CTAs an SM, where ptxas alone chose more
-        (fewer resident CTAs) or fewer. Alternated on an H100 (results 2026-11-24_h100_s3 and _s4):
-        two CTAs' worth took softmax forward (128, 1024, 1024) from 0.84 to 0.94 of copy; with the
-        spread scratch (strided_staged.cuh) ptxas took 86 registers there, two CTAs an SM, 0.85,
-        and three CTAs' worth brought back 0.95 and (1024, 16384, 4) 0.81 -> 0.91. The backward
-        keeps two (with three, 0.01-0.02 slower). 16-bit types keep ptxas's choice: with a bound of
-        two, bf16 backward (128, 1024, 1024) fell from 0.91 to 0.77 and (4096, 4096, 3) forward
-        from 0.63 to 0.59."""
+        """Registers for a number of resident CTAs an SM where that was measured faster than
+        ptxas's own choice (H100, alternated in one process; results 2026-11-24_h100_s3, _s4).
+        float32: two CTAs' worth took softmax forward (128, 1024, 1024) from 0.84 to 0.94 of
+        copy; three's (STAGED_F32_CTAS_PER_SM) kept it there where ptxas later took 86 registers
+        (0.85), and took (1024, 16384, 4) from 0.81 to 0.91; the backward keeps two. 16-bit
+        forward with packs of 2 or more: three CTAs' worth, with the float scratch that fits
+        three CTAs' shared memory, took bf16 (128, 1024, 1024) from 0.73 to 0.85 (one-element
+        packs lost 0.03, (4096, 4096, 3)). 16-bit backward keeps ptxas's choice: with a bound
+        of two, bf16 (128, 1024, 1024) fell from 0.91 to 0.77."""
         if self.dtype == torch.float32:
             return f"{STAGED_THREADS}, {STAGED_F32_CTAS_PER_SM[self.backward]}"
+        if not self.backward and self.pack >= 2:
+            return f"{STAGED_THREADS}, {STAGED_16BIT_FORWARD_CTAS_PER_SM}"
         return f"{STAGED_THREADS}"
 
 

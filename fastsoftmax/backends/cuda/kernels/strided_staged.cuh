@@ -214,14 +214,14 @@ __device__ __forceinline__ StagedGeometry staged_geometry(i64 outer, i64 inner, 
 }
 
 // The scratch: one slot of P values per thread (kStagedThreads, the block size of every launch).
-// SPREAD: value i of slot t lies at i * kStagedThreads + t, so that a warp's accesses to one value
-// fall on consecutive words. Side by side (t * P + i), a warp's 8-byte (max, sum) pairs lie 64
-// bytes apart, 16-way bank conflicts: Nsight Compute on an H100, bf16 (128, 1024, 1024) over dim 1
-// forward, 57% of the kernel's shared-memory wavefronts excessive (2% spread), in merges that
-// nothing overlaps; spread, the 16-bit forward gained 0.04-0.10 of copy on most shapes
-// (results 2026-11-24_h100_s4/staged_scratch_ab.txt). The backward's sums (4 bytes, 8-way) stay
-// side by side, its code as before: spread, bf16 backward of (128, 1024, 1024) lost 0.05 and of
-// (4096, 64, 512) 0.04 (staged_scratch_spread_backward_ab.txt).
+// SPREAD (the forward): value i of slot t lies at i * kStagedThreads + t, so that a warp's accesses
+// to one value fall on consecutive words. Side by side (t * P + i), the forward's 8-byte (max, sum)
+// pairs of a warp lay 64 bytes apart, 16-way bank conflicts: Nsight Compute on an H100, bf16
+// (128, 1024, 1024) over dim 1, 57% of the kernel's shared-memory wavefronts excessive (2% spread),
+// in merges that nothing overlaps; spread, the 16-bit forward gained 0.04-0.10 of copy on most
+// shapes (results 2026-11-24_h100_s4/staged_scratch_ab.txt). The forward's values are floats since
+// (merge_pairs). The backward's sums stay side by side, its code as before: spread, bf16 backward
+// of (128, 1024, 1024) lost 0.05 and of (4096, 64, 512) 0.04 (staged_scratch_spread_backward_ab.txt).
 template <int P, typename V, bool SPREAD>
 struct StagedScratch {
     V* base;
@@ -255,8 +255,8 @@ __device__ __forceinline__ void merge_groups(const StagedScratch<P, V, SPREAD>& 
     __syncthreads();
 }
 
-struct StagedMergeMaxSum {
-    __device__ __forceinline__ MaxSum operator()(MaxSum a, MaxSum b) const { return merge(a, b); }
+struct StagedMax {
+    __device__ __forceinline__ float operator()(float a, float b) const { return fmaxf(a, b); }
 };
 struct StagedAdd {
     __device__ __forceinline__ float operator()(float a, float b) const { return a + b; }
@@ -349,12 +349,9 @@ struct GlobalTeam {
     int* counter;
     i64 split, splits;
     int tile_cols;
-    template <typename Scratch>
-    __device__ __forceinline__ void publish(const Scratch& scratch, int cols) const {
-        const int c = threadIdx.x;
-        if (c < cols) slots[split * tile_cols + c] = scratch.column(c);
-        team_barrier(counter, splits);
-    }
+    // where this CTA posts its result for column c, and its arrival once posted
+    __device__ __forceinline__ V& own(int c) const { return slots[split * tile_cols + c]; }
+    __device__ __forceinline__ void arrive() const { team_barrier(counter, splits); }
     __device__ __forceinline__ V read(i64 q, int c) const { return load_cg(slots + q * tile_cols + c); }
     __device__ __forceinline__ void done() const {}
     __device__ __forceinline__ void release() const {}
@@ -364,10 +361,8 @@ struct GlobalTeam {
 template <typename V>
 struct ClusterTeam {
     V* post;
-    template <typename Scratch>
-    __device__ __forceinline__ void publish(const Scratch& scratch, int cols) const {
-        const int c = threadIdx.x;
-        if (c < cols) post[c] = scratch.column(c);
+    __device__ __forceinline__ V& own(int c) const { return post[c]; }
+    __device__ __forceinline__ void arrive() const {
         staged_cluster_arrive();
         staged_cluster_wait();
     }
@@ -386,7 +381,8 @@ __device__ __forceinline__ void merge_team(const Team& team, const StagedScratch
     const int t = threadIdx.x;
     const int j = t % packs_per_row;
     const int g = t / packs_per_row;
-    team.publish(scratch, cols);
+    if (t < cols) team.own(t) = scratch.column(t);
+    team.arrive();
     if (g < groups) {
         V total[P];
 #pragma unroll
@@ -402,6 +398,66 @@ __device__ __forceinline__ void merge_team(const Team& team, const StagedScratch
     }
     team.done();
     merge_groups<P>(scratch, (int)min((i64)groups, splits), packs_per_row, merge_fn);
+}
+
+// Merges the (max, sum) pairs of the row groups below `groups` over a float scratch, by two trees:
+// the maxima, then the sums, each rescaled once to its column's maximum. Half the shared memory of
+// a tree over pairs: the bf16 forward of (128, 1024, 1024) over dim 1 then holds three CTAs an SM
+// instead of two (74 KB each), and with registers for three (strided.py) it went from 0.73 to
+// 0.85 of copy on an H100 (results 2026-11-24_h100_s4/staged_float_scratch_*.txt: two processes
+// in one device call, this kernel's host geometry differing from the one before). Afterwards
+// every thread's `pair` holds its pack's result.
+template <int P>
+__device__ __forceinline__ void merge_pairs(const StagedScratch<P, float, true>& scratch, MaxSum (&pair)[P], int groups,
+                                            int packs_per_row) {
+    const int t = threadIdx.x;
+    const int j = t % packs_per_row;
+    const int g = t / packs_per_row;
+    if (g < groups) {
+#pragma unroll
+        for (int i = 0; i < P; ++i) scratch.at(t, i) = pair[i].max;
+    }
+    merge_groups<P>(scratch, groups, packs_per_row, StagedMax());
+    float m[P];
+#pragma unroll
+    for (int i = 0; i < P; ++i) m[i] = scratch.at(j, i);
+    __syncthreads();  // every maximum is read before the sums take their place
+    if (g < groups) {
+#pragma unroll
+        for (int i = 0; i < P; ++i) scratch.at(t, i) = rescaled_sum(pair[i].max, pair[i].sum, m[i]);
+    }
+    merge_groups<P>(scratch, groups, packs_per_row, StagedAdd());
+#pragma unroll
+    for (int i = 0; i < P; ++i) pair[i] = MaxSum{m[i], scratch.at(j, i)};
+}
+
+// merge_team for (max, sum) pairs held in registers (merge_pairs' results): row group 0 posts its
+// packs' pairs, row group g merges those of team members g, g + G, ..., and merge_pairs merges the
+// groups; afterwards `pair` holds the team's result in every CTA (merged in the same order in each).
+template <int P, typename Team>
+__device__ __forceinline__ void merge_team_pairs(const Team& team, const StagedScratch<P, float, true>& scratch,
+                                                 MaxSum (&pair)[P], int groups, int packs_per_row, int cols,
+                                                 i64 splits) {
+    const int t = threadIdx.x;
+    const int j = t % packs_per_row;
+    const int g = t / packs_per_row;
+    if (g == 0) {
+#pragma unroll
+        for (int i = 0; i < P; ++i)
+            if (j * P + i < cols) team.own(j * P + i) = pair[i];
+    }
+    team.arrive();
+    const int team_groups = (int)min((i64)groups, splits);
+#pragma unroll
+    for (int i = 0; i < P; ++i) pair[i] = empty_maxsum();
+    if (g < team_groups && j * P < cols) {
+        for (i64 q = g; q < splits; q += team_groups) {
+#pragma unroll
+            for (int i = 0; i < P; ++i) pair[i] = merge(pair[i], team.read(q, j * P + i));
+        }
+    }
+    team.done();
+    merge_pairs<P>(scratch, pair, team_groups, packs_per_row);
 }
 
 // One CTA's place in the launch and in its current tile.
@@ -481,8 +537,8 @@ __device__ __forceinline__ void staged_forward(LOAD in, STORE out, float* ws, i6
     const StagedGeometry geo = staged_geometry<P>(outer, inner, geometry);
     T* stage = reinterpret_cast<T*>(staged_smem);
     const i64 stage_bytes = ((i64)geo.stage_rows * geo.tile_cols * (i64)sizeof(T) + 15) / 16 * 16;
-    const StagedScratch<P, MaxSum, true> scratch{reinterpret_cast<MaxSum*>(staged_smem + stage_bytes)};
-    MaxSum* post = scratch.base + kStagedThreads * P;  // kStagedPostCols values
+    const StagedScratch<P, float, true> scratch{reinterpret_cast<float*>(staged_smem + stage_bytes)};
+    MaxSum* post = reinterpret_cast<MaxSum*>(scratch.base + kStagedThreads * P);  // kStagedPostCols pairs
     int* counters = reinterpret_cast<int*>(ws);
     MaxSum* pairs = reinterpret_cast<MaxSum*>(ws + counter_words(geo.tiles));
 
@@ -524,22 +580,17 @@ __device__ __forceinline__ void staged_forward(LOAD in, STORE out, float* ws, i6
             __syncthreads();
             if (active) staged_stats<T, P>(in, stage + half * pitch + j * P, rows - half, g, G, pitch, state);
         }
-        if (g < G) {
-#pragma unroll
-            for (int i = 0; i < P; ++i) scratch.at(t, i) = state[i];
-        }
-        merge_groups<P>(scratch, G, L, StagedMergeMaxSum());
-
+        merge_pairs<P>(scratch, state, G, L);
         if constexpr (CLUSTER) {
-            merge_team<P>(ClusterTeam<MaxSum>{post}, scratch, G, L, pc.cols, splits, empty_maxsum(), StagedMergeMaxSum());
+            merge_team_pairs<P>(ClusterTeam<MaxSum>{post}, scratch, state, G, L, pc.cols, splits);
         } else if (splits > 1) {
             const GlobalTeam<MaxSum> team{pairs + tile * splits * geo.tile_cols, counters + tile, split, splits,
                                           geo.tile_cols};
-            merge_team<P>(team, scratch, G, L, pc.cols, splits, empty_maxsum(), StagedMergeMaxSum());
+            merge_team_pairs<P>(team, scratch, state, G, L, pc.cols, splits);
         }
         RowScale scale[P];
 #pragma unroll
-        for (int i = 0; i < P; ++i) scale[i] = row_scale(scratch.at(j, i));
+        for (int i = 0; i < P; ++i) scale[i] = row_scale(state[i]);
 
         // the last sub-piece is still staged: write it first, then re-stage the others
         for (int sub = pc.sub_pieces - 1; sub >= 0; --sub) {
