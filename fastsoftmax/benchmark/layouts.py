@@ -153,6 +153,11 @@ def implementations(case: LayoutCase, backward: bool, extra: dict | None = None,
     import fastsoftmax
 
     dim = case.dim
+    if peers:
+        # a fresh start for every case: the compiled functions below share their code objects
+        # across cases, and past torch._dynamo's recompile limit (8 shapes) torch.compile would
+        # quietly run them eagerly
+        torch._dynamo.reset()
     if backward:
 
         def torch_bwd(dy, y):
