@@ -163,7 +163,6 @@ def staged_shape(
     itemsize = CXX_TYPES[dtype][2]
     tensors = 2 if backward else 1
     pack = staged_pack(inner, dtype)
-    value = 4 if backward else 8  # a per-column result: a sum, or a (max, sum) pair
     scratch = STAGED_THREADS * pack * 4  # one float a thread's column (the pairs merge as two trees)
     budget = min(smem_per_block, smem_per_sm // ctas - SMEM_RESERVED_PER_CTA)
     per_tensor = (budget - scratch) // tensors // 16 * 16
@@ -197,7 +196,7 @@ def staged_shape(
     if clustered and tile_cols <= STAGED_POST_COLS and fewest_splits <= largest:
         # the posts take shared memory too: the rows a CTA holds are counted without them, so a
         # chunk may need one more power of two of CTAs
-        post = STAGED_POST_COLS * value
+        post = STAGED_POST_COLS * (4 if backward else 8)  # a column's sum, or its (max, sum) pair
         splits = next_pow2(fewest_splits)
         chunk = lambda splits: _chunk_rows(n, splits)  # noqa: E731
         smem = lambda splits: tensors * stage(chunk(splits)) + scratch + post  # noqa: E731

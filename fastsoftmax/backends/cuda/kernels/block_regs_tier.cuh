@@ -54,40 +54,14 @@ __device__ __forceinline__ V block_allreduce(V v, V identity, V* slots, WarpRedu
 // Where a thread's share of the row lives (see the header).
 enum Storage { kFloat = 0, kRaw = 1, kStaged = 2 };
 
-// Start a 16-byte copy from global to shared memory; the data lands in the background.
-__device__ __forceinline__ void copy_async_16(void* shared_dst, const void* global_src) {
-#if __CUDA_ARCH__ >= 800
-    const unsigned dst = static_cast<unsigned>(__cvta_generic_to_shared(shared_dst));
-    asm volatile("cp.async.cg.shared.global [%0], [%1], 16;\n" ::"r"(dst), "l"(global_src));
-#else
-    *reinterpret_cast<uint4*>(shared_dst) = *reinterpret_cast<const uint4*>(global_src);
-#endif
-}
-
-// Wait for this thread's copies; they are then visible to this thread.
-__device__ __forceinline__ void wait_async_copies() {
-#if __CUDA_ARCH__ >= 800
-    asm volatile("cp.async.wait_all;\n" ::: "memory");
-#endif
-}
-
-// Closes the group of this thread's copies started since the last commit.
-__device__ __forceinline__ void commit_async_group() {
-#if __CUDA_ARCH__ >= 800
-    asm volatile("cp.async.commit_group;\n" ::: "memory");
-#endif
-}
-
 // Waits until at most `pending` (0..3) of this thread's newest groups are still in flight.
 __device__ __forceinline__ void wait_async_groups(int pending) {
-#if __CUDA_ARCH__ >= 800
     switch (pending) {
-        case 0: asm volatile("cp.async.wait_group 0;\n" ::: "memory"); break;
-        case 1: asm volatile("cp.async.wait_group 1;\n" ::: "memory"); break;
-        case 2: asm volatile("cp.async.wait_group 2;\n" ::: "memory"); break;
-        default: asm volatile("cp.async.wait_group 3;\n" ::: "memory"); break;
+        case 0: copy_async_wait_group<0>(); break;
+        case 1: copy_async_wait_group<1>(); break;
+        case 2: copy_async_wait_group<2>(); break;
+        default: copy_async_wait_group<3>(); break;
     }
-#endif
 }
 
 // A thread's share of a row: PACKS packs of P elements, as float32, as the raw loaded packs, or
@@ -116,7 +90,7 @@ struct RowShare {
             const int col = column(u);
             if (col + P <= n) {
                 if constexpr (STORAGE == kStaged) {
-                    copy_async_16(&staged[u * blockDim.x], src + col);
+                    copy_async<16>(&staged[u * blockDim.x], src + col);
                 } else if constexpr (STORAGE == kRaw) {
                     raw[u] = read_pack<T, P>(src + col);
                 } else {
@@ -137,7 +111,7 @@ struct RowShare {
                 }
             }
         }
-        if constexpr (STORAGE == kStaged) wait_async_copies();
+        if constexpr (STORAGE == kStaged) copy_async_wait();
     }
 
     // Pack u as float32.

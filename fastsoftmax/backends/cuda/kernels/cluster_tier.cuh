@@ -192,9 +192,6 @@ constexpr int kClusterMaxWarps = 16;
 constexpr int kClusterMaxCtas = 16;
 
 #if __CUDA_ARCH__ >= 900
-__device__ __forceinline__ unsigned shared_address(const void* p) {
-    return static_cast<unsigned>(__cvta_generic_to_shared(p));
-}
 
 // The shared::cluster address of the shared::cta address `local` in cluster CTA `rank`.
 __device__ __forceinline__ unsigned map_shared(unsigned local, unsigned rank) {

@@ -476,4 +476,46 @@ __device__ __forceinline__ float input_grad(float y, float dy, float total) {
     }
 }
 
+// ---- copies from device to shared memory (cp.async, sm_80+) -----------------------------------
+__device__ __forceinline__ unsigned shared_address(const void* p) {
+    return static_cast<unsigned>(__cvta_generic_to_shared(p));
+}
+
+// Starts a BYTES-byte copy (4, 8 or 16) from global to shared memory; the data lands in the
+// background. Before sm_80, a plain copy.
+template <int BYTES>
+__device__ __forceinline__ void copy_async(void* dst, const void* src) {
+#if __CUDA_ARCH__ >= 800
+    if constexpr (BYTES == 16) {
+        asm volatile("cp.async.cg.shared.global [%0], [%1], 16;\n" ::"r"(shared_address(dst)), "l"(src));
+    } else {
+        asm volatile("cp.async.ca.shared.global [%0], [%1], %2;\n" ::"r"(shared_address(dst)), "l"(src), "n"(BYTES));
+    }
+#else
+    *reinterpret_cast<typename RawBits<BYTES>::type*>(dst) = *reinterpret_cast<const typename RawBits<BYTES>::type*>(src);
+#endif
+}
+
+// Waits for all of this thread's copies; they are then visible to this thread.
+__device__ __forceinline__ void copy_async_wait() {
+#if __CUDA_ARCH__ >= 800
+    asm volatile("cp.async.wait_all;\n" ::: "memory");
+#endif
+}
+
+// Closes the group of this thread's copies started since the last commit.
+__device__ __forceinline__ void copy_async_commit() {
+#if __CUDA_ARCH__ >= 800
+    asm volatile("cp.async.commit_group;\n" ::: "memory");
+#endif
+}
+
+// Waits until at most N of this thread's newest groups are still in flight.
+template <int N>
+__device__ __forceinline__ void copy_async_wait_group() {
+#if __CUDA_ARCH__ >= 800
+    asm volatile("cp.async.wait_group %0;\n" ::"n"(N) : "memory");
+#endif
+}
+
 }  // namespace fastsoftmax

@@ -57,7 +57,7 @@
 #include <cooperative_groups.h>
 
 #include "common.cuh"
-#include "block_regs_tier.cuh"  // copy_async_16, wait_async_copies, block_allreduce
+#include "block_regs_tier.cuh"  // block_allreduce
 #include "cluster_tier.cuh"     // DirectLoad, DirectStore, ClusterSlice, load_slots, scatter, slot_of, ...
 
 namespace fastsoftmax {
@@ -116,7 +116,7 @@ __device__ __forceinline__ void stream_pairs(const LOAD_Y& load_y, const T* y_ro
 
 // Shared-memory slots [0, count) hold slice slots from + 0, from + 1, ...: full packs by cp.async,
 // the partial ones element by element with padding. Thread t copies (and later reads) only slots
-// t, t + blockDim.x, ...: its own wait_async_copies makes them visible to it, no block barrier.
+// t, t + blockDim.x, ...: its own copy_async_wait makes them visible to it, no block barrier.
 // Whole slots are told by WholeSlots' two integer compares and the column advances by one add
 // (64-bit compares and a multiply a slot cost this loop 31 instructions a slot).
 template <typename T, int P>
@@ -127,7 +127,7 @@ __device__ __forceinline__ void stage_slots(Pack<T, P>* staged, const T* row, co
     i64 col = first + (i64)(from + (int)threadIdx.x) * P;
     for (int j = threadIdx.x; j < count; j += blockDim.x, col += step) {
         if (whole(from + j)) {
-            copy_async_16(&staged[j], row + col);
+            copy_async<16>(&staged[j], row + col);
         } else {
             const T padding = from_float<T>(pad);
 #pragma unroll
@@ -271,12 +271,12 @@ __device__ __forceinline__ void stage_grouped(Pack<T, P>* staged, const T* src, 
     for (int g = 0; g < kGridRowStages; ++g) {
         for (int i = 0; i < per && j < count; ++i, j += blockDim.x) {
             if (whole(from + j)) {
-                copy_async_16(&staged[j], src + first + (i64)(from + j) * P);
+                copy_async<16>(&staged[j], src + first + (i64)(from + j) * P);
             } else {
                 staged[j] = pad;
             }
         }
-        commit_async_group();
+        copy_async_commit();
     }
 }
 
@@ -446,7 +446,7 @@ __device__ __forceinline__ void each_held_pair(const LOAD& load_y, const LOAD& l
             f(yv, dyv, col);
         }
     }
-    wait_async_copies();
+    copy_async_wait();
     for (int j = threadIdx.x; j < held.smem; j += blockDim.x) {
         const i64 col = first + (i64)(held.regs + j) * P;
         float yv[P], dyv[P];

@@ -95,26 +95,7 @@ struct StridedDirectStore {
     }
 };
 
-// ---- copies between device and shared memory -------------------------------------------------
-__device__ __forceinline__ unsigned shared_address(const void* p) {
-    return (unsigned)__cvta_generic_to_shared(p);
-}
-
-template <int BYTES>
-__device__ __forceinline__ void copy_async(void* dst, const void* src) {
-    if constexpr (BYTES == 16) {
-        asm volatile("cp.async.cg.shared.global [%0], [%1], 16;\n" ::"r"(shared_address(dst)), "l"(src));
-    } else {
-        asm volatile("cp.async.ca.shared.global [%0], [%1], %2;\n" ::"r"(shared_address(dst)), "l"(src), "n"(BYTES));
-    }
-}
-
-__device__ __forceinline__ void copy_async_wait() { asm volatile("cp.async.wait_all;\n" ::: "memory"); }
-__device__ __forceinline__ void copy_async_commit() { asm volatile("cp.async.commit_group;\n" ::: "memory"); }
-template <int N>
-__device__ __forceinline__ void copy_async_wait_group() {
-    asm volatile("cp.async.wait_group %0;\n" ::"n"(N) : "memory");
-}
+// ---- copies between device and shared memory (copy_async and its waits: common.cuh) -----------
 
 // One run of `count` elements from src (device) to dst (shared) or back, in W-byte pieces (W
 // divides the byte offset of both ends' start and, for a run that must end exactly, its length);
