@@ -194,7 +194,7 @@ __device__ __forceinline__ StagedGeometry staged_geometry(i64 outer, i64 inner, 
     return g;
 }
 
-// The scratch: one slot of P values per thread (kStagedThreads, the block size of every launch).
+// The scratch: one slot of P floats per thread (kStagedThreads, the block size of every launch).
 // SPREAD (the forward): value i of slot t lies at i * kStagedThreads + t, so that a warp's accesses
 // to one value fall on consecutive words. Side by side (t * P + i), the forward's 8-byte (max, sum)
 // pairs of a warp lay 64 bytes apart, 16-way bank conflicts: Nsight Compute on an H100, bf16
@@ -203,20 +203,20 @@ __device__ __forceinline__ StagedGeometry staged_geometry(i64 outer, i64 inner, 
 // shapes (results 2026-11-24_h100_s4/staged_scratch_ab.txt). The forward's values are floats since
 // (merge_pairs). The backward's sums stay side by side, its code as before: spread, bf16 backward
 // of (128, 1024, 1024) lost 0.05 and of (4096, 64, 512) 0.04 (staged_scratch_spread_backward_ab.txt).
-template <int P, typename V, bool SPREAD>
+template <int P, bool SPREAD>
 struct StagedScratch {
-    V* base;
-    __device__ __forceinline__ V& at(int slot, int i) const {
+    float* base;
+    __device__ __forceinline__ float& at(int slot, int i) const {
         return SPREAD ? base[i * kStagedThreads + slot] : base[slot * P + i];
     }
     // the result for column c of the tile: value c % P of slot (0, c / P) after the merges
-    __device__ __forceinline__ V& column(int c) const { return SPREAD ? at(c / P, c % P) : base[c]; }
+    __device__ __forceinline__ float& column(int c) const { return SPREAD ? at(c / P, c % P) : base[c]; }
 };
 
 // Merges the G row groups' values of each column: slot (g, j) holds group g's P values of pack j;
 // afterwards slot (0, j) holds the pack's result. Any G from 1 to the thread count.
-template <int P, typename V, bool SPREAD, typename Merge>
-__device__ __forceinline__ void merge_groups(const StagedScratch<P, V, SPREAD>& scratch, int groups, int packs_per_row,
+template <int P, bool SPREAD, typename Merge>
+__device__ __forceinline__ void merge_groups(const StagedScratch<P, SPREAD>& scratch, int groups, int packs_per_row,
                                              Merge merge_fn) {
     const int t = threadIdx.x;
     const int g = t / packs_per_row;
@@ -228,7 +228,7 @@ __device__ __forceinline__ void merge_groups(const StagedScratch<P, V, SPREAD>& 
             const int other = t + half * packs_per_row;
 #pragma unroll
             for (int i = 0; i < P; ++i) {
-                V& mine = scratch.at(t, i);
+                float& mine = scratch.at(t, i);
                 mine = merge_fn(mine, scratch.at(other, i));
             }
         }
@@ -352,33 +352,32 @@ struct ClusterTeam {
     __device__ __forceinline__ void release() const { staged_cluster_wait(); }  // so are this CTA's
 };
 
-// The team's merge of slot (0, j) of every CTA's scratch (after merge_groups): row group g reads
-// the results of team members g, g + G, ... and the groups merge again; afterwards slot (0, j)
-// holds the team's result in every CTA (merged in the same order in each).
-template <int P, typename V, bool SPREAD, typename Team, typename Merge>
-__device__ __forceinline__ void merge_team(const Team& team, const StagedScratch<P, V, SPREAD>& scratch, int groups,
-                                           int packs_per_row, int cols,
-                                           i64 splits, V empty, Merge merge_fn) {
+// The team's sum of slot (0, j) of every CTA's scratch (after merge_groups; the backward): row
+// group g adds the results of team members g, g + G, ... and the groups add up again; afterwards
+// slot (0, j) holds the team's sum in every CTA (added in the same order in each).
+template <int P, bool SPREAD, typename Team>
+__device__ __forceinline__ void merge_team_sums(const Team& team, const StagedScratch<P, SPREAD>& scratch, int groups,
+                                                int packs_per_row, int cols, i64 splits) {
     const int t = threadIdx.x;
     const int j = t % packs_per_row;
     const int g = t / packs_per_row;
     if (t < cols) team.own(t) = scratch.column(t);
     team.arrive();
     if (g < groups) {
-        V total[P];
+        float total[P];
 #pragma unroll
-        for (int i = 0; i < P; ++i) total[i] = empty;
+        for (int i = 0; i < P; ++i) total[i] = 0.0f;
         if (j * P < cols) {
             for (i64 q = g; q < splits; q += groups) {
 #pragma unroll
-                for (int i = 0; i < P; ++i) total[i] = merge_fn(total[i], team.read(q, j * P + i));
+                for (int i = 0; i < P; ++i) total[i] += team.read(q, j * P + i);
             }
         }
 #pragma unroll
         for (int i = 0; i < P; ++i) scratch.at(t, i) = total[i];
     }
     team.done();
-    merge_groups<P>(scratch, (int)min((i64)groups, splits), packs_per_row, merge_fn);
+    merge_groups<P>(scratch, (int)min((i64)groups, splits), packs_per_row, StagedAdd());
 }
 
 // Merges the (max, sum) pairs of the row groups below `groups` over a float scratch, by two trees:
@@ -389,7 +388,7 @@ __device__ __forceinline__ void merge_team(const Team& team, const StagedScratch
 // in one device call, this kernel's host geometry differing from the one before). Afterwards
 // every thread's `pair` holds its pack's result.
 template <int P>
-__device__ __forceinline__ void merge_pairs(const StagedScratch<P, float, true>& scratch, MaxSum (&pair)[P], int groups,
+__device__ __forceinline__ void merge_pairs(const StagedScratch<P, true>& scratch, MaxSum (&pair)[P], int groups,
                                             int packs_per_row) {
     const int t = threadIdx.x;
     const int j = t % packs_per_row;
@@ -412,11 +411,11 @@ __device__ __forceinline__ void merge_pairs(const StagedScratch<P, float, true>&
     for (int i = 0; i < P; ++i) pair[i] = MaxSum{m[i], scratch.at(j, i)};
 }
 
-// merge_team for (max, sum) pairs held in registers (merge_pairs' results): row group 0 posts its
+// merge_team_sums for (max, sum) pairs held in registers (merge_pairs' results): row group 0 posts its
 // packs' pairs, row group g merges those of team members g, g + G, ..., and merge_pairs merges the
 // groups; afterwards `pair` holds the team's result in every CTA (merged in the same order in each).
 template <int P, typename Team>
-__device__ __forceinline__ void merge_team_pairs(const Team& team, const StagedScratch<P, float, true>& scratch,
+__device__ __forceinline__ void merge_team_pairs(const Team& team, const StagedScratch<P, true>& scratch,
                                                  MaxSum (&pair)[P], int groups, int packs_per_row, int cols,
                                                  i64 splits) {
     const int t = threadIdx.x;
@@ -518,7 +517,7 @@ __device__ __forceinline__ void staged_forward(LOAD in, STORE out, float* ws, i6
     const StagedGeometry geo = staged_geometry<P>(outer, inner, geometry);
     T* stage = reinterpret_cast<T*>(staged_smem);
     const i64 stage_bytes = ((i64)geo.stage_rows * geo.tile_cols * (i64)sizeof(T) + 15) / 16 * 16;
-    const StagedScratch<P, float, true> scratch{reinterpret_cast<float*>(staged_smem + stage_bytes)};
+    const StagedScratch<P, true> scratch{reinterpret_cast<float*>(staged_smem + stage_bytes)};
     MaxSum* post = reinterpret_cast<MaxSum*>(scratch.base + kStagedThreads * P);  // kStagedPostCols pairs
     int* counters = reinterpret_cast<int*>(ws);
     MaxSum* pairs = reinterpret_cast<MaxSum*>(ws + counter_words(geo.tiles));
@@ -625,7 +624,7 @@ __device__ __forceinline__ void staged_backward(LOAD y_in, LOAD dy_in, STORE dx_
     const i64 stage_bytes = ((i64)geo.stage_rows * geo.tile_cols * (i64)sizeof(T) + 15) / 16 * 16;
     T* stage_y = reinterpret_cast<T*>(staged_smem);
     T* stage_dy = reinterpret_cast<T*>(staged_smem + stage_bytes);
-    const StagedScratch<P, float, false> scratch{reinterpret_cast<float*>(staged_smem + 2 * stage_bytes)};
+    const StagedScratch<P, false> scratch{reinterpret_cast<float*>(staged_smem + 2 * stage_bytes)};
     float* post = scratch.base + blockDim.x * P;  // kStagedPostCols values
     int* counters = reinterpret_cast<int*>(ws);
     float* sums = ws + counter_words(geo.tiles);
@@ -690,7 +689,7 @@ __device__ __forceinline__ void staged_backward(LOAD y_in, LOAD dy_in, STORE dx_
         merge_groups<P>(scratch, G, L, StagedAdd());
 
         if constexpr (CLUSTER) {
-            merge_team<P>(ClusterTeam<float>{post}, scratch, G, L, pc.cols, splits, 0.0f, StagedAdd());
+            merge_team_sums<P>(ClusterTeam<float>{post}, scratch, G, L, pc.cols, splits);
         } else if (splits > 1) {
             float* tile_sums = sums + tile * splits * geo.tile_cols;
             if (t < pc.cols) tile_sums[split * geo.tile_cols + t] = scratch.column(t);
