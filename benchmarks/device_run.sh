@@ -3,8 +3,8 @@
 # benchmarks. Results land under $OUT (the device tool brings that folder back).
 #
 #   bash benchmarks/device_run.sh [STEPS]      STEPS: comma list of compile,hostprobe,tierprobe,
-#                                               clusterprobe,profile,tests,sanitize,quick,main,ladder,
-#                                               table
+#                                               clusterprobe,profile,tests,sanitize,distributed,quick,
+#                                               main,ladder,table
 #                                               (default: compile,tests,main,ladder)
 #
 # compile fills the kernel cache first (every instance, all CPUs), so that the tests and benchmarks
@@ -107,6 +107,18 @@ if [[ $steps == *,sanitize,* ]]; then
             rm -f "$OUT/sanitizer_${tool}_$tier.txt" "$OUT/sanitizer_${tool}_$tier.exit"
         done
     done
+fi
+if [[ $steps == *,distributed,* ]]; then
+    # fastsoftmax.distributed over NCCL on every GPU of the machine (two or more): its GPU tests,
+    # then benchmarks/distributed_bench.py (DIST_BENCH_ARGS, e.g. --quick). NVLink multicast stays
+    # off on the shared machines.
+    export NCCL_NVLS_ENABLE=0 TORCH_SYMM_MEM_DISABLE_MULTICAST=1 NVSHMEM_DISABLE_NVLS=1
+    # shellcheck disable=SC2086
+    timeout "${DIST_TEST_TIMEOUT:-300}" python3 -m pytest tests/distributed/test_distributed_nccl.py -q \
+        -p no:cacheprovider -rfE --durations=10 ${DIST_TEST_ARGS:-} 2>&1 | tee "$OUT/distributed_tests.log" | tail -n 80 || status=1
+    # shellcheck disable=SC2086
+    timeout "${DIST_BENCH_TIMEOUT:-400}" torchrun --nproc-per-node "$(nvidia-smi -L | wc -l)" \
+        benchmarks/distributed_bench.py --out "$OUT" ${DIST_BENCH_ARGS:-} 2>&1 | tee "$OUT/distributed_bench.log" | tail -n 200 || status=1
 fi
 if [[ $steps == *,quick,* ]]; then
     python3 -m fastsoftmax bench --quick --out "$OUT" 2>&1 | tee "$OUT/bench-quick.log" | tail -n 80 || status=1

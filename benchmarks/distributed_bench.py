@@ -6,7 +6,7 @@ Checks correctness against torch on the gathered logits first, then times per ca
 around each call, median over repetitions after warm-ups, a barrier between configurations), in
 bfloat16, forward and forward+backward:
 
-* fastsoftmax.distributed.softmax with each collective (allgather, allreduce) and with rows
+* fastsoftmax.distributed.softmax with each collective (allgather, allreduce, peer) and with rows
   chunked to L2 (allgather, chunk_rows="auto"), and with the consistency check on (check=True),
 * the baseline: all-gather the logits, torch.softmax on the full rows, keep this rank's slice,
 * the floor: fastsoftmax.softmax and torch.softmax on this rank's shard alone, no communication,
@@ -174,7 +174,7 @@ def check_correctness(world: int, rank: int) -> list[dict]:
                 )
         target = torch.randint(0, vocab, (rows,), device="cuda", generator=generator)
         reference = F.cross_entropy(full.float(), target)
-        for collective in fd.COLLECTIVES:
+        for collective in ("allgather", "allreduce"):  # "peer" serves softmax and log_softmax only
             loss = fd.cross_entropy(shard, target, collective=collective)
             results.append(
                 {
@@ -207,7 +207,20 @@ def variants():
         ("allreduce", {"collective": "allreduce", "check": False}),
         ("allgather+chunked", {"collective": "allgather", "chunk_rows": "auto", "check": False}),
         ("allgather+check", {"collective": "allgather", "check": True}),
+        ("peer", {"collective": "peer", "check": False}),
     ]
+
+
+def forward_bytes_sent(kwargs: dict, rows: int, world: int) -> int:
+    """Bytes each rank sends over the interconnect in a forward call."""
+    if kwargs["collective"] == "peer":  # a 16-byte slot (max, sum, epoch) a row into each other rank
+        return (world - 1) * rows * 16
+    if kwargs["collective"] == "allreduce":  # two all-reduces of 4 bytes per row
+        return 2 * ring_bytes_sent("allreduce", rows * 4, world)
+    sent = ring_bytes_sent("allgather", rows * 8, world)
+    if kwargs.get("check"):
+        sent += ring_bytes_sent("allgather", 10 * 8, world)
+    return sent
 
 
 def ring_bytes_sent(kind: str, payload: int, world: int) -> int:
@@ -265,15 +278,9 @@ def bench_shape(rows: int, vocab: int, world: int, rank: int, quick: bool) -> li
         record(name, "forward", time_call(lambda fn=fn: fn(x), quick), 0)
         record(name, "forward+backward", time_call(backward_of(fn), quick), 0)
 
-    stats_payload = rows * 8
     for name, kwargs in variants():
         fn = lambda t, kwargs=kwargs: fd.softmax(t, **kwargs)
-        kind = "allreduce" if kwargs["collective"] == "allreduce" else "allgather"
-        forward_bytes = ring_bytes_sent(kind, stats_payload, world)
-        if kind == "allreduce":  # two all-reduces of 4 bytes per row
-            forward_bytes = 2 * ring_bytes_sent("allreduce", rows * 4, world)
-        if kwargs["check"]:
-            forward_bytes += ring_bytes_sent("allgather", 10 * 8, world)
+        forward_bytes = forward_bytes_sent(kwargs, rows, world)
         backward_bytes = ring_bytes_sent("allreduce", rows * 4, world)
         record(f"distributed softmax [{name}]", "forward", time_call(lambda fn=fn: fn(x), quick), forward_bytes)
         record(
@@ -284,16 +291,16 @@ def bench_shape(rows: int, vocab: int, world: int, rank: int, quick: bool) -> li
         )
 
     if rows <= GRAPHED_MAX_ROWS:
-        for name, kwargs in variants()[:2]:
+        for name, kwargs in variants():
+            if name not in ("allgather", "allreduce", "peer"):
+                continue
             timing = time_graphed(lambda kwargs=kwargs: fd.softmax(x, **kwargs), quick)
             if timing is not None:
                 record(
                     f"distributed softmax [{name}, CUDA graph]",
                     "forward",
                     timing,
-                    ring_bytes_sent("allgather", stats_payload, world)
-                    if name == "allgather"
-                    else 2 * ring_bytes_sent("allreduce", rows * 4, world),
+                    forward_bytes_sent(kwargs, rows, world),
                 )
         timing = time_graphed(lambda: fastsoftmax.softmax(x, -1), quick)
         if timing is not None:

@@ -13,12 +13,14 @@ import math
 import torch
 import torch.distributed as dist
 
-from . import _local
+from . import _local, _peer
 
-COLLECTIVES = ("allgather", "allreduce")
+COLLECTIVES = ("allgather", "allreduce", "peer")
 #: The collective used when none is named: one all-gather of the (max, sum) pairs, merged
 #: locally inside the normalising kernel. Two all-reduces (the max, then the rescaled sums) move
-#: fewer bytes at large world sizes but pay two latencies and a rescale between them.
+#: fewer bytes at large world sizes but pay two latencies and a rescale between them. "peer"
+#: (softmax and log-softmax forward, CUDA ranks of one host) exchanges the pairs through the GPUs'
+#: memory inside a single kernel: one launch a call, for decoding.
 DEFAULT_COLLECTIVE = "allgather"
 REDUCTIONS = ("mean", "sum", "none")
 
@@ -185,6 +187,8 @@ def _auto_chunk_rows(x: torch.Tensor) -> int | None:
 
 
 def _forward_rows(x: torch.Tensor, group, log: bool, collective: str, chunk_rows) -> torch.Tensor:
+    if collective == "peer":
+        return _peer.forward(x, group, log)
     rows = x.shape[0]
     if chunk_rows == "auto":
         chunk_rows = _auto_chunk_rows(x)
@@ -245,6 +249,10 @@ def _softmax(x, dim, group, log, collective, chunk_rows, check):
         )
     if x.dtype == torch.float64:
         raise TypeError(f"{name}: float64 is not supported (statistics are float32); use float32, float16 or bfloat16")
+    if collective == "peer" and not x.is_cuda:
+        raise ValueError(
+            f"{name}: collective='peer' exchanges through GPU memory and needs CUDA tensors, got {x.device}"
+        )
     dim = _normalize_dim(dim, x.ndim)
     if check:
         _validate(_gather_descriptors(x, dim, group), f"fastsoftmax.distributed.{name}")
@@ -266,8 +274,10 @@ def softmax(
     """This rank's shard of the softmax of a tensor split along ``dim`` over ``group``.
 
     ``x`` is this rank's shard (shards may be uneven, or empty). ``collective`` is
-    ``"allgather"`` (one all-gather of 8 bytes per row per rank, merged locally) or
-    ``"allreduce"`` (an all-reduce of the max, then of the rescaled sums). ``chunk_rows`` (None,
+    ``"allgather"`` (one all-gather of 8 bytes per row per rank, merged locally),
+    ``"allreduce"`` (an all-reduce of the max, then of the rescaled sums) or ``"peer"`` (CUDA
+    ranks of one host: the pairs exchanged through the GPUs' memory inside one kernel, one launch
+    a call; the backward all-reduces as ``"allgather"`` does). ``chunk_rows`` (None,
     an int or ``"auto"``: sized to L2) processes rows in chunks whose all-gather overlaps the next
     chunk's statistics pass. ``check`` all-gathers a small shape/dtype descriptor first and raises
     if ranks disagree; it costs one extra collective and, on CUDA, a host-device round trip.
@@ -359,6 +369,10 @@ def cross_entropy(
     """
     _check_floating(logits_shard, "cross_entropy")
     _check_collective(collective)
+    if collective == "peer":
+        raise ValueError(
+            "cross_entropy: collective='peer' serves softmax and log_softmax; use 'allgather' or 'allreduce'"
+        )
     if logits_shard.dtype == torch.float64:
         raise TypeError("cross_entropy: float64 is not supported (statistics are float32)")
     if not isinstance(target, torch.Tensor) or target.is_floating_point() or target.is_complex():

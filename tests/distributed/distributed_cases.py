@@ -18,7 +18,11 @@ from fastsoftmax.distributed import _local
 
 #: Widths of the ranks' shards of a 37-wide softmax dim: uneven, and with an empty shard.
 SPLITS = {2: ([25, 12], [37, 0]), 3: ([10, 15, 12], [20, 0, 17])}
-TOLERANCES = {torch.float32: {"rtol": 1e-5, "atol": 1e-6}, torch.bfloat16: {"rtol": 2e-2, "atol": 2e-3}}
+TOLERANCES = {
+    torch.float32: {"rtol": 1e-5, "atol": 1e-6},
+    torch.bfloat16: {"rtol": 2e-2, "atol": 2e-3},
+    torch.float16: {"rtol": 2e-3, "atol": 1e-4},
+}
 
 
 @contextlib.contextmanager
@@ -148,7 +152,10 @@ def _check_softmax(rank, device, full, upstream, widths, dim, log, dtype, triton
         {"collective": "allgather", "chunk_rows": 2, "check": False},
     ]
     plain = dtype == torch.float32 and full.ndim == 2 and dim in (-1, 1)
-    for option in subset(options, plain or not interpreted(device, triton_on_cpu)):
+    options = subset(options, plain or not interpreted(device, triton_on_cpu))
+    if device.type == "cuda":
+        options.append({"collective": "peer", "check": False})
+    for option in options:
         x = shard(full, widths, rank, dim).to(device).requires_grad_()
         y = distributed_fn(x, dim, **option)
         assert y.dtype == dtype and y.shape == x.shape
@@ -232,6 +239,11 @@ def _check_all_ignored(rank, device, world):
     assert bool((x.grad == 0).all())
 
 
+def collectives(device: torch.device) -> tuple[str, ...]:
+    """The collectives a device's tensors take: "peer" needs CUDA tensors."""
+    return fd.COLLECTIVES if device.type == "cuda" else tuple(c for c in fd.COLLECTIVES if c != "peer")
+
+
 def numerics(rank: int, world: int, device: torch.device, seed: int) -> None:
     """Rows of -inf, +inf and NaN give what torch gives on the gathered row."""
     widths = SPLITS[world][0]
@@ -245,7 +257,7 @@ def numerics(rank: int, world: int, device: torch.device, seed: int) -> None:
         for triton_on_cpu in local_paths(device):
             with local_path(triton_on_cpu):
                 for log in (False, True):
-                    for collective in fd.COLLECTIVES:
+                    for collective in collectives(device):
                         x = shard(full, widths, rank, 1).to(device)
                         y = (fd.log_softmax if log else fd.softmax)(x, collective=collective)
                         expected = (torch.log_softmax if log else torch.softmax)(full.double(), 1)
@@ -279,6 +291,10 @@ def mismatches(rank: int, world: int, device: torch.device) -> None:
         fd.softmax(x.double())
     with pytest.raises(IndexError):
         fd.softmax(x, dim=2)
+    with pytest.raises(ValueError, match="needs CUDA tensors"):
+        fd.softmax(x.cpu(), collective="peer")
+    with pytest.raises(ValueError, match="serves softmax and log_softmax"):
+        fd.cross_entropy(x, torch.zeros(4, dtype=torch.int64, device=device), collective="peer")
     with pytest.raises(ValueError, match="reduction"):
         fd.cross_entropy(x, torch.zeros(4, dtype=torch.int64, device=device), reduction="max")
     with pytest.raises(TypeError, match="class indices"):
@@ -349,3 +365,86 @@ def large_shapes(rank: int, world: int, device: torch.device, seed: int) -> None
                     generator,
                     f"cross_entropy {dtype} {rows}x{vocab}",
                 )
+
+
+def split(total: int, world: int) -> list[int]:
+    """Uneven widths of ``total`` columns over ``world`` ranks."""
+    widths = [total // world + 8 * r for r in range(world - 1)]
+    return widths + [total - sum(widths)]
+
+
+def peer_exchange(rank: int, world: int, device: torch.device, seed: int) -> None:
+    """collective="peer" (CUDA ranks of one host): decode-sized and long rows, uneven and empty
+    shards, misaligned views, more rows than one launch takes, back-to-back calls (the epochs and
+    the two slot parities), replays of a captured CUDA graph on new data, against float64 (float32
+    inputs) or torch's float32 result on the gathered rows (16-bit inputs); the memory each output
+    takes is poisoned with NaN first, so that unwritten elements show."""
+    generator = torch.Generator().manual_seed(seed)
+    with reported_seed(seed, rank):
+        for rows, vocab, widths in (
+            (1, 128256, None),
+            (8, 151936, None),
+            (3, 50257, None),  # odd widths: rows misaligned for 16-byte packs
+            (130, 4096, None),  # three launches of at most 64 rows
+            (5, 1000, [1000] + [0] * (world - 1)),  # empty shards
+            (64, 400000, None),  # a row's columns over a few CTAs, more than they hold on chip
+        ):
+            widths = widths or split(vocab, world)
+            for dtype in (torch.float32, torch.bfloat16, torch.float16):
+                full = (torch.randn(rows, vocab, generator=generator) * 4).to(dtype)
+                for log in (False, True):
+                    _check_peer(rank, device, full, widths, log, f"{rows}x{vocab} {dtype} widths={widths} log={log}")
+        # a view one element past a 16-byte boundary (x[:, 1:]), and a softmax over dim 0
+        full = (torch.randn(4, 3001, generator=generator) * 4).to(torch.bfloat16)
+        widths = split(3001, world)
+        x = shard(full, widths, rank, 1)
+        padded = torch.cat((torch.zeros(4, 1, dtype=x.dtype), x), 1).to(device)
+        for log in (False, True):
+            y = (fd.log_softmax if log else fd.softmax)(padded[:, 1:], collective="peer", check=False)
+            expected = shard((torch.log_softmax if log else torch.softmax)(full.float(), 1), widths, rank, 1)
+            assert_close(y.cpu(), expected, torch.bfloat16, f"peer misaligned view log={log}")
+        moved = torch.randn(3001, 3, generator=generator) * 4
+        y = fd.softmax(shard(moved, widths, rank, 0).to(device), dim=0, collective="peer", check=False)
+        assert_close(y.cpu(), shard(torch.softmax(moved.double(), 0), widths, rank, 0), torch.float32, "peer dim 0")
+        _check_peer_graph(rank, world, device, generator)
+        # zero rows: nothing to exchange, on every rank
+        assert fd.softmax(torch.empty(0, 7, device=device), collective="peer", check=False).shape == (0, 7)
+
+
+def _poison_next_output(like: torch.Tensor) -> None:
+    """Leaves a NaN-filled block of ``like``'s size at the top of the caching allocator, which the
+    next allocation of that size on the stream takes."""
+    poison = torch.full_like(like, float("nan"), memory_format=torch.contiguous_format)
+    del poison
+
+
+def _check_peer(rank, device, full, widths, log, what):
+    fn = fd.log_softmax if log else fd.softmax
+    reference = (torch.log_softmax if log else torch.softmax)(full.to(reference_dtype(full.dtype)), 1)
+    expected = shard(reference, widths, rank, 1)
+    x = shard(full, widths, rank, 1).to(device)
+    for call in range(3):  # back to back: epochs advance, slot parities alternate
+        _poison_next_output(x)
+        y = fn(x, collective="peer", check=False)
+        assert y.dtype == x.dtype and y.shape == x.shape and y.is_contiguous()
+        assert_close(y.cpu(), expected, full.dtype, f"peer {what} call {call}")
+        del y
+
+
+def _check_peer_graph(rank, world, device, generator):
+    """A call captured in a CUDA graph and replayed on new inputs: the epoch lives on the device."""
+    widths = [64128] * world
+    full = torch.empty(4, sum(widths))
+    static = torch.empty(4, widths[rank], device=device, dtype=torch.bfloat16)
+    fd.softmax(static.normal_(), collective="peer", check=False)  # maps the exchange memory outside capture
+    torch.cuda.synchronize(device)
+    graph = torch.cuda.CUDAGraph()
+    with torch.cuda.graph(graph):
+        out = fd.softmax(static, collective="peer", check=False)
+    for replay in range(4):
+        full.normal_(generator=generator).mul_(4)
+        static.copy_(shard(full, widths, rank, 1).to(torch.bfloat16))
+        out.fill_(float("nan"))
+        graph.replay()
+        expected = shard(torch.softmax(full.to(torch.bfloat16).float(), 1), widths, rank, 1)
+        assert_close(out.cpu(), expected, torch.bfloat16, f"peer graph replay {replay}")

@@ -123,3 +123,17 @@ def test_cross_entropy_pieces(device, smoothing):
         scale.double()
     )
     torch.testing.assert_close(dx.cpu().double(), reference.grad[:, start : start + width], **FLOAT32)
+
+
+@pytest.mark.parametrize("arch", ["sm_80", "sm_90"])
+def test_peer_kernels_compile(arch):
+    """collective="peer"'s kernels (CUDA C++, NVRTC) compile for both architectures, without a GPU."""
+    pytest.importorskip("cuda.core")
+    from fastsoftmax.backends.cuda import compiler
+    from fastsoftmax.distributed import _peer
+
+    if compiler.nvrtc_unavailable_reason():
+        pytest.skip(compiler.nvrtc_unavailable_reason())
+    cubin = compiler.compile_cubin(_peer.source(_peer.all_kernels()), arch, "peer_rows", use_cache=False)
+    missing = [_peer.kernel_name(*k) for k in _peer.all_kernels() if _peer.kernel_name(*k).encode() not in cubin]
+    assert not missing

@@ -22,6 +22,10 @@ def fresh_seed() -> int:
     return int.from_bytes(os.urandom(4), "little")
 
 
+def test_peer_exchange_nccl():
+    run_ranks(2, cases.peer_exchange, fresh_seed(), backend="nccl")
+
+
 def test_everything_nccl():
     run_ranks(2, cases.everything, fresh_seed(), backend="nccl")
 

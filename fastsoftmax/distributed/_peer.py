@@ -1,0 +1,230 @@
+"""Collective ``"peer"``: the forward softmax of rows split across the GPUs of one host in one
+kernel launch per call, the ranks' per-row (max, sum) pairs written straight into each other's
+memory (``kernels/peer_rows.cuh`` says how the kernel exchanges and waits).
+
+Each rank allocates a small exchange memory once per (process group, device), exports it with
+CUDA IPC and maps every other rank's; the handles travel in one ``all_gather_object`` at the
+first call. After that a call costs one launch on the host and no collective.
+
+Requirements: CUDA tensors, every rank of the group its own process on the same host, and the
+GPUs able to reach each other's memory (NVLink or PCIe peer access). The ranks must make the same
+calls in the same order (as with any collective): a rank's kernel waits on the device for the
+other ranks' kernels of the same call.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import socket
+import threading
+
+import torch
+import torch.distributed as dist
+
+from ..backends.cuda import compiler
+from ..backends.cuda.instances import CXX_TYPES
+from ..backends.cuda.launch import DriverError, Kernel, check, device_facts, enter, leave, on_device, raw_stream
+
+THREADS = 256
+#: Shared memory a CTA holds its columns in; columns past it are read again from device memory
+#: in the output pass (only when a row is longer than its CTAs hold: many rows of a long shard).
+HELD_BYTES = 32 * 1024
+#: Rows per launch. The same on every rank whatever its shard width (the number of launches of a
+#: call, and so the epochs, must agree), and small enough that every row gets several CTAs.
+ROWS_PER_LAUNCH = 64
+#: Bytes of a row a CTA aims to take: enough in flight per CTA, and enough CTAs per row.
+TARGET_CHUNK_BYTES = 8 * 1024
+SLOT_BYTES = 16
+STATE_BYTES = 64
+
+
+def kernel_name(dtype: torch.dtype, log: bool, pack: int) -> str:
+    return f"peer_rows_fwd_{'logsoftmax' if log else 'softmax'}_{CXX_TYPES[dtype][1]}_p{pack}"
+
+
+def packs(dtype: torch.dtype) -> tuple[int, int]:
+    """The pack widths compiled for a dtype: 16 bytes, and single elements for misaligned rows."""
+    return 16 // CXX_TYPES[dtype][2], 1
+
+
+def all_kernels() -> list[tuple[torch.dtype, bool, int]]:
+    return [(dtype, log, pack) for dtype in CXX_TYPES for log in (False, True) for pack in packs(dtype)]
+
+
+def source(kernels) -> str:
+    lines = ['#include "peer_rows.cuh"', "using namespace fastsoftmax;", ""]
+    for dtype, log, pack in kernels:
+        t = CXX_TYPES[dtype][0]
+        lines.append(
+            f'extern "C" __global__ void __launch_bounds__({THREADS}) {kernel_name(dtype, log, pack)}('
+            f"const {t}* x, {t}* y, i64 n, i64 x_pitch, i64 y_pitch, i64 chunk, i64 ctas_per_row, i64 rank, "
+            "i64 world, i64 rows_capacity, PeerSlot* const* peers, PeerSlot* slots, float2* pairs, "
+            "unsigned int* tickets, PeerState* state, i64 held) {\n"
+            f"    peer_rows_forward<{t}, {'true' if log else 'false'}, {pack}>(x, y, n, x_pitch, y_pitch, chunk, "
+            "ctas_per_row, rank, world, rows_capacity, peers, slots, pairs, tickets, state, held);\n}\n"
+        )
+    return "\n".join(lines)
+
+
+_LOCK = threading.Lock()
+_KERNELS: dict = {}
+_EXCHANGES: dict = {}
+
+
+def _kernel(dtype: torch.dtype, log: bool, pack: int, device_index: int) -> tuple[Kernel, int]:
+    """The loaded kernel and how many of its CTAs the device holds at once."""
+    key = (dtype, log, pack, device_index)
+    found = _KERNELS.get(key)
+    if found is None:
+        with _LOCK:
+            found = _KERNELS.get(key)
+            if found is None:
+                from cuda.core import ObjectCode
+
+                facts = device_facts(device_index)
+                name = kernel_name(dtype, log, pack)
+                cubin = compiler.compile_cubin(source([(dtype, log, pack)]), facts.arch, name)
+                core = ObjectCode.from_cubin(cubin, name=name).get_kernel(name)
+                kernel = Kernel(core, name, device_index, 16, THREADS, 1, HELD_BYTES, 1, True)
+                found = _KERNELS[key] = (kernel, kernel.blocks_per_sm() * facts.sm_count)
+    return found
+
+
+class _Exchange:
+    """One rank's exchange memory for one (group, device), and the other ranks' mapped.
+
+    Layout: the slots first (at the same offset in every rank's memory: a rank finds another's
+    slots at that rank's base), then this rank's own state, row tickets, pair per CTA and the
+    table of every rank's slot address."""
+
+    def __init__(self, group, device_index: int):
+        from cuda.bindings import driver
+
+        self.rank = dist.get_rank(group)
+        self.world = dist.get_world_size(group)
+        facts = device_facts(device_index)
+        max_ctas = facts.sm_count * max(1, facts.max_threads_per_sm // THREADS)
+        slots_bytes = SLOT_BYTES * 2 * ROWS_PER_LAUNCH * self.world
+        state_at = slots_bytes
+        tickets_at = state_at + STATE_BYTES
+        table_at = tickets_at + _round16(4 * ROWS_PER_LAUNCH)
+        pairs_at = table_at + _round16(8 * self.world)
+        size = pairs_at + 8 * max_ctas
+        with on_device(device_index):
+            self.base = int(check(driver.cuMemAlloc(size), "cuMemAlloc (peer exchange memory)"))
+            check(driver.cuMemsetD8(self.base, 0, size), "cuMemsetD8")
+            check(driver.cuCtxSynchronize(), "cuCtxSynchronize")
+            handle = check(driver.cuIpcGetMemHandle(self.base), "cuIpcGetMemHandle")
+        mine = (socket.gethostname(), ctypes.string_at(handle.getPtr(), 64))
+        everyone = [None] * self.world
+        dist.all_gather_object(everyone, mine, group=group)
+        bases = []
+        with on_device(device_index):
+            for rank, (host, raw) in enumerate(everyone):
+                if rank == self.rank:
+                    bases.append(self.base)
+                    continue
+                if host != mine[0]:
+                    raise RuntimeError(
+                        f"collective='peer' needs every rank of the group on one host: rank {self.rank} is on "
+                        f"{mine[0]!r}, rank {rank} on {host!r}; use collective='allgather'"
+                    )
+                theirs = driver.CUipcMemHandle()
+                ctypes.memmove(theirs.getPtr(), raw, 64)
+                flags = driver.CUipcMem_flags.CU_IPC_MEM_LAZY_ENABLE_PEER_ACCESS
+                pointer = check(driver.cuIpcOpenMemHandle(theirs, flags), f"cuIpcOpenMemHandle (rank {rank}'s memory)")
+                bases.append(int(pointer))
+            table = (ctypes.c_uint64 * self.world)(*bases)
+            check(driver.cuMemcpyHtoD(self.base + table_at, ctypes.addressof(table), 8 * self.world), "cuMemcpyHtoD")
+        self.slots = self.base
+        self.state = self.base + state_at
+        self.tickets = self.base + tickets_at
+        self.table = self.base + table_at
+        self.pairs = self.base + pairs_at
+        # every rank's memory is zeroed before any rank can write into it
+        dist.barrier(group=group)
+
+
+def _round16(value: int) -> int:
+    return -(-value // 16) * 16
+
+
+def exchange(group, device_index: int) -> _Exchange:
+    key = (group if group is not None else dist.group.WORLD, device_index)
+    found = _EXCHANGES.get(key)
+    if found is None:
+        with _LOCK:
+            found = _EXCHANGES.get(key)
+            if found is None:
+                try:
+                    found = _EXCHANGES[key] = _Exchange(group, device_index)
+                except DriverError as error:
+                    raise RuntimeError(
+                        f"collective='peer' could not map the other ranks' memory ({error}); it needs every rank "
+                        "its own process on one host, with peer access between the GPUs"
+                    ) from error
+    return found
+
+
+def _aligned(tensor: torch.Tensor, row_pitch: int) -> bool:
+    itemsize = tensor.element_size()
+    return tensor.data_ptr() % 16 == 0 and (row_pitch * itemsize) % 16 == 0
+
+
+def forward(x: torch.Tensor, group, log: bool) -> torch.Tensor:
+    """This rank's shard of the softmax (log-softmax) of rows ``x`` (rows, n) split over
+    ``group``; contiguous output."""
+    if x.stride(1) != 1 and x.shape[1] > 1:
+        x = x.contiguous()
+    rows, n = x.shape
+    y = torch.empty((rows, n), dtype=x.dtype, device=x.device)
+    if rows == 0:
+        return y
+    device_index = x.device.index
+    ex = exchange(group, device_index)
+    x_pitch = x.stride(0) if rows > 1 else n
+    wide = packs(x.dtype)[0]
+    pack = wide if _aligned(x, x_pitch) and _aligned(y, n) else 1
+    kernel, resident = _kernel(x.dtype, log, pack, device_index)
+    per_launch = min(rows, ROWS_PER_LAUNCH)
+    if resident < per_launch:
+        raise RuntimeError(
+            f"collective='peer' needs {per_launch} CTAs resident on cuda:{device_index}, it holds {resident}"
+        )
+    itemsize = x.element_size()
+    ctas = max(1, min(resident // per_launch, -(-n * itemsize // TARGET_CHUNK_BYTES)))
+    chunk = -(-max(n, 1) // ctas)
+    chunk = -(-chunk // pack) * pack
+    ctas = max(1, -(-n // chunk))
+    held = HELD_BYTES // itemsize
+    stream = raw_stream(device_index)
+    pushed = enter(device_index)
+    try:
+        for start in range(0, rows, per_launch):
+            count = min(per_launch, rows - start)
+            kernel.launch(
+                count * ctas,
+                stream,
+                (
+                    x.data_ptr() + start * x_pitch * itemsize,
+                    y.data_ptr() + start * n * itemsize,
+                    n,
+                    x_pitch,
+                    n,
+                    chunk,
+                    ctas,
+                    ex.rank,
+                    ex.world,
+                    ROWS_PER_LAUNCH,
+                    ex.table,
+                    ex.slots,
+                    ex.pairs,
+                    ex.tickets,
+                    ex.state,
+                    held,
+                ),
+            )
+    finally:
+        if pushed:
+            leave()
+    return y
