@@ -114,7 +114,7 @@ if [[ $steps == *,distributed,* ]]; then
     # off on the shared machines.
     export NCCL_NVLS_ENABLE=0 TORCH_SYMM_MEM_DISABLE_MULTICAST=1 NVSHMEM_DISABLE_NVLS=1
     # shellcheck disable=SC2086
-    timeout "${DIST_TEST_TIMEOUT:-300}" python3 -m pytest tests/distributed/test_distributed_nccl.py -q \
+    timeout "${DIST_TEST_TIMEOUT:-300}" python3 -m pytest tests/distributed/test_distributed_nccl.py -q -s \
         -p no:cacheprovider -rfE --durations=10 ${DIST_TEST_ARGS:-} 2>&1 | tee "$OUT/distributed_tests.log" | tail -n 80 || status=1
     # shellcheck disable=SC2086
     timeout "${DIST_BENCH_TIMEOUT:-400}" torchrun --nproc-per-node "$(nvidia-smi -L | wc -l)" \

@@ -85,7 +85,7 @@ def _kernel(dtype: torch.dtype, log: bool, pack: int, device_index: int) -> tupl
                 name = kernel_name(dtype, log, pack)
                 cubin = compiler.compile_cubin(source([(dtype, log, pack)]), facts.arch, name)
                 core = ObjectCode.from_cubin(cubin, name=name).get_kernel(name)
-                kernel = Kernel(core, name, device_index, 16, THREADS, 1, HELD_BYTES, 1, True)
+                kernel = Kernel(core, name, device_index, 16, THREADS, 1, HELD_BYTES)
                 found = _KERNELS[key] = (kernel, kernel.blocks_per_sm() * facts.sm_count)
     return found
 
@@ -166,9 +166,38 @@ def exchange(group, device_index: int) -> _Exchange:
     return found
 
 
-def _aligned(tensor: torch.Tensor, row_pitch: int) -> bool:
-    itemsize = tensor.element_size()
-    return tensor.data_ptr() % 16 == 0 and (row_pitch * itemsize) % 16 == 0
+def _aligned(pointer: int, row_pitch: int, itemsize: int) -> bool:
+    return pointer % 16 == 0 and (row_pitch * itemsize) % 16 == 0
+
+
+_PLANS: dict = {}
+
+
+def _plan(group, device_index: int, dtype: torch.dtype, log: bool, rows: int, n: int, x_pitch: int, pack: int):
+    """The launches of a call: [(first row, go)], ``go(pointers, stream)`` one bound launch."""
+    ex = exchange(group, device_index)
+    kernel, resident = _kernel(dtype, log, pack, device_index)
+    per_launch = min(rows, ROWS_PER_LAUNCH)
+    # the grid never exceeds what the GPU holds at once (peer_rows.cuh: progress)
+    if resident < per_launch:
+        raise RuntimeError(
+            f"collective='peer' needs {per_launch} CTAs resident on cuda:{device_index}, it holds {resident}"
+        )
+    itemsize = CXX_TYPES[dtype][2]
+    ctas = max(1, min(resident // per_launch, -(-n * itemsize // TARGET_CHUNK_BYTES)))
+    chunk = -(-max(n, 1) // ctas)
+    chunk = -(-chunk // pack) * pack
+    ctas = max(1, -(-n // chunk))
+    tail = (n, x_pitch, n, chunk, ctas, ex.rank, ex.world, ROWS_PER_LAUNCH)
+    tail += (ex.table, ex.slots, ex.pairs, ex.tickets, ex.state, HELD_BYTES // itemsize)
+    launches = []
+    bound = {}
+    for start in range(0, rows, per_launch):
+        count = min(per_launch, rows - start)
+        if count not in bound:
+            bound[count] = kernel.bound(count * ctas, tail)
+        launches.append((start * x_pitch * itemsize, start * n * itemsize, bound[count]))
+    return tuple(launches)
 
 
 def forward(x: torch.Tensor, group, log: bool) -> torch.Tensor:
@@ -181,49 +210,23 @@ def forward(x: torch.Tensor, group, log: bool) -> torch.Tensor:
     if rows == 0:
         return y
     device_index = x.device.index
-    ex = exchange(group, device_index)
     x_pitch = x.stride(0) if rows > 1 else n
-    wide = packs(x.dtype)[0]
-    pack = wide if _aligned(x, x_pitch) and _aligned(y, n) else 1
-    kernel, resident = _kernel(x.dtype, log, pack, device_index)
-    per_launch = min(rows, ROWS_PER_LAUNCH)
-    if resident < per_launch:
-        raise RuntimeError(
-            f"collective='peer' needs {per_launch} CTAs resident on cuda:{device_index}, it holds {resident}"
-        )
+    x_address, y_address = x.data_ptr(), y.data_ptr()
     itemsize = x.element_size()
-    ctas = max(1, min(resident // per_launch, -(-n * itemsize // TARGET_CHUNK_BYTES)))
-    chunk = -(-max(n, 1) // ctas)
-    chunk = -(-chunk // pack) * pack
-    ctas = max(1, -(-n // chunk))
-    held = HELD_BYTES // itemsize
+    aligned = _aligned(x_address, x_pitch, itemsize) and _aligned(y_address, n, itemsize)
+    key = (group, device_index, x.dtype, log, rows, n, x_pitch, aligned)
+    launches = _PLANS.get(key)
+    if launches is None:
+        pack = packs(x.dtype)[0] if aligned else 1
+        with _LOCK:
+            if len(_PLANS) > 4096:
+                _PLANS.clear()
+        launches = _PLANS[key] = _plan(group, device_index, x.dtype, log, rows, n, x_pitch, pack)
     stream = raw_stream(device_index)
     pushed = enter(device_index)
     try:
-        for start in range(0, rows, per_launch):
-            count = min(per_launch, rows - start)
-            kernel.launch(
-                count * ctas,
-                stream,
-                (
-                    x.data_ptr() + start * x_pitch * itemsize,
-                    y.data_ptr() + start * n * itemsize,
-                    n,
-                    x_pitch,
-                    n,
-                    chunk,
-                    ctas,
-                    ex.rank,
-                    ex.world,
-                    ROWS_PER_LAUNCH,
-                    ex.table,
-                    ex.slots,
-                    ex.pairs,
-                    ex.tickets,
-                    ex.state,
-                    held,
-                ),
-            )
+        for x_offset, y_offset, go in launches:
+            go((x_address + x_offset, y_address + y_offset), stream)
     finally:
         if pushed:
             leave()

@@ -7,6 +7,7 @@ Triton kernels in the interpreter) and its sys.path (so they can import the test
 from __future__ import annotations
 
 import datetime
+import faulthandler
 import os
 import pathlib
 import tempfile
@@ -24,6 +25,8 @@ def _entry(rank: int, world: int, backend: str, store_path: str, body, args: tup
     import torch.distributed as dist
 
     if backend == "nccl":
+        # A rank stuck on the GPU prints where it stands every minute (seen with -s).
+        faulthandler.dump_traceback_later(60, repeat=True)
         # NVLink multicast (NVLS) stays off on the shared GPU machines.
         os.environ.setdefault("NCCL_NVLS_ENABLE", "0")
         os.environ.setdefault("TORCH_SYMM_MEM_DISABLE_MULTICAST", "1")

@@ -25,10 +25,13 @@
 // its call e + 1 has read every rank's pairs of call e + 1, which every rank writes only after its
 // call e, the last reader of parity e % 2, completed.
 //
-// Progress: a CTA that waits needs the CTAs of its row on every other rank to run. The launch is
-// cooperative (all CTAs of a rank resident at once, or the driver refuses it), so every row's CTAs
-// of every rank eventually run, provided every rank reaches the call: the ranks of a group make
-// the same calls in the same order, as with any collective.
+// Progress: a CTA that waits needs the CTAs of its row on every other rank to run. Each rank's
+// grid is at most what its GPU holds at once (the host sizes it from the occupancy query), so
+// once the kernels before it on the GPU have finished, all its CTAs are resident together and none
+// waits for a CTA that cannot start, provided every rank reaches the call: the ranks of a group
+// make the same calls in the same order, as with any collective. The launch is a plain one: a
+// cooperative launch would state the same guarantee, at about 50 us of host time per call on an
+// H200 host (measured: 78-90 us a decode call against 30 us for a local softmax).
 //
 // -inf / +inf / NaN follow common.cuh: a row of -inf gives NaN, +inf or NaN anywhere in the row
 // (on any rank) makes the whole row NaN, an empty or all -inf shard contributes nothing.
