@@ -109,15 +109,16 @@ if [[ $steps == *,sanitize,* ]]; then
     done
 fi
 if [[ $steps == *,distributed,* ]]; then
-    # fastsoftmax.distributed over NCCL on every GPU of the machine (two or more): its GPU tests,
-    # then benchmarks/distributed_bench.py (DIST_BENCH_ARGS, e.g. --quick). NVLink multicast stays
+    # fastsoftmax.distributed over NCCL on every GPU of the machine (two or more): its GPU tests
+    # (DIST_TEST_K: a pytest -k expression), then benchmarks/distributed_bench.py (DIST_BENCH_ARGS,
+    # e.g. --quick; DIST_BENCH_TIMEOUT=0 skips it). NVLink multicast stays
     # off on the shared machines.
     export NCCL_NVLS_ENABLE=0 TORCH_SYMM_MEM_DISABLE_MULTICAST=1 NVSHMEM_DISABLE_NVLS=1
     # shellcheck disable=SC2086
     timeout "${DIST_TEST_TIMEOUT:-300}" python3 -m pytest tests/distributed/test_distributed_nccl.py -q -s \
-        -p no:cacheprovider -rfE --durations=10 ${DIST_TEST_ARGS:-} 2>&1 | tee "$OUT/distributed_tests.log" | tail -n 80 || status=1
+        -p no:cacheprovider -rfE --durations=10 ${DIST_TEST_K:+-k "$DIST_TEST_K"} 2>&1 | tee "$OUT/distributed_tests.log" | tail -n 80 || status=1
     # shellcheck disable=SC2086
-    timeout "${DIST_BENCH_TIMEOUT:-400}" torchrun --nproc-per-node "$(nvidia-smi -L | wc -l)" \
+    [[ ${DIST_BENCH_TIMEOUT:-400} == 0 ]] || timeout "${DIST_BENCH_TIMEOUT:-400}" torchrun --nproc-per-node "$(nvidia-smi -L | wc -l)" \
         benchmarks/distributed_bench.py --out "$OUT" ${DIST_BENCH_ARGS:-} 2>&1 | tee "$OUT/distributed_bench.log" | tail -n 200 || status=1
 fi
 if [[ $steps == *,quick,* ]]; then
