@@ -26,13 +26,15 @@ from ..backends.cuda.instances import CXX_TYPES
 from ..backends.cuda.launch import DriverError, Kernel, check, device_facts, enter, leave, on_device, raw_stream
 
 THREADS = 256
-#: Shared memory a CTA holds its columns in; columns past it are read again from device memory
-#: in the output pass (only when a row is longer than its CTAs hold: many rows of a long shard).
+#: Shared memory a CTA holds one row's columns in (two such buffers: the next row is read while the
+#: current one waits for the other ranks); columns past it are read again from device memory in
+#: the output pass (rows longer than their CTAs hold).
 HELD_BYTES = 32 * 1024
-#: Rows per launch. The same on every rank whatever its shard width (the number of launches of a
-#: call, and so the epochs, must agree), and small enough that every row gets several CTAs.
-ROWS_PER_LAUNCH = 64
-#: Bytes of a row a CTA aims to take: enough in flight per CTA, and enough CTAs per row.
+#: Rows per launch: the same on every rank whatever its shard width (the number of launches of a
+#: call, and so the epochs, must agree); more rows take several launches.
+ROWS_PER_LAUNCH = 4096
+#: Bytes of a row a CTA aims to take when the grid has room (few rows): enough in flight per CTA,
+#: and enough CTAs per row.
 TARGET_CHUNK_BYTES = 8 * 1024
 SLOT_BYTES = 16
 STATE_BYTES = 64
@@ -54,14 +56,14 @@ def all_kernels() -> list[tuple[torch.dtype, bool, int]]:
 def source(kernels) -> str:
     lines = ['#include "peer_rows.cuh"', "using namespace fastsoftmax;", ""]
     for dtype, log, pack in kernels:
-        t = CXX_TYPES[dtype][0]
+        t, _, itemsize = CXX_TYPES[dtype]
+        targs = f"{t}, {'true' if log else 'false'}, {pack}, {HELD_BYTES // itemsize}, {ROWS_PER_LAUNCH}"
         lines.append(
             f'extern "C" __global__ void __launch_bounds__({THREADS}) {kernel_name(dtype, log, pack)}('
-            f"const {t}* x, {t}* y, i64 n, i64 x_pitch, i64 y_pitch, i64 chunk, i64 ctas_per_row, i64 rank, "
-            "i64 world, i64 rows_capacity, PeerSlot* const* peers, PeerSlot* slots, float2* pairs, "
-            "unsigned int* tickets, PeerState* state, i64 held) {\n"
-            f"    peer_rows_forward<{t}, {'true' if log else 'false'}, {pack}>(x, y, n, x_pitch, y_pitch, chunk, "
-            "ctas_per_row, rank, world, rows_capacity, peers, slots, pairs, tickets, state, held);\n}\n"
+            f"const {t}* x, {t}* y, i64 rows, i64 n, i64 x_pitch, i64 chunk, i64 ctas_per_row, i64 groups, "
+            "i64 rank, i64 world, PeerSlot* const* peers, float2* pairs, unsigned int* tickets, PeerState* state) {\n"
+            f"    peer_rows_forward<{targs}>(x, y, rows, n, x_pitch, chunk, ctas_per_row, groups, rank, world, "
+            "peers, pairs, tickets, state);\n}\n"
         )
     return "\n".join(lines)
 
@@ -85,7 +87,8 @@ def _kernel(dtype: torch.dtype, log: bool, pack: int, device_index: int) -> tupl
                 name = kernel_name(dtype, log, pack)
                 cubin = compiler.compile_cubin(source([(dtype, log, pack)]), facts.arch, name)
                 core = ObjectCode.from_cubin(cubin, name=name).get_kernel(name)
-                kernel = Kernel(core, name, device_index, 16, THREADS, 1, HELD_BYTES)
+                kernel = Kernel(core, name, device_index, 14, THREADS, 1, 2 * HELD_BYTES)
+                kernel.allow_dynamic_smem(2 * HELD_BYTES)
                 found = _KERNELS[key] = (kernel, kernel.blocks_per_sm() * facts.sm_count)
     return found
 
@@ -109,7 +112,7 @@ class _Exchange:
         tickets_at = state_at + STATE_BYTES
         table_at = tickets_at + _round16(4 * ROWS_PER_LAUNCH)
         pairs_at = table_at + _round16(8 * self.world)
-        size = pairs_at + 8 * max_ctas
+        size = pairs_at + 2 * 8 * max_ctas
         with on_device(device_index):
             self.base = int(check(driver.cuMemAlloc(size), "cuMemAlloc (peer exchange memory)"))
             check(driver.cuMemsetD8(self.base, 0, size), "cuMemsetD8")
@@ -174,29 +177,31 @@ _PLANS: dict = {}
 
 
 def _plan(group, device_index: int, dtype: torch.dtype, log: bool, rows: int, n: int, x_pitch: int, pack: int):
-    """The launches of a call: [(first row, go)], ``go(pointers, stream)`` one bound launch."""
+    """The launches of a call: [(x offset, y offset, go)], ``go(pointers, stream)`` one bound
+    launch. Few rows: a group of CTAs a row, each CTA TARGET_CHUNK_BYTES of it. Many rows: as few
+    CTAs a row as hold it (at least what the grid allows), the groups taking rows in turn."""
     ex = exchange(group, device_index)
     kernel, resident = _kernel(dtype, log, pack, device_index)
-    per_launch = min(rows, ROWS_PER_LAUNCH)
-    # the grid never exceeds what the GPU holds at once (peer_rows.cuh: progress)
-    if resident < per_launch:
-        raise RuntimeError(
-            f"collective='peer' needs {per_launch} CTAs resident on cuda:{device_index}, it holds {resident}"
-        )
     itemsize = CXX_TYPES[dtype][2]
-    ctas = max(1, min(resident // per_launch, -(-n * itemsize // TARGET_CHUNK_BYTES)))
+    row_bytes = n * itemsize
+    per_launch = min(rows, ROWS_PER_LAUNCH)
+    holding = max(1, -(-row_bytes // HELD_BYTES))
+    spread = max(holding, -(-row_bytes // TARGET_CHUNK_BYTES))
+    ctas = spread if per_launch * spread <= resident else max(holding, resident // per_launch)
+    ctas = min(ctas, resident)
     chunk = -(-max(n, 1) // ctas)
     chunk = -(-chunk // pack) * pack
     ctas = max(1, -(-n // chunk))
-    tail = (n, x_pitch, n, chunk, ctas, ex.rank, ex.world, ROWS_PER_LAUNCH)
-    tail += (ex.table, ex.slots, ex.pairs, ex.tickets, ex.state, HELD_BYTES // itemsize)
     launches = []
     bound = {}
     for start in range(0, rows, per_launch):
         count = min(per_launch, rows - start)
-        if count not in bound:
-            bound[count] = kernel.bound(count * ctas, tail)
-        launches.append((start * x_pitch * itemsize, start * n * itemsize, bound[count]))
+        # the grid never exceeds what the GPU holds at once (peer_rows.cuh: progress)
+        groups = min(count, resident // ctas)
+        if (count, groups) not in bound:
+            tail = (count, n, x_pitch, chunk, ctas, groups, ex.rank, ex.world, ex.table, ex.pairs, ex.tickets, ex.state)
+            bound[(count, groups)] = kernel.bound(groups * ctas, tail)
+        launches.append((start * x_pitch * itemsize, start * n * itemsize, bound[(count, groups)]))
     return tuple(launches)
 
 

@@ -176,14 +176,19 @@ def _all_reduce_sum(total: torch.Tensor, group) -> torch.Tensor:
 # --------------------------------------------------------------------------------------------
 
 
-def _auto_chunk_rows(x: torch.Tensor) -> int | None:
+def _auto_chunk_rows(x: torch.Tensor, group) -> int | None:
     """Rows per chunk such that a chunk of the shard is a third of L2: the chunk being
-    normalised and the next one, whose statistics pass is issued first, both fit."""
+    normalised and the next one, whose statistics pass is issued first, both fit. Every rank must
+    cut the rows alike (each chunk is one collective over the same rows), and shards may differ in
+    width, so the ranks agree on the smallest choice: one all-reduce of 4 bytes, read on the host."""
     if not x.is_cuda:
         return None
     l2 = getattr(torch.cuda.get_device_properties(x.device), "L2_cache_size", 50 << 20)
     row_bytes = max(1, x.shape[1] * x.element_size())
-    return max(1, l2 // 3 // row_bytes)
+    choice = torch.tensor([max(1, l2 // 3 // row_bytes)], dtype=torch.int64, device=x.device)
+    if _world(group) > 1:
+        dist.all_reduce(choice, op=dist.ReduceOp.MIN, group=group)
+    return int(choice.item())
 
 
 def _forward_rows(x: torch.Tensor, group, log: bool, collective: str, chunk_rows) -> torch.Tensor:
@@ -191,7 +196,7 @@ def _forward_rows(x: torch.Tensor, group, log: bool, collective: str, chunk_rows
         return _peer.forward(x, group, log)
     rows = x.shape[0]
     if chunk_rows == "auto":
-        chunk_rows = _auto_chunk_rows(x)
+        chunk_rows = _auto_chunk_rows(x, group)
     if chunk_rows is None or chunk_rows >= rows or _world(group) == 1:
         merged, work = _stack_stats(_local.row_stats(x), group, collective)
         if work is not None:

@@ -385,9 +385,11 @@ def peer_exchange(rank: int, world: int, device: torch.device, seed: int) -> Non
             (1, 128256, None),
             (8, 151936, None),
             (3, 50257, None),  # odd widths: rows misaligned for 16-byte packs
-            (130, 4096, None),  # three launches of at most 64 rows
+            (130, 4096, None),
+            (4100, 300, None),  # two launches (4096 rows each at most)
             (5, 1000, [1000] + [0] * (world - 1)),  # empty shards
-            (64, 400000, None),  # a row's columns over a few CTAs, more than they hold on chip
+            (64, 400000, None),  # more rows than groups of CTAs: each group takes rows in turn
+            (1, 8000000, None),  # float32: a row longer than the whole grid holds on chip
         ):
             widths = widths or split(vocab, world)
             for dtype in (torch.float32, torch.bfloat16, torch.float16):

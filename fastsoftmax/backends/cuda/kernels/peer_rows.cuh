@@ -4,34 +4,43 @@
 //
 // Why: at decode sizes (a few rows of a vocabulary shard) the statistics pass, an NCCL all-gather
 // of 8 bytes a row and the normalising pass cost three launches and a collective on the host:
-// 200+ us a call eager on two H200s, where the data moves in a few. Here a call is one launch.
+// 115-165 us a call eager on two H200s, where the data moves in a few. Here a call is one launch.
+// On many rows the shard is read once (the all-gather path reads it twice), the exchange of one
+// row hidden behind the reading of the next.
 //
-// Per call, every rank launches rows x G CTAs (G: CTAs per row, each rank its own, as its shard
-// width asks); CTA (row, part) owns `chunk` columns of its row:
-//   1. it reads them once, keeping the first `held` elements in shared memory, and reduces them to
-//      a (max, sum of exp(x - max)) pair;
+// Per call, every rank launches `groups` x G CTAs (G: CTAs per row, each rank its own, as its
+// shard width asks); group g takes rows g, g + groups, ... in turn, and its CTA `part` owns
+// `chunk` columns of each. For each of its rows a CTA
+//   1. reads its columns once, keeping the first HELD in shared memory (two buffers: the next
+//      row's while the current one waits), and reduces them to a (max, sum of exp(x - max)) pair;
 //   2. the last of the row's G CTAs to finish (a ticket per row) merges their G pairs and writes
 //      the row's pair, with the call's epoch as a flag (a system-scope release), into slot
 //      (parity, row, rank) of every rank's exchange memory, its own included: 16 bytes a row a
 //      rank over the interconnect;
-//   3. every CTA of the row waits (system-scope acquire) until all `world` slots of its row carry
-//      the epoch, merges them in rank order (so every rank computes the same total), and writes
-//      its columns from shared memory (re-reading from device memory what did not fit).
+//   3. after step 1 of its next row, every CTA of the row waits (system-scope acquire) until all
+//      `world` slots of its row carry the epoch, merges them in rank order (every rank computes
+//      the same total), and writes its columns from shared memory (re-reading from device memory
+//      what did not fit).
+// A thread reads back from shared memory only the elements it wrote there itself, so the two
+// buffers need no barrier between the rows.
 //
-// Epochs: each rank's exchange memory holds the number of calls it completed. A CTA reads it at
-// its start (epoch = completed + 1) and the grid's last CTA advances it at the end, so the epoch
-// lives on the device and calls captured in a CUDA graph replay correctly. Slots alternate
-// between two parities by epoch: a rank writes a slot of parity e % 2 for call e + 2 only after
-// its call e + 1 has read every rank's pairs of call e + 1, which every rank writes only after its
-// call e, the last reader of parity e % 2, completed.
+// Epochs: each rank's exchange memory holds the number of launches it completed. A CTA reads it
+// at its start (epoch = completed + 1) and the grid's last CTA advances it at the end, so the
+// epoch lives on the device and calls captured in a CUDA graph replay correctly. Slots alternate
+// between two parities by epoch: a rank writes a slot of parity e % 2 for launch e + 2 only after
+// its launch e + 1 has read every rank's pairs of launch e + 1, which every rank writes only after
+// its launch e, the last reader of parity e % 2, completed. The CTA pairs of a group alternate
+// between two halves by the row's turn: a CTA writes its pair for turn k + 2 only after its wait
+// for turn k returned, i.e. after the merge that read the pairs of turn k.
 //
 // Progress: a CTA that waits needs the CTAs of its row on every other rank to run. Each rank's
 // grid is at most what its GPU holds at once (the host sizes it from the occupancy query), so
-// once the kernels before it on the GPU have finished, all its CTAs are resident together and none
-// waits for a CTA that cannot start, provided every rank reaches the call: the ranks of a group
-// make the same calls in the same order, as with any collective. The launch is a plain one: a
-// cooperative launch would state the same guarantee, at about 50 us of host time per call on an
-// H200 host (measured: 78-90 us a decode call against 30 us for a local softmax).
+// once the kernels before it on the GPU have finished, all its CTAs are resident together; a CTA
+// sends a row's pair before it waits for any row at or after it, so the lowest row anyone waits
+// for is always sent by every rank. This holds provided every rank reaches the call: the ranks of
+// a group make the same calls in the same order, as with any collective. The launch is a plain
+// one: a cooperative launch would state the residency guarantee, at about 50 us of host time per
+// call on an H200 host (measured: 78-90 us a decode call against 26-31 us with a plain launch).
 //
 // -inf / +inf / NaN follow common.cuh: a row of -inf gives NaN, +inf or NaN anywhere in the row
 // (on any rank) makes the whole row NaN, an empty or all -inf shard contributes nothing.
@@ -62,11 +71,6 @@ __device__ __forceinline__ unsigned long long load_acquire_system(const unsigned
 
 __device__ __forceinline__ void store_release_system(unsigned long long* p, unsigned long long v) {
     asm volatile("st.release.sys.global.u64 [%0], %1;\n" ::"l"(p), "l"(v) : "memory");
-}
-
-__device__ __forceinline__ i64 peer_slot_index(unsigned long long epoch, i64 row, i64 rank, i64 world,
-                                               i64 rows_capacity) {
-    return ((i64)(epoch & 1ull) * rows_capacity + row) * world + rank;
 }
 
 // The columns [begin, end) of a row through a CTA: packs of P where they lie whole in the range
@@ -112,48 +116,40 @@ struct WriteOut {
     }
 };
 
-// x, y: the first row of this call; rows of n columns at pitches x_pitch, y_pitch (elements).
-// peers: world pointers, rank r's slot array in this process's address space; slots: this rank's.
-// pairs: one per CTA; tickets: one per row, zero between calls; held: elements of shared memory.
-template <typename T, bool LOG, int P>
-__device__ __forceinline__ void peer_rows_forward(const T* __restrict__ x, T* __restrict__ y, i64 n, i64 x_pitch,
-                                                  i64 y_pitch, i64 chunk, i64 ctas_per_row, i64 rank, i64 world,
-                                                  i64 rows_capacity, PeerSlot* const* peers, PeerSlot* slots,
-                                                  float2* pairs, unsigned int* tickets, PeerState* state, i64 held) {
-    extern __shared__ __align__(16) unsigned char peer_smem[];
-    T* kept = reinterpret_cast<T*>(peer_smem);
-    __shared__ bool last_of_row;
+// One CTA's part of the rows of a call (see the header). x, y: the call's first row; rows of n
+// columns at pitches x_pitch and n (y is contiguous). peers: world pointers, rank r's slots in this
+// process's address space. pairs: two per CTA; tickets: one per row, zero between launches.
+template <typename T, bool LOG, int P, int HELD, int ROWS_CAPACITY>
+struct PeerRows {
+    const T* x;
+    T* y;
+    i64 rows, n, x_pitch, chunk, ctas_per_row, groups, rank, world;
+    PeerSlot* const* peers;
+    float2* pairs;
+    unsigned int* tickets;
+    unsigned long long epoch;
+    i64 group, part, begin, end, held_end;
 
-    const unsigned long long epoch = *reinterpret_cast<volatile unsigned long long*>(&state->completed) + 1ull;
-    const i64 row = blockIdx.x / ctas_per_row;
-    const i64 part = blockIdx.x - row * ctas_per_row;
-    const i64 begin = min(n, part * chunk);
-    const i64 end = min(n, begin + chunk);
-    const i64 held_end = min(end, begin + held);
-    const T* src = x + row * x_pitch;
-
-    // 1. this CTA's pair
-    HoldAndReduce<T> reduce{src, kept, begin, held_end, empty_maxsum()};
-    for_each_pack<T, P>(begin, end, reduce);
-    const MaxSum mine = block_maxsum(reduce.acc);
-
-    // 2. the row's last CTA sends the row's pair to every rank
-    if (threadIdx.x == 0) {
-        pairs[blockIdx.x] = make_float2(mine.max, mine.sum);
-        __threadfence();
-        last_of_row = atomicAdd(&tickets[row], 1u) == (unsigned int)(ctas_per_row - 1);
+    __device__ __forceinline__ i64 slot_index(i64 row, i64 from) const {
+        return ((i64)(epoch & 1ull) * ROWS_CAPACITY + row) * world + from;
     }
-    __syncthreads();
-    if (last_of_row && threadIdx.x == 0) {
+
+    // steps 1 and 2 for the row of turn `turn`
+    __device__ __forceinline__ void reduce_and_send(i64 row, i64 turn, T* held) {
+        HoldAndReduce<T> reduce{x + row * x_pitch, held, begin, held_end, empty_maxsum()};
+        for_each_pack<T, P>(begin, end, reduce);
+        const MaxSum mine = block_maxsum(reduce.acc);
+        if (threadIdx.x != 0) return;
+        float2* turn_pairs = pairs + ((group * 2 + (turn & 1)) * ctas_per_row);
+        turn_pairs[part] = make_float2(mine.max, mine.sum);
+        __threadfence();
+        if (atomicAdd(&tickets[row], 1u) != (unsigned int)(ctas_per_row - 1)) return;
         __threadfence();
         MaxSum total = empty_maxsum();
-        const volatile float2* row_pairs = pairs + row * ctas_per_row;
-        for (i64 i = 0; i < ctas_per_row; ++i) {
-            const float2 p = make_float2(row_pairs[i].x, row_pairs[i].y);
-            total = merge(total, MaxSum{p.x, p.y});
-        }
+        const volatile float2* read = turn_pairs;
+        for (i64 i = 0; i < ctas_per_row; ++i) total = merge(total, MaxSum{read[i].x, read[i].y});
         tickets[row] = 0u;  // every CTA of the row has taken its ticket
-        const i64 index = peer_slot_index(epoch, row, rank, world, rows_capacity);
+        const i64 index = slot_index(row, rank);
         for (i64 r = 0; r < world; ++r) {
             PeerSlot* slot = peers[r] + index;
             reinterpret_cast<volatile float*>(&slot->max)[0] = total.max;
@@ -162,31 +158,75 @@ __device__ __forceinline__ void peer_rows_forward(const T* __restrict__ x, T* __
         }
     }
 
-    // 3. every rank's pair of the row, merged in rank order
-    MaxSum row_total = empty_maxsum();
-    if (threadIdx.x < 32) {
-        MaxSum lane = empty_maxsum();
-        for (i64 r = threadIdx.x; r < world; r += 32) {
-            PeerSlot* slot = slots + peer_slot_index(epoch, row, r, world, rows_capacity);
-            while (load_acquire_system(&slot->epoch) != epoch) __nanosleep(64);
-            lane = merge(lane, MaxSum{reinterpret_cast<volatile float*>(&slot->max)[0],
-                                      reinterpret_cast<volatile float*>(&slot->sum)[0]});
+    // step 3: every rank's pair of the row, merged in rank order, in every thread
+    __device__ __forceinline__ MaxSum wait_for(i64 row) const {
+        __shared__ MaxSum shared_total;
+        __syncthreads();  // every thread has read the previous row's total
+        if (threadIdx.x < 32) {
+            MaxSum lane = empty_maxsum();
+            PeerSlot* mine = peers[rank];
+            for (i64 r = threadIdx.x; r < world; r += 32) {
+                PeerSlot* slot = mine + slot_index(row, r);
+                while (load_acquire_system(&slot->epoch) != epoch) __nanosleep(64);
+                lane = merge(lane, MaxSum{reinterpret_cast<volatile float*>(&slot->max)[0],
+                                          reinterpret_cast<volatile float*>(&slot->sum)[0]});
+            }
+            const MaxSum total = warp_merge(lane);
+            if (threadIdx.x == 0) shared_total = total;
         }
-        row_total = warp_merge(lane);
+        __syncthreads();
+        return shared_total;
     }
-    __shared__ MaxSum shared_total;
-    if (threadIdx.x == 0) shared_total = row_total;
-    __syncthreads();
 
-    WriteOut<T, LOG> write{src, kept, y + row * y_pitch, begin, held_end, RowOutput<LOG, T>(shared_total)};
-    for_each_pack<T, P>(begin, end, write);
+    __device__ __forceinline__ void write(i64 row, const T* held, const MaxSum& total) const {
+        WriteOut<T, LOG> out{x + row * x_pitch, held, y + row * n, begin, held_end, RowOutput<LOG, T>(total)};
+        for_each_pack<T, P>(begin, end, out);
+    }
+};
 
-    // the grid's last CTA advances the epoch for the next call
+template <typename T, bool LOG, int P, int HELD, int ROWS_CAPACITY>
+__device__ __forceinline__ void peer_rows_forward(const T* __restrict__ x, T* __restrict__ y, i64 rows, i64 n,
+                                                  i64 x_pitch, i64 chunk, i64 ctas_per_row, i64 groups, i64 rank,
+                                                  i64 world, PeerSlot* const* peers, float2* pairs,
+                                                  unsigned int* tickets, PeerState* state) {
+    extern __shared__ __align__(16) unsigned char peer_smem[];
+    T* buffers = reinterpret_cast<T*>(peer_smem);
+
+    PeerRows<T, LOG, P, HELD, ROWS_CAPACITY> call;
+    call.x = x;
+    call.y = y;
+    call.rows = rows;
+    call.n = n;
+    call.x_pitch = x_pitch;
+    call.chunk = chunk;
+    call.ctas_per_row = ctas_per_row;
+    call.groups = groups;
+    call.rank = rank;
+    call.world = world;
+    call.peers = peers;
+    call.pairs = pairs;
+    call.tickets = tickets;
+    call.epoch = *reinterpret_cast<volatile unsigned long long*>(&state->completed) + 1ull;
+    call.group = blockIdx.x / ctas_per_row;
+    call.part = blockIdx.x - call.group * ctas_per_row;
+    call.begin = min(n, call.part * chunk);
+    call.end = min(n, call.begin + chunk);
+    call.held_end = min(call.end, call.begin + (i64)HELD);
+
+    i64 turn = 0;
+    if (call.group < rows) call.reduce_and_send(call.group, 0, buffers);
+    for (i64 row = call.group; row < rows; row += groups, ++turn) {
+        T* held = buffers + (turn & 1) * HELD;
+        if (row + groups < rows) call.reduce_and_send(row + groups, turn + 1, buffers + ((turn + 1) & 1) * HELD);
+        call.write(row, held, call.wait_for(row));
+    }
+
+    // the grid's last CTA advances the epoch for the next launch
     if (threadIdx.x == 0) {
         __threadfence();
         if (atomicAdd(&state->finished, 1u) == gridDim.x - 1) {
             state->finished = 0u;
-            *reinterpret_cast<volatile unsigned long long*>(&state->completed) = epoch;
+            *reinterpret_cast<volatile unsigned long long*>(&state->completed) = call.epoch;
             __threadfence();
         }
     }
