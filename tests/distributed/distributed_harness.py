@@ -24,7 +24,14 @@ def _entry(rank: int, world: int, backend: str, store_path: str, body, args: tup
     import torch
     import torch.distributed as dist
 
-    if backend == "nccl":
+    if backend == "gloo+cuda:0":
+        # every rank on the same GPU (collective="peer" maps the others' memory through CUDA IPC,
+        # which works between processes on one device); gloo, which allows that, for the setup
+        backend = "gloo"
+        faulthandler.dump_traceback_later(60, repeat=True)
+        torch.cuda.set_device(0)
+        device = torch.device("cuda", 0)
+    elif backend == "nccl":
         # A rank stuck on the GPU prints where it stands every minute (seen with -s).
         faulthandler.dump_traceback_later(60, repeat=True)
         # NVLink multicast (NVLS) stays off on the shared GPU machines.
