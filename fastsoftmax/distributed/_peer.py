@@ -88,7 +88,8 @@ def _kernel(dtype: torch.dtype, log: bool, pack: int, device_index: int) -> tupl
                 cubin = compiler.compile_cubin(source([(dtype, log, pack)]), facts.arch, name)
                 core = ObjectCode.from_cubin(cubin, name=name).get_kernel(name)
                 kernel = Kernel(core, name, device_index, 14, THREADS, 1, 2 * HELD_BYTES)
-                kernel.allow_dynamic_smem(2 * HELD_BYTES)
+                # every launch of these kernels takes the same shared memory: two buffers
+                kernel.set_attribute("MAX_DYNAMIC_SHARED_SIZE_BYTES", 2 * HELD_BYTES)
                 found = _KERNELS[key] = (kernel, kernel.blocks_per_sm() * facts.sm_count)
     return found
 
