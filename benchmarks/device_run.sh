@@ -13,7 +13,7 @@
 # Compute over benchmarks/ncu_target.py once per entry of PROFILE_TARGETS (';'-separated entries
 # "SKIP COUNT ARGS": kernels to skip and to profile, then ncu_target.py's arguments), each report in
 # $OUT/ncu_<k>.txt; NCU_SECTIONS (space-separated section names) replaces the default sections. sanitize runs benchmarks/sanitize.py (every CUDA tier and the ladder) under compute-sanitizer's
-# memcheck, racecheck, initcheck and synccheck.
+# memcheck, racecheck, initcheck and synccheck (with "peer": benchmarks/sanitize_peer.py).
 # TEST_TIMEOUT (seconds, default 420) bounds the test step, so that a hang still returns results;
 # TEST_PATHS (default: tests) narrows it, e.g. to the tests that touch the GPU. BENCH_ARGS adds
 # arguments to the main benchmark, e.g. "--regimes bulk,huge --time-limit 480" (a run that stops at
@@ -90,12 +90,15 @@ fi
 if [[ $steps == *,sanitize,* ]]; then
     # one process per tool and tier, 12 at a time (racecheck alone takes minutes over all tiers);
     # each tool's reports are then joined into one file
-    tiers=${SANITIZE_TIERS:-$(python3 -c 'from fastsoftmax.backends.cuda import TIERS; print(",".join(TIERS) + ",ladder")')}
+    tiers=${SANITIZE_TIERS:-$(python3 -c 'from fastsoftmax.backends.cuda import TIERS; print(",".join(TIERS) + ",ladder,peer")')}
     for tool in memcheck racecheck initcheck synccheck; do
         for tier in ${tiers//,/ }; do echo "$tool $tier"; done
     done | xargs -P "${SANITIZE_JOBS:-12}" -L 1 bash -c '
+        # "peer": the exchange kernels of fastsoftmax.distributed, two processes on one GPU
+        if [[ $1 == peer ]]; then target=(--target-processes all); script=(benchmarks/sanitize_peer.py)
+        else target=(); script=(benchmarks/sanitize.py --tiers "$1"); fi
         timeout "${SANITIZE_TIMEOUT:-300}" compute-sanitizer --tool "$0" --error-exitcode 9 --report-api-errors no \
-            python3 benchmarks/sanitize.py --tiers "$1" > "'"$OUT"'/sanitizer_$0_$1.txt" 2>&1
+            "${target[@]}" python3 "${script[@]}" > "'"$OUT"'/sanitizer_$0_$1.txt" 2>&1
         echo $? > "'"$OUT"'/sanitizer_$0_$1.exit"'
     for tool in memcheck racecheck initcheck synccheck; do
         for tier in ${tiers//,/ }; do

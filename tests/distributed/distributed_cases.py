@@ -373,6 +373,24 @@ def split(total: int, world: int) -> list[int]:
     return widths + [total - sum(widths)]
 
 
+def peer_exchange_small(rank: int, world: int, device: torch.device, seed: int) -> None:
+    """collective="peer" on sizes a sanitizer gets through: one row, odd widths (single-element
+    packs), an empty shard, more rows than groups of CTAs (rows taken in turn), two calls each."""
+    generator = torch.Generator().manual_seed(seed)
+    with reported_seed(seed, rank):
+        for rows, vocab, widths in (
+            (1, 4096, None),
+            (3, 5001, None),
+            (5, 1000, [1000] + [0] * (world - 1)),
+            (600, 20000, None),
+        ):
+            widths = widths or split(vocab, world)
+            for dtype in (torch.float32, torch.bfloat16):
+                full = (torch.randn(rows, vocab, generator=generator) * 4).to(dtype)
+                _check_peer(rank, device, full, widths, False, f"{rows}x{vocab} {dtype}", calls=2)
+        _check_peer(rank, device, full, widths, True, f"{rows}x{vocab} log", calls=1)
+
+
 def peer_exchange(rank: int, world: int, device: torch.device, seed: int) -> None:
     """collective="peer" (CUDA ranks of one host): decode-sized and long rows, uneven and empty
     shards, misaligned views, more rows than one launch takes, back-to-back calls (the epochs and
@@ -420,12 +438,12 @@ def _poison_next_output(like: torch.Tensor) -> None:
     del poison
 
 
-def _check_peer(rank, device, full, widths, log, what):
+def _check_peer(rank, device, full, widths, log, what, calls=3):
     fn = fd.log_softmax if log else fd.softmax
     reference = (torch.log_softmax if log else torch.softmax)(full.to(reference_dtype(full.dtype)), 1)
     expected = shard(reference, widths, rank, 1)
     x = shard(full, widths, rank, 1).to(device)
-    for call in range(3):  # back to back: epochs advance, slot parities alternate
+    for call in range(calls):  # back to back: epochs advance, slot parities alternate
         _poison_next_output(x)
         y = fn(x, collective="peer", check=False)
         assert y.dtype == x.dtype and y.shape == x.shape and y.is_contiguous()
