@@ -19,7 +19,14 @@ sys.path[:0] = [str(HERE), str(HERE / "tests"), str(HERE / "tests" / "distribute
 import distributed_cases as cases  # noqa: E402
 from distributed_harness import run_ranks  # noqa: E402
 
+def body(rank, world, device, seed):
+    # the sanitizer reaches a child through the injection library in its environment
+    injected = os.environ.get("CUDA_INJECTION64_PATH", "") or os.environ.get("LD_PRELOAD", "")
+    print(f"rank {rank}: sanitizer injected: {'sanitizer' in injected} ({injected or 'nothing'})", flush=True)
+    cases.peer_exchange_small(rank, world, device, seed)
+
+
 if __name__ == "__main__":
     seed = int.from_bytes(os.urandom(4), "little")
-    run_ranks(2, cases.peer_exchange_small, seed, backend="gloo+cuda:0")
+    run_ranks(2, body, seed, backend="gloo+cuda:0")
     print(f"peer exchange checked (seed {seed})")
