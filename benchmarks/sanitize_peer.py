@@ -19,6 +19,7 @@ sys.path[:0] = [str(HERE), str(HERE / "tests"), str(HERE / "tests" / "distribute
 import distributed_cases as cases  # noqa: E402
 from distributed_harness import run_ranks  # noqa: E402
 
+
 def body(rank, world, device, seed):
     # the sanitizer reaches a child through the injection library in its environment
     injected = os.environ.get("CUDA_INJECTION64_PATH", "") or os.environ.get("LD_PRELOAD", "")
