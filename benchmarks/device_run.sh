@@ -95,10 +95,14 @@ if [[ $steps == *,sanitize,* ]]; then
         for tier in ${tiers//,/ }; do echo "$tool $tier"; done
     done | xargs -P "${SANITIZE_JOBS:-12}" -L 1 bash -c '
         # "peer": the exchange kernels of fastsoftmax.distributed, two processes on one GPU
-        if [[ $1 == peer ]]; then target=(--target-processes all); script=(benchmarks/sanitize_peer.py)
-        else target=(); script=(benchmarks/sanitize.py --tiers "$1"); fi
-        timeout "${SANITIZE_TIMEOUT:-300}" compute-sanitizer --tool "$0" --error-exitcode 9 --report-api-errors no \
-            "${target[@]}" python3 "${script[@]}" > "'"$OUT"'/sanitizer_$0_$1.txt" 2>&1
+        sanitizer="compute-sanitizer --tool $0 --error-exitcode 9 --report-api-errors no"
+        if [[ $1 == peer ]]; then
+            timeout "${SANITIZE_TIMEOUT:-300}" python3 benchmarks/sanitize_peer.py --sanitizer "$sanitizer" \
+                > "'"$OUT"'/sanitizer_$0_$1.txt" 2>&1
+        else
+            timeout "${SANITIZE_TIMEOUT:-300}" $sanitizer python3 benchmarks/sanitize.py --tiers "$1" \
+                > "'"$OUT"'/sanitizer_$0_$1.txt" 2>&1
+        fi
         echo $? > "'"$OUT"'/sanitizer_$0_$1.exit"'
     for tool in memcheck racecheck initcheck synccheck; do
         for tier in ${tiers//,/ }; do
