@@ -50,6 +50,9 @@
 
 namespace fastsoftmax {
 
+// packs a thread loads before it uses any (for_each_pack_batched)
+constexpr int kPeerLoadBatch = 4;
+
 // One rank's (max, sum) of one row of one call, written by that rank into every rank's memory.
 struct __align__(16) PeerSlot {
     float max;
@@ -82,6 +85,25 @@ __device__ __forceinline__ void for_each_pack(i64 begin, i64 end, F&& f) {
     for (i64 c = whole + threadIdx.x; c < end; c += blockDim.x) f.template step<1>(c);
 }
 
+// The same walk with U packs of a thread loaded before any is used: U times the bytes in flight.
+// One pack at a time, a CTA kept 4 KB in flight, and three CTAs an SM read 0.55 of copy bandwidth
+// (Little's law at about a microsecond of latency: H100, benchmarks/peer_probe.py).
+template <typename T, int P, int U, typename F>
+__device__ __forceinline__ void for_each_pack_batched(i64 begin, i64 end, F&& f) {
+    const i64 whole = begin + (end > begin ? (end - begin) / P * P : 0);
+    const i64 stride = (i64)blockDim.x * P;
+    for (i64 c = begin + (i64)threadIdx.x * P; c < whole; c += U * stride) {
+        Pack<T, P> raw[U];
+#pragma unroll
+        for (int u = 0; u < U; ++u)
+            if (c + u * stride < whole) raw[u] = f.template load<P>(c + u * stride);
+#pragma unroll
+        for (int u = 0; u < U; ++u)
+            if (c + u * stride < whole) f.template use<P>(c + u * stride, raw[u]);
+    }
+    for (i64 c = whole + threadIdx.x; c < end; c += blockDim.x) f.template use<1>(c, f.template load<1>(c));
+}
+
 template <typename T>
 struct HoldAndReduce {
     const T* row;
@@ -89,8 +111,11 @@ struct HoldAndReduce {
     i64 begin, held_end;
     MaxSum acc;
     template <int P>
-    __device__ __forceinline__ void step(i64 c) {
-        Pack<T, P> raw = read_pack<T, P>(row + c);
+    __device__ __forceinline__ Pack<T, P> load(i64 c) const {
+        return read_pack<T, P>(row + c);
+    }
+    template <int P>
+    __device__ __forceinline__ void use(i64 c, const Pack<T, P>& raw) {
         if (c + P <= held_end) *reinterpret_cast<Pack<T, P>*>(held + (c - begin)) = raw;
         float v[P];
         unpack<T, P>(raw, v);
@@ -137,7 +162,7 @@ struct PeerRows {
     // steps 1 and 2 for the row of turn `turn`
     __device__ __forceinline__ void reduce_and_send(i64 row, i64 turn, T* held) {
         HoldAndReduce<T> reduce{x + row * x_pitch, held, begin, held_end, empty_maxsum()};
-        for_each_pack<T, P>(begin, end, reduce);
+        for_each_pack_batched<T, P, kPeerLoadBatch>(begin, end, reduce);
         const MaxSum mine = block_maxsum(reduce.acc);
         if (threadIdx.x != 0) return;
         float2* turn_pairs = pairs + ((group * 2 + (turn & 1)) * ctas_per_row);
