@@ -30,6 +30,8 @@ THREADS = 256
 #: current one waits for the other ranks); columns past it are read again from device memory in
 #: the output pass (rows longer than their CTAs hold).
 HELD_BYTES = 32 * 1024
+#: Packs a thread loads before it uses any, in the statistics pass (bytes in flight).
+LOAD_BATCH = 4
 #: Rows per launch: the same on every rank whatever its shard width (the number of launches of a
 #: call, and so the epochs, must agree); more rows take several launches.
 ROWS_PER_LAUNCH = 4096
@@ -57,7 +59,7 @@ def source(kernels) -> str:
     lines = ['#include "peer_rows.cuh"', "using namespace fastsoftmax;", ""]
     for dtype, log, pack in kernels:
         t, _, itemsize = CXX_TYPES[dtype]
-        targs = f"{t}, {'true' if log else 'false'}, {pack}, {HELD_BYTES // itemsize}, {ROWS_PER_LAUNCH}"
+        targs = f"{t}, {'true' if log else 'false'}, {pack}, {HELD_BYTES // itemsize}, {ROWS_PER_LAUNCH}, {LOAD_BATCH}"
         lines.append(
             f'extern "C" __global__ void __launch_bounds__({THREADS}) {kernel_name(dtype, log, pack)}('
             f"const {t}* x, {t}* y, i64 rows, i64 n, i64 x_pitch, i64 chunk, i64 ctas_per_row, i64 groups, "

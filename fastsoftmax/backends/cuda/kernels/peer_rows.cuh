@@ -50,9 +50,6 @@
 
 namespace fastsoftmax {
 
-// packs a thread loads before it uses any (for_each_pack_batched)
-constexpr int kPeerLoadBatch = 4;
-
 // One rank's (max, sum) of one row of one call, written by that rank into every rank's memory.
 struct __align__(16) PeerSlot {
     float max;
@@ -144,7 +141,7 @@ struct WriteOut {
 // One CTA's part of the rows of a call (see the header). x, y: the call's first row; rows of n
 // columns at pitches x_pitch and n (y is contiguous). peers: world pointers, rank r's slots in this
 // process's address space. pairs: two per CTA; tickets: one per row, zero between launches.
-template <typename T, bool LOG, int P, int HELD, int ROWS_CAPACITY>
+template <typename T, bool LOG, int P, int HELD, int ROWS_CAPACITY, int BATCH>
 struct PeerRows {
     const T* x;
     T* y;
@@ -162,7 +159,7 @@ struct PeerRows {
     // steps 1 and 2 for the row of turn `turn`
     __device__ __forceinline__ void reduce_and_send(i64 row, i64 turn, T* held) {
         HoldAndReduce<T> reduce{x + row * x_pitch, held, begin, held_end, empty_maxsum()};
-        for_each_pack_batched<T, P, kPeerLoadBatch>(begin, end, reduce);
+        for_each_pack_batched<T, P, BATCH>(begin, end, reduce);
         const MaxSum mine = block_maxsum(reduce.acc);
         if (threadIdx.x != 0) return;
         float2* turn_pairs = pairs + ((group * 2 + (turn & 1)) * ctas_per_row);
@@ -209,7 +206,7 @@ struct PeerRows {
     }
 };
 
-template <typename T, bool LOG, int P, int HELD, int ROWS_CAPACITY>
+template <typename T, bool LOG, int P, int HELD, int ROWS_CAPACITY, int BATCH>
 __device__ __forceinline__ void peer_rows_forward(const T* __restrict__ x, T* __restrict__ y, i64 rows, i64 n,
                                                   i64 x_pitch, i64 chunk, i64 ctas_per_row, i64 groups, i64 rank,
                                                   i64 world, PeerSlot* const* peers, float2* pairs,
@@ -217,7 +214,7 @@ __device__ __forceinline__ void peer_rows_forward(const T* __restrict__ x, T* __
     extern __shared__ __align__(16) unsigned char peer_smem[];
     T* buffers = reinterpret_cast<T*>(peer_smem);
 
-    PeerRows<T, LOG, P, HELD, ROWS_CAPACITY> call;
+    PeerRows<T, LOG, P, HELD, ROWS_CAPACITY, BATCH> call;
     call.x = x;
     call.y = y;
     call.rows = rows;
