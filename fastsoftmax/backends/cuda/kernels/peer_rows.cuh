@@ -69,14 +69,8 @@ __device__ __forceinline__ unsigned long long load_acquire_system(const unsigned
     return v;
 }
 
-// FASTSOFTMAX_PEER_PROBE_GPU_SCOPE (benchmarks/peer_probe.py only, one GPU): the flag released at
-// GPU scope, to measure what the system-scope release costs; wrong across GPUs.
 __device__ __forceinline__ void store_release_system(unsigned long long* p, unsigned long long v) {
-#ifdef FASTSOFTMAX_PEER_PROBE_GPU_SCOPE
-    asm volatile("st.release.gpu.global.u64 [%0], %1;\n" ::"l"(p), "l"(v) : "memory");
-#else
     asm volatile("st.release.sys.global.u64 [%0], %1;\n" ::"l"(p), "l"(v) : "memory");
-#endif
 }
 
 // The columns [begin, end) of a row through a CTA: packs of P where they lie whole in the range
