@@ -161,18 +161,26 @@ struct PeerRows {
         HoldAndReduce<T> reduce{x + row * x_pitch, held, begin, held_end, empty_maxsum()};
         for_each_pack_batched<T, P, BATCH>(begin, end, reduce);
         const MaxSum mine = block_maxsum(reduce.acc);
-        if (threadIdx.x != 0) return;
+        // the first warp takes the row's ticket and, where it is the last CTA of the row, merges the
+        // row's pairs and sends the total, one pair and one rank a lane (by one thread, the merge
+        // and the sends queued one after another behind the CTA's next barrier)
+        if (threadIdx.x >= 32) return;
         float2* turn_pairs = pairs + ((group * 2 + (turn & 1)) * ctas_per_row);
-        turn_pairs[part] = make_float2(mine.max, mine.sum);
+        unsigned int last = 0;
+        if (threadIdx.x == 0) {
+            turn_pairs[part] = make_float2(mine.max, mine.sum);
+            __threadfence();
+            last = atomicAdd(&tickets[row], 1u) == (unsigned int)(ctas_per_row - 1);
+        }
+        if (!__shfl_sync(kFullMask, last, 0)) return;
         __threadfence();
-        if (atomicAdd(&tickets[row], 1u) != (unsigned int)(ctas_per_row - 1)) return;
-        __threadfence();
-        MaxSum total = empty_maxsum();
+        MaxSum lane = empty_maxsum();
         const volatile float2* read = turn_pairs;
-        for (i64 i = 0; i < ctas_per_row; ++i) total = merge(total, MaxSum{read[i].x, read[i].y});
-        tickets[row] = 0u;  // every CTA of the row has taken its ticket
+        for (i64 i = threadIdx.x; i < ctas_per_row; i += 32) lane = merge(lane, MaxSum{read[i].x, read[i].y});
+        const MaxSum total = warp_merge(lane);
+        if (threadIdx.x == 0) tickets[row] = 0u;  // every CTA of the row has taken its ticket
         const i64 index = slot_index(row, rank);
-        for (i64 r = 0; r < world; ++r) {
+        for (i64 r = threadIdx.x; r < world; r += 32) {
             PeerSlot* slot = peers[r] + index;
             reinterpret_cast<volatile float*>(&slot->max)[0] = total.max;
             reinterpret_cast<volatile float*>(&slot->sum)[0] = total.sum;
