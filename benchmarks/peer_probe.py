@@ -43,17 +43,19 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--out")
     parser.add_argument("--held-bytes", type=int, help="shared memory a buffer of a CTA holds (default: _peer's)")
+    parser.add_argument("--depth", type=int, help="buffers a CTA has, rows read ahead + 1 (default: _peer's)")
     parser.add_argument("--load-batch", type=int, help="packs a thread loads before using any (default: _peer's)")
     args = parser.parse_args()
     from fastsoftmax.distributed import _peer
 
     _peer.HELD_BYTES = args.held_bytes or _peer.HELD_BYTES
     _peer.LOAD_BATCH = args.load_batch or _peer.LOAD_BATCH
+    _peer.PIPELINE_DEPTH = args.depth or _peer.PIPELINE_DEPTH
     store = os.path.join(tempfile.mkdtemp(), "store")
     dist.init_process_group("gloo", init_method=f"file://{store}", rank=0, world_size=1)
     lines = [
         f"{torch.cuda.get_device_name()}; bf16; GPU time per call (us) and fraction of copy bandwidth; "
-        f"held {_peer.HELD_BYTES} bytes, load batch {_peer.LOAD_BATCH}"
+        f"held {_peer.HELD_BYTES} bytes, load batch {_peer.LOAD_BATCH}, depth {_peer.PIPELINE_DEPTH}"
     ]
     copy = torch.empty(1 << 28, dtype=torch.uint8, device="cuda")
     copy_us = gpu_us(lambda: copy.clone(), 20)

@@ -30,6 +30,8 @@ THREADS = 256
 #: current one waits for the other ranks); columns past it are read again from device memory in
 #: the output pass (rows longer than their CTAs hold).
 HELD_BYTES = 32 * 1024
+#: Buffers of HELD_BYTES a CTA has: it reads DEPTH - 1 rows ahead of the one it writes.
+PIPELINE_DEPTH = 2
 #: Packs a thread loads before it uses any, in the statistics pass (bytes in flight).
 LOAD_BATCH = 4
 #: Rows per launch: the same on every rank whatever its shard width (the number of launches of a
@@ -59,7 +61,8 @@ def source(kernels) -> str:
     lines = ['#include "peer_rows.cuh"', "using namespace fastsoftmax;", ""]
     for dtype, log, pack in kernels:
         t, _, itemsize = CXX_TYPES[dtype]
-        targs = f"{t}, {'true' if log else 'false'}, {pack}, {HELD_BYTES // itemsize}, {ROWS_PER_LAUNCH}, {LOAD_BATCH}"
+        targs = f"{t}, {'true' if log else 'false'}, {pack}, {HELD_BYTES // itemsize}, {ROWS_PER_LAUNCH}, "
+        targs += f"{LOAD_BATCH}, {PIPELINE_DEPTH}"
         lines.append(
             f'extern "C" __global__ void __launch_bounds__({THREADS}) {kernel_name(dtype, log, pack)}('
             f"const {t}* x, {t}* y, i64 rows, i64 n, i64 x_pitch, i64 chunk, i64 ctas_per_row, i64 groups, "
@@ -89,9 +92,9 @@ def _kernel(dtype: torch.dtype, log: bool, pack: int, device_index: int) -> tupl
                 name = kernel_name(dtype, log, pack)
                 cubin = compiler.compile_cubin(source([(dtype, log, pack)]), facts.arch, name)
                 core = ObjectCode.from_cubin(cubin, name=name).get_kernel(name)
-                kernel = Kernel(core, name, device_index, 14, THREADS, 1, 2 * HELD_BYTES)
-                # every launch of these kernels takes the same shared memory: two buffers
-                kernel.set_attribute("MAX_DYNAMIC_SHARED_SIZE_BYTES", 2 * HELD_BYTES)
+                kernel = Kernel(core, name, device_index, 14, THREADS, 1, PIPELINE_DEPTH * HELD_BYTES)
+                # every launch of these kernels takes the same shared memory
+                kernel.set_attribute("MAX_DYNAMIC_SHARED_SIZE_BYTES", PIPELINE_DEPTH * HELD_BYTES)
                 found = _KERNELS[key] = (kernel, kernel.blocks_per_sm() * facts.sm_count)
     return found
 
@@ -115,7 +118,7 @@ class _Exchange:
         tickets_at = state_at + STATE_BYTES
         table_at = tickets_at + _round16(4 * ROWS_PER_LAUNCH)
         pairs_at = table_at + _round16(8 * self.world)
-        size = pairs_at + 2 * 8 * max_ctas
+        size = pairs_at + PIPELINE_DEPTH * 8 * max_ctas
         with on_device(device_index):
             self.base = int(check(driver.cuMemAlloc(size), "cuMemAlloc (peer exchange memory)"))
             check(driver.cuMemsetD8(self.base, 0, size), "cuMemsetD8")

@@ -141,7 +141,7 @@ struct WriteOut {
 // One CTA's part of the rows of a call (see the header). x, y: the call's first row; rows of n
 // columns at pitches x_pitch and n (y is contiguous). peers: world pointers, rank r's slots in this
 // process's address space. pairs: two per CTA; tickets: one per row, zero between launches.
-template <typename T, bool LOG, int P, int HELD, int ROWS_CAPACITY, int BATCH>
+template <typename T, bool LOG, int P, int HELD, int ROWS_CAPACITY, int BATCH, int DEPTH>
 struct PeerRows {
     const T* x;
     T* y;
@@ -165,7 +165,7 @@ struct PeerRows {
         // row's pairs and sends the total, one pair and one rank a lane (by one thread, the merge
         // and the sends queued one after another behind the CTA's next barrier)
         if (threadIdx.x >= 32) return;
-        float2* turn_pairs = pairs + ((group * 2 + (turn & 1)) * ctas_per_row);
+        float2* turn_pairs = pairs + ((group * DEPTH + turn % DEPTH) * ctas_per_row);
         unsigned int last = 0;
         if (threadIdx.x == 0) {
             turn_pairs[part] = make_float2(mine.max, mine.sum);
@@ -214,7 +214,7 @@ struct PeerRows {
     }
 };
 
-template <typename T, bool LOG, int P, int HELD, int ROWS_CAPACITY, int BATCH>
+template <typename T, bool LOG, int P, int HELD, int ROWS_CAPACITY, int BATCH, int DEPTH>
 __device__ __forceinline__ void peer_rows_forward(const T* __restrict__ x, T* __restrict__ y, i64 rows, i64 n,
                                                   i64 x_pitch, i64 chunk, i64 ctas_per_row, i64 groups, i64 rank,
                                                   i64 world, PeerSlot* const* peers, float2* pairs,
@@ -222,7 +222,7 @@ __device__ __forceinline__ void peer_rows_forward(const T* __restrict__ x, T* __
     extern __shared__ __align__(16) unsigned char peer_smem[];
     T* buffers = reinterpret_cast<T*>(peer_smem);
 
-    PeerRows<T, LOG, P, HELD, ROWS_CAPACITY, BATCH> call;
+    PeerRows<T, LOG, P, HELD, ROWS_CAPACITY, BATCH, DEPTH> call;
     call.x = x;
     call.y = y;
     call.rows = rows;
@@ -243,12 +243,17 @@ __device__ __forceinline__ void peer_rows_forward(const T* __restrict__ x, T* __
     call.end = min(n, call.begin + chunk);
     call.held_end = min(call.end, call.begin + (i64)HELD);
 
+    // DEPTH - 1 rows read ahead of the one being written
+    for (i64 turn = 0; turn < DEPTH - 1; ++turn) {
+        const i64 row = call.group + turn * groups;
+        if (row < rows) call.reduce_and_send(row, turn, buffers + (turn % DEPTH) * HELD);
+    }
     i64 turn = 0;
-    if (call.group < rows) call.reduce_and_send(call.group, 0, buffers);
     for (i64 row = call.group; row < rows; row += groups, ++turn) {
-        T* held = buffers + (turn & 1) * HELD;
-        if (row + groups < rows) call.reduce_and_send(row + groups, turn + 1, buffers + ((turn + 1) & 1) * HELD);
-        call.write(row, held, call.wait_for(row));
+        const i64 ahead = row + (DEPTH - 1) * groups;
+        const i64 ahead_turn = turn + DEPTH - 1;
+        if (ahead < rows) call.reduce_and_send(ahead, ahead_turn, buffers + (ahead_turn % DEPTH) * HELD);
+        call.write(row, buffers + (turn % DEPTH) * HELD, call.wait_for(row));
     }
 
     // the grid's last CTA advances the epoch for the next launch
