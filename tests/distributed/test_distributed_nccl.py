@@ -28,6 +28,12 @@ def test_peer_exchange_two_processes_one_gpu():
     run_ranks(2, cases.peer_exchange, fresh_seed(), backend="gloo+cuda:0")
 
 
+@pytest.mark.skipif(not torch.cuda.is_available(), reason="needs a CUDA device")
+def test_peer_exchange_three_processes_one_gpu():
+    """Three ranks (every slot array holds three pairs a row; uneven shards of three)."""
+    run_ranks(3, cases.peer_exchange_small, fresh_seed(), backend="gloo+cuda:0")
+
+
 @two_gpus
 def test_peer_exchange_nccl():
     run_ranks(2, cases.peer_exchange, fresh_seed(), backend="nccl")
