@@ -11,8 +11,9 @@
 // Per call, every rank launches `groups` x G CTAs (G: CTAs per row, each rank its own, as its
 // shard width asks); group g takes rows g, g + groups, ... in turn, and its CTA `part` owns
 // `chunk` columns of each. For each of its rows a CTA
-//   1. reads its columns once, keeping the first HELD in shared memory (two buffers: the next
-//      row's while the current one waits), and reduces them to a (max, sum of exp(x - max)) pair;
+//   1. reads its columns once, keeping the first HELD in shared memory (DEPTH buffers, two by
+//      default: the next row's while the current one waits), and reduces them to a (max, sum of
+//      exp(x - max)) pair;
 //   2. the last of the row's G CTAs to finish (a ticket per row) merges their G pairs and writes
 //      the row's pair, with the call's epoch as a flag (a system-scope release), into slot
 //      (parity, row, rank) of every rank's exchange memory, its own included: 16 bytes a row a
@@ -152,12 +153,20 @@ struct PeerRows {
     unsigned long long epoch;
     i64 group, part, begin, end, held_end;
 
+    __device__ __forceinline__ PeerRows(const T* x, T* y, i64 rows, i64 n, i64 x_pitch, i64 chunk, i64 ctas_per_row,
+                                        i64 groups, i64 rank, i64 world, PeerSlot* const* peers, float2* pairs,
+                                        unsigned int* tickets, unsigned long long epoch)
+        : x(x), y(y), rows(rows), n(n), x_pitch(x_pitch), chunk(chunk), ctas_per_row(ctas_per_row), groups(groups),
+          rank(rank), world(world), peers(peers), pairs(pairs), tickets(tickets), epoch(epoch),
+          group(blockIdx.x / ctas_per_row), part(blockIdx.x - group * ctas_per_row), begin(min(n, part * chunk)),
+          end(min(n, begin + chunk)), held_end(min(end, begin + (i64)HELD)) {}
+
     __device__ __forceinline__ i64 slot_index(i64 row, i64 from) const {
         return ((i64)(epoch & 1ull) * ROWS_CAPACITY + row) * world + from;
     }
 
     // steps 1 and 2 for the row of turn `turn`
-    __device__ __forceinline__ void reduce_and_send(i64 row, i64 turn, T* held) {
+    __device__ __forceinline__ void reduce_and_send(i64 row, i64 turn, T* held) const {
         HoldAndReduce<T> reduce{x + row * x_pitch, held, begin, held_end, empty_maxsum()};
         for_each_pack_batched<T, P, BATCH>(begin, end, reduce);
         const MaxSum mine = block_maxsum(reduce.acc);
@@ -222,26 +231,9 @@ __device__ __forceinline__ void peer_rows_forward(const T* __restrict__ x, T* __
     extern __shared__ __align__(16) unsigned char peer_smem[];
     T* buffers = reinterpret_cast<T*>(peer_smem);
 
-    PeerRows<T, LOG, P, HELD, ROWS_CAPACITY, BATCH, DEPTH> call;
-    call.x = x;
-    call.y = y;
-    call.rows = rows;
-    call.n = n;
-    call.x_pitch = x_pitch;
-    call.chunk = chunk;
-    call.ctas_per_row = ctas_per_row;
-    call.groups = groups;
-    call.rank = rank;
-    call.world = world;
-    call.peers = peers;
-    call.pairs = pairs;
-    call.tickets = tickets;
-    call.epoch = *reinterpret_cast<volatile unsigned long long*>(&state->completed) + 1ull;
-    call.group = blockIdx.x / ctas_per_row;
-    call.part = blockIdx.x - call.group * ctas_per_row;
-    call.begin = min(n, call.part * chunk);
-    call.end = min(n, call.begin + chunk);
-    call.held_end = min(call.end, call.begin + (i64)HELD);
+    const unsigned long long epoch = *reinterpret_cast<volatile unsigned long long*>(&state->completed) + 1ull;
+    const PeerRows<T, LOG, P, HELD, ROWS_CAPACITY, BATCH, DEPTH> call(x, y, rows, n, x_pitch, chunk, ctas_per_row, groups,
+                                                                      rank, world, peers, pairs, tickets, epoch);
 
     // DEPTH - 1 rows read ahead of the one being written
     for (i64 turn = 0; turn < DEPTH - 1; ++turn) {
