@@ -186,6 +186,9 @@ def _plan(group, device_index: int, dtype: torch.dtype, log: bool, rows: int, n:
     """The launches of a call: [(x offset, y offset, go)], ``go(pointers, stream)`` one bound
     launch. Few rows: a group of CTAs a row, each CTA TARGET_CHUNK_BYTES of it. Many rows: as few
     CTAs a row as hold it (at least what the grid allows), the groups taking rows in turn."""
+    reason = compiler.nvrtc_unavailable_reason()
+    if reason:
+        raise RuntimeError(f"collective='peer' compiles its kernel at run time: {reason}")
     ex = exchange(group, device_index)
     kernel, resident = _kernel(dtype, log, pack, device_index)
     itemsize = CXX_TYPES[dtype][2]
