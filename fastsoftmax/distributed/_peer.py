@@ -118,7 +118,7 @@ class _Exchange:
         tickets_at = state_at + STATE_BYTES
         table_at = tickets_at + _round16(4 * ROWS_PER_LAUNCH)
         pairs_at = table_at + _round16(8 * self.world)
-        size = pairs_at + PIPELINE_DEPTH * 8 * max_ctas * (THREADS // 32)  # a pair a warp
+        size = pairs_at + PIPELINE_DEPTH * 8 * max_ctas
         with on_device(device_index):
             self.base = int(check(driver.cuMemAlloc(size), "cuMemAlloc (peer exchange memory)"))
             check(driver.cuMemsetD8(self.base, 0, size), "cuMemsetD8")

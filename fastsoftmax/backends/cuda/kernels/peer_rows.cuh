@@ -14,7 +14,7 @@
 //   1. reads its columns once, keeping the first HELD in shared memory (DEPTH buffers, two by
 //      default: the next row's while the current one waits), and reduces them to a (max, sum of
 //      exp(x - max)) pair;
-//   2. the last of the row's warps to finish (a ticket per row) merges their pairs and writes
+//   2. the last of the row's G CTAs to finish (a ticket per row) merges their G pairs and writes
 //      the row's pair, with the call's epoch as a flag (a system-scope release), into slot
 //      (parity, row, rank) of every rank's exchange memory, its own included: 16 bytes a row a
 //      rank over the interconnect;
@@ -22,18 +22,17 @@
 //      `world` slots of its row carry the epoch, merges them in rank order (every rank computes
 //      the same total), and writes its columns from shared memory (re-reading from device memory
 //      what did not fit).
-// A thread reads back from shared memory only the elements it wrote there itself, and each warp
-// reduces, sends and waits on its own, so the kernel has no CTA barrier: the warps of a CTA may be
-// at different rows.
+// A thread reads back from shared memory only the elements it wrote there itself, so the two
+// buffers need no barrier between the rows.
 //
 // Epochs: each rank's exchange memory holds the number of launches it completed. A CTA reads it
 // at its start (epoch = completed + 1) and the grid's last CTA advances it at the end, so the
 // epoch lives on the device and calls captured in a CUDA graph replay correctly. Slots alternate
 // between two parities by epoch: a rank writes a slot of parity e % 2 for launch e + 2 only after
 // its launch e + 1 has read every rank's pairs of launch e + 1, which every rank writes only after
-// its launch e, the last reader of parity e % 2, completed. The warp pairs of a group cycle through
-// DEPTH sets by the row's turn: a warp writes its pair for turn k + DEPTH only after its wait for
-// turn k returned, i.e. after the merge that read the pairs of turn k.
+// its launch e, the last reader of parity e % 2, completed. The CTA pairs of a group alternate
+// between two halves by the row's turn: a CTA writes its pair for turn k + 2 only after its wait
+// for turn k returned, i.e. after the merge that read the pairs of turn k.
 //
 // Progress: a CTA that waits needs the CTAs of its row on every other rank to run. Each rank's
 // grid is at most what its GPU holds at once (the host sizes it from the occupancy query), so
@@ -166,34 +165,31 @@ struct PeerRows {
         return ((i64)(epoch & 1ull) * ROWS_CAPACITY + row) * world + from;
     }
 
-    // Steps 1 and 2 for the row of turn `turn`, by each warp on its own: a warp's pair is one of
-    // the row's G x (warps a CTA) pairs, and the last warp of the row to take its ticket merges them
-    // and sends the total, a pair and a rank a lane. No CTA barrier: with a CTA-wide reduction and
-    // a CTA-wide wait, 40% of the cycles between issues went to warps waiting at barriers (H100,
-    // Nsight Compute, 4096 x 131072 bf16).
+    // steps 1 and 2 for the row of turn `turn`
     __device__ __forceinline__ void reduce_and_send(i64 row, i64 turn, T* held) const {
         HoldAndReduce<T> reduce{x + row * x_pitch, held, begin, held_end, empty_maxsum()};
         for_each_pack_batched<T, P, BATCH>(begin, end, reduce);
-        const MaxSum mine = warp_merge(reduce.acc);
-        const unsigned int lane = threadIdx.x & 31;
-        const i64 warps = blockDim.x >> 5;
-        const i64 parts = ctas_per_row * warps;
-        float2* turn_pairs = pairs + (group * DEPTH + turn % DEPTH) * parts;
+        const MaxSum mine = block_maxsum(reduce.acc);
+        // the first warp takes the row's ticket and, where it is the last CTA of the row, merges the
+        // row's pairs and sends the total, one pair and one rank a lane (by one thread, the merge
+        // and the sends queued one after another behind the CTA's next barrier)
+        if (threadIdx.x >= 32) return;
+        float2* turn_pairs = pairs + ((group * DEPTH + turn % DEPTH) * ctas_per_row);
         unsigned int last = 0;
-        if (lane == 0) {
-            turn_pairs[part * warps + (threadIdx.x >> 5)] = make_float2(mine.max, mine.sum);
+        if (threadIdx.x == 0) {
+            turn_pairs[part] = make_float2(mine.max, mine.sum);
             __threadfence();
-            last = atomicAdd(&tickets[row], 1u) == (unsigned int)(parts - 1);
+            last = atomicAdd(&tickets[row], 1u) == (unsigned int)(ctas_per_row - 1);
         }
         if (!__shfl_sync(kFullMask, last, 0)) return;
         __threadfence();
-        MaxSum partial = empty_maxsum();
+        MaxSum lane = empty_maxsum();
         const volatile float2* read = turn_pairs;
-        for (i64 i = lane; i < parts; i += 32) partial = merge(partial, MaxSum{read[i].x, read[i].y});
-        const MaxSum total = warp_merge(partial);
-        if (lane == 0) tickets[row] = 0u;  // every warp of the row has taken its ticket
+        for (i64 i = threadIdx.x; i < ctas_per_row; i += 32) lane = merge(lane, MaxSum{read[i].x, read[i].y});
+        const MaxSum total = warp_merge(lane);
+        if (threadIdx.x == 0) tickets[row] = 0u;  // every CTA of the row has taken its ticket
         const i64 index = slot_index(row, rank);
-        for (i64 r = lane; r < world; r += 32) {
+        for (i64 r = threadIdx.x; r < world; r += 32) {
             PeerSlot* slot = peers[r] + index;
             reinterpret_cast<volatile float*>(&slot->max)[0] = total.max;
             reinterpret_cast<volatile float*>(&slot->sum)[0] = total.sum;
@@ -201,17 +197,24 @@ struct PeerRows {
         }
     }
 
-    // Step 3, by each warp on its own: every rank's pair of the row, merged in rank order.
+    // step 3: every rank's pair of the row, merged in rank order, in every thread
     __device__ __forceinline__ MaxSum wait_for(i64 row) const {
-        MaxSum partial = empty_maxsum();
-        PeerSlot* mine = peers[rank];
-        for (i64 r = threadIdx.x & 31; r < world; r += 32) {
-            PeerSlot* slot = mine + slot_index(row, r);
-            while (load_acquire_system(&slot->epoch) != epoch) __nanosleep(64);
-            partial = merge(partial, MaxSum{reinterpret_cast<volatile float*>(&slot->max)[0],
-                                            reinterpret_cast<volatile float*>(&slot->sum)[0]});
+        __shared__ MaxSum shared_total;
+        __syncthreads();  // every thread has read the previous row's total
+        if (threadIdx.x < 32) {
+            MaxSum lane = empty_maxsum();
+            PeerSlot* mine = peers[rank];
+            for (i64 r = threadIdx.x; r < world; r += 32) {
+                PeerSlot* slot = mine + slot_index(row, r);
+                while (load_acquire_system(&slot->epoch) != epoch) __nanosleep(64);
+                lane = merge(lane, MaxSum{reinterpret_cast<volatile float*>(&slot->max)[0],
+                                          reinterpret_cast<volatile float*>(&slot->sum)[0]});
+            }
+            const MaxSum total = warp_merge(lane);
+            if (threadIdx.x == 0) shared_total = total;
         }
-        return warp_merge(partial);
+        __syncthreads();
+        return shared_total;
     }
 
     __device__ __forceinline__ void write(i64 row, const T* held, const MaxSum& total) const {
