@@ -102,46 +102,19 @@ __device__ __forceinline__ void for_each_pack_batched(i64 begin, i64 end, F&& f)
     for (i64 c = whole + threadIdx.x; c < end; c += blockDim.x) f.template use<1>(c, f.template load<1>(c));
 }
 
-// Whole 16-byte packs of the held part of a row are copied to shared memory with cp.async ahead
-// of their reduction (PREFETCHED); the rest (single elements of a misaligned row, columns past the
-// held part) are read from device memory when they are reduced.
-template <typename T, int P>
-__host__ __device__ constexpr bool prefetched() {
-    return P * sizeof(T) == 16;
-}
-
-template <typename T>
-struct Prefetch {
-    const T* row;
-    T* held;
-    i64 begin, held_end;
-    template <int P>
-    __device__ __forceinline__ void step(i64 c) const {
-        if constexpr (prefetched<T, P>()) {
-            if (c + P <= held_end) copy_async<16>(held + (c - begin), row + c);
-        }
-    }
-};
-
 template <typename T>
 struct HoldAndReduce {
     const T* row;
     T* held;
     i64 begin, held_end;
     MaxSum acc;
-    bool landed;  // the held packs are in shared memory already (Prefetch, waited for)
-    template <int P>
-    __device__ __forceinline__ bool in_smem(i64 c) const {
-        return prefetched<T, P>() && landed && c + P <= held_end;
-    }
     template <int P>
     __device__ __forceinline__ Pack<T, P> load(i64 c) const {
-        if (in_smem<P>(c)) return *reinterpret_cast<const Pack<T, P>*>(held + (c - begin));
         return read_pack<T, P>(row + c);
     }
     template <int P>
     __device__ __forceinline__ void use(i64 c, const Pack<T, P>& raw) {
-        if (c + P <= held_end && !in_smem<P>(c)) *reinterpret_cast<Pack<T, P>*>(held + (c - begin)) = raw;
+        if (c + P <= held_end) *reinterpret_cast<Pack<T, P>*>(held + (c - begin)) = raw;
         float v[P];
         unpack<T, P>(raw, v);
         accumulate<P>(acc, v);
@@ -193,15 +166,8 @@ struct PeerRows {
     }
 
     // steps 1 and 2 for the row of turn `turn`
-    // starts copying the held part of a row into `held` (a no-op where packs are not 16 bytes)
-    __device__ __forceinline__ void prefetch(i64 row, T* held) const {
-        Prefetch<T> copy{x + row * x_pitch, held, begin, held_end};
-        for_each_pack<T, P>(begin, end, copy);
-        copy_async_commit();
-    }
-
-    __device__ __forceinline__ void reduce_and_send(i64 row, i64 turn, T* held, bool landed) const {
-        HoldAndReduce<T> reduce{x + row * x_pitch, held, begin, held_end, empty_maxsum(), landed};
+    __device__ __forceinline__ void reduce_and_send(i64 row, i64 turn, T* held) const {
+        HoldAndReduce<T> reduce{x + row * x_pitch, held, begin, held_end, empty_maxsum()};
         for_each_pack_batched<T, P, BATCH>(begin, end, reduce);
         const MaxSum mine = block_maxsum(reduce.acc);
         // the first warp takes the row's ticket and, where it is the last CTA of the row, merges the
@@ -269,37 +235,17 @@ __device__ __forceinline__ void peer_rows_forward(const T* __restrict__ x, T* __
     const PeerRows<T, LOG, P, HELD, ROWS_CAPACITY, BATCH, DEPTH> call(x, y, rows, n, x_pitch, chunk, ctas_per_row, groups,
                                                                       rank, world, peers, pairs, tickets, epoch);
 
-    if constexpr (prefetched<T, P>() && DEPTH == 2) {
-        // the next row's copy into shared memory is in flight while this row waits and is written
-        if (call.group < rows) {
-            call.prefetch(call.group, buffers);
-            copy_async_wait();
-            call.reduce_and_send(call.group, 0, buffers, true);
-        }
-        i64 turn = 0;
-        for (i64 row = call.group; row < rows; row += groups, ++turn) {
-            const i64 next = row + groups;
-            T* following = buffers + ((turn + 1) % DEPTH) * HELD;
-            if (next < rows) call.prefetch(next, following);
-            call.write(row, buffers + (turn % DEPTH) * HELD, call.wait_for(row));
-            if (next < rows) {
-                copy_async_wait();
-                call.reduce_and_send(next, turn + 1, following, true);
-            }
-        }
-    } else {
-        // DEPTH - 1 rows read ahead of the one being written
-        for (i64 turn = 0; turn < DEPTH - 1; ++turn) {
-            const i64 row = call.group + turn * groups;
-            if (row < rows) call.reduce_and_send(row, turn, buffers + (turn % DEPTH) * HELD, false);
-        }
-        i64 turn = 0;
-        for (i64 row = call.group; row < rows; row += groups, ++turn) {
-            const i64 ahead = row + (DEPTH - 1) * groups;
-            const i64 ahead_turn = turn + DEPTH - 1;
-            if (ahead < rows) call.reduce_and_send(ahead, ahead_turn, buffers + (ahead_turn % DEPTH) * HELD, false);
-            call.write(row, buffers + (turn % DEPTH) * HELD, call.wait_for(row));
-        }
+    // DEPTH - 1 rows read ahead of the one being written
+    for (i64 turn = 0; turn < DEPTH - 1; ++turn) {
+        const i64 row = call.group + turn * groups;
+        if (row < rows) call.reduce_and_send(row, turn, buffers + (turn % DEPTH) * HELD);
+    }
+    i64 turn = 0;
+    for (i64 row = call.group; row < rows; row += groups, ++turn) {
+        const i64 ahead = row + (DEPTH - 1) * groups;
+        const i64 ahead_turn = turn + DEPTH - 1;
+        if (ahead < rows) call.reduce_and_send(ahead, ahead_turn, buffers + (ahead_turn % DEPTH) * HELD);
+        call.write(row, buffers + (turn % DEPTH) * HELD, call.wait_for(row));
     }
 
     // the grid's last CTA advances the epoch for the next launch
