@@ -19,7 +19,8 @@ Kernel argument order (every parameter 8 bytes, see ``instances.py``):
   mode (the stage, 0 whole / 1 partials / 2 finish / 3 merge, | 4 for chunk-major block order, | 8
   for a finish after a merge);
 * strided_staged: pointers, workspace, outer, n, inner, (stride 0, stride 1) of each tensor,
-  geometry (tile columns | copy bytes << 16 | staged rows << 32), chunk, splits.
+  geometry (tile columns | copy bytes << 16 | outer index fastest << 31 | staged rows << 32),
+  chunk, splits.
 """
 
 from __future__ import annotations
@@ -101,6 +102,9 @@ STAGED_CHUNK_ALIGN = 16
 STAGED_MAX_CLUSTER = 4
 #: values a CTA posts for its cluster (kStagedPostCols): a split tile is one 128-byte line of a row
 STAGED_POST_COLS = 64
+#: Tiles ordered outer index fastest where an input has stride 0 along outer (an expanded tensor):
+#: the outer indices of one column range read the same memory, and run together share it in L2.
+STAGED_OUTER_FASTEST_WHEN_BROADCAST = True
 
 
 @dataclass(frozen=True)
@@ -515,8 +519,12 @@ def _build_staged(load, key):
     counter_words = -(-shape.tiles // 4) * 4
     workspace = counter_words + shape.tiles * shape.splits * shape.tile_cols * (1 if backward else 2)
 
+    # an input broadcast along outer (stride 0): its tiles of one column range run together
+    outer_fastest = int(STAGED_OUTER_FASTEST_WHEN_BROADCAST and outer > 1 and any(s[0] == 0 for s in strides[:-1]))
+
     def tail(width: int) -> tuple:
-        return middle + (shape.tile_cols | width << 16 | shape.stage_rows << 32, shape.chunk, shape.splits)
+        geometry = shape.tile_cols | width << 16 | outer_fastest << 31 | shape.stage_rows << 32
+        return middle + (geometry, shape.chunk, shape.splits)
 
     def width_of(pointers) -> int:
         bits = 0

@@ -171,12 +171,14 @@ __device__ __forceinline__ void copy_piece_any(int width, T* stage, T* row0, i64
 }
 
 // ---- the geometry of one launch --------------------------------------------------------------
-// geometry = tile_cols | width << 16 | stage_rows << 32 (one 8-byte kernel parameter)
+// geometry = tile_cols | width << 16 | outer_fastest << 31 | stage_rows << 32 (one 8-byte kernel
+// parameter)
 struct StagedGeometry {
-    int tile_cols;   // columns of a tile (a multiple of P; all of inner in the flat layout)
-    int width;       // bytes per copy between device and shared memory: 16, 8, 4 or 2
-    int stage_rows;  // rows the staging buffer holds
-    i64 tiles_per_outer, tiles;
+    int tile_cols;       // columns of a tile (a multiple of P; all of inner in the flat layout)
+    int width;           // bytes per copy between device and shared memory: 16, 8, 4 or 2
+    bool outer_fastest;  // consecutive tiles: the same columns of consecutive outer indices
+    int stage_rows;      // rows the staging buffer holds
+    i64 outer, tiles_per_outer, tiles;
     int packs_per_row;  // L
     int groups;         // G
 };
@@ -185,8 +187,10 @@ template <int P>
 __device__ __forceinline__ StagedGeometry staged_geometry(i64 outer, i64 inner, i64 geometry) {
     StagedGeometry g;
     g.tile_cols = (int)(geometry & 0xffff);
-    g.width = (int)((geometry >> 16) & 0xffff);
+    g.width = (int)((geometry >> 16) & 0x7fff);
+    g.outer_fastest = (geometry >> 31) & 1;
     g.stage_rows = (int)(geometry >> 32);
+    g.outer = outer;
     g.tiles_per_outer = (inner + g.tile_cols - 1) / g.tile_cols;
     g.tiles = outer * g.tiles_per_outer;
     g.packs_per_row = g.tile_cols / P;
@@ -453,8 +457,17 @@ struct StagedPiece {
 __device__ __forceinline__ StagedPiece staged_piece(const StagedGeometry& geo, i64 tile, i64 split, i64 n,
                                                     i64 inner, i64 chunk) {
     StagedPiece p;
-    p.o = tile / geo.tiles_per_outer;
-    p.c0 = (tile - p.o * geo.tiles_per_outer) * geo.tile_cols;
+    // Outer index fastest where an input is broadcast along outer (stride 0): the tiles that read
+    // the same memory then run together and share it through L2, instead of each outer index
+    // reading the whole broadcast input again after it left L2.
+    if (geo.outer_fastest) {
+        const i64 column_tile = tile / geo.outer;
+        p.o = tile - column_tile * geo.outer;
+        p.c0 = column_tile * geo.tile_cols;
+    } else {
+        p.o = tile / geo.tiles_per_outer;
+        p.c0 = (tile - p.o * geo.tiles_per_outer) * geo.tile_cols;
+    }
     p.cols = (int)min((i64)geo.tile_cols, inner - p.c0);
     p.k0 = split * chunk;
     p.rows = (int)max((i64)0, min(chunk, n - p.k0));  // a cluster's last ranks may have no rows
