@@ -90,6 +90,25 @@ def test_long_axes_streamed_and_split(shape, dim, dtype):
     run(x, dim, True, "strided_staged", backward=shape[0] * shape[1] <= 1 << 24)
 
 
+@pytest.mark.parametrize("dtype", DTYPES, ids=str)
+@pytest.mark.parametrize("shape", [(9, 700, 96), (3, 70000, 64), (400, 340, 64)])
+def test_staged_inputs_broadcast_along_outer(shape, dtype):
+    # stride 0 along outer (expanded x, y, dy): the tiles go outer index fastest
+    # (strided.STAGED_OUTER_FASTEST_WHEN_BROADCAST); one tile a team, teams of CTAs, more tiles
+    # than teams
+    x = rand((1,) + shape[1:], dtype).expand(shape)
+    dy = rand((1,) + shape[1:], dtype).expand(shape)
+    before = (x.clone(), dy.clone())
+    for log in (False, True):
+        op = fastsoftmax.log_softmax if log else fastsoftmax.softmax
+        with dispatch.forced("cuda", "strided_staged"):
+            y = op(x, 1)
+            check_forward(y, x, 1, log)
+            dx = fastsoftmax.softmax_backward(dy, y[:1].expand(shape), 1, log=log)
+        check_backward(dx, x, dy, 1, log)
+    assert torch.equal(x, before[0]) and torch.equal(dy, before[1]), "an expanded input was written"
+
+
 @pytest.mark.parametrize("ctas", [1, 3, 8])
 def test_staged_tuning_changes_nothing_but_speed(ctas):
     from fastsoftmax.backends.cuda import tiers
