@@ -1,5 +1,5 @@
 """Every CUDA tier and the ladder, under compute-sanitizer: forward and backward, softmax and
-log-softmax, three dtypes, odd lengths and misaligned views. Every result is also checked against
+log-softmax, three dtypes, odd lengths, misaligned views and inputs broadcast along outer (expanded). Every result is also checked against
 float64, so a run that the sanitizer passes but that computes wrong values still fails.
 
     compute-sanitizer --tool memcheck python3 benchmarks/sanitize.py [--tiers warp,strided]
@@ -71,20 +71,25 @@ def run_tier(tier: str) -> list[str]:
     failures = []
     for shape, dim in PROBLEMS[tier]:
         for dtype in DTYPES:
+            # rows: aligned and misaligned views; (outer, n, inner): dense, and broadcast along
+            # outer (expanded x, y and dy: strided_staged then takes its tiles outer index fastest)
             for misaligned in (False, True):
-                if len(shape) == 3 and misaligned:
+                broadcast = len(shape) == 3 and misaligned
+                if broadcast and shape[0] == 1:
                     continue
-                x = (
-                    _input(shape, dtype, misaligned)
-                    if len(shape) == 2
-                    else (torch.randn(shape, device="cuda") * 4).to(dtype)
-                )
+                if len(shape) == 2:
+                    x = _input(shape, dtype, misaligned)
+                elif broadcast:
+                    x = (torch.randn((1,) + shape[1:], device="cuda") * 4).to(dtype).expand(shape)
+                else:
+                    x = (torch.randn(shape, device="cuda") * 4).to(dtype)
                 if not BACKEND.supports(tier, *_canonical(x, dim), dtype, True):
                     directions = (False,)
                 else:
                     directions = (False, True)
                 for log in (False, True):
-                    label = f"{tier} {tuple(x.shape)} dim {dim} {dtype} log={log} misaligned={misaligned}"
+                    view = "broadcast" if broadcast else f"misaligned={misaligned}"
+                    label = f"{tier} {tuple(x.shape)} dim {dim} {dtype} log={log} {view}"
                     # references on the CPU: the sanitizer then sees only this package's kernels
                     # (racecheck flags torch's own float64 reduction on long rows)
                     x64 = x.double().cpu()
@@ -95,6 +100,8 @@ def run_tier(tier: str) -> list[str]:
                     failures.append(check(label, y, reference, dtype))
                     if True in directions:
                         dy = torch.randn_like(y)
+                        if broadcast:
+                            dy, y = dy[:1].expand(shape), y[:1].expand(shape)
                         with dispatch.forced("cuda", tier):
                             dx = fastsoftmax.softmax_backward(dy, y, dim, log=log)
                         torch.cuda.synchronize()
