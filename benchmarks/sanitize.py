@@ -1,6 +1,7 @@
 """Every CUDA tier and the ladder, under compute-sanitizer: forward and backward, softmax and
-log-softmax, three dtypes, odd lengths, misaligned views and inputs broadcast along outer (expanded). Every result is also checked against
-float64, so a run that the sanitizer passes but that computes wrong values still fails.
+log-softmax, three dtypes, odd lengths, misaligned views and inputs broadcast along outer
+(expanded). Every result is also checked against float64, so a run that the sanitizer passes but
+that computes wrong values still fails.
 
     compute-sanitizer --tool memcheck python3 benchmarks/sanitize.py [--tiers warp,strided]
 
