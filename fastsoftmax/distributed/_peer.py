@@ -17,6 +17,7 @@ from __future__ import annotations
 import ctypes
 import socket
 import threading
+from typing import NamedTuple
 
 import torch
 import torch.distributed as dist
@@ -182,34 +183,56 @@ def _aligned(pointer: int, row_pitch: int, itemsize: int) -> bool:
 _PLANS: dict = {}
 
 
+class PeerShape(NamedTuple):
+    """How a call's rows spread over a rank's GPU: each CTA of a row takes ``chunk`` columns (a
+    multiple of the pack), ``ctas`` CTAs a row; each launch takes ``count`` rows from row ``start``
+    with ``groups`` groups of CTAs taking them in turn."""
+
+    ctas: int
+    chunk: int
+    launches: tuple[tuple[int, int, int], ...]  # (start, count, groups)
+
+
+def peer_shape(rows: int, n: int, itemsize: int, pack: int, resident: int) -> PeerShape:
+    """Few rows: a group of CTAs a row, each CTA TARGET_CHUNK_BYTES of it. Many rows: as few CTAs
+    a row as hold it (at least what the grid allows), the groups taking rows in turn. The grid never
+    exceeds ``resident`` (what the GPU holds at once: peer_rows.cuh, progress), and the launches
+    depend on ``rows`` alone, so that every rank makes the same ones."""
+    per_launch = min(rows, ROWS_PER_LAUNCH)
+    row_bytes = n * itemsize
+    holding = max(1, -(-row_bytes // HELD_BYTES))
+    spread = max(holding, -(-row_bytes // TARGET_CHUNK_BYTES))
+    ctas = spread if per_launch * spread <= resident else max(holding, resident // max(per_launch, 1))
+    ctas = min(ctas, resident)
+    chunk = -(-max(n, 1) // ctas)
+    chunk = -(-chunk // pack) * pack
+    ctas = max(1, -(-n // chunk))
+    launches = []
+    for start in range(0, rows, per_launch):
+        count = min(per_launch, rows - start)
+        launches.append((start, count, min(count, resident // ctas)))
+    return PeerShape(ctas, chunk, tuple(launches))
+
+
 def _plan(group, device_index: int, dtype: torch.dtype, log: bool, rows: int, n: int, x_pitch: int, pack: int):
     """The launches of a call: [(x offset, y offset, go)], ``go(pointers, stream)`` one bound
-    launch. Few rows: a group of CTAs a row, each CTA TARGET_CHUNK_BYTES of it. Many rows: as few
-    CTAs a row as hold it (at least what the grid allows), the groups taking rows in turn."""
+    launch (see peer_shape)."""
     reason = compiler.nvrtc_unavailable_reason()
     if reason:
         raise RuntimeError(f"collective='peer' compiles its kernel at run time: {reason}")
     ex = exchange(group, device_index)
     kernel, resident = _kernel(dtype, log, pack, device_index)
     itemsize = CXX_TYPES[dtype][2]
-    row_bytes = n * itemsize
-    per_launch = min(rows, ROWS_PER_LAUNCH)
-    holding = max(1, -(-row_bytes // HELD_BYTES))
-    spread = max(holding, -(-row_bytes // TARGET_CHUNK_BYTES))
-    ctas = spread if per_launch * spread <= resident else max(holding, resident // per_launch)
-    ctas = min(ctas, resident)
-    chunk = -(-max(n, 1) // ctas)
-    chunk = -(-chunk // pack) * pack
-    ctas = max(1, -(-n // chunk))
+    if resident < 1:
+        raise RuntimeError(f"collective='peer': no CTA of its kernel fits on cuda:{device_index}")
+    shape = peer_shape(rows, n, itemsize, pack, resident)
+    exchange_memory = (ex.table, ex.pairs, ex.tickets, ex.state)
     launches = []
     bound = {}
-    for start in range(0, rows, per_launch):
-        count = min(per_launch, rows - start)
-        # the grid never exceeds what the GPU holds at once (peer_rows.cuh: progress)
-        groups = min(count, resident // ctas)
+    for start, count, groups in shape.launches:
         if (count, groups) not in bound:
-            tail = (count, n, x_pitch, chunk, ctas, groups, ex.rank, ex.world, ex.table, ex.pairs, ex.tickets, ex.state)
-            bound[(count, groups)] = kernel.bound(groups * ctas, tail)
+            tail = (count, n, x_pitch, shape.chunk, shape.ctas, groups, ex.rank, ex.world) + exchange_memory
+            bound[(count, groups)] = kernel.bound(groups * shape.ctas, tail)
         launches.append((start * x_pitch * itemsize, start * n * itemsize, bound[(count, groups)]))
     return tuple(launches)
 

@@ -5,6 +5,8 @@ blocks all run on small tensors."""
 
 import pytest
 import torch
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from fastsoftmax.distributed import _local
 
@@ -137,3 +139,33 @@ def test_peer_kernels_compile(arch):
     cubin = compiler.compile_cubin(_peer.source(_peer.all_kernels()), arch, "peer_rows", use_cache=False)
     missing = [_peer.kernel_name(*k) for k in _peer.all_kernels() if _peer.kernel_name(*k).encode() not in cubin]
     assert not missing
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    rows=st.integers(1, 20000),
+    n=st.integers(0, 3_000_000),
+    itemsize=st.sampled_from([2, 4]),
+    aligned=st.booleans(),
+    resident=st.integers(1, 2000),
+)
+def test_peer_shape(rows, n, itemsize, aligned, resident):
+    """collective="peer"'s launches: every row once, every column of a row in exactly one CTA, a
+    chunk a whole number of packs, no grid larger than the GPU holds, and launches that depend on
+    the rows alone (every rank must make the same ones, whatever its shard width)."""
+    from fastsoftmax.distributed import _peer
+
+    pack = 16 // itemsize if aligned else 1
+    shape = _peer.peer_shape(rows, n, itemsize, pack, resident)
+    assert shape.chunk % pack == 0 and shape.ctas >= 1
+    assert shape.ctas * shape.chunk >= n and (shape.ctas - 1) * shape.chunk < max(n, 1)
+    covered = 0
+    for start, count, groups in shape.launches:
+        assert start == covered and 1 <= count <= _peer.ROWS_PER_LAUNCH
+        assert 1 <= groups <= count and groups * shape.ctas <= resident
+        covered += count
+    assert covered == rows
+    other = _peer.peer_shape(rows, n // 3 + 1, 6 - itemsize, 1, max(1, resident // 2))
+    assert [(start, count) for start, count, _ in other.launches] == [
+        (start, count) for start, count, _ in shape.launches
+    ]
