@@ -13,23 +13,10 @@ import torch
 
 sys.path.insert(0, str(pathlib.Path(__file__).resolve().parents[1]))
 
+from peer_probe import gpu_us  # noqa: E402  (benchmarks/ is the script's folder)
+
 import fastsoftmax  # noqa: E402
 from fastsoftmax.backends.cuda import BACKEND, strided  # noqa: E402
-
-
-def gpu_us(fn, iters=20):
-    for _ in range(3):
-        fn()
-    torch.cuda.synchronize()
-    s, e = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-    torch.cuda._sleep(2_000_000)
-    s.record()
-    for _ in range(iters):
-        fn()
-    e.record()
-    torch.cuda.synchronize()
-    return s.elapsed_time(e) * 1000 / iters
-
 
 copy = torch.empty(1 << 28, dtype=torch.uint8, device="cuda")
 bw = 2 * copy.numel() / gpu_us(lambda: copy.clone())
