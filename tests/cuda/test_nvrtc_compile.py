@@ -248,16 +248,22 @@ def test_compile_command_fills_the_cache(tmp_path, monkeypatch, capsys):
     from fastsoftmax import cli
     from fastsoftmax.backends.cuda import compiler, instances
     from fastsoftmax.backends.cuda.instances import source_for
+    from fastsoftmax.distributed import _peer
 
     chosen = [i for i in instances.all_instances() if i.tier == "warp"][:2]
     chosen += [i for i in instances.all_instances() if i.tier == "block_regs" and i.name.endswith("_staged")][:1]
+    peer = _peer.all_kernels()[:1]  # collective="peer" compiles the same way
     monkeypatch.setattr(instances, "all_instances", lambda: chosen)
+    monkeypatch.setattr(_peer, "all_kernels", lambda: peer)
     monkeypatch.setenv("FASTSOFTMAX_CACHE_DIR", str(tmp_path))
     assert cli.main(["compile", "--arch", "sm_90", "--jobs", "1"]) == 0
-    assert "compiled 3 of 3 kernel instances for sm_90" in capsys.readouterr().out
+    assert "compiled 4 of 4 kernel instances for sm_90" in capsys.readouterr().out
     for inst in chosen:
         path = compiler.cache_dir() / f"{compiler.cache_key(source_for([inst]), 'sm_90')}.cubin"
         assert inst.name.encode() in path.read_bytes()
+    for kernel in peer:
+        path = compiler.cache_dir() / f"{compiler.cache_key(_peer.source([kernel]), 'sm_90')}.cubin"
+        assert _peer.kernel_name(*kernel).encode() in path.read_bytes()
 
 
 def test_cluster_shapes_cover_their_rows():

@@ -1,7 +1,8 @@
 """``fastsoftmax compile``: fill the kernel cache ahead of time.
 
 The "cuda" backend compiles each kernel instance the first time a problem needs it (a fraction of
-a second each, then cached on disk; see compiler.py). A deployment that wants no compile on its
+a second each, then cached on disk; see compiler.py), and so do the kernels of
+fastsoftmax.distributed's collective="peer". A deployment that wants no compile on its
 first calls, or a test run that touches hundreds of instances, compiles them all up front, in
 parallel, for the GPU in the machine or for any architecture named.
 """
@@ -15,14 +16,20 @@ from concurrent.futures import ProcessPoolExecutor
 
 
 def _compile_one(job) -> str | None:
-    arch, instance = job
+    arch, kernel = job
     from . import compiler
     from .instances import source_for
 
+    if isinstance(kernel, tuple):  # fastsoftmax.distributed's collective="peer": (dtype, log, pack)
+        from ...distributed import _peer
+
+        source, name = _peer.source([kernel]), _peer.kernel_name(*kernel)
+    else:
+        source, name = source_for([kernel]), kernel.name
     try:
-        compiler.compile_cubin(source_for([instance]), arch, instance.name)
+        compiler.compile_cubin(source, arch, name)
     except Exception as exc:  # reported, never raised across the process pool
-        return f"{instance.name}: {exc}"
+        return f"{name}: {exc}"
     return None
 
 
@@ -45,6 +52,7 @@ def add_arguments(parser) -> None:
 
 
 def run(args) -> int:
+    from ...distributed import _peer
     from . import compiler
     from .instances import all_instances
 
@@ -53,7 +61,8 @@ def run(args) -> int:
         print(f"fastsoftmax compile: {reason}", file=sys.stderr)
         return 1
     archs = args.arch or [_default_arch()]
-    jobs = [(arch, instance) for arch in archs for instance in all_instances()]
+    kernels = [*all_instances(), *_peer.all_kernels()]
+    jobs = [(arch, kernel) for arch in archs for kernel in kernels]
     start = time.perf_counter()
     if args.jobs <= 1:
         failures = [f for f in map(_compile_one, jobs) if f]
