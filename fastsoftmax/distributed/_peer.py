@@ -104,8 +104,8 @@ class _Exchange:
     """One rank's exchange memory for one (group, device), and the other ranks' mapped.
 
     Layout: the slots first (at the same offset in every rank's memory: a rank finds another's
-    slots at that rank's base), then this rank's own state, row tickets, pair per CTA and the
-    table of every rank's slot address."""
+    slots at that rank's base), then this rank's own state, row tickets, the table of every
+    rank's slot address and the CTA pairs (PIPELINE_DEPTH sets)."""
 
     def __init__(self, group, device_index: int):
         from cuda.bindings import driver
@@ -146,7 +146,6 @@ class _Exchange:
                 bases.append(int(pointer))
             table = (ctypes.c_uint64 * self.world)(*bases)
             check(driver.cuMemcpyHtoD(self.base + table_at, ctypes.addressof(table), 8 * self.world), "cuMemcpyHtoD")
-        self.slots = self.base
         self.state = self.base + state_at
         self.tickets = self.base + tickets_at
         self.table = self.base + table_at

@@ -13,7 +13,7 @@ import math
 import torch
 import torch.distributed as dist
 
-from . import _local, _peer
+from . import _local
 
 COLLECTIVES = ("allgather", "allreduce", "peer")
 #: The collective used when none is named: one all-gather of the (max, sum) pairs, merged
@@ -193,6 +193,10 @@ def _auto_chunk_rows(x: torch.Tensor, group) -> int | None:
 
 def _forward_rows(x: torch.Tensor, group, log: bool, collective: str, chunk_rows) -> torch.Tensor:
     if collective == "peer":
+        # imported at first use: it loads the CUDA backend, 50 ms that calls on the other
+        # collectives (and CPU tensors) never need
+        from . import _peer
+
         return _peer.forward(x, group, log)
     rows = x.shape[0]
     if chunk_rows == "auto":
