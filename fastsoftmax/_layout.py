@@ -42,6 +42,22 @@ def memory_order(x: torch.Tensor) -> list[int]:
     return sorted(range(x.dim()), key=lambda d: (x.stride(d) != 0, -x.stride(d)))
 
 
+def broadcast_dims(dim: int, *tensors: torch.Tensor) -> tuple[int, ...]:
+    """The dims other than ``dim`` along which every one of ``tensors`` is broadcast (stride 0,
+    size over 1): a softmax over ``dim`` repeats along them."""
+    first = tensors[0]
+    return tuple(
+        d for d in range(first.dim()) if d != dim and first.size(d) > 1 and all(t.stride(d) == 0 for t in tensors)
+    )
+
+
+def first_slice(x: torch.Tensor, dims: tuple[int, ...]) -> torch.Tensor:
+    """``x`` narrowed to index 0 along each of ``dims`` (a view)."""
+    for d in dims:
+        x = x.narrow(d, 0, 1)
+    return x
+
+
 def canonical_view(x: torch.Tensor, dim: int, order: list[int]) -> torch.Tensor | None:
     """The ``(outer, n, inner)`` view of ``x`` for a softmax over ``dim``, following the dim order
     ``order``; None when that layout cannot be expressed with a unit inner stride."""
@@ -61,6 +77,16 @@ def canonical_view(x: torch.Tensor, dim: int, order: list[int]) -> torch.Tensor 
         # strided case with a single inner element rather than demand a unit row stride.
         return None
     return x.as_strided((outer_size, n, inner_size), (outer_stride, n_stride if n > 1 else 1, 1))
+
+
+def read_in_place(dim: int, *inputs: torch.Tensor) -> bool:
+    """Whether ``canonical_pair`` (one input) or ``canonical_backward`` (``dy, y``) reads every
+    input where it lies: the last input and its output fold in its memory order, and so do the
+    others in that order."""
+    order = memory_order(inputs[-1])
+    if any(canonical_view(t, dim, order) is None for t in inputs):
+        return False
+    return canonical_view(torch.empty_like(inputs[-1], device="meta"), dim, order) is not None
 
 
 def canonical_pair(x: torch.Tensor, dim: int):
@@ -87,11 +113,16 @@ def canonical_pair(x: torch.Tensor, dim: int):
 
 
 def canonical_backward(y: torch.Tensor, dy: torch.Tensor, dim: int):
-    """Return ``(y3, dy3, dx3, dx, copied)`` for the backward pass: ``dx`` takes ``y``'s layout and
-    ``dy`` is brought to that same layout (a copy only when its strides differ); ``copied`` says
-    whether either input was copied."""
+    """Return ``(y3, dy3, dx3, dx, copied)`` for the backward pass: ``dx`` takes ``y``'s layout.
+    ``dy`` is read where it lies whenever it folds into the same ``(outer, n, inner)`` axes (its
+    own strides: a gradient laid out as a step view or a row slice is not copied), and is copied
+    to ``dx``'s layout only when it does not; ``copied`` says whether either input was copied."""
     y3, dx3, dx, copied = canonical_pair(y, dim)
-    if dx.stride() != dy.stride():
+    if dy.stride() == dx.stride():
+        return y3, dy.as_strided(dx3.size(), dx3.stride()), dx3, dx, copied
+    # canonical_pair folded y in memory order, or a contiguous copy of it in logical order
+    dy3 = canonical_view(dy, dim, list(range(y.dim())) if copied else memory_order(y))
+    if dy3 is None or dy3.shape != dx3.shape:
         dy = torch.empty_like(dx).copy_(dy)
-        copied = True
-    return y3, dy.as_strided(dx3.size(), dx3.stride()), dx3, dx, copied
+        dy3, copied = dy.as_strided(dx3.size(), dx3.stride()), True
+    return y3, dy3, dx3, dx, copied

@@ -145,6 +145,39 @@ def _aligned_only(plan, full_path):
     return run
 
 
+def _replicated_plan(dim: int, backend: str, backward: bool, *inputs: torch.Tensor):
+    """The plan of a problem whose inputs are all broadcast (stride 0) along some dims besides
+    ``dim`` in a layout that does not fold into ``(outer, n, inner)``, or None.
+
+    The output repeats along those dims. Read where it lies (a broadcast dim outermost folds into
+    ``outer`` with stride 0), the kernel finds the repeats in L2, and that measured faster than
+    anything else; one that does not fold (a broadcast dim between others, or innermost) would be
+    copied whole to a dense tensor first, so one slice is computed and the result copied out
+    instead: the same two launches, the kernel's over one slice only. Not when a tier is forced
+    (tests of a tier run it on the very problem)."""
+    override = dispatch.current_override()
+    if override is not None and override[1] is not None:
+        return None
+    dims = _layout.broadcast_dims(dim, *inputs)
+    if not dims:
+        return None
+    if _layout.read_in_place(dim, *inputs):
+        return None
+    first = _layout.first_slice
+    if backward:
+
+        def plan(dy, y, log):
+            part = backward_impl(first(dy, dims), first(y, dims), dim, log, backend)
+            return _layout.new_empty_like(y).copy_(part.expand(y.shape))
+    else:
+
+        def plan(x, log):
+            part = forward_impl(first(x, dims), dim, log, backend)
+            return _layout.new_empty_like(x).copy_(part.expand(x.shape))
+
+    return plan
+
+
 def _plan_key(x: torch.Tensor, dim: int, backend: str) -> tuple:
     return (x.shape, x.stride(), x.dtype, x.device, dim, backend)
 
@@ -161,6 +194,10 @@ def forward_impl(x: torch.Tensor, dim: int, log: bool, backend: str, use_plans: 
     if x.numel() == 0 or _goes_to_torch(backend, x):
         dispatch.remember(key, _torch_plan(dim))
         return _torch_forward(x, dim, log)
+    replicated = _replicated_plan(dim, backend, False, x)
+    if replicated is not None:
+        dispatch.remember(key, replicated)
+        return replicated(x, log)
     x3, y3, y, copied = _layout.canonical_pair(x, dim)
     aligned = _aligned(x3, y3)
     kernel_backend, tier = dispatch.resolve(backend, x.device, x.dtype, *x3.shape, False, aligned)
@@ -191,6 +228,10 @@ def backward_impl(
         return backward_impl(dy.reshape(1), y.reshape(1), 0, log, backend).reshape(())
     if y.numel() == 0 or _goes_to_torch(backend, y):
         return _torch_backward(dy, y, dim, log)
+    replicated = _replicated_plan(dim, backend, True, dy, y)
+    if replicated is not None:
+        dispatch.remember(key, replicated)
+        return replicated(dy, y, log)
     y3, dy3, dx3, dx, copied = _layout.canonical_backward(y, dy, dim)
     aligned = _aligned(y3, dy3, dx3)
     kernel_backend, tier = dispatch.resolve(backend, y.device, y.dtype, *y3.shape, True, aligned)

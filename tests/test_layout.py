@@ -2,7 +2,7 @@
 
 import torch
 
-from fastsoftmax._layout import canonical_backward, canonical_pair
+from fastsoftmax._layout import broadcast_dims, canonical_backward, canonical_pair, first_slice
 
 
 def _shares_storage(view, tensor):
@@ -68,6 +68,33 @@ def test_backward_aligns_the_gradient_to_the_output():
     assert dy3.stride() == y3.stride() == dx3.stride()
     assert torch.equal(dy3.reshape(dx3.shape), dy.t().contiguous().t().as_strided(dx3.shape, dx3.stride()))
     assert dx.stride() == y.stride()
+
+
+def test_a_gradient_that_folds_like_the_output_is_read_where_it_lies():
+    index = torch.arange(6 * 40, dtype=torch.float32).view(6, 40)  # each element its logical index
+    cases = [
+        (index.clone(), torch.zeros(12, 40)[::2], 0),  # dy a step view
+        (index.clone(), torch.zeros(12, 40)[::2], 1),  # rows of dy with their own pitch
+        (torch.zeros(6, 41)[:, 1:], torch.zeros(12, 40)[::2], 1),  # y a row slice, dy a step view
+        (torch.zeros(40, 6).t(), torch.zeros(80, 6)[::2].t(), 0),  # both transposed, dy stepped too
+    ]
+    for y, dy, dim in cases:
+        y.copy_(index)
+        dy.copy_(index)
+        y3, dy3, dx3, dx, copied = canonical_backward(y, dy, dim)
+        assert not copied and _shares_storage(dy3, dy) and dy3.stride() != dx3.stride()
+        assert dy3.shape == y3.shape == dx3.shape
+        assert torch.equal(dy3, y3), "the views of y and dy do not pair the same elements"
+
+
+def test_broadcast_dims_and_first_slice():
+    x = torch.randn(1, 5, 1, 3).expand(4, 5, 6, 3)
+    assert broadcast_dims(1, x) == (0, 2)
+    assert broadcast_dims(0, x) == (2,)  # the softmax dim itself is never one
+    assert broadcast_dims(1, x, torch.randn(4, 5, 6, 3)) == ()  # every tensor must be broadcast
+    assert broadcast_dims(1, torch.randn(1, 5)) == ()  # a dim of size 1 repeats nothing
+    part = first_slice(x, (0, 2))
+    assert part.shape == (1, 5, 1, 3) and _shares_storage(part, x)
 
 
 def test_broadcast_dims_fold_into_outer_with_stride_zero():

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import pytest
 import torch
-from reference import DEVICE, check_backward, check_forward
+from reference import DEVICE, check_backward, check_forward, softmax64
 
 import fastsoftmax
 from fastsoftmax.backends.cuda import strided
@@ -191,4 +191,52 @@ def test_a_strided_plan_is_kept_to_inputs_on_a_16_byte_boundary(monkeypatch):
     # resolved: the first aligned forward and backward, then every forward of an offset view (the
     # backward's y and dy are fresh tensors, aligned: their plan serves them)
     assert seen == [True, True, False, False, False, False]
+    dispatch.clear_caches()
+
+
+def _broadcast_cases(dtype):
+    """(input, dim, the (outer, n, inner) the kernels see): inputs broadcast along dims besides
+    dim. Those whose layout folds are read where they lie, whole; the others one slice a call."""
+
+    def rand(*shape):
+        return torch.randn(shape, device=DEVICE).to(dtype)
+
+    yield rand(1, 24, 10).expand(6, 24, 10), 1, (6, 24, 10)  # folds: outer of stride 0
+    # two broadcast dims folding into outer, but a dense output cannot follow that order: one slice
+    yield rand(1, 24, 1, 5).expand(3, 24, 4, 5), 1, (1, 24, 5)
+    yield rand(1, 24, 10).expand(6, 24, 10), 2, (24, 10, 1)  # rows repeated: one slice
+    yield rand(4, 24, 1).expand(4, 24, 7), 1, (4, 24, 1)  # broadcast innermost: one slice
+    cl = rand(1, 6, 4, 3).to(memory_format=torch.channels_last)
+    yield cl.expand(5, 6, 4, 3), 1, (12, 6, 1)  # channels-last, broadcast over the batch: one slice
+
+
+@pytest.mark.parametrize("dtype", [torch.float32, torch.bfloat16], ids=str)
+@pytest.mark.parametrize("case", range(5))
+def test_broadcast_inputs(case, dtype, monkeypatch):
+    # forward, and backward with y and dy both broadcast, through the public API: right, never
+    # writing the input, the output laid out as torch.empty_like(input), and the problem the
+    # kernels see that of one slice wherever the layout does not fold (the rest copied out)
+    from fastsoftmax import _layout, dispatch
+
+    x, dim, problem = list(_broadcast_cases(dtype))[case]
+    part = _layout.first_slice(x, _layout.broadcast_dims(dim, x))
+    # y and dy as one slice each, broadcast as x is
+    ys = {log: torch.empty_like(part).copy_(softmax64(part, dim, log)).expand(x.shape) for log in (False, True)}
+    dy = torch.randn(part.shape, device=DEVICE).to(dtype).expand(x.shape)
+    before = x.clone()
+    dispatch.clear_caches()
+    seen = []
+    resolve = dispatch.resolve
+    monkeypatch.setattr(dispatch, "resolve", lambda *args: (seen.append(tuple(args[3:6])), resolve(*args))[1])
+    for log in (False, True):
+        op = fastsoftmax.log_softmax if log else fastsoftmax.softmax
+        for _ in range(2):  # the second call takes the remembered plan
+            y = op(x, dim, backend="triton")
+            check_forward(y, x, dim, log)
+            assert y.stride() == torch.empty_like(x).stride()
+            dx = fastsoftmax.softmax_backward(dy, ys[log], dim, log=log, backend="triton")
+            check_backward(dx, x, dy, dim, log)
+            assert dx.stride() == torch.empty_like(ys[log]).stride()
+    assert torch.equal(x, before), "a broadcast input was written"
+    assert seen and set(seen) == {problem}, seen
     dispatch.clear_caches()

@@ -94,6 +94,7 @@ def layout_cases(quick: bool = False) -> list[LayoutCase]:
         LayoutCase("view", "(8192,8192).t() d0", (8192, 8192), 0, "transpose"),
         LayoutCase("view", "(8192,8192).t() d1", (8192, 8192), 1, "transpose"),
         LayoutCase("view", "expand(1,4096,4096) d1", (16, 4096, 4096), 1, "expand"),
+        LayoutCase("view", "expand(1,4096,4096) d2", (16, 4096, 4096), 2, "expand"),
         LayoutCase("view", "offset (32,4096,1024) d1", (32, 4096, 1024), 1, "offset"),
     ]
     if quick:

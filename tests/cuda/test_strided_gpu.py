@@ -90,6 +90,27 @@ def test_long_axes_streamed_and_split(shape, dim, dtype):
     run(x, dim, True, "strided_staged", backward=shape[0] * shape[1] <= 1 << 24)
 
 
+@pytest.mark.parametrize("tier", TIERS + [None])
+@pytest.mark.parametrize("dtype", DTYPES, ids=str)
+@pytest.mark.parametrize("shape", [(6, 333, 40), (3, 700, 96), (2, 70000, 64)])
+@pytest.mark.parametrize("y_kind,dy_kind", [("contiguous", "step"), ("step", "offset"), ("offset", "contiguous")])
+def test_gradient_laid_out_unlike_the_output(y_kind, dy_kind, shape, dtype, tier):
+    # dy in a layout of its own that folds into the same (outer, n, inner) axes as y: read where
+    # it lies, with its own strides (and alignment), not copied to y's layout first
+    x = rand(shape, dtype)
+    for log in (False, True):
+        y = view_of(y_kind, shape, dtype).copy_(torch.log_softmax(x.float(), 1) if log else torch.softmax(x.float(), 1))
+        dy = view_of(dy_kind, shape, dtype)
+        with dispatch.forced("cuda", tier):
+            dx = fastsoftmax.softmax_backward(dy, y, 1, log=log)
+        check_backward(dx, x, dy, 1, log)
+    # over the last dim: rows, dy with its own pitch
+    with dispatch.forced("cuda"):
+        y = view_of(y_kind, shape, dtype).copy_(torch.softmax(x.float(), 2))
+        dy = view_of(dy_kind, shape, dtype)
+        check_backward(fastsoftmax.softmax_backward(dy, y, 2), x, dy, 2, False)
+
+
 @pytest.mark.parametrize("dtype", DTYPES, ids=str)
 @pytest.mark.parametrize("shape", [(9, 700, 96), (3, 70000, 64), (400, 340, 64)])
 def test_staged_inputs_broadcast_along_outer(shape, dtype):
