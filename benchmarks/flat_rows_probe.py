@@ -31,6 +31,12 @@ CASES = [
     ("(2097152,50) d1", (1 << 21, 50), 1, False),
     ("(4194304,8) d1", (1 << 22, 8), 1, False),
     ("(1048576,64) d1", (1 << 20, 64), 1, False),
+    # past 64 columns: lanes of 32 slots, a row over 4-32 lanes
+    ("(8,150,128,128) d1 cl", (8, 150, 128, 128), 1, True),
+    ("(1048576,100) d1", (1 << 20, 100), 1, False),
+    ("(524288,255) d1", (1 << 19, 255), 1, False),
+    ("(262144,501) d1", (1 << 18, 501), 1, False),
+    ("(131072,999) d1", (1 << 17, 999), 1, False),
 ]
 TOL = {torch.float32: 1e-5, torch.bfloat16: 1e-2, torch.float16: 2e-3}
 
@@ -74,6 +80,7 @@ def main() -> int:
     parser.add_argument("--dtypes", default="bfloat16,float32")
     parser.add_argument("--backward", action="store_true")
     parser.add_argument("--out", default=os.environ.get("OUT", "."))
+    parser.add_argument("--cases", help="run only the cases whose label holds one of these (comma-separated)")
     args = parser.parse_args()
     torch._dynamo.config.recompile_limit = 1 << 20
     torch._dynamo.config.cache_size_limit = 1 << 20
@@ -83,6 +90,8 @@ def main() -> int:
         copy = layouts.copy_gbps(dtype)
         print(f"copy {dtype}: {copy:.0f} GB/s", flush=True)
         for label, shape, dim, cl in CASES:
+            if args.cases and not any(part in label for part in args.cases.split(",")):
+                continue
             x = make(shape, cl, dtype)
             for tier in ("warp", "flat_rows"):
                 err = check(x, dim, tier)

@@ -31,8 +31,9 @@ def _input(shape, dtype, misaligned: bool):
 #: per tier: (shape, dim) problems it can hold, odd lengths first
 PROBLEMS = {
     "warp": [((37, 7), -1), ((5, 1000), -1), ((3, 65), -1)],
-    # rows of 21: every run starts and ends off a 16-byte boundary; a group of one lane; 64 columns
-    "flat_rows": [((3001, 21), -1), ((700, 3), -1), ((130, 64), -1)],
+    # rows of 21: every run starts and ends off a 16-byte boundary; a group of one lane; 64 columns;
+    # rows over 32 lanes of 4 (16-bit backward) or of 32 slots, up to the longest the tier holds
+    "flat_rows": [((3001, 21), -1), ((700, 3), -1), ((130, 64), -1), ((301, 127), -1), ((40, 1001), -1)],
     "block_regs": [((6, 3001), -1), ((3, 32768), -1), ((2, 9000), -1)],
     "block_smem": [((4, 40001), -1)],
     "block_uncached": [((3, 70001), -1)],

@@ -239,6 +239,7 @@ def _table_choice(backward: bool, strided: bool, dtype: torch.dtype, n: int, num
     direction = "backward" if backward else "forward"
     layout = "strided" if strided else "row"
     dtype_name = str(dtype).removeprefix("torch.")
+    itemsize = dtype.itemsize
     best, best_distance = None, math.inf
     for point in _table().get("points", ()):
         if point.get("direction") != direction or point.get("layout") != layout or point.get("dtype") != dtype_name:
@@ -249,10 +250,19 @@ def _table_choice(backward: bool, strided: bool, dtype: torch.dtype, n: int, num
         distance = abs(math.log2(point["n"]) - math.log2(n)) + 0.5 * abs(math.log2(point["numel"]) - math.log2(numel))
         if strided:
             distance += abs(math.log2(_point_inner(point)) - math.log2(inner))
+        elif (point["n"] * itemsize % 16 == 0) != (n * itemsize % 16 == 0):
+            distance += ROW_ALIGNMENT_DISTANCE
         if distance < best_distance:
             best, best_distance = min(timings, key=lambda name: timings[name] * _handicap(name, timings)), distance
     return best
 
+
+#: Rows whose byte length is a multiple of 16 and rows whose length is not run different kernels
+#: (16-byte packs, or flat_rows' runs through shared memory and narrower packs): a measured point of
+#: the other kind counts as this many octaves of n further away. H100: bf16 rows of 100 backward
+#: took 0.89 of copy on the CUDA backend (flat_rows) and 0.54 on Triton, whose nearest point, rows
+#: of 128, the two backends ran level (benchmarks/results/2026-11-24_h100_s6/flat_rows_probe.txt).
+ROW_ALIGNMENT_DISTANCE = 2.0
 
 #: Triton wins a measured point only by more than this fraction of the CUDA backend's time where
 #: that time is short (under TRITON_MARGIN_BELOW_US): the points time the GPU, and a Triton launch

@@ -235,6 +235,44 @@ def test_short_rows_off_16_byte_boundaries_take_the_flat_rows_tier():
     # 16-byte multiples keep the warp tier's packs; rows of 3 measured faster there too
     for dtype, n in ((torch.float32, 8), (torch.bfloat16, 64), (torch.float32, 3), (torch.bfloat16, 65)):
         assert tiers.choose_tier(1 << 20, n, 1, dtype, False, tiers.H100_LIMITS) == "warp", (dtype, n)
+    # past 64 columns only the 16-bit backward measured faster on flat_rows, up to 128
+    for dtype, n, backward, tier in (
+        (torch.bfloat16, 100, True, "flat_rows"),
+        (torch.float16, 127, True, "flat_rows"),
+        (torch.bfloat16, 129, True, "warp"),
+        (torch.bfloat16, 100, False, "warp"),
+        (torch.float32, 101, True, "warp"),
+    ):
+        assert tiers.choose_tier(1 << 20, n, 1, dtype, backward, tiers.H100_LIMITS) == tier, (dtype, n, backward)
+
+
+def test_rows_off_16_byte_boundaries_are_matched_to_points_of_their_kind():
+    # bf16 rows of 100 (200 bytes) backward: the nearest point, rows of 128, ran the two backends
+    # level; rows off 16-byte boundaries measured much faster on the CUDA backend (flat_rows)
+    dispatch.clear_caches()
+    try:
+        assert dispatch._table_choice(True, False, torch.bfloat16, 100, (1 << 20) * 100) == "cuda"
+        # a row of a 16-byte multiple still follows the aligned points
+        aligned = dispatch._table_choice(True, False, torch.bfloat16, 128, (1 << 19) * 128)
+        assert aligned == dispatch._table_choice(True, False, torch.bfloat16, 136, (1 << 19) * 136)
+    finally:
+        dispatch.clear_caches()
+
+
+def test_flat_rows_holds_rows_up_to_a_warp_of_32_slot_lanes():
+    from fastsoftmax.backends.cuda import instances, tiers
+
+    for dtype in (torch.float32, torch.bfloat16):
+        for backward in (False, True):
+            for n in (17, 64, 100, 128, 129, 150, 513, 1000, 1024):
+                per_lane = instances.flat_rows_per_lane(dtype, backward, n)
+                rows, group, smem = instances.flat_rows_shape(n, dtype, backward)
+                assert group * per_lane >= n and group <= 32 and rows % (256 // group) == 0
+                assert smem >= (3 if backward else 2) * rows * n * dtype.itemsize
+                assert tiers.supports("flat_rows", 10, n, 1, dtype, backward, tiers.H100_LIMITS)
+            assert not tiers.supports("flat_rows", 10, 1025, 1, dtype, backward, tiers.H100_LIMITS)
+    with pytest.raises(ValueError, match="at most 128"):
+        instances.flat_rows_shape(129, torch.float32, True, per_lane=4)
 
 
 def test_shipped_table_sends_short_odd_rows_to_the_cuda_backend():

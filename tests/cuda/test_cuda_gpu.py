@@ -112,7 +112,22 @@ ROW_CASES = {
     ],
     # runs of rows through shared memory: a partial last run, group sizes 1 to 16, several runs a CTA
     # (100003 rows of 21: 300+ runs), rows starting anywhere against a 16-byte boundary
-    "flat_rows": [(3, 1), (5, 7), (1000, 21), (333, 3), (70, 64), (100003, 21), (4099, 33), (2, 50)],
+    # and rows past 64 (a lane of 32 slots, groups of 8-32 lanes): up to the 1024 the tier holds
+    "flat_rows": [
+        (3, 1),
+        (5, 7),
+        (1000, 21),
+        (333, 3),
+        (70, 64),
+        (100003, 21),
+        (4099, 33),
+        (2, 50),
+        (500, 150),
+        (33, 129),
+        (9, 513),
+        (7, 1000),
+        (3, 1024),
+    ],
     "block_smem": [(3, 1), (5, 7), (4, 33), (3, 1000), (7, 1025), (3, 3000), (2, 4096), (3, 8195), (2, 20000)],
     "block_uncached": [(3, 1), (4, 33), (3, 1025), (3, 3000), (2, 50257), (1, 65536), (1, 131072 + 3)],
     # rows of >= 4096 * k elements are cut into k chunks: 20000 -> 4 chunks, 131075 -> many
@@ -176,14 +191,16 @@ def test_rows_backward(backend, tier, outer, n, dtype_name, log):
 @pytest.mark.parametrize("log", [False, True], ids=["softmax", "log_softmax"])
 @pytest.mark.parametrize("dtype_name", DTYPES)
 def test_flat_rows_every_lane_count(backend, per_lane, dtype_name, log):
-    """flat_rows with each of its kernels' lane counts (a row over 8 lanes of 4 slots, or one lane
-    of 32: no shuffles, padding slots skipped), rows of 17..64 off 16-byte boundaries, special
-    values in some rows, forward and backward."""
+    """flat_rows with each of its kernels' lane counts (a row over up to 32 lanes of 4 slots, or
+    over lanes of 32: no shuffles for rows of up to 32, padding slots skipped), rows of 17..1000
+    off 16-byte boundaries (up to 128 for lanes of 4), special values in some rows, forward and
+    backward."""
     from fastsoftmax.backends.cuda import tiers
 
     dtype = DTYPES[dtype_name]
+    longer = [(600, 127)] + ([(50, 150), (9, 999), (20, 301)] if per_lane == 32 else [])
     with tiers.tuned(flat_rows_per_lane=per_lane):
-        for outer, n in [(1000, 21), (100003, 21), (4099, 33), (2, 50), (333, 17), (70, 63)]:
+        for outer, n in [(1000, 21), (100003, 21), (4099, 33), (2, 50), (333, 17), (70, 63)] + longer:
             x = rand((outer, n), dtype)
             x[0, 3] = float("-inf")
             x[1, :] = float("-inf")
@@ -254,6 +271,8 @@ def test_strided_views_with_arbitrary_strides(backend, dtype_name):
         ("warp", 64),
         ("flat_rows", 21),
         ("flat_rows", 64),
+        ("flat_rows", 150),
+        ("flat_rows", 1000),
         ("block_regs", 3000),
         ("block_regs", 12000),
         ("block_smem", 3000),

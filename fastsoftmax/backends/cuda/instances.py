@@ -30,29 +30,36 @@ WARP_PACK_SIZES = {torch.float32: (4, 1), torch.float16: (8, 2, 1), torch.bfloat
 # ---- tier "warp" --------------------------------------------------------------------------------
 WARP_TIER_MAX_COLS = 1024
 WARP_TIER_BLOCK = 128
-#: flat_rows (flat_rows_tier.cuh): threads a CTA, the longest row, and the shared memory a CTA's
-#: runs take (four CTAs an SM on an H100, whose copies and arithmetic then overlap)
+#: flat_rows (flat_rows_tier.cuh): threads a CTA, and the shared memory a CTA's runs take (four CTAs
+#: an SM on an H100, whose copies and arithmetic then overlap)
 FLAT_ROWS_THREADS = 256
-FLAT_ROWS_MAX_COLS = 64
-#: "auto" takes flat_rows for rows of FLAT_ROWS_MIN_COLS..FLAT_ROWS_MAX_COLS whose byte length is
-#: no multiple of 16. H100, the two tiers alternated in one process (benchmarks/flat_rows_probe.py):
+#: elements of a row a lane holds (the kernel's K), one instance each (tiers.Tuning.flat_rows_per_lane
+#: chooses one); a row takes at most a warp's 32 lanes, so the longest row the tier holds is 32 x 32
+FLAT_ROWS_LANE_ELEMS = (4, 32)
+FLAT_ROWS_MAX_COLS = 32 * max(FLAT_ROWS_LANE_ELEMS)
+#: "auto" takes flat_rows for rows of FLAT_ROWS_MIN_COLS..FLAT_ROWS_AUTO_MAX_COLS whose byte length
+#: is no multiple of 16. H100, the two tiers alternated in one process (benchmarks/flat_rows_probe.py):
 #: rows of 21 (channels-last (16, 21, 512, 512) over channels) float32 0.88 of copy against the
 #: warp tier's 0.36, bf16 0.47 against 0.18, backward 1.00 and 0.83 against 0.55 and 0.28; rows of
 #: 33, 50 and 63 ahead by 0.06-0.16; rows of 3 behind (bf16 0.23 against 0.23, float32 0.45 against
 #: 0.48), and rows of 8 or 64 (16-byte multiples) behind the warp tier's 16-byte packs
 FLAT_ROWS_MIN_COLS = 16
+FLAT_ROWS_AUTO_MAX_COLS = 64
+#: longer rows measured against the warp tier (flat_rows_probe.py, 2026-11-24, lanes of 32 past
+#: 64 columns, of 4 up to 128 in the backward): ahead only in the 16-bit backward up to 128 columns
+#: (bf16 rows of 100: 0.89 of copy against 0.69), behind elsewhere (bf16 forward rows of 255, 501
+#: and 999: 0.70-0.74 against 0.80-0.90; float32 0.01-0.06 behind)
+FLAT_ROWS_AUTO_MAX_COLS_16BIT_BACKWARD = 128
 FLAT_ROWS_SMEM_BUDGET = 48 * 1024
-#: elements of a row a lane holds (the kernel's K), one instance each (tiers.Tuning.flat_rows_per_lane
-#: chooses one)
-FLAT_ROWS_LANE_ELEMS = (4, 32)
 
 
-def flat_rows_per_lane(dtype: torch.dtype, backward: bool) -> int:
+def flat_rows_per_lane(dtype: torch.dtype, backward: bool, n: int) -> int:
     """The elements a lane holds that "auto" takes. H100, alternated in one process: a row a lane
     (32) for the 16-bit forward, bf16 rows of 21 0.53 -> 0.68 of copy (softmax), 0.48 -> 0.60
     (log-softmax), rows of 33 0.40 -> 0.57, of 63 0.67 -> 0.74; a row over 8 lanes (4) for float32
-    (rows of 21: 0.85 against 0.79) and for every backward (bf16 rows of 21: 0.84 against 0.70)."""
-    return 32 if CXX_TYPES[dtype][2] == 2 and not backward else 4
+    (rows of 21: 0.85 against 0.79) and for every backward (bf16 rows of 21: 0.84 against 0.70),
+    up to the 128 columns 32 lanes of 4 hold."""
+    return 32 if (CXX_TYPES[dtype][2] == 2 and not backward) or n > 32 * 4 else 4
 
 
 def flat_rows_shape(n: int, dtype: torch.dtype, backward: bool, per_lane: int | None = None) -> tuple[int, int, int]:
@@ -61,9 +68,11 @@ def flat_rows_shape(n: int, dtype: torch.dtype, backward: bool, per_lane: int | 
     in whole steps of the CTA's groups."""
     if n > FLAT_ROWS_MAX_COLS:
         raise ValueError(f"tier 'flat_rows' holds rows of at most {FLAT_ROWS_MAX_COLS} columns, not {n}")
-    per_lane = per_lane or flat_rows_per_lane(dtype, backward)
+    per_lane = per_lane or flat_rows_per_lane(dtype, backward, n)
     if per_lane not in FLAT_ROWS_LANE_ELEMS:
         raise ValueError(f"tier 'flat_rows': a lane holds one of {FLAT_ROWS_LANE_ELEMS} elements, not {per_lane}")
+    if n > 32 * per_lane:
+        raise ValueError(f"tier 'flat_rows': 32 lanes of {per_lane} elements hold rows of at most {32 * per_lane}")
     itemsize = CXX_TYPES[dtype][2]
     group = next_pow2(-(-n // per_lane))
     per_step = FLAT_ROWS_THREADS // group

@@ -212,7 +212,7 @@ def _cluster(load, dtype, outer, n, pitches, log, backward, align, dev, tuning):
 def _flat_rows(load, dtype, outer, n, pitches, log, backward, dev, tuning):
     """Runs of rows through shared memory (flat_rows_tier.cuh): a CTA a run (the kernel strides
     over runs past the grid's limit)."""
-    per_lane = tuning.flat_rows_per_lane or flat_rows_per_lane(dtype, backward)
+    per_lane = tuning.flat_rows_per_lane or flat_rows_per_lane(dtype, backward, n)
     rows, group, smem = flat_rows_shape(n, dtype, backward, per_lane)
     inst = Instance("flat_rows", dtype, backward, log, cols=per_lane)
     kernel = Kernel(load(inst, dev), inst.name, dev, 10 if backward else 8, FLAT_ROWS_THREADS, 1, smem)

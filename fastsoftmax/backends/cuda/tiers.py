@@ -3,9 +3,10 @@
 Tiers, from short rows to long ones:
 
 * ``warp``            rows of n <= 1024: a warp (or a narrower lane group) per row, row in registers;
-* ``flat_rows``       rows of n <= 64 that sit off 16-byte boundaries, one after another (channels-
-                      last images over their channels): a CTA's rows copied through shared memory
-                      as one run of 16-byte pieces (flat_rows_tier.cuh);
+* ``flat_rows``       rows of n <= 64 (16-bit backward: 128; the tier holds up to 1024) that sit off
+                      16-byte boundaries, one after another (channels-last images over their
+                      channels): a CTA's rows copied through shared memory as one run of 16-byte
+                      pieces (flat_rows_tier.cuh);
 * ``block_regs``      rows of up to 32768 (16384 backward): a block per row holding the whole row
                       (in registers; long 16-bit rows staged in shared memory), one block launched
                       per row (16-bit rows from 512 columns, where it beats ``warp``);
@@ -43,6 +44,8 @@ from . import strided
 from .instances import (
     CLUSTER_SIZES,
     CXX_TYPES,
+    FLAT_ROWS_AUTO_MAX_COLS,
+    FLAT_ROWS_AUTO_MAX_COLS_16BIT_BACKWARD,
     FLAT_ROWS_MAX_COLS,
     FLAT_ROWS_MIN_COLS,
     LONG_ROW_STORAGES_16BIT,
@@ -217,7 +220,8 @@ def choose_tier(
         # tuning changes how the chosen tier launches, through the plan key)
         return strided.choose_tier(outer, n, inner, dtype, backward, limits, aligned)
     itemsize = CXX_TYPES[dtype][2]
-    if FLAT_ROWS_MIN_COLS <= n <= FLAT_ROWS_MAX_COLS and n * itemsize % 16:
+    flat_max = FLAT_ROWS_AUTO_MAX_COLS_16BIT_BACKWARD if itemsize == 2 and backward else FLAT_ROWS_AUTO_MAX_COLS
+    if FLAT_ROWS_MIN_COLS <= n <= flat_max and n * itemsize % 16:
         return "flat_rows"
     if n <= WARP_TIER_MAX_COLS and (itemsize == 4 or n < BLOCK_REGS_MIN_COLS_16BIT):
         return "warp"
