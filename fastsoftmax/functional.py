@@ -168,12 +168,12 @@ def _replicated_plan(dim: int, backend: str, backward: bool, *inputs: torch.Tens
 
         def plan(dy, y, log):
             part = backward_impl(first(dy, dims), first(y, dims), dim, log, backend)
-            return _layout.new_empty_like(y).copy_(part.expand(y.shape))
+            return _layout.copy_broadcast(_layout.new_empty_like(y), part)
     else:
 
         def plan(x, log):
             part = forward_impl(first(x, dims), dim, log, backend)
-            return _layout.new_empty_like(x).copy_(part.expand(x.shape))
+            return _layout.copy_broadcast(_layout.new_empty_like(x), part)
 
     return plan
 

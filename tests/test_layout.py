@@ -2,7 +2,7 @@
 
 import torch
 
-from fastsoftmax._layout import broadcast_dims, canonical_backward, canonical_pair, first_slice
+from fastsoftmax._layout import broadcast_dims, canonical_backward, canonical_pair, copy_broadcast, first_slice
 
 
 def _shares_storage(view, tensor):
@@ -115,3 +115,22 @@ def test_broadcast_dims_that_do_not_fold_are_copied():
     x = torch.randn(4, 1, 5).expand(4, 3, 5)
     x3, _, _, copied = canonical_pair(x, 2)
     assert copied and x3.is_contiguous() and torch.equal(x3.reshape(4, 3, 5), x)
+
+
+def test_copy_broadcast_moves_the_same_bytes_in_any_word():
+    # 8-byte words (rows of 8 bf16), 4-byte words (rows of 10), the element itself (rows of 7,
+    # a broadcast innermost dim, a channels-last slice); NaN payloads and -0.0 kept bit for bit
+    cases = [((4, 6, 8), (1, 6, 8)), ((4, 6, 10), (1, 6, 10)), ((4, 6, 7), (1, 6, 7)), ((4, 6, 8), (4, 6, 1))]
+    for dtype in (torch.bfloat16, torch.float16, torch.float32):
+        for shape, part_shape in cases:
+            part = torch.randn(part_shape).to(dtype)
+            part.view(-1)[0] = float("nan")
+            part.view(-1)[-1] = -0.0
+            out = torch.full(shape, 7.0, dtype=dtype)
+            copy_broadcast(out, part)
+            expected = part.expand(shape).contiguous()
+            bits = torch.int16 if dtype.itemsize == 2 else torch.int32
+            assert torch.equal(out.view(bits), expected.view(bits)), (dtype, shape)
+    cl = torch.randn(1, 6, 4, 4).to(memory_format=torch.channels_last)
+    out = torch.empty(5, 6, 4, 4)
+    assert torch.equal(copy_broadcast(out, cl), cl.expand(5, 6, 4, 4))

@@ -236,6 +236,7 @@ def main(argv=None) -> int:
     parser.add_argument("--backward", action="store_true", help="time the backward too")
     parser.add_argument("--dtypes", default="bfloat16,float32")
     parser.add_argument("--json", default=None)
+    parser.add_argument("--classes", help="only these classes of layout (comma-separated: non_last_dim, small_inner, ...)")
     args = parser.parse_args(argv)
     if not torch.cuda.is_available():
         print("the layouts regime needs a CUDA GPU", file=sys.stderr)
@@ -245,6 +246,8 @@ def main(argv=None) -> int:
         dtype = getattr(torch, dtype_name)
         copy = copy_gbps(dtype)
         for case in layout_cases(args.quick):
+            if args.classes and case.cls not in args.classes.split(","):
+                continue
             for backward in (False, True) if args.backward else (False,):
                 rows.append(run_case(case, dtype, backward, copy))
                 print(format_rows(rows[-1:], ["fastsoftmax", "torch", "compile"]).splitlines()[-1], flush=True)
