@@ -236,7 +236,7 @@ def main(argv=None) -> int:
     parser.add_argument("--backward", action="store_true", help="time the backward too")
     parser.add_argument("--dtypes", default="bfloat16,float32")
     parser.add_argument("--json", default=None)
-    parser.add_argument("--classes", help="only these classes of layout (comma-separated: non_last_dim, small_inner, ...)")
+    parser.add_argument("--classes", help="only these classes of layout (comma-separated, e.g. view,channel)")
     args = parser.parse_args(argv)
     if not torch.cuda.is_available():
         print("the layouts regime needs a CUDA GPU", file=sys.stderr)
