@@ -6,7 +6,9 @@ tensor (``x.t()``, a channels-last image, ``x.transpose(0, 1)``) or a broadcast 
 needs no copy. Dims that sit
 outside the reduced dim in memory fold into ``outer``; those inside fold into ``inner``. Only
 layouts that cannot be folded that way (elements skipped along the innermost axis, overlapping
-strides) are copied to a contiguous tensor first.
+strides) are copied to a contiguous tensor first; a broadcast input among them is not copied but
+computed over one slice, the result copied out (``functional._replicated_plan``, with
+``broadcast_dims``, ``first_slice``, ``read_in_place`` and ``copy_broadcast`` from here).
 """
 
 from __future__ import annotations
