@@ -261,7 +261,7 @@ def _table_choice(backward: bool, strided: bool, dtype: torch.dtype, n: int, num
 #: (16-byte packs, or flat_rows' runs through shared memory and narrower packs): a measured point of
 #: the other kind counts as this many octaves of n further away. H100: bf16 rows of 100 backward
 #: took 0.89 of copy on the CUDA backend (flat_rows) and 0.54 on Triton, whose nearest point, rows
-#: of 128, the two backends ran level (benchmarks/results/2026-11-24_h100_s6/flat_rows_probe.txt).
+#: of 128, the two backends ran level (benchmarks/results/2026-11-24_h100_s6/flat_rows_probe_long_rows.txt).
 ROW_ALIGNMENT_DISTANCE = 2.0
 
 #: Triton wins a measured point only by more than this fraction of the CUDA backend's time where
