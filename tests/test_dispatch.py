@@ -304,3 +304,24 @@ def test_strided_problems_off_a_16_byte_boundary_go_to_the_cuda_backend(monkeypa
     finally:
         monkeypatch.undo()
         dispatch.clear_caches()
+
+
+def test_rows_off_16_byte_boundaries_in_their_window():
+    from fastsoftmax.backends.cuda import tiers
+
+    # 16-bit rows of 512-1024 whose length is no 16-byte multiple stay on the warp tier
+    for n in (513, 700, 999, 1023):
+        for backward in (False, True):
+            assert tiers.choose_tier(1 << 17, n, 1, torch.bfloat16, backward, tiers.H100_LIMITS) == "warp", n
+    assert tiers.choose_tier(1 << 17, 1000, 1, torch.bfloat16, False, tiers.H100_LIMITS) == "block_regs"
+    # windows: block_regs wherever its packs would be narrow, warp only for the 16-bit forward past
+    # 512 columns; never where 16-byte packs fit anyway; the tuning overrides the rule
+    assert tiers.takes_window("block_regs", torch.float32, True, 5001, 1)
+    assert tiers.takes_window("block_regs", torch.bfloat16, False, 2047, 1)
+    assert tiers.takes_window("warp", torch.bfloat16, False, 999, 1)
+    assert not tiers.takes_window("warp", torch.bfloat16, False, 300, 1)
+    assert not tiers.takes_window("warp", torch.bfloat16, True, 999, 1)
+    assert not tiers.takes_window("warp", torch.float32, False, 999, 1)
+    assert not tiers.takes_window("block_regs", torch.bfloat16, False, 2048, 8)
+    assert tiers.takes_window("warp", torch.float32, True, 100, 1, tiers.Tuning(row_window=True))
+    assert not tiers.takes_window("block_regs", torch.float32, True, 5001, 1, tiers.Tuning(row_window=False))

@@ -308,6 +308,104 @@ def test_row_pitch_and_alignment(backend, tier, n, dtype_name, layout):
     check_backward(backend, x.unsqueeze(2), dy.unsqueeze(2), tier, False, f"layout {layout}, dy pitch {n + 3}")
 
 
+def _rows_laid_out(layout: str, outer: int, n: int, dtype) -> torch.Tensor:
+    """Rows of n in one of test_rows_in_their_window's layouts, filled with fresh values."""
+    if layout.startswith("base+"):  # end to end, the first row `k` elements past a 16-byte boundary
+        k = int(layout[5:])
+        return rand((outer * n + k,), dtype)[k:].view(outer, n)
+    if layout == "pitch+3":  # rows of a wider tensor: edge packs are read element by element
+        return rand((outer, n + 3), dtype)[:, :n]
+    return rand((outer, n), dtype)
+
+
+@pytest.mark.parametrize("window", [True, False], ids=["window", "narrow-packs"])
+@pytest.mark.parametrize("dtype_name", DTYPES)
+@pytest.mark.parametrize(
+    "tier,n",
+    [
+        ("warp", 7),
+        ("warp", 37),
+        ("warp", 100),
+        ("warp", 255),
+        ("warp", 1017),  # the widest window the warp tier holds (n + 7 = 1024)
+        ("warp", 1021),  # past it: narrow packs whatever the tuning
+        ("block_regs", 999),
+        ("block_regs", 3001),
+        ("block_regs", 16383),
+        ("block_regs", 32761),
+        ("block_regs", 32765),
+    ],
+)
+@pytest.mark.parametrize("layout", ["dense", "base+1", "base+3", "pitch+3", "out-shifted", "in-place"])
+def test_rows_in_their_window(backend, tier, n, dtype_name, window, layout):
+    """Rows off 16-byte boundaries held in the 16-byte packs of their aligned window (warp_tier.cuh)
+    or in narrow packs, forced either way: every misalignment (9 rows of odd length cycle through
+    them), edge packs read whole inside the tensor or element by element at its ends and between
+    the rows of a wider tensor, an output misaligned otherwise than the input (element-wise
+    stores), in place, -inf at the rows' edges and a row of -inf; forward and backward, y and dy
+    in the layout. The launched instance is checked to be the one asked for."""
+    from fastsoftmax.backends.cuda import tiers
+
+    dtype = DTYPES[dtype_name]
+    outer = 9
+    torch.manual_seed(n + outer)
+    x = _rows_laid_out("base+1" if layout == "in-place" else layout, outer, n, dtype)
+    x[0, 0] = x[2, -1] = float("-inf")
+    x[3, :] = float("-inf")
+    launched = []
+    original_kernel = backend.kernel
+
+    def recording_kernel(instance, device_index):
+        launched.append(instance)
+        return original_kernel(instance, device_index)
+
+    backend.clear_plans()
+    backend.kernel = recording_kernel
+    try:
+        with tiers.tuned(row_window=window):
+            for log in (False, True):
+                if layout == "in-place":
+                    y = _rows_laid_out("base+1", outer, n, dtype)
+                    y.copy_(x)
+                    backend.forward(y.unsqueeze(2), y.unsqueeze(2), log, tier)
+                    torch.cuda.synchronize()
+                    described(f"in place, tier {tier}, window={window}", lambda: check_forward_against_x(y, x, 1, log))
+                    continue
+                out = None
+                if layout == "out-shifted":
+                    out = torch.empty(outer * n + 1, device="cuda", dtype=dtype)[1:].view(outer, n).unsqueeze(2)
+                check_forward(backend, x.unsqueeze(2), tier, log, f"layout {layout}, window={window}", out=out)
+            if backend.supports(tier, outer, n, 1, dtype, True) and layout != "in-place":
+                finite = x.clone()
+                finite[3, :] = 0.0  # the backward takes y of finite rows
+                for log in (False, True):
+                    y = _rows_laid_out(layout, outer, n, dtype)
+                    y.copy_(softmax64(finite, 1, log))
+                    dy = _rows_laid_out(layout, outer, n, dtype)
+                    dx = torch.full((outer, n), float("nan"), device="cuda", dtype=dtype)
+                    backend.backward(y.unsqueeze(2), dy.unsqueeze(2), dx.unsqueeze(2), log, tier)
+                    torch.cuda.synchronize()
+                    described(
+                        f"backward, tier {tier}, layout {layout}, window={window}, {'log' if log else 'softmax'}",
+                        lambda: check_backward_against_x(dx, finite, dy, 1, log),
+                    )
+    finally:
+        del backend.kernel
+        backend.clear_plans()
+    from fastsoftmax.backends.cuda.instances import WARP_TIER_MAX_COLS, block_regs_max_cols
+
+    itemsize = torch.tensor([], dtype=dtype).element_size()
+    ours = [i for i in launched if i.tier == tier]
+    assert {i.backward for i in ours} >= {False}, f"no {tier} instance was loaded"
+    for inst in ours:
+        # y and dy of the out-shifted layout are dense: the backward's rows are as aligned as n makes them
+        dense = layout == "dense" or (layout == "out-shifted" and inst.backward)
+        aligned = dense and n * itemsize % 16 == 0
+        widest = WARP_TIER_MAX_COLS if tier == "warp" else block_regs_max_cols(dtype, inst.backward)
+        fits = n + 16 // itemsize - 1 <= widest
+        assert inst.window == (window and fits and not aligned), inst.name
+
+
 @pytest.mark.parametrize("dtype_name", ["fp32", "bf16"])
 @pytest.mark.parametrize(
     "tier,n",

@@ -114,6 +114,8 @@ def test_instance_space_is_covered():
     from fastsoftmax.backends.cuda.instances import (
         DTYPES,
         WARP_PACK_SIZES,
+        WARP_TIER_MAX_COLS,
+        WINDOW_PACK,
         Instance,
         all_instances,
         warp_shape,
@@ -129,6 +131,13 @@ def test_instance_space_is_covered():
                     for log in (False, True):
                         inst = Instance("warp", dtype, backward, log, pack, cols, group, rows)
                         assert inst in everything, f"n={n}: {inst.name} is launched but never compiled in CI"
+        # window instances hold n + pack - 1 columns (the row and its misalignment)
+        wide = WINDOW_PACK[dtype]
+        for n in range(1, WARP_TIER_MAX_COLS - wide + 2):
+            cols, group, rows = warp_shape(n + wide - 1, wide)
+            for backward in (False, True):
+                inst = Instance("warp", dtype, backward, False, wide, cols, group, rows, window=True)
+                assert inst in everything, f"n={n}: {inst.name} is launched but never compiled in CI"
 
 
 @needs_nvrtc
@@ -138,6 +147,7 @@ def test_block_regs_instance_space_is_covered():
     from fastsoftmax.backends.cuda.instances import (
         BLOCK_REGS_PACK_SIZES,
         DTYPES,
+        WINDOW_PACK,
         Instance,
         all_instances,
         block_regs_max_cols,
@@ -157,6 +167,10 @@ def test_block_regs_instance_space_is_covered():
                         assert threads <= block_regs_max_threads(backward, elems), (n, elems, threads)
                         inst = Instance("block_regs", dtype, backward, False, pack, cols=elems)
                         assert inst in everything, f"n={n}: {inst.name} is launched but never compiled in CI"
+                        if pack == WINDOW_PACK[dtype] and n <= longest - pack + 1:
+                            elems, threads = block_regs_shape(n + pack - 1, dtype, pack, backward, target)
+                            inst = Instance("block_regs", dtype, backward, False, pack, cols=elems, window=True)
+                            assert inst in everything, f"n={n}: {inst.name} is launched but never compiled in CI"
                 with pytest.raises(ValueError, match="too long"):
                     block_regs_shape(longest + 1, dtype, pack, backward, 16)
 

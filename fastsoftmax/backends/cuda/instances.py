@@ -26,6 +26,10 @@ PACK_SIZES = {torch.float32: (4, 2, 1), torch.float16: (8, 4, 2, 1), torch.bfloa
 #: the warp tier is instantiated per row length as well, so it skips the middle sizes to keep the
 #: number of instances (and CI's compile time) down: 16-bit rows aligned to 8 bytes use pairs
 WARP_PACK_SIZES = {torch.float32: (4, 1), torch.float16: (8, 2, 1), torch.bfloat16: (8, 2, 1)}
+#: window instances of the warp and block_regs tiers (Instance.window) move 16-byte packs, whatever
+#: the rows' alignment: rows off pack boundaries are held in the packs of the aligned window around
+#: them (warp_tier.cuh)
+WINDOW_PACK = {torch.float32: 4, torch.float16: 8, torch.bfloat16: 8}
 
 # ---- tier "warp" --------------------------------------------------------------------------------
 WARP_TIER_MAX_COLS = 1024
@@ -477,11 +481,14 @@ class Instance:
     rows: int = 0  # warp: rows per group
     stage: str = ""  # split_row: "partials" (kernel 1) or "finish" (kernel 2)
     storage: str = ""  # block_regs: block_regs_storage(...); "" takes its default; cluster: "kept"
+    window: bool = False  # warp, block_regs: rows held in their aligned window's packs (WINDOW_PACK)
 
     def __post_init__(self):
         # one spelling per kernel, so that equal kernels compare equal
         if self.tier == "block_regs" and not self.storage:
             object.__setattr__(self, "storage", block_regs_storage(self.dtype, self.backward, self.cols))
+        if self.window and (self.tier not in ("warp", "block_regs") or self.pack != WINDOW_PACK[self.dtype]):
+            raise ValueError(f"no window form of tier {self.tier!r} at pack {self.pack} of {self.dtype}")
 
     @property
     def block_storage(self) -> str:
@@ -494,10 +501,11 @@ class Instance:
         direction = "bwd" if self.backward else "fwd"
         fn = "logsoftmax" if self.log else "softmax"
         if self.tier == "warp":
-            shape = f"p{self.pack}_c{self.cols}_g{self.group}_r{self.rows}"
+            shape = f"p{self.pack}_c{self.cols}_g{self.group}_r{self.rows}" + ("_window" if self.window else "")
         elif self.tier == "block_regs":
             storage = self.block_storage
             shape = f"p{self.pack}_c{self.cols}" + ("" if storage == "float" else f"_{storage}")
+            shape += "_window" if self.window else ""
         elif self.tier in ("cluster", "grid_row") and self.cols:
             shape = f"p{self.pack}_c{self.cols}" + (f"_{self.storage}" if self.storage else "")
         elif self.tier in ("block_smem", "block_uncached", "cluster"):
@@ -530,14 +538,16 @@ class Instance:
         log = "true" if self.log else "false"
         if self.tier == "warp":
             bounds = WARP_TIER_BLOCK
-            targs = f"{t}, {self.pack}, {self.cols}, {self.group}, {self.rows}, {log}"
+            window = "true" if self.window else "false"
+            targs = f"{t}, {self.pack}, {self.cols}, {self.group}, {self.rows}, {log}, {window}"
             fn = "warp_backward" if self.backward else "warp_forward"
         elif self.tier == "block_regs":
             storage = self.block_storage
             bounds = block_regs_max_threads(self.backward, self.cols)
             if storage == "staged":
                 bounds = f"{bounds}, {BLOCK_REGS_STAGED_BLOCKS_PER_SM}"
-            targs = f"{t}, {self.pack}, {self.cols // self.pack}, {log}, {BLOCK_REGS_STORAGES[storage]}"
+            window = "true" if self.window else "false"
+            targs = f"{t}, {self.pack}, {self.cols // self.pack}, {log}, {BLOCK_REGS_STORAGES[storage]}, {window}"
             fn = "block_regs_backward" if self.backward else "block_regs_forward"
         elif self.tier in ("block_smem", "block_uncached"):
             bounds = BLOCK_TIER_MAX_THREADS
@@ -753,11 +763,15 @@ def all_instances():
                 for pack in WARP_PACK_SIZES[dtype]:
                     for cols, group, rows in warp_shapes(pack):
                         out.append(Instance("warp", dtype, backward, log, pack, cols, group, rows))
-                for pack in BLOCK_REGS_PACK_SIZES[dtype]:
+                wide = WINDOW_PACK[dtype]
+                for cols, group, rows in warp_shapes(wide):
+                    out.append(Instance("warp", dtype, backward, log, wide, cols, group, rows, window=True))
+                for pack, window in [(p, False) for p in BLOCK_REGS_PACK_SIZES[dtype]] + [(wide, True)]:
                     for elems in block_regs_elems(dtype, pack, backward):
                         storages = {block_regs_storage(dtype, backward, elems, s) for s in LONG_ROW_STORAGES_16BIT}
                         for storage in sorted(storages):
-                            out.append(Instance("block_regs", dtype, backward, log, pack, cols=elems, storage=storage))
+                            shape = dict(cols=elems, storage=storage, window=window)
+                            out.append(Instance("block_regs", dtype, backward, log, pack, **shape))
                 for pack in PACK_SIZES[dtype]:
                     for tier in ("block_smem", "block_uncached"):
                         out.append(Instance(tier, dtype, backward, log, pack))

@@ -35,8 +35,10 @@ from .instances import (
     WARP_PACK_SIZES,
     WARP_TIER_BLOCK,
     WARP_TIER_MAX_COLS,
+    WINDOW_PACK,
     GridRowShape,
     Instance,
+    block_regs_max_cols,
     block_regs_shape,
     block_regs_staged_bytes,
     block_regs_storage,
@@ -106,16 +108,24 @@ def _row_kernel(load, tier, dtype, outer, n, log, backward, align, dev, tuning) 
         if n > WARP_TIER_MAX_COLS:
             raise ValueError(f"tier 'warp' holds rows of at most {WARP_TIER_MAX_COLS} columns, not {n}")
         pack = widest_pack(WARP_PACK_SIZES[dtype], align, itemsize)
-        cols, group, rows = warp_shape(n, pack)
-        inst = Instance("warp", dtype, backward, log, pack, cols, group, rows)
+        window = tiers.takes_window("warp", dtype, backward, n, pack, tuning)
+        window = window and n + WINDOW_PACK[dtype] - 1 <= WARP_TIER_MAX_COLS
+        if window:
+            pack = WINDOW_PACK[dtype]
+        cols, group, rows = warp_shape(n + pack - 1 if window else n, pack)
+        inst = Instance("warp", dtype, backward, log, pack, cols, group, rows, window=window)
         rows_per_block = WARP_TIER_BLOCK // group * rows
         return Kernel(load(inst, dev), inst.name, dev, nargs, WARP_TIER_BLOCK), -(-outer // rows_per_block)
     if tier == "block_regs":
         pack = widest_pack(BLOCK_REGS_PACK_SIZES[dtype], align, itemsize)
+        window = tiers.takes_window("block_regs", dtype, backward, n, pack, tuning)
+        window = window and n + WINDOW_PACK[dtype] - 1 <= block_regs_max_cols(dtype, backward)
+        if window:
+            pack = WINDOW_PACK[dtype]
         target = tiers.block_regs_target(n, itemsize, backward, tuning)
-        elems, threads = block_regs_shape(n, dtype, pack, backward, target)
+        elems, threads = block_regs_shape(n + pack - 1 if window else n, dtype, pack, backward, target)
         storage = block_regs_storage(dtype, backward, elems, tuning.long_row_storage)
-        inst = Instance("block_regs", dtype, backward, log, pack, cols=elems, storage=storage)
+        inst = Instance("block_regs", dtype, backward, log, pack, cols=elems, storage=storage, window=window)
         smem = 0
         if storage == "staged":
             smem = block_regs_staged_bytes(dtype, elems, threads)

@@ -127,6 +127,9 @@ class Tuning:
     split_row_blocks_per_sm: int | None = None
     #: cluster: kept exponentials (True), or never (False), instead of where the launch is one wave
     cluster_kept: bool | None = None
+    #: warp, block_regs: rows off 16-byte boundaries held in the 16-byte packs of their aligned
+    #: window (True), or in packs as wide as their alignment (False), instead of takes_window's rule
+    row_window: bool | None = None
 
     def __post_init__(self):
         if self.long_row_storage_16bit not in (None, *LONG_ROW_STORAGES_16BIT):
@@ -150,6 +153,36 @@ class Tuning:
 
 
 DEFAULT_TUNING = Tuning()
+
+
+#: Rows off 16-byte boundaries in the 16-byte packs of their window (warp_tier.cuh), against packs
+#: as wide as their alignment (1 or 2 elements of a 16-bit row of odd length or of 100). H100, both
+#: forced and timed in turn in one process (benchmarks/flat_rows_probe.py): block_regs gains
+#: everywhere (bf16 forward rows of 2047 0.45 -> 0.68 of copy, 5001 0.42 -> 0.73, 16383 0.41 ->
+#: 0.91; backward 2047 0.59 -> 0.90; float32 backward 5001 0.81 -> 0.99). The warp tier is bound by
+#: its instructions on such rows, not by its loads: the window's edge packs cost instructions, and
+#: padding too where the window needs more slots than the row (rows of 127: 256 against 128;
+#: Nsight Compute: 2.3x the instructions), so it loses on short rows (bf16 rows of 9 0.27 -> 0.14,
+#: 127 0.88 -> 0.41, 300 0.95 -> 0.73, every backward) and gains only in the 16-bit forward of rows
+#: past 512 (999: 0.89 -> 0.96; 700 level).
+WARP_WINDOW_MIN_COLS_16BIT_FORWARD = 513
+
+
+def takes_window(
+    tier: str, dtype: torch.dtype, backward: bool, n: int, pack: int, tuning: Tuning = DEFAULT_TUNING
+) -> bool:
+    """Whether a warp or block_regs launch over rows of n whose widest common pack is ``pack``
+    elements holds them in their window's 16-byte packs."""
+    itemsize = CXX_TYPES[dtype][2]
+    if pack * itemsize == 16:
+        return False
+    if tuning.row_window is not None:
+        return tuning.row_window
+    if tier == "warp":
+        return itemsize == 2 and not backward and n >= WARP_WINDOW_MIN_COLS_16BIT_FORWARD
+    return True
+
+
 _TUNING: contextvars.ContextVar[Tuning] = contextvars.ContextVar("fastsoftmax_cuda_tuning", default=DEFAULT_TUNING)
 current_tuning = _TUNING.get
 
@@ -223,7 +256,9 @@ def choose_tier(
     flat_max = FLAT_ROWS_AUTO_MAX_COLS_16BIT_BACKWARD if itemsize == 2 and backward else FLAT_ROWS_AUTO_MAX_COLS
     if FLAT_ROWS_MIN_COLS <= n <= flat_max and n * itemsize % 16:
         return "flat_rows"
-    if n <= WARP_TIER_MAX_COLS and (itemsize == 4 or n < BLOCK_REGS_MIN_COLS_16BIT):
+    if n <= WARP_TIER_MAX_COLS and (itemsize == 4 or n < BLOCK_REGS_MIN_COLS_16BIT or n * itemsize % 16):
+        # 16-bit rows of 512-1024 off 16-byte boundaries: warp 0.96-0.99 of copy, block_regs in its
+        # window 0.81-0.89 (H100, bf16 rows of 700 and 999, benchmarks/flat_rows_probe.py)
         return "warp"
     # past cluster_preferred_max_cols the two-read tiers measured faster with few rows; with many,
     # the cluster tier wins up to the longest row it holds (instances.CLUSTER_LONGEST_MIN_ROWS)

@@ -67,7 +67,7 @@ __device__ __forceinline__ void wait_async_groups(int pending) {
 // A thread's share of a row: PACKS packs of P elements, as float32, as the raw loaded packs, or
 // as raw packs staged in (dynamic) shared memory. Columns are 32-bit: rows of this tier hold at
 // most 32768 elements.
-template <typename T, int P, int PACKS, int STORAGE>
+template <typename T, int P, int PACKS, int STORAGE, bool WINDOW>
 struct RowShare {
     float f[STORAGE == kFloat ? PACKS : 1][P];
     Pack<T, P> raw[STORAGE == kRaw ? PACKS : 1];
@@ -79,7 +79,9 @@ struct RowShare {
 
     static __device__ __forceinline__ int column(int u) { return (threadIdx.x + u * blockDim.x) * P; }
 
-    __device__ __forceinline__ void load(const T* src, int n) {
+    // shift: the row's columns start `shift` into the first pack (WINDOW, see warp_tier.cuh), else 0;
+    // span: where a pack across the row's edges may be read whole.
+    __device__ __forceinline__ void load(const T* src, int n, int shift, const DenseSpan<T>& span) {
         if constexpr (STORAGE == kStaged) {
             static_assert(sizeof(Pack<T, P>) == 16, "staged rows move as 16-byte packs");
             extern __shared__ __align__(16) unsigned char shared_bytes[];
@@ -87,8 +89,10 @@ struct RowShare {
         }
 #pragma unroll (kPackUnroll)
         for (int u = 0; u < PACKS; ++u) {
-            const int col = column(u);
-            if (col + P <= n) {
+            const int col = column(u) - shift;
+            const bool touches = col < n && col + P > 0;
+            const bool whole = col >= 0 && col + P <= n;
+            if (touches && (WINDOW ? pack_readable<T, P>(src, col, n, span) : whole)) {
                 if constexpr (STORAGE == kStaged) {
                     copy_async<16>(&staged[u * blockDim.x], src + col);
                 } else if constexpr (STORAGE == kRaw) {
@@ -98,20 +102,31 @@ struct RowShare {
                 }
             } else {
                 // the padding of a raw pack is -inf in T itself
-                float v[P];
-#pragma unroll
-                for (int i = 0; i < P; ++i) v[i] = col + i < n ? to_float(src[col + i]) : neg_inf();
+                const Pack<T, P> pack = gather_pack<T, P>(src, col, touches ? n : 0, from_float<T>(neg_inf()));
                 if constexpr (STORAGE == kStaged) {
-                    staged[u * blockDim.x] = make_pack<T, P>(v);
+                    staged[u * blockDim.x] = pack;
                 } else if constexpr (STORAGE == kRaw) {
-                    raw[u] = make_pack<T, P>(v);
+                    raw[u] = pack;
                 } else {
-#pragma unroll
-                    for (int i = 0; i < P; ++i) f[u][i] = v[i];
+                    unpack<T, P>(pack, f[u]);
                 }
             }
         }
         if constexpr (STORAGE == kStaged) copy_async_wait();
+        if constexpr (WINDOW) {  // edge packs read whole: their neighbours' elements become padding
+#pragma unroll (kPackUnroll)
+            for (int u = 0; u < PACKS; ++u) {
+                const int col = column(u) - shift;
+                if (col >= 0 && col + P <= n) continue;
+                if constexpr (STORAGE == kStaged) {
+                    clip_pack<T, P>(staged[u * blockDim.x].elems(), col, n, from_float<T>(neg_inf()));
+                } else if constexpr (STORAGE == kRaw) {
+                    clip_pack<T, P>(raw[u].elems(), col, n, from_float<T>(neg_inf()));
+                } else {
+                    clip_pack<T, P>(f[u], col, n, neg_inf());
+                }
+            }
+        }
     }
 
     // Pack u as float32.
@@ -126,29 +141,30 @@ struct RowShare {
         }
     }
 
-    static __device__ __forceinline__ void store(T* dst, int n, int u, const float (&v)[P]) {
-        const int col = column(u);
-        if (col + P <= n) {
+    static __device__ __forceinline__ void store(T* dst, int n, int shift, int u, const float (&v)[P]) {
+        const int col = column(u) - shift;
+        if (col >= 0 && col + P <= n && (!WINDOW || pack_aligned<T, P>(dst + col))) {
             store_pack<T, P>(dst + col, v);
-        } else {
-#pragma unroll
-            for (int i = 0; i < P; ++i)
-                if (col + i < n) dst[col + i] = from_float<T>(v[i]);
+        } else if (col < n && col + P > 0) {
+            store_edge_pack<T, P>(dst, col, n, v);
         }
     }
 };
 
-template <typename T, int P, int PACKS, bool LOG, int STORAGE>
+template <typename T, int P, int PACKS, bool LOG, int STORAGE, bool WINDOW>
 __device__ __forceinline__ void block_regs_forward(const T* x, T* y, i64 rows, i64 n64, i64 x_pitch, i64 y_pitch) {
+    typedef RowShare<T, P, PACKS, STORAGE, WINDOW> Share;
     __shared__ float max_slots[32];
     __shared__ float sum_slots[32];
     const int n = (int)n64;
+    const DenseSpan<T> span(x, rows, n64, x_pitch);
     for (i64 row = blockIdx.x; row < rows; row += gridDim.x) {
-        RowShare<T, P, PACKS, STORAGE> share;
-        share.load(x + row * x_pitch, n);
+        Share share;
+        const int window = window_shift<T, P, WINDOW>(x + row * x_pitch);
+        share.load(x + row * x_pitch, n, window, span);
 
         float m = neg_inf();
-#pragma unroll (RowShare<T, P, PACKS, STORAGE>::kPackUnroll)
+#pragma unroll (Share::kPackUnroll)
         for (int u = 0; u < PACKS; ++u) {
             float v[P];
             share.get(u, v);
@@ -161,7 +177,7 @@ __device__ __forceinline__ void block_regs_forward(const T* x, T* y, i64 rows, i
         const float shift = m == neg_inf() ? 0.0f : m;
 
         float s = 0.0f;
-#pragma unroll (RowShare<T, P, PACKS, STORAGE>::kPackUnroll)
+#pragma unroll (Share::kPackUnroll)
         for (int u = 0; u < PACKS; ++u) {
             float v[P];
             share.get(u, v);
@@ -178,7 +194,7 @@ __device__ __forceinline__ void block_regs_forward(const T* x, T* y, i64 rows, i
         const RowScale scale{shift, 1.0f / s, logf(s)};
 
         T* dst = y + row * y_pitch;
-#pragma unroll (RowShare<T, P, PACKS, STORAGE>::kPackUnroll)
+#pragma unroll (Share::kPackUnroll)
         for (int u = 0; u < PACKS; ++u) {
             float v[P];
             if constexpr (STORAGE != kFloat) {  // the exponential again, from the input
@@ -189,34 +205,36 @@ __device__ __forceinline__ void block_regs_forward(const T* x, T* y, i64 rows, i
 #pragma unroll
                 for (int i = 0; i < P; ++i) v[i] = LOG ? share.f[u][i] - scale.log_sum : share.f[u][i] * scale.inv_sum;
             }
-            share.store(dst, n, u, v);
+            share.store(dst, n, window, u, v);
         }
     }
 }
 
 // Backward needs one sum (of dy * y, or of dy for log-softmax) and no maximum.
-template <typename T, int P, int PACKS, bool LOG, int STORAGE>
+template <typename T, int P, int PACKS, bool LOG, int STORAGE, bool WINDOW>
 __device__ __forceinline__ void block_regs_backward(const T* y, const T* dy, T* dx, i64 rows, i64 n64, i64 y_pitch,
                                                     i64 dy_pitch, i64 dx_pitch) {
     static_assert(STORAGE != kStaged, "y and dy cannot both be staged at the start of shared memory");
     __shared__ float slots[2][32];
     const int n = (int)n64;
+    const DenseSpan<T> y_span(y, rows, n64, y_pitch), dy_span(dy, rows, n64, dy_pitch);
     int parity = 0;
     for (i64 row = blockIdx.x; row < rows; row += gridDim.x, parity ^= 1) {
-        RowShare<T, P, PACKS, STORAGE> ys, dys;
-        ys.load(y + row * y_pitch, n);
-        dys.load(dy + row * dy_pitch, n);
+        RowShare<T, P, PACKS, STORAGE, WINDOW> ys, dys;
+        const int shift = window_shift<T, P, WINDOW>(y + row * y_pitch);
+        ys.load(y + row * y_pitch, n, shift, y_span);
+        dys.load(dy + row * dy_pitch, n, shift, dy_span);
         float s = 0.0f;
 #pragma unroll
         for (int u = 0; u < PACKS; ++u) {
             float yv[P], dyv[P];
             ys.get(u, yv);
             dys.get(u, dyv);
-            const int col = ys.column(u);
+            const int col = ys.column(u) - shift;
 #pragma unroll
             for (int i = 0; i < P; ++i)
                 // padding reads as -inf in both: skip it rather than add -inf * -inf
-                if (col + i < n) s += backward_term<LOG>(yv[i], dyv[i]);
+                if (col + i >= 0 && col + i < n) s += backward_term<LOG>(yv[i], dyv[i]);
         }
         const float total = block_allreduce(s, 0.0f, slots[parity], WarpSum());
         T* dst = dx + row * dx_pitch;
@@ -227,7 +245,7 @@ __device__ __forceinline__ void block_regs_backward(const T* y, const T* dy, T* 
             dys.get(u, dyv);
 #pragma unroll
             for (int i = 0; i < P; ++i) yv[i] = input_grad<LOG>(yv[i], dyv[i], total);
-            ys.store(dst, n, u, yv);
+            ys.store(dst, n, shift, u, yv);
         }
     }
 }

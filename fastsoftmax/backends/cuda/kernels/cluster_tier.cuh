@@ -140,12 +140,6 @@ struct ClusterSlice {
     __device__ __forceinline__ i64 first(int shift) const { return begin - (begin + shift) % P; }
 };
 
-// Elements before the first 16-byte boundary of a row, in the pack's terms: 0..P-1.
-template <typename T, int P>
-__device__ __forceinline__ int misalignment(const T* row) {
-    return (int)((reinterpret_cast<unsigned long long>(row) / sizeof(T)) % P);
-}
-
 // Which slots of a walk over [0, count) from column `first` are whole 16-byte packs inside the
 // slice: all but the slice's first slot when the slice starts inside a pack (first < begin) and
 // its last when it ends inside one. Two integer compares a slot instead of four 64-bit ones.

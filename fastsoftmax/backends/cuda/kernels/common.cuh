@@ -209,6 +209,78 @@ __device__ __forceinline__ void store_pack_global(T* dst, const float* in) {
     write_pack_global<T, P>(dst, make_pack<T, P>(in));
 }
 
+// ---- rows off 16-byte boundaries, read in whole packs ---------------------------------------
+// Elements before the first pack boundary of a row, in the pack's terms: 0..P-1.
+template <typename T, int P>
+__device__ __forceinline__ int misalignment(const T* row) {
+    return (int)((reinterpret_cast<unsigned long long>(row) / sizeof(T)) % P);
+}
+
+template <typename T, int P>
+__device__ __forceinline__ bool pack_aligned(const T* p) {
+    return reinterpret_cast<unsigned long long>(p) % (P * sizeof(T)) == 0;
+}
+
+// Where a pack that straddles a row's edge may be read whole: the tensor's own elements, when its
+// rows lie end to end (pitch == n); otherwise nowhere (hi == lo), since the gaps between rows, like
+// the bytes past the tensor's ends, may never have been written (initcheck reports such reads).
+template <typename T>
+struct DenseSpan {
+    const T* lo;
+    const T* hi;
+    __device__ __forceinline__ DenseSpan(const T* base, i64 rows, i64 n, i64 pitch)
+        : lo(base), hi(pitch == n ? base + rows * n : base) {}
+    __device__ __forceinline__ bool holds(const T* p, int count) const { return p >= lo && p + count <= hi; }
+};
+
+// A row that starts off a pack boundary (16-bit rows of odd length, or of 100 columns) is still
+// moved in aligned packs: those of the window around it, whose columns run from -shift
+// (misalignment of the row) on. Only its first and last pack straddle its edges. Such a pack, at
+// row columns [col, col + P) with col < n and col + P > 0, is read whole where the tensor's span
+// holds it, and its neighbouring rows' elements are then replaced by padding (clip_pack: they are
+// never written, and a neighbour written in place meanwhile only changes what is discarded); it is
+// gathered element by element otherwise.
+template <typename T, int P>
+__device__ __forceinline__ bool pack_readable(const T* row, int col, int n, const DenseSpan<T>& span) {
+    return pack_aligned<T, P>(row + col) && ((col >= 0 && col + P <= n) || span.holds(row + col, P));
+}
+
+// The row's elements of the pack at [col, col + P), one at a time, `pad` elsewhere.
+template <typename T, int P>
+__device__ __forceinline__ Pack<T, P> gather_pack(const T* row, int col, int n, T pad) {
+    Pack<T, P> pack;
+#pragma unroll
+    for (int i = 0; i < P; ++i) pack.elems()[i] = col + i >= 0 && col + i < n ? row[col + i] : pad;
+    return pack;
+}
+
+// A pack read whole with its elements outside the row [0, n) replaced by `pad`. Done after every
+// pack of a thread has been requested, so that no load waits on another's arrival.
+template <typename T, int P, typename V>
+__device__ __forceinline__ void clip_pack(V* elems, int col, int n, V pad) {
+#pragma unroll
+    for (int i = 0; i < P; ++i)
+        if (col + i < 0 || col + i >= n) elems[i] = pad;
+}
+
+// Writes only the row's own elements of a pack at [col, col + P): the others are a neighbour's.
+template <typename T, int P>
+__device__ __forceinline__ void store_edge_pack(T* row, int col, int n, const float* in) {
+#pragma unroll
+    for (int i = 0; i < P; ++i)
+        if (col + i >= 0 && col + i < n) row[col + i] = from_float<T>(in[i]);
+}
+
+// The shift of a row's window: its misalignment, or 0 where the kernel holds aligned rows only.
+template <typename T, int P, bool WINDOW>
+__device__ __forceinline__ int window_shift(const T* row) {
+    if constexpr (WINDOW) {
+        return misalignment<T, P>(row);
+    } else {
+        return 0;
+    }
+}
+
 // Loops over packs issue this many independent loads before they use any of them: one 16-byte
 // load in flight per thread is far too little to cover device memory latency at full bandwidth.
 constexpr int kUnroll = 4;

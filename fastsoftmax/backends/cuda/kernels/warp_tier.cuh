@@ -10,54 +10,85 @@
 //
 // Two rows per group (ROWS = 2) give each thread two independent chains of loads and shuffles to
 // overlap when the rows are too short to keep the memory system busy otherwise.
+//
+// WINDOW: rows that start off a pack boundary (16-bit rows of odd length, or of 100 columns, whose
+// widest common alignment is 2 or 4 bytes) are held in the packs of the aligned window around
+// each row (common.cuh, pack_readable): column c of the group's packs is row column c - shift,
+// shift being the row's misalignment in the first tensor (x forward, y backward), so that every
+// pack but the row's two edge ones moves as one 16-byte access. A warp of 2-byte loads moves 64
+// bytes an instruction; of 16-byte ones, 512. A tensor misaligned otherwise than the first is read
+// and written element by element (pack_aligned fails for it), which is correct, only slow; the
+// host sizes the group for n + P - 1 columns.
 #pragma once
 
 #include "common.cuh"
 
 namespace fastsoftmax {
 
-template <typename T, int P, int COLS, int GROUP>
-__device__ __forceinline__ void warp_load_row(const T* src, i64 n, int lane, bool valid, float* out) {
+// Column of pack p of a lane in the row (negative, or past n, in a window's padding).
+template <int P, int GROUP>
+__device__ __forceinline__ int warp_column(int p, int lane, int shift) {
+    return (p * GROUP + lane) * P - shift;
+}
+
+// Every pack is requested before any is converted: a branch that used a pack's values would make
+// the warp wait for that load before issuing the next.
+template <typename T, int P, int COLS, int GROUP, bool WINDOW>
+__device__ __forceinline__ void warp_load_row(const T* src, int n, int shift, const DenseSpan<T>& span, int lane,
+                                              bool valid, float* out) {
+    const T pad = from_float<T>(neg_inf());
+    Pack<T, P> raw[COLS / P];
 #pragma unroll
     for (int p = 0; p < COLS / P; ++p) {
-        const i64 col = (i64)(p * GROUP + lane) * P;
-        if (valid && col + P <= n) {
-            load_pack<T, P>(src + col, out + p * P);
+        const int col = warp_column<P, GROUP>(p, lane, shift);
+        const bool touches = valid && col < n && col + P > 0;
+        const bool whole = col >= 0 && col + P <= n;
+        if (!touches) {
+            raw[p] = gather_pack<T, P>(src, col, 0, pad);  // padding only: no loads
+        } else if (WINDOW ? pack_readable<T, P>(src, col, n, span) : whole) {
+            raw[p] = read_pack<T, P>(src + col);
         } else {
-#pragma unroll
-            for (int i = 0; i < P; ++i) out[p * P + i] = (valid && col + i < n) ? to_float(src[col + i]) : neg_inf();
+            raw[p] = gather_pack<T, P>(src, col, n, pad);
         }
+    }
+#pragma unroll
+    for (int p = 0; p < COLS / P; ++p) {
+        const int col = warp_column<P, GROUP>(p, lane, shift);
+        if (WINDOW && !(col >= 0 && col + P <= n)) clip_pack<T, P>(raw[p].elems(), col, n, pad);
+        unpack<T, P>(raw[p], out + p * P);
     }
 }
 
-template <typename T, int P, int COLS, int GROUP>
-__device__ __forceinline__ void warp_store_row(T* dst, i64 n, int lane, bool valid, const float* in) {
+template <typename T, int P, int COLS, int GROUP, bool WINDOW>
+__device__ __forceinline__ void warp_store_row(T* dst, int n, int shift, int lane, bool valid, const float* in) {
     if (!valid) return;
 #pragma unroll
     for (int p = 0; p < COLS / P; ++p) {
-        const i64 col = (i64)(p * GROUP + lane) * P;
-        if (col + P <= n) {
+        const int col = warp_column<P, GROUP>(p, lane, shift);
+        if (col >= 0 && col + P <= n && (!WINDOW || pack_aligned<T, P>(dst + col))) {
             store_pack<T, P>(dst + col, in + p * P);
-        } else {
-#pragma unroll
-            for (int i = 0; i < P; ++i)
-                if (col + i < n) dst[col + i] = from_float<T>(in[p * P + i]);
+        } else if (col < n && col + P > 0) {
+            store_edge_pack<T, P>(dst, col, n, in + p * P);
         }
     }
 }
 
 // Every lane runs the shuffles, even in a group past the last row: the shuffles name all 32 lanes.
-template <typename T, int P, int COLS, int GROUP, int ROWS, bool LOG>
-__device__ __forceinline__ void warp_forward(const T* x, T* y, i64 rows, i64 n, i64 x_pitch, i64 y_pitch) {
+template <typename T, int P, int COLS, int GROUP, int ROWS, bool LOG, bool WINDOW>
+__device__ __forceinline__ void warp_forward(const T* x, T* y, i64 rows, i64 n64, i64 x_pitch, i64 y_pitch) {
     static_assert(COLS % P == 0 && 32 % GROUP == 0, "bad warp tier shape");
     const int lane = threadIdx.x % GROUP;
+    const int n = (int)n64;
     const i64 first_row = ((i64)blockIdx.x * blockDim.x + threadIdx.x) / GROUP * ROWS;
+    const DenseSpan<T> span(x, rows, n64, x_pitch);
 
     float buf[ROWS][COLS];
+    int shift[ROWS];
 #pragma unroll
     for (int r = 0; r < ROWS; ++r) {
         const i64 row = first_row + r;
-        warp_load_row<T, P, COLS, GROUP>(x + row * x_pitch, n, lane, row < rows, buf[r]);
+        shift[r] = window_shift<T, P, WINDOW>(x + row * x_pitch);
+        warp_load_row<T, P, COLS, GROUP, WINDOW>(x + row * x_pitch, n, shift[r], span, lane, row < rows, buf[r]);
     }
     float row_max[ROWS];
 #pragma unroll
@@ -95,24 +126,29 @@ __device__ __forceinline__ void warp_forward(const T* x, T* y, i64 rows, i64 n, 
             for (int i = 0; i < COLS; ++i) buf[r][i] *= inv_sum;
         }
         const i64 row = first_row + r;
-        warp_store_row<T, P, COLS, GROUP>(y + row * y_pitch, n, lane, row < rows, buf[r]);
+        warp_store_row<T, P, COLS, GROUP, WINDOW>(y + row * y_pitch, n, shift[r], lane, row < rows, buf[r]);
     }
 }
 
-template <typename T, int P, int COLS, int GROUP, int ROWS, bool LOG>
-__device__ __forceinline__ void warp_backward(const T* y, const T* dy, T* dx, i64 rows, i64 n, i64 y_pitch,
+template <typename T, int P, int COLS, int GROUP, int ROWS, bool LOG, bool WINDOW>
+__device__ __forceinline__ void warp_backward(const T* y, const T* dy, T* dx, i64 rows, i64 n64, i64 y_pitch,
                                               i64 dy_pitch, i64 dx_pitch) {
     static_assert(COLS % P == 0 && 32 % GROUP == 0, "bad warp tier shape");
     const int lane = threadIdx.x % GROUP;
+    const int n = (int)n64;
     const i64 first_row = ((i64)blockIdx.x * blockDim.x + threadIdx.x) / GROUP * ROWS;
+    const DenseSpan<T> y_span(y, rows, n64, y_pitch), dy_span(dy, rows, n64, dy_pitch);
 
     float y_buf[ROWS][COLS];
     float dy_buf[ROWS][COLS];
+    int shift[ROWS];
 #pragma unroll
     for (int r = 0; r < ROWS; ++r) {
         const i64 row = first_row + r;
-        warp_load_row<T, P, COLS, GROUP>(y + row * y_pitch, n, lane, row < rows, y_buf[r]);
-        warp_load_row<T, P, COLS, GROUP>(dy + row * dy_pitch, n, lane, row < rows, dy_buf[r]);
+        const bool valid = row < rows;
+        shift[r] = window_shift<T, P, WINDOW>(y + row * y_pitch);
+        warp_load_row<T, P, COLS, GROUP, WINDOW>(y + row * y_pitch, n, shift[r], y_span, lane, valid, y_buf[r]);
+        warp_load_row<T, P, COLS, GROUP, WINDOW>(dy + row * dy_pitch, n, shift[r], dy_span, lane, valid, dy_buf[r]);
     }
     float total[ROWS];
 #pragma unroll
@@ -121,8 +157,8 @@ __device__ __forceinline__ void warp_backward(const T* y, const T* dy, T* dx, i6
 #pragma unroll
         for (int i = 0; i < COLS; ++i) {
             // padding reads as -inf in both: skip it rather than add -inf * -inf
-            const i64 col = (i64)((i / P) * GROUP + lane) * P + i % P;
-            if (col < n) s += backward_term<LOG>(y_buf[r][i], dy_buf[r][i]);
+            const int col = warp_column<P, GROUP>(i / P, lane, shift[r]) + i % P;
+            if (col >= 0 && col < n) s += backward_term<LOG>(y_buf[r][i], dy_buf[r][i]);
         }
         total[r] = group_sum<GROUP>(s);
     }
@@ -131,7 +167,7 @@ __device__ __forceinline__ void warp_backward(const T* y, const T* dy, T* dx, i6
 #pragma unroll
         for (int i = 0; i < COLS; ++i) y_buf[r][i] = input_grad<LOG>(y_buf[r][i], dy_buf[r][i], total[r]);
         const i64 row = first_row + r;
-        warp_store_row<T, P, COLS, GROUP>(dx + row * dx_pitch, n, lane, row < rows, y_buf[r]);
+        warp_store_row<T, P, COLS, GROUP, WINDOW>(dx + row * dx_pitch, n, shift[r], lane, row < rows, y_buf[r]);
     }
 }
 
