@@ -23,14 +23,21 @@ from fastsoftmax.backends.cuda import BACKEND, TIERS
 DTYPES = (torch.float32, torch.float16, torch.bfloat16)
 
 
-def _input(shape, dtype, misaligned: bool):
+def _input(shape, dtype, misaligned):
+    """Rows of ``shape``: a fresh tensor (misaligned False), rows of a wider one starting one element
+    in (True), or rows end to end from one element past a 16-byte boundary ("dense+1": the row
+    tiers' windows read edge packs whole inside such a tensor, never past its ends)."""
+    if misaligned == "dense+1":
+        flat = (torch.randn(shape[0] * shape[1] + 1, device="cuda") * 4).to(dtype)
+        return flat[1:].view(shape)
     x = (torch.randn(shape[0], shape[1] + misaligned, device="cuda") * 4).to(dtype)
     return x[:, 1:] if misaligned else x
 
 
 #: per tier: (shape, dim) problems it can hold, odd lengths first
 PROBLEMS = {
-    "warp": [((37, 7), -1), ((5, 1000), -1), ((3, 65), -1)],
+    # (9, 777): 16-bit forward rows past 512 columns off 16-byte boundaries, held in their windows
+    "warp": [((37, 7), -1), ((5, 1000), -1), ((3, 65), -1), ((9, 777), -1)],
     # rows of 21: every run starts and ends off a 16-byte boundary; a group of one lane; 64 columns;
     # rows over 32 lanes of 4 (16-bit backward) or of 32 slots, up to the longest the tier holds
     "flat_rows": [((3001, 21), -1), ((700, 3), -1), ((130, 64), -1), ((301, 127), -1), ((40, 1001), -1)],
@@ -75,7 +82,7 @@ def run_tier(tier: str) -> list[str]:
         for dtype in DTYPES:
             # rows: aligned and misaligned views; (outer, n, inner): dense, and broadcast along
             # outer (expanded x, y and dy: strided_staged then takes its tiles outer index fastest)
-            for misaligned in (False, True):
+            for misaligned in (False, True) + (("dense+1",) if len(shape) == 2 else ()):
                 broadcast = len(shape) == 3 and misaligned
                 if broadcast and shape[0] == 1:
                     continue
@@ -152,6 +159,16 @@ def main() -> int:
         found = run_ladder() if tier == "ladder" else run_tier(tier)
         print(f"{tier}: {'ok' if not found else f'{len(found)} wrong results'}", flush=True)
         failures += found
+        if tier in ("warp", "block_regs"):
+            # rows off 16-byte boundaries in their windows' packs and in narrow packs, both forced
+            from fastsoftmax.backends.cuda import tiers
+
+            for window in (True, False):
+                with tiers.tuned(row_window=window):
+                    found = run_tier(tier)
+                verdict = "ok" if not found else f"{len(found)} wrong results"
+                print(f"{tier} (row_window={window}): {verdict}", flush=True)
+                failures += found
         if tier == "strided_staged":
             # where clusters exist, auto launches short teams as clusters: the persistent teams too
             from fastsoftmax.backends.cuda import tiers
