@@ -6,7 +6,7 @@ of odd lengths. Each forced variant is first checked against float64 with poison
 forward and backward. The variants of a case are timed in turn, round after round, in one process.
 
     PYTHONPATH=$PWD python benchmarks/flat_rows_probe.py [--dtypes bfloat16,float32] [--backward]
-        [--cases "(1048576,100);(524288,255)"] [--variants warp,warp:narrow,auto]
+        [--cases "(1048576,100);(524288,255)"] [--variants warp,warp:narrow,block_regs@block_regs_elems=8,auto]
 """
 
 from __future__ import annotations
@@ -51,6 +51,7 @@ CASES = [
     ("(262144,300) d1", (1 << 18, 300), 1, False),
     ("(131072,700) d1", (1 << 17, 700), 1, False),
     ("(65536,2047) d1", (1 << 16, 2047), 1, False),
+    ("(32768,3001) d1", (1 << 15, 3001), 1, False),
     ("(16384,5001) d1", (1 << 14, 5001), 1, False),
     ("(8192,16383) d1", (1 << 13, 16383), 1, False),
 ]
@@ -77,15 +78,19 @@ def check(x, dim, variant) -> float:
 
 @contextlib.contextmanager
 def _forcing(variant):
-    tier, _, form = variant.partition(":")
-    with dispatch.forced("cuda", tier), tiers.tuned(row_window=form != "narrow"):
+    """``tier[:narrow][@field=value]``: the tier forced, rows in their window's packs (or narrow
+    ones), and an integer field of the backend's tuning set (e.g. block_regs@block_regs_elems=8)."""
+    spec, _, tuned = variant.partition("@")
+    tier, _, form = spec.partition(":")
+    fields = {key: int(value) for key, _, value in (item.partition("=") for item in tuned.split("+") if item)}
+    with dispatch.forced("cuda", tier), tiers.tuned(row_window=form != "narrow", **fields):
         yield
 
 
 def _supported(variant, x, dim) -> bool:
     n = x.shape[dim]
     outer = x.numel() // n
-    tier = variant.partition(":")[0]
+    tier = variant.partition("@")[0].partition(":")[0]
     return all(BACKEND.supports(tier, outer, n, 1, x.dtype, backward) for backward in (False, True))
 
 

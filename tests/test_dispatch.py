@@ -325,3 +325,7 @@ def test_rows_off_16_byte_boundaries_in_their_window():
     assert not tiers.takes_window("block_regs", torch.bfloat16, False, 2048, 8)
     assert tiers.takes_window("warp", torch.float32, True, 100, 1, tiers.Tuning(row_window=True))
     assert not tiers.takes_window("block_regs", torch.float32, True, 5001, 1, tiers.Tuning(row_window=False))
+    # the 16-bit forward aims lower in its window (16 elements a thread where aligned rows take 32)
+    assert tiers.block_regs_target(3001, 2, False, window=True) == 16
+    assert tiers.block_regs_target(3001, 2, False) == 32
+    assert tiers.block_regs_target(3001, 2, True, window=True) == tiers.block_regs_target(3001, 2, True)

@@ -122,7 +122,7 @@ def _row_kernel(load, tier, dtype, outer, n, log, backward, align, dev, tuning) 
         window = window and n + WINDOW_PACK[dtype] - 1 <= block_regs_max_cols(dtype, backward)
         if window:
             pack = WINDOW_PACK[dtype]
-        target = tiers.block_regs_target(n, itemsize, backward, tuning)
+        target = tiers.block_regs_target(n, itemsize, backward, tuning, window)
         elems, threads = block_regs_shape(n + pack - 1 if window else n, dtype, pack, backward, target)
         storage = block_regs_storage(dtype, backward, elems, tuning.long_row_storage)
         inst = Instance("block_regs", dtype, backward, log, pack, cols=elems, storage=storage, window=window)

@@ -78,6 +78,10 @@ BLOCK_REGS_TARGETS = {
     (4, True): ((16384, 16),),
     (2, True): ((1024, 8), (8192, 16), (16384, 32)),
 }
+#: the 16-bit forward's targets for rows held in their windows (Instance.window): H100, bf16, the
+#: targets forced and timed in turn (benchmarks/flat_rows_probe.py): 16 elements a thread against 32,
+#: rows of 2047 0.82 of copy against 0.68, 3001 0.92 against 0.77, 5001 0.83 against 0.70 (8: 0.72-0.81)
+BLOCK_REGS_WINDOW_TARGETS_16BIT_FORWARD = ((1024, 8), (8192, 16), (32768, 64))
 #: 16-bit rows of at least this many columns go to block_regs rather than the warp tier (measured
 #: faster from 512 up: a block per row keeps more loads in flight than a warp per row)
 BLOCK_REGS_MIN_COLS_16BIT = 512
@@ -232,10 +236,14 @@ GRID_ROW_ROW_BYTES = {
 GRID_ROW_MAX_ROWS = 4
 
 
-def block_regs_target(n: int, itemsize: int, backward: bool, tuning: Tuning = DEFAULT_TUNING) -> int:
+def block_regs_target(
+    n: int, itemsize: int, backward: bool, tuning: Tuning = DEFAULT_TUNING, window: bool = False
+) -> int:
     if tuning.block_regs_elems:
         return tuning.block_regs_elems
     steps = BLOCK_REGS_TARGETS[(itemsize, backward)]
+    if window and itemsize == 2 and not backward:
+        steps = BLOCK_REGS_WINDOW_TARGETS_16BIT_FORWARD
     return next((target for up_to, target in steps if n <= up_to), steps[-1][1])
 
 
