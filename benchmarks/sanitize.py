@@ -36,8 +36,9 @@ def _input(shape, dtype, misaligned):
 
 #: per tier: (shape, dim) problems it can hold, odd lengths first
 PROBLEMS = {
-    # (9, 777): 16-bit forward rows past 512 columns off 16-byte boundaries, held in their windows
-    "warp": [((37, 7), -1), ((5, 1000), -1), ((3, 65), -1), ((9, 777), -1)],
+    # (9, 777): 16-bit forward rows past 512 columns off 16-byte boundaries, held in their windows;
+    # (29, 37) and (41, 50): 16-bit rows in narrow packs held by groups of 16 and 8 lanes
+    "warp": [((37, 7), -1), ((5, 1000), -1), ((3, 65), -1), ((9, 777), -1), ((29, 37), -1), ((41, 50), -1)],
     # rows of 21: every run starts and ends off a 16-byte boundary; a group of one lane; 64 columns;
     # rows over 32 lanes of 4 (16-bit backward) or of 32 slots, up to the longest the tier holds
     "flat_rows": [((3001, 21), -1), ((700, 3), -1), ((130, 64), -1), ((301, 127), -1), ((40, 1001), -1)],

@@ -229,16 +229,21 @@ def test_shipped_table_sends_vocabulary_rows_to_the_cluster_tier():
 def test_short_rows_off_16_byte_boundaries_take_the_flat_rows_tier():
     from fastsoftmax.backends.cuda import tiers
 
-    for dtype, n in ((torch.float32, 21), (torch.bfloat16, 21), (torch.bfloat16, 63), (torch.float16, 50)):
+    for dtype, n in ((torch.float32, 21), (torch.bfloat16, 21), (torch.float32, 63), (torch.float16, 31)):
         for backward in (False, True):
             assert tiers.choose_tier(1 << 20, n, 1, dtype, backward, tiers.H100_LIMITS) == "flat_rows", (dtype, n)
+    # 16-bit rows of 33-112 columns: the warp tier's sector groups
+    for dtype, n in ((torch.bfloat16, 33), (torch.bfloat16, 63), (torch.float16, 50), (torch.bfloat16, 74)):
+        for backward in (False, True):
+            assert tiers.choose_tier(1 << 20, n, 1, dtype, backward, tiers.H100_LIMITS) == "warp", (dtype, n)
     # 16-byte multiples keep the warp tier's packs; rows of 3 measured faster there too
     for dtype, n in ((torch.float32, 8), (torch.bfloat16, 64), (torch.float32, 3), (torch.bfloat16, 65)):
         assert tiers.choose_tier(1 << 20, n, 1, dtype, False, tiers.H100_LIMITS) == "warp", (dtype, n)
-    # past 64 columns only the 16-bit backward measured faster on flat_rows, up to 128
+    # past 64 columns only the 16-bit backward measured faster on flat_rows, past 112 up to 128
     for dtype, n, backward, tier in (
-        (torch.bfloat16, 100, True, "flat_rows"),
+        (torch.bfloat16, 100, True, "warp"),
         (torch.float16, 127, True, "flat_rows"),
+        (torch.bfloat16, 113, True, "flat_rows"),
         (torch.bfloat16, 129, True, "warp"),
         (torch.bfloat16, 100, False, "warp"),
         (torch.float32, 101, True, "warp"),
@@ -329,3 +334,10 @@ def test_rows_off_16_byte_boundaries_in_their_window():
     assert tiers.block_regs_target(3001, 2, False, window=True) == 16
     assert tiers.block_regs_target(3001, 2, False) == 32
     assert tiers.block_regs_target(3001, 2, True, window=True) == tiers.block_regs_target(3001, 2, True)
+    # sector groups: 16 lanes of single 16-bit elements up to 64 columns, 8 lanes of pairs up to 128
+    from fastsoftmax.backends.cuda.instances import warp_shape
+
+    assert warp_shape(37, 1, 2, True) == (4, 16, 1)
+    assert warp_shape(100, 2, 2, True) == (16, 8, 1)
+    assert warp_shape(127, 1, 2, True) == warp_shape(127, 1, 2, False)
+    assert warp_shape(100, 2, 4, True) == warp_shape(100, 2, 4, False)  # float32 keeps whole warps

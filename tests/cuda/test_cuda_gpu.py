@@ -406,6 +406,50 @@ def test_rows_in_their_window(backend, tier, n, dtype_name, window, layout):
         assert inst.window == (window and fits and not aligned), inst.name
 
 
+@pytest.mark.parametrize("sector_groups", [True, False], ids=["sector-groups", "whole-warps"])
+@pytest.mark.parametrize("dtype_name", ["fp16", "bf16"])
+@pytest.mark.parametrize("n", [17, 33, 50, 63, 64, 74, 100, 127, 128])
+@pytest.mark.parametrize("layout", ["dense", "pitch+3", "base+1"])
+def test_warp_sector_groups(backend, n, dtype_name, sector_groups, layout):
+    """16-bit rows in packs of one or two elements held by groups of 16 or 8 lanes (a 32-byte
+    sector of a row an access) or by whole warps, forced either way: forward and backward, -inf at
+    the rows' edges and a row of -inf; the launched group is checked."""
+    from fastsoftmax.backends.cuda import tiers
+    from fastsoftmax.backends.cuda.instances import SECTOR_GROUP_MAX_COLS, SECTOR_GROUPS_16BIT
+
+    dtype = DTYPES[dtype_name]
+    outer = 37
+    torch.manual_seed(n)
+    x = _rows_laid_out(layout, outer, n, dtype)
+    x[0, 0] = x[2, -1] = float("-inf")
+    x[3, :] = float("-inf")
+    launched = []
+    original_kernel = backend.kernel
+
+    def recording_kernel(instance, device_index):
+        launched.append(instance)
+        return original_kernel(instance, device_index)
+
+    backend.clear_plans()
+    backend.kernel = recording_kernel
+    try:
+        with tiers.tuned(warp_sector_groups=sector_groups, row_window=False):
+            for log in (False, True):
+                check_forward(backend, x.unsqueeze(2), "warp", log, f"layout {layout}, sector groups {sector_groups}")
+            finite = x.clone()
+            finite[3, :] = 0.0
+            dy = _rows_laid_out(layout, outer, n, dtype)
+            for log in (False, True):
+                check_backward(backend, finite.unsqueeze(2), dy.unsqueeze(2), "warp", log, f"layout {layout}")
+    finally:
+        del backend.kernel
+        backend.clear_plans()
+    for inst in [i for i in launched if i.tier == "warp" and not i.backward]:
+        group = SECTOR_GROUPS_16BIT.get(inst.pack)
+        expected = sector_groups and group is not None and group * inst.pack < n <= SECTOR_GROUP_MAX_COLS[inst.pack]
+        assert (inst.group == group and inst.rows == 1 and inst.cols > inst.pack) == expected, inst.name
+
+
 @pytest.mark.parametrize("dtype_name", ["fp32", "bf16"])
 @pytest.mark.parametrize(
     "tier,n",

@@ -125,12 +125,13 @@ def test_instance_space_is_covered():
     for dtype in DTYPES:
         for pack in WARP_PACK_SIZES[dtype]:
             for n in range(1, 1025):
-                cols, group, rows = warp_shape(n, pack)
-                assert cols * group >= n
-                for backward in (False, True):
-                    for log in (False, True):
-                        inst = Instance("warp", dtype, backward, log, pack, cols, group, rows)
-                        assert inst in everything, f"n={n}: {inst.name} is launched but never compiled in CI"
+                for sector_groups in (False, True):
+                    cols, group, rows = warp_shape(n, pack, dtype.itemsize, sector_groups)
+                    assert cols * group >= n
+                    for backward in (False, True):
+                        for log in (False, True):
+                            inst = Instance("warp", dtype, backward, log, pack, cols, group, rows)
+                            assert inst in everything, f"n={n}: {inst.name} is launched but never compiled in CI"
         # window instances hold n + pack - 1 columns (the row and its misalignment)
         wide = WINDOW_PACK[dtype]
         for n in range(1, WARP_TIER_MAX_COLS - wide + 2):

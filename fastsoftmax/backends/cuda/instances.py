@@ -54,6 +54,12 @@ FLAT_ROWS_AUTO_MAX_COLS = 64
 #: (bf16 rows of 100: 0.89 of copy against 0.69), behind elsewhere (bf16 forward rows of 255, 501
 #: and 999: 0.70-0.74 against 0.80-0.90; float32 0.01-0.06 behind)
 FLAT_ROWS_AUTO_MAX_COLS_16BIT_BACKWARD = 128
+#: 16-bit rows between these lengths take the warp tier's sector groups (SECTOR_GROUPS_16BIT)
+#: instead. H100, bf16, forced and timed in turn (benchmarks/flat_rows_probe.py, 2026-11-24): forward
+#: rows of 33-45 level (0.56-0.74), 50-122 ahead by 0.06-0.25 (rows of 74: 0.87 against 0.62);
+#: backward 33-100 ahead by up to 0.20 (rows of 74: 0.92 against 0.72; 60 and 63 0.02-0.03 behind),
+#: 122 and 127 behind (0.94-0.99 against 1.00); rows of 21 far behind (0.37 against 0.68 forward)
+FLAT_ROWS_SECTOR_GROUP_COLS_16BIT = (33, 112)
 FLAT_ROWS_SMEM_BUDGET = 48 * 1024
 
 
@@ -92,6 +98,18 @@ def flat_rows_shape(n: int, dtype: torch.dtype, backward: bool, per_lane: int | 
 #: padded by at most ~25% (padding costs registers and exp() calls, never memory traffic)
 WARP_COLS_PER_THREAD = (1, 2, 3, 4, 5, 6, 7, 8, 10, 12, 14, 16, 20, 24, 28, 32)
 NARROW_GROUPS = (1, 2, 4, 8, 16)
+#: 16-bit rows in packs of 1 or 2 elements (rows off 16-byte boundaries) past a group's first
+#: access: groups of as few lanes as still read a whole 32-byte sector of a row an access (16 lanes
+#: of one element, 8 of pairs), each lane holding one of these counts, instead of a whole warp of
+#: few elements a lane: the tier is bound by its instructions there, and a group's shuffles and
+#: per-row work are paid once per 32 / group rows
+SECTOR_GROUPS_16BIT = {1: 16, 2: 8}
+SECTOR_GROUP_COLS = (2, 4, 8, 12, 16)
+#: the longest rows sector groups take, by pack: H100, bf16, forced and timed in turn
+#: (benchmarks/flat_rows_probe.py): rows of 37 (single elements) 0.32 -> 0.62 of copy forward, 0.48 ->
+#: 0.88 backward; of 60 and 100 (pairs) 0.51 -> 0.91 and 0.69 -> 0.84 forward; but rows of 127, 255
+#: and 501 in single elements lost 0.06-0.22 (0.88 -> 0.75 forward at 127)
+SECTOR_GROUP_MAX_COLS = {1: 64, 2: 128}
 
 # ---- tier "block_regs" --------------------------------------------------------------------------
 BLOCK_REGS_MAX_THREADS = 1024
@@ -707,8 +725,12 @@ def next_pow2(v: int) -> int:
     return 1 if v <= 1 else 1 << (v - 1).bit_length()
 
 
-def warp_shape(n: int, pack: int) -> tuple[int, int, int]:
-    """(cols per thread, lanes per row, rows per group) of the warp tier for rows of n <= 1024."""
+def warp_shape(n: int, pack: int, itemsize: int = 4, sector_groups: bool = False) -> tuple[int, int, int]:
+    """(cols per thread, lanes per row, rows per group) of the warp tier for rows of n <= 1024;
+    ``sector_groups``: 16-bit rows in narrow packs take SECTOR_GROUPS_16BIT where a row fills them."""
+    group = SECTOR_GROUPS_16BIT.get(pack) if sector_groups and itemsize == 2 else None
+    if group and group * pack < n <= SECTOR_GROUP_MAX_COLS[pack]:
+        return next(c for c in SECTOR_GROUP_COLS if c % pack == 0 and c * group >= n), group, 1
     if n <= 32 * pack:
         group = next_pow2(-(-n // pack))
         # a narrow group leaves the warp's other lanes to further rows; two rows per group give
@@ -745,13 +767,18 @@ def block_regs_max_cols(dtype: torch.dtype, backward: bool) -> int:
     )
 
 
-def warp_shapes(pack: int):
+def warp_shapes(pack: int, itemsize: int = 4):
     for group in NARROW_GROUPS:
         for rows in (1, 2):
             yield pack, group, rows
     for cols in WARP_COLS_PER_THREAD:
         if cols % pack == 0:
             yield cols, 32, 1
+    if itemsize == 2 and pack in SECTOR_GROUPS_16BIT:
+        group = SECTOR_GROUPS_16BIT[pack]
+        for cols in SECTOR_GROUP_COLS:
+            if cols % pack == 0 and (cols - pack) * group < SECTOR_GROUP_MAX_COLS[pack]:
+                yield cols, group, 1
 
 
 def all_instances():
@@ -761,7 +788,7 @@ def all_instances():
         for backward in (False, True):
             for log in (False, True):
                 for pack in WARP_PACK_SIZES[dtype]:
-                    for cols, group, rows in warp_shapes(pack):
+                    for cols, group, rows in warp_shapes(pack, CXX_TYPES[dtype][2]):
                         out.append(Instance("warp", dtype, backward, log, pack, cols, group, rows))
                 wide = WINDOW_PACK[dtype]
                 for cols, group, rows in warp_shapes(wide):

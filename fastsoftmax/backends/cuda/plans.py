@@ -112,7 +112,8 @@ def _row_kernel(load, tier, dtype, outer, n, log, backward, align, dev, tuning) 
         window = window and n + WINDOW_PACK[dtype] - 1 <= WARP_TIER_MAX_COLS
         if window:
             pack = WINDOW_PACK[dtype]
-        cols, group, rows = warp_shape(n + pack - 1 if window else n, pack)
+        sector_groups = tiers.takes_sector_groups(dtype, tuning)
+        cols, group, rows = warp_shape(n + pack - 1 if window else n, pack, itemsize, sector_groups)
         inst = Instance("warp", dtype, backward, log, pack, cols, group, rows, window=window)
         rows_per_block = WARP_TIER_BLOCK // group * rows
         return Kernel(load(inst, dev), inst.name, dev, nargs, WARP_TIER_BLOCK), -(-outer // rows_per_block)

@@ -48,6 +48,7 @@ from .instances import (
     FLAT_ROWS_AUTO_MAX_COLS_16BIT_BACKWARD,
     FLAT_ROWS_MAX_COLS,
     FLAT_ROWS_MIN_COLS,
+    FLAT_ROWS_SECTOR_GROUP_COLS_16BIT,
     LONG_ROW_STORAGES_16BIT,
     WARP_TIER_MAX_COLS,
     block_regs_max_cols,
@@ -134,6 +135,9 @@ class Tuning:
     #: warp, block_regs: rows off 16-byte boundaries held in the 16-byte packs of their aligned
     #: window (True), or in packs as wide as their alignment (False), instead of takes_window's rule
     row_window: bool | None = None
+    #: warp: 16-bit rows in packs of 1 or 2 elements held by groups of instances.SECTOR_GROUPS_16BIT
+    #: lanes (True) or by whole warps (False), instead of WARP_SECTOR_GROUPS
+    warp_sector_groups: bool | None = None
 
     def __post_init__(self):
         if self.long_row_storage_16bit not in (None, *LONG_ROW_STORAGES_16BIT):
@@ -170,6 +174,15 @@ DEFAULT_TUNING = Tuning()
 #: 127 0.88 -> 0.41, 300 0.95 -> 0.73, every backward) and gains only in the 16-bit forward of rows
 #: past 512 (999: 0.89 -> 0.96; 700 level).
 WARP_WINDOW_MIN_COLS_16BIT_FORWARD = 513
+
+
+WARP_SECTOR_GROUPS = True
+
+
+def takes_sector_groups(dtype: torch.dtype, tuning: Tuning = DEFAULT_TUNING) -> bool:
+    """Whether the warp tier gives 16-bit rows in narrow packs to groups of a few lanes
+    (instances.SECTOR_GROUPS_16BIT)."""
+    return WARP_SECTOR_GROUPS if tuning.warp_sector_groups is None else tuning.warp_sector_groups
 
 
 def takes_window(
@@ -262,7 +275,9 @@ def choose_tier(
         return strided.choose_tier(outer, n, inner, dtype, backward, limits, aligned)
     itemsize = CXX_TYPES[dtype][2]
     flat_max = FLAT_ROWS_AUTO_MAX_COLS_16BIT_BACKWARD if itemsize == 2 and backward else FLAT_ROWS_AUTO_MAX_COLS
-    if FLAT_ROWS_MIN_COLS <= n <= flat_max and n * itemsize % 16:
+    low, high = FLAT_ROWS_SECTOR_GROUP_COLS_16BIT
+    sector_groups = itemsize == 2 and WARP_SECTOR_GROUPS and low <= n <= high
+    if FLAT_ROWS_MIN_COLS <= n <= flat_max and n * itemsize % 16 and not sector_groups:
         return "flat_rows"
     if n <= WARP_TIER_MAX_COLS and (itemsize == 4 or n < BLOCK_REGS_MIN_COLS_16BIT or n * itemsize % 16):
         # 16-bit rows of 512-1024 off 16-byte boundaries: warp 0.96-0.99 of copy, block_regs in its
