@@ -108,7 +108,8 @@ SECTOR_GROUP_COLS = (2, 4, 8, 12, 16)
 #: the longest rows sector groups take, by pack: H100, bf16, forced and timed in turn
 #: (benchmarks/flat_rows_probe.py): rows of 37 (single elements) 0.32 -> 0.62 of copy forward, 0.48 ->
 #: 0.88 backward; of 60 and 100 (pairs) 0.51 -> 0.91 and 0.69 -> 0.84 forward; but rows of 127, 255
-#: and 501 in single elements lost 0.06-0.22 (0.88 -> 0.75 forward at 127)
+#: and 501 in single elements lost 0.06-0.22 (0.88 -> 0.75 forward at 127); pairs past 128 gained
+#: little (150: 0.76 -> 0.79 forward, backward 0.94 -> 0.92) and lost at 254 (0.98 -> 0.71)
 SECTOR_GROUP_MAX_COLS = {1: 64, 2: 128}
 
 # ---- tier "block_regs" --------------------------------------------------------------------------
