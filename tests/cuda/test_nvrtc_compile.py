@@ -121,7 +121,10 @@ def test_instance_space_is_covered():
         warp_shape,
     )
 
-    everything = set(all_instances())
+    listed = all_instances()
+    everything = set(listed)
+    # one kernel a name: two instances of one name in a translation unit do not compile
+    assert len({inst.name for inst in listed}) == len(listed), "all_instances() lists a kernel twice"
     for dtype in DTYPES:
         for pack in WARP_PACK_SIZES[dtype]:
             for n in range(1, 1025):

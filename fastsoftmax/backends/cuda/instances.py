@@ -778,7 +778,8 @@ def warp_shapes(pack: int, itemsize: int = 4):
     if itemsize == 2 and pack in SECTOR_GROUPS_16BIT:
         group = SECTOR_GROUPS_16BIT[pack]
         for cols in SECTOR_GROUP_COLS:
-            if cols % pack == 0 and (cols - pack) * group < SECTOR_GROUP_MAX_COLS[pack]:
+            # cols == pack is a narrow group's own shape (NARROW_GROUPS, one row)
+            if cols % pack == 0 and cols > pack and (cols - pack) * group < SECTOR_GROUP_MAX_COLS[pack]:
                 yield cols, group, 1
 
 
