@@ -10,6 +10,8 @@
 // Thread t holds packs t, t + blockDim.x, ..., PACKS of them, so at each step the block reads one
 // contiguous stretch of blockDim.x * P elements. Columns past the row end read as -inf (their
 // exponential is 0) and are never written; a pack that straddles the end goes element by element.
+// WINDOW: a row off a 16-byte boundary is held in the 16-byte packs of the aligned window around it,
+// as in the warp tier (warp_tier.cuh): pack columns start `shift` elements before the row's first.
 //
 // Two block reductions per row, the maximum and then the sum, each with a single barrier
 // (block_allreduce). Merging per-thread (max, sum) pairs instead would save the second barrier, but
@@ -28,7 +30,8 @@
 // time, a 32768-column row takes 64 KiB, and three rows share an SM, so two rows' loads stay in
 // flight while the third reduces. Each thread reads back only the slots it filled itself, so its
 // own cp.async.wait_all is the only synchronisation the copies need. 16-byte packs only (the copy
-// size), which the host guarantees by taking STAGED for rows aligned to 16 bytes. Measured on an
+// size), which the host guarantees by taking STAGED for 16-byte packs only (rows aligned to 16
+// bytes, or held in their window). Measured on an
 // H100 against RAW at 64 elements a thread (benchmarks/cuda_probe.py, alternated in one process):
 // 32768 columns 0.96 of copy against 0.85-0.90, 12288 columns 0.95 against 0.82.
 #pragma once
