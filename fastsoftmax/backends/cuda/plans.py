@@ -108,23 +108,17 @@ def _row_kernel(load, tier, dtype, outer, n, log, backward, align, dev, tuning) 
         if n > WARP_TIER_MAX_COLS:
             raise ValueError(f"tier 'warp' holds rows of at most {WARP_TIER_MAX_COLS} columns, not {n}")
         pack = widest_pack(WARP_PACK_SIZES[dtype], align, itemsize)
-        window = tiers.takes_window("warp", dtype, backward, n, pack, tuning)
-        window = window and n + WINDOW_PACK[dtype] - 1 <= WARP_TIER_MAX_COLS
-        if window:
-            pack = WINDOW_PACK[dtype]
-        sector_groups = tiers.takes_sector_groups(dtype, tuning)
-        cols, group, rows = warp_shape(n + pack - 1 if window else n, pack, itemsize, sector_groups)
+        pack, span, window = _window(tier, dtype, backward, n, pack, tuning, WARP_TIER_MAX_COLS)
+        cols, group, rows = warp_shape(span, pack, itemsize, tiers.takes_sector_groups(tuning))
         inst = Instance("warp", dtype, backward, log, pack, cols, group, rows, window=window)
         rows_per_block = WARP_TIER_BLOCK // group * rows
         return Kernel(load(inst, dev), inst.name, dev, nargs, WARP_TIER_BLOCK), -(-outer // rows_per_block)
     if tier == "block_regs":
         pack = widest_pack(BLOCK_REGS_PACK_SIZES[dtype], align, itemsize)
-        window = tiers.takes_window("block_regs", dtype, backward, n, pack, tuning)
-        window = window and n + WINDOW_PACK[dtype] - 1 <= block_regs_max_cols(dtype, backward)
-        if window:
-            pack = WINDOW_PACK[dtype]
+        widest = block_regs_max_cols(dtype, backward)
+        pack, span, window = _window(tier, dtype, backward, n, pack, tuning, widest)
         target = tiers.block_regs_target(n, itemsize, backward, tuning, window)
-        elems, threads = block_regs_shape(n + pack - 1 if window else n, dtype, pack, backward, target)
+        elems, threads = block_regs_shape(span, dtype, pack, backward, target)
         storage = block_regs_storage(dtype, backward, elems, tuning.long_row_storage)
         inst = Instance("block_regs", dtype, backward, log, pack, cols=elems, storage=storage, window=window)
         smem = 0
@@ -146,6 +140,16 @@ def _row_kernel(load, tier, dtype, outer, n, log, backward, align, dev, tuning) 
         )
     kernel = Kernel(probe.core_kernel, inst.name, dev, nargs, block, 1, smem)
     return kernel, min(outer, per_sm * facts.sm_count)  # grid-stride over rows
+
+
+def _window(tier, dtype, backward, n, pack, tuning, widest) -> tuple[int, int, bool]:
+    """(pack, columns to hold, window) of a warp or block_regs launch over rows of n whose widest
+    common pack is ``pack``: a row held in its window's 16-byte packs spans up to WINDOW_PACK - 1
+    columns more, and takes the window only where that still fits the tier's ``widest`` row."""
+    wide = WINDOW_PACK[dtype]
+    if tiers.takes_window(tier, dtype, backward, n, pack, tuning) and n + wide - 1 <= widest:
+        return wide, n + wide - 1, True
+    return pack, n, False
 
 
 def _pick_block(kernel: Kernel, n: int, pack: int, smem: int) -> tuple[int, int]:

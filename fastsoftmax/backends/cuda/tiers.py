@@ -179,7 +179,7 @@ WARP_WINDOW_MIN_COLS_16BIT_FORWARD = 513
 WARP_SECTOR_GROUPS = True
 
 
-def takes_sector_groups(dtype: torch.dtype, tuning: Tuning = DEFAULT_TUNING) -> bool:
+def takes_sector_groups(tuning: Tuning = DEFAULT_TUNING) -> bool:
     """Whether the warp tier gives 16-bit rows in narrow packs to groups of a few lanes
     (instances.SECTOR_GROUPS_16BIT)."""
     return WARP_SECTOR_GROUPS if tuning.warp_sector_groups is None else tuning.warp_sector_groups
