@@ -187,13 +187,6 @@ constexpr int kClusterMaxCtas = 16;
 
 #if __CUDA_ARCH__ >= 900
 
-// The shared::cluster address of the shared::cta address `local` in cluster CTA `rank`.
-__device__ __forceinline__ unsigned map_shared(unsigned local, unsigned rank) {
-    unsigned remote;
-    asm volatile("mapa.shared::cluster.u32 %0, %1, %2;\n" : "=r"(remote) : "r"(local), "r"(rank));
-    return remote;
-}
-
 __device__ __forceinline__ void mbarrier_init(unsigned bar, unsigned arrivals) {
     asm volatile("mbarrier.init.shared::cta.b64 [%0], %1;\n" ::"r"(bar), "r"(arrivals) : "memory");
 }

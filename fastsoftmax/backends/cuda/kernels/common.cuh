@@ -553,6 +553,16 @@ __device__ __forceinline__ unsigned shared_address(const void* p) {
     return static_cast<unsigned>(__cvta_generic_to_shared(p));
 }
 
+// The shared::cluster address of the shared::cta address `local` in cluster CTA `rank` (sm_90 and
+// newer; 0 before, where no kernel is launched as a cluster).
+__device__ __forceinline__ unsigned map_shared(unsigned local, unsigned rank) {
+    unsigned remote = 0;
+#if __CUDA_ARCH__ >= 900
+    asm volatile("mapa.shared::cluster.u32 %0, %1, %2;\n" : "=r"(remote) : "r"(local), "r"(rank));
+#endif
+    return remote;
+}
+
 // Starts a BYTES-byte copy (4, 8 or 16) from global to shared memory; the data lands in the
 // background. Before sm_80, a plain copy.
 template <int BYTES>

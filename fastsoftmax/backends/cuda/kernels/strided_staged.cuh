@@ -288,22 +288,13 @@ __device__ __forceinline__ void staged_cluster_wait() {
 #endif
 }
 
-// The address of `local` in the shared memory of cluster rank `rank`.
-__device__ __forceinline__ unsigned peer_address(const void* local, unsigned rank) {
-    unsigned remote = 0;
-#if __CUDA_ARCH__ >= 900
-    asm volatile("mapa.shared::cluster.u32 %0, %1, %2;\n" : "=r"(remote) : "r"(shared_address(local)), "r"(rank));
-#endif
-    return remote;
-}
-
 // The value at `local` in the shared memory of cluster rank `rank`.
 __device__ __forceinline__ MaxSum read_peer(const MaxSum* local, unsigned rank) {
     float2 v = make_float2(0.0f, 0.0f);
 #if __CUDA_ARCH__ >= 900
     asm volatile("ld.shared::cluster.v2.f32 {%0, %1}, [%2];\n"
                  : "=f"(v.x), "=f"(v.y)
-                 : "r"(peer_address(local, rank))
+                 : "r"(map_shared(shared_address(local), rank))
                  : "memory");
 #endif
     return MaxSum{v.x, v.y};
@@ -312,7 +303,7 @@ __device__ __forceinline__ MaxSum read_peer(const MaxSum* local, unsigned rank) 
 __device__ __forceinline__ float read_peer(const float* local, unsigned rank) {
     float v = 0.0f;
 #if __CUDA_ARCH__ >= 900
-    asm volatile("ld.shared::cluster.f32 %0, [%1];\n" : "=f"(v) : "r"(peer_address(local, rank)) : "memory");
+    asm volatile("ld.shared::cluster.f32 %0, [%1];\n" : "=f"(v) : "r"(map_shared(shared_address(local), rank)) : "memory");
 #endif
     return v;
 }
