@@ -68,6 +68,9 @@ PROBLEMS = {
         ((150, 700, 64), 1),
     ],
 }
+#: strided_staged's runs of interleaved columns held across a cluster (staged_columns): two to
+#: thirty-two columns, clusters of 2 to 16, ragged last CTAs
+COLUMN_PROBLEMS = [((3, 5000, 2), 1), ((2, 4099, 4), 1), ((5, 3001, 8), 1), ((1, 16000, 16), 1), ((3, 1030, 32), 1)]
 
 
 def check(name, out, reference, dtype) -> str | None:
@@ -77,9 +80,9 @@ def check(name, out, reference, dtype) -> str | None:
     return None if err <= tolerance * scale else f"{name}: error {err:.3g} (scale {scale:.3g})"
 
 
-def run_tier(tier: str) -> list[str]:
+def run_tier(tier: str, problems=None) -> list[str]:
     failures = []
-    for shape, dim in PROBLEMS[tier]:
+    for shape, dim in problems or PROBLEMS[tier]:
         for dtype in DTYPES:
             # rows: aligned and misaligned views; (outer, n, inner): dense, and broadcast along
             # outer (expanded x, y and dy: strided_staged then takes its tiles outer index fastest)
@@ -177,6 +180,10 @@ def main() -> int:
             with tiers.tuned(staged_cluster=False):
                 found = run_tier(tier)
             print(f"{tier} (staged_cluster=False): {'ok' if not found else f'{len(found)} wrong results'}", flush=True)
+            failures += found
+            with tiers.tuned(staged_columns=True):
+                found = run_tier(tier, COLUMN_PROBLEMS)
+            print(f"{tier} (staged_columns=True): {'ok' if not found else f'{len(found)} wrong results'}", flush=True)
             failures += found
     for failure in failures:
         print("WRONG", failure)

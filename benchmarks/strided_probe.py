@@ -63,6 +63,15 @@ CHECKS = [
     ((16, 300, 40), 1, "expand"),
     ((5, 4096, 1000), 1, "offset"),
     ((1000, 12), 0, "step_inner"),
+    # runs of interleaved columns held across a cluster (staged_columns): cluster sizes 2 to 16,
+    # ragged last CTAs, one outer index, columns of up to two and four lanes
+    ((5, 3000, 8), 1, "contiguous"),
+    ((2, 70001, 4), 1, "contiguous"),
+    ((3, 4099, 32), 1, "contiguous"),
+    ((1, 65536, 16), 1, "contiguous"),
+    ((7, 1000, 2), 1, "contiguous"),
+    ((2, 30000, 16), 1, "contiguous"),
+    ((3, 12345, 8), 1, "offset"),
 ]
 
 
@@ -138,6 +147,8 @@ STRIDED_VARIANTS = {
 STAGED_VARIANTS = {
     "staged_c1": {"staged_ctas_per_sm": 1},
     "staged_c3": {"staged_ctas_per_sm": 3},
+    "columns": {"staged_columns": True},
+    "tiles": {"staged_columns": False},
 }
 VARIANTS = {
     **{k: ("strided_staged", v) for k, v in STAGED_VARIANTS.items()},
@@ -182,7 +193,8 @@ def timing(
         print(f"copy {dtype}: {copy:.0f} GB/s", flush=True)
         cases = [(c, False) for c in layouts.layout_cases(quick)]
         if backward:
-            cases[6:6] = [(c, True) for c in layouts.layout_cases(True)]
+            # the quick cases' backward, or every named case's
+            cases[6:6] = [(c, True) for c in layouts.layout_cases(not labels)]
         if labels:
             cases = [(c, bwd) for c, bwd in cases if c.label in labels]
         for case, bwd in cases:

@@ -83,6 +83,10 @@ def layout_cases(quick: bool = False) -> list[LayoutCase]:
         LayoutCase("small_inner", "(128,65536,8) d1", (128, 65536, 8), 1),
         LayoutCase("small_inner", "(64,65536,16) d1", (64, 65536, 16), 1),
         LayoutCase("small_inner", "(4096,4096,3) d1", (4096, 4096, 3), 1),
+        # routers choosing tokens per expert (softmax over tokens of (batch, tokens, experts))
+        LayoutCase("small_inner", "(2048,4096,8) d1", (2048, 4096, 8), 1),
+        LayoutCase("small_inner", "(512,8192,16) d1", (512, 8192, 16), 1),
+        LayoutCase("small_inner", "(128,16384,32) d1", (128, 16384, 32), 1),
         LayoutCase("small_inner", "(4194304,4) d0", (1 << 22, 4), 0),
         LayoutCase("small_inner", "(16777216,8) d0", (1 << 24, 8), 0),
         LayoutCase("channel", "(16,21,512,512) d1", (16, 21, 512, 512), 1),

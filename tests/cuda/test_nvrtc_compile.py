@@ -336,6 +336,53 @@ def test_cluster_shapes_cover_their_rows():
         cluster_shape(100000, torch.bfloat16, False, ctas=1, threads=128, packs=2)
 
 
+def test_cluster_column_shapes_cover_their_runs():
+    """The column kernels' launches (runs of n x inner interleaved columns, 16-byte aligned): chunks
+    of a multiple of inner elements that cover the run, threads holding every slot, no shared
+    memory, the instance compiled; and where strided_staged takes them."""
+    from fastsoftmax.backends.cuda import strided
+    from fastsoftmax.backends.cuda.instances import (
+        DTYPES,
+        Instance,
+        all_instances,
+        cluster_chunk,
+        cluster_max_cols,
+        cluster_shape,
+        cluster_slots,
+    )
+    from fastsoftmax.backends.cuda.tiers import DEFAULT_TUNING
+
+    everything = set(all_instances())
+    for dtype in DTYPES:
+        for backward in (False, True):
+            longest = cluster_max_cols(dtype, backward, aligned=True, columns=2)
+            for inner in (2, 4, 8, 16, 32):
+                for run in (inner * 3, 4096, 32768 + inner, 131072, longest - longest % inner):
+                    shape = cluster_shape(run, dtype, backward, rows=64, sm_count=132, aligned=True, columns=inner)
+                    chunk = cluster_chunk(run, dtype, shape.ctas, inner)
+                    assert chunk % inner == 0 and chunk % shape.pack == 0 and shape.ctas * chunk >= run
+                    assert shape.held // shape.pack * shape.threads >= cluster_slots(
+                        run, dtype, shape.ctas, True, inner
+                    )
+                    assert shape.smem_bytes == 0 and shape.threads % 32 == 0
+                    inst = Instance("cluster", dtype, backward, False, shape.pack, cols=shape.held, columns=True)
+                    assert inst in everything, inst.name
+            with pytest.raises(ValueError, match="16-byte"):
+                cluster_shape(4096, dtype, backward, aligned=False, columns=8)
+    dense = lambda outer, n, inner: ((n * inner, inner),) * 2  # noqa: E731
+    # the runs must be contiguous, start on 16-byte boundaries and have a power-of-two inner
+    assert strided.columns_fit(8, 4096, 8, torch.float32, False, dense(8, 4096, 8)) is None
+    assert "power of two" in strided.columns_fit(8, 4096, 12, torch.float32, False, dense(8, 4096, 12))
+    assert "contiguous" in strided.columns_fit(8, 4096, 8, torch.float32, False, ((4096 * 16, 16),) * 2)
+    assert "16-byte" in strided.columns_fit(8, 4099, 2, torch.bfloat16, False, dense(8, 4099, 2))
+    assert "longer" in strided.columns_fit(1, 1 << 19, 2, torch.float32, True, dense(1, 1 << 19, 2))
+    # measured: every backward run from 32K elements, float32 forward up to 128K, never 16-bit forward
+    takes = lambda n, inner, dtype, backward: strided.takes_columns(8, n, inner, dtype, backward, DEFAULT_TUNING)  # noqa: E731
+    assert takes(4096, 8, torch.bfloat16, True) and takes(4096, 8, torch.float32, False)
+    assert not takes(4096, 8, torch.bfloat16, False) and not takes(1024, 8, torch.float32, True)
+    assert not takes(65536, 8, torch.float32, False)
+
+
 def test_long_row_storage_is_a_tuning_value():
     """block_regs' storage of long 16-bit rows is chosen per call (tiers.Tuning), and both choices
     are compiled; an unknown one is refused."""

@@ -312,3 +312,98 @@ def test_public_api_autograd(backend):
     y.backward(dy)
     check_forward(y.detach(), x.detach(), 1)
     check_backward(x.grad, x.detach(), dy, 1)
+
+
+def _recording_kernels(monkeypatch):
+    """The names of the kernels the CUDA backend loads from here on."""
+    from fastsoftmax.backends.cuda.backend import BACKEND
+
+    loaded = []
+    kernel = BACKEND.kernel
+    monkeypatch.setattr(BACKEND, "kernel", lambda inst, dev: (loaded.append(inst), kernel(inst, dev))[1])
+    BACKEND.clear_plans()
+    return loaded
+
+
+@pytest.mark.parametrize("dtype", DTYPES, ids=str)
+@pytest.mark.parametrize(
+    "shape",
+    [
+        (3, 5000, 2),  # two columns in a pack's four positions
+        (2, 4099, 4),  # one column a position, a ragged last CTA
+        (5, 3001, 8),  # two lanes a group of columns
+        (1, 16000, 16),  # one outer index over a cluster of 16
+        (3, 1030, 32),  # eight lanes a group of columns, clusters of two
+    ],
+)
+def test_runs_of_columns_held_across_a_cluster(shape, dtype, monkeypatch):
+    """strided_staged holds each (n x inner) run across a thread-block cluster (the column kernels of
+    cluster_tier.cuh), forward and backward, softmax and log-softmax, with -inf, NaN and +inf in some
+    columns beside ordinary ones; misaligned calls of the same plan take the staged tiles."""
+    from fastsoftmax.backends.cuda import tiers
+    from fastsoftmax.backends.cuda.launch import device_facts
+
+    if not device_facts(torch.cuda.current_device()).cluster_launch:
+        pytest.skip("needs thread-block clusters (sm_90+)")
+    outer, n, inner = shape
+    loaded = _recording_kernels(monkeypatch)
+    x = rand(shape, dtype)
+    x[0, :, 0] = float("-inf")
+    if inner > 2:
+        x[-1, n // 3, 1] = float("nan")
+        x[-1, n // 2, inner - 1] = float("inf")
+    special = {0, 1, inner - 1} if inner > 2 else {0}
+    finite = [c for c in range(inner) if c not in special]
+    with tiers.tuned(staged_columns=True), dispatch.forced("cuda", "strided_staged"):
+        for log in (False, True):
+            op = fastsoftmax.log_softmax if log else fastsoftmax.softmax
+            ours = op(x, 1)
+            theirs = (torch.log_softmax if log else torch.softmax)(x.float(), 1)
+            assert torch.equal(ours.isnan(), theirs.isnan()), "NaN pattern differs from torch"
+            check_forward(ours[:, :, finite], x[:, :, finite], 1, log)
+            # the backward kernel on this thread (autograd's would not see the tuning)
+            clean, dy = rand(shape, dtype), rand(shape, dtype)
+            dx = fastsoftmax.softmax_backward(dy, op(clean, 1), 1, log=log)
+            check_backward(dx, clean, dy, 1, log)
+        columns = {inst.name for inst in loaded if getattr(inst, "columns", False)}
+        assert {name.split("_")[3] for name in columns} == {"fwd", "bwd"}, sorted(columns)
+        # the same plan for a call off a 16-byte boundary: the staged tiles
+        del loaded[:]
+        offset = view_of("offset", shape, dtype)
+        check_forward(fastsoftmax.softmax(offset, 1), offset, 1, False)
+        assert not any(getattr(inst, "columns", False) for inst in loaded)
+
+
+def test_runs_of_columns_forced_where_they_cannot_be_held():
+    from fastsoftmax.backends.cuda import tiers
+
+    x = rand((2, 3000, 12), torch.float32)  # inner not a power of two
+    with tiers.tuned(staged_columns=True), dispatch.forced("cuda", "strided_staged"):
+        with pytest.raises(ValueError, match="power of two"):
+            fastsoftmax.softmax(x, 1)
+        step = rand((2, 3000, 16), torch.float32)[:, :, ::2]  # not one contiguous run
+        with pytest.raises(ValueError, match="contiguous run"):
+            fastsoftmax.softmax(step, 1)
+
+
+@pytest.mark.parametrize("backward", [False, True])
+def test_auto_holds_runs_of_columns_where_measured_faster(backward, monkeypatch):
+    """float32 (2048, 4096, 8) over dim 1: the column kernels in both directions (bf16: the
+    backward only)."""
+    from fastsoftmax.backends.cuda.launch import device_facts
+
+    if not device_facts(torch.cuda.current_device()).cluster_launch:
+        pytest.skip("needs thread-block clusters (sm_90+)")
+    for dtype, expected in ((torch.float32, True), (torch.bfloat16, backward)):
+        loaded = _recording_kernels(monkeypatch)
+        x = rand((256, 4096, 8), dtype)
+        with dispatch.forced("cuda"):
+            y = fastsoftmax.softmax(x.requires_grad_(backward), 1)
+            check_forward(y.detach(), x.detach(), 1, False)
+            if backward:
+                dy = rand(y.shape, dtype)
+                (dx,) = torch.autograd.grad(y, x, dy)
+                check_backward(dx, x.detach(), dy, 1, False)
+        held = [inst for inst in loaded if getattr(inst, "columns", False)]
+        assert bool(held) == expected, [inst.name for inst in loaded]
+        assert all(inst.backward for inst in held) or dtype == torch.float32

@@ -225,9 +225,23 @@ def cluster_keeps(dtype: torch.dtype, backward: bool, log: bool, held: int) -> b
     return CXX_TYPES[dtype][2] == 2 and not backward and not log and held <= CLUSTER_KEPT_MAX_HELD
 
 
-def cluster_max_registers(dtype: torch.dtype, backward: bool, held: int) -> int:
+#: the column kernels' register cap by (bytes per element, backward, held elements), for four CTAs of
+#: 256 threads an SM. H100, caps of 64 and none (the launch bound's 128) alternated in one process
+#: (benchmarks/strided_probe.py, 2026-11-24): float32 forward (1024, 16384, 4) over dim 1 0.94 of copy
+#: against 0.86 (K = 8: 64 registers, 16 bytes spilled, against 76), (512, 8192, 16) 0.91 against
+#: 0.82; bf16 backward (2048, 4096, 8) 0.98 against 0.74, (512, 8192, 16) 0.98 against 0.65; bf16
+#: forward 0.74-0.81 against 0.52-0.59. Not float32 backward at K = 8 (1.00 against 0.51: 248 bytes
+#: spilled) nor float32 forward at K = 16 (0.74 against 0.55).
+CLUSTER_COLUMNS_MAX_REGISTERS = {
+    **{(4, False, held): 64 for held in (8, 16, 32)},
+    **{(2, backward, held): 64 for backward in (False, True) for held in (8, 16, 32, 64)},
+}
+
+
+def cluster_max_registers(dtype: torch.dtype, backward: bool, held: int, columns: bool = False) -> int:
     """The register cap of a cluster instance (0: none beyond the launch bound's)."""
-    return CLUSTER_MAX_REGISTERS.get((CXX_TYPES[dtype][2], backward, held), 0)
+    caps = CLUSTER_COLUMNS_MAX_REGISTERS if columns else CLUSTER_MAX_REGISTERS
+    return caps.get((CXX_TYPES[dtype][2], backward, held), 0)
 
 
 def cluster_held_packs(backward: bool) -> tuple[int, ...]:
@@ -240,20 +254,32 @@ def cluster_pack(dtype: torch.dtype) -> int:
     return 16 // CXX_TYPES[dtype][2]
 
 
-def cluster_chunk(n: int, dtype: torch.dtype, ctas: int) -> int:
-    """Columns per CTA (the last CTA may have fewer): ceil(n / ctas) rounded up to a pack. Must
-    match ClusterSlice::chunk in cluster_tier.cuh, which cuts a row misaligned by s elements into
-    chunks of cluster_chunk(n + s) columns."""
-    pack = cluster_pack(dtype)
+#: the column kernels' pack: 8 bytes in 16-bit types, so that a thread's 16-bit slots hold 4 columns
+#: rather than 8 (its per-column work halves; 16-byte packs of 8 columns measured far slower on an
+#: H100, bf16 (2048, 4096, 8) over dim 1 0.55 of copy against the staged tiles' 0.88)
+CLUSTER_COLUMNS_PACK = {torch.float32: 4, torch.float16: 4, torch.bfloat16: 4}
+
+
+def cluster_columns_pack(dtype: torch.dtype, columns: int) -> int:
+    """The pack of a cluster instance: 16 bytes for rows, CLUSTER_COLUMNS_PACK for the column kernels."""
+    return CLUSTER_COLUMNS_PACK[dtype] if columns > 1 else cluster_pack(dtype)
+
+
+def cluster_chunk(n: int, dtype: torch.dtype, ctas: int, columns: int = 1) -> int:
+    """Columns per CTA (the last CTA may have fewer): ceil(n / ctas) rounded up to a pack, or to
+    ``columns`` where the column kernels hold runs of that many interleaved columns and it is
+    wider. Must match ClusterSlice::chunk in cluster_tier.cuh, which cuts a row misaligned by s
+    elements into chunks of cluster_chunk(n + s) columns."""
+    unit = max(cluster_columns_pack(dtype, columns), columns)
     per_cta = -(-n // ctas)
-    return -(-per_cta // pack) * pack
+    return -(-per_cta // unit) * unit
 
 
-def cluster_slots(n: int, dtype: torch.dtype, ctas: int, aligned: bool) -> int:
+def cluster_slots(n: int, dtype: torch.dtype, ctas: int, aligned: bool, columns: int = 1) -> int:
     """16-byte slots of one tensor per CTA. A misaligned row is cut into chunks of its own packs,
     up to one more per CTA than an aligned row's (cluster_chunk(n + s) / P <= cluster_chunk(n) / P
     + 1), and a tensor misaligned otherwise than the one that cut it straddles one more."""
-    return cluster_chunk(n, dtype, ctas) // cluster_pack(dtype) + (0 if aligned else 2)
+    return cluster_chunk(n, dtype, ctas, columns) // cluster_columns_pack(dtype, columns) + (0 if aligned else 2)
 
 
 def cluster_smem_bytes(n: int, dtype: torch.dtype, ctas: int, aligned: bool) -> int:
@@ -263,12 +289,14 @@ def cluster_smem_bytes(n: int, dtype: torch.dtype, ctas: int, aligned: bool) -> 
     return 0 if aligned else cluster_slots(n, dtype, ctas, False) * 16
 
 
-def cluster_max_cols(dtype: torch.dtype, backward: bool) -> int:
+def cluster_max_cols(dtype: torch.dtype, backward: bool, aligned: bool = False, columns: int = 1) -> int:
     """The longest row a cluster of 16 CTAs holds in registers at any alignment: 1048320 16-bit or
-    524160 float32 elements forward (K = 16, 512 threads), 524032 / 262016 backward (K = 8)."""
+    524160 float32 elements forward (K = 16, 512 threads), 524032 / 262016 backward (K = 8);
+    ``aligned``: rows on 16-byte boundaries, 2^20 / 2^19 forward and 2^19 / 2^18 backward;
+    ``columns``: the column kernels' runs (on 16-byte boundaries, in their pack)."""
     packs = cluster_held_packs(backward)[-1]
     slots = packs * cluster_max_threads(backward, packs)
-    return CLUSTER_SIZES[-1] * (slots - 2) * cluster_pack(dtype)
+    return CLUSTER_SIZES[-1] * (slots - (0 if aligned else 2)) * cluster_columns_pack(dtype, columns)
 
 
 #: bytes of a tensor per CTA up to which the tier is chosen for any number of rows (H100, measured
@@ -303,7 +331,7 @@ CLUSTER_HELD_ELEMS_BEFORE_THREADS = {False: {2: 64, 4: 32}, True: {2: 64, 4: 64}
 
 
 def cluster_threads_packs(
-    slots: int, backward: bool, threads: int = 0, packs: int = 0, pack: int = 1
+    slots: int, backward: bool, threads: int = 0, packs: int = 0, pack: int = 1, itemsize: int = 0
 ) -> tuple[int, int]:
     """(threads, K) covering ``slots``: the smallest compiled K whose threads stay within
     CLUSTER_TARGET_THREADS, else the smallest whose threads stay within the launch bound (H100,
@@ -314,7 +342,7 @@ def cluster_threads_packs(
     options = [packs] if packs else list(cluster_held_packs(backward))
     passes = [(options, lambda k: cluster_max_threads(backward, k))]
     if not (threads or packs):  # K up while threads stay near the target, then threads up, then K
-        most = CLUSTER_HELD_ELEMS_BEFORE_THREADS[backward][16 // pack]
+        most = CLUSTER_HELD_ELEMS_BEFORE_THREADS[backward][itemsize or 16 // pack]
         few = [k for k in options if k * pack <= most]
         passes = [(few, lambda k: CLUSTER_TARGET_THREADS), (few, passes[0][1])] + passes
     for ks, limit in passes:
@@ -345,6 +373,7 @@ def cluster_shape(
     aligned: bool = False,
     threads: int = 0,
     packs: int = 0,
+    columns: int = 1,
 ) -> ClusterShape:
     """How to launch the cluster tier on rows of n columns.
 
@@ -354,7 +383,9 @@ def cluster_shape(
     share grows instead. With few rows (``rows * 16 <= sm_count``: decode) the cluster is 16 whatever the row,
     so that the row is spread over as many SMs as can share it. ``ctas``, ``threads`` and
     ``packs`` force a choice. ``aligned``: every row of every tensor starts 16-byte aligned (no
-    shared memory needed).
+    shared memory needed). ``columns``: the rows are runs of that many interleaved columns (the
+    column kernels, ``Instance(..., columns=True)``, whose last argument is ``columns``; aligned
+    rows only).
 
     Launch contract (the kernels read C and their rank from the cluster registers, so one compiled
     instance serves every C and thread count):
@@ -385,18 +416,19 @@ def cluster_shape(
             ctas = CLUSTER_SIZES[-1]
     if ctas not in CLUSTER_SIZES:
         raise ValueError(f"cluster size {ctas} is not one of {CLUSTER_SIZES}")
-    slots = cluster_slots(n, dtype, ctas, aligned)
+    if columns > 1 and not aligned:
+        raise ValueError("the cluster column kernels take runs on 16-byte boundaries only")
+    slots = cluster_slots(n, dtype, ctas, aligned, columns)
     try:
-        threads, packs = cluster_threads_packs(slots, backward, threads, packs, cluster_pack(dtype))
+        pack = cluster_columns_pack(dtype, columns)
+        threads, packs = cluster_threads_packs(slots, backward, threads, packs, pack, size)
     except ValueError:
         raise ValueError(
             f"rows of {n} columns are too long for the cluster tier "
             f"(at most {cluster_max_cols(dtype, backward)} {'backward' if backward else 'forward'})"
         ) from None
     smem = cluster_smem_bytes(n, dtype, ctas, aligned)
-    return ClusterShape(
-        ctas, threads, smem, cluster_pack(dtype), ctas > CLUSTER_PORTABLE_MAX, packs * cluster_pack(dtype)
-    )
+    return ClusterShape(ctas, threads, smem, pack, ctas > CLUSTER_PORTABLE_MAX, packs * pack)
 
 
 # ---- tier "grid_row" ----------------------------------------------------------------------------
@@ -501,6 +533,7 @@ class Instance:
     stage: str = ""  # split_row: "partials" (kernel 1) or "finish" (kernel 2)
     storage: str = ""  # block_regs: block_regs_storage(...); "" takes its default; cluster: "kept"
     window: bool = False  # warp, block_regs: rows held in their aligned window's packs (WINDOW_PACK)
+    columns: bool = False  # cluster: runs of interleaved columns (cluster_tier.cuh's column kernels)
 
     def __post_init__(self):
         # one spelling per kernel, so that equal kernels compare equal
@@ -508,6 +541,8 @@ class Instance:
             object.__setattr__(self, "storage", block_regs_storage(self.dtype, self.backward, self.cols))
         if self.window and (self.tier not in ("warp", "block_regs") or self.pack != WINDOW_PACK[self.dtype]):
             raise ValueError(f"no window form of tier {self.tier!r} at pack {self.pack} of {self.dtype}")
+        if self.columns and (self.tier != "cluster" or self.storage):
+            raise ValueError(f"no column form of tier {self.tier!r} with storage {self.storage!r}")
 
     @property
     def block_storage(self) -> str:
@@ -527,6 +562,7 @@ class Instance:
             shape += "_window" if self.window else ""
         elif self.tier in ("cluster", "grid_row") and self.cols:
             shape = f"p{self.pack}_c{self.cols}" + (f"_{self.storage}" if self.storage else "")
+            shape += "_columns" if self.columns else ""
         elif self.tier in ("block_smem", "block_uncached", "cluster"):
             shape = f"p{self.pack}"
         elif self.tier == "flat_rows":
@@ -622,7 +658,23 @@ class Instance:
             raise ValueError(f"{self.name}: no cluster form {self.storage!r} for this instance")
         keep = "true" if self.storage == "kept" else "false"
         targs = f"{t}, {self.pack}, {packs}, {log}"
-        if self.backward:
+        if self.columns:
+            if self.backward:
+                params = (
+                    f"const {t}* y, const {t}* dy, {t}* dx, i64 rows, i64 n, i64 y_pitch, i64 dy_pitch, "
+                    f"i64 dx_pitch, i64 inner"
+                )
+                call = (
+                    f"cluster_backward_columns<{targs}>(DirectLoad<{t}>{{y, y_pitch}}, "
+                    f"DirectLoad<{t}>{{dy, dy_pitch}}, DirectStore<{t}>{{dx, dx_pitch}}, rows, n, inner)"
+                )
+            else:
+                params = f"const {t}* x, {t}* y, i64 rows, i64 n, i64 x_pitch, i64 y_pitch, i64 inner"
+                call = (
+                    f"cluster_forward_columns<{targs}>(DirectLoad<{t}>{{x, x_pitch}}, "
+                    f"DirectStore<{t}>{{y, y_pitch}}, rows, n, inner)"
+                )
+        elif self.backward:
             params = f"const {t}* y, const {t}* dy, {t}* dx, i64 rows, i64 n, i64 y_pitch, i64 dy_pitch, i64 dx_pitch"
             call = (
                 f"cluster_backward_regs<{targs}>(DirectLoad<{t}>{{y, y_pitch}}, "
@@ -634,7 +686,7 @@ class Instance:
                 f"cluster_forward_regs<{targs}, {keep}>(DirectLoad<{t}>{{x, x_pitch}}, DirectStore<{t}>{{y, y_pitch}}, "
                 "rows, n)"
             )
-        registers = cluster_max_registers(self.dtype, self.backward, self.cols)
+        registers = cluster_max_registers(self.dtype, self.backward, self.cols, self.columns)
         # a register cap replaces the launch bound (the two cannot be combined): the cap sets how
         # many CTAs of the thread counts this instance is launched with share an SM
         bound = (
@@ -814,6 +866,8 @@ def all_instances():
                         out.append(
                             Instance("cluster", dtype, backward, log, cluster_pack(dtype), cols=held, storage="kept")
                         )
+                    pack = CLUSTER_COLUMNS_PACK[dtype]
+                    out.append(Instance("cluster", dtype, backward, log, pack, cols=packs * pack, columns=True))
                 out.append(grid_row_instance(dtype, backward, log))
                 out += [Instance("flat_rows", dtype, backward, log, cols=k) for k in FLAT_ROWS_LANE_ELEMS]
     from .strided import all_instances as strided_instances  # its module imports this one

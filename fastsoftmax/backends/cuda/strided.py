@@ -9,6 +9,9 @@ Tiers:
   per-column results through global memory (a cooperative, persistent launch). Small inner sizes
   whose n x inner blocks are contiguous are staged as one flat run (16-byte copies across rows and
   columns). Tiles too long for the shared memory of all resident CTAs stream through it twice.
+  Where n x inner is one contiguous run per outer index on 16-byte boundaries and inner a power of
+  two up to COLUMNS_MAX, the run is held across a thread-block cluster in registers instead, as the
+  row tier "cluster" holds a row (cluster_tier.cuh's column kernels; ``takes_columns``).
 * ``strided`` (strided_tier.cuh): tiles of columns reduced over n from registers, then re-read;
   n split over blocks in two kernels when the tiles cannot fill the GPU. Serves the rest: tiles
   too long for all the shared memory of the GPU (e.g. (1048576, 128) over dim 0).
@@ -29,7 +32,18 @@ from dataclasses import dataclass
 
 import torch
 
-from .instances import CXX_TYPES, DTYPES, PACK_SIZES, WARP_PACK_SIZES, next_pow2, widest_pack
+from .instances import (
+    CXX_TYPES,
+    DTYPES,
+    PACK_SIZES,
+    WARP_PACK_SIZES,
+    Instance,
+    cluster_grid,
+    cluster_max_cols,
+    cluster_shape,
+    next_pow2,
+    widest_pack,
+)
 from .launch import Kernel, device_facts, torch_device
 
 #: the tiers of this module, in the order tier choice considers them
@@ -438,6 +452,77 @@ def build(load, key):
     return run
 
 
+#: the widest inner the column kernels hold (kClusterMaxColumns in cluster_tier.cuh)
+COLUMNS_MAX = 32
+#: runs (n x inner elements) from which strided_staged holds them across a cluster: see takes_columns
+COLUMNS_MIN_RUN = 1 << 15
+#: the longest float32 forward run taken (K = 8 packs a thread in a cluster of 16): past it the
+#: column kernels measured level with the staged tiles
+COLUMNS_MAX_RUN_F32_FORWARD = 1 << 17
+
+
+def columns_fit(outer: int, n: int, inner: int, dtype: torch.dtype, backward: bool, strides) -> str | None:
+    """Why the column kernels cannot hold a problem of these strides (None: they can). The
+    pointers are checked per call (16-byte boundaries)."""
+    itemsize = CXX_TYPES[dtype][2]
+    if inner & (inner - 1) or inner > COLUMNS_MAX:
+        return f"inner {inner} is not a power of two up to {COLUMNS_MAX}"
+    if any(s[1] != inner for s in strides):
+        return "the n x inner block of an outer index is not one contiguous run"
+    if outer > 1 and any(s[0] * itemsize % 16 for s in strides):
+        return "the runs do not start on 16-byte boundaries"
+    if n * inner > cluster_max_cols(dtype, backward, aligned=True, columns=inner):
+        return f"a run of {n * inner} elements is longer than a cluster holds"
+    return None
+
+
+def takes_columns(outer: int, n: int, inner: int, dtype: torch.dtype, backward: bool, tuning) -> bool:
+    """Whether strided_staged holds the runs across a cluster (where columns_fit allows). H100, the
+    column kernels and the staged tiles alternated in one process (benchmarks/strided_probe.py,
+    results 2026-11-24_h100_s8): backward runs of 32K-128K elements bf16 0.97-0.98 of copy against
+    0.76-0.91, float32 1.00 against 0.85-0.96; float32 forward 0.91-0.94 against 0.80-0.92 up to
+    COLUMNS_MAX_RUN_F32_FORWARD; 16-bit forward behind (bf16 (2048, 4096, 8) over dim 1 0.81 against
+    0.88), so never taken there."""
+    if tuning.staged_columns is not None:
+        return tuning.staged_columns
+    if n * inner < COLUMNS_MIN_RUN:
+        return False
+    if backward:
+        return True
+    return CXX_TYPES[dtype][2] == 4 and n * inner <= COLUMNS_MAX_RUN_F32_FORWARD
+
+
+def _build_columns(load, key):
+    """The column kernels' plan: one cluster per outer index (instances.cluster_shape's contract,
+    the rows being runs of n x inner)."""
+    tier, dtype, outer, n, inner, strides, log, backward, align, dev, tuning = key
+    facts = device_facts(dev)
+    run = n * inner
+    shape = cluster_shape(
+        run,
+        dtype,
+        backward,
+        rows=outer,
+        sm_count=facts.sm_count,
+        ctas=tuning.cluster_ctas or 0,
+        aligned=True,
+        threads=tuning.cluster_threads or 0,
+        columns=inner,
+    )
+    inst = Instance("cluster", dtype, backward, log, shape.pack, cols=shape.held, columns=True)
+    kernel = Kernel(load(inst, dev), inst.name, dev, 9 if backward else 7, shape.threads, 1, 0, cluster=shape.ctas)
+    if shape.non_portable:
+        kernel.set_attribute("NON_PORTABLE_CLUSTER_SIZE_ALLOWED", 1)
+    resident = kernel.resident_clusters()
+    if resident < 1:
+        raise ValueError(
+            f"strided_staged: a cluster of {shape.ctas} CTAs of {shape.threads} threads cannot be resident on "
+            f"{facts.arch}"
+        )
+    pitches = tuple(s[0] for s in strides)
+    return kernel.bound(cluster_grid(outer, resident, backward) * shape.ctas, (outer, run) + pitches + (inner,))
+
+
 def staged_widths(shape: StagedShape, outer: int, n: int, inner: int, strides, itemsize: int) -> tuple[bool, int]:
     """(flat, widest copy in bytes the strides allow): the pointers are checked per call."""
     flat = shape.tile_cols == inner and all(s[1] == inner for s in strides)
@@ -458,6 +543,39 @@ def staged_widths(shape: StagedShape, outer: int, n: int, inner: int, strides, i
 
 
 def _build_staged(load, key):
+    tier, dtype, outer, n, inner, strides, log, backward, align, dev, tuning = key
+    facts = device_facts(dev)
+    if takes_columns(outer, n, inner, dtype, backward, tuning):
+        why = columns_fit(outer, n, inner, dtype, backward, strides)
+        if not facts.cluster_launch:
+            why = f"the column kernels need thread-block clusters (sm_90+), not {facts.arch}"
+        if why is None:
+            return _columns_or_staged(_build_columns(load, key), load, key)
+        if tuning.staged_columns:
+            raise ValueError(f"strided_staged: staged_columns=True, but {why}")
+    return _build_staged_tiles(load, key)
+
+
+def _columns_or_staged(columns, load, key):
+    """The column kernels' plan for calls on 16-byte boundaries, the staged tiles' for the rest
+    (built on the first such call)."""
+    staged = []
+
+    def run(pointers, stream):
+        bits = 0
+        for pointer in pointers:
+            bits |= pointer
+        if bits & 15 == 0:
+            columns(pointers, stream)
+            return
+        if not staged:
+            staged.append(_build_staged_tiles(load, key))
+        staged[0](pointers, stream)
+
+    return run
+
+
+def _build_staged_tiles(load, key):
     tier, dtype, outer, n, inner, strides, log, backward, align, dev, tuning = key
     facts = device_facts(dev)
     itemsize = CXX_TYPES[dtype][2]

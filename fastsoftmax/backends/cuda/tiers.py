@@ -138,6 +138,10 @@ class Tuning:
     #: warp: 16-bit rows in packs of 1 or 2 elements held by groups of instances.SECTOR_GROUPS_16BIT
     #: lanes (True) or by whole warps (False), instead of WARP_SECTOR_GROUPS
     warp_sector_groups: bool | None = None
+    #: strided_staged: flat runs of a few interleaved columns held across a thread-block cluster
+    #: (True: wherever the layout allows, else an error), or always staged (False), instead of
+    #: strided.takes_columns' rule
+    staged_columns: bool | None = None
 
     def __post_init__(self):
         if self.long_row_storage_16bit not in (None, *LONG_ROW_STORAGES_16BIT):

@@ -92,6 +92,11 @@ struct DirectLoad {
     __device__ __forceinline__ float max_of(const Pack<T, P>& raw, i64 /*row*/, i64 /*col*/) const {
         return pack_max<T, P>(raw);
     }
+    // Element-wise maxima into acc (the column kernels), in the storage type: the same rule.
+    template <int P>
+    __device__ __forceinline__ void max_into(const Pack<T, P>& raw, Pack<T, P>& acc, i64 /*row*/, i64 /*col*/) const {
+        pack_max_into<T, P>(acc, raw);
+    }
 };
 
 template <typename T>
@@ -123,13 +128,14 @@ template <int P>
 struct ClusterSlice {
     i64 begin, end;  // columns [begin, end) of this CTA
 
-    static __device__ __forceinline__ i64 chunk(i64 n, unsigned ctas) {
+    // unit: a multiple of P the chunk is rounded up to (the column kernels' columns, below)
+    static __device__ __forceinline__ i64 chunk(i64 n, unsigned ctas, i64 unit = P) {
         const i64 per_cta = (n + ctas - 1) / ctas;
-        return (per_cta + P - 1) / P * P;
+        return (per_cta + unit - 1) / unit * unit;
     }
 
-    __device__ __forceinline__ ClusterSlice(i64 n, int shift, unsigned rank, unsigned ctas) {
-        const i64 c = chunk(n + shift, ctas);
+    __device__ __forceinline__ ClusterSlice(i64 n, int shift, unsigned rank, unsigned ctas, i64 unit = P) {
+        const i64 c = chunk(n + shift, ctas, unit);
         const i64 from = (i64)rank * c - shift;
         begin = min(n, max((i64)0, from));
         end = min(n, max((i64)0, from + c));
@@ -614,6 +620,359 @@ __device__ __forceinline__ void cluster_backward_regs(const LOAD& load_y, const 
                 scatter<T, P>(store, slice, row, col, yv, whole(slot_of(k)));
             }
         }
+    }
+#else
+    __trap();
+#endif
+}
+
+// ==== interleaved columns: a strided axis over a few contiguous columns ===========================
+// A softmax over axis 1 of (outer, n, inner) whose n x inner block is one contiguous run for each
+// outer index ((B, T, 8) over T: an expert-choice router over tokens) is a row of n * inner
+// elements whose element f belongs to column f % inner. The kernels below hold that run across a
+// cluster exactly as the row kernels above hold a row (16-byte slots, coalesced over rows and
+// columns together, read once, written once); only the reduction changes. A thread keeps one value
+// per position of its packs, and the positions that hold one column merge within the thread, then
+// across the warp's lanes (column_reduce), then over the CTA's warps and the cluster's CTAs
+// (ColumnExchange): inner values a row where a row has one.
+//
+// Which column an element holds: the host takes these kernels only for a power-of-two inner of
+// at most kClusterMaxColumns, with every run 16-byte aligned (no shift), and cuts the runs into
+// chunks of a multiple of inner elements (ClusterSlice's unit). Element i of every slot of thread
+// t then lies in column (t P + i) % inner: i % inner when inner <= P; past that, (t % L) P + i,
+// the L = inner / P neighbouring lanes holding the inner columns between them (blockDim.x P is a
+// multiple of inner, so no slot moves a thread to other columns).
+
+constexpr int kClusterMaxColumns = 32;
+
+struct MaxOp {
+    __device__ __forceinline__ float operator()(float a, float b) const { return fmaxf(a, b); }
+};
+struct AddOp {
+    __device__ __forceinline__ float operator()(float a, float b) const { return a + b; }
+};
+
+// Merges a thread's per-position values over the positions and the lanes that hold the same column:
+// afterwards position i of every lane holds its column's value over the warp. Only the first inner
+// positions cross lanes; the rest copy theirs after. inner is uniform, so every branch is.
+template <int P, typename OP>
+__device__ __forceinline__ void column_reduce(float (&v)[P], int inner, OP op) {
+#pragma unroll
+    for (int s = 1; s < P; s *= 2) {
+        if (s >= inner) {  // positions i and i ^ s hold one column
+            float w[P];
+#pragma unroll
+            for (int i = 0; i < P; ++i) w[i] = op(v[i], v[i ^ s]);
+#pragma unroll
+            for (int i = 0; i < P; ++i) v[i] = w[i];
+        }
+    }
+    const int lanes = inner > P ? inner / P : 1;  // neighbouring lanes holding different columns
+#pragma unroll
+    for (int o = 1; o < 32; o *= 2) {
+        if (o >= lanes) {
+#pragma unroll
+            for (int i = 0; i < P; ++i)
+                if (i < inner) v[i] = op(v[i], __shfl_xor_sync(kFullMask, v[i], o));
+        }
+    }
+#pragma unroll
+    for (int s = 1; s < P; s *= 2) {
+        if (s >= inner) {
+#pragma unroll
+            for (int i = 0; i < P; ++i)
+                if (i & s) v[i] = v[i ^ s];
+        }
+    }
+}
+
+// The column of position i of this thread's packs (see above).
+template <int P>
+__device__ __forceinline__ int column_of(int i, int inner) {
+    return inner > P ? (int)(threadIdx.x % (unsigned)(inner / P)) * P + i : i & (inner - 1);
+}
+
+// How the values of one column merge: (max, sum) pairs rescaled (forward), sums added (backward);
+// as raw bits for st.async.
+// The merge of count values at stride apart: pairs take their maximum first, so that each sum is
+// rescaled once and the exponentials are independent of each other.
+__device__ __forceinline__ float merged(const float* values, int count, int stride) {
+    float sum = 0.0f;
+    for (int i = 0; i < count; ++i) sum += values[i * stride];
+    return sum;
+}
+__device__ __forceinline__ MaxSum merged(const MaxSum* values, int count, int stride) {
+    float m = neg_inf();
+    for (int i = 0; i < count; ++i) m = fmaxf(m, values[i * stride].max);
+    float sum = 0.0f;
+    for (int i = 0; i < count; ++i) sum += rescaled_sum(values[i * stride].max, values[i * stride].sum, m);
+    return MaxSum{m, sum};
+}
+__device__ __forceinline__ unsigned long long post_bits(MaxSum v) {
+    return (unsigned long long)__float_as_uint(v.max) | ((unsigned long long)__float_as_uint(v.sum) << 32);
+}
+__device__ __forceinline__ unsigned post_bits(float v) { return __float_as_uint(v); }
+
+#if __CUDA_ARCH__ >= 900
+
+// One round per run: the warps' values of each column merge in the CTA's shared memory (one block
+// barrier), each CTA posts its value of every column into every peer with st.async, counted on the
+// peer's mbarrier as in ClusterAllToAll (two buffers and two mbarriers, one round ahead at most),
+// and the cluster's value of each column is merged once and read back by every thread (a second
+// barrier). The row kernels post one value a warp with no block barrier; here that would be
+// warps x inner values a CTA, too many to merge in every warp.
+//
+// Shared state between rounds: `warp_values` of round r + 1 are written after the second barrier of
+// round r, which every thread posting from those of round r has passed; `totals` of round r + 1
+// after the first barrier of round r + 1, which every thread reading those of round r has passed.
+template <typename V>
+struct PostOf;
+template <>
+struct PostOf<MaxSum> {
+    using Bits = unsigned long long;
+};
+template <>
+struct PostOf<float> {
+    using Bits = unsigned;
+};
+
+template <typename V>
+class ColumnExchange {
+    using Bits = typename PostOf<V>::Bits;
+
+  public:
+    __device__ __forceinline__ ColumnExchange(unsigned ctas, unsigned rank, int inner)
+        : ctas_(ctas), rank_(rank), inner_(inner) {
+        __shared__ __align__(8) V warp_values[kClusterMaxWarps * kClusterMaxColumns];
+        __shared__ __align__(8) Bits posts[2][kClusterMaxCtas * kClusterMaxColumns];
+        __shared__ __align__(8) V totals[kClusterMaxColumns];
+        __shared__ __align__(8) unsigned long long bars[2];
+        warp_values_ = warp_values;
+        posts_ = &posts[0][0];
+        totals_ = totals;
+        bars_ = shared_address(&bars[0]);
+        if (threadIdx.x == 0) {
+            mbarrier_init(bars_, 1);
+            mbarrier_init(bars_ + 8, 1);
+            asm volatile("fence.mbarrier_init.release.cluster;\n" ::: "memory");
+        }
+        asm volatile("barrier.cluster.arrive.relaxed.aligned;\n" ::: "memory");
+    }
+
+    // Every thread calls it with its per-position values after column_reduce; out[i] is the
+    // cluster's value of position i's column.
+    template <int P>
+    __device__ __forceinline__ void exchange(unsigned round, const V (&v)[P], V (&out)[P]) {
+        if (round == 0) asm volatile("barrier.cluster.wait.aligned;\n" ::: "memory");
+        const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5, warps = blockDim.x >> 5;
+        const int lanes = inner_ > P ? inner_ / P : 1;
+        if (lane < lanes) {
+#pragma unroll
+            for (int i = 0; i < P; ++i)
+                if (i < inner_) warp_values_[warp * kClusterMaxColumns + lane * P + i] = v[i];
+        }
+        __syncthreads();
+        const unsigned buffer = round & 1;
+        const unsigned bar = bars_ + 8 * buffer;
+        Bits* posts = posts_ + buffer * (kClusterMaxCtas * kClusterMaxColumns);
+        if (threadIdx.x == 0) mbarrier_arrive_expect_tx(bar, ctas_ * inner_ * sizeof(Bits));
+        for (int j = threadIdx.x; j < (int)ctas_ * inner_; j += blockDim.x) {
+            const int column = j & (inner_ - 1), peer = j / inner_;
+            const V value = merged(warp_values_ + column, warps, kClusterMaxColumns);
+            const unsigned slot = shared_address(&posts[rank_ * inner_ + column]);
+            store_async(map_shared(slot, peer), post_bits(value), map_shared(bar, peer));
+        }
+        mbarrier_wait(bar, (round >> 1) & 1);
+        for (int column = threadIdx.x; column < inner_; column += blockDim.x)
+            totals_[column] = merged(reinterpret_cast<const V*>(posts) + column, ctas_, inner_);
+        __syncthreads();
+#pragma unroll
+        for (int i = 0; i < P; ++i) out[i] = totals_[column_of<P>(i, inner_)];
+    }
+
+  private:
+    V* warp_values_;
+    Bits* posts_;
+    V* totals_;
+    unsigned bars_;
+    unsigned ctas_, rank_;
+    int inner_;
+};
+#endif
+
+// The output of a thread's positions from their columns' totals: as RowOutput, two floats a position
+// (FusedNormaliser's offset and factor where every position's maximum allows, else the maximum and
+// 1 / sum or log(sum) that normalise reads), so that P positions cost 2P registers.
+template <bool LOG, typename T, int P>
+struct ColumnOutput {
+    float a[P], b[P];
+    bool fused;
+
+    __device__ __forceinline__ explicit ColumnOutput(const MaxSum (&total)[P]) {
+        fused = true;
+#pragma unroll
+        for (int i = 0; i < P; ++i) fused = fused && fused_output<LOG, T>(total[i]);
+#pragma unroll
+        for (int i = 0; i < P; ++i) {
+            if (fused) {
+                const FusedNormaliser<T> f(total[i]);
+                a[i] = f.offset;
+                b[i] = f.factor;
+            } else {
+                const RowScale r = row_scale(total[i]);
+                a[i] = r.max;
+                b[i] = !LOG && sizeof(T) == 4 ? r.inv_sum : r.log_sum;
+            }
+        }
+    }
+
+    __device__ __forceinline__ void apply(float* v) const {
+        if (fused) {
+#pragma unroll
+            for (int i = 0; i < P; ++i) v[i] = ex2_ftz(fmaf(v[i], kLog2e, a[i])) * b[i];
+        } else {
+#pragma unroll
+            for (int i = 0; i < P; ++i) v[i] = normalise<LOG, T>(v[i], RowScale{a[i], b[i], b[i]});
+        }
+    }
+};
+
+// Forward: each position's maximum over the held slots (in the storage type: 16-bit packs compare
+// as pairs), merged per column; then each position's sum of exp(x - its column's maximum), merged
+// likewise, by ExpShift's one FFMA where every position's maximum allows (softmax: see held_pair);
+// the output against the cluster's pair of the column. A column of -inf subtracts 0 (its terms are
+// 0, its output NaN, as torch), a NaN or +inf makes its sum, and so its column, NaN.
+template <typename T, int P, int K, bool LOG, typename LOAD, typename STORE>
+__device__ __forceinline__ void cluster_forward_columns(const LOAD& load, const STORE& store, i64 rows, i64 n,
+                                                        i64 inner) {
+#if __CUDA_ARCH__ >= 900
+    const unsigned ctas = cluster_nctarank();
+    const int columns = (int)inner;
+    ColumnExchange<MaxSum> all(ctas, cluster_ctarank(), columns);
+    const i64 clusters = gridDim.x / ctas;
+    const i64 unit = inner > P ? inner : P;
+    unsigned round = 0;
+    for (i64 row = blockIdx.x / ctas; row < rows; row += clusters, ++round) {
+        const T* src = load.row_ptr(row);
+        if (misalignment<T, P>(src) != 0 || misalignment<T, P>(store.row_ptr(row)) != 0) __trap();
+        const ClusterSlice<P> slice(n, 0, cluster_ctarank(), ctas, unit);
+        const i64 first = slice.begin;
+        const int count = slot_count(slice, first);
+        Pack<T, P> x[K];
+        load_slots<T, P, K>(load, src, slice, first, count, neg_inf(), x);
+
+        Pack<T, P> maxima;
+#pragma unroll
+        for (int i = 0; i < P; ++i) maxima.elems()[i] = from_float<T>(neg_inf());
+#pragma unroll
+        for (int k = 0; k < K; ++k)
+            if (slot_of(k) < count) load.template max_into<P>(x[k], maxima, row, first + (i64)slot_of(k) * P);
+        float m[P];
+        unpack<T, P>(maxima, m);
+        column_reduce<P>(m, columns, MaxOp());
+
+        bool fused = !LOG;
+#pragma unroll
+        for (int i = 0; i < P; ++i) fused = fused && ExpShift(m[i]).fused;
+        float s[P];
+        if (fused) {
+            float neg_k[P];
+#pragma unroll
+            for (int i = 0; i < P; ++i) {
+                neg_k[i] = ExpShift(m[i]).neg_k;
+                s[i] = 0.0f;
+            }
+#pragma unroll
+            for (int k = 0; k < K; ++k) {
+                if (slot_of(k) < count) {
+                    float v[P];
+                    load.template convert<P>(x[k], v, row, first + (i64)slot_of(k) * P);
+#pragma unroll
+                    for (int i = 0; i < P; ++i) s[i] += ex2_ftz(fmaf(v[i], kLog2e, neg_k[i]));
+                }
+            }
+#pragma unroll
+            for (int i = 0; i < P; ++i) s[i] *= ExpShift(m[i]).rebase();
+        } else {
+            float shift[P];
+#pragma unroll
+            for (int i = 0; i < P; ++i) {
+                shift[i] = ExpShift(m[i]).shift;
+                s[i] = 0.0f;
+            }
+#pragma unroll
+            for (int k = 0; k < K; ++k) {
+                if (slot_of(k) < count) {
+                    float v[P];
+                    load.template convert<P>(x[k], v, row, first + (i64)slot_of(k) * P);
+#pragma unroll
+                    for (int i = 0; i < P; ++i) s[i] += sum_exp(v[i] - shift[i]);
+                }
+            }
+        }
+        column_reduce<P>(s, columns, AddOp());
+        MaxSum pairs[P], totals[P];
+#pragma unroll
+        for (int i = 0; i < P; ++i) pairs[i] = MaxSum{m[i], s[i]};
+        all.exchange(round, pairs, totals);
+        const ColumnOutput<LOG, T, P> out(totals);
+        write_slots<T, P, K>(store, slice, count, row, first, [&](int k, i64 col, float* v) {
+            load.template convert<P>(x[k], v, row, col);
+            out.apply(v);
+        });
+    }
+#else
+    __trap();
+#endif
+}
+
+// Backward: each column's sum(dy * y) (softmax) or sum(dy) (log-softmax) as the forward's pairs.
+template <typename T, int P, int K, bool LOG, typename LOAD, typename STORE>
+__device__ __forceinline__ void cluster_backward_columns(const LOAD& load_y, const LOAD& load_dy, const STORE& store,
+                                                         i64 rows, i64 n, i64 inner) {
+#if __CUDA_ARCH__ >= 900
+    const unsigned ctas = cluster_nctarank();
+    const int columns = (int)inner;
+    ColumnExchange<float> all(ctas, cluster_ctarank(), columns);
+    const i64 clusters = gridDim.x / ctas;
+    const i64 unit = inner > P ? inner : P;
+    unsigned round = 0;
+    for (i64 row = blockIdx.x / ctas; row < rows; row += clusters, ++round) {
+        const T* y_row = load_y.row_ptr(row);
+        const T* dy_row = load_dy.row_ptr(row);
+        if ((misalignment<T, P>(y_row) | misalignment<T, P>(dy_row) | misalignment<T, P>(store.row_ptr(row))) != 0)
+            __trap();
+        const ClusterSlice<P> slice(n, 0, cluster_ctarank(), ctas, unit);
+        const i64 first = slice.begin;
+        const int count = slot_count(slice, first);
+        Pack<T, P> y[K], dy[K];
+        load_slots<T, P, K>(load_y, y_row, slice, first, count, 0.0f, y);
+        load_slots<T, P, K>(load_dy, dy_row, slice, first, count, 0.0f, dy);
+
+        float s[P];
+#pragma unroll
+        for (int i = 0; i < P; ++i) s[i] = 0.0f;
+#pragma unroll
+        for (int k = 0; k < K; ++k) {
+            if (slot_of(k) < count) {
+                const i64 col = first + (i64)slot_of(k) * P;
+                float yv[P], dyv[P];
+                load_y.template convert<P>(y[k], yv, row, col);
+                load_dy.template convert<P>(dy[k], dyv, row, col);
+#pragma unroll
+                for (int i = 0; i < P; ++i) s[i] += backward_term<LOG>(yv[i], dyv[i]);
+            }
+        }
+        column_reduce<P>(s, columns, AddOp());
+        float totals[P];
+        all.exchange(round, s, totals);
+        write_slots<T, P, K>(store, slice, count, row, first, [&](int k, i64 col, float* v) {
+            float dyv[P];
+            load_y.template convert<P>(y[k], v, row, col);
+            load_dy.template convert<P>(dy[k], dyv, row, col);
+#pragma unroll
+            for (int i = 0; i < P; ++i) v[i] = input_grad<LOG>(v[i], dyv[i], totals[i]);
+        });
     }
 #else
     __trap();

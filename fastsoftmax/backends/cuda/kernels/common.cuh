@@ -172,6 +172,22 @@ __device__ __forceinline__ float pack_max(const Pack<T, P>& pack) {
     }
 }
 
+// Element-wise maxima of packs: acc = max(acc, pack), 16-bit packs as pairs (as pack_max: exact,
+// and a NaN gives way to the other operand).
+template <typename T, int P>
+__device__ __forceinline__ void pack_max_into(Pack<T, P>& acc, const Pack<T, P>& pack) {
+    if constexpr (sizeof(T) == 2 && P % 2 == 0) {
+        typedef typename PairOf<T>::type T2;
+        T2* into = reinterpret_cast<T2*>(&acc.raw);
+        const T2* pairs = reinterpret_cast<const T2*>(&pack.raw);
+#pragma unroll
+        for (int i = 0; i < P / 2; ++i) into[i] = __hmax2(into[i], pairs[i]);
+    } else {
+#pragma unroll
+        for (int i = 0; i < P; ++i) acc.elems()[i] = from_float<T>(fmaxf(to_float(acc.elems()[i]), to_float(pack.elems()[i])));
+    }
+}
+
 template <typename T, int P>
 __device__ __forceinline__ void load_pack(const T* src, float* out) {
     unpack<T, P>(read_pack<T, P>(src), out);
