@@ -330,7 +330,7 @@ def _recording_kernels(monkeypatch):
     "shape",
     [
         (3, 5000, 2),  # two columns in a pack's four positions
-        (2, 4099, 4),  # one column a position, a ragged last CTA
+        (2, 4098, 4),  # one column a position
         (5, 3001, 8),  # two lanes a group of columns
         (1, 16000, 16),  # one outer index over a cluster of 16
         (3, 1030, 32),  # eight lanes a group of columns, clusters of two
@@ -367,11 +367,11 @@ def test_runs_of_columns_held_across_a_cluster(shape, dtype, monkeypatch):
             check_backward(dx, clean, dy, 1, log)
         columns = {inst.name for inst in loaded if getattr(inst, "columns", False)}
         assert {name.split("_")[3] for name in columns} == {"fwd", "bwd"}, sorted(columns)
-        # the same plan for a call off a 16-byte boundary: the staged tiles
+        # a call off a 16-byte boundary: the staged tiles (loaded on its first such call)
         del loaded[:]
         offset = view_of("offset", shape, dtype)
         check_forward(fastsoftmax.softmax(offset, 1), offset, 1, False)
-        assert not any(getattr(inst, "columns", False) for inst in loaded)
+        assert any(inst.tier == "strided_staged" for inst in loaded), [inst.name for inst in loaded]
 
 
 def test_runs_of_columns_forced_where_they_cannot_be_held():
@@ -381,9 +381,9 @@ def test_runs_of_columns_forced_where_they_cannot_be_held():
     with tiers.tuned(staged_columns=True), dispatch.forced("cuda", "strided_staged"):
         with pytest.raises(ValueError, match="power of two"):
             fastsoftmax.softmax(x, 1)
-        step = rand((2, 3000, 16), torch.float32)[:, :, ::2]  # not one contiguous run
+        narrow = rand((2, 3000, 32), torch.float32)[:, :, :16]  # not one contiguous run
         with pytest.raises(ValueError, match="contiguous run"):
-            fastsoftmax.softmax(step, 1)
+            fastsoftmax.softmax(narrow, 1)
 
 
 @pytest.mark.parametrize("backward", [False, True])
