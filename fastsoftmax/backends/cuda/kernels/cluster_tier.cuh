@@ -837,6 +837,33 @@ struct ColumnOutput {
     }
 };
 
+// Each position's sum over the held slots of exp(x - m[i]), its column's maximum: ExpShift's terms,
+// by one FFMA where FUSED (then rebased, as ExpShift::pair), else after the subtract.
+template <bool FUSED, typename T, int P, int K, typename LOAD>
+__device__ __forceinline__ void column_sums(const LOAD& load, const Pack<T, P> (&x)[K], int count, i64 row, i64 first,
+                                            const float (&m)[P], float (&s)[P]) {
+    float offset[P];  // -k where FUSED, else the shift
+#pragma unroll
+    for (int i = 0; i < P; ++i) {
+        const ExpShift e(m[i]);
+        offset[i] = FUSED ? e.neg_k : e.shift;
+        s[i] = 0.0f;
+    }
+#pragma unroll
+    for (int k = 0; k < K; ++k) {
+        if (slot_of(k) < count) {
+            float v[P];
+            load.template convert<P>(x[k], v, row, first + (i64)slot_of(k) * P);
+#pragma unroll
+            for (int i = 0; i < P; ++i) s[i] += FUSED ? ex2_ftz(fmaf(v[i], kLog2e, offset[i])) : sum_exp(v[i] - offset[i]);
+        }
+    }
+    if constexpr (FUSED) {
+#pragma unroll
+        for (int i = 0; i < P; ++i) s[i] *= ExpShift(m[i]).rebase();
+    }
+}
+
 // Forward: each position's maximum over the held slots (in the storage type: 16-bit packs compare
 // as pairs), merged per column; then each position's sum of exp(x - its column's maximum), merged
 // likewise, by ExpShift's one FFMA where every position's maximum allows (softmax: see held_pair);
@@ -876,39 +903,9 @@ __device__ __forceinline__ void cluster_forward_columns(const LOAD& load, const 
         for (int i = 0; i < P; ++i) fused = fused && ExpShift(m[i]).fused;
         float s[P];
         if (fused) {
-            float neg_k[P];
-#pragma unroll
-            for (int i = 0; i < P; ++i) {
-                neg_k[i] = ExpShift(m[i]).neg_k;
-                s[i] = 0.0f;
-            }
-#pragma unroll
-            for (int k = 0; k < K; ++k) {
-                if (slot_of(k) < count) {
-                    float v[P];
-                    load.template convert<P>(x[k], v, row, first + (i64)slot_of(k) * P);
-#pragma unroll
-                    for (int i = 0; i < P; ++i) s[i] += ex2_ftz(fmaf(v[i], kLog2e, neg_k[i]));
-                }
-            }
-#pragma unroll
-            for (int i = 0; i < P; ++i) s[i] *= ExpShift(m[i]).rebase();
+            column_sums<true, T, P, K>(load, x, count, row, first, m, s);
         } else {
-            float shift[P];
-#pragma unroll
-            for (int i = 0; i < P; ++i) {
-                shift[i] = ExpShift(m[i]).shift;
-                s[i] = 0.0f;
-            }
-#pragma unroll
-            for (int k = 0; k < K; ++k) {
-                if (slot_of(k) < count) {
-                    float v[P];
-                    load.template convert<P>(x[k], v, row, first + (i64)slot_of(k) * P);
-#pragma unroll
-                    for (int i = 0; i < P; ++i) s[i] += sum_exp(v[i] - shift[i]);
-                }
-            }
+            column_sums<false, T, P, K>(load, x, count, row, first, m, s);
         }
         column_reduce<P>(s, columns, AddOp());
         MaxSum pairs[P], totals[P];
