@@ -23,7 +23,9 @@ Kernel argument order (every parameter 8 bytes, see ``instances.py``):
   for a finish after a merge);
 * strided_staged: pointers, workspace, outer, n, inner, (stride 0, stride 1) of each tensor,
   geometry (tile columns | copy bytes << 16 | outer index fastest << 31 | staged rows << 32),
-  chunk, splits.
+  chunk, splits;
+* the column kernels (cluster_tier.cuh): pointers, outer, n x inner, the outer stride of each
+  tensor, inner (``instances.cluster_shape``'s contract, the rows being the runs).
 """
 
 from __future__ import annotations
