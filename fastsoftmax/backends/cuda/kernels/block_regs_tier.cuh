@@ -94,8 +94,11 @@ struct RowShare {
         for (int u = 0; u < PACKS; ++u) {
             const int col = column(u) - shift;
             const bool touches = col < n && col + P > 0;
-            const bool whole = col >= 0 && col + P <= n;
-            if (touches && (WINDOW ? pack_readable<T, P>(src, col, n, span) : whole)) {
+            // Aligned rows keep the form they had before windows existed (shift 0, so col >= 0):
+            // the shared form with the window's tests compiled to slower code for them (H100, bf16
+            // 8192 x 8192 forward 0.83 of copy against 0.96, benchmarks/results/2026-11-24_h100_s8)
+            const bool whole = WINDOW ? touches && pack_readable<T, P>(src, col, n, span) : col + P <= n;
+            if (whole) {
                 if constexpr (STORAGE == kStaged) {
                     copy_async<16>(&staged[u * blockDim.x], src + col);
                 } else if constexpr (STORAGE == kRaw) {
@@ -103,7 +106,7 @@ struct RowShare {
                 } else {
                     load_pack<T, P>(src + col, f[u]);
                 }
-            } else {
+            } else if constexpr (WINDOW) {
                 // the padding of a raw pack is -inf in T itself
                 const Pack<T, P> pack = gather_pack<T, P>(src, col, touches ? n : 0, from_float<T>(neg_inf()));
                 if constexpr (STORAGE == kStaged) {
@@ -112,6 +115,18 @@ struct RowShare {
                     raw[u] = pack;
                 } else {
                     unpack<T, P>(pack, f[u]);
+                }
+            } else {
+                float v[P];
+#pragma unroll
+                for (int i = 0; i < P; ++i) v[i] = col + i < n ? to_float(src[col + i]) : neg_inf();
+                if constexpr (STORAGE == kStaged) {
+                    staged[u * blockDim.x] = make_pack<T, P>(v);
+                } else if constexpr (STORAGE == kRaw) {
+                    raw[u] = make_pack<T, P>(v);
+                } else {
+#pragma unroll
+                    for (int i = 0; i < P; ++i) f[u][i] = v[i];
                 }
             }
         }
@@ -146,10 +161,18 @@ struct RowShare {
 
     static __device__ __forceinline__ void store(T* dst, int n, int shift, int u, const float (&v)[P]) {
         const int col = column(u) - shift;
-        if (col >= 0 && col + P <= n && (!WINDOW || pack_aligned<T, P>(dst + col))) {
+        if constexpr (WINDOW) {
+            if (col >= 0 && col + P <= n && pack_aligned<T, P>(dst + col)) {
+                store_pack<T, P>(dst + col, v);
+            } else if (col < n && col + P > 0) {
+                store_edge_pack<T, P>(dst, col, n, v);
+            }
+        } else if (col + P <= n) {  // as load: the form aligned rows had before windows
             store_pack<T, P>(dst + col, v);
-        } else if (col < n && col + P > 0) {
-            store_edge_pack<T, P>(dst, col, n, v);
+        } else {
+#pragma unroll
+            for (int i = 0; i < P; ++i)
+                if (col + i < n) dst[col + i] = from_float<T>(v[i]);
         }
     }
 };
@@ -237,7 +260,7 @@ __device__ __forceinline__ void block_regs_backward(const T* y, const T* dy, T* 
 #pragma unroll
             for (int i = 0; i < P; ++i)
                 // padding reads as -inf in both: skip it rather than add -inf * -inf
-                if (col + i >= 0 && col + i < n) s += backward_term<LOG>(yv[i], dyv[i]);
+                if ((!WINDOW || col + i >= 0) && col + i < n) s += backward_term<LOG>(yv[i], dyv[i]);
         }
         const float total = block_allreduce(s, 0.0f, slots[parity], WarpSum());
         T* dst = dx + row * dx_pitch;
