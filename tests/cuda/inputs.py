@@ -1,6 +1,8 @@
-"""Inputs shared by the CUDA backend's GPU tests."""
+"""Inputs and helpers shared by the CUDA backend's GPU tests."""
 
 from __future__ import annotations
+
+import contextlib
 
 import torch
 
@@ -32,3 +34,22 @@ def rows_of_special_values(n, dtype):
     x[4, : n // 2] = float("-inf")
     x[4, n // 2 + 100 :] = float("-inf")
     return x
+
+
+@contextlib.contextmanager
+def recording_loads(backend):
+    """The instances the backend loads inside the block, from fresh plans (and fresh plans after)."""
+    launched = []
+    original_kernel = backend.kernel
+
+    def recording_kernel(instance, device_index):
+        launched.append(instance)
+        return original_kernel(instance, device_index)
+
+    backend.clear_plans()
+    backend.kernel = recording_kernel
+    try:
+        yield launched
+    finally:
+        del backend.kernel
+        backend.clear_plans()

@@ -12,11 +12,9 @@ Tiers are forced by calling ``BACKEND.forward(x3, y3, log, tier)`` on the canoni
 
 from __future__ import annotations
 
-import contextlib
-
 import pytest
 import torch
-from inputs import around_the_fused_shift_limit, rows_of_special_values
+from inputs import around_the_fused_shift_limit, recording_loads, rows_of_special_values
 from reference import assert_matches, softmax64
 from reference import check_backward as check_backward_against_x
 from reference import check_forward as check_forward_against_x
@@ -310,25 +308,6 @@ def test_row_pitch_and_alignment(backend, tier, n, dtype_name, layout):
     check_backward(backend, x.unsqueeze(2), dy.unsqueeze(2), tier, False, f"layout {layout}, dy pitch {n + 3}")
 
 
-@contextlib.contextmanager
-def _recording_loads(backend):
-    """The instances the backend loads inside the block, from fresh plans (and fresh plans after)."""
-    launched = []
-    original_kernel = backend.kernel
-
-    def recording_kernel(instance, device_index):
-        launched.append(instance)
-        return original_kernel(instance, device_index)
-
-    backend.clear_plans()
-    backend.kernel = recording_kernel
-    try:
-        yield launched
-    finally:
-        del backend.kernel
-        backend.clear_plans()
-
-
 def _rows_laid_out(layout: str, outer: int, n: int, dtype) -> torch.Tensor:
     """Rows of n in one of test_rows_in_their_window's layouts, filled with fresh values."""
     if layout.startswith("base+"):  # end to end, the first row `k` elements past a 16-byte boundary
@@ -373,7 +352,7 @@ def test_rows_in_their_window(backend, tier, n, dtype_name, window, layout):
     x = _rows_laid_out("base+1" if layout == "in-place" else layout, outer, n, dtype)
     x[0, 0] = x[2, -1] = float("-inf")
     x[3, :] = float("-inf")
-    with _recording_loads(backend) as launched:
+    with recording_loads(backend) as launched:
         with tiers.tuned(row_window=window):
             for log in (False, True):
                 if layout == "in-place":
@@ -432,7 +411,7 @@ def test_warp_sector_groups(backend, n, dtype_name, sector_groups, layout):
     x = _rows_laid_out(layout, outer, n, dtype)
     x[0, 0] = x[2, -1] = float("-inf")
     x[3, :] = float("-inf")
-    with _recording_loads(backend) as launched:
+    with recording_loads(backend) as launched:
         with tiers.tuned(warp_sector_groups=sector_groups, row_window=False):
             for log in (False, True):
                 check_forward(backend, x.unsqueeze(2), "warp", log, f"layout {layout}, sector groups {sector_groups}")

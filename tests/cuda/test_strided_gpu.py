@@ -10,6 +10,7 @@ import pytest
 import torch
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from inputs import recording_loads
 from reference import check_backward, check_forward, softmax64
 
 import fastsoftmax
@@ -314,17 +315,6 @@ def test_public_api_autograd(backend):
     check_backward(x.grad, x.detach(), dy, 1)
 
 
-def _recording_kernels(monkeypatch):
-    """The names of the kernels the CUDA backend loads from here on."""
-    from fastsoftmax.backends.cuda.backend import BACKEND
-
-    loaded = []
-    kernel = BACKEND.kernel
-    monkeypatch.setattr(BACKEND, "kernel", lambda inst, dev: (loaded.append(inst), kernel(inst, dev))[1])
-    BACKEND.clear_plans()
-    return loaded
-
-
 @pytest.mark.parametrize("dtype", DTYPES, ids=str)
 @pytest.mark.parametrize(
     "shape",
@@ -336,17 +326,16 @@ def _recording_kernels(monkeypatch):
         (3, 1030, 32),  # eight lanes a group of columns, clusters of two
     ],
 )
-def test_runs_of_columns_held_across_a_cluster(shape, dtype, monkeypatch):
+def test_runs_of_columns_held_across_a_cluster(shape, dtype):
     """strided_staged holds each (n x inner) run across a thread-block cluster (the column kernels of
     cluster_tier.cuh), forward and backward, softmax and log-softmax, with -inf, NaN and +inf in some
     columns beside ordinary ones; misaligned calls of the same plan take the staged tiles."""
-    from fastsoftmax.backends.cuda import tiers
+    from fastsoftmax.backends.cuda import BACKEND, tiers
     from fastsoftmax.backends.cuda.launch import device_facts
 
     if not device_facts(torch.cuda.current_device()).cluster_launch:
         pytest.skip("needs thread-block clusters (sm_90+)")
     outer, n, inner = shape
-    loaded = _recording_kernels(monkeypatch)
     x = rand(shape, dtype)
     x[0, :, 0] = float("-inf")
     if inner > 2:
@@ -354,7 +343,8 @@ def test_runs_of_columns_held_across_a_cluster(shape, dtype, monkeypatch):
         x[-1, n // 2, inner - 1] = float("inf")
     special = {0, 1, inner - 1} if inner > 2 else {0}
     finite = [c for c in range(inner) if c not in special]
-    with tiers.tuned(staged_columns=True), dispatch.forced("cuda", "strided_staged"):
+    tuned = tiers.tuned(staged_columns=True)
+    with recording_loads(BACKEND) as loaded, tuned, dispatch.forced("cuda", "strided_staged"):
         for log in (False, True):
             op = fastsoftmax.log_softmax if log else fastsoftmax.softmax
             ours = op(x, 1)
@@ -387,17 +377,17 @@ def test_runs_of_columns_forced_where_they_cannot_be_held():
 
 
 @pytest.mark.parametrize("backward", [False, True])
-def test_auto_holds_runs_of_columns_where_measured_faster(backward, monkeypatch):
+def test_auto_holds_runs_of_columns_where_measured_faster(backward):
     """float32 (2048, 4096, 8) over dim 1: the column kernels in both directions (bf16: the
     backward only)."""
+    from fastsoftmax.backends.cuda import BACKEND
     from fastsoftmax.backends.cuda.launch import device_facts
 
     if not device_facts(torch.cuda.current_device()).cluster_launch:
         pytest.skip("needs thread-block clusters (sm_90+)")
     for dtype, expected in ((torch.float32, True), (torch.bfloat16, backward)):
-        loaded = _recording_kernels(monkeypatch)
         x = rand((256, 4096, 8), dtype)
-        with dispatch.forced("cuda"):
+        with recording_loads(BACKEND) as loaded, dispatch.forced("cuda"):
             y = fastsoftmax.softmax(x.requires_grad_(backward), 1)
             check_forward(y.detach(), x.detach(), 1, False)
             if backward:

@@ -257,12 +257,13 @@ def cluster_pack(dtype: torch.dtype) -> int:
 #: the column kernels' pack: 8 bytes in 16-bit types, so that a thread's 16-bit slots hold 4 columns
 #: rather than 8 (its per-column work halves; 16-byte packs of 8 columns measured far slower on an
 #: H100, bf16 (2048, 4096, 8) over dim 1 0.55 of copy against the staged tiles' 0.88)
-CLUSTER_COLUMNS_PACK = {torch.float32: 4, torch.float16: 4, torch.bfloat16: 4}
+CLUSTER_COLUMNS_PACK = 4
 
 
 def cluster_columns_pack(dtype: torch.dtype, columns: int) -> int:
-    """The pack of a cluster instance: 16 bytes for rows, CLUSTER_COLUMNS_PACK for the column kernels."""
-    return CLUSTER_COLUMNS_PACK[dtype] if columns > 1 else cluster_pack(dtype)
+    """The pack of a cluster instance: 16 bytes for rows, CLUSTER_COLUMNS_PACK elements for the
+    column kernels."""
+    return CLUSTER_COLUMNS_PACK if columns > 1 else cluster_pack(dtype)
 
 
 def cluster_chunk(n: int, dtype: torch.dtype, ctas: int, columns: int = 1) -> int:
@@ -425,7 +426,7 @@ def cluster_shape(
     except ValueError:
         raise ValueError(
             f"rows of {n} columns are too long for the cluster tier "
-            f"(at most {cluster_max_cols(dtype, backward)} {'backward' if backward else 'forward'})"
+            f"(at most {cluster_max_cols(dtype, backward, aligned, columns)} {'backward' if backward else 'forward'})"
         ) from None
     smem = cluster_smem_bytes(n, dtype, ctas, aligned)
     return ClusterShape(ctas, threads, smem, pack, ctas > CLUSTER_PORTABLE_MAX, packs * pack)
@@ -866,7 +867,7 @@ def all_instances():
                         out.append(
                             Instance("cluster", dtype, backward, log, cluster_pack(dtype), cols=held, storage="kept")
                         )
-                    pack = CLUSTER_COLUMNS_PACK[dtype]
+                    pack = CLUSTER_COLUMNS_PACK
                     out.append(Instance("cluster", dtype, backward, log, pack, cols=packs * pack, columns=True))
                 out.append(grid_row_instance(dtype, backward, log))
                 out += [Instance("flat_rows", dtype, backward, log, cols=k) for k in FLAT_ROWS_LANE_ELEMS]

@@ -478,7 +478,7 @@ def columns_fit(outer: int, n: int, inner: int, dtype: torch.dtype, backward: bo
     return None
 
 
-def takes_columns(outer: int, n: int, inner: int, dtype: torch.dtype, backward: bool, tuning) -> bool:
+def takes_columns(n: int, inner: int, dtype: torch.dtype, backward: bool, tuning) -> bool:
     """Whether strided_staged holds the runs across a cluster (where columns_fit allows). H100, the
     column kernels and the staged tiles alternated in one process (benchmarks/strided_probe.py,
     results 2026-11-24_h100_s8): backward runs of 32K-128K elements bf16 0.97-0.98 of copy against
@@ -547,7 +547,7 @@ def staged_widths(shape: StagedShape, outer: int, n: int, inner: int, strides, i
 def _build_staged(load, key):
     tier, dtype, outer, n, inner, strides, log, backward, align, dev, tuning = key
     facts = device_facts(dev)
-    if takes_columns(outer, n, inner, dtype, backward, tuning):
+    if takes_columns(n, inner, dtype, backward, tuning):
         why = columns_fit(outer, n, inner, dtype, backward, strides)
         if not facts.cluster_launch:
             why = f"the column kernels need thread-block clusters (sm_90+), not {facts.arch}"

@@ -227,6 +227,20 @@ __device__ __forceinline__ void store_async(unsigned remote, unsigned v, unsigne
                  : "memory");
 }
 
+// The two mbarriers of an exchange (one per round parity, one arrival each), made visible to the
+// cluster; returns the shared address of the first. Peers may post only once these barriers exist:
+// the matching barrier.cluster.wait comes before the first post, so the first row's loads overlap it.
+__device__ __forceinline__ unsigned exchange_barriers(unsigned long long (&bars)[2]) {
+    const unsigned first = shared_address(&bars[0]);
+    if (threadIdx.x == 0) {
+        mbarrier_init(first, 1);
+        mbarrier_init(first + 8, 1);
+        asm volatile("fence.mbarrier_init.release.cluster;\n" ::: "memory");
+    }
+    asm volatile("barrier.cluster.arrive.relaxed.aligned;\n" ::: "memory");
+    return first;
+}
+
 // All-to-all of one value per warp across the cluster, one round per row. Rounds alternate
 // between two buffers and two mbarriers: a peer can be one round ahead of this CTA (it has all
 // posts of round r once this CTA posted, while this CTA still waits for a third CTA's), never two,
@@ -239,15 +253,7 @@ class ClusterAllToAll {
         __shared__ __align__(8) Bits posts[2][kClusterMaxWarps * kClusterMaxCtas];
         __shared__ __align__(8) unsigned long long bars[2];
         posts_ = &posts[0][0];
-        bars_ = shared_address(&bars[0]);
-        if (threadIdx.x == 0) {
-            mbarrier_init(bars_, 1);
-            mbarrier_init(bars_ + 8, 1);
-            asm volatile("fence.mbarrier_init.release.cluster;\n" ::: "memory");
-        }
-        // peers may post only once these barriers exist: the matching wait comes before the first
-        // post, so the row's loads overlap it
-        asm volatile("barrier.cluster.arrive.relaxed.aligned;\n" ::: "memory");
+        bars_ = exchange_barriers(bars);
     }
 
     // Every thread calls it: lanes below C of each warp send the warp's value, lane l to CTA l.
@@ -750,13 +756,7 @@ class ColumnExchange {
         warp_values_ = warp_values;
         posts_ = &posts[0][0];
         totals_ = totals;
-        bars_ = shared_address(&bars[0]);
-        if (threadIdx.x == 0) {
-            mbarrier_init(bars_, 1);
-            mbarrier_init(bars_ + 8, 1);
-            asm volatile("fence.mbarrier_init.release.cluster;\n" ::: "memory");
-        }
-        asm volatile("barrier.cluster.arrive.relaxed.aligned;\n" ::: "memory");
+        bars_ = exchange_barriers(bars);
     }
 
     // Every thread calls it with its per-position values after column_reduce; out[i] is the
