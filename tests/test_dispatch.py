@@ -229,26 +229,45 @@ def test_shipped_table_sends_vocabulary_rows_to_the_cluster_tier():
 def test_short_rows_off_16_byte_boundaries_take_the_flat_rows_tier():
     from fastsoftmax.backends.cuda import tiers
 
-    for dtype, n in ((torch.float32, 21), (torch.bfloat16, 21), (torch.float32, 63), (torch.float16, 31)):
-        for backward in (False, True):
-            assert tiers.choose_tier(1 << 20, n, 1, dtype, backward, tiers.H100_LIMITS) == "flat_rows", (dtype, n)
-    # 16-bit rows of 33-112 columns: the warp tier's sector groups
-    for dtype, n in ((torch.bfloat16, 33), (torch.bfloat16, 63), (torch.float16, 50), (torch.bfloat16, 74)):
-        for backward in (False, True):
-            assert tiers.choose_tier(1 << 20, n, 1, dtype, backward, tiers.H100_LIMITS) == "warp", (dtype, n)
-    # 16-byte multiples keep the warp tier's packs; rows of 3 measured faster there too
-    for dtype, n in ((torch.float32, 8), (torch.bfloat16, 64), (torch.float32, 3), (torch.bfloat16, 65)):
-        assert tiers.choose_tier(1 << 20, n, 1, dtype, False, tiers.H100_LIMITS) == "warp", (dtype, n)
-    # past 64 columns only the 16-bit backward measured faster on flat_rows, past 112 up to 128
-    for dtype, n, backward, tier in (
-        (torch.bfloat16, 100, True, "warp"),
-        (torch.float16, 127, True, "flat_rows"),
-        (torch.bfloat16, 113, True, "flat_rows"),
-        (torch.bfloat16, 129, True, "warp"),
-        (torch.bfloat16, 100, False, "warp"),
-        (torch.float32, 101, True, "warp"),
+    def tier(dtype, n, backward):
+        return tiers.choose_tier(1 << 20, n, 1, dtype, backward, tiers.H100_LIMITS)
+
+    for dtype, n in (
+        (torch.float32, 21),
+        (torch.bfloat16, 21),
+        (torch.float32, 63),
+        (torch.float16, 31),
+        (torch.bfloat16, 33),
+        (torch.bfloat16, 63),
+        (torch.float16, 50),
+        (torch.bfloat16, 3),
+        (torch.float16, 13),
+        (torch.float32, 3),
+        (torch.float32, 2),
+        (torch.bfloat16, 9),
     ):
-        assert tiers.choose_tier(1 << 20, n, 1, dtype, backward, tiers.H100_LIMITS) == tier, (dtype, n, backward)
+        for backward in (False, True):
+            assert tier(dtype, n, backward) == "flat_rows", (dtype, n, backward)
+    # 16-byte multiples keep the warp tier's packs; rows of one element (and the 16-bit forward of
+    # rows of two) measured faster there too
+    for dtype, n in ((torch.float32, 8), (torch.bfloat16, 64), (torch.bfloat16, 8), (torch.float32, 1)):
+        for backward in (False, True):
+            assert tier(dtype, n, backward) == "warp", (dtype, n, backward)
+    assert tier(torch.bfloat16, 2, False) == "warp"
+    assert tier(torch.bfloat16, 2, True) == "flat_rows"
+    # past 64 columns only the 16-bit backward measured faster on flat_rows, up to 128
+    for dtype, n, backward, expected in (
+        (torch.bfloat16, 65, False, "warp"),
+        (torch.bfloat16, 74, False, "warp"),
+        (torch.bfloat16, 100, False, "warp"),
+        (torch.bfloat16, 74, True, "flat_rows"),
+        (torch.bfloat16, 100, True, "flat_rows"),
+        (torch.float16, 127, True, "flat_rows"),
+        (torch.bfloat16, 129, True, "warp"),
+        (torch.float32, 101, True, "warp"),
+        (torch.float32, 65, False, "warp"),
+    ):
+        assert tier(dtype, n, backward) == expected, (dtype, n, backward)
 
 
 def test_rows_off_16_byte_boundaries_are_matched_to_points_of_their_kind():

@@ -41,35 +41,40 @@ FLAT_ROWS_THREADS = 256
 #: chooses one); a row takes at most a warp's 32 lanes, so the longest row the tier holds is 32 x 32
 FLAT_ROWS_LANE_ELEMS = (4, 32)
 FLAT_ROWS_MAX_COLS = 32 * max(FLAT_ROWS_LANE_ELEMS)
-#: "auto" takes flat_rows for rows of FLAT_ROWS_MIN_COLS..FLAT_ROWS_AUTO_MAX_COLS whose byte length
-#: is no multiple of 16. H100, the two tiers alternated in one process (benchmarks/flat_rows_probe.py):
-#: rows of 21 (channels-last (16, 21, 512, 512) over channels) float32 0.88 of copy against the
-#: warp tier's 0.36, bf16 0.47 against 0.18, backward 1.00 and 0.83 against 0.55 and 0.28; rows of
-#: 33, 50 and 63 ahead by 0.06-0.16; rows of 3 behind (bf16 0.23 against 0.23, float32 0.45 against
-#: 0.48), and rows of 8 or 64 (16-byte multiples) behind the warp tier's 16-byte packs
-FLAT_ROWS_MIN_COLS = 16
+#: lanes a row, one kernel each (the kernel's G): a power of two up to a warp
+FLAT_ROWS_GROUPS = (1, 2, 4, 8, 16, 32)
+#: "auto" takes flat_rows for rows of FLAT_ROWS_MIN_COLS (16-bit forward: FLAT_ROWS_MIN_COLS_16BIT_FORWARD)
+#: to FLAT_ROWS_AUTO_MAX_COLS (16-bit backward: FLAT_ROWS_AUTO_MAX_COLS_16BIT_BACKWARD) whose byte
+#: length is no multiple of 16, and the warp tier (16-bit forward rows of 65-112: its sector groups)
+#: for the rest. H100, the kernels of a group size fixed at compile time against the warp tier,
+#: alternated in one process
+#: (benchmarks/grid_row_probe.py, results 2026-11-24_h100_s9): bf16 forward rows of 3-63 0.81-0.97
+#: of copy against 0.30-0.88 (rows of 21: 0.94 against 0.37; 37: 0.84 against 0.63), rows of 70-127
+#: behind (0.58-0.75 against 0.81-0.88); bf16 backward rows of 2-127 0.95-1.00 against 0.45-0.97;
+#: float32 rows of 2-63 level or ahead in both directions (rows of 9: 0.96 against 0.54 forward),
+#: level past 64. Rows of one element, and the 16-bit forward of rows of two, measured faster on
+#: the warp tier (bf16 0.55 and 0.79 against 0.45 and 0.77, log-softmax 0.79 against 0.70 at two;
+#: the backward of two 0.99 against 0.91 on flat_rows).
+#: Before the group size was a template parameter, flat_rows lost to the warp tier's sector groups
+#: on 16-bit rows of 33-112 and under 16 columns.
+FLAT_ROWS_MIN_COLS = 2
+FLAT_ROWS_MIN_COLS_16BIT_FORWARD = 3
 FLAT_ROWS_AUTO_MAX_COLS = 64
-#: longer rows measured against the warp tier (flat_rows_probe.py, 2026-11-24, lanes of 32 past
-#: 64 columns, of 4 up to 128 in the backward): ahead only in the 16-bit backward up to 128 columns
-#: (bf16 rows of 100: 0.89 of copy against 0.69), behind elsewhere (bf16 forward rows of 255, 501
-#: and 999: 0.70-0.74 against 0.80-0.90; float32 0.01-0.06 behind)
+#: rows past 128 measured on the warp tier (bf16 rows of 150 forward 0.77 against 0.60, backward
+#: 0.96 against 0.79; 255: 0.95 against 0.64 and 1.00 against 0.81)
 FLAT_ROWS_AUTO_MAX_COLS_16BIT_BACKWARD = 128
-#: 16-bit rows between these lengths take the warp tier's sector groups (SECTOR_GROUPS_16BIT)
-#: instead. H100, bf16, forced and timed in turn (benchmarks/flat_rows_probe.py, 2026-11-24): forward
-#: rows of 33-45 level (0.56-0.74), 50-122 ahead by 0.06-0.25 (rows of 74: 0.87 against 0.62);
-#: backward 33-100 ahead by up to 0.20 (rows of 74: 0.92 against 0.72; 60 and 63 0.02-0.03 behind),
-#: 122 and 127 behind (0.94-0.99 against 1.00); rows of 21 far behind (0.37 against 0.68 forward)
-FLAT_ROWS_SECTOR_GROUP_COLS_16BIT = (33, 112)
 FLAT_ROWS_SMEM_BUDGET = 48 * 1024
 
 
 def flat_rows_per_lane(dtype: torch.dtype, backward: bool, n: int) -> int:
-    """The elements a lane holds that "auto" takes. H100, alternated in one process: a row a lane
-    (32) for the 16-bit forward, bf16 rows of 21 0.53 -> 0.68 of copy (softmax), 0.48 -> 0.60
-    (log-softmax), rows of 33 0.40 -> 0.57, of 63 0.67 -> 0.74; a row over 8 lanes (4) for float32
-    (rows of 21: 0.85 against 0.79) and for every backward (bf16 rows of 21: 0.84 against 0.70),
-    up to the 128 columns 32 lanes of 4 hold."""
-    return 32 if (CXX_TYPES[dtype][2] == 2 and not backward) or n > 32 * 4 else 4
+    """The elements a lane holds that "auto" takes: a row over lanes of 4 for the backward and for
+    rows of up to 16, a row a lane (32) for longer forward rows. H100, kernels of a group size fixed
+    at compile time, alternated in one process (benchmarks/grid_row_probe.py, results
+    2026-11-24_h100_s9): bf16 forward rows of 21-63 0.84-0.96 of copy on lanes of 32 against
+    0.63-0.87 on lanes of 4, rows of 3-15 0.74-0.95 against 0.22-0.82; float32 forward rows of 21
+    and 37 0.97 against 0.95 and 0.89; every backward level or ahead on lanes of 4 (float32 rows of
+    3: 1.01 against 0.75). Rows past the 128 columns 32 lanes of 4 hold take lanes of 32."""
+    return 32 if n > 32 * 4 or (not backward and n > 16) else 4
 
 
 def flat_rows_shape(n: int, dtype: torch.dtype, backward: bool, per_lane: int | None = None) -> tuple[int, int, int]:
@@ -529,7 +534,7 @@ class Instance:
     log: bool
     pack: int = 1
     cols: int = 0  # warp, block_regs: elements per thread; flat_rows: elements of a row a lane holds
-    group: int = 0  # warp: lanes per row
+    group: int = 0  # warp, flat_rows: lanes per row
     rows: int = 0  # warp: rows per group
     stage: str = ""  # split_row: "partials" (kernel 1) or "finish" (kernel 2)
     storage: str = ""  # block_regs: block_regs_storage(...); "" takes its default; cluster: "kept"
@@ -567,7 +572,7 @@ class Instance:
         elif self.tier in ("block_smem", "block_uncached", "cluster"):
             shape = f"p{self.pack}"
         elif self.tier == "flat_rows":
-            return f"fs_flat_rows_{fn}_{direction}_{tag}_k{self.cols}"
+            return f"fs_flat_rows_{fn}_{direction}_{tag}_k{self.cols}_g{self.group}"
         elif self.tier == "split_row":
             shape = f"p{self.pack}_{self.stage}"
             if self.stage == "partials" and not self.backward:
@@ -635,15 +640,18 @@ class Instance:
         if self.backward:
             params = (
                 f"const {t}* y, const {t}* dy, {t}* dx, i64 rows, i64 n, i64 y_pitch, i64 dy_pitch, i64 dx_pitch, "
-                "i64 rows_per_cta, i64 group"
+                "i64 rows_per_cta"
             )
             call = (
-                f"flat_rows_backward<{t}, {log}, {self.cols}>(y, dy, dx, rows, n, y_pitch, dy_pitch, dx_pitch, "
-                "rows_per_cta, group)"
+                f"flat_rows_backward<{t}, {log}, {self.cols}, {self.group}>(y, dy, dx, rows, n, y_pitch, dy_pitch, "
+                "dx_pitch, rows_per_cta)"
             )
         else:
-            params = f"const {t}* x, {t}* y, i64 rows, i64 n, i64 x_pitch, i64 y_pitch, i64 rows_per_cta, i64 group"
-            call = f"flat_rows_forward<{t}, {log}, {self.cols}>(x, y, rows, n, x_pitch, y_pitch, rows_per_cta, group)"
+            params = f"const {t}* x, {t}* y, i64 rows, i64 n, i64 x_pitch, i64 y_pitch, i64 rows_per_cta"
+            call = (
+                f"flat_rows_forward<{t}, {log}, {self.cols}, {self.group}>(x, y, rows, n, x_pitch, y_pitch, "
+                "rows_per_cta)"
+            )
         return (
             f'extern "C" __global__ void __launch_bounds__({FLAT_ROWS_THREADS}) {self.name}({params}) {{\n'
             f"    {call};\n}}\n"
@@ -870,7 +878,11 @@ def all_instances():
                     pack = CLUSTER_COLUMNS_PACK
                     out.append(Instance("cluster", dtype, backward, log, pack, cols=packs * pack, columns=True))
                 out.append(grid_row_instance(dtype, backward, log))
-                out += [Instance("flat_rows", dtype, backward, log, cols=k) for k in FLAT_ROWS_LANE_ELEMS]
+                out += [
+                    Instance("flat_rows", dtype, backward, log, cols=k, group=g)
+                    for k in FLAT_ROWS_LANE_ELEMS
+                    for g in FLAT_ROWS_GROUPS
+                ]
     from .strided import all_instances as strided_instances  # its module imports this one
 
     return out + strided_instances()

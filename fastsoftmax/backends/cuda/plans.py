@@ -229,13 +229,13 @@ def _flat_rows(load, dtype, outer, n, pitches, log, backward, dev, tuning):
     over runs past the grid's limit)."""
     per_lane = tuning.flat_rows_per_lane or flat_rows_per_lane(dtype, backward, n)
     rows, group, smem = flat_rows_shape(n, dtype, backward, per_lane)
-    inst = Instance("flat_rows", dtype, backward, log, cols=per_lane)
-    kernel = Kernel(load(inst, dev), inst.name, dev, 10 if backward else 8, FLAT_ROWS_THREADS, 1, smem)
+    inst = Instance("flat_rows", dtype, backward, log, cols=per_lane, group=group)
+    kernel = Kernel(load(inst, dev), inst.name, dev, 9 if backward else 7, FLAT_ROWS_THREADS, 1, smem)
     kernel.allow_dynamic_smem(smem, tiers.STATIC_SMEM_RESERVE)
     per_sm = kernel.blocks_per_sm()
     if per_sm == 0:
         raise ValueError(f"tier 'flat_rows': {smem} bytes of shared memory a CTA do not fit")
-    return kernel.bound(min(_ceil_div(outer, rows), (1 << 31) - 1), (outer, n) + pitches + (rows, group))
+    return kernel.bound(min(_ceil_div(outer, rows), (1 << 31) - 1), (outer, n) + pitches + (rows,))
 
 
 def _split_row(load, dtype, outer, n, pitches, log, backward, align, dev, tuning):

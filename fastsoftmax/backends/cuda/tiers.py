@@ -3,10 +3,10 @@
 Tiers, from short rows to long ones:
 
 * ``warp``            rows of n <= 1024: a warp (or a narrower lane group) per row, row in registers;
-* ``flat_rows``       rows of n <= 64 (16-bit backward: 128; the tier holds up to 1024) that sit off
-                      16-byte boundaries, one after another (channels-last images over their
-                      channels): a CTA's rows copied through shared memory as one run of 16-byte
-                      pieces (flat_rows_tier.cuh);
+* ``flat_rows``       rows of 2 (16-bit forward: 3) to 64 (16-bit backward: 128; the tier holds up to
+                      1024) that sit off 16-byte boundaries, one after another (channels-last
+                      images over their channels): a CTA's rows copied through shared memory as
+                      one run of 16-byte pieces (flat_rows_tier.cuh);
 * ``block_regs``      rows of up to 32768 (16384 backward): a block per row holding the whole row
                       (in registers; long 16-bit rows staged in shared memory), one block launched
                       per row (16-bit rows from 512 columns, where it beats ``warp``);
@@ -48,7 +48,7 @@ from .instances import (
     FLAT_ROWS_AUTO_MAX_COLS_16BIT_BACKWARD,
     FLAT_ROWS_MAX_COLS,
     FLAT_ROWS_MIN_COLS,
-    FLAT_ROWS_SECTOR_GROUP_COLS_16BIT,
+    FLAT_ROWS_MIN_COLS_16BIT_FORWARD,
     LONG_ROW_STORAGES_16BIT,
     WARP_TIER_MAX_COLS,
     block_regs_max_cols,
@@ -279,9 +279,8 @@ def choose_tier(
         return strided.choose_tier(outer, n, inner, dtype, backward, limits, aligned)
     itemsize = CXX_TYPES[dtype][2]
     flat_max = FLAT_ROWS_AUTO_MAX_COLS_16BIT_BACKWARD if itemsize == 2 and backward else FLAT_ROWS_AUTO_MAX_COLS
-    low, high = FLAT_ROWS_SECTOR_GROUP_COLS_16BIT
-    sector_groups = itemsize == 2 and WARP_SECTOR_GROUPS and low <= n <= high
-    if FLAT_ROWS_MIN_COLS <= n <= flat_max and n * itemsize % 16 and not sector_groups:
+    flat_min = FLAT_ROWS_MIN_COLS_16BIT_FORWARD if itemsize == 2 and not backward else FLAT_ROWS_MIN_COLS
+    if flat_min <= n <= flat_max and n * itemsize % 16:
         return "flat_rows"
     if n <= WARP_TIER_MAX_COLS and (itemsize == 4 or n < BLOCK_REGS_MIN_COLS_16BIT or n * itemsize % 16):
         # 16-bit rows of 512-1024 off 16-byte boundaries: warp 0.96-0.99 of copy, block_regs in its

@@ -15,6 +15,11 @@
 // one paying for its exponentials, the padding too: a slot's test differs between a group's lanes);
 // K = 32 gives a row to one lane (G = 1 up to 32 columns): no shuffles, and the test on a slot is
 // the same in every lane, so padding slots are skipped.
+//
+// G is a template parameter, one kernel per group size: slot k of a lane then lies a constant
+// k * G elements past the lane's first, one shared-memory load with an immediate offset, where a
+// group size known only at run time cost an address and a bounds computation per slot (H100, bf16
+// rows of 21, Nsight Compute: 50 instructions an element, the issue slots 79% busy).
 #pragma once
 
 #include "strided_staged.cuh"
@@ -25,23 +30,19 @@ constexpr int kFlatRowsThreads = 256;
 
 // A lane's K elements of a row (-inf past its end, or for a lane without a row) as floats; the
 // host makes G >= n / K (instances.flat_rows_shape).
-template <int K, typename T>
-__device__ __forceinline__ void flat_lane_load(const T* row, int lane, int group, int cols, bool valid, float* v,
-                                               float pad) {
+template <int K, int G, typename T>
+__device__ __forceinline__ void flat_lane_load(const T* row, int lane, int cols, bool valid, float* v, float pad) {
+    const T* first = row + lane;
 #pragma unroll
-    for (int k = 0; k < K; ++k) {
-        const int c = lane + k * group;
-        v[k] = valid && c < cols ? to_float(row[c]) : pad;
-    }
+    for (int k = 0; k < K; ++k) v[k] = valid && lane + k * G < cols ? to_float(first[k * G]) : pad;
 }
 
-template <int K, typename T>
-__device__ __forceinline__ void flat_lane_store(T* row, int lane, int group, int cols, const float* v) {
+template <int K, int G, typename T>
+__device__ __forceinline__ void flat_lane_store(T* row, int lane, int cols, const float* v) {
+    T* first = row + lane;
 #pragma unroll
-    for (int k = 0; k < K; ++k) {
-        const int c = lane + k * group;
-        if (c < cols) row[c] = from_float<T>(v[k]);
-    }
+    for (int k = 0; k < K; ++k)
+        if (lane + k * G < cols) first[k * G] = from_float<T>(v[k]);
 }
 
 // One tensor's rows [r0, r0 + rows) in shared memory: element c of row r at buf[shift + r * n + c].
@@ -110,27 +111,15 @@ __device__ __forceinline__ void flat_copy(T* global, i64 pitch, int rows, int n,
     }
 }
 
-__device__ __forceinline__ float flat_group_max(float v, int group) {
-    for (int mask = group >> 1; mask > 0; mask >>= 1) v = fmaxf(v, __shfl_xor_sync(kFullMask, v, mask));
-    return v;
-}
-
-__device__ __forceinline__ float flat_group_sum(float v, int group) {
-    for (int mask = group >> 1; mask > 0; mask >>= 1) v += __shfl_xor_sync(kFullMask, v, mask);
-    return v;
-}
-
-// A thread's place in the row groups: groups of `g` lanes take one row each, `per_step` rows a
-// step; rows have `cols` elements.
+// A thread's place in the row groups: groups of G lanes take one row each, kPerStep rows a step;
+// rows have `cols` elements.
+template <int G>
 struct FlatLanes {
-    int g, lane, per_step, cols;
-    __device__ __forceinline__ FlatLanes(i64 group, i64 n)
-        : g((int)group),
-          lane((int)(threadIdx.x % (unsigned)group)),
-          per_step((int)(blockDim.x / (unsigned)group)),
-          cols((int)n) {}
+    static constexpr int kPerStep = kFlatRowsThreads / G;
+    int lane, cols;
+    __device__ __forceinline__ explicit FlatLanes(i64 n) : lane((int)(threadIdx.x % G)), cols((int)n) {}
     // the run's row this thread takes at the step starting with row `first`
-    __device__ __forceinline__ int row(int first) const { return first + (int)threadIdx.x / g; }
+    __device__ __forceinline__ int row(int first) const { return first + (int)threadIdx.x / G; }
 };
 
 // Softmax keeps a lane's terms exp(x - max) in its registers: the output is then term / sum, one
@@ -153,14 +142,14 @@ __device__ __forceinline__ float flat_kept_term(float v, float shift) {
 #define FLAT_ROWS_FOR_EACH_RUN(rows, rows_per_cta)                                           \
     for (i64 r0 = (i64)blockIdx.x * rows_per_cta; r0 < rows; r0 += (i64)gridDim.x * rows_per_cta)
 
-template <typename T, bool LOG, int K>
+template <typename T, bool LOG, int K, int G>
 __device__ __forceinline__ void flat_rows_forward(const T* x, T* y, i64 rows, i64 n, i64 x_pitch, i64 y_pitch,
-                                                  i64 rows_per_cta, i64 group) {
+                                                  i64 rows_per_cta) {
     extern __shared__ __align__(16) unsigned char flat_smem[];
     const int region = flat_region<T>((int)rows_per_cta, (int)n);
     T* xs = reinterpret_cast<T*>(flat_smem);
     T* ys = xs + region;
-    const FlatLanes L(group, n);
+    const FlatLanes<G> L(n);
     FLAT_ROWS_FOR_EACH_RUN(rows, rows_per_cta) {
         const int count = (int)min(rows_per_cta, rows - r0);
         const T* xg = x + r0 * x_pitch;
@@ -172,21 +161,21 @@ __device__ __forceinline__ void flat_rows_forward(const T* x, T* y, i64 rows, i6
         copy_async_wait();
         __syncthreads();
         // every lane runs every step (the shuffles need whole warps); lanes past the run idle
-        for (int first = 0; first < count; first += L.per_step) {
+        for (int first = 0; first < count; first += L.kPerStep) {
             const int r = L.row(first);
             const bool valid = r < count;
             float v[K];
-            flat_lane_load<K>(xr.buf + xr.shift + r * L.cols, L.lane, L.g, L.cols, valid, v, neg_inf());
+            flat_lane_load<K, G>(xr.buf + xr.shift + r * L.cols, L.lane, L.cols, valid, v, neg_inf());
             float m = v[0];
 #pragma unroll
             for (int k = 1; k < K; ++k) m = fmaxf(m, v[k]);
-            m = flat_group_max(m, L.g);
+            m = group_max<G>(m);
             // a row of -inf: subtract 0, so that the sum is 0 and the outputs NaN, as torch gives
             const float shift = m == neg_inf() ? 0.0f : m;
             float s = 0.0f;
 #pragma unroll
             for (int k = 0; k < K; ++k) {
-                if (L.lane + k * L.g >= L.cols) continue;  // padding: the same in every lane where G = 1
+                if (L.lane + k * G >= L.cols) continue;  // padding: the same in every lane where G = 1
                 if constexpr (LOG) {
                     s += sum_exp(v[k] - shift);
                 } else {
@@ -194,7 +183,7 @@ __device__ __forceinline__ void flat_rows_forward(const T* x, T* y, i64 rows, i6
                     s += v[k];
                 }
             }
-            s = flat_group_sum(s, L.g);
+            s = group_sum<G>(s);
             if (valid) {
                 if constexpr (LOG) {
                     const RowScale scale = row_scale(MaxSum{m, s});
@@ -205,7 +194,7 @@ __device__ __forceinline__ void flat_rows_forward(const T* x, T* y, i64 rows, i6
 #pragma unroll
                     for (int k = 0; k < K; ++k) v[k] *= inv;
                 }
-                flat_lane_store<K>(yr.buf + yr.shift + r * L.cols, L.lane, L.g, L.cols, v);
+                flat_lane_store<K, G>(yr.buf + yr.shift + r * L.cols, L.lane, L.cols, v);
             }
         }
         __syncthreads();
@@ -213,15 +202,15 @@ __device__ __forceinline__ void flat_rows_forward(const T* x, T* y, i64 rows, i6
     }
 }
 
-template <typename T, bool LOG, int K>
+template <typename T, bool LOG, int K, int G>
 __device__ __forceinline__ void flat_rows_backward(const T* y, const T* dy, T* dx, i64 rows, i64 n, i64 y_pitch,
-                                                   i64 dy_pitch, i64 dx_pitch, i64 rows_per_cta, i64 group) {
+                                                   i64 dy_pitch, i64 dx_pitch, i64 rows_per_cta) {
     extern __shared__ __align__(16) unsigned char flat_smem[];
     const int region = flat_region<T>((int)rows_per_cta, (int)n);
     T* ys = reinterpret_cast<T*>(flat_smem);
     T* dys = ys + region;
     T* dxs = dys + region;
-    const FlatLanes L(group, n);
+    const FlatLanes<G> L(n);
     FLAT_ROWS_FOR_EACH_RUN(rows, rows_per_cta) {
         const int count = (int)min(rows_per_cta, rows - r0);
         const T* yg = y + r0 * y_pitch;
@@ -235,20 +224,20 @@ __device__ __forceinline__ void flat_rows_backward(const T* y, const T* dy, T* d
         flat_copy<T, true>(const_cast<T*>(dyg), dy_pitch, count, L.cols, dyr);
         copy_async_wait();
         __syncthreads();
-        for (int first = 0; first < count; first += L.per_step) {
+        for (int first = 0; first < count; first += L.kPerStep) {
             const int r = L.row(first);
             const bool valid = r < count;
             float yv[K], dyv[K];
-            flat_lane_load<K>(yr.buf + yr.shift + r * L.cols, L.lane, L.g, L.cols, valid, yv, 0.0f);
-            flat_lane_load<K>(dyr.buf + dyr.shift + r * L.cols, L.lane, L.g, L.cols, valid, dyv, 0.0f);
+            flat_lane_load<K, G>(yr.buf + yr.shift + r * L.cols, L.lane, L.cols, valid, yv, 0.0f);
+            flat_lane_load<K, G>(dyr.buf + dyr.shift + r * L.cols, L.lane, L.cols, valid, dyv, 0.0f);
             float total = 0.0f;
 #pragma unroll
             for (int k = 0; k < K; ++k) total += backward_term<LOG>(yv[k], dyv[k]);
-            total = flat_group_sum(total, L.g);
+            total = group_sum<G>(total);
             if (valid) {
 #pragma unroll
                 for (int k = 0; k < K; ++k) yv[k] = input_grad<LOG>(yv[k], dyv[k], total);
-                flat_lane_store<K>(dxr.buf + dxr.shift + r * L.cols, L.lane, L.g, L.cols, yv);
+                flat_lane_store<K, G>(dxr.buf + dxr.shift + r * L.cols, L.lane, L.cols, yv);
             }
         }
         __syncthreads();
