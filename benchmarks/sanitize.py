@@ -40,8 +40,18 @@ PROBLEMS = {
     # (29, 37) and (41, 50): 16-bit rows in narrow packs held by groups of 16 and 8 lanes
     "warp": [((37, 7), -1), ((5, 1000), -1), ((3, 65), -1), ((9, 777), -1), ((29, 37), -1), ((41, 50), -1)],
     # rows of 21: every run starts and ends off a 16-byte boundary; a group of one lane; 64 columns;
-    # rows over 32 lanes of 4 (16-bit backward) or of 32 slots, up to the longest the tier holds
-    "flat_rows": [((3001, 21), -1), ((700, 3), -1), ((130, 64), -1), ((301, 127), -1), ((40, 1001), -1)],
+    # rows over 32 lanes of 4 (16-bit backward) or of 32 slots, up to the longest the tier holds;
+    # every group size of lanes a row (1-32) in one direction or both
+    "flat_rows": [
+        ((3001, 21), -1),
+        ((700, 3), -1),
+        ((500, 8), -1),
+        ((200, 13), -1),
+        ((130, 64), -1),
+        ((301, 127), -1),
+        ((64, 300), -1),
+        ((40, 1001), -1),
+    ],
     "block_regs": [((6, 3001), -1), ((3, 32768), -1), ((2, 9000), -1)],
     "block_smem": [((4, 40001), -1)],
     "block_uncached": [((3, 70001), -1)],

@@ -250,19 +250,30 @@ def _table_choice(backward: bool, strided: bool, dtype: torch.dtype, n: int, num
         distance = abs(math.log2(point["n"]) - math.log2(n)) + 0.5 * abs(math.log2(point["numel"]) - math.log2(numel))
         if strided:
             distance += abs(math.log2(_point_inner(point)) - math.log2(inner))
-        elif (point["n"] * itemsize % 16 == 0) != (n * itemsize % 16 == 0):
+        elif row_kind(point["n"], itemsize) != row_kind(n, itemsize):
             distance += ROW_ALIGNMENT_DISTANCE
         if distance < best_distance:
             best, best_distance = min(timings, key=lambda name: timings[name] * _handicap(name, timings)), distance
     return best
 
 
-#: Rows whose byte length is a multiple of 16 and rows whose length is not run different kernels
-#: (16-byte packs, or flat_rows' runs through shared memory and narrower packs): a measured point of
-#: the other kind counts as this many octaves of n further away. H100: bf16 rows of 100 backward
-#: took 0.89 of copy on the CUDA backend (flat_rows) and 0.54 on Triton, whose nearest point, rows
-#: of 128, the two backends ran level (benchmarks/results/2026-11-24_h100_s6/flat_rows_probe_long_rows.txt).
+#: Rows of different kinds (row_kind) run different kernels: a measured point of another kind counts
+#: as this many octaves of n further away. H100: bf16 rows of 100 backward took 0.89 of copy on the
+#: CUDA backend (flat_rows) and 0.54 on Triton, whose nearest point, rows of 128, the two backends ran
+#: level (benchmarks/results/2026-11-24_h100_s6/flat_rows_probe_long_rows.txt); bf16 rows of 56, 72,
+#: 88 and 104 forward took 0.22-0.34 on Triton (slower than torch.softmax) and 0.78-0.91 on the CUDA
+#: backend, while rows of 48, 64, 80, 96 and 112 ran 0.95-0.96 on Triton (results
+#: 2026-11-24_h100_s9, main_*_13-43-21.json and main_*_13-39-58.json).
 ROW_ALIGNMENT_DISTANCE = 2.0
+
+
+def row_kind(n: int, itemsize: int) -> tuple[bool, bool]:
+    """What decides the kernels a row of n elements gets: whether its byte length is a multiple of
+    16 (the CUDA backend's 16-byte packs, else flat_rows or narrow packs), and whether n is a
+    multiple of 16 (Triton specializes a kernel for integer arguments divisible by 16, the row pitch
+    among them; the others measured far slower there)."""
+    return n * itemsize % 16 == 0, n % 16 == 0
+
 
 #: Triton wins a measured point only by more than this fraction of the CUDA backend's time where
 #: that time is short (under TRITON_MARGIN_BELOW_US): the points time the GPU, and a Triton launch

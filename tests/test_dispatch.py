@@ -248,13 +248,17 @@ def test_short_rows_off_16_byte_boundaries_take_the_flat_rows_tier():
     ):
         for backward in (False, True):
             assert tier(dtype, n, backward) == "flat_rows", (dtype, n, backward)
-    # 16-byte multiples keep the warp tier's packs; rows of one element (and the 16-bit forward of
-    # rows of two) measured faster there too
-    for dtype, n in ((torch.float32, 8), (torch.bfloat16, 64), (torch.bfloat16, 8), (torch.float32, 1)):
+    # 16-byte multiples keep the warp tier's packs, but for rows of one pack and the 16-bit backward;
+    # rows of one element (and the 16-bit forward of rows of two) measured faster there too
+    for dtype, n in ((torch.float32, 8), (torch.float32, 64), (torch.float32, 1), (torch.bfloat16, 1)):
         for backward in (False, True):
             assert tier(dtype, n, backward) == "warp", (dtype, n, backward)
-    assert tier(torch.bfloat16, 2, False) == "warp"
-    assert tier(torch.bfloat16, 2, True) == "flat_rows"
+    for dtype, n in ((torch.bfloat16, 64), (torch.bfloat16, 32), (torch.float16, 16), (torch.bfloat16, 2)):
+        assert tier(dtype, n, False) == "warp", (dtype, n)
+        assert tier(dtype, n, True) == "flat_rows", (dtype, n)
+    for dtype, n in ((torch.bfloat16, 8), (torch.float16, 8), (torch.float32, 4)):
+        for backward in (False, True):
+            assert tier(dtype, n, backward) == "flat_rows", (dtype, n, backward)
     # past 64 columns only the 16-bit backward measured faster on flat_rows, up to 128
     for dtype, n, backward, expected in (
         (torch.bfloat16, 65, False, "warp"),
@@ -276,9 +280,16 @@ def test_rows_off_16_byte_boundaries_are_matched_to_points_of_their_kind():
     dispatch.clear_caches()
     try:
         assert dispatch._table_choice(True, False, torch.bfloat16, 100, (1 << 20) * 100) == "cuda"
-        # a row of a 16-byte multiple still follows the aligned points
+        # a row of a 16-byte multiple still follows the aligned points of its kind
         aligned = dispatch._table_choice(True, False, torch.bfloat16, 128, (1 << 19) * 128)
-        assert aligned == dispatch._table_choice(True, False, torch.bfloat16, 136, (1 << 19) * 136)
+        assert aligned == dispatch._table_choice(True, False, torch.bfloat16, 144, (1 << 19) * 144)
+        # rows of 16-byte multiples but not of 16 elements: measured far slower on Triton (bf16 rows
+        # of 56-104 forward 0.22-0.34 of copy, 0.78-0.91 on the CUDA backend), whatever the points
+        # of rows of 16-element multiples say
+        assert dispatch.row_kind(72, 2) == (True, False) != dispatch.row_kind(64, 2)
+        for n in (24, 40, 56, 72, 88, 104, 120, 136, 152, 200):
+            for backward in (False, True):
+                assert dispatch._table_choice(backward, False, torch.bfloat16, n, 1 << 26) == "cuda", (n, backward)
     finally:
         dispatch.clear_caches()
 

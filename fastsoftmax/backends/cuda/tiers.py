@@ -280,7 +280,14 @@ def choose_tier(
     itemsize = CXX_TYPES[dtype][2]
     flat_max = FLAT_ROWS_AUTO_MAX_COLS_16BIT_BACKWARD if itemsize == 2 and backward else FLAT_ROWS_AUTO_MAX_COLS
     flat_min = FLAT_ROWS_MIN_COLS_16BIT_FORWARD if itemsize == 2 and not backward else FLAT_ROWS_MIN_COLS
-    if flat_min <= n <= flat_max and n * itemsize % 16:
+    # Rows on 16-byte boundaries keep the warp tier's 16-byte packs but for rows of one pack (bf16
+    # forward rows of 8: 0.96 of copy on flat_rows against 0.82, float32 rows of 4 0.98 against 0.83)
+    # and the 16-bit backward (bf16 rows of 24-128 0.98-1.00 against 0.77-0.96, level at 16): in the
+    # forward a lane of flat_rows reads its own row, and rows 64 bytes apart put 16 lanes on one
+    # shared-memory bank (bf16 rows of 32 and 64 0.32 against 0.94-0.97; rows of 24 and 48 0.82-0.85
+    # against 0.91-0.92). H100, alternated in one process (results 2026-11-24_h100_s9).
+    aligned_flat = n * itemsize == 16 or (itemsize == 2 and backward)
+    if flat_min <= n <= flat_max and (n * itemsize % 16 or aligned_flat):
         return "flat_rows"
     if n <= WARP_TIER_MAX_COLS and (itemsize == 4 or n < BLOCK_REGS_MIN_COLS_16BIT or n * itemsize % 16):
         # 16-bit rows of 512-1024 off 16-byte boundaries: warp 0.96-0.99 of copy, block_regs in its
