@@ -227,7 +227,7 @@ def test_shipped_table_sends_vocabulary_rows_to_the_cluster_tier():
 
 
 def test_short_rows_off_16_byte_boundaries_take_the_flat_rows_tier():
-    from fastsoftmax.backends.cuda import tiers
+    from fastsoftmax.backends.cuda import instances, tiers
 
     def tier(dtype, n, backward):
         return tiers.choose_tier(1 << 20, n, 1, dtype, backward, tiers.H100_LIMITS)
@@ -259,11 +259,20 @@ def test_short_rows_off_16_byte_boundaries_take_the_flat_rows_tier():
     for dtype, n in ((torch.bfloat16, 8), (torch.float16, 8), (torch.float32, 4)):
         for backward in (False, True):
             assert tier(dtype, n, backward) == "flat_rows", (dtype, n, backward)
-    # past 64 columns only the 16-bit backward measured faster on flat_rows, up to 128
+    # past 64 columns the 16-bit rows measured faster on flat_rows, up to 160 forward and 128
+    # backward (forward rows on 16-byte boundaries too, unless of a multiple of 16 elements), but for
+    # rows whose pitch puts a warp's lanes on few shared-memory banks (65 and 127: 5 words a bank)
+    assert instances.flat_rows_bank_ways(127, torch.bfloat16, False) == 5
+    assert instances.flat_rows_bank_ways(21, torch.bfloat16, False) <= instances.FLAT_ROWS_MAX_BANK_WAYS
     for dtype, n, backward, expected in (
         (torch.bfloat16, 65, False, "warp"),
-        (torch.bfloat16, 74, False, "warp"),
-        (torch.bfloat16, 100, False, "warp"),
+        (torch.bfloat16, 127, False, "warp"),
+        (torch.bfloat16, 126, False, "flat_rows"),
+        (torch.bfloat16, 74, False, "flat_rows"),
+        (torch.bfloat16, 150, False, "flat_rows"),
+        (torch.bfloat16, 152, False, "flat_rows"),
+        (torch.bfloat16, 96, False, "warp"),
+        (torch.bfloat16, 161, False, "warp"),
         (torch.bfloat16, 74, True, "flat_rows"),
         (torch.bfloat16, 100, True, "flat_rows"),
         (torch.float16, 127, True, "flat_rows"),

@@ -9,6 +9,7 @@ launches them. ``all_instances()`` lists the whole space, which CI compiles for 
 
 from __future__ import annotations
 
+import functools
 from dataclasses import dataclass
 
 import torch
@@ -44,37 +45,36 @@ FLAT_ROWS_MAX_COLS = 32 * max(FLAT_ROWS_LANE_ELEMS)
 #: lanes a row, one kernel each (the kernel's G): a power of two up to a warp
 FLAT_ROWS_GROUPS = (1, 2, 4, 8, 16, 32)
 #: "auto" takes flat_rows for rows of FLAT_ROWS_MIN_COLS (16-bit forward: FLAT_ROWS_MIN_COLS_16BIT_FORWARD)
-#: to FLAT_ROWS_AUTO_MAX_COLS (16-bit backward: FLAT_ROWS_AUTO_MAX_COLS_16BIT_BACKWARD) whose byte
-#: length is no multiple of 16, and the warp tier (16-bit forward rows of 65-112: its sector groups)
-#: for the rest. H100, the kernels of a group size fixed at compile time against the warp tier,
-#: alternated in one process
-#: (benchmarks/grid_row_probe.py, results 2026-11-24_h100_s9): bf16 forward rows of 3-63 0.81-0.97
-#: of copy against 0.30-0.88 (rows of 21: 0.94 against 0.37; 37: 0.84 against 0.63), rows of 70-127
-#: behind (0.58-0.75 against 0.81-0.88); bf16 backward rows of 2-127 0.95-1.00 against 0.45-0.97;
-#: float32 rows of 2-63 level or ahead in both directions (rows of 9: 0.96 against 0.54 forward),
-#: level past 64. Rows of one element, and the 16-bit forward of rows of two, measured faster on
-#: the warp tier (bf16 0.55 and 0.79 against 0.45 and 0.77, log-softmax 0.79 against 0.70 at two;
-#: the backward of two 0.99 against 0.91 on flat_rows).
-#: Before the group size was a template parameter, flat_rows lost to the warp tier's sector groups
-#: on 16-bit rows of 33-112 and under 16 columns.
+#: to FLAT_ROWS_AUTO_MAX_COLS (16-bit: FLAT_ROWS_AUTO_MAX_COLS_16BIT) whose byte length is no
+#: multiple of 16 (rows on 16-byte boundaries: tiers.choose_tier), and the warp tier for the rest.
+#: H100, the kernels of a group size fixed at compile time against the warp tier, alternated in one
+#: process (benchmarks/grid_row_probe.py, results 2026-11-24_h100_s9): bf16 forward rows of 3-63
+#: 0.81-0.97 of copy against 0.30-0.88 (rows of 21: 0.96 against 0.37; 37: 0.96 against 0.63), rows
+#: of 65-160 0.91-0.99 against 0.63-0.88 (150: 0.94 against 0.75) but for rows of 127 (0.78 against
+#: 0.87); bf16 backward rows of 2-127 0.95-1.00 against 0.45-0.97; float32 rows of 2-63 level or
+#: ahead in both directions (rows of 9: 0.96 against 0.54 forward), level past 64. Rows of one
+#: element, and the 16-bit forward of rows of two, measured faster on the warp tier (bf16 0.55 and
+#: 0.79 against 0.45 and 0.77, log-softmax 0.79 against 0.70 at two; the backward of two 0.99
+#: against 0.91 on flat_rows); past 160 the warp tier wins (bf16 rows of 200 and 255 forward 0.95
+#: and 0.92 against 0.91 and 0.86; backward of 136-255 0.92-1.01 against 0.74-0.97). Before the
+#: group size was a template parameter, flat_rows lost to the warp tier's sector groups on 16-bit
+#: rows of 33-112 and under 16 columns.
 FLAT_ROWS_MIN_COLS = 2
 FLAT_ROWS_MIN_COLS_16BIT_FORWARD = 3
 FLAT_ROWS_AUTO_MAX_COLS = 64
-#: rows past 128 measured on the warp tier (bf16 rows of 150 forward 0.77 against 0.60, backward
-#: 0.96 against 0.79; 255: 0.95 against 0.64 and 1.00 against 0.81)
-FLAT_ROWS_AUTO_MAX_COLS_16BIT_BACKWARD = 128
+FLAT_ROWS_AUTO_MAX_COLS_16BIT = {False: 160, True: 128}
 FLAT_ROWS_SMEM_BUDGET = 48 * 1024
 
 
 def flat_rows_per_lane(dtype: torch.dtype, backward: bool, n: int) -> int:
     """The elements a lane holds that "auto" takes: a row over lanes of 4 for the backward and for
-    rows of up to 16, a row a lane (32) for longer forward rows. H100, kernels of a group size fixed
-    at compile time, alternated in one process (benchmarks/grid_row_probe.py, results
-    2026-11-24_h100_s9): bf16 forward rows of 21-63 0.84-0.96 of copy on lanes of 32 against
-    0.63-0.87 on lanes of 4, rows of 3-15 0.74-0.95 against 0.22-0.82; float32 forward rows of 21
-    and 37 0.97 against 0.95 and 0.89; every backward level or ahead on lanes of 4 (float32 rows of
-    3: 1.01 against 0.75). Rows past the 128 columns 32 lanes of 4 hold take lanes of 32."""
-    return 32 if n > 32 * 4 or (not backward and n > 16) else 4
+    forward rows of up to 8, lanes of 32 (a row a lane up to 32 columns) for longer forward rows.
+    H100, alternated in one process (benchmarks/grid_row_probe.py, results 2026-11-24_h100_s9): bf16
+    forward rows of 9-63 0.84-0.96 of copy on lanes of 32 against 0.63-0.90 on lanes of 4 (rows of
+    9: 0.86 against 0.75, log-softmax 0.82 against 0.65), rows of 5 and 8 0.81 and 0.75 against
+    0.85 and 0.96; every backward level or ahead on lanes of 4 (bf16 rows of 37: 0.96 against 0.77).
+    Rows past the 128 columns 32 lanes of 4 hold take lanes of 32."""
+    return 32 if n > 32 * 4 or (not backward and n > 8) else 4
 
 
 def flat_rows_shape(n: int, dtype: torch.dtype, backward: bool, per_lane: int | None = None) -> tuple[int, int, int]:
@@ -97,6 +97,27 @@ def flat_rows_shape(n: int, dtype: torch.dtype, backward: bool, per_lane: int | 
     piece = 16 // itemsize
     region = -(-(rows * n + piece) // piece) * piece  # room for the run's shift (flat_region)
     return rows, group, tensors * region * itemsize
+
+
+#: "auto" takes flat_rows only where a warp's first access to its rows in shared memory reads at most
+#: this many words of one bank: rows whose pitch lies near a multiple of 128 bytes put their lanes on
+#: few banks (H100, bf16 forward rows of 127, 5 words a bank: 0.78 of copy against the warp tier's
+#: 0.87; rows of 32 and 64, 16: 0.32 against 0.94-0.97; results 2026-11-24_h100_s9)
+FLAT_ROWS_MAX_BANK_WAYS = 4
+
+
+@functools.cache
+def flat_rows_bank_ways(n: int, dtype: torch.dtype, backward: bool) -> int:
+    """The most words of one shared-memory bank a warp of flat_rows reads at once: its groups' first
+    elements of 32 / G rows laid end to end (flat_rows_tier.cuh)."""
+    itemsize = CXX_TYPES[dtype][2]
+    group = flat_rows_shape(n, dtype, backward)[1]
+    words: dict = {}
+    for row in range(32 // group):
+        for lane in range(min(group, n)):
+            word = (row * n + lane) * itemsize // 4
+            words.setdefault(word % 32, set()).add(word)
+    return max(len(bank) for bank in words.values())
 
 
 #: columns per thread for full-warp rows: every count up to 8, then coarser steps, so that a row is

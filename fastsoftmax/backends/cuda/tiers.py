@@ -3,10 +3,10 @@
 Tiers, from short rows to long ones:
 
 * ``warp``            rows of n <= 1024: a warp (or a narrower lane group) per row, row in registers;
-* ``flat_rows``       rows of 2 (16-bit forward: 3) to 64 (16-bit backward: 128; the tier holds up to
-                      1024) that sit off 16-byte boundaries, one after another (channels-last
-                      images over their channels): a CTA's rows copied through shared memory as
-                      one run of 16-byte pieces (flat_rows_tier.cuh);
+* ``flat_rows``       rows of 2 (16-bit forward: 3) to 64 (16-bit: 160 forward, 128 backward; the
+                      tier holds up to 1024) that sit off 16-byte boundaries, one after another
+                      (channels-last images over their channels): a CTA's rows copied through
+                      shared memory as one run of 16-byte pieces (flat_rows_tier.cuh);
 * ``block_regs``      rows of up to 32768 (16384 backward): a block per row holding the whole row
                       (in registers; long 16-bit rows staged in shared memory), one block launched
                       per row (16-bit rows from 512 columns, where it beats ``warp``);
@@ -45,7 +45,8 @@ from .instances import (
     CLUSTER_SIZES,
     CXX_TYPES,
     FLAT_ROWS_AUTO_MAX_COLS,
-    FLAT_ROWS_AUTO_MAX_COLS_16BIT_BACKWARD,
+    FLAT_ROWS_AUTO_MAX_COLS_16BIT,
+    FLAT_ROWS_MAX_BANK_WAYS,
     FLAT_ROWS_MAX_COLS,
     FLAT_ROWS_MIN_COLS,
     FLAT_ROWS_MIN_COLS_16BIT_FORWARD,
@@ -54,6 +55,7 @@ from .instances import (
     block_regs_max_cols,
     cluster_max_cols,
     cluster_preferred_max_cols,
+    flat_rows_bank_ways,
 )
 
 ROW_TIERS = ("warp", "flat_rows", "block_regs", "cluster", "block_smem", "block_uncached", "split_row", "grid_row")
@@ -278,16 +280,22 @@ def choose_tier(
         # tuning changes how the chosen tier launches, through the plan key)
         return strided.choose_tier(outer, n, inner, dtype, backward, limits, aligned)
     itemsize = CXX_TYPES[dtype][2]
-    flat_max = FLAT_ROWS_AUTO_MAX_COLS_16BIT_BACKWARD if itemsize == 2 and backward else FLAT_ROWS_AUTO_MAX_COLS
+    flat_max = FLAT_ROWS_AUTO_MAX_COLS_16BIT[backward] if itemsize == 2 else FLAT_ROWS_AUTO_MAX_COLS
     flat_min = FLAT_ROWS_MIN_COLS_16BIT_FORWARD if itemsize == 2 and not backward else FLAT_ROWS_MIN_COLS
     # Rows on 16-byte boundaries keep the warp tier's 16-byte packs but for rows of one pack (bf16
-    # forward rows of 8: 0.96 of copy on flat_rows against 0.82, float32 rows of 4 0.98 against 0.83)
-    # and the 16-bit backward (bf16 rows of 24-128 0.98-1.00 against 0.77-0.96, level at 16): in the
-    # forward a lane of flat_rows reads its own row, and rows 64 bytes apart put 16 lanes on one
-    # shared-memory bank (bf16 rows of 32 and 64 0.32 against 0.94-0.97; rows of 24 and 48 0.82-0.85
-    # against 0.91-0.92). H100, alternated in one process (results 2026-11-24_h100_s9).
-    aligned_flat = n * itemsize == 16 or (itemsize == 2 and backward)
-    if flat_min <= n <= flat_max and (n * itemsize % 16 or aligned_flat):
+    # forward rows of 8: 0.96 of copy on flat_rows against 0.82, float32 rows of 4 0.98 against
+    # 0.83), the 16-bit backward (bf16 rows of 24-128 0.98-1.00 against 0.77-0.96, level at 16) and
+    # 16-bit forward rows past 64 of no multiple of 16 elements (72-152: 0.92-0.98 against 0.80-0.95).
+    # Where the row pitch has a large power of two among its factors, the lanes that read their own
+    # rows from shared memory meet on few banks (bf16 forward rows of 32 and 64 0.32 against
+    # 0.94-0.97; of 24 and 48 0.82-0.85 against 0.91-0.92). H100, alternated in one process
+    # (results 2026-11-24_h100_s9).
+    aligned_flat = n * itemsize == 16 or (itemsize == 2 and backward) or (itemsize == 2 and n > 64 and n % 16)
+    if (
+        flat_min <= n <= flat_max
+        and (n * itemsize % 16 or aligned_flat)
+        and flat_rows_bank_ways(n, dtype, backward) <= FLAT_ROWS_MAX_BANK_WAYS
+    ):
         return "flat_rows"
     if n <= WARP_TIER_MAX_COLS and (itemsize == 4 or n < BLOCK_REGS_MIN_COLS_16BIT or n * itemsize % 16):
         # 16-bit rows of 512-1024 off 16-byte boundaries: warp 0.96-0.99 of copy, block_regs in its

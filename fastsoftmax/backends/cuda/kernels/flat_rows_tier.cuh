@@ -11,10 +11,8 @@
 // In shared memory a group of G lanes (a power of two up to 32, chosen by the host from n) owns a
 // row: lane l takes elements l, l + G, ... (at most K of them, held in registers between the
 // passes), so a warp's lanes read consecutive addresses, and the group reduces by xor shuffles.
-// Backward copies y and dy in and dx out. K = 4 spreads a row of 21 over 8 lanes (32 slots, every
-// one paying for its exponentials, the padding too: a slot's test differs between a group's lanes);
-// K = 32 gives a row to one lane (G = 1 up to 32 columns): no shuffles, and the test on a slot is
-// the same in every lane, so padding slots are skipped.
+// Backward copies y and dy in and dx out. K = 4 spreads a row of 21 over 8 lanes; K = 32 gives a
+// row to one lane (G = 1 up to 32 columns): no shuffles (see flat_stop for the slots past a row).
 //
 // G is a template parameter, one kernel per group size: slot k of a lane then lies a constant
 // k * G elements past the lane's first, one shared-memory load with an immediate offset, where a
@@ -28,21 +26,39 @@ namespace fastsoftmax {
 
 constexpr int kFlatRowsThreads = 256;
 
-// A lane's K elements of a row (-inf past its end, or for a lane without a row) as floats; the
-// host makes G >= n / K (instances.flat_rows_shape).
+// Lanes that hold many slots (K = 32) leave each loop at the first group of kFlatStopEvery slots
+// wholly past their last element of the row: one compare a group, the rest of a group run as
+// padding (H100, bf16 forward rows of 9 on lanes of 32 slots 0.58 -> 0.84 of copy, rows of 100 over
+// 4 lanes 0.64 -> 0.87; a compare at every slot lost rows of 21 and 63, 0.94 -> 0.89). Lanes of few
+// slots (K = 4) run them all: leaving early split a group's lanes from each other (bf16 backward
+// rows of 21 over 8 lanes of 4: 0.98 -> 0.83).
+constexpr int kFlatStopEvery = 8;
+
+template <int K>
+__device__ __forceinline__ bool flat_stop(int k, int slots) {
+    return K > kFlatStopEvery && k % kFlatStopEvery == 0 && k >= slots;
+}
+
+// A lane's elements of a row as floats: `slots` of them (the host makes G >= n / K,
+// instances.flat_rows_shape), then `pad` in the slots past the row that it runs (flat_stop).
 template <int K, int G, typename T>
-__device__ __forceinline__ void flat_lane_load(const T* row, int lane, int cols, bool valid, float* v, float pad) {
+__device__ __forceinline__ void flat_lane_load(const T* row, int lane, int slots, float* v, float pad) {
     const T* first = row + lane;
 #pragma unroll
-    for (int k = 0; k < K; ++k) v[k] = valid && lane + k * G < cols ? to_float(first[k * G]) : pad;
+    for (int k = 0; k < K; ++k) {
+        if (flat_stop<K>(k, slots)) break;
+        v[k] = k < slots ? to_float(first[k * G]) : pad;
+    }
 }
 
 template <int K, int G, typename T>
-__device__ __forceinline__ void flat_lane_store(T* row, int lane, int cols, const float* v) {
+__device__ __forceinline__ void flat_lane_store(T* row, int lane, int slots, const float* v) {
     T* first = row + lane;
 #pragma unroll
-    for (int k = 0; k < K; ++k)
-        if (lane + k * G < cols) first[k * G] = from_float<T>(v[k]);
+    for (int k = 0; k < K; ++k) {
+        if (flat_stop<K>(k, slots)) break;
+        if (k < slots) first[k * G] = from_float<T>(v[k]);
+    }
 }
 
 // One tensor's rows [r0, r0 + rows) in shared memory: element c of row r at buf[shift + r * n + c].
@@ -120,6 +136,10 @@ struct FlatLanes {
     __device__ __forceinline__ explicit FlatLanes(i64 n) : lane((int)(threadIdx.x % G)), cols((int)n) {}
     // the run's row this thread takes at the step starting with row `first`
     __device__ __forceinline__ int row(int first) const { return first + (int)threadIdx.x / G; }
+    // the elements of that row this lane holds: 0 for a row past the run's `count`
+    __device__ __forceinline__ int slots(int r, int count) const {
+        return r < count && lane < cols ? (cols - lane + G - 1) / G : 0;
+    }
 };
 
 // Softmax keeps a lane's terms exp(x - max) in its registers: the output is then term / sum, one
@@ -163,19 +183,23 @@ __device__ __forceinline__ void flat_rows_forward(const T* x, T* y, i64 rows, i6
         // every lane runs every step (the shuffles need whole warps); lanes past the run idle
         for (int first = 0; first < count; first += L.kPerStep) {
             const int r = L.row(first);
-            const bool valid = r < count;
+            const int slots = L.slots(r, count);
             float v[K];
-            flat_lane_load<K, G>(xr.buf + xr.shift + r * L.cols, L.lane, L.cols, valid, v, neg_inf());
-            float m = v[0];
+            flat_lane_load<K, G>(xr.buf + xr.shift + r * L.cols, L.lane, slots, v, neg_inf());
+            float m = neg_inf();
 #pragma unroll
-            for (int k = 1; k < K; ++k) m = fmaxf(m, v[k]);
+            for (int k = 0; k < K; ++k) {
+                if (flat_stop<K>(k, slots)) break;
+                m = fmaxf(m, v[k]);
+            }
             m = group_max<G>(m);
             // a row of -inf: subtract 0, so that the sum is 0 and the outputs NaN, as torch gives
             const float shift = m == neg_inf() ? 0.0f : m;
             float s = 0.0f;
 #pragma unroll
             for (int k = 0; k < K; ++k) {
-                if (L.lane + k * G >= L.cols) continue;  // padding: the same in every lane where G = 1
+                if (flat_stop<K>(k, slots)) break;
+                if (k >= slots) continue;
                 if constexpr (LOG) {
                     s += sum_exp(v[k] - shift);
                 } else {
@@ -184,18 +208,22 @@ __device__ __forceinline__ void flat_rows_forward(const T* x, T* y, i64 rows, i6
                 }
             }
             s = group_sum<G>(s);
-            if (valid) {
-                if constexpr (LOG) {
-                    const RowScale scale = row_scale(MaxSum{m, s});
+            if constexpr (LOG) {
+                const RowScale scale = row_scale(MaxSum{m, s});
 #pragma unroll
-                    for (int k = 0; k < K; ++k) v[k] = normalise<LOG, T>(v[k], scale);
-                } else {
-                    const float inv = 1.0f / s;
-#pragma unroll
-                    for (int k = 0; k < K; ++k) v[k] *= inv;
+                for (int k = 0; k < K; ++k) {
+                    if (flat_stop<K>(k, slots)) break;
+                    v[k] = normalise<LOG, T>(v[k], scale);
                 }
-                flat_lane_store<K, G>(yr.buf + yr.shift + r * L.cols, L.lane, L.cols, v);
+            } else {
+                const float inv = 1.0f / s;
+#pragma unroll
+                for (int k = 0; k < K; ++k) {
+                    if (flat_stop<K>(k, slots)) break;
+                    v[k] *= inv;
+                }
             }
+            flat_lane_store<K, G>(yr.buf + yr.shift + r * L.cols, L.lane, slots, v);
         }
         __syncthreads();
         flat_copy<T, false>(yg, y_pitch, count, L.cols, yr);
@@ -226,19 +254,23 @@ __device__ __forceinline__ void flat_rows_backward(const T* y, const T* dy, T* d
         __syncthreads();
         for (int first = 0; first < count; first += L.kPerStep) {
             const int r = L.row(first);
-            const bool valid = r < count;
+            const int slots = L.slots(r, count);
             float yv[K], dyv[K];
-            flat_lane_load<K, G>(yr.buf + yr.shift + r * L.cols, L.lane, L.cols, valid, yv, 0.0f);
-            flat_lane_load<K, G>(dyr.buf + dyr.shift + r * L.cols, L.lane, L.cols, valid, dyv, 0.0f);
+            flat_lane_load<K, G>(yr.buf + yr.shift + r * L.cols, L.lane, slots, yv, 0.0f);
+            flat_lane_load<K, G>(dyr.buf + dyr.shift + r * L.cols, L.lane, slots, dyv, 0.0f);
             float total = 0.0f;
 #pragma unroll
-            for (int k = 0; k < K; ++k) total += backward_term<LOG>(yv[k], dyv[k]);
-            total = group_sum<G>(total);
-            if (valid) {
-#pragma unroll
-                for (int k = 0; k < K; ++k) yv[k] = input_grad<LOG>(yv[k], dyv[k], total);
-                flat_lane_store<K, G>(dxr.buf + dxr.shift + r * L.cols, L.lane, L.cols, yv);
+            for (int k = 0; k < K; ++k) {  // padding slots add 0 * 0
+                if (flat_stop<K>(k, slots)) break;
+                total += backward_term<LOG>(yv[k], dyv[k]);
             }
+            total = group_sum<G>(total);
+#pragma unroll
+            for (int k = 0; k < K; ++k) {
+                if (flat_stop<K>(k, slots)) break;
+                yv[k] = input_grad<LOG>(yv[k], dyv[k], total);
+            }
+            flat_lane_store<K, G>(dxr.buf + dxr.shift + r * L.cols, L.lane, slots, yv);
         }
         __syncthreads();
         flat_copy<T, false>(dxg, dx_pitch, count, L.cols, dxr);
