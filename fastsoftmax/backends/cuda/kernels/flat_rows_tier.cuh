@@ -28,10 +28,10 @@ constexpr int kFlatRowsThreads = 256;
 
 // Lanes that hold many slots (K = 32) leave each loop at the first group of kFlatStopEvery slots
 // wholly past their last element of the row: one compare a group, the rest of a group run as
-// padding (H100, bf16 forward rows of 9 on lanes of 32 slots 0.58 -> 0.84 of copy, rows of 100 over
-// 4 lanes 0.64 -> 0.87; a compare at every slot lost rows of 21 and 63, 0.94 -> 0.89). Lanes of few
-// slots (K = 4) run them all: leaving early split a group's lanes from each other (bf16 backward
-// rows of 21 over 8 lanes of 4: 0.98 -> 0.83).
+// padding (H100, bf16 forward rows of 100 over 4 lanes 0.64 -> 0.91 of copy, of 37 over 2 lanes
+// 0.83 -> 0.96; a compare at every slot lost rows of 21 and 63, 0.94 and 0.92 -> 0.89 and 0.87).
+// Lanes of few slots (K = 4) run them all: leaving early split a group's lanes from each other
+// (bf16 backward rows of 21 over 8 lanes of 4: 0.98 -> 0.83).
 constexpr int kFlatStopEvery = 8;
 
 template <int K>
