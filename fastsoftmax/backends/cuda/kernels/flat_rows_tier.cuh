@@ -1,5 +1,6 @@
-// Tier "flat_rows": short rows that sit off 16-byte boundaries, one after another in memory (a
-// channels-last image softmaxed over its 21 channels: rows of 42 or 84 bytes). The warp tier reads
+// Tier "flat_rows": short rows one after another in memory, most of them off 16-byte boundaries (a
+// channels-last image softmaxed over its 21 channels: rows of 42 or 84 bytes; which rows "auto"
+// gives it, aligned ones among them: tiers.choose_tier). The warp tier reads
 // such rows an element a lane, a few dozen bytes an instruction. Here a CTA copies its rows -- one
 // contiguous run of rows * n elements when the row pitch is n -- into shared memory in 16-byte
 // pieces, single elements only at the run's two ends, computes there, and writes the run back the
