@@ -309,7 +309,7 @@ def test_flat_rows_holds_rows_up_to_a_warp_of_32_slot_lanes():
     for dtype in (torch.float32, torch.bfloat16):
         for backward in (False, True):
             for n in (17, 64, 100, 128, 129, 150, 513, 1000, 1024):
-                per_lane = instances.flat_rows_per_lane(dtype, backward, n)
+                per_lane = instances.flat_rows_per_lane(backward, n)
                 rows, group, smem = instances.flat_rows_shape(n, dtype, backward)
                 assert group * per_lane >= n and group <= 32 and rows % (256 // group) == 0
                 assert smem >= (3 if backward else 2) * rows * n * dtype.itemsize

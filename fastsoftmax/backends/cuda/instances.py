@@ -66,7 +66,7 @@ FLAT_ROWS_AUTO_MAX_COLS_16BIT = {False: 160, True: 128}
 FLAT_ROWS_SMEM_BUDGET = 48 * 1024
 
 
-def flat_rows_per_lane(dtype: torch.dtype, backward: bool, n: int) -> int:
+def flat_rows_per_lane(backward: bool, n: int) -> int:
     """The elements a lane holds that "auto" takes: a row over lanes of 4 for the backward and for
     forward rows of up to 8, lanes of 32 (a row a lane up to 32 columns) for longer forward rows.
     H100, alternated in one process (benchmarks/grid_row_probe.py, results 2026-11-24_h100_s9): bf16
@@ -83,7 +83,7 @@ def flat_rows_shape(n: int, dtype: torch.dtype, backward: bool, per_lane: int | 
     in whole steps of the CTA's groups."""
     if n > FLAT_ROWS_MAX_COLS:
         raise ValueError(f"tier 'flat_rows' holds rows of at most {FLAT_ROWS_MAX_COLS} columns, not {n}")
-    per_lane = per_lane or flat_rows_per_lane(dtype, backward, n)
+    per_lane = per_lane or flat_rows_per_lane(backward, n)
     if per_lane not in FLAT_ROWS_LANE_ELEMS:
         raise ValueError(f"tier 'flat_rows': a lane holds one of {FLAT_ROWS_LANE_ELEMS} elements, not {per_lane}")
     if n > 32 * per_lane:

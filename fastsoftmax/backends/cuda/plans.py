@@ -227,7 +227,7 @@ def _cluster(load, dtype, outer, n, pitches, log, backward, align, dev, tuning):
 def _flat_rows(load, dtype, outer, n, pitches, log, backward, dev, tuning):
     """Runs of rows through shared memory (flat_rows_tier.cuh): a CTA a run (the kernel strides
     over runs past the grid's limit)."""
-    per_lane = tuning.flat_rows_per_lane or flat_rows_per_lane(dtype, backward, n)
+    per_lane = tuning.flat_rows_per_lane or flat_rows_per_lane(backward, n)
     rows, group, smem = flat_rows_shape(n, dtype, backward, per_lane)
     inst = Instance("flat_rows", dtype, backward, log, cols=per_lane, group=group)
     kernel = Kernel(load(inst, dev), inst.name, dev, 9 if backward else 7, FLAT_ROWS_THREADS, 1, smem)

@@ -290,7 +290,7 @@ def choose_tier(
     # rows from shared memory meet on few banks (bf16 forward rows of 32 and 64 0.32 against
     # 0.94-0.97; of 24 and 48 0.82-0.85 against 0.91-0.92). H100, alternated in one process
     # (results 2026-11-24_h100_s9).
-    aligned_flat = n * itemsize == 16 or (itemsize == 2 and backward) or (itemsize == 2 and n > 64 and n % 16)
+    aligned_flat = n * itemsize == 16 or (itemsize == 2 and (backward or (n > 64 and n % 16)))
     if (
         flat_min <= n <= flat_max
         and (n * itemsize % 16 or aligned_flat)
