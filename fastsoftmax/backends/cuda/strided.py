@@ -20,7 +20,7 @@ Kernel argument order (every parameter 8 bytes, see ``instances.py``):
 
 * strided: pointers, workspace, n, inner, (stride 0, stride 1) of each tensor, chunk, splits,
   mode (the stage, 0 whole / 1 partials / 2 finish / 3 merge, | 4 for chunk-major block order, | 8
-  for a finish after a merge);
+  for a finish after a merge, | 16 for interleaved chunks);
 * strided_staged: pointers, workspace, outer, n, inner, (stride 0, stride 1) of each tensor,
   geometry (tile columns | copy bytes << 16 | outer index fastest << 31 | staged rows << 32),
   chunk, splits;
@@ -79,6 +79,10 @@ def strided_row_bytes(inner: int, itemsize: int) -> int:
 STRIDED_CHUNK_MAJOR = True
 #: the kernels' mode bit for chunk-major order (kChunkMajor in strided_tier.cuh)
 STRIDED_MODE_CHUNK_MAJOR = 4
+#: split problems deal their rows round the chunks in groups (strided_tier.cuh's kInterleaved) so
+#: that the resident blocks sweep the tensor together, rather than each streaming its own chunk
+STRIDED_INTERLEAVED = True
+STRIDED_MODE_INTERLEAVED = 16
 #: the kernels' stages (strided_tier.cuh): partials, finish, and the merge between them, with the
 #: finish's bit for a merged workspace (kMerged)
 STRIDED_PARTIALS, STRIDED_FINISH, STRIDED_MERGE, STRIDED_MODE_MERGED = 1, 2, 3, 8
@@ -438,6 +442,9 @@ def build(load, key):
 
     chunk_major = STRIDED_CHUNK_MAJOR if tuning.strided_chunk_major is None else tuning.strided_chunk_major
     order = STRIDED_MODE_CHUNK_MAJOR if chunk_major else 0
+    interleaved = STRIDED_INTERLEAVED if tuning.strided_interleaved is None else tuning.strided_interleaved
+    if interleaved:
+        order |= STRIDED_MODE_INTERLEAVED
 
     merge = splits >= STRIDED_MERGE_MIN_SPLITS if tuning.strided_merge is None else bool(tuning.strided_merge)
 

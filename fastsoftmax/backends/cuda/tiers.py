@@ -144,6 +144,9 @@ class Tuning:
     #: (True: wherever the layout allows, else an error), or always staged (False), instead of
     #: strided.takes_columns' rule
     staged_columns: bool | None = None
+    #: strided: split problems' chunks interleaved (groups of rows dealt round the chunks) or
+    #: contiguous, instead of strided.STRIDED_INTERLEAVED
+    strided_interleaved: bool | None = None
 
     def __post_init__(self):
         if self.long_row_storage_16bit not in (None, *LONG_ROW_STORAGES_16BIT):

@@ -20,7 +20,14 @@
 //   * many splits: every kFinish block merging all `splits` pairs of its columns reads the
 //     workspace splits times over (H100, bf16 (1048576, 128) over dim 0: 1056 splits, a gigabyte
 //     of pairs). A stage kMerge between the two, one block per tile, merges them once into the
-//     tile's first slot, and kFinish (with kMerged) reads that one.
+//     tile's first slot, and kFinish (with kMerged) reads that one, every thread for itself, with
+//     no merge over the block's slices.
+//
+// Rows of a chunk (kInterleaved): with contiguous chunks, the blocks resident at once stream from
+// as many places spread over the whole tensor. Interleaved, a block's rows are groups of kUnroll x
+// S rows, group g going to chunk g % splits, so the resident blocks' groups at each step lie
+// together and sweep the tensor as one window, the way an elementwise kernel's blocks do; kFinish
+// sweeps it backwards, starting where kPartials ended (in L2).
 //
 // Columns past `inner` in the last tile hold -inf (empty pairs) and are never written.
 #pragma once
@@ -39,19 +46,15 @@ constexpr int kMerge = 3;
 constexpr int kStageMask = 3;
 constexpr int kChunkMajor = 4;
 constexpr int kMerged = 8;
+constexpr int kInterleaved = 16;
 
-
-// Pairs (or sums) a thread merges before the block's tree: kFinish reads every chunk's, or only
-// the tile's first slot once kMerge has merged them there; kMerge reads every chunk's.
-__device__ __forceinline__ i64 stage_slots(int mode, i64 splits) {
-    return (mode & kStageMask) == kFinish && (mode & kMerged) ? 1 : splits;
-}
 
 struct StridedTile {
     i64 o;       // outer index
     i64 column;  // first column of this thread's pack
     int valid;   // columns of the pack inside `inner` (0 .. P)
     i64 k_begin, k_end;
+    i64 split;   // chunk index
     i64 tile;    // tile index
     i64 slot;    // (tile, chunk) as tile * splits + chunk: where its partial results go
 };
@@ -82,6 +85,7 @@ __device__ __forceinline__ StridedTile strided_tile(i64 n, i64 inner, i64 chunk,
     t.valid = left <= 0 ? 0 : (left >= P ? P : (int)left);
     t.k_begin = split * chunk;
     t.k_end = min(n, t.k_begin + chunk);
+    t.split = split;
     t.tile = tile;
     t.slot = tile * splits + split;
     return t;
@@ -93,6 +97,33 @@ __device__ __forceinline__ StridedTile stage_tile(int mode, i64 n, i64 inner, i6
     const int stage = mode & kStageMask;
     if (stage == kMerge) return strided_tile<P>(n, inner, n, 1, false, false);
     return strided_tile<P>(n, inner, chunk, splits, stage == kFinish, mode & kChunkMajor);
+}
+
+// The rows of the block's chunk, in steps of kUnroll x S rows: full(k) for a whole step (rows k,
+// k + S, .. k + (kUnroll - 1) S of this thread), one(k) for each row of a partial one. Contiguous
+// chunks walk [k_begin, k_end); interleaved ones (kInterleaved) the groups split, split + splits,
+// .. of n, backwards for kFinish.
+template <typename Full, typename One>
+__device__ __forceinline__ void walk_rows(const StridedTile& t, i64 n, i64 splits, int mode, Full full, One one) {
+    const i64 slices = blockDim.y;
+    if (!(mode & kInterleaved)) {
+        i64 k = t.k_begin + threadIdx.y;
+        for (; k + (kUnroll - 1) * slices < t.k_end; k += kUnroll * slices) full(k);
+        for (; k < t.k_end; k += slices) one(k);
+        return;
+    }
+    const i64 group = kUnroll * slices;
+    const i64 groups = (n + group - 1) / group;
+    const i64 mine = t.split < groups ? (groups - 1 - t.split) / splits + 1 : 0;
+    const bool backwards = (mode & kStageMask) == kFinish;
+    for (i64 i = 0; i < mine; ++i) {
+        const i64 base = (t.split + (backwards ? mine - 1 - i : i) * splits) * group;
+        if (base + group <= n) {
+            full(base + threadIdx.y);
+        } else {
+            for (i64 k = base + threadIdx.y; k < n; k += slices) one(k);
+        }
+    }
 }
 
 // P columns of one row: one packed access when all are inside `inner`; -inf (forward) or 0
@@ -167,36 +198,43 @@ __device__ __forceinline__ void strided_forward(const T* x, T* y, float* partial
     MaxSum state[P];
 #pragma unroll
     for (int i = 0; i < P; ++i) state[i] = empty_maxsum();
-    if (stage == kFinish || stage == kMerge) {
-        // a column's pairs over every chunk: chunk s of this tile sits at slot tile * splits + s
-        for (i64 s = threadIdx.y; s < stage_slots(mode, splits); s += slices) {
-            const float* pair = partials + 2 * ((t.tile * splits + s) * tile_width + threadIdx.x * P);
+    // a column's pairs over every chunk: chunk s of this tile sits at slot tile * splits + s, and
+    // after kMerge the tile's first slot holds them merged, which every thread then reads itself
+    const float* pairs = partials + 2 * (t.tile * splits * tile_width + threadIdx.x * P);
+    const bool merged = stage == kFinish && (mode & kMerged);
+    if (merged) {
+#pragma unroll
+        for (int i = 0; i < P; ++i) state[i] = MaxSum{pairs[2 * i], pairs[2 * i + 1]};
+    } else if (stage == kFinish || stage == kMerge) {
+        for (i64 s = threadIdx.y; s < splits; s += slices) {
+            const float* pair = pairs + s * 2 * tile_width;
 #pragma unroll
             for (int i = 0; i < P; ++i) state[i] = merge(state[i], MaxSum{pair[2 * i], pair[2 * i + 1]});
         }
     } else {
-        i64 k = t.k_begin + threadIdx.y;
-        for (; k + (kUnroll - 1) * slices < t.k_end; k += kUnroll * slices) {
-            Pack<T, P> raw[kUnroll];
+        walk_rows(
+            t, n, splits, mode,
+            [&](i64 k) {
+                Pack<T, P> raw[kUnroll];
 #pragma unroll
-            for (int u = 0; u < kUnroll; ++u)
-                raw[u] = load_raw_columns<T, P>(src + (k + u * slices) * xs1, t.valid, neg_inf());
+                for (int u = 0; u < kUnroll; ++u)
+                    raw[u] = load_raw_columns<T, P>(src + (k + u * slices) * xs1, t.valid, neg_inf());
 #pragma unroll
-            for (int i = 0; i < P; ++i) {
-                float column[kUnroll];
+                for (int i = 0; i < P; ++i) {
+                    float column[kUnroll];
 #pragma unroll
-                for (int u = 0; u < kUnroll; ++u) column[u] = to_float(raw[u].elems()[i]);
-                accumulate<kUnroll>(state[i], column);
-            }
-        }
-        for (; k < t.k_end; k += slices) {
-            float v[P];
-            load_columns<T, P>(src + k * xs1, t.valid, neg_inf(), v);
+                    for (int u = 0; u < kUnroll; ++u) column[u] = to_float(raw[u].elems()[i]);
+                    accumulate<kUnroll>(state[i], column);
+                }
+            },
+            [&](i64 k) {
+                float v[P];
+                load_columns<T, P>(src + k * xs1, t.valid, neg_inf(), v);
 #pragma unroll
-            for (int i = 0; i < P; ++i) accumulate<1>(state[i], v + i);
-        }
+                for (int i = 0; i < P; ++i) accumulate<1>(state[i], v + i);
+            });
     }
-    merge_slices<P>(shared, state, MergeMaxSum());
+    if (!merged) merge_slices<P>(shared, state, MergeMaxSum());
     if (stage == kPartials || stage == kMerge) {
         // kMerge: into the tile's first slot, which every thread of the block has read by now
         if (threadIdx.y == 0) {
@@ -213,31 +251,28 @@ __device__ __forceinline__ void strided_forward(const T* x, T* y, float* partial
     }
     RowScale scale[P];
 #pragma unroll
-    for (int i = 0; i < P; ++i) scale[i] = row_scale(shared[threadIdx.x * P + i]);
+    for (int i = 0; i < P; ++i) scale[i] = row_scale(merged ? state[i] : shared[threadIdx.x * P + i]);
     if (t.valid == 0) return;
 
     T* dst = y + t.o * ys0 + t.column;
-    i64 k = t.k_begin + threadIdx.y;
-    for (; k + (kUnroll - 1) * slices < t.k_end; k += kUnroll * slices) {
-        Pack<T, P> raw[kUnroll];
-#pragma unroll
-        for (int u = 0; u < kUnroll; ++u) raw[u] = load_raw_columns<T, P>(src + (k + u * slices) * xs1, t.valid, 0.0f);
-#pragma unroll
-        for (int u = 0; u < kUnroll; ++u) {
-            float v[P];
-            unpack<T, P>(raw[u], v);
-#pragma unroll
-            for (int i = 0; i < P; ++i) v[i] = normalise<LOG, T>(v[i], scale[i]);
-            store_columns<T, P>(dst + (k + u * slices) * ys1, t.valid, v);
-        }
-    }
-    for (; k < t.k_end; k += slices) {
+    const auto write_row = [&](const Pack<T, P>& raw, i64 k) {
         float v[P];
-        load_columns<T, P>(src + k * xs1, t.valid, 0.0f, v);
+        unpack<T, P>(raw, v);
 #pragma unroll
         for (int i = 0; i < P; ++i) v[i] = normalise<LOG, T>(v[i], scale[i]);
         store_columns<T, P>(dst + k * ys1, t.valid, v);
-    }
+    };
+    walk_rows(
+        t, n, splits, mode,
+        [&](i64 k) {
+            Pack<T, P> raw[kUnroll];
+#pragma unroll
+            for (int u = 0; u < kUnroll; ++u)
+                raw[u] = load_raw_columns<T, P>(src + (k + u * slices) * xs1, t.valid, 0.0f);
+#pragma unroll
+            for (int u = 0; u < kUnroll; ++u) write_row(raw[u], k + u * slices);
+        },
+        [&](i64 k) { write_row(load_raw_columns<T, P>(src + k * xs1, t.valid, 0.0f), k); });
 }
 
 template <typename T, int P, bool LOG>
@@ -255,39 +290,43 @@ __device__ __forceinline__ void strided_backward(const T* y, const T* dy, T* dx,
     float sum[P];
 #pragma unroll
     for (int i = 0; i < P; ++i) sum[i] = 0.0f;
-    if (stage == kFinish || stage == kMerge) {
-        for (i64 s = threadIdx.y; s < stage_slots(mode, splits); s += slices) {
-            const float* part = partials + (t.tile * splits + s) * tile_width + threadIdx.x * P;
+    const float* parts = partials + t.tile * splits * tile_width + threadIdx.x * P;
+    const bool merged = stage == kFinish && (mode & kMerged);
+    if (merged) {
+#pragma unroll
+        for (int i = 0; i < P; ++i) sum[i] = parts[i];
+    } else if (stage == kFinish || stage == kMerge) {
+        for (i64 s = threadIdx.y; s < splits; s += slices) {
+            const float* part = parts + s * tile_width;
 #pragma unroll
             for (int i = 0; i < P; ++i) sum[i] += part[i];
         }
     } else {
-        i64 k = t.k_begin + threadIdx.y;
-        for (; k + (kUnroll - 1) * slices < t.k_end; k += kUnroll * slices) {
-            Pack<T, P> y_raw[kUnroll], dy_raw[kUnroll];
-#pragma unroll
-            for (int u = 0; u < kUnroll; ++u) {
-                y_raw[u] = load_raw_columns<T, P>(y_col + (k + u * slices) * ys1, t.valid, 0.0f);
-                dy_raw[u] = load_raw_columns<T, P>(dy_col + (k + u * slices) * dys1, t.valid, 0.0f);
-            }
-#pragma unroll
-            for (int u = 0; u < kUnroll; ++u) {
-                float yv[P], dyv[P];
-                unpack<T, P>(y_raw[u], yv);
-                unpack<T, P>(dy_raw[u], dyv);
-#pragma unroll
-                for (int i = 0; i < P; ++i) sum[i] += backward_term<LOG>(yv[i], dyv[i]);
-            }
-        }
-        for (; k < t.k_end; k += slices) {
+        const auto add_row = [&](const Pack<T, P>& y_raw, const Pack<T, P>& dy_raw) {
             float yv[P], dyv[P];
-            load_columns<T, P>(y_col + k * ys1, t.valid, 0.0f, yv);
-            load_columns<T, P>(dy_col + k * dys1, t.valid, 0.0f, dyv);
+            unpack<T, P>(y_raw, yv);
+            unpack<T, P>(dy_raw, dyv);
 #pragma unroll
             for (int i = 0; i < P; ++i) sum[i] += backward_term<LOG>(yv[i], dyv[i]);
-        }
+        };
+        walk_rows(
+            t, n, splits, mode,
+            [&](i64 k) {
+                Pack<T, P> y_raw[kUnroll], dy_raw[kUnroll];
+#pragma unroll
+                for (int u = 0; u < kUnroll; ++u) {
+                    y_raw[u] = load_raw_columns<T, P>(y_col + (k + u * slices) * ys1, t.valid, 0.0f);
+                    dy_raw[u] = load_raw_columns<T, P>(dy_col + (k + u * slices) * dys1, t.valid, 0.0f);
+                }
+#pragma unroll
+                for (int u = 0; u < kUnroll; ++u) add_row(y_raw[u], dy_raw[u]);
+            },
+            [&](i64 k) {
+                add_row(load_raw_columns<T, P>(y_col + k * ys1, t.valid, 0.0f),
+                        load_raw_columns<T, P>(dy_col + k * dys1, t.valid, 0.0f));
+            });
     }
-    merge_slices<P>(shared, sum, AddFloat());
+    if (!merged) merge_slices<P>(shared, sum, AddFloat());
     if (stage == kPartials || stage == kMerge) {
         if (threadIdx.y == 0) {
             const i64 slot = stage == kMerge ? t.tile * splits : t.slot;
@@ -299,36 +338,34 @@ __device__ __forceinline__ void strided_backward(const T* y, const T* dy, T* dx,
     }
     float total[P];
 #pragma unroll
-    for (int i = 0; i < P; ++i) total[i] = shared[threadIdx.x * P + i];
+    for (int i = 0; i < P; ++i) total[i] = merged ? sum[i] : shared[threadIdx.x * P + i];
     if (t.valid == 0) return;
 
     T* dx_col = dx + t.o * dxs0 + t.column;
-    i64 k = t.k_begin + threadIdx.y;
-    for (; k + (kUnroll - 1) * slices < t.k_end; k += kUnroll * slices) {
-        Pack<T, P> y_raw[kUnroll], dy_raw[kUnroll];
-#pragma unroll
-        for (int u = 0; u < kUnroll; ++u) {
-            y_raw[u] = load_raw_columns<T, P>(y_col + (k + u * slices) * ys1, t.valid, 0.0f);
-            dy_raw[u] = load_raw_columns<T, P>(dy_col + (k + u * slices) * dys1, t.valid, 0.0f);
-        }
-#pragma unroll
-        for (int u = 0; u < kUnroll; ++u) {
-            float yv[P], dyv[P];
-            unpack<T, P>(y_raw[u], yv);
-            unpack<T, P>(dy_raw[u], dyv);
-#pragma unroll
-            for (int i = 0; i < P; ++i) yv[i] = input_grad<LOG>(yv[i], dyv[i], total[i]);
-            store_columns<T, P>(dx_col + (k + u * slices) * dxs1, t.valid, yv);
-        }
-    }
-    for (; k < t.k_end; k += slices) {
+    const auto write_row = [&](const Pack<T, P>& y_raw, const Pack<T, P>& dy_raw, i64 k) {
         float yv[P], dyv[P];
-        load_columns<T, P>(y_col + k * ys1, t.valid, 0.0f, yv);
-        load_columns<T, P>(dy_col + k * dys1, t.valid, 0.0f, dyv);
+        unpack<T, P>(y_raw, yv);
+        unpack<T, P>(dy_raw, dyv);
 #pragma unroll
         for (int i = 0; i < P; ++i) yv[i] = input_grad<LOG>(yv[i], dyv[i], total[i]);
         store_columns<T, P>(dx_col + k * dxs1, t.valid, yv);
-    }
+    };
+    walk_rows(
+        t, n, splits, mode,
+        [&](i64 k) {
+            Pack<T, P> y_raw[kUnroll], dy_raw[kUnroll];
+#pragma unroll
+            for (int u = 0; u < kUnroll; ++u) {
+                y_raw[u] = load_raw_columns<T, P>(y_col + (k + u * slices) * ys1, t.valid, 0.0f);
+                dy_raw[u] = load_raw_columns<T, P>(dy_col + (k + u * slices) * dys1, t.valid, 0.0f);
+            }
+#pragma unroll
+            for (int u = 0; u < kUnroll; ++u) write_row(y_raw[u], dy_raw[u], k + u * slices);
+        },
+        [&](i64 k) {
+            write_row(load_raw_columns<T, P>(y_col + k * ys1, t.valid, 0.0f),
+                      load_raw_columns<T, P>(dy_col + k * dys1, t.valid, 0.0f), k);
+        });
 }
 
 }  // namespace fastsoftmax
