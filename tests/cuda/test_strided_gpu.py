@@ -91,6 +91,28 @@ def test_long_axes_streamed_and_split(shape, dim, dtype):
     run(x, dim, True, "strided_staged", backward=shape[0] * shape[1] <= 1 << 24)
 
 
+@pytest.mark.parametrize("interleaved", [False, True])
+@pytest.mark.parametrize("dtype", [torch.float32, torch.bfloat16], ids=str)
+@pytest.mark.parametrize(
+    "shape,dim,kind",
+    [
+        ((40001, 33), 0, "contiguous"),  # hundreds of splits over two tiles, a ragged last group
+        ((3, 4001, 33), 1, "contiguous"),  # a few splits: some chunks one group short of others
+        ((2, 70000, 64), 1, "offset"),  # single-element packs
+        ((1 << 16, 256), 0, "contiguous"),
+    ],
+)
+def test_split_chunks_interleaved_or_contiguous(shape, dim, kind, dtype, interleaved):
+    # the strided tier's split problems with their rows dealt round the chunks in groups, and in
+    # contiguous chunks, whichever auto would choose
+    from fastsoftmax.backends.cuda import tiers
+
+    x = view_of(kind, shape, dtype)
+    with tiers.tuned(strided_interleaved=interleaved):
+        for log in (False, True):
+            run(x, dim, log, "strided")
+
+
 @pytest.mark.parametrize("tier", TIERS + [None])
 @pytest.mark.parametrize("dtype", DTYPES, ids=str)
 @pytest.mark.parametrize("shape", [(6, 333, 40), (3, 700, 96), (2, 70000, 64)])

@@ -79,9 +79,15 @@ def strided_row_bytes(inner: int, itemsize: int) -> int:
 STRIDED_CHUNK_MAJOR = True
 #: the kernels' mode bit for chunk-major order (kChunkMajor in strided_tier.cuh)
 STRIDED_MODE_CHUNK_MAJOR = 4
-#: split problems deal their rows round the chunks in groups (strided_tier.cuh's kInterleaved) so
-#: that the resident blocks sweep the tensor together, rather than each streaming its own chunk
-STRIDED_INTERLEAVED = True
+#: split problems of at least this many splits deal their rows round the chunks in groups
+#: (strided_tier.cuh's kInterleaved), so that the resident blocks sweep the tensor together rather
+#: than each stream its own chunk. H100, the two alternated in one process
+#: (benchmarks/kernel_breakdown.py, results 2026-11-24_h100_s10/strided_interleaved_ab.txt): bf16
+#: (65536, 2048) over dim 0 (132 splits) forward 0.552 -> 0.570 of copy, backward 0.580 -> 0.595;
+#: (1048576, 128) (396 splits) 0.555 -> 0.575 and 0.559 -> 0.581; float32 +0.005 to +0.013. Three
+#: splits of many tiles lost ((32, 4096, 1024) over dim 1 one element in, bf16 forward 0.452 ->
+#: 0.422, float32 0.572 -> 0.562): they keep contiguous chunks.
+STRIDED_INTERLEAVE_MIN_SPLITS = 16
 STRIDED_MODE_INTERLEAVED = 16
 #: the kernels' stages (strided_tier.cuh): partials, finish, and the merge between them, with the
 #: finish's bit for a merged workspace (kMerged)
@@ -442,7 +448,10 @@ def build(load, key):
 
     chunk_major = STRIDED_CHUNK_MAJOR if tuning.strided_chunk_major is None else tuning.strided_chunk_major
     order = STRIDED_MODE_CHUNK_MAJOR if chunk_major else 0
-    interleaved = STRIDED_INTERLEAVED if tuning.strided_interleaved is None else tuning.strided_interleaved
+    if tuning.strided_interleaved is None:
+        interleaved = splits >= STRIDED_INTERLEAVE_MIN_SPLITS
+    else:
+        interleaved = tuning.strided_interleaved
     if interleaved:
         order |= STRIDED_MODE_INTERLEAVED
 

@@ -145,7 +145,7 @@ class Tuning:
     #: strided.takes_columns' rule
     staged_columns: bool | None = None
     #: strided: split problems' chunks interleaved (groups of rows dealt round the chunks) or
-    #: contiguous, instead of strided.STRIDED_INTERLEAVED
+    #: contiguous, instead of interleaved from strided.STRIDED_INTERLEAVE_MIN_SPLITS splits
     strided_interleaved: bool | None = None
 
     def __post_init__(self):
