@@ -235,12 +235,17 @@ def _table_choice(backward: bool, strided: bool, dtype: torch.dtype, n: int, num
     """The fastest backend at the measured point nearest to this problem (in log n and log numel,
     and for strided problems log inner: the kernels' access patterns change with it far more than
     with n, e.g. an H100 ran (16, 21, 512, 512) over dim 1 at 0.83 of copy on the CUDA backend and
-    0.20 on Triton, where a grid point of inner 256 times the two the same)."""
+    0.20 on Triton, where a grid point of inner 256 times the two the same). A problem too small to
+    keep the GPU busy for as long as a Triton launch keeps the host (_launch_bound) takes the CUDA
+    backend whatever its nearest point says (that point may be many times larger, or timed with
+    more host time a call than a cached plan costs), unless that point is as small and the CUDA
+    backend took longer there than two Triton launches' host time: GPU time, which no launch
+    explains (bf16 (1, 65536, 4) over dim 1 backward, 158 us against Triton's 99)."""
     direction = "backward" if backward else "forward"
     layout = "strided" if strided else "row"
     dtype_name = str(dtype).removeprefix("torch.")
     itemsize = dtype.itemsize
-    best, best_distance = None, math.inf
+    best, best_point, best_distance = None, None, math.inf
     for point in _table().get("points", ()):
         if point.get("direction") != direction or point.get("layout") != layout or point.get("dtype") != dtype_name:
             continue
@@ -253,7 +258,13 @@ def _table_choice(backward: bool, strided: bool, dtype: torch.dtype, n: int, num
         elif row_kind(point["n"], itemsize) != row_kind(n, itemsize):
             distance += ROW_ALIGNMENT_DISTANCE
         if distance < best_distance:
-            best, best_distance = min(timings, key=lambda name: timings[name] * _handicap(name, timings)), distance
+            best, best_point, best_distance = min(timings, key=lambda name: _pace(name, timings)), point, distance
+    moved = itemsize * (3 if backward else 2)
+    if best is not None and _launch_bound(numel * moved):
+        cuda_us = best_point["us"].get("cuda")
+        slow_kernel = _launch_bound(best_point["numel"] * moved) and (cuda_us or 0) > 2 * LAUNCH_HOST_US["triton"]
+        if cuda_us and not slow_kernel:
+            return "cuda"
     return best
 
 
@@ -286,6 +297,36 @@ TRITON_MARGIN = 0.03
 #: backend in two runs (benchmarks/results/2026-11-23_h100_s8), which the 3% margin left on CUDA
 TRITON_MARGIN_BELOW_US = 100.0
 TRITON_MARGIN_LONG = 0.01
+
+
+#: Host time a call through each kernel backend costs at the least (microseconds, a plan already
+#: cached): back-to-back calls of a problem whose GPU time is shorter run at this pace instead. The
+#: table's small points were timed in runs whose Triton launches cost less host time than they can
+#: (12.7 us in one H100 run, 73 in the next, above). H100, every problem of
+#: benchmarks/results/2026-11-24_h100_s10/host_small_backends.txt, "auto" pinned to each backend in
+#: turn: the CUDA backend 13-15 us a forward call, 13-23 backward; Triton 26-35 forward, 31-95
+#: backward; torch.softmax 10-12 forward. There "auto" took Triton for bf16 (8, 150, 8, 8) over
+#: dim 1 (37 us a call against the CUDA backend's 14 and torch's 16), (16, 512, 16) over dim 1 (33
+#: against 13 and 10) and (2048, 8) over dim 0 (34 against 14 and 12).
+LAUNCH_HOST_US = {"triton": 30.0, "cuda": 13.0}
+
+
+#: Bytes a microsecond at which _launch_bound reckons a problem's GPU time: half an H100's copy
+#: bandwidth (2966 GB/s), a pace every tier of the CUDA backend keeps on problems this small
+LAUNCH_BOUND_BYTES_PER_US = 1.5e6
+
+
+def _launch_bound(bytes_moved: int) -> bool:
+    """Whether a problem moving ``bytes_moved`` keeps the GPU busy for less time than a Triton
+    launch keeps the host: back-to-back calls then run at the pace of their launches, and the CUDA
+    backend's cost less host time (LAUNCH_HOST_US)."""
+    return bytes_moved / LAUNCH_BOUND_BYTES_PER_US < LAUNCH_HOST_US["triton"]
+
+
+def _pace(name: str, timings: dict) -> float:
+    """A backend's time a call at a measured point, as the choice compares them: its GPU time or
+    its launch's host time, whichever is longer, times its margin (_handicap)."""
+    return max(timings[name], LAUNCH_HOST_US.get(name, 0.0)) * _handicap(name, timings)
 
 
 def _handicap(name: str, timings: dict) -> float:

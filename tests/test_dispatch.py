@@ -116,7 +116,7 @@ def test_table_choice_for_strided_problems_follows_the_inner_size(tmp_path, monk
         assert dispatch._point_inner(table["points"][1]) == 512 * 512
         # (16, 21, 512, 512) over dim 1: nearer the first point in n and numel, in inner the second
         assert dispatch._table_choice(False, True, torch.bfloat16, 21, 16 * 21 * 512 * 512, 512 * 512) == "cuda"
-        assert dispatch._table_choice(False, True, torch.bfloat16, 48, 48 * 300 * 256, 256) == "triton"
+        assert dispatch._table_choice(False, True, torch.bfloat16, 48, 48 * 3000 * 256, 256) == "triton"
     finally:
         dispatch.clear_caches()
 
@@ -161,14 +161,46 @@ def test_auto_falls_back_to_triton_with_one_warning(tmp_path, monkeypatch):
 
 def test_table_choice_breaks_near_ties_towards_the_cuda_backend(tmp_path, monkeypatch):
     """Triton must be faster by more than TRITON_MARGIN: its launches cost more host time."""
-    point = {"direction": "forward", "layout": "row", "dtype": "float32", "n": 128256, "numel": 8 * 128256}
-    for triton_us, expected in ((12.7, "cuda"), (12.5, "cuda"), (12.0, "triton")):
+    point = {"direction": "forward", "layout": "row", "dtype": "float32", "n": 128256, "numel": 128 * 128256}
+    for triton_us, expected in ((50.0, "cuda"), (49.0, "cuda"), (48.0, "triton")):
         path = tmp_path / "table.json"
-        path.write_text(json.dumps({"points": [dict(point, us={"triton": triton_us, "cuda": 12.7})]}))
+        path.write_text(json.dumps({"points": [dict(point, us={"triton": triton_us, "cuda": 50.0})]}))
         monkeypatch.setattr(dispatch, "TABLE_PATH", path)
         dispatch.clear_caches()
         try:
-            assert dispatch._table_choice(False, False, torch.float32, 128256, 8 * 128256) == expected, triton_us
+            assert dispatch._table_choice(False, False, torch.float32, 128256, 128 * 128256) == expected, triton_us
+        finally:
+            monkeypatch.undo()
+            dispatch.clear_caches()
+
+
+def test_calls_shorter_than_a_launch_compare_their_launches(tmp_path, monkeypatch):
+    """Where the GPU time at a point is shorter than a backend's launch costs the host
+    (LAUNCH_HOST_US), back-to-back calls run at the launch's pace: Triton's GPU time must beat the
+    CUDA backend's pace, not its GPU time. A problem too small to outlast a Triton launch takes the
+    CUDA backend whatever its nearest point says."""
+    point = {"direction": "forward", "layout": "strided", "dtype": "bfloat16", "n": 512, "numel": 1 << 26}
+    numel = 1 << 26
+    assert not dispatch._launch_bound(numel * 2 * 2)
+    triton_floor = dispatch.LAUNCH_HOST_US["triton"]
+    small = 512 * 64 * 8
+    cases = [
+        (20.0, 12.0, "cuda", numel, numel),  # both under Triton's launch: the CUDA backend, though slower on the GPU
+        (triton_floor * 0.9, triton_floor * 0.5, "cuda", numel, numel),
+        (triton_floor * 2, triton_floor * 1.5, "triton", numel, numel),  # past it: the GPU times decide again
+        (triton_floor * 2, triton_floor * 1.5, "cuda", numel, small),  # a problem far smaller than the point
+        (triton_floor * 5, triton_floor * 3, "triton", small, small),  # a small point the CUDA kernel is slow on
+    ]
+    for cuda_us, triton_us, expected, point_numel, size in cases:
+        path = tmp_path / "table.json"
+        shaped = dict(point, numel=point_numel, shape=[point_numel // 512 // 64, 512, 64])
+        shaped["us"] = {"triton": triton_us, "cuda": cuda_us}
+        path.write_text(json.dumps({"points": [shaped]}))
+        monkeypatch.setattr(dispatch, "TABLE_PATH", path)
+        dispatch.clear_caches()
+        try:
+            chosen = dispatch._table_choice(False, True, torch.bfloat16, 512, size, 64)
+            assert chosen == expected, (cuda_us, triton_us, point_numel, size)
         finally:
             monkeypatch.undo()
             dispatch.clear_caches()
@@ -179,7 +211,7 @@ def test_long_calls_need_a_smaller_margin_for_triton(tmp_path, monkeypatch):
     more than TRITON_MARGIN_LONG there, and still needs TRITON_MARGIN on short calls."""
     point = {"direction": "forward", "layout": "row", "dtype": "bfloat16", "n": 16384, "numel": 1 << 27}
     long_us = 2 * dispatch.TRITON_MARGIN_BELOW_US
-    short_us = dispatch.TRITON_MARGIN_BELOW_US / 4
+    short_us = dispatch.TRITON_MARGIN_BELOW_US / 2
     cases = [
         (long_us, long_us * (1 - dispatch.TRITON_MARGIN / 2), "triton"),
         (long_us, long_us * (1 - dispatch.TRITON_MARGIN_LONG / 2), "cuda"),
