@@ -8,7 +8,8 @@ outside the reduced dim in memory fold into ``outer``; those inside fold into ``
 layouts that cannot be folded that way (elements skipped along the innermost axis, overlapping
 strides) are copied to a contiguous tensor first; a broadcast input among them is not copied but
 computed over one slice, the result copied out (``functional._replicated_plan``, with
-``broadcast_dims``, ``first_slice``, ``read_in_place`` and ``copy_broadcast`` from here).
+``broadcast_dims``, ``first_slice``, ``read_in_place``, ``copy_broadcast`` and ``fill_from_first``
+from here).
 """
 
 from __future__ import annotations
@@ -92,6 +93,17 @@ def copy_broadcast(out: torch.Tensor, part: torch.Tensor) -> torch.Tensor:
             out.view(word).copy_(src.view(word))
             return out
     return out.copy_(src)
+
+
+def fill_from_first(out: torch.Tensor, dims: tuple[int, ...]) -> torch.Tensor:
+    """``out`` with its first slice along ``dims`` (index 0 along each, already written) copied to
+    every other index along them, one dim at a time, each copy from a part of ``out`` that the copy
+    does not write."""
+    for i, d in enumerate(dims):
+        if out.size(d) > 1:
+            done = first_slice(out, dims[i:])
+            copy_broadcast(first_slice(out, dims[i + 1 :]).narrow(d, 1, out.size(d) - 1), done)
+    return out
 
 
 def _viewable_as(x: torch.Tensor, word: torch.dtype) -> bool:

@@ -2,7 +2,14 @@
 
 import torch
 
-from fastsoftmax._layout import broadcast_dims, canonical_backward, canonical_pair, copy_broadcast, first_slice
+from fastsoftmax._layout import (
+    broadcast_dims,
+    canonical_backward,
+    canonical_pair,
+    copy_broadcast,
+    fill_from_first,
+    first_slice,
+)
 
 
 def _shares_storage(view, tensor):
@@ -134,3 +141,22 @@ def test_copy_broadcast_moves_the_same_bytes_in_any_word():
     cl = torch.randn(1, 6, 4, 4).to(memory_format=torch.channels_last)
     out = torch.empty(5, 6, 4, 4)
     assert torch.equal(copy_broadcast(out, cl), cl.expand(5, 6, 4, 4))
+
+
+def test_fill_from_first_copies_the_first_slice_along_every_dim():
+    # one, two and three broadcast dims, between others and innermost; channels-last; a dim of one
+    cases = [
+        ((5, 6, 8), (0,), None),
+        ((4, 6, 3, 7), (0, 2), None),
+        ((3, 4, 2, 5), (0, 1, 3), None),
+        ((5, 6, 4, 4), (0,), torch.channels_last),
+        ((1, 6, 4), (0,), None),
+    ]
+    for shape, dims, memory_format in cases:
+        part = torch.randn([1 if d in dims else size for d, size in enumerate(shape)])
+        out = torch.full(shape, float("nan"))
+        if memory_format is not None:
+            out = out.contiguous(memory_format=memory_format)
+        first_slice(out, dims).copy_(part)
+        assert fill_from_first(out, dims) is out
+        assert torch.equal(out, part.expand(shape)), (shape, dims)
