@@ -175,9 +175,11 @@ def _replicated_plan(dim: int, backend: str, backward: bool, *inputs: torch.Tens
 
         def plan(x, log):
             # the slice's softmax written straight into the output's first slice, which is then
-            # copied out: no slice-sized buffer written and read back (H100, float32 (16, 4096,
-            # 4096) expanded over dim 0, softmax over dim 2: 0.95 of copy through a buffer against
-            # torch.compile's 1.00)
+            # copied out: no slice-sized buffer written and read back. H100, (16, 4096, 4096)
+            # expanded over dim 0, softmax over dim 2, alternated in one process
+            # (results 2026-11-24_h100_s10/expand_first_slice_ab.txt): float32 0.93 -> 0.98 of
+            # copy (torch.compile 1.00), bf16 0.93-0.94 -> 0.97-0.99 (torch.compile 0.55). Copying
+            # the written part onto as much again, doubling, measured 0.95-0.97 and 0.94: not kept.
             out = _layout.new_empty_like(x)
             head = first(out, dims)
             if not _forward_into(first(x, dims), head, dim, log, backend):
