@@ -126,6 +126,30 @@ __device__ __forceinline__ void walk_rows(const StridedTile& t, i64 n, i64 split
     }
 }
 
+// The backward's rows of y and dy over walk_rows, kUnroll of each loaded before any is used:
+// f(y pack, dy pack, k) for each row k.
+template <typename T, int P, typename F>
+__device__ __forceinline__ void walk_pairs(const StridedTile& t, i64 n, i64 splits, int mode, const T* y_col,
+                                           i64 ys1, const T* dy_col, i64 dys1, F f) {
+    const i64 slices = blockDim.y;
+    walk_rows(
+        t, n, splits, mode,
+        [&](i64 k) {
+            Pack<T, P> y_raw[kUnroll], dy_raw[kUnroll];
+#pragma unroll
+            for (int u = 0; u < kUnroll; ++u) {
+                y_raw[u] = load_raw_columns<T, P>(y_col + (k + u * slices) * ys1, t.valid, 0.0f);
+                dy_raw[u] = load_raw_columns<T, P>(dy_col + (k + u * slices) * dys1, t.valid, 0.0f);
+            }
+#pragma unroll
+            for (int u = 0; u < kUnroll; ++u) f(y_raw[u], dy_raw[u], k + u * slices);
+        },
+        [&](i64 k) {
+            f(load_raw_columns<T, P>(y_col + k * ys1, t.valid, 0.0f),
+              load_raw_columns<T, P>(dy_col + k * dys1, t.valid, 0.0f), k);
+        });
+}
+
 // P columns of one row: one packed access when all are inside `inner`; -inf (forward) or 0
 // (backward) for columns past it.
 template <typename T, int P>
@@ -302,29 +326,14 @@ __device__ __forceinline__ void strided_backward(const T* y, const T* dy, T* dx,
             for (int i = 0; i < P; ++i) sum[i] += part[i];
         }
     } else {
-        const auto add_row = [&](const Pack<T, P>& y_raw, const Pack<T, P>& dy_raw) {
-            float yv[P], dyv[P];
-            unpack<T, P>(y_raw, yv);
-            unpack<T, P>(dy_raw, dyv);
+        walk_pairs<T, P>(t, n, splits, mode, y_col, ys1, dy_col, dys1,
+                         [&](const Pack<T, P>& y_raw, const Pack<T, P>& dy_raw, i64) {
+                             float yv[P], dyv[P];
+                             unpack<T, P>(y_raw, yv);
+                             unpack<T, P>(dy_raw, dyv);
 #pragma unroll
-            for (int i = 0; i < P; ++i) sum[i] += backward_term<LOG>(yv[i], dyv[i]);
-        };
-        walk_rows(
-            t, n, splits, mode,
-            [&](i64 k) {
-                Pack<T, P> y_raw[kUnroll], dy_raw[kUnroll];
-#pragma unroll
-                for (int u = 0; u < kUnroll; ++u) {
-                    y_raw[u] = load_raw_columns<T, P>(y_col + (k + u * slices) * ys1, t.valid, 0.0f);
-                    dy_raw[u] = load_raw_columns<T, P>(dy_col + (k + u * slices) * dys1, t.valid, 0.0f);
-                }
-#pragma unroll
-                for (int u = 0; u < kUnroll; ++u) add_row(y_raw[u], dy_raw[u]);
-            },
-            [&](i64 k) {
-                add_row(load_raw_columns<T, P>(y_col + k * ys1, t.valid, 0.0f),
-                        load_raw_columns<T, P>(dy_col + k * dys1, t.valid, 0.0f));
-            });
+                             for (int i = 0; i < P; ++i) sum[i] += backward_term<LOG>(yv[i], dyv[i]);
+                         });
     }
     if (!merged) merge_slices<P>(shared, sum, AddFloat());
     if (stage == kPartials || stage == kMerge) {
@@ -342,30 +351,15 @@ __device__ __forceinline__ void strided_backward(const T* y, const T* dy, T* dx,
     if (t.valid == 0) return;
 
     T* dx_col = dx + t.o * dxs0 + t.column;
-    const auto write_row = [&](const Pack<T, P>& y_raw, const Pack<T, P>& dy_raw, i64 k) {
-        float yv[P], dyv[P];
-        unpack<T, P>(y_raw, yv);
-        unpack<T, P>(dy_raw, dyv);
+    walk_pairs<T, P>(t, n, splits, mode, y_col, ys1, dy_col, dys1,
+                     [&](const Pack<T, P>& y_raw, const Pack<T, P>& dy_raw, i64 k) {
+                         float yv[P], dyv[P];
+                         unpack<T, P>(y_raw, yv);
+                         unpack<T, P>(dy_raw, dyv);
 #pragma unroll
-        for (int i = 0; i < P; ++i) yv[i] = input_grad<LOG>(yv[i], dyv[i], total[i]);
-        store_columns<T, P>(dx_col + k * dxs1, t.valid, yv);
-    };
-    walk_rows(
-        t, n, splits, mode,
-        [&](i64 k) {
-            Pack<T, P> y_raw[kUnroll], dy_raw[kUnroll];
-#pragma unroll
-            for (int u = 0; u < kUnroll; ++u) {
-                y_raw[u] = load_raw_columns<T, P>(y_col + (k + u * slices) * ys1, t.valid, 0.0f);
-                dy_raw[u] = load_raw_columns<T, P>(dy_col + (k + u * slices) * dys1, t.valid, 0.0f);
-            }
-#pragma unroll
-            for (int u = 0; u < kUnroll; ++u) write_row(y_raw[u], dy_raw[u], k + u * slices);
-        },
-        [&](i64 k) {
-            write_row(load_raw_columns<T, P>(y_col + k * ys1, t.valid, 0.0f),
-                      load_raw_columns<T, P>(dy_col + k * dys1, t.valid, 0.0f), k);
-        });
+                         for (int i = 0; i < P; ++i) yv[i] = input_grad<LOG>(yv[i], dyv[i], total[i]);
+                         store_columns<T, P>(dx_col + k * dxs1, t.valid, yv);
+                     });
 }
 
 }  // namespace fastsoftmax
