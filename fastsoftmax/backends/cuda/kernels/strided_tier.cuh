@@ -126,6 +126,15 @@ __device__ __forceinline__ void walk_rows(const StridedTile& t, i64 n, i64 split
     }
 }
 
+// Rows k, k + S, .. k + (kUnroll - 1) S of this thread's columns, as raw packs (`pad` past inner).
+template <typename T, int P>
+__device__ __forceinline__ void load_rows(Pack<T, P> (&raw)[kUnroll], const T* col, i64 stride, i64 k, int valid,
+                                          float pad) {
+    const i64 slices = blockDim.y;
+#pragma unroll
+    for (int u = 0; u < kUnroll; ++u) raw[u] = load_raw_columns<T, P>(col + (k + u * slices) * stride, valid, pad);
+}
+
 // The backward's rows of y and dy over walk_rows, kUnroll of each loaded before any is used:
 // f(y pack, dy pack, k) for each row k.
 template <typename T, int P, typename F>
@@ -240,9 +249,7 @@ __device__ __forceinline__ void strided_forward(const T* x, T* y, float* partial
             t, n, splits, mode,
             [&](i64 k) {
                 Pack<T, P> raw[kUnroll];
-#pragma unroll
-                for (int u = 0; u < kUnroll; ++u)
-                    raw[u] = load_raw_columns<T, P>(src + (k + u * slices) * xs1, t.valid, neg_inf());
+                load_rows<T, P>(raw, src, xs1, k, t.valid, neg_inf());
 #pragma unroll
                 for (int i = 0; i < P; ++i) {
                     float column[kUnroll];
@@ -290,9 +297,7 @@ __device__ __forceinline__ void strided_forward(const T* x, T* y, float* partial
         t, n, splits, mode,
         [&](i64 k) {
             Pack<T, P> raw[kUnroll];
-#pragma unroll
-            for (int u = 0; u < kUnroll; ++u)
-                raw[u] = load_raw_columns<T, P>(src + (k + u * slices) * xs1, t.valid, 0.0f);
+            load_rows<T, P>(raw, src, xs1, k, t.valid, 0.0f);
 #pragma unroll
             for (int u = 0; u < kUnroll; ++u) write_row(raw[u], k + u * slices);
         },
