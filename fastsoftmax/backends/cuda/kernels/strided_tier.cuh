@@ -126,6 +126,30 @@ __device__ __forceinline__ void walk_rows(const StridedTile& t, i64 n, i64 split
     }
 }
 
+// P columns of one row: one packed access when all are inside `inner`; -inf (forward) or 0
+// (backward) for columns past it.
+template <typename T, int P>
+__device__ __forceinline__ void load_columns(const T* src, int valid, float pad, float* out) {
+    if (valid == P) {
+        load_pack<T, P>(src, out);
+    } else {
+#pragma unroll
+        for (int i = 0; i < P; ++i) out[i] = i < valid ? to_float(src[i]) : pad;
+    }
+}
+
+// The same as the raw pack, the padding in its own type (-inf and 0 are exact in every type). The
+// unrolled loops hold their kUnroll rows this way until each value is used: 16-bit packs take half
+// the registers of their float32 values, and registers bound how many blocks share an SM.
+template <typename T, int P>
+__device__ __forceinline__ Pack<T, P> load_raw_columns(const T* src, int valid, float pad) {
+    if (valid == P) return read_pack<T, P>(src);
+    Pack<T, P> pack;
+#pragma unroll
+    for (int i = 0; i < P; ++i) pack.elems()[i] = i < valid ? src[i] : from_float<T>(pad);
+    return pack;
+}
+
 // Rows k, k + S, .. k + (kUnroll - 1) S of this thread's columns, as raw packs (`pad` past inner).
 template <typename T, int P>
 __device__ __forceinline__ void load_rows(Pack<T, P> (&raw)[kUnroll], const T* col, i64 stride, i64 k, int valid,
@@ -157,30 +181,6 @@ __device__ __forceinline__ void walk_pairs(const StridedTile& t, i64 n, i64 spli
             f(load_raw_columns<T, P>(y_col + k * ys1, t.valid, 0.0f),
               load_raw_columns<T, P>(dy_col + k * dys1, t.valid, 0.0f), k);
         });
-}
-
-// P columns of one row: one packed access when all are inside `inner`; -inf (forward) or 0
-// (backward) for columns past it.
-template <typename T, int P>
-__device__ __forceinline__ void load_columns(const T* src, int valid, float pad, float* out) {
-    if (valid == P) {
-        load_pack<T, P>(src, out);
-    } else {
-#pragma unroll
-        for (int i = 0; i < P; ++i) out[i] = i < valid ? to_float(src[i]) : pad;
-    }
-}
-
-// The same as the raw pack, the padding in its own type (-inf and 0 are exact in every type). The
-// unrolled loops hold their kUnroll rows this way until each value is used: 16-bit packs take half
-// the registers of their float32 values, and registers bound how many blocks share an SM.
-template <typename T, int P>
-__device__ __forceinline__ Pack<T, P> load_raw_columns(const T* src, int valid, float pad) {
-    if (valid == P) return read_pack<T, P>(src);
-    Pack<T, P> pack;
-#pragma unroll
-    for (int i = 0; i < P; ++i) pack.elems()[i] = i < valid ? src[i] : from_float<T>(pad);
-    return pack;
 }
 
 template <typename T, int P>
