@@ -89,7 +89,6 @@ STRIDED_MODE_CHUNK_MAJOR = 4
 #: 0.422, float32 0.572 -> 0.562): they keep contiguous chunks.
 STRIDED_INTERLEAVE_MIN_SPLITS = 16
 STRIDED_MODE_INTERLEAVED = 16
-STRIDED_MODE_SCALAR_SLOTS = 32
 #: the kernels' stages (strided_tier.cuh): partials, finish, and the merge between them, with the
 #: finish's bit for a merged workspace (kMerged)
 STRIDED_PARTIALS, STRIDED_FINISH, STRIDED_MERGE, STRIDED_MODE_MERGED = 1, 2, 3, 8
@@ -457,15 +456,14 @@ def build(load, key):
         order |= STRIDED_MODE_INTERLEAVED
 
     merge = splits >= STRIDED_MERGE_MIN_SPLITS if tuning.strided_merge is None else bool(tuning.strided_merge)
-    scalar = STRIDED_MODE_SCALAR_SLOTS if tuning.strided_scalar_slots else 0
 
     def run(pointers, stream):
         scratch = torch.empty(workspace, dtype=torch.float32, device=device)  # held over the launches
         ws = scratch.data_ptr()
         kernel.launch(grid, stream, pointers + (ws,) + middle + (STRIDED_PARTIALS | order,))
         if merge:
-            kernel.launch(tiles, stream, pointers + (ws,) + middle + (STRIDED_MERGE | scalar,))
-        finish = STRIDED_FINISH | order | scalar | (STRIDED_MODE_MERGED if merge else 0)
+            kernel.launch(tiles, stream, pointers + (ws,) + middle + (STRIDED_MERGE,))
+        finish = STRIDED_FINISH | order | (STRIDED_MODE_MERGED if merge else 0)
         kernel.launch(grid, stream, pointers + (ws,) + middle + (finish,))
         del scratch  # only now: the allocator reuses it in stream order, after our kernels
 

@@ -147,9 +147,6 @@ class Tuning:
     #: strided: split problems' chunks interleaved (groups of rows dealt round the chunks) or
     #: contiguous, instead of interleaved from strided.STRIDED_INTERLEAVE_MIN_SPLITS splits
     strided_interleaved: bool | None = None
-    #: strided: the workspace's slots read a float at a time (True), for an A/B against the 16-byte
-    #: loads
-    strided_scalar_slots: bool | None = None
 
     def __post_init__(self):
         if self.long_row_storage_16bit not in (None, *LONG_ROW_STORAGES_16BIT):

@@ -47,35 +47,6 @@ constexpr int kStageMask = 3;
 constexpr int kChunkMajor = 4;
 constexpr int kMerged = 8;
 constexpr int kInterleaved = 16;
-constexpr int kScalarSlots = 32;  // the workspace read a float at a time (the A/B's other side)
-
-// V consecutive floats of the workspace, in 16- or 8-byte loads where V allows: a thread's values
-// of one slot start on such a boundary (slot offsets are multiples of the tile's width, thread
-// offsets of P). One float at a time, a warp's loads of a slot kept L1 80% busy and the merge
-// stage's two blocks waited on them (Nsight Compute, bf16 (1048576, 128) over dim 0: 24 us).
-template <int V>
-__device__ __forceinline__ void read_slot(const float* src, float* out, bool scalar) {
-    if (!scalar && V % 4 == 0) {
-#pragma unroll
-        for (int j = 0; j < V / 4; ++j) {
-            const float4 q = reinterpret_cast<const float4*>(src)[j];
-            out[4 * j] = q.x;
-            out[4 * j + 1] = q.y;
-            out[4 * j + 2] = q.z;
-            out[4 * j + 3] = q.w;
-        }
-    } else if (!scalar && V % 2 == 0) {
-#pragma unroll
-        for (int j = 0; j < V / 2; ++j) {
-            const float2 q = reinterpret_cast<const float2*>(src)[j];
-            out[2 * j] = q.x;
-            out[2 * j + 1] = q.y;
-        }
-    } else {
-#pragma unroll
-        for (int i = 0; i < V; ++i) out[i] = src[i];
-    }
-}
 
 
 struct StridedTile {
@@ -264,16 +235,12 @@ __device__ __forceinline__ void strided_forward(const T* x, T* y, float* partial
     // after kMerge the tile's first slot holds them merged, which every thread then reads itself
     const float* pairs = partials + 2 * (t.tile * splits * tile_width + threadIdx.x * P);
     const bool merged = stage == kFinish && (mode & kMerged);
-    const bool scalar = mode & kScalarSlots;
     if (merged) {
-        float pair[2 * P];
-        read_slot<2 * P>(pairs, pair, scalar);
 #pragma unroll
-        for (int i = 0; i < P; ++i) state[i] = MaxSum{pair[2 * i], pair[2 * i + 1]};
+        for (int i = 0; i < P; ++i) state[i] = MaxSum{pairs[2 * i], pairs[2 * i + 1]};
     } else if (stage == kFinish || stage == kMerge) {
         for (i64 s = threadIdx.y; s < splits; s += slices) {
-            float pair[2 * P];
-            read_slot<2 * P>(pairs + s * 2 * tile_width, pair, scalar);
+            const float* pair = pairs + s * 2 * tile_width;
 #pragma unroll
             for (int i = 0; i < P; ++i) state[i] = merge(state[i], MaxSum{pair[2 * i], pair[2 * i + 1]});
         }
@@ -354,13 +321,12 @@ __device__ __forceinline__ void strided_backward(const T* y, const T* dy, T* dx,
     for (int i = 0; i < P; ++i) sum[i] = 0.0f;
     const float* parts = partials + t.tile * splits * tile_width + threadIdx.x * P;
     const bool merged = stage == kFinish && (mode & kMerged);
-    const bool scalar = mode & kScalarSlots;
     if (merged) {
-        read_slot<P>(parts, sum, scalar);
+#pragma unroll
+        for (int i = 0; i < P; ++i) sum[i] = parts[i];
     } else if (stage == kFinish || stage == kMerge) {
         for (i64 s = threadIdx.y; s < splits; s += slices) {
-            float part[P];
-            read_slot<P>(parts + s * tile_width, part, scalar);
+            const float* part = parts + s * tile_width;
 #pragma unroll
             for (int i = 0; i < P; ++i) sum[i] += part[i];
         }
