@@ -1,5 +1,6 @@
 """Tier and backend choice: pure functions of the problem, checked at real sizes."""
 
+import contextlib
 import json
 import warnings
 
@@ -10,6 +11,21 @@ from fastsoftmax import dispatch
 from fastsoftmax.backends.triton import BACKEND, MAX_TILE, _choose_tier, plan
 
 H100_SMS = 132
+
+
+@contextlib.contextmanager
+def measured_table(tmp_path, monkeypatch, points):
+    """The dispatch table replaced by one of ``points`` inside the block, every cached choice
+    forgotten on the way in and out."""
+    path = tmp_path / "table.json"
+    path.write_text(json.dumps({"points": points}))
+    with monkeypatch.context() as patch:
+        patch.setattr(dispatch, "TABLE_PATH", path)
+        dispatch.clear_caches()
+        try:
+            yield
+        finally:
+            dispatch.clear_caches()
 
 
 @pytest.mark.parametrize(
@@ -83,17 +99,11 @@ def test_table_choice_takes_the_nearest_measured_point(tmp_path, monkeypatch):
             },
         ]
     }
-    path = tmp_path / "table.json"
-    path.write_text(json.dumps(table))
-    monkeypatch.setattr(dispatch, "TABLE_PATH", path)
-    dispatch.clear_caches()
-    try:
+    with measured_table(tmp_path, monkeypatch, table["points"]):
         assert dispatch._table_choice(False, False, torch.bfloat16, 2048, 1 << 26) == "cuda"
         assert dispatch._table_choice(False, False, torch.bfloat16, 100000, 1 << 26) == "triton"
         assert dispatch._table_choice(True, False, torch.bfloat16, 2048, 1 << 26) is None
         assert dispatch._table_choice(False, False, torch.float32, 2048, 1 << 26) is None
-    finally:
-        dispatch.clear_caches()
 
 
 def test_table_choice_for_strided_problems_follows_the_inner_size(tmp_path, monkeypatch):
@@ -107,18 +117,12 @@ def test_table_choice_for_strided_problems_follows_the_inner_size(tmp_path, monk
             dict(common, n=32, numel=1 << 27, shape=[16, 32, 512, 512], dim=1, us={"triton": 700.0, "cuda": 190.0}),
         ]
     }
-    path = tmp_path / "table.json"
-    path.write_text(json.dumps(table))
-    monkeypatch.setattr(dispatch, "TABLE_PATH", path)
-    dispatch.clear_caches()
-    try:
+    with measured_table(tmp_path, monkeypatch, table["points"]):
         assert dispatch._point_inner(table["points"][0]) == 256
         assert dispatch._point_inner(table["points"][1]) == 512 * 512
         # (16, 21, 512, 512) over dim 1: nearer the first point in n and numel, in inner the second
         assert dispatch._table_choice(False, True, torch.bfloat16, 21, 16 * 21 * 512 * 512, 512 * 512) == "cuda"
         assert dispatch._table_choice(False, True, torch.bfloat16, 48, 48 * 3000 * 256, 256) == "triton"
-    finally:
-        dispatch.clear_caches()
 
 
 def test_available_backends_always_lists_torch():
@@ -138,40 +142,29 @@ def test_auto_falls_back_to_triton_with_one_warning(tmp_path, monkeypatch):
             }
         ]
     }
-    path = tmp_path / "table.json"
-    path.write_text(json.dumps(table))
-    monkeypatch.setattr(dispatch, "TABLE_PATH", path)
     reasons = {"cuda": "backend='cuda' needs cuda-core: pip install fastsoftmax[cuda]", "triton": None}
-    dispatch.clear_caches()
-    monkeypatch.setattr(dispatch, "unavailable_reason", lambda name, device_type, index: reasons.get(name))
-    monkeypatch.setattr(dispatch, "_warned", set())
-    try:
-        with pytest.warns(RuntimeWarning, match="prefers backend 'cuda'.*pip install"):
-            assert dispatch._choose_backend("auto", "cuda", 0, torch.bfloat16, 4, 1024, 1, False) == "triton"
-        with warnings.catch_warnings():
-            warnings.simplefilter("error")
-            assert dispatch._choose_backend("auto", "cuda", 0, torch.bfloat16, 8, 1024, 1, False) == "triton"
-        reasons["cuda"] = None
-        dispatch._choose_backend.cache_clear()
-        assert dispatch._choose_backend("auto", "cuda", 0, torch.bfloat16, 4, 1024, 1, False) == "cuda"
-    finally:
-        monkeypatch.undo()
-        dispatch.clear_caches()
+    with measured_table(tmp_path, monkeypatch, table["points"]):
+        monkeypatch.setattr(dispatch, "unavailable_reason", lambda name, device_type, index: reasons.get(name))
+        monkeypatch.setattr(dispatch, "_warned", set())
+        try:
+            with pytest.warns(RuntimeWarning, match="prefers backend 'cuda'.*pip install"):
+                assert dispatch._choose_backend("auto", "cuda", 0, torch.bfloat16, 4, 1024, 1, False) == "triton"
+            with warnings.catch_warnings():
+                warnings.simplefilter("error")
+                assert dispatch._choose_backend("auto", "cuda", 0, torch.bfloat16, 8, 1024, 1, False) == "triton"
+            reasons["cuda"] = None
+            dispatch._choose_backend.cache_clear()
+            assert dispatch._choose_backend("auto", "cuda", 0, torch.bfloat16, 4, 1024, 1, False) == "cuda"
+        finally:
+            monkeypatch.undo()
 
 
 def test_table_choice_breaks_near_ties_towards_the_cuda_backend(tmp_path, monkeypatch):
     """Triton must be faster by more than TRITON_MARGIN: its launches cost more host time."""
     point = {"direction": "forward", "layout": "row", "dtype": "float32", "n": 128256, "numel": 128 * 128256}
     for triton_us, expected in ((50.0, "cuda"), (49.0, "cuda"), (48.0, "triton")):
-        path = tmp_path / "table.json"
-        path.write_text(json.dumps({"points": [dict(point, us={"triton": triton_us, "cuda": 50.0})]}))
-        monkeypatch.setattr(dispatch, "TABLE_PATH", path)
-        dispatch.clear_caches()
-        try:
+        with measured_table(tmp_path, monkeypatch, [dict(point, us={"triton": triton_us, "cuda": 50.0})]):
             assert dispatch._table_choice(False, False, torch.float32, 128256, 128 * 128256) == expected, triton_us
-        finally:
-            monkeypatch.undo()
-            dispatch.clear_caches()
 
 
 def test_calls_shorter_than_a_launch_compare_their_launches(tmp_path, monkeypatch):
@@ -192,18 +185,11 @@ def test_calls_shorter_than_a_launch_compare_their_launches(tmp_path, monkeypatc
         (triton_floor * 5, triton_floor * 3, "triton", small, small),  # a small point the CUDA kernel is slow on
     ]
     for cuda_us, triton_us, expected, point_numel, size in cases:
-        path = tmp_path / "table.json"
         shaped = dict(point, numel=point_numel, shape=[point_numel // 512 // 64, 512, 64])
         shaped["us"] = {"triton": triton_us, "cuda": cuda_us}
-        path.write_text(json.dumps({"points": [shaped]}))
-        monkeypatch.setattr(dispatch, "TABLE_PATH", path)
-        dispatch.clear_caches()
-        try:
+        with measured_table(tmp_path, monkeypatch, [shaped]):
             chosen = dispatch._table_choice(False, True, torch.bfloat16, 512, size, 64)
             assert chosen == expected, (cuda_us, triton_us, point_numel, size)
-        finally:
-            monkeypatch.undo()
-            dispatch.clear_caches()
 
 
 def test_long_calls_need_a_smaller_margin_for_triton(tmp_path, monkeypatch):
@@ -219,16 +205,9 @@ def test_long_calls_need_a_smaller_margin_for_triton(tmp_path, monkeypatch):
         (short_us, short_us * (1 - 2 * dispatch.TRITON_MARGIN), "triton"),
     ]
     for cuda_us, triton_us, expected in cases:
-        path = tmp_path / "table.json"
-        path.write_text(json.dumps({"points": [dict(point, us={"triton": triton_us, "cuda": cuda_us})]}))
-        monkeypatch.setattr(dispatch, "TABLE_PATH", path)
-        dispatch.clear_caches()
-        try:
+        with measured_table(tmp_path, monkeypatch, [dict(point, us={"triton": triton_us, "cuda": cuda_us})]):
             chosen = dispatch._table_choice(False, False, torch.bfloat16, 16384, 1 << 27)
             assert chosen == expected, (cuda_us, triton_us)
-        finally:
-            monkeypatch.undo()
-            dispatch.clear_caches()
 
 
 def test_shipped_table_sends_decode_shapes_to_the_cuda_backend():
