@@ -172,6 +172,8 @@ def _replicated_plan(dim: int, backend: str, backward: bool, *inputs: torch.Tens
             part = backward_impl(first(dy, dims), first(y, dims), dim, log, backend)
             return _layout.copy_broadcast(_layout.new_empty_like(y), part)
     else:
+        # the slice's dim order: the plan serves inputs of these very strides (its key)
+        order = _layout.memory_order(first(inputs[0], dims))
 
         def plan(x, log):
             # the slice's softmax written straight into the output's first slice, which is then
@@ -181,19 +183,18 @@ def _replicated_plan(dim: int, backend: str, backward: bool, *inputs: torch.Tens
             # copy (torch.compile 1.00), bf16 0.93-0.94 -> 0.97-0.99 (torch.compile 0.55). Copying
             # the written part onto as much again, doubling, measured 0.95-0.97 and 0.94: not kept.
             out = _layout.new_empty_like(x)
-            head = first(out, dims)
-            if not _forward_into(first(x, dims), head, dim, log, backend):
-                head.copy_(forward_impl(first(x, dims), dim, log, backend))
+            part, head = first(x, dims), first(out, dims)
+            if not _forward_into(part, head, dim, order, log, backend):
+                head.copy_(forward_impl(part, dim, log, backend))
             return _layout.fill_from_first(out, dims)
 
     return plan
 
 
-def _forward_into(x: torch.Tensor, y: torch.Tensor, dim: int, log: bool, backend: str) -> bool:
+def _forward_into(x: torch.Tensor, y: torch.Tensor, dim: int, order: list[int], log: bool, backend: str) -> bool:
     """Softmax of ``x`` written into ``y`` (same shape) by a kernel backend, where both fold into
-    one ``(outer, n, inner)`` order and the dispatcher gives the problem to one; False (nothing
-    written) otherwise."""
-    order = _layout.memory_order(x)
+    ``(outer, n, inner)`` in the dim order ``order`` (``_layout.memory_order`` of ``x``) and the
+    dispatcher gives the problem to one; False (nothing written) otherwise."""
     x3, y3 = _layout.canonical_view(x, dim, order), _layout.canonical_view(y, dim, order)
     if x3 is None or y3 is None or x3.shape != y3.shape:
         return False
