@@ -61,13 +61,17 @@ STRIDED_ROW_BYTES = 128
 #: H100, alternated in one process (benchmarks/grid_row_probe.py, results 2026-11-23_h100_s9):
 #: float32 (65536, 2048) over dim 0 0.64 of copy against 0.61 forward, 0.60 against 0.58 backward,
 #: (8192, 16384) 0.63 against 0.62 and 0.60 against 0.57, bf16 (65536, 2048) backward 0.58 against
-#: 0.56, the rest level; rows of 128 columns lost (bf16 (1048576, 128) 0.33 against 0.48)
-STRIDED_WIDE_ROW_BYTES = 256
+#: 0.56, the rest level; rows of 128 columns lost (bf16 (1048576, 128) 0.33 against 0.48).
+#: 16-bit types take a warp's whole row of 32 packs (512 bytes): with the interleaved chunks and the
+#: merge stage, bf16 (65536, 2048) over dim 0 forward 0.577 -> 0.608 of copy, every other wide
+#: case level or up to +0.01 in both directions, float32 level or mixed (kernel_breakdown.py,
+#: results 2026-11-24_h100_s11/strided_row_bytes_ab.txt)
+STRIDED_WIDE_ROW_BYTES = {2: 512, 4: 256}
 STRIDED_WIDE_ROW = 4096
 
 
 def strided_row_bytes(inner: int, itemsize: int) -> int:
-    return STRIDED_WIDE_ROW_BYTES if inner * itemsize >= STRIDED_WIDE_ROW else STRIDED_ROW_BYTES
+    return STRIDED_WIDE_ROW_BYTES[itemsize] if inner * itemsize >= STRIDED_WIDE_ROW else STRIDED_ROW_BYTES
 
 
 #: split problems launch their blocks chunk-major (every tile of a range of rows together) rather
