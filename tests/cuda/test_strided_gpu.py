@@ -74,6 +74,7 @@ def run(x, dim, log, tier, backward=True):
         ((3, 200003, 2), 1),  # long axis, tiny inner, odd length
         ((8, 21, 64, 64), 1),  # NCHW channel softmax
         ((2, 150, 33, 17), 1),
+        ((3, 300, 2056), 1),  # rows of 4 KiB and more: a warp's whole row of packs, a partial last tile
     ],
 )
 def test_shapes(shape, dim, dtype, tier):
