@@ -154,19 +154,8 @@ __device__ __forceinline__ void walk_rows(const StridedTile& t, i64 n, i64 split
     }
 }
 
-// P columns of one row: one packed access when all are inside `inner`; -inf (forward) or 0
-// (backward) for columns past it.
-template <typename T, int P>
-__device__ __forceinline__ void load_columns(const T* src, int valid, float pad, float* out) {
-    if (valid == P) {
-        load_pack<T, P>(src, out);
-    } else {
-#pragma unroll
-        for (int i = 0; i < P; ++i) out[i] = i < valid ? to_float(src[i]) : pad;
-    }
-}
-
-// The same as the raw pack, the padding in its own type (-inf and 0 are exact in every type). The
+// P columns of one row as a raw pack: one packed access when all are inside `inner`; past it
+// `pad`, -inf (forward) or 0 (backward), in the pack's own type (both exact in every type). The
 // unrolled loops hold their kUnroll rows this way until each value is used: 16-bit packs take half
 // the registers of their float32 values, and registers bound how many blocks share an SM.
 template <typename T, int P>
@@ -291,7 +280,7 @@ __device__ __forceinline__ void strided_forward(const T* x, T* y, float* partial
             },
             [&](i64 k) {
                 float v[P];
-                load_columns<T, P>(src + k * xs1, t.valid, neg_inf(), v);
+                unpack<T, P>(load_raw_columns<T, P>(src + k * xs1, t.valid, neg_inf()), v);
 #pragma unroll
                 for (int i = 0; i < P; ++i) accumulate<1>(state[i], v + i);
             });
