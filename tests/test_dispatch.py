@@ -272,11 +272,11 @@ def test_short_rows_off_16_byte_boundaries_take_the_flat_rows_tier():
             assert tier(dtype, n, backward) == "flat_rows", (dtype, n, backward)
     # past 64 columns the 16-bit rows measured faster on flat_rows, up to 160 forward and 128
     # backward (forward rows on 16-byte boundaries too, unless of a multiple of 16 elements), but for
-    # rows whose pitch puts a warp's lanes on few shared-memory banks (65 and 127: 5 words a bank)
+    # rows whose pitch puts a warp's lanes on few shared-memory banks (127: 5 words a bank)
     assert instances.flat_rows_bank_ways(127, torch.bfloat16, False) == 5
     assert instances.flat_rows_bank_ways(21, torch.bfloat16, False) <= instances.FLAT_ROWS_MAX_BANK_WAYS
     for dtype, n, backward, expected in (
-        (torch.bfloat16, 65, False, "warp"),
+        (torch.bfloat16, 65, False, "flat_rows"),
         (torch.bfloat16, 127, False, "warp"),
         (torch.bfloat16, 126, False, "flat_rows"),
         (torch.bfloat16, 74, False, "flat_rows"),
@@ -289,9 +289,36 @@ def test_short_rows_off_16_byte_boundaries_take_the_flat_rows_tier():
         (torch.float16, 127, True, "flat_rows"),
         (torch.bfloat16, 129, True, "warp"),
         (torch.float32, 101, True, "warp"),
-        (torch.float32, 65, False, "warp"),
+        (torch.float32, 97, False, "warp"),
     ):
         assert tier(dtype, n, backward) == expected, (dtype, n, backward)
+
+
+def test_the_tight_16_bit_forward_takes_every_alignment_at_few_banks():
+    """The 16-bit forward's tight form (one kernel per slots a lane) beat the warp tier on rows on
+    16-byte boundaries whose lanes spread over the banks (at most 3 words a bank), and on rows off
+    them but for rows of 127; float32 forward rows of 65-96 take flat_rows whatever their alignment, but at 8 words a
+    bank (96)."""
+    from fastsoftmax.backends.cuda import instances, tiers
+
+    def tier(dtype, n):
+        return tiers.choose_tier(1 << 20, n, 1, dtype, False, tiers.H100_LIMITS)
+
+    for n in (40, 56, 80, 112, 144, 160):
+        assert instances.flat_rows_bank_ways(n, torch.bfloat16, False) <= instances.FLAT_ROWS_TIGHT_MAX_BANK_WAYS
+        assert tier(torch.bfloat16, n) == "flat_rows", n
+        assert tier(torch.float16, n) == "flat_rows", n
+    for n in (24, 48, 96, 16, 32, 64, 128):
+        assert instances.flat_rows_bank_ways(n, torch.bfloat16, False) > instances.FLAT_ROWS_TIGHT_MAX_BANK_WAYS
+        assert tier(torch.bfloat16, n) == "warp", n
+    # off 16-byte boundaries the warp tier reads an element at a time: flat_rows at any bank count
+    for n in (9, 63, 65, 100, 129, 130, 131, 159):
+        assert tier(torch.bfloat16, n) == "flat_rows", n
+    assert tier(torch.bfloat16, 127) == "warp"
+    for n in (65, 72, 74, 80, 95):
+        assert tier(torch.float32, n) == "flat_rows", n
+    for n in (96, 8 * 5, 56):
+        assert tier(torch.float32, n) == "warp", n
 
 
 def test_rows_off_16_byte_boundaries_are_matched_to_points_of_their_kind():

@@ -190,7 +190,30 @@ def test_rows_backward(backend, tier, outer, n, dtype_name, log):
 @pytest.mark.parametrize("per_lane", [4, 32])
 @pytest.mark.parametrize("log", [False, True], ids=["softmax", "log_softmax"])
 @pytest.mark.parametrize("dtype_name", DTYPES)
-def test_flat_rows_every_lane_count(backend, per_lane, dtype_name, log):
+def test_flat_rows_tight_every_length(backend, per_lane, dtype_name, log):
+    """The forward's tight form (one kernel per slots a lane and group size; only a lane's last
+    slot tested) at every row length it takes, with each lane count: a run of rows past a CTA's
+    (several runs, a partial last one, rows starting anywhere against a 16-byte boundary), rows of
+    special values at the front, and a view whose rows lie apart (moved element by element)."""
+    from fastsoftmax.backends.cuda import instances, tiers
+
+    dtype = DTYPES[dtype_name]
+    with recording_loads(backend) as launched, tiers.tuned(flat_rows_per_lane=per_lane):
+        for n in range(1, min(instances.FLAT_ROWS_TIGHT_MAX_COLS, 32 * per_lane) + 1):
+            runs = instances.flat_rows_shape(n, dtype, False, per_lane)[0]
+            x = rand((2 * runs + 7 + n % 5, n), dtype)
+            x[:6] = rows_of_special_values(n, dtype)
+            check_forward(backend, x.view(-1, n, 1), "flat_rows", log, f"tight, {per_lane} elements a lane")
+            wide = rand((37, n + 3), dtype)
+            check_forward(backend, wide[:, 1 : n + 1].unsqueeze(-1), "flat_rows", log, "tight, rows apart")
+    assert launched and all(inst.tight for inst in launched)
+
+
+@pytest.mark.parametrize("tight", [True, False], ids=["tight", "general"])
+@pytest.mark.parametrize("per_lane", [4, 32])
+@pytest.mark.parametrize("log", [False, True], ids=["softmax", "log_softmax"])
+@pytest.mark.parametrize("dtype_name", DTYPES)
+def test_flat_rows_every_lane_count(backend, per_lane, dtype_name, log, tight):
     """flat_rows with each of its kernels' lane counts (a row over up to 32 lanes of 4 slots, or
     over lanes of 32: no shuffles for rows of up to 32, padding slots skipped), rows of 17..1000
     off 16-byte boundaries (up to 128 for lanes of 4), special values in some rows, forward and
@@ -199,7 +222,7 @@ def test_flat_rows_every_lane_count(backend, per_lane, dtype_name, log):
 
     dtype = DTYPES[dtype_name]
     longer = [(600, 127)] + ([(50, 150), (9, 999), (20, 301)] if per_lane == 32 else [])
-    with tiers.tuned(flat_rows_per_lane=per_lane):
+    with tiers.tuned(flat_rows_per_lane=per_lane, flat_rows_tight=tight):
         for outer, n in [(1000, 21), (100003, 21), (4099, 33), (2, 50), (333, 17), (70, 63)] + longer:
             x = rand((outer, n), dtype)
             x[0, 3] = float("-inf")

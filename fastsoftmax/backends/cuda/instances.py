@@ -63,6 +63,8 @@ FLAT_ROWS_MIN_COLS = 2
 FLAT_ROWS_MIN_COLS_16BIT_FORWARD = 3
 FLAT_ROWS_AUTO_MAX_COLS = 64
 FLAT_ROWS_AUTO_MAX_COLS_16BIT = {False: 160, True: 128}
+#: float32 forward rows of 65-96 (any alignment) take flat_rows too: tiers.takes_flat_rows
+FLAT_ROWS_AUTO_MAX_COLS_FP32_FORWARD = 96
 FLAT_ROWS_SMEM_BUDGET = 48 * 1024
 
 
@@ -99,11 +101,39 @@ def flat_rows_shape(n: int, dtype: torch.dtype, backward: bool, per_lane: int | 
     return rows, group, tensors * region * itemsize
 
 
+#: flat_rows' forward holds rows of up to this many columns in its tight form (flat_rows_tier.cuh's
+#: FlatSlots: K = ceil(n / G) slots a lane, one kernel per (K, G), only the last slot tested), every
+#: row "auto" gives the tier; longer rows (a forced tier) take the general form. H100, bf16 forward,
+#: Nsight Compute on the general form (results 2026-11-24_h100_s12): 41 instructions an element on
+#: rows of 9 (16 slots a lane, each tested, for 9 elements), 32-33 on rows of 72 and 100, the issue
+#: slots 75-80% busy: bound by its instructions.
+FLAT_ROWS_TIGHT_MAX_COLS = 160
+
+
+def flat_rows_tight_slots(n: int, group: int) -> int:
+    """The tight form's slots a lane (its K) for rows of n over groups of ``group`` lanes."""
+    return -(-n // group)
+
+
+@functools.cache
+def flat_rows_tight_shapes() -> tuple[tuple[int, int], ...]:
+    """(K, G) of every tight kernel: the shapes of rows up to FLAT_ROWS_TIGHT_MAX_COLS at either
+    lane size."""
+    shapes = set()
+    for per_lane in FLAT_ROWS_LANE_ELEMS:
+        for n in range(1, min(FLAT_ROWS_TIGHT_MAX_COLS, 32 * per_lane) + 1):
+            group = next_pow2(-(-n // per_lane))
+            shapes.add((flat_rows_tight_slots(n, group), group))
+    return tuple(sorted(shapes, key=lambda s: (s[1], s[0])))
+
+
 #: "auto" takes flat_rows only where a warp's first access to its rows in shared memory reads at most
 #: this many words of one bank: rows whose pitch lies near a multiple of 128 bytes put their lanes on
 #: few banks (H100, bf16 forward rows of 127, 5 words a bank: 0.78 of copy against the warp tier's
 #: 0.87; rows of 32 and 64, 16: 0.32 against 0.94-0.97; results 2026-11-24_h100_s9)
 FLAT_ROWS_MAX_BANK_WAYS = 4
+#: the same for the 16-bit forward's tight form on rows on 16-byte boundaries (tiers.takes_flat_rows)
+FLAT_ROWS_TIGHT_MAX_BANK_WAYS = 3
 
 
 @functools.cache
@@ -561,6 +591,7 @@ class Instance:
     storage: str = ""  # block_regs: block_regs_storage(...); "" takes its default; cluster: "kept"
     window: bool = False  # warp, block_regs: rows held in their aligned window's packs (WINDOW_PACK)
     columns: bool = False  # cluster: runs of interleaved columns (cluster_tier.cuh's column kernels)
+    tight: bool = False  # flat_rows forward: rows of (cols - 1) x group + 1 .. cols x group (FlatSlots)
 
     def __post_init__(self):
         # one spelling per kernel, so that equal kernels compare equal
@@ -570,6 +601,8 @@ class Instance:
             raise ValueError(f"no window form of tier {self.tier!r} at pack {self.pack} of {self.dtype}")
         if self.columns and (self.tier != "cluster" or self.storage):
             raise ValueError(f"no column form of tier {self.tier!r} with storage {self.storage!r}")
+        if self.tight and (self.tier != "flat_rows" or self.backward):
+            raise ValueError(f"no tight form of tier {self.tier!r} (backward={self.backward})")
 
     @property
     def block_storage(self) -> str:
@@ -593,7 +626,8 @@ class Instance:
         elif self.tier in ("block_smem", "block_uncached", "cluster"):
             shape = f"p{self.pack}"
         elif self.tier == "flat_rows":
-            return f"fs_flat_rows_{fn}_{direction}_{tag}_k{self.cols}_g{self.group}"
+            tight = "_tight" if self.tight else ""
+            return f"fs_flat_rows_{fn}_{direction}_{tag}_k{self.cols}_g{self.group}{tight}"
         elif self.tier == "split_row":
             shape = f"p{self.pack}_{self.stage}"
             if self.stage == "partials" and not self.backward:
@@ -669,9 +703,10 @@ class Instance:
             )
         else:
             params = f"const {t}* x, {t}* y, i64 rows, i64 n, i64 x_pitch, i64 y_pitch, i64 rows_per_cta"
+            tight = "true" if self.tight else "false"
             call = (
-                f"flat_rows_forward<{t}, {log}, {self.cols}, {self.group}>(x, y, rows, n, x_pitch, y_pitch, "
-                "rows_per_cta)"
+                f"flat_rows_forward<{t}, {log}, {self.cols}, {self.group}, {tight}>(x, y, rows, n, x_pitch, "
+                "y_pitch, rows_per_cta)"
             )
         return (
             f'extern "C" __global__ void __launch_bounds__({FLAT_ROWS_THREADS}) {self.name}({params}) {{\n'
@@ -904,6 +939,11 @@ def all_instances():
                     for k in FLAT_ROWS_LANE_ELEMS
                     for g in FLAT_ROWS_GROUPS
                 ]
+                if not backward:
+                    out += [
+                        Instance("flat_rows", dtype, backward, log, cols=k, group=g, tight=True)
+                        for k, g in flat_rows_tight_shapes()
+                    ]
     from .strided import all_instances as strided_instances  # its module imports this one
 
     return out + strided_instances()

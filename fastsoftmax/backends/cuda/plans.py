@@ -27,6 +27,7 @@ from .instances import (
     CLUSTER_STATIC_SMEM,
     CXX_TYPES,
     FLAT_ROWS_THREADS,
+    FLAT_ROWS_TIGHT_MAX_COLS,
     GRID_ROW_STATIC_SMEM,
     GRID_ROW_THREADS,
     PACK_SIZES,
@@ -47,6 +48,7 @@ from .instances import (
     cluster_shape,
     flat_rows_per_lane,
     flat_rows_shape,
+    flat_rows_tight_slots,
     grid_row_instance,
     grid_row_shape,
     grid_row_workspace,
@@ -229,7 +231,9 @@ def _flat_rows(load, dtype, outer, n, pitches, log, backward, dev, tuning):
     over runs past the grid's limit)."""
     per_lane = tuning.flat_rows_per_lane or flat_rows_per_lane(backward, n)
     rows, group, smem = flat_rows_shape(n, dtype, backward, per_lane)
-    inst = Instance("flat_rows", dtype, backward, log, cols=per_lane, group=group)
+    tight = not backward and n <= FLAT_ROWS_TIGHT_MAX_COLS and tuning.flat_rows_tight in (None, True)
+    slots = flat_rows_tight_slots(n, group) if tight else per_lane
+    inst = Instance("flat_rows", dtype, backward, log, cols=slots, group=group, tight=tight)
     kernel = Kernel(load(inst, dev), inst.name, dev, 9 if backward else 7, FLAT_ROWS_THREADS, 1, smem)
     kernel.allow_dynamic_smem(smem, tiers.STATIC_SMEM_RESERVE)
     per_sm = kernel.blocks_per_sm()

@@ -46,10 +46,12 @@ from .instances import (
     CXX_TYPES,
     FLAT_ROWS_AUTO_MAX_COLS,
     FLAT_ROWS_AUTO_MAX_COLS_16BIT,
+    FLAT_ROWS_AUTO_MAX_COLS_FP32_FORWARD,
     FLAT_ROWS_MAX_BANK_WAYS,
     FLAT_ROWS_MAX_COLS,
     FLAT_ROWS_MIN_COLS,
     FLAT_ROWS_MIN_COLS_16BIT_FORWARD,
+    FLAT_ROWS_TIGHT_MAX_BANK_WAYS,
     LONG_ROW_STORAGES_16BIT,
     WARP_TIER_MAX_COLS,
     block_regs_max_cols,
@@ -111,6 +113,9 @@ class Tuning:
     #: flat_rows: elements of a row a lane holds (one of instances.FLAT_ROWS_LANE_ELEMS), instead of
     #: instances.flat_rows_per_lane's choice
     flat_rows_per_lane: int | None = None
+    #: flat_rows: the forward's tight form (False: the general form) where rows are short enough
+    #: for it (instances.FLAT_ROWS_TIGHT_MAX_COLS), instead of always there
+    flat_rows_tight: bool | None = None
     #: strided_staged: a team of CTAs launched as one thread-block cluster (True) or as part of
     #: the persistent cooperative grid (False), instead of a cluster wherever the device has them
     #: and a tile fits in strided.STAGED_MAX_CLUSTER CTAs
@@ -275,6 +280,49 @@ def row_cache_bytes(n: int, itemsize: int, backward: bool) -> int:
     return 2 * (-(-n // 16) * 16) * itemsize if backward else -(-n * itemsize // 16) * 16
 
 
+#: 16-bit forward rows off 16-byte boundaries that measured faster on the warp tier than on
+#: flat_rows' tight form (takes_flat_rows)
+WARP_ROWS_16BIT_FORWARD = frozenset({127})
+
+
+def flat_rows_auto_max_cols(dtype: torch.dtype, backward: bool) -> int:
+    """The longest rows "auto" gives flat_rows."""
+    if CXX_TYPES[dtype][2] == 2:
+        return FLAT_ROWS_AUTO_MAX_COLS_16BIT[backward]
+    return FLAT_ROWS_AUTO_MAX_COLS if backward else FLAT_ROWS_AUTO_MAX_COLS_FP32_FORWARD
+
+
+def takes_flat_rows(n: int, dtype: torch.dtype, backward: bool) -> bool:
+    """Whether "auto" gives rows of n (no longer than flat_rows_auto_max_cols) to flat_rows rather than
+    the warp tier. A lane reads its rows from shared memory, and rows whose pitch lies near a
+    multiple of 128 bytes put a warp's lanes on few banks (instances.flat_rows_bank_ways).
+
+    16-bit forward (the tight form, results 2026-11-24_h100_s12, both tiers in CUDA graphs
+    alternated in one process): bf16 rows of 5-160 0.97-0.99 of copy at up to 3 words a bank, any
+    alignment (rows of 40 0.98 against the warp tier's 0.86, 80 0.98 against 0.88, 144 0.99 against
+    0.86). At 4 words and more the warp tier wins on rows on 16-byte boundaries, which it reads in
+    16-byte packs (24, 48, 96: 0.90-0.91 against 0.94-0.96; 32 and 64: 0.32 against 0.95-0.97), and
+    flat_rows on the others, which the warp tier reads an element at a time (129 and 130, 4 words:
+    0.92-0.94 against 0.69-0.74; 65, 5 words: 0.83 against 0.51), but for rows of 127, which fill
+    the warp tier's 4 slots a lane (0.89 against 0.79-0.80 in three runs). float32 forward: rows off
+    16-byte boundaries up to 64 and rows of one pack (earlier sets), and rows of 65-96 of any
+    alignment (72 and 74 0.99 against 0.92, 80 0.98 against 0.94; at 96, 8 words a bank, 0.88
+    against 0.99); aligned rows of up to 64 are level or faster on the warp tier (8, 40, 56:
+    0.96-0.98 against 0.98-1.00). Backward: rows off 16-byte boundaries, rows of one pack and every
+    16-bit row (bf16 rows of 24-128 0.98-1.00 against 0.77-0.96, results 2026-11-24_h100_s9)."""
+    itemsize = CXX_TYPES[dtype][2]
+    flat_min = FLAT_ROWS_MIN_COLS_16BIT_FORWARD if itemsize == 2 and not backward else FLAT_ROWS_MIN_COLS
+    if n < flat_min:
+        return False
+    ways = flat_rows_bank_ways(n, dtype, backward)
+    if itemsize == 2 and not backward:
+        if n * itemsize % 16 == 0:
+            return ways <= FLAT_ROWS_TIGHT_MAX_BANK_WAYS
+        return n not in WARP_ROWS_16BIT_FORWARD
+    aligned_flat = n * itemsize == 16 or (itemsize == 2 and backward) or (itemsize == 4 and not backward and n > 64)
+    return bool(n * itemsize % 16 or aligned_flat) and ways <= FLAT_ROWS_MAX_BANK_WAYS
+
+
 def choose_tier(
     outer: int, n: int, inner: int, dtype: torch.dtype, backward: bool, limits: Limits, aligned: bool = True
 ) -> str:
@@ -283,22 +331,7 @@ def choose_tier(
         # tuning changes how the chosen tier launches, through the plan key)
         return strided.choose_tier(outer, n, inner, dtype, backward, limits, aligned)
     itemsize = CXX_TYPES[dtype][2]
-    flat_max = FLAT_ROWS_AUTO_MAX_COLS_16BIT[backward] if itemsize == 2 else FLAT_ROWS_AUTO_MAX_COLS
-    flat_min = FLAT_ROWS_MIN_COLS_16BIT_FORWARD if itemsize == 2 and not backward else FLAT_ROWS_MIN_COLS
-    # Rows on 16-byte boundaries keep the warp tier's 16-byte packs but for rows of one pack (bf16
-    # forward rows of 8: 0.96 of copy on flat_rows against 0.82, float32 rows of 4 0.98 against
-    # 0.83), the 16-bit backward (bf16 rows of 24-128 0.98-1.00 against 0.77-0.96, level at 16) and
-    # 16-bit forward rows past 64 of no multiple of 16 elements (72-152: 0.92-0.98 against 0.80-0.95).
-    # Where the row pitch has a large power of two among its factors, the lanes that read their own
-    # rows from shared memory meet on few banks (bf16 forward rows of 32 and 64 0.32 against
-    # 0.94-0.97; of 24 and 48 0.82-0.85 against 0.91-0.92). H100, alternated in one process
-    # (results 2026-11-24_h100_s9).
-    aligned_flat = n * itemsize == 16 or (itemsize == 2 and (backward or (n > 64 and n % 16)))
-    if (
-        flat_min <= n <= flat_max
-        and (n * itemsize % 16 or aligned_flat)
-        and flat_rows_bank_ways(n, dtype, backward) <= FLAT_ROWS_MAX_BANK_WAYS
-    ):
+    if FLAT_ROWS_MIN_COLS <= n <= flat_rows_auto_max_cols(dtype, backward) and takes_flat_rows(n, dtype, backward):
         return "flat_rows"
     if n <= WARP_TIER_MAX_COLS and (itemsize == 4 or n < BLOCK_REGS_MIN_COLS_16BIT or n * itemsize % 16):
         # 16-bit rows of 512-1024 off 16-byte boundaries: warp 0.96-0.99 of copy, block_regs in its

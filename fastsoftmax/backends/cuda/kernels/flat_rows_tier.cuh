@@ -40,25 +40,51 @@ __device__ __forceinline__ bool flat_stop(int k, int slots) {
     return K > kFlatStopEvery && k % kFlatStopEvery == 0 && k >= slots;
 }
 
-// A lane's elements of a row as floats: `slots` of them (the host makes G >= n / K,
-// instances.flat_rows_shape), then `pad` in the slots past the row that it runs (flat_stop).
-template <int K, int G, typename T>
-__device__ __forceinline__ void flat_lane_load(const T* row, int lane, int slots, float* v, float pad) {
+// Which of a lane's K slots hold elements of its row. The general form (TIGHT false) takes any
+// row of at most K x G elements: a lane holds `slots` of them (0 for a row past the run), each
+// slot tested, and lanes of many slots leave their loops at flat_stop. The tight form takes rows
+// of (K - 1) x G + 1 to K x G elements (K = ceil(n / G), one kernel per K): slots 0 .. K - 2 of
+// every lane lie in the row and only slot K - 1 is tested, so a row of 9 runs 9 slots with no
+// test where the general form runs 16 with one each. A row past the run reads the run's last row
+// (valid data) and writes nothing.
+template <int K, int G, bool TIGHT>
+struct FlatSlots {
+    int slots;   // general: the lane's elements of its row
+    bool last;   // tight: whether slot K - 1 lies in the row
+    bool valid;  // tight: whether the row is one of the run's
+
+    __device__ __forceinline__ FlatSlots(int lane, int n, int r, int count)
+        : slots(r < count && lane < n ? (n - lane + G - 1) / G : 0),
+          last(lane + (K - 1) * G < n),
+          valid(r < count) {}
+    // the run's row to read: a tight lane past the run reads the last one
+    __device__ __forceinline__ static int read_row(int r, int count) { return TIGHT ? min(r, count - 1) : r; }
+    __device__ __forceinline__ bool stop(int k) const { return !TIGHT && flat_stop<K>(k, slots); }
+    __device__ __forceinline__ bool holds(int k) const { return TIGHT ? k < K - 1 || last : k < slots; }
+    __device__ __forceinline__ bool writes(int k) const { return TIGHT ? valid && holds(k) : k < slots; }
+    // whether an exponential's term must be tested: a tight lane's untaken slot holds -inf (term 0)
+    __device__ __forceinline__ bool skips(int k) const { return !TIGHT && k >= slots; }
+};
+
+// A lane's elements of a row as floats, `pad` in the slots past the row that it runs.
+template <int K, int G, bool TIGHT, typename T>
+__device__ __forceinline__ void flat_lane_load(const T* row, int lane, const FlatSlots<K, G, TIGHT>& s, float* v,
+                                               float pad) {
     const T* first = row + lane;
 #pragma unroll
     for (int k = 0; k < K; ++k) {
-        if (flat_stop<K>(k, slots)) break;
-        v[k] = k < slots ? to_float(first[k * G]) : pad;
+        if (s.stop(k)) break;
+        v[k] = s.holds(k) ? to_float(first[k * G]) : pad;
     }
 }
 
-template <int K, int G, typename T>
-__device__ __forceinline__ void flat_lane_store(T* row, int lane, int slots, const float* v) {
+template <int K, int G, bool TIGHT, typename T>
+__device__ __forceinline__ void flat_lane_store(T* row, int lane, const FlatSlots<K, G, TIGHT>& s, const float* v) {
     T* first = row + lane;
 #pragma unroll
     for (int k = 0; k < K; ++k) {
-        if (flat_stop<K>(k, slots)) break;
-        if (k < slots) first[k * G] = from_float<T>(v[k]);
+        if (s.stop(k)) break;
+        if (s.writes(k)) first[k * G] = from_float<T>(v[k]);
     }
 }
 
@@ -137,10 +163,6 @@ struct FlatLanes {
     __device__ __forceinline__ explicit FlatLanes(i64 n) : lane((int)(threadIdx.x % G)), cols((int)n) {}
     // the run's row this thread takes at the step starting with row `first`
     __device__ __forceinline__ int row(int first) const { return first + (int)threadIdx.x / G; }
-    // the elements of that row this lane holds: 0 for a row past the run's `count`
-    __device__ __forceinline__ int slots(int r, int count) const {
-        return r < count && lane < cols ? (cols - lane + G - 1) / G : 0;
-    }
 };
 
 // Softmax keeps a lane's terms exp(x - max) in its registers: the output is then term / sum, one
@@ -159,11 +181,24 @@ __device__ __forceinline__ float flat_kept_term(float v, float shift) {
     }
 }
 
+// 1 / sum for a softmax output: the hardware's approximate reciprocal (one MUFU.RCP, error within
+// 2^-22) in the tight 16-bit form, whose rows are short enough that the full-precision division
+// (a reciprocal, two FFMAs and a range test) is a visible share of a row's instructions; the
+// rounding to a 16-bit output is 2^-9. float32 keeps the division.
+template <typename T, bool TIGHT>
+__device__ __forceinline__ float flat_inverse(float sum) {
+    if constexpr (TIGHT && sizeof(T) == 2) {
+        return __fdividef(1.0f, sum);
+    } else {
+        return 1.0f / sum;
+    }
+}
+
 // The CTA's runs: rows_per_cta rows each, grid-stride over all rows.
 #define FLAT_ROWS_FOR_EACH_RUN(rows, rows_per_cta)                                           \
     for (i64 r0 = (i64)blockIdx.x * rows_per_cta; r0 < rows; r0 += (i64)gridDim.x * rows_per_cta)
 
-template <typename T, bool LOG, int K, int G>
+template <typename T, bool LOG, int K, int G, bool TIGHT>
 __device__ __forceinline__ void flat_rows_forward(const T* x, T* y, i64 rows, i64 n, i64 x_pitch, i64 y_pitch,
                                                   i64 rows_per_cta) {
     extern __shared__ __align__(16) unsigned char flat_smem[];
@@ -184,13 +219,14 @@ __device__ __forceinline__ void flat_rows_forward(const T* x, T* y, i64 rows, i6
         // every lane runs every step (the shuffles need whole warps); lanes past the run idle
         for (int first = 0; first < count; first += L.kPerStep) {
             const int r = L.row(first);
-            const int slots = L.slots(r, count);
+            const FlatSlots<K, G, TIGHT> slots(L.lane, L.cols, r, count);
+            const int rr = slots.read_row(r, count);
             float v[K];
-            flat_lane_load<K, G>(xr.buf + xr.shift + r * L.cols, L.lane, slots, v, neg_inf());
+            flat_lane_load(xr.buf + xr.shift + rr * L.cols, L.lane, slots, v, neg_inf());
             float m = neg_inf();
 #pragma unroll
             for (int k = 0; k < K; ++k) {
-                if (flat_stop<K>(k, slots)) break;
+                if (slots.stop(k)) break;
                 m = fmaxf(m, v[k]);
             }
             m = group_max<G>(m);
@@ -199,8 +235,8 @@ __device__ __forceinline__ void flat_rows_forward(const T* x, T* y, i64 rows, i6
             float s = 0.0f;
 #pragma unroll
             for (int k = 0; k < K; ++k) {
-                if (flat_stop<K>(k, slots)) break;
-                if (k >= slots) continue;
+                if (slots.stop(k)) break;
+                if (slots.skips(k)) continue;
                 if constexpr (LOG) {
                     s += sum_exp(v[k] - shift);
                 } else {
@@ -213,18 +249,18 @@ __device__ __forceinline__ void flat_rows_forward(const T* x, T* y, i64 rows, i6
                 const RowScale scale = row_scale(MaxSum{m, s});
 #pragma unroll
                 for (int k = 0; k < K; ++k) {
-                    if (flat_stop<K>(k, slots)) break;
+                    if (slots.stop(k)) break;
                     v[k] = normalise<LOG, T>(v[k], scale);
                 }
             } else {
-                const float inv = 1.0f / s;
+                const float inv = flat_inverse<T, TIGHT>(s);
 #pragma unroll
                 for (int k = 0; k < K; ++k) {
-                    if (flat_stop<K>(k, slots)) break;
+                    if (slots.stop(k)) break;
                     v[k] *= inv;
                 }
             }
-            flat_lane_store<K, G>(yr.buf + yr.shift + r * L.cols, L.lane, slots, v);
+            flat_lane_store(yr.buf + yr.shift + r * L.cols, L.lane, slots, v);
         }
         __syncthreads();
         flat_copy<T, false>(yg, y_pitch, count, L.cols, yr);
@@ -255,23 +291,23 @@ __device__ __forceinline__ void flat_rows_backward(const T* y, const T* dy, T* d
         __syncthreads();
         for (int first = 0; first < count; first += L.kPerStep) {
             const int r = L.row(first);
-            const int slots = L.slots(r, count);
+            const FlatSlots<K, G, false> slots(L.lane, L.cols, r, count);
             float yv[K], dyv[K];
-            flat_lane_load<K, G>(yr.buf + yr.shift + r * L.cols, L.lane, slots, yv, 0.0f);
-            flat_lane_load<K, G>(dyr.buf + dyr.shift + r * L.cols, L.lane, slots, dyv, 0.0f);
+            flat_lane_load(yr.buf + yr.shift + r * L.cols, L.lane, slots, yv, 0.0f);
+            flat_lane_load(dyr.buf + dyr.shift + r * L.cols, L.lane, slots, dyv, 0.0f);
             float total = 0.0f;
 #pragma unroll
             for (int k = 0; k < K; ++k) {  // padding slots add 0 * 0
-                if (flat_stop<K>(k, slots)) break;
+                if (slots.stop(k)) break;
                 total += backward_term<LOG>(yv[k], dyv[k]);
             }
             total = group_sum<G>(total);
 #pragma unroll
             for (int k = 0; k < K; ++k) {
-                if (flat_stop<K>(k, slots)) break;
+                if (slots.stop(k)) break;
                 yv[k] = input_grad<LOG>(yv[k], dyv[k], total);
             }
-            flat_lane_store<K, G>(dxr.buf + dxr.shift + r * L.cols, L.lane, slots, yv);
+            flat_lane_store(dxr.buf + dxr.shift + r * L.cols, L.lane, slots, yv);
         }
         __syncthreads();
         flat_copy<T, false>(dxg, dx_pitch, count, L.cols, dxr);
