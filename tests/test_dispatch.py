@@ -319,6 +319,12 @@ def test_the_tight_16_bit_forward_takes_every_alignment_at_few_banks():
         assert tier(torch.float32, n) == "flat_rows", n
     for n in (96, 8 * 5, 56):
         assert tier(torch.float32, n) == "warp", n
+    # the 16-bit backward: lanes of 32 where they fall on at most two words a bank, rows to 160
+    assert instances.flat_rows_per_lane(True, 37, torch.bfloat16) == 32
+    assert instances.flat_rows_per_lane(True, 63, torch.bfloat16) == 4
+    assert instances.flat_rows_per_lane(True, 37, torch.float32) == 4
+    for n, expected in ((150, "flat_rows"), (131, "flat_rows"), (130, "warp"), (161, "warp")):
+        assert tiers.choose_tier(1 << 20, n, 1, torch.bfloat16, True, tiers.H100_LIMITS) == expected, n
 
 
 def test_rows_off_16_byte_boundaries_are_matched_to_points_of_their_kind():
@@ -347,7 +353,7 @@ def test_flat_rows_holds_rows_up_to_a_warp_of_32_slot_lanes():
     for dtype in (torch.float32, torch.bfloat16):
         for backward in (False, True):
             for n in (17, 64, 100, 128, 129, 150, 513, 1000, 1024):
-                per_lane = instances.flat_rows_per_lane(backward, n)
+                per_lane = instances.flat_rows_per_lane(backward, n, dtype)
                 rows, group, smem = instances.flat_rows_shape(n, dtype, backward)
                 assert group * per_lane >= n and group <= 32 and rows % (256 // group) == 0
                 assert smem >= (3 if backward else 2) * rows * n * dtype.itemsize

@@ -191,21 +191,33 @@ def test_rows_backward(backend, tier, outer, n, dtype_name, log):
 @pytest.mark.parametrize("log", [False, True], ids=["softmax", "log_softmax"])
 @pytest.mark.parametrize("dtype_name", DTYPES)
 def test_flat_rows_tight_every_length(backend, per_lane, dtype_name, log):
-    """The forward's tight form (one kernel per slots a lane and group size; only a lane's last
-    slot tested) at every row length it takes, with each lane count: a run of rows past a CTA's
-    (several runs, a partial last one, rows starting anywhere against a 16-byte boundary), rows of
-    special values at the front, and a view whose rows lie apart (moved element by element)."""
+    """The tight form (one kernel per slots a lane and group size; only a lane's last slot tested)
+    at every row length it takes, with each lane count, forward and backward: two runs of rows and
+    a partial third (rows starting anywhere against a 16-byte boundary), rows of special values at
+    the front (forward), and a view whose rows lie apart (moved element by element)."""
     from fastsoftmax.backends.cuda import instances, tiers
 
     dtype = DTYPES[dtype_name]
+    label = f"tight, {per_lane} elements a lane"
     with recording_loads(backend) as launched, tiers.tuned(flat_rows_per_lane=per_lane):
         for n in range(1, min(instances.FLAT_ROWS_TIGHT_MAX_COLS, 32 * per_lane) + 1):
             runs = instances.flat_rows_shape(n, dtype, False, per_lane)[0]
             x = rand((2 * runs + 7 + n % 5, n), dtype)
             x[:6] = rows_of_special_values(n, dtype)
-            check_forward(backend, x.view(-1, n, 1), "flat_rows", log, f"tight, {per_lane} elements a lane")
+            check_forward(backend, x.view(-1, n, 1), "flat_rows", log, label)
             wide = rand((37, n + 3), dtype)
             check_forward(backend, wide[:, 1 : n + 1].unsqueeze(-1), "flat_rows", log, "tight, rows apart")
+            runs = instances.flat_rows_shape(n, dtype, True, per_lane)[0]
+            x3, dy3 = (rand((2 * runs + 5 + n % 3, n), dtype).unsqueeze(-1) for _ in range(2))
+            check_backward(backend, x3, dy3, "flat_rows", log, label)
+            check_backward(
+                backend,
+                wide[:, 1 : n + 1].unsqueeze(-1),
+                wide[:, 2 : n + 2].unsqueeze(-1),
+                "flat_rows",
+                log,
+                "tight, rows apart",
+            )
     assert launched and all(inst.tight for inst in launched)
 
 

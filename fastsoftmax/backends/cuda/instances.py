@@ -62,21 +62,41 @@ FLAT_ROWS_GROUPS = (1, 2, 4, 8, 16, 32)
 FLAT_ROWS_MIN_COLS = 2
 FLAT_ROWS_MIN_COLS_16BIT_FORWARD = 3
 FLAT_ROWS_AUTO_MAX_COLS = 64
-FLAT_ROWS_AUTO_MAX_COLS_16BIT = {False: 160, True: 128}
+FLAT_ROWS_AUTO_MAX_COLS_16BIT = {False: 160, True: 160}
 #: float32 forward rows of 65-96 (any alignment) take flat_rows too: tiers.takes_flat_rows
 FLAT_ROWS_AUTO_MAX_COLS_FP32_FORWARD = 96
 FLAT_ROWS_SMEM_BUDGET = 48 * 1024
 
 
-def flat_rows_per_lane(backward: bool, n: int) -> int:
-    """The elements a lane holds that "auto" takes: a row over lanes of 4 for the backward and for
-    forward rows of up to 8, lanes of 32 (a row a lane up to 32 columns) for longer forward rows.
-    H100, alternated in one process (benchmarks/grid_row_probe.py, results 2026-11-24_h100_s9): bf16
-    forward rows of 9-63 0.84-0.96 of copy on lanes of 32 against 0.63-0.90 on lanes of 4 (rows of
-    9: 0.86 against 0.75, log-softmax 0.82 against 0.65), rows of 5 and 8 0.81 and 0.75 against
-    0.85 and 0.96; every backward level or ahead on lanes of 4 (bf16 rows of 37: 0.96 against 0.77).
-    Rows past the 128 columns 32 lanes of 4 hold take lanes of 32."""
-    return 32 if n > 32 * 4 or (not backward and n > 8) else 4
+def flat_rows_per_lane(backward: bool, n: int, dtype: torch.dtype | None = None) -> int:
+    """The elements a lane holds that "auto" takes: lanes of 32 (a row a lane up to 32 columns) for
+    forward rows past 8, for rows past the 128 columns 32 lanes of 4 hold, and for the 16-bit
+    backward where its lanes fall on at most two words a bank; lanes of 4 for the rest.
+    H100, forward, the general form alternated in one process (benchmarks/grid_row_probe.py,
+    results 2026-11-24_h100_s9): bf16 rows of 9-63 0.84-0.96 of copy on lanes of 32 against
+    0.63-0.90 on lanes of 4, rows of 5 and 8 0.81 and 0.75 against 0.85 and 0.96. Backward, the
+    tight form in CUDA graphs (benchmarks/row_tier_ab.py, results 2026-11-24_h100_s12): bf16 rows of
+    37 and 74 1.01 on lanes of 32 against 0.97, rows of 3-100 1.00-1.01 against 0.97-1.00, but rows
+    of 63 (three words a bank) 0.99 against 1.00 and of 127 (five) 0.78 against 1.00; float32 level."""
+    if n > 32 * 4 or (not backward and n > 8):
+        return 32
+    if backward and dtype is not None and CXX_TYPES[dtype][2] == 2 and lanes_bank_ways(n, dtype, 32) <= 2:
+        return 32
+    return 4
+
+
+def lanes_bank_ways(n: int, dtype: torch.dtype, per_lane: int) -> int:
+    """The most words of one shared-memory bank a warp of flat_rows reads at once with lanes of
+    ``per_lane`` slots: its groups' first elements of 32 / G rows laid end to end
+    (flat_rows_tier.cuh)."""
+    itemsize = CXX_TYPES[dtype][2]
+    group = next_pow2(-(-n // per_lane))
+    words: dict = {}
+    for row in range(32 // group):
+        for lane in range(min(group, n)):
+            word = (row * n + lane) * itemsize // 4
+            words.setdefault(word % 32, set()).add(word)
+    return max(len(bank) for bank in words.values())
 
 
 def flat_rows_shape(n: int, dtype: torch.dtype, backward: bool, per_lane: int | None = None) -> tuple[int, int, int]:
@@ -85,7 +105,7 @@ def flat_rows_shape(n: int, dtype: torch.dtype, backward: bool, per_lane: int | 
     in whole steps of the CTA's groups."""
     if n > FLAT_ROWS_MAX_COLS:
         raise ValueError(f"tier 'flat_rows' holds rows of at most {FLAT_ROWS_MAX_COLS} columns, not {n}")
-    per_lane = per_lane or flat_rows_per_lane(backward, n)
+    per_lane = per_lane or flat_rows_per_lane(backward, n, dtype)
     if per_lane not in FLAT_ROWS_LANE_ELEMS:
         raise ValueError(f"tier 'flat_rows': a lane holds one of {FLAT_ROWS_LANE_ELEMS} elements, not {per_lane}")
     if n > 32 * per_lane:
@@ -138,16 +158,8 @@ FLAT_ROWS_TIGHT_MAX_BANK_WAYS = 3
 
 @functools.cache
 def flat_rows_bank_ways(n: int, dtype: torch.dtype, backward: bool) -> int:
-    """The most words of one shared-memory bank a warp of flat_rows reads at once: its groups' first
-    elements of 32 / G rows laid end to end (flat_rows_tier.cuh)."""
-    itemsize = CXX_TYPES[dtype][2]
-    group = flat_rows_shape(n, dtype, backward)[1]
-    words: dict = {}
-    for row in range(32 // group):
-        for lane in range(min(group, n)):
-            word = (row * n + lane) * itemsize // 4
-            words.setdefault(word % 32, set()).add(word)
-    return max(len(bank) for bank in words.values())
+    """lanes_bank_ways at the lane size "auto" takes (flat_rows_per_lane)."""
+    return lanes_bank_ways(n, dtype, flat_rows_per_lane(backward, n, dtype))
 
 
 #: columns per thread for full-warp rows: every count up to 8, then coarser steps, so that a row is
@@ -591,7 +603,7 @@ class Instance:
     storage: str = ""  # block_regs: block_regs_storage(...); "" takes its default; cluster: "kept"
     window: bool = False  # warp, block_regs: rows held in their aligned window's packs (WINDOW_PACK)
     columns: bool = False  # cluster: runs of interleaved columns (cluster_tier.cuh's column kernels)
-    tight: bool = False  # flat_rows forward: rows of (cols - 1) x group + 1 .. cols x group (FlatSlots)
+    tight: bool = False  # flat_rows: rows of (cols - 1) x group + 1 .. cols x group (FlatSlots)
 
     def __post_init__(self):
         # one spelling per kernel, so that equal kernels compare equal
@@ -601,8 +613,8 @@ class Instance:
             raise ValueError(f"no window form of tier {self.tier!r} at pack {self.pack} of {self.dtype}")
         if self.columns and (self.tier != "cluster" or self.storage):
             raise ValueError(f"no column form of tier {self.tier!r} with storage {self.storage!r}")
-        if self.tight and (self.tier != "flat_rows" or self.backward):
-            raise ValueError(f"no tight form of tier {self.tier!r} (backward={self.backward})")
+        if self.tight and self.tier != "flat_rows":
+            raise ValueError(f"no tight form of tier {self.tier!r}")
 
     @property
     def block_storage(self) -> str:
@@ -692,18 +704,18 @@ class Instance:
         )
 
     def _flat_rows_wrapper(self, t: str, log: str) -> str:
+        tight = "true" if self.tight else "false"
         if self.backward:
             params = (
                 f"const {t}* y, const {t}* dy, {t}* dx, i64 rows, i64 n, i64 y_pitch, i64 dy_pitch, i64 dx_pitch, "
                 "i64 rows_per_cta"
             )
             call = (
-                f"flat_rows_backward<{t}, {log}, {self.cols}, {self.group}>(y, dy, dx, rows, n, y_pitch, dy_pitch, "
-                "dx_pitch, rows_per_cta)"
+                f"flat_rows_backward<{t}, {log}, {self.cols}, {self.group}, {tight}>(y, dy, dx, rows, n, y_pitch, "
+                "dy_pitch, dx_pitch, rows_per_cta)"
             )
         else:
             params = f"const {t}* x, {t}* y, i64 rows, i64 n, i64 x_pitch, i64 y_pitch, i64 rows_per_cta"
-            tight = "true" if self.tight else "false"
             call = (
                 f"flat_rows_forward<{t}, {log}, {self.cols}, {self.group}, {tight}>(x, y, rows, n, x_pitch, "
                 "y_pitch, rows_per_cta)"
@@ -939,11 +951,10 @@ def all_instances():
                     for k in FLAT_ROWS_LANE_ELEMS
                     for g in FLAT_ROWS_GROUPS
                 ]
-                if not backward:
-                    out += [
-                        Instance("flat_rows", dtype, backward, log, cols=k, group=g, tight=True)
-                        for k, g in flat_rows_tight_shapes()
-                    ]
+                out += [
+                    Instance("flat_rows", dtype, backward, log, cols=k, group=g, tight=True)
+                    for k, g in flat_rows_tight_shapes()
+                ]
     from .strided import all_instances as strided_instances  # its module imports this one
 
     return out + strided_instances()

@@ -229,9 +229,9 @@ def _cluster(load, dtype, outer, n, pitches, log, backward, align, dev, tuning):
 def _flat_rows(load, dtype, outer, n, pitches, log, backward, dev, tuning):
     """Runs of rows through shared memory (flat_rows_tier.cuh): a CTA a run (the kernel strides
     over runs past the grid's limit)."""
-    per_lane = tuning.flat_rows_per_lane or flat_rows_per_lane(backward, n)
+    per_lane = tuning.flat_rows_per_lane or flat_rows_per_lane(backward, n, dtype)
     rows, group, smem = flat_rows_shape(n, dtype, backward, per_lane)
-    tight = not backward and n <= FLAT_ROWS_TIGHT_MAX_COLS and tuning.flat_rows_tight in (None, True)
+    tight = n <= FLAT_ROWS_TIGHT_MAX_COLS and tuning.flat_rows_tight in (None, True)
     slots = flat_rows_tight_slots(n, group) if tight else per_lane
     inst = Instance("flat_rows", dtype, backward, log, cols=slots, group=group, tight=tight)
     kernel = Kernel(load(inst, dev), inst.name, dev, 9 if backward else 7, FLAT_ROWS_THREADS, 1, smem)

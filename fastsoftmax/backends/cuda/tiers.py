@@ -308,18 +308,20 @@ def takes_flat_rows(n: int, dtype: torch.dtype, backward: bool) -> bool:
     16-byte boundaries up to 64 and rows of one pack (earlier sets), and rows of 65-96 of any
     alignment (72 and 74 0.99 against 0.92, 80 0.98 against 0.94; at 96, 8 words a bank, 0.88
     against 0.99); aligned rows of up to 64 are level or faster on the warp tier (8, 40, 56:
-    0.96-0.98 against 0.98-1.00). Backward: rows off 16-byte boundaries, rows of one pack and every
-    16-bit row (bf16 rows of 24-128 0.98-1.00 against 0.77-0.96, results 2026-11-24_h100_s9)."""
+    0.96-0.98 against 0.98-1.00). Backward: float32 rows off 16-byte boundaries and rows of one pack
+    (results 2026-11-24_h100_s9), and 16-bit rows of up to 160 at up to 3 words a bank (bf16 rows of
+    24-128 0.98-1.00 against 0.77-0.96 in the ninth set; with the tight form rows of 131-160
+    0.97-1.01 against 0.92-0.98, of 129 and 130, 4 words, 0.87-0.89 against 0.91-0.92)."""
     itemsize = CXX_TYPES[dtype][2]
     flat_min = FLAT_ROWS_MIN_COLS_16BIT_FORWARD if itemsize == 2 and not backward else FLAT_ROWS_MIN_COLS
     if n < flat_min:
         return False
     ways = flat_rows_bank_ways(n, dtype, backward)
-    if itemsize == 2 and not backward:
-        if n * itemsize % 16 == 0:
-            return ways <= FLAT_ROWS_TIGHT_MAX_BANK_WAYS
-        return n not in WARP_ROWS_16BIT_FORWARD
-    aligned_flat = n * itemsize == 16 or (itemsize == 2 and backward) or (itemsize == 4 and not backward and n > 64)
+    if itemsize == 2:
+        if not backward and n * itemsize % 16:
+            return n not in WARP_ROWS_16BIT_FORWARD
+        return ways <= FLAT_ROWS_TIGHT_MAX_BANK_WAYS
+    aligned_flat = n * itemsize == 16 or (not backward and n > 64)
     return bool(n * itemsize % 16 or aligned_flat) and ways <= FLAT_ROWS_MAX_BANK_WAYS
 
 

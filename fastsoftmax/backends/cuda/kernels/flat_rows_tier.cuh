@@ -267,7 +267,7 @@ __device__ __forceinline__ void flat_rows_forward(const T* x, T* y, i64 rows, i6
     }
 }
 
-template <typename T, bool LOG, int K, int G>
+template <typename T, bool LOG, int K, int G, bool TIGHT>
 __device__ __forceinline__ void flat_rows_backward(const T* y, const T* dy, T* dx, i64 rows, i64 n, i64 y_pitch,
                                                    i64 dy_pitch, i64 dx_pitch, i64 rows_per_cta) {
     extern __shared__ __align__(16) unsigned char flat_smem[];
@@ -291,10 +291,11 @@ __device__ __forceinline__ void flat_rows_backward(const T* y, const T* dy, T* d
         __syncthreads();
         for (int first = 0; first < count; first += L.kPerStep) {
             const int r = L.row(first);
-            const FlatSlots<K, G, false> slots(L.lane, L.cols, r, count);
+            const FlatSlots<K, G, TIGHT> slots(L.lane, L.cols, r, count);
+            const int rr = slots.read_row(r, count);
             float yv[K], dyv[K];
-            flat_lane_load(yr.buf + yr.shift + r * L.cols, L.lane, slots, yv, 0.0f);
-            flat_lane_load(dyr.buf + dyr.shift + r * L.cols, L.lane, slots, dyv, 0.0f);
+            flat_lane_load(yr.buf + yr.shift + rr * L.cols, L.lane, slots, yv, 0.0f);
+            flat_lane_load(dyr.buf + dyr.shift + rr * L.cols, L.lane, slots, dyv, 0.0f);
             float total = 0.0f;
 #pragma unroll
             for (int k = 0; k < K; ++k) {  // padding slots add 0 * 0
