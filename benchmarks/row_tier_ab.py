@@ -31,7 +31,7 @@ BYTES = 1 << 27  # per tensor
 def variant_fn(spec, x3, y3, backward, dy3=None):
     tier, _, tuned = spec.partition("@")
     fields = {k: int(v) for k, _, v in (i.partition("=") for i in tuned.split("+") if i)}
-    for name in ("flat_rows_tight", "row_window", "warp_sector_groups"):  # the boolean fields
+    for name in ("flat_rows_tight", "flat_rows_spread", "row_window", "warp_sector_groups"):  # the boolean fields
         if name in fields:
             fields[name] = bool(fields[name])
 

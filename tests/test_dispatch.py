@@ -270,14 +270,13 @@ def test_short_rows_off_16_byte_boundaries_take_the_flat_rows_tier():
     for dtype, n in ((torch.bfloat16, 8), (torch.float16, 8), (torch.float32, 4)):
         for backward in (False, True):
             assert tier(dtype, n, backward) == "flat_rows", (dtype, n, backward)
-    # past 64 columns the 16-bit rows measured faster on flat_rows, up to 160 forward and 128
-    # backward (forward rows on 16-byte boundaries too, unless of a multiple of 16 elements), but for
-    # rows whose pitch puts a warp's lanes on few shared-memory banks (127: 5 words a bank)
-    assert instances.flat_rows_bank_ways(127, torch.bfloat16, False) == 5
+    # past 64 columns the 16-bit rows measured faster on flat_rows, up to 160 (on 16-byte boundaries
+    # too), but for rows whose pitch puts a warp's lanes on few shared-memory banks (64: 16 words)
+    assert instances.flat_rows_bank_ways(64, torch.bfloat16, False) == 16
     assert instances.flat_rows_bank_ways(21, torch.bfloat16, False) <= instances.FLAT_ROWS_MAX_BANK_WAYS
     for dtype, n, backward, expected in (
         (torch.bfloat16, 65, False, "flat_rows"),
-        (torch.bfloat16, 127, False, "warp"),
+        (torch.bfloat16, 127, False, "flat_rows"),
         (torch.bfloat16, 126, False, "flat_rows"),
         (torch.bfloat16, 74, False, "flat_rows"),
         (torch.bfloat16, 150, False, "flat_rows"),
@@ -287,7 +286,8 @@ def test_short_rows_off_16_byte_boundaries_take_the_flat_rows_tier():
         (torch.bfloat16, 74, True, "flat_rows"),
         (torch.bfloat16, 100, True, "flat_rows"),
         (torch.float16, 127, True, "flat_rows"),
-        (torch.bfloat16, 129, True, "warp"),
+        (torch.bfloat16, 129, True, "flat_rows"),
+        (torch.bfloat16, 161, True, "warp"),
         (torch.float32, 101, True, "warp"),
         (torch.float32, 97, False, "warp"),
     ):
@@ -296,8 +296,8 @@ def test_short_rows_off_16_byte_boundaries_take_the_flat_rows_tier():
 
 def test_the_tight_16_bit_forward_takes_every_alignment_at_few_banks():
     """The 16-bit forward's tight form (one kernel per slots a lane) beat the warp tier on rows on
-    16-byte boundaries whose lanes spread over the banks (at most 3 words a bank), and on rows off
-    them but for rows of 127; float32 forward rows of 65-96 take flat_rows whatever their alignment, but at 8 words a
+    16-byte boundaries whose lanes spread over the banks (at most 3 words a bank), and on every row
+    off them; float32 forward rows of 65-96 take flat_rows whatever their alignment, but at 8 words a
     bank (96)."""
     from fastsoftmax.backends.cuda import instances, tiers
 
@@ -311,19 +311,24 @@ def test_the_tight_16_bit_forward_takes_every_alignment_at_few_banks():
     for n in (24, 48, 96, 16, 32, 64, 128):
         assert instances.flat_rows_bank_ways(n, torch.bfloat16, False) > instances.FLAT_ROWS_TIGHT_MAX_BANK_WAYS
         assert tier(torch.bfloat16, n) == "warp", n
-    # off 16-byte boundaries the warp tier reads an element at a time: flat_rows at any bank count
-    for n in (9, 63, 65, 100, 129, 130, 131, 159):
+    # off 16-byte boundaries the warp tier reads an element at a time: flat_rows, its warps' rows
+    # spread where consecutive rows would meet on few banks
+    for n in (9, 63, 65, 100, 127, 129, 130, 131, 159):
+        assert instances.flat_rows_bank_ways(n, torch.bfloat16, False) <= instances.FLAT_ROWS_TIGHT_MAX_BANK_WAYS
         assert tier(torch.bfloat16, n) == "flat_rows", n
-    assert tier(torch.bfloat16, 127) == "warp"
+    assert instances.lanes_bank_ways(127, torch.bfloat16, 32) == 5
+    assert instances.lanes_bank_ways(127, torch.bfloat16, 32, spread=True) == 1
+    assert instances.flat_rows_spread(127, torch.bfloat16, 32)
+    assert not instances.flat_rows_spread(21, torch.bfloat16, 32)
     for n in (65, 72, 74, 80, 95):
         assert tier(torch.float32, n) == "flat_rows", n
     for n in (96, 8 * 5, 56):
         assert tier(torch.float32, n) == "warp", n
     # the 16-bit backward: lanes of 32 where they fall on at most two words a bank, rows to 160
     assert instances.flat_rows_per_lane(True, 37, torch.bfloat16) == 32
-    assert instances.flat_rows_per_lane(True, 63, torch.bfloat16) == 4
+    assert instances.flat_rows_per_lane(True, 48, torch.bfloat16) == 4
     assert instances.flat_rows_per_lane(True, 37, torch.float32) == 4
-    for n, expected in ((150, "flat_rows"), (131, "flat_rows"), (130, "warp"), (161, "warp")):
+    for n, expected in ((150, "flat_rows"), (131, "flat_rows"), (130, "flat_rows"), (161, "warp")):
         assert tiers.choose_tier(1 << 20, n, 1, torch.bfloat16, True, tiers.H100_LIMITS) == expected, n
 
 

@@ -80,23 +80,30 @@ def flat_rows_per_lane(backward: bool, n: int, dtype: torch.dtype | None = None)
     of 63 (three words a bank) 0.99 against 1.00 and of 127 (five) 0.78 against 1.00; float32 level."""
     if n > 32 * 4 or (not backward and n > 8):
         return 32
-    if backward and dtype is not None and CXX_TYPES[dtype][2] == 2 and lanes_bank_ways(n, dtype, 32) <= 2:
+    if backward and dtype is not None and CXX_TYPES[dtype][2] == 2 and least_bank_ways(n, dtype, 32) <= 2:
         return 32
     return 4
 
 
-def lanes_bank_ways(n: int, dtype: torch.dtype, per_lane: int) -> int:
+@functools.cache
+def lanes_bank_ways(n: int, dtype: torch.dtype, per_lane: int, spread: bool = False) -> int:
     """The most words of one shared-memory bank a warp of flat_rows reads at once with lanes of
-    ``per_lane`` slots: its groups' first elements of 32 / G rows laid end to end
-    (flat_rows_tier.cuh)."""
+    ``per_lane`` slots: the first elements of its 32 / G groups' rows, consecutive rows or (spread)
+    rows FLAT_ROWS_THREADS / 32 apart (flat_rows_tier.cuh's FlatLanes)."""
     itemsize = CXX_TYPES[dtype][2]
     group = next_pow2(-(-n // per_lane))
+    stride = FLAT_ROWS_THREADS // 32 if spread else 1
     words: dict = {}
     for row in range(32 // group):
         for lane in range(min(group, n)):
-            word = (row * n + lane) * itemsize // 4
+            word = (row * stride * n + lane) * itemsize // 4
             words.setdefault(word % 32, set()).add(word)
     return max(len(bank) for bank in words.values())
+
+
+def flat_rows_spread(n: int, dtype: torch.dtype, per_lane: int) -> bool:
+    """Whether a warp's groups take rows apart (FlatLanes' spread): where that meets fewer words a bank."""
+    return lanes_bank_ways(n, dtype, per_lane, True) < lanes_bank_ways(n, dtype, per_lane)
 
 
 def flat_rows_shape(n: int, dtype: torch.dtype, backward: bool, per_lane: int | None = None) -> tuple[int, int, int]:
@@ -156,10 +163,15 @@ FLAT_ROWS_MAX_BANK_WAYS = 4
 FLAT_ROWS_TIGHT_MAX_BANK_WAYS = 3
 
 
+def least_bank_ways(n: int, dtype: torch.dtype, per_lane: int) -> int:
+    """lanes_bank_ways with a warp's rows consecutive or spread, whichever is fewer."""
+    return min(lanes_bank_ways(n, dtype, per_lane, spread) for spread in (False, True))
+
+
 @functools.cache
 def flat_rows_bank_ways(n: int, dtype: torch.dtype, backward: bool) -> int:
-    """lanes_bank_ways at the lane size "auto" takes (flat_rows_per_lane)."""
-    return lanes_bank_ways(n, dtype, flat_rows_per_lane(backward, n, dtype))
+    """least_bank_ways at the lane size "auto" takes (flat_rows_per_lane)."""
+    return least_bank_ways(n, dtype, flat_rows_per_lane(backward, n, dtype))
 
 
 #: columns per thread for full-warp rows: every count up to 8, then coarser steps, so that a row is
@@ -708,17 +720,17 @@ class Instance:
         if self.backward:
             params = (
                 f"const {t}* y, const {t}* dy, {t}* dx, i64 rows, i64 n, i64 y_pitch, i64 dy_pitch, i64 dx_pitch, "
-                "i64 rows_per_cta"
+                "i64 rows_per_cta, i64 spread"
             )
             call = (
                 f"flat_rows_backward<{t}, {log}, {self.cols}, {self.group}, {tight}>(y, dy, dx, rows, n, y_pitch, "
-                "dy_pitch, dx_pitch, rows_per_cta)"
+                "dy_pitch, dx_pitch, rows_per_cta, spread != 0)"
             )
         else:
-            params = f"const {t}* x, {t}* y, i64 rows, i64 n, i64 x_pitch, i64 y_pitch, i64 rows_per_cta"
+            params = f"const {t}* x, {t}* y, i64 rows, i64 n, i64 x_pitch, i64 y_pitch, i64 rows_per_cta, i64 spread"
             call = (
                 f"flat_rows_forward<{t}, {log}, {self.cols}, {self.group}, {tight}>(x, y, rows, n, x_pitch, "
-                "y_pitch, rows_per_cta)"
+                "y_pitch, rows_per_cta, spread != 0)"
             )
         return (
             f'extern "C" __global__ void __launch_bounds__({FLAT_ROWS_THREADS}) {self.name}({params}) {{\n'

@@ -48,6 +48,7 @@ from .instances import (
     cluster_shape,
     flat_rows_per_lane,
     flat_rows_shape,
+    flat_rows_spread,
     flat_rows_tight_slots,
     grid_row_instance,
     grid_row_shape,
@@ -234,12 +235,13 @@ def _flat_rows(load, dtype, outer, n, pitches, log, backward, dev, tuning):
     tight = n <= FLAT_ROWS_TIGHT_MAX_COLS and tuning.flat_rows_tight in (None, True)
     slots = flat_rows_tight_slots(n, group) if tight else per_lane
     inst = Instance("flat_rows", dtype, backward, log, cols=slots, group=group, tight=tight)
-    kernel = Kernel(load(inst, dev), inst.name, dev, 9 if backward else 7, FLAT_ROWS_THREADS, 1, smem)
+    kernel = Kernel(load(inst, dev), inst.name, dev, 10 if backward else 8, FLAT_ROWS_THREADS, 1, smem)
     kernel.allow_dynamic_smem(smem, tiers.STATIC_SMEM_RESERVE)
     per_sm = kernel.blocks_per_sm()
     if per_sm == 0:
         raise ValueError(f"tier 'flat_rows': {smem} bytes of shared memory a CTA do not fit")
-    return kernel.bound(min(_ceil_div(outer, rows), (1 << 31) - 1), (outer, n) + pitches + (rows,))
+    spread = flat_rows_spread(n, dtype, per_lane) if tuning.flat_rows_spread is None else tuning.flat_rows_spread
+    return kernel.bound(min(_ceil_div(outer, rows), (1 << 31) - 1), (outer, n) + pitches + (rows, int(spread)))
 
 
 def _split_row(load, dtype, outer, n, pitches, log, backward, align, dev, tuning):

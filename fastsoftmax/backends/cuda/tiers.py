@@ -116,6 +116,9 @@ class Tuning:
     #: flat_rows: the forward's tight form (False: the general form) where rows are short enough
     #: for it (instances.FLAT_ROWS_TIGHT_MAX_COLS), instead of always there
     flat_rows_tight: bool | None = None
+    #: flat_rows: a warp's row groups on rows apart (True) or consecutive (False), instead of
+    #: whichever meets fewer words a shared-memory bank (instances.flat_rows_spread)
+    flat_rows_spread: bool | None = None
     #: strided_staged: a team of CTAs launched as one thread-block cluster (True) or as part of
     #: the persistent cooperative grid (False), instead of a cluster wherever the device has them
     #: and a tile fits in strided.STAGED_MAX_CLUSTER CTAs
@@ -280,11 +283,6 @@ def row_cache_bytes(n: int, itemsize: int, backward: bool) -> int:
     return 2 * (-(-n // 16) * 16) * itemsize if backward else -(-n * itemsize // 16) * 16
 
 
-#: 16-bit forward rows off 16-byte boundaries that measured faster on the warp tier than on
-#: flat_rows' tight form (takes_flat_rows)
-WARP_ROWS_16BIT_FORWARD = frozenset({127})
-
-
 def flat_rows_auto_max_cols(dtype: torch.dtype, backward: bool) -> int:
     """The longest rows "auto" gives flat_rows."""
     if CXX_TYPES[dtype][2] == 2:
@@ -295,32 +293,33 @@ def flat_rows_auto_max_cols(dtype: torch.dtype, backward: bool) -> int:
 def takes_flat_rows(n: int, dtype: torch.dtype, backward: bool) -> bool:
     """Whether "auto" gives rows of n (no longer than flat_rows_auto_max_cols) to flat_rows rather than
     the warp tier. A lane reads its rows from shared memory, and rows whose pitch lies near a
-    multiple of 128 bytes put a warp's lanes on few banks (instances.flat_rows_bank_ways).
+    multiple of 128 bytes put a warp's lanes on few banks (instances.flat_rows_bank_ways, with a
+    warp's rows consecutive or spread, whichever meets fewer).
 
     16-bit forward (the tight form, results 2026-11-24_h100_s12, both tiers in CUDA graphs
     alternated in one process): bf16 rows of 5-160 0.97-0.99 of copy at up to 3 words a bank, any
     alignment (rows of 40 0.98 against the warp tier's 0.86, 80 0.98 against 0.88, 144 0.99 against
-    0.86). At 4 words and more the warp tier wins on rows on 16-byte boundaries, which it reads in
-    16-byte packs (24, 48, 96: 0.90-0.91 against 0.94-0.96; 32 and 64: 0.32 against 0.95-0.97), and
-    flat_rows on the others, which the warp tier reads an element at a time (129 and 130, 4 words:
-    0.92-0.94 against 0.69-0.74; 65, 5 words: 0.83 against 0.51), but for rows of 127, which fill
-    the warp tier's 4 slots a lane (0.89 against 0.79-0.80 in three runs). float32 forward: rows off
-    16-byte boundaries up to 64 and rows of one pack (earlier sets), and rows of 65-96 of any
-    alignment (72 and 74 0.99 against 0.92, 80 0.98 against 0.94; at 96, 8 words a bank, 0.88
-    against 0.99); aligned rows of up to 64 are level or faster on the warp tier (8, 40, 56:
-    0.96-0.98 against 0.98-1.00). Backward: float32 rows off 16-byte boundaries and rows of one pack
-    (results 2026-11-24_h100_s9), and 16-bit rows of up to 160 at up to 3 words a bank (bf16 rows of
-    24-128 0.98-1.00 against 0.77-0.96 in the ninth set; with the tight form rows of 131-160
-    0.97-1.01 against 0.92-0.98, of 129 and 130, 4 words, 0.87-0.89 against 0.91-0.92)."""
+    0.86; rows of 127 with the warp's rows spread 0.99 against 0.90). At 4 words and more the warp
+    tier wins on rows on 16-byte boundaries, which it reads in 16-byte packs (24, 48, 96: 0.90-0.91
+    against 0.94-0.96; 32 and 64: 0.32 against 0.95-0.97); no row off them meets more than 3 with
+    the spread rows, and the warp tier reads those an element at a time (65: 0.99 against 0.51).
+    float32 forward: rows off 16-byte boundaries up to 64 and rows of one pack (earlier sets), and
+    rows of 65-96 of any alignment (72 and 74 0.99 against 0.92, 80 0.98 against 0.94; at 96, 8
+    words a bank, 0.88 against 0.99); aligned rows of up to 64 are level or faster on the warp tier
+    (8, 40, 56: 0.96-0.98 against 0.98-1.00), and past 96 the two are level (127-150: 0.98 against
+    0.98-0.99).
+
+    Backward: float32 rows off 16-byte boundaries and rows of one pack (results 2026-11-24_h100_s9),
+    and 16-bit rows of up to 160 at up to 3 words a bank (bf16 rows of 24-128 0.98-1.00 against
+    0.77-0.96 in the ninth set; with the tight form and spread rows, rows of 129-160 1.00-1.01
+    against 0.92-0.98)."""
     itemsize = CXX_TYPES[dtype][2]
     flat_min = FLAT_ROWS_MIN_COLS_16BIT_FORWARD if itemsize == 2 and not backward else FLAT_ROWS_MIN_COLS
     if n < flat_min:
         return False
     ways = flat_rows_bank_ways(n, dtype, backward)
     if itemsize == 2:
-        if not backward and n * itemsize % 16:
-            return n not in WARP_ROWS_16BIT_FORWARD
-        return ways <= FLAT_ROWS_TIGHT_MAX_BANK_WAYS
+        return (not backward and n * itemsize % 16 != 0) or ways <= FLAT_ROWS_TIGHT_MAX_BANK_WAYS
     aligned_flat = n * itemsize == 16 or (not backward and n > 64)
     return bool(n * itemsize % 16 or aligned_flat) and ways <= FLAT_ROWS_MAX_BANK_WAYS
 

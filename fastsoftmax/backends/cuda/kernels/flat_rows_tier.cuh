@@ -155,14 +155,23 @@ __device__ __forceinline__ void flat_copy(T* global, i64 pitch, int rows, int n,
 }
 
 // A thread's place in the row groups: groups of G lanes take one row each, kPerStep rows a step;
-// rows have `cols` elements.
+// rows have `cols` elements. A warp's 32 / G groups take consecutive rows, or with `spread` rows
+// kWarps apart (group i of warp w: row i * kWarps + w of the step): a lane's first element then
+// lies i * kWarps * cols elements from its warp's first instead of i * cols, which for pitches near
+// a multiple of 128 bytes spreads the warp's loads over the banks (bf16 rows of 127 over groups of
+// 4 lanes: 5 words a bank consecutive, 1 spread; instances.lanes_bank_ways). The host takes
+// whichever meets fewer words a bank.
 template <int G>
 struct FlatLanes {
     static constexpr int kPerStep = kFlatRowsThreads / G;
-    int lane, cols;
-    __device__ __forceinline__ explicit FlatLanes(i64 n) : lane((int)(threadIdx.x % G)), cols((int)n) {}
+    static constexpr int kWarps = kFlatRowsThreads / 32;
+    int lane, cols, offset;
+    __device__ __forceinline__ FlatLanes(i64 n, bool spread)
+        : lane((int)(threadIdx.x % G)),
+          cols((int)n),
+          offset(spread ? (int)(threadIdx.x % 32) / G * kWarps + (int)threadIdx.x / 32 : (int)threadIdx.x / G) {}
     // the run's row this thread takes at the step starting with row `first`
-    __device__ __forceinline__ int row(int first) const { return first + (int)threadIdx.x / G; }
+    __device__ __forceinline__ int row(int first) const { return first + offset; }
 };
 
 // Softmax keeps a lane's terms exp(x - max) in its registers: the output is then term / sum, one
@@ -200,12 +209,12 @@ __device__ __forceinline__ float flat_inverse(float sum) {
 
 template <typename T, bool LOG, int K, int G, bool TIGHT>
 __device__ __forceinline__ void flat_rows_forward(const T* x, T* y, i64 rows, i64 n, i64 x_pitch, i64 y_pitch,
-                                                  i64 rows_per_cta) {
+                                                  i64 rows_per_cta, bool spread) {
     extern __shared__ __align__(16) unsigned char flat_smem[];
     const int region = flat_region<T>((int)rows_per_cta, (int)n);
     T* xs = reinterpret_cast<T*>(flat_smem);
     T* ys = xs + region;
-    const FlatLanes<G> L(n);
+    const FlatLanes<G> L(n, spread);
     FLAT_ROWS_FOR_EACH_RUN(rows, rows_per_cta) {
         const int count = (int)min(rows_per_cta, rows - r0);
         const T* xg = x + r0 * x_pitch;
@@ -269,13 +278,14 @@ __device__ __forceinline__ void flat_rows_forward(const T* x, T* y, i64 rows, i6
 
 template <typename T, bool LOG, int K, int G, bool TIGHT>
 __device__ __forceinline__ void flat_rows_backward(const T* y, const T* dy, T* dx, i64 rows, i64 n, i64 y_pitch,
-                                                   i64 dy_pitch, i64 dx_pitch, i64 rows_per_cta) {
+                                                   i64 dy_pitch, i64 dx_pitch, i64 rows_per_cta,
+                                                   bool spread) {
     extern __shared__ __align__(16) unsigned char flat_smem[];
     const int region = flat_region<T>((int)rows_per_cta, (int)n);
     T* ys = reinterpret_cast<T*>(flat_smem);
     T* dys = ys + region;
     T* dxs = dys + region;
-    const FlatLanes<G> L(n);
+    const FlatLanes<G> L(n, spread);
     FLAT_ROWS_FOR_EACH_RUN(rows, rows_per_cta) {
         const int count = (int)min(rows_per_cta, rows - r0);
         const T* yg = y + r0 * y_pitch;
