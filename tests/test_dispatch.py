@@ -339,8 +339,8 @@ def test_rows_off_16_byte_boundaries_are_matched_to_points_of_their_kind():
     try:
         assert dispatch._table_choice(True, False, torch.bfloat16, 100, (1 << 20) * 100) == "cuda"
         # a row of a 16-byte multiple still follows the aligned points of its kind
-        aligned = dispatch._table_choice(True, False, torch.bfloat16, 128, (1 << 19) * 128)
-        assert aligned == dispatch._table_choice(True, False, torch.bfloat16, 144, (1 << 19) * 144)
+        aligned = dispatch._table_choice(True, False, torch.bfloat16, 256, (1 << 18) * 256)
+        assert aligned == dispatch._table_choice(True, False, torch.bfloat16, 272, (1 << 18) * 272)
         # rows of 16-byte multiples but not of 16 elements: measured far slower on Triton (bf16 rows
         # of 56-104 forward 0.22-0.34 of copy, 0.78-0.91 on the CUDA backend), whatever the points
         # of rows of 16-element multiples say
