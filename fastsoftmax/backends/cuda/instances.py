@@ -45,8 +45,10 @@ FLAT_ROWS_MAX_COLS = 32 * max(FLAT_ROWS_LANE_ELEMS)
 #: lanes a row, one kernel each (the kernel's G): a power of two up to a warp
 FLAT_ROWS_GROUPS = (1, 2, 4, 8, 16, 32)
 #: "auto" takes flat_rows for rows of FLAT_ROWS_MIN_COLS (16-bit forward: FLAT_ROWS_MIN_COLS_16BIT_FORWARD)
-#: to FLAT_ROWS_AUTO_MAX_COLS (16-bit: FLAT_ROWS_AUTO_MAX_COLS_16BIT) whose byte length is no
-#: multiple of 16 (rows on 16-byte boundaries: tiers.choose_tier), and the warp tier for the rest.
+#: to FLAT_ROWS_AUTO_MAX_COLS (16-bit: FLAT_ROWS_AUTO_MAX_COLS_16BIT; float32 forward:
+#: FLAT_ROWS_AUTO_MAX_COLS_FP32_FORWARD) that tiers.takes_flat_rows gives it (by alignment and
+#: shared-memory banks; its docstring holds the twelfth set's measurements of the tight form), and
+#: the warp tier for the rest. The ninth set's general form:
 #: H100, the kernels of a group size fixed at compile time against the warp tier, alternated in one
 #: process (benchmarks/grid_row_probe.py, results 2026-11-24_h100_s9): bf16 forward rows of 3-63
 #: 0.81-0.97 of copy against 0.30-0.88 (rows of 21: 0.96 against 0.37; 37: 0.96 against 0.63), rows
