@@ -244,8 +244,12 @@ def test_tier_choice_is_supported():
     assert BACKEND.choose_tier(4096, 16384, 1, torch.bfloat16, True) == "block_regs"
     assert BACKEND.choose_tier(4096, 32768, 1, torch.bfloat16, True) == "cluster"
     assert BACKEND.choose_tier(4096, 16384, 1, torch.float32, True) == "block_regs"
-    assert BACKEND.choose_tier(8, 512, 1, torch.bfloat16, False) == "block_regs"
-    assert BACKEND.choose_tier(8, 511, 1, torch.bfloat16, False) == "warp"
+    # 16-bit rows on 16-byte boundaries: the forward on the warp tier to its 1024 columns, the
+    # backward on block_regs from 512
+    assert BACKEND.choose_tier(8, 1024, 1, torch.bfloat16, False) == "warp"
+    assert BACKEND.choose_tier(8, 1032, 1, torch.bfloat16, False) == "block_regs"
+    assert BACKEND.choose_tier(8, 512, 1, torch.bfloat16, True) == "block_regs"
+    assert BACKEND.choose_tier(8, 511, 1, torch.bfloat16, True) == "warp"
     assert BACKEND.choose_tier(4096, 32769, 1, torch.bfloat16, False) == "cluster"
     assert BACKEND.choose_tier(1, 128256, 1, torch.bfloat16, False) == "cluster"
     assert BACKEND.choose_tier(4096, 131072, 1, torch.bfloat16, False) == "cluster"

@@ -87,8 +87,12 @@ BLOCK_REGS_TARGETS = {
 #: targets forced and timed in turn (benchmarks/flat_rows_probe.py): 16 elements a thread against 32,
 #: rows of 2047 0.82 of copy against 0.68, 3001 0.92 against 0.77, 5001 0.83 against 0.70 (8: 0.72-0.81)
 BLOCK_REGS_WINDOW_TARGETS_16BIT_FORWARD = ((1024, 8), (8192, 16), (32768, 64))
-#: 16-bit rows of at least this many columns go to block_regs rather than the warp tier (measured
-#: faster from 512 up: a block per row keeps more loads in flight than a warp per row)
+#: 16-bit backward rows of at least this many columns go to block_regs rather than the warp tier
+#: (measured faster from 512 up; bf16 512-1024, results 2026-11-24_h100_s12: 1.03 of copy against
+#: 1.02). The 16-bit forward keeps the warp tier to its 1024 columns: in CUDA graphs alternated in
+#: one process (benchmarks/row_tier_ab.py, same set) bf16 rows of 520-1016 on 16-byte boundaries
+#: 0.98-0.99 against block_regs' 0.80-0.97 (1000: 0.99 against 0.96; 800: 0.99 against 0.88), level
+#: at 512, 768 and 1024.
 BLOCK_REGS_MIN_COLS_16BIT = 512
 #: block tiers size blocks so that a row gives each thread about this many packs: the kernels
 #: load kUnroll (4) packs per thread before using any, and smaller blocks leave more of them per SM
@@ -334,7 +338,9 @@ def choose_tier(
     itemsize = CXX_TYPES[dtype][2]
     if FLAT_ROWS_MIN_COLS <= n <= flat_rows_auto_max_cols(dtype, backward) and takes_flat_rows(n, dtype, backward):
         return "flat_rows"
-    if n <= WARP_TIER_MAX_COLS and (itemsize == 4 or n < BLOCK_REGS_MIN_COLS_16BIT or n * itemsize % 16):
+    if n <= WARP_TIER_MAX_COLS and (
+        itemsize == 4 or not backward or n < BLOCK_REGS_MIN_COLS_16BIT or n * itemsize % 16
+    ):
         # 16-bit rows of 512-1024 off 16-byte boundaries: warp 0.96-0.99 of copy, block_regs in its
         # window 0.81-0.89 (H100, bf16 rows of 700 and 999, benchmarks/flat_rows_probe.py)
         return "warp"
