@@ -3,13 +3,14 @@
 Tiers, from short rows to long ones:
 
 * ``warp``            rows of n <= 1024: a warp (or a narrower lane group) per row, row in registers;
-* ``flat_rows``       rows of 2 (16-bit forward: 3) to 64 (16-bit: 160 forward, 128 backward; the
-                      tier holds up to 1024) that sit off 16-byte boundaries, one after another
+* ``flat_rows``       rows of 2 (16-bit forward: 3) to 64 (16-bit: 160; float32 forward: 96; the
+                      tier holds up to 1024), mostly off 16-byte boundaries, one after another
                       (channels-last images over their channels): a CTA's rows copied through
-                      shared memory as one run of 16-byte pieces (flat_rows_tier.cuh);
+                      shared memory as one run of 16-byte pieces (flat_rows_tier.cuh;
+                      takes_flat_rows says which);
 * ``block_regs``      rows of up to 32768 (16384 backward): a block per row holding the whole row
                       (in registers; long 16-bit rows staged in shared memory), one block launched
-                      per row (16-bit rows from 512 columns, where it beats ``warp``);
+                      per row (16-bit backward rows from 512 columns, where it beats ``warp``);
 * ``block_smem``      longer rows whose copy fits in shared memory with two blocks per SM: a block
                       per row, the row cached in shared memory between the two passes;
 * ``block_uncached``  longer rows still: a block per row, the second pass re-reads the row (L2);
