@@ -41,9 +41,9 @@ PROBLEMS = {
     "warp": [((37, 7), -1), ((5, 1000), -1), ((3, 65), -1), ((9, 777), -1), ((29, 37), -1), ((41, 50), -1)],
     # rows of 21: every run starts and ends off a 16-byte boundary; a group of one lane; 64 columns;
     # rows over 32 lanes of 4 (16-bit backward) or of 32 slots, up to the longest the tier holds;
-    # every group size of lanes a row (1-32) in one direction or both; rows of up to 160 take the
-    # tight form (37: the 16-bit backward over lanes of 32; 150: groups of 8 lanes, the last slot
-    # partial), and main() runs them again in the general form
+    # every group size of lanes a row (1-32) in one direction or both; rows of up to 256 take the
+    # tight form (37: the 16-bit backward over lanes of 32; 150 and 250: groups of 8 lanes, the last
+    # slot partial), and main() runs them again in the general form
     "flat_rows": [
         ((3001, 21), -1),
         ((700, 3), -1),
@@ -53,6 +53,7 @@ PROBLEMS = {
         ((130, 64), -1),
         ((301, 127), -1),
         ((90, 150), -1),
+        ((70, 250), -1),
         ((64, 300), -1),
         ((40, 1001), -1),
     ],

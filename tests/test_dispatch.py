@@ -282,12 +282,13 @@ def test_short_rows_off_16_byte_boundaries_take_the_flat_rows_tier():
         (torch.bfloat16, 150, False, "flat_rows"),
         (torch.bfloat16, 152, False, "flat_rows"),
         (torch.bfloat16, 96, False, "warp"),
-        (torch.bfloat16, 161, False, "warp"),
+        (torch.bfloat16, 161, False, "flat_rows"),
+        (torch.bfloat16, 257, False, "warp"),
         (torch.bfloat16, 74, True, "flat_rows"),
         (torch.bfloat16, 100, True, "flat_rows"),
         (torch.float16, 127, True, "flat_rows"),
         (torch.bfloat16, 129, True, "flat_rows"),
-        (torch.bfloat16, 161, True, "warp"),
+        (torch.bfloat16, 185, True, "warp"),
         (torch.float32, 101, True, "warp"),
         (torch.float32, 97, False, "warp"),
     ):
@@ -308,9 +309,13 @@ def test_the_tight_16_bit_forward_takes_every_alignment_at_few_banks():
         assert instances.flat_rows_bank_ways(n, torch.bfloat16, False) <= instances.FLAT_ROWS_TIGHT_MAX_BANK_WAYS
         assert tier(torch.bfloat16, n) == "flat_rows", n
         assert tier(torch.float16, n) == "flat_rows", n
-    for n in (24, 48, 96, 16, 32, 64, 128):
+    for n in (24, 48, 96, 16, 32, 64, 128, 192, 256):
         assert instances.flat_rows_bank_ways(n, torch.bfloat16, False) > instances.FLAT_ROWS_TIGHT_MAX_BANK_WAYS
         assert tier(torch.bfloat16, n) == "warp", n
+    # past 208 the warp tier's packs fill its lanes: rows on 16-byte boundaries keep it
+    assert tier(torch.bfloat16, 208) == "flat_rows" and tier(torch.bfloat16, 224) == "warp"
+    for n in (161, 170, 250, 255):
+        assert tier(torch.bfloat16, n) == "flat_rows", n
     # off 16-byte boundaries the warp tier reads an element at a time: flat_rows, its warps' rows
     # spread where consecutive rows would meet on few banks
     for n in (9, 63, 65, 100, 127, 129, 130, 131, 159):
@@ -328,7 +333,7 @@ def test_the_tight_16_bit_forward_takes_every_alignment_at_few_banks():
     assert instances.flat_rows_per_lane(True, 37, torch.bfloat16) == 32
     assert instances.flat_rows_per_lane(True, 48, torch.bfloat16) == 4
     assert instances.flat_rows_per_lane(True, 37, torch.float32) == 4
-    for n, expected in ((150, "flat_rows"), (131, "flat_rows"), (130, "flat_rows"), (161, "warp")):
+    for n, expected in ((150, "flat_rows"), (131, "flat_rows"), (130, "flat_rows"), (184, "flat_rows"), (185, "warp")):
         assert tiers.choose_tier(1 << 20, n, 1, torch.bfloat16, True, tiers.H100_LIMITS) == expected, n
 
 

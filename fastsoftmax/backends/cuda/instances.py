@@ -64,7 +64,9 @@ FLAT_ROWS_GROUPS = (1, 2, 4, 8, 16, 32)
 FLAT_ROWS_MIN_COLS = 2
 FLAT_ROWS_MIN_COLS_16BIT_FORWARD = 3
 FLAT_ROWS_AUTO_MAX_COLS = 64
-FLAT_ROWS_AUTO_MAX_COLS_16BIT = {False: 160, True: 160}
+FLAT_ROWS_AUTO_MAX_COLS_16BIT = {False: 256, True: 184}
+#: 16-bit forward rows on 16-byte boundaries past this keep the warp tier (tiers.takes_flat_rows)
+FLAT_ROWS_AUTO_MAX_COLS_16BIT_ALIGNED_FORWARD = 208
 #: float32 forward rows of 65-96 (any alignment) take flat_rows too: tiers.takes_flat_rows
 FLAT_ROWS_AUTO_MAX_COLS_FP32_FORWARD = 96
 FLAT_ROWS_SMEM_BUDGET = 48 * 1024
@@ -136,7 +138,7 @@ def flat_rows_shape(n: int, dtype: torch.dtype, backward: bool, per_lane: int | 
 #: Nsight Compute on the general form (results 2026-11-24_h100_s12): 41 instructions an element on
 #: rows of 9 (16 slots a lane, each tested, for 9 elements), 32-33 on rows of 72 and 100, the issue
 #: slots 75-80% busy: bound by its instructions.
-FLAT_ROWS_TIGHT_MAX_COLS = 160
+FLAT_ROWS_TIGHT_MAX_COLS = 256
 
 
 def flat_rows_tight_slots(n: int, group: int) -> int:

@@ -3,8 +3,9 @@
 Tiers, from short rows to long ones:
 
 * ``warp``            rows of n <= 1024: a warp (or a narrower lane group) per row, row in registers;
-* ``flat_rows``       rows of 2 (16-bit forward: 3) to 64 (16-bit: 160; float32 forward: 96; the
-                      tier holds up to 1024), mostly off 16-byte boundaries, one after another
+* ``flat_rows``       rows of 2 (16-bit forward: 3) to 64 (16-bit: 256 forward, 184 backward;
+                      float32 forward: 96; the tier holds up to 1024), mostly off 16-byte
+                      boundaries, one after another
                       (channels-last images over their channels): a CTA's rows copied through
                       shared memory as one run of 16-byte pieces (flat_rows_tier.cuh;
                       takes_flat_rows says which);
@@ -47,6 +48,7 @@ from .instances import (
     CXX_TYPES,
     FLAT_ROWS_AUTO_MAX_COLS,
     FLAT_ROWS_AUTO_MAX_COLS_16BIT,
+    FLAT_ROWS_AUTO_MAX_COLS_16BIT_ALIGNED_FORWARD,
     FLAT_ROWS_AUTO_MAX_COLS_FP32_FORWARD,
     FLAT_ROWS_MAX_BANK_WAYS,
     FLAT_ROWS_MAX_COLS,
@@ -314,17 +316,27 @@ def takes_flat_rows(n: int, dtype: torch.dtype, backward: bool) -> bool:
     (8, 40, 56: 0.96-0.98 against 0.98-1.00), and past 96 the two are level (127-150: 0.98 against
     0.98-0.99).
 
+    Past 160 (same set): bf16 forward rows off 16-byte boundaries 0.98-0.99 against the warp tier's
+    0.85-0.94 (170: 0.99 against 0.85; 255: 0.98 against 0.94); on them, 0.98-0.99 against 0.93-0.98
+    up to 208, but 0.98-0.99 against 0.99-1.00 at 224 and 240, and at 4 words a bank (192, 256)
+    0.90-0.91 against 0.97-0.98.
+
     Backward: float32 rows off 16-byte boundaries and rows of one pack (results 2026-11-24_h100_s9),
-    and 16-bit rows of up to 160 at up to 3 words a bank (bf16 rows of 24-128 0.98-1.00 against
+    and 16-bit rows of up to 184 at up to 3 words a bank (bf16 rows of 24-128 0.98-1.00 against
     0.77-0.96 in the ninth set; with the tight form and spread rows, rows of 129-160 1.00-1.01
-    against 0.92-0.98)."""
+    against 0.92-0.98; 161-184 0.99-1.01 against 0.93-1.01, past 184 the warp tier 1.02 against
+    0.99-1.01)."""
     itemsize = CXX_TYPES[dtype][2]
     flat_min = FLAT_ROWS_MIN_COLS_16BIT_FORWARD if itemsize == 2 and not backward else FLAT_ROWS_MIN_COLS
     if n < flat_min:
         return False
     ways = flat_rows_bank_ways(n, dtype, backward)
     if itemsize == 2:
-        return (not backward and n * itemsize % 16 != 0) or ways <= FLAT_ROWS_TIGHT_MAX_BANK_WAYS
+        if not backward and n * itemsize % 16 != 0:
+            return True
+        if not backward and n > FLAT_ROWS_AUTO_MAX_COLS_16BIT_ALIGNED_FORWARD:
+            return False
+        return ways <= FLAT_ROWS_TIGHT_MAX_BANK_WAYS
     aligned_flat = n * itemsize == 16 or (not backward and n > 64)
     return bool(n * itemsize % 16 or aligned_flat) and ways <= FLAT_ROWS_MAX_BANK_WAYS
 
