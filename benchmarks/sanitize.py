@@ -169,6 +169,31 @@ def run_ladder() -> list[str]:
     return [f for f in failures if f]
 
 
+#: per tier, the runs again under tuning values (and problems) other than the defaults: rows off
+#: 16-byte boundaries in their windows' packs and in narrow packs; flat_rows' general form beside
+#: its tight one; strided_staged's persistent teams (where clusters exist, auto launches short teams
+#: as clusters) and its column kernels
+TUNED_RUNS = {
+    "warp": [({"row_window": True}, None), ({"row_window": False}, None)],
+    "block_regs": [({"row_window": True}, None), ({"row_window": False}, None)],
+    "flat_rows": [({"flat_rows_tight": False}, None)],
+    "strided_staged": [({"staged_cluster": False}, None), ({"staged_columns": True}, COLUMN_PROBLEMS)],
+}
+
+
+def run_and_report(label: str, run) -> list[str]:
+    found = run()
+    print(f"{label}: {'ok' if not found else f'{len(found)} wrong results'}", flush=True)
+    return found
+
+
+def run_tuned(tier: str, values: dict, problems=None) -> list[str]:
+    from fastsoftmax.backends.cuda import tiers
+
+    with tiers.tuned(**values):
+        return run_tier(tier, problems)
+
+
 def main() -> int:
     parser = argparse.ArgumentParser()
     parser.add_argument("--tiers", default=",".join(TIERS) + ",ladder", help="tiers, 'ladder', 'strided_columns'")
@@ -177,45 +202,13 @@ def main() -> int:
     failures = []
     for tier in args.tiers.split(","):
         if tier == "strided_columns":  # the column kernels alone (racecheck is slow)
-            from fastsoftmax.backends.cuda import tiers
-
-            with tiers.tuned(staged_columns=True):
-                found = run_tier("strided_staged", COLUMN_PROBLEMS)
-            print(f"{tier}: {'ok' if not found else f'{len(found)} wrong results'}", flush=True)
-            failures += found
+            values = {"staged_columns": True}
+            failures += run_and_report(tier, lambda: run_tuned("strided_staged", values, COLUMN_PROBLEMS))
             continue
-        found = run_ladder() if tier == "ladder" else run_tier(tier)
-        print(f"{tier}: {'ok' if not found else f'{len(found)} wrong results'}", flush=True)
-        failures += found
-        if tier in ("warp", "block_regs"):
-            # rows off 16-byte boundaries in their windows' packs and in narrow packs, both forced
-            from fastsoftmax.backends.cuda import tiers
-
-            for window in (True, False):
-                with tiers.tuned(row_window=window):
-                    found = run_tier(tier)
-                verdict = "ok" if not found else f"{len(found)} wrong results"
-                print(f"{tier} (row_window={window}): {verdict}", flush=True)
-                failures += found
-        if tier == "flat_rows":
-            from fastsoftmax.backends.cuda import tiers
-
-            with tiers.tuned(flat_rows_tight=False):
-                found = run_tier(tier)
-            print(f"{tier} (flat_rows_tight=False): {'ok' if not found else f'{len(found)} wrong results'}", flush=True)
-            failures += found
-        if tier == "strided_staged":
-            # where clusters exist, auto launches short teams as clusters: the persistent teams too
-            from fastsoftmax.backends.cuda import tiers
-
-            with tiers.tuned(staged_cluster=False):
-                found = run_tier(tier)
-            print(f"{tier} (staged_cluster=False): {'ok' if not found else f'{len(found)} wrong results'}", flush=True)
-            failures += found
-            with tiers.tuned(staged_columns=True):
-                found = run_tier(tier, COLUMN_PROBLEMS)
-            print(f"{tier} (staged_columns=True): {'ok' if not found else f'{len(found)} wrong results'}", flush=True)
-            failures += found
+        failures += run_and_report(tier, run_ladder if tier == "ladder" else lambda: run_tier(tier))
+        for values, problems in TUNED_RUNS.get(tier, []):
+            settings = ", ".join(f"{key}={value}" for key, value in values.items())
+            failures += run_and_report(f"{tier} ({settings})", lambda: run_tuned(tier, values, problems))
     for failure in failures:
         print("WRONG", failure)
     return 1 if failures else 0
