@@ -5,11 +5,12 @@ fraction of copy bandwidth of each (median of 5 rounds).
 
     PYTHONPATH=$PWD python benchmarks/row_tier_ab.py bfloat16,float32 [N,N,...] ["tier;tier@field=value"] [--backward]
 
-A variant is a tier, optionally with integer fields of tiers.Tuning after "@" joined by "+"
-(flat_rows@flat_rows_tight=0: flat_rows' general form). Default: rows of 5-160, flat_rows in its
-tight and general forms and the warp tier.
+A variant is a tier, optionally with fields of tiers.Tuning after "@" joined by "+", each value a
+Python literal (flat_rows@flat_rows_tight=False: flat_rows' general form). Default: rows of
+5-160, flat_rows in its tight and general forms and the warp tier.
 """
 
+import ast
 import sys
 
 import torch
@@ -24,16 +25,13 @@ N = (
     if len(ARGS) > 1
     else [5, 9, 13, 21, 37, 50, 60, 63, 72, 74, 100, 127, 150, 160]
 )
-VARIANTS = ARGS[2].split(";") if len(ARGS) > 2 else ["flat_rows", "flat_rows@flat_rows_tight=0", "warp"]
+VARIANTS = ARGS[2].split(";") if len(ARGS) > 2 else ["flat_rows", "flat_rows@flat_rows_tight=False", "warp"]
 BYTES = 1 << 27  # per tensor
 
 
 def variant_fn(spec, x3, y3, backward, dy3=None):
     tier, _, tuned = spec.partition("@")
-    fields = {k: int(v) for k, _, v in (i.partition("=") for i in tuned.split("+") if i)}
-    for name in ("flat_rows_tight", "flat_rows_spread", "row_window", "warp_sector_groups"):  # the boolean fields
-        if name in fields:
-            fields[name] = bool(fields[name])
+    fields = {k: ast.literal_eval(v) for k, _, v in (i.partition("=") for i in tuned.split("+") if i)}
 
     def run():
         with tiers.tuned(**fields):

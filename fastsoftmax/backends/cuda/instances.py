@@ -89,13 +89,18 @@ def flat_rows_per_lane(backward: bool, n: int, dtype: torch.dtype | None = None)
     return 4
 
 
+def flat_rows_group(n: int, per_lane: int) -> int:
+    """Lanes a row of n takes in flat_rows with lanes of ``per_lane`` slots (the kernels' G)."""
+    return next_pow2(-(-n // per_lane))
+
+
 @functools.cache
 def lanes_bank_ways(n: int, dtype: torch.dtype, per_lane: int, spread: bool = False) -> int:
     """The most words of one shared-memory bank a warp of flat_rows reads at once with lanes of
     ``per_lane`` slots: the first elements of its 32 / G groups' rows, consecutive rows or (spread)
     rows FLAT_ROWS_THREADS / 32 apart (flat_rows_tier.cuh's FlatLanes)."""
     itemsize = CXX_TYPES[dtype][2]
-    group = next_pow2(-(-n // per_lane))
+    group = flat_rows_group(n, per_lane)
     stride = FLAT_ROWS_THREADS // 32 if spread else 1
     words: dict = {}
     for row in range(32 // group):
@@ -122,7 +127,7 @@ def flat_rows_shape(n: int, dtype: torch.dtype, backward: bool, per_lane: int | 
     if n > 32 * per_lane:
         raise ValueError(f"tier 'flat_rows': 32 lanes of {per_lane} elements hold rows of at most {32 * per_lane}")
     itemsize = CXX_TYPES[dtype][2]
-    group = next_pow2(-(-n // per_lane))
+    group = flat_rows_group(n, per_lane)
     per_step = FLAT_ROWS_THREADS // group
     tensors = 3 if backward else 2
     rows = FLAT_ROWS_SMEM_BUDGET // (tensors * n * itemsize) // per_step * per_step
@@ -153,7 +158,7 @@ def flat_rows_tight_shapes() -> tuple[tuple[int, int], ...]:
     shapes = set()
     for per_lane in FLAT_ROWS_LANE_ELEMS:
         for n in range(1, min(FLAT_ROWS_TIGHT_MAX_COLS, 32 * per_lane) + 1):
-            group = next_pow2(-(-n // per_lane))
+            group = flat_rows_group(n, per_lane)
             shapes.add((flat_rows_tight_slots(n, group), group))
     return tuple(sorted(shapes, key=lambda s: (s[1], s[0])))
 

@@ -349,7 +349,7 @@ def choose_tier(
         # tuning changes how the chosen tier launches, through the plan key)
         return strided.choose_tier(outer, n, inner, dtype, backward, limits, aligned)
     itemsize = CXX_TYPES[dtype][2]
-    if FLAT_ROWS_MIN_COLS <= n <= flat_rows_auto_max_cols(dtype, backward) and takes_flat_rows(n, dtype, backward):
+    if n <= flat_rows_auto_max_cols(dtype, backward) and takes_flat_rows(n, dtype, backward):
         return "flat_rows"
     if n <= WARP_TIER_MAX_COLS and (
         itemsize == 4 or not backward or n < BLOCK_REGS_MIN_COLS_16BIT or n * itemsize % 16
