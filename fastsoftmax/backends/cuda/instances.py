@@ -72,7 +72,7 @@ FLAT_ROWS_AUTO_MAX_COLS_FP32_FORWARD = 96
 FLAT_ROWS_SMEM_BUDGET = 48 * 1024
 
 
-def flat_rows_per_lane(backward: bool, n: int, dtype: torch.dtype | None = None) -> int:
+def flat_rows_per_lane(backward: bool, n: int, dtype: torch.dtype) -> int:
     """The elements a lane holds that "auto" takes: lanes of 32 (a row a lane up to 32 columns) for
     forward rows past 8, for rows past the 128 columns 32 lanes of 4 hold, and for the 16-bit
     backward where its lanes fall on at most two words a bank; lanes of 4 for the rest.
@@ -84,7 +84,7 @@ def flat_rows_per_lane(backward: bool, n: int, dtype: torch.dtype | None = None)
     of 63 (three words a bank) 0.99 against 1.00 and of 127 (five) 0.78 against 1.00; float32 level."""
     if n > 32 * 4 or (not backward and n > 8):
         return 32
-    if backward and dtype is not None and CXX_TYPES[dtype][2] == 2 and least_bank_ways(n, dtype, 32) <= 2:
+    if backward and CXX_TYPES[dtype][2] == 2 and least_bank_ways(n, dtype, 32) <= 2:
         return 32
     return 4
 

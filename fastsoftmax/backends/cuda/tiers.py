@@ -120,8 +120,8 @@ class Tuning:
     #: flat_rows: elements of a row a lane holds (one of instances.FLAT_ROWS_LANE_ELEMS), instead of
     #: instances.flat_rows_per_lane's choice
     flat_rows_per_lane: int | None = None
-    #: flat_rows: the forward's tight form (False: the general form) where rows are short enough
-    #: for it (instances.FLAT_ROWS_TIGHT_MAX_COLS), instead of always there
+    #: flat_rows: the tight form (False: the general form) where rows are short enough for it
+    #: (instances.FLAT_ROWS_TIGHT_MAX_COLS), instead of always there
     flat_rows_tight: bool | None = None
     #: flat_rows: a warp's row groups on rows apart (True) or consecutive (False), instead of
     #: whichever meets fewer words a shared-memory bank (instances.flat_rows_spread)
