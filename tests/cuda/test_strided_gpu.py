@@ -114,6 +114,46 @@ def test_split_chunks_interleaved_or_contiguous(shape, dim, kind, dtype, interle
             run(x, dim, log, "strided")
 
 
+@pytest.mark.parametrize("flat", [False, True])
+@pytest.mark.parametrize("dtype", DTYPES, ids=str)
+@pytest.mark.parametrize(
+    "shape",
+    [
+        (40001, 32),  # one tile, hundreds of splits, a ragged last group
+        (20001, 64),
+        (30001, 256),  # several tiles
+    ],
+)
+def test_merged_finish_swept_flat_or_by_tiles(shape, dtype, flat):
+    # the strided tier's merged split problems over a dense tensor, finished by one elementwise
+    # sweep (kFlat) and by the tiles
+    from fastsoftmax.backends.cuda import tiers
+
+    x = rand(shape, dtype)
+    with tiers.tuned(strided_flat_finish=flat, strided_merge=True):
+        for log in (False, True):
+            run(x, 0, log, "strided")
+
+
+@pytest.mark.parametrize(
+    "shape,dim,kind,why",
+    [
+        ((40001, 32), 0, "step", "dense run"),
+        ((3, 20001, 64), 1, "contiguous", "outer indices"),
+        ((40001, 33), 0, "contiguous", "does not divide"),
+    ],
+)
+def test_flat_finish_forced_where_it_cannot_sweep(shape, dim, kind, why):
+    from fastsoftmax.backends.cuda import tiers
+
+    x = view_of(kind, shape, torch.bfloat16)
+    with tiers.tuned(strided_flat_finish=True, strided_merge=True), dispatch.forced("cuda", "strided"):
+        with pytest.raises(ValueError, match=why):
+            fastsoftmax.softmax(x, dim)
+    with tiers.tuned(strided_merge=True):
+        run(x, dim, False, "strided")  # where it cannot, the tiles finish
+
+
 @pytest.mark.parametrize("tier", TIERS + [None])
 @pytest.mark.parametrize("dtype", DTYPES, ids=str)
 @pytest.mark.parametrize("shape", [(6, 333, 40), (3, 700, 96), (2, 70000, 64)])

@@ -102,6 +102,11 @@ STRIDED_PARTIALS, STRIDED_FINISH, STRIDED_MERGE, STRIDED_MODE_MERGED = 1, 2, 3, 
 #: against 0.46, alternated in one process (results 2026-11-23_h100_s9/strided_merge_ab.txt); the
 #: other long axes level (a backward pair is one float)
 STRIDED_MERGE_MIN_SPLITS = 16
+#: merged split problems over dense tensors of one outer index finish in one elementwise sweep
+#: (strided_tier.cuh's kFlat) where a block's threads x pack elements are a multiple of inner
+STRIDED_MODE_FLAT = 32
+#: the flat finish where it applies (see flat_finish_fits)
+STRIDED_FLAT_FINISH = True
 #: when the tiles of a problem fill less than this many waves of resident blocks, n is split over
 #: blocks (two kernels) until they do
 STRIDED_WAVES = 2
@@ -443,12 +448,12 @@ def build(load, key):
     chunk = -(-n // splits)
     splits = -(-n // chunk)
     grid = tiles * splits
-    flat = tuple(s for tensor_strides in strides for s in tensor_strides)
+    flat_strides = tuple(s for tensor_strides in strides for s in tensor_strides)
     if splits == 1:
-        return kernel.bound(grid, (0, n, inner) + flat + (n, 1, 0))
+        return kernel.bound(grid, (0, n, inner) + flat_strides + (n, 1, 0))
     workspace = tiles * splits * kernel.block_x * pack * (1 if backward else 2)
     device = torch_device(dev)
-    middle = (n, inner) + flat + (chunk, splits)
+    middle = (n, inner) + flat_strides + (chunk, splits)
 
     chunk_major = STRIDED_CHUNK_MAJOR if tuning.strided_chunk_major is None else tuning.strided_chunk_major
     order = STRIDED_MODE_CHUNK_MAJOR if chunk_major else 0
@@ -460,6 +465,17 @@ def build(load, key):
         order |= STRIDED_MODE_INTERLEAVED
 
     merge = splits >= STRIDED_MERGE_MIN_SPLITS if tuning.strided_merge is None else bool(tuning.strided_merge)
+    finish_grid = grid
+    finish = STRIDED_FINISH | order | (STRIDED_MODE_MERGED if merge else 0)
+    flat = STRIDED_FLAT_FINISH if tuning.strided_flat_finish is None else tuning.strided_flat_finish
+    why = "the pairs are not merged first"
+    if merge:
+        why = flat_finish_fits(outer, n, inner, strides, pack, width * slices)
+    if flat and why is None:
+        finish_grid = resident  # persistent: each thread's columns' results read once
+        finish = STRIDED_FINISH | STRIDED_MODE_MERGED | STRIDED_MODE_FLAT
+    elif tuning.strided_flat_finish and why is not None:
+        raise ValueError(f"strided: strided_flat_finish=True, but {why}")
 
     def run(pointers, stream):
         scratch = torch.empty(workspace, dtype=torch.float32, device=device)  # held over the launches
@@ -467,11 +483,21 @@ def build(load, key):
         kernel.launch(grid, stream, pointers + (ws,) + middle + (STRIDED_PARTIALS | order,))
         if merge:
             kernel.launch(tiles, stream, pointers + (ws,) + middle + (STRIDED_MERGE,))
-        finish = STRIDED_FINISH | order | (STRIDED_MODE_MERGED if merge else 0)
-        kernel.launch(grid, stream, pointers + (ws,) + middle + (finish,))
+        kernel.launch(finish_grid, stream, pointers + (ws,) + middle + (finish,))
         del scratch  # only now: the allocator reuses it in stream order, after our kernels
 
     return run
+
+
+def flat_finish_fits(outer: int, n: int, inner: int, strides, pack: int, threads: int) -> str | None:
+    """Why the flat finish (kFlat) cannot take a merged split problem (None: it can)."""
+    if outer != 1:
+        return f"{outer} outer indices (the sweep takes one)"
+    if any(s1 != inner for _, s1 in strides):
+        return "a tensor is not one dense run of (n, inner)"
+    if threads * pack % inner:
+        return f"inner {inner} does not divide a block's {threads} x {pack} elements"
+    return None
 
 
 #: the widest inner the column kernels hold (kClusterMaxColumns in cluster_tier.cuh)

@@ -162,6 +162,9 @@ class Tuning:
     #: strided: split problems' chunks interleaved (groups of rows dealt round the chunks) or
     #: contiguous, instead of interleaved from strided.STRIDED_INTERLEAVE_MIN_SPLITS splits
     strided_interleaved: bool | None = None
+    #: strided: merged split problems over dense tensors finished by one elementwise sweep (True:
+    #: an error where that cannot be), or by the tiles (False), instead of strided.STRIDED_FLAT_FINISH
+    strided_flat_finish: bool | None = None
 
     def __post_init__(self):
         if self.long_row_storage_16bit not in (None, *LONG_ROW_STORAGES_16BIT):

@@ -24,6 +24,13 @@
 //     no merge over the block's slices. Slots are read in 16- or 8-byte loads (read_slot): a float
 //     at a time, the merge of bf16 (1048576, 128) kept L1 80% busy and took 20 us, 6% of the call.
 //
+// Dense problems (kFlat, with kFinish | kMerged): where outer is 1, every tensor's n x inner block
+// one contiguous run and a block's threads x P elements a multiple of inner, the finish need not
+// walk tiles: the blocks, a persistent grid, sweep the tensor's packs as an elementwise kernel does
+// -- whole consecutive runs of memory a block at a time, from the end backwards, where kPartials'
+// interleaved sweep ended (in L2) -- and every thread keeps to the same P columns throughout, their
+// merged results in registers. The launch passes the same arguments as kFinish.
+//
 // Rows of a chunk (kInterleaved): with contiguous chunks, the blocks resident at once stream from
 // as many places spread over the whole tensor. Interleaved, a block's rows are groups of kUnroll x
 // S rows, group g going to chunk g % splits, so the resident blocks' groups at each step lie
@@ -48,6 +55,9 @@ constexpr int kStageMask = 3;
 constexpr int kChunkMajor = 4;
 constexpr int kMerged = 8;
 constexpr int kInterleaved = 16;
+constexpr int kFlat = 32;
+// packs a thread has in flight in the flat sweep, per tensor
+constexpr int kFlatUnroll = 4;
 
 // V consecutive floats of the workspace, in 16- or 8-byte loads where V allows: a thread's values
 // of one slot start on such a boundary (slot offsets are multiples of the tile's width, thread
@@ -235,9 +245,89 @@ __device__ __forceinline__ void merge_slices(V* shared, const V* mine, Merge mer
     }
 }
 
+// ---- kFlat: the merged finish as one elementwise sweep ----------------------------------------
+// Calls f(first element, raw pack) over this block's packs of [0, total / P): block b takes the runs
+// of kFlatUnroll x threads packs counted from the end b, b + gridDim.x, ..; within a run, thread t
+// the packs t, t + threads, .. (every pack of the run loaded before any is used). `load(element)`
+// reads one pack. With threads x P a multiple of inner (the host's condition), every element a
+// thread meets lies in the same P columns.
+template <int P, typename Raw, typename Load, typename F>
+__device__ __forceinline__ void sweep_back(i64 total, Load load, F f) {
+    const i64 threads = (i64)blockDim.x * blockDim.y;
+    const i64 tid = (i64)threadIdx.y * blockDim.x + threadIdx.x;
+    const i64 run = threads * kFlatUnroll;
+    for (i64 end = total / P - blockIdx.x * run; end > 0; end -= (i64)gridDim.x * run) {
+        Raw raw[kFlatUnroll];
+#pragma unroll
+        for (int u = 0; u < kFlatUnroll; ++u) {
+            const i64 pack = end - (u + 1) * threads + tid;
+            if (pack >= 0) raw[u] = load(pack * P);
+        }
+#pragma unroll
+        for (int u = 0; u < kFlatUnroll; ++u) {
+            const i64 pack = end - (u + 1) * threads + tid;
+            if (pack >= 0) f(pack * P, raw[u]);
+        }
+    }
+}
+
+// The first of this thread's P columns in the flat sweep, and where the merged results of that
+// column and the next P - 1 lie in the workspace: its tile's first slot (kMerge's output), whose
+// tiles are blockDim.x * P columns wide as in every other stage.
+template <int P>
+__device__ __forceinline__ i64 flat_merged_slot(i64 inner, i64 splits) {
+    const i64 tile_width = (i64)blockDim.x * P;
+    const i64 column = (((i64)threadIdx.y * blockDim.x + threadIdx.x) * P) % inner;
+    const i64 tile = column / tile_width;
+    return tile * splits * tile_width + (column - tile * tile_width);
+}
+
+template <typename T, int P, bool LOG>
+__device__ __forceinline__ void strided_forward_flat(const T* x, T* y, const float* partials, i64 n, i64 inner,
+                                                     i64 splits) {
+    float pair[2 * P];
+    read_slot<2 * P>(partials + 2 * flat_merged_slot<P>(inner, splits), pair);
+    RowScale scale[P];
+#pragma unroll
+    for (int i = 0; i < P; ++i) scale[i] = row_scale(MaxSum{pair[2 * i], pair[2 * i + 1]});
+    sweep_back<P, Pack<T, P>>(
+        n * inner, [&](i64 e) { return read_pack<T, P>(x + e); },
+        [&](i64 e, const Pack<T, P>& raw) {
+            float v[P];
+            unpack<T, P>(raw, v);
+#pragma unroll
+            for (int i = 0; i < P; ++i) v[i] = normalise<LOG, T>(v[i], scale[i]);
+            store_pack_global<T, P>(y + e, v);
+        });
+}
+
+template <typename T, int P, bool LOG>
+__device__ __forceinline__ void strided_backward_flat(const T* y, const T* dy, T* dx, const float* partials, i64 n,
+                                                      i64 inner, i64 splits) {
+    float total[P];
+    read_slot<P>(partials + flat_merged_slot<P>(inner, splits), total);
+    struct Raw {
+        Pack<T, P> y, dy;
+    };
+    sweep_back<P, Raw>(
+        n * inner, [&](i64 e) { return Raw{read_pack<T, P>(y + e), read_pack<T, P>(dy + e)}; },
+        [&](i64 e, const Raw& raw) {
+            float yv[P], dyv[P];
+            unpack<T, P>(raw.y, yv);
+            unpack<T, P>(raw.dy, dyv);
+#pragma unroll
+            for (int i = 0; i < P; ++i) yv[i] = input_grad<LOG>(yv[i], dyv[i], total[i]);
+            store_pack_global<T, P>(dx + e, yv);
+        });
+}
+
 template <typename T, int P, bool LOG>
 __device__ __forceinline__ void strided_forward(const T* x, T* y, float* partials, i64 n, i64 inner, i64 xs0,
                                                 i64 xs1, i64 ys0, i64 ys1, i64 chunk, i64 splits, int mode) {
+    if (mode & kFlat) {
+        strided_forward_flat<T, P, LOG>(x, y, partials, n, inner, splits);
+        return;
+    }
     __shared__ MaxSum shared[kStridedMaxThreads * P];
     const int stage = mode & kStageMask;
     const StridedTile t = stage_tile<P>(mode, n, inner, chunk, splits);
@@ -328,6 +418,10 @@ template <typename T, int P, bool LOG>
 __device__ __forceinline__ void strided_backward(const T* y, const T* dy, T* dx, float* partials, i64 n, i64 inner,
                                                  i64 ys0, i64 ys1, i64 dys0, i64 dys1, i64 dxs0, i64 dxs1,
                                                  i64 chunk, i64 splits, int mode) {
+    if (mode & kFlat) {
+        strided_backward_flat<T, P, LOG>(y, dy, dx, partials, n, inner, splits);
+        return;
+    }
     __shared__ float shared[kStridedMaxThreads * P];
     const int stage = mode & kStageMask;
     const StridedTile t = stage_tile<P>(mode, n, inner, chunk, splits);
