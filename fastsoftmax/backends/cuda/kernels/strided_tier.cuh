@@ -86,6 +86,28 @@ __device__ __forceinline__ void read_slot(const float* src, float* out) {
     }
 }
 
+// Slots s = threadIdx.y, + S, .. < splits of V floats each (slot s at first + s * stride):
+// use(values) for each. kMerge and the unmerged kFinish read hundreds of slots a thread from L2;
+// one at a time, each waited for its load: slots of whole 16-byte loads are read two or four
+// (at most 32 floats) before any is used.
+template <int V, typename F>
+__device__ __forceinline__ void read_slots(const float* first, i64 stride, i64 splits, F use) {
+    constexpr int U = V >= 16 ? 2 : (V >= 4 ? 4 : 1);
+    const i64 slices = blockDim.y;
+    i64 s = threadIdx.y;
+    for (; s + (U - 1) * slices < splits; s += U * slices) {
+        float values[U][V];
+#pragma unroll
+        for (int u = 0; u < U; ++u) read_slot<V>(first + (s + u * slices) * stride, values[u]);
+#pragma unroll
+        for (int u = 0; u < U; ++u) use(values[u]);
+    }
+    for (; s < splits; s += slices) {
+        float values[V];
+        read_slot<V>(first + s * stride, values);
+        use(values);
+    }
+}
 
 struct StridedTile {
     i64 o;       // outer index
@@ -348,12 +370,10 @@ __device__ __forceinline__ void strided_forward(const T* x, T* y, float* partial
 #pragma unroll
         for (int i = 0; i < P; ++i) state[i] = MaxSum{pair[2 * i], pair[2 * i + 1]};
     } else if (stage == kFinish || stage == kMerge) {
-        for (i64 s = threadIdx.y; s < splits; s += slices) {
-            float pair[2 * P];
-            read_slot<2 * P>(pairs + s * 2 * tile_width, pair);
+        read_slots<2 * P>(pairs, 2 * tile_width, splits, [&](const float* pair) {
 #pragma unroll
             for (int i = 0; i < P; ++i) state[i] = merge(state[i], MaxSum{pair[2 * i], pair[2 * i + 1]});
-        }
+        });
     } else {
         walk_rows(
             t, n, splits, mode,
@@ -438,12 +458,10 @@ __device__ __forceinline__ void strided_backward(const T* y, const T* dy, T* dx,
     if (merged) {
         read_slot<P>(parts, sum);
     } else if (stage == kFinish || stage == kMerge) {
-        for (i64 s = threadIdx.y; s < splits; s += slices) {
-            float part[P];
-            read_slot<P>(parts + s * tile_width, part);
+        read_slots<P>(parts, tile_width, splits, [&](const float* part) {
 #pragma unroll
             for (int i = 0; i < P; ++i) sum[i] += part[i];
-        }
+        });
     } else {
         walk_pairs<T, P>(t, n, splits, mode, y_col, ys1, dy_col, dys1,
                          [&](const Pack<T, P>& y_raw, const Pack<T, P>& dy_raw, i64) {
