@@ -105,7 +105,12 @@ STRIDED_MERGE_MIN_SPLITS = 16
 #: merged split problems over dense tensors of one outer index finish in one elementwise sweep
 #: (strided_tier.cuh's kFlat) where a block's threads x pack elements are a multiple of inner
 STRIDED_MODE_FLAT = 32
-#: the flat finish where it applies (see flat_finish_fits)
+#: the flat finish where it applies (flat_finish_fits). H100, against the tiles' finish alternated in
+#: one process (benchmarks/kernel_breakdown.py, results 2026-11-24_h100_s13/flat_finish_ab.txt):
+#: (1048576, 128) over dim 0, the finishing kernel bf16 forward 186.5 -> 182.7 us, backward 272.9
+#: -> 262.7 us (torch.compile's pointwise kernel: 260), float32 387.1 -> 365.1 and 563.0 -> 538.9
+#: (the call 0.585 -> 0.601 of copy); bf16 (65536, 2048) level (265.0 -> 263.4 backward). A first
+#: form that looked each element's column up in shared memory lost bf16 forward (181 -> 288 us)
 STRIDED_FLAT_FINISH = True
 #: when the tiles of a problem fill less than this many waves of resident blocks, n is split over
 #: blocks (two kernels) until they do
