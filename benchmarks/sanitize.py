@@ -68,10 +68,18 @@ PROBLEMS = {
     # run_tier itself (x misaligned, y not: the re-read path); the last holds its slices in
     # registers and in shared memory (its cp.async groups), and float32 re-reads a rest
     "grid_row": [((1, 300007), -1), ((2, 1000003), -1), ((3, 4099), -1), ((1, 12000007), -1)],
-    # the last two: a long axis over few columns, split over hundreds of blocks whose pairs a kernel
-    # of their own merges (kMerge), and rows of 4 KiB and more over a partial last tile (16-bit
-    # warps a whole row of packs; the workspace read in 16-byte loads)
-    "strided": [((300, 40), 0), ((7, 101, 5), 1), ((3, 4001, 33), 1), ((40001, 33), 0), ((4100, 2056), 0)],
+    # the last three: a long axis over few columns, split over hundreds of blocks whose pairs a
+    # kernel of their own merges (kMerge), finished by the tiles and (32 columns, dense) by the flat
+    # sweep (kFlat), and rows of 4 KiB and more over a partial last tile (16-bit warps a whole row
+    # of packs; the workspace read in 16-byte loads)
+    "strided": [
+        ((300, 40), 0),
+        ((7, 101, 5), 1),
+        ((3, 4001, 33), 1),
+        ((40001, 33), 0),
+        ((40001, 32), 0),
+        ((4100, 2056), 0),
+    ],
     # a tile held by one CTA, columns wider than a line, and axes long enough that a team of CTAs
     # splits each tile and exchanges partials (the cooperative launch); the last two have more
     # tiles than resident CTAs (blocks that wait for a free SM; teams that walk several tiles)
@@ -171,12 +179,14 @@ def run_ladder() -> list[str]:
 
 #: per tier, the runs again under tuning values (and problems) other than the defaults: rows off
 #: 16-byte boundaries in their windows' packs and in narrow packs; flat_rows' general form beside
-#: its tight one; strided_staged's persistent teams (where clusters exist, auto launches short teams
-#: as clusters) and its column kernels
+#: its tight one; the strided tier's merged finish by the tiles beside the flat sweep;
+#: strided_staged's persistent teams (where clusters exist, auto launches short teams as clusters)
+#: and its column kernels
 TUNED_RUNS = {
     "warp": [({"row_window": True}, None), ({"row_window": False}, None)],
     "block_regs": [({"row_window": True}, None), ({"row_window": False}, None)],
     "flat_rows": [({"flat_rows_tight": False}, None)],
+    "strided": [({"strided_flat_finish": False}, None)],
     "strided_staged": [({"staged_cluster": False}, None), ({"staged_columns": True}, COLUMN_PROBLEMS)],
 }
 
