@@ -86,6 +86,23 @@ def test_staged_float32_kernels_are_compiled_for_their_resident_ctas(backward):
             assert f"__launch_bounds__({strided.STAGED_THREADS})" in instance.wrapper()
 
 
+@pytest.mark.parametrize(
+    "outer,n,inner,strides,pack,why",
+    [
+        # (stride of outer, stride of n) a tensor
+        (1, 65536, 2048, ((1 << 27, 2048), (1 << 27, 2048)), 8, None),  # 256 threads x 8: one row
+        (1, 1 << 20, 128, ((1 << 27, 128),) * 3, 8, None),
+        (1, 40001, 33, ((40001 * 33, 33),) * 2, 1, "does not divide"),
+        (1, 65536, 2048, ((1 << 27, 2048),) * 2, 4, "does not divide"),  # float32: 256 x 4 is half a row
+        (3, 20001, 64, ((20001 * 64, 64),) * 2, 8, "outer indices"),
+        (1, 40001, 32, ((80002 * 32, 64), (40001 * 32, 32)), 8, "dense run"),  # x[::2]: rows 64 apart
+    ],
+)
+def test_flat_finish_takes_one_dense_run_whose_columns_stay_with_a_thread(outer, n, inner, strides, pack, why):
+    found = strided.flat_finish_fits(outer, n, inner, strides, pack, threads=256)
+    assert (found is None) if why is None else (why in found)
+
+
 def test_tiles_longer_than_a_cluster_stay_persistent():
     # (65536, 2048) over dim 0: 88 CTAs a tile
     shape = strided.staged_shape(1, 65536, 2048, torch.bfloat16, False, **H100, clustered=True)
