@@ -20,7 +20,7 @@ Kernel argument order (every parameter 8 bytes, see ``instances.py``):
 
 * strided: pointers, workspace, n, inner, (stride 0, stride 1) of each tensor, chunk, splits,
   mode (the stage, 0 whole / 1 partials / 2 finish / 3 merge, | 4 for chunk-major block order, | 8
-  for a finish after a merge, | 16 for interleaved chunks);
+  for a finish after a merge, | 16 for interleaved chunks, | 32 for the finish's flat sweep);
 * strided_staged: pointers, workspace, outer, n, inner, (stride 0, stride 1) of each tensor,
   geometry (tile columns | copy bytes << 16 | outer index fastest << 31 | staged rows << 32),
   chunk, splits;
@@ -500,8 +500,8 @@ def flat_finish_fits(outer: int, n: int, inner: int, strides, pack: int, threads
         return f"{outer} outer indices (the sweep takes one)"
     if any(s1 != inner for _, s1 in strides):
         return "a tensor is not one dense run of (n, inner)"
-    if threads * pack % inner:
-        return f"inner {inner} does not divide a block's {threads} x {pack} elements"
+    if threads * pack % inner or inner % pack:
+        return f"inner {inner} does not divide a block's {threads} x {pack} elements, or is not whole packs"
     return None
 
 
