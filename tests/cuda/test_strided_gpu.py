@@ -141,6 +141,7 @@ def test_merged_finish_swept_flat_or_by_tiles(shape, dtype, flat):
         ((40001, 32), 0, "step", "dense run"),
         ((3, 20001, 64), 1, "contiguous", "outer indices"),
         ((40001, 33), 0, "contiguous", "does not divide"),
+        ((64, 32), 0, "contiguous", "not split"),
     ],
 )
 def test_flat_finish_forced_where_it_cannot_sweep(shape, dim, kind, why):

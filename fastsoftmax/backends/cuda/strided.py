@@ -455,6 +455,8 @@ def build(load, key):
     grid = tiles * splits
     flat_strides = tuple(s for tensor_strides in strides for s in tensor_strides)
     if splits == 1:
+        if tuning.strided_flat_finish:
+            raise ValueError("strided: strided_flat_finish=True, but n is not split (one kernel, no finish stage)")
         return kernel.bound(grid, (0, n, inner) + flat_strides + (n, 1, 0))
     workspace = tiles * splits * kernel.block_x * pack * (1 if backward else 2)
     device = torch_device(dev)
