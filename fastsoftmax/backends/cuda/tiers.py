@@ -301,8 +301,8 @@ def flat_rows_auto_max_cols(dtype: torch.dtype, backward: bool) -> int:
 
 
 def takes_flat_rows(n: int, dtype: torch.dtype, backward: bool) -> bool:
-    """Whether "auto" gives rows of n (no longer than flat_rows_auto_max_cols) to flat_rows rather than
-    the warp tier. A lane reads its rows from shared memory, and rows whose pitch lies near a
+    """Whether "auto" gives rows of n to flat_rows rather than the warp tier (never rows past
+    flat_rows_auto_max_cols). A lane reads its rows from shared memory, and rows whose pitch lies near a
     multiple of 128 bytes put a warp's lanes on few banks (instances.flat_rows_bank_ways, with a
     warp's rows consecutive or spread, whichever meets fewer).
 
@@ -331,7 +331,7 @@ def takes_flat_rows(n: int, dtype: torch.dtype, backward: bool) -> bool:
     0.99-1.01)."""
     itemsize = CXX_TYPES[dtype][2]
     flat_min = FLAT_ROWS_MIN_COLS_16BIT_FORWARD if itemsize == 2 and not backward else FLAT_ROWS_MIN_COLS
-    if n < flat_min:
+    if not flat_min <= n <= flat_rows_auto_max_cols(dtype, backward):
         return False
     ways = flat_rows_bank_ways(n, dtype, backward)
     if itemsize == 2:
@@ -352,7 +352,7 @@ def choose_tier(
         # tuning changes how the chosen tier launches, through the plan key)
         return strided.choose_tier(outer, n, inner, dtype, backward, limits, aligned)
     itemsize = CXX_TYPES[dtype][2]
-    if n <= flat_rows_auto_max_cols(dtype, backward) and takes_flat_rows(n, dtype, backward):
+    if takes_flat_rows(n, dtype, backward):
         return "flat_rows"
     if n <= WARP_TIER_MAX_COLS and (
         itemsize == 4 or not backward or n < BLOCK_REGS_MIN_COLS_16BIT or n * itemsize % 16
