@@ -4,9 +4,11 @@ view ``(outer, n, inner)`` whose last axis has stride 1 (see ``backends/base.py`
 The view is taken in *memory order*: the tensor's dims sorted by stride, so a permuted-contiguous
 tensor (``x.t()``, a channels-last image, ``x.transpose(0, 1)``) or a broadcast one (``expand``)
 needs no copy. Dims that sit
-outside the reduced dim in memory fold into ``outer``; those inside fold into ``inner``. Only
-layouts that cannot be folded that way (elements skipped along the innermost axis, overlapping
-strides) are copied to a contiguous tensor first; a broadcast input among them is not copied but
+outside the reduced dim in memory fold into ``outer``; those inside fold into ``inner``. An input
+that skips elements along its innermost axis (``x[..., ::2]``) folds with a *step*, an inner stride
+over 1, which the strided kernels read where it lies; outputs are always allocated with unit inner
+stride. Only layouts that cannot be folded that way (overlapping strides, a row read with a step)
+are copied to a contiguous tensor first; a broadcast input among them is not copied but
 computed over one slice, the result copied out (``functional._replicated_plan``, with
 ``broadcast_dims``, ``first_slice``, ``read_in_place``, ``copy_broadcast`` and ``fill_from_first``
 from here).
@@ -61,9 +63,15 @@ def first_slice(x: torch.Tensor, dims: tuple[int, ...]) -> torch.Tensor:
     return x
 
 
-def canonical_view(x: torch.Tensor, dim: int, order: list[int]) -> torch.Tensor | None:
+#: inputs that skip elements along the innermost axis are read where they lie (a step along inner)
+#: rather than copied dense first; a switch for A/B measurements of the two (see benchmarks/)
+READ_STEPS_IN_PLACE = True
+
+
+def canonical_view(x: torch.Tensor, dim: int, order: list[int], step: bool = False) -> torch.Tensor | None:
     """The ``(outer, n, inner)`` view of ``x`` for a softmax over ``dim``, following the dim order
-    ``order``; None when that layout cannot be expressed with a unit inner stride."""
+    ``order``; None when that layout cannot be expressed with a unit inner stride, or (``step``,
+    for inputs) with a constant one."""
     position = order.index(dim)
     sizes = [x.size(d) for d in order]
     strides = [x.stride(d) for d in order]
@@ -73,13 +81,20 @@ def canonical_view(x: torch.Tensor, dim: int, order: list[int]) -> torch.Tensor 
         return None
     (outer_size, outer_stride), (inner_size, inner_stride) = outer, inner
     n, n_stride = x.size(dim), x.stride(dim)
-    if inner_size > 1 and inner_stride != 1:
+    if inner_size > 1 and inner_stride != 1 and not (step and 1 < inner_stride and inner_size * inner_stride < 2**31):
+        # (a step's column offsets stay 32-bit integers in the kernels)
         return None
     if inner_size == 1 and n > 1 and n_stride != 1:
         # Reduce along a strided axis with nothing contiguous beside it: treat it as the
         # strided case with a single inner element rather than demand a unit row stride.
         return None
-    return x.as_strided((outer_size, n, inner_size), (outer_stride, n_stride if n > 1 else 1, 1))
+    inner_stride = inner_stride if inner_size > 1 else 1
+    return x.as_strided((outer_size, n, inner_size), (outer_stride, n_stride if n > 1 else 1, inner_stride))
+
+
+def unit_inner(*views: torch.Tensor) -> bool:
+    """Whether every canonical view reads its inner axis with unit stride (no step)."""
+    return all(v.stride(2) == 1 for v in views)
 
 
 def copy_broadcast(out: torch.Tensor, part: torch.Tensor) -> torch.Tensor:
@@ -120,7 +135,7 @@ def read_in_place(dim: int, *inputs: torch.Tensor) -> bool:
     input where it lies: the last input and its output fold in its memory order, and so do the
     others in that order."""
     order = memory_order(inputs[-1])
-    if any(canonical_view(t, dim, order) is None for t in inputs):
+    if any(canonical_view(t, dim, order, READ_STEPS_IN_PLACE) is None for t in inputs):
         return False
     return canonical_view(torch.empty_like(inputs[-1], device="meta"), dim, order) is not None
 
@@ -128,11 +143,12 @@ def read_in_place(dim: int, *inputs: torch.Tensor) -> bool:
 def canonical_pair(x: torch.Tensor, dim: int):
     """Return ``(x3, y3, y, copied)``: the canonical view of the input, and of a new output ``y``
     (full shape) laid out like the input. A layout that cannot be folded is copied to a contiguous
-    tensor first (``copied``), and the output is then contiguous."""
+    tensor first (``copied``), and the output is then contiguous. The input's view may have a step
+    along inner (``READ_STEPS_IN_PLACE``); the output's never has."""
     copied = False
     if not x.is_contiguous():
         order = memory_order(x)
-        x3 = canonical_view(x, dim, order)
+        x3 = canonical_view(x, dim, order, READ_STEPS_IN_PLACE)
         if x3 is not None:
             y = new_empty_like(x)
             y3 = canonical_view(y, dim, order)
@@ -157,7 +173,7 @@ def canonical_backward(y: torch.Tensor, dy: torch.Tensor, dim: int):
     if dy.stride() == dx.stride():
         return y3, dy.as_strided(dx3.size(), dx3.stride()), dx3, dx, copied
     # canonical_pair folded y in memory order, or a contiguous copy of it in logical order
-    dy3 = canonical_view(dy, dim, list(range(y.dim())) if copied else memory_order(y))
+    dy3 = canonical_view(dy, dim, list(range(y.dim())) if copied else memory_order(y), READ_STEPS_IN_PLACE)
     if dy3 is None or dy3.shape != dx3.shape:
         dy = torch.empty_like(dx).copy_(dy)
         dy3, copied = dy.as_strided(dx3.size(), dx3.stride()), True

@@ -134,7 +134,8 @@ def resolve(
     aligned: bool = True,
 ):
     """``(backend_object_or_None, tier)`` for a problem; None means torch computes it. ``aligned``:
-    every tensor of the call starts on a 16-byte boundary (tier choice may depend on it)."""
+    every tensor of the call starts on a 16-byte boundary and has unit stride along inner (tier
+    choice may depend on it)."""
     override = _OVERRIDE.get()
     index = _device_index(device)
     if override is not None:
@@ -191,7 +192,8 @@ def _choose_backend(
     preferred = _table_choice(backward, inner > 1, dtype, n, outer * n * inner, inner)
     if inner > 1 and not aligned:
         # the table was measured on tensors on 16-byte boundaries; off one (a storage offset), the
-        # CUDA backend's strided tier realigns its packs where Triton's loads go narrow. H100,
+        # CUDA backend's strided tier realigns its packs where Triton's loads go narrow (and it
+        # reads an input with a step along inner in 16-byte packs it picks elements from). H100,
         # (32, 4096, 1024) over dim 1 one element in: bf16 0.49 of copy against 0.35, float32 0.57
         # against 0.44 (benchmarks/results/2026-11-23_h100_s6/layouts_views_check.txt)
         preferred = "cuda"

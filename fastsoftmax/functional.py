@@ -134,6 +134,12 @@ def _aligned(*views: torch.Tensor) -> bool:
     return bits & 15 == 0
 
 
+def _packable(*views: torch.Tensor) -> bool:
+    """Whether a call's canonical views can all be read in 16-byte packs: on 16-byte boundaries,
+    and none with a step along inner. Tier choice takes this as ``aligned``."""
+    return _aligned(*views) and _layout.unit_inner(*views)
+
+
 def _aligned_only(plan, full_path):
     """A strided problem's plan kept to inputs on a 16-byte boundary, the ones its tier was chosen
     for (``strided.choose_tier``); others take ``full_path``, which chooses afresh. Row plans need
@@ -195,10 +201,11 @@ def _forward_into(x: torch.Tensor, y: torch.Tensor, dim: int, order: list[int], 
     """Softmax of ``x`` written into ``y`` (same shape) by a kernel backend, where both fold into
     ``(outer, n, inner)`` in the dim order ``order`` (``_layout.memory_order`` of ``x``) and the
     dispatcher gives the problem to one; False (nothing written) otherwise."""
-    x3, y3 = _layout.canonical_view(x, dim, order), _layout.canonical_view(y, dim, order)
+    x3 = _layout.canonical_view(x, dim, order, _layout.READ_STEPS_IN_PLACE)
+    y3 = _layout.canonical_view(y, dim, order)
     if x3 is None or y3 is None or x3.shape != y3.shape:
         return False
-    kernel_backend, tier = dispatch.resolve(backend, x.device, x.dtype, *x3.shape, False, _aligned(x3, y3))
+    kernel_backend, tier = dispatch.resolve(backend, x.device, x.dtype, *x3.shape, False, _packable(x3, y3))
     if kernel_backend is None:
         return False
     kernel_backend.forward(x3, y3, log, tier)
@@ -226,7 +233,7 @@ def forward_impl(x: torch.Tensor, dim: int, log: bool, backend: str, use_plans: 
         dispatch.remember(key, replicated)
         return replicated(x, log)
     x3, y3, y, copied = _layout.canonical_pair(x, dim)
-    aligned = _aligned(x3, y3)
+    aligned = _packable(x3, y3)
     kernel_backend, tier = dispatch.resolve(backend, x.device, x.dtype, *x3.shape, False, aligned)
     if kernel_backend is None:
         dispatch.remember(key, _torch_plan(dim))
@@ -260,7 +267,7 @@ def backward_impl(
         dispatch.remember(key, replicated)
         return replicated(dy, y, log)
     y3, dy3, dx3, dx, copied = _layout.canonical_backward(y, dy, dim)
-    aligned = _aligned(y3, dy3, dx3)
+    aligned = _packable(y3, dy3, dx3)
     kernel_backend, tier = dispatch.resolve(backend, y.device, y.dtype, *y3.shape, True, aligned)
     if kernel_backend is None:
         return _torch_backward(dy, y, dim, log)

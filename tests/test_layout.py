@@ -53,11 +53,30 @@ def test_row_slice_keeps_its_pitch():
 
 
 def test_skipping_layouts_are_copied():
+    # a row read with a step: no kernel takes it, so it is made dense first
     base = torch.randn(6, 40)
     x = base[:, ::2]
     x3, _, _, copied = canonical_pair(x, 1)
     assert copied and not _shares_storage(x3, base)
     assert torch.equal(x3.reshape(6, 20), x)
+
+
+def test_a_step_along_inner_is_read_where_it_lies(monkeypatch):
+    from fastsoftmax import _layout
+
+    base = torch.randn(6, 7, 5, 40)
+    x = base[..., ::2]  # inner dims (5, 20) fold into one of 100 with a step of 2
+    x3, y3, y, copied = canonical_pair(x, 1)
+    assert not copied and _shares_storage(x3, base)
+    assert x3.shape == (6, 7, 100) and x3.stride() == (7 * 200, 200, 2)
+    assert y3.stride() == (700, 100, 1) and y.is_contiguous()  # outputs are dense
+    assert torch.equal(x3, x.reshape(6, 7, 100))
+    # dy stepped too: read where it lies, with its own step
+    _, dy3, dx3, _, copied = canonical_backward(x, torch.randn(6, 7, 5, 80)[..., ::4], 1)
+    assert not copied and dy3.stride() == (7 * 400, 400, 4) and dx3.stride()[2] == 1
+    monkeypatch.setattr(_layout, "READ_STEPS_IN_PLACE", False)
+    x3, _, _, copied = canonical_pair(x, 1)
+    assert copied and x3.stride()[2] == 1
 
 
 def test_channels_last_reduction_over_channels_is_rows():

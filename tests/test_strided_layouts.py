@@ -89,18 +89,58 @@ def test_staged_float32_kernels_are_compiled_for_their_resident_ctas(backward):
 @pytest.mark.parametrize(
     "outer,n,inner,strides,pack,why",
     [
-        # (stride of outer, stride of n) a tensor
-        (1, 65536, 2048, ((1 << 27, 2048), (1 << 27, 2048)), 8, None),  # 256 threads x 8: one row
-        (1, 1 << 20, 128, ((1 << 27, 128),) * 3, 8, None),
-        (1, 40001, 33, ((40001 * 33, 33),) * 2, 1, "does not divide"),
-        (1, 65536, 2048, ((1 << 27, 2048),) * 2, 4, "does not divide"),  # float32: 256 x 4 is half a row
-        (3, 20001, 64, ((20001 * 64, 64),) * 2, 8, "outer indices"),
-        (1, 40001, 32, ((80002 * 32, 64), (40001 * 32, 32)), 8, "dense run"),  # x[::2]: rows 64 apart
+        # (stride of outer, stride of n, step along inner) a tensor
+        (1, 65536, 2048, ((1 << 27, 2048, 1), (1 << 27, 2048, 1)), 8, None),  # 256 threads x 8: one row
+        (1, 1 << 20, 128, ((1 << 27, 128, 1),) * 3, 8, None),
+        (1, 40001, 33, ((40001 * 33, 33, 1),) * 2, 1, "does not divide"),
+        (1, 65536, 2048, ((1 << 27, 2048, 1),) * 2, 4, "does not divide"),  # float32: 256 x 4 is half a row
+        (3, 20001, 64, ((20001 * 64, 64, 1),) * 2, 8, "outer indices"),
+        (1, 40001, 32, ((80002 * 32, 64, 1), (40001 * 32, 32, 1)), 8, "dense run"),  # x[::2]: rows 64 apart
+        (1, 40001, 32, ((40001 * 64, 64, 2), (40001 * 32, 32, 1)), 8, "dense run"),  # x[..., ::2]: a step
     ],
 )
 def test_flat_finish_takes_one_dense_run_whose_columns_stay_with_a_thread(outer, n, inner, strides, pack, why):
     found = strided.flat_finish_fits(outer, n, inner, strides, pack, threads=256)
     assert (found is None) if why is None else (why in found)
+
+
+@pytest.mark.parametrize(
+    "pack,dtype,steps,packs,expected",
+    [
+        (8, torch.bfloat16, (1, 1), None, (8, False)),  # dense: the aligned pack
+        (8, torch.bfloat16, (2, 1), None, (8, True)),  # x[..., ::2]: packs of its span
+        (4, torch.float32, (2, 2, 1), None, (4, True)),  # backward, y and dy stepped
+        (4, torch.float32, (2, 1, 1), None, (1, False)),  # mixed steps: element by element
+        (8, torch.float16, (3, 1), None, (1, False)),
+        (2, torch.bfloat16, (2, 1), None, (1, False)),  # aligned to 4 bytes only
+        (8, torch.bfloat16, (2, 1), False, (1, False)),
+        (8, torch.bfloat16, (1, 1), True, (8, False)),  # no step: the tuning has nothing to do
+    ],
+)
+def test_stepped_inputs_take_the_packs_of_their_span_where_every_input_steps_by_2(pack, dtype, steps, packs, expected):
+    assert strided.strided_pack_for_steps(pack, dtype, steps, packs) == expected
+
+
+@pytest.mark.parametrize(
+    "pack,steps,why", [(8, (3, 1), "not all 2"), (2, (2, 1), "aligned to packs of 2"), (8, (2, 1, 1), "not all 2")]
+)
+def test_stepped_packs_forced_where_they_cannot_be_read(pack, steps, why):
+    with pytest.raises(ValueError, match=why):
+        strided.strided_pack_for_steps(pack, torch.bfloat16, steps, True)
+    with pytest.raises(ValueError, match="unit stride"):
+        strided.strided_pack_for_steps(pack, torch.bfloat16, (1, 2))
+
+
+def test_stepped_inputs_are_chosen_as_unaligned_ones():
+    # a step along inner rules out 16-byte packs of unit stride: tier choice takes it as off a
+    # boundary (CUDA's strided tier reads either)
+    from fastsoftmax import _layout, functional
+
+    x = torch.randn(8, 64, 2 * 96)[..., ::2]
+    x3, y3, _, copied = _layout.canonical_pair(x, 1)
+    assert not copied and not functional._packable(x3, y3)
+    x3, y3, _, _ = _layout.canonical_pair(torch.randn(8, 64, 96), 1)
+    assert functional._packable(x3, y3) == functional._aligned(x3, y3)
 
 
 def test_tiles_longer_than_a_cluster_stay_persistent():
@@ -126,12 +166,12 @@ def test_tier_choice():
 
 def test_staged_widths():
     s = strided.staged_shape(4, 64, 16, torch.bfloat16, False, **H100)
-    assert strided.staged_widths(s, 4, 64, 16, ((1024, 16), (1024, 16)), 2) == (True, 16)
+    assert strided.staged_widths(s, 4, 64, 16, ((1024, 16, 1), (1024, 16, 1)), 2) == (True, 16)
     # an odd outer stride: narrower copies
-    assert strided.staged_widths(s, 4, 64, 16, ((1027, 16), (1024, 16)), 2) == (True, 2)
+    assert strided.staged_widths(s, 4, 64, 16, ((1027, 16, 1), (1024, 16, 1)), 2) == (True, 2)
     s = strided.staged_shape(2, 300, 200, torch.float32, False, **H100)
     # 200 columns in tiles of 32: rows of each tile, 16-byte copies
-    assert strided.staged_widths(s, 2, 300, 200, ((60000, 200), (60000, 200)), 4) == (False, 16)
+    assert strided.staged_widths(s, 2, 300, 200, ((60000, 200, 1), (60000, 200, 1)), 4) == (False, 16)
 
 
 def test_tensors_off_a_16_byte_boundary_take_the_strided_tier():

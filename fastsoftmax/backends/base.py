@@ -6,8 +6,10 @@ over axis 1 of a three-dimensional strided view ``(outer, n, inner)``.
 * ``inner == 1`` is the row case: ``outer`` rows of ``n`` elements, each row contiguous
   (``stride(1) == 1``), rows ``stride(0)`` elements apart (a sliced tensor keeps its row pitch).
 * ``inner > 1`` is the strided case (softmax over a dim that is not the innermost one in memory):
-  ``stride(2) == 1``, so ``inner`` neighbours along the contiguous axis are reduced side by side,
-  each over ``n`` elements that lie ``stride(1)`` apart.
+  ``inner`` neighbours along the contiguous axis are reduced side by side, each over ``n``
+  elements that lie ``stride(1)`` apart. Outputs have ``stride(2) == 1``; an input may have a
+  *step*, ``stride(2) > 1`` (a view such as ``x[..., ::2]``), and is then read where it lies. Such
+  calls are tier-chosen with ``aligned=False``; a tier that cannot read a step raises ValueError.
 
 A backend computes on the tensors' own device (which need not be torch's current device), on that
 device's current stream, from any thread.
@@ -50,7 +52,7 @@ class Backend(Protocol):
     ) -> str:
         """The tier this backend would run for the problem on CUDA device ``device_index`` (None:
         the current device; -1: no GPU, as under the interpreter); ``aligned``: every tensor of
-        the call starts on a 16-byte boundary."""
+        the call starts on a 16-byte boundary and has unit stride along inner."""
 
     def supports(
         self,

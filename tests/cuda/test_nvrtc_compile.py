@@ -373,11 +373,11 @@ def test_cluster_column_shapes_cover_their_runs():
                     assert inst in everything, inst.name
             with pytest.raises(ValueError, match="16-byte"):
                 cluster_shape(4096, dtype, backward, aligned=False, columns=8)
-    dense = lambda outer, n, inner: ((n * inner, inner),) * 2  # noqa: E731
+    dense = lambda outer, n, inner: ((n * inner, inner, 1),) * 2  # noqa: E731
     # the runs must be contiguous, start on 16-byte boundaries and have a power-of-two inner
     assert strided.columns_fit(8, 4096, 8, torch.float32, False, dense(8, 4096, 8)) is None
     assert "power of two" in strided.columns_fit(8, 4096, 12, torch.float32, False, dense(8, 4096, 12))
-    assert "contiguous" in strided.columns_fit(8, 4096, 8, torch.float32, False, ((4096 * 16, 16),) * 2)
+    assert "contiguous" in strided.columns_fit(8, 4096, 8, torch.float32, False, ((4096 * 16, 16, 1),) * 2)
     assert "16-byte" in strided.columns_fit(8, 4099, 2, torch.bfloat16, False, dense(8, 4099, 2))
     assert "longer" in strided.columns_fit(1, 1 << 19, 2, torch.float32, True, dense(1, 1 << 19, 2))
     # measured: every backward run from 32K elements, float32 forward up to 128K, never 16-bit forward

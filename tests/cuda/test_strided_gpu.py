@@ -30,10 +30,14 @@ def rand(shape, dtype):
     return (torch.randn(shape, device="cuda") * 3).to(dtype)
 
 
-def view_of(kind: str, shape, dtype):
+def view_of(kind: str, shape, dtype, step: int = 2):
     """A tensor of ``shape`` laid out as ``kind`` says (its data fresh random numbers)."""
     if kind == "contiguous":
         return rand(shape, dtype)
+    if kind == "step_inner":  # every step-th element of the innermost dim
+        return rand(tuple(shape[:-1]) + (step * shape[-1],), dtype)[..., ::step]
+    if kind == "step_inner_offset":  # the same, one element in: off a 16-byte boundary
+        return rand(tuple(shape[:-1]) + (step * shape[-1],), dtype)[..., 1::step]
     if kind == "transpose":
         return rand(shape[:-2] + (shape[-1], shape[-2]), dtype).transpose(-1, -2)
     if kind == "step":
@@ -158,7 +162,17 @@ def test_flat_finish_forced_where_it_cannot_sweep(shape, dim, kind, why):
 @pytest.mark.parametrize("tier", TIERS + [None])
 @pytest.mark.parametrize("dtype", DTYPES, ids=str)
 @pytest.mark.parametrize("shape", [(6, 333, 40), (3, 700, 96), (2, 70000, 64)])
-@pytest.mark.parametrize("y_kind,dy_kind", [("contiguous", "step"), ("step", "offset"), ("offset", "contiguous")])
+@pytest.mark.parametrize(
+    "y_kind,dy_kind",
+    [
+        ("contiguous", "step"),
+        ("step", "offset"),
+        ("offset", "contiguous"),
+        ("step_inner", "contiguous"),
+        ("contiguous", "step_inner"),
+        ("step_inner", "step_inner"),
+    ],
+)
 def test_gradient_laid_out_unlike_the_output(y_kind, dy_kind, shape, dtype, tier):
     # dy in a layout of its own that folds into the same (outer, n, inner) axes as y: read where
     # it lies, with its own strides (and alignment), not copied to y's layout first
@@ -266,7 +280,7 @@ def test_auto_tier_follows_alignment(kind, tier, monkeypatch):
     assert chosen == [tier]
 
 
-@pytest.mark.parametrize("kind", ["transpose", "step", "offset", "channels_last", "expand"])
+@pytest.mark.parametrize("kind", ["transpose", "step", "step_inner", "offset", "channels_last", "expand"])
 @pytest.mark.parametrize("dtype", DTYPES, ids=str)
 def test_views(kind, dtype):
     shape = (4, 21, 12, 10) if kind == "channels_last" else (6, 333, 40)
@@ -276,6 +290,49 @@ def test_views(kind, dtype):
         run(x, dim, dim % 2 == 1, None, backward=kind != "expand")
         if before is not None:
             assert torch.equal(x, before), "an expanded input was written"
+
+
+@pytest.mark.parametrize("packs", [None, False, True])
+@pytest.mark.parametrize("dtype", DTYPES, ids=str)
+@pytest.mark.parametrize(
+    "shape,dim,kind,step",
+    [
+        ((6, 333, 40), 1, "step_inner", 2),  # whole packs: two 16-byte reads a pack
+        ((3, 700, 37), 1, "step_inner", 2),  # a partial last pack, element by element
+        ((40001, 48), 0, "step_inner", 2),  # a long axis: split, merged, finished by tiles
+        ((2, 300, 5, 24), 1, "step_inner", 2),  # two dims fold into one stepped inner of 120
+        ((6, 333, 40), 1, "step_inner", 3),  # other steps: single elements
+        ((6, 333, 40), 1, "step_inner_offset", 2),  # off a 16-byte boundary: single elements
+    ],
+)
+def test_inputs_stepped_along_inner(shape, dim, kind, step, dtype, packs):
+    # x[..., ::2] over a dim other than the last is read where it lies (no dense copy): with whole
+    # 16-byte packs of its span where every input steps by 2 from a 16-byte boundary, else element
+    # by element; the outputs are dense
+    from fastsoftmax.backends.cuda import tiers
+
+    can_pack = step == 2 and kind == "step_inner" and shape[-1] >= 16 // torch.empty((), dtype=dtype).element_size()
+    x = view_of(kind, shape, dtype, step)
+    if packs and not can_pack:
+        with tiers.tuned(strided_stepped_packs=True), pytest.raises(ValueError, match="strided_stepped_packs"):
+            with dispatch.forced("cuda", "strided"):
+                fastsoftmax.softmax(x, dim)
+        return
+    with tiers.tuned(strided_stepped_packs=packs):
+        for log in (False, True):
+            run(x, dim, log, None)
+            y = view_of(kind, shape, dtype, step).copy_(softmax64(x, dim, log))
+            dy = view_of(kind, shape, dtype, step)
+            with dispatch.forced("cuda", "strided"):
+                dx = fastsoftmax.softmax_backward(dy, y, dim, log=log)
+            assert dx.is_contiguous()
+            check_backward(dx, x, dy, dim, log)
+
+
+def test_stepped_inputs_refused_by_the_staged_tier():
+    x = view_of("step_inner", (6, 333, 40), torch.float32)
+    with dispatch.forced("cuda", "strided_staged"), pytest.raises(ValueError, match="unit stride"):
+        fastsoftmax.softmax(x, 1)
 
 
 @SETTINGS

@@ -143,7 +143,7 @@ class CudaBackend:
         driver call; anything else takes ``general``, which also fills the common case's table."""
         outer, n, inner = shape
         dev = device_index
-        strides = tuple(tuple(s[:2]) if inner > 1 else (s[0],) for s in strides)
+        strides = tuple(tuple(s) if inner > 1 else (s[0],) for s in strides)
         stride_bits = plans.alignment((), strides, CXX_TYPES[dtype][2], outer)
         ready: dict = {}  # (log, alignment, tuning) -> the plan
         common: dict = {}  # (log, alignment) -> the plan, default tuning
@@ -235,10 +235,10 @@ class CudaBackend:
 
 
 def _view_strides(views, inner: int) -> tuple:
-    """Per view, the strides its kernels take: the row pitch for rows, (stride 0, stride 1) for
-    the strided layout."""
+    """Per view, the strides its kernels take: the row pitch for rows, (stride 0, stride 1,
+    stride 2) for the strided layout (stride 2, the step along inner, is 1 but for stepped inputs)."""
     if inner > 1:
-        return tuple((v.stride(0), v.stride(1)) for v in views)
+        return tuple(v.stride() for v in views)
     return tuple((v.stride(0),) for v in views)
 
 

@@ -18,12 +18,13 @@ Tiers:
 
 Kernel argument order (every parameter 8 bytes, see ``instances.py``):
 
-* strided: pointers, workspace, n, inner, (stride 0, stride 1) of each tensor, chunk, splits,
-  mode (the stage, 0 whole / 1 partials / 2 finish / 3 merge, | 4 for chunk-major block order, | 8
-  for a finish after a merge, | 16 for interleaved chunks, | 32 for the finish's flat sweep);
-* strided_staged: pointers, workspace, outer, n, inner, (stride 0, stride 1) of each tensor,
-  geometry (tile columns | copy bytes << 16 | outer index fastest << 31 | staged rows << 32),
-  chunk, splits;
+* strided: pointers, workspace, n, inner, (stride 0, stride 1, stride 2) of each tensor, chunk,
+  splits, mode (the stage, 0 whole / 1 partials / 2 finish / 3 merge, | 4 for chunk-major block
+  order, | 8 for a finish after a merge, | 16 for interleaved chunks, | 32 for the finish's flat
+  sweep);
+* strided_staged: pointers, workspace, outer, n, inner, (stride 0, stride 1) of each tensor (it
+  takes no step along inner), geometry (tile columns | copy bytes << 16 | outer index fastest << 31
+  | staged rows << 32), chunk, splits;
 * the column kernels (cluster_tier.cuh): pointers, outer, n x inner, the outer stride of each
   tensor, inner (``instances.cluster_shape``'s contract, the rows being the runs).
 """
@@ -68,6 +69,9 @@ STRIDED_ROW_BYTES = 128
 #: results 2026-11-24_h100_s11/strided_row_bytes_ab.txt)
 STRIDED_WIDE_ROW_BYTES = {2: 512, 4: 256}
 STRIDED_WIDE_ROW = 4096
+#: the pack of the instances that read inputs with a step of 2 along inner (kStepped): a 16-byte
+#: pack, its elements picked from the two 16-byte packs of their span
+STRIDED_STEPPED_PACK = {torch.float32: 4, torch.float16: 8, torch.bfloat16: 8}
 
 
 def strided_row_bytes(inner: int, itemsize: int) -> int:
@@ -312,6 +316,8 @@ class StridedInstance:
     backward: bool
     log: bool
     pack: int = 1
+    #: inputs may step by 2 along inner, read as the two packs their elements lie in (kStepped)
+    stepped: bool = False
     tier = "strided"
     header = "strided_tier.cuh"
 
@@ -319,7 +325,8 @@ class StridedInstance:
     def name(self) -> str:
         tag = CXX_TYPES[self.dtype][1]
         fn = "logsoftmax" if self.log else "softmax"
-        return f"fs_strided_{fn}_{'bwd' if self.backward else 'fwd'}_{tag}_p{self.pack}"
+        step = "_step2" if self.stepped else ""
+        return f"fs_strided_{fn}_{'bwd' if self.backward else 'fwd'}_{tag}_p{self.pack}{step}"
 
     def wrapper(self) -> str:
         t = CXX_TYPES[self.dtype][0]
@@ -329,19 +336,23 @@ class StridedInstance:
         if self.backward:
             params = (
                 f"const {t}* y, const {t}* dy, {t}* dx, float* partials, i64 n, i64 inner, i64 ys0, "
-                f"i64 ys1, i64 dys0, i64 dys1, i64 dxs0, i64 dxs1, i64 chunk, i64 splits, i64 mode"
+                f"i64 ys1, i64 ys2, i64 dys0, i64 dys1, i64 dys2, i64 dxs0, i64 dxs1, i64 dxs2, i64 chunk, "
+                f"i64 splits, i64 mode"
             )
-            args = "y, dy, dx, partials, n, inner, ys0, ys1, dys0, dys1, dxs0, dxs1, chunk, splits, (int)mode"
+            args = (
+                "y, dy, dx, partials, n, inner, ys0, ys1, ys2, dys0, dys1, dys2, dxs0, dxs1, chunk, splits, (int)mode"
+            )
         else:
             params = (
-                f"const {t}* x, {t}* y, float* partials, i64 n, i64 inner, i64 xs0, i64 xs1, i64 ys0, "
-                f"i64 ys1, i64 chunk, i64 splits, i64 mode"
+                f"const {t}* x, {t}* y, float* partials, i64 n, i64 inner, i64 xs0, i64 xs1, i64 xs2, i64 ys0, "
+                f"i64 ys1, i64 ys2, i64 chunk, i64 splits, i64 mode"
             )
-            args = "x, y, partials, n, inner, xs0, xs1, ys0, ys1, chunk, splits, (int)mode"
+            args = "x, y, partials, n, inner, xs0, xs1, xs2, ys0, ys1, chunk, splits, (int)mode"
         fn = "strided_backward" if self.backward else "strided_forward"
+        stepped = "true" if self.stepped else "false"
         return (
             f'extern "C" __global__ void __launch_bounds__({STRIDED_MAX_THREADS}) {self.name}({params}) {{\n'
-            f"    {fn}<{t}, {self.pack}, {log}>({args});\n}}\n"
+            f"    {fn}<{t}, {self.pack}, {log}, {stepped}>({args});\n}}\n"
         )
 
 
@@ -411,11 +422,12 @@ class StagedInstance:
 def all_instances():
     """Every strided kernel the backend may launch: what CI compiles."""
     return [
-        StridedInstance(dtype, backward, log, pack)
+        StridedInstance(dtype, backward, log, pack, stepped)
         for dtype in DTYPES
         for backward in (False, True)
         for log in (False, True)
         for pack in STRIDED_PACK_SIZES[dtype]
+        for stepped in ((False, True) if pack == STRIDED_STEPPED_PACK[dtype] else (False,))
     ] + [
         StagedInstance(dtype, backward, log, pack, cluster)
         for dtype in DTYPES
@@ -437,12 +449,13 @@ def build(load, key):
     itemsize = CXX_TYPES[dtype][2]
     # the widest pack every pointer and stride is aligned to, and no wider than the columns
     pack = widest_pack(STRIDED_PACK_SIZES[dtype], align, itemsize, lambda p: p <= inner or p == 1)
-    inst = StridedInstance(dtype, backward, log, pack)
+    pack, stepped = strided_pack_for_steps(pack, dtype, tuple(s[2] for s in strides), tuning.strided_stepped_packs)
+    inst = StridedInstance(dtype, backward, log, pack, stepped)
     row_bytes = tuning.strided_row_bytes or strided_row_bytes(inner, itemsize)
     width = min(32, next_pow2(-(-inner // pack)), max(1, row_bytes // (pack * itemsize)))
     # slices fill the block up to STRIDED_MAX_THREADS, no more than n needs (kUnroll rows each)
     slices = min(STRIDED_MAX_THREADS // width, max(max(1, 32 // width), next_pow2(-(-n // 4))))
-    kernel = Kernel(load(inst, dev), inst.name, dev, 15 if backward else 12, width, slices)
+    kernel = Kernel(load(inst, dev), inst.name, dev, 18 if backward else 14, width, slices)
     tiles = outer * -(-inner // (width * pack))
     resident = max(1, kernel.blocks_per_sm()) * facts.sm_count
     splits = 1
@@ -453,7 +466,7 @@ def build(load, key):
     chunk = -(-n // splits)
     splits = -(-n // chunk)
     grid = tiles * splits
-    flat_strides = tuple(s for tensor_strides in strides for s in tensor_strides)
+    flat_strides = tuple(s for tensor_strides in strides for s in tensor_strides)  # (s0, s1, s2) each
     if splits == 1:
         if tuning.strided_flat_finish:
             raise ValueError("strided: strided_flat_finish=True, but n is not split (one kernel, no finish stage)")
@@ -496,11 +509,33 @@ def build(load, key):
     return run
 
 
+def strided_pack_for_steps(pack: int, dtype: torch.dtype, steps: tuple, packs: bool | None = None) -> tuple[int, bool]:
+    """(pack, stepped) of the strided kernel for tensors with these steps along inner (outputs last,
+    always 1) and ``pack``, the widest their alignment allows: unit steps keep ``pack``; inputs that
+    all step by 2 read the two packs of the span their pack lies in and keep the 16-byte pack (the
+    STRIDED_STEPPED_PACK instance); any other mix reads single elements. ``packs``: the tuning
+    strided_stepped_packs."""
+    if steps[-1] != 1:
+        raise ValueError(f"strided: the output must have unit stride along inner, not {steps[-1]}")
+    if all(step == 1 for step in steps):
+        return pack, False
+    why = None
+    if pack != STRIDED_STEPPED_PACK[dtype]:
+        why = f"the tensors are aligned to packs of {pack} elements, not {STRIDED_STEPPED_PACK[dtype]}"
+    elif any(step != 2 for step in steps[:-1]):
+        why = f"the inputs' steps along inner are {steps[:-1]}, not all 2"
+    if packs and why is not None:
+        raise ValueError(f"strided: strided_stepped_packs=True, but {why}")
+    if why is None and packs is not False:
+        return pack, True
+    return 1, False
+
+
 def flat_finish_fits(outer: int, n: int, inner: int, strides, pack: int, threads: int) -> str | None:
     """Why the flat finish (kFlat) cannot take a merged split problem (None: it can)."""
     if outer != 1:
         return f"{outer} outer indices (the sweep takes one)"
-    if any(s1 != inner for _, s1 in strides):
+    if any(s[1] != inner or s[2] != 1 for s in strides):
         return "a tensor is not one dense run of (n, inner)"
     if threads * pack % inner or inner % pack:
         return f"inner {inner} does not divide a block's {threads} x {pack} elements, or is not whole packs"
@@ -522,7 +557,7 @@ def columns_fit(outer: int, n: int, inner: int, dtype: torch.dtype, backward: bo
     itemsize = CXX_TYPES[dtype][2]
     if inner & (inner - 1) or inner > COLUMNS_MAX:
         return f"inner {inner} is not a power of two up to {COLUMNS_MAX}"
-    if any(s[1] != inner for s in strides):
+    if any(s[1] != inner or s[2] != 1 for s in strides):
         return "the n x inner block of an outer index is not one contiguous run"
     if outer > 1 and any(s[0] * itemsize % 16 for s in strides):
         return "the runs do not start on 16-byte boundaries"
@@ -582,7 +617,7 @@ def staged_widths(shape: StagedShape, outer: int, n: int, inner: int, strides, i
     """(flat, widest copy in bytes the strides allow): the pointers are checked per call."""
     flat = shape.tile_cols == inner and all(s[1] == inner for s in strides)
     bits = 0
-    for s0, s1 in strides:
+    for s0, s1, _ in strides:
         if outer > 1:
             bits |= s0 * itemsize
         if not flat and n > 1:
@@ -599,6 +634,11 @@ def staged_widths(shape: StagedShape, outer: int, n: int, inner: int, strides, i
 
 def _build_staged(load, key):
     tier, dtype, outer, n, inner, strides, log, backward, align, dev, tuning = key
+    steps = [s[2] for s in strides]
+    if any(step != 1 for step in steps):
+        raise ValueError(
+            f"tier 'strided_staged' reads columns with unit stride; steps along inner {steps}: use tier 'strided'"
+        )
     facts = device_facts(dev)
     if takes_columns(n, inner, dtype, backward, tuning):
         why = columns_fit(outer, n, inner, dtype, backward, strides)
@@ -685,7 +725,7 @@ def _build_staged_tiles(load, key):
         if shape.splits > 1 and shape.grid > kernel.blocks_per_sm() * facts.sm_count:
             raise ValueError(f"strided_staged: {shape} needs more resident CTAs than the device holds")
     flat, widest = staged_widths(shape, outer, n, inner, strides, itemsize)
-    flat_strides = tuple(s for tensor_strides in strides for s in tensor_strides)
+    flat_strides = tuple(s for tensor_strides in strides for s in tensor_strides[:2])
     middle = (outer, n, inner) + flat_strides
     launchers: dict = {}
     device = torch_device(dev)

@@ -165,6 +165,10 @@ class Tuning:
     #: strided: merged split problems over dense tensors finished by one elementwise sweep (True:
     #: an error where that cannot be), or by the tiles (False), instead of strided.STRIDED_FLAT_FINISH
     strided_flat_finish: bool | None = None
+    #: strided: inputs with a step along inner read in 16-byte packs of their span (True: an error
+    #: where the steps or alignment do not allow it), or element by element (False), instead of the
+    #: packs wherever they can
+    strided_stepped_packs: bool | None = None
 
     def __post_init__(self):
         if self.long_row_storage_16bit not in (None, *LONG_ROW_STORAGES_16BIT):

@@ -194,7 +194,7 @@ class TritonBackend:
     def forward(self, x: torch.Tensor, y: torch.Tensor, log: bool, tier: str | None = None) -> None:
         outer, n, inner = x.shape
         p, device_index = _plan_for(x, tier, False, log)
-        strides = (x.stride(0), x.stride(1), y.stride(0), y.stride(1))
+        strides = (x.stride(0), x.stride(1), x.stride(2), y.stride(0), y.stride(1))
         programs, configs = p["programs"], p["configs"]
         if p["kind"] == "tile":
             launch(
@@ -220,7 +220,7 @@ class TritonBackend:
             launch(
                 kernels.softmax_fwd_partials,
                 programs,
-                (x, stats[0], stats[1], outer, n, inner, strides[0], strides[1], splits, chunk),
+                (x, stats[0], stats[1], outer, n, inner) + strides[:3] + (splits, chunk),
                 configs[0],
                 device_index,
                 INTERPRETED,
@@ -237,7 +237,16 @@ class TritonBackend:
     def backward(self, y: torch.Tensor, dy: torch.Tensor, dx: torch.Tensor, log: bool, tier: str | None = None) -> None:
         outer, n, inner = y.shape
         p, device_index = _plan_for(y, tier, True, log)
-        strides = (y.stride(0), y.stride(1), dy.stride(0), dy.stride(1), dx.stride(0), dx.stride(1))
+        strides = (
+            y.stride(0),
+            y.stride(1),
+            y.stride(2),
+            dy.stride(0),
+            dy.stride(1),
+            dy.stride(2),
+            dx.stride(0),
+            dx.stride(1),
+        )
         programs, configs = p["programs"], p["configs"]
         if p["kind"] == "tile":
             launch(
@@ -263,7 +272,7 @@ class TritonBackend:
             launch(
                 kernels.softmax_bwd_partials,
                 programs,
-                (y, dy, sums, outer, n, inner) + strides[:4] + (splits, chunk),
+                (y, dy, sums, outer, n, inner) + strides[:6] + (splits, chunk),
                 configs[0],
                 device_index,
                 INTERPRETED,

@@ -86,6 +86,7 @@ def softmax_fwd_tile(
     INNER,
     xs_o,
     xs_n,
+    xs_i,
     ys_o,
     ys_n,
     LOG: tl.constexpr,
@@ -94,7 +95,7 @@ def softmax_fwd_tile(
     BLOCK_I: tl.constexpr,
 ):
     o, n, i, mask = _tile_offsets(tl.program_id(0), OUTER, N, INNER, 0, BLOCK_O, BLOCK_N, BLOCK_I)
-    x = tl.load(x_ptr + o * xs_o + n * xs_n + i, mask=mask, other=NEG_INF).to(tl.float32)
+    x = tl.load(x_ptr + o * xs_o + n * xs_n + i * xs_i, mask=mask, other=NEG_INF).to(tl.float32)
     m = tl.max(x, axis=1, keep_dims=True)
     s = tl.sum(tl.exp(x - _safe_max(m)), axis=1, keep_dims=True)
     y = _finish(x, m, s, LOG)
@@ -106,6 +107,7 @@ def _online_stats(
     x_ptr,
     xs_o,
     xs_n,
+    xs_i,
     pid,
     OUTER,
     N,
@@ -121,7 +123,7 @@ def _online_stats(
     s = tl.zeros((BLOCK_O, 1, BLOCK_I), tl.float32)
     for n_start in range(n_begin, n_end, BLOCK_N):
         o, n, i, mask = _tile_offsets(pid, OUTER, n_end, INNER, n_start, BLOCK_O, BLOCK_N, BLOCK_I)
-        x = tl.load(x_ptr + o * xs_o + n * xs_n + i, mask=mask, other=NEG_INF).to(tl.float32)
+        x = tl.load(x_ptr + o * xs_o + n * xs_n + i * xs_i, mask=mask, other=NEG_INF).to(tl.float32)
         chunk_max = tl.max(x, axis=1, keep_dims=True)
         chunk_sum = tl.sum(tl.exp(x - _safe_max(chunk_max)), axis=1, keep_dims=True)
         m, s = _merge_stats(m, s, chunk_max, chunk_sum)
@@ -134,6 +136,7 @@ def _write_chunks_backwards(
     y_ptr,
     xs_o,
     xs_n,
+    xs_i,
     ys_o,
     ys_n,
     m,
@@ -153,7 +156,7 @@ def _write_chunks_backwards(
     for k in range(0, chunks):
         n_start = n_begin + (chunks - 1 - k) * BLOCK_N
         o, n, i, mask = _tile_offsets(pid, OUTER, n_end, INNER, n_start, BLOCK_O, BLOCK_N, BLOCK_I)
-        x = tl.load(x_ptr + o * xs_o + n * xs_n + i, mask=mask, other=NEG_INF).to(tl.float32)
+        x = tl.load(x_ptr + o * xs_o + n * xs_n + i * xs_i, mask=mask, other=NEG_INF).to(tl.float32)
         y = _finish(x, m, s, LOG)
         tl.store(y_ptr + o * ys_o + n * ys_n + i, y.to(y_ptr.dtype.element_ty), mask=mask)
 
@@ -167,6 +170,7 @@ def softmax_fwd_online(
     INNER,
     xs_o,
     xs_n,
+    xs_i,
     ys_o,
     ys_n,
     COLUMN_PROGRAMS,
@@ -179,9 +183,9 @@ def softmax_fwd_online(
     # between a row's first and second walk (the rows in flight) stays small enough for L2, and
     # the second walk is served from L2 rather than from device memory.
     for pid in range(tl.program_id(0), COLUMN_PROGRAMS, tl.num_programs(0)):
-        m, s = _online_stats(x_ptr, xs_o, xs_n, pid, OUTER, N, INNER, 0, N, BLOCK_O, BLOCK_N, BLOCK_I)
+        m, s = _online_stats(x_ptr, xs_o, xs_n, xs_i, pid, OUTER, N, INNER, 0, N, BLOCK_O, BLOCK_N, BLOCK_I)
         _write_chunks_backwards(
-            x_ptr, y_ptr, xs_o, xs_n, ys_o, ys_n, m, s, pid, OUTER, N, INNER, 0, N, LOG, BLOCK_O, BLOCK_N, BLOCK_I
+            x_ptr, y_ptr, xs_o, xs_n, xs_i, ys_o, ys_n, m, s, pid, OUTER, N, INNER, 0, N, LOG, BLOCK_O, BLOCK_N, BLOCK_I
         )
 
 
@@ -224,6 +228,7 @@ def softmax_fwd_partials(
     INNER,
     xs_o,
     xs_n,
+    xs_i,
     SPLITS,
     CHUNK,
     BLOCK_O: tl.constexpr,
@@ -231,7 +236,9 @@ def softmax_fwd_partials(
     BLOCK_I: tl.constexpr,
 ):
     column_pid, split, n_begin, n_end = _split_coords(SPLITS, CHUNK, N, INNER, BLOCK_I, False)
-    m, s = _online_stats(x_ptr, xs_o, xs_n, column_pid, OUTER, n_end, INNER, n_begin, n_end, BLOCK_O, BLOCK_N, BLOCK_I)
+    m, s = _online_stats(
+        x_ptr, xs_o, xs_n, xs_i, column_pid, OUTER, n_end, INNER, n_begin, n_end, BLOCK_O, BLOCK_N, BLOCK_I
+    )
     offsets, mask = _stat_offsets(column_pid, split, SPLITS, OUTER, INNER, BLOCK_O, 1, BLOCK_I)
     tl.store(max_ptr + offsets, m, mask=mask)
     tl.store(sum_ptr + offsets, s, mask=mask)
@@ -269,6 +276,7 @@ def softmax_fwd_split(
     INNER,
     xs_o,
     xs_n,
+    xs_i,
     ys_o,
     ys_n,
     SPLITS,
@@ -287,6 +295,7 @@ def softmax_fwd_split(
         y_ptr,
         xs_o,
         xs_n,
+        xs_i,
         ys_o,
         ys_n,
         m,
@@ -341,8 +350,10 @@ def softmax_bwd_tile(
     INNER,
     ys_o,
     ys_n,
+    ys_i,
     dys_o,
     dys_n,
+    dys_i,
     dxs_o,
     dxs_n,
     LOG: tl.constexpr,
@@ -351,7 +362,7 @@ def softmax_bwd_tile(
     BLOCK_I: tl.constexpr,
 ):
     o, n, i, mask = _tile_offsets(tl.program_id(0), OUTER, N, INNER, 0, BLOCK_O, BLOCK_N, BLOCK_I)
-    y, dy = _grad_terms(y_ptr, dy_ptr, o * ys_o + n * ys_n + i, o * dys_o + n * dys_n + i, mask)
+    y, dy = _grad_terms(y_ptr, dy_ptr, o * ys_o + n * ys_n + i * ys_i, o * dys_o + n * dys_n + i * dys_i, mask)
     total = tl.sum(_grad_summand(y, dy, LOG), axis=1, keep_dims=True)
     dx = _grad(y, dy, total, LOG)
     tl.store(dx_ptr + o * dxs_o + n * dxs_n + i, dx.to(dx_ptr.dtype.element_ty), mask=mask)
@@ -363,8 +374,10 @@ def _grad_sum(
     dy_ptr,
     ys_o,
     ys_n,
+    ys_i,
     dys_o,
     dys_n,
+    dys_i,
     pid,
     OUTER,
     INNER,
@@ -378,7 +391,7 @@ def _grad_sum(
     total = tl.zeros((BLOCK_O, 1, BLOCK_I), tl.float32)
     for n_start in range(n_begin, n_end, BLOCK_N):
         o, n, i, mask = _tile_offsets(pid, OUTER, n_end, INNER, n_start, BLOCK_O, BLOCK_N, BLOCK_I)
-        y, dy = _grad_terms(y_ptr, dy_ptr, o * ys_o + n * ys_n + i, o * dys_o + n * dys_n + i, mask)
+        y, dy = _grad_terms(y_ptr, dy_ptr, o * ys_o + n * ys_n + i * ys_i, o * dys_o + n * dys_n + i * dys_i, mask)
         total += tl.sum(_grad_summand(y, dy, LOG), axis=1, keep_dims=True)
     return total
 
@@ -390,8 +403,10 @@ def _write_grad_backwards(
     dx_ptr,
     ys_o,
     ys_n,
+    ys_i,
     dys_o,
     dys_n,
+    dys_i,
     dxs_o,
     dxs_n,
     total,
@@ -409,7 +424,7 @@ def _write_grad_backwards(
     for k in range(0, chunks):
         n_start = n_begin + (chunks - 1 - k) * BLOCK_N
         o, n, i, mask = _tile_offsets(pid, OUTER, n_end, INNER, n_start, BLOCK_O, BLOCK_N, BLOCK_I)
-        y, dy = _grad_terms(y_ptr, dy_ptr, o * ys_o + n * ys_n + i, o * dys_o + n * dys_n + i, mask)
+        y, dy = _grad_terms(y_ptr, dy_ptr, o * ys_o + n * ys_n + i * ys_i, o * dys_o + n * dys_n + i * dys_i, mask)
         dx = _grad(y, dy, total, LOG)
         tl.store(dx_ptr + o * dxs_o + n * dxs_n + i, dx.to(dx_ptr.dtype.element_ty), mask=mask)
 
@@ -424,8 +439,10 @@ def softmax_bwd_online(
     INNER,
     ys_o,
     ys_n,
+    ys_i,
     dys_o,
     dys_n,
+    dys_i,
     dxs_o,
     dxs_n,
     COLUMN_PROGRAMS,
@@ -437,7 +454,23 @@ def softmax_bwd_online(
     # Persistent, as softmax_fwd_online, so that the second walk over y and dy hits L2.
     for pid in range(tl.program_id(0), COLUMN_PROGRAMS, tl.num_programs(0)):
         total = _grad_sum(
-            y_ptr, dy_ptr, ys_o, ys_n, dys_o, dys_n, pid, OUTER, INNER, 0, N, LOG, BLOCK_O, BLOCK_N, BLOCK_I
+            y_ptr,
+            dy_ptr,
+            ys_o,
+            ys_n,
+            ys_i,
+            dys_o,
+            dys_n,
+            dys_i,
+            pid,
+            OUTER,
+            INNER,
+            0,
+            N,
+            LOG,
+            BLOCK_O,
+            BLOCK_N,
+            BLOCK_I,
         )
         _write_grad_backwards(
             y_ptr,
@@ -445,8 +478,10 @@ def softmax_bwd_online(
             dx_ptr,
             ys_o,
             ys_n,
+            ys_i,
             dys_o,
             dys_n,
+            dys_i,
             dxs_o,
             dxs_n,
             total,
@@ -472,8 +507,10 @@ def softmax_bwd_partials(
     INNER,
     ys_o,
     ys_n,
+    ys_i,
     dys_o,
     dys_n,
+    dys_i,
     SPLITS,
     CHUNK,
     LOG: tl.constexpr,
@@ -487,8 +524,10 @@ def softmax_bwd_partials(
         dy_ptr,
         ys_o,
         ys_n,
+        ys_i,
         dys_o,
         dys_n,
+        dys_i,
         column_pid,
         OUTER,
         INNER,
@@ -514,8 +553,10 @@ def softmax_bwd_split(
     INNER,
     ys_o,
     ys_n,
+    ys_i,
     dys_o,
     dys_n,
+    dys_i,
     dxs_o,
     dxs_n,
     SPLITS,
@@ -535,8 +576,10 @@ def softmax_bwd_split(
         dx_ptr,
         ys_o,
         ys_n,
+        ys_i,
         dys_o,
         dys_n,
+        dys_i,
         dxs_o,
         dxs_n,
         total,

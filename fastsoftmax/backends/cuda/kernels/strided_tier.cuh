@@ -1,5 +1,10 @@
 // Tier "strided": softmax over axis 1 of (outer, n, inner) with inner > 1, i.e. over a dim that
-// is not the innermost in memory. Each element (o, k, c) lies at o * s0 + k * s1 + c.
+// is not the innermost in memory. Each element (o, k, c) lies at o * s0 + k * s1 + c * s2, where
+// the step s2 is 1 but for inputs that skip elements along inner (x[..., ::2]); outputs have
+// s2 == 1. A pack of P > 1 elements is one access where s2 is 1; kernels instanced STEPPED take
+// inputs of s2 == 2 (every input), reading the two packs of the 2P-element span and keeping every
+// other element (the bytes between are in the same sectors: a kernel cannot read less); kernels of
+// P == 1 take any step.
 //
 // A block is a tile of W * P neighbouring columns along `inner` (contiguous) by S slices along n:
 // thread (tx, ty) owns the P columns tx * P .. tx * P + P - 1 of the tile, moved as one packed
@@ -189,33 +194,61 @@ __device__ __forceinline__ void walk_rows(const StridedTile& t, i64 n, i64 split
     }
 }
 
-// P columns of one row as a raw pack: one packed access when all are inside `inner`; past it
-// `pad`, -inf (forward) or 0 (backward), in the pack's own type (both exact in every type). The
-// unrolled loops hold their kUnroll rows this way until each value is used: 16-bit packs take half
-// the registers of their float32 values, and registers bound how many blocks share an SM.
+// Every other element of the 2P elements from src, as a pack: the two packs of the span, read
+// whole (src on a pack boundary; the span's last element shares a pack with the one before it).
 template <typename T, int P>
-__device__ __forceinline__ Pack<T, P> load_raw_columns(const T* src, int valid, float pad) {
-    if (valid == P) return read_pack<T, P>(src);
+__device__ __forceinline__ Pack<T, P> read_span2(const T* src) {
+    const Pack<T, P> lo = read_pack<T, P>(src), hi = read_pack<T, P>(src + P);
     Pack<T, P> pack;
 #pragma unroll
-    for (int i = 0; i < P; ++i) pack.elems()[i] = i < valid ? src[i] : from_float<T>(pad);
+    for (int i = 0; i < P / 2; ++i) {
+        pack.elems()[i] = lo.elems()[2 * i];
+        pack.elems()[P / 2 + i] = hi.elems()[2 * i];
+    }
+    return pack;
+}
+
+// P columns of one row as a raw pack: one packed access when all are inside `inner` (the two of
+// the span for STEPPED); past it `pad`, -inf (forward) or 0 (backward), in the pack's own type
+// (both exact in every type). (A pack of one element is a single one whatever the step: the
+// column's offset holds it.) The unrolled loops hold their kUnroll rows this way until each value
+// is used: 16-bit packs take half the registers of their float32 values, and registers bound how
+// many blocks share an SM.
+template <typename T, int P, bool STEPPED>
+__device__ __forceinline__ Pack<T, P> load_raw_columns(const T* src, int valid, float pad) {
+    constexpr int kStep = STEPPED ? 2 : 1;
+    if (valid == P) {
+        if constexpr (STEPPED) return read_span2<T, P>(src);
+        return read_pack<T, P>(src);
+    }
+    Pack<T, P> pack;
+#pragma unroll
+    for (int i = 0; i < P; ++i) pack.elems()[i] = i < valid ? src[i * kStep] : from_float<T>(pad);
     return pack;
 }
 
 // Rows k, k + S, .. k + (kUnroll - 1) S of this thread's columns, as raw packs (`pad` past inner).
-template <typename T, int P>
+template <typename T, int P, bool STEPPED>
 __device__ __forceinline__ void load_rows(Pack<T, P> (&raw)[kUnroll], const T* col, i64 stride, i64 k, int valid,
                                           float pad) {
     const i64 slices = blockDim.y;
 #pragma unroll
-    for (int u = 0; u < kUnroll; ++u) raw[u] = load_raw_columns<T, P>(col + (k + u * slices) * stride, valid, pad);
+    for (int u = 0; u < kUnroll; ++u)
+        raw[u] = load_raw_columns<T, P, STEPPED>(col + (k + u * slices) * stride, valid, pad);
 }
+
+// One input's columns for this thread: where its pack of row 0 lies and the stride between rows.
+template <typename T>
+struct Columns {
+    const T* first;
+    i64 stride;
+};
 
 // The backward's rows of y and dy over walk_rows, kUnroll of each loaded before any is used:
 // f(y pack, dy pack, k) for each row k.
-template <typename T, int P, typename F>
-__device__ __forceinline__ void walk_pairs(const StridedTile& t, i64 n, i64 splits, int mode, const T* y_col,
-                                           i64 ys1, const T* dy_col, i64 dys1, F f) {
+template <typename T, int P, bool STEPPED, typename F>
+__device__ __forceinline__ void walk_pairs(const StridedTile& t, i64 n, i64 splits, int mode, Columns<T> y,
+                                           Columns<T> dy, F f) {
     const i64 slices = blockDim.y;
     walk_rows(
         t, n, splits, mode,
@@ -223,15 +256,16 @@ __device__ __forceinline__ void walk_pairs(const StridedTile& t, i64 n, i64 spli
             Pack<T, P> y_raw[kUnroll], dy_raw[kUnroll];
 #pragma unroll
             for (int u = 0; u < kUnroll; ++u) {
-                y_raw[u] = load_raw_columns<T, P>(y_col + (k + u * slices) * ys1, t.valid, 0.0f);
-                dy_raw[u] = load_raw_columns<T, P>(dy_col + (k + u * slices) * dys1, t.valid, 0.0f);
+                const i64 row = k + u * slices;
+                y_raw[u] = load_raw_columns<T, P, STEPPED>(y.first + row * y.stride, t.valid, 0.0f);
+                dy_raw[u] = load_raw_columns<T, P, STEPPED>(dy.first + row * dy.stride, t.valid, 0.0f);
             }
 #pragma unroll
             for (int u = 0; u < kUnroll; ++u) f(y_raw[u], dy_raw[u], k + u * slices);
         },
         [&](i64 k) {
-            f(load_raw_columns<T, P>(y_col + k * ys1, t.valid, 0.0f),
-              load_raw_columns<T, P>(dy_col + k * dys1, t.valid, 0.0f), k);
+            f(load_raw_columns<T, P, STEPPED>(y.first + k * y.stride, t.valid, 0.0f),
+              load_raw_columns<T, P, STEPPED>(dy.first + k * dy.stride, t.valid, 0.0f), k);
         });
 }
 
@@ -346,18 +380,21 @@ __device__ __forceinline__ void strided_backward_flat(const T* y, const T* dy, T
         });
 }
 
-template <typename T, int P, bool LOG>
+template <typename T, int P, bool LOG, bool STEPPED>
 __device__ __forceinline__ void strided_forward(const T* x, T* y, float* partials, i64 n, i64 inner, i64 xs0,
-                                                i64 xs1, i64 ys0, i64 ys1, i64 chunk, i64 splits, int mode) {
-    if (mode & kFlat) {
-        strided_forward_flat<T, P, LOG>(x, y, partials, n, inner, splits);
-        return;
+                                                i64 xs1, i64 xs2, i64 ys0, i64 ys1, i64 chunk, i64 splits,
+                                                int mode) {
+    if constexpr (!STEPPED) {  // the sweep reads dense tensors
+        if (mode & kFlat) {
+            strided_forward_flat<T, P, LOG>(x, y, partials, n, inner, splits);
+            return;
+        }
     }
     __shared__ MaxSum shared[kStridedMaxThreads * P];
     const int stage = mode & kStageMask;
     const StridedTile t = stage_tile<P>(mode, n, inner, chunk, splits);
     const i64 slices = blockDim.y;
-    const T* src = x + t.o * xs0 + t.column;
+    const T* src = x + t.o * xs0 + t.column * xs2;
     const int tile_width = blockDim.x * P;
 
     MaxSum state[P];
@@ -382,7 +419,7 @@ __device__ __forceinline__ void strided_forward(const T* x, T* y, float* partial
             t, n, splits, mode,
             [&](i64 k) {
                 Pack<T, P> raw[kUnroll];
-                load_rows<T, P>(raw, src, xs1, k, t.valid, neg_inf());
+                load_rows<T, P, STEPPED>(raw, src, xs1, k, t.valid, neg_inf());
 #pragma unroll
                 for (int i = 0; i < P; ++i) {
                     float column[kUnroll];
@@ -393,7 +430,7 @@ __device__ __forceinline__ void strided_forward(const T* x, T* y, float* partial
             },
             [&](i64 k) {
                 float v[P];
-                unpack<T, P>(load_raw_columns<T, P>(src + k * xs1, t.valid, neg_inf()), v);
+                unpack<T, P>(load_raw_columns<T, P, STEPPED>(src + k * xs1, t.valid, neg_inf()), v);
 #pragma unroll
                 for (int i = 0; i < P; ++i) accumulate<1>(state[i], v + i);
             });
@@ -430,27 +467,29 @@ __device__ __forceinline__ void strided_forward(const T* x, T* y, float* partial
         t, n, splits, mode,
         [&](i64 k) {
             Pack<T, P> raw[kUnroll];
-            load_rows<T, P>(raw, src, xs1, k, t.valid, 0.0f);
+            load_rows<T, P, STEPPED>(raw, src, xs1, k, t.valid, 0.0f);
 #pragma unroll
             for (int u = 0; u < kUnroll; ++u) write_row(raw[u], k + u * slices);
         },
-        [&](i64 k) { write_row(load_raw_columns<T, P>(src + k * xs1, t.valid, 0.0f), k); });
+        [&](i64 k) { write_row(load_raw_columns<T, P, STEPPED>(src + k * xs1, t.valid, 0.0f), k); });
 }
 
-template <typename T, int P, bool LOG>
+template <typename T, int P, bool LOG, bool STEPPED>
 __device__ __forceinline__ void strided_backward(const T* y, const T* dy, T* dx, float* partials, i64 n, i64 inner,
-                                                 i64 ys0, i64 ys1, i64 dys0, i64 dys1, i64 dxs0, i64 dxs1,
-                                                 i64 chunk, i64 splits, int mode) {
-    if (mode & kFlat) {
-        strided_backward_flat<T, P, LOG>(y, dy, dx, partials, n, inner, splits);
-        return;
+                                                 i64 ys0, i64 ys1, i64 ys2, i64 dys0, i64 dys1, i64 dys2,
+                                                 i64 dxs0, i64 dxs1, i64 chunk, i64 splits, int mode) {
+    if constexpr (!STEPPED) {
+        if (mode & kFlat) {
+            strided_backward_flat<T, P, LOG>(y, dy, dx, partials, n, inner, splits);
+            return;
+        }
     }
     __shared__ float shared[kStridedMaxThreads * P];
     const int stage = mode & kStageMask;
     const StridedTile t = stage_tile<P>(mode, n, inner, chunk, splits);
     const i64 slices = blockDim.y;
-    const T* y_col = y + t.o * ys0 + t.column;
-    const T* dy_col = dy + t.o * dys0 + t.column;
+    const Columns<T> y_cols{y + t.o * ys0 + t.column * ys2, ys1};
+    const Columns<T> dy_cols{dy + t.o * dys0 + t.column * dys2, dys1};
     const int tile_width = blockDim.x * P;
 
     float sum[P];
@@ -466,14 +505,14 @@ __device__ __forceinline__ void strided_backward(const T* y, const T* dy, T* dx,
             for (int i = 0; i < P; ++i) sum[i] += part[i];
         });
     } else {
-        walk_pairs<T, P>(t, n, splits, mode, y_col, ys1, dy_col, dys1,
-                         [&](const Pack<T, P>& y_raw, const Pack<T, P>& dy_raw, i64) {
-                             float yv[P], dyv[P];
-                             unpack<T, P>(y_raw, yv);
-                             unpack<T, P>(dy_raw, dyv);
+        walk_pairs<T, P, STEPPED>(t, n, splits, mode, y_cols, dy_cols,
+                                  [&](const Pack<T, P>& y_raw, const Pack<T, P>& dy_raw, i64) {
+                                      float yv[P], dyv[P];
+                                      unpack<T, P>(y_raw, yv);
+                                      unpack<T, P>(dy_raw, dyv);
 #pragma unroll
-                             for (int i = 0; i < P; ++i) sum[i] += backward_term<LOG>(yv[i], dyv[i]);
-                         });
+                                      for (int i = 0; i < P; ++i) sum[i] += backward_term<LOG>(yv[i], dyv[i]);
+                                  });
     }
     if (!merged) merge_slices<P>(shared, sum, AddFloat());
     if (stage == kPartials || stage == kMerge) {
@@ -491,15 +530,15 @@ __device__ __forceinline__ void strided_backward(const T* y, const T* dy, T* dx,
     if (t.valid == 0) return;
 
     T* dx_col = dx + t.o * dxs0 + t.column;
-    walk_pairs<T, P>(t, n, splits, mode, y_col, ys1, dy_col, dys1,
-                     [&](const Pack<T, P>& y_raw, const Pack<T, P>& dy_raw, i64 k) {
-                         float yv[P], dyv[P];
-                         unpack<T, P>(y_raw, yv);
-                         unpack<T, P>(dy_raw, dyv);
+    walk_pairs<T, P, STEPPED>(t, n, splits, mode, y_cols, dy_cols,
+                              [&](const Pack<T, P>& y_raw, const Pack<T, P>& dy_raw, i64 k) {
+                                  float yv[P], dyv[P];
+                                  unpack<T, P>(y_raw, yv);
+                                  unpack<T, P>(dy_raw, dyv);
 #pragma unroll
-                         for (int i = 0; i < P; ++i) yv[i] = input_grad<LOG>(yv[i], dyv[i], total[i]);
-                         store_columns<T, P>(dx_col + k * dxs1, t.valid, yv);
-                     });
+                                  for (int i = 0; i < P; ++i) yv[i] = input_grad<LOG>(yv[i], dyv[i], total[i]);
+                                  store_columns<T, P>(dx_col + k * dxs1, t.valid, yv);
+                              });
 }
 
 }  // namespace fastsoftmax
