@@ -32,8 +32,8 @@ import threading
 
 import torch
 
-#: most parameters a kernel of this package takes (the strided backward takes 15)
-MAX_KERNEL_ARGS = 16
+#: most parameters a kernel of this package takes (the strided backward takes 18)
+MAX_KERNEL_ARGS = 20
 
 try:  # one C call, no Python-side stream object
     raw_stream = torch._C._cuda_getCurrentRawStream
