@@ -109,12 +109,18 @@ def run_tier(tier: str, problems=None) -> list[str]:
     for shape, dim in problems or PROBLEMS[tier]:
         for dtype in DTYPES:
             # rows: aligned and misaligned views; (outer, n, inner): dense, and broadcast along
-            # outer (expanded x, y and dy: strided_staged then takes its tiles outer index fastest)
-            for misaligned in (False, True) + (("dense+1",) if len(shape) == 2 else ()):
-                broadcast = len(shape) == 3 and misaligned
+            # outer (expanded x, y and dy: strided_staged then takes its tiles outer index fastest);
+            # the strided tier: inputs with a step of 2 along inner too (x, y and dy; float32 in
+            # packs of their span, 16-bit types element by element)
+            variants = (False, True) + (("dense+1",) if len(shape) == 2 else ())
+            for misaligned in variants + (("step",) if tier == "strided" else ()):
+                broadcast = len(shape) == 3 and misaligned is True
+                stepped = misaligned == "step"
                 if broadcast and shape[0] == 1:
                     continue
-                if len(shape) == 2:
+                if stepped:
+                    x = _stepped((torch.randn(shape, device="cuda") * 4).to(dtype))
+                elif len(shape) == 2:
                     x = _input(shape, dtype, misaligned)
                 elif broadcast:
                     x = (torch.randn((1,) + shape[1:], device="cuda") * 4).to(dtype).expand(shape)
@@ -139,6 +145,8 @@ def run_tier(tier: str, problems=None) -> list[str]:
                         dy = torch.randn_like(y)
                         if broadcast:
                             dy, y = dy[:1].expand(shape), y[:1].expand(shape)
+                        if stepped:
+                            dy, y = _stepped(dy), _stepped(y)
                         with dispatch.forced("cuda", tier):
                             dx = fastsoftmax.softmax_backward(dy, y, dim, log=log)
                         torch.cuda.synchronize()
@@ -149,6 +157,13 @@ def run_tier(tier: str, problems=None) -> list[str]:
                             ref_dx = y64 * (dy64 - (dy64 * y64).sum(dim, keepdim=True))
                         failures.append(check(label + " backward", dx, ref_dx, dtype))
     return [f for f in failures if f]
+
+
+def _stepped(values):
+    """``values`` copied into every other element of the last dim of a tensor twice as wide (the
+    elements between are written too: only the view's own are read into results)."""
+    wide = torch.zeros(values.shape[:-1] + (2 * values.shape[-1],), dtype=values.dtype, device=values.device)
+    return wide[..., ::2].copy_(values)
 
 
 def _canonical(x, dim):

@@ -108,12 +108,12 @@ def test_flat_finish_takes_one_dense_run_whose_columns_stay_with_a_thread(outer,
     "pack,dtype,steps,packs,expected",
     [
         (8, torch.bfloat16, (1, 1), None, (8, False)),  # dense: the aligned pack
-        (8, torch.bfloat16, (2, 1), None, (8, True)),  # x[..., ::2]: packs of its span
+        (4, torch.float32, (2, 1), None, (4, True)),  # x[..., ::2]: packs of its span
         (4, torch.float32, (2, 2, 1), None, (4, True)),  # backward, y and dy stepped
         (4, torch.float32, (2, 1, 1), None, (1, False)),  # mixed steps: element by element
-        (8, torch.float16, (3, 1), None, (1, False)),
-        (2, torch.bfloat16, (2, 1), None, (1, False)),  # aligned to 4 bytes only
-        (8, torch.bfloat16, (2, 1), False, (1, False)),
+        (4, torch.float32, (3, 1), None, (1, False)),
+        (8, torch.bfloat16, (2, 1), None, (1, False)),  # 16-bit types: single elements
+        (4, torch.float32, (2, 1), False, (1, False)),
         (8, torch.bfloat16, (1, 1), True, (8, False)),  # no step: the tuning has nothing to do
     ],
 )
@@ -122,13 +122,19 @@ def test_stepped_inputs_take_the_packs_of_their_span_where_every_input_steps_by_
 
 
 @pytest.mark.parametrize(
-    "pack,steps,why", [(8, (3, 1), "not all 2"), (2, (2, 1), "aligned to packs of 2"), (8, (2, 1, 1), "not all 2")]
+    "pack,dtype,steps,why",
+    [
+        (4, torch.float32, (3, 1), "not all 2"),
+        (1, torch.float32, (2, 1), "aligned to packs of 1"),
+        (4, torch.float32, (2, 1, 1), "not all 2"),
+        (8, torch.bfloat16, (2, 1), "single elements"),
+    ],
 )
-def test_stepped_packs_forced_where_they_cannot_be_read(pack, steps, why):
+def test_stepped_packs_forced_where_they_cannot_be_read(pack, dtype, steps, why):
     with pytest.raises(ValueError, match=why):
-        strided.strided_pack_for_steps(pack, torch.bfloat16, steps, True)
+        strided.strided_pack_for_steps(pack, dtype, steps, True)
     with pytest.raises(ValueError, match="unit stride"):
-        strided.strided_pack_for_steps(pack, torch.bfloat16, (1, 2))
+        strided.strided_pack_for_steps(pack, dtype, (1, 2))
 
 
 def test_stepped_inputs_are_chosen_as_unaligned_ones():

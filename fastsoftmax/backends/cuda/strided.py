@@ -69,9 +69,14 @@ STRIDED_ROW_BYTES = 128
 #: results 2026-11-24_h100_s11/strided_row_bytes_ab.txt)
 STRIDED_WIDE_ROW_BYTES = {2: 512, 4: 256}
 STRIDED_WIDE_ROW = 4096
-#: the pack of the instances that read inputs with a step of 2 along inner (kStepped): a 16-byte
-#: pack, its elements picked from the two 16-byte packs of their span
-STRIDED_STEPPED_PACK = {torch.float32: 4, torch.float16: 8, torch.bfloat16: 8}
+#: the pack of the instances that read inputs with a step of 2 along inner (STEPPED in
+#: strided_tier.cuh): a 16-byte pack, its elements picked from the two 16-byte packs of their span.
+#: H100, against single elements in one process (benchmarks/step_inner_probe.py, results
+#: 2026-11-24_h100_s14/step_inner_probe.txt): float32 forward 0.34 -> 0.36 of copy on x[:, ::2]
+#: of (8192, 8192) over dim 0, 0.37 -> 0.39 on (128, 1024, 1024)[..., ::2] over dim 1, backward
+#: level; bf16 level or 0.01 slower (0.28 -> 0.27 forward on x[:, ::2]): 16-bit types keep single
+#: elements, and have no such instances
+STRIDED_STEPPED_PACK = {torch.float32: 4}
 
 
 def strided_row_bytes(inner: int, itemsize: int) -> int:
@@ -427,7 +432,7 @@ def all_instances():
         for backward in (False, True)
         for log in (False, True)
         for pack in STRIDED_PACK_SIZES[dtype]
-        for stepped in ((False, True) if pack == STRIDED_STEPPED_PACK[dtype] else (False,))
+        for stepped in ((False, True) if pack == STRIDED_STEPPED_PACK.get(dtype) else (False,))
     ] + [
         StagedInstance(dtype, backward, log, pack, cluster)
         for dtype in DTYPES
@@ -511,16 +516,18 @@ def build(load, key):
 
 def strided_pack_for_steps(pack: int, dtype: torch.dtype, steps: tuple, packs: bool | None = None) -> tuple[int, bool]:
     """(pack, stepped) of the strided kernel for tensors with these steps along inner (outputs last,
-    always 1) and ``pack``, the widest their alignment allows: unit steps keep ``pack``; inputs that
-    all step by 2 read the two packs of the span their pack lies in and keep the 16-byte pack (the
-    STRIDED_STEPPED_PACK instance); any other mix reads single elements. ``packs``: the tuning
-    strided_stepped_packs."""
+    always 1) and ``pack``, the widest their alignment allows: unit steps keep ``pack``; float32
+    inputs that all step by 2 read the two packs of the span their pack lies in and keep the
+    16-byte pack (the STRIDED_STEPPED_PACK instance); anything else reads single elements.
+    ``packs``: the tuning strided_stepped_packs."""
     if steps[-1] != 1:
         raise ValueError(f"strided: the output must have unit stride along inner, not {steps[-1]}")
     if all(step == 1 for step in steps):
         return pack, False
     why = None
-    if pack != STRIDED_STEPPED_PACK[dtype]:
+    if dtype not in STRIDED_STEPPED_PACK:
+        why = f"{dtype} reads single elements"
+    elif pack != STRIDED_STEPPED_PACK[dtype]:
         why = f"the tensors are aligned to packs of {pack} elements, not {STRIDED_STEPPED_PACK[dtype]}"
     elif any(step != 2 for step in steps[:-1]):
         why = f"the inputs' steps along inner are {steps[:-1]}, not all 2"
