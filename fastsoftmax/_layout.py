@@ -68,9 +68,9 @@ def first_slice(x: torch.Tensor, dims: tuple[int, ...]) -> torch.Tensor:
 READ_STEPS_IN_PLACE = True
 
 
-def canonical_view(x: torch.Tensor, dim: int, order: list[int], step: bool = False) -> torch.Tensor | None:
+def canonical_view(x: torch.Tensor, dim: int, order: list[int], allow_step: bool = False) -> torch.Tensor | None:
     """The ``(outer, n, inner)`` view of ``x`` for a softmax over ``dim``, following the dim order
-    ``order``; None when that layout cannot be expressed with a unit inner stride, or (``step``,
+    ``order``; None when that layout cannot be expressed with a unit inner stride, or (``allow_step``,
     for inputs) with a constant one."""
     position = order.index(dim)
     sizes = [x.size(d) for d in order]
@@ -81,7 +81,11 @@ def canonical_view(x: torch.Tensor, dim: int, order: list[int], step: bool = Fal
         return None
     (outer_size, outer_stride), (inner_size, inner_stride) = outer, inner
     n, n_stride = x.size(dim), x.stride(dim)
-    if inner_size > 1 and inner_stride != 1 and not (step and 1 < inner_stride and inner_size * inner_stride < 2**31):
+    if (
+        inner_size > 1
+        and inner_stride != 1
+        and not (allow_step and 1 < inner_stride and inner_size * inner_stride < 2**31)
+    ):
         # (a step's column offsets stay 32-bit integers in the kernels)
         return None
     if inner_size == 1 and n > 1 and n_stride != 1:

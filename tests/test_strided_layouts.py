@@ -234,6 +234,30 @@ def test_staged_ctas_per_sm_is_tuning_and_so_part_of_every_plan_key():
     assert one != eight and one.grid < eight.grid
 
 
+@pytest.mark.parametrize("tier", ["tile", "online", "split"])
+@pytest.mark.parametrize("dtype", [torch.float32, torch.bfloat16], ids=str)
+def test_stepped_inputs_triton(tier, dtype):
+    # x, y and dy skipping every other (or third) element along inner, read where they lie by each
+    # Triton tier; outputs dense
+    from fastsoftmax import dispatch
+
+    def stepped(values, step):
+        return torch.empty(values.shape[:-1] + (step * values.shape[-1],), dtype=dtype, device=DEVICE)[
+            ..., ::step
+        ].copy_(values)
+
+    for step, log in ((2, False), (3, True)):
+        x = stepped(torch.randn(3, 300, 20, device=DEVICE) * 3, step)
+        y = stepped(softmax64(x, 1, log), step)
+        dy = stepped(torch.randn(x.shape, device=DEVICE), step)
+        with dispatch.forced("triton", tier):
+            out = (fastsoftmax.log_softmax if log else fastsoftmax.softmax)(x, 1)
+            dx = fastsoftmax.softmax_backward(dy, y, 1, log=log)
+        check_forward(out, x, 1, log)
+        check_backward(dx, x, dy, 1, log)
+        assert out.is_contiguous() and dx.is_contiguous()
+
+
 def test_a_strided_plan_is_kept_to_inputs_on_a_16_byte_boundary(monkeypatch):
     # the tier of a strided problem depends on alignment, so a remembered plan of an aligned call
     # must not serve an offset view of the same shape and strides

@@ -337,7 +337,8 @@ class StridedInstance:
         t = CXX_TYPES[self.dtype][0]
         log = "true" if self.log else "false"
         # every parameter is 8 bytes (pointers and i64), mode included: the launcher's argument
-        # slots are uniform
+        # slots are uniform; the output's stride 2 is passed with the others and is always 1
+        # (strided_pack_for_steps)
         if self.backward:
             params = (
                 f"const {t}* y, const {t}* dy, {t}* dx, float* partials, i64 n, i64 inner, i64 ys0, "
