@@ -72,10 +72,11 @@ STRIDED_WIDE_ROW = 4096
 #: the pack of the instances that read inputs with a step of 2 along inner (STEPPED in
 #: strided_tier.cuh): a 16-byte pack, its elements picked from the two 16-byte packs of their span.
 #: H100, against single elements in one process (benchmarks/step_inner_probe.py, results
-#: 2026-11-24_h100_s14/step_inner_probe.txt): float32 forward 0.34 -> 0.36 of copy on x[:, ::2]
-#: of (8192, 8192) over dim 0, 0.37 -> 0.39 on (128, 1024, 1024)[..., ::2] over dim 1, backward
-#: level; bf16 level or 0.01 slower (0.28 -> 0.27 forward on x[:, ::2]): 16-bit types keep single
-#: elements, and have no such instances
+#: 2026-11-24_h100_s14/step_inner_probe.txt): float32 forward 0.35 -> 0.36 of copy on x[:, ::2]
+#: of (8192, 8192) over dim 0, 0.36 -> 0.39 on (128, 1024, 1024)[..., ::2] over dim 1, 0.37 ->
+#: 0.39 on (1024, 16384, 8)[..., ::2], backward within 0.01; bf16 level or 0.01 slower (0.28 ->
+#: 0.27 forward on x[:, ::2], step_inner_probe_bf16_packs_not_kept.txt): 16-bit types keep
+#: single elements, and have no such instances
 STRIDED_STEPPED_PACK = {torch.float32: 4}
 
 
