@@ -1,5 +1,6 @@
 """Device probe: where a call's GPU time goes, kernel by kernel (torch.profiler), for layout cases
-of fastsoftmax/benchmark/layouts.py, fastsoftmax beside torch.compile(torch.softmax).
+of fastsoftmax/benchmark/layouts.py (and benchmarks/step_inner_probe.py), fastsoftmax beside
+torch.compile(torch.softmax).
 
     PYTHONPATH=$PWD python benchmarks/kernel_breakdown.py --cases "(65536,2048) d0" --directions backward
 
@@ -79,7 +80,10 @@ def main(argv=None) -> int:
     torch._dynamo.config.recompile_limit = 1 << 20
     torch._dynamo.config.cache_size_limit = 1 << 20
     labels = [label.strip() for label in args.cases.split(";")]
-    cases = [c for c in layouts.layout_cases() if c.label in labels]
+    from step_inner_probe import CASES as STEPPED_CASES
+
+    known = {c.label: c for c in STEPPED_CASES + layouts.layout_cases()}  # one case a label
+    cases = [known[label] for label in labels if label in known]
     for dtype in (getattr(torch, d) for d in args.dtypes.split(",")):
         copy = layouts.copy_gbps(dtype)
         itemsize = torch.empty((), dtype=dtype).element_size()

@@ -159,6 +159,14 @@ __device__ __forceinline__ StridedTile strided_tile(i64 n, i64 inner, i64 chunk,
     return t;
 }
 
+// Where this thread's P columns of workspace slot `slot` (a (tile, chunk) pair, tile * splits +
+// chunk) begin, in floats: a slot holds V floats for each of the tile's blockDim.x * P columns (a
+// (max, sum) pair forward, one sum backward).
+template <int P, int V>
+__device__ __forceinline__ i64 slot_offset(i64 slot) {
+    return V * (slot * blockDim.x * P + (i64)threadIdx.x * P);
+}
+
 // The block's tile and chunk; kMerge runs one block per tile.
 template <int P>
 __device__ __forceinline__ StridedTile stage_tile(int mode, i64 n, i64 inner, i64 chunk, i64 splits) {
@@ -395,14 +403,13 @@ __device__ __forceinline__ void strided_forward(const T* x, T* y, float* partial
     const StridedTile t = stage_tile<P>(mode, n, inner, chunk, splits);
     const i64 slices = blockDim.y;
     const T* src = x + t.o * xs0 + t.column * xs2;
-    const int tile_width = blockDim.x * P;
 
     MaxSum state[P];
 #pragma unroll
     for (int i = 0; i < P; ++i) state[i] = empty_maxsum();
     // a column's pairs over every chunk: chunk s of this tile sits at slot tile * splits + s, and
     // after kMerge the tile's first slot holds them merged, which every thread then reads itself
-    const float* pairs = partials + 2 * (t.tile * splits * tile_width + threadIdx.x * P);
+    const float* pairs = partials + slot_offset<P, 2>(t.tile * splits);
     const bool merged = stage == kFinish && (mode & kMerged);
     if (merged) {
         float pair[2 * P];
@@ -410,7 +417,7 @@ __device__ __forceinline__ void strided_forward(const T* x, T* y, float* partial
 #pragma unroll
         for (int i = 0; i < P; ++i) state[i] = MaxSum{pair[2 * i], pair[2 * i + 1]};
     } else if (stage == kFinish || stage == kMerge) {
-        read_slots<2 * P>(pairs, 2 * tile_width, splits, [&](const float* pair) {
+        read_slots<2 * P>(pairs, 2 * blockDim.x * P, splits, [&](const float* pair) {
 #pragma unroll
             for (int i = 0; i < P; ++i) state[i] = merge(state[i], MaxSum{pair[2 * i], pair[2 * i + 1]});
         });
@@ -439,8 +446,7 @@ __device__ __forceinline__ void strided_forward(const T* x, T* y, float* partial
     if (stage == kPartials || stage == kMerge) {
         // kMerge: into the tile's first slot, which every thread of the block has read by now
         if (threadIdx.y == 0) {
-            const i64 slot = stage == kMerge ? t.tile * splits : t.slot;
-            float* out = partials + 2 * (slot * tile_width + threadIdx.x * P);
+            float* out = partials + slot_offset<P, 2>(stage == kMerge ? t.tile * splits : t.slot);
 #pragma unroll
             for (int i = 0; i < P; ++i) {
                 const MaxSum m = shared[threadIdx.x * P + i];
@@ -490,17 +496,16 @@ __device__ __forceinline__ void strided_backward(const T* y, const T* dy, T* dx,
     const i64 slices = blockDim.y;
     const Columns<T> y_cols{y + t.o * ys0 + t.column * ys2, ys1};
     const Columns<T> dy_cols{dy + t.o * dys0 + t.column * dys2, dys1};
-    const int tile_width = blockDim.x * P;
 
     float sum[P];
 #pragma unroll
     for (int i = 0; i < P; ++i) sum[i] = 0.0f;
-    const float* parts = partials + t.tile * splits * tile_width + threadIdx.x * P;
+    const float* parts = partials + slot_offset<P, 1>(t.tile * splits);
     const bool merged = stage == kFinish && (mode & kMerged);
     if (merged) {
         read_slot<P>(parts, sum);
     } else if (stage == kFinish || stage == kMerge) {
-        read_slots<P>(parts, tile_width, splits, [&](const float* part) {
+        read_slots<P>(parts, blockDim.x * P, splits, [&](const float* part) {
 #pragma unroll
             for (int i = 0; i < P; ++i) sum[i] += part[i];
         });
@@ -517,8 +522,7 @@ __device__ __forceinline__ void strided_backward(const T* y, const T* dy, T* dx,
     if (!merged) merge_slices<P>(shared, sum, AddFloat());
     if (stage == kPartials || stage == kMerge) {
         if (threadIdx.y == 0) {
-            const i64 slot = stage == kMerge ? t.tile * splits : t.slot;
-            float* out = partials + slot * tile_width + threadIdx.x * P;
+            float* out = partials + slot_offset<P, 1>(stage == kMerge ? t.tile * splits : t.slot);
 #pragma unroll
             for (int i = 0; i < P; ++i) out[i] = shared[threadIdx.x * P + i];
         }
