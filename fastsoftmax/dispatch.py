@@ -132,10 +132,11 @@ def resolve(
     inner: int,
     backward: bool,
     aligned: bool = True,
+    stepped: bool = False,
 ):
     """``(backend_object_or_None, tier)`` for a problem; None means torch computes it. ``aligned``:
     every tensor of the call starts on a 16-byte boundary and has unit stride along inner (tier
-    choice may depend on it)."""
+    choice may depend on it); ``stepped``: an input has a step along inner (then not ``aligned``)."""
     override = _OVERRIDE.get()
     index = _device_index(device)
     if override is not None:
@@ -149,7 +150,7 @@ def resolve(
                 f"(outer={outer}, n={n}, inner={inner}) {dtype}"
             )
         return backend, tier
-    name = _choose_backend(requested, device.type, device.index, dtype, outer, n, inner, backward, aligned)
+    name = _choose_backend(requested, device.type, device.index, dtype, outer, n, inner, backward, aligned, stepped)
     if name == "torch":
         return None, None
     backend = _require(name, device)
@@ -177,9 +178,28 @@ def _require(name: str, device: torch.device):
     return kernel_backend(name)
 
 
+#: inputs with a step along inner over at most this many columns go to the Triton backend, whose
+#: tiles span them whole; wider ones to the CUDA strided tier. H100, inputs stepping by 2 over dim
+#: 1 of (outer, 16384, inner), 2^26 elements (benchmarks/step_inner_probe.py --inner-sweep, results
+#: 2026-11-24_h100_s14/step_inner_sweep.txt): inner 4 bf16 0.44 of copy against 0.35 forward,
+#: 0.40 against 0.32 backward, float32 0.42 against 0.37 and 0.40 against 0.33; inner 8 0.36-0.41
+#: against 0.33-0.38; inner 16 level or slower (float32 backward 0.30 against 0.33); 32 and wider
+#: 0.10-0.24 against 0.28-0.37
+STEPPED_TRITON_MAX_INNER = 8
+
+
 @functools.lru_cache(maxsize=8192)
 def _choose_backend(
-    requested: str, device_type: str, device_index, dtype, outer, n, inner, backward, aligned: bool = True
+    requested: str,
+    device_type: str,
+    device_index,
+    dtype,
+    outer,
+    n,
+    inner,
+    backward,
+    aligned: bool = True,
+    stepped: bool = False,
 ) -> str:
     if requested != "auto":
         return requested
@@ -197,6 +217,8 @@ def _choose_backend(
         # (32, 4096, 1024) over dim 1 one element in: bf16 0.49 of copy against 0.35, float32 0.57
         # against 0.44 (benchmarks/results/2026-11-23_h100_s6/layouts_views_check.txt)
         preferred = "cuda"
+        if stepped and inner <= STEPPED_TRITON_MAX_INNER:
+            preferred = "triton"
     candidates = [preferred] if preferred else []
     candidates += [name for name in ("triton", "cuda") if name not in candidates]
     for name in candidates:

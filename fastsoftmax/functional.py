@@ -205,7 +205,8 @@ def _forward_into(x: torch.Tensor, y: torch.Tensor, dim: int, order: list[int], 
     y3 = _layout.canonical_view(y, dim, order)
     if x3 is None or y3 is None or x3.shape != y3.shape:
         return False
-    kernel_backend, tier = dispatch.resolve(backend, x.device, x.dtype, *x3.shape, False, _packable(x3, y3))
+    stepped = not _layout.unit_inner(x3)
+    kernel_backend, tier = dispatch.resolve(backend, x.device, x.dtype, *x3.shape, False, _packable(x3, y3), stepped)
     if kernel_backend is None:
         return False
     kernel_backend.forward(x3, y3, log, tier)
@@ -233,8 +234,8 @@ def forward_impl(x: torch.Tensor, dim: int, log: bool, backend: str, use_plans: 
         dispatch.remember(key, replicated)
         return replicated(x, log)
     x3, y3, y, copied = _layout.canonical_pair(x, dim)
-    aligned = _packable(x3, y3)
-    kernel_backend, tier = dispatch.resolve(backend, x.device, x.dtype, *x3.shape, False, aligned)
+    aligned, stepped = _packable(x3, y3), not _layout.unit_inner(x3)
+    kernel_backend, tier = dispatch.resolve(backend, x.device, x.dtype, *x3.shape, False, aligned, stepped)
     if kernel_backend is None:
         dispatch.remember(key, _torch_plan(dim))
         return _torch_forward(x, dim, log)
@@ -267,8 +268,8 @@ def backward_impl(
         dispatch.remember(key, replicated)
         return replicated(dy, y, log)
     y3, dy3, dx3, dx, copied = _layout.canonical_backward(y, dy, dim)
-    aligned = _packable(y3, dy3, dx3)
-    kernel_backend, tier = dispatch.resolve(backend, y.device, y.dtype, *y3.shape, True, aligned)
+    aligned, stepped = _packable(y3, dy3, dx3), not _layout.unit_inner(y3, dy3)
+    kernel_backend, tier = dispatch.resolve(backend, y.device, y.dtype, *y3.shape, True, aligned, stepped)
     if kernel_backend is None:
         return _torch_backward(dy, y, dim, log)
     rows = y3.shape[2] == 1

@@ -399,6 +399,13 @@ def test_strided_problems_off_a_16_byte_boundary_go_to_the_cuda_backend(monkeypa
         # rows are the row tiers' business: alignment does not change their table choice
         rows = ("auto", "cuda", 0, torch.bfloat16, 4, 1024, 1, False)
         assert dispatch._choose_backend(*rows, False) == dispatch._choose_backend(*rows)
+        # inputs with a step along inner: Triton's tiles take up to 8 columns, the strided tier more
+        monkeypatch.setattr(dispatch, "_table_choice", lambda *args: "cuda")
+        dispatch._choose_backend.cache_clear()
+        for inner, name in ((2, "triton"), (8, "triton"), (9, "cuda"), (1024, "cuda")):
+            stepped = ("auto", "cuda", 0, torch.bfloat16, 128, 4096, inner, True)
+            assert dispatch._choose_backend(*stepped, False, True) == name, inner
+            assert dispatch._choose_backend(*stepped, False, False) == "cuda"
     finally:
         monkeypatch.undo()
         dispatch.clear_caches()

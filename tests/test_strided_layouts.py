@@ -266,7 +266,7 @@ def test_a_strided_plan_is_kept_to_inputs_on_a_16_byte_boundary(monkeypatch):
     dispatch.clear_caches()
     seen = []
     resolve = dispatch.resolve
-    monkeypatch.setattr(dispatch, "resolve", lambda *args: (seen.append(args[-1]), resolve(*args))[1])
+    monkeypatch.setattr(dispatch, "resolve", lambda *args: (seen.append(args[7]), resolve(*args))[1])
     flat = torch.randn(4 * 40 * 6 + 4, device=DEVICE)
     aligned, offset = flat[:960].view(4, 40, 6), flat[1:961].view(4, 40, 6)
     for x in (aligned, aligned, offset, offset):

@@ -95,6 +95,7 @@ def layout_cases(quick: bool = False) -> list[LayoutCase]:
         LayoutCase("channel", "(8,150,128,128) d1 cl", (8, 150, 128, 128), 1, "channels_last"),
         LayoutCase("view", "(8192,8192)[::2] d0", (4096, 8192), 0, "step"),
         LayoutCase("view", "(8192,8192)[:, ::2] d0", (8192, 4096), 0, "step_inner"),
+        LayoutCase("view", "(32,4096,2048)[..., ::2] d1", (32, 4096, 1024), 1, "step_inner"),
         LayoutCase("view", "(8192,8192).t() d0", (8192, 8192), 0, "transpose"),
         LayoutCase("view", "(8192,8192).t() d1", (8192, 8192), 1, "transpose"),
         LayoutCase("view", "expand(1,4096,4096) d1", (16, 4096, 4096), 1, "expand"),
