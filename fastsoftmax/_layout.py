@@ -1,5 +1,6 @@
 """Reduce any (tensor, dim) to the canonical problem the kernels see: softmax over axis 1 of a 3D
-view ``(outer, n, inner)`` whose last axis has stride 1 (see ``backends/base.py``).
+view ``(outer, n, inner)`` whose last axis has stride 1, or for inputs a step (see
+``backends/base.py``).
 
 The view is taken in *memory order*: the tensor's dims sorted by stride, so a permuted-contiguous
 tensor (``x.t()``, a channels-last image, ``x.transpose(0, 1)``) or a broadcast one (``expand``)

@@ -322,7 +322,8 @@ class StridedInstance:
     backward: bool
     log: bool
     pack: int = 1
-    #: inputs may step by 2 along inner, read as the two packs their elements lie in (kStepped)
+    #: inputs step by 2 along inner, read as the two packs their elements lie in (STEPPED in
+    #: strided_tier.cuh)
     stepped: bool = False
     tier = "strided"
     header = "strided_tier.cuh"
