@@ -97,6 +97,11 @@ def canonical_view(x: torch.Tensor, dim: int, order: list[int], allow_step: bool
     return x.as_strided((outer_size, n, inner_size), (outer_stride, n_stride if n > 1 else 1, inner_stride))
 
 
+def input_view(x: torch.Tensor, dim: int, order: list[int]) -> torch.Tensor | None:
+    """``canonical_view`` of an input: a step along inner allowed where ``READ_STEPS_IN_PLACE``."""
+    return canonical_view(x, dim, order, READ_STEPS_IN_PLACE)
+
+
 def unit_inner(*views: torch.Tensor) -> bool:
     """Whether every canonical view reads its inner axis with unit stride (no step)."""
     return all(v.stride(2) == 1 for v in views)
@@ -140,7 +145,7 @@ def read_in_place(dim: int, *inputs: torch.Tensor) -> bool:
     input where it lies: the last input and its output fold in its memory order, and so do the
     others in that order."""
     order = memory_order(inputs[-1])
-    if any(canonical_view(t, dim, order, READ_STEPS_IN_PLACE) is None for t in inputs):
+    if any(input_view(t, dim, order) is None for t in inputs):
         return False
     return canonical_view(torch.empty_like(inputs[-1], device="meta"), dim, order) is not None
 
@@ -153,7 +158,7 @@ def canonical_pair(x: torch.Tensor, dim: int):
     copied = False
     if not x.is_contiguous():
         order = memory_order(x)
-        x3 = canonical_view(x, dim, order, READ_STEPS_IN_PLACE)
+        x3 = input_view(x, dim, order)
         if x3 is not None:
             y = new_empty_like(x)
             y3 = canonical_view(y, dim, order)
@@ -178,7 +183,7 @@ def canonical_backward(y: torch.Tensor, dy: torch.Tensor, dim: int):
     if dy.stride() == dx.stride():
         return y3, dy.as_strided(dx3.size(), dx3.stride()), dx3, dx, copied
     # canonical_pair folded y in memory order, or a contiguous copy of it in logical order
-    dy3 = canonical_view(dy, dim, list(range(y.dim())) if copied else memory_order(y), READ_STEPS_IN_PLACE)
+    dy3 = input_view(dy, dim, list(range(y.dim())) if copied else memory_order(y))
     if dy3 is None or dy3.shape != dx3.shape:
         dy = torch.empty_like(dx).copy_(dy)
         dy3, copied = dy.as_strided(dx3.size(), dx3.stride()), True

@@ -140,6 +140,17 @@ def _packable(*views: torch.Tensor) -> bool:
     return _aligned(*views) and _layout.unit_inner(*views)
 
 
+def _resolve(backend: str, backward: bool, inputs: tuple, output: torch.Tensor):
+    """``(kernel backend or None, tier, aligned)`` for a call's canonical views: ``aligned`` as
+    ``_packable``; an input with a step along inner is chosen for as such (``stepped``)."""
+    first = inputs[0]
+    aligned, stepped = _packable(*inputs, output), not _layout.unit_inner(*inputs)
+    kernel_backend, tier = dispatch.resolve(
+        backend, first.device, first.dtype, *first.shape, backward, aligned, stepped
+    )
+    return kernel_backend, tier, aligned
+
+
 def _aligned_only(plan, full_path):
     """A strided problem's plan kept to inputs on a 16-byte boundary, the ones its tier was chosen
     for (``strided.choose_tier``); others take ``full_path``, which chooses afresh. Row plans need
@@ -201,12 +212,10 @@ def _forward_into(x: torch.Tensor, y: torch.Tensor, dim: int, order: list[int], 
     """Softmax of ``x`` written into ``y`` (same shape) by a kernel backend, where both fold into
     ``(outer, n, inner)`` in the dim order ``order`` (``_layout.memory_order`` of ``x``) and the
     dispatcher gives the problem to one; False (nothing written) otherwise."""
-    x3 = _layout.canonical_view(x, dim, order, _layout.READ_STEPS_IN_PLACE)
-    y3 = _layout.canonical_view(y, dim, order)
+    x3, y3 = _layout.input_view(x, dim, order), _layout.canonical_view(y, dim, order)
     if x3 is None or y3 is None or x3.shape != y3.shape:
         return False
-    stepped = not _layout.unit_inner(x3)
-    kernel_backend, tier = dispatch.resolve(backend, x.device, x.dtype, *x3.shape, False, _packable(x3, y3), stepped)
+    kernel_backend, tier, _ = _resolve(backend, False, (x3,), y3)
     if kernel_backend is None:
         return False
     kernel_backend.forward(x3, y3, log, tier)
@@ -234,8 +243,7 @@ def forward_impl(x: torch.Tensor, dim: int, log: bool, backend: str, use_plans: 
         dispatch.remember(key, replicated)
         return replicated(x, log)
     x3, y3, y, copied = _layout.canonical_pair(x, dim)
-    aligned, stepped = _packable(x3, y3), not _layout.unit_inner(x3)
-    kernel_backend, tier = dispatch.resolve(backend, x.device, x.dtype, *x3.shape, False, aligned, stepped)
+    kernel_backend, tier, aligned = _resolve(backend, False, (x3,), y3)
     if kernel_backend is None:
         dispatch.remember(key, _torch_plan(dim))
         return _torch_forward(x, dim, log)
@@ -268,8 +276,7 @@ def backward_impl(
         dispatch.remember(key, replicated)
         return replicated(dy, y, log)
     y3, dy3, dx3, dx, copied = _layout.canonical_backward(y, dy, dim)
-    aligned, stepped = _packable(y3, dy3, dx3), not _layout.unit_inner(y3, dy3)
-    kernel_backend, tier = dispatch.resolve(backend, y.device, y.dtype, *y3.shape, True, aligned, stepped)
+    kernel_backend, tier, aligned = _resolve(backend, True, (y3, dy3), dx3)
     if kernel_backend is None:
         return _torch_backward(dy, y, dim, log)
     rows = y3.shape[2] == 1
