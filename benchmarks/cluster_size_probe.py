@@ -14,6 +14,7 @@ length), where the number of waves of clusters and the exchange between CTAs set
 from __future__ import annotations
 
 import argparse
+import contextlib
 import importlib
 import os
 import re
@@ -33,14 +34,16 @@ LOG_FILE_NAME = "cluster_size_probe.txt"
 
 def parse_variant(name: str) -> dict:
     """'auto' -> {}; 'c8' -> cluster_ctas=8; 'c8t256' -> and 256 threads; a trailing 'k0' or 'k1'
-    (alone: the automatic shape) forces the kept exponentials off or on."""
+    (alone: the automatic shape) forces the kept exponentials off or on; a trailing 'r48' compiles
+    the instance under a cap of 48 registers a thread (in a backend of its own, so that both forms
+    of one instance live in the process)."""
     if name in ("auto", "quack"):
         return {}
-    match = re.fullmatch(r"(?:c(\d+)(?:t(\d+))?)?(?:k([01]))?", name)
+    match = re.fullmatch(r"(?:c(\d+)(?:t(\d+))?)?(?:k([01]))?(?:r(\d+))?", name)
     if not match or not any(match.groups()):
-        raise ValueError(f"variant {name!r} is not auto, quack, cC[tT][kK]")
-    ctas, threads, kept = match.groups()
-    values = {}
+        raise ValueError(f"variant {name!r} is not auto, quack, cC[tT][kK][rR]")
+    ctas, threads, kept, registers = match.groups()
+    values = {"registers": int(registers)} if registers else {}
     if ctas:
         values["cluster_ctas"] = int(ctas)
     if threads:
@@ -56,16 +59,43 @@ def runner(backend, name, quack):
     if name == "quack":
         return lambda t, backward: quack.softmax_bwd(t[1], t[0]) if backward else quack.softmax_fwd(t[0])
     values = parse_variant(name)
+    registers = values.pop("registers", None)
+    if registers:
+        backend = _capped_backends.setdefault(registers, type(backend)())
 
     def call(tensors, backward):
         views = [t.unsqueeze(2) for t in tensors]
-        with tiers.tuned(**values):
+        with tiers.tuned(**values), _register_cap(registers):
             if backward:
                 backend.backward(*views, False, "cluster")
             else:
                 backend.forward(*views, False, "cluster")
 
     return call
+
+
+_capped_backends: dict = {}
+
+
+@contextlib.contextmanager
+def _register_cap(registers):
+    """Every cluster instance compiled inside takes this register cap (None: the measured ones)."""
+    from fastsoftmax.backends.cuda import instances
+
+    if not registers:
+        yield
+        return
+
+    class Cap(dict):
+        def get(self, key, default=None):
+            return registers
+
+    saved = instances.CLUSTER_MAX_REGISTERS
+    instances.CLUSTER_MAX_REGISTERS = Cap()
+    try:
+        yield
+    finally:
+        instances.CLUSTER_MAX_REGISTERS = saved
 
 
 def quack_checked(quack, tensors, backward, dtype) -> str:

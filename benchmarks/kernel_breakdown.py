@@ -68,9 +68,17 @@ def tuned(fn, fields: dict):
     return call
 
 
+def _contiguous_case(label: str) -> layouts.LayoutCase:
+    """A contiguous case from a label such as '(64,4096,256) d1' (shapes beyond the layouts regime)."""
+    shape, dim = label.rsplit(" d", 1)
+    return layouts.LayoutCase("extra", label, tuple(ast.literal_eval(shape)), int(dim))
+
+
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser()
-    parser.add_argument("--cases", required=True, help="';'-separated case labels")
+    parser.add_argument(
+        "--cases", required=True, help="';'-separated case labels (or '(a,b,c) dK': a contiguous tensor)"
+    )
     parser.add_argument("--dtypes", default="bfloat16")
     parser.add_argument("--directions", default="forward,backward")
     parser.add_argument("--calls", type=int, default=20)
@@ -83,7 +91,7 @@ def main(argv=None) -> int:
     from step_inner_probe import CASES as STEPPED_CASES
 
     known = {c.label: c for c in STEPPED_CASES + layouts.layout_cases()}  # one case a label
-    cases = [known[label] for label in labels if label in known]
+    cases = [known[label] if label in known else _contiguous_case(label) for label in labels]
     for dtype in (getattr(torch, d) for d in args.dtypes.split(",")):
         copy = layouts.copy_gbps(dtype)
         itemsize = torch.empty((), dtype=dtype).element_size()
@@ -97,7 +105,11 @@ def main(argv=None) -> int:
             for name, fn in impls.items():
                 if name == "torch":
                     continue
-                kernels, last = breakdown(fn, inputs, args.calls)
+                try:
+                    kernels, last = breakdown(fn, inputs, args.calls)
+                except Exception as exc:  # noqa: BLE001 - a tuning the case cannot take: say so, go on
+                    print(f"{case.label} {str(dtype)[6:]} {name}: {type(exc).__name__}: {exc}"[:300], flush=True)
+                    continue
                 total = sum(kernels.values())
                 direction = "backward" if backward else "forward"
                 print(

@@ -96,6 +96,10 @@ PROBLEMS = {
 #: thirty-two columns, clusters of 2 to 16, ragged last CTAs
 COLUMN_PROBLEMS = [((3, 5000, 2), 1), ((2, 4098, 4), 1), ((5, 3001, 8), 1), ((1, 16000, 16), 1), ((3, 1030, 32), 1)]
 
+#: strided_staged's teams of more than four CTAs as clusters of 8 and 16 (tiles of 4000 and 3001
+#: rows, a partial last tile, the last CTA's rows short)
+LARGE_TEAM_PROBLEMS = [((3, 4000, 64), 1), ((2, 3001, 100), 1)]
+
 
 def check(name, out, reference, dtype) -> str | None:
     err = (out.double().cpu() - reference).abs().nan_to_num(float("inf")).max().item()
@@ -195,14 +199,18 @@ def run_ladder() -> list[str]:
 #: per tier, the runs again under tuning values (and problems) other than the defaults: rows off
 #: 16-byte boundaries in their windows' packs and in narrow packs; flat_rows' general form beside
 #: its tight one; the strided tier's merged finish by the tiles beside the flat sweep;
-#: strided_staged's persistent teams (where clusters exist, auto launches short teams as clusters)
-#: and its column kernels
+#: strided_staged's persistent teams (where clusters exist, auto launches short teams as clusters),
+#: its column kernels and its clusters of up to 16
 TUNED_RUNS = {
     "warp": [({"row_window": True}, None), ({"row_window": False}, None)],
     "block_regs": [({"row_window": True}, None), ({"row_window": False}, None)],
     "flat_rows": [({"flat_rows_tight": False}, None)],
     "strided": [({"strided_flat_finish": False}, None)],
-    "strided_staged": [({"staged_cluster": False}, None), ({"staged_columns": True}, COLUMN_PROBLEMS)],
+    "strided_staged": [
+        ({"staged_cluster": False}, None),
+        ({"staged_columns": True}, COLUMN_PROBLEMS),
+        ({"staged_max_cluster": 16}, LARGE_TEAM_PROBLEMS),
+    ],
 }
 
 

@@ -57,8 +57,8 @@ def test_clustered_geometry(outer, n, inner, dtype, backward):
     shape = strided.staged_shape(outer, n, inner, dtype, backward, **H100, clustered=True)
     persistent = strided.staged_shape(outer, n, inner, dtype, backward, **H100)
     assert shape.clustered and shape.held and shape.splits > 1
-    # a power of two of at most STAGED_MAX_CLUSTER CTAs a tile, a tile a team, every row in one of them
-    assert shape.splits & (shape.splits - 1) == 0 and shape.splits <= strided.STAGED_MAX_CLUSTER
+    # a power of two of at most staged_max_cluster CTAs a tile, a tile a team, every row in one of them
+    assert shape.splits & (shape.splits - 1) == 0 and shape.splits <= strided.staged_max_cluster(dtype, backward)
     assert shape.teams == shape.tiles and shape.grid == shape.tiles * shape.splits
     assert shape.splits * shape.chunk >= n and shape.chunk % strided.STAGED_CHUNK_ALIGN == 0
     assert shape.chunk <= -(-n // (shape.splits // 2 or 1))  # no more CTAs than the tile needs, or the GPU
@@ -152,7 +152,45 @@ def test_stepped_inputs_are_chosen_as_unaligned_ones():
 def test_tiles_longer_than_a_cluster_stay_persistent():
     # (65536, 2048) over dim 0: 88 CTAs a tile
     shape = strided.staged_shape(1, 65536, 2048, torch.bfloat16, False, **H100, clustered=True)
-    assert not shape.clustered and shape.splits > strided.STAGED_MAX_CLUSTER
+    assert not shape.clustered and shape.splits > strided.staged_max_cluster(torch.bfloat16, False)
+
+
+@pytest.mark.parametrize("dtype", [torch.float32, torch.bfloat16], ids=str)
+@pytest.mark.parametrize("backward", [False, True])
+@pytest.mark.parametrize(
+    "outer,n,inner", [(2, 1400, 1024), (32, 4096, 1024), (3, 6000, 100), (40, 6000, 100), (1, 9000, 64)]
+)
+def test_tiles_of_more_than_four_ctas_take_larger_clusters(outer, n, inner, dtype, backward):
+    # teams grow past STAGED_FILL_CLUSTER only for tiles that need it: what fit in four stays
+    shape = strided.staged_shape(outer, n, inner, dtype, backward, **H100, clustered=True)
+    before = strided.staged_shape(
+        outer, n, inner, dtype, backward, **H100, clustered=True, max_cluster=strided.STAGED_FILL_CLUSTER
+    )
+    largest = strided.staged_max_cluster(dtype, backward)
+    if before.clustered or not shape.clustered:
+        assert shape == before
+        return
+    assert strided.STAGED_FILL_CLUSTER < shape.splits <= largest and shape.splits & (shape.splits - 1) == 0
+    assert shape.held and shape.splits * shape.chunk >= n and shape.grid == shape.tiles * shape.splits
+    assert shape.chunk < -(-n // (shape.splits // 2))  # half as many CTAs could not hold the tile
+    assert shape.smem <= H100["smem_per_sm"] // strided.STAGED_CTAS_PER_SM
+    assert shape.grid >= H100["sm_count"] * strided.STAGED_CTAS_PER_SM  # the clusters fill the GPU
+    assert (shape.pack, shape.tile_cols) == (before.pack, before.tile_cols)
+
+
+def test_larger_clusters_where_measured():
+    args = (32, 4096, 1024)
+    cases = [
+        (torch.bfloat16, False, 8),
+        (torch.float32, False, 8),
+        (torch.float32, True, 16),
+        (torch.bfloat16, True, 0),
+    ]
+    for dtype, backward, splits in cases:
+        shape = strided.staged_shape(*args, dtype, backward, **H100, clustered=True)
+        assert shape.clustered == bool(splits) and (shape.splits == splits or not splits)
+    # inputs broadcast along outer keep teams of four at most
+    assert strided.staged_max_cluster(torch.float32, True, broadcast=True) == strided.STAGED_FILL_CLUSTER
 
 
 def test_staged_reads_once_where_the_gpu_can_hold_a_tile():

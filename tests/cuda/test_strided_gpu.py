@@ -269,6 +269,31 @@ def test_cluster_teams(shape, dtype):
             run(x, 1, log, "strided_staged")
 
 
+@pytest.mark.parametrize("dtype", DTYPES, ids=str)
+@pytest.mark.parametrize("shape", [(40, 6000, 100), (24, 5001, 192)])
+@pytest.mark.parametrize("most", [None, 16])
+def test_cluster_teams_past_four_ctas(shape, dtype, most):
+    # tiles that need 5-16 CTAs, as clusters of 8 or 16 (strided.staged_max_cluster, or forced to
+    # 16): partial last tiles, an odd n, the last CTA's rows short
+    from fastsoftmax.backends.cuda import strided, tiers
+    from fastsoftmax.backends.cuda.launch import device_facts
+
+    facts = device_facts(torch.cuda.current_device())
+    if not facts.cluster_launch:
+        pytest.skip("needs thread-block clusters (sm_90+)")
+    args = (facts.smem_per_sm, facts.smem_per_block, facts.sm_count, None, True)
+    teams = []
+    for backward in (False, True):
+        geometry = strided.staged_shape(*shape, dtype, backward, *args, most)
+        if geometry.clustered:
+            teams.append(geometry.splits)
+    assert teams and max(teams) > strided.STAGED_FILL_CLUSTER, teams
+    x = rand(shape, dtype)
+    with tiers.tuned(staged_max_cluster=most):
+        for log in (False, True):
+            run(x, 1, log, "strided_staged")
+
+
 @pytest.mark.parametrize("kind,tier", [("contiguous", "strided_staged"), ("offset", "strided")])
 def test_auto_tier_follows_alignment(kind, tier, monkeypatch):
     # a view off a 16-byte boundary would leave strided_staged narrow copies

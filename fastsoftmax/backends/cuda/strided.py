@@ -141,15 +141,40 @@ STAGED_16BIT_FORWARD_CTAS_PER_SM = 3
 SMEM_RESERVED_PER_CTA = 1024
 #: rows of a split piece come in multiples of this, so that flat pieces start 16-byte aligned
 STAGED_CHUNK_ALIGN = 16
-#: a team of at most this many CTAs is launched as one thread-block cluster on devices with
-#: clusters (sm_90+): one tile a team, no persistent loop, so teams start and finish at their own
-#: pace. H100, alternated in one process with the persistent grid (results
+#: A tile's team is launched as one thread-block cluster on devices with clusters (sm_90+): one tile
+#: a team, no persistent loop, so teams start and finish at their own pace. A team grows to this
+#: many CTAs to fill the GPU. H100, alternated in one process with the persistent grid (results
 #: 2026-11-24_h100_s2/staged_cluster_ab.txt): teams of 2-4 gain in every dtype and direction (bf16
 #: forward of (1024, 16384, 4) over dim 1 0.67 -> 0.82 of copy, backward of (128, 1024, 1024)
-#: 0.74 -> 0.88; float32 backward of (1024, 16384, 4) 0.84 -> 0.94); teams of 8-16 lost in 16-bit
-#: types (bf16 (32, 4096, 1024) forward 0.62 -> 0.54) and in float32 softmax forward
-#: ((8192, 16384) over dim 0 0.75 -> 0.68), and gained 0.01-0.05 in float32 log-softmax and backward
-STAGED_MAX_CLUSTER = 4
+#: 0.74 -> 0.88; float32 backward of (1024, 16384, 4) 0.84 -> 0.94); at the time teams of 8-16
+#: lost in 16-bit types (bf16 (32, 4096, 1024) forward 0.62 -> 0.54) and in float32 softmax forward
+#: ((8192, 16384) over dim 0 0.75 -> 0.68)
+STAGED_FILL_CLUSTER = 4
+#: Where a tile needs more than STAGED_FILL_CLUSTER CTAs (its rows, or the posts' shared memory) and
+#: the tiles' clusters fill the GPU, a cluster of up to this many takes it since the merges of the
+#: fourth set of 2026-11-24 (three CTAs an SM): H100, against the persistent grid alternated in one
+#: process (benchmarks/kernel_breakdown.py, results 2026-11-25_h100_s15/staged_max_cluster_ab.txt):
+#: forward, teams of 8, bf16 (32, 4096, 1024) over dim 1 0.735 -> 0.791 of copy, (8192, 8192)[::2]
+#: over dim 0 0.577 -> 0.636, (64, 4096, 256) 0.692 -> 0.730, float32 0.819 -> 0.878 and 0.731 ->
+#: 0.770; backward, float32 teams of 16, (32, 4096, 1024) 0.857 -> 0.892, (8192, 8192)[::2] 0.752 ->
+#: 0.793, (64, 2048, 1024) 0.875 -> 0.933; bf16 teams of 8, (64, 2048, 1024) 0.831 -> 0.893, the rest
+#: level (teams of 16 lost: (32, 4096, 1024) 0.80 -> 0.73, staged_cluster_sizes.txt). By (backward,
+#: bytes per element):
+STAGED_MAX_CLUSTER = {(False, 2): 8, (False, 4): 8, (True, 2): 8, (True, 4): 16}
+#: ... except where an input is broadcast along outer (stride 0), whose tiles of one column range
+#: share their reads in L2: expand(1, 4096, 4096) over dim 1 bf16 forward 0.942 of copy with teams of
+#: at most 4 against 0.903 with 8, float32 backward 1.309 against 1.123 with 16
+STAGED_MAX_CLUSTER_BROADCAST = 4
+
+
+def staged_max_cluster(dtype: torch.dtype, backward: bool, broadcast: bool = False) -> int:
+    """The most CTAs of a clustered strided_staged team (a power of two); ``broadcast``: an input
+    has stride 0 along outer."""
+    if broadcast:
+        return STAGED_MAX_CLUSTER_BROADCAST
+    return STAGED_MAX_CLUSTER[(backward, CXX_TYPES[dtype][2])]
+
+
 #: values a CTA posts for its cluster (kStagedPostCols): a split tile is one 128-byte line of a row
 STAGED_POST_COLS = 64
 #: Tiles ordered outer index fastest where an input has stride 0 along outer (an expanded tensor):
@@ -205,12 +230,16 @@ def staged_shape(
     sm_count: int,
     ctas_per_sm: int | None = None,
     clustered: bool = False,
+    max_cluster: int | None = None,
+    broadcast: bool = False,
 ) -> StagedShape | None:
     """The strided_staged geometry of a problem (None for inner <= 1, or columns too wide for 16
     rows of one tile in a CTA's shared memory). Tiles are held in shared memory when the resident
     CTAs can hold one (n split over a team of them), else streamed. ``clustered``: a team of at
-    most STAGED_MAX_CLUSTER CTAs (a power of two) is one cluster, a tile a team, where a tile fits
-    in that many CTAs; otherwise the persistent team shape."""
+    most staged_max_cluster CTAs, a power of two, is one cluster, a tile a team, where a tile fits
+    in that many CTAs (past STAGED_FILL_CLUSTER, where the clusters fill the GPU too); otherwise the
+    persistent team shape. ``max_cluster`` forces that most (then wherever a tile fits);
+    ``broadcast``: an input has stride 0 along outer."""
     if inner <= 1:
         return None
     ctas = ctas_per_sm or STAGED_CTAS_PER_SM
@@ -246,7 +275,7 @@ def staged_shape(
     if most_rows == 0:
         return None
     fewest_splits = -(-n // most_rows)
-    largest = STAGED_MAX_CLUSTER
+    largest = max_cluster or staged_max_cluster(dtype, backward, broadcast)
     if clustered and tile_cols <= STAGED_POST_COLS and fewest_splits <= largest:
         # the posts take shared memory too: the rows a CTA holds are counted without them, so a
         # chunk may need one more power of two of CTAs
@@ -254,9 +283,14 @@ def staged_shape(
         splits = next_pow2(fewest_splits)
         chunk = lambda splits: _chunk_rows(n, splits)  # noqa: E731
         smem = lambda splits: tensors * stage(chunk(splits)) + scratch + post  # noqa: E731
-        while splits < largest and (tiles * splits < resident or smem(splits) > budget):
-            splits *= 2  # fill the GPU
-        if smem(splits) <= budget:
+        while splits < largest and (
+            smem(splits) > budget or splits < STAGED_FILL_CLUSTER and tiles * splits < resident
+        ):
+            splits *= 2  # fit the posts, or fill the GPU
+        # teams past STAGED_FILL_CLUSTER only where their clusters fill the GPU: a few tiles spread
+        # over every SM as persistent teams
+        fills = splits <= STAGED_FILL_CLUSTER or tiles * splits >= resident or max_cluster is not None
+        if smem(splits) <= budget and fills:
             return StagedShape(pack, tile_cols, chunk(splits), chunk(splits), splits, tiles, tiles, smem(splits), True)
     # held: a team of CTAs holds the tile; streamed: every resident CTA takes a share of the tiles
     teams = min(tiles, max(1, resident // fewest_splits))
@@ -688,9 +722,11 @@ def _build_staged_tiles(load, key):
     if tuning.staged_cluster and not facts.cluster_launch:
         raise ValueError(f"strided_staged: staged_cluster=True needs thread-block clusters (sm_90+), not {facts.arch}")
     clustered = facts.cluster_launch and (tuning.staged_cluster is None or bool(tuning.staged_cluster))
+    # an input broadcast along outer (stride 0): its tiles of one column range run together
+    broadcast = outer > 1 and any(s[0] == 0 for s in strides[:-1])
 
     def shape_for(ctas_per_sm, clustered):
-        shape = staged_shape(outer, n, inner, dtype, backward, *args, ctas_per_sm, clustered)
+        shape = staged_shape(outer, n, inner, dtype, backward, *args, ctas_per_sm, clustered, tuning.staged_max_cluster)
         if shape is None:
             raise ValueError(f"tier 'strided_staged' cannot hold (outer={outer}, n={n}, inner={inner}) {dtype}")
         return shape
@@ -724,9 +760,8 @@ def _build_staged_tiles(load, key):
         shape = shape_for(tuning.staged_ctas_per_sm, False)
         kernel = kernel_for(shape)
     elif tuning.staged_cluster and not shape.clustered and shape.splits > 1:
-        raise ValueError(
-            f"strided_staged: a tile of (n={n}) {dtype} needs more than {STAGED_MAX_CLUSTER} CTAs: no cluster"
-        )
+        most = tuning.staged_max_cluster or staged_max_cluster(dtype, backward, broadcast)
+        raise ValueError(f"strided_staged: a tile of (n={n}) {dtype} needs more than {most} CTAs: no cluster")
     per_sm = kernel.blocks_per_sm()
     if shape.splits > 1 and not shape.clustered and shape.grid > per_sm * facts.sm_count:
         # fewer CTAs fit than the shape assumed (registers, a smaller SM): size for those
@@ -742,8 +777,7 @@ def _build_staged_tiles(load, key):
     counter_words = -(-shape.tiles // 4) * 4
     workspace = counter_words + shape.tiles * shape.splits * shape.tile_cols * (1 if backward else 2)
 
-    # an input broadcast along outer (stride 0): its tiles of one column range run together
-    outer_fastest = int(STAGED_OUTER_FASTEST_WHEN_BROADCAST and outer > 1 and any(s[0] == 0 for s in strides[:-1]))
+    outer_fastest = int(STAGED_OUTER_FASTEST_WHEN_BROADCAST and broadcast)
 
     def tail(width: int) -> tuple:
         geometry = shape.tile_cols | width << 16 | outer_fastest << 31 | shape.stage_rows << 32

@@ -128,8 +128,12 @@ class Tuning:
     flat_rows_spread: bool | None = None
     #: strided_staged: a team of CTAs launched as one thread-block cluster (True) or as part of
     #: the persistent cooperative grid (False), instead of a cluster wherever the device has them
-    #: and a tile fits in strided.STAGED_MAX_CLUSTER CTAs
+    #: and a tile fits in strided.staged_max_cluster CTAs
     staged_cluster: bool | None = None
+    #: strided_staged: the most CTAs of a clustered team where a tile needs more than
+    #: strided.STAGED_FILL_CLUSTER (a power of two up to 16), instead of strided.staged_max_cluster,
+    #: taken wherever a tile fits in that many (whether or not the clusters fill the GPU)
+    staged_max_cluster: int | None = None
     #: strided: bytes of a row a warp covers along the contiguous axis, instead of
     #: strided.STRIDED_ROW_BYTES
     strided_row_bytes: int | None = None
