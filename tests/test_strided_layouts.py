@@ -189,8 +189,10 @@ def test_larger_clusters_where_measured():
     for dtype, backward, splits in cases:
         shape = strided.staged_shape(*args, dtype, backward, **H100, clustered=True)
         assert shape.clustered == bool(splits) and (shape.splits == splits or not splits)
-    # inputs broadcast along outer keep teams of four at most
-    assert strided.staged_max_cluster(torch.float32, True, broadcast=True) == strided.STAGED_FILL_CLUSTER
+    # inputs broadcast along outer keep teams of four at most: their tiles take the persistent grid
+    for dtype, backward, _ in cases:
+        shape = strided.staged_shape(*args, dtype, backward, **H100, clustered=True, broadcast=True)
+        assert not shape.clustered and shape.splits > strided.STAGED_FILL_CLUSTER
 
 
 def test_staged_reads_once_where_the_gpu_can_hold_a_tile():

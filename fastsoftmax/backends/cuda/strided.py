@@ -726,7 +726,8 @@ def _build_staged_tiles(load, key):
     broadcast = outer > 1 and any(s[0] == 0 for s in strides[:-1])
 
     def shape_for(ctas_per_sm, clustered):
-        shape = staged_shape(outer, n, inner, dtype, backward, *args, ctas_per_sm, clustered, tuning.staged_max_cluster)
+        most = tuning.staged_max_cluster
+        shape = staged_shape(outer, n, inner, dtype, backward, *args, ctas_per_sm, clustered, most, broadcast)
         if shape is None:
             raise ValueError(f"tier 'strided_staged' cannot hold (outer={outer}, n={n}, inner={inner}) {dtype}")
         return shape
