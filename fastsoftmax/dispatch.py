@@ -133,17 +133,20 @@ def resolve(
     backward: bool,
     aligned: bool = True,
     stepped: bool = False,
+    window: bool = False,
 ):
     """``(backend_object_or_None, tier)`` for a problem; None means torch computes it. ``aligned``:
     every tensor of the call starts on a 16-byte boundary and has unit stride along inner (tier
-    choice may depend on it); ``stepped``: an input has a step along inner (then not ``aligned``)."""
+    choice may depend on it); ``stepped``: an input has a step along inner (then not ``aligned``);
+    ``window``: not ``aligned``, but the inputs are off their boundaries by one amount, every
+    tensor has unit stride along inner and row strides of whole 16-byte pieces."""
     override = _OVERRIDE.get()
     index = _device_index(device)
     if override is not None:
         name, tier = override
         backend = _require(name, device)
         if tier is None:
-            tier = backend.choose_tier(outer, n, inner, dtype, backward, index, aligned)
+            tier = backend.choose_tier(outer, n, inner, dtype, backward, index, aligned, window)
         elif not backend.supports(tier, outer, n, inner, dtype, backward, index):
             raise ValueError(
                 f"tier {tier!r} of backend {name!r} cannot compute a problem of shape "
@@ -154,7 +157,7 @@ def resolve(
     if name == "torch":
         return None, None
     backend = _require(name, device)
-    return backend, _choose_tier(name, outer, n, inner, dtype, backward, index, aligned)
+    return backend, _choose_tier(name, outer, n, inner, dtype, backward, index, aligned, window)
 
 
 def _device_index(device: torch.device) -> int:
@@ -166,9 +169,17 @@ def _device_index(device: torch.device) -> int:
 
 @functools.lru_cache(maxsize=8192)
 def _choose_tier(
-    name: str, outer: int, n: int, inner: int, dtype: torch.dtype, backward: bool, device_index: int, aligned: bool
+    name: str,
+    outer: int,
+    n: int,
+    inner: int,
+    dtype: torch.dtype,
+    backward: bool,
+    device_index: int,
+    aligned: bool,
+    window: bool = False,
 ) -> str:
-    return kernel_backend(name).choose_tier(outer, n, inner, dtype, backward, device_index, aligned)
+    return kernel_backend(name).choose_tier(outer, n, inner, dtype, backward, device_index, aligned, window)
 
 
 def _require(name: str, device: torch.device):

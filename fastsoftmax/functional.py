@@ -140,13 +140,29 @@ def _packable(*views: torch.Tensor) -> bool:
     return _aligned(*views) and _layout.unit_inner(*views)
 
 
+def _window_aligned(inputs: tuple, output: torch.Tensor) -> bool:
+    """Whether every row of a call's canonical inputs is off its 16-byte boundary by as much as
+    every other: the inputs' pointers by one amount, their row strides whole 16-byte pieces, and unit
+    steps along inner (the CUDA staged tiles' window layout; the output's rows may be off by any
+    amount)."""
+    if not _layout.unit_inner(*inputs, output) or len({v.data_ptr() & 15 for v in inputs}) != 1:
+        return False
+    outer, n, _ = output.shape
+    size = output.element_size()
+    return all(
+        (outer == 1 or v.stride(0) * size % 16 == 0) and (n == 1 or v.stride(1) * size % 16 == 0) for v in inputs
+    )
+
+
 def _resolve(backend: str, backward: bool, inputs: tuple, output: torch.Tensor):
     """``(kernel backend or None, tier, aligned)`` for a call's canonical views: ``aligned`` as
-    ``_packable``; an input with a step along inner is chosen for as such (``stepped``)."""
+    ``_packable``; an input with a step along inner is chosen for as such (``stepped``), and inputs
+    off their boundaries that the staged tiles' window takes (``window``)."""
     first = inputs[0]
     aligned, stepped = _packable(*inputs, output), not _layout.unit_inner(*inputs)
+    window = not aligned and not stepped and _window_aligned(inputs, output)
     kernel_backend, tier = dispatch.resolve(
-        backend, first.device, first.dtype, *first.shape, backward, aligned, stepped
+        backend, first.device, first.dtype, *first.shape, backward, aligned, stepped, window
     )
     return kernel_backend, tier, aligned
 

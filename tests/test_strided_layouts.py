@@ -367,3 +367,66 @@ def test_broadcast_inputs(case, dtype, monkeypatch):
     assert torch.equal(x, before), "a broadcast input was written"
     assert seen and set(seen) == {problem}, seen
     dispatch.clear_caches()
+
+
+@pytest.mark.parametrize("dtype", [torch.float32, torch.bfloat16, torch.float16], ids=str)
+@pytest.mark.parametrize("backward", [False, True])
+@pytest.mark.parametrize(
+    "outer,n,inner", [(32, 4096, 1023), (32, 4096, 1024), (3, 5000, 600), (2, 40000, 520), (400, 64, 2048)]
+)
+def test_window_geometry(outer, n, inner, dtype, backward):
+    # tiles in the inputs' 16-byte window: 16-byte packs whatever inner is, tiles of whole 128-byte
+    # lines of at most one warp's packs, and enough of them for inner plus the most lead elements
+    itemsize = torch.empty((), dtype=dtype).element_size()
+    shape = strided.staged_shape(outer, n, inner, dtype, backward, **H100, clustered=True, window=True)
+    assert shape is not None and shape.pack * itemsize == 16
+    assert shape.tile_cols % (128 // itemsize) == 0
+    assert shape.tile_cols // shape.pack <= strided.STAGED_WINDOW_MAX_PACKS
+    assert shape.tile_cols & (shape.tile_cols - 1) == 0  # a row's packs divide a warp
+    assert shape.tiles == outer * -(-(inner + shape.pack - 1) // shape.tile_cols)
+    assert shape.splits * shape.chunk >= n > (shape.splits - 1) * shape.chunk
+    assert shape.smem <= H100["smem_per_block"]
+
+
+def test_window_fits_and_tier_choice():
+    limits = fastsoftmax.backends.cuda.tiers.H100_LIMITS
+    dense = lambda outer, n, inner, pitch=None: ((n * (pitch or inner), pitch or inner, 1),) * 2  # noqa: E731
+    assert strided.window_fits(32, 4096, 1023, dense(32, 4096, 1023, 1024), 2) is None
+    assert "16 bytes" in strided.window_fits(32, 4096, 1023, dense(32, 4096, 1023), 2)  # input rows of 2046 bytes
+    assert strided.window_fits(32, 4096, 1023, dense(32, 4096, 1023, 1024)[:1] + dense(32, 4096, 1023)[:1], 2) is None
+    assert "under" in strided.window_fits(32, 4096, 200, dense(32, 4096, 200), 2)  # 400 bytes
+    assert "steps" in strided.window_fits(32, 4096, 1024, ((8 << 20, 2048, 2), (4 << 20, 1024, 1)), 2)
+    args = (32, 4096, 1024, torch.bfloat16, False, limits)
+    # off a 16-byte boundary: the window's staged tiles where the inputs share it, else "strided"
+    assert strided.choose_tier(*args, aligned=False, window=True) == "strided_staged"
+    assert strided.choose_tier(*args, aligned=False, window=False) == "strided"
+    assert strided.choose_tier(32, 4096, 200, torch.bfloat16, False, limits, False, True) == "strided"
+    assert strided.choose_tier(*args) == "strided_staged"
+
+
+def test_window_instances_have_16_byte_packs():
+    names = {i.name for i in strided.all_instances() if getattr(i, "window", False)}
+    assert len(names) == 3 * 2 * 2 * 2  # dtype, direction, function, clustered
+    for inst in strided.all_instances():
+        if getattr(inst, "window", False):
+            assert inst.pack * torch.empty((), dtype=inst.dtype).element_size() == 16, inst.name
+
+
+def test_calls_sharing_a_window_are_told_apart():
+    # the inputs off their boundaries by one amount, unit steps, row strides of whole 16-byte pieces
+    from fastsoftmax import _layout, functional
+
+    base = torch.randn(8, 64, 1024)
+    for view, window in (
+        (base[..., 1:], True),  # every row one element in
+        (base[..., :-1], False),  # on its boundary (aligned: the plan lays its tiles in the window)
+        (torch.randn(8, 64, 1023)[..., 1:], False),  # rows of 1023: each off by another amount
+        (torch.randn(8, 64, 2048)[..., 1::2], False),  # a step along inner
+    ):
+        x3, y3, _, _ = _layout.canonical_pair(view, 1)
+        aligned = functional._packable(x3, y3)
+        assert (not aligned and functional._window_aligned((x3,), y3)) == window, view.stride()
+    y = base[..., 1:]
+    y3, dx3, _, _ = _layout.canonical_pair(y, 1)
+    dy3, _, _, _ = _layout.canonical_pair(torch.randn(8, 64, 1024)[..., 2:1023], 1)
+    assert not functional._window_aligned((y3, dy3), dx3)  # one element in against two

@@ -548,3 +548,70 @@ def test_auto_holds_runs_of_columns_where_measured_faster(backward):
         held = [inst for inst in loaded if getattr(inst, "columns", False)]
         assert bool(held) == expected, [inst.name for inst in loaded]
         assert all(inst.backward for inst in held) or dtype == torch.float32
+
+
+def window_view(shape, dtype, lead: int, pitch: int | None = None):
+    """A (outer, n, inner) view whose rows start ``lead`` elements past a 16-byte boundary, every row
+    stride a multiple of 16 bytes (rows of ``pitch``, the next multiple of 16 bytes past inner + lead
+    by default): x[..., lead:lead + inner] of a wider tensor."""
+    outer, n, inner = shape
+    per = 16 // torch.empty((), dtype=dtype).element_size()
+    pitch = pitch or -(-(inner + lead) // per) * per
+    return rand((outer, n, pitch), dtype)[..., lead : lead + inner]
+
+
+@pytest.mark.parametrize("dtype", DTYPES, ids=str)
+@pytest.mark.parametrize(
+    "shape,lead",
+    [((3, 700, 1023), 0), ((3, 700, 1024), 1), ((5, 6000, 600), 3), ((2, 40000, 520), 5), ((4, 300, 2000), 7)],
+)
+def test_window_tiles(shape, lead, dtype):
+    # inputs off their 16-byte boundaries, or rows of no whole number of 16-byte pieces: staged in
+    # tiles of their window (one CTA a tile, a cluster, a persistent team), chosen by "auto", the
+    # output's rows off their boundaries by another amount each (rows of inner elements)
+    from fastsoftmax.backends.cuda.backend import BACKEND
+
+    per = 16 // torch.empty((), dtype=dtype).element_size()
+    lead %= per
+    x = window_view(shape, dtype, lead)
+    assert (x.data_ptr() // x.element_size()) % per == lead
+    with recording_loads(BACKEND) as loaded:
+        for log in (False, True):
+            run(x, 1, log, None)
+            # the backward's inputs off their boundaries by one amount (y rounded once, as
+            # check_backward's error bars assume), and by two (the strided tier's plan instead)
+            y = window_view(shape, dtype, lead).copy_(softmax64(x, 1, log))
+            for dy in (window_view(shape, dtype, lead), window_view(shape, dtype, (lead + 1) % per)):
+                with dispatch.forced("cuda"):
+                    dx = fastsoftmax.softmax_backward(dy, y, 1, log=log)
+                check_backward(dx, x, dy, 1, log)
+    windows = {(inst.backward, inst.log) for inst in loaded if getattr(inst, "window", False)}
+    assert windows == {(False, False), (False, True), (True, False), (True, True)}, windows
+    assert any(inst.tier == "strided" for inst in loaded)  # the backward of two leads
+
+
+@pytest.mark.parametrize("dtype", DTYPES, ids=str)
+@pytest.mark.parametrize("lead,out_lead", [(0, 1), (1, 0), (2, 6), (5, 5), (7, 3)])
+def test_window_tiles_into_outputs_off_their_boundaries(lead, out_lead, dtype):
+    # through the backend: every shift between the input's and the output's rows (store_window),
+    # outputs poisoned, rows of 16-byte strides and of odd length
+    from fastsoftmax.backends.cuda.backend import BACKEND
+
+    per = 16 // torch.empty((), dtype=dtype).element_size()
+    lead, out_lead = lead % per, out_lead % per
+    for shape, out_pitch in (((3, 900, 1000), None), ((2, 6000, 777), 777)):
+        x = window_view(shape, dtype, lead)
+        for log in (False, True):
+            y = window_view(shape, dtype, out_lead, out_pitch).fill_(float("nan"))
+            BACKEND.forward(x, y, log, "strided_staged")
+            check_forward(y, x, 1, log)
+            ref = window_view(shape, dtype, lead).copy_(softmax64(x, 1, log))
+            dy = window_view(shape, dtype, lead)
+            dx = window_view(shape, dtype, out_lead, out_pitch).fill_(float("nan"))
+            BACKEND.backward(ref, dy, dx, log, "strided_staged")
+            check_backward(dx, x, dy, 1, log)
+            # y and dy off by two amounts: the plan takes the strided tier's
+            other = window_view(shape, dtype, (lead + 1) % per)
+            dx.fill_(float("nan"))
+            BACKEND.backward(ref, other, dx, log, "strided_staged")
+            check_backward(dx, x, other, 1, log)

@@ -93,8 +93,9 @@ class CudaBackend:
         backward: bool,
         device_index: int | None = None,
         aligned: bool = True,
+        window: bool = False,
     ) -> str:
-        return tiers.choose_tier(outer, n, inner, dtype, backward, self.limits(device_index), aligned)
+        return tiers.choose_tier(outer, n, inner, dtype, backward, self.limits(device_index), aligned, window)
 
     def supports(
         self,

@@ -208,6 +208,32 @@ class StagedShape:
         return self.teams * self.splits
 
 
+#: Tiles in the inputs' 16-byte window (strided_staged.cuh's header) take inputs off 16-byte
+#: boundaries, and inner sizes of no whole number of 16-byte pieces, where every input is off by as
+#: much and every input's row stride is a multiple of 16 bytes (window_fits; outputs may be off
+#: their boundaries by another amount each row). Inner sizes under this many
+#: bytes keep the "strided" tier off 16-byte boundaries: a tile's one or two straddling pieces a
+#: row, moved element by element, would be most of its copies
+STAGED_WINDOW_MIN_INNER_BYTES = 512
+#: a window tile's row is at most one warp's packs (store_window exchanges them by shuffles)
+STAGED_WINDOW_MAX_PACKS = 32
+
+
+def window_fits(outer: int, n: int, inner: int, strides, itemsize: int) -> str | None:
+    """Why strided_staged cannot lay the tiles of tensors of these strides ((s0, s1, s2) each, the
+    output's last) in the inputs' 16-byte window (None: it can, given inputs off their boundaries by
+    one amount)."""
+    if inner * itemsize < STAGED_WINDOW_MIN_INNER_BYTES:
+        return f"inner {inner} is under {STAGED_WINDOW_MIN_INNER_BYTES} bytes"
+    for s0, s1, s2 in strides:
+        if s2 != 1:
+            return f"a tensor steps by {s2} along inner"
+    for s0, s1, _ in strides[:-1]:
+        if (outer > 1 and s0 * itemsize % 16) or (n > 1 and s1 * itemsize % 16):
+            return f"an input's row stride ({s0}, {s1}) is not a multiple of 16 bytes"
+    return None
+
+
 def staged_pack(inner: int, dtype: torch.dtype) -> int:
     """Elements a thread reads from shared memory at once: the widest pack (up to 16 bytes) that
     divides inner, so that every staged row starts on a pack."""
@@ -232,6 +258,7 @@ def staged_shape(
     clustered: bool = False,
     max_cluster: int | None = None,
     broadcast: bool = False,
+    window: bool = False,
 ) -> StagedShape | None:
     """The strided_staged geometry of a problem (None for inner <= 1, or columns too wide for 16
     rows of one tile in a CTA's shared memory). Tiles are held in shared memory when the resident
@@ -239,34 +266,38 @@ def staged_shape(
     most staged_max_cluster CTAs, a power of two, is one cluster, a tile a team, where a tile fits
     in that many CTAs (past STAGED_FILL_CLUSTER, where the clusters fill the GPU too); otherwise the
     persistent team shape. ``max_cluster`` forces that most (then wherever a tile fits);
-    ``broadcast``: an input has stride 0 along outer."""
+    ``broadcast``: an input has stride 0 along outer; ``window``: tiles in the inputs' 16-byte
+    window (16-byte packs, at most STAGED_WINDOW_MAX_PACKS a row, and as many tiles as the most
+    elements before the inputs' first boundary make)."""
     if inner <= 1:
         return None
     ctas = ctas_per_sm or STAGED_CTAS_PER_SM
     itemsize = CXX_TYPES[dtype][2]
     tensors = 2 if backward else 1
-    pack = staged_pack(inner, dtype)
+    pack = 16 // itemsize if window else staged_pack(inner, dtype)
     scratch = STAGED_THREADS * pack * 4  # one float a thread's column (the pairs merge as two trees)
     budget = min(smem_per_block, smem_per_sm // ctas - SMEM_RESERVED_PER_CTA)
     per_tensor = (budget - scratch) // tensors // 16 * 16
     resident = sm_count * ctas
     line = 128 // itemsize
-    if inner <= line:
+    reach = inner + (pack - 1 if window else 0)  # the columns the tiles of an outer index span
+    if inner <= line and not window:
         tile_cols = inner
     else:
         # a 128-byte line of each row, widened while a whole tile still fits one CTA and the tiles
         # still outnumber the resident CTAs (short axes: more bytes per CTA, fewer pieces)
         tile_cols = line
-        widest = STAGED_THREADS * pack
+        widest = (STAGED_WINDOW_MAX_PACKS if window else STAGED_THREADS) * pack
         while (
             2 * tile_cols <= widest
             and tile_cols < inner
             and n * 2 * tile_cols * itemsize <= per_tensor
-            and outer * -(-inner // (2 * tile_cols)) >= resident
+            and outer * -(-reach // (2 * tile_cols)) >= resident
         ):
             tile_cols *= 2
-        tile_cols = min(tile_cols, inner)
-    tiles = outer * -(-inner // tile_cols)
+        if not window:
+            tile_cols = min(tile_cols, inner)
+    tiles = outer * -(-reach // tile_cols)
     rows_fit = per_tensor // (tile_cols * itemsize)
     stage = lambda rows: -(-rows * tile_cols * itemsize // 16) * 16  # noqa: E731
     if rows_fit >= n:
@@ -312,19 +343,31 @@ STAGED_MAX_N_WIDE = 65536
 
 
 def choose_tier(
-    outer: int, n: int, inner: int, dtype: torch.dtype, backward: bool, limits, aligned: bool = True
+    outer: int,
+    n: int,
+    inner: int,
+    dtype: torch.dtype,
+    backward: bool,
+    limits,
+    aligned: bool = True,
+    window: bool = False,
 ) -> str:
-    if outer * n * inner < STAGED_MIN_NUMEL or not aligned:
+    """``window`` (where ``aligned`` is False): the inputs are off their 16-byte boundaries by one
+    amount, and every input's row stride is a multiple of 16 bytes."""
+    windowed = not aligned and window and inner * CXX_TYPES[dtype][2] >= STAGED_WINDOW_MIN_INNER_BYTES
+    if outer * n * inner < STAGED_MIN_NUMEL or not (aligned or windowed):
         # a tensor off a 16-byte boundary (a view with a storage offset) leaves strided_staged
-        # narrow copies; the strided tier loads packs that it realigns: H100, (32, 4096, 1024) over
-        # dim 1 one element in, bf16 0.50 of copy against 0.12, float32 0.57 against 0.44
+        # narrow copies unless its tiles lie in its window; the strided tier loads packs that it
+        # realigns: H100, (32, 4096, 1024) over dim 1 one element in, bf16 0.50 of copy against
+        # 0.12, float32 0.57 against 0.44
         return "strided"
     if n >= STAGED_MAX_N_WIDE and inner >= 128:
         # a long axis over wide columns splits every tile over a team of CTAs that load, wait and
         # write in step: the old tier measured faster there on an H100 (bf16, (65536, 2048) over
         # dim 0: 0.38 of copy against 0.34; (1048576, 128): 0.40 against 0.38)
         return "strided"
-    shape = staged_shape(outer, n, inner, dtype, backward, limits.smem_per_sm, limits.smem_per_block, limits.sm_count)
+    limits_args = (limits.smem_per_sm, limits.smem_per_block, limits.sm_count)
+    shape = staged_shape(outer, n, inner, dtype, backward, *limits_args, window=windowed)
     return "strided" if shape is None else "strided_staged"
 
 
@@ -407,6 +450,7 @@ class StagedInstance:
     log: bool
     pack: int = 1
     cluster: bool = False  # teams are thread-block clusters (sm_90+)
+    window: bool = False  # tiles in the inputs' 16-byte window (16-byte packs only)
     tier = "strided_staged"
     header = "strided_staged.cuh"
 
@@ -414,12 +458,14 @@ class StagedInstance:
     def name(self) -> str:
         tag = CXX_TYPES[self.dtype][1]
         fn = "logsoftmax" if self.log else "softmax"
-        return f"fs_staged_{fn}_{'bwd' if self.backward else 'fwd'}_{tag}_p{self.pack}{'_cl' if self.cluster else ''}"
+        cl, win = "_cl" if self.cluster else "", "_win" if self.window else ""
+        return f"fs_staged_{fn}_{'bwd' if self.backward else 'fwd'}_{tag}_p{self.pack}{cl}{win}"
 
     def wrapper(self) -> str:
         t = CXX_TYPES[self.dtype][0]
         log = "true" if self.log else "false"
-        targs = f"{t}, {self.pack}, {log}, {'true' if self.cluster else 'false'}"
+        flags = ", ".join("true" if flag else "false" for flag in (self.cluster, self.window))
+        targs = f"{t}, {self.pack}, {log}, {flags}"
         if self.backward:
             params = (
                 f"const {t}* y, const {t}* dy, {t}* dx, float* ws, i64 outer, i64 n, i64 inner, i64 ys0, i64 ys1, "
@@ -471,12 +517,13 @@ def all_instances():
         for pack in STRIDED_PACK_SIZES[dtype]
         for stepped in ((False, True) if pack == STRIDED_STEPPED_PACK.get(dtype) else (False,))
     ] + [
-        StagedInstance(dtype, backward, log, pack, cluster)
+        StagedInstance(dtype, backward, log, pack, cluster, window)
         for dtype in DTYPES
         for backward in (False, True)
         for log in (False, True)
         for pack in PACK_SIZES[dtype]
         for cluster in (False, True)
+        for window in ((False, True) if pack * CXX_TYPES[dtype][2] == 16 else (False,))
     ]
 
 
@@ -714,6 +761,22 @@ def _columns_or_staged(columns, load, key):
     return run
 
 
+def _window_or_strided(window, load, key):
+    """The window tiles' plan for calls whose inputs are off their 16-byte boundaries by one amount
+    (every forward call), the "strided" tier's for the rest (built on the first such call)."""
+    strided = []
+
+    def run(pointers, stream):
+        if len({pointer & 15 for pointer in pointers[:-1]}) == 1:
+            window(pointers, stream)
+            return
+        if not strided:
+            strided.append(build(load, ("strided",) + key[1:]))
+        strided[0](pointers, stream)
+
+    return run
+
+
 def _build_staged_tiles(load, key):
     tier, dtype, outer, n, inner, strides, log, backward, align, dev, tuning = key
     facts = device_facts(dev)
@@ -724,17 +787,20 @@ def _build_staged_tiles(load, key):
     clustered = facts.cluster_launch and (tuning.staged_cluster is None or bool(tuning.staged_cluster))
     # an input broadcast along outer (stride 0): its tiles of one column range run together
     broadcast = outer > 1 and any(s[0] == 0 for s in strides[:-1])
+    # tiles in the inputs' 16-byte window where a pointer is off its boundary or inner is no whole
+    # number of 16-byte pieces, and the strides allow it
+    window = (align != 0 or inner * itemsize % 16 != 0) and window_fits(outer, n, inner, strides, itemsize) is None
 
     def shape_for(ctas_per_sm, clustered):
         most = tuning.staged_max_cluster
-        shape = staged_shape(outer, n, inner, dtype, backward, *args, ctas_per_sm, clustered, most, broadcast)
+        shape = staged_shape(outer, n, inner, dtype, backward, *args, ctas_per_sm, clustered, most, broadcast, window)
         if shape is None:
             raise ValueError(f"tier 'strided_staged' cannot hold (outer={outer}, n={n}, inner={inner}) {dtype}")
         return shape
 
     def kernel_for(shape):
         team = shape.splits > 1
-        inst = StagedInstance(dtype, backward, log, shape.pack, team and shape.clustered)
+        inst = StagedInstance(dtype, backward, log, shape.pack, team and shape.clustered, window)
         kernel = Kernel(
             load(inst, dev),
             inst.name,
@@ -770,7 +836,7 @@ def _build_staged_tiles(load, key):
         kernel = kernel_for(shape)
         if shape.splits > 1 and shape.grid > kernel.blocks_per_sm() * facts.sm_count:
             raise ValueError(f"strided_staged: {shape} needs more resident CTAs than the device holds")
-    flat, widest = staged_widths(shape, outer, n, inner, strides, itemsize)
+    flat, widest = (False, 16) if window else staged_widths(shape, outer, n, inner, strides, itemsize)
     flat_strides = tuple(s for tensor_strides in strides for s in tensor_strides[:2])
     middle = (outer, n, inner) + flat_strides
     launchers: dict = {}
@@ -800,13 +866,13 @@ def _build_staged_tiles(load, key):
                 go = launchers[width] = kernel.bound(shape.grid, (0,) + tail(width))
             go(pointers, stream)
 
-        return run
+    else:
 
-    def run(pointers, stream):
-        # counters cleared per call: concurrent calls on other streams never share them
-        scratch = torch.empty(workspace, dtype=torch.float32, device=device)
-        scratch[:counter_words].zero_()
-        kernel.launch(shape.grid, stream, pointers + (scratch.data_ptr(),) + tail(width_of(pointers)))
-        del scratch  # only now: the allocator reuses it in stream order, after our kernel
+        def run(pointers, stream):
+            # counters cleared per call: concurrent calls on other streams never share them
+            scratch = torch.empty(workspace, dtype=torch.float32, device=device)
+            scratch[:counter_words].zero_()
+            kernel.launch(shape.grid, stream, pointers + (scratch.data_ptr(),) + tail(width_of(pointers)))
+            del scratch  # only now: the allocator reuses it in stream order, after our kernel
 
-    return run
+    return _window_or_strided(run, load, key) if window else run

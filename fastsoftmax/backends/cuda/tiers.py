@@ -353,12 +353,19 @@ def takes_flat_rows(n: int, dtype: torch.dtype, backward: bool) -> bool:
 
 
 def choose_tier(
-    outer: int, n: int, inner: int, dtype: torch.dtype, backward: bool, limits: Limits, aligned: bool = True
+    outer: int,
+    n: int,
+    inner: int,
+    dtype: torch.dtype,
+    backward: bool,
+    limits: Limits,
+    aligned: bool = True,
+    window: bool = False,
 ) -> str:
     if inner > 1:
         # on the default geometry: the dispatcher caches this choice per problem, not per tuning (a
         # tuning changes how the chosen tier launches, through the plan key)
-        return strided.choose_tier(outer, n, inner, dtype, backward, limits, aligned)
+        return strided.choose_tier(outer, n, inner, dtype, backward, limits, aligned, window)
     itemsize = CXX_TYPES[dtype][2]
     if takes_flat_rows(n, dtype, backward):
         return "flat_rows"

@@ -34,6 +34,22 @@
 //
 // Backward stages y and dy and exchanges per-column sums of dy * y (softmax) or dy (log-softmax).
 //
+// Tiles in the inputs' 16-byte window (WINDOW kernels): a view with a storage offset (x[..., 1:])
+// puts every row off a 16-byte boundary, and an inner size of no whole number of 16-byte pieces
+// (1023) puts every tile but the first off one; copies that wide then cannot start at a tile's first
+// column, and copies of 2 or 4 bytes lost to the "strided" tier by 4x. Where every input is off its
+// boundary by the same `lead` elements and every row stride is a multiple of 16 bytes, the tiles are
+// laid out in the inputs' address space instead: tile t of an outer index covers columns
+// [t * tile_cols - lead, (t + 1) * tile_cols - lead) of inner, so every 16-byte piece of a row of a
+// tile is one aligned copy, and the at most two pieces a row that straddle [0, inner) move element
+// by element. The columns outside [0, inner) are never read from device memory nor written: their
+// shared-memory slots hold what was there, and their lanes compute results nobody stores. Packs are
+// 16 bytes (the host's choice), and a row's L packs lie in one warp; an output row off its own
+// boundary by another amount (the output's rows may be of any length) gets each pack stored shifted,
+// its last elements and the next lane's first ones in one 16-byte store (store_window), the row's two
+// ends element by element. Kernels of their own
+// (WINDOW), with 16-byte packs: the others compile as before.
+//
 // Memory access goes through the LOAD / STORE functors below (the strided analogue of the row
 // tiers' DirectLoad / DirectStore): they address (o, k) rows and convert packs, so a fused form
 // replaces them without touching the kernel.
@@ -184,12 +200,109 @@ __device__ __forceinline__ void copy_piece_any(int width, T* stage, T* row0, i64
     }
 }
 
+// ---- tiles in the inputs' 16-byte window ------------------------------------------------------
+// A window tile's rows (columns [lo, hi) of each are inner's) from device to shared memory: the
+// 16-byte pieces inside [lo, hi) as copies of that width, the at most two that straddle its ends
+// element by element, none outside. The host keeps a row's pieces (pitch / E) a divisor of the block.
+template <typename T>
+__device__ __forceinline__ void copy_window_piece(T* stage, const T* row0, i64 s1, int rows, int lo, int hi,
+                                                  int pitch) {
+    constexpr int E = 16 / (int)sizeof(T);
+    const int per_row = pitch / E;
+    const int step = blockDim.x / per_row;
+    const int first = threadIdx.x / per_row;
+    const int q = (threadIdx.x - first * per_row) * E;
+    if (q >= hi || q + E <= lo) return;
+    const bool whole = q >= lo && q + E <= hi;
+    for (int r = first; r < rows; r += step) {
+        T* s = stage + r * pitch + q;
+        const T* g = row0 + r * s1 + q;
+        if (whole) {
+            copy_async<16>(s, g);
+        } else {
+#pragma unroll
+            for (int e = 0; e < E; ++e)
+                if (q + e >= lo && q + e < hi) s[e] = g[e];
+        }
+    }
+}
+
+// Bytes [e0 * sizeof(T), + 16) of the 32 of two 16-byte packs (A: the first word taken).
+template <int A>
+__device__ __forceinline__ uint4 funnel_words(const unsigned (&w)[8], unsigned bits) {
+    return make_uint4(__funnelshift_r(w[A], w[A + 1], bits), __funnelshift_r(w[A + 1], w[A + 2], bits),
+                      __funnelshift_r(w[A + 2], w[A + 3], bits), __funnelshift_r(w[A + 3], w[A + 4], bits));
+}
+
+template <typename T, int P>
+__device__ __forceinline__ Pack<T, P> shifted_pack(const Pack<T, P>& own, const Pack<T, P>& next, int e0) {
+    static_assert(sizeof(T) * P == 16, "window packs are 16 bytes");
+    const unsigned w[8] = {own.raw.x, own.raw.y, own.raw.z, own.raw.w, next.raw.x, next.raw.y, next.raw.z, next.raw.w};
+    const int bytes = e0 * (int)sizeof(T);
+    const unsigned bits = (bytes & 3) * 8;
+    Pack<T, P> out;
+    switch (bytes >> 2) {  // the same for every thread of a launch
+        case 0: out.raw = funnel_words<0>(w, bits); break;
+        case 1: out.raw = funnel_words<1>(w, bits); break;
+        case 2: out.raw = funnel_words<2>(w, bits); break;
+        default: out.raw = funnel_words<3>(w, bits); break;
+    }
+    return out;
+}
+
+// Stores a window tile's pack j (columns jP .. jP + P - 1 of the tile, `row` at its column 0),
+// leaving columns outside [lo, hi) alone. Where the output row's 16-byte boundaries fall at the tile's
+// columns e0 (mod P) > 0, lane j stores columns jP + e0 .. (j + 1)P + e0 - 1, the tail of its pack
+// and the head of lane j + 1's (every lane of the row's L, in one warp, takes part in the shuffle),
+// lane 0 also its head and lane L - 1 its tail, element by element.
+template <typename T, int P>
+__device__ __forceinline__ void store_window(T* row, const Pack<T, P>& pack, int j, int L, int lo, int hi) {
+    const int x = j * P;
+    const int e0 = (P - misalignment<T, P>(row)) % P;  // the same for the row's lanes
+    if (e0 == 0) {
+        if (x >= lo && x + P <= hi) {
+            write_pack_global<T, P>(row + x, pack);
+        } else {
+#pragma unroll
+            for (int i = 0; i < P; ++i)
+                if (x + i >= lo && x + i < hi) row[x + i] = pack.elems()[i];
+        }
+        return;
+    }
+    const int lane = threadIdx.x & 31;
+    const unsigned mask = L >= 32 ? 0xffffffffu : ((1u << L) - 1) << (lane & ~(L - 1));
+    Pack<T, P> next;
+    next.raw.x = __shfl_down_sync(mask, pack.raw.x, 1, L);
+    next.raw.y = __shfl_down_sync(mask, pack.raw.y, 1, L);
+    next.raw.z = __shfl_down_sync(mask, pack.raw.z, 1, L);
+    next.raw.w = __shfl_down_sync(mask, pack.raw.w, 1, L);
+    const bool inside = j + 1 < L && x + e0 >= lo && x + e0 + P <= hi;
+    if (inside) {
+        write_pack_global<T, P>(row + x + e0, shifted_pack<T, P>(pack, next, e0));
+    } else {
+#pragma unroll
+        for (int i = 0; i < P; ++i)
+            if (i >= e0 && x + i >= lo && x + i < hi) row[x + i] = pack.elems()[i];
+        if (j + 1 < L) {
+#pragma unroll
+            for (int i = 0; i < P; ++i)
+                if (i < e0 && x + P + i >= lo && x + P + i < hi) row[x + P + i] = next.elems()[i];
+        }
+    }
+    if (j == 0) {
+#pragma unroll
+        for (int i = 0; i < P; ++i)
+            if (i < e0 && x + i >= lo && x + i < hi) row[x + i] = pack.elems()[i];
+    }
+}
+
 // ---- the geometry of one launch --------------------------------------------------------------
 // geometry = tile_cols | width << 16 | outer_fastest << 31 | stage_rows << 32 (one 8-byte kernel
 // parameter)
 struct StagedGeometry {
     int tile_cols;       // columns of a tile (a multiple of P; all of inner in the flat layout)
     int width;           // bytes per copy between device and shared memory: 16, 8, 4 or 2
+    int lead;            // WINDOW kernels: the inputs' elements before their first 16-byte boundary
     bool outer_fastest;  // consecutive tiles: the same columns of consecutive outer indices
     int stage_rows;      // rows the staging buffer holds
     i64 outer, tiles_per_outer, tiles;
@@ -197,15 +310,17 @@ struct StagedGeometry {
     int groups;         // G
 };
 
-template <int P>
-__device__ __forceinline__ StagedGeometry staged_geometry(i64 outer, i64 inner, i64 geometry) {
+// `first_input`: where the first input's (o, k) = (0, 0) row starts (every input is off by as much)
+template <int P, bool WINDOW, typename T>
+__device__ __forceinline__ StagedGeometry staged_geometry(i64 outer, i64 inner, i64 geometry, const T* first_input) {
     StagedGeometry g;
     g.tile_cols = (int)(geometry & 0xffff);
     g.width = (int)((geometry >> 16) & 0x7fff);
+    g.lead = WINDOW ? misalignment<T, 16 / sizeof(T)>(first_input) : 0;
     g.outer_fastest = (geometry >> 31) & 1;
     g.stage_rows = (int)(geometry >> 32);
     g.outer = outer;
-    g.tiles_per_outer = (inner + g.tile_cols - 1) / g.tile_cols;
+    g.tiles_per_outer = (inner + g.lead + g.tile_cols - 1) / g.tile_cols;
     g.tiles = outer * g.tiles_per_outer;
     g.packs_per_row = g.tile_cols / P;
     g.groups = blockDim.x / g.packs_per_row;
@@ -451,8 +566,9 @@ __device__ __forceinline__ void merge_team_pairs(const Team& team, const StagedS
 
 // One CTA's place in the launch and in its current tile.
 struct StagedPiece {
-    i64 o, c0, k0;
-    int cols;        // columns of this tile inside inner
+    i64 o, c0, k0;   // c0: inner's column at the tile's column 0 (negative in a window's first tile)
+    int lo;          // the tile's first column inside inner (0 but in a window's first tile)
+    int cols;        // the tile's columns up to inner's end: those in [lo, cols) are inner's
     int rows;        // rows of this CTA's chunk
     int sub_pieces;  // stagings the chunk takes (1: held in shared memory throughout)
 
@@ -468,16 +584,29 @@ __device__ __forceinline__ StagedPiece staged_piece(const StagedGeometry& geo, i
     if (geo.outer_fastest) {
         const i64 column_tile = tile / geo.outer;
         p.o = tile - column_tile * geo.outer;
-        p.c0 = column_tile * geo.tile_cols;
+        p.c0 = column_tile * geo.tile_cols - geo.lead;
     } else {
         p.o = tile / geo.tiles_per_outer;
-        p.c0 = (tile - p.o * geo.tiles_per_outer) * geo.tile_cols;
+        p.c0 = (tile - p.o * geo.tiles_per_outer) * geo.tile_cols - geo.lead;
     }
+    p.lo = (int)max((i64)0, -p.c0);
     p.cols = (int)min((i64)geo.tile_cols, inner - p.c0);
     p.k0 = split * chunk;
     p.rows = (int)max((i64)0, min(chunk, n - p.k0));  // a cluster's last ranks may have no rows
     p.sub_pieces = (p.rows + geo.stage_rows - 1) / geo.stage_rows;
     return p;
+}
+
+// Stages `rows` rows of a piece's tile from `row0` (its row at column c0): in the window layout, or
+// in copies of the launch's width.
+template <typename T, bool WINDOW>
+__device__ __forceinline__ void stage_piece_rows(const StagedGeometry& geo, const StagedPiece& pc, T* stage, const T* row0,
+                                                 i64 s1, int rows, int pitch, bool flat) {
+    if constexpr (WINDOW) {
+        copy_window_piece<T>(stage, row0, s1, rows, pc.lo, pc.cols, pitch);
+    } else {
+        copy_piece_any<T, true>(geo.width, stage, const_cast<T*>(row0), s1, rows, pc.cols, pitch, flat);
+    }
 }
 
 // The (max, sum) pairs of a thread's P columns over `rows` staged rows: the maximum first, then
@@ -528,11 +657,11 @@ __device__ __forceinline__ void staged_stats(const LOAD& in, const T* p, int row
     for (int i = 0; i < P; ++i) state[i] = merge(state[i], MaxSum{m[i], s[i]});
 }
 
-template <typename T, int P, bool LOG, bool CLUSTER, typename LOAD, typename STORE>
+template <typename T, int P, bool LOG, bool CLUSTER, bool WINDOW, typename LOAD, typename STORE>
 __device__ __forceinline__ void staged_forward(LOAD in, STORE out, float* ws, i64 outer, i64 n, i64 inner,
                                                i64 geometry, i64 chunk, i64 splits) {
     extern __shared__ __align__(16) unsigned char staged_smem[];
-    const StagedGeometry geo = staged_geometry<P>(outer, inner, geometry);
+    const StagedGeometry geo = staged_geometry<P, WINDOW>(outer, inner, geometry, in.base);
     T* stage = reinterpret_cast<T*>(staged_smem);
     const i64 stage_bytes = ((i64)geo.stage_rows * geo.tile_cols * (i64)sizeof(T) + 15) / 16 * 16;
     const StagedScratch<P, true> scratch{reinterpret_cast<float*>(staged_smem + stage_bytes)};
@@ -549,13 +678,13 @@ __device__ __forceinline__ void staged_forward(LOAD in, STORE out, float* ws, i6
     const i64 teams = gridDim.x / splits;
     const i64 team = blockIdx.x / splits;
     const i64 split = blockIdx.x - team * splits;
-    const bool flat = geo.tile_cols == inner && in.s1 == inner && out.s1 == inner;
+    const bool flat = !WINDOW && geo.tile_cols == inner && in.s1 == inner && out.s1 == inner;
     // the output's rows take P-element packs where copies were allowed that wide
     const bool direct = geo.width >= P * (int)sizeof(T);
 
     for (i64 tile = team; tile < geo.tiles; tile += teams) {
         const StagedPiece pc = staged_piece(geo, tile, split, n, inner, chunk);
-        const bool active = g < G && j * P < pc.cols;
+        const bool active = g < G && j * P < pc.cols && (!WINDOW || (j + 1) * P > pc.lo);
         MaxSum state[P];
 #pragma unroll
         for (int i = 0; i < P; ++i) state[i] = empty_maxsum();
@@ -565,11 +694,10 @@ __device__ __forceinline__ void staged_forward(LOAD in, STORE out, float* ws, i6
             // two halves in two copy groups: the first half's statistics overlap the second's copy
             const int half = rows / 2 / kStagedHalfAlign * kStagedHalfAlign;
             __syncthreads();  // the buffer is free again
-            copy_piece_any<T, true>(geo.width, stage, const_cast<T*>(in.row(pc.o, k)) + pc.c0, in.s1, half, pc.cols,
-                                    pitch, flat);
+            stage_piece_rows<T, WINDOW>(geo, pc, stage, in.row(pc.o, k) + pc.c0, in.s1, half, pitch, flat);
             copy_async_commit();
-            copy_piece_any<T, true>(geo.width, stage + half * pitch, const_cast<T*>(in.row(pc.o, k + half)) + pc.c0,
-                                    in.s1, rows - half, pc.cols, pitch, flat);
+            stage_piece_rows<T, WINDOW>(geo, pc, stage + half * pitch, in.row(pc.o, k + half) + pc.c0, in.s1, rows - half,
+                                pitch, flat);
             copy_async_commit();
             copy_async_wait_group<1>();
             __syncthreads();
@@ -596,10 +724,22 @@ __device__ __forceinline__ void staged_forward(LOAD in, STORE out, float* ws, i6
             const int rows = pc.sub_rows(sub, geo.stage_rows);
             if (sub != pc.sub_pieces - 1) {
                 __syncthreads();
-                copy_piece_any<T, true>(geo.width, stage, const_cast<T*>(in.row(pc.o, k)) + pc.c0, in.s1, rows,
-                                        pc.cols, pitch, flat);
+                stage_piece_rows<T, WINDOW>(geo, pc, stage, in.row(pc.o, k) + pc.c0, in.s1, rows, pitch, flat);
                 copy_async_wait();
                 __syncthreads();
+            }
+            if constexpr (WINDOW) {
+                // every lane of a row takes part: store_window's shuffle
+                const T* p = stage + j * P;
+                T* dst = out.row(pc.o, k) + pc.c0;
+                for (int r = g; r < rows; r += G) {
+                    float v[P];
+                    in.template convert<P>(read_pack<T, P>(p + r * pitch), v);
+#pragma unroll
+                    for (int i = 0; i < P; ++i) v[i] = normalise<LOG, T>(v[i], scale[i]);
+                    store_window<T, P>(dst + r * out.s1, out.template convert<P>(v), j, L, pc.lo, pc.cols);
+                }
+                continue;
             }
             if (direct) {
                 // packs go straight to device memory: as wide there as in shared memory
@@ -634,11 +774,11 @@ __device__ __forceinline__ void staged_forward(LOAD in, STORE out, float* ws, i6
     }
 }
 
-template <typename T, int P, bool LOG, bool CLUSTER, typename LOAD, typename STORE>
+template <typename T, int P, bool LOG, bool CLUSTER, bool WINDOW, typename LOAD, typename STORE>
 __device__ __forceinline__ void staged_backward(LOAD y_in, LOAD dy_in, STORE dx_out, float* ws, i64 outer, i64 n,
                                                 i64 inner, i64 geometry, i64 chunk, i64 splits) {
     extern __shared__ __align__(16) unsigned char staged_smem[];
-    const StagedGeometry geo = staged_geometry<P>(outer, inner, geometry);
+    const StagedGeometry geo = staged_geometry<P, WINDOW>(outer, inner, geometry, y_in.base);
     const i64 stage_bytes = ((i64)geo.stage_rows * geo.tile_cols * (i64)sizeof(T) + 15) / 16 * 16;
     T* stage_y = reinterpret_cast<T*>(staged_smem);
     T* stage_dy = reinterpret_cast<T*>(staged_smem + stage_bytes);
@@ -656,12 +796,13 @@ __device__ __forceinline__ void staged_backward(LOAD y_in, LOAD dy_in, STORE dx_
     const i64 teams = gridDim.x / splits;
     const i64 team = blockIdx.x / splits;
     const i64 split = blockIdx.x - team * splits;
-    const bool flat = geo.tile_cols == inner && y_in.s1 == inner && dy_in.s1 == inner && dx_out.s1 == inner;
+    const bool flat =
+        !WINDOW && geo.tile_cols == inner && y_in.s1 == inner && dy_in.s1 == inner && dx_out.s1 == inner;
     const bool direct = geo.width >= P * (int)sizeof(T);
 
     for (i64 tile = team; tile < geo.tiles; tile += teams) {
         const StagedPiece pc = staged_piece(geo, tile, split, n, inner, chunk);
-        const bool active = g < G && j * P < pc.cols;
+        const bool active = g < G && j * P < pc.cols && (!WINDOW || (j + 1) * P > pc.lo);
         float sum[P];
 #pragma unroll
         for (int i = 0; i < P; ++i) sum[i] = 0.0f;
@@ -669,10 +810,8 @@ __device__ __forceinline__ void staged_backward(LOAD y_in, LOAD dy_in, STORE dx_
             const i64 k = pc.k0 + (i64)sub * geo.stage_rows;
             const int rows = pc.sub_rows(sub, geo.stage_rows);
             __syncthreads();
-            copy_piece_any<T, true>(geo.width, stage_y, const_cast<T*>(y_in.row(pc.o, k)) + pc.c0, y_in.s1, rows,
-                                    pc.cols, pitch, flat);
-            copy_piece_any<T, true>(geo.width, stage_dy, const_cast<T*>(dy_in.row(pc.o, k)) + pc.c0, dy_in.s1, rows,
-                                    pc.cols, pitch, flat);
+            stage_piece_rows<T, WINDOW>(geo, pc, stage_y, y_in.row(pc.o, k) + pc.c0, y_in.s1, rows, pitch, flat);
+            stage_piece_rows<T, WINDOW>(geo, pc, stage_dy, dy_in.row(pc.o, k) + pc.c0, dy_in.s1, rows, pitch, flat);
             copy_async_wait();
             __syncthreads();
             if (active) {
@@ -737,12 +876,24 @@ __device__ __forceinline__ void staged_backward(LOAD y_in, LOAD dy_in, STORE dx_
             const int rows = pc.sub_rows(sub, geo.stage_rows);
             if (sub != pc.sub_pieces - 1) {
                 __syncthreads();
-                copy_piece_any<T, true>(geo.width, stage_y, const_cast<T*>(y_in.row(pc.o, k)) + pc.c0, y_in.s1, rows,
-                                        pc.cols, pitch, flat);
-                copy_piece_any<T, true>(geo.width, stage_dy, const_cast<T*>(dy_in.row(pc.o, k)) + pc.c0, dy_in.s1,
-                                        rows, pc.cols, pitch, flat);
+                stage_piece_rows<T, WINDOW>(geo, pc, stage_y, y_in.row(pc.o, k) + pc.c0, y_in.s1, rows, pitch, flat);
+                stage_piece_rows<T, WINDOW>(geo, pc, stage_dy, dy_in.row(pc.o, k) + pc.c0, dy_in.s1, rows, pitch, flat);
                 copy_async_wait();
                 __syncthreads();
+            }
+            if constexpr (WINDOW) {
+                const T* py = stage_y + j * P;
+                const T* pdy = stage_dy + j * P;
+                T* dst = dx_out.row(pc.o, k) + pc.c0;
+                for (int r = g; r < rows; r += G) {
+                    float yv[P], dyv[P];
+                    y_in.template convert<P>(read_pack<T, P>(py + r * pitch), yv);
+                    dy_in.template convert<P>(read_pack<T, P>(pdy + r * pitch), dyv);
+#pragma unroll
+                    for (int i = 0; i < P; ++i) yv[i] = input_grad<LOG>(yv[i], dyv[i], total[i]);
+                    store_window<T, P>(dst + r * dx_out.s1, dx_out.template convert<P>(yv), j, L, pc.lo, pc.cols);
+                }
+                continue;
             }
             if (direct) {
                 if (active) {
