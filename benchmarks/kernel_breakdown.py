@@ -14,10 +14,12 @@ from __future__ import annotations
 
 import argparse
 import ast
+import contextlib
 from collections import defaultdict
 
 import torch
 
+from fastsoftmax import dispatch
 from fastsoftmax.backends.cuda import tiers
 from fastsoftmax.backends.cuda.backend import BACKEND
 from fastsoftmax.benchmark import layouts
@@ -55,14 +57,17 @@ def parse_tunings(spec: str | None) -> list[dict]:
 
 
 def tuned(fn, fields: dict):
-    """``fn`` called under ``tiers.tuned(**fields)``, from no cached plans at its first call."""
+    """``fn`` called under ``tiers.tuned(**fields)``, from no cached plans at its first call; a field
+    ``tier`` forces that tier of the CUDA backend instead (``dispatch.forced``)."""
     state = {"fresh": True}
+    fields = dict(fields)
+    tier = fields.pop("tier", None)
 
     def call(*args):
         if state["fresh"]:
             BACKEND.clear_plans()
             state["fresh"] = False
-        with tiers.tuned(**fields):
+        with tiers.tuned(**fields), dispatch.forced("cuda", tier) if tier else contextlib.nullcontext():
             return fn(*args)
 
     return call
@@ -82,7 +87,9 @@ def main(argv=None) -> int:
     parser.add_argument("--dtypes", default="bfloat16")
     parser.add_argument("--directions", default="forward,backward")
     parser.add_argument("--calls", type=int, default=20)
-    parser.add_argument("--tunings", help="';'-separated tiers.Tuning settings to time fastsoftmax under too")
+    parser.add_argument(
+        "--tunings", help="';'-separated tiers.Tuning settings (or tier=NAME) to time fastsoftmax under too"
+    )
     parser.add_argument("--no-compile", action="store_true", help="leave out torch.compile")
     args = parser.parse_args(argv)
     torch._dynamo.config.recompile_limit = 1 << 20

@@ -402,6 +402,15 @@ def test_window_fits_and_tier_choice():
     assert strided.choose_tier(*args, aligned=False, window=False) == "strided"
     assert strided.choose_tier(32, 4096, 200, torch.bfloat16, False, limits, False, True) == "strided"
     assert strided.choose_tier(*args) == "strided_staged"
+    # where the window tiles measured faster than the strided tier (strided.takes_window)
+    for dtype, backward, inner, tier in (
+        (torch.bfloat16, True, 1024, "strided"),
+        (torch.float16, False, 1023, "strided_staged"),
+        (torch.float32, False, 1024, "strided"),
+        (torch.float32, False, 1023, "strided_staged"),
+        (torch.float32, True, 1024, "strided_staged"),
+    ):
+        assert strided.choose_tier(32, 4096, inner, dtype, backward, limits, False, True) == tier, (dtype, backward)
 
 
 def test_window_instances_have_16_byte_packs():

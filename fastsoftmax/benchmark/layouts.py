@@ -25,7 +25,7 @@ class LayoutCase:
     label: str
     shape: tuple[int, ...]  # the logical shape of the tensor softmaxed
     dim: int
-    view: str = "contiguous"  # contiguous, transpose, channels_last, step, expand, offset
+    view: str = "contiguous"  # contiguous, transpose, channels_last, step, expand, offset, slice_inner
     goal: float = 0.80
     extra: dict = field(default_factory=dict, compare=False, hash=False)
 
@@ -52,6 +52,8 @@ class LayoutCase:
             out = torch.empty(shape[:-1] + (2 * shape[-1],), **kw)[..., ::2]
         elif view == "offset":  # one element into its storage: no 16-byte alignment
             out = torch.empty(1 + _numel(shape), **kw)[1:].view(shape)
+        elif view == "slice_inner":  # x[..., 1:] of a tensor one element wider along inner
+            out = torch.empty(shape[:-1] + (shape[-1] + 1,), **kw)[..., 1:]
         else:
             raise ValueError(f"unknown view {view!r}")
         return out.copy_(values)
@@ -101,6 +103,7 @@ def layout_cases(quick: bool = False) -> list[LayoutCase]:
         LayoutCase("view", "expand(1,4096,4096) d1", (16, 4096, 4096), 1, "expand"),
         LayoutCase("view", "expand(1,4096,4096) d2", (16, 4096, 4096), 2, "expand"),
         LayoutCase("view", "offset (32,4096,1024) d1", (32, 4096, 1024), 1, "offset"),
+        LayoutCase("view", "(32,4096,1024)[..., 1:] d1", (32, 4096, 1023), 1, "slice_inner"),
     ]
     if quick:
         keep = {"(65536,2048) d0", "(32,4096,1024) d1", "(1024,16384,4) d1", "(16,21,512,512) d1"}

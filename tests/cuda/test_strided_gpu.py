@@ -577,14 +577,15 @@ def test_window_tiles(shape, lead, dtype):
     assert (x.data_ptr() // x.element_size()) % per == lead
     with recording_loads(BACKEND) as loaded:
         for log in (False, True):
-            run(x, 1, log, None)
-            # the backward's inputs off their boundaries by one amount (y rounded once, as
-            # check_backward's error bars assume), and by two (the strided tier's plan instead)
-            y = window_view(shape, dtype, lead).copy_(softmax64(x, 1, log))
-            for dy in (window_view(shape, dtype, lead), window_view(shape, dtype, (lead + 1) % per)):
-                with dispatch.forced("cuda"):
-                    dx = fastsoftmax.softmax_backward(dy, y, 1, log=log)
-                check_backward(dx, x, dy, 1, log)
+            for tier in (None, "strided_staged"):  # auto (strided.takes_window), and forced
+                run(x, 1, log, tier)
+                # the backward's inputs off their boundaries by one amount (y rounded once, as
+                # check_backward's error bars assume), and by two (the strided tier's plan instead)
+                y = window_view(shape, dtype, lead).copy_(softmax64(x, 1, log))
+                for dy in (window_view(shape, dtype, lead), window_view(shape, dtype, (lead + 1) % per)):
+                    with dispatch.forced("cuda", tier):
+                        dx = fastsoftmax.softmax_backward(dy, y, 1, log=log)
+                    check_backward(dx, x, dy, 1, log)
     windows = {(inst.backward, inst.log) for inst in loaded if getattr(inst, "window", False)}
     assert windows == {(False, False), (False, True), (True, False), (True, True)}, windows
     assert any(inst.tier == "strided" for inst in loaded)  # the backward of two leads
@@ -599,8 +600,9 @@ def test_window_tiles_into_outputs_off_their_boundaries(lead, out_lead, dtype):
 
     per = 16 // torch.empty((), dtype=dtype).element_size()
     lead, out_lead = lead % per, out_lead % per
-    for shape, out_pitch in (((3, 900, 1000), None), ((2, 6000, 777), 777)):
+    for shape, odd in (((3, 900, 1000), False), ((2, 6000, 777), True)):
         x = window_view(shape, dtype, lead)
+        out_pitch = shape[2] + out_lead + 1 if odd else None  # each output row off by another amount
         for log in (False, True):
             y = window_view(shape, dtype, out_lead, out_pitch).fill_(float("nan"))
             BACKEND.forward(x, y, log, "strided_staged")

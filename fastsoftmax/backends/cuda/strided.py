@@ -219,6 +219,26 @@ STAGED_WINDOW_MIN_INNER_BYTES = 512
 STAGED_WINDOW_MAX_PACKS = 32
 
 
+def takes_window(inner: int, dtype: torch.dtype, backward: bool) -> bool:
+    """Whether tier choice sends a call whose inputs are off their 16-byte boundaries (by one amount,
+    rows of whole 16-byte pieces) to the window tiles rather than the "strided" tier. H100, the two
+    alternated in one process (benchmarks/window_probe.py and kernel_breakdown.py, results
+    2026-11-25_h100_s16/window_*.txt), inputs one element in, outputs on their boundaries: 16-bit
+    forward wins everywhere (bf16 (32, 4096, 1024) 0.457 of copy against 0.442, (128, 1024, 1024)
+    0.487 against 0.451, (32, 4096, 1024)[..., 1:] 0.463 against 0.324); float32 backward too (0.553
+    against 0.530, 0.655 against 0.539, 0.574 against 0.415); float32 forward wins on rows of no whole
+    number of 16-byte pieces (0.543 against 0.370) and loses on the others (0.498 against 0.532, 0.524
+    against 0.568); 16-bit backward is level in geomean, losing on two of three (0.431 against 0.451,
+    0.360 against 0.429): it keeps the strided tier. The window tiles' stores are shifted where the
+    output's rows lie otherwise than the inputs' (store_window), and the 16-byte pieces that straddle
+    two tiles are then written by two CTAs: with the output as far off as the inputs the same launch
+    measured 0.66-0.87."""
+    itemsize = CXX_TYPES[dtype][2]
+    if itemsize == 2:
+        return not backward
+    return backward or inner * itemsize % 16 != 0
+
+
 def window_fits(outer: int, n: int, inner: int, strides, itemsize: int) -> str | None:
     """Why strided_staged cannot lay the tiles of tensors of these strides ((s0, s1, s2) each, the
     output's last) in the inputs' 16-byte window (None: it can, given inputs off their boundaries by
@@ -354,7 +374,12 @@ def choose_tier(
 ) -> str:
     """``window`` (where ``aligned`` is False): the inputs are off their 16-byte boundaries by one
     amount, and every input's row stride is a multiple of 16 bytes."""
-    windowed = not aligned and window and inner * CXX_TYPES[dtype][2] >= STAGED_WINDOW_MIN_INNER_BYTES
+    windowed = (
+        not aligned
+        and window
+        and inner * CXX_TYPES[dtype][2] >= STAGED_WINDOW_MIN_INNER_BYTES
+        and takes_window(inner, dtype, backward)
+    )
     if outer * n * inner < STAGED_MIN_NUMEL or not (aligned or windowed):
         # a tensor off a 16-byte boundary (a view with a storage offset) leaves strided_staged
         # narrow copies unless its tiles lie in its window; the strided tier loads packs that it
@@ -789,7 +814,13 @@ def _build_staged_tiles(load, key):
     broadcast = outer > 1 and any(s[0] == 0 for s in strides[:-1])
     # tiles in the inputs' 16-byte window where a pointer is off its boundary or inner is no whole
     # number of 16-byte pieces, and the strides allow it
-    window = (align != 0 or inner * itemsize % 16 != 0) and window_fits(outer, n, inner, strides, itemsize) is None
+    window = align != 0 or inner * itemsize % 16 != 0
+    if tuning.staged_window is not None:
+        window = tuning.staged_window
+    why = window_fits(outer, n, inner, strides, itemsize) if window else None
+    if why is not None and tuning.staged_window:
+        raise ValueError(f"strided_staged: staged_window=True, but {why}")
+    window = window and why is None
 
     def shape_for(ctas_per_sm, clustered):
         most = tuning.staged_max_cluster

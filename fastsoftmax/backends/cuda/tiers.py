@@ -173,6 +173,10 @@ class Tuning:
     #: where the steps or alignment do not allow it), or element by element (False), instead of the
     #: packs wherever they can
     strided_stepped_packs: bool | None = None
+    #: strided_staged: tiles in the inputs' 16-byte window (True: wherever strided.window_fits, on
+    #: 16-byte boundaries too), or never (False: copies as wide as the pointers allow), instead of
+    #: where a pointer is off its boundary or inner is no whole number of 16-byte pieces
+    staged_window: bool | None = None
 
     def __post_init__(self):
         if self.long_row_storage_16bit not in (None, *LONG_ROW_STORAGES_16BIT):
