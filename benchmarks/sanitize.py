@@ -100,6 +100,12 @@ COLUMN_PROBLEMS = [((3, 5000, 2), 1), ((2, 4098, 4), 1), ((5, 3001, 8), 1), ((1,
 #: rows, a partial last tile, the last CTA's rows short)
 LARGE_TEAM_PROBLEMS = [((3, 4000, 64), 1), ((2, 3001, 100), 1)]
 
+#: strided_staged's tiles in the inputs' 16-byte window: inputs one element into rows of whole
+#: 16-byte pieces (x[..., 1:1 + inner], the column before never written: initcheck sees any read of
+#: it), outputs on rows of inner elements (off their boundaries by a different amount each where
+#: inner is no whole number of pieces); a tile a CTA, a cluster team, a persistent team
+WINDOW_PROBLEMS = [((3, 301, 600), 1), ((2, 3001, 300), 1), ((1, 40001, 520), 1)]
+
 
 def check(name, out, reference, dtype) -> str | None:
     err = (out.double().cpu() - reference).abs().nan_to_num(float("inf")).max().item()
@@ -117,13 +123,18 @@ def run_tier(tier: str, problems=None) -> list[str]:
             # the strided tier: inputs with a step of 2 along inner too (x, y and dy; float32 in
             # packs of their span, 16-bit types element by element)
             variants = (False, True) + (("dense+1",) if len(shape) == 2 else ())
+            if tier == "strided_staged" and len(shape) == 3 and shape[-1] * 2 >= 512:
+                variants += ("window",)
             for misaligned in variants + (("step",) if tier == "strided" else ()):
                 broadcast = len(shape) == 3 and misaligned is True
                 stepped = misaligned == "step"
+                window = misaligned == "window"
                 if broadcast and shape[0] == 1:
                     continue
                 if stepped:
                     x = _stepped((torch.randn(shape, device="cuda") * 4).to(dtype))
+                elif window:
+                    x = _window((torch.randn(shape, device="cuda") * 4).to(dtype))
                 elif len(shape) == 2:
                     x = _input(shape, dtype, misaligned)
                 elif broadcast:
@@ -151,6 +162,8 @@ def run_tier(tier: str, problems=None) -> list[str]:
                             dy, y = dy[:1].expand(shape), y[:1].expand(shape)
                         if stepped:
                             dy, y = _stepped(dy), _stepped(y)
+                        if window:
+                            dy, y = _window(dy), _window(y)
                         with dispatch.forced("cuda", tier):
                             dx = fastsoftmax.softmax_backward(dy, y, dim, log=log)
                         torch.cuda.synchronize()
@@ -168,6 +181,15 @@ def _stepped(values):
     elements between are written too: only the view's own are read into results)."""
     wide = torch.zeros(values.shape[:-1] + (2 * values.shape[-1],), dtype=values.dtype, device=values.device)
     return wide[..., ::2].copy_(values)
+
+
+def _window(values):
+    """``values`` copied into x[..., 1:1 + inner] of a tensor whose rows are whole 16-byte pieces,
+    the elements outside never written."""
+    per = 16 // values.element_size()
+    pitch = -(-(values.shape[-1] + 1) // per) * per
+    wide = torch.empty(values.shape[:-1] + (pitch,), dtype=values.dtype, device=values.device)
+    return wide[..., 1 : 1 + values.shape[-1]].copy_(values)
 
 
 def _canonical(x, dim):
@@ -200,7 +222,7 @@ def run_ladder() -> list[str]:
 #: 16-byte boundaries in their windows' packs and in narrow packs; flat_rows' general form beside
 #: its tight one; the strided tier's merged finish by the tiles beside the flat sweep;
 #: strided_staged's persistent teams (where clusters exist, auto launches short teams as clusters),
-#: its column kernels and its clusters of up to 16
+#: its column kernels, its clusters of up to 16 and its tiles in the inputs' 16-byte window
 TUNED_RUNS = {
     "warp": [({"row_window": True}, None), ({"row_window": False}, None)],
     "block_regs": [({"row_window": True}, None), ({"row_window": False}, None)],
@@ -210,6 +232,7 @@ TUNED_RUNS = {
         ({"staged_cluster": False}, None),
         ({"staged_columns": True}, COLUMN_PROBLEMS),
         ({"staged_max_cluster": 16}, LARGE_TEAM_PROBLEMS),
+        ({}, WINDOW_PROBLEMS),
     ],
 }
 
