@@ -252,7 +252,9 @@ def run_tuned(tier: str, values: dict, problems=None) -> list[str]:
 
 def main() -> int:
     parser = argparse.ArgumentParser()
-    parser.add_argument("--tiers", default=",".join(TIERS) + ",ladder", help="tiers, 'ladder', 'strided_columns'")
+    parser.add_argument(
+        "--tiers", default=",".join(TIERS) + ",ladder", help="tiers, 'ladder', 'strided_columns', 'strided_window'"
+    )
     args = parser.parse_args()
     torch.manual_seed(0)
     failures = []
@@ -260,6 +262,9 @@ def main() -> int:
         if tier == "strided_columns":  # the column kernels alone (racecheck is slow)
             values = {"staged_columns": True}
             failures += run_and_report(tier, lambda: run_tuned("strided_staged", values, COLUMN_PROBLEMS))
+            continue
+        if tier == "strided_window":  # the window tiles alone
+            failures += run_and_report(tier, lambda: run_tier("strided_staged", WINDOW_PROBLEMS))
             continue
         failures += run_and_report(tier, run_ladder if tier == "ladder" else lambda: run_tier(tier))
         for values, problems in TUNED_RUNS.get(tier, []):

@@ -493,3 +493,34 @@ def test_packs_are_stored_by_one_instruction(tier):
         )
     ]
     assert not split, f"{tier}: packs stored as 4-byte pieces at {split[:3]}"
+
+
+@needs_nvrtc
+def test_first_import_from_many_threads_at_once():
+    """A fresh process whose first backend calls come from several threads at once: cuda.core is
+    imported once, under the compiler's lock, and every thread gets the same answer (imported by
+    many threads together, its package once handed a thread a half-initialised submodule)."""
+    import subprocess
+    import sys
+
+    program = """
+import threading
+from fastsoftmax.backends.cuda import compiler
+barrier = threading.Barrier(8)
+answers, errors = [], []
+def call():
+    barrier.wait()
+    try:
+        answers.append(compiler.nvrtc_unavailable_reason())
+        from cuda.core import Device, Program  # noqa: F401
+    except Exception as error:
+        errors.append(repr(error))
+threads = [threading.Thread(target=call) for _ in range(8)]
+for thread in threads:
+    thread.start()
+for thread in threads:
+    thread.join()
+assert not errors and answers == [None] * 8, (errors, answers)
+"""
+    result = subprocess.run([sys.executable, "-c", program], capture_output=True, text=True, timeout=120)
+    assert result.returncode == 0, result.stderr[-2000:]

@@ -20,6 +20,7 @@ import json
 import os
 import sys
 import tempfile
+import threading
 from pathlib import Path
 
 KERNEL_DIR = Path(__file__).resolve().parent / "kernels"
@@ -86,12 +87,21 @@ def cuda_include_dirs() -> tuple[str, ...]:
 # ---- NVRTC ------------------------------------------------------------------------------------
 
 
+#: the first import of cuda.core and cuda.bindings, one thread at a time: imported by several
+#: threads at once (the first calls of a serving process), cuda.core's package handed one of them
+#: its submodule half-initialised ("cannot import name 'Device' from 'cuda.core.cu13'")
+_IMPORT_LOCK = threading.Lock()
+
+
 @functools.lru_cache(maxsize=None)
 def nvrtc_unavailable_reason() -> str | None:
-    """None when NVRTC can compile here; otherwise what to install."""
+    """None when NVRTC can compile here; otherwise what to install. The first import of cuda.core
+    and cuda.bindings in the process happens here, under a lock (every backend call asks this
+    first)."""
     try:
-        import cuda.core  # noqa: F401
-        from cuda.bindings import nvrtc
+        with _IMPORT_LOCK:
+            import cuda.core  # noqa: F401
+            from cuda.bindings import driver, nvrtc  # noqa: F401
     except ImportError:
         return INSTALL_HINT
     try:

@@ -569,12 +569,15 @@ struct StagedPiece {
     i64 o, c0, k0;   // c0: inner's column at the tile's column 0 (negative in a window's first tile)
     int lo;          // the tile's first column inside inner (0 but in a window's first tile)
     int cols;        // the tile's columns up to inner's end: those in [lo, cols) are inner's
+    int posts;       // the columns a team's members post: cols, whole packs in a window (every value
+                     // a member reads was written, a window's ragged end included)
     int rows;        // rows of this CTA's chunk
     int sub_pieces;  // stagings the chunk takes (1: held in shared memory throughout)
 
     __device__ __forceinline__ int sub_rows(int sub, int stage_rows) const { return min(stage_rows, rows - sub * stage_rows); }
 };
 
+template <int P, bool WINDOW>
 __device__ __forceinline__ StagedPiece staged_piece(const StagedGeometry& geo, i64 tile, i64 split, i64 n,
                                                     i64 inner, i64 chunk) {
     StagedPiece p;
@@ -591,6 +594,7 @@ __device__ __forceinline__ StagedPiece staged_piece(const StagedGeometry& geo, i
     }
     p.lo = (int)max((i64)0, -p.c0);
     p.cols = (int)min((i64)geo.tile_cols, inner - p.c0);
+    p.posts = WINDOW ? (p.cols + P - 1) / P * P : p.cols;
     p.k0 = split * chunk;
     p.rows = (int)max((i64)0, min(chunk, n - p.k0));  // a cluster's last ranks may have no rows
     p.sub_pieces = (p.rows + geo.stage_rows - 1) / geo.stage_rows;
@@ -683,7 +687,7 @@ __device__ __forceinline__ void staged_forward(LOAD in, STORE out, float* ws, i6
     const bool direct = geo.width >= P * (int)sizeof(T);
 
     for (i64 tile = team; tile < geo.tiles; tile += teams) {
-        const StagedPiece pc = staged_piece(geo, tile, split, n, inner, chunk);
+        const StagedPiece pc = staged_piece<P, WINDOW>(geo, tile, split, n, inner, chunk);
         const bool active = g < G && j * P < pc.cols && (!WINDOW || (j + 1) * P > pc.lo);
         MaxSum state[P];
 #pragma unroll
@@ -708,11 +712,11 @@ __device__ __forceinline__ void staged_forward(LOAD in, STORE out, float* ws, i6
         }
         merge_pairs<P>(scratch, state, G, L);
         if constexpr (CLUSTER) {
-            merge_team_pairs<P>(ClusterTeam<MaxSum>{post}, scratch, state, G, L, pc.cols, splits);
+            merge_team_pairs<P>(ClusterTeam<MaxSum>{post}, scratch, state, G, L, pc.posts, splits);
         } else if (splits > 1) {
             const GlobalTeam<MaxSum> team{pairs + tile * splits * geo.tile_cols, counters + tile, split, splits,
                                           geo.tile_cols};
-            merge_team_pairs<P>(team, scratch, state, G, L, pc.cols, splits);
+            merge_team_pairs<P>(team, scratch, state, G, L, pc.posts, splits);
         }
         RowScale scale[P];
 #pragma unroll
@@ -801,7 +805,7 @@ __device__ __forceinline__ void staged_backward(LOAD y_in, LOAD dy_in, STORE dx_
     const bool direct = geo.width >= P * (int)sizeof(T);
 
     for (i64 tile = team; tile < geo.tiles; tile += teams) {
-        const StagedPiece pc = staged_piece(geo, tile, split, n, inner, chunk);
+        const StagedPiece pc = staged_piece<P, WINDOW>(geo, tile, split, n, inner, chunk);
         const bool active = g < G && j * P < pc.cols && (!WINDOW || (j + 1) * P > pc.lo);
         float sum[P];
 #pragma unroll
@@ -846,10 +850,10 @@ __device__ __forceinline__ void staged_backward(LOAD y_in, LOAD dy_in, STORE dx_
         merge_groups<P>(scratch, G, L, StagedAdd());
 
         if constexpr (CLUSTER) {
-            merge_team_sums<P>(ClusterTeam<float>{post}, scratch, G, L, pc.cols, splits);
+            merge_team_sums<P>(ClusterTeam<float>{post}, scratch, G, L, pc.posts, splits);
         } else if (splits > 1) {
             float* tile_sums = sums + tile * splits * geo.tile_cols;
-            if (t < pc.cols) tile_sums[split * geo.tile_cols + t] = scratch.column(t);
+            if (t < pc.posts) tile_sums[split * geo.tile_cols + t] = scratch.column(t);
             team_barrier(counters + tile, splits);
             float total[P];
 #pragma unroll
