@@ -27,7 +27,11 @@ from fastsoftmax.benchmark.layouts import copy_gbps
 from fastsoftmax.benchmark.timing import median_ms
 
 
-def placed(shape, dtype, lead: int) -> torch.Tensor:
+def placed(shape, dtype, lead: int, ragged: bool = False) -> torch.Tensor:
+    """A tensor of ``shape`` ``lead`` elements past a 16-byte boundary; ``ragged``: x[..., :-1] of
+    rows one element longer (inner of no whole number of 16-byte pieces, rows that are)."""
+    if ragged:
+        return torch.randn(tuple(shape[:-1]) + (shape[-1] + 1,), device="cuda").to(dtype)[..., :-1]
     numel = torch.Size(shape).numel()
     return torch.randn(numel + 16, device="cuda").to(dtype)[lead : lead + numel].view(shape)
 
@@ -39,23 +43,33 @@ VARIANTS = {
     "in+1 out+1": (1, 1, "strided_staged", {}),
     "in+1 out+0 strided": (1, 0, "strided", {}),
 }
+#: --ragged: inputs x[..., :-1] on their boundaries (inner = shape[-1] - 1), dense outputs
+RAGGED_VARIANTS = {
+    "ragged window": (0, 0, "strided_staged", {}),
+    "ragged narrow": (0, 0, "strided_staged", {"staged_window": False}),
+    "ragged strided": (0, 0, "strided", {}),
+}
 
 
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser()
     parser.add_argument("--shapes", default="32,4096,1024;128,1024,1024")
     parser.add_argument("--dtypes", default="bfloat16,float32")
+    parser.add_argument("--ragged", action="store_true", help="inputs x[..., :-1] (RAGGED_VARIANTS)")
     args = parser.parse_args(argv)
+    variants = RAGGED_VARIANTS if args.ragged else VARIANTS
     for shape in (tuple(int(v) for v in s.split(",")) for s in args.shapes.split(";")):
+        if args.ragged:
+            shape = shape[:-1] + (shape[-1] - 1,)
         for dtype in (getattr(torch, d) for d in args.dtypes.split(",")):
             copy = copy_gbps(dtype)
             size = torch.empty((), dtype=dtype).element_size()
             numel = torch.Size(shape).numel()
             for backward in (False, True):
-                for name, (lead, out_lead, tier, tuning) in VARIANTS.items():
+                for name, (lead, out_lead, tier, tuning) in variants.items():
                     sets = []
                     for _ in range(3):
-                        ins = [placed(shape, dtype, lead) for _ in range(2 if backward else 1)]
+                        ins = [placed(shape, dtype, lead, args.ragged) for _ in range(2 if backward else 1)]
                         sets.append((*ins, placed(shape, dtype, out_lead)))
                     state = {"i": 0}
 
