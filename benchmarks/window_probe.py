@@ -9,7 +9,9 @@ Variants per (shape, dtype, direction):
 * ``aligned window``: the same tensors, window tiles forced (``staged_window=True``);
 * ``in+1 out+0``: inputs one element in, the output on its boundary (stores shifted by shuffles);
 * ``in+1 out+1``: inputs and output one element in (stores unshifted);
-* ``in+1 out+0 strided``: the first case on the "strided" tier.
+* ``in+1 out+0 strided``: the first case on the "strided" tier;
+* ``in+1 out+0 narrow``: the first case on the staged tiles in copies as wide as the pointers allow
+  (``staged_window=False``: 4 bytes in float32, 2 in 16-bit types, the output through shared memory).
 
 Run on a GPU: ``python benchmarks/window_probe.py [--shapes "32,4096,1024;..."] [--dtypes ...]``.
 """
@@ -42,6 +44,7 @@ VARIANTS = {
     "in+1 out+0": (1, 0, "strided_staged", {}),
     "in+1 out+1": (1, 1, "strided_staged", {}),
     "in+1 out+0 strided": (1, 0, "strided", {}),
+    "in+1 out+0 narrow": (1, 0, "strided_staged", {"staged_window": False}),
 }
 #: --ragged: inputs x[..., :-1] on their boundaries (inner = shape[-1] - 1), dense outputs
 RAGGED_VARIANTS = {
