@@ -400,15 +400,17 @@ def test_window_fits_and_tier_choice():
     # off a 16-byte boundary: the window's staged tiles where the inputs share it, else "strided"
     assert strided.choose_tier(*args, aligned=False, window=True) == "strided_staged"
     assert strided.choose_tier(*args, aligned=False, window=False) == "strided"
+    assert strided.window_tiles(torch.bfloat16) and not strided.window_tiles(torch.float32)
     assert strided.choose_tier(32, 4096, 200, torch.bfloat16, False, limits, False, True) == "strided"
     assert strided.choose_tier(*args) == "strided_staged"
-    # where the window tiles measured faster than the strided tier (strided.takes_window)
+    # where the staged tiles measured faster than the strided tier (strided.staged_off_boundary):
+    # 16-bit forward in window tiles, float32 in 4-byte copies, not 16-bit backward
     for dtype, backward, inner, tier in (
         (torch.bfloat16, True, 1024, "strided"),
         (torch.float16, False, 1023, "strided_staged"),
-        (torch.float32, False, 1024, "strided"),
-        (torch.float32, False, 1023, "strided_staged"),
-        (torch.float32, True, 1024, "strided_staged"),
+        (torch.float32, False, 1024, "strided_staged"),
+        (torch.float32, True, 1023, "strided_staged"),
+        (torch.float32, True, 100, "strided"),  # under STAGED_WINDOW_MIN_INNER_BYTES
     ):
         assert strided.choose_tier(32, 4096, inner, dtype, backward, limits, False, True) == tier, (dtype, backward)
 

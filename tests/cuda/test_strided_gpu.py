@@ -569,15 +569,23 @@ def test_window_tiles(shape, lead, dtype):
     # inputs off their 16-byte boundaries, or rows of no whole number of 16-byte pieces: staged in
     # tiles of their window (one CTA a tile, a cluster, a persistent team), chosen by "auto", the
     # output's rows off their boundaries by another amount each (rows of inner elements)
+    from fastsoftmax.backends.cuda import strided, tiers
     from fastsoftmax.backends.cuda.backend import BACKEND
 
     per = 16 // torch.empty((), dtype=dtype).element_size()
     lead %= per
     x = window_view(shape, dtype, lead)
     assert (x.data_ptr() // x.element_size()) % per == lead
-    with recording_loads(BACKEND) as loaded:
+    if not strided.window_tiles(dtype):
+        # float32 copies 4 bytes at a time by default (measured faster): correct, and no window
+        with recording_loads(BACKEND) as loaded:
+            for log in (False, True):
+                run(x, 1, log, None)
+        assert not any(getattr(inst, "window", False) for inst in loaded)
+    forced = tiers.tuned(staged_window=True if not strided.window_tiles(dtype) else None)
+    with recording_loads(BACKEND) as loaded, forced:
         for log in (False, True):
-            for tier in (None, "strided_staged"):  # auto (strided.takes_window), and forced
+            for tier in (None, "strided_staged"):  # auto (strided.staged_off_boundary), and forced
                 run(x, 1, log, tier)
                 # the backward's inputs off their boundaries by one amount (y rounded once, as
                 # check_backward's error bars assume), and by two (the strided tier's plan instead)
@@ -596,10 +604,16 @@ def test_window_tiles(shape, lead, dtype):
 def test_window_tiles_into_outputs_off_their_boundaries(lead, out_lead, dtype):
     # through the backend: every shift between the input's and the output's rows (store_window),
     # outputs poisoned, rows of 16-byte strides and of odd length
+    from fastsoftmax.backends.cuda import tiers
     from fastsoftmax.backends.cuda.backend import BACKEND
 
     per = 16 // torch.empty((), dtype=dtype).element_size()
     lead, out_lead = lead % per, out_lead % per
+    with tiers.tuned(staged_window=True):  # float32 too (its default copies 4 bytes at a time)
+        _window_tiles_into(lead, out_lead, per, dtype, BACKEND)
+
+
+def _window_tiles_into(lead, out_lead, per, dtype, BACKEND):
     for shape, odd in (((3, 900, 1000), False), ((2, 6000, 777), True)):
         x = window_view(shape, dtype, lead)
         out_pitch = shape[2] + out_lead + 1 if odd else None  # each output row off by another amount

@@ -208,35 +208,41 @@ class StagedShape:
         return self.teams * self.splits
 
 
-#: Tiles in the inputs' 16-byte window (strided_staged.cuh's header) take inputs off 16-byte
-#: boundaries, and inner sizes of no whole number of 16-byte pieces, where every input is off by as
-#: much and every input's row stride is a multiple of 16 bytes (window_fits; outputs may be off
-#: their boundaries by another amount each row). Inner sizes under this many
-#: bytes keep the "strided" tier off 16-byte boundaries: a tile's one or two straddling pieces a
-#: row, moved element by element, would be most of its copies
+#: Tiles in the inputs' 16-byte window (strided_staged.cuh's header; 16-bit types, window_tiles) take
+#: inputs off 16-byte boundaries, and inner sizes of no whole number of 16-byte pieces, where every
+#: input is off by as much and every input's row stride is a multiple of 16 bytes (window_fits;
+#: outputs may be off their boundaries by another amount each row). Inputs off their boundaries
+#: over inner sizes under this many bytes keep the "strided" tier (tier choice: unmeasured there, and
+#: a window tile's one or two straddling pieces a row, moved element by element, would be most of
+#: its copies)
 STAGED_WINDOW_MIN_INNER_BYTES = 512
 #: a window tile's row is at most one warp's packs (store_window exchanges them by shuffles)
 STAGED_WINDOW_MAX_PACKS = 32
 
 
-def takes_window(inner: int, dtype: torch.dtype, backward: bool) -> bool:
+def staged_off_boundary(dtype: torch.dtype, backward: bool) -> bool:
     """Whether tier choice sends a call whose inputs are off their 16-byte boundaries (by one amount,
-    rows of whole 16-byte pieces) to the window tiles rather than the "strided" tier. H100, the two
-    alternated in one process (benchmarks/window_probe.py and kernel_breakdown.py, results
-    2026-11-25_h100_s16/window_*.txt), inputs one element in, outputs on their boundaries: 16-bit
-    forward wins everywhere (bf16 (32, 4096, 1024) 0.457 of copy against 0.442, (128, 1024, 1024)
-    0.487 against 0.451, (32, 4096, 1024)[..., 1:] 0.463 against 0.324); float32 backward too (0.553
-    against 0.530, 0.655 against 0.539, 0.574 against 0.415); float32 forward wins on rows of no whole
-    number of 16-byte pieces (0.543 against 0.370) and loses on the others (0.498 against 0.532, 0.524
-    against 0.568); 16-bit backward is level in geomean, losing on two of three (0.431 against 0.451,
-    0.360 against 0.429): it keeps the strided tier. The window tiles' stores are shifted where the
-    output's rows lie otherwise than the inputs' (store_window), and the 16-byte pieces that straddle
-    two tiles are then written by two CTAs: with the output as far off as the inputs the same launch
-    measured 0.66-0.87."""
-    itemsize = CXX_TYPES[dtype][2]
-    if itemsize == 2:
-        return not backward
-    return backward or inner * itemsize % 16 != 0
+    in rows of whole 16-byte pieces) to strided_staged rather than the "strided" tier: 16-bit types
+    in window tiles (``window_tiles``), float32 in 4-byte copies. H100, alternated in one process
+    (benchmarks/window_probe.py, results 2026-11-25_h100_s16/window_probe_*.txt), inputs one element
+    in, outputs on their boundaries, (32, 4096, 1024) and (128, 1024, 1024) over dim 1: float32 in
+    4-byte copies 0.661 and 0.748 of copy forward, 0.644 and 0.749 backward, against the strided
+    tier's 0.532, 0.574, 0.534, 0.548 and the window tiles' 0.499, 0.529, 0.553, 0.667; bf16 forward
+    in window tiles 0.456 and 0.480 against 0.444 and 0.451 (2-byte copies: 0.20-0.22); bf16 backward
+    in window tiles 0.428 and 0.563 against 0.452 and 0.445, and on x[..., :-1] 0.364 and 0.565
+    against 0.405 and 0.402: level in geomean, a loss on the shapes whose tiles take persistent teams,
+    so 16-bit backward keeps the strided tier."""
+    return CXX_TYPES[dtype][2] == 4 or not backward
+
+
+def window_tiles(dtype: torch.dtype) -> bool:
+    """Whether strided_staged lays its tiles in the inputs' 16-byte window where it can (pointers
+    off their boundaries, or inner of no whole number of 16-byte pieces) rather than copying in
+    pieces as wide as the pointers and strides allow: 16-bit types (2-byte copies measured 0.14-0.22
+    of copy, window_probe_*.txt), not float32 (4-byte copies measured faster, on x[..., :-1] of
+    (32, 4096, 1024) too: 0.599 forward and 0.711 backward against the window tiles' 0.520 and
+    0.552)."""
+    return CXX_TYPES[dtype][2] == 2
 
 
 def window_fits(outer: int, n: int, inner: int, strides, itemsize: int) -> str | None:
@@ -374,17 +380,17 @@ def choose_tier(
 ) -> str:
     """``window`` (where ``aligned`` is False): the inputs are off their 16-byte boundaries by one
     amount, and every input's row stride is a multiple of 16 bytes."""
-    windowed = (
+    # inputs off their 16-byte boundaries (a view with a storage offset): the staged tiles where
+    # staged_off_boundary measured them faster (16-bit types in their window, float32 in 4-byte
+    # copies), on inner sizes of STAGED_WINDOW_MIN_INNER_BYTES or more; the strided tier otherwise,
+    # which loads packs it realigns
+    off_boundary = (
         not aligned
         and window
+        and staged_off_boundary(dtype, backward)
         and inner * CXX_TYPES[dtype][2] >= STAGED_WINDOW_MIN_INNER_BYTES
-        and takes_window(inner, dtype, backward)
     )
-    if outer * n * inner < STAGED_MIN_NUMEL or not (aligned or windowed):
-        # a tensor off a 16-byte boundary (a view with a storage offset) leaves strided_staged
-        # narrow copies unless its tiles lie in its window; the strided tier loads packs that it
-        # realigns: H100, (32, 4096, 1024) over dim 1 one element in, bf16 0.50 of copy against
-        # 0.12, float32 0.57 against 0.44
+    if outer * n * inner < STAGED_MIN_NUMEL or not (aligned or off_boundary):
         return "strided"
     if n >= STAGED_MAX_N_WIDE and inner >= 128:
         # a long axis over wide columns splits every tile over a team of CTAs that load, wait and
@@ -392,6 +398,7 @@ def choose_tier(
         # dim 0: 0.38 of copy against 0.34; (1048576, 128): 0.40 against 0.38)
         return "strided"
     limits_args = (limits.smem_per_sm, limits.smem_per_block, limits.sm_count)
+    windowed = window_tiles(dtype) and (off_boundary or inner * CXX_TYPES[dtype][2] % 16 != 0)
     shape = staged_shape(outer, n, inner, dtype, backward, *limits_args, window=windowed)
     return "strided" if shape is None else "strided_staged"
 
@@ -814,7 +821,7 @@ def _build_staged_tiles(load, key):
     broadcast = outer > 1 and any(s[0] == 0 for s in strides[:-1])
     # tiles in the inputs' 16-byte window where a pointer is off its boundary or inner is no whole
     # number of 16-byte pieces, and the strides allow it
-    window = align != 0 or inner * itemsize % 16 != 0
+    window = window_tiles(dtype) and (align != 0 or inner * itemsize % 16 != 0)
     if tuning.staged_window is not None:
         window = tuning.staged_window
     why = window_fits(outer, n, inner, strides, itemsize) if window else None
