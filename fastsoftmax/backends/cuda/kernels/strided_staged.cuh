@@ -613,6 +613,17 @@ __device__ __forceinline__ void stage_piece_rows(const StagedGeometry& geo, cons
     }
 }
 
+// A thread's pack of results for row `row` (at the tile's column 0) to device memory: straight, or
+// shifted into the output's 16-byte boundaries in a window (store_window).
+template <typename T, int P, bool WINDOW>
+__device__ __forceinline__ void store_staged(T* row, const Pack<T, P>& pack, int j, int L, const StagedPiece& pc) {
+    if constexpr (WINDOW) {
+        store_window<T, P>(row, pack, j, L, pc.lo, pc.cols);
+    } else {
+        write_pack_global<T, P>(row + j * P, pack);
+    }
+}
+
 // The (max, sum) pairs of a thread's P columns over `rows` staged rows: the maximum first, then
 // the sum of exp(x - max) in a second walk over shared memory (one exponential per element).
 template <typename T, int P, typename LOAD>
@@ -732,30 +743,18 @@ __device__ __forceinline__ void staged_forward(LOAD in, STORE out, float* ws, i6
                 copy_async_wait();
                 __syncthreads();
             }
-            if constexpr (WINDOW) {
-                // every lane of a row takes part: store_window's shuffle
-                const T* p = stage + j * P;
-                T* dst = out.row(pc.o, k) + pc.c0;
-                for (int r = g; r < rows; r += G) {
-                    float v[P];
-                    in.template convert<P>(read_pack<T, P>(p + r * pitch), v);
-#pragma unroll
-                    for (int i = 0; i < P; ++i) v[i] = normalise<LOG, T>(v[i], scale[i]);
-                    store_window<T, P>(dst + r * out.s1, out.template convert<P>(v), j, L, pc.lo, pc.cols);
-                }
-                continue;
-            }
-            if (direct) {
-                // packs go straight to device memory: as wide there as in shared memory
-                if (active) {
+            if (WINDOW || direct) {
+                // packs go straight to device memory: as wide there as in shared memory (a window's
+                // every lane takes part: store_window's shuffle)
+                if (WINDOW || active) {
                     const T* p = stage + j * P;
-                    T* dst = out.row(pc.o, k) + pc.c0 + j * P;
+                    T* dst = out.row(pc.o, k) + pc.c0;
                     for (int r = g; r < rows; r += G) {
                         float v[P];
                         in.template convert<P>(read_pack<T, P>(p + r * pitch), v);
 #pragma unroll
                         for (int i = 0; i < P; ++i) v[i] = normalise<LOG, T>(v[i], scale[i]);
-                        write_pack_global<T, P>(dst + r * out.s1, out.template convert<P>(v));
+                        store_staged<T, P, WINDOW>(dst + r * out.s1, out.template convert<P>(v), j, L, pc);
                     }
                 }
                 continue;
@@ -885,32 +884,19 @@ __device__ __forceinline__ void staged_backward(LOAD y_in, LOAD dy_in, STORE dx_
                 copy_async_wait();
                 __syncthreads();
             }
-            if constexpr (WINDOW) {
-                const T* py = stage_y + j * P;
-                const T* pdy = stage_dy + j * P;
-                T* dst = dx_out.row(pc.o, k) + pc.c0;
-                for (int r = g; r < rows; r += G) {
-                    float yv[P], dyv[P];
-                    y_in.template convert<P>(read_pack<T, P>(py + r * pitch), yv);
-                    dy_in.template convert<P>(read_pack<T, P>(pdy + r * pitch), dyv);
-#pragma unroll
-                    for (int i = 0; i < P; ++i) yv[i] = input_grad<LOG>(yv[i], dyv[i], total[i]);
-                    store_window<T, P>(dst + r * dx_out.s1, dx_out.template convert<P>(yv), j, L, pc.lo, pc.cols);
-                }
-                continue;
-            }
-            if (direct) {
-                if (active) {
+            if (WINDOW || direct) {
+                // a window's every lane takes part (store_window's shuffle)
+                if (WINDOW || active) {
                     const T* py = stage_y + j * P;
                     const T* pdy = stage_dy + j * P;
-                    T* dst = dx_out.row(pc.o, k) + pc.c0 + j * P;
+                    T* dst = dx_out.row(pc.o, k) + pc.c0;
                     for (int r = g; r < rows; r += G) {
                         float yv[P], dyv[P];
                         y_in.template convert<P>(read_pack<T, P>(py + r * pitch), yv);
                         dy_in.template convert<P>(read_pack<T, P>(pdy + r * pitch), dyv);
 #pragma unroll
                         for (int i = 0; i < P; ++i) yv[i] = input_grad<LOG>(yv[i], dyv[i], total[i]);
-                        write_pack_global<T, P>(dst + r * dx_out.s1, dx_out.template convert<P>(yv));
+                        store_staged<T, P, WINDOW>(dst + r * dx_out.s1, dx_out.template convert<P>(yv), j, L, pc);
                     }
                 }
                 continue;
