@@ -57,17 +57,18 @@ def parse_tunings(spec: str | None) -> list[dict]:
 
 
 def tuned(fn, fields: dict):
-    """``fn`` called under ``tiers.tuned(**fields)``, from no cached plans at its first call; a field
-    ``tier`` forces that tier of the CUDA backend instead (``dispatch.forced``)."""
+    """``fn`` called under ``tiers.tuned(**fields)``, from no cached plans at its first call; fields
+    ``backend`` and ``tier`` force that backend ("cuda" by default) and tier (``dispatch.forced``)."""
     state = {"fresh": True}
     fields = dict(fields)
     tier = fields.pop("tier", None)
+    backend = fields.pop("backend", "cuda" if tier else None)
 
     def call(*args):
         if state["fresh"]:
             BACKEND.clear_plans()
             state["fresh"] = False
-        with tiers.tuned(**fields), dispatch.forced("cuda", tier) if tier else contextlib.nullcontext():
+        with tiers.tuned(**fields), dispatch.forced(backend, tier) if backend else contextlib.nullcontext():
             return fn(*args)
 
     return call
@@ -88,7 +89,8 @@ def main(argv=None) -> int:
     parser.add_argument("--directions", default="forward,backward")
     parser.add_argument("--calls", type=int, default=20)
     parser.add_argument(
-        "--tunings", help="';'-separated tiers.Tuning settings (or tier=NAME) to time fastsoftmax under too"
+        "--tunings",
+        help="';'-separated tiers.Tuning settings (or tier=NAME, backend=NAME) to time fastsoftmax under too",
     )
     parser.add_argument("--no-compile", action="store_true", help="leave out torch.compile")
     args = parser.parse_args(argv)
