@@ -133,13 +133,13 @@ def resolve(
     backward: bool,
     aligned: bool = True,
     stepped: bool = False,
-    window: bool = False,
+    window: bool = True,
 ):
     """``(backend_object_or_None, tier)`` for a problem; None means torch computes it. ``aligned``:
     every tensor of the call starts on a 16-byte boundary and has unit stride along inner (tier
     choice may depend on it); ``stepped``: an input has a step along inner (then not ``aligned``);
-    ``window``: not ``aligned``, but the inputs are off their boundaries by one amount, every
-    tensor has unit stride along inner and row strides of whole 16-byte pieces."""
+    ``window``: every input's rows start at one 16-byte phase (the inputs' pointers share it, their
+    row strides are whole 16-byte pieces), every tensor with unit stride along inner."""
     override = _OVERRIDE.get()
     index = _device_index(device)
     if override is not None:
@@ -153,7 +153,9 @@ def resolve(
                 f"(outer={outer}, n={n}, inner={inner}) {dtype}"
             )
         return backend, tier
-    name = _choose_backend(requested, device.type, device.index, dtype, outer, n, inner, backward, aligned, stepped)
+    name = _choose_backend(
+        requested, device.type, device.index, dtype, outer, n, inner, backward, aligned, stepped, window
+    )
     if name == "torch":
         return None, None
     backend = _require(name, device)
@@ -177,7 +179,7 @@ def _choose_tier(
     backward: bool,
     device_index: int,
     aligned: bool,
-    window: bool = False,
+    window: bool = True,
 ) -> str:
     return kernel_backend(name).choose_tier(outer, n, inner, dtype, backward, device_index, aligned, window)
 
@@ -197,6 +199,15 @@ def _require(name: str, device: torch.device):
 #: against 0.33-0.38; inner 16 level or slower (float32 backward 0.30 against 0.33); 32 and wider
 #: 0.10-0.24 against 0.28-0.37
 STEPPED_TRITON_MAX_INNER = 8
+#: 16-bit inputs whose rows lie at different 16-byte phases (row strides of no whole number of
+#: 16-byte pieces, e.g. NCHW over C with an odd H x W): reduced axes up to this long (forward,
+#: backward) go to Triton, whose tile tier holds them (its MAX_TILE, MAX_TILE_BACKWARD over a 32-byte
+#: sector of columns), longer ones to the CUDA strided tier. H100 (results
+#: 2026-11-25_h100_s16/odd_rows_*.txt): bf16 (16, 21, 513, 513) over dim 1 Triton 0.554 of copy
+#: forward and 0.677 backward, against the CUDA staged tiles' 2-byte copies 0.242 and 0.241 and the
+#: strided tier's 0.181 and 0.203 (torch.compile 0.833 and 0.966); (32, 4096, 1023) Triton 0.284
+#: and 0.363, strided 0.340 and 0.428, staged 0.205 and 0.140
+STAGGERED_TRITON_MAX_N = {False: 2048, True: 1024}
 
 
 @functools.lru_cache(maxsize=8192)
@@ -211,6 +222,7 @@ def _choose_backend(
     backward,
     aligned: bool = True,
     stepped: bool = False,
+    window: bool = True,
 ) -> str:
     if requested != "auto":
         return requested
@@ -230,6 +242,10 @@ def _choose_backend(
         preferred = "cuda"
         if stepped and inner <= STEPPED_TRITON_MAX_INNER:
             preferred = "triton"
+    if inner > 1 and not stepped and not window and dtype.itemsize == 2:
+        # 16-bit rows at different 16-byte phases: Triton where its tiles hold the reduced axis
+        # (one read), the CUDA strided tier elsewhere (strided.choose_tier)
+        preferred = "triton" if n <= STAGGERED_TRITON_MAX_N[backward] else "cuda"
     candidates = [preferred] if preferred else []
     candidates += [name for name in ("triton", "cuda") if name not in candidates]
     for name in candidates:

@@ -156,11 +156,11 @@ def _window_aligned(inputs: tuple, output: torch.Tensor) -> bool:
 
 def _resolve(backend: str, backward: bool, inputs: tuple, output: torch.Tensor):
     """``(kernel backend or None, tier, aligned)`` for a call's canonical views: ``aligned`` as
-    ``_packable``; an input with a step along inner is chosen for as such (``stepped``), and inputs
-    off their boundaries that the staged tiles' window takes (``window``)."""
+    ``_packable``; an input with a step along inner is chosen for as such (``stepped``), and so are
+    inputs whose rows start at one 16-byte phase (``window``, ``_window_aligned``)."""
     first = inputs[0]
     aligned, stepped = _packable(*inputs, output), not _layout.unit_inner(*inputs)
-    window = not aligned and not stepped and _window_aligned(inputs, output)
+    window = not stepped and _window_aligned(inputs, output)
     kernel_backend, tier = dispatch.resolve(
         backend, first.device, first.dtype, *first.shape, backward, aligned, stepped, window
     )

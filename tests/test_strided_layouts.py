@@ -9,6 +9,7 @@ import torch
 from reference import DEVICE, check_backward, check_forward, softmax64
 
 import fastsoftmax
+from fastsoftmax import dispatch
 from fastsoftmax.backends.cuda import strided
 
 H100 = dict(smem_per_sm=228 * 1024, smem_per_block=227 * 1024, sm_count=132)
@@ -220,12 +221,38 @@ def test_staged_widths():
     assert strided.staged_widths(s, 2, 300, 200, ((60000, 200, 1), (60000, 200, 1)), 4) == (False, 16)
 
 
-def test_tensors_off_a_16_byte_boundary_take_the_strided_tier():
+def test_tensors_whose_rows_lie_at_several_phases_take_the_strided_tier():
     from types import SimpleNamespace
 
     limits = SimpleNamespace(**H100)
-    assert strided.choose_tier(32, 4096, 1024, torch.bfloat16, False, limits) == "strided_staged"
-    assert strided.choose_tier(32, 4096, 1024, torch.bfloat16, False, limits, aligned=False) == "strided"
+    args = (32, 4096, 1024, torch.bfloat16, False, limits)
+    assert strided.choose_tier(*args) == "strided_staged"
+    # off a 16-byte boundary, rows at different phases: the staged tiles would copy 2 bytes at a time
+    assert strided.choose_tier(*args, aligned=False, window=False) == "strided"
+    # on its boundary, rows at different phases (row strides of no whole number of 16-byte pieces)
+    assert strided.choose_tier(*args, aligned=True, window=False) == "strided"
+    # float32 copies 4 bytes at a time there (measured faster than the strided tier)
+    assert strided.choose_tier(32, 4096, 1023, torch.float32, False, limits, True, False) == "strided_staged"
+
+
+def test_staggered_16_bit_rows_go_to_triton_where_its_tiles_hold_the_axis(monkeypatch):
+    dispatch.clear_caches()
+    monkeypatch.setattr(dispatch, "unavailable_reason", lambda name, device_type, index: None)
+    monkeypatch.setattr(dispatch, "_table_choice", lambda *args: "cuda")
+    try:
+        for n, backward, dtype, name in (
+            (21, False, torch.bfloat16, "triton"),
+            (2048, False, torch.float16, "triton"),
+            (2049, False, torch.bfloat16, "cuda"),
+            (1025, True, torch.bfloat16, "cuda"),
+            (21, False, torch.float32, "cuda"),  # float32's 4-byte copies
+        ):
+            args = ("auto", "cuda", 0, dtype, 16, n, 263169, backward)
+            assert dispatch._choose_backend(*args, True, False, False) == name, (n, backward, dtype)
+            assert dispatch._choose_backend(*args, True, False, True) == "cuda"  # rows in one phase
+    finally:
+        monkeypatch.undo()
+        dispatch.clear_caches()
 
 
 def _views():

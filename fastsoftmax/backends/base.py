@@ -49,13 +49,13 @@ class Backend(Protocol):
         backward: bool,
         device_index: int | None = None,
         aligned: bool = True,
-        window: bool = False,
+        window: bool = True,
     ) -> str:
         """The tier this backend would run for the problem on CUDA device ``device_index`` (None:
         the current device; -1: no GPU, as under the interpreter); ``aligned``: every tensor of
-        the call starts on a 16-byte boundary and has unit stride along inner; ``window`` (where not
-        ``aligned``): the inputs are off their boundaries by one amount, with unit stride along
-        inner and every row stride a multiple of 16 bytes."""
+        the call starts on a 16-byte boundary and has unit stride along inner; ``window``: every
+        input's rows start at one 16-byte phase (the inputs' pointers share it, their row strides
+        are whole 16-byte pieces) and every tensor has unit stride along inner."""
 
     def supports(
         self,

@@ -631,3 +631,35 @@ def _window_tiles_into(lead, out_lead, per, dtype, BACKEND):
             dx.fill_(float("nan"))
             BACKEND.backward(ref, other, dx, log, "strided_staged")
             check_backward(dx, x, other, 1, log)
+
+
+@pytest.mark.parametrize("dtype", DTYPES, ids=str)
+@pytest.mark.parametrize("shape,backend", [((2, 21, 33, 31), "triton"), ((2, 3000, 1023), "cuda")])
+def test_rows_at_several_phases(shape, backend, dtype, monkeypatch):
+    # row strides of no whole number of 16-byte pieces (an odd H x W under NCHW over C): 16-bit
+    # types go to Triton where its tiles hold the axis, else to the strided tier; float32 stays on
+    # the staged tiles' 4-byte copies
+    from fastsoftmax.backends.cuda import strided
+
+    if dtype == torch.float32:
+        backend = "cuda"
+    chosen = []
+    original = dispatch.resolve
+
+    def recording(*args, **kwargs):
+        result = original(*args, **kwargs)
+        chosen.append(result)
+        return result
+
+    monkeypatch.setattr(dispatch, "resolve", recording)
+    x = rand(shape, dtype)
+    for log in (False, True):
+        op = fastsoftmax.log_softmax if log else fastsoftmax.softmax
+        check_forward(op(x, 1), x, 1, log)  # auto
+        leaf, dy = x.detach().requires_grad_(), rand(shape, dtype)
+        (dx,) = torch.autograd.grad(op(leaf, 1), leaf, dy)
+        check_backward(dx, x, dy, 1, log)
+    first = chosen[0]
+    assert first[0].name == backend, first
+    if backend == "cuda":
+        assert first[1] == ("strided" if strided.window_tiles(dtype) else "strided_staged"), first

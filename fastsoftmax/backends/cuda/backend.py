@@ -93,7 +93,7 @@ class CudaBackend:
         backward: bool,
         device_index: int | None = None,
         aligned: bool = True,
-        window: bool = False,
+        window: bool = True,
     ) -> str:
         return tiers.choose_tier(outer, n, inner, dtype, backward, self.limits(device_index), aligned, window)
 

@@ -376,10 +376,18 @@ def choose_tier(
     backward: bool,
     limits,
     aligned: bool = True,
-    window: bool = False,
+    window: bool = True,
 ) -> str:
-    """``window`` (where ``aligned`` is False): the inputs are off their 16-byte boundaries by one
-    amount, and every input's row stride is a multiple of 16 bytes."""
+    """``window``: every input's rows start at one 16-byte phase (the inputs' pointers share it,
+    their row strides are whole 16-byte pieces), unit steps along inner."""
+    itemsize = CXX_TYPES[dtype][2]
+    if aligned and not window and itemsize == 2:
+        # 16-bit rows at different 16-byte phases (row strides of no whole number of pieces, e.g.
+        # (32, 4096, 1023) over dim 1): the staged tiles would copy 2 bytes at a time. H100
+        # (results 2026-11-25_h100_s16/odd_rows_*.txt): bf16 (32, 4096, 1023) 0.205 of copy forward
+        # and 0.140 backward staged, 0.340 and 0.428 on the strided tier (the dispatcher gives the
+        # axes Triton's tiles hold to Triton: dispatch.STAGGERED_TRITON_MAX_N)
+        return "strided"
     # inputs off their 16-byte boundaries (a view with a storage offset): the staged tiles where
     # staged_off_boundary measured them faster (16-bit types in their window, float32 in 4-byte
     # copies), on inner sizes of STAGED_WINDOW_MIN_INNER_BYTES or more; the strided tier otherwise,
@@ -388,7 +396,7 @@ def choose_tier(
         not aligned
         and window
         and staged_off_boundary(dtype, backward)
-        and inner * CXX_TYPES[dtype][2] >= STAGED_WINDOW_MIN_INNER_BYTES
+        and inner * itemsize >= STAGED_WINDOW_MIN_INNER_BYTES
     )
     if outer * n * inner < STAGED_MIN_NUMEL or not (aligned or off_boundary):
         return "strided"
@@ -398,7 +406,7 @@ def choose_tier(
         # dim 0: 0.38 of copy against 0.34; (1048576, 128): 0.40 against 0.38)
         return "strided"
     limits_args = (limits.smem_per_sm, limits.smem_per_block, limits.sm_count)
-    windowed = window_tiles(dtype) and (off_boundary or inner * CXX_TYPES[dtype][2] % 16 != 0)
+    windowed = window_tiles(dtype) and (off_boundary or inner * itemsize % 16 != 0)
     shape = staged_shape(outer, n, inner, dtype, backward, *limits_args, window=windowed)
     return "strided" if shape is None else "strided_staged"
 

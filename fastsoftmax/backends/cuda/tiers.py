@@ -364,7 +364,7 @@ def choose_tier(
     backward: bool,
     limits: Limits,
     aligned: bool = True,
-    window: bool = False,
+    window: bool = True,
 ) -> str:
     if inner > 1:
         # on the default geometry: the dispatcher caches this choice per problem, not per tuning (a

@@ -170,7 +170,7 @@ class TritonBackend:
         backward: bool,
         device_index: int | None = None,
         aligned: bool = True,
-        window: bool = False,
+        window: bool = True,
     ) -> str:
         if device_index is None:
             device_index = torch.cuda.current_device() if torch.cuda.is_available() else -1
