@@ -262,8 +262,11 @@ def main() -> int:
             values = {"staged_columns": True}
             failures += run_and_report(tier, lambda: run_tuned("strided_staged", values, COLUMN_PROBLEMS))
             continue
-        if tier == "strided_window":  # the window tiles alone
+        if tier == "strided_window":  # the window tiles alone; float32's only where forced
             failures += run_and_report(tier, lambda: run_tier("strided_staged", WINDOW_PROBLEMS))
+            values = {"staged_window": True}
+            label = f"{tier} (staged_window=True)"
+            failures += run_and_report(label, lambda: run_tuned("strided_staged", values, WINDOW_PROBLEMS))
             continue
         failures += run_and_report(tier, run_ladder if tier == "ladder" else lambda: run_tier(tier))
         for values, problems in TUNED_RUNS.get(tier, []):

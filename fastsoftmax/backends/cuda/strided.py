@@ -776,45 +776,41 @@ def _build_staged(load, key):
         if not facts.cluster_launch:
             why = f"the column kernels need thread-block clusters (sm_90+), not {facts.arch}"
         if why is None:
-            return _columns_or_staged(_build_columns(load, key), load, key)
+            # the column kernels' plan for calls on 16-byte boundaries, the staged tiles' for the rest
+            fallback = lambda: _build_staged_tiles(load, key)  # noqa: E731
+            return _plan_or_fallback(_build_columns(load, key), _on_16_byte_boundaries, fallback)
         if tuning.staged_columns:
             raise ValueError(f"strided_staged: staged_columns=True, but {why}")
     return _build_staged_tiles(load, key)
 
 
-def _columns_or_staged(columns, load, key):
-    """The column kernels' plan for calls on 16-byte boundaries, the staged tiles' for the rest
-    (built on the first such call)."""
-    staged = []
+def _plan_or_fallback(plan, takes, fallback):
+    """``plan`` for calls whose pointers ``takes(pointers)`` accepts, the plan ``fallback()`` builds
+    for the rest (built on the first such call)."""
+    built = []
 
     def run(pointers, stream):
-        bits = 0
-        for pointer in pointers:
-            bits |= pointer
-        if bits & 15 == 0:
-            columns(pointers, stream)
+        if takes(pointers):
+            plan(pointers, stream)
             return
-        if not staged:
-            staged.append(_build_staged_tiles(load, key))
-        staged[0](pointers, stream)
+        if not built:
+            built.append(fallback())
+        built[0](pointers, stream)
 
     return run
 
 
-def _window_or_strided(window, load, key):
-    """The window tiles' plan for calls whose inputs are off their 16-byte boundaries by one amount
-    (every forward call), the "strided" tier's for the rest (built on the first such call)."""
-    strided = []
+def _on_16_byte_boundaries(pointers) -> bool:
+    bits = 0
+    for pointer in pointers:
+        bits |= pointer
+    return bits & 15 == 0
 
-    def run(pointers, stream):
-        if len({pointer & 15 for pointer in pointers[:-1]}) == 1:
-            window(pointers, stream)
-            return
-        if not strided:
-            strided.append(build(load, ("strided",) + key[1:]))
-        strided[0](pointers, stream)
 
-    return run
+def _inputs_in_one_phase(pointers) -> bool:
+    """Whether the inputs (every pointer but the output's, the last) are off their 16-byte
+    boundaries by one amount: always in a forward call."""
+    return len({pointer & 15 for pointer in pointers[:-1]}) == 1
 
 
 def _build_staged_tiles(load, key):
@@ -921,4 +917,7 @@ def _build_staged_tiles(load, key):
             kernel.launch(shape.grid, stream, pointers + (scratch.data_ptr(),) + tail(width_of(pointers)))
             del scratch  # only now: the allocator reuses it in stream order, after our kernel
 
-    return _window_or_strided(run, load, key) if window else run
+    if not window:
+        return run
+    # inputs off their boundaries by two amounts (a backward's y and dy): the strided tier's plan
+    return _plan_or_fallback(run, _inputs_in_one_phase, lambda: build(load, ("strided",) + key[1:]))
