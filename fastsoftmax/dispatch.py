@@ -206,7 +206,8 @@ STEPPED_TRITON_MAX_INNER = 8
 #: 2026-11-25_h100_s16/odd_rows_*.txt): bf16 (16, 21, 513, 513) over dim 1 Triton 0.554 of copy
 #: forward and 0.677 backward, against the CUDA staged tiles' 2-byte copies 0.242 and 0.241 and the
 #: strided tier's 0.181 and 0.203 (torch.compile 0.833 and 0.966); (32, 4096, 1023) Triton 0.284
-#: and 0.363, strided 0.340 and 0.428, staged 0.205 and 0.140
+#: and 0.363, strided 0.340 and 0.428, staged 0.205 and 0.140; the staged tiles with each row in its
+#: window measured 0.313 and 0.427, and 0.349 and 0.344 (results 2026-11-25_h100_s17/odd_rows_window.txt)
 STAGGERED_TRITON_MAX_N = {False: 2048, True: 1024}
 
 

@@ -255,6 +255,36 @@ def test_staggered_16_bit_rows_go_to_triton_where_its_tiles_hold_the_axis(monkey
         dispatch.clear_caches()
 
 
+def test_triton_tiles_of_scalar_loads():
+    # rows at several 16-byte phases load element by element: few-class axes take tiles of whole
+    # columns a thread (triton.SCALAR_TILE_*); vector loads, longer axes and narrow inner keep theirs
+    from fastsoftmax.backends import triton as tb
+
+    def blocks(n, inner, itemsize, scalar, backward=False):
+        config = dict(tb.plan("tile", 16, n, inner, itemsize, backward, 132, False, scalar)["configs"][0])
+        return config["BLOCK_O"], config["BLOCK_I"], config["num_warps"]
+
+    assert blocks(21, 263169, 2, True) == (1, 128, 4)
+    assert blocks(21, 263169, 2, True, backward=True) == (1, 128, 4)
+    assert blocks(21, 263169, 4, True) == (1, 128, 8)
+    assert blocks(64, 4097, 2, True) == (1, 64, 4)
+    assert blocks(64, 4097, 4, True) == (1, 128, 16)
+    for n, inner, scalar in ((21, 263168, False), (150, 16129, True), (16, 4097, True), (21, 100, True)):
+        assert blocks(n, inner, 2, scalar) == blocks(n, inner, 2, False), (n, inner, scalar)
+
+
+@pytest.mark.parametrize("dtype", [torch.float32, torch.bfloat16], ids=str)
+def test_triton_scalar_tiles(dtype):
+    # NCHW over C with an odd H x W (rows at several phases), through the public API, poisoned outputs
+    x = (torch.randn(2, 21, 11, 13, device=DEVICE) * 3).to(dtype)
+    for log in (False, True):
+        op = fastsoftmax.log_softmax if log else fastsoftmax.softmax
+        check_forward(op(x, 1, backend="triton"), x, 1, log)
+        leaf, dy = x.detach().requires_grad_(), torch.randn(x.shape, device=DEVICE).to(dtype)
+        (dx,) = torch.autograd.grad(op(leaf, 1, backend="triton"), leaf, dy)
+        check_backward(dx, x, dy, 1, log)
+
+
 def _views():
     base = torch.randn(6, 24, 10, device=DEVICE) * 3
     yield "contiguous", base
@@ -402,8 +432,8 @@ def test_broadcast_inputs(case, dtype, monkeypatch):
     "outer,n,inner", [(32, 4096, 1023), (32, 4096, 1024), (3, 5000, 600), (2, 40000, 520), (400, 64, 2048)]
 )
 def test_window_geometry(outer, n, inner, dtype, backward):
-    # tiles in the inputs' 16-byte window: 16-byte packs whatever inner is, tiles of whole 128-byte
-    # lines of at most one warp's packs, and enough of them for inner plus the most lead elements
+    # rows staged in their 16-byte windows: 16-byte packs whatever inner is, tiles of whole 128-byte
+    # lines of at most one warp's packs, each staged row one 16-byte piece longer than its tile
     itemsize = torch.empty((), dtype=dtype).element_size()
     shape = strided.staged_shape(outer, n, inner, dtype, backward, **H100, clustered=True, window=True)
     assert shape is not None and shape.pack * itemsize == 16
@@ -413,16 +443,17 @@ def test_window_geometry(outer, n, inner, dtype, backward):
     assert shape.tiles == outer * -(-(inner + shape.pack - 1) // shape.tile_cols)
     assert shape.splits * shape.chunk >= n > (shape.splits - 1) * shape.chunk
     assert shape.smem <= H100["smem_per_block"]
+    tensors = 2 if backward else 1
+    assert shape.smem >= tensors * shape.stage_rows * (shape.tile_cols + shape.pack) * itemsize
 
 
 def test_window_fits_and_tier_choice():
     limits = fastsoftmax.backends.cuda.tiers.H100_LIMITS
     dense = lambda outer, n, inner, pitch=None: ((n * (pitch or inner), pitch or inner, 1),) * 2  # noqa: E731
-    assert strided.window_fits(32, 4096, 1023, dense(32, 4096, 1023, 1024), 2) is None
-    assert "16 bytes" in strided.window_fits(32, 4096, 1023, dense(32, 4096, 1023), 2)  # input rows of 2046 bytes
-    assert strided.window_fits(32, 4096, 1023, dense(32, 4096, 1023, 1024)[:1] + dense(32, 4096, 1023)[:1], 2) is None
-    assert "under" in strided.window_fits(32, 4096, 200, dense(32, 4096, 200), 2)  # 400 bytes
-    assert "steps" in strided.window_fits(32, 4096, 1024, ((8 << 20, 2048, 2), (4 << 20, 1024, 1)), 2)
+    assert strided.window_fits(1023, dense(32, 4096, 1023, 1024), 2) is None
+    assert strided.window_fits(1023, dense(32, 4096, 1023), 2) is None  # rows of 2046 bytes: each its phase
+    assert "under" in strided.window_fits(200, dense(32, 4096, 200), 2)  # 400 bytes
+    assert "steps" in strided.window_fits(1024, ((8 << 20, 2048, 2), (4 << 20, 1024, 1)), 2)
     args = (32, 4096, 1024, torch.bfloat16, False, limits)
     # off a 16-byte boundary: the window's staged tiles where the inputs share it, else "strided"
     assert strided.choose_tier(*args, aligned=False, window=True) == "strided_staged"

@@ -245,18 +245,14 @@ def window_tiles(dtype: torch.dtype) -> bool:
     return CXX_TYPES[dtype][2] == 2
 
 
-def window_fits(outer: int, n: int, inner: int, strides, itemsize: int) -> str | None:
-    """Why strided_staged cannot lay the tiles of tensors of these strides ((s0, s1, s2) each, the
-    output's last) in the inputs' 16-byte window (None: it can, given inputs off their boundaries by
-    one amount)."""
+def window_fits(inner: int, strides, itemsize: int) -> str | None:
+    """Why strided_staged cannot stage the rows of tensors of these strides ((s0, s1, s2) each, the
+    output's last) in their 16-byte windows (None: it can, whatever their pointers and row strides)."""
     if inner * itemsize < STAGED_WINDOW_MIN_INNER_BYTES:
         return f"inner {inner} is under {STAGED_WINDOW_MIN_INNER_BYTES} bytes"
-    for s0, s1, s2 in strides:
+    for _, _, s2 in strides:
         if s2 != 1:
             return f"a tensor steps by {s2} along inner"
-    for s0, s1, _ in strides[:-1]:
-        if (outer > 1 and s0 * itemsize % 16) or (n > 1 and s1 * itemsize % 16):
-            return f"an input's row stride ({s0}, {s1}) is not a multiple of 16 bytes"
     return None
 
 
@@ -292,9 +288,9 @@ def staged_shape(
     most staged_max_cluster CTAs, a power of two, is one cluster, a tile a team, where a tile fits
     in that many CTAs (past STAGED_FILL_CLUSTER, where the clusters fill the GPU too); otherwise the
     persistent team shape. ``max_cluster`` forces that most (then wherever a tile fits);
-    ``broadcast``: an input has stride 0 along outer; ``window``: tiles in the inputs' 16-byte
-    window (16-byte packs, at most STAGED_WINDOW_MAX_PACKS a row, and as many tiles as the most
-    elements before the inputs' first boundary make)."""
+    ``broadcast``: an input has stride 0 along outer; ``window``: rows staged in their 16-byte
+    windows (16-byte packs, at most STAGED_WINDOW_MAX_PACKS a tile's row, one 16-byte piece more a
+    staged row)."""
     if inner <= 1:
         return None
     ctas = ctas_per_sm or STAGED_CTAS_PER_SM
@@ -306,7 +302,7 @@ def staged_shape(
     per_tensor = (budget - scratch) // tensors // 16 * 16
     resident = sm_count * ctas
     line = 128 // itemsize
-    reach = inner + (pack - 1 if window else 0)  # the columns the tiles of an outer index span
+    extra = pack if window else 0  # a window's staged row: one 16-byte piece more than its tile
     if inner <= line and not window:
         tile_cols = inner
     else:
@@ -317,15 +313,16 @@ def staged_shape(
         while (
             2 * tile_cols <= widest
             and tile_cols < inner
-            and n * 2 * tile_cols * itemsize <= per_tensor
-            and outer * -(-reach // (2 * tile_cols)) >= resident
+            and n * (2 * tile_cols + extra) * itemsize <= per_tensor
+            and outer * -(-inner // (2 * tile_cols)) >= resident
         ):
             tile_cols *= 2
         if not window:
             tile_cols = min(tile_cols, inner)
-    tiles = outer * -(-reach // tile_cols)
-    rows_fit = per_tensor // (tile_cols * itemsize)
-    stage = lambda rows: -(-rows * tile_cols * itemsize // 16) * 16  # noqa: E731
+    # a window's tiles may keep to the inputs' phase: as many as inner and the most lead elements make
+    tiles = outer * -(-(inner + (pack - 1 if window else 0)) // tile_cols)
+    rows_fit = per_tensor // ((tile_cols + extra) * itemsize)
+    stage = lambda rows: -(-rows * (tile_cols + extra) * itemsize // 16) * 16  # noqa: E731
     if rows_fit >= n:
         return StagedShape(pack, tile_cols, n, n, 1, tiles, tiles, tensors * stage(n) + scratch)
     most_rows = rows_fit // STAGED_CHUNK_ALIGN * STAGED_CHUNK_ALIGN
@@ -383,10 +380,13 @@ def choose_tier(
     itemsize = CXX_TYPES[dtype][2]
     if aligned and not window and itemsize == 2:
         # 16-bit rows at different 16-byte phases (row strides of no whole number of pieces, e.g.
-        # (32, 4096, 1023) over dim 1): the staged tiles would copy 2 bytes at a time. H100
-        # (results 2026-11-25_h100_s16/odd_rows_*.txt): bf16 (32, 4096, 1023) 0.205 of copy forward
-        # and 0.140 backward staged, 0.340 and 0.428 on the strided tier (the dispatcher gives the
-        # axes Triton's tiles hold to Triton: dispatch.STAGGERED_TRITON_MAX_N)
+        # (32, 4096, 1023) over dim 1): the staged tiles would copy 2 bytes at a time, or, in their
+        # windows, shift every row's reads and stores. H100 (results 2026-11-25_h100_s16/odd_rows_*.txt
+        # and 2026-11-25_h100_s17/odd_rows_window.txt): bf16 (32, 4096, 1023) 0.205 of copy forward
+        # and 0.140 backward staged in 2-byte copies, 0.349 and 0.344 in windows, 0.326-0.340 and
+        # 0.413-0.428 on the strided tier; (16, 21, 513, 513) 0.313 and 0.427 in windows (Triton 0.553
+        # and 0.676: the dispatcher gives the axes Triton's tiles hold to Triton,
+        # dispatch.STAGGERED_TRITON_MAX_N)
         return "strided"
     # inputs off their 16-byte boundaries (a view with a storage offset): the staged tiles where
     # staged_off_boundary measured them faster (16-bit types in their window, float32 in 4-byte
@@ -807,12 +807,6 @@ def _on_16_byte_boundaries(pointers) -> bool:
     return bits & 15 == 0
 
 
-def _inputs_in_one_phase(pointers) -> bool:
-    """Whether the inputs (every pointer but the output's, the last) are off their 16-byte
-    boundaries by one amount: always in a forward call."""
-    return len({pointer & 15 for pointer in pointers[:-1]}) == 1
-
-
 def _build_staged_tiles(load, key):
     tier, dtype, outer, n, inner, strides, log, backward, align, dev, tuning = key
     facts = device_facts(dev)
@@ -828,7 +822,7 @@ def _build_staged_tiles(load, key):
     window = window_tiles(dtype) and (align != 0 or inner * itemsize % 16 != 0)
     if tuning.staged_window is not None:
         window = tuning.staged_window
-    why = window_fits(outer, n, inner, strides, itemsize) if window else None
+    why = window_fits(inner, strides, itemsize) if window else None
     if why is not None and tuning.staged_window:
         raise ValueError(f"strided_staged: staged_window=True, but {why}")
     window = window and why is None
@@ -887,9 +881,19 @@ def _build_staged_tiles(load, key):
     workspace = counter_words + shape.tiles * shape.splits * shape.tile_cols * (1 if backward else 2)
 
     outer_fastest = int(STAGED_OUTER_FASTEST_WHEN_BROADCAST and broadcast)
+    # window tiles keep to the output's columns, so that its rows on their boundaries take straight
+    # stores, unless its rows are off theirs and the inputs' rows share one phase: then to the inputs'
+    # phase (unshifted reads; strided_staged.cuh's header)
+    out_rows_aligned = _rows_on_boundaries(strides[-1], itemsize, outer, n)
+    in_rows_aligned = all(_rows_on_boundaries(s, itemsize, outer, n) for s in strides[:-1])
 
-    def tail(width: int) -> tuple:
-        geometry = shape.tile_cols | width << 16 | outer_fastest << 31 | shape.stage_rows << 32
+    def lead_of(pointers) -> int:
+        if not window or (out_rows_aligned and pointers[-1] & 15 == 0):
+            return 0
+        return int(in_rows_aligned and len({pointer & 15 for pointer in pointers[:-1]}) == 1)
+
+    def tail(width: int, lead: int) -> tuple:
+        geometry = shape.tile_cols | width << 16 | lead << 30 | outer_fastest << 31 | shape.stage_rows << 32
         return middle + (geometry, shape.chunk, shape.splits)
 
     def width_of(pointers) -> int:
@@ -902,10 +906,10 @@ def _build_staged_tiles(load, key):
         # one tile a team: no workspace (a cluster exchanges through distributed shared memory)
 
         def run(pointers, stream):
-            width = width_of(pointers)
-            go = launchers.get(width)
+            form = (width_of(pointers), lead_of(pointers))
+            go = launchers.get(form)
             if go is None:
-                go = launchers[width] = kernel.bound(shape.grid, (0,) + tail(width))
+                go = launchers[form] = kernel.bound(shape.grid, (0,) + tail(*form))
             go(pointers, stream)
 
     else:
@@ -914,10 +918,14 @@ def _build_staged_tiles(load, key):
             # counters cleared per call: concurrent calls on other streams never share them
             scratch = torch.empty(workspace, dtype=torch.float32, device=device)
             scratch[:counter_words].zero_()
-            kernel.launch(shape.grid, stream, pointers + (scratch.data_ptr(),) + tail(width_of(pointers)))
+            form = (width_of(pointers), lead_of(pointers))
+            kernel.launch(shape.grid, stream, pointers + (scratch.data_ptr(),) + tail(*form))
             del scratch  # only now: the allocator reuses it in stream order, after our kernel
 
-    if not window:
-        return run
-    # inputs off their boundaries by two amounts (a backward's y and dy): the strided tier's plan
-    return _plan_or_fallback(run, _inputs_in_one_phase, lambda: build(load, ("strided",) + key[1:]))
+    return run
+
+
+def _rows_on_boundaries(tensor_strides, itemsize: int, outer: int, n: int) -> bool:
+    """Whether a tensor's rows all start at its pointer's 16-byte phase (row strides of whole pieces)."""
+    s0, s1 = tensor_strides[:2]
+    return (outer == 1 or s0 * itemsize % 16 == 0) and (n == 1 or s1 * itemsize % 16 == 0)

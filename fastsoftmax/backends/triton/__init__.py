@@ -62,6 +62,21 @@ SPLIT_PROGRAMS_PER_SM = 2
 SPLIT_CHUNK_ELEMS = 8192
 #: Elements each thread should own: two 16-byte vectors of 16-bit data.
 ELEMS_PER_THREAD = 16
+#: Strided tiles whose loads cannot be 16-byte vectors (rows at several 16-byte phases, as NCHW over C
+#: with an odd H x W), over reduced axes of SCALAR_TILE_MIN_N + 1 .. SCALAR_TILE_MAX_N (in powers of
+#: two) and inner sizes of SCALAR_TILE_COLUMNS or more: 16-bit tiles of SCALAR_TILE_ELEMS elements,
+#: float32 tiles SCALAR_TILE_COLUMNS wide, SCALAR_TILE_PER_THREAD elements a thread. H100, the tile
+#: kernels over a grid of block shapes in one process (benchmarks/triton_tile_probe.py, results
+#: 2026-11-25_h100_s17/tile_sweep_*.txt), against the shapes planned for vector loads: bf16
+#: (16, 21, 513, 513) over dim 1 0.555 -> 0.793 of copy forward, 0.669 -> 0.891 backward (torch.compile
+#: 0.800, 0.903); float32 0.623 -> 0.902, 0.856 -> 0.922; (256, 64, 2049) bf16 0.686 -> 0.735 and
+#: 0.804 -> 0.809, float32 0.661 -> 0.887, 0.773 -> 0.884. Longer axes ((8, 150, 127, 127)) measured
+#: best as planned before.
+SCALAR_TILE_MIN_N = 16
+SCALAR_TILE_MAX_N = 64
+SCALAR_TILE_COLUMNS = 128
+SCALAR_TILE_ELEMS = 4096
+SCALAR_TILE_PER_THREAD = {2: 32, 4: 16}
 #: The split tier merges at most this many partial results per row (one register tile).
 MAX_SPLITS = 1024
 
@@ -83,10 +98,20 @@ def _sm_count(device_index: int) -> int:
 
 @functools.lru_cache(maxsize=4096)
 def plan(
-    tier: str, outer: int, n: int, inner: int, itemsize: int, backward: bool, sm_count: int, log: bool = False
+    tier: str,
+    outer: int,
+    n: int,
+    inner: int,
+    itemsize: int,
+    backward: bool,
+    sm_count: int,
+    log: bool = False,
+    scalar: bool = False,
 ) -> dict:
     """Block shape and launch parameters of ``tier`` for a problem (raises ValueError when the tier
-    cannot hold it). ``configs`` holds, per kernel launched, its constexprs and compile options."""
+    cannot hold it). ``configs`` holds, per kernel launched, its constexprs and compile options.
+    ``scalar``: a strided problem whose loads cannot be 16-byte vectors (a pointer or a row stride
+    of no whole number of 16-byte pieces)."""
     block_n = _pow2(n)
     sector = max(1, 32 // itemsize)  # elements in one 32-byte memory sector
     line = max(1, 128 // itemsize)  # elements in one 128-byte line
@@ -103,11 +128,15 @@ def plan(
         block_o = 1
         if tier == "tile":
             block_o = max(1, min(TILE_TARGET // (block_n * block_i), _pow2(outer)))
+        warps = _warps(block_o * block_n * block_i)
+        if strided and scalar and SCALAR_TILE_MIN_N < block_n <= SCALAR_TILE_MAX_N and inner >= SCALAR_TILE_COLUMNS:
+            block_o, block_i = 1, SCALAR_TILE_COLUMNS if itemsize == 4 else SCALAR_TILE_ELEMS // block_n
+            warps = block_n * block_i // (32 * SCALAR_TILE_PER_THREAD[itemsize])
         blocks = (
             ("BLOCK_O", block_o),
             ("BLOCK_N", block_n),
             ("BLOCK_I", block_i),
-            ("num_warps", _warps(block_o * block_n * block_i)),
+            ("num_warps", warps),
         )
         return dict(
             kind="tile",
@@ -194,7 +223,7 @@ class TritonBackend:
 
     def forward(self, x: torch.Tensor, y: torch.Tensor, log: bool, tier: str | None = None) -> None:
         outer, n, inner = x.shape
-        p, device_index = _plan_for(x, tier, False, log)
+        p, device_index = _plan_for((x, y), tier, False, log)
         strides = (x.stride(0), x.stride(1), x.stride(2), y.stride(0), y.stride(1))
         programs, configs = p["programs"], p["configs"]
         if p["kind"] == "tile":
@@ -237,7 +266,7 @@ class TritonBackend:
 
     def backward(self, y: torch.Tensor, dy: torch.Tensor, dx: torch.Tensor, log: bool, tier: str | None = None) -> None:
         outer, n, inner = y.shape
-        p, device_index = _plan_for(y, tier, True, log)
+        p, device_index = _plan_for((y, dy, dx), tier, True, log)
         strides = (
             y.stride(0),
             y.stride(1),
@@ -291,16 +320,28 @@ class TritonBackend:
 _ITEMSIZE = {torch.float32: 4, torch.float16: 2, torch.bfloat16: 2}
 
 
-def _plan_for(t: torch.Tensor, tier: str | None, backward: bool, log: bool) -> tuple[dict, int]:
-    """The launch plan of the canonical view ``t`` (the tier's, or the chosen tier's), and the
-    CUDA device index (-1 under the interpreter)."""
+def _plan_for(tensors: tuple, tier: str | None, backward: bool, log: bool) -> tuple[dict, int]:
+    """The launch plan of a call's canonical views ``tensors`` (the tier's, or the chosen tier's),
+    and the CUDA device index (-1 under the interpreter)."""
+    t = tensors[0]
     outer, n, inner = t.shape
     device_index = t.device.index if t.is_cuda else -1
     sm_count = _sm_count(device_index)
     itemsize = _ITEMSIZE[t.dtype]
     if tier is None:
         tier = _choose_tier(outer, n, inner, itemsize, backward, sm_count)
-    return plan(tier, outer, n, inner, itemsize, backward, sm_count, log), device_index
+    return plan(tier, outer, n, inner, itemsize, backward, sm_count, log, inner > 1 and _scalar(tensors)), device_index
+
+
+def _scalar(tensors) -> bool:
+    """Whether a strided call's loads cannot be 16-byte vectors: a pointer, or an outer or reduced
+    stride, of no whole number of 16-byte pieces."""
+    for t in tensors:
+        outer, n, _ = t.shape
+        size = t.element_size()
+        if t.data_ptr() % 16 or (outer > 1 and t.stride(0) * size % 16) or (n > 1 and t.stride(1) * size % 16):
+            return True
+    return False
 
 
 @functools.lru_cache(maxsize=4096)

@@ -34,22 +34,22 @@
 //
 // Backward stages y and dy and exchanges per-column sums of dy * y (softmax) or dy (log-softmax).
 //
-// Tiles in the inputs' 16-byte window (WINDOW kernels): a view with a storage offset (x[..., 1:])
-// puts every row off a 16-byte boundary, and an inner size of no whole number of 16-byte pieces
-// (1023) puts every tile but the first off one; copies that wide then cannot start at a tile's first
-// column, and 16-bit types fell to 2-byte copies (0.14-0.22 of copy on an H100; float32 keeps its
-// 4-byte copies, measured faster than these tiles: strided.window_tiles). Where every input is off its
-// boundary by the same `lead` elements and every row stride is a multiple of 16 bytes, the tiles are
-// laid out in the inputs' address space instead: tile t of an outer index covers columns
-// [t * tile_cols - lead, (t + 1) * tile_cols - lead) of inner, so every 16-byte piece of a row of a
-// tile is one aligned copy, and the at most two pieces a row that straddle [0, inner) move element
-// by element. The columns outside [0, inner) are never read from device memory nor written: their
-// shared-memory slots hold what was there, and their lanes compute results nobody stores. Packs are
-// 16 bytes (the host's choice), and a row's L packs lie in one warp; an output row off its own
-// boundary by another amount (the output's rows may be of any length) gets each pack stored shifted,
-// its last elements and the next lane's first ones in one 16-byte store (store_window), the row's two
-// ends element by element. Kernels of their own (WINDOW), with 16-byte packs: the others compile as
-// before.
+// Rows in their 16-byte windows (WINDOW kernels): a view with a storage offset (x[..., 1:]) puts
+// every row off a 16-byte boundary, an inner size of no whole number of 16-byte pieces (1023) puts
+// every tile but the first off one, and a row stride of no whole number of pieces ((16, 21, 513, 513)
+// over dim 1) puts consecutive rows at different phases. Copies 16 bytes wide then cannot start at a
+// tile's first column, and 16-bit types fell to 2-byte copies (0.14-0.24 of copy on an H100; float32
+// keeps its 4-byte copies: strided.window_tiles). Instead each staged row holds the aligned 16-byte
+// pieces of its device row from the one that holds the tile's column 0 (one piece more than the tile's
+// width: the stage's pitch), and a row's phase -- where column 0 lies in its first piece, known from
+// the row's address -- is applied as the row is read back (window_pack: two aligned 16-byte reads of
+// shared memory and funnel shifts). The at most two pieces a row that straddle inner's ends move
+// element by element; nothing outside the tensor is read, and a staged slot outside [0, inner) is
+// never stored. Tiles keep the output's columns, so an output row on its boundary is stored straight;
+// one off its boundary gets each pack stored shifted, its last elements and the next lane's first
+// ones in one 16-byte store (store_window), the row's two ends element by element. Packs are 16 bytes
+// (the host's choice), and a row's L packs lie in one warp. Kernels of their own (WINDOW): the others
+// compile as before.
 //
 // Memory access goes through the LOAD / STORE functors below (the strided analogue of the row
 // tiers' DirectLoad / DirectStore): they address (o, k) rows and convert packs, so a fused form
@@ -201,54 +201,74 @@ __device__ __forceinline__ void copy_piece_any(int width, T* stage, T* row0, i64
     }
 }
 
-// ---- tiles in the inputs' 16-byte window ------------------------------------------------------
-// A window tile's rows (columns [lo, hi) of each are inner's) from device to shared memory: the
-// 16-byte pieces inside [lo, hi) as copies of that width, the at most two that straddle its ends
-// element by element, none outside. The host keeps a row's pieces (pitch / E) a divisor of the block.
+// ---- rows in their 16-byte windows ----------------------------------------------------------
+// The phase of each staged row: elements from its first aligned piece's start to the tile's column 0,
+// from the low bits of the row's address (row 0's, plus r row strides).
 template <typename T>
-__device__ __forceinline__ void copy_window_piece(T* stage, const T* row0, i64 s1, int rows, int lo, int hi,
-                                                  int pitch) {
+struct WindowPhases {
+    unsigned first;  // row 0's address at the tile's column 0, low 32 bits
+    unsigned step;   // the row stride in bytes, low 32 bits
+    __device__ __forceinline__ static WindowPhases of(const T* row0, i64 s1) {
+        return WindowPhases{(unsigned)reinterpret_cast<unsigned long long>(row0), (unsigned)(s1 * (i64)sizeof(T))};
+    }
+    __device__ __forceinline__ int at(int r) const { return (int)(((first + (unsigned)r * step) & 15u) / sizeof(T)); }
+};
+
+// A window tile's rows, columns [lo, cols) of each, from device to shared memory: each row's 16-byte
+// pieces from the one holding column 0, as copies of that width, the pieces that reach outside inner
+// (columns [from, hi) are inner's) element by element, the columns needed only. Threads past the
+// block's last whole row of pieces (pitch / E) idle.
+template <typename T>
+__device__ __forceinline__ void copy_window_piece(T* stage, const T* row0, i64 s1, int rows, int lo, int cols,
+                                                  int from, int hi, int pitch) {
     constexpr int E = 16 / (int)sizeof(T);
     const int per_row = pitch / E;
     const int step = blockDim.x / per_row;
     const int first = threadIdx.x / per_row;
     const int q = (threadIdx.x - first * per_row) * E;
-    if (q >= hi || q + E <= lo) return;
-    const bool whole = q >= lo && q + E <= hi;
+    if (first >= step) return;
+    const WindowPhases<T> phases = WindowPhases<T>::of(row0, s1);
     for (int r = first; r < rows; r += step) {
+        const int m = phases.at(r);
+        const int c = q - m;  // the piece's first column
+        if (c >= cols || c + E <= lo) continue;
         T* s = stage + r * pitch + q;
-        const T* g = row0 + r * s1 + q;
-        if (whole) {
+        const T* g = row0 + r * s1 + c;
+        if (c >= from && c + E <= hi) {
             copy_async<16>(s, g);
         } else {
 #pragma unroll
             for (int e = 0; e < E; ++e)
-                if (q + e >= lo && q + e < hi) s[e] = g[e];
+                if (c + e >= lo && c + e < cols) s[e] = g[e];
         }
     }
 }
 
-// Bytes [e0 * sizeof(T), + 16) of the 32 of two 16-byte packs (A: the first word taken).
-template <int A>
-__device__ __forceinline__ uint4 funnel_words(const unsigned (&w)[8], unsigned bits) {
-    return make_uint4(__funnelshift_r(w[A], w[A + 1], bits), __funnelshift_r(w[A + 1], w[A + 2], bits),
-                      __funnelshift_r(w[A + 2], w[A + 3], bits), __funnelshift_r(w[A + 3], w[A + 4], bits));
-}
-
+// Bytes [e0 * sizeof(T), + 16) of the 32 of two 16-byte packs, without a branch (the rows a warp reads
+// at once may lie at different phases)
 template <typename T, int P>
 __device__ __forceinline__ Pack<T, P> shifted_pack(const Pack<T, P>& own, const Pack<T, P>& next, int e0) {
     static_assert(sizeof(T) * P == 16, "window packs are 16 bytes");
     const unsigned w[8] = {own.raw.x, own.raw.y, own.raw.z, own.raw.w, next.raw.x, next.raw.y, next.raw.z, next.raw.w};
     const int bytes = e0 * (int)sizeof(T);
+    const int a = bytes >> 2;
     const unsigned bits = (bytes & 3) * 8;
+    unsigned v[5];
+#pragma unroll
+    for (int i = 0; i < 5; ++i) v[i] = a == 0 ? w[i] : a == 1 ? w[i + 1] : a == 2 ? w[i + 2] : w[i + 3];
     Pack<T, P> out;
-    switch (bytes >> 2) {  // the same for every lane of a row
-        case 0: out.raw = funnel_words<0>(w, bits); break;
-        case 1: out.raw = funnel_words<1>(w, bits); break;
-        case 2: out.raw = funnel_words<2>(w, bits); break;
-        default: out.raw = funnel_words<3>(w, bits); break;
-    }
+    out.raw = make_uint4(__funnelshift_r(v[0], v[1], bits), __funnelshift_r(v[1], v[2], bits),
+                         __funnelshift_r(v[2], v[3], bits), __funnelshift_r(v[3], v[4], bits));
     return out;
+}
+
+// The pack at `p` (a staged row's slot of pack j) of a row at phase e0: the pieces it straddles,
+// realigned. A row at phase 0 reads one piece (its next may never have been staged).
+template <typename T, int P>
+__device__ __forceinline__ Pack<T, P> window_pack(const T* p, int e0) {
+    const Pack<T, P> own = read_pack<T, P>(p);
+    if (e0 == 0) return own;
+    return shifted_pack<T, P>(own, read_pack<T, P>(p + P), e0);
 }
 
 // Stores a window tile's pack j (columns jP .. jP + P - 1 of the tile, `row` at its column 0),
@@ -303,7 +323,9 @@ __device__ __forceinline__ void store_window(T* row, const Pack<T, P>& pack, int
 struct StagedGeometry {
     int tile_cols;       // columns of a tile (a multiple of P; all of inner in the flat layout)
     int width;           // bytes per copy between device and shared memory: 16, 8, 4 or 2
-    int lead;            // WINDOW kernels: the inputs' elements before their first 16-byte boundary
+    int lead;            // WINDOW: the first input's elements before its 16-byte boundary where tiles
+                         // keep to the inputs' phase, else 0 (tiles keep to the output's columns)
+    int pitch;           // elements a staged row takes: tile_cols, and one 16-byte piece more in a window
     bool outer_fastest;  // consecutive tiles: the same columns of consecutive outer indices
     int stage_rows;      // rows the staging buffer holds
     i64 outer, tiles_per_outer, tiles;
@@ -311,13 +333,14 @@ struct StagedGeometry {
     int groups;         // G
 };
 
-// `first_input`: where the first input's (o, k) = (0, 0) row starts (every input is off by as much)
+// `first_input`: where the first input's (o, k) = (0, 0) row starts
 template <int P, bool WINDOW, typename T>
 __device__ __forceinline__ StagedGeometry staged_geometry(i64 outer, i64 inner, i64 geometry, const T* first_input) {
     StagedGeometry g;
     g.tile_cols = (int)(geometry & 0xffff);
-    g.width = (int)((geometry >> 16) & 0x7fff);
-    g.lead = WINDOW ? misalignment<T, 16 / sizeof(T)>(first_input) : 0;
+    g.width = (int)((geometry >> 16) & 0x3fff);
+    g.lead = WINDOW && ((geometry >> 30) & 1) ? misalignment<T, 16 / sizeof(T)>(first_input) : 0;
+    g.pitch = g.tile_cols + (WINDOW ? 16 / (int)sizeof(T) : 0);
     g.outer_fastest = (geometry >> 31) & 1;
     g.stage_rows = (int)(geometry >> 32);
     g.outer = outer;
@@ -570,6 +593,7 @@ struct StagedPiece {
     i64 o, c0, k0;   // c0: inner's column at the tile's column 0 (negative in a window's first tile)
     int lo;          // the tile's first column inside inner (0 but in a window's first tile)
     int cols;        // the tile's columns up to inner's end: those in [lo, cols) are inner's
+    int from, reach;  // the staged columns that are inner's: [from, reach), at most a staged row
     int posts;       // the columns a team's members post: cols, whole packs in a window (every value
                      // a member reads was written, a window's ragged end included)
     int rows;        // rows of this CTA's chunk
@@ -595,6 +619,8 @@ __device__ __forceinline__ StagedPiece staged_piece(const StagedGeometry& geo, i
     }
     p.lo = (int)max((i64)0, -p.c0);
     p.cols = (int)min((i64)geo.tile_cols, inner - p.c0);
+    p.from = (int)max(-p.c0, (i64)-16);  // a staged row reaches at most one 16-byte piece back
+    p.reach = (int)min((i64)geo.pitch, inner - p.c0);
     p.posts = WINDOW ? (p.cols + P - 1) / P * P : p.cols;
     p.k0 = split * chunk;
     p.rows = (int)max((i64)0, min(chunk, n - p.k0));  // a cluster's last ranks may have no rows
@@ -602,13 +628,13 @@ __device__ __forceinline__ StagedPiece staged_piece(const StagedGeometry& geo, i
     return p;
 }
 
-// Stages `rows` rows of a piece's tile from `row0` (its row at column c0): in the window layout, or
-// in copies of the launch's width.
+// Stages `rows` rows of a piece's tile from `row0` (its row at column c0): each in its window, or in
+// copies of the launch's width.
 template <typename T, bool WINDOW>
 __device__ __forceinline__ void stage_piece_rows(const StagedGeometry& geo, const StagedPiece& pc, T* stage, const T* row0,
                                                  i64 s1, int rows, int pitch, bool flat) {
     if constexpr (WINDOW) {
-        copy_window_piece<T>(stage, row0, s1, rows, pc.lo, pc.cols, pitch);
+        copy_window_piece<T>(stage, row0, s1, rows, pc.lo, pc.cols, pc.from, pc.reach, pitch);
     } else {
         copy_piece_any<T, true>(geo.width, stage, const_cast<T*>(row0), s1, rows, pc.cols, pitch, flat);
     }
@@ -625,11 +651,31 @@ __device__ __forceinline__ void store_staged(T* row, const Pack<T, P>& pack, int
     }
 }
 
+// A thread's slot of pack j in the staged rows: read straight, or realigned in a row's window.
+template <typename T, int P, bool WINDOW>
+struct StagedRows {
+    const T* p;  // row 0's slot of pack j
+    int pitch;
+    WindowPhases<T> phases;  // WINDOW: the device rows' phases
+    __device__ __forceinline__ Pack<T, P> read(int r) const {
+        if constexpr (WINDOW) {
+            return window_pack<T, P>(p + r * pitch, phases.at(r));
+        } else {
+            return read_pack<T, P>(p + r * pitch);
+        }
+    }
+};
+
+template <typename T, int P, bool WINDOW>
+__device__ __forceinline__ StagedRows<T, P, WINDOW> staged_rows(const T* stage, int j, int pitch, const T* row0, i64 s1) {
+    return StagedRows<T, P, WINDOW>{stage + j * P, pitch, WindowPhases<T>::of(row0, s1)};
+}
+
 // The (max, sum) pairs of a thread's P columns over `rows` staged rows: the maximum first, then
 // the sum of exp(x - max) in a second walk over shared memory (one exponential per element).
-template <typename T, int P, typename LOAD>
-__device__ __forceinline__ void staged_stats(const LOAD& in, const T* p, int rows, int first, int step, int pitch,
-                                             MaxSum* state) {
+template <typename T, int P, bool WINDOW, typename LOAD>
+__device__ __forceinline__ void staged_stats(const LOAD& in, const StagedRows<T, P, WINDOW>& staged, int rows, int first,
+                                             int step, MaxSum* state) {
     float m[P], s[P];
 #pragma unroll
     for (int i = 0; i < P; ++i) m[i] = neg_inf(), s[i] = 0.0f;
@@ -637,7 +683,7 @@ __device__ __forceinline__ void staged_stats(const LOAD& in, const T* p, int row
     for (; r + 3 * step < rows; r += 4 * step) {
         Pack<T, P> raw[4];
 #pragma unroll
-        for (int u = 0; u < 4; ++u) raw[u] = read_pack<T, P>(p + (r + u * step) * pitch);
+        for (int u = 0; u < 4; ++u) raw[u] = staged.read(r + u * step);
         float v[P];
         in.template max_of<P, 4>(raw, v);
 #pragma unroll
@@ -645,7 +691,7 @@ __device__ __forceinline__ void staged_stats(const LOAD& in, const T* p, int row
     }
     for (; r < rows; r += step) {
         float v[P];
-        in.template convert<P>(read_pack<T, P>(p + r * pitch), v);
+        in.template convert<P>(staged.read(r), v);
 #pragma unroll
         for (int i = 0; i < P; ++i) m[i] = fmaxf(m[i], v[i]);
     }
@@ -657,7 +703,7 @@ __device__ __forceinline__ void staged_stats(const LOAD& in, const T* p, int row
     for (; r + 3 * step < rows; r += 4 * step) {
         float v[4][P];
 #pragma unroll
-        for (int u = 0; u < 4; ++u) in.template convert<P>(read_pack<T, P>(p + (r + u * step) * pitch), v[u]);
+        for (int u = 0; u < 4; ++u) in.template convert<P>(staged.read(r + u * step), v[u]);
 #pragma unroll
         for (int u = 0; u < 4; ++u)
 #pragma unroll
@@ -665,7 +711,7 @@ __device__ __forceinline__ void staged_stats(const LOAD& in, const T* p, int row
     }
     for (; r < rows; r += step) {
         float v[P];
-        in.template convert<P>(read_pack<T, P>(p + r * pitch), v);
+        in.template convert<P>(staged.read(r), v);
 #pragma unroll
         for (int i = 0; i < P; ++i) s[i] += sum_exp(v[i] - shift[i]);
     }
@@ -677,9 +723,9 @@ template <typename T, int P, bool LOG, bool CLUSTER, bool WINDOW, typename LOAD,
 __device__ __forceinline__ void staged_forward(LOAD in, STORE out, float* ws, i64 outer, i64 n, i64 inner,
                                                i64 geometry, i64 chunk, i64 splits) {
     extern __shared__ __align__(16) unsigned char staged_smem[];
-    const StagedGeometry geo = staged_geometry<P, WINDOW>(outer, inner, geometry, in.base);
+    const StagedGeometry geo = staged_geometry<P, WINDOW, T>(outer, inner, geometry, in.base);
     T* stage = reinterpret_cast<T*>(staged_smem);
-    const i64 stage_bytes = ((i64)geo.stage_rows * geo.tile_cols * (i64)sizeof(T) + 15) / 16 * 16;
+    const i64 stage_bytes = ((i64)geo.stage_rows * geo.pitch * (i64)sizeof(T) + 15) / 16 * 16;
     const StagedScratch<P, true> scratch{reinterpret_cast<float*>(staged_smem + stage_bytes)};
     MaxSum* post = reinterpret_cast<MaxSum*>(scratch.base + kStagedThreads * P);  // kStagedPostCols pairs
     int* counters = reinterpret_cast<int*>(ws);
@@ -690,7 +736,7 @@ __device__ __forceinline__ void staged_forward(LOAD in, STORE out, float* ws, i6
     const int G = geo.groups;
     const int j = t % L;
     const int g = t / L;
-    const int pitch = geo.tile_cols;
+    const int pitch = geo.pitch;
     const i64 teams = gridDim.x / splits;
     const i64 team = blockIdx.x / splits;
     const i64 split = blockIdx.x - team * splits;
@@ -717,10 +763,17 @@ __device__ __forceinline__ void staged_forward(LOAD in, STORE out, float* ws, i6
             copy_async_commit();
             copy_async_wait_group<1>();
             __syncthreads();
-            if (active) staged_stats<T, P>(in, stage + j * P, half, g, G, pitch, state);
+            if (active) {
+                const T* row0 = in.row(pc.o, k) + pc.c0;
+                staged_stats(in, staged_rows<T, P, WINDOW>(stage, j, pitch, row0, in.s1), half, g, G, state);
+            }
             copy_async_wait_group<0>();
             __syncthreads();
-            if (active) staged_stats<T, P>(in, stage + half * pitch + j * P, rows - half, g, G, pitch, state);
+            if (active) {
+                const T* row0 = in.row(pc.o, k + half) + pc.c0;
+                const T* staged = stage + half * pitch;
+                staged_stats(in, staged_rows<T, P, WINDOW>(staged, j, pitch, row0, in.s1), rows - half, g, G, state);
+            }
         }
         merge_pairs<P>(scratch, state, G, L);
         if constexpr (CLUSTER) {
@@ -748,11 +801,11 @@ __device__ __forceinline__ void staged_forward(LOAD in, STORE out, float* ws, i6
                 // packs go straight to device memory: as wide there as in shared memory (a window's
                 // every lane takes part: store_window's shuffle)
                 if (WINDOW || active) {
-                    const T* p = stage + j * P;
+                    const auto staged = staged_rows<T, P, WINDOW>(stage, j, pitch, in.row(pc.o, k) + pc.c0, in.s1);
                     T* dst = out.row(pc.o, k) + pc.c0;
                     for (int r = g; r < rows; r += G) {
                         float v[P];
-                        in.template convert<P>(read_pack<T, P>(p + r * pitch), v);
+                        in.template convert<P>(staged.read(r), v);
 #pragma unroll
                         for (int i = 0; i < P; ++i) v[i] = normalise<LOG, T>(v[i], scale[i]);
                         store_staged<T, P, WINDOW>(dst + r * out.s1, out.template convert<P>(v), j, L, pc);
@@ -782,8 +835,8 @@ template <typename T, int P, bool LOG, bool CLUSTER, bool WINDOW, typename LOAD,
 __device__ __forceinline__ void staged_backward(LOAD y_in, LOAD dy_in, STORE dx_out, float* ws, i64 outer, i64 n,
                                                 i64 inner, i64 geometry, i64 chunk, i64 splits) {
     extern __shared__ __align__(16) unsigned char staged_smem[];
-    const StagedGeometry geo = staged_geometry<P, WINDOW>(outer, inner, geometry, y_in.base);
-    const i64 stage_bytes = ((i64)geo.stage_rows * geo.tile_cols * (i64)sizeof(T) + 15) / 16 * 16;
+    const StagedGeometry geo = staged_geometry<P, WINDOW, T>(outer, inner, geometry, y_in.base);
+    const i64 stage_bytes = ((i64)geo.stage_rows * geo.pitch * (i64)sizeof(T) + 15) / 16 * 16;
     T* stage_y = reinterpret_cast<T*>(staged_smem);
     T* stage_dy = reinterpret_cast<T*>(staged_smem + stage_bytes);
     const StagedScratch<P, false> scratch{reinterpret_cast<float*>(staged_smem + 2 * stage_bytes)};
@@ -796,7 +849,7 @@ __device__ __forceinline__ void staged_backward(LOAD y_in, LOAD dy_in, STORE dx_
     const int G = geo.groups;
     const int j = t % L;
     const int g = t / L;
-    const int pitch = geo.tile_cols;
+    const int pitch = geo.pitch;
     const i64 teams = gridDim.x / splits;
     const i64 team = blockIdx.x / splits;
     const i64 split = blockIdx.x - team * splits;
@@ -819,15 +872,15 @@ __device__ __forceinline__ void staged_backward(LOAD y_in, LOAD dy_in, STORE dx_
             copy_async_wait();
             __syncthreads();
             if (active) {
-                const T* py = stage_y + j * P;
-                const T* pdy = stage_dy + j * P;
+                const auto ys = staged_rows<T, P, WINDOW>(stage_y, j, pitch, y_in.row(pc.o, k) + pc.c0, y_in.s1);
+                const auto dys = staged_rows<T, P, WINDOW>(stage_dy, j, pitch, dy_in.row(pc.o, k) + pc.c0, dy_in.s1);
                 int r = g;
                 for (; r + 3 * G < rows; r += 4 * G) {
                     float yv[4][P], dyv[4][P];
 #pragma unroll
                     for (int u = 0; u < 4; ++u) {
-                        y_in.template convert<P>(read_pack<T, P>(py + (r + u * G) * pitch), yv[u]);
-                        dy_in.template convert<P>(read_pack<T, P>(pdy + (r + u * G) * pitch), dyv[u]);
+                        y_in.template convert<P>(ys.read(r + u * G), yv[u]);
+                        dy_in.template convert<P>(dys.read(r + u * G), dyv[u]);
                     }
 #pragma unroll
                     for (int u = 0; u < 4; ++u)
@@ -836,8 +889,8 @@ __device__ __forceinline__ void staged_backward(LOAD y_in, LOAD dy_in, STORE dx_
                 }
                 for (; r < rows; r += G) {
                     float yv[P], dyv[P];
-                    y_in.template convert<P>(read_pack<T, P>(py + r * pitch), yv);
-                    dy_in.template convert<P>(read_pack<T, P>(pdy + r * pitch), dyv);
+                    y_in.template convert<P>(ys.read(r), yv);
+                    dy_in.template convert<P>(dys.read(r), dyv);
 #pragma unroll
                     for (int i = 0; i < P; ++i) sum[i] += backward_term<LOG>(yv[i], dyv[i]);
                 }
@@ -888,13 +941,13 @@ __device__ __forceinline__ void staged_backward(LOAD y_in, LOAD dy_in, STORE dx_
             if (WINDOW || direct) {
                 // a window's every lane takes part (store_window's shuffle)
                 if (WINDOW || active) {
-                    const T* py = stage_y + j * P;
-                    const T* pdy = stage_dy + j * P;
+                    const auto ys = staged_rows<T, P, WINDOW>(stage_y, j, pitch, y_in.row(pc.o, k) + pc.c0, y_in.s1);
+                    const auto dys = staged_rows<T, P, WINDOW>(stage_dy, j, pitch, dy_in.row(pc.o, k) + pc.c0, dy_in.s1);
                     T* dst = dx_out.row(pc.o, k) + pc.c0;
                     for (int r = g; r < rows; r += G) {
                         float yv[P], dyv[P];
-                        y_in.template convert<P>(read_pack<T, P>(py + r * pitch), yv);
-                        dy_in.template convert<P>(read_pack<T, P>(pdy + r * pitch), dyv);
+                        y_in.template convert<P>(ys.read(r), yv);
+                        dy_in.template convert<P>(dys.read(r), dyv);
 #pragma unroll
                         for (int i = 0; i < P; ++i) yv[i] = input_grad<LOG>(yv[i], dyv[i], total[i]);
                         store_staged<T, P, WINDOW>(dst + r * dx_out.s1, dx_out.template convert<P>(yv), j, L, pc);
