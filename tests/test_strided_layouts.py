@@ -461,10 +461,10 @@ def test_window_fits_and_tier_choice():
     assert strided.window_tiles(torch.bfloat16) and not strided.window_tiles(torch.float32)
     assert strided.choose_tier(32, 4096, 200, torch.bfloat16, False, limits, False, True) == "strided"
     assert strided.choose_tier(*args) == "strided_staged"
-    # where the staged tiles measured faster than the strided tier (strided.staged_off_boundary):
-    # 16-bit forward in window tiles, float32 in 4-byte copies, not 16-bit backward
+    # where the staged tiles measured faster than the strided tier (strided.choose_tier): 16-bit
+    # types in window tiles, float32 in 4-byte copies, both directions
     for dtype, backward, inner, tier in (
-        (torch.bfloat16, True, 1024, "strided"),
+        (torch.bfloat16, True, 1024, "strided_staged"),
         (torch.float16, False, 1023, "strided_staged"),
         (torch.float32, False, 1024, "strided_staged"),
         (torch.float32, True, 1023, "strided_staged"),

@@ -585,7 +585,7 @@ def test_window_tiles(shape, lead, dtype):
     forced = tiers.tuned(staged_window=True if not strided.window_tiles(dtype) else None)
     with recording_loads(BACKEND) as loaded, forced:
         for log in (False, True):
-            for tier in (None, "strided_staged"):  # auto (strided.staged_off_boundary), and forced
+            for tier in (None, "strided_staged"):  # auto (strided.choose_tier), and forced
                 run(x, 1, log, tier)
                 # the backward's inputs off their boundaries by one amount (y rounded once, as
                 # check_backward's error bars assume), and by two (each row staged at its own phase)

@@ -220,21 +220,6 @@ STAGED_WINDOW_MIN_INNER_BYTES = 512
 STAGED_WINDOW_MAX_PACKS = 32
 
 
-def staged_off_boundary(dtype: torch.dtype, backward: bool) -> bool:
-    """Whether tier choice sends a call whose inputs are off their 16-byte boundaries (by one amount,
-    in rows of whole 16-byte pieces) to strided_staged rather than the "strided" tier: 16-bit types
-    in window tiles (``window_tiles``), float32 in 4-byte copies. H100, alternated in one process
-    (benchmarks/window_probe.py, results 2026-11-25_h100_s16/window_probe_*.txt), inputs one element
-    in, outputs on their boundaries, (32, 4096, 1024) and (128, 1024, 1024) over dim 1: float32 in
-    4-byte copies 0.661 and 0.748 of copy forward, 0.644 and 0.749 backward, against the strided
-    tier's 0.532, 0.574, 0.534, 0.548 and the window tiles' 0.499, 0.529, 0.553, 0.667; bf16 forward
-    in window tiles 0.456 and 0.480 against 0.444 and 0.451 (2-byte copies: 0.20-0.22); bf16 backward
-    in window tiles 0.428 and 0.563 against 0.452 and 0.445, and on x[..., :-1] 0.364 and 0.565
-    against 0.405 and 0.402: level in geomean, a loss on the shapes whose tiles take persistent teams,
-    so 16-bit backward keeps the strided tier."""
-    return CXX_TYPES[dtype][2] == 4 or not backward
-
-
 def window_tiles(dtype: torch.dtype) -> bool:
     """Whether strided_staged lays its tiles in the inputs' 16-byte window where it can (pointers
     off their boundaries, or inner of no whole number of 16-byte pieces) rather than copying in
@@ -281,6 +266,7 @@ def staged_shape(
     max_cluster: int | None = None,
     broadcast: bool = False,
     window: bool = False,
+    per_row: bool = True,
 ) -> StagedShape | None:
     """The strided_staged geometry of a problem (None for inner <= 1, or columns too wide for 16
     rows of one tile in a CTA's shared memory). Tiles are held in shared memory when the resident
@@ -289,8 +275,8 @@ def staged_shape(
     in that many CTAs (past STAGED_FILL_CLUSTER, where the clusters fill the GPU too); otherwise the
     persistent team shape. ``max_cluster`` forces that most (then wherever a tile fits);
     ``broadcast``: an input has stride 0 along outer; ``window``: rows staged in their 16-byte
-    windows (16-byte packs, at most STAGED_WINDOW_MAX_PACKS a tile's row, one 16-byte piece more a
-    staged row)."""
+    windows (16-byte packs, at most STAGED_WINDOW_MAX_PACKS a tile's row), ``per_row`` each at its
+    own phase (one 16-byte piece more a staged row) rather than at the inputs' one phase."""
     if inner <= 1:
         return None
     ctas = ctas_per_sm or STAGED_CTAS_PER_SM
@@ -302,7 +288,7 @@ def staged_shape(
     per_tensor = (budget - scratch) // tensors // 16 * 16
     resident = sm_count * ctas
     line = 128 // itemsize
-    extra = pack if window else 0  # a window's staged row: one 16-byte piece more than its tile
+    extra = pack if window and per_row else 0  # a staged row at its own phase: one piece more
     if inner <= line and not window:
         tile_cols = inner
     else:
@@ -388,16 +374,16 @@ def choose_tier(
         # and 0.676: the dispatcher gives the axes Triton's tiles hold to Triton,
         # dispatch.STAGGERED_TRITON_MAX_N)
         return "strided"
-    # inputs off their 16-byte boundaries (a view with a storage offset): the staged tiles where
-    # staged_off_boundary measured them faster (16-bit types in their window, float32 in 4-byte
-    # copies), on inner sizes of STAGED_WINDOW_MIN_INNER_BYTES or more; the strided tier otherwise,
-    # which loads packs it realigns
-    off_boundary = (
-        not aligned
-        and window
-        and staged_off_boundary(dtype, backward)
-        and inner * itemsize >= STAGED_WINDOW_MIN_INNER_BYTES
-    )
+    # inputs off their 16-byte boundaries (a view with a storage offset): the staged tiles (16-bit
+    # types in their windows, float32 in 4-byte copies) on inner sizes of STAGED_WINDOW_MIN_INNER_BYTES
+    # or more; the strided tier otherwise, which loads packs it realigns. H100, alternated in one
+    # process (benchmarks/window_probe.py, inputs one element in, outputs on their boundaries,
+    # (32, 4096, 1024) and (128, 1024, 1024) over dim 1; results 2026-11-25_h100_s16/window_probe*.txt
+    # and 2026-11-25_h100_s17/window_probe*.txt): float32 in 4-byte copies 0.66 and 0.73-0.75 of copy
+    # forward, 0.64 and 0.74 backward, against the strided tier's 0.53, 0.57, 0.53, 0.54; bf16 in
+    # windows 0.454 and 0.527 forward, 0.522 and 0.543 backward, against 0.439, 0.449, 0.447, 0.445
+    # (2-byte copies: 0.14-0.22)
+    off_boundary = not aligned and window and inner * itemsize >= STAGED_WINDOW_MIN_INNER_BYTES
     if outer * n * inner < STAGED_MIN_NUMEL or not (aligned or off_boundary):
         return "strided"
     if n >= STAGED_MAX_N_WIDE and inner >= 128:
@@ -811,12 +797,8 @@ def _build_staged_tiles(load, key):
     tier, dtype, outer, n, inner, strides, log, backward, align, dev, tuning = key
     facts = device_facts(dev)
     itemsize = CXX_TYPES[dtype][2]
-    args = (facts.smem_per_sm, facts.smem_per_block, facts.sm_count)
     if tuning.staged_cluster and not facts.cluster_launch:
         raise ValueError(f"strided_staged: staged_cluster=True needs thread-block clusters (sm_90+), not {facts.arch}")
-    clustered = facts.cluster_launch and (tuning.staged_cluster is None or bool(tuning.staged_cluster))
-    # an input broadcast along outer (stride 0): its tiles of one column range run together
-    broadcast = outer > 1 and any(s[0] == 0 for s in strides[:-1])
     # tiles in the inputs' 16-byte window where a pointer is off its boundary or inner is no whole
     # number of 16-byte pieces, and the strides allow it
     window = window_tiles(dtype) and (align != 0 or inner * itemsize % 16 != 0)
@@ -826,10 +808,41 @@ def _build_staged_tiles(load, key):
     if why is not None and tuning.staged_window:
         raise ValueError(f"strided_staged: staged_window=True, but {why}")
     window = window and why is None
+    if not window:
+        return _staged_tiles(load, key, False, False)
+    # window tiles keep to the inputs' phase where their rows share one (reads unshifted, staged rows
+    # no wider than the tile) unless the output's rows are on their boundaries and the inputs' are
+    # not (straight stores); elsewhere each row is staged at its own phase (strided_staged.cuh)
+    out_rows = _rows_on_boundaries(strides[-1], itemsize, outer, n)
+    in_rows = all(_rows_on_boundaries(s, itemsize, outer, n) for s in strides[:-1])
+
+    def input_phase(pointers) -> bool:
+        phases = {pointer & 15 for pointer in pointers[:-1]}
+        return in_rows and len(phases) == 1 and not (out_rows and pointers[-1] & 15 == 0 and phases != {0})
+
+    first = in_rows and not out_rows  # the form a call of these strides most likely takes
+    plan = _staged_tiles(load, key, True, first)
+    return _plan_or_fallback(
+        plan, lambda pointers: input_phase(pointers) == first, lambda: _staged_tiles(load, key, True, not first)
+    )
+
+
+def _staged_tiles(load, key, window: bool, input_phase: bool):
+    """The plan of strided_staged's tiles (``window``: rows in their 16-byte windows, ``input_phase``
+    at the inputs' one phase, else each at its own)."""
+    tier, dtype, outer, n, inner, strides, log, backward, align, dev, tuning = key
+    facts = device_facts(dev)
+    itemsize = CXX_TYPES[dtype][2]
+    args = (facts.smem_per_sm, facts.smem_per_block, facts.sm_count)
+    clustered = facts.cluster_launch and (tuning.staged_cluster is None or bool(tuning.staged_cluster))
+    # an input broadcast along outer (stride 0): its tiles of one column range run together
+    broadcast = outer > 1 and any(s[0] == 0 for s in strides[:-1])
 
     def shape_for(ctas_per_sm, clustered):
         most = tuning.staged_max_cluster
-        shape = staged_shape(outer, n, inner, dtype, backward, *args, ctas_per_sm, clustered, most, broadcast, window)
+        shape = staged_shape(
+            outer, n, inner, dtype, backward, *args, ctas_per_sm, clustered, most, broadcast, window, not input_phase
+        )
         if shape is None:
             raise ValueError(f"tier 'strided_staged' cannot hold (outer={outer}, n={n}, inner={inner}) {dtype}")
         return shape
@@ -881,19 +894,10 @@ def _build_staged_tiles(load, key):
     workspace = counter_words + shape.tiles * shape.splits * shape.tile_cols * (1 if backward else 2)
 
     outer_fastest = int(STAGED_OUTER_FASTEST_WHEN_BROADCAST and broadcast)
-    # window tiles keep to the output's columns, so that its rows on their boundaries take straight
-    # stores, unless its rows are off theirs and the inputs' rows share one phase: then to the inputs'
-    # phase (unshifted reads; strided_staged.cuh's header)
-    out_rows_aligned = _rows_on_boundaries(strides[-1], itemsize, outer, n)
-    in_rows_aligned = all(_rows_on_boundaries(s, itemsize, outer, n) for s in strides[:-1])
+    phase = int(input_phase)
 
-    def lead_of(pointers) -> int:
-        if not window or (out_rows_aligned and pointers[-1] & 15 == 0):
-            return 0
-        return int(in_rows_aligned and len({pointer & 15 for pointer in pointers[:-1]}) == 1)
-
-    def tail(width: int, lead: int) -> tuple:
-        geometry = shape.tile_cols | width << 16 | lead << 30 | outer_fastest << 31 | shape.stage_rows << 32
+    def tail(width: int) -> tuple:
+        geometry = shape.tile_cols | width << 16 | phase << 30 | outer_fastest << 31 | shape.stage_rows << 32
         return middle + (geometry, shape.chunk, shape.splits)
 
     def width_of(pointers) -> int:
@@ -906,10 +910,10 @@ def _build_staged_tiles(load, key):
         # one tile a team: no workspace (a cluster exchanges through distributed shared memory)
 
         def run(pointers, stream):
-            form = (width_of(pointers), lead_of(pointers))
-            go = launchers.get(form)
+            width = width_of(pointers)
+            go = launchers.get(width)
             if go is None:
-                go = launchers[form] = kernel.bound(shape.grid, (0,) + tail(*form))
+                go = launchers[width] = kernel.bound(shape.grid, (0,) + tail(width))
             go(pointers, stream)
 
     else:
@@ -918,8 +922,7 @@ def _build_staged_tiles(load, key):
             # counters cleared per call: concurrent calls on other streams never share them
             scratch = torch.empty(workspace, dtype=torch.float32, device=device)
             scratch[:counter_words].zero_()
-            form = (width_of(pointers), lead_of(pointers))
-            kernel.launch(shape.grid, stream, pointers + (scratch.data_ptr(),) + tail(*form))
+            kernel.launch(shape.grid, stream, pointers + (scratch.data_ptr(),) + tail(width_of(pointers)))
             del scratch  # only now: the allocator reuses it in stream order, after our kernel
 
     return run

@@ -39,17 +39,28 @@
 // every tile but the first off one, and a row stride of no whole number of pieces ((16, 21, 513, 513)
 // over dim 1) puts consecutive rows at different phases. Copies 16 bytes wide then cannot start at a
 // tile's first column, and 16-bit types fell to 2-byte copies (0.14-0.24 of copy on an H100; float32
-// keeps its 4-byte copies: strided.window_tiles). Instead each staged row holds the aligned 16-byte
-// pieces of its device row from the one that holds the tile's column 0 (one piece more than the tile's
-// width: the stage's pitch), and a row's phase -- where column 0 lies in its first piece, known from
-// the row's address -- is applied as the row is read back (window_pack: two aligned 16-byte reads of
-// shared memory and funnel shifts). The at most two pieces a row that straddle inner's ends move
-// element by element; nothing outside the tensor is read, and a staged slot outside [0, inner) is
-// never stored. Tiles keep the output's columns, so an output row on its boundary is stored straight;
-// one off its boundary gets each pack stored shifted, its last elements and the next lane's first
-// ones in one 16-byte store (store_window), the row's two ends element by element. Packs are 16 bytes
-// (the host's choice), and a row's L packs lie in one warp. Kernels of their own (WINDOW): the others
-// compile as before.
+// keeps its 4-byte copies: strided.window_tiles). Instead the tiles' rows are staged in their 16-byte
+// windows, in one of two forms (the host's choice, bit 30 of the geometry):
+//   * at the inputs' one phase, where every input row shares it: tile t covers columns
+//     [t * tile_cols - lead, (t + 1) * tile_cols - lead) of inner (lead: the first input's elements
+//     before its boundary), so every 16-byte piece of a tile's row is one aligned copy and the rows
+//     read back unshifted;
+//   * each at its own phase (rows at several phases, or inputs off their boundaries over outputs on
+//     theirs): tiles keep the output's columns, and each staged row holds the aligned pieces of its
+//     device row from the one that holds the tile's column 0 (one piece more than the tile: the
+//     stage's pitch); the row's phase -- where column 0 lies in that piece, from the row's address --
+//     is applied as the row is read back (window_pack: two aligned 16-byte reads of shared memory and
+//     funnel shifts).
+// Pieces that straddle inner's ends move element by element; nothing outside the tensor is read, and a
+// staged slot outside [0, inner) is never stored. An output row on its boundary is stored straight;
+// one off its boundary gets each pack stored shifted, its last elements and the next lane's first ones
+// in one 16-byte store (store_window), the row's two ends element by element. Packs are 16 bytes (the
+// host's choice), and a row's L packs lie in one warp. Kernels of their own (WINDOW): the others
+// compile as before. H100 (results 2026-11-25_h100_s17/window_probe*.txt): the first form is the
+// faster where it applies (bf16 forward, inputs and output one element in: 0.66 of copy against 0.49
+// in the second); the second took the backward of inputs one element in over outputs on their
+// boundaries from 0.43 to 0.52 ((32, 4096, 1024) over dim 1), and rows at several phases run at
+// 0.31-0.43, under Triton's tiles (dispatch.STAGGERED_TRITON_MAX_N).
 //
 // Memory access goes through the LOAD / STORE functors below (the strided analogue of the row
 // tiers' DirectLoad / DirectStore): they address (o, k) rows and convert packs, so a fused form
@@ -325,7 +336,8 @@ struct StagedGeometry {
     int width;           // bytes per copy between device and shared memory: 16, 8, 4 or 2
     int lead;            // WINDOW: the first input's elements before its 16-byte boundary where tiles
                          // keep to the inputs' phase, else 0 (tiles keep to the output's columns)
-    int pitch;           // elements a staged row takes: tile_cols, and one 16-byte piece more in a window
+    int pitch;           // elements a staged row takes: tile_cols, one 16-byte piece more in a window
+                         // whose rows lie at their own phases
     bool outer_fastest;  // consecutive tiles: the same columns of consecutive outer indices
     int stage_rows;      // rows the staging buffer holds
     i64 outer, tiles_per_outer, tiles;
@@ -339,8 +351,9 @@ __device__ __forceinline__ StagedGeometry staged_geometry(i64 outer, i64 inner, 
     StagedGeometry g;
     g.tile_cols = (int)(geometry & 0xffff);
     g.width = (int)((geometry >> 16) & 0x3fff);
-    g.lead = WINDOW && ((geometry >> 30) & 1) ? misalignment<T, 16 / sizeof(T)>(first_input) : 0;
-    g.pitch = g.tile_cols + (WINDOW ? 16 / (int)sizeof(T) : 0);
+    const bool input_phase = WINDOW && ((geometry >> 30) & 1);  // tiles keep to the inputs' one phase
+    g.lead = input_phase ? misalignment<T, 16 / sizeof(T)>(first_input) : 0;
+    g.pitch = g.tile_cols + (WINDOW && !input_phase ? 16 / (int)sizeof(T) : 0);
     g.outer_fastest = (geometry >> 31) & 1;
     g.stage_rows = (int)(geometry >> 32);
     g.outer = outer;
