@@ -598,6 +598,26 @@ def test_window_tiles(shape, lead, dtype):
     assert windows == {(False, False), (False, True), (True, False), (True, True)}, windows
 
 
+@pytest.mark.parametrize("dtype", [torch.bfloat16, torch.float16], ids=str)
+def test_backward_off_boundaries_into_rows_at_several_phases_takes_the_strided_tier(dtype):
+    # y and dy one element in, dx dense with rows of 1023 (each at its own phase): the plan of the
+    # staged tiles hands such calls to the strided tier's (measured faster); y and dy on their
+    # boundaries keep the window tiles
+    from fastsoftmax.backends.cuda.backend import BACKEND
+
+    shape = (3, 700, 1023)
+    x = window_view(shape, dtype, 1)
+    with recording_loads(BACKEND) as loaded:
+        for lead in (1, 0):
+            y = window_view(shape, dtype, lead).copy_(softmax64(x, 1, False))
+            dy = window_view(shape, dtype, lead)
+            with dispatch.forced("cuda", "strided_staged"):
+                dx = fastsoftmax.softmax_backward(dy, y, 1)
+            check_backward(dx, x, dy, 1, False)
+    assert any(inst.tier == "strided" for inst in loaded)
+    assert any(getattr(inst, "window", False) and inst.backward for inst in loaded)
+
+
 @pytest.mark.parametrize("dtype", DTYPES, ids=str)
 @pytest.mark.parametrize("lead,out_lead", [(0, 1), (1, 0), (2, 6), (5, 5), (7, 3)])
 def test_window_tiles_into_outputs_off_their_boundaries(lead, out_lead, dtype):

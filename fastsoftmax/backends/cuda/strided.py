@@ -822,9 +822,17 @@ def _build_staged_tiles(load, key):
 
     first = in_rows and not out_rows  # the form a call of these strides most likely takes
     plan = _staged_tiles(load, key, True, first)
-    return _plan_or_fallback(
+    plan = _plan_or_fallback(
         plan, lambda pointers: input_phase(pointers) == first, lambda: _staged_tiles(load, key, True, not first)
     )
+    if not backward or out_rows or tuning.staged_window is not None:
+        return plan
+    # a backward whose inputs are off their boundaries and whose output's rows lie at several phases
+    # (shifted reads and shifted stores): the strided tier's plan. H100 (results
+    # 2026-11-25_h100_s17/layouts_view_channel.txt): bf16 (32, 4096, 1024)[..., 1:] over dim 1 0.35 of
+    # copy in windows, 0.42 on the strided tier in the sixteenth set
+    inputs_on_boundaries = lambda pointers: all(pointer & 15 == 0 for pointer in pointers[:-1])  # noqa: E731
+    return _plan_or_fallback(plan, inputs_on_boundaries, lambda: build(load, ("strided",) + key[1:]))
 
 
 def _staged_tiles(load, key, window: bool, input_phase: bool):
