@@ -208,13 +208,11 @@ class StagedShape:
         return self.teams * self.splits
 
 
-#: Tiles in the inputs' 16-byte window (strided_staged.cuh's header; 16-bit types, window_tiles) take
-#: inputs off 16-byte boundaries, and inner sizes of no whole number of 16-byte pieces, where every
-#: input is off by as much and every input's row stride is a multiple of 16 bytes (window_fits;
-#: outputs may be off their boundaries by another amount each row). Inputs off their boundaries
-#: over inner sizes under this many bytes keep the "strided" tier (tier choice: unmeasured there, and
-#: a window tile's one or two straddling pieces a row, moved element by element, would be most of
-#: its copies)
+#: Window tiles (strided_staged.cuh's header; 16-bit types, window_tiles) stage each tile row in its
+#: 16-byte window: inputs off 16-byte boundaries, inner sizes of no whole number of 16-byte pieces and
+#: rows at several phases (window_fits: unit steps). Inputs off their boundaries over inner sizes under
+#: this many bytes keep the "strided" tier (tier choice: unmeasured there, and a window tile's one or
+#: two straddling pieces a row, moved element by element, would be most of its copies)
 STAGED_WINDOW_MIN_INNER_BYTES = 512
 #: a window tile's row is at most one warp's packs (store_window exchanges them by shuffles)
 STAGED_WINDOW_MAX_PACKS = 32
