@@ -57,7 +57,7 @@
 // in one 16-byte store (store_window), the row's two ends element by element. Packs are 16 bytes (the
 // host's choice), and a row's L packs lie in one warp. Kernels of their own (WINDOW): the others
 // compile as before. H100 (results 2026-11-25_h100_s17/window_probe*.txt): the first form is the
-// faster where it applies (bf16 forward, inputs and output one element in: 0.66 of copy against 0.49
+// faster where it applies (bf16 forward, inputs and output one element in: 0.64 of copy against 0.36
 // in the second); the second took the backward of inputs one element in over outputs on their
 // boundaries from 0.43 to 0.52 ((32, 4096, 1024) over dim 1), and rows at several phases run at
 // 0.31-0.43, under Triton's tiles (dispatch.STAGGERED_TRITON_MAX_N).
