@@ -102,6 +102,12 @@ def input_view(x: torch.Tensor, dim: int, order: list[int]) -> torch.Tensor | No
     return canonical_view(x, dim, order, READ_STEPS_IN_PLACE)
 
 
+def rows_on_boundaries(s0: int, s1: int, itemsize: int, outer: int, n: int) -> bool:
+    """Whether every (o, k) row of an (outer, n, inner) view of these outer and reduced strides starts
+    at the 16-byte phase of its first (row strides of whole 16-byte pieces, where there are rows)."""
+    return (outer == 1 or s0 * itemsize % 16 == 0) and (n == 1 or s1 * itemsize % 16 == 0)
+
+
 def unit_inner(*views: torch.Tensor) -> bool:
     """Whether every canonical view reads its inner axis with unit stride (no step)."""
     return all(v.stride(2) == 1 for v in views)

@@ -149,9 +149,7 @@ def _window_aligned(inputs: tuple, output: torch.Tensor) -> bool:
         return False
     outer, n, _ = output.shape
     size = output.element_size()
-    return all(
-        (outer == 1 or v.stride(0) * size % 16 == 0) and (n == 1 or v.stride(1) * size % 16 == 0) for v in inputs
-    )
+    return all(_layout.rows_on_boundaries(v.stride(0), v.stride(1), size, outer, n) for v in inputs)
 
 
 def _resolve(backend: str, backward: bool, inputs: tuple, output: torch.Tensor):

@@ -35,6 +35,7 @@ from dataclasses import dataclass
 
 import torch
 
+from ... import _layout
 from .instances import (
     CXX_TYPES,
     DTYPES,
@@ -219,7 +220,7 @@ STAGED_WINDOW_MAX_PACKS = 32
 
 
 def window_tiles(dtype: torch.dtype) -> bool:
-    """Whether strided_staged lays its tiles in the inputs' 16-byte window where it can (pointers
+    """Whether strided_staged stages its tile rows in their 16-byte windows where it can (pointers
     off their boundaries, or inner of no whole number of 16-byte pieces) rather than copying in
     pieces as wide as the pointers and strides allow: 16-bit types (2-byte copies measured 0.14-0.22
     of copy, window_probe_*.txt), not float32 (4-byte copies measured faster, on x[..., :-1] of
@@ -474,7 +475,7 @@ class StagedInstance:
     log: bool
     pack: int = 1
     cluster: bool = False  # teams are thread-block clusters (sm_90+)
-    window: bool = False  # tiles in the inputs' 16-byte window (16-byte packs only)
+    window: bool = False  # tile rows staged in their 16-byte windows (16-byte packs only)
     tier = "strided_staged"
     header = "strided_staged.cuh"
 
@@ -811,8 +812,8 @@ def _build_staged_tiles(load, key):
     # window tiles keep to the inputs' phase where their rows share one (reads unshifted, staged rows
     # no wider than the tile) unless the output's rows are on their boundaries and the inputs' are
     # not (straight stores); elsewhere each row is staged at its own phase (strided_staged.cuh)
-    out_rows = _rows_on_boundaries(strides[-1], itemsize, outer, n)
-    in_rows = all(_rows_on_boundaries(s, itemsize, outer, n) for s in strides[:-1])
+    out_rows = _layout.rows_on_boundaries(*strides[-1][:2], itemsize, outer, n)
+    in_rows = all(_layout.rows_on_boundaries(*s[:2], itemsize, outer, n) for s in strides[:-1])
 
     def input_phase(pointers) -> bool:
         phases = {pointer & 15 for pointer in pointers[:-1]}
@@ -932,9 +933,3 @@ def _staged_tiles(load, key, window: bool, input_phase: bool):
             del scratch  # only now: the allocator reuses it in stream order, after our kernel
 
     return run
-
-
-def _rows_on_boundaries(tensor_strides, itemsize: int, outer: int, n: int) -> bool:
-    """Whether a tensor's rows all start at its pointer's 16-byte phase (row strides of whole pieces)."""
-    s0, s1 = tensor_strides[:2]
-    return (outer == 1 or s0 * itemsize % 16 == 0) and (n == 1 or s1 * itemsize % 16 == 0)

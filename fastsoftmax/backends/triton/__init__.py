@@ -20,6 +20,8 @@ import os
 
 import torch
 
+from ... import _layout
+
 try:
     import triton
 
@@ -126,12 +128,13 @@ def plan(
         else:
             block_i = 1
         block_o = 1
-        if tier == "tile":
-            block_o = max(1, min(TILE_TARGET // (block_n * block_i), _pow2(outer)))
-        warps = _warps(block_o * block_n * block_i)
         if strided and scalar and SCALAR_TILE_MIN_N < block_n <= SCALAR_TILE_MAX_N and inner >= SCALAR_TILE_COLUMNS:
-            block_o, block_i = 1, SCALAR_TILE_COLUMNS if itemsize == 4 else SCALAR_TILE_ELEMS // block_n
+            block_i = SCALAR_TILE_COLUMNS if itemsize == 4 else SCALAR_TILE_ELEMS // block_n
             warps = block_n * block_i // (32 * SCALAR_TILE_PER_THREAD[itemsize])
+        else:
+            if tier == "tile":
+                block_o = max(1, min(TILE_TARGET // (block_n * block_i), _pow2(outer)))
+            warps = _warps(block_o * block_n * block_i)
         blocks = (
             ("BLOCK_O", block_o),
             ("BLOCK_N", block_n),
@@ -336,12 +339,11 @@ def _plan_for(tensors: tuple, tier: str | None, backward: bool, log: bool) -> tu
 def _scalar(tensors) -> bool:
     """Whether a strided call's loads cannot be 16-byte vectors: a pointer, or an outer or reduced
     stride, of no whole number of 16-byte pieces."""
-    for t in tensors:
-        outer, n, _ = t.shape
-        size = t.element_size()
-        if t.data_ptr() % 16 or (outer > 1 and t.stride(0) * size % 16) or (n > 1 and t.stride(1) * size % 16):
-            return True
-    return False
+    outer, n, _ = tensors[0].shape
+    size = tensors[0].element_size()
+    return any(
+        t.data_ptr() % 16 or not _layout.rows_on_boundaries(t.stride(0), t.stride(1), size, outer, n) for t in tensors
+    )
 
 
 @functools.lru_cache(maxsize=4096)
