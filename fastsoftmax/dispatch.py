@@ -209,6 +209,13 @@ STEPPED_TRITON_MAX_INNER = 8
 #: and 0.363, strided 0.340 and 0.428, staged 0.205 and 0.140; the staged tiles with each row in its
 #: window measured 0.313 and 0.427, and 0.349 and 0.344 (results 2026-11-25_h100_s17/odd_rows_window.txt)
 STAGGERED_TRITON_MAX_N = {False: 2048, True: 1024}
+#: float32 rows at different 16-byte phases go to the CUDA backend (its staged tiles' 4-byte
+#: copies), but in the forward over the reduced axes Triton's scalar tiles take (17-64 elements,
+#: triton.scalar_tiles_hold). H100, the two backends in one process (results
+#: 2026-11-25_h100_s18/f32_staggered.txt): (16, 21, 513, 513) over dim 1 0.911 of copy against
+#: 0.837 (torch.compile 0.90), (256, 64, 2049) 0.948 against 0.810; past them the CUDA backend leads
+#: ((8, 150, 127, 127) 0.749 against 0.602, (64, 512, 1023) 0.622 against 0.440), and in the
+#: backward ((16, 21, 513, 513) 0.963 against 0.934; the table already gives (256, 64, 2049) Triton)
 
 
 @functools.lru_cache(maxsize=8192)
@@ -243,10 +250,13 @@ def _choose_backend(
         preferred = "cuda"
         if stepped and inner <= STEPPED_TRITON_MAX_INNER:
             preferred = "triton"
-    if inner > 1 and not stepped and not window and dtype.itemsize == 2:
-        # 16-bit rows at different 16-byte phases: Triton where its tiles hold the reduced axis
-        # (one read), the CUDA strided tier elsewhere (strided.choose_tier)
-        preferred = "triton" if n <= STAGGERED_TRITON_MAX_N[backward] else "cuda"
+    if inner > 1 and not stepped and not window:
+        if dtype.itemsize == 2:
+            # 16-bit rows at different 16-byte phases: Triton where its tiles hold the reduced axis
+            # (one read), the CUDA strided tier elsewhere (strided.choose_tier)
+            preferred = "triton" if n <= STAGGERED_TRITON_MAX_N[backward] else "cuda"
+        elif not backward and importlib.import_module(KERNEL_BACKENDS["triton"]).scalar_tiles_hold(n, inner):
+            preferred = "triton"
     candidates = [preferred] if preferred else []
     candidates += [name for name in ("triton", "cuda") if name not in candidates]
     for name in candidates:

@@ -235,19 +235,25 @@ def test_tensors_whose_rows_lie_at_several_phases_take_the_strided_tier():
     assert strided.choose_tier(32, 4096, 1023, torch.float32, False, limits, True, False) == "strided_staged"
 
 
-def test_staggered_16_bit_rows_go_to_triton_where_its_tiles_hold_the_axis(monkeypatch):
+def test_staggered_rows_go_to_triton_where_its_tiles_hold_the_axis(monkeypatch):
     dispatch.clear_caches()
     monkeypatch.setattr(dispatch, "unavailable_reason", lambda name, device_type, index: None)
     monkeypatch.setattr(dispatch, "_table_choice", lambda *args: "cuda")
     try:
-        for n, backward, dtype, name in (
-            (21, False, torch.bfloat16, "triton"),
-            (2048, False, torch.float16, "triton"),
-            (2049, False, torch.bfloat16, "cuda"),
-            (1025, True, torch.bfloat16, "cuda"),
-            (21, False, torch.float32, "cuda"),  # float32's 4-byte copies
+        for n, inner, backward, dtype, name in (
+            (21, 263169, False, torch.bfloat16, "triton"),
+            (2048, 263169, False, torch.float16, "triton"),
+            (2049, 263169, False, torch.bfloat16, "cuda"),
+            (1025, 263169, True, torch.bfloat16, "cuda"),
+            # float32: Triton's tiles of whole columns a thread in the forward, else the 4-byte copies
+            (21, 263169, False, torch.float32, "triton"),
+            (64, 4097, False, torch.float32, "triton"),
+            (21, 263169, True, torch.float32, "cuda"),
+            (150, 16129, False, torch.float32, "cuda"),
+            (16, 4097, False, torch.float32, "cuda"),
+            (21, 127, False, torch.float32, "cuda"),
         ):
-            args = ("auto", "cuda", 0, dtype, 16, n, 263169, backward)
+            args = ("auto", "cuda", 0, dtype, 16, n, inner, backward)
             assert dispatch._choose_backend(*args, True, False, False) == name, (n, backward, dtype)
             assert dispatch._choose_backend(*args, True, False, True) == "cuda"  # rows in one phase
     finally:

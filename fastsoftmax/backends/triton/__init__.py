@@ -98,6 +98,12 @@ def _sm_count(device_index: int) -> int:
     return torch.cuda.get_device_properties(device_index).multi_processor_count
 
 
+def scalar_tiles_hold(n: int, inner: int) -> bool:
+    """Whether the tile tier takes whole columns a thread (SCALAR_TILE_*) for a strided problem of
+    reduced axis n and inner size inner whose loads cannot be 16-byte vectors."""
+    return SCALAR_TILE_MIN_N < _pow2(n) <= SCALAR_TILE_MAX_N and inner >= SCALAR_TILE_COLUMNS
+
+
 @functools.lru_cache(maxsize=4096)
 def plan(
     tier: str,
@@ -128,7 +134,7 @@ def plan(
         else:
             block_i = 1
         block_o = 1
-        if strided and scalar and SCALAR_TILE_MIN_N < block_n <= SCALAR_TILE_MAX_N and inner >= SCALAR_TILE_COLUMNS:
+        if strided and scalar and scalar_tiles_hold(n, inner):
             block_i = SCALAR_TILE_COLUMNS if itemsize == 4 else SCALAR_TILE_ELEMS // block_n
             warps = block_n * block_i // (32 * SCALAR_TILE_PER_THREAD[itemsize])
         else:
