@@ -6,6 +6,8 @@ poisoned with NaN (tests/conftest.py)."""
 
 from __future__ import annotations
 
+import math
+
 import pytest
 import torch
 from hypothesis import HealthCheck, given, settings
@@ -659,18 +661,21 @@ def _window_tiles_into(lead, out_lead, per, dtype, BACKEND):
 @pytest.mark.parametrize("shape,backend", [((2, 21, 33, 31), "triton"), ((2, 3000, 1023), "cuda")])
 def test_rows_at_several_phases(shape, backend, dtype, monkeypatch):
     # row strides of no whole number of 16-byte pieces (an odd H x W under NCHW over C): 16-bit
-    # types go to Triton where its tiles hold the axis, else to the strided tier; float32 stays on
-    # the staged tiles' 4-byte copies
+    # types go to Triton where its tiles hold the axis, else to the strided tier; float32 to the
+    # staged tiles' 4-byte copies, but in the forward over an axis Triton's scalar tiles hold
+    from fastsoftmax.backends import triton as triton_backend
     from fastsoftmax.backends.cuda import strided
 
+    backward_backend = backend
     if dtype == torch.float32:
-        backend = "cuda"
+        backward_backend = "cuda"
+        backend = "triton" if triton_backend.scalar_tiles_hold(shape[1], math.prod(shape[2:])) else "cuda"
     chosen = []
     original = dispatch.resolve
 
     def recording(*args, **kwargs):
         result = original(*args, **kwargs)
-        chosen.append(result)
+        chosen.append((args[6], result))  # (backward, (backend, tier))
         return result
 
     monkeypatch.setattr(dispatch, "resolve", recording)
@@ -681,8 +686,10 @@ def test_rows_at_several_phases(shape, backend, dtype, monkeypatch):
         leaf, dy = x.detach().requires_grad_(), rand(shape, dtype)
         (dx,) = torch.autograd.grad(op(leaf, 1), leaf, dy)
         check_backward(dx, x, dy, 1, log)
-    first = chosen[0]
+    first = next(result for backward, result in chosen if not backward)
+    first_backward = next(result for backward, result in chosen if backward)
     assert first[0].name == backend, first
+    assert first_backward[0].name == backward_backend, first_backward
     if backend == "cuda":
         staged = not strided.window_tiles(dtype) and x.numel() >= strided.STAGED_MIN_NUMEL
         assert first[1] == ("strided_staged" if staged else "strided"), first
