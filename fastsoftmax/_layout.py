@@ -108,6 +108,17 @@ def rows_on_boundaries(s0: int, s1: int, itemsize: int, outer: int, n: int) -> b
     return (outer == 1 or s0 * itemsize % 16 == 0) and (n == 1 or s1 * itemsize % 16 == 0)
 
 
+#: a row of at most this many bytes over a contiguous n x inner block is staged as part of one run
+FLAT_RUN_MAX_ROW_BYTES = 128
+
+
+def flat_run(s0: int, s1: int, inner: int, itemsize: int, outer: int) -> bool:
+    """Whether each outer index of an (outer, n, inner) view is one contiguous run of short rows (at
+    most FLAT_RUN_MAX_ROW_BYTES each) starting on its 16-byte boundary: staged as whole runs in
+    16-byte pieces, whatever phase each row starts at (inner = 3 in 16-bit types)."""
+    return s1 == inner and inner * itemsize <= FLAT_RUN_MAX_ROW_BYTES and (outer == 1 or s0 * itemsize % 16 == 0)
+
+
 def unit_inner(*views: torch.Tensor) -> bool:
     """Whether every canonical view reads its inner axis with unit stride (no step)."""
     return all(v.stride(2) == 1 for v in views)

@@ -144,11 +144,14 @@ def _window_aligned(inputs: tuple, output: torch.Tensor) -> bool:
     """Whether every row of a call's canonical inputs is off its 16-byte boundary by as much as
     every other: the inputs' pointers by one amount, their row strides whole 16-byte pieces, and unit
     steps along inner (the CUDA staged tiles' window layout; the output's rows may be off by any
-    amount)."""
+    amount). Short rows in one contiguous run per outer index count as such (``_layout.flat_run``:
+    staged as whole runs, their rows' own phases do not matter)."""
     if not _layout.unit_inner(*inputs, output) or len({v.data_ptr() & 15 for v in inputs}) != 1:
         return False
-    outer, n, _ = output.shape
+    outer, n, inner = output.shape
     size = output.element_size()
+    if all(_layout.flat_run(v.stride(0), v.stride(1), inner, size, outer) for v in (*inputs, output)):
+        return True
     return all(_layout.rows_on_boundaries(v.stride(0), v.stride(1), size, outer, n) for v in inputs)
 
 

@@ -487,6 +487,28 @@ def test_window_instances_have_16_byte_packs():
             assert inst.pack * torch.empty((), dtype=inst.dtype).element_size() == 16, inst.name
 
 
+def test_short_rows_in_one_run_are_not_rows_at_several_phases():
+    # (outer, n, 3) in 16-bit types: rows of 6 bytes, each at another phase, but every outer index
+    # one contiguous run on its boundary, which the staged tiles copy whole (_layout.flat_run)
+    from fastsoftmax import _layout, functional
+
+    for shape, dim, runs in (
+        ((64, 256, 3), 1, True),
+        ((1024, 512, 4), 1, True),
+        ((300000, 4), 0, True),
+        ((64, 256, 65), 1, False),  # rows over a 128-byte line: rows of their own
+        ((2, 21, 33, 31), 1, False),  # NCHW over C, an odd H x W
+        ((63, 256, 3), 1, True),
+    ):
+        x = torch.randn(shape, dtype=torch.bfloat16)
+        x3, y3, _, _ = _layout.canonical_pair(x, dim)
+        assert functional._window_aligned((x3,), y3) == runs, shape
+    # runs of 24 elements 25 apart: each outer index's run at another phase
+    odd_runs = torch.randn(5, 25, dtype=torch.bfloat16)[:, :24].unflatten(1, (8, 3))
+    x3, y3, _, _ = _layout.canonical_pair(odd_runs, 1)
+    assert x3.stride() == (25, 3, 1) and not functional._window_aligned((x3,), y3)
+
+
 def test_calls_sharing_a_window_are_told_apart():
     # the inputs off their boundaries by one amount, unit steps, row strides of whole 16-byte pieces
     from fastsoftmax import _layout, functional

@@ -135,13 +135,19 @@ def _host_table(document: dict) -> list[str]:
 
 
 def combine(documents: list[dict]) -> dict:
-    """One document from several runs on one device: the rows of all, the header of the first."""
+    """One document from several runs on one device: the rows of all, the header of the first. A
+    case an implementation was timed on in more than one run keeps the latest run's row (a shape
+    measured again), not an average of the runs."""
     devices = {d.get("device") for d in documents}
     if len(devices) > 1:
         raise ValueError(f"results of different devices cannot share a table: {sorted(map(str, devices))}")
     first = dict(documents[0])
     if len(documents) > 1:
-        first["rows"] = [dict(row) for d in documents for row in d.get("rows", [])]
+        latest = {}
+        for row in (row for d in documents for row in d.get("rows", [])):
+            latest.pop((row.get("case"), row.get("impl")), None)  # re-inserted: the later run's place
+            latest[(row.get("case"), row.get("impl"))] = dict(row)
+        first["rows"] = list(latest.values())
         first["complete"] = all(d.get("complete", True) for d in documents)
         first["quick"] = any(d.get("quick") for d in documents)
         copies = [d.get("copy_gbps") for d in documents if isinstance(d.get("copy_gbps"), (int, float))]

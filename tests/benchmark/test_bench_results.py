@@ -143,3 +143,14 @@ def test_readme_table_combines_runs_of_one_device(tmp_path, capsys):
     other = dict(document, device="Another GPU")
     with pytest.raises(ValueError):
         readme_table.combine([document, other])
+
+
+def test_readme_table_keeps_the_latest_run_of_a_case_measured_twice():
+    document = fabricated_document()
+    again = dict(document, rows=[dict(r, frac_copy=0.5) for r in document["rows"] if r.get("regime") == "bulk"])
+    combined = readme_table.combine([document, again])
+    assert len(combined["rows"]) == len(document["rows"])
+    bulk = [r for r in combined["rows"] if r.get("regime") == "bulk"]
+    assert bulk and all(r["frac_copy"] == 0.5 for r in bulk)
+    others = [r for r in combined["rows"] if r.get("regime") != "bulk"]
+    assert others == [r for r in document["rows"] if r.get("regime") != "bulk"]

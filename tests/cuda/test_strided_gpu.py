@@ -600,6 +600,29 @@ def test_window_tiles(shape, lead, dtype):
     assert windows == {(False, False), (False, True), (True, False), (True, True)}, windows
 
 
+@pytest.mark.parametrize("dtype", DTYPES, ids=str)
+@pytest.mark.parametrize("shape,dim", [((64, 4096, 3), 1), ((256, 1024, 4), 1), ((131072, 4), 0)])
+def test_short_rows_in_one_run_are_staged_whole(shape, dim, dtype):
+    # rows of 3-4 elements (each at another 16-byte phase in 16-bit types) over a contiguous n x inner
+    # block: "auto" stages the whole runs (flat tiles), not windows or the strided tier
+    from fastsoftmax.backends.cuda.backend import BACKEND
+
+    x = rand(shape, dtype)
+    with recording_loads(BACKEND) as loaded:
+        for log in (False, True):
+            op = fastsoftmax.log_softmax if log else fastsoftmax.softmax
+            dy = rand(shape, dtype)
+            with dispatch.forced("cuda"):
+                y = op(x, dim)
+                check_forward(y, x, dim, log)
+                y = y.copy_(softmax64(x, dim, log))  # rounded once, as check_backward's bars assume
+                dx = fastsoftmax.softmax_backward(dy, y, dim, log=log)
+            check_backward(dx, x, dy, dim, log)
+    assert loaded and all(inst.tier == "strided_staged" and not getattr(inst, "window", False) for inst in loaded), [
+        (inst.tier, getattr(inst, "window", None)) for inst in loaded
+    ]
+
+
 @pytest.mark.parametrize("dtype", [torch.bfloat16, torch.float16], ids=str)
 def test_backward_off_boundaries_into_rows_at_several_phases_takes_the_strided_tier(dtype):
     # y and dy one element in, dx dense with rows of 1023 (each at its own phase): the plan of the

@@ -799,8 +799,13 @@ def _build_staged_tiles(load, key):
     if tuning.staged_cluster and not facts.cluster_launch:
         raise ValueError(f"strided_staged: staged_cluster=True needs thread-block clusters (sm_90+), not {facts.arch}")
     # tiles in the inputs' 16-byte window where a pointer is off its boundary or inner is no whole
-    # number of 16-byte pieces, and the strides allow it
-    window = window_tiles(dtype) and (align != 0 or inner * itemsize % 16 != 0)
+    # number of 16-byte pieces, and the strides allow it; short rows in one contiguous run per outer
+    # index on their boundaries are staged as whole runs instead (_layout.flat_run). H100, bf16 over
+    # dim 1 (results 2026-11-25_h100_s18/layouts_bf16.txt against 2026-11-24_h100_s11): (1024, 16384,
+    # 4) 0.47 of copy forward and 0.51 backward on the strided tier (the rows' phases), 0.80 and 0.95 as
+    # runs; (4096, 4096, 3) 0.38 and 0.40 against 0.60 and 0.91
+    flat = align == 0 and all(_layout.flat_run(s[0], s[1], inner, itemsize, outer) for s in strides)
+    window = window_tiles(dtype) and (align != 0 or inner * itemsize % 16 != 0) and not flat
     if tuning.staged_window is not None:
         window = tuning.staged_window
     why = window_fits(inner, strides, itemsize) if window else None
