@@ -212,55 +212,6 @@ STAGGERED_TRITON_MAX_N = {False: 2048, True: 1024}
 
 
 @functools.lru_cache(maxsize=8192)
-def _choose_tier(
-    name: str,
-    outer: int,
-    n: int,
-    inner: int,
-    dtype: torch.dtype,
-    backward: bool,
-    device_index: int,
-    aligned: bool,
-    window: bool = True,
-) -> str:
-    return kernel_backend(name).choose_tier(outer, n, inner, dtype, backward, device_index, aligned, window)
-
-
-def _require(name: str, device: torch.device):
-    reason = unavailable_reason(name, device.type, device.index)
-    if reason is not None:
-        raise RuntimeError(reason)
-    return kernel_backend(name)
-
-
-#: inputs with a step along inner over at most this many columns go to the Triton backend, whose
-#: tiles span them whole; wider ones to the CUDA strided tier. H100, inputs stepping by 2 over dim
-#: 1 of (outer, 16384, inner), 2^26 elements (benchmarks/step_inner_probe.py --inner-sweep, results
-#: 2026-11-24_h100_s14/step_inner_sweep.txt): inner 4 bf16 0.44 of copy against 0.35 forward,
-#: 0.40 against 0.32 backward, float32 0.42 against 0.37 and 0.40 against 0.33; inner 8 0.36-0.41
-#: against 0.33-0.38; inner 16 level or slower (float32 backward 0.30 against 0.33); 32 and wider
-#: 0.10-0.24 against 0.28-0.37
-STEPPED_TRITON_MAX_INNER = 8
-#: 16-bit inputs whose rows lie at different 16-byte phases (row strides of no whole number of
-#: 16-byte pieces, e.g. NCHW over C with an odd H x W): reduced axes up to this long (forward,
-#: backward) go to Triton, whose tile tier holds them (its MAX_TILE, MAX_TILE_BACKWARD over a 32-byte
-#: sector of columns), longer ones to the CUDA strided tier. H100 (results
-#: 2026-11-25_h100_s16/odd_rows_*.txt): bf16 (16, 21, 513, 513) over dim 1 Triton 0.554 of copy
-#: forward and 0.677 backward, against the CUDA staged tiles' 2-byte copies 0.242 and 0.241 and the
-#: strided tier's 0.181 and 0.203 (torch.compile 0.833 and 0.966); (32, 4096, 1023) Triton 0.284
-#: and 0.363, strided 0.340 and 0.428, staged 0.205 and 0.140; the staged tiles with each row in its
-#: window measured 0.313 and 0.427, and 0.349 and 0.344 (results 2026-11-25_h100_s17/odd_rows_window.txt)
-STAGGERED_TRITON_MAX_N = {False: 2048, True: 1024}
-#: float32 rows at different 16-byte phases go to the CUDA backend (its staged tiles' 4-byte
-#: copies), but in the forward over the reduced axes Triton's scalar tiles take (17-64 elements,
-#: triton.scalar_tiles_hold). H100, the two backends in one process (results
-#: 2026-11-25_h100_s18/f32_staggered.txt): (16, 21, 513, 513) over dim 1 0.911 of copy against
-#: 0.837 (torch.compile 0.90), (256, 64, 2049) 0.948 against 0.810; past them the CUDA backend leads
-#: ((8, 150, 127, 127) 0.749 against 0.602, (64, 512, 1023) 0.622 against 0.440), and in the
-#: backward ((16, 21, 513, 513) 0.963 against 0.934; the table already gives (256, 64, 2049) Triton)
-
-
-@functools.lru_cache(maxsize=8192)
 def _choose_backend(
     requested: str,
     device_type: str,
