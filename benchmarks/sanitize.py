@@ -90,6 +90,7 @@ PROBLEMS = {
         ((20011, 6), 0),
         ((600, 64, 16), 1),
         ((150, 700, 64), 1),
+        ((40, 304, 3), 1),  # rows of 3 in one run an outer index: 16-bit rows at every phase, staged whole
     ],
 }
 #: strided_staged's runs of interleaved columns held across a cluster (staged_columns): two to

@@ -150,9 +150,9 @@ def _window_aligned(inputs: tuple, output: torch.Tensor) -> bool:
         return False
     outer, n, inner = output.shape
     size = output.element_size()
-    if all(_layout.flat_run(v.stride(0), v.stride(1), inner, size, outer) for v in (*inputs, output)):
-        return True
-    return all(_layout.rows_on_boundaries(v.stride(0), v.stride(1), size, outer, n) for v in inputs)
+    return all(_layout.rows_on_boundaries(v.stride(0), v.stride(1), size, outer, n) for v in inputs) or all(
+        _layout.flat_run(v.stride(0), v.stride(1), inner, size, outer) for v in (*inputs, output)
+    )
 
 
 def _resolve(backend: str, backward: bool, inputs: tuple, output: torch.Tensor):

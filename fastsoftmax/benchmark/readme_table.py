@@ -145,7 +145,6 @@ def combine(documents: list[dict]) -> dict:
     if len(documents) > 1:
         latest = {}
         for row in (row for d in documents for row in d.get("rows", [])):
-            latest.pop((row.get("case"), row.get("impl")), None)  # re-inserted: the later run's place
             latest[(row.get("case"), row.get("impl"))] = dict(row)
         first["rows"] = list(latest.values())
         first["complete"] = all(d.get("complete", True) for d in documents)
