@@ -12,7 +12,10 @@
 # clusterprobe runs benchmarks/cluster_size_probe.py with CLUSTER_PROBE_ARGS. profile runs Nsight
 # Compute over benchmarks/ncu_target.py once per entry of PROFILE_TARGETS (';'-separated entries
 # "SKIP COUNT ARGS": kernels to skip and to profile, then ncu_target.py's arguments), each report in
-# $OUT/ncu_<k>.txt; NCU_SECTIONS (space-separated section names) replaces the default sections. sanitize runs benchmarks/sanitize.py (every CUDA tier and the ladder) under compute-sanitizer's
+# $OUT/ncu_<k>.txt; NCU_SECTIONS (space-separated section names) replaces the default sections,
+# NCU_KERNEL the kernel-name pattern (default regex:fs_; e.g. regex:(?i)softmax for Quack's), and
+# NCU_ARGS adds arguments to ncu (e.g. "--page source --print-source sass --csv" for per-instruction counts).
+# sanitize runs benchmarks/sanitize.py (every CUDA tier and the ladder) under compute-sanitizer's
 # memcheck, racecheck, initcheck and synccheck (with "peer": benchmarks/sanitize_peer.py).
 # TEST_TIMEOUT (seconds, default 420) bounds the test step, so that a hang still returns results;
 # TEST_PATHS (default: tests) narrows it, e.g. to the tests that touch the GPU. BENCH_ARGS adds
@@ -69,8 +72,8 @@ if [[ $steps == *,profile,* ]]; then
         k=$((k + 1))
         # shellcheck disable=SC2086
         { echo "== ncu_target.py $args (kernels $skip skipped, $count profiled)"
-          timeout 300 ncu --kernel-name regex:fs_ --launch-skip "$skip" --launch-count "$count" "${sections[@]}" \
-              python3 benchmarks/ncu_target.py $args
+          timeout 300 ncu --kernel-name "${NCU_KERNEL:-regex:fs_}" --launch-skip "$skip" --launch-count "$count" \
+              "${sections[@]}" ${NCU_ARGS:-} python3 benchmarks/ncu_target.py $args
         } > "$OUT/ncu_$k.txt" 2>&1 || status=1
         grep -E "^  [a-z_]|Duration|DRAM Throughput|Memory Throughput|Achieved Occupancy|Registers Per|Block Limit|Theoretical Occ" "$OUT/ncu_$k.txt" | head -n 40
     done

@@ -6,7 +6,9 @@ call compiles and warms up, the rest are the ones to profile.
 
 ``--tier`` forces a tier of the CUDA backend (``dispatch.forced``); without it "auto" chooses.
 ``--tuned KEY=VALUE`` (repeatable) sets a field of the backend's tuning (``tiers.Tuning``), e.g.
-``--tuned cluster_ctas=8``.
+``--tuned cluster_ctas=8``. ``--impl quack`` calls Quack's softmax instead (forward and backward of
+2-D rows; the peer bundle's folder in FASTSOFTMAX_PEER_SITE), for profiling it beside ours with
+``NCU_KERNEL`` set to a pattern of its kernel names in ``device_run.sh``.
 """
 
 from __future__ import annotations
@@ -31,12 +33,16 @@ def main() -> None:
     parser.add_argument("--tier", help="force a tier of the CUDA backend")
     parser.add_argument("--calls", type=int, default=3)
     parser.add_argument("--tuned", action="append", default=[], help="KEY=VALUE of tiers.Tuning (an integer)")
+    parser.add_argument("--impl", default="fastsoftmax", choices=("fastsoftmax", "quack"))
     args = parser.parse_args()
     from fastsoftmax.backends.cuda import tiers
 
     tuning = {key: int(value) for key, _, value in (item.partition("=") for item in args.tuned)}
     shape = tuple(int(v) for v in args.shape.split("x"))
     x = torch.randn(shape, device="cuda").to(DTYPES[args.dtype])
+    if args.impl == "quack":
+        run_quack(x, args.backward, args.calls)
+        return
     fn = fastsoftmax.log_softmax if args.log else fastsoftmax.softmax
     forced = dispatch.forced("cuda", args.tier) if args.tier else dispatch.forced("cuda")
     with forced, tiers.tuned(**tuning):
@@ -48,6 +54,22 @@ def main() -> None:
                 fn(x, args.dim)
     torch.cuda.synchronize()
     print(f"ncu target: {args.calls} calls of {'log_softmax' if args.log else 'softmax'} {shape} dim {args.dim}")
+
+
+def run_quack(x: torch.Tensor, backward: bool, calls: int) -> None:
+    from fastsoftmax.benchmark.peers import add_peer_site
+
+    add_peer_site()
+    from quack.softmax import softmax_bwd, softmax_fwd
+
+    dy = torch.randn_like(x)
+    for _ in range(calls):
+        if backward:
+            softmax_bwd(dy, softmax_fwd(x))
+        else:
+            softmax_fwd(x)
+    torch.cuda.synchronize()
+    print(f"ncu target: {calls} calls of quack softmax {tuple(x.shape)}{' backward' if backward else ''}")
 
 
 if __name__ == "__main__":
