@@ -63,7 +63,10 @@ def render(document: dict) -> str:
         out += ["", "Decode shapes (latency-bound; GPU time per call):", ""] + decode
     host = _host_table(document)
     if host:
-        out += ["", "Host overhead (wall time per call of 2000 back-to-back calls on a 4x1024 bf16 tensor):", ""] + host
+        rounds = next((r.get("rounds") for r in document["rows"] if r.get("regime") == "host"), None)
+        how = f", median of {rounds} rounds, the implementations alternated" if rounds else ""
+        out += ["", f"Host overhead (wall time per call of 2000 back-to-back calls on a 4x1024 bf16 tensor{how}):", ""]
+        out += host
     if not document.get("complete", True):
         out += ["", "_This run did not complete: the tables cover the shapes measured before it stopped._"]
     return "\n".join(out) + "\n"

@@ -89,6 +89,7 @@ def format_host(rows: list[dict]) -> str:
     lines = [
         f"host overhead: wall time per call, {rows[0]['calls']} back-to-back calls on "
         f"{'x'.join(map(str, rows[0]['shape']))} {rows[0]['dtype']}"
+        + (f", median of {rows[0]['rounds']} rounds" if rows[0].get("rounds") else "")
         if rows
         else "host overhead"
     ]

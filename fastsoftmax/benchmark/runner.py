@@ -8,6 +8,7 @@ in tests with fake timers.
 from __future__ import annotations
 
 import gc
+import statistics
 from collections.abc import Callable
 from dataclasses import dataclass
 
@@ -15,7 +16,7 @@ import torch
 
 from fastsoftmax.benchmark import checks
 from fastsoftmax.benchmark.peers import Impl, Refused
-from fastsoftmax.benchmark.shapes import HOST_CALLS, HOST_DTYPE, HOST_SHAPE, ITEMSIZE, Case
+from fastsoftmax.benchmark.shapes import HOST_CALLS, HOST_DTYPE, HOST_ROUNDS, HOST_SHAPE, ITEMSIZE, Case
 
 # Working memory a case needs besides its own tensors: the float64 reference and float32
 # tolerance it keeps, the float64 temporaries that build them, and room for one output in flight.
@@ -274,12 +275,15 @@ class Runner:
 
     def host_overhead(self, shape=HOST_SHAPE, dtype=HOST_DTYPE) -> list[dict]:
         """Wall time per call of back-to-back calls on a tiny tensor: what Python and the launch
-        cost a caller, which the GPU timings above hide."""
+        cost a caller, which the GPU timings above hide. Every implementation is timed in each of
+        HOST_ROUNDS rounds, in an order rotated round by round, and keeps its median: timed once
+        each, one after another, whichever came first or followed a slow one moved by several
+        microseconds between runs."""
         case = Case("host", tuple(shape), -1, dtype)
         torch.manual_seed(self.seed)
         inputs = make_inputs(case, self.device)
         reference = make_reference(case, inputs)
-        rows = []
+        rows, timed = [], []
         for impl in self.impls:
             row = {
                 "regime": "host",
@@ -290,6 +294,7 @@ class Runner:
                 "shape": list(shape),
                 "dtype": dtype,
                 "calls": self.host_calls,
+                "rounds": HOST_ROUNDS,
                 "message": "",
             }
             try:
@@ -301,10 +306,22 @@ class Runner:
                 if not result.passed:
                     row.update(status="wrong", message=result.message)
                 else:
-                    row["host_us"] = float(self.host_timer(bound_call(fn, inputs)))
+                    timed.append((row, impl, bound_call(fn, inputs), []))
             except Exception as exc:  # noqa: BLE001
                 self._failure(row, impl, exc, "")
             rows.append(row)
+        for round_ in range(HOST_ROUNDS):
+            shift = round_ % len(timed) if timed else 0
+            for row, impl, call, samples in timed[shift:] + timed[:shift]:
+                if row["status"] != "ok":
+                    continue
+                try:
+                    samples.append(float(self.host_timer(call)))
+                except Exception as exc:  # noqa: BLE001
+                    self._failure(row, impl, exc, "")
+        for row, _, _, samples in timed:
+            if row["status"] == "ok" and samples:
+                row["host_us"] = statistics.median(samples)
         del inputs, reference
         self._release()
         return rows

@@ -27,6 +27,8 @@ BACKWARD_COLS = (1024, 4096, 16384, 65536, 131072)
 HOST_SHAPE = (4, 1024)
 HOST_DTYPE = "bfloat16"
 HOST_CALLS = 2000
+#: rounds of host timing, each implementation once a round (runner.host_overhead)
+HOST_ROUNDS = 5
 
 # --- the --quick subset: one of each regime, small enough for < 1 minute on an H100 -----------
 QUICK_BULK_NUMEL = 1 << 25

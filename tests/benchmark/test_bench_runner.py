@@ -6,7 +6,7 @@ import torch
 from bench_fakes import correct_impl, cpu_runner, raising_impl, refusing_impl, small_case, wrong_impl
 
 from fastsoftmax.benchmark import checks
-from fastsoftmax.benchmark.peers import Refused, liger_impl, quack_impl, quack_refusal
+from fastsoftmax.benchmark.peers import Impl, Refused, liger_impl, quack_impl, quack_refusal
 from fastsoftmax.benchmark.runner import estimate_bytes, make_inputs, make_reference
 
 
@@ -71,6 +71,37 @@ def test_host_overhead_rows():
     assert rows["fastsoftmax"]["host_us"] == 5.0 and rows["fastsoftmax"]["calls"] == 2000
     assert rows["broken"]["status"] == "wrong" and rows["broken"]["host_us"] is None
     assert rows["liger"]["status"] == "refused"
+
+
+def test_host_overhead_alternates_implementations_and_keeps_the_median():
+    """Each implementation is timed once a round, the order rotated round by round, and keeps the
+    median of its rounds: a slow round (or a slow neighbour) does not set its figure."""
+    called = []
+
+    def recording_impl(name, kind):
+        def make(case):
+            def fn(x):
+                called.append(name)
+                return torch.softmax(x, case.dim)
+
+            return fn
+
+        return Impl(name, kind, make)
+
+    samples = {"fastsoftmax": [9.0, 5.0, 6.0, 5.5, 30.0], "torch": [4.0, 4.5, 50.0, 4.2, 4.1]}
+    order = []
+
+    def timer(call):
+        call()
+        order.append(called[-1])
+        return samples[called[-1]][order.count(called[-1]) - 1]
+
+    runner = cpu_runner([recording_impl("fastsoftmax", "fastsoftmax"), recording_impl("torch", "peer")])
+    runner.host_timer = timer
+    rows = _by_impl(runner.host_overhead())
+    assert order == ["fastsoftmax", "torch", "torch", "fastsoftmax"] * 2 + ["fastsoftmax", "torch"]
+    assert rows["fastsoftmax"]["host_us"] == 6.0 and rows["torch"]["host_us"] == 4.2
+    assert rows["fastsoftmax"]["rounds"] == 5
 
 
 def test_estimate_covers_the_reference():
