@@ -120,23 +120,7 @@ def main_document(inputs: Inputs) -> dict | None:
     mains = sorted((d for _, d in inputs.documents.get("main", [])), key=lambda d: str(d.get("date", "")))
     if not mains:
         return None
-    taken: set[str] = set()
-    rows = []
-    contributing = []
-    for document in reversed(mains):
-        fresh = {r["case"] for r in document.get("rows", []) if r.get("regime") != "host"} - taken
-        host_taken = any(r.get("regime") == "host" for r in rows)
-        mine = [
-            r
-            for r in document.get("rows", [])
-            if (r.get("regime") == "host" and not host_taken) or r.get("case") in fresh
-        ]
-        if mine:
-            contributing.insert(0, document)
-        rows += mine
-        taken |= fresh
-    combined = readme_table.combine(contributing or mains[-1:])
-    combined["rows"] = rows
+    combined = readme_table.combine(mains)
     from fastsoftmax.benchmark.report import summarize
 
     combined["summary"] = summarize(combined)

@@ -137,24 +137,45 @@ def _host_table(document: dict) -> list[str]:
     return lines
 
 
+def latest_rows(documents: list[dict]) -> tuple[list[dict], list[dict]]:
+    """(rows, contributing documents) of runs given oldest first: each case takes all its rows
+    from the latest run that timed it (the host overhead counting as one case), so that every
+    ratio between implementations compares rows of one run."""
+
+    def case_of(row):
+        return "host" if row.get("regime") == "host" else row.get("case")
+
+    taken: set = set()
+    rows: list[dict] = []
+    contributing: list[dict] = []
+    for document in reversed(documents):
+        fresh = {case_of(r) for r in document.get("rows", [])} - taken
+        mine = [r for r in document.get("rows", []) if case_of(r) in fresh]
+        if mine:
+            contributing.insert(0, document)
+        rows = [dict(r) for r in mine] + rows
+        taken |= fresh
+    return rows, contributing
+
+
 def combine(documents: list[dict]) -> dict:
-    """One document from several runs on one device: the rows of all, the header of the first. A
-    case an implementation was timed on in more than one run keeps the latest run's row (a shape
-    measured again), not an average of the runs."""
+    """One document from several runs on one device, given oldest first: the rows of each case
+    from the latest run that timed it (``latest_rows``), the header of the first run that
+    contributes."""
     devices = {d.get("device") for d in documents}
     if len(devices) > 1:
         raise ValueError(f"results of different devices cannot share a table: {sorted(map(str, devices))}")
-    first = dict(documents[0])
-    if len(documents) > 1:
-        latest = {}
-        for row in (row for d in documents for row in d.get("rows", [])):
-            latest[(row.get("case"), row.get("impl"))] = dict(row)
-        first["rows"] = list(latest.values())
-        first["complete"] = all(d.get("complete", True) for d in documents)
-        first["quick"] = any(d.get("quick") for d in documents)
-        copies = [d.get("copy_gbps") for d in documents if isinstance(d.get("copy_gbps"), (int, float))]
-        first["copy_gbps"] = sum(copies) / len(copies) if copies else None
-        first["runs"] = len(documents)
+    if len(documents) == 1:
+        return dict(documents[0])
+    rows, contributing = latest_rows(documents)
+    contributing = contributing or documents[-1:]
+    first = dict(contributing[0])
+    first["rows"] = rows
+    first["complete"] = all(d.get("complete", True) for d in contributing)
+    first["quick"] = any(d.get("quick") for d in contributing)
+    copies = [d.get("copy_gbps") for d in contributing if isinstance(d.get("copy_gbps"), (int, float))]
+    first["copy_gbps"] = sum(copies) / len(copies) if copies else None
+    first["runs"] = len(contributing)
     return first
 
 
