@@ -622,6 +622,110 @@ def test_cluster_kept_exponentials_refused_where_they_do_not_apply(backend):
             backend.forward(shifted.unsqueeze(2), torch.empty_like(shifted).unsqueeze(2), False, "cluster")
 
 
+STAGED_THREADS = 128  # forced: fewer than every register-held launch below, so shared memory holds the rest
+
+
+def staged_ctas(n, dtype, rows):
+    """A cluster size at which the register-held launch of rows of n holds K = 8 packs a thread (the
+    staged form's K) with more slots a CTA than STAGED_THREADS threads hold in registers."""
+    from fastsoftmax.backends.cuda.instances import CLUSTER_STAGED_PACKS, cluster_shape, cluster_slots
+
+    for ctas in (16, 8, 4, 2):
+        shape = cluster_shape(n, dtype, False, rows=rows, sm_count=132, ctas=ctas, aligned=True)
+        slots = cluster_slots(n, dtype, ctas, True)
+        if shape.held // shape.pack in CLUSTER_STAGED_PACKS and slots > CLUSTER_STAGED_PACKS[0] * STAGED_THREADS:
+            return ctas
+    raise AssertionError(f"no cluster size holds rows of {n} at K = {CLUSTER_STAGED_PACKS}")
+
+
+def staged_inputs(dtype):
+    """(label, rows) on 16-byte boundaries: ordinary rows (a single ragged one: its last slot is
+    partial and lies in shared memory), -inf, NaN and +inf rows, warps far below the row's maximum,
+    outputs near 1e-39, maxima around 2^20, and the type's large magnitudes."""
+    n = 128256
+    cases = [("a row of 151937", rand((1, 151937), dtype)), (f"rows of {n}", rand((5, n), dtype))]
+    cases.append(("rows with -inf, all -inf, NaN, +inf", rows_of_special_values(n, dtype)))
+    far = rand((3, n), dtype, scale=1.0).float()
+    far[0] -= 50.0
+    far[1] -= 100.0
+    far[:2, -64:] = 0.0  # the maximum, in shared memory
+    cases.append(("warps far below the row maximum", far.to(dtype)))
+    subnormal = torch.rand((3, n), device="cuda") * 4 - 92
+    subnormal[:, n // 3] = 0
+    cases.append(("probabilities near 1e-39", subnormal.to(dtype)))
+    cases.append(("maxima around 2^20", around_the_fused_shift_limit(4, n, dtype)))
+    scale = 2e4 if dtype == torch.float16 else 1e30
+    large = (torch.rand((3, n), device="cuda") * 2 - 1) * scale
+    large[:, -1] = scale
+    cases.append((f"magnitudes up to {scale:g}", large.to(dtype)))
+    return cases
+
+
+@pytest.mark.parametrize("log", [False, True], ids=["softmax", "log_softmax"])
+@pytest.mark.parametrize("dtype_name", DTYPES)
+def test_cluster_staged_slots(backend, dtype_name, log):
+    """The cluster tier's staged form (cluster_tier.cuh, STAGED: the slots past K x threads in shared
+    memory), forced with fewer threads than the register-held launch, against float64 and torch's
+    NaN pattern; the launched instance is the staged one."""
+    from fastsoftmax.backends.cuda import tiers
+
+    dtype = DTYPES[dtype_name]
+    for label, x in staged_inputs(dtype):
+        tuning = tiers.tuned(cluster_staged_threads=STAGED_THREADS, cluster_ctas=staged_ctas(x.shape[1], dtype, 5))
+        with recording_loads(backend) as launched, tuning:
+            check_forward(backend, x.unsqueeze(2), "cluster", log, f"{label}, staged")
+            ours = run_forward(backend, x.unsqueeze(2), "cluster", log).squeeze(2).float()
+        assert {i.storage for i in launched} == {"staged"}, f"{label}: launched {launched}"
+        nan = torch.isnan(torch.softmax(x.float(), dim=1))
+        assert torch.equal(torch.isnan(ours), nan), f"{label}: NaN pattern differs from torch.softmax"
+
+
+def test_cluster_staged_slots_in_place(backend):
+    """x and y one tensor: each CTA writes only its own slice, after reading all of it."""
+    from fastsoftmax.backends.cuda import tiers
+
+    x = rand((4, 151936), torch.float32)
+    expected = softmax64(x, 1, False)
+    with tiers.tuned(cluster_staged_threads=STAGED_THREADS):
+        backend.forward(x.unsqueeze(2), x.unsqueeze(2), False, "cluster")
+    torch.cuda.synchronize()
+    described("staged cluster softmax in place", lambda: assert_matches(x, expected, torch.float32))
+
+
+def test_cluster_staged_slots_refused_where_they_do_not_apply(backend):
+    """The backward, rows off 16-byte boundaries and thread counts not under the register-held
+    launch's have no staged form: forcing it raises rather than running something else."""
+    from fastsoftmax.backends.cuda import tiers
+
+    x = rand((3, 151936), torch.float32)
+    y = torch.empty_like(x)
+    with tiers.tuned(cluster_staged_threads=STAGED_THREADS):
+        with pytest.raises(ValueError, match="stages slots in shared memory"):
+            backend.backward(x.unsqueeze(2), x.unsqueeze(2), y.unsqueeze(2), False, "cluster")
+        shifted = rand((3, 151937), torch.float32)[:, 1:]
+        with pytest.raises(ValueError, match="stages slots in shared memory"):
+            backend.forward(shifted.unsqueeze(2), torch.empty_like(shifted).unsqueeze(2), False, "cluster")
+    with tiers.tuned(cluster_staged_threads=512), pytest.raises(ValueError, match="stages slots in shared memory"):
+        backend.forward(x.unsqueeze(2), y.unsqueeze(2), False, "cluster")
+
+
+def test_decode_rows_of_float32_fit_one_wave(backend):
+    """float32 32 x 151936 (a 16-CTA cluster a row): the register-held launch (320 threads, three
+    CTAs an SM) cannot have every cluster resident at once on a GPU of 132 SMs (H100, H200), and
+    256 threads with staged slots can, so "auto" takes the staged form there; the result is right
+    on any GPU."""
+    import fastsoftmax
+
+    x = rand((32, 151936), torch.float32)
+    with recording_loads(backend) as launched:
+        y = fastsoftmax.softmax(x, -1)
+    described("float32 32 x 151936", lambda: assert_matches(y, softmax64(x, 1, False), torch.float32))
+    forms = {i.storage for i in launched if i.tier == "cluster"}
+    props = torch.cuda.get_device_properties(x.device)
+    if (props.major, props.minor, props.multi_processor_count) == (9, 0, 132):
+        assert forms == {"staged"}, f"launched {launched}"
+
+
 def rows_or_columns(x, tier):
     """The (outer, n, inner) view of x's rows: as rows (inner 1), or for the strided tier as the
     columns of its transpose (inner = x's row count)."""
