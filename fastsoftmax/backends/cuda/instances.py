@@ -314,23 +314,6 @@ def cluster_keeps(dtype: torch.dtype, backward: bool, log: bool, held: int) -> b
     return CXX_TYPES[dtype][2] == 2 and not backward and not log and held <= CLUSTER_KEPT_MAX_HELD
 
 
-#: staged form (cluster_tier.cuh, STAGED): forward instances holding this many packs a thread in
-#: registers (K) have one whose slots past K x threads wait in shared memory. K = 8 is the choice of
-#: the decode launches that need it (float32 rows of 151936 over 16 CTAs: 32 elements a thread)
-CLUSTER_STAGED_PACKS = (8,)
-
-
-def cluster_stages(backward: bool, held_packs: int) -> bool:
-    """Whether a cluster instance of this kind has a staged form."""
-    return not backward and held_packs in CLUSTER_STAGED_PACKS
-
-
-def cluster_staged_smem(slots: int, packs: int, threads: int) -> int:
-    """Dynamic shared memory of a staged cluster launch: the CTA's 16-byte slots past its threads'
-    K registers' worth (0 where the registers hold them all)."""
-    return max(0, slots - packs * threads) * 16
-
-
 #: the column kernels' register cap by (bytes per element, backward, held elements), for four CTAs of
 #: 256 threads an SM. H100, caps of 64 and none (the launch bound's 128) alternated in one process
 #: (benchmarks/strided_probe.py, 2026-11-24): float32 forward (1024, 16384, 4) over dim 1 0.94 of copy
@@ -638,7 +621,7 @@ class Instance:
     group: int = 0  # warp, flat_rows: lanes per row
     rows: int = 0  # warp: rows per group
     stage: str = ""  # split_row: "partials" (kernel 1) or "finish" (kernel 2)
-    storage: str = ""  # block_regs: block_regs_storage(...); "" takes its default; cluster: "kept", "staged"
+    storage: str = ""  # block_regs: block_regs_storage(...); "" takes its default; cluster: "kept"
     window: bool = False  # warp, block_regs: rows held in their aligned window's packs (WINDOW_PACK)
     columns: bool = False  # cluster: runs of interleaved columns (cluster_tier.cuh's column kernels)
     tight: bool = False  # flat_rows: rows of (cols - 1) x group + 1 .. cols x group (FlatSlots)
@@ -767,15 +750,11 @@ class Instance:
         packs = self.cols // self.pack
         if not packs:
             raise ValueError(f"{self.name}: a cluster instance holds K >= 1 packs a thread (cols = K x pack)")
-        forms = {
-            "": True,
-            "kept": cluster_keeps(self.dtype, self.backward, self.log, self.cols),
-            "staged": cluster_stages(self.backward, packs) and not self.columns,
-        }
-        if not forms.get(self.storage, False):
+        if self.storage not in ("", "kept") or (
+            self.storage and not cluster_keeps(self.dtype, self.backward, self.log, self.cols)
+        ):
             raise ValueError(f"{self.name}: no cluster form {self.storage!r} for this instance")
         keep = "true" if self.storage == "kept" else "false"
-        staged = "true" if self.storage == "staged" else "false"
         targs = f"{t}, {self.pack}, {packs}, {log}"
         if self.columns:
             if self.backward:
@@ -802,8 +781,7 @@ class Instance:
         else:
             params = f"const {t}* x, {t}* y, i64 rows, i64 n, i64 x_pitch, i64 y_pitch"
             call = (
-                f"cluster_forward_regs<{targs}, {keep}, {staged}>(DirectLoad<{t}>{{x, x_pitch}}, "
-                f"DirectStore<{t}>{{y, y_pitch}}, "
+                f"cluster_forward_regs<{targs}, {keep}>(DirectLoad<{t}>{{x, x_pitch}}, DirectStore<{t}>{{y, y_pitch}}, "
                 "rows, n)"
             )
         registers = cluster_max_registers(self.dtype, self.backward, self.cols, self.columns)
@@ -985,10 +963,6 @@ def all_instances():
                     if cluster_keeps(dtype, backward, log, held):
                         out.append(
                             Instance("cluster", dtype, backward, log, cluster_pack(dtype), cols=held, storage="kept")
-                        )
-                    if cluster_stages(backward, packs):
-                        out.append(
-                            Instance("cluster", dtype, backward, log, cluster_pack(dtype), cols=held, storage="staged")
                         )
                     pack = CLUSTER_COLUMNS_PACK
                     out.append(Instance("cluster", dtype, backward, log, pack, cols=packs * pack, columns=True))

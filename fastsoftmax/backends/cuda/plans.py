@@ -24,8 +24,6 @@ from .instances import (
     BLOCK_REGS_PACK_SIZES,
     BLOCK_SIZES,
     CLUSTER_KEPT_MAX_HELD,
-    CLUSTER_MAX_DYNAMIC_SMEM,
-    CLUSTER_STAGED_PACKS,
     CLUSTER_STATIC_SMEM,
     CXX_TYPES,
     FLAT_ROWS_THREADS,
@@ -48,9 +46,6 @@ from .instances import (
     cluster_grid,
     cluster_keeps,
     cluster_shape,
-    cluster_slots,
-    cluster_staged_smem,
-    cluster_stages,
     flat_rows_per_lane,
     flat_rows_shape,
     flat_rows_spread,
@@ -192,10 +187,19 @@ def _cluster(load, dtype, outer, n, pitches, log, backward, align, dev, tuning):
         threads=tuning.cluster_threads or 0,
     )
 
-    def kernel_of(storage: str, threads: int = shape.threads, smem: int = shape.smem_bytes) -> Kernel:
+    def kernel_of(storage: str) -> Kernel:
         inst = Instance("cluster", dtype, backward, log, shape.pack, cols=shape.held, storage=storage)
-        kernel = Kernel(load(inst, dev), inst.name, dev, 8 if backward else 6, threads, 1, smem, cluster=shape.ctas)
-        kernel.allow_dynamic_smem(smem, CLUSTER_STATIC_SMEM)
+        kernel = Kernel(
+            load(inst, dev),
+            inst.name,
+            dev,
+            8 if backward else 6,
+            shape.threads,
+            1,
+            shape.smem_bytes,
+            cluster=shape.ctas,
+        )
+        kernel.allow_dynamic_smem(shape.smem_bytes, CLUSTER_STATIC_SMEM)
         if shape.non_portable:
             kernel.set_attribute("NON_PORTABLE_CLUSTER_SIZE_ALLOWED", 1)
         return kernel
@@ -213,56 +217,15 @@ def _cluster(load, dtype, outer, n, pitches, log, backward, align, dev, tuning):
     kept = kernel_of("kept") if keeps and tuning.cluster_kept is not False else None
     if kept is not None and (tuning.cluster_kept or kept.resident_clusters() >= outer):
         kernel = kept
-        resident = kernel.resident_clusters()
     else:
         kernel = kernel_of("")
-        resident = kernel.resident_clusters()
-        kernel, resident = _cluster_staged(kernel_of, shape, outer, n, dtype, backward, align, tuning, resident) or (
-            kernel,
-            resident,
-        )
+    resident = kernel.resident_clusters()
     if resident < 1:
         raise ValueError(
             f"tier 'cluster': a cluster of {shape.ctas} CTAs of {shape.threads} threads and "
             f"{shape.smem_bytes} bytes of shared memory cannot be resident on {facts.arch}"
         )
     return kernel.bound(cluster_grid(outer, resident, backward) * shape.ctas, (outer, n) + pitches)
-
-
-def _cluster_staged(kernel_of, shape, outer, n, dtype, backward, align, tuning, resident):
-    """(kernel, resident clusters) of the staged form (slots past K x threads in shared memory,
-    fewer threads a CTA), or None to keep the register-held launch. Taken where the register-held
-    launch of a few rows runs in more than one wave and fewer threads make it one (float32 32 x
-    151936 forward: 512 CTAs of 320 threads, three an SM; 256 threads, four an SM); forced by
-    ``tuning.cluster_staged_threads``."""
-    forced = tuning.cluster_staged_threads
-    packs = shape.held // shape.pack
-    applies = cluster_stages(backward, packs) and align == 0
-    if forced:
-        if not applies or forced >= shape.threads:
-            raise ValueError(
-                f"tier 'cluster' stages slots in shared memory for forward rows on 16-byte boundaries held "
-                f"{CLUSTER_STAGED_PACKS} packs a thread, by fewer threads than the register-held launch's "
-                f"{shape.threads} (here {'backward' if backward else 'forward'}, K = {packs}, "
-                f"alignment {align or 16} bytes, {forced} threads)"
-            )
-        candidates = [forced]
-    elif forced is None and applies and resident < outer:
-        candidates = range(shape.threads - 32, 127, -32)
-    else:
-        return None
-    slots = cluster_slots(n, dtype, shape.ctas, aligned=True)
-    for threads in candidates:
-        smem = cluster_staged_smem(slots, packs, threads)
-        if smem > CLUSTER_MAX_DYNAMIC_SMEM:
-            if forced:
-                raise ValueError(f"tier 'cluster': {smem} bytes of staged slots exceed {CLUSTER_MAX_DYNAMIC_SMEM}")
-            return None
-        kernel = kernel_of("staged", threads, smem)
-        staged_resident = kernel.resident_clusters()
-        if forced or staged_resident >= outer:
-            return kernel, staged_resident
-    return None
 
 
 def _flat_rows(load, dtype, outer, n, pitches, log, backward, dev, tuning):

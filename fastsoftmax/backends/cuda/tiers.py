@@ -153,10 +153,6 @@ class Tuning:
     split_row_blocks_per_sm: int | None = None
     #: cluster: kept exponentials (True), or never (False), instead of where the launch is one wave
     cluster_kept: bool | None = None
-    #: cluster: forward slices held partly in shared memory by CTAs of this many threads (a multiple
-    #: of 32 under the register-held launch's; 0: never), instead of where that makes a launch of a
-    #: few rows one wave (plans._cluster)
-    cluster_staged_threads: int | None = None
     #: warp, block_regs: rows off 16-byte boundaries held in the 16-byte packs of their aligned
     #: window (True), or in packs as wide as their alignment (False), instead of takes_window's rule
     row_window: bool | None = None
@@ -193,9 +189,6 @@ class Tuning:
             raise ValueError(f"cluster_ctas={self.cluster_ctas!r} is not one of {CLUSTER_SIZES[1:]}")
         if self.cluster_threads is not None and (self.cluster_threads <= 0 or self.cluster_threads % 32):
             raise ValueError(f"cluster_threads={self.cluster_threads!r} is not a positive multiple of 32")
-        staged = self.cluster_staged_threads
-        if staged is not None and (staged < 0 or staged % 32):
-            raise ValueError(f"cluster_staged_threads={staged!r} is not 0 or a positive multiple of 32")
         if self.strided_waves is not None and self.strided_waves <= 0:
             raise ValueError(f"strided_waves={self.strided_waves!r} is not positive")
         if self.split_row_blocks_per_sm is not None and self.split_row_blocks_per_sm <= 0:

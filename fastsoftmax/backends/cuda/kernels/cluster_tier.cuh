@@ -399,54 +399,6 @@ __device__ __forceinline__ MaxSum held_pair(const LOAD& load, const Pack<T, P> (
     return e.template pair<false>(held_sum<false>(load, x, count, row, first, e));
 }
 
-// ---- staged slots ------------------------------------------------------------------------------
-// Slots a thread's registers do not hold (the grid_row tier's and the cluster tier's staged form)
-// wait in dynamic shared memory, each thread's own.
-
-// Shared-memory slots [0, count) hold slice slots from + 0, from + 1, ...: full packs by cp.async,
-// the partial ones element by element with padding. Thread t copies (and later reads) only slots
-// t, t + blockDim.x, ...: its own copy_async_wait makes them visible to it, no block barrier.
-// Whole slots are told by WholeSlots' two integer compares and the column advances by one add
-// (64-bit compares and a multiply a slot cost this loop 31 instructions a slot).
-template <typename T, int P>
-__device__ __forceinline__ void stage_slots(Pack<T, P>* staged, const T* row, const ClusterSlice<P>& s, i64 first,
-                                            int from, int count, float pad) {
-    const WholeSlots<P> whole(s, first, slot_count(s, first));
-    const i64 step = (i64)blockDim.x * P;
-    i64 col = first + (i64)(from + (int)threadIdx.x) * P;
-    for (int j = threadIdx.x; j < count; j += blockDim.x, col += step) {
-        if (whole(from + j)) {
-            copy_async<16>(&staged[j], row + col);
-        } else {
-            const T padding = from_float<T>(pad);
-#pragma unroll
-            for (int i = 0; i < P; ++i)
-                staged[j].elems()[i] = col + i >= s.begin && col + i < s.end ? row[col + i] : padding;
-        }
-    }
-}
-
-// The sum of e.term<FUSED> over a thread's shared-memory slots [begin, end) (step blockDim.x).
-template <bool FUSED, typename T, int P, typename LOAD>
-__device__ __forceinline__ float staged_sum(const LOAD& load, const Pack<T, P>* staged, int begin, int end, i64 row,
-                                            i64 first_col, const ExpShift& e) {
-    float sum = 0.0f;
-    for (int j = begin; j < end; j += blockDim.x) {
-        float v[P];
-        load.template convert<P>(staged[j], v, row, first_col + (i64)j * P);
-#pragma unroll
-        for (int i = 0; i < P; ++i) sum += e.template term<FUSED>(v[i]);
-    }
-    return sum;
-}
-
-// The dynamic shared memory of the launch, in bytes (what the kernel checks its staged slots against).
-__device__ __forceinline__ unsigned dynamic_smem_bytes() {
-    unsigned bytes;
-    asm volatile("mov.u32 %0, %%dynamic_smem_size;\n" : "=r"(bytes));
-    return bytes;
-}
-
 // ---- kept exponentials ----------------------------------------------------------------------
 // Softmax forward of launches of one wave (decode: a few rows of vocabulary length) takes one
 // exponential an element instead of two: the sum keeps its terms in registers as float32, and the
@@ -552,19 +504,10 @@ __device__ __forceinline__ void write_held(const LOAD& load, const STORE& store,
 
 // ---- forward, registers ---------------------------------------------------------------------------
 // KEEP: kept exponentials (softmax only), for rows whose tensors share one misalignment.
-// STAGED: the slots past the registers' K x threads wait in dynamic shared memory, each thread's
-// own (stage_slots), for rows whose tensors share one misalignment. A few rows of vocabulary length
-// in float32 (32 x 151936: a 16-CTA cluster a row, 512 CTAs) need more of the register file than
-// the GPU has at once with each thread's state beside its slots, so the register-held launch runs
-// in more than one wave; with part of each slice in shared memory the CTAs take fewer registers
-// and fit one (the host's choice, plans._cluster).
-template <typename T, int P, int K, bool LOG, bool KEEP, bool STAGED, typename LOAD, typename STORE>
+template <typename T, int P, int K, bool LOG, bool KEEP, typename LOAD, typename STORE>
 __device__ __forceinline__ void cluster_forward_regs(const LOAD& load, const STORE& store, i64 rows, i64 n) {
     static_assert(!(KEEP && LOG), "kept exponentials are a softmax form");
-    static_assert(!(KEEP && STAGED), "kept exponentials are held in registers");
 #if __CUDA_ARCH__ >= 900
-    extern __shared__ __align__(16) unsigned char shared_bytes[];
-    Pack<T, P>* staged = reinterpret_cast<Pack<T, P>*>(shared_bytes);  // STAGED only
     const unsigned ctas = cluster_nctarank();
     ClusterAllToAll<unsigned long long> all(ctas, cluster_ctarank());
     const i64 clusters = gridDim.x / ctas;
@@ -577,30 +520,11 @@ __device__ __forceinline__ void cluster_forward_regs(const LOAD& load, const STO
         int count = slot_count(slice, first);
         Pack<T, P> x[K];
         load_slots<T, P, K>(load, src, slice, first, count, neg_inf(), x);
-        const int reg_slots = K * (int)blockDim.x;
-        const int staged_count = STAGED ? max(0, count - reg_slots) : 0;
-        const i64 staged_first = first + (i64)reg_slots * P;
-        float local_max;
-        if constexpr (STAGED) {
-            // the host takes this form only where x and y share their misalignment, and sizes the
-            // shared memory for every slot past the registers
-            if (misalignment<T, P>(store.row_ptr(row)) != shift ||
-                staged_count * sizeof(Pack<T, P>) > dynamic_smem_bytes())
-                __trap();
-            if (round != 0) __syncthreads();  // the last row's reads of the slots are done
-            stage_slots<T, P>(staged, src, slice, first, reg_slots, staged_count, neg_inf());
-            local_max = held_max<T, P, K>(load, x, count, row, first);
-            copy_async_wait();
-            for (int j = threadIdx.x; j < staged_count; j += blockDim.x)
-                local_max = fmaxf(local_max, load.template max_of<P>(staged[j], row, staged_first + (i64)j * P));
-        } else {
-            local_max = held_max<T, P, K>(load, x, count, row, first);
-        }
 
         // the warp's pair, against the warp's maximum: one exponential per element, none to merge
         // the lanes; a warp whose elements are all -inf subtracts 0 (exp(-inf) = 0 rather than
         // NaN), and a NaN or +inf element makes its sum NaN, which the merge carries to the row
-        const float m = group_max<32>(local_max);
+        const float m = group_max<32>(held_max<T, P, K>(load, x, count, row, first));
         const ExpShift e(m);
         float terms[KEEP ? K : 1][P];  // KEEP only
         MaxSum pair;
@@ -608,17 +532,6 @@ __device__ __forceinline__ void cluster_forward_regs(const LOAD& load, const STO
             // the host takes this form only where x and y share their misalignment
             if (misalignment<T, P>(store.row_ptr(row)) != shift) __trap();
             pair = kept_pair<T, P, K>(load, x, count, row, first, e, terms);
-        } else if constexpr (STAGED) {
-            // FUSED terms as held_pair's
-            if (!LOG && e.fused) {
-                pair = e.template pair<true>(held_sum<true>(load, x, count, row, first, e) +
-                                             staged_sum<true, T, P>(load, staged, threadIdx.x, staged_count, row,
-                                                                    staged_first, e));
-            } else {
-                pair = e.template pair<false>(held_sum<false>(load, x, count, row, first, e) +
-                                              staged_sum<false, T, P>(load, staged, threadIdx.x, staged_count, row,
-                                                                      staged_first, e));
-            }
         } else {
             pair = held_pair<!LOG, T, P, K>(load, x, count, row, first, m);
         }
@@ -642,18 +555,7 @@ __device__ __forceinline__ void cluster_forward_regs(const LOAD& load, const STO
             first = out_first;
             count = out_count;
         }
-        const RowOutput<LOG, T> out(total);
-        if constexpr (STAGED) {
-            const WholeSlots<P> whole(slice, first, count);
-            for (int j = threadIdx.x; j < staged_count; j += blockDim.x) {
-                const i64 col = staged_first + (i64)j * P;
-                float v[P];
-                load.template convert<P>(staged[j], v, row, col);
-                out.template apply<P>(v);
-                scatter<T, P>(store, slice, row, col, v, whole(reg_slots + j));
-            }
-        }
-        write_held<T, P, K>(load, store, slice, x, count, row, first, out);
+        write_held<T, P, K>(load, store, slice, x, count, row, first, RowOutput<LOG, T>(total));
     }
 #else
     __trap();

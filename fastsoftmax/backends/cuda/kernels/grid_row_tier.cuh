@@ -114,6 +114,29 @@ __device__ __forceinline__ void stream_pairs(const LOAD_Y& load_y, const T* y_ro
     }
 }
 
+// Shared-memory slots [0, count) hold slice slots from + 0, from + 1, ...: full packs by cp.async,
+// the partial ones element by element with padding. Thread t copies (and later reads) only slots
+// t, t + blockDim.x, ...: its own copy_async_wait makes them visible to it, no block barrier.
+// Whole slots are told by WholeSlots' two integer compares and the column advances by one add
+// (64-bit compares and a multiply a slot cost this loop 31 instructions a slot).
+template <typename T, int P>
+__device__ __forceinline__ void stage_slots(Pack<T, P>* staged, const T* row, const ClusterSlice<P>& s, i64 first,
+                                            int from, int count, float pad) {
+    const WholeSlots<P> whole(s, first, slot_count(s, first));
+    const i64 step = (i64)blockDim.x * P;
+    i64 col = first + (i64)(from + (int)threadIdx.x) * P;
+    for (int j = threadIdx.x; j < count; j += blockDim.x, col += step) {
+        if (whole(from + j)) {
+            copy_async<16>(&staged[j], row + col);
+        } else {
+            const T padding = from_float<T>(pad);
+#pragma unroll
+            for (int i = 0; i < P; ++i)
+                staged[j].elems()[i] = col + i >= s.begin && col + i < s.end ? row[col + i] : padding;
+        }
+    }
+}
+
 // Where a row's slots live: [0, regs) in registers, [regs, regs + smem) in shared memory, the
 // rest in device memory. Nothing is held when the tensors' misalignments differ.
 struct GridRowHeld {
@@ -255,6 +278,20 @@ __device__ __forceinline__ void stage_grouped(Pack<T, P>* staged, const T* src, 
         }
         copy_async_commit();
     }
+}
+
+// The sum of e.term<FUSED> over a thread's shared-memory slots [begin, end) (step blockDim.x).
+template <bool FUSED, typename T, int P, typename LOAD>
+__device__ __forceinline__ float staged_sum(const LOAD& load, const Pack<T, P>* staged, int begin, int end, i64 row,
+                                            i64 first_col, const ExpShift& e) {
+    float sum = 0.0f;
+    for (int j = begin; j < end; j += blockDim.x) {
+        float v[P];
+        load.template convert<P>(staged[j], v, row, first_col + (i64)j * P);
+#pragma unroll
+        for (int i = 0; i < P; ++i) sum += e.template term<FUSED>(v[i]);
+    }
+    return sum;
 }
 
 // The (max, sum) pair of group g of a thread's shared-memory slots (stage_grouped's numbering),
