@@ -7,7 +7,8 @@ against float64 first.
     PYTHONPATH=$PWD python3 benchmarks/grid_band_probe.py [--shapes 65536x2048,8192x16384]
         [--dtypes bf16,f32] [--variants b2p8,b3p8,b3p16] [--out DIR]
 
-A variant bNpK: N shared-memory buffers, bands of K 16-byte packs of each row.
+A variant bNpK: N shared-memory buffers, bands of K 16-byte packs of each row; a trailing fF sets the
+kernel's probe flags (1: no grid barrier, 2: no merge; timing only, their results are wrong).
 """
 
 from __future__ import annotations
@@ -36,9 +37,9 @@ def build(dtype, nbuf: int, log: bool):
     source = (
         '#include "grid_band_tier.cuh"\nusing namespace fastsoftmax;\n'
         f'extern "C" __global__ void __launch_bounds__({THREADS}, 1) {name}(const {t}* x, {t}* y, float2* ws, '
-        "i64 outer, i64 n, i64 inner, i64 xs0, i64 xs1, i64 ys0, i64 ys1, i64 band_packs, i64 rows) {\n"
+        "i64 outer, i64 n, i64 inner, i64 xs0, i64 xs1, i64 ys0, i64 ys1, i64 band_packs, i64 rows, i64 flags) {\n"
         f"    grid_band_forward<{t}, {nbuf}, {'true' if log else 'false'}>(x, y, ws, outer, n, inner, xs0, xs1, ys0, "
-        "ys1, (int)band_packs, (int)rows);\n}\n"
+        "ys1, (int)band_packs, (int)rows, (int)flags);\n}\n"
     )
     from cuda.core import ObjectCode
 
@@ -47,11 +48,11 @@ def build(dtype, nbuf: int, log: bool):
     return ObjectCode.from_cubin(cubin, name=name).get_kernel(name), name
 
 
-def runner(dtype, nbuf: int, packs: int, n: int, inner: int, log=False):
+def runner(dtype, nbuf: int, packs: int, n: int, inner: int, flags: int = 0, log=False):
     dev = torch.cuda.current_device()
     facts = device_facts(dev)
     core, name = build(dtype, nbuf, log)
-    probe = Kernel(core, name, dev, 12, THREADS, 1, 0, 1, True)
+    probe = Kernel(core, name, dev, 13, THREADS, 1, 0, 1, True)
     probe.allow_dynamic_smem(64 * 1024)
     grid = facts.sm_count
     rows = -(-n // grid)
@@ -63,14 +64,28 @@ def runner(dtype, nbuf: int, packs: int, n: int, inner: int, log=False):
     band = packs * 16 // dtype.itemsize
     if inner % band:
         raise ValueError(f"inner {inner} is no multiple of the band's {band} columns")
-    kernel = Kernel(core, name, dev, 12, THREADS, 1, smem, 1, True)
+    kernel = Kernel(core, name, dev, 13, THREADS, 1, smem, 1, True)
     ws = torch.empty(2 * grid * band * 2, dtype=torch.float32, device="cuda")
 
     def call(x):
         y = torch.empty_like(x)
         pushed = enter(dev)
         try:
-            args = (x.data_ptr(), y.data_ptr(), ws.data_ptr(), 1, n, inner, 0, x.stride(0), 0, y.stride(0), packs, rows)
+            args = (
+                x.data_ptr(),
+                y.data_ptr(),
+                ws.data_ptr(),
+                1,
+                n,
+                inner,
+                0,
+                x.stride(0),
+                0,
+                y.stride(0),
+                packs,
+                rows,
+                flags,
+            )
             kernel.launch(grid, raw_stream(dev), args)
         finally:
             if pushed:
@@ -105,9 +120,9 @@ def main() -> int:
             if not args.no_compile:
                 calls["compile"] = torch.compile(lambda x: torch.softmax(x, 0))
             for variant in args.variants.split(","):
-                nbuf, packs = map(int, re.fullmatch(r"b(\d+)p(\d+)", variant).groups())
+                nbuf, packs, flags = re.fullmatch(r"b(\d+)p(\d+)(?:f(\d+))?", variant).groups()
                 try:
-                    calls[variant] = runner(dtype, nbuf, packs, n, inner)
+                    calls[variant] = runner(dtype, int(nbuf), int(packs), n, inner, int(flags or 0))
                 except Exception as exc:  # noqa: BLE001 - a variant the shape cannot take
                     say(f"    {variant}: {type(exc).__name__}: {str(exc)[:200]}")
             problems = {}

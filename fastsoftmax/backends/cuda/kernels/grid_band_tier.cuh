@@ -25,6 +25,7 @@ namespace fastsoftmax {
 
 constexpr int kBandThreads = 512;
 constexpr int kBandMaxCols = 512;
+constexpr int kBandMergeLoads = 16;
 
 // Dynamic shared memory of a launch: NBUF buffers of rows x band_packs 16-byte packs, then the
 // reduction scratch (threads x P floats), the column statistics and the merge's partial pairs.
@@ -35,7 +36,8 @@ __host__ __device__ constexpr i64 grid_band_smem(int nbuf, i64 rows, int band_pa
 
 template <typename T, int NBUF, bool LOG>
 __device__ __forceinline__ void grid_band_forward(const T* x, T* y, float2* ws, i64 outer, i64 n, i64 inner, i64 xs0,
-                                                  i64 xs1, i64 ys0, i64 ys1, int band_packs, int rows_per_cta) {
+                                                  i64 xs1, i64 ys0, i64 ys1, int band_packs, int rows_per_cta,
+                                                  int probe_flags = 0) {
     constexpr int P = 16 / (int)sizeof(T);
     extern __shared__ __align__(16) unsigned char band_smem[];
     const int PR = band_packs, W = PR * P, R = rows_per_cta;
@@ -111,16 +113,27 @@ __device__ __forceinline__ void grid_band_forward(const T* x, T* y, float2* ws, 
             for (int k = 0; k < RG; ++k) ss += scratch[k * W + tid];
             pairs[(i64)blockIdx.x * W + tid] = make_float2(stats[tid].max, ss);
         }
-        grid.sync();
+        if (!(probe_flags & 1)) grid.sync();  // probe: 1 leaves the barrier out (timing only)
 
-        // every CTA merges the G pairs of each column: thread (column tid % W, part tid / W)
+        // every CTA merges the G pairs of each column: thread (column tid % W, part tid / W), its
+        // pairs loaded kBandMergeLoads at a time before any is used (one at a time, each waited
+        // for, the merge took most of a band's time: L2 latency a pair)
         const int S = kBandThreads / W;
-        if (tid < S * W) {
+        if (tid < S * W && !(probe_flags & 2)) {  // probe: 2 leaves the merge out (timing only)
             const int c = tid % W;
             MaxSum acc = empty_maxsum();
-            for (int b = tid / W; b < G; b += S) {
-                const float2 q = __ldcg(pairs + (i64)b * W + c);
-                acc = merge(acc, MaxSum{q.x, q.y});
+            for (int b = tid / W; b < G; b += kBandMergeLoads * S) {
+                float2 q[kBandMergeLoads];
+#pragma unroll
+                for (int u = 0; u < kBandMergeLoads; ++u)
+                    q[u] = b + u * S < G ? __ldcg(pairs + (i64)(b + u * S) * W + c) : make_float2(neg_inf(), 0.0f);
+                float mm = acc.max;
+#pragma unroll
+                for (int u = 0; u < kBandMergeLoads; ++u) mm = fmaxf(mm, q[u].x);
+                float ss = rescaled_sum(acc.max, acc.sum, mm);
+#pragma unroll
+                for (int u = 0; u < kBandMergeLoads; ++u) ss += rescaled_sum(q[u].x, q[u].y, mm);
+                acc = MaxSum{mm, ss};
             }
             partial[tid] = acc;
         }
@@ -128,6 +141,7 @@ __device__ __forceinline__ void grid_band_forward(const T* x, T* y, float2* ws, 
         if (tid < W) {
             MaxSum acc = partial[tid];
             for (int k = 1; k < S; ++k) acc = merge(acc, partial[k * W + tid]);
+            if (probe_flags & 2) acc = MaxSum{stats[tid].max, 1.0f};
             stats[tid] = MaxSum{acc.max, LOG ? __logf(acc.sum) : 1.0f / acc.sum};
         }
         __syncthreads();
