@@ -28,18 +28,20 @@ from fastsoftmax.benchmark.timing import copy_bandwidth_gbps
 
 CXX = {torch.bfloat16: "__nv_bfloat16", torch.float16: "__half", torch.float32: "float"}
 THREADS = 512
-SCRATCH = {2: THREADS * 8 * 4 + 2 * 512 * 8, 4: THREADS * 4 * 4 + 2 * 512 * 8}
+SCRATCH = {2: THREADS * 8 * 4 + THREADS * 8 + 512 * 12, 4: THREADS * 4 * 4 + THREADS * 8 + 512 * 12}
 
 
 def build(dtype, nbuf: int, log: bool):
     name = f"fs_grid_band_probe_{TAG[dtype]}_b{nbuf}_{'log' if log else 'exp'}"
     t = CXX[dtype]
+    log_arg = "true" if log else "false"
     source = (
         '#include "grid_band_tier.cuh"\nusing namespace fastsoftmax;\n'
         f'extern "C" __global__ void __launch_bounds__({THREADS}, 1) {name}(const {t}* x, {t}* y, float2* ws, '
-        "i64 outer, i64 n, i64 inner, i64 xs0, i64 xs1, i64 ys0, i64 ys1, i64 band_packs, i64 rows, i64 flags) {\n"
-        f"    grid_band_forward<{t}, {nbuf}, {'true' if log else 'false'}>(x, y, ws, outer, n, inner, xs0, xs1, ys0, "
-        "ys1, (int)band_packs, (int)rows, (int)flags);\n}\n"
+        "unsigned* counters, i64 outer, i64 n, i64 inner, i64 xs0, i64 xs1, i64 ys0, i64 ys1, i64 band_packs, "
+        "i64 rows, i64 flags) {\n"
+        f"    grid_band_forward<{t}, {nbuf}, {log_arg}>(x, y, ws, counters, outer, n, inner, xs0, xs1, ys0, ys1, "
+        "(int)band_packs, (int)rows, (int)flags);\n}\n"
     )
     from cuda.core import ObjectCode
 
@@ -52,7 +54,7 @@ def runner(dtype, nbuf: int, packs: int, n: int, inner: int, flags: int = 0, log
     dev = torch.cuda.current_device()
     facts = device_facts(dev)
     core, name = build(dtype, nbuf, log)
-    probe = Kernel(core, name, dev, 13, THREADS, 1, 0, 1, True)
+    probe = Kernel(core, name, dev, 14, THREADS, 1, 0, 1, True)
     probe.allow_dynamic_smem(64 * 1024)
     grid = facts.sm_count
     rows = -(-n // grid)
@@ -64,11 +66,13 @@ def runner(dtype, nbuf: int, packs: int, n: int, inner: int, flags: int = 0, log
     band = packs * 16 // dtype.itemsize
     if inner % band:
         raise ValueError(f"inner {inner} is no multiple of the band's {band} columns")
-    kernel = Kernel(core, name, dev, 13, THREADS, 1, smem, 1, True)
-    ws = torch.empty(2 * grid * band * 2, dtype=torch.float32, device="cuda")
+    kernel = Kernel(core, name, dev, 14, THREADS, 1, smem, 1, True)
+    ws = torch.empty(4 * grid * band * 2, dtype=torch.float32, device="cuda")
+    counters = torch.zeros(4, dtype=torch.int32, device="cuda")
 
     def call(x):
         y = torch.empty_like(x)
+        counters.zero_()
         pushed = enter(dev)
         try:
             args = (
