@@ -80,6 +80,7 @@ def runner(dtype, nbuf: int, packs: int, n: int, inner: int, flags: int = 0, log
                 x.data_ptr(),
                 y.data_ptr(),
                 ws.data_ptr(),
+                counters.data_ptr(),
                 1,
                 n,
                 inner,
