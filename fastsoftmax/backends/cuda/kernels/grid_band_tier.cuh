@@ -99,11 +99,71 @@ __device__ __forceinline__ void grid_band_forward(const T* x, T* y, float2* ws, 
 #pragma unroll
     for (int t = 0; t < NBUF; ++t) issue(t);
 
-    // iteration t: band t's pairs (arrive), then band t - 1's merge and output, then the copies of
-    // band t - 1 + NBUF into its buffer; the barrier of band t has a whole iteration to complete
+    // iteration t: band t - 1's barrier, merge and output, the copies of band t - 1 + NBUF into its
+    // buffer, then band t's pairs (arrive): while a CTA waits on a barrier or merges, the copies of
+    // the next two bands are in flight
     for (i64 t = 0; t <= bands; ++t) {
+        if (t > 0) {
+            const i64 u = t - 1;  // the band merged and written now
+            if (!(probe_flags & 1)) band_wait(counters, u, G);
+
+            // every CTA merges the G pairs of each column: thread (column tid % W, part tid / W), its
+            // pairs loaded kBandMergeLoads at a time before any is used (one at a time, each waited
+            // for, the merge took most of a band's time: L2 latency a pair)
+            const int S = kBandThreads / W;
+            const float2* pairs = slot_pairs(u);
+            if (tid < S * W && !(probe_flags & 2)) {  // probe: 2 leaves the merge out
+                const int c = tid % W;
+                MaxSum acc = empty_maxsum();
+                for (int b = tid / W; b < (int)G; b += kBandMergeLoads * S) {
+                    float2 q[kBandMergeLoads];
+    #pragma unroll
+                    for (int k = 0; k < kBandMergeLoads; ++k)
+                        q[k] = b + k * S < (int)G ? __ldcg(pairs + (i64)(b + k * S) * W + c) : make_float2(neg_inf(), 0.0f);
+                    float mm = acc.max;
+    #pragma unroll
+                    for (int k = 0; k < kBandMergeLoads; ++k) mm = fmaxf(mm, q[k].x);
+                    float ss = rescaled_sum(acc.max, acc.sum, mm);
+    #pragma unroll
+                    for (int k = 0; k < kBandMergeLoads; ++k) ss += rescaled_sum(q[k].x, q[k].y, mm);
+                    acc = MaxSum{mm, ss};
+                }
+                partial[tid] = acc;
+            }
+            __syncthreads();
+            if (tid < W) {
+                MaxSum acc = empty_maxsum();
+                if (probe_flags & 2) {
+                    const float2 own = __ldcg(pairs + (i64)blockIdx.x * W + tid);
+                    acc = MaxSum{own.x, own.y};
+                } else {
+                    for (int k = 0; k < S; ++k) acc = merge(acc, partial[k * W + tid]);
+                }
+                totals[tid] = MaxSum{acc.max, LOG ? __logf(acc.sum) : 1.0f / acc.sum};
+            }
+            __syncthreads();
+            float cmax[P], scale[P];
+    #pragma unroll
+            for (int i = 0; i < P; ++i) {
+                cmax[i] = totals[p * P + i].max;
+                scale[i] = totals[p * P + i].sum;
+            }
+            const i64 o = u / per_outer, c0 = (u % per_outer) * W;
+            const Pack<T, P>* buf = bufs + (int)(u % NBUF) * R * PR;
+            T* dst = y + o * ys0 + r0 * ys1 + c0 + p * P;
+            for (int r = g; r < rows; r += RG) {
+                float v[P];
+                unpack_lean<T, P>(buf[r * PR + p], v);
+    #pragma unroll
+                for (int i = 0; i < P; ++i)
+                    v[i] = LOG ? v[i] - cmax[i] - scale[i] : fast_exp(v[i] - cmax[i]) * scale[i];
+                store_pack_global<T, P>(dst + r * ys1, v);
+            }
+            __syncthreads();  // every read of band u's buffer is done
+            issue(u + NBUF);
+        }
         if (t < bands) {
-            copy_async_wait_group<NBUF - 2>();  // band t has landed (band t + 1 may still be in flight)
+            copy_async_wait_group<NBUF - 1>();  // band t has landed (bands t + 1, t + 2 may still be in flight)
             __syncthreads();
             const Pack<T, P>* buf = bufs + (int)(t % NBUF) * R * PR;
             float m[P];
@@ -147,64 +207,6 @@ __device__ __forceinline__ void grid_band_forward(const T* x, T* y, float2* ws, 
             }
             if (!(probe_flags & 1)) band_arrive(counters, t);  // probe: 1 leaves the barrier out
         }
-        if (t == 0) continue;
-        const i64 u = t - 1;  // the band merged and written now
-        if (!(probe_flags & 1)) band_wait(counters, u, G);
-
-        // every CTA merges the G pairs of each column: thread (column tid % W, part tid / W), its
-        // pairs loaded kBandMergeLoads at a time before any is used (one at a time, each waited
-        // for, the merge took most of a band's time: L2 latency a pair)
-        const int S = kBandThreads / W;
-        const float2* pairs = slot_pairs(u);
-        if (tid < S * W && !(probe_flags & 2)) {  // probe: 2 leaves the merge out
-            const int c = tid % W;
-            MaxSum acc = empty_maxsum();
-            for (int b = tid / W; b < (int)G; b += kBandMergeLoads * S) {
-                float2 q[kBandMergeLoads];
-#pragma unroll
-                for (int k = 0; k < kBandMergeLoads; ++k)
-                    q[k] = b + k * S < (int)G ? __ldcg(pairs + (i64)(b + k * S) * W + c) : make_float2(neg_inf(), 0.0f);
-                float mm = acc.max;
-#pragma unroll
-                for (int k = 0; k < kBandMergeLoads; ++k) mm = fmaxf(mm, q[k].x);
-                float ss = rescaled_sum(acc.max, acc.sum, mm);
-#pragma unroll
-                for (int k = 0; k < kBandMergeLoads; ++k) ss += rescaled_sum(q[k].x, q[k].y, mm);
-                acc = MaxSum{mm, ss};
-            }
-            partial[tid] = acc;
-        }
-        __syncthreads();
-        if (tid < W) {
-            MaxSum acc = empty_maxsum();
-            if (probe_flags & 2) {
-                const float2 own = __ldcg(pairs + (i64)blockIdx.x * W + tid);
-                acc = MaxSum{own.x, own.y};
-            } else {
-                for (int k = 0; k < S; ++k) acc = merge(acc, partial[k * W + tid]);
-            }
-            totals[tid] = MaxSum{acc.max, LOG ? __logf(acc.sum) : 1.0f / acc.sum};
-        }
-        __syncthreads();
-        float cmax[P], scale[P];
-#pragma unroll
-        for (int i = 0; i < P; ++i) {
-            cmax[i] = totals[p * P + i].max;
-            scale[i] = totals[p * P + i].sum;
-        }
-        const i64 o = u / per_outer, c0 = (u % per_outer) * W;
-        const Pack<T, P>* buf = bufs + (int)(u % NBUF) * R * PR;
-        T* dst = y + o * ys0 + r0 * ys1 + c0 + p * P;
-        for (int r = g; r < rows; r += RG) {
-            float v[P];
-            unpack_lean<T, P>(buf[r * PR + p], v);
-#pragma unroll
-            for (int i = 0; i < P; ++i)
-                v[i] = LOG ? v[i] - cmax[i] - scale[i] : fast_exp(v[i] - cmax[i]) * scale[i];
-            store_pack_global<T, P>(dst + r * ys1, v);
-        }
-        __syncthreads();  // every read of band u's buffer is done
-        issue(u + NBUF);
     }
 }
 
