@@ -1,4 +1,4 @@
-"""GPU probe of kernels/grid_band_tier.cuh: a softmax over a long axis (dim 0 of (65536, 2048)) with
+"""GPU probe of grid_band_probe.cuh (beside this file): a softmax over a long axis (dim 0 of (65536, 2048)) with
 every resident CTA holding its rows of a band of columns, bands pipelined through shared-memory
 buffers, one cooperative launch; against fastsoftmax "auto" (the strided tier's three passes) and
 torch.compile, alternated call by call in one process on the same tensors. Every variant is checked
@@ -7,8 +7,10 @@ against float64 first.
     PYTHONPATH=$PWD python3 benchmarks/grid_band_probe.py [--shapes 65536x2048,8192x16384]
         [--dtypes bf16,f32] [--variants b2p8,b3p8,b3p16] [--out DIR]
 
-A variant bNpK: N shared-memory buffers, bands of K 16-byte packs of each row; a trailing fF sets the
-kernel's probe flags (1: no grid barrier, 2: no merge; timing only, their results are wrong).
+A variant [v1]bNpK: the first form (v1: grid_band_probe_v1.cuh) or the current one
+(grid_band_probe.cuh), N shared-memory buffers, bands of K 16-byte packs of each row; a trailing fF
+sets the kernel's probe flags (1: no grid barrier, 2: no merge; timing only, their results are
+wrong).
 """
 
 from __future__ import annotations
@@ -31,17 +33,27 @@ THREADS = 512
 SCRATCH = {2: THREADS * 8 * 4 + THREADS * 8 + 512 * 12, 4: THREADS * 4 * 4 + THREADS * 8 + 512 * 12}
 
 
-def build(dtype, nbuf: int, log: bool):
-    name = f"fs_grid_band_probe_{TAG[dtype]}_b{nbuf}_{'log' if log else 'exp'}"
+HERE = os.path.dirname(os.path.abspath(__file__))
+
+
+def build(dtype, nbuf: int, log: bool, first_form: bool = False):
+    """The probe kernel (grid_band_probe.cuh, or its first form, grid_band_probe_v1.cuh, whose
+    arguments have no barrier counters), compiled for this GPU."""
+    form = "v1" if first_form else "v3"
+    name = f"fs_grid_band_probe_{form}_{TAG[dtype]}_b{nbuf}_{'log' if log else 'exp'}"
     t = CXX[dtype]
     log_arg = "true" if log else "false"
+    with open(os.path.join(HERE, "grid_band_probe_v1.cuh" if first_form else "grid_band_probe.cuh")) as f:
+        header = f.read()
+    counters = "" if first_form else "unsigned* counters, "
     source = (
-        '#include "grid_band_tier.cuh"\nusing namespace fastsoftmax;\n'
-        f'extern "C" __global__ void __launch_bounds__({THREADS}, 1) {name}(const {t}* x, {t}* y, float2* ws, '
-        "unsigned* counters, i64 outer, i64 n, i64 inner, i64 xs0, i64 xs1, i64 ys0, i64 ys1, i64 band_packs, "
-        "i64 rows, i64 flags) {\n"
-        f"    grid_band_forward<{t}, {nbuf}, {log_arg}>(x, y, ws, counters, outer, n, inner, xs0, xs1, ys0, ys1, "
-        "(int)band_packs, (int)rows, (int)flags);\n}\n"
+        header
+        + "\nusing namespace fastsoftmax;\n"
+        + f'extern "C" __global__ void __launch_bounds__({THREADS}, 1) {name}(const {t}* x, {t}* y, float2* ws, '
+        + f"{counters}i64 outer, i64 n, i64 inner, i64 xs0, i64 xs1, i64 ys0, i64 ys1, i64 band_packs, "
+        + "i64 rows, i64 flags) {\n"
+        + f"    grid_band_forward<{t}, {nbuf}, {log_arg}>(x, y, ws, {counters.replace('unsigned* ', '')}outer, n, "
+        + "inner, xs0, xs1, ys0, ys1, (int)band_packs, (int)rows, (int)flags);\n}\n"
     )
     from cuda.core import ObjectCode
 
@@ -50,11 +62,12 @@ def build(dtype, nbuf: int, log: bool):
     return ObjectCode.from_cubin(cubin, name=name).get_kernel(name), name
 
 
-def runner(dtype, nbuf: int, packs: int, n: int, inner: int, flags: int = 0, log=False):
+def runner(dtype, nbuf: int, packs: int, n: int, inner: int, flags: int = 0, log=False, first_form=False):
     dev = torch.cuda.current_device()
     facts = device_facts(dev)
-    core, name = build(dtype, nbuf, log)
-    probe = Kernel(core, name, dev, 14, THREADS, 1, 0, 1, True)
+    core, name = build(dtype, nbuf, log, first_form)
+    nargs = 13 if first_form else 14
+    probe = Kernel(core, name, dev, nargs, THREADS, 1, 0, 1, True)
     probe.allow_dynamic_smem(64 * 1024)
     grid = facts.sm_count
     rows = -(-n // grid)
@@ -66,7 +79,7 @@ def runner(dtype, nbuf: int, packs: int, n: int, inner: int, flags: int = 0, log
     band = packs * 16 // dtype.itemsize
     if inner % band:
         raise ValueError(f"inner {inner} is no multiple of the band's {band} columns")
-    kernel = Kernel(core, name, dev, 14, THREADS, 1, smem, 1, True)
+    kernel = Kernel(core, name, dev, nargs, THREADS, 1, smem, 1, True)
     ws = torch.empty(4 * grid * band * 2, dtype=torch.float32, device="cuda")
     counters = torch.zeros(4, dtype=torch.int32, device="cuda")
 
@@ -79,7 +92,6 @@ def runner(dtype, nbuf: int, packs: int, n: int, inner: int, flags: int = 0, log
                 x.data_ptr(),
                 y.data_ptr(),
                 ws.data_ptr(),
-                counters.data_ptr(),
                 1,
                 n,
                 inner,
@@ -91,6 +103,8 @@ def runner(dtype, nbuf: int, packs: int, n: int, inner: int, flags: int = 0, log
                 rows,
                 flags,
             )
+            if not first_form:
+                args = args[:3] + (counters.data_ptr(),) + args[3:]
             kernel.launch(grid, raw_stream(dev), args)
         finally:
             if pushed:
@@ -126,9 +140,11 @@ def main() -> int:
             if not args.no_compile:
                 calls["compile"] = torch.compile(lambda x: torch.softmax(x, 0))
             for variant in args.variants.split(","):
-                nbuf, packs, flags = re.fullmatch(r"b(\d+)p(\d+)(?:f(\d+))?", variant).groups()
+                first, nbuf, packs, flags = re.fullmatch(r"(v1)?b(\d+)p(\d+)(?:f(\d+))?", variant).groups()
                 try:
-                    calls[variant] = runner(dtype, int(nbuf), int(packs), n, inner, int(flags or 0))
+                    calls[variant] = runner(
+                        dtype, int(nbuf), int(packs), n, inner, int(flags or 0), first_form=bool(first)
+                    )
                 except Exception as exc:  # noqa: BLE001 - a variant the shape cannot take
                     say(f"    {variant}: {type(exc).__name__}: {str(exc)[:200]}")
             problems = {}

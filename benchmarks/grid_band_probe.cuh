@@ -1,5 +1,5 @@
-// Tier "grid_band" (probe): softmax over a long axis of (outer, n, inner) whose columns are too long
-// for one CTA or cluster ((65536, 2048) over dim 0: a column of 64K elements), read once.
+// The grid_band probe (benchmarks/grid_band_probe.py): softmax over a long axis of (outer, n, inner)
+// whose columns are too long for one CTA or cluster ((65536, 2048) over dim 0: a column of 64K elements), read once.
 //
 // The "strided" tier reads such an axis twice (partials, then a finish that re-reads it: at most
 // 0.67 of copy), and the staged teams of strided_staged, which hold a tile of columns across a
