@@ -219,6 +219,11 @@ def run_ladder() -> list[str]:
     return [f for f in failures if f]
 
 
+#: strided_staged's persistent teams sized for one CTA an SM (strided.wide_axis_staged_ctas): an axis
+#: split over teams of 26-42 CTAs, a partial last tile, a ragged last chunk
+ONE_CTA_TEAM_PROBLEMS = [((1, 12001, 136), 1)]
+
+
 #: per tier, the runs again under tuning values (and problems) other than the defaults: rows off
 #: 16-byte boundaries in their windows' packs and in narrow packs; flat_rows' general form beside
 #: its tight one; the strided tier's merged finish by the tiles beside the flat sweep;
@@ -233,6 +238,8 @@ TUNED_RUNS = {
         ({"staged_cluster": False}, None),
         ({"staged_columns": True}, COLUMN_PROBLEMS),
         ({"staged_max_cluster": 16}, LARGE_TEAM_PROBLEMS),
+        # persistent teams at one CTA an SM, as float32 long axes over wide columns take them
+        ({"staged_ctas_per_sm": 1, "staged_cluster": False}, ONE_CTA_TEAM_PROBLEMS),
     ],
 }
 

@@ -48,6 +48,38 @@ def test_staged_geometry(outer, n, inner, dtype, backward):
         assert shape.stage_rows % strided.STAGED_CHUNK_ALIGN == 0
 
 
+@pytest.mark.parametrize(
+    "outer,n,inner,staged",
+    [
+        (1, 65536, 2048, True),  # three teams of 44 CTAs, 21 tiles each
+        (1, 65536, 8192, True),
+        (32, 65536, 256, True),
+        (1, 65536, 1024, False),  # 11 tiles a team
+        (1, 98304, 2048, False),  # two teams
+        (1, 131072, 1024, False),  # one team
+        (1, 1 << 20, 128, False),  # not held on chip
+    ],
+)
+def test_long_axes_over_wide_columns(outer, n, inner, staged):
+    """A long axis over wide columns takes the strided tier's passes, but for the float32 forwards
+    whose tiles persistent teams hold at one CTA an SM, many tiles a team (strided.STAGED_WIDE_*):
+    the staged teams then, sized for one CTA an SM."""
+    from fastsoftmax.backends.cuda import tiers
+
+    limits = tiers.H100_LIMITS
+    wide = (limits.smem_per_sm, limits.smem_per_block, limits.sm_count)
+    expected = "strided_staged" if staged else "strided"
+    assert strided.choose_tier(outer, n, inner, torch.float32, False, limits) == expected
+    assert strided.wide_axis_staged_ctas(outer, n, inner, torch.float32, False, *wide) == (1 if staged else None)
+    for dtype, backward in ((torch.float32, True), (torch.bfloat16, False), (torch.float16, False)):
+        assert strided.choose_tier(outer, n, inner, dtype, backward, limits) == "strided"
+        assert strided.wide_axis_staged_ctas(outer, n, inner, dtype, backward, *wide) is None
+    if staged:
+        shape = strided.staged_shape(outer, n, inner, torch.float32, False, **H100, ctas_per_sm=1)
+        assert shape.held and shape.teams >= strided.STAGED_WIDE_MIN_TEAMS
+        assert shape.grid <= H100["sm_count"]  # one CTA an SM: every team mate resident
+
+
 @pytest.mark.parametrize("dtype", [torch.float32, torch.bfloat16], ids=str)
 @pytest.mark.parametrize("backward", [False, True])
 @pytest.mark.parametrize(

@@ -243,6 +243,25 @@ def test_teams_walk_several_tiles(shape, dtype):
             run(x, 1, log, "strided_staged")
 
 
+@pytest.mark.parametrize("log", [False, True], ids=["softmax", "log_softmax"])
+def test_float32_long_axis_over_wide_columns_takes_staged_teams(backend, log):
+    """float32 forward of (65536, 1536) over dim 0 (three persistent teams of 44 CTAs at one CTA an
+    SM, 16 tiles each: strided.wide_axis_staged_ctas): "auto" takes the staged teams, right against
+    float64; its backward keeps the strided tier."""
+    x = rand((65536, 1536), torch.float32)
+    op = fastsoftmax.log_softmax if log else fastsoftmax.softmax
+    with recording_loads(backend) as launched:
+        y = op(x, 0)
+    check_forward(y, x, 0, log)
+    assert {i.tier for i in launched} == {"strided_staged"}, launched
+    leaf = x.detach().requires_grad_()
+    dy = rand(x.shape, x.dtype)
+    with recording_loads(backend) as launched:
+        (dx,) = torch.autograd.grad(op(leaf, 0), leaf, dy)
+    check_backward(dx, x, dy, 0, log)
+    assert "strided" in {i.tier for i in launched}, launched
+
+
 @pytest.mark.parametrize("dtype", DTYPES, ids=str)
 @pytest.mark.parametrize(
     "shape",

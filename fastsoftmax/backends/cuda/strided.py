@@ -346,8 +346,38 @@ def staged_shape(
 STAGED_MIN_NUMEL = 1 << 18
 
 
-#: strided_staged is not chosen for axes this long over 128 columns or more (see choose_tier)
+#: strided_staged is not chosen for axes this long over 128 columns or more (see choose_tier) ...
 STAGED_MAX_N_WIDE = 65536
+#: ... except for float32 forward where the tiles, staged at one CTA an SM, are held by at least
+#: STAGED_WIDE_MIN_TEAMS persistent teams that each take at least STAGED_WIDE_MIN_ROUNDS tiles in
+#: turn. H100, against the strided tier in one process (benchmarks/kernel_breakdown.py, results
+#: 2026-11-27_h100_s20/f32_staged_one_cta.txt and bf16_staged_one_cta.txt), fraction of copy, three
+#: teams: (65536, 2048) over dim 0 0.672-0.691 against 0.652-0.654 (21 tiles a team), (65536, 4096)
+#: 0.732 against 0.637 (43), (65536, 8192) 0.726 against 0.641 (85), (32, 65536, 256) over dim 1
+#: 0.706 against 0.618 (85), (8, 65536, 512) 0.701 against 0.609 (43); lost with fewer tiles a team
+#: ((65536, 1024) 0.618 against 0.636 at 11, (65536, 512) 0.594 against 0.608 at 5) or fewer teams
+#: ((98304, 2048) 0.633 against 0.655 with two, (131072, 1024) 0.469 against 0.656 with one). Not
+#: 16-bit types (bf16 from 0.055 ahead on (32, 65536, 256) to 0.095 behind on (98304, 2048), 0.06
+#: behind on (65536, 2048)), nor the backward (bf16 (65536, 2048) 0.41 against 0.61, float32 0.49
+#: against 0.60, stale_rule_probe.txt)
+STAGED_WIDE_MIN_TEAMS = 3
+STAGED_WIDE_MIN_ROUNDS = 16
+
+
+def wide_axis_staged_ctas(
+    outer: int, n: int, inner: int, dtype: torch.dtype, backward: bool, smem_per_sm: int, smem_per_block: int, sms: int
+) -> int | None:
+    """The CTAs an SM strided_staged takes a long axis over wide columns with (n >=
+    STAGED_MAX_N_WIDE, inner >= 128), or None where that axis keeps the strided tier (see
+    STAGED_WIDE_MIN_TEAMS)."""
+    if backward or dtype != torch.float32 or n < STAGED_MAX_N_WIDE or inner < 128:
+        return None
+    shape = staged_shape(outer, n, inner, dtype, False, smem_per_sm, smem_per_block, sms, 1)
+    if shape is None or not shape.held or shape.splits == 1:
+        return None
+    if shape.teams < STAGED_WIDE_MIN_TEAMS or shape.tiles < STAGED_WIDE_MIN_ROUNDS * shape.teams:
+        return None
+    return 1
 
 
 def choose_tier(
@@ -387,9 +417,14 @@ def choose_tier(
         return "strided"
     if n >= STAGED_MAX_N_WIDE and inner >= 128:
         # a long axis over wide columns splits every tile over a team of CTAs that load, wait and
-        # write in step: the old tier measured faster there on an H100 (bf16, (65536, 2048) over
-        # dim 0: 0.38 of copy against 0.34; (1048576, 128): 0.40 against 0.38)
-        return "strided"
+        # write in step: the strided tier's three passes measured faster there on an H100 (2026-11-27,
+        # results 2026-11-27_h100_s20/stale_rule_probe.txt: bf16 (65536, 2048) over dim 0 0.61 of
+        # copy against the staged teams' 0.49 forward (0.56 at one CTA an SM) and 0.61 against 0.28
+        # backward, (1048576, 128) 0.61 against 0.49 and 0.60 against 0.52), but for the float32
+        # forwards of wide_axis_staged_ctas
+        wide = (limits.smem_per_sm, limits.smem_per_block, limits.sm_count)
+        staged = aligned and wide_axis_staged_ctas(outer, n, inner, dtype, backward, *wide)
+        return "strided_staged" if staged else "strided"
     limits_args = (limits.smem_per_sm, limits.smem_per_block, limits.sm_count)
     windowed = window_tiles(dtype) and (off_boundary or inner * itemsize % 16 != 0)
     shape = staged_shape(outer, n, inner, dtype, backward, *limits_args, window=windowed)
@@ -878,14 +913,15 @@ def _staged_tiles(load, key, window: bool, input_phase: bool):
             kernel.set_attribute("NON_PORTABLE_CLUSTER_SIZE_ALLOWED", 1)
         return kernel
 
-    shape = shape_for(tuning.staged_ctas_per_sm, clustered)
+    ctas_per_sm = tuning.staged_ctas_per_sm or wide_axis_staged_ctas(outer, n, inner, dtype, backward, *args)
+    shape = shape_for(ctas_per_sm, clustered)
     kernel = kernel_for(shape)
     if shape.clustered and shape.splits > 1 and kernel.resident_clusters() < 1:
         if tuning.staged_cluster:
             raise ValueError(
                 f"strided_staged: a cluster of {shape.splits} CTAs of {shape.smem} bytes cannot be resident"
             )
-        shape = shape_for(tuning.staged_ctas_per_sm, False)
+        shape = shape_for(ctas_per_sm, False)
         kernel = kernel_for(shape)
     elif tuning.staged_cluster and not shape.clustered and shape.splits > 1:
         most = tuning.staged_max_cluster or staged_max_cluster(dtype, backward, broadcast)
