@@ -1,20 +1,24 @@
-// The grid_band probe (benchmarks/grid_band_probe.py): softmax over a long axis of (outer, n, inner)
-// whose columns are too long for one CTA or cluster ((65536, 2048) over dim 0: a column of 64K elements), read once.
+// The grid_band probe (benchmarks/grid_band_probe.py), current form: softmax over a long axis of
+// (outer, n, inner) whose columns are too long for one CTA or cluster ((65536, 2048) over dim 0: a
+// column of 64K elements), read from device memory once. A probe, not a tier of the library: on an
+// H100 it measured slower than the strided tier's three passes (results 2026-11-27_h100_s20).
 //
 // The "strided" tier reads such an axis twice (partials, then a finish that re-reads it: at most
-// 0.67 of copy), and the staged teams of strided_staged, which hold a tile of columns across a
-// team of CTAs, run every CTA of a team through load, exchange and write in step (0.49 of copy on
-// bf16 (65536, 2048) on an H100). Here every resident CTA (one an SM, one cooperative launch)
-// holds `rows` rows of a band of W columns (W x itemsize = band_packs x 16 bytes of each row),
-// and the bands follow each other through NBUF shared-memory buffers: while a band's pairs are
-// exchanged across the grid and its output written, the copies of the next NBUF - 1 bands are in
-// flight, so device memory sees reads and writes at once.
+// 0.67 of copy), and the staged teams of strided_staged hold a tile of columns across a team of
+// CTAs that load, exchange and write in step (0.49 of copy on bf16 (65536, 2048)). Here every
+// resident CTA (one an SM, one cooperative launch) holds `rows` rows of a band of W columns (W x
+// itemsize = band_packs x 16 bytes of each row), and the bands follow each other through NBUF
+// shared-memory buffers. Per band: the CTA's per-column maxima, then sums of exp(x - max), over its
+// rows (thread t keeps to pack t % band_packs of every row, rows t / band_packs + k (threads /
+// band_packs)); the CTA's W pairs go to a global workspace (a ring of kBandSlots); a grid barrier
+// split into arrive and wait; every CTA merges the G pairs of each column, then writes its rows.
+// Iteration t waits on, merges and writes band t - 1 (its copies of bands t and t + 1 in flight
+// meanwhile), then reduces band t and arrives at its barrier (the first form,
+// grid_band_probe_v1.cuh, waited on band t's barrier right after arriving).
 //
-// Per band: the CTA's per-column maxima, then sums of exp(x - max), over its rows (thread t keeps
-// to pack t % band_packs of every row, rows t / band_packs + k (threads / band_packs)); the CTA's
-// W pairs go to a global workspace (two halves, alternating by band: a CTA is at most one band
-// ahead of another, see grid_row_tier.cuh); a grid barrier; every CTA merges the G pairs of each
-// column, then writes its rows of the band.
+// Measured (bf16 (65536, 2048), every variant in one process): 0.41 of copy, 0.57 with the barrier
+// and the merge left out (timing only); the first form 0.41 and 0.60. Reading 128 bytes of each of
+// 64K rows 4 KB apart, band after band, is no faster than the strided tier's whole rows read twice.
 #pragma once
 
 #include "common.cuh"

@@ -1,6 +1,7 @@
-// The grid_band probe, first form (benchmarks/grid_band_probe.py, variants v1...): one grid barrier a
-// band (cooperative_groups), the band written right after its merge. Softmax over a long axis of
-// (outer, n, inner) whose columns are too long for one CTA or cluster ((65536, 2048) over dim 0: a column of 64K elements), read once.
+// The grid_band probe's first form (benchmarks/grid_band_probe.py, variants v1...): one grid barrier
+// a band (cooperative_groups), the band written right after its merge. Softmax over a long axis of
+// (outer, n, inner) whose columns are too long for one CTA or cluster ((65536, 2048) over dim 0),
+// read once; see grid_band_probe.cuh for the current form and what both measured.
 //
 // The "strided" tier reads such an axis twice (partials, then a finish that re-reads it: at most
 // 0.67 of copy), and the staged teams of strided_staged, which hold a tile of columns across a
