@@ -13,8 +13,8 @@
 // band_packs)); the CTA's W pairs go to a global workspace (a ring of kBandSlots); a grid barrier
 // split into arrive and wait; every CTA merges the G pairs of each column, then writes its rows.
 // Iteration t waits on, merges and writes band t - 1 (its copies of bands t and t + 1 in flight
-// meanwhile), then reduces band t and arrives at its barrier (the first form,
-// grid_band_probe_v1.cuh, waited on band t's barrier right after arriving).
+// meanwhile), then reduces band t and arrives at its barrier (the first form, grid_band_probe_v1.cuh
+// at commit 76ad63b, waited on band t's barrier right after arriving).
 //
 // Measured (bf16 (65536, 2048), every variant in one process): 0.41 of copy, 0.57 with the barrier
 // and the merge left out (timing only); the first form 0.41 and 0.60. Reading 128 bytes of each of

@@ -7,10 +7,11 @@ against float64 first.
     PYTHONPATH=$PWD python3 benchmarks/grid_band_probe.py [--shapes 65536x2048,8192x16384]
         [--dtypes bf16,f32] [--variants b2p8,b3p8,b3p16] [--out DIR]
 
-A variant [v1]bNpK: the first form (v1: grid_band_probe_v1.cuh) or the current one
-(grid_band_probe.cuh), N shared-memory buffers, bands of K 16-byte packs of each row; a trailing fF
-sets the kernel's probe flags (1: no grid barrier, 2: no merge; timing only, their results are
-wrong).
+A variant bNpK: N shared-memory buffers (3 or more), bands of K 16-byte packs of each row; a
+trailing fF sets the kernel's probe flags (1: no grid barrier, 2: no merge; timing only, their
+results are wrong). The first form of the kernel (one grid barrier a band, the band written right
+after its merge), against which results 2026-11-27_h100_s20/grid_band_probe_forms_ab.txt timed this
+one, is grid_band_probe_v1.cuh at commit 76ad63b.
 """
 
 from __future__ import annotations
@@ -36,24 +37,21 @@ SCRATCH = {2: THREADS * 8 * 4 + THREADS * 8 + 512 * 12, 4: THREADS * 4 * 4 + THR
 HERE = os.path.dirname(os.path.abspath(__file__))
 
 
-def build(dtype, nbuf: int, log: bool, first_form: bool = False):
-    """The probe kernel (grid_band_probe.cuh, or its first form, grid_band_probe_v1.cuh, whose
-    arguments have no barrier counters), compiled for this GPU."""
-    form = "v1" if first_form else "v3"
-    name = f"fs_grid_band_probe_{form}_{TAG[dtype]}_b{nbuf}_{'log' if log else 'exp'}"
+def build(dtype, nbuf: int, log: bool):
+    """The probe kernel (grid_band_probe.cuh), compiled for this GPU."""
+    name = f"fs_grid_band_probe_{TAG[dtype]}_b{nbuf}_{'log' if log else 'exp'}"
     t = CXX[dtype]
     log_arg = "true" if log else "false"
-    with open(os.path.join(HERE, "grid_band_probe_v1.cuh" if first_form else "grid_band_probe.cuh")) as f:
+    with open(os.path.join(HERE, "grid_band_probe.cuh")) as f:
         header = f.read()
-    counters = "" if first_form else "unsigned* counters, "
     source = (
         header
         + "\nusing namespace fastsoftmax;\n"
         + f'extern "C" __global__ void __launch_bounds__({THREADS}, 1) {name}(const {t}* x, {t}* y, float2* ws, '
-        + f"{counters}i64 outer, i64 n, i64 inner, i64 xs0, i64 xs1, i64 ys0, i64 ys1, i64 band_packs, "
+        + "unsigned* counters, i64 outer, i64 n, i64 inner, i64 xs0, i64 xs1, i64 ys0, i64 ys1, i64 band_packs, "
         + "i64 rows, i64 flags) {\n"
-        + f"    grid_band_forward<{t}, {nbuf}, {log_arg}>(x, y, ws, {counters.replace('unsigned* ', '')}outer, n, "
-        + "inner, xs0, xs1, ys0, ys1, (int)band_packs, (int)rows, (int)flags);\n}\n"
+        + f"    grid_band_forward<{t}, {nbuf}, {log_arg}>(x, y, ws, counters, outer, n, inner, xs0, xs1, ys0, ys1, "
+        + "(int)band_packs, (int)rows, (int)flags);\n}\n"
     )
     from cuda.core import ObjectCode
 
@@ -62,11 +60,11 @@ def build(dtype, nbuf: int, log: bool, first_form: bool = False):
     return ObjectCode.from_cubin(cubin, name=name).get_kernel(name), name
 
 
-def runner(dtype, nbuf: int, packs: int, n: int, inner: int, flags: int = 0, log=False, first_form=False):
+def runner(dtype, nbuf: int, packs: int, n: int, inner: int, flags: int = 0, log=False):
     dev = torch.cuda.current_device()
     facts = device_facts(dev)
-    core, name = build(dtype, nbuf, log, first_form)
-    nargs = 13 if first_form else 14
+    core, name = build(dtype, nbuf, log)
+    nargs = 14
     probe = Kernel(core, name, dev, nargs, THREADS, 1, 0, 1, True)
     probe.allow_dynamic_smem(64 * 1024)
     grid = facts.sm_count
@@ -103,8 +101,7 @@ def runner(dtype, nbuf: int, packs: int, n: int, inner: int, flags: int = 0, log
                 rows,
                 flags,
             )
-            if not first_form:
-                args = args[:3] + (counters.data_ptr(),) + args[3:]
+            args = args[:3] + (counters.data_ptr(),) + args[3:]
             kernel.launch(grid, raw_stream(dev), args)
         finally:
             if pushed:
@@ -140,11 +137,9 @@ def main() -> int:
             if not args.no_compile:
                 calls["compile"] = torch.compile(lambda x: torch.softmax(x, 0))
             for variant in args.variants.split(","):
-                first, nbuf, packs, flags = re.fullmatch(r"(v1)?b(\d+)p(\d+)(?:f(\d+))?", variant).groups()
+                nbuf, packs, flags = re.fullmatch(r"b(\d+)p(\d+)(?:f(\d+))?", variant).groups()
                 try:
-                    calls[variant] = runner(
-                        dtype, int(nbuf), int(packs), n, inner, int(flags or 0), first_form=bool(first)
-                    )
+                    calls[variant] = runner(dtype, int(nbuf), int(packs), n, inner, int(flags or 0))
                 except Exception as exc:  # noqa: BLE001 - a variant the shape cannot take
                     say(f"    {variant}: {type(exc).__name__}: {str(exc)[:200]}")
             problems = {}
