@@ -356,7 +356,9 @@ STAGED_MAX_N_WIDE = 65536
 #: 0.732 against 0.637 (43), (65536, 8192) 0.726 against 0.641 (85), (32, 65536, 256) over dim 1
 #: 0.706 against 0.618 (85), (8, 65536, 512) 0.701 against 0.609 (43); lost with fewer tiles a team
 #: ((65536, 1024) 0.618 against 0.636 at 11, (65536, 512) 0.594 against 0.608 at 5) or fewer teams
-#: ((98304, 2048) 0.633 against 0.655 with two, (131072, 1024) 0.469 against 0.656 with one). Not
+#: ((98304, 2048) 0.633 against 0.655 with two, (131072, 1024) 0.469 against 0.656 with one). At the
+#: boundary (f32_threshold.txt): 13 tiles a team level ((65536, 1280) 0.627 against 0.625), 16 ahead
+#: ((65536, 1536) 0.659-0.665 against 0.648), 19 ahead ((65536, 1792) 0.667 against 0.633). Not
 #: 16-bit types (bf16 from 0.055 ahead on (32, 65536, 256) to 0.095 behind on (98304, 2048), 0.06
 #: behind on (65536, 2048)), nor the backward (bf16 (65536, 2048) 0.41 against 0.61, float32 0.49
 #: against 0.60, stale_rule_probe.txt)
