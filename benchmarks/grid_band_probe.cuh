@@ -29,14 +29,10 @@ constexpr int kBandThreads = 512;
 constexpr int kBandMaxCols = 512;
 constexpr int kBandMergeLoads = 16;
 
-// Dynamic shared memory of a launch: NBUF buffers of rows x band_packs 16-byte packs, then the
-// reduction scratch (threads x P floats), the merge's partial pairs (threads), the column maxima and
-// the column totals (kBandMaxCols each).
-
 // The grid barrier of band t, split: arrive (after the CTA's pairs are written), wait (before
 // they are merged). Counters in a ring of kBandSlots (zero at launch), counter t % kBandSlots
-// reaching (t / kBandSlots + 1) x G once every CTA arrived at band t: a CTA arrives at band t + kBandSlots
-// only after waiting on band t + 2, for which every CTA arrived at band t.
+// reaching (t / kBandSlots + 1) x G once every CTA arrived at band t: a CTA arrives at band
+// t + kBandSlots only after waiting on band t + 2, for which every CTA arrived at band t.
 constexpr int kBandSlots = 4;
 
 __device__ __forceinline__ void band_arrive(unsigned* counters, i64 t) {
@@ -65,6 +61,9 @@ __device__ __forceinline__ void grid_band_forward(const T* x, T* y, float2* ws, 
                                                   int rows_per_cta, int probe_flags = 0) {
     static_assert(NBUF >= 3, "a band is written while the next is reduced and the one after lands");
     constexpr int P = 16 / (int)sizeof(T);
+    // dynamic shared memory: NBUF buffers of rows x band_packs 16-byte packs, then the reduction
+    // scratch (threads x P floats), the merge's partial pairs (threads), the column maxima and the
+    // column totals (kBandMaxCols each)
     extern __shared__ __align__(16) unsigned char band_smem[];
     const int PR = band_packs, W = PR * P, R = rows_per_cta;
     Pack<T, P>* bufs = reinterpret_cast<Pack<T, P>*>(band_smem);
@@ -81,15 +80,6 @@ __device__ __forceinline__ void grid_band_forward(const T* x, T* y, float2* ws, 
     const i64 per_outer = inner / W;
     const i64 bands = outer * per_outer;
     const auto slot_pairs = [&](i64 t) { return ws + (t % kBandSlots) * (i64)G * W; };
-    if (probe_flags & 4) {  // probe: 4 reports the launch's geometry and returns
-        if (blockIdx.x == 0 && tid == 0) {
-            ws[0] = make_float2((float)bands, (float)rows);
-            ws[1] = make_float2((float)W, (float)R);
-            ws[2] = make_float2((float)G, (float)n);
-            ws[3] = make_float2((float)inner, (float)xs1);
-        }
-        return;
-    }
 
     const auto issue = [&](i64 t) {
         if (t < bands) {
@@ -123,7 +113,8 @@ __device__ __forceinline__ void grid_band_forward(const T* x, T* y, float2* ws, 
                     float2 q[kBandMergeLoads];
     #pragma unroll
                     for (int k = 0; k < kBandMergeLoads; ++k)
-                        q[k] = b + k * S < (int)G ? __ldcg(pairs + (i64)(b + k * S) * W + c) : make_float2(neg_inf(), 0.0f);
+                        q[k] = b + k * S < (int)G ? __ldcg(pairs + (i64)(b + k * S) * W + c)
+                                              : make_float2(neg_inf(), 0.0f);
                     float mm = acc.max;
     #pragma unroll
                     for (int k = 0; k < kBandMergeLoads; ++k) mm = fmaxf(mm, q[k].x);
