@@ -34,16 +34,15 @@ LOG_FILE_NAME = "cluster_size_probe.txt"
 
 def parse_variant(name: str) -> dict:
     """'auto' -> {}; 'c8' -> cluster_ctas=8; 'c8t256' -> and 256 threads; a trailing 'k0' or 'k1'
-    (alone: the automatic shape) forces the kept exponentials off or on, 'g1' the grouped pair
-    (cluster_tier.cuh's running_pair); a trailing 'r48' compiles
+    (alone: the automatic shape) forces the kept exponentials off or on; a trailing 'r48' compiles
     the instance under a cap of 48 registers a thread (in a backend of its own, so that both forms
     of one instance live in the process)."""
     if name in ("auto", "quack"):
         return {}
-    match = re.fullmatch(r"(?:c(\d+)(?:t(\d+))?)?(?:k([01]))?(?:g([01]))?(?:r(\d+))?", name)
+    match = re.fullmatch(r"(?:c(\d+)(?:t(\d+))?)?(?:k([01]))?(?:r(\d+))?", name)
     if not match or not any(match.groups()):
-        raise ValueError(f"variant {name!r} is not auto, quack, cC[tT][kK][gG][rR]")
-    ctas, threads, kept, grouped, registers = match.groups()
+        raise ValueError(f"variant {name!r} is not auto, quack, cC[tT][kK][rR]")
+    ctas, threads, kept, registers = match.groups()
     values = {"registers": int(registers)} if registers else {}
     if ctas:
         values["cluster_ctas"] = int(ctas)
@@ -51,8 +50,6 @@ def parse_variant(name: str) -> dict:
         values["cluster_threads"] = int(threads)
     if kept:
         values["cluster_kept"] = kept == "1"
-    if grouped:
-        values["cluster_grouped"] = grouped == "1"
     return values
 
 

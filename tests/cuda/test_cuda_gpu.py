@@ -603,25 +603,6 @@ def test_cluster_softmax_with_and_without_kept_exponentials(backend, dtype_name,
             assert torch.equal(torch.isnan(ours), nan), f"{label}, kept={kept}: NaN pattern differs from torch.softmax"
 
 
-@pytest.mark.parametrize("log", [False, True], ids=["softmax", "log_softmax"])
-@pytest.mark.parametrize("dtype_name", DTYPES)
-def test_cluster_forward_with_the_grouped_pair(backend, dtype_name, log):
-    """The cluster forward's pair taken slot group by slot group as the loads land (cluster_tier.cuh,
-    running_pair), forced, on the kept form's inputs and on rows off their 16-byte boundaries (an
-    input and an output misaligned differently), against float64 and torch's NaN pattern."""
-    from fastsoftmax.backends.cuda import tiers
-
-    dtype = DTYPES[dtype_name]
-    cases = kept_exponential_inputs(dtype) + [("rows one element in", rand((3, 50258), dtype)[:, 1:])]
-    reference = torch.log_softmax if log else torch.softmax
-    with tiers.tuned(cluster_grouped=True, cluster_kept=False):
-        for label, x in cases:
-            check_forward(backend, x.unsqueeze(2), "cluster", log, f"{label}, grouped pair")
-            ours = run_forward(backend, x.unsqueeze(2), "cluster", log).squeeze(2).float()
-            nan = torch.isnan(reference(x.float(), dim=1))
-            assert torch.equal(torch.isnan(ours), nan), f"{label}: NaN pattern differs from torch"
-
-
 def test_cluster_kept_exponentials_refused_where_they_do_not_apply(backend):
     """Log-softmax, the backward, float32 and rows off 16-byte boundaries have no kept form:
     forcing it raises rather than running something else."""

@@ -750,14 +750,11 @@ class Instance:
         packs = self.cols // self.pack
         if not packs:
             raise ValueError(f"{self.name}: a cluster instance holds K >= 1 packs a thread (cols = K x pack)")
-        if (
-            self.storage not in ("", "kept", "grouped")
-            or (self.storage == "kept" and not cluster_keeps(self.dtype, self.backward, self.log, self.cols))
-            or (self.storage == "grouped" and (self.backward or self.columns))
+        if self.storage not in ("", "kept") or (
+            self.storage and not cluster_keeps(self.dtype, self.backward, self.log, self.cols)
         ):
             raise ValueError(f"{self.name}: no cluster form {self.storage!r} for this instance")
         keep = "true" if self.storage == "kept" else "false"
-        grouped = "true" if self.storage == "grouped" else "false"
         targs = f"{t}, {self.pack}, {packs}, {log}"
         if self.columns:
             if self.backward:
@@ -784,8 +781,8 @@ class Instance:
         else:
             params = f"const {t}* x, {t}* y, i64 rows, i64 n, i64 x_pitch, i64 y_pitch"
             call = (
-                f"cluster_forward_regs<{targs}, {keep}, {grouped}>(DirectLoad<{t}>{{x, x_pitch}}, "
-                f"DirectStore<{t}>{{y, y_pitch}}, rows, n)"
+                f"cluster_forward_regs<{targs}, {keep}>(DirectLoad<{t}>{{x, x_pitch}}, DirectStore<{t}>{{y, y_pitch}}, "
+                "rows, n)"
             )
         registers = cluster_max_registers(self.dtype, self.backward, self.cols, self.columns)
         # a register cap replaces the launch bound (the two cannot be combined): the cap sets how

@@ -218,7 +218,7 @@ def _cluster(load, dtype, outer, n, pitches, log, backward, align, dev, tuning):
     if kept is not None and (tuning.cluster_kept or kept.resident_clusters() >= outer):
         kernel = kept
     else:
-        kernel = kernel_of("grouped" if tuning.cluster_grouped and not backward else "")
+        kernel = kernel_of("")
     resident = kernel.resident_clusters()
     if resident < 1:
         raise ValueError(

@@ -153,8 +153,6 @@ class Tuning:
     split_row_blocks_per_sm: int | None = None
     #: cluster: kept exponentials (True), or never (False), instead of where the launch is one wave
     cluster_kept: bool | None = None
-    #: cluster forward: the thread's pair taken slot group by slot group as the loads land (True)
-    cluster_grouped: bool | None = None
     #: warp, block_regs: rows off 16-byte boundaries held in the 16-byte packs of their aligned
     #: window (True), or in packs as wide as their alignment (False), instead of takes_window's rule
     row_window: bool | None = None

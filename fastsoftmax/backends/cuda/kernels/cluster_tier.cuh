@@ -343,12 +343,6 @@ __device__ __forceinline__ int slot_count(const ClusterSlice<P>& s, i64 first) {
     return s.end > s.begin ? (int)((s.end - first + P - 1) / P) : 0;
 }
 
-// A value as the raw bits st.async posts: a (max, sum) pair in 8 bytes, a sum in 4.
-__device__ __forceinline__ unsigned long long post_bits(MaxSum v) {
-    return (unsigned long long)__float_as_uint(v.max) | ((unsigned long long)__float_as_uint(v.sum) << 32);
-}
-__device__ __forceinline__ unsigned post_bits(float v) { return __float_as_uint(v); }
-
 // The merge of the posted (max, sum) pairs, the same in every warp: each lane folds its share,
 // the maximum first so that each pair is rescaled once.
 __device__ __forceinline__ MaxSum merge_posts(const unsigned long long* posts, int count) {
@@ -403,40 +397,6 @@ __device__ __forceinline__ MaxSum held_pair(const LOAD& load, const Pack<T, P> (
     const ExpShift e(m);
     if (FUSE && e.fused) return e.template pair<true>(held_sum<true>(load, x, count, row, first, e));
     return e.template pair<false>(held_sum<false>(load, x, count, row, first, e));
-}
-
-// The thread's running (max, sum) pair of its held slots, taken group by group in the order the
-// slots were loaded: each group's exponentials as soon as its loads have landed, while the later
-// groups' loads are still in flight, one rescale a group (at least 8 elements: kPairGroupElems).
-// Against held_pair, which takes the warp's maximum over every slot before any exponential, the
-// exponentials of all but the last group run under the loads; what a launch of one wave waits for
-// after its last load is one group's, not the slice's.
-constexpr int kPairGroupElems = 8;
-
-template <typename T, int P, int K, typename LOAD>
-__device__ __forceinline__ MaxSum running_pair(const LOAD& load, const Pack<T, P> (&x)[K], int count, i64 row,
-                                               i64 first) {
-    constexpr int S = P >= kPairGroupElems ? 1 : (K < kPairGroupElems / P ? K : kPairGroupElems / P);
-    MaxSum state = empty_maxsum();
-#pragma unroll
-    for (int g = 0; g < K; g += S) {
-        float m = state.max;
-#pragma unroll
-        for (int k = g; k < g + S && k < K; ++k)
-            if (slot_of(k) < count) m = fmaxf(m, load.template max_of<P>(x[k], row, first + (i64)slot_of(k) * P));
-        Rebased r(state, m);
-#pragma unroll
-        for (int k = g; k < g + S && k < K; ++k) {
-            if (slot_of(k) < count) {
-                float v[P];
-                load.template convert<P>(x[k], v, row, first + (i64)slot_of(k) * P);
-#pragma unroll
-                for (int i = 0; i < P; ++i) r.sum += sum_exp(v[i] - r.shift);
-            }
-        }
-        state = MaxSum{m, r.sum};
-    }
-    return state;
 }
 
 // ---- kept exponentials ----------------------------------------------------------------------
@@ -544,11 +504,9 @@ __device__ __forceinline__ void write_held(const LOAD& load, const STORE& store,
 
 // ---- forward, registers ---------------------------------------------------------------------------
 // KEEP: kept exponentials (softmax only), for rows whose tensors share one misalignment.
-// GROUPED: the pair by running_pair rather than held_pair.
-template <typename T, int P, int K, bool LOG, bool KEEP, bool GROUPED, typename LOAD, typename STORE>
+template <typename T, int P, int K, bool LOG, bool KEEP, typename LOAD, typename STORE>
 __device__ __forceinline__ void cluster_forward_regs(const LOAD& load, const STORE& store, i64 rows, i64 n) {
     static_assert(!(KEEP && LOG), "kept exponentials are a softmax form");
-    static_assert(!(KEEP && GROUPED), "kept exponentials take the warp's maximum first");
 #if __CUDA_ARCH__ >= 900
     const unsigned ctas = cluster_nctarank();
     ClusterAllToAll<unsigned long long> all(ctas, cluster_ctarank());
@@ -563,29 +521,26 @@ __device__ __forceinline__ void cluster_forward_regs(const LOAD& load, const STO
         Pack<T, P> x[K];
         load_slots<T, P, K>(load, src, slice, first, count, neg_inf(), x);
 
+        // the warp's pair, against the warp's maximum: one exponential per element, none to merge
+        // the lanes; a warp whose elements are all -inf subtracts 0 (exp(-inf) = 0 rather than
+        // NaN), and a NaN or +inf element makes its sum NaN, which the merge carries to the row
+        const float m = group_max<32>(held_max<T, P, K>(load, x, count, row, first));
+        const ExpShift e(m);
         float terms[KEEP ? K : 1][P];  // KEEP only
-        float m = 0.0f;                // KEEP: the warp's maximum
         MaxSum pair;
-        if constexpr (GROUPED) {
-            pair = warp_merge(running_pair<T, P, K>(load, x, count, row, first));
+        if constexpr (KEEP) {
+            // the host takes this form only where x and y share their misalignment
+            if (misalignment<T, P>(store.row_ptr(row)) != shift) __trap();
+            pair = kept_pair<T, P, K>(load, x, count, row, first, e, terms);
         } else {
-            // the warp's pair, against the warp's maximum: one exponential per element, none to
-            // merge the lanes; a warp whose elements are all -inf subtracts 0 (exp(-inf) = 0 rather
-            // than NaN), and a NaN or +inf element makes its sum NaN, which the merge carries to the row
-            m = group_max<32>(held_max<T, P, K>(load, x, count, row, first));
-            if constexpr (KEEP) {
-                // the host takes this form only where x and y share their misalignment
-                if (misalignment<T, P>(store.row_ptr(row)) != shift) __trap();
-                pair = kept_pair<T, P, K>(load, x, count, row, first, ExpShift(m), terms);
-            } else {
-                pair = held_pair<!LOG, T, P, K>(load, x, count, row, first, m);
-            }
-            pair.sum = group_sum<32>(pair.sum);
+            pair = held_pair<!LOG, T, P, K>(load, x, count, row, first, m);
         }
-        const unsigned long long post = post_bits(pair);
+        pair.sum = group_sum<32>(pair.sum);
+        const unsigned long long post =
+            (unsigned long long)__float_as_uint(pair.max) | ((unsigned long long)__float_as_uint(pair.sum) << 32);
         const MaxSum total = merge_posts(all.exchange(round, post), all.count());
         if constexpr (KEEP) {
-            const KeptScale scale(ExpShift(m), total);
+            const KeptScale scale(e, total);
             write_slots<T, P, K>(store, slice, count, row, first,
                                  [&](int k, i64, float* v) { scale.template apply<P>(terms[k], v); });
             continue;
@@ -759,6 +714,10 @@ __device__ __forceinline__ MaxSum merged(const MaxSum* values, int count, int st
     for (int i = 0; i < count; ++i) sum += rescaled_sum(values[i * stride].max, values[i * stride].sum, m);
     return MaxSum{m, sum};
 }
+__device__ __forceinline__ unsigned long long post_bits(MaxSum v) {
+    return (unsigned long long)__float_as_uint(v.max) | ((unsigned long long)__float_as_uint(v.sum) << 32);
+}
+__device__ __forceinline__ unsigned post_bits(float v) { return __float_as_uint(v); }
 
 #if __CUDA_ARCH__ >= 900
 
