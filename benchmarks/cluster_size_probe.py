@@ -6,6 +6,7 @@ Every variant is checked against float64 on a poisoned output first.
 
     PYTHONPATH=$PWD python3 benchmarks/cluster_size_probe.py [--shapes 1x128256,32x151936]
         [--dtypes bf16,f32] [--variants auto,c4,c8,c16,c8t256] [--backward] [--out DIR]
+        [--baseline DIR --variants auto,base]
 
 Decides instances.cluster_shape's choice of C for few rows (decode: 1..128 rows of vocabulary
 length), where the number of waves of clusters and the exchange between CTAs set the time.
@@ -53,11 +54,17 @@ def parse_variant(name: str) -> dict:
     return values
 
 
+#: the backend compiled from --baseline's kernel folder, for variants named base[...]
+BASELINE: list = []
+
+
 def runner(backend, name, quack):
     from fastsoftmax.backends.cuda import tiers
 
     if name == "quack":
         return lambda t, backward: quack.softmax_bwd(t[1], t[0]) if backward else quack.softmax_fwd(t[0])
+    if name.startswith("base"):
+        backend, name = BASELINE[0], name[4:] or "auto"
     values = parse_variant(name)
     registers = values.pop("registers", None)
     if registers:
@@ -161,6 +168,11 @@ def main() -> int:
     parser.add_argument("--variants", default=",".join(VARIANTS) + ",quack")
     parser.add_argument("--backward", action="store_true", help="the backward too")
     parser.add_argument("--iters", type=int, default=60)
+    parser.add_argument(
+        "--baseline",
+        help="a copy of kernels/ from another revision: variants named base (or base + a variant, e.g. basec8) "
+        "run kernels compiled from it",
+    )
     parser.add_argument("--out", default=os.environ.get("OUT", "."))
     args = parser.parse_args()
     shapes = SHAPES
@@ -183,6 +195,9 @@ def main() -> int:
             print(f"quack not importable: {type(exc).__name__}: {exc}"[:300])
     os.makedirs(args.out, exist_ok=True)
     import grid_row_probe
+
+    if args.baseline:
+        BASELINE.append(grid_row_probe.baseline_backend(args.baseline))
 
     grid_row_probe.LOG_FILE.append(open(os.path.join(args.out, LOG_FILE_NAME), "w"))  # noqa: SIM115
     begin = time.time()

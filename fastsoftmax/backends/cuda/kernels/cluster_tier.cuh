@@ -70,6 +70,24 @@ __device__ __forceinline__ unsigned cluster_nctarank() {
     return count;
 }
 
+// The cluster's index in the grid and the grid's clusters: blockIdx.x / C and gridDim.x / C without
+// the divisions (a cluster launch's grid is a multiple of C along x).
+__device__ __forceinline__ unsigned cluster_index() {
+    unsigned id = blockIdx.x;
+#if __CUDA_ARCH__ >= 900
+    asm("mov.u32 %0, %%clusterid.x;\n" : "=r"(id));
+#endif
+    return id;
+}
+
+__device__ __forceinline__ unsigned cluster_count() {
+    unsigned count = gridDim.x;
+#if __CUDA_ARCH__ >= 900
+    asm("mov.u32 %0, %%nclusterid.x;\n" : "=r"(count));
+#endif
+    return count;
+}
+
 // ---- load and store functors ------------------------------------------------------------------
 template <typename T>
 struct DirectLoad {
@@ -130,7 +148,8 @@ struct ClusterSlice {
 
     // unit: a multiple of P the chunk is rounded up to (the column kernels' columns, below)
     static __device__ __forceinline__ i64 chunk(i64 n, unsigned ctas, i64 unit = P) {
-        const i64 per_cta = (n + ctas - 1) / ctas;
+        // a cluster's C is a power of two: a shift, not a 64-bit division, on the way to the loads
+        const i64 per_cta = (ctas & (ctas - 1)) == 0 ? (n + ctas - 1) >> (__ffs(ctas) - 1) : (n + ctas - 1) / ctas;
         return (per_cta + unit - 1) / unit * unit;
     }
 
@@ -399,6 +418,109 @@ __device__ __forceinline__ MaxSum held_pair(const LOAD& load, const Pack<T, P> (
     return e.template pair<false>(held_sum<false>(load, x, count, row, first, e));
 }
 
+// ---- the forward's walks: whole slots in straight-line code, the slice's edges apart ----------
+// A launch of a few rows runs every instruction of this kernel once or twice per SM, fetched cold
+// (every CTA of its one wave reaches each phase at once), so the walks over a thread's K slots are
+// straight-line code over whole 16-byte slots: a slot past the slice or across its edges loads as
+// padding and is not stored, and the slice's partial first and last slots (at most two in a CTA)
+// are read and written element by element afterwards by the threads that hold them
+// (each_partial_slot), in one copy of that code rather than one beside every slot.
+
+// The index k at which this thread holds slot j of the slice (slot_of numbering), or -1.
+template <int K>
+__device__ __forceinline__ int held_index(int j) {
+    int at = -1;
+#pragma unroll
+    for (int k = 0; k < K; ++k) at = slot_of(k) == j ? k : at;
+    return at;
+}
+
+// f(col, k) for each partial slot of the slice (its first and last slot, where they straddle the
+// slice's edges) that this thread holds at index k; col: the slot's first column.
+template <int P, int K, typename F>
+__device__ __forceinline__ void each_partial_slot(const WholeSlots<P>& whole, i64 first, int count, F f) {
+#pragma unroll 1
+    for (int e = 0; e < 2; ++e) {
+        const int j = e == 0 ? 0 : count - 1;
+        if (j < 0 || whole(j) || (e == 1 && j == 0)) continue;
+        const int k = held_index<K>(j);
+        if (k >= 0) f(first + (i64)j * P, k);
+    }
+}
+
+// Slot k of x from a pack, k known only at run time: K selects rather than an indexed (local
+// memory) array.
+template <typename T, int P, int K>
+__device__ __forceinline__ void set_held(Pack<T, P> (&x)[K], int at, const Pack<T, P>& value) {
+#pragma unroll
+    for (int k = 0; k < K; ++k)
+        if (k == at) x[k] = value;
+}
+
+template <typename T, int P, int K>
+__device__ __forceinline__ Pack<T, P> get_held(const Pack<T, P> (&x)[K], int at) {
+    Pack<T, P> out = x[0];
+#pragma unroll
+    for (int k = 1; k < K; ++k)
+        if (k == at) out = x[k];
+    return out;
+}
+
+// The thread's K slots of the slice (slot j: columns first + jP ..): whole ones by one 16-byte
+// load each, all in flight before any is used; every other slot `pad`, then the partial ones
+// element by element, only their elements inside the slice (the rest `pad`: reading the whole pack
+// would touch bytes outside the tensor, or in a neighbouring CTA's slice being written in place).
+template <typename T, int P, int K, typename LOAD>
+__device__ __forceinline__ void load_held(const LOAD& load, const T* row, const ClusterSlice<P>& s, i64 first,
+                                          int count, float pad, Pack<T, P> (&x)[K]) {
+    const WholeSlots<P> whole(s, first, count);
+    Pack<T, P> padding;
+#pragma unroll
+    for (int i = 0; i < P; ++i) padding.elems()[i] = from_float<T>(pad);
+#pragma unroll
+    for (int k = 0; k < K; ++k)
+        x[k] = whole(slot_of(k)) ? load.template read<P>(row, first + (i64)slot_of(k) * P) : padding;
+    each_partial_slot<P, K>(whole, first, count, [&](i64 col, int k) {
+        Pack<T, P> edge = padding;
+#pragma unroll
+        for (int i = 0; i < P; ++i)
+            if (col + i >= s.begin && col + i < s.end) edge.elems()[i] = load.read1(row, col + i);
+        set_held<T, P, K>(x, k, edge);
+    });
+}
+
+// Writes the held slots through `store`, each element x converted by `load` and mapped by out(x):
+// whole slots by one 16-byte store each, then the partial ones element by element inside the slice.
+template <typename T, int P, int K, typename LOAD, typename STORE, typename OUT>
+__device__ __forceinline__ void store_held(const LOAD& load, const STORE& store, const ClusterSlice<P>& s,
+                                           const Pack<T, P> (&x)[K], int count, i64 row, i64 first, const OUT& out) {
+    const WholeSlots<P> whole(s, first, count);
+#pragma unroll
+    for (int k = 0; k < K; ++k) {
+        const i64 col = first + (i64)slot_of(k) * P;
+        float v[P];
+        load.template convert<P>(x[k], v, row, col);
+#pragma unroll
+        for (int i = 0; i < P; ++i) v[i] = out(v[i]);
+        if (whole(slot_of(k))) store.template store<P>(v, row, col);
+    }
+    each_partial_slot<P, K>(whole, first, count, [&](i64 col, int k) {
+        float v[P];
+        load.template convert<P>(get_held<T, P, K>(x, k), v, row, col);
+#pragma unroll
+        for (int i = 0; i < P; ++i)
+            if (col + i >= s.begin && col + i < s.end) store.store1(out(v[i]), row, col + i);
+    });
+}
+
+// RowOutput's two forms as element maps, so that the row's choice between them is made once,
+// outside the walk: the fused 16-bit softmax output, or normalise.
+template <bool LOG, typename T>
+struct Normalised {
+    RowScale scale;
+    __device__ __forceinline__ float operator()(float x) const { return normalise<LOG, T>(x, scale); }
+};
+
 // ---- kept exponentials ----------------------------------------------------------------------
 // Softmax forward of launches of one wave (decode: a few rows of vocabulary length) takes one
 // exponential an element instead of two: the sum keeps its terms in registers as float32, and the
@@ -475,6 +597,35 @@ struct KeptScale {
     }
 };
 
+// Writes the kept terms of a warp through `store`, scaled by the row's total (KeptScale): whole slots
+// in straight-line code, then the partial ones, as store_held.
+template <typename T, int P, int K, typename STORE>
+__device__ __forceinline__ void store_kept(const STORE& store, const ClusterSlice<P>& s, const float (&terms)[K][P],
+                                           int count, i64 row, i64 first, const KeptScale& scale) {
+    const WholeSlots<P> whole(s, first, count);
+#pragma unroll
+    for (int k = 0; k < K; ++k) {
+        float v[P];
+        scale.template apply<P>(terms[k], v);
+        if (whole(slot_of(k))) store.template store<P>(v, row, first + (i64)slot_of(k) * P);
+    }
+    each_partial_slot<P, K>(whole, first, count, [&](i64 col, int at) {
+        float t[P], v[P];
+#pragma unroll
+        for (int i = 0; i < P; ++i) t[i] = terms[0][i];
+#pragma unroll
+        for (int k = 1; k < K; ++k)
+            if (k == at) {
+#pragma unroll
+                for (int i = 0; i < P; ++i) t[i] = terms[k][i];
+            }
+        scale.template apply<P>(t, v);
+#pragma unroll
+        for (int i = 0; i < P; ++i)
+            if (col + i >= s.begin && col + i < s.end) store.store1(v[i], row, col + i);
+    });
+}
+
 // Writes the thread's slots [0, count) (columns from `first`) through `store`, the P values of
 // slot k from values(k, col, v).
 template <typename T, int P, int K, typename STORE, typename VALUES>
@@ -492,16 +643,6 @@ __device__ __forceinline__ void write_slots(const STORE& store, const ClusterSli
     }
 }
 
-// Writes the held slots through `out` (RowOutput).
-template <typename T, int P, int K, typename LOAD, typename STORE, typename OUT>
-__device__ __forceinline__ void write_held(const LOAD& load, const STORE& store, const ClusterSlice<P>& slice,
-                                           const Pack<T, P> (&x)[K], int count, i64 row, i64 first, const OUT& out) {
-    write_slots<T, P, K>(store, slice, count, row, first, [&](int k, i64 col, float* v) {
-        load.template convert<P>(x[k], v, row, col);
-        out.template apply<P>(v);
-    });
-}
-
 // ---- forward, registers ---------------------------------------------------------------------------
 // KEEP: kept exponentials (softmax only), for rows whose tensors share one misalignment.
 template <typename T, int P, int K, bool LOG, bool KEEP, typename LOAD, typename STORE>
@@ -510,16 +651,17 @@ __device__ __forceinline__ void cluster_forward_regs(const LOAD& load, const STO
 #if __CUDA_ARCH__ >= 900
     const unsigned ctas = cluster_nctarank();
     ClusterAllToAll<unsigned long long> all(ctas, cluster_ctarank());
-    const i64 clusters = gridDim.x / ctas;
+    const int log2_ctas = __ffs(ctas) - 1;  // C is a power of two
+    const i64 clusters = gridDim.x >> log2_ctas;
     unsigned round = 0;
-    for (i64 row = blockIdx.x / ctas; row < rows; row += clusters, ++round) {
+    for (i64 row = blockIdx.x >> log2_ctas; row < rows; row += clusters, ++round) {
         const T* src = load.row_ptr(row);
         const int shift = misalignment<T, P>(src);
         const ClusterSlice<P> slice(n, shift, cluster_ctarank(), ctas);
         i64 first = slice.first(shift);
         int count = slot_count(slice, first);
         Pack<T, P> x[K];
-        load_slots<T, P, K>(load, src, slice, first, count, neg_inf(), x);
+        load_held<T, P, K>(load, src, slice, first, count, neg_inf(), x);
 
         // the warp's pair, against the warp's maximum: one exponential per element, none to merge
         // the lanes; a warp whose elements are all -inf subtracts 0 (exp(-inf) = 0 rather than
@@ -540,9 +682,7 @@ __device__ __forceinline__ void cluster_forward_regs(const LOAD& load, const STO
             (unsigned long long)__float_as_uint(pair.max) | ((unsigned long long)__float_as_uint(pair.sum) << 32);
         const MaxSum total = merge_posts(all.exchange(round, post), all.count());
         if constexpr (KEEP) {
-            const KeptScale scale(e, total);
-            write_slots<T, P, K>(store, slice, count, row, first,
-                                 [&](int k, i64, float* v) { scale.template apply<P>(terms[k], v); });
+            store_kept<T, P, K>(store, slice, terms, count, row, first, KeptScale(e, total));
             continue;
         }
 
@@ -555,7 +695,11 @@ __device__ __forceinline__ void cluster_forward_regs(const LOAD& load, const STO
             first = out_first;
             count = out_count;
         }
-        write_held<T, P, K>(load, store, slice, x, count, row, first, RowOutput<LOG, T>(total));
+        if (fused_output<LOG, T>(total)) {
+            store_held<T, P, K>(load, store, slice, x, count, row, first, FusedNormaliser<T>(total));
+        } else {
+            store_held<T, P, K>(load, store, slice, x, count, row, first, Normalised<LOG, T>{row_scale(total)});
+        }
     }
 #else
     __trap();
