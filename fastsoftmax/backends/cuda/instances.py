@@ -302,11 +302,24 @@ def cluster_max_threads(backward: bool, packs: int) -> int:
 #: error bar and far below half a unit of a 16-bit float.
 CLUSTER_KEPT_MAX_HELD = 32
 #: registers a cluster thread may use, by (bytes per element, backward, held elements), where the
-#: compiler's own choice lets fewer CTAs share an SM than the launches need: float32 forward at 64
-#: elements took 124-127 registers, three CTAs of 160 threads an SM, so 32 x 151936 (a 16-CTA
-#: cluster per row, 512 CTAs) ran in two waves; at 96 four fit, and NVRTC 13 compiles it without
-#: spilling (at 104 and 88 it spills)
-CLUSTER_MAX_REGISTERS = {(4, False, 64): 96}
+#: compiler's own choice lets fewer CTAs share an SM than the launches need (the kept form has none:
+#: NVRTC 13 gives it 47-64). The forward's straight-line walks over whole slots (cluster_tier.cuh)
+#: let the compiler hoist more of a row's work ahead, and took more registers than the branchy walks
+#: before them (16-bit, 16 elements: 61 against 32; 32: 62 against 52, log-softmax 85 against 64 at
+#: 64; float32, 16 elements: 53 against 39): the caps keep the earlier counts, or the nearest above
+#: them that NVRTC 13 compiles without spilling (16-bit 16 elements spills at 40 and 32, float32 16
+#: elements at 40). Float32 at 64 elements took 124-127 registers (in the branchy walks: three CTAs
+#: of 160 threads an SM, so 32 x 151936 ran in two waves, at 96 four fit; that launch has since
+#: taken 32 elements a thread); 104 now, the least without a spill.
+CLUSTER_MAX_REGISTERS = {
+    (2, False, 16): 36,
+    (2, False, 32): 52,
+    (2, False, 64): 64,
+    (4, False, 8): 32,
+    (4, False, 16): 44,
+    (4, False, 32): 64,
+    (4, False, 64): 104,
+}
 
 
 def cluster_keeps(dtype: torch.dtype, backward: bool, log: bool, held: int) -> bool:
@@ -327,8 +340,12 @@ CLUSTER_COLUMNS_MAX_REGISTERS = {
 }
 
 
-def cluster_max_registers(dtype: torch.dtype, backward: bool, held: int, columns: bool = False) -> int:
+def cluster_max_registers(
+    dtype: torch.dtype, backward: bool, held: int, columns: bool = False, kept: bool = False
+) -> int:
     """The register cap of a cluster instance (0: none beyond the launch bound's)."""
+    if kept:
+        return 0
     caps = CLUSTER_COLUMNS_MAX_REGISTERS if columns else CLUSTER_MAX_REGISTERS
     return caps.get((CXX_TYPES[dtype][2], backward, held), 0)
 
@@ -784,7 +801,7 @@ class Instance:
                 f"cluster_forward_regs<{targs}, {keep}>(DirectLoad<{t}>{{x, x_pitch}}, DirectStore<{t}>{{y, y_pitch}}, "
                 "rows, n)"
             )
-        registers = cluster_max_registers(self.dtype, self.backward, self.cols, self.columns)
+        registers = cluster_max_registers(self.dtype, self.backward, self.cols, self.columns, self.storage == "kept")
         # a register cap replaces the launch bound (the two cannot be combined): the cap sets how
         # many CTAs of the thread counts this instance is launched with share an SM
         bound = (

@@ -364,17 +364,25 @@ __device__ __forceinline__ int slot_count(const ClusterSlice<P>& s, i64 first) {
 
 // The merge of the posted (max, sum) pairs, the same in every warp: each lane folds its share,
 // the maximum first so that each pair is rescaled once.
+// A lane's posts are read once, all in flight together (at most kClusterMaxWarps x kClusterMaxCtas
+// / 32), an absent one as the empty pair (-inf, 0), which adds nothing.
 __device__ __forceinline__ MaxSum merge_posts(const unsigned long long* posts, int count) {
+    constexpr int kMost = kClusterMaxWarps * kClusterMaxCtas / 32;
     const int lane = threadIdx.x & 31;
+    float pm[kMost], ps[kMost];
     float m = neg_inf();
-    for (int i = lane; i < count; i += 32) m = fmaxf(m, __uint_as_float((unsigned)posts[i]));
+#pragma unroll
+    for (int i = 0; i < kMost; ++i) {
+        const int at = lane + 32 * i;
+        const unsigned long long post = at < count ? posts[at] : (unsigned long long)__float_as_uint(neg_inf());
+        pm[i] = __uint_as_float((unsigned)post);
+        ps[i] = __uint_as_float((unsigned)(post >> 32));
+        m = fmaxf(m, pm[i]);
+    }
     m = group_max<32>(m);
     float sum = 0.0f;
-    for (int i = lane; i < count; i += 32) {
-        const float pm = __uint_as_float((unsigned)posts[i]);
-        const float ps = __uint_as_float((unsigned)(posts[i] >> 32));
-        sum += rescaled_sum(pm, ps, m);
-    }
+#pragma unroll
+    for (int i = 0; i < kMost; ++i) sum += rescaled_sum(pm[i], ps[i], m);
     return MaxSum{m, group_sum<32>(sum)};
 }
 
@@ -384,8 +392,10 @@ template <typename T, int P, int K, typename LOAD>
 __device__ __forceinline__ float held_max(const LOAD& load, const Pack<T, P> (&x)[K], int count, i64 row, i64 first) {
     float m = neg_inf();
 #pragma unroll
-    for (int k = 0; k < K; ++k)
-        if (slot_of(k) < count) m = fmaxf(m, load.template max_of<P>(x[k], row, first + (i64)slot_of(k) * P));
+    for (int k = 0; k < K; ++k) {
+        const float slot = load.template max_of<P>(x[k], row, first + (i64)slot_of(k) * P);
+        m = slot_of(k) < count ? fmaxf(m, slot) : m;  // a select, not a branch a slot
+    }
     return m;
 }
 
