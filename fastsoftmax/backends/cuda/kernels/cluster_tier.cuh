@@ -29,6 +29,14 @@
 // compares (WholeSlots). Against exp2f everywhere and 64-bit column compares this executed 26%
 // fewer instructions (Nsight Compute, bf16 32 x 151936) and took bf16 32 x 151936 from 16.2 to
 // 15.1 us, 1046 x 128256 from 0.91-0.96 to 0.98 of copy.
+// A launch of one wave also waits on its own code, every instruction fetched cold by all SMs at once
+// (Nsight Compute on bf16 32 x 151936: 12% of the stall samples before the first load, most of them
+// instruction-cache misses): the forward walks whole slots in straight-line code and takes the
+// slice's partial edge slots apart (load_held, store_held), and reaches its loads without a division.
+// Against the walks with an element-by-element path beside every slot, alternated in one process on
+// an H100 (benchmarks/results/2026-11-27_h100_s21): bf16 32 x 151936 14.3 -> 13.1 us, float32 21.4
+// -> 19.8, 2670 x 50257 0.96 -> 0.98 of copy, nothing slower (register caps keep the earlier counts:
+// instances.CLUSTER_MAX_REGISTERS).
 // Measured on an H100 (benchmarks/cluster_probe.py, benchmarks/results/2026-11-23_h100): 0.86-0.96
 // of copy forward, where an earlier kernel that staged the slice in shared memory with cp.async
 // and exchanged through a cluster barrier ran 0.74-0.80 on the same run.
