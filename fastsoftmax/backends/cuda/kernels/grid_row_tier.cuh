@@ -342,6 +342,25 @@ __device__ __forceinline__ MaxSum merge_grid_pairs(const float2* pairs, int ctas
     return *slot;
 }
 
+// A row's output where x and y share their misalignment, write(raw pack, col, whole) a slot: the
+// streamed rest first (the most recently read, the likeliest still in L2), the slice's partial edge
+// slots, then shared memory and the registers, whole 16-byte slots each.
+template <typename T, int P, int K, typename LOAD, typename WRITE>
+__device__ __forceinline__ void write_held_row(const LOAD& load, const T* src, i64 first, int count,
+                                               const ClusterSlice<P>& slice, const WholeSlots<P>& whole,
+                                               const GridRowHeld& held, const Pack<T, P> (&x)[K],
+                                               const Pack<T, P>* staged, i64 staged_first, const WRITE& write) {
+    stream_whole<T, P>(load, src, first, whole, held.total(), count,
+                       [&](const Pack<T, P>& raw, i64 col) { write(raw, col, true); });
+    each_edge<T, P>(load, src, slice, first, count, whole, 0.0f,
+                    [&](const Pack<T, P>& raw, i64 col) { write(raw, col, false); });
+    for (int j = threadIdx.x; j < held.smem; j += blockDim.x)
+        if (whole(held.regs + j)) write(staged[j], staged_first + (i64)j * P, true);
+#pragma unroll
+    for (int k = 0; k < K; ++k)
+        if (slot_of(k) < held.regs && whole(slot_of(k))) write(x[k], first + (i64)slot_of(k) * P, true);
+}
+
 template <typename T, int P, int K, bool LOG, typename LOAD, typename STORE>
 __device__ __forceinline__ void grid_row_forward(const LOAD& load, const STORE& store, float* ws, i64 rows, i64 n,
                                                  i64 smem_slots) {
@@ -399,28 +418,31 @@ __device__ __forceinline__ void grid_row_forward(const LOAD& load, const STORE& 
         const MaxSum total = merge_grid_pairs(pairs, ctas, &total_slot);
 
         // As the cluster tier: a row of -inf gives 0 * inf or -inf - -inf, NaN, as torch does.
+        // The fused 16-bit softmax output takes its own walk, the choice made once a row: RowOutput
+        // tests it at every slot, which held bf16 1 x 2^24 at 0.610 of copy against 0.637 (H100, in one
+        // process, results 2026-11-27_h100_s21/grid_row_ab_final.txt); the other outputs keep RowOutput's
+        // walk, unchanged.
         const RowOutput<LOG, T> out(total);
         if (shift != out_shift) {
             stream_write_realigned<T, P>(load, store, src, row, slice, slice.first(out_shift),
                                          slot_count(slice, slice.first(out_shift)), out);
-        } else {
-            // one slot's output; `whole`: one 16-byte store, else only its columns inside the slice
-            const auto write = [&](const Pack<T, P>& raw, i64 col, bool whole_slot) {
-                float v[P];
-                load.template convert<P>(raw, v, row, col);
-                out.template apply<P>(v);
-                scatter<T, P>(store, slice, row, col, v, whole_slot);
-            };
-            // the streamed rest first: the most recently read, the likeliest still in L2
-            stream_whole<T, P>(load, src, first, whole, held.total(), count,
-                               [&](const Pack<T, P>& raw, i64 col) { write(raw, col, true); });
-            each_edge<T, P>(load, src, slice, first, count, whole, 0.0f,
-                            [&](const Pack<T, P>& raw, i64 col) { write(raw, col, false); });
-            for (int j = threadIdx.x; j < held.smem; j += blockDim.x)
-                if (whole(held.regs + j)) write(staged[j], staged_first + (i64)j * P, true);
+        } else if (fused_output<LOG, T>(total)) {
+            write_held_row<T, P, K>(load, src, first, count, slice, whole, held, x, staged, staged_first,
+                                    [&](const Pack<T, P>& raw, i64 col, bool whole_slot) {
+                                        float v[P];
+                                        load.template convert<P>(raw, v, row, col);
 #pragma unroll
-            for (int k = 0; k < K; ++k)
-                if (slot_of(k) < held.regs && whole(slot_of(k))) write(x[k], first + (i64)slot_of(k) * P, true);
+                                        for (int i = 0; i < P; ++i) v[i] = out.fast(v[i]);
+                                        scatter<T, P>(store, slice, row, col, v, whole_slot);
+                                    });
+        } else {
+            write_held_row<T, P, K>(load, src, first, count, slice, whole, held, x, staged, staged_first,
+                                    [&](const Pack<T, P>& raw, i64 col, bool whole_slot) {
+                                        float v[P];
+                                        load.template convert<P>(raw, v, row, col);
+                                        out.template apply<P>(v);
+                                        scatter<T, P>(store, slice, row, col, v, whole_slot);
+                                    });
         }
         // the next row's copies land in shared memory this thread may still be reading
         if (row + 1 < rows) __syncthreads();
