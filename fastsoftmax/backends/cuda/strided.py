@@ -699,9 +699,6 @@ def flat_finish_fits(outer: int, n: int, inner: int, strides, pack: int, threads
 COLUMNS_MAX = 32
 #: runs (n x inner elements) from which strided_staged holds them across a cluster: see takes_columns
 COLUMNS_MIN_RUN = 1 << 15
-#: the longest float32 forward run taken (K = 8 packs a thread in a cluster of 16): past it the
-#: column kernels measured level with the staged tiles
-COLUMNS_MAX_RUN_F32_FORWARD = 1 << 17
 
 
 def columns_fit(outer: int, n: int, inner: int, dtype: torch.dtype, backward: bool, strides) -> str | None:
@@ -720,19 +717,17 @@ def columns_fit(outer: int, n: int, inner: int, dtype: torch.dtype, backward: bo
 
 
 def takes_columns(n: int, inner: int, dtype: torch.dtype, backward: bool, tuning) -> bool:
-    """Whether strided_staged holds the runs across a cluster (where columns_fit allows). H100, the
-    column kernels and the staged tiles alternated in one process (benchmarks/strided_probe.py,
-    results 2026-11-24_h100_s8): backward runs of 32K-128K elements bf16 0.97-0.98 of copy against
-    0.76-0.91, float32 1.00 against 0.85-0.96; float32 forward 0.91-0.94 against 0.80-0.92 up to
-    COLUMNS_MAX_RUN_F32_FORWARD; 16-bit forward behind (bf16 (2048, 4096, 8) over dim 1 0.81 against
-    0.88), so never taken there."""
+    """Whether strided_staged holds the runs across a cluster (where columns_fit allows): every run of
+    COLUMNS_MIN_RUN elements or more. H100, the column kernels and the staged tiles alternated in one
+    process: backward runs of 32K-128K elements bf16 0.97-0.98 of copy against 0.76-0.91, float32 1.00
+    against 0.85-0.96 (benchmarks/strided_probe.py, results 2026-11-24_h100_s8); forward, since the
+    column kernel's straight-line walks (benchmarks/grid_row_probe.py, results
+    2026-11-27_h100_s21/columns_vs_staged.txt), runs of 32K-512K elements over 4-32 columns, bf16
+    0.69-0.92 against 0.64-0.88 (log-softmax 0.74-0.94 against 0.65-0.90), float32 0.78-0.98 against
+    0.76-0.94 (before them the 16-bit forward trailed: (2048, 4096, 8) 0.81 against 0.88)."""
     if tuning.staged_columns is not None:
         return tuning.staged_columns
-    if n * inner < COLUMNS_MIN_RUN:
-        return False
-    if backward:
-        return True
-    return CXX_TYPES[dtype][2] == 4 and n * inner <= COLUMNS_MAX_RUN_F32_FORWARD
+    return n * inner >= COLUMNS_MIN_RUN
 
 
 def _build_columns(load, key):

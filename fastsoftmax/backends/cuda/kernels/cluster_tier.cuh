@@ -466,6 +466,15 @@ __device__ __forceinline__ void each_partial_slot(const WholeSlots<P>& whole, i6
     }
 }
 
+// The elements of a partial slot's values v (columns col ..) that lie inside the slice, one by one.
+template <int P, typename STORE>
+__device__ __forceinline__ void store_inside(const STORE& store, const ClusterSlice<P>& s, i64 row, i64 col,
+                                             const float* v) {
+#pragma unroll
+    for (int i = 0; i < P; ++i)
+        if (col + i >= s.begin && col + i < s.end) store.store1(v[i], row, col + i);
+}
+
 // Slot k of x from a pack, k known only at run time: K selects rather than an indexed (local
 // memory) array.
 template <typename T, int P, int K>
@@ -507,8 +516,9 @@ __device__ __forceinline__ void load_held(const LOAD& load, const T* row, const 
     });
 }
 
-// Writes the held slots through `store`, each element x converted by `load` and mapped by out(x):
-// whole slots by one 16-byte store each, then the partial ones element by element inside the slice.
+// Writes the held slots through `store`, each slot's P values converted by `load` and mapped in place
+// by out(values): whole slots by one 16-byte store each, then the partial ones element by element
+// inside the slice.
 template <typename T, int P, int K, typename LOAD, typename STORE, typename OUT>
 __device__ __forceinline__ void store_held(const LOAD& load, const STORE& store, const ClusterSlice<P>& s,
                                            const Pack<T, P> (&x)[K], int count, i64 row, i64 first, const OUT& out) {
@@ -518,16 +528,14 @@ __device__ __forceinline__ void store_held(const LOAD& load, const STORE& store,
         const i64 col = first + (i64)slot_of(k) * P;
         float v[P];
         load.template convert<P>(x[k], v, row, col);
-#pragma unroll
-        for (int i = 0; i < P; ++i) v[i] = out(v[i]);
+        out(v);
         if (whole(slot_of(k))) store.template store<P>(v, row, col);
     }
     each_partial_slot<P, K>(whole, first, count, [&](i64 col, int k) {
         float v[P];
         load.template convert<P>(get_held<T, P, K>(x, k), v, row, col);
-#pragma unroll
-        for (int i = 0; i < P; ++i)
-            if (col + i >= s.begin && col + i < s.end) store.store1(out(v[i]), row, col + i);
+        out(v);
+        store_inside<P>(store, s, row, col, v);
     });
 }
 
@@ -537,6 +545,16 @@ template <bool LOG, typename T>
 struct Normalised {
     RowScale scale;
     __device__ __forceinline__ float operator()(float x) const { return normalise<LOG, T>(x, scale); }
+};
+
+// An element map as the pack map store_held takes.
+template <int P, typename F>
+struct EachElement {
+    F f;
+    __device__ __forceinline__ void operator()(float* v) const {
+#pragma unroll
+        for (int i = 0; i < P; ++i) v[i] = f(v[i]);
+    }
 };
 
 // ---- kept exponentials ----------------------------------------------------------------------
@@ -638,27 +656,8 @@ __device__ __forceinline__ void store_kept(const STORE& store, const ClusterSlic
                 for (int i = 0; i < P; ++i) t[i] = terms[k][i];
             }
         scale.template apply<P>(t, v);
-#pragma unroll
-        for (int i = 0; i < P; ++i)
-            if (col + i >= s.begin && col + i < s.end) store.store1(v[i], row, col + i);
+        store_inside<P>(store, s, row, col, v);
     });
-}
-
-// Writes the thread's slots [0, count) (columns from `first`) through `store`, the P values of
-// slot k from values(k, col, v).
-template <typename T, int P, int K, typename STORE, typename VALUES>
-__device__ __forceinline__ void write_slots(const STORE& store, const ClusterSlice<P>& slice, int count, i64 row,
-                                            i64 first, const VALUES& values) {
-    const WholeSlots<P> whole(slice, first, count);
-#pragma unroll
-    for (int k = 0; k < K; ++k) {
-        if (slot_of(k) < count) {
-            const i64 col = first + (i64)slot_of(k) * P;
-            float v[P];
-            values(k, col, v);
-            scatter<T, P>(store, slice, row, col, v, whole(slot_of(k)));
-        }
-    }
 }
 
 // ---- forward, registers ---------------------------------------------------------------------------
@@ -714,9 +713,11 @@ __device__ __forceinline__ void cluster_forward_regs(const LOAD& load, const STO
             count = out_count;
         }
         if (fused_output<LOG, T>(total)) {
-            store_held<T, P, K>(load, store, slice, x, count, row, first, FusedNormaliser<T>(total));
+            store_held<T, P, K>(load, store, slice, x, count, row, first,
+                                EachElement<P, FusedNormaliser<T>>{FusedNormaliser<T>(total)});
         } else {
-            store_held<T, P, K>(load, store, slice, x, count, row, first, Normalised<LOG, T>{row_scale(total)});
+            store_held<T, P, K>(load, store, slice, x, count, row, first,
+                                EachElement<P, Normalised<LOG, T>>{Normalised<LOG, T>{row_scale(total)}});
         }
     }
 #else
@@ -1048,14 +1049,14 @@ __device__ __forceinline__ void cluster_forward_columns(const LOAD& load, const 
         const i64 first = slice.begin;
         const int count = slot_count(slice, first);
         Pack<T, P> x[K];
-        load_slots<T, P, K>(load, src, slice, first, count, neg_inf(), x);
+        load_held<T, P, K>(load, src, slice, first, count, neg_inf(), x);
 
         Pack<T, P> maxima;
 #pragma unroll
         for (int i = 0; i < P; ++i) maxima.elems()[i] = from_float<T>(neg_inf());
 #pragma unroll
-        for (int k = 0; k < K; ++k)
-            if (slot_of(k) < count) load.template max_into<P>(x[k], maxima, row, first + (i64)slot_of(k) * P);
+        for (int k = 0; k < K; ++k)  // slots past the slice hold -inf
+            load.template max_into<P>(x[k], maxima, row, first + (i64)slot_of(k) * P);
         float m[P];
         unpack<T, P>(maxima, m);
         column_reduce<P>(m, columns, MaxOp());
@@ -1075,10 +1076,7 @@ __device__ __forceinline__ void cluster_forward_columns(const LOAD& load, const 
         for (int i = 0; i < P; ++i) pairs[i] = MaxSum{m[i], s[i]};
         all.exchange(round, pairs, totals);
         const ColumnOutput<LOG, T, P> out(totals);
-        write_slots<T, P, K>(store, slice, count, row, first, [&](int k, i64 col, float* v) {
-            load.template convert<P>(x[k], v, row, col);
-            out.apply(v);
-        });
+        store_held<T, P, K>(load, store, slice, x, count, row, first, [&](float* v) { out.apply(v); });
     }
 #else
     __trap();
@@ -1105,8 +1103,8 @@ __device__ __forceinline__ void cluster_backward_columns(const LOAD& load_y, con
         const i64 first = slice.begin;
         const int count = slot_count(slice, first);
         Pack<T, P> y[K], dy[K];
-        load_slots<T, P, K>(load_y, y_row, slice, first, count, 0.0f, y);
-        load_slots<T, P, K>(load_dy, dy_row, slice, first, count, 0.0f, dy);
+        load_held<T, P, K>(load_y, y_row, slice, first, count, 0.0f, y);
+        load_held<T, P, K>(load_dy, dy_row, slice, first, count, 0.0f, dy);
 
         float s[P];
 #pragma unroll
@@ -1125,12 +1123,26 @@ __device__ __forceinline__ void cluster_backward_columns(const LOAD& load_y, con
         column_reduce<P>(s, columns, AddOp());
         float totals[P];
         all.exchange(round, s, totals);
-        write_slots<T, P, K>(store, slice, count, row, first, [&](int k, i64 col, float* v) {
+        // as store_held, over two held tensors
+        const auto grad = [&](const Pack<T, P>& yp, const Pack<T, P>& dyp, i64 col, float* v) {
             float dyv[P];
-            load_y.template convert<P>(y[k], v, row, col);
-            load_dy.template convert<P>(dy[k], dyv, row, col);
+            load_y.template convert<P>(yp, v, row, col);
+            load_dy.template convert<P>(dyp, dyv, row, col);
 #pragma unroll
             for (int i = 0; i < P; ++i) v[i] = input_grad<LOG>(v[i], dyv[i], totals[i]);
+        };
+        const WholeSlots<P> whole(slice, first, count);
+#pragma unroll
+        for (int k = 0; k < K; ++k) {
+            const i64 col = first + (i64)slot_of(k) * P;
+            float v[P];
+            grad(y[k], dy[k], col, v);
+            if (whole(slot_of(k))) store.template store<P>(v, row, col);
+        }
+        each_partial_slot<P, K>(whole, first, count, [&](i64 col, int k) {
+            float v[P];
+            grad(get_held<T, P, K>(y, k), get_held<T, P, K>(dy, k), col, v);
+            store_inside<P>(store, slice, row, col, v);
         });
     }
 #else
