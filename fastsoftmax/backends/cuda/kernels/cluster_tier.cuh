@@ -498,26 +498,36 @@ __device__ __forceinline__ void load_held(const LOAD& load, const T* row, const 
     });
 }
 
-// Writes the held slots through `store`, each slot's P values converted by `load` and mapped in place
-// by out(values): whole slots by one 16-byte store each, then the partial ones element by element
-// inside the slice.
-template <typename T, int P, int K, typename LOAD, typename STORE, typename OUT>
-__device__ __forceinline__ void store_held(const LOAD& load, const STORE& store, const ClusterSlice<P>& s,
-                                           const Pack<T, P> (&x)[K], int count, i64 row, i64 first, const OUT& out) {
+// Writes a thread's slots through `store`, the P values of slot k (columns col ..) from
+// values(k, col, v): whole slots by one 16-byte store each, in straight-line code, then the partial
+// ones element by element inside the slice. values is called with k a constant in the walk and a run
+// time index for the partial slots: it reads held slots with get_held, whose selects fold away for
+// a constant k.
+template <int P, int K, typename STORE, typename VALUES>
+__device__ __forceinline__ void store_slots(const STORE& store, const ClusterSlice<P>& s, int count, i64 row,
+                                            i64 first, const VALUES& values) {
     const WholeSlots<P> whole(s, first, count);
 #pragma unroll
     for (int k = 0; k < K; ++k) {
         const i64 col = first + (i64)slot_of(k) * P;
         float v[P];
-        load.template convert<P>(x[k], v, row, col);
-        out(v);
+        values(k, col, v);
         if (whole(slot_of(k))) store.template store<P>(v, row, col);
     }
     each_partial_slot<P, K>(whole, first, count, [&](i64 col, int k) {
         float v[P];
+        values(k, col, v);
+        store_inside<P>(store, s, row, col, v);
+    });
+}
+
+// The held slots, each slot's P values converted by `load` and mapped in place by out(values).
+template <typename T, int P, int K, typename LOAD, typename STORE, typename OUT>
+__device__ __forceinline__ void store_held(const LOAD& load, const STORE& store, const ClusterSlice<P>& s,
+                                           const Pack<T, P> (&x)[K], int count, i64 row, i64 first, const OUT& out) {
+    store_slots<P, K>(store, s, count, row, first, [&](int k, i64 col, float* v) {
         load.template convert<P>(get_held<T, P, K>(x, k), v, row, col);
         out(v);
-        store_inside<P>(store, s, row, col, v);
     });
 }
 
@@ -615,20 +625,12 @@ struct KeptScale {
     }
 };
 
-// Writes the kept terms of a warp through `store`, scaled by the row's total (KeptScale): whole slots
-// in straight-line code, then the partial ones, as store_held.
+// Writes the kept terms of a warp through `store`, scaled by the row's total (KeptScale).
 template <typename T, int P, int K, typename STORE>
 __device__ __forceinline__ void store_kept(const STORE& store, const ClusterSlice<P>& s, const float (&terms)[K][P],
                                            int count, i64 row, i64 first, const KeptScale& scale) {
-    const WholeSlots<P> whole(s, first, count);
-#pragma unroll
-    for (int k = 0; k < K; ++k) {
-        float v[P];
-        scale.template apply<P>(terms[k], v);
-        if (whole(slot_of(k))) store.template store<P>(v, row, first + (i64)slot_of(k) * P);
-    }
-    each_partial_slot<P, K>(whole, first, count, [&](i64 col, int at) {
-        float t[P], v[P];
+    store_slots<P, K>(store, s, count, row, first, [&](int at, i64, float* v) {
+        float t[P];  // terms[at], by selects (see store_slots)
 #pragma unroll
         for (int i = 0; i < P; ++i) t[i] = terms[0][i];
 #pragma unroll
@@ -638,7 +640,6 @@ __device__ __forceinline__ void store_kept(const STORE& store, const ClusterSlic
                 for (int i = 0; i < P; ++i) t[i] = terms[k][i];
             }
         scale.template apply<P>(t, v);
-        store_inside<P>(store, s, row, col, v);
     });
 }
 
@@ -1109,26 +1110,12 @@ __device__ __forceinline__ void cluster_backward_columns(const LOAD& load_y, con
         column_reduce<P>(s, columns, AddOp());
         float totals[P];
         all.exchange(round, s, totals);
-        // as store_held, over two held tensors
-        const auto grad = [&](const Pack<T, P>& yp, const Pack<T, P>& dyp, i64 col, float* v) {
+        store_slots<P, K>(store, slice, count, row, first, [&](int k, i64 col, float* v) {
             float dyv[P];
-            load_y.template convert<P>(yp, v, row, col);
-            load_dy.template convert<P>(dyp, dyv, row, col);
+            load_y.template convert<P>(get_held<T, P, K>(y, k), v, row, col);
+            load_dy.template convert<P>(get_held<T, P, K>(dy, k), dyv, row, col);
 #pragma unroll
             for (int i = 0; i < P; ++i) v[i] = input_grad<LOG>(v[i], dyv[i], totals[i]);
-        };
-        const WholeSlots<P> whole(slice, first, count);
-#pragma unroll
-        for (int k = 0; k < K; ++k) {
-            const i64 col = first + (i64)slot_of(k) * P;
-            float v[P];
-            grad(y[k], dy[k], col, v);
-            if (whole(slot_of(k))) store.template store<P>(v, row, col);
-        }
-        each_partial_slot<P, K>(whole, first, count, [&](i64 col, int k) {
-            float v[P];
-            grad(get_held<T, P, K>(y, k), get_held<T, P, K>(dy, k), col, v);
-            store_inside<P>(store, slice, row, col, v);
         });
     }
 #else

@@ -342,14 +342,21 @@ __device__ __forceinline__ MaxSum merge_grid_pairs(const float2* pairs, int ctas
     return *slot;
 }
 
-// A row's output where x and y share their misalignment, write(raw pack, col, whole) a slot: the
-// streamed rest first (the most recently read, the likeliest still in L2), the slice's partial edge
-// slots, then shared memory and the registers, whole 16-byte slots each.
-template <typename T, int P, int K, typename LOAD, typename WRITE>
-__device__ __forceinline__ void write_held_row(const LOAD& load, const T* src, i64 first, int count,
-                                               const ClusterSlice<P>& slice, const WholeSlots<P>& whole,
+// A row's output where x and y share their misalignment, each slot's values converted by `load` and
+// mapped in place by map(values): the streamed rest first (the most recently read, the likeliest
+// still in L2), the slice's partial edge slots, then shared memory and the registers, whole 16-byte
+// slots each (one 16-byte store, a partial slot only its columns inside the slice).
+template <typename T, int P, int K, typename LOAD, typename STORE, typename MAP>
+__device__ __forceinline__ void write_held_row(const LOAD& load, const STORE& store, const T* src, i64 row, i64 first,
+                                               int count, const ClusterSlice<P>& slice, const WholeSlots<P>& whole,
                                                const GridRowHeld& held, const Pack<T, P> (&x)[K],
-                                               const Pack<T, P>* staged, i64 staged_first, const WRITE& write) {
+                                               const Pack<T, P>* staged, i64 staged_first, const MAP& map) {
+    const auto write = [&](const Pack<T, P>& raw, i64 col, bool whole_slot) {
+        float v[P];
+        load.template convert<P>(raw, v, row, col);
+        map(v);
+        scatter<T, P>(store, slice, row, col, v, whole_slot);
+    };
     stream_whole<T, P>(load, src, first, whole, held.total(), count,
                        [&](const Pack<T, P>& raw, i64 col) { write(raw, col, true); });
     each_edge<T, P>(load, src, slice, first, count, whole, 0.0f,
@@ -427,22 +434,14 @@ __device__ __forceinline__ void grid_row_forward(const LOAD& load, const STORE& 
             stream_write_realigned<T, P>(load, store, src, row, slice, slice.first(out_shift),
                                          slot_count(slice, slice.first(out_shift)), out);
         } else if (fused_output<LOG, T>(total)) {
-            write_held_row<T, P, K>(load, src, first, count, slice, whole, held, x, staged, staged_first,
-                                    [&](const Pack<T, P>& raw, i64 col, bool whole_slot) {
-                                        float v[P];
-                                        load.template convert<P>(raw, v, row, col);
+            write_held_row<T, P, K>(load, store, src, row, first, count, slice, whole, held, x, staged, staged_first,
+                                    [&](float* v) {
 #pragma unroll
                                         for (int i = 0; i < P; ++i) v[i] = out.fast(v[i]);
-                                        scatter<T, P>(store, slice, row, col, v, whole_slot);
                                     });
         } else {
-            write_held_row<T, P, K>(load, src, first, count, slice, whole, held, x, staged, staged_first,
-                                    [&](const Pack<T, P>& raw, i64 col, bool whole_slot) {
-                                        float v[P];
-                                        load.template convert<P>(raw, v, row, col);
-                                        out.template apply<P>(v);
-                                        scatter<T, P>(store, slice, row, col, v, whole_slot);
-                                    });
+            write_held_row<T, P, K>(load, store, src, row, first, count, slice, whole, held, x, staged, staged_first,
+                                    [&](float* v) { out.template apply<P>(v); });
         }
         // the next row's copies land in shared memory this thread may still be reading
         if (row + 1 < rows) __syncthreads();
