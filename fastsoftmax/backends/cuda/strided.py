@@ -716,15 +716,16 @@ def columns_fit(outer: int, n: int, inner: int, dtype: torch.dtype, backward: bo
     return None
 
 
-def takes_columns(n: int, inner: int, dtype: torch.dtype, backward: bool, tuning) -> bool:
-    """Whether strided_staged holds the runs across a cluster (where columns_fit allows): every run of
-    COLUMNS_MIN_RUN elements or more. H100, the column kernels and the staged tiles alternated in one
-    process: backward runs of 32K-128K elements bf16 0.97-0.98 of copy against 0.76-0.91, float32 1.00
-    against 0.85-0.96 (benchmarks/strided_probe.py, results 2026-11-24_h100_s8); forward, since the
-    column kernel's straight-line walks (benchmarks/grid_row_probe.py, results
-    2026-11-27_h100_s21/columns_vs_staged.txt), runs of 32K-512K elements over 4-32 columns, bf16
-    0.69-0.92 against 0.64-0.88 (log-softmax 0.74-0.94 against 0.65-0.90), float32 0.78-0.98 against
-    0.76-0.94 (before them the 16-bit forward trailed: (2048, 4096, 8) 0.81 against 0.88)."""
+def takes_columns(n: int, inner: int, tuning) -> bool:
+    """Whether strided_staged holds the runs across a cluster (where columns_fit allows): every run
+    of COLUMNS_MIN_RUN elements or more, in either direction and every type. H100, the column kernels
+    and the staged tiles alternated in one process: backward runs of 32K-128K elements bf16 0.97-0.98
+    of copy against 0.76-0.91, float32 1.00 against 0.85-0.96 (benchmarks/strided_probe.py, results
+    2026-11-24_h100_s8); forward, since the column kernel's straight-line walks
+    (benchmarks/grid_row_probe.py, results 2026-11-27_h100_s21/columns_vs_staged.txt), runs of
+    32K-512K elements over 4-32 columns, bf16 0.69-0.92 against 0.64-0.88 (log-softmax 0.74-0.94
+    against 0.65-0.90), float32 0.78-0.98 against 0.76-0.94 (before them the 16-bit forward trailed:
+    (2048, 4096, 8) 0.81 against 0.88)."""
     if tuning.staged_columns is not None:
         return tuning.staged_columns
     return n * inner >= COLUMNS_MIN_RUN
@@ -788,7 +789,7 @@ def _build_staged(load, key):
             f"tier 'strided_staged' reads columns with unit stride; steps along inner {steps}: use tier 'strided'"
         )
     facts = device_facts(dev)
-    if takes_columns(n, inner, dtype, backward, tuning):
+    if takes_columns(n, inner, tuning):
         why = columns_fit(outer, n, inner, dtype, backward, strides)
         if not facts.cluster_launch:
             why = f"the column kernels need thread-block clusters (sm_90+), not {facts.arch}"
