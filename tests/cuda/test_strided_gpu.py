@@ -243,6 +243,50 @@ def test_teams_walk_several_tiles(shape, dtype):
             run(x, 1, log, "strided_staged")
 
 
+def test_team_counters_are_left_cleared():
+    """The teams meet on counters in one workspace a stream that no call clears
+    (launch.team_workspace): every launch must leave them at zero for the next. Two problems of
+    different tile counts alternate on one stream, and a second stream and a captured CUDA graph
+    each keep to their own workspace; every result is checked against float64."""
+    from fastsoftmax.backends.cuda import launch, tiers
+
+    device = torch.cuda.current_device()
+    problems = [rand((400, 340, 64), torch.bfloat16), rand((40, 3000, 200), torch.float32)]
+
+    def zone_is_clear(stream) -> bool:
+        buffer, zone = launch._TEAM_BUFFERS[(device, stream.cuda_stream)]
+        return bool((buffer[:zone] == 0).all())
+
+    with tiers.tuned(staged_ctas_per_sm=8, staged_cluster=False):
+        for _ in range(3):
+            for x in problems:
+                run(x, 1, False, "strided_staged")
+        torch.cuda.synchronize()
+        assert zone_is_clear(torch.cuda.current_stream())
+
+        side = torch.cuda.Stream()
+        with torch.cuda.stream(side):
+            for x in problems:
+                run(x, 1, True, "strided_staged")
+        torch.cuda.synchronize()
+        assert zone_is_clear(side)
+
+        x = problems[1]
+        with dispatch.forced("cuda", "strided_staged"):
+            fastsoftmax.softmax(x, 1)  # plans built before capture
+            graph = torch.cuda.CUDAGraph()
+            capture = torch.cuda.Stream()
+            with torch.cuda.graph(graph, stream=capture):
+                y = fastsoftmax.softmax(x, 1)
+            assert (device, capture.cuda_stream) not in launch._TEAM_BUFFERS
+            for _ in range(3):
+                y.fill_(float("nan"))
+                x.copy_(rand(x.shape, x.dtype))
+                graph.replay()
+                torch.cuda.synchronize()
+                check_forward(y, x, 1, False)
+
+
 @pytest.mark.parametrize("log", [False, True], ids=["softmax", "log_softmax"])
 def test_float32_long_axis_over_wide_columns_takes_staged_teams(backend, log):
     """float32 forward of (65536, 1536) over dim 0 (three persistent teams of 44 CTAs at one CTA an

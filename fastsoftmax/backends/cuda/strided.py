@@ -48,7 +48,7 @@ from .instances import (
     next_pow2,
     widest_pack,
 )
-from .launch import Kernel, device_facts, torch_device
+from .launch import Kernel, device_facts, team_workspace, torch_device
 
 #: the tiers of this module, in the order tier choice considers them
 TIERS = ("strided_staged", "strided")
@@ -935,7 +935,6 @@ def _staged_tiles(load, key, window: bool, input_phase: bool):
     flat_strides = tuple(s for tensor_strides in strides for s in tensor_strides[:2])
     middle = (outer, n, inner) + flat_strides
     launchers: dict = {}
-    device = torch_device(dev)
     counter_words = -(-shape.tiles // 4) * 4
     workspace = counter_words + shape.tiles * shape.splits * shape.tile_cols * (1 if backward else 2)
 
@@ -963,12 +962,17 @@ def _staged_tiles(load, key, window: bool, input_phase: bool):
             go(pointers, stream)
 
     else:
+        # the teams meet on counters in the stream's workspace (launch.team_workspace), which the
+        # kernel leaves cleared: no allocation and no clearing fill per call
+        scratch_words = workspace - counter_words
 
         def run(pointers, stream):
-            # counters cleared per call: concurrent calls on other streams never share them
-            scratch = torch.empty(workspace, dtype=torch.float32, device=device)
-            scratch[:counter_words].zero_()
-            kernel.launch(shape.grid, stream, pointers + (scratch.data_ptr(),) + tail(width_of(pointers)))
-            del scratch  # only now: the allocator reuses it in stream order, after our kernel
+            width = width_of(pointers)
+            go = launchers.get(width)
+            if go is None:
+                go = launchers[width] = kernel.bound(shape.grid, tail(width))
+            buffer, address = team_workspace(dev, stream, counter_words, scratch_words)
+            go(pointers + (address,), stream)
+            del buffer  # only now that the launch is enqueued
 
     return run

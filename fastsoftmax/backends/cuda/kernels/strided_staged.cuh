@@ -30,7 +30,7 @@
 // itself in on the tile's counter and waits until the whole team has, then merges every pair of
 // the team. The launch is cooperative (all CTAs resident, so waiting on a team mate cannot
 // deadlock) and persistent: team m takes tiles m, m + teams, ... in order. The counters start at
-// zero (the host clears them).
+// zero: each launch leaves them so (team_barrier).
 //
 // Backward stages y and dy and exchanges per-column sums of dy * y (softmax) or dy (log-softmax).
 //
@@ -420,7 +420,11 @@ __device__ __forceinline__ int load_acquire(const int* p) {
 }
 
 // The team's arrival at a tile: every CTA's partial results are written before it counts itself
-// in, and read only after all `splits` have.
+// in, and read only after all `splits` have. The counter then counts the CTAs out again, and the
+// last to leave sets it back to zero, so a launch ends with its counters as the next one needs them
+// (the host keeps one workspace a stream, never cleared between calls: launch.team_workspace). Each
+// CTA leaves only after its own wait is over, so no CTA still waits when the counter is cleared,
+// and a tile's counter serves one team once a launch.
 __device__ __forceinline__ void team_barrier(int* counter, i64 splits) {
     __threadfence();
     __syncthreads();
@@ -428,6 +432,7 @@ __device__ __forceinline__ void team_barrier(int* counter, i64 splits) {
         atomicAdd(counter, 1);
         while (load_acquire(counter) < splits) __nanosleep(64);
         __threadfence();
+        if (atomicAdd(counter, 1) == 2 * (int)splits - 1) atomicExch(counter, 0);
     }
     __syncthreads();
 }
