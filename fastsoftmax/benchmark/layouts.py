@@ -157,10 +157,18 @@ def input_sets(case: LayoutCase, dtype: torch.dtype, backward: bool, budget: int
     return sets
 
 
+def public_call(dim: int, backward: bool):
+    """fastsoftmax's public call of a case: ``fn(x)``, or ``fn(dy, y)`` for the backward."""
+    import fastsoftmax
+
+    if backward:
+        return lambda dy, y: fastsoftmax.softmax_backward(dy, y, dim)
+    return lambda x: fastsoftmax.softmax(x, dim)
+
+
 def implementations(case: LayoutCase, backward: bool, extra: dict | None = None, peers: bool = True) -> dict:
     """name -> fn(*inputs): fastsoftmax (auto), torch and torch.compile (unless ``peers`` is
     False), and any extra ones."""
-    import fastsoftmax
 
     dim = case.dim
     if peers:
@@ -174,13 +182,13 @@ def implementations(case: LayoutCase, backward: bool, extra: dict | None = None,
             return torch._softmax_backward_data(dy, y, dim, y.dtype)
 
         impls = {
-            "fastsoftmax": lambda dy, y: fastsoftmax.softmax_backward(dy, y, dim),
+            "fastsoftmax": public_call(dim, True),
             "torch": torch_bwd,
             "compile": torch.compile(torch_bwd, dynamic=False),
         }
     else:
         impls = {
-            "fastsoftmax": lambda x: fastsoftmax.softmax(x, dim),
+            "fastsoftmax": public_call(dim, False),
             "torch": lambda x: torch.softmax(x, dim),
             "compile": torch.compile(lambda x: torch.softmax(x, dim), dynamic=False),
         }

@@ -1,0 +1,55 @@
+"""Device probe: the dispatcher's backend preference on layout cases of
+fastsoftmax/benchmark/layouts.py, each variant through the public API's plan path.
+
+    PYTHONPATH=$PWD python benchmarks/backend_preference_probe.py "(4194304,4) d0:float32:fwd;..."
+
+Variants: ``table`` (dispatch_table.json's choice, as shipped), ``cuda`` and ``triton`` (the
+table's choice replaced; the dispatcher's other rules still apply). The caches and plans are
+cleared between variants, which alternate over three rounds in one process, so that every
+variant runs its own plan with the host cost of an ordinary call: ``dispatch.forced`` bypasses
+the plans, and on problems of tens of microseconds its calls run host-bound.
+"""
+
+from __future__ import annotations
+
+import sys
+
+import torch
+
+from fastsoftmax import dispatch
+from fastsoftmax.benchmark.layouts import copy_gbps, input_sets, layout_cases, public_call, time_ms
+
+SHIPPED = dispatch._table_choice
+
+
+def prefer(name: str) -> None:
+    dispatch._table_choice = SHIPPED if name == "table" else (lambda *args, **kwargs: name)
+    dispatch.clear_caches()
+
+
+def main(argv=None) -> int:
+    argv = sys.argv[1:] if argv is None else argv
+    cases = {c.label: c for c in layout_cases()}
+    for job in argv[0].split(";"):
+        label, dtype_name, direction = job.split(":")
+        case, dtype, backward = cases[label], getattr(torch, dtype_name), direction == "bwd"
+        copy = copy_gbps(dtype)
+        sets = input_sets(case, dtype, backward)
+        fn = public_call(case.dim, backward)
+        floor = case.bytes_moved(sets[0][0].element_size(), backward)
+        results = {name: [] for name in ("table", "cuda", "triton")}
+        try:
+            for _ in range(3):
+                for name, fractions in results.items():
+                    prefer(name)
+                    fn(*sets[0])
+                    fractions.append(floor / time_ms(fn, sets) / 1e6 / copy)
+        finally:
+            prefer("table")
+        cells = " | ".join(f"{k} {max(v):.3f} ({min(v):.3f})" for k, v in results.items())
+        print(f"{label:26s} {dtype_name:9s} {direction} {cells}", flush=True)
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,62 @@
+"""Device probe: the Triton tile tier's scalar tiles (strided rows at several 16-byte phases,
+e.g. NCHW over C with an odd H x W) at other shapes than the shipped SCALAR_TILE_ELEMS and
+SCALAR_TILE_PER_THREAD, through the public API, variants alternated over three rounds in one
+process.
+
+    PYTHONPATH=$PWD python benchmarks/scalar_tile_probe.py ["(16,21,513,513) d1;..."]
+"""
+
+from __future__ import annotations
+
+import sys
+
+import torch
+
+import fastsoftmax.backends.triton as triton_backend
+from fastsoftmax import dispatch
+from fastsoftmax.benchmark.layouts import copy_gbps, input_sets, layout_cases, public_call, time_ms
+
+SHIPPED = (triton_backend.SCALAR_TILE_ELEMS, dict(triton_backend.SCALAR_TILE_PER_THREAD))
+#: name -> (elements a 16-bit tile, elements a thread by item size)
+VARIANTS = {
+    "base": SHIPPED,
+    "16/thr": (4096, {2: 16, 4: 16}),
+    "8192": (8192, {2: 32, 4: 16}),
+    "8192,16/thr": (8192, {2: 16, 4: 8}),
+}
+
+
+def use(variant) -> None:
+    triton_backend.SCALAR_TILE_ELEMS, triton_backend.SCALAR_TILE_PER_THREAD = variant[0], dict(variant[1])
+    triton_backend.plan.cache_clear()
+    dispatch.clear_caches()
+
+
+def main(argv=None) -> int:
+    argv = sys.argv[1:] if argv is None else argv
+    labels = (argv[0] if argv else "(16,21,513,513) d1").split(";")
+    cases = {c.label: c for c in layout_cases()}
+    for case in (cases[label] for label in labels):
+        for dtype_name in ("bfloat16", "float32"):
+            dtype = getattr(torch, dtype_name)
+            copy = copy_gbps(dtype)
+            for backward in (False, True):
+                sets = input_sets(case, dtype, backward)
+                fn = public_call(case.dim, backward)
+                floor = case.bytes_moved(sets[0][0].element_size(), backward)
+                results = {name: [] for name in VARIANTS}
+                try:
+                    for _ in range(3):
+                        for name, variant in VARIANTS.items():
+                            use(variant)
+                            fn(*sets[0])
+                            results[name].append(floor / time_ms(fn, sets) / 1e6 / copy)
+                finally:
+                    use(SHIPPED)
+                cells = " | ".join(f"{k} {max(v):.3f} ({min(v):.3f})" for k, v in results.items())
+                print(f"{case.label} {dtype_name} {'bwd' if backward else 'fwd'} {cells}", flush=True)
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
