@@ -297,3 +297,36 @@ def test_chosen_automatically_through_the_public_api(backend):
     dy = rand((2, n), torch.bfloat16)
     dx = fastsoftmax.softmax_backward(dy, forward_output(x16, False), -1, backend="cuda")
     check_backward(dx, x16, dy, 1, False)
+
+
+def test_calls_share_the_streams_workspace(backend):
+    """grid_row's per-CTA pairs live in one workspace a stream (launch.stream_workspace): calls of
+    plans with different grids and rows take turns in it on one stream, on a second stream, and in a
+    captured CUDA graph (a buffer of its own), each result right."""
+    problems = [
+        rand((3, 1 << 20), torch.bfloat16),
+        rand((1, 3 << 20), torch.float32),
+        rand((2, 1 << 21), torch.float16),
+    ]
+    for _ in range(2):
+        for x in problems:
+            check_forward(forward(backend, x, False), x, 1, False)
+    side = torch.cuda.Stream()
+    with torch.cuda.stream(side):
+        for x in problems:
+            y = torch.full_like(x, float("nan"))
+            backend.forward(x.unsqueeze(2), y.unsqueeze(2), True, TIER)
+            side.synchronize()
+            check_forward(y, x, 1, True)
+    x = problems[1]
+    with dispatch.forced("cuda", TIER):
+        fastsoftmax.softmax(x, 1)  # the plan built before capture
+        graph = torch.cuda.CUDAGraph()
+        with torch.cuda.graph(graph):
+            y = fastsoftmax.softmax(x, 1)
+        for _ in range(2):
+            y.fill_(float("nan"))
+            x.copy_(rand(x.shape, x.dtype))
+            graph.replay()
+            torch.cuda.synchronize()
+            check_forward(y, x, 1, False)

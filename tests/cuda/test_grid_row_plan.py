@@ -250,6 +250,21 @@ class _Kernel:
     def launch(self, grid, stream, args):
         _Kernel.launches.append((self, grid, stream, tuple(args)))
 
+    def bound(self, grid, tail):
+        return lambda pointers, stream: self.launch(grid, stream, tuple(pointers) + tuple(tail))
+
+
+class _Workspaces:
+    """Stands in for launch.stream_workspace: one CPU buffer a (device, stream), what was asked."""
+
+    def __init__(self):
+        self.buffers, self.asked = {}, []
+
+    def __call__(self, dev, stream, counter_words, scratch_words):
+        self.asked.append((dev, stream, counter_words, scratch_words))
+        buffer = self.buffers.setdefault((dev, stream), torch.zeros(counter_words + scratch_words))
+        return buffer, buffer.data_ptr()
+
 
 @pytest.fixture
 def fake_device(monkeypatch):
@@ -257,6 +272,7 @@ def fake_device(monkeypatch):
     monkeypatch.setattr(launch, "device_facts", lambda dev: _Facts())
     monkeypatch.setattr(plans, "Kernel", _Kernel)
     monkeypatch.setattr(plans, "torch_device", lambda dev: torch.device("cpu"))
+    monkeypatch.setattr(plans, "stream_workspace", _Workspaces())
     _Kernel.launches, _Kernel.attributes = [], []
     loaded = []
     return lambda inst, dev: loaded.append(inst) or f"function of {inst.name}"
@@ -283,36 +299,32 @@ def test_plan_launches_one_cooperative_grid(fake_device, backward):
     assert args[:inputs] == pointers
     assert args[inputs + 1 :] == (outer, n) + tuple(s[0] for s in strides) + (shape.smem_slots,)
     assert len(args) == kernel.nargs == (10 if backward else 8)
-    assert second[3][inputs] != 0  # a workspace each call
+    assert second[3][inputs] == args[inputs] != 0  # the stream's workspace, call after call
     assert ("MAX_DYNAMIC_SHARED_SIZE_BYTES", 227 * 1024 - 1024) in _Kernel.attributes
 
 
-def test_plan_holds_the_workspace_over_the_launch(fake_device, monkeypatch):
-    """The workspace is allocated per call, with grid_row_workspace's size, and is still alive
-    when the launch is made (a tensor freed before could be handed to another stream's work)."""
+def test_plan_takes_the_streams_workspace(fake_device, monkeypatch):
+    """The workspace is the stream's (launch.stream_workspace: one launch a call, so calls on one
+    stream take turns in it), of grid_row_workspace's size with no counters, and its buffer is
+    still referenced when the launch is made (a buffer outgrown and freed before could be handed to
+    other work)."""
     n = 1 << 20
     key = ("grid_row", torch.float32, 1, n, 1, ((n,), (n,)), False, False, 0, 0, tiers.DEFAULT_TUNING)
     run = plans.build(fake_device, key)
-    made = []
-    real_empty = torch.empty
-
-    def tracking_empty(*args, **kwargs):
-        tensor = real_empty(*args, **kwargs)
-        made.append(tensor)
-        return tensor
-
-    monkeypatch.setattr(torch, "empty", tracking_empty)
+    workspaces = plans.stream_workspace
     alive_at_launch = []
     original = _Kernel.launch
 
     def launch(self, grid, stream, args):
-        alive_at_launch.append(any(t.data_ptr() == args[2] for t in made))
+        alive_at_launch.append(any(b.data_ptr() == args[2] for b in workspaces.buffers.values()))
         original(self, grid, stream, args)
 
     monkeypatch.setattr(_Kernel, "launch", launch)
-    run((0x1000, 0x2000), 0)
-    assert alive_at_launch == [True]
-    assert made[0].numel() == grid_row_workspace(132, False) and made[0].dtype == torch.float32
+    run((0x1000, 0x2000), 5)
+    run((0x1000, 0x2000), 6)
+    assert alive_at_launch == [True, True]
+    assert workspaces.asked == [(0, 5, 0, grid_row_workspace(132, False)), (0, 6, 0, grid_row_workspace(132, False))]
+    assert _Kernel.launches[0][3][2] != _Kernel.launches[1][3][2]  # another stream, another workspace
 
 
 def test_plan_refuses_without_cooperative_launch(fake_device, monkeypatch):

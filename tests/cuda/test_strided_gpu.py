@@ -245,7 +245,7 @@ def test_teams_walk_several_tiles(shape, dtype):
 
 def test_team_counters_are_left_cleared():
     """The teams meet on counters in one workspace a stream that no call clears
-    (launch.team_workspace): every launch must leave them at zero for the next. Two problems of
+    (launch.stream_workspace): every launch must leave them at zero for the next. Two problems of
     different tile counts alternate on one stream, and a second stream and a captured CUDA graph
     each keep to their own workspace; every result is checked against float64."""
     from fastsoftmax.backends.cuda import launch, tiers
@@ -254,7 +254,7 @@ def test_team_counters_are_left_cleared():
     problems = [rand((400, 340, 64), torch.bfloat16), rand((40, 3000, 200), torch.float32)]
 
     def zone_is_clear(stream) -> bool:
-        buffer, zone = launch._TEAM_BUFFERS[(device, stream.cuda_stream)]
+        buffer, zone = launch._STREAM_BUFFERS[(device, stream.cuda_stream)]
         return bool((buffer[:zone] == 0).all())
 
     with tiers.tuned(staged_ctas_per_sm=8, staged_cluster=False):
@@ -278,7 +278,7 @@ def test_team_counters_are_left_cleared():
             capture = torch.cuda.Stream()
             with torch.cuda.graph(graph, stream=capture):
                 y = fastsoftmax.softmax(x, 1)
-            assert (device, capture.cuda_stream) not in launch._TEAM_BUFFERS
+            assert (device, capture.cuda_stream) not in launch._STREAM_BUFFERS
             for _ in range(3):
                 y.fill_(float("nan"))
                 x.copy_(rand(x.shape, x.dtype))

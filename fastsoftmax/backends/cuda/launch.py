@@ -215,18 +215,20 @@ def cu_stream(handle: int):
     return stream
 
 
-# ---- team workspaces ----------------------------------------------------------------------------
+# ---- stream workspaces --------------------------------------------------------------------------
 #: (device index, stream handle) -> (buffer, zone): one float32 workspace a stream for the kernels
-#: whose CTAs meet on counters in device memory (the strided_staged teams). Its first `zone` words
-#: hold nothing but counters, which every such kernel leaves at zero when it ends (its last CTA to
-#: leave a counter clears it); the rest is scratch no kernel needs cleared. Kernels of one stream
-#: run one after another, so one buffer a stream is never used by two at once, and no call pays for
-#: a clearing fill: a fresh buffer and a fill a call had cost 13 us of host time and a dependent
-#: kernel launch (H100, bf16 (4194304, 4) over dim 0: 52 us a call against the kernel's 45).
-_TEAM_BUFFERS: dict = {}
-_TEAM_LOCK = threading.Lock()
-_TEAM_ZONE_WORDS = 1024
-_TEAM_SCRATCH_WORDS = 1 << 16
+#: that keep state between their CTAs in device memory and are launched once a call (the
+#: strided_staged teams, grid_row). Its first `zone` words hold nothing but counters, which every
+#: such kernel leaves at zero when it ends (its last CTA to leave a counter clears it); the rest is
+#: scratch no kernel needs cleared. Kernels of one stream run one after another, so one buffer a
+#: stream is never used by two at once, and no call pays for an allocation or a clearing fill: a
+#: fresh buffer and a fill a call had cost 13 us of host time and a dependent kernel launch (H100,
+#: bf16 (4194304, 4) over dim 0: 61 us a call against the kernel's 48). Not for plans of several
+#: launches: another thread's launch on the same stream could land between them.
+_STREAM_BUFFERS: dict = {}
+_STREAM_LOCK = threading.Lock()
+_STREAM_ZONE_WORDS = 1024
+_STREAM_SCRATCH_WORDS = 1 << 16
 
 
 def stream_capturing(stream: int) -> bool:
@@ -235,7 +237,7 @@ def stream_capturing(stream: int) -> bool:
     return int(status) != 0
 
 
-def team_workspace(device_index: int, stream: int, counter_words: int, scratch_words: int) -> tuple:
+def stream_workspace(device_index: int, stream: int, counter_words: int, scratch_words: int) -> tuple:
     """``(buffer, address)``: a workspace whose ``counter_words`` float32 words from ``address`` are
     zero counters the kernel leaves at zero, followed by ``scratch_words`` words of scratch. Keep
     ``buffer`` referenced until the launch is enqueued (a buffer outgrown on another thread is
@@ -246,21 +248,21 @@ def team_workspace(device_index: int, stream: int, counter_words: int, scratch_w
         buffer = torch.zeros(counter_words + scratch_words, dtype=torch.float32, device=torch_device(device_index))
         return buffer, buffer.data_ptr()
     key = (device_index, stream)
-    entry = _TEAM_BUFFERS.get(key)
+    entry = _STREAM_BUFFERS.get(key)
     if entry is None or entry[1] < counter_words or entry[0].numel() - entry[1] < scratch_words:
-        with _TEAM_LOCK:
-            entry = _TEAM_BUFFERS.get(key)
+        with _STREAM_LOCK:
+            entry = _STREAM_BUFFERS.get(key)
             if entry is None or entry[1] < counter_words or entry[0].numel() - entry[1] < scratch_words:
-                zone, scratch = _TEAM_ZONE_WORDS, _TEAM_SCRATCH_WORDS
+                zone, scratch = _STREAM_ZONE_WORDS, _STREAM_SCRATCH_WORDS
                 if entry is not None:
                     zone, scratch = entry[1], entry[0].numel() - entry[1]
                 zone = max(zone, -(-counter_words // 4) * 4)
                 scratch = max(scratch, scratch_words)
-                if len(_TEAM_BUFFERS) > 64:  # streams come and go: drop the idle ones' buffers
-                    _TEAM_BUFFERS.clear()
+                if len(_STREAM_BUFFERS) > 64:  # streams come and go: drop the idle ones' buffers
+                    _STREAM_BUFFERS.clear()
                 # on the stream of the launches that use it (torch's current stream of the device)
                 buffer = torch.zeros(zone + scratch, dtype=torch.float32, device=torch_device(device_index))
-                entry = _TEAM_BUFFERS[key] = (buffer, zone)
+                entry = _STREAM_BUFFERS[key] = (buffer, zone)
     buffer, zone = entry
     # the kernel's counters end where the zone does, its scratch starts there
     return buffer, buffer.data_ptr() + 4 * (zone - counter_words)

@@ -57,7 +57,7 @@ from .instances import (
     warp_shape,
     widest_pack,
 )
-from .launch import Kernel, device_facts, torch_device
+from .launch import Kernel, device_facts, stream_workspace, torch_device
 
 
 def alignment(pointers, strides, itemsize: int, outer: int) -> int:
@@ -302,15 +302,15 @@ def _grid_row(load, dtype, outer, n, pitches, log, backward, dev):
     reads each row's misalignments itself."""
     kernel, shape = grid_row_launch(load, dtype, n, backward, log, dev)
     workspace = grid_row_workspace(shape.ctas, backward)
-    tail = (outer, n) + pitches + (shape.smem_slots,)
-    device = torch_device(dev)
+    go = kernel.bound(shape.ctas, (outer, n) + pitches + (shape.smem_slots,))
 
     def run(pointers, stream):
-        # no clearing: every pair is written before the grid barrier that precedes its reads. A grid
-        # larger than the device holds at once is refused by the driver
-        # (CUDA_ERROR_COOPERATIVE_LAUNCH_TOO_LARGE, raised by Kernel.launch), never left to deadlock
-        scratch = torch.empty(workspace, dtype=torch.float32, device=device)
-        kernel.launch(shape.ctas, stream, pointers + (scratch.data_ptr(),) + tail)
-        del scratch  # only now: the allocator reuses it in stream order, after our kernel
+        # the stream's workspace (one launch a call); no clearing: every pair is written before the
+        # grid barrier that precedes its reads. A grid larger than the device holds at once is
+        # refused by the driver (CUDA_ERROR_COOPERATIVE_LAUNCH_TOO_LARGE, raised by the launch),
+        # never left to deadlock
+        buffer, address = stream_workspace(dev, stream, 0, workspace)
+        go(pointers + (address,), stream)
+        del buffer  # only now that the launch is enqueued
 
     return run

@@ -48,7 +48,7 @@ from .instances import (
     next_pow2,
     widest_pack,
 )
-from .launch import Kernel, device_facts, team_workspace, torch_device
+from .launch import Kernel, device_facts, stream_workspace, torch_device
 
 #: the tiers of this module, in the order tier choice considers them
 TIERS = ("strided_staged", "strided")
@@ -962,7 +962,7 @@ def _staged_tiles(load, key, window: bool, input_phase: bool):
             go(pointers, stream)
 
     else:
-        # the teams meet on counters in the stream's workspace (launch.team_workspace), which the
+        # the teams meet on counters in the stream's workspace (launch.stream_workspace), which the
         # kernel leaves cleared: no allocation and no clearing fill per call
         scratch_words = workspace - counter_words
 
@@ -971,7 +971,7 @@ def _staged_tiles(load, key, window: bool, input_phase: bool):
             go = launchers.get(width)
             if go is None:
                 go = launchers[width] = kernel.bound(shape.grid, tail(width))
-            buffer, address = team_workspace(dev, stream, counter_words, scratch_words)
+            buffer, address = stream_workspace(dev, stream, counter_words, scratch_words)
             go(pointers + (address,), stream)
             del buffer  # only now that the launch is enqueued
 

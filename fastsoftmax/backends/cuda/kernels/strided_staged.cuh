@@ -422,7 +422,7 @@ __device__ __forceinline__ int load_acquire(const int* p) {
 // The team's arrival at a tile: every CTA's partial results are written before it counts itself
 // in, and read only after all `splits` have. The counter then counts the CTAs out again, and the
 // last to leave sets it back to zero, so a launch ends with its counters as the next one needs them
-// (the host keeps one workspace a stream, never cleared between calls: launch.team_workspace). Each
+// (the host keeps one workspace a stream, never cleared between calls: launch.stream_workspace). Each
 // CTA leaves only after its own wait is over, so no CTA still waits when the counter is cleared,
 // and a tile's counter serves one team once a launch.
 __device__ __forceinline__ void team_barrier(int* counter, i64 splits) {
