@@ -53,3 +53,25 @@ def recording_loads(backend):
     finally:
         del backend.kernel
         backend.clear_plans()
+
+
+def graph_replays_right(x, dim, tier, stream=None, replays=2):
+    """Softmax of ``x`` over ``dim`` on ``tier`` of the CUDA backend, captured in a CUDA graph (on
+    ``stream``, or torch's capture stream) after a call that builds the plan, then replayed on fresh
+    random data copied into ``x``: every replay's output (poisoned first) right against float64."""
+    from reference import check_forward
+
+    import fastsoftmax
+    from fastsoftmax import dispatch
+
+    with dispatch.forced("cuda", tier):
+        fastsoftmax.softmax(x, dim)
+        graph = torch.cuda.CUDAGraph()
+        with torch.cuda.graph(graph, stream=stream):
+            y = fastsoftmax.softmax(x, dim)
+    for _ in range(replays):
+        y.fill_(float("nan"))
+        x.copy_((torch.randn(x.shape, device=x.device) * 3).to(x.dtype))
+        graph.replay()
+        torch.cuda.synchronize()
+        check_forward(y, x, dim, False)

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import pytest
 import torch
-from inputs import around_the_fused_shift_limit, rows_of_special_values
+from inputs import around_the_fused_shift_limit, graph_replays_right, rows_of_special_values
 from reference import check_backward, check_forward
 
 import fastsoftmax
@@ -318,15 +318,4 @@ def test_calls_share_the_streams_workspace(backend):
             backend.forward(x.unsqueeze(2), y.unsqueeze(2), True, TIER)
             side.synchronize()
             check_forward(y, x, 1, True)
-    x = problems[1]
-    with dispatch.forced("cuda", TIER):
-        fastsoftmax.softmax(x, 1)  # the plan built before capture
-        graph = torch.cuda.CUDAGraph()
-        with torch.cuda.graph(graph):
-            y = fastsoftmax.softmax(x, 1)
-        for _ in range(2):
-            y.fill_(float("nan"))
-            x.copy_(rand(x.shape, x.dtype))
-            graph.replay()
-            torch.cuda.synchronize()
-            check_forward(y, x, 1, False)
+    graph_replays_right(problems[1], 1, TIER)
