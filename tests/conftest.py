@@ -12,6 +12,10 @@ import torch
 
 if not torch.cuda.is_available():
     os.environ.setdefault("TRITON_INTERPRET", "1")
+if "PYTEST_XDIST_WORKER" in os.environ:
+    # one intra-op thread a test worker: the workers already fill the cores, and torch's helper
+    # threads spinning after each CPU op took time from NVRTC compiles in the other worker
+    torch.set_num_threads(1)
 
 import pytest  # noqa: E402
 
@@ -36,7 +40,19 @@ def fresh_seed(request):
     yield
 
 
+#: the NVRTC compile units by how long they take (the flat_rows ones 35-57 s on two cores, the
+#: staged ones 12-31 s): run first, longest first, so that no worker is left compiling alone at the end
+_COMPILE_ORDER = ("flat_rows", "strided_staged", "cluster", "warp", "block_regs")
+
+
+def _compile_rank(item) -> int:
+    if "test_every_instance_compiles" not in item.nodeid:
+        return len(_COMPILE_ORDER) + 1
+    return next((i for i, unit in enumerate(_COMPILE_ORDER) if f"[{unit}" in item.nodeid), len(_COMPILE_ORDER))
+
+
 def pytest_collection_modifyitems(config, items):
+    items.sort(key=_compile_rank)  # stable: the rest keeps its order
     if torch.cuda.is_available():
         return
     skip = pytest.mark.skip(reason="needs a CUDA device")
