@@ -80,7 +80,7 @@ if [[ $steps == *,profile,* ]]; then
 fi
 if [[ $steps == *,tests,* ]]; then
     # shellcheck disable=SC2086
-    FASTSOFTMAX_TEST_LOG="$OUT/tests_failures_and_slow.txt" timeout "${TEST_TIMEOUT:-420}" python3 -m pytest ${TEST_PATHS:-tests} -n "$(nproc)" -q -p no:cacheprovider \
+    FASTSOFTMAX_TEST_LOG="$OUT/tests_failures_and_slow.txt" timeout "${TEST_TIMEOUT:-420}" python3 -m pytest ${TEST_PATHS:-tests} -n "$(nproc)" --dist worksteal -q -p no:cacheprovider \
         -p no:benchmark --durations=30 -rfE --junitxml="$OUT/tests.xml" -W ignore::RuntimeWarning 2>&1 | tee "$OUT/tests.log" | tail -n 60 || status=1
     # tests started but never finished (a run cut by TEST_TIMEOUT): the hang, if there is one
     progress="$OUT/tests_failures_and_slow.txt.progress"

@@ -41,7 +41,8 @@ def fresh_seed(request):
 
 
 #: the NVRTC compile units by how long they take (the flat_rows ones 35-57 s on two cores, the
-#: staged ones 12-31 s): run first, longest first, so that no worker is left compiling alone at the end
+#: staged ones 12-31 s): run first, longest first, so that none is left for the end (the README's
+#: command, --dist worksteal, hands an idle worker the other's queued tests)
 _COMPILE_ORDER = ("flat_rows", "strided_staged", "cluster", "warp", "block_regs")
 
 
