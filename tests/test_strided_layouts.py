@@ -559,3 +559,72 @@ def test_calls_sharing_a_window_are_told_apart():
     y3, dx3, _, _ = _layout.canonical_pair(y, 1)
     dy3, _, _, _ = _layout.canonical_pair(torch.randn(8, 64, 1024)[..., 2:1023], 1)
     assert not functional._window_aligned((y3, dy3), dx3)  # one element in against two
+
+
+class _StagedFacts:
+    sm_count, smem_per_sm, smem_per_block = 132, 228 * 1024, 227 * 1024
+    cluster_launch, arch = True, "sm_90"
+
+
+class _StagedKernel:
+    """Records the launches a strided_staged plan makes, in place of launch.Kernel."""
+
+    launches: list = []
+
+    def __init__(self, function, name, device, nargs, block_x, block_y=1, smem=0, cluster=1, cooperative=False):
+        self.cluster, self.cooperative, self.nargs = cluster, cooperative, nargs
+
+    def allow_dynamic_smem(self, smem, static=0):
+        pass
+
+    def set_attribute(self, name, value):
+        pass
+
+    def blocks_per_sm(self, threads=None, smem=None):
+        return 8
+
+    def resident_clusters(self):
+        return 16
+
+    def bound(self, grid, tail):
+        return lambda pointers, stream: _StagedKernel.launches.append((self, stream, tuple(pointers) + tuple(tail)))
+
+
+@pytest.mark.parametrize("backward", [False, True])
+def test_staged_plan_gives_persistent_teams_the_streams_workspace(monkeypatch, backward):
+    """A one-tile-a-team launch passes no workspace; persistent teams (no clusters) get the
+    stream's workspace (launch.stream_workspace), with their counters and scratch sized from the
+    shape, on every call."""
+    from fastsoftmax.backends.cuda import strided, tiers
+
+    asked = []
+
+    def workspace(dev, stream, counter_words, scratch_words):
+        asked.append((dev, stream, counter_words, scratch_words))
+        return object(), 0x9000 + 16 * len(asked)
+
+    monkeypatch.setattr(strided, "device_facts", lambda dev: _StagedFacts())
+    monkeypatch.setattr(strided, "Kernel", _StagedKernel)
+    monkeypatch.setattr(strided, "stream_workspace", workspace)
+    _StagedKernel.launches = []
+    tensors = 3 if backward else 2
+    pointers = tuple(0x10000 * (i + 1) for i in range(tensors))
+    for shape, teams in (((64, 64, 512), False), ((400, 340, 64), True)):
+        strides = ((shape[1] * shape[2], shape[2], 1),) * tensors
+        tuning = tiers.Tuning(staged_ctas_per_sm=8, staged_cluster=False)
+        key = ("strided_staged", torch.bfloat16, *shape, strides, False, backward, 0, 0, tuning)
+        run = strided._staged_tiles(lambda inst, dev: inst.name, key, False, False)
+        _StagedKernel.launches, asked[:] = [], []
+        run(pointers, 5)
+        run(pointers, 5)
+        assert [launch[2][:tensors] for launch in _StagedKernel.launches] == [pointers, pointers]
+        addresses = [launch[2][tensors] for launch in _StagedKernel.launches]
+        geometry = strided.staged_shape(*shape, torch.bfloat16, backward, 228 * 1024, 227 * 1024, 132, 8)
+        if not teams:
+            assert geometry.splits == 1 and addresses == [0, 0] and asked == []
+            continue
+        assert geometry.splits > 1 and _StagedKernel.launches[0][0].cooperative
+        counters = -(-geometry.tiles // 4) * 4
+        scratch = geometry.tiles * geometry.splits * geometry.tile_cols * (1 if backward else 2)
+        assert asked == [(0, 5, counters, scratch)] * 2
+        assert addresses == [0x9010, 0x9020]

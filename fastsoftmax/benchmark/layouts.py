@@ -169,7 +169,6 @@ def public_call(dim: int, backward: bool):
 def implementations(case: LayoutCase, backward: bool, extra: dict | None = None, peers: bool = True) -> dict:
     """name -> fn(*inputs): fastsoftmax (auto), torch and torch.compile (unless ``peers`` is
     False), and any extra ones."""
-
     dim = case.dim
     if peers:
         # a fresh start for every case: the compiled functions below share their code objects

@@ -248,11 +248,15 @@ def stream_workspace(device_index: int, stream: int, counter_words: int, scratch
         buffer = torch.zeros(counter_words + scratch_words, dtype=torch.float32, device=torch_device(device_index))
         return buffer, buffer.data_ptr()
     key = (device_index, stream)
+
+    def holds(entry) -> bool:
+        return entry is not None and entry[1] >= counter_words and entry[0].numel() - entry[1] >= scratch_words
+
     entry = _STREAM_BUFFERS.get(key)
-    if entry is None or entry[1] < counter_words or entry[0].numel() - entry[1] < scratch_words:
+    if not holds(entry):
         with _STREAM_LOCK:
             entry = _STREAM_BUFFERS.get(key)
-            if entry is None or entry[1] < counter_words or entry[0].numel() - entry[1] < scratch_words:
+            if not holds(entry):
                 zone, scratch = _STREAM_ZONE_WORDS, _STREAM_SCRATCH_WORDS
                 if entry is not None:
                     zone, scratch = entry[1], entry[0].numel() - entry[1]

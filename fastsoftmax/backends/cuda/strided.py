@@ -936,7 +936,11 @@ def _staged_tiles(load, key, window: bool, input_phase: bool):
     middle = (outer, n, inner) + flat_strides
     launchers: dict = {}
     counter_words = -(-shape.tiles // 4) * 4
-    workspace = counter_words + shape.tiles * shape.splits * shape.tile_cols * (1 if backward else 2)
+    scratch_words = shape.tiles * shape.splits * shape.tile_cols * (1 if backward else 2)
+    # one tile a team needs no workspace (a cluster exchanges through distributed shared memory);
+    # persistent teams meet on counters in the stream's workspace (launch.stream_workspace), which
+    # the kernel leaves cleared: no allocation and no clearing fill a call
+    persistent_teams = shape.splits > 1 and not shape.clustered
 
     outer_fastest = int(STAGED_OUTER_FASTEST_WHEN_BROADCAST and broadcast)
     phase = int(input_phase)
@@ -951,28 +955,16 @@ def _staged_tiles(load, key, window: bool, input_phase: bool):
             bits |= pointer
         return next(w for w in (16, 8, 4, itemsize) if w <= widest and bits % w == 0)
 
-    if shape.splits == 1 or shape.clustered:
-        # one tile a team: no workspace (a cluster exchanges through distributed shared memory)
-
-        def run(pointers, stream):
-            width = width_of(pointers)
-            go = launchers.get(width)
-            if go is None:
-                go = launchers[width] = kernel.bound(shape.grid, (0,) + tail(width))
-            go(pointers, stream)
-
-    else:
-        # the teams meet on counters in the stream's workspace (launch.stream_workspace), which the
-        # kernel leaves cleared: no allocation and no clearing fill per call
-        scratch_words = workspace - counter_words
-
-        def run(pointers, stream):
-            width = width_of(pointers)
-            go = launchers.get(width)
-            if go is None:
-                go = launchers[width] = kernel.bound(shape.grid, tail(width))
-            buffer, address = stream_workspace(dev, stream, counter_words, scratch_words)
-            go(pointers + (address,), stream)
-            del buffer  # only now that the launch is enqueued
+    def run(pointers, stream):
+        width = width_of(pointers)
+        go = launchers.get(width)
+        if go is None:
+            go = launchers[width] = kernel.bound(shape.grid, tail(width))
+        if not persistent_teams:
+            go(pointers + (0,), stream)
+            return
+        buffer, address = stream_workspace(dev, stream, counter_words, scratch_words)
+        go(pointers + (address,), stream)
+        del buffer  # only now that the launch is enqueued
 
     return run
