@@ -18,7 +18,8 @@
 # sanitize runs benchmarks/sanitize.py (every CUDA tier and the ladder) under compute-sanitizer's
 # memcheck, racecheck, initcheck and synccheck (with "peer": benchmarks/sanitize_peer.py).
 # TEST_TIMEOUT (seconds, default 420) bounds the test step, so that a hang still returns results;
-# TEST_PATHS (default: tests) narrows it, e.g. to the tests that touch the GPU. BENCH_ARGS adds
+# TEST_PATHS (default: tests) narrows it, e.g. to the tests that touch the GPU, and TEST_WORKERS (default: one a CPU) sets
+# the test processes (fewer where large cases of many workers would not fit the GPU's memory together). BENCH_ARGS adds
 # arguments to the main benchmark, e.g. "--regimes bulk,huge --time-limit 480" (a run that stops at
 # its limit is continued in the next call with "--resume <its JSON>").
 # Everything is written to a work folder and packed into $OUT/run.tar.gz at the end (the device
@@ -80,7 +81,7 @@ if [[ $steps == *,profile,* ]]; then
 fi
 if [[ $steps == *,tests,* ]]; then
     # shellcheck disable=SC2086
-    FASTSOFTMAX_TEST_LOG="$OUT/tests_failures_and_slow.txt" timeout "${TEST_TIMEOUT:-420}" python3 -m pytest ${TEST_PATHS:-tests} -n "$(nproc)" --dist worksteal -q -p no:cacheprovider \
+    FASTSOFTMAX_TEST_LOG="$OUT/tests_failures_and_slow.txt" timeout "${TEST_TIMEOUT:-420}" python3 -m pytest ${TEST_PATHS:-tests} -n "${TEST_WORKERS:-$(nproc)}" --dist worksteal -q -p no:cacheprovider \
         -p no:benchmark --durations=30 -rfE --junitxml="$OUT/tests.xml" -W ignore::RuntimeWarning 2>&1 | tee "$OUT/tests.log" | tail -n 60 || status=1
     # tests started but never finished (a run cut by TEST_TIMEOUT): the hang, if there is one
     progress="$OUT/tests_failures_and_slow.txt.progress"

@@ -107,6 +107,12 @@ LARGE_TEAM_PROBLEMS = [((3, 4000, 64), 1), ((2, 3001, 100), 1)]
 #: inner is no whole number of pieces); a tile a CTA, a cluster team, a persistent team
 WINDOW_PROBLEMS = [((3, 301, 600), 1), ((2, 3001, 300), 1), ((1, 40001, 520), 1)]
 
+#: strided_staged's tiles over inputs that step by 2 along inner (x, y and dy; the elements between
+#: written too, only the view's own read into results): each tile row's span staged in 16-byte pieces,
+#: a tile a CTA, a cluster team, a persistent team (inner a multiple of 8: every tensor's rows on
+#: their 16-byte boundaries)
+STEPPED_PROBLEMS = [((5, 301, 40), 1), ((4, 600, 64), 1), ((2, 20001, 48), 1)]
+
 
 def check(name, out, reference, dtype) -> str | None:
     err = (out.double().cpu() - reference).abs().nan_to_num(float("inf")).max().item()
@@ -115,18 +121,19 @@ def check(name, out, reference, dtype) -> str | None:
     return None if err <= tolerance * scale else f"{name}: error {err:.3g} (scale {scale:.3g})"
 
 
-def run_tier(tier: str, problems=None) -> list[str]:
+def run_tier(tier: str, problems=None, only=None) -> list[str]:
     failures = []
     for shape, dim in problems or PROBLEMS[tier]:
         for dtype in DTYPES:
             # rows: aligned and misaligned views; (outer, n, inner): dense, and broadcast along
             # outer (expanded x, y and dy: strided_staged then takes its tiles outer index fastest);
             # the strided tier: inputs with a step of 2 along inner too (x, y and dy; float32 in
-            # packs of their span, 16-bit types element by element)
+            # packs of their span, 16-bit types element by element). ``only``: that variant alone
             variants = (False, True) + (("dense+1",) if len(shape) == 2 else ())
             if tier == "strided_staged" and len(shape) == 3 and shape[-1] * 2 >= 512:
                 variants += ("window",)
-            for misaligned in variants + (("step",) if tier == "strided" else ()):
+            variants += ("step",) if tier == "strided" else ()
+            for misaligned in variants if only is None else (only,):
                 broadcast = len(shape) == 3 and misaligned is True
                 stepped = misaligned == "step"
                 window = misaligned == "window"
@@ -260,7 +267,9 @@ def run_tuned(tier: str, values: dict, problems=None) -> list[str]:
 def main() -> int:
     parser = argparse.ArgumentParser()
     parser.add_argument(
-        "--tiers", default=",".join(TIERS) + ",ladder", help="tiers, 'ladder', 'strided_columns', 'strided_window'"
+        "--tiers",
+        default=",".join(TIERS) + ",ladder",
+        help="tiers, 'ladder', 'strided_columns', 'strided_window', 'strided_stepped'",
     )
     args = parser.parse_args()
     torch.manual_seed(0)
@@ -269,6 +278,9 @@ def main() -> int:
         if tier == "strided_columns":  # the column kernels alone (racecheck is slow)
             values = {"staged_columns": True}
             failures += run_and_report(tier, lambda: run_tuned("strided_staged", values, COLUMN_PROBLEMS))
+            continue
+        if tier == "strided_stepped":  # the staged spans of stepped inputs alone
+            failures += run_and_report(tier, lambda: run_tier("strided_staged", STEPPED_PROBLEMS, only="step"))
             continue
         if tier == "strided_window":  # the window tiles alone; float32's only where forced
             failures += run_and_report(tier, lambda: run_tier("strided_staged", WINDOW_PROBLEMS))

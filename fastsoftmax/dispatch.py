@@ -139,14 +139,15 @@ def resolve(
     every tensor of the call starts on a 16-byte boundary and has unit stride along inner (tier
     choice may depend on it); ``stepped``: an input has a step along inner (then not ``aligned``);
     ``window``: every input's rows start at one 16-byte phase (the inputs' pointers share it, their
-    row strides are whole 16-byte pieces), every tensor with unit stride along inner."""
+    row strides are whole 16-byte pieces), every tensor with unit stride along inner; for a stepped
+    call, whether its inputs' spans can be staged (see ``backends/base.py``)."""
     override = _OVERRIDE.get()
     index = _device_index(device)
     if override is not None:
         name, tier = override
         backend = _require(name, device)
         if tier is None:
-            tier = backend.choose_tier(outer, n, inner, dtype, backward, index, aligned, window)
+            tier = backend.choose_tier(outer, n, inner, dtype, backward, index, aligned, window, stepped)
         elif not backend.supports(tier, outer, n, inner, dtype, backward, index):
             raise ValueError(
                 f"tier {tier!r} of backend {name!r} cannot compute a problem of shape "
@@ -159,7 +160,7 @@ def resolve(
     if name == "torch":
         return None, None
     backend = _require(name, device)
-    return backend, _choose_tier(name, outer, n, inner, dtype, backward, index, aligned, window)
+    return backend, _choose_tier(name, outer, n, inner, dtype, backward, index, aligned, window, stepped)
 
 
 def _device_index(device: torch.device) -> int:
@@ -180,8 +181,9 @@ def _choose_tier(
     device_index: int,
     aligned: bool,
     window: bool = True,
+    stepped: bool = False,
 ) -> str:
-    return kernel_backend(name).choose_tier(outer, n, inner, dtype, backward, device_index, aligned, window)
+    return kernel_backend(name).choose_tier(outer, n, inner, dtype, backward, device_index, aligned, window, stepped)
 
 
 def _require(name: str, device: torch.device):

@@ -155,18 +155,34 @@ def _window_aligned(inputs: tuple, output: torch.Tensor) -> bool:
     )
 
 
+def _spans_aligned(inputs: tuple, output: torch.Tensor) -> bool:
+    """Whether a call whose inputs step along inner reads their spans in 16-byte pieces: every input
+    steps by 2 and the output by 1, every pointer and row stride on a 16-byte boundary (the CUDA
+    staged tiles' stepped layout)."""
+    if any(v.stride(2) != 2 for v in inputs) or output.stride(2) != 1 or not _aligned(*inputs, output):
+        return False
+    outer, n, _ = output.shape
+    size = output.element_size()
+    return all(_layout.rows_on_boundaries(v.stride(0), v.stride(1), size, outer, n) for v in (*inputs, output))
+
+
 def _resolve(backend: str, backward: bool, inputs: tuple, output: torch.Tensor):
     """``(kernel backend or None, tier, aligned)`` for a call's canonical views: ``aligned`` as
     ``_packable``; an input with a step along inner is chosen for as such (``stepped``), and so are
-    inputs whose rows start at one 16-byte phase (``window``, ``_window_aligned``)."""
+    inputs whose rows start at one 16-byte phase (``window``, ``_window_aligned``) or, stepped, whose
+    spans lie on 16-byte boundaries (``_spans_aligned``: then ``aligned`` is returned True, so that
+    the call's plan is remembered for calls on 16-byte boundaries)."""
     first = inputs[0]
     aligned, stepped = _packable(*inputs, output), not _layout.unit_inner(*inputs)
     # (row problems, inner == 1, are chosen for without it: not worked out)
-    window = not stepped and (first.shape[2] == 1 or _window_aligned(inputs, output))
+    if stepped:
+        window = _spans_aligned(inputs, output)
+    else:
+        window = first.shape[2] == 1 or _window_aligned(inputs, output)
     kernel_backend, tier = dispatch.resolve(
         backend, first.device, first.dtype, *first.shape, backward, aligned, stepped, window
     )
-    return kernel_backend, tier, aligned
+    return kernel_backend, tier, aligned or (stepped and window)
 
 
 def _aligned_only(plan, full_path):

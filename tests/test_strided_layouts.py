@@ -182,6 +182,63 @@ def test_stepped_inputs_are_chosen_as_unaligned_ones():
     assert functional._packable(x3, y3) == functional._aligned(x3, y3)
 
 
+@pytest.mark.parametrize(
+    "inner,strides,align,why",
+    [
+        (1024, ((1 << 22, 2048, 2), (1 << 21, 1024, 1)), 0, None),  # x[..., ::2], forward
+        (1024, ((1 << 22, 2048, 2), (1 << 22, 2048, 2), (1 << 21, 1024, 1)), 0, None),  # y and dy stepped
+        (1024, ((1 << 22, 2048, 2), (1 << 21, 1024, 1), (1 << 21, 1024, 1)), 0, "steps along inner"),  # dy dense
+        (1024, ((3 << 22, 3072, 3), (1 << 21, 1024, 1)), 0, "steps along inner"),
+        (1024, ((1 << 22, 2048, 2), (1 << 21, 1024, 1)), 2, "16-byte boundary"),
+        (1020, ((1 << 22, 2040, 2), (1 << 21, 1020, 1)), 0, "16-byte packs"),  # bf16: 127.5 packs
+    ],
+)
+def test_stepped_spans_staged_where_every_input_steps_by_2_on_16_byte_boundaries(inner, strides, align, why):
+    found = strided.stepped_span_fits(inner, strides, 2, align)
+    assert (found is None) if why is None else (why in found)
+
+
+def test_a_staged_span_takes_twice_a_rows_shared_memory():
+    dense = strided.staged_shape(32, 4096, 1024, torch.bfloat16, False, **H100, clustered=True)
+    spans = strided.staged_shape(32, 4096, 1024, torch.bfloat16, False, **H100, clustered=True, step=2)
+    assert spans.pack == 8 and spans.tile_cols == dense.tile_cols
+    # the same tile over twice the CTAs (or, where the clusters run out, more rows streamed)
+    assert spans.splits * spans.stage_rows >= 4096 and spans.chunk * spans.tile_cols * 2 * 2 <= spans.smem
+    assert spans.splits > dense.splits
+
+
+@pytest.mark.parametrize(
+    "outer,n,inner,spans,expected",
+    [
+        (32, 4096, 1024, True, "strided_staged"),  # (32, 4096, 2048)[..., ::2] over dim 1
+        (1, 8192, 4096, True, "strided_staged"),  # (8192, 8192)[:, ::2] over dim 0
+        (32, 4096, 1024, False, "strided"),  # off a 16-byte boundary, or a step of 3
+        (1, 1000, 64, True, "strided"),  # small: one launch of the strided tier
+        (1, 65536, 2048, True, "strided"),  # a long axis over wide columns (choose_tier's rule)
+        (32, 4096, 1020, True, "strided"),  # no whole number of packs (bf16)
+    ],
+)
+def test_stepped_inputs_take_the_staged_spans_where_they_fit(outer, n, inner, spans, expected):
+    from fastsoftmax.backends.cuda import tiers
+
+    for backward in (False, True):
+        chosen = tiers.choose_tier(outer, n, inner, torch.bfloat16, backward, tiers.H100_LIMITS, False, spans, True)
+        assert chosen == expected, backward
+
+
+def test_spans_aligned_on_the_canonical_views():
+    from fastsoftmax import _layout, functional
+
+    def spans(x, dim=1):
+        x3, y3, _, _ = _layout.canonical_pair(x, dim)
+        return functional._spans_aligned((x3,), y3)
+
+    assert spans(torch.randn(8, 64, 2 * 96)[..., ::2])
+    assert not spans(torch.randn(8, 64, 2 * 96 + 1)[..., 1::2])  # one element in
+    assert not spans(torch.randn(8, 64, 3 * 96)[..., ::3])
+    assert not spans(torch.randn(8, 63, 2 * 95)[..., ::2])  # rows 190 elements apart
+
+
 def test_tiles_longer_than_a_cluster_stay_persistent():
     # (65536, 2048) over dim 0: 88 CTAs a tile
     shape = strided.staged_shape(1, 65536, 2048, torch.bfloat16, False, **H100, clustered=True)

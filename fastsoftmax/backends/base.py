@@ -50,12 +50,15 @@ class Backend(Protocol):
         device_index: int | None = None,
         aligned: bool = True,
         window: bool = True,
+        stepped: bool = False,
     ) -> str:
         """The tier this backend would run for the problem on CUDA device ``device_index`` (None:
         the current device; -1: no GPU, as under the interpreter); ``aligned``: every tensor of
         the call starts on a 16-byte boundary and has unit stride along inner; ``window``: every
         input's rows start at one 16-byte phase (the inputs' pointers share it, their row strides
-        are whole 16-byte pieces) and every tensor has unit stride along inner."""
+        are whole 16-byte pieces) and every tensor has unit stride along inner. ``stepped``: an
+        input steps along inner (not ``aligned``); ``window`` then says whether every input steps
+        by 2 and the output by 1 with every pointer and row stride on a 16-byte boundary."""
 
     def supports(
         self,

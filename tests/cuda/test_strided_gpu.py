@@ -184,8 +184,9 @@ def test_gradient_laid_out_unlike_the_output(y_kind, dy_kind, shape, dtype, tier
         y = view_of(y_kind, shape, dtype).copy_(softmax64(x, 1, log))
         dy = view_of(dy_kind, shape, dtype)
         with dispatch.forced("cuda", tier):
-            if tier == "strided_staged" and "step_inner" in (y_kind, dy_kind):
-                with pytest.raises(ValueError, match="unit stride"):  # read by the strided tier only
+            if tier == "strided_staged" and (y_kind == "step_inner") != (dy_kind == "step_inner"):
+                # the staged tiles take spans where every input steps (both here: the spans' test)
+                with pytest.raises(ValueError, match="steps along inner"):
                     fastsoftmax.softmax_backward(dy, y, 1, log=log)
                 continue
             dx = fastsoftmax.softmax_backward(dy, y, 1, log=log)
@@ -413,10 +414,86 @@ def test_inputs_stepped_along_inner(shape, dim, kind, step, aligned, dtype, pack
             check_backward(dx, x, dy, dim, log)
 
 
-def test_stepped_inputs_refused_by_the_staged_tier():
-    x = view_of("step_inner", (6, 333, 40), torch.float32)
-    with dispatch.forced("cuda", "strided_staged"), pytest.raises(ValueError, match="unit stride"):
+def stepped_backward_right(x, dim, log, tier="strided_staged"):
+    """The backward on ``tier`` of y and dy laid out as ``x`` (both stepping by 2 along inner), against
+    float64; dx is dense."""
+
+    def stepped():
+        return torch.empty((*x.shape[:-1], 2 * x.shape[-1]), dtype=x.dtype, device=x.device)[..., ::2]
+
+    y, dy = stepped().copy_(softmax64(x, dim, log)), stepped().copy_(rand(x.shape, x.dtype))
+    with dispatch.forced("cuda", tier):
+        dx = fastsoftmax.softmax_backward(dy, y, dim, log=log)
+    assert dx.is_contiguous()
+    check_backward(dx, x, dy, dim, log)
+
+
+@pytest.mark.parametrize("dtype", DTYPES, ids=str)
+@pytest.mark.parametrize(
+    "shape,dim,cluster",
+    [
+        ((6, 333, 40), 1, None),  # a tile of all of inner, held by one CTA
+        ((3, 700, 136), 1, None),  # tiles of 64 or 128 columns and a partial last one
+        ((2, 300, 5, 24), 1, None),  # two dims fold into one stepped inner of 120
+        ((4, 600, 64), 1, True),  # split over a cluster of CTAs
+        ((40001, 48), 0, False),  # a long axis split over a persistent team
+        ((1, 9000, 264), 1, None),
+        ((1 << 20, 16), 0, None),  # more than the resident CTAs hold: streamed twice
+    ],
+)
+def test_stepped_inputs_staged_as_spans(shape, dim, cluster, dtype):
+    # x[..., ::2] over a dim other than the last, its tile rows staged as their spans (every other
+    # element read back), forward and backward with y and dy both stepping
+    from fastsoftmax.backends.cuda import BACKEND, tiers
+
+    x = view_of("step_inner", shape, dtype)
+    with recording_loads(BACKEND) as loaded, tiers.tuned(staged_cluster=cluster):
+        for log in (False, True):
+            with dispatch.forced("cuda", "strided_staged"):
+                y = (fastsoftmax.log_softmax if log else fastsoftmax.softmax)(x, dim)
+            assert y.is_contiguous()
+            check_forward(y, x, dim, log)
+            stepped_backward_right(x, dim, log)
+    assert {inst.backward for inst in loaded if inst.stepped} == {False, True}, [inst.name for inst in loaded]
+
+
+@pytest.mark.parametrize(
+    "kind,shape,dtype,why",
+    [
+        ("step_inner_offset", (6, 333, 40), torch.float32, "16-byte boundary"),
+        ("step_inner", (6, 333, 36), torch.bfloat16, "16-byte boundary"),  # dense output rows 72 bytes apart
+    ],
+)
+def test_spans_refused_where_they_cannot_be_staged(kind, shape, dtype, why):
+    x = view_of(kind, shape, dtype)
+    with dispatch.forced("cuda", "strided_staged"), pytest.raises(ValueError, match=why):
         fastsoftmax.softmax(x, 1)
+    three = view_of("step_inner", shape, dtype, 3)
+    with dispatch.forced("cuda", "strided_staged"), pytest.raises(ValueError, match="steps along inner"):
+        fastsoftmax.softmax(three, 1)
+
+
+@pytest.mark.parametrize("dtype", [torch.float32, torch.bfloat16], ids=str)
+def test_auto_stages_the_spans_of_large_stepped_inputs(dtype):
+    # (32, 2048, 512)[..., ::2] over dim 1 through the public API: the stepped staged tiles, both
+    # directions; one element in, the strided tier
+    from fastsoftmax.backends.cuda import BACKEND
+
+    x = view_of("step_inner", (32, 2048, 256), dtype)
+    with recording_loads(BACKEND) as loaded:
+        leaf = x.detach().requires_grad_()
+        y = fastsoftmax.softmax(leaf, 1)
+        check_forward(y.detach(), x, 1, False)
+        dy = rand(x.shape, dtype)
+        (dx,) = torch.autograd.grad(y, leaf, dy)
+        check_backward(dx, x, dy, 1, False)
+        # again: the remembered plan
+        check_forward(fastsoftmax.softmax(x, 1), x, 1, False)
+    assert any(inst.tier == "strided_staged" and inst.stepped for inst in loaded), [inst.name for inst in loaded]
+    with recording_loads(BACKEND) as loaded:
+        off = view_of("step_inner_offset", (32, 2048, 256), dtype)
+        check_forward(fastsoftmax.softmax(off, 1), off, 1, False)
+    assert {inst.tier for inst in loaded} == {"strided"}, [inst.name for inst in loaded]
 
 
 @SETTINGS

@@ -94,8 +94,10 @@ class CudaBackend:
         device_index: int | None = None,
         aligned: bool = True,
         window: bool = True,
+        stepped: bool = False,
     ) -> str:
-        return tiers.choose_tier(outer, n, inner, dtype, backward, self.limits(device_index), aligned, window)
+        limits = self.limits(device_index)
+        return tiers.choose_tier(outer, n, inner, dtype, backward, limits, aligned, window, stepped)
 
     def supports(
         self,

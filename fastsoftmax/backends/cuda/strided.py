@@ -266,6 +266,7 @@ def staged_shape(
     broadcast: bool = False,
     window: bool = False,
     per_row: bool = True,
+    step: int = 1,
 ) -> StagedShape | None:
     """The strided_staged geometry of a problem (None for inner <= 1, or columns too wide for 16
     rows of one tile in a CTA's shared memory). Tiles are held in shared memory when the resident
@@ -275,19 +276,21 @@ def staged_shape(
     persistent team shape. ``max_cluster`` forces that most (then wherever a tile fits);
     ``broadcast``: an input has stride 0 along outer; ``window``: rows staged in their 16-byte
     windows (16-byte packs, at most STAGED_WINDOW_MAX_PACKS a tile's row), ``per_row`` each at its
-    own phase (one 16-byte piece more a staged row) rather than at the inputs' one phase."""
+    own phase (one 16-byte piece more a staged row) rather than at the inputs' one phase; ``step``: the
+    inputs' step along inner (2: a staged row is the span of its columns, 16-byte packs)."""
     if inner <= 1:
         return None
     ctas = ctas_per_sm or STAGED_CTAS_PER_SM
     itemsize = CXX_TYPES[dtype][2]
     tensors = 2 if backward else 1
-    pack = 16 // itemsize if window else staged_pack(inner, dtype)
+    pack = 16 // itemsize if window or step > 1 else staged_pack(inner, dtype)
     scratch = STAGED_THREADS * pack * 4  # one float a thread's column (the pairs merge as two trees)
     budget = min(smem_per_block, smem_per_sm // ctas - SMEM_RESERVED_PER_CTA)
     per_tensor = (budget - scratch) // tensors // 16 * 16
     resident = sm_count * ctas
     line = 128 // itemsize
     extra = pack if window and per_row else 0  # a staged row at its own phase: one piece more
+    span = lambda cols: cols * step + extra  # noqa: E731  (elements a staged row of cols columns takes)
     if inner <= line and not window:
         tile_cols = inner
     else:
@@ -298,7 +301,7 @@ def staged_shape(
         while (
             2 * tile_cols <= widest
             and tile_cols < inner
-            and n * (2 * tile_cols + extra) * itemsize <= per_tensor
+            and n * span(2 * tile_cols) * itemsize <= per_tensor
             and outer * -(-inner // (2 * tile_cols)) >= resident
         ):
             tile_cols *= 2
@@ -306,8 +309,8 @@ def staged_shape(
             tile_cols = min(tile_cols, inner)
     # a window's tiles may keep to the inputs' phase: as many as inner and the most lead elements make
     tiles = outer * -(-(inner + (pack - 1 if window else 0)) // tile_cols)
-    rows_fit = per_tensor // ((tile_cols + extra) * itemsize)
-    stage = lambda rows: -(-rows * (tile_cols + extra) * itemsize // 16) * 16  # noqa: E731
+    rows_fit = per_tensor // (span(tile_cols) * itemsize)
+    stage = lambda rows: -(-rows * span(tile_cols) * itemsize // 16) * 16  # noqa: E731
     if rows_fit >= n:
         return StagedShape(pack, tile_cols, n, n, 1, tiles, tiles, tensors * stage(n) + scratch)
     most_rows = rows_fit // STAGED_CHUNK_ALIGN * STAGED_CHUNK_ALIGN
@@ -391,10 +394,14 @@ def choose_tier(
     limits,
     aligned: bool = True,
     window: bool = True,
+    stepped: bool = False,
 ) -> str:
     """``window``: every input's rows start at one 16-byte phase (the inputs' pointers share it,
-    their row strides are whole 16-byte pieces), unit steps along inner."""
+    their row strides are whole 16-byte pieces), unit steps along inner. ``stepped``: an input steps
+    along inner; then ``window`` says whether strided_staged can stage the spans (stepped_span_fits)."""
     itemsize = CXX_TYPES[dtype][2]
+    if stepped:
+        return _choose_stepped_tier(outer, n, inner, dtype, backward, limits, window)
     if aligned and not window and itemsize == 2:
         # 16-bit rows at different 16-byte phases (row strides of no whole number of pieces, e.g.
         # (32, 4096, 1023) over dim 1): the staged tiles would copy 2 bytes at a time, or, in their
@@ -430,6 +437,38 @@ def choose_tier(
     limits_args = (limits.smem_per_sm, limits.smem_per_block, limits.sm_count)
     windowed = window_tiles(dtype) and (off_boundary or inner * itemsize % 16 != 0)
     shape = staged_shape(outer, n, inner, dtype, backward, *limits_args, window=windowed)
+    return "strided" if shape is None else "strided_staged"
+
+
+def stepped_span_fits(inner: int, strides, itemsize: int, align: int) -> str | None:
+    """Why strided_staged cannot stage the spans of inputs that step along inner ((s0, s1, s2) each,
+    the output's last; ``align``: plans.alignment of the call), or None where it can: every input
+    steps by 2 and the output by 1, pointers and row strides on 16-byte boundaries, and inner a whole
+    number of 16-byte packs (the spans move in 16-byte pieces, the rows read back in 16-byte packs)."""
+    steps = [s[2] for s in strides]
+    if any(step != 2 for step in steps[:-1]) or steps[-1] != 1:
+        return f"steps along inner {steps} (2 for every input and 1 for the output staged)"
+    if align != 0:
+        return "a pointer or row stride off its 16-byte boundary"
+    if inner * itemsize % 16 != 0:
+        return f"inner {inner} is no whole number of 16-byte packs"
+    return None
+
+
+def _choose_stepped_tier(outer, n, inner, dtype, backward, limits, spans: bool) -> str:
+    """The tier of inputs that step along inner (``spans``: stepped_span_fits allows staging them).
+    strided_staged reads each span once; the strided tier reads the elements of a tile of columns,
+    with the span of every sector, twice (its second walk). Small problems, long axes over wide
+    columns and inner sizes that are no whole number of packs keep the strided tier, as for dense
+    inputs (choose_tier)."""
+    itemsize = CXX_TYPES[dtype][2]
+    if not spans or inner * itemsize % 16 or outer * n * inner < STAGED_MIN_NUMEL:
+        return "strided"
+    if n >= STAGED_MAX_N_WIDE and inner >= 128:
+        return "strided"
+    shape = staged_shape(
+        outer, n, inner, dtype, backward, limits.smem_per_sm, limits.smem_per_block, limits.sm_count, step=2
+    )
     return "strided" if shape is None else "strided_staged"
 
 
@@ -513,6 +552,8 @@ class StagedInstance:
     pack: int = 1
     cluster: bool = False  # teams are thread-block clusters (sm_90+)
     window: bool = False  # tile rows staged in their 16-byte windows (16-byte packs only)
+    #: inputs step by 2 along inner, their tile rows staged as spans (16-byte packs only)
+    stepped: bool = False
     tier = "strided_staged"
     header = "strided_staged.cuh"
 
@@ -521,21 +562,23 @@ class StagedInstance:
         tag = CXX_TYPES[self.dtype][1]
         fn = "logsoftmax" if self.log else "softmax"
         cl, win = "_cl" if self.cluster else "", "_win" if self.window else ""
-        return f"fs_staged_{fn}_{'bwd' if self.backward else 'fwd'}_{tag}_p{self.pack}{cl}{win}"
+        step = "_step2" if self.stepped else ""
+        return f"fs_staged_{fn}_{'bwd' if self.backward else 'fwd'}_{tag}_p{self.pack}{cl}{win}{step}"
 
     def wrapper(self) -> str:
         t = CXX_TYPES[self.dtype][0]
         log = "true" if self.log else "false"
         flags = ", ".join("true" if flag else "false" for flag in (self.cluster, self.window))
         targs = f"{t}, {self.pack}, {log}, {flags}"
+        load = f"StridedDirectLoad<{t}, 2>" if self.stepped else f"StridedDirectLoad<{t}>"
         if self.backward:
             params = (
                 f"const {t}* y, const {t}* dy, {t}* dx, float* ws, i64 outer, i64 n, i64 inner, i64 ys0, i64 ys1, "
                 f"i64 dys0, i64 dys1, i64 dxs0, i64 dxs1, i64 geometry, i64 chunk, i64 splits"
             )
             body = (
-                f"staged_backward<{targs}>(StridedDirectLoad<{t}>{{y, ys0, ys1}}, StridedDirectLoad<{t}>{{dy, dys0, "
-                f"dys1}}, StridedDirectStore<{t}>{{dx, dxs0, dxs1}}, ws, outer, n, inner, geometry, chunk, splits);"
+                f"staged_backward<{targs}>({load}{{y, ys0, ys1}}, {load}{{dy, dys0, dys1}}, "
+                f"StridedDirectStore<{t}>{{dx, dxs0, dxs1}}, ws, outer, n, inner, geometry, chunk, splits);"
             )
         else:
             params = (
@@ -543,8 +586,8 @@ class StagedInstance:
                 f"i64 ys1, i64 geometry, i64 chunk, i64 splits"
             )
             body = (
-                f"staged_forward<{targs}>(StridedDirectLoad<{t}>{{x, xs0, xs1}}, StridedDirectStore<{t}>{{y, ys0, "
-                f"ys1}}, ws, outer, n, inner, geometry, chunk, splits);"
+                f"staged_forward<{targs}>({load}{{x, xs0, xs1}}, StridedDirectStore<{t}>{{y, ys0, ys1}}, ws, outer, "
+                f"n, inner, geometry, chunk, splits);"
             )
         return (
             f'extern "C" __global__ void __launch_bounds__({self.launch_bounds}) {self.name}({params}) {{\n'
@@ -579,13 +622,15 @@ def all_instances():
         for pack in STRIDED_PACK_SIZES[dtype]
         for stepped in ((False, True) if pack == STRIDED_STEPPED_PACK.get(dtype) else (False,))
     ] + [
-        StagedInstance(dtype, backward, log, pack, cluster, window)
+        StagedInstance(dtype, backward, log, pack, cluster, window, stepped)
         for dtype in DTYPES
         for backward in (False, True)
         for log in (False, True)
         for pack in PACK_SIZES[dtype]
         for cluster in (False, True)
-        for window in ((False, True) if pack * CXX_TYPES[dtype][2] == 16 else (False,))
+        for window, stepped in (
+            ((False, False), (True, False), (False, True)) if pack * CXX_TYPES[dtype][2] == 16 else ((False, False),)
+        )
     ]
 
 
@@ -783,11 +828,11 @@ def staged_widths(shape: StagedShape, outer: int, n: int, inner: int, strides, i
 
 def _build_staged(load, key):
     tier, dtype, outer, n, inner, strides, log, backward, align, dev, tuning = key
-    steps = [s[2] for s in strides]
-    if any(step != 1 for step in steps):
-        raise ValueError(
-            f"tier 'strided_staged' reads columns with unit stride; steps along inner {steps}: use tier 'strided'"
-        )
+    if any(s[2] != 1 for s in strides):
+        why = stepped_span_fits(inner, strides, CXX_TYPES[dtype][2], align)
+        if why is not None:
+            raise ValueError(f"tier 'strided_staged' cannot stage these inputs' spans: {why}; use tier 'strided'")
+        return _staged_tiles(load, key, False, False, step=2)
     facts = device_facts(dev)
     if takes_columns(n, inner, tuning):
         why = columns_fit(outer, n, inner, dtype, backward, strides)
@@ -872,9 +917,10 @@ def _build_staged_tiles(load, key):
     return _plan_or_fallback(plan, inputs_on_boundaries, lambda: build(load, ("strided",) + key[1:]))
 
 
-def _staged_tiles(load, key, window: bool, input_phase: bool):
+def _staged_tiles(load, key, window: bool, input_phase: bool, step: int = 1):
     """The plan of strided_staged's tiles (``window``: rows in their 16-byte windows, ``input_phase``
-    at the inputs' one phase, else each at its own)."""
+    at the inputs' one phase, else each at its own; ``step``: the inputs' step along inner, 2 staging
+    their spans)."""
     tier, dtype, outer, n, inner, strides, log, backward, align, dev, tuning = key
     facts = device_facts(dev)
     itemsize = CXX_TYPES[dtype][2]
@@ -886,7 +932,19 @@ def _staged_tiles(load, key, window: bool, input_phase: bool):
     def shape_for(ctas_per_sm, clustered):
         most = tuning.staged_max_cluster
         shape = staged_shape(
-            outer, n, inner, dtype, backward, *args, ctas_per_sm, clustered, most, broadcast, window, not input_phase
+            outer,
+            n,
+            inner,
+            dtype,
+            backward,
+            *args,
+            ctas_per_sm,
+            clustered,
+            most,
+            broadcast,
+            window,
+            not input_phase,
+            step,
         )
         if shape is None:
             raise ValueError(f"tier 'strided_staged' cannot hold (outer={outer}, n={n}, inner={inner}) {dtype}")
@@ -894,7 +952,7 @@ def _staged_tiles(load, key, window: bool, input_phase: bool):
 
     def kernel_for(shape):
         team = shape.splits > 1
-        inst = StagedInstance(dtype, backward, log, shape.pack, team and shape.clustered, window)
+        inst = StagedInstance(dtype, backward, log, shape.pack, team and shape.clustered, window, step == 2)
         kernel = Kernel(
             load(inst, dev),
             inst.name,

@@ -365,11 +365,12 @@ def choose_tier(
     limits: Limits,
     aligned: bool = True,
     window: bool = True,
+    stepped: bool = False,
 ) -> str:
     if inner > 1:
         # on the default geometry: the dispatcher caches this choice per problem, not per tuning (a
         # tuning changes how the chosen tier launches, through the plan key)
-        return strided.choose_tier(outer, n, inner, dtype, backward, limits, aligned, window)
+        return strided.choose_tier(outer, n, inner, dtype, backward, limits, aligned, window, stepped)
     itemsize = CXX_TYPES[dtype][2]
     if takes_flat_rows(n, dtype, backward):
         return "flat_rows"

@@ -209,6 +209,7 @@ class TritonBackend:
         device_index: int | None = None,
         aligned: bool = True,
         window: bool = True,
+        stepped: bool = False,
     ) -> str:
         if device_index is None:
             device_index = torch.cuda.current_device() if torch.cuda.is_available() else -1

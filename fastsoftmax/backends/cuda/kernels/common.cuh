@@ -93,6 +93,21 @@ __device__ __forceinline__ Pack<T, P> read_pack(const T* src) {
     return pack;
 }
 
+// Every other element of the 2P elements from src (device or shared memory), as a pack: the two
+// packs of the span, read whole (src on a pack boundary; the span's last element shares a pack with
+// the one before it). The strided tier and the staged tiles read inputs that step by 2 along inner so.
+template <typename T, int P>
+__device__ __forceinline__ Pack<T, P> read_span2(const T* src) {
+    const Pack<T, P> lo = read_pack<T, P>(src), hi = read_pack<T, P>(src + P);
+    Pack<T, P> pack;
+#pragma unroll
+    for (int i = 0; i < P / 2; ++i) {
+        pack.elems()[i] = lo.elems()[2 * i];
+        pack.elems()[P / 2 + i] = hi.elems()[2 * i];
+    }
+    return pack;
+}
+
 template <typename T, int P>
 __device__ __forceinline__ void write_pack(T* dst, const Pack<T, P>& pack) {
     *reinterpret_cast<typename Pack<T, P>::Raw*>(dst) = pack.raw;

@@ -62,6 +62,13 @@
 // boundaries from 0.43 to 0.52 ((32, 4096, 1024) over dim 1), and rows at several phases run at
 // 0.31-0.43, under Triton's tiles (dispatch.STAGGERED_TRITON_MAX_N).
 //
+// Inputs that step by 2 along inner (x[..., ::2], read where they lie; STEPPED kernels, whose LOAD
+// functor's kStep is 2): each tile row is staged as its span, the tile's columns and the elements
+// between them, in 16-byte pieces (twice the shared memory of a dense row), and read back as every
+// other element (read_span2). Device memory serves whole sectors either way, so the span is what a
+// step view costs to read at all; the "strided" tier read it twice (its second walk), and torch.compile's
+// reductions do too. Rows on their 16-byte boundaries only (the host's choice); the output is dense.
+//
 // Memory access goes through the LOAD / STORE functors below (the strided analogue of the row
 // tiers' DirectLoad / DirectStore): they address (o, k) rows and convert packs, so a fused form
 // replaces them without touching the kernel.
@@ -75,11 +82,16 @@ constexpr int kStagedThreads = 256;
 // the second copy group of a staging starts this many rows in (whole 16-byte pieces when flat)
 constexpr int kStagedHalfAlign = 16;
 
-template <typename T>
+// STEP: elements between consecutive columns of inner (2: an input that steps along inner,
+// x[..., ::2]; its tile rows are staged as their spans, STEPPED below)
+template <typename T, int STEP = 1>
 struct StridedDirectLoad {
+    static constexpr int kStep = STEP;
     const T* base;
     i64 s0, s1;
     __device__ __forceinline__ const T* row(i64 o, i64 k) const { return base + o * s0 + k * s1; }
+    // row (o, k) at column c
+    __device__ __forceinline__ const T* at(i64 o, i64 k, i64 c) const { return row(o, k) + c * STEP; }
     template <int P>
     __device__ __forceinline__ void convert(const Pack<T, P>& raw, float* out) const {
         unpack_lean<T, P>(raw, out);
@@ -114,9 +126,11 @@ struct StridedDirectLoad {
 
 template <typename T>
 struct StridedDirectStore {
+    static constexpr int kStep = 1;
     T* base;
     i64 s0, s1;
     __device__ __forceinline__ T* row(i64 o, i64 k) const { return base + o * s0 + k * s1; }
+    __device__ __forceinline__ T* at(i64 o, i64 k, i64 c) const { return row(o, k) + c; }
     template <int P>
     __device__ __forceinline__ Pack<T, P> convert(const float* in) const {
         return make_pack<T, P>(in);
@@ -337,7 +351,8 @@ struct StagedGeometry {
     int lead;            // WINDOW: the first input's elements before its 16-byte boundary where tiles
                          // keep to the inputs' phase, else 0 (tiles keep to the output's columns)
     int pitch;           // elements a staged row takes: tile_cols, one 16-byte piece more in a window
-                         // whose rows lie at their own phases
+                         // whose rows lie at their own phases, the span of tile_cols columns (twice
+                         // as many elements) where the inputs step along inner
     bool outer_fastest;  // consecutive tiles: the same columns of consecutive outer indices
     int stage_rows;      // rows the staging buffer holds
     i64 outer, tiles_per_outer, tiles;
@@ -346,14 +361,14 @@ struct StagedGeometry {
 };
 
 // `first_input`: where the first input's (o, k) = (0, 0) row starts
-template <int P, bool WINDOW, typename T>
+template <int P, bool WINDOW, int STEP, typename T>
 __device__ __forceinline__ StagedGeometry staged_geometry(i64 outer, i64 inner, i64 geometry, const T* first_input) {
     StagedGeometry g;
     g.tile_cols = (int)(geometry & 0xffff);
     g.width = (int)((geometry >> 16) & 0x3fff);
     const bool input_phase = WINDOW && ((geometry >> 30) & 1);  // tiles keep to the inputs' one phase
     g.lead = input_phase ? misalignment<T, 16 / sizeof(T)>(first_input) : 0;
-    g.pitch = g.tile_cols + (WINDOW && !input_phase ? 16 / (int)sizeof(T) : 0);
+    g.pitch = g.tile_cols * STEP + (WINDOW && !input_phase ? 16 / (int)sizeof(T) : 0);
     g.outer_fastest = (geometry >> 31) & 1;
     g.stage_rows = (int)(geometry >> 32);
     g.outer = outer;
@@ -648,13 +663,15 @@ __device__ __forceinline__ StagedPiece staged_piece(const StagedGeometry& geo, i
 
 // Stages `rows` rows of a piece's tile from `row0` (its row at column c0): each in its window, or in
 // copies of the launch's width.
-template <typename T, bool WINDOW>
+template <typename T, bool WINDOW, int STEP>
 __device__ __forceinline__ void stage_piece_rows(const StagedGeometry& geo, const StagedPiece& pc, T* stage, const T* row0,
                                                  i64 s1, int rows, int pitch, bool flat) {
     if constexpr (WINDOW) {
         copy_window_piece<T>(stage, row0, s1, rows, pc.lo, pc.cols, pc.from, pc.reach, pitch);
     } else {
-        copy_piece_any<T, true>(geo.width, stage, const_cast<T*>(row0), s1, rows, pc.cols, pitch, flat);
+        // STEPPED: a row's span, its columns and the elements between them, in whole 16-byte pieces
+        // (the host's width; the span's last element shares a piece with the row's last column)
+        copy_piece_any<T, true>(geo.width, stage, const_cast<T*>(row0), s1, rows, pc.cols * STEP, pitch, flat);
     }
 }
 
@@ -670,7 +687,8 @@ __device__ __forceinline__ void store_staged(T* row, const Pack<T, P>& pack, int
 }
 
 // A thread's slot of pack j in the staged rows: read straight, or realigned in a row's window.
-template <typename T, int P, bool WINDOW>
+// STEP 2: the pack's columns are every other element of its span (read_span2).
+template <typename T, int P, bool WINDOW, int STEP>
 struct StagedRows {
     const T* p;  // row 0's slot of pack j
     int pitch;
@@ -678,21 +696,25 @@ struct StagedRows {
     __device__ __forceinline__ Pack<T, P> read(int r) const {
         if constexpr (WINDOW) {
             return window_pack<T, P>(p + r * pitch, phases.at(r));
+        } else if constexpr (STEP == 2) {
+            return read_span2<T, P>(p + r * pitch);
         } else {
             return read_pack<T, P>(p + r * pitch);
         }
     }
 };
 
-template <typename T, int P, bool WINDOW>
-__device__ __forceinline__ StagedRows<T, P, WINDOW> staged_rows(const T* stage, int j, int pitch, const T* row0, i64 s1) {
-    return StagedRows<T, P, WINDOW>{stage + j * P, pitch, WindowPhases<T>::of(row0, s1)};
+template <typename T, int P, bool WINDOW, int STEP>
+__device__ __forceinline__ StagedRows<T, P, WINDOW, STEP> staged_rows(const T* stage, int j, int pitch, const T* row0,
+                                                                      i64 s1) {
+    static_assert(STEP == 1 || (STEP == 2 && !WINDOW), "inputs that step along inner are staged on their boundaries");
+    return StagedRows<T, P, WINDOW, STEP>{stage + j * P * STEP, pitch, WindowPhases<T>::of(row0, s1)};
 }
 
 // The (max, sum) pairs of a thread's P columns over `rows` staged rows: the maximum first, then
 // the sum of exp(x - max) in a second walk over shared memory (one exponential per element).
-template <typename T, int P, bool WINDOW, typename LOAD>
-__device__ __forceinline__ void staged_stats(const LOAD& in, const StagedRows<T, P, WINDOW>& staged, int rows, int first,
+template <typename T, int P, bool WINDOW, int STEP, typename LOAD>
+__device__ __forceinline__ void staged_stats(const LOAD& in, const StagedRows<T, P, WINDOW, STEP>& staged, int rows, int first,
                                              int step, MaxSum* state) {
     float m[P], s[P];
 #pragma unroll
@@ -741,7 +763,8 @@ template <typename T, int P, bool LOG, bool CLUSTER, bool WINDOW, typename LOAD,
 __device__ __forceinline__ void staged_forward(LOAD in, STORE out, float* ws, i64 outer, i64 n, i64 inner,
                                                i64 geometry, i64 chunk, i64 splits) {
     extern __shared__ __align__(16) unsigned char staged_smem[];
-    const StagedGeometry geo = staged_geometry<P, WINDOW, T>(outer, inner, geometry, in.base);
+    constexpr int S = LOAD::kStep;
+    const StagedGeometry geo = staged_geometry<P, WINDOW, S, T>(outer, inner, geometry, in.base);
     T* stage = reinterpret_cast<T*>(staged_smem);
     const i64 stage_bytes = ((i64)geo.stage_rows * geo.pitch * (i64)sizeof(T) + 15) / 16 * 16;
     const StagedScratch<P, true> scratch{reinterpret_cast<float*>(staged_smem + stage_bytes)};
@@ -758,9 +781,10 @@ __device__ __forceinline__ void staged_forward(LOAD in, STORE out, float* ws, i6
     const i64 teams = gridDim.x / splits;
     const i64 team = blockIdx.x / splits;
     const i64 split = blockIdx.x - team * splits;
-    const bool flat = !WINDOW && geo.tile_cols == inner && in.s1 == inner && out.s1 == inner;
-    // the output's rows take P-element packs where copies were allowed that wide
-    const bool direct = geo.width >= P * (int)sizeof(T);
+    const bool flat = !WINDOW && S == 1 && geo.tile_cols == inner && in.s1 == inner && out.s1 == inner;
+    // the output's rows take P-element packs where copies were allowed that wide (always for a
+    // stepped input: the host stages its spans in 16-byte pieces)
+    const bool direct = S > 1 || geo.width >= P * (int)sizeof(T);
 
     for (i64 tile = team; tile < geo.tiles; tile += teams) {
         const StagedPiece pc = staged_piece<P, WINDOW>(geo, tile, split, n, inner, chunk);
@@ -774,23 +798,23 @@ __device__ __forceinline__ void staged_forward(LOAD in, STORE out, float* ws, i6
             // two halves in two copy groups: the first half's statistics overlap the second's copy
             const int half = rows / 2 / kStagedHalfAlign * kStagedHalfAlign;
             __syncthreads();  // the buffer is free again
-            stage_piece_rows<T, WINDOW>(geo, pc, stage, in.row(pc.o, k) + pc.c0, in.s1, half, pitch, flat);
+            stage_piece_rows<T, WINDOW, S>(geo, pc, stage, in.at(pc.o, k, pc.c0), in.s1, half, pitch, flat);
             copy_async_commit();
-            stage_piece_rows<T, WINDOW>(geo, pc, stage + half * pitch, in.row(pc.o, k + half) + pc.c0, in.s1, rows - half,
-                                pitch, flat);
+            stage_piece_rows<T, WINDOW, S>(geo, pc, stage + half * pitch, in.at(pc.o, k + half, pc.c0), in.s1, rows - half,
+                                           pitch, flat);
             copy_async_commit();
             copy_async_wait_group<1>();
             __syncthreads();
             if (active) {
-                const T* row0 = in.row(pc.o, k) + pc.c0;
-                staged_stats(in, staged_rows<T, P, WINDOW>(stage, j, pitch, row0, in.s1), half, g, G, state);
+                const T* row0 = in.at(pc.o, k, pc.c0);
+                staged_stats(in, staged_rows<T, P, WINDOW, S>(stage, j, pitch, row0, in.s1), half, g, G, state);
             }
             copy_async_wait_group<0>();
             __syncthreads();
             if (active) {
-                const T* row0 = in.row(pc.o, k + half) + pc.c0;
+                const T* row0 = in.at(pc.o, k + half, pc.c0);
                 const T* staged = stage + half * pitch;
-                staged_stats(in, staged_rows<T, P, WINDOW>(staged, j, pitch, row0, in.s1), rows - half, g, G, state);
+                staged_stats(in, staged_rows<T, P, WINDOW, S>(staged, j, pitch, row0, in.s1), rows - half, g, G, state);
             }
         }
         merge_pairs<P>(scratch, state, G, L);
@@ -811,7 +835,7 @@ __device__ __forceinline__ void staged_forward(LOAD in, STORE out, float* ws, i6
             const int rows = pc.sub_rows(sub, geo.stage_rows);
             if (sub != pc.sub_pieces - 1) {
                 __syncthreads();
-                stage_piece_rows<T, WINDOW>(geo, pc, stage, in.row(pc.o, k) + pc.c0, in.s1, rows, pitch, flat);
+                stage_piece_rows<T, WINDOW, S>(geo, pc, stage, in.at(pc.o, k, pc.c0), in.s1, rows, pitch, flat);
                 copy_async_wait();
                 __syncthreads();
             }
@@ -819,8 +843,8 @@ __device__ __forceinline__ void staged_forward(LOAD in, STORE out, float* ws, i6
                 // packs go straight to device memory: as wide there as in shared memory (a window's
                 // every lane takes part: store_window's shuffle)
                 if (WINDOW || active) {
-                    const auto staged = staged_rows<T, P, WINDOW>(stage, j, pitch, in.row(pc.o, k) + pc.c0, in.s1);
-                    T* dst = out.row(pc.o, k) + pc.c0;
+                    const auto staged = staged_rows<T, P, WINDOW, S>(stage, j, pitch, in.at(pc.o, k, pc.c0), in.s1);
+                    T* dst = out.at(pc.o, k, pc.c0);
                     for (int r = g; r < rows; r += G) {
                         float v[P];
                         in.template convert<P>(staged.read(r), v);
@@ -831,6 +855,7 @@ __device__ __forceinline__ void staged_forward(LOAD in, STORE out, float* ws, i6
                 }
                 continue;
             }
+            if constexpr (S > 1) continue;  // (direct)
             if (active) {
                 T* p = stage + j * P;
                 for (int r = g; r < rows; r += G) {
@@ -853,7 +878,8 @@ template <typename T, int P, bool LOG, bool CLUSTER, bool WINDOW, typename LOAD,
 __device__ __forceinline__ void staged_backward(LOAD y_in, LOAD dy_in, STORE dx_out, float* ws, i64 outer, i64 n,
                                                 i64 inner, i64 geometry, i64 chunk, i64 splits) {
     extern __shared__ __align__(16) unsigned char staged_smem[];
-    const StagedGeometry geo = staged_geometry<P, WINDOW, T>(outer, inner, geometry, y_in.base);
+    constexpr int S = LOAD::kStep;
+    const StagedGeometry geo = staged_geometry<P, WINDOW, S, T>(outer, inner, geometry, y_in.base);
     const i64 stage_bytes = ((i64)geo.stage_rows * geo.pitch * (i64)sizeof(T) + 15) / 16 * 16;
     T* stage_y = reinterpret_cast<T*>(staged_smem);
     T* stage_dy = reinterpret_cast<T*>(staged_smem + stage_bytes);
@@ -871,9 +897,9 @@ __device__ __forceinline__ void staged_backward(LOAD y_in, LOAD dy_in, STORE dx_
     const i64 teams = gridDim.x / splits;
     const i64 team = blockIdx.x / splits;
     const i64 split = blockIdx.x - team * splits;
-    const bool flat =
-        !WINDOW && geo.tile_cols == inner && y_in.s1 == inner && dy_in.s1 == inner && dx_out.s1 == inner;
-    const bool direct = geo.width >= P * (int)sizeof(T);
+    const bool flat = !WINDOW && S == 1 && geo.tile_cols == inner && y_in.s1 == inner && dy_in.s1 == inner &&
+                      dx_out.s1 == inner;
+    const bool direct = S > 1 || geo.width >= P * (int)sizeof(T);
 
     for (i64 tile = team; tile < geo.tiles; tile += teams) {
         const StagedPiece pc = staged_piece<P, WINDOW>(geo, tile, split, n, inner, chunk);
@@ -885,13 +911,13 @@ __device__ __forceinline__ void staged_backward(LOAD y_in, LOAD dy_in, STORE dx_
             const i64 k = pc.k0 + (i64)sub * geo.stage_rows;
             const int rows = pc.sub_rows(sub, geo.stage_rows);
             __syncthreads();
-            stage_piece_rows<T, WINDOW>(geo, pc, stage_y, y_in.row(pc.o, k) + pc.c0, y_in.s1, rows, pitch, flat);
-            stage_piece_rows<T, WINDOW>(geo, pc, stage_dy, dy_in.row(pc.o, k) + pc.c0, dy_in.s1, rows, pitch, flat);
+            stage_piece_rows<T, WINDOW, S>(geo, pc, stage_y, y_in.at(pc.o, k, pc.c0), y_in.s1, rows, pitch, flat);
+            stage_piece_rows<T, WINDOW, S>(geo, pc, stage_dy, dy_in.at(pc.o, k, pc.c0), dy_in.s1, rows, pitch, flat);
             copy_async_wait();
             __syncthreads();
             if (active) {
-                const auto ys = staged_rows<T, P, WINDOW>(stage_y, j, pitch, y_in.row(pc.o, k) + pc.c0, y_in.s1);
-                const auto dys = staged_rows<T, P, WINDOW>(stage_dy, j, pitch, dy_in.row(pc.o, k) + pc.c0, dy_in.s1);
+                const auto ys = staged_rows<T, P, WINDOW, S>(stage_y, j, pitch, y_in.at(pc.o, k, pc.c0), y_in.s1);
+                const auto dys = staged_rows<T, P, WINDOW, S>(stage_dy, j, pitch, dy_in.at(pc.o, k, pc.c0), dy_in.s1);
                 int r = g;
                 for (; r + 3 * G < rows; r += 4 * G) {
                     float yv[4][P], dyv[4][P];
@@ -951,17 +977,18 @@ __device__ __forceinline__ void staged_backward(LOAD y_in, LOAD dy_in, STORE dx_
             const int rows = pc.sub_rows(sub, geo.stage_rows);
             if (sub != pc.sub_pieces - 1) {
                 __syncthreads();
-                stage_piece_rows<T, WINDOW>(geo, pc, stage_y, y_in.row(pc.o, k) + pc.c0, y_in.s1, rows, pitch, flat);
-                stage_piece_rows<T, WINDOW>(geo, pc, stage_dy, dy_in.row(pc.o, k) + pc.c0, dy_in.s1, rows, pitch, flat);
+                stage_piece_rows<T, WINDOW, S>(geo, pc, stage_y, y_in.at(pc.o, k, pc.c0), y_in.s1, rows, pitch, flat);
+                stage_piece_rows<T, WINDOW, S>(geo, pc, stage_dy, dy_in.at(pc.o, k, pc.c0), dy_in.s1, rows, pitch, flat);
                 copy_async_wait();
                 __syncthreads();
             }
             if (WINDOW || direct) {
                 // a window's every lane takes part (store_window's shuffle)
                 if (WINDOW || active) {
-                    const auto ys = staged_rows<T, P, WINDOW>(stage_y, j, pitch, y_in.row(pc.o, k) + pc.c0, y_in.s1);
-                    const auto dys = staged_rows<T, P, WINDOW>(stage_dy, j, pitch, dy_in.row(pc.o, k) + pc.c0, dy_in.s1);
-                    T* dst = dx_out.row(pc.o, k) + pc.c0;
+                    const auto ys = staged_rows<T, P, WINDOW, S>(stage_y, j, pitch, y_in.at(pc.o, k, pc.c0), y_in.s1);
+                    const auto dys =
+                        staged_rows<T, P, WINDOW, S>(stage_dy, j, pitch, dy_in.at(pc.o, k, pc.c0), dy_in.s1);
+                    T* dst = dx_out.at(pc.o, k, pc.c0);
                     for (int r = g; r < rows; r += G) {
                         float yv[P], dyv[P];
                         y_in.template convert<P>(ys.read(r), yv);
@@ -973,6 +1000,7 @@ __device__ __forceinline__ void staged_backward(LOAD y_in, LOAD dy_in, STORE dx_
                 }
                 continue;
             }
+            if constexpr (S > 1) continue;  // (direct)
             if (active) {
                 T* py = stage_y + j * P;
                 const T* pdy = stage_dy + j * P;

@@ -202,20 +202,6 @@ __device__ __forceinline__ void walk_rows(const StridedTile& t, i64 n, i64 split
     }
 }
 
-// Every other element of the 2P elements from src, as a pack: the two packs of the span, read
-// whole (src on a pack boundary; the span's last element shares a pack with the one before it).
-template <typename T, int P>
-__device__ __forceinline__ Pack<T, P> read_span2(const T* src) {
-    const Pack<T, P> lo = read_pack<T, P>(src), hi = read_pack<T, P>(src + P);
-    Pack<T, P> pack;
-#pragma unroll
-    for (int i = 0; i < P / 2; ++i) {
-        pack.elems()[i] = lo.elems()[2 * i];
-        pack.elems()[P / 2 + i] = hi.elems()[2 * i];
-    }
-    return pack;
-}
-
 // P columns of one row as a raw pack: one packed access when all are inside `inner` (the two of
 // the span for STEPPED); past it `pad`, -inf (forward) or 0 (backward), in the pack's own type
 // (both exact in every type). (A pack of one element is a single one whatever the step: the

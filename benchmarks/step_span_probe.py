@@ -1,0 +1,84 @@
+"""Inputs that step by 2 along inner (x[..., ::2]) over a non-last dim: the CUDA backend's staged
+tiles reading each tile row's span once (strided_staged) against the strided tier, auto and
+torch.compile, alternated in one process, forward and backward (y and dy both stepped, as the
+layouts regime lays them out). Fractions of the copy bandwidth measured in the same process, of the
+logical bytes (the elements of the view read once, the output written once).
+
+    python benchmarks/step_span_probe.py [--dtypes bfloat16,float32] [--rounds 2] [--out FILE]
+"""
+
+from __future__ import annotations
+
+import argparse
+
+import torch
+
+import fastsoftmax
+from fastsoftmax import dispatch
+from fastsoftmax.benchmark.layouts import LayoutCase, copy_gbps, input_sets, time_ms
+
+CASES = [
+    LayoutCase("view", "(8192,8192)[:, ::2] d0", (8192, 4096), 0, "step_inner"),
+    LayoutCase("view", "(32,4096,2048)[..., ::2] d1", (32, 4096, 1024), 1, "step_inner"),
+    LayoutCase("view", "(128,1024,2048)[..., ::2] d1", (128, 1024, 1024), 1, "step_inner"),
+    LayoutCase("view", "(4096,64,1024)[..., ::2] d1", (4096, 64, 512), 1, "step_inner"),
+    LayoutCase("view", "(1024,16384,32)[..., ::2] d1", (1024, 16384, 16), 1, "step_inner"),
+]
+
+
+def forced(tier, fn):
+    def run(*args):
+        with dispatch.forced("cuda", tier):
+            return fn(*args)
+
+    return run
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--dtypes", default="bfloat16,float32")
+    parser.add_argument("--rounds", type=int, default=2)
+    parser.add_argument("--out")
+    args = parser.parse_args()
+    lines = []
+    for dtype in [getattr(torch, d) for d in args.dtypes.split(",")]:
+        copy = copy_gbps(dtype)
+        for case in CASES:
+            for backward in (False, True):
+                dim = case.dim
+                if backward:
+                    base = lambda dy, y: fastsoftmax.softmax_backward(dy, y, dim)  # noqa: E731
+                    comp = torch.compile(lambda dy, y: torch._softmax_backward_data(dy, y, dim, y.dtype))
+                else:
+                    base = lambda x: fastsoftmax.softmax(x, dim)  # noqa: E731
+                    comp = torch.compile(lambda x: torch.softmax(x, dim))
+                impls = {
+                    "staged": forced("strided_staged", base),
+                    "strided": forced("strided", base),
+                    "auto": base,
+                    "compile": comp,
+                }
+                inputs = input_sets(case, dtype, backward)
+                floor = case.bytes_moved(dtype.itemsize, backward)
+                best = {name: 0.0 for name in impls}
+                for _ in range(args.rounds):
+                    for name, fn in impls.items():
+                        try:
+                            ms = time_ms(fn, inputs)
+                            best[name] = max(best[name], floor / ms / 1e6 / copy)
+                        except Exception as exc:  # a tier that cannot take the case
+                            best[name] = float("nan")
+                            print(name, type(exc).__name__, str(exc)[:120])
+                del inputs
+                torch.cuda.empty_cache()
+                cells = "  ".join(f"{name} {value:.3f}" for name, value in best.items())
+                line = f"{case.label:34} {str(dtype)[6:]:9} {'bwd' if backward else 'fwd'}  {cells}"
+                print(line, flush=True)
+                lines.append(line)
+    if args.out:
+        with open(args.out, "w") as f:
+            f.write(f"{torch.cuda.get_device_name()}  torch {torch.__version__}\n" + "\n".join(lines) + "\n")
+
+
+if __name__ == "__main__":
+    main()
