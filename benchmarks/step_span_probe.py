@@ -24,6 +24,13 @@ CASES = [
     LayoutCase("view", "(4096,64,1024)[..., ::2] d1", (4096, 64, 512), 1, "step_inner"),
     LayoutCase("view", "(1024,16384,32)[..., ::2] d1", (1024, 16384, 16), 1, "step_inner"),
 ]
+#: short reduced axes, which the strided tier's second walk finds in L2 (--short)
+SHORT_CASES = [
+    LayoutCase("view", "(8192,32,2048)[..., ::2] d1", (8192, 32, 1024), 1, "step_inner"),
+    LayoutCase("view", "(2048,128,2048)[..., ::2] d1", (2048, 128, 1024), 1, "step_inner"),
+    LayoutCase("view", "(1024,256,2048)[..., ::2] d1", (1024, 256, 1024), 1, "step_inner"),
+    LayoutCase("view", "(16384,16,1024)[..., ::2] d1", (16384, 16, 512), 1, "step_inner"),
+]
 
 
 def forced(tier, fn):
@@ -39,13 +46,16 @@ def main() -> None:
     parser.add_argument("--dtypes", default="bfloat16,float32")
     parser.add_argument("--rounds", type=int, default=2)
     parser.add_argument("--out")
+    parser.add_argument("--short", action="store_true", help="the short reduced axes as well")
     args = parser.parse_args()
+    cases = CASES + (SHORT_CASES if args.short else [])
     lines = []
     for dtype in [getattr(torch, d) for d in args.dtypes.split(",")]:
         copy = copy_gbps(dtype)
-        for case in CASES:
+        for case in cases:
             for backward in (False, True):
                 dim = case.dim
+                torch._dynamo.reset()  # (past its recompile limit torch.compile would run eagerly)
                 if backward:
                     base = lambda dy, y: fastsoftmax.softmax_backward(dy, y, dim)  # noqa: E731
                     comp = torch.compile(lambda dy, y: torch._softmax_backward_data(dy, y, dim, y.dtype))

@@ -226,6 +226,17 @@ def test_stepped_inputs_take_the_staged_spans_where_they_fit(outer, n, inner, sp
         assert chosen == expected, backward
 
 
+def test_float32_forwards_over_short_stepped_axes_keep_the_strided_tier():
+    from fastsoftmax.backends.cuda import tiers
+
+    def chosen(n, dtype, backward):
+        return tiers.choose_tier(8192, n, 1024, dtype, backward, tiers.H100_LIMITS, False, True, True)
+
+    assert chosen(64, torch.float32, False) == chosen(32, torch.float32, False) == "strided"
+    assert chosen(16, torch.float32, False) == chosen(128, torch.float32, False) == "strided_staged"
+    assert chosen(64, torch.float32, True) == chosen(64, torch.bfloat16, False) == "strided_staged"
+
+
 def test_spans_aligned_on_the_canonical_views():
     from fastsoftmax import _layout, functional
 
