@@ -467,9 +467,8 @@ def _choose_stepped_tier(outer, n, inner, dtype, backward, limits, spans: bool) 
     columns and inner sizes that are no whole number of packs keep the strided tier, as for dense
     inputs (choose_tier). H100, x[..., ::2] of these tensors over dim 1, both alternated in one
     process (fraction of copy, logical bytes; results 2026-11-27_h100_s23/step_span_probe*.txt): bf16
-    (32, 4096, 2048)
-    0.449 against 0.356 forward, 0.411 against 0.323 backward, (8192, 8192)[:, ::2] over dim 0 0.346
-    and 0.316 against 0.287 and 0.271, (8192, 32, 2048) 0.671 against 0.275; float32 ahead by
+    (32, 4096, 2048) 0.449 against 0.356 forward, 0.411 against 0.323 backward, (8192, 8192)[:, ::2]
+    over dim 0 0.346 and 0.316 against 0.287 and 0.271, (8192, 32, 2048) 0.671 against 0.275; float32 ahead by
     0.03-0.25 but in the forward over axes of 32 to 64 ((4096, 64, 1024) 0.620 against 0.664,
     (8192, 32, 2048) 0.646 against 0.667; at 16 and 128 ahead: 0.644 against 0.603, 0.625 against
     0.559): STEPPED_F32_FORWARD_STRIDED_N."""

@@ -714,8 +714,8 @@ __device__ __forceinline__ StagedRows<T, P, WINDOW, STEP> staged_rows(const T* s
 // The (max, sum) pairs of a thread's P columns over `rows` staged rows: the maximum first, then
 // the sum of exp(x - max) in a second walk over shared memory (one exponential per element).
 template <typename T, int P, bool WINDOW, int STEP, typename LOAD>
-__device__ __forceinline__ void staged_stats(const LOAD& in, const StagedRows<T, P, WINDOW, STEP>& staged, int rows, int first,
-                                             int step, MaxSum* state) {
+__device__ __forceinline__ void staged_stats(const LOAD& in, const StagedRows<T, P, WINDOW, STEP>& staged, int rows,
+                                             int first, int step, MaxSum* state) {
     float m[P], s[P];
 #pragma unroll
     for (int i = 0; i < P; ++i) m[i] = neg_inf(), s[i] = 0.0f;
@@ -800,8 +800,8 @@ __device__ __forceinline__ void staged_forward(LOAD in, STORE out, float* ws, i6
             __syncthreads();  // the buffer is free again
             stage_piece_rows<T, WINDOW, S>(geo, pc, stage, in.at(pc.o, k, pc.c0), in.s1, half, pitch, flat);
             copy_async_commit();
-            stage_piece_rows<T, WINDOW, S>(geo, pc, stage + half * pitch, in.at(pc.o, k + half, pc.c0), in.s1, rows - half,
-                                           pitch, flat);
+            stage_piece_rows<T, WINDOW, S>(geo, pc, stage + half * pitch, in.at(pc.o, k + half, pc.c0), in.s1,
+                                           rows - half, pitch, flat);
             copy_async_commit();
             copy_async_wait_group<1>();
             __syncthreads();
