@@ -5,6 +5,9 @@ layouts regime lays them out). Fractions of the copy bandwidth measured in the s
 logical bytes (the elements of the view read once, the output written once).
 
     python benchmarks/step_span_probe.py [--dtypes bfloat16,float32] [--rounds 2] [--out FILE]
+
+``--sweep`` times the staged spans under each of TUNINGS instead (CTAs an SM, teams as clusters or
+persistent), beside auto.
 """
 
 from __future__ import annotations
@@ -33,9 +36,23 @@ SHORT_CASES = [
 ]
 
 
-def forced(tier, fn):
+#: --sweep: strided_staged's launch shapes to time the spans under
+TUNINGS = {
+    "default": {},
+    "1/sm": {"staged_ctas_per_sm": 1},
+    "2/sm": {"staged_ctas_per_sm": 2},
+    "3/sm": {"staged_ctas_per_sm": 3},
+    "4/sm": {"staged_ctas_per_sm": 4},
+    "persistent": {"staged_cluster": False},
+    "1/sm persistent": {"staged_ctas_per_sm": 1, "staged_cluster": False},
+}
+
+
+def forced(tier, fn, tuning=None):
+    from fastsoftmax.backends.cuda import tiers
+
     def run(*args):
-        with dispatch.forced("cuda", tier):
+        with dispatch.forced("cuda", tier), tiers.tuned(**(tuning or {})):
             return fn(*args)
 
     return run
@@ -47,6 +64,7 @@ def main() -> None:
     parser.add_argument("--rounds", type=int, default=2)
     parser.add_argument("--out")
     parser.add_argument("--short", action="store_true", help="the short reduced axes as well")
+    parser.add_argument("--sweep", action="store_true", help="the staged spans under each of TUNINGS")
     args = parser.parse_args()
     cases = CASES + (SHORT_CASES if args.short else [])
     lines = []
@@ -62,12 +80,16 @@ def main() -> None:
                 else:
                     base = lambda x: fastsoftmax.softmax(x, dim)  # noqa: E731
                     comp = torch.compile(lambda x: torch.softmax(x, dim))
-                impls = {
-                    "staged": forced("strided_staged", base),
-                    "strided": forced("strided", base),
-                    "auto": base,
-                    "compile": comp,
-                }
+                if args.sweep:
+                    impls = {name: forced("strided_staged", base, tuning) for name, tuning in TUNINGS.items()}
+                    impls["auto"] = base
+                else:
+                    impls = {
+                        "staged": forced("strided_staged", base),
+                        "strided": forced("strided", base),
+                        "auto": base,
+                        "compile": comp,
+                    }
                 inputs = input_sets(case, dtype, backward)
                 floor = case.bytes_moved(dtype.itemsize, backward)
                 best = {name: 0.0 for name in impls}
