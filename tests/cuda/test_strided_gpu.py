@@ -418,10 +418,8 @@ def stepped_backward_right(x, dim, log, tier="strided_staged"):
     """The backward on ``tier`` of y and dy laid out as ``x`` (both stepping by 2 along inner), against
     float64; dx is dense."""
 
-    def stepped():
-        return torch.empty((*x.shape[:-1], 2 * x.shape[-1]), dtype=x.dtype, device=x.device)[..., ::2]
-
-    y, dy = stepped().copy_(softmax64(x, dim, log)), stepped().copy_(rand(x.shape, x.dtype))
+    y = view_of("step_inner", x.shape, x.dtype).copy_(softmax64(x, dim, log))
+    dy = view_of("step_inner", x.shape, x.dtype)
     with dispatch.forced("cuda", tier):
         dx = fastsoftmax.softmax_backward(dy, y, dim, log=log)
     assert dx.is_contiguous()

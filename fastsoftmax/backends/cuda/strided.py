@@ -401,8 +401,19 @@ def choose_tier(
     along inner; then ``window`` says whether strided_staged can stage the spans (stepped_span_fits)."""
     itemsize = CXX_TYPES[dtype][2]
     if stepped:
-        return _choose_stepped_tier(outer, n, inner, dtype, backward, limits, window)
-    if aligned and not window and itemsize == 2:
+        # strided_staged reads each span once; the strided tier reads the elements of a tile of
+        # columns, with the span of every sector, twice (its second walk). Past the conditions below,
+        # the same rules as dense inputs. H100, x[..., ::2] of these tensors over dim 1, both
+        # alternated in one process (fraction of copy, logical bytes; results
+        # 2026-11-27_h100_s23/step_span_probe*.txt): bf16 (32, 4096, 2048) 0.449 against 0.356
+        # forward, 0.411 against 0.323 backward, (8192, 8192)[:, ::2] over dim 0 0.346 and 0.316
+        # against 0.287 and 0.271, (8192, 32, 2048) 0.671 against 0.275; float32 ahead by 0.03-0.25
+        # but in the forward over axes of 32 to 64 ((4096, 64, 1024) 0.620 against 0.664, (8192, 32,
+        # 2048) 0.646 against 0.667; at 16 and 128 ahead: 0.644 against 0.603, 0.625 against 0.559)
+        short_f32_forward = dtype == torch.float32 and not backward and n in STEPPED_F32_FORWARD_STRIDED_N
+        if not window or inner * itemsize % 16 or short_f32_forward:
+            return "strided"
+    elif aligned and not window and itemsize == 2:
         # 16-bit rows at different 16-byte phases (row strides of no whole number of pieces, e.g.
         # (32, 4096, 1023) over dim 1): the staged tiles would copy 2 bytes at a time, or, in their
         # windows, shift every row's reads and stores. H100 (results 2026-11-25_h100_s16/odd_rows_*.txt
@@ -421,8 +432,8 @@ def choose_tier(
     # forward, 0.64 and 0.74 backward, against the strided tier's 0.53, 0.57, 0.53, 0.54; bf16 in
     # windows 0.454 and 0.527 forward, 0.522 and 0.543 backward, against 0.439, 0.449, 0.447, 0.445
     # (2-byte copies: 0.14-0.22)
-    off_boundary = not aligned and window and inner * itemsize >= STAGED_WINDOW_MIN_INNER_BYTES
-    if outer * n * inner < STAGED_MIN_NUMEL or not (aligned or off_boundary):
+    off_boundary = not stepped and not aligned and window and inner * itemsize >= STAGED_WINDOW_MIN_INNER_BYTES
+    if outer * n * inner < STAGED_MIN_NUMEL or not (aligned or off_boundary or stepped):
         return "strided"
     if n >= STAGED_MAX_N_WIDE and inner >= 128:
         # a long axis over wide columns splits every tile over a team of CTAs that load, wait and
@@ -436,7 +447,7 @@ def choose_tier(
         return "strided_staged" if staged else "strided"
     limits_args = (limits.smem_per_sm, limits.smem_per_block, limits.sm_count)
     windowed = window_tiles(dtype) and (off_boundary or inner * itemsize % 16 != 0)
-    shape = staged_shape(outer, n, inner, dtype, backward, *limits_args, window=windowed)
+    shape = staged_shape(outer, n, inner, dtype, backward, *limits_args, window=windowed, step=2 if stepped else 1)
     return "strided" if shape is None else "strided_staged"
 
 
@@ -456,33 +467,8 @@ def stepped_span_fits(inner: int, strides, itemsize: int, align: int) -> str | N
 
 
 #: float32 forwards of stepped inputs over reduced axes this long keep the strided tier, whose second
-#: walk finds them in L2 (see _choose_stepped_tier)
+#: walk finds them in L2 (see choose_tier)
 STEPPED_F32_FORWARD_STRIDED_N = range(32, 65)
-
-
-def _choose_stepped_tier(outer, n, inner, dtype, backward, limits, spans: bool) -> str:
-    """The tier of inputs that step along inner (``spans``: stepped_span_fits allows staging them).
-    strided_staged reads each span once; the strided tier reads the elements of a tile of columns,
-    with the span of every sector, twice (its second walk). Small problems, long axes over wide
-    columns and inner sizes that are no whole number of packs keep the strided tier, as for dense
-    inputs (choose_tier). H100, x[..., ::2] of these tensors over dim 1, both alternated in one
-    process (fraction of copy, logical bytes; results 2026-11-27_h100_s23/step_span_probe*.txt): bf16
-    (32, 4096, 2048) 0.449 against 0.356 forward, 0.411 against 0.323 backward, (8192, 8192)[:, ::2]
-    over dim 0 0.346 and 0.316 against 0.287 and 0.271, (8192, 32, 2048) 0.671 against 0.275; float32 ahead by
-    0.03-0.25 but in the forward over axes of 32 to 64 ((4096, 64, 1024) 0.620 against 0.664,
-    (8192, 32, 2048) 0.646 against 0.667; at 16 and 128 ahead: 0.644 against 0.603, 0.625 against
-    0.559): STEPPED_F32_FORWARD_STRIDED_N."""
-    itemsize = CXX_TYPES[dtype][2]
-    if not spans or inner * itemsize % 16 or outer * n * inner < STAGED_MIN_NUMEL:
-        return "strided"
-    if dtype == torch.float32 and not backward and n in STEPPED_F32_FORWARD_STRIDED_N:
-        return "strided"
-    if n >= STAGED_MAX_N_WIDE and inner >= 128:
-        return "strided"
-    shape = staged_shape(
-        outer, n, inner, dtype, backward, limits.smem_per_sm, limits.smem_per_block, limits.sm_count, step=2
-    )
-    return "strided" if shape is None else "strided_staged"
 
 
 def supports(

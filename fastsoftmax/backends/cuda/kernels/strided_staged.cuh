@@ -126,7 +126,6 @@ struct StridedDirectLoad {
 
 template <typename T>
 struct StridedDirectStore {
-    static constexpr int kStep = 1;
     T* base;
     i64 s0, s1;
     __device__ __forceinline__ T* row(i64 o, i64 k) const { return base + o * s0 + k * s1; }
@@ -855,7 +854,6 @@ __device__ __forceinline__ void staged_forward(LOAD in, STORE out, float* ws, i6
                 }
                 continue;
             }
-            if constexpr (S > 1) continue;  // (direct)
             if (active) {
                 T* p = stage + j * P;
                 for (int r = g; r < rows; r += G) {
@@ -1000,7 +998,6 @@ __device__ __forceinline__ void staged_backward(LOAD y_in, LOAD dy_in, STORE dx_
                 }
                 continue;
             }
-            if constexpr (S > 1) continue;  // (direct)
             if (active) {
                 T* py = stage_y + j * P;
                 const T* pdy = stage_dy + j * P;
