@@ -68,6 +68,9 @@ PROBLEMS = {
     # run_tier itself (x misaligned, y not: the re-read path); the last holds its slices in
     # registers and in shared memory (its cp.async groups), and float32 re-reads a rest
     "grid_row": [((1, 300007), -1), ((2, 1000003), -1), ((3, 4099), -1), ((1, 12000007), -1)],
+    # the same kernels with a cluster for the team: rows held in registers, in shared memory too, and
+    # (float32 2^20 + 3 backward at 16 CTAs, and the 2-CTA run below) partly re-read
+    "cluster_stream": [((3, 300007), -1), ((2, 1000003), -1), ((3, 4099), -1)],
     # the last three: a long axis over few columns, split over hundreds of blocks whose pairs a
     # kernel of their own merges (kMerge), finished by the tiles and (32 columns, dense) by the flat
     # sweep (kFlat), and rows of 4 KiB and more over a partial last tile (16-bit warps a whole row
@@ -241,6 +244,7 @@ TUNED_RUNS = {
     "block_regs": [({"row_window": True}, None), ({"row_window": False}, None)],
     "flat_rows": [({"flat_rows_tight": False}, None)],
     "strided": [({"strided_flat_finish": False}, None)],
+    "cluster_stream": [({"cluster_ctas": 2}, [((2, 700001), -1)]), ({"cluster_ctas": 16}, [((2, 4099), -1)])],
     "strided_staged": [
         ({"staged_cluster": False}, None),
         ({"staged_columns": True}, COLUMN_PROBLEMS),

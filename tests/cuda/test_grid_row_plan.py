@@ -335,3 +335,60 @@ def test_plan_refuses_without_cooperative_launch(fake_device, monkeypatch):
     key = ("grid_row", torch.float32, 1, 1 << 20, 1, ((1 << 20,), (1 << 20,)), False, False, 0, 0, None)
     with pytest.raises(ValueError, match="cooperative"):
         plans.build(fake_device, key)
+
+
+# ---- cluster_stream: the same kernels, a cluster for the team -------------------------------------
+
+
+def test_cluster_stream_shape():
+    """The smallest cluster whose CTAs hold their slices in registers and shared memory, 16 when none
+    does (the rest re-read); shared memory only for what the registers do not hold."""
+    from fastsoftmax.backends.cuda.instances import CLUSTER_STREAM_SIZES, cluster_stream_shape
+
+    for dtype in DTYPES:
+        for backward in (False, True):
+            tensors = 2 if backward else 1
+            for n in LENGTHS:
+                shape = cluster_stream_shape(n, dtype, backward, H100_BUDGET)
+                assert shape.ctas in CLUSTER_STREAM_SIZES and shape.threads == GRID_ROW_THREADS
+                assert shape.packs == GRID_ROW_HELD_PACKS[backward] and shape.pack == cluster_pack(dtype)
+                assert shape.smem_bytes == shape.smem_slots * 16 * tensors <= H100_BUDGET
+                on_chip = shape.packs * shape.threads + shape.smem_slots
+                slots = grid_row_slots(n, dtype, shape.ctas)
+                fits = slots <= shape.packs * shape.threads + H100_BUDGET // (16 * tensors)
+                assert fits or shape.ctas == 16, (n, dtype, backward, shape)
+                if fits:
+                    assert on_chip >= slots and (shape.smem_slots == 0 or on_chip == slots)
+                smaller = [c for c in CLUSTER_STREAM_SIZES if c < shape.ctas]
+                for c in smaller:  # none of them held it
+                    assert grid_row_slots(n, dtype, c) > shape.packs * shape.threads + H100_BUDGET // (16 * tensors)
+                forced = cluster_stream_shape(n, dtype, backward, H100_BUDGET, ctas=4)
+                assert forced.ctas == 4 and forced.chunk == cluster_chunk(n, dtype, 4)
+    with pytest.raises(ValueError, match="cluster size 3"):
+        cluster_stream_shape(1 << 20, torch.float32, False, H100_BUDGET, ctas=3)
+
+
+def test_cluster_stream_instances_are_compiled():
+    found = [i for i in all_instances() if i.tier == "cluster_stream"]
+    assert len(found) == len(DTYPES) * 4
+    for inst in found:
+        assert inst == grid_row_instance(inst.dtype, inst.backward, inst.log, "cluster_stream")
+        assert inst.header == "grid_row_tier.cuh" and inst.name.startswith("fs_cluster_stream_")
+        text = source_for([inst])
+        assert ("cluster_stream_backward" if inst.backward else "cluster_stream_forward") in text
+        assert "GridTeam" not in text and "float* ws" not in text
+
+
+@pytest.mark.parametrize("limits", LIMITS, ids=["h100", "a100"])
+def test_cluster_stream_chosen_for_many_long_rows(limits):
+    """Where the cluster tier does not take a row (or not at its best) and there are
+    CLUSTER_STREAM_MIN_ROWS rows or more, on GPUs with clusters only; grid_row keeps its few rows."""
+    for dtype in DTYPES:
+        for backward in (False, True):
+            for outer in (1, 4, 8, 15, 16, 64, 131, 132, 512):
+                for n in (1 << 17, 300007, 699051, 1 << 20, 1 << 22):
+                    chosen = tiers.choose_tier(outer, n, 1, dtype, backward, limits)
+                    assert tiers.supports("cluster_stream", outer, n, 1, dtype, backward, limits) == limits.clusters
+                    held = limits.clusters and n <= cluster_preferred_max_cols(dtype, backward, outer)
+                    want = limits.clusters and not held and outer >= tiers.CLUSTER_STREAM_MIN_ROWS
+                    assert (chosen == "cluster_stream") == want, (outer, n, dtype, backward, chosen)

@@ -613,6 +613,37 @@ def grid_row_shape(n: int, dtype: torch.dtype, backward: bool, sm_count: int, pe
     return GridRowShape(ctas, threads, packs, pack, cluster_chunk(n, dtype, ctas), slots, slots * 16 * tensors)
 
 
+#: cluster sizes of a cluster_stream launch, smallest first (see cluster_stream_shape)
+CLUSTER_STREAM_SIZES = (2, 4, 8, 16)
+
+
+def cluster_stream_shape(n: int, dtype: torch.dtype, backward: bool, smem_budget: int, ctas: int = 0) -> GridRowShape:
+    """How to launch cluster_stream (grid_row's kernels with a thread-block cluster for the team) on
+    rows of n columns, each CTA taking at most ``smem_budget`` bytes of dynamic shared memory: the
+    smallest cluster of CLUSTER_STREAM_SIZES whose CTAs hold their slices of the row in registers and
+    shared memory (a smaller cluster meets at a cheaper barrier, and more of them fit the GPU's
+    groups of SMs at once), else 16 CTAs, which re-read what they do not hold; ``ctas`` forces the
+    size. One CTA per SM (GRID_ROW_THREADS threads of up to 128 registers).
+
+    Launch contract: ``grid_row_instance(dtype, backward, log, "cluster_stream")``, block
+    ``(threads, 1, 1)``, grid ``(clusters * ctas, 1, 1)`` for any number of clusters (cluster k takes
+    rows k, k + clusters, ...), ``cuLaunchKernelEx`` with ``CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION =
+    (ctas, 1, 1)`` (and ``CU_FUNC_ATTRIBUTE_NON_PORTABLE_CLUSTER_SIZE_ALLOWED`` past 8), dynamic
+    shared memory ``smem_bytes``; arguments, all 8 bytes: forward ``(x, y, rows, n, x_pitch, y_pitch,
+    smem_slots)``, backward ``(y, dy, dx, rows, n, y_pitch, dy_pitch, dx_pitch, smem_slots)``."""
+    if ctas and ctas not in CLUSTER_STREAM_SIZES:
+        raise ValueError(f"tier 'cluster_stream': cluster size {ctas} is not one of {CLUSTER_STREAM_SIZES}")
+    pack = cluster_pack(dtype)
+    packs = GRID_ROW_HELD_PACKS[backward]
+    tensors = 2 if backward else 1
+    threads = GRID_ROW_THREADS
+    most = max(0, smem_budget // (16 * tensors))
+    sizes = (ctas,) if ctas else CLUSTER_STREAM_SIZES
+    size = next((c for c in sizes if grid_row_slots(n, dtype, c) <= packs * threads + most), sizes[-1])
+    slots = max(0, min(most, grid_row_slots(n, dtype, size) - packs * threads))
+    return GridRowShape(size, threads, packs, pack, cluster_chunk(n, dtype, size), slots, slots * 16 * tensors)
+
+
 def grid_row_workspace(ctas: int, backward: bool) -> int:
     """float32 elements of a grid_row launch's workspace: each CTA's (max, sum) pair (backward: its
     sum), for two rows in turn."""
@@ -631,7 +662,8 @@ def cluster_grid(rows: int, resident: int, backward: bool) -> int:
 class Instance:
     """One kernel: a tier's template with every parameter fixed."""
 
-    tier: str  # "warp", "flat_rows", "block_regs", "block_smem", "block_uncached", "split_row", "cluster", "grid_row"
+    tier: str  # "warp", "flat_rows", "block_regs", "block_smem", "block_uncached", "split_row", "cluster", "grid_row",
+    # "cluster_stream"
     # (inner > 1: strided.py)
     dtype: torch.dtype
     backward: bool
@@ -673,7 +705,7 @@ class Instance:
             storage = self.block_storage
             shape = f"p{self.pack}_c{self.cols}" + ("" if storage == "float" else f"_{storage}")
             shape += "_window" if self.window else ""
-        elif self.tier in ("cluster", "grid_row") and self.cols:
+        elif self.tier in ("cluster", "grid_row", "cluster_stream") and self.cols:
             shape = f"p{self.pack}_c{self.cols}" + (f"_{self.storage}" if self.storage else "")
             shape += "_columns" if self.columns else ""
         elif self.tier in ("block_smem", "block_uncached", "cluster"):
@@ -700,6 +732,7 @@ class Instance:
             "split_row": "split_row_tier.cuh",
             "cluster": "cluster_tier.cuh",
             "grid_row": "grid_row_tier.cuh",
+            "cluster_stream": "grid_row_tier.cuh",
         }[self.tier]
 
     def wrapper(self) -> str:
@@ -729,7 +762,7 @@ class Instance:
             return self._split_row_wrapper(t, log)
         elif self.tier == "cluster":
             return self._cluster_wrapper(t, log)
-        elif self.tier == "grid_row":
+        elif self.tier in ("grid_row", "cluster_stream"):
             return self._grid_row_wrapper(t, log)
         else:
             raise ValueError(f"no row-tier wrapper for tier {self.tier!r}")
@@ -815,20 +848,24 @@ class Instance:
         return f'extern "C" __global__ void {bound} {self.name}({params}) {{\n    {call};\n}}\n'
 
     def _grid_row_wrapper(self, t: str, log: str) -> str:
+        # one kernel body, two teams: the cooperative grid (a workspace for its pairs) or a cluster
         targs = f"{t}, {self.pack}, {self.cols // self.pack}, {log}"
+        grid = self.tier == "grid_row"
+        ws, team = ("float* ws, ", "GridTeam{ws}, ") if grid else ("", "")
+        fn = "grid_row" if grid else "cluster_stream"
         if self.backward:
             params = (
-                f"const {t}* y, const {t}* dy, {t}* dx, float* ws, i64 rows, i64 n, i64 y_pitch, i64 dy_pitch, "
+                f"const {t}* y, const {t}* dy, {t}* dx, {ws}i64 rows, i64 n, i64 y_pitch, i64 dy_pitch, "
                 f"i64 dx_pitch, i64 smem_slots"
             )
             call = (
-                f"grid_row_backward<{targs}>(DirectLoad<{t}>{{y, y_pitch}}, DirectLoad<{t}>{{dy, dy_pitch}}, "
-                f"DirectStore<{t}>{{dx, dx_pitch}}, ws, rows, n, smem_slots)"
+                f"{fn}_backward<{targs}>(DirectLoad<{t}>{{y, y_pitch}}, DirectLoad<{t}>{{dy, dy_pitch}}, "
+                f"DirectStore<{t}>{{dx, dx_pitch}}, {team}rows, n, smem_slots)"
             )
         else:
-            params = f"const {t}* x, {t}* y, float* ws, i64 rows, i64 n, i64 x_pitch, i64 y_pitch, i64 smem_slots"
+            params = f"const {t}* x, {t}* y, {ws}i64 rows, i64 n, i64 x_pitch, i64 y_pitch, i64 smem_slots"
             call = (
-                f"grid_row_forward<{targs}>(DirectLoad<{t}>{{x, x_pitch}}, DirectStore<{t}>{{y, y_pitch}}, ws, rows, "
+                f"{fn}_forward<{targs}>(DirectLoad<{t}>{{x, x_pitch}}, DirectStore<{t}>{{y, y_pitch}}, {team}rows, "
                 f"n, smem_slots)"
             )
         # one CTA per SM: the compiler may give each thread 128 registers for the held slots
@@ -867,10 +904,11 @@ class Instance:
         )
 
 
-def grid_row_instance(dtype: torch.dtype, backward: bool, log: bool) -> Instance:
-    """The one grid_row instance of a dtype, direction and function."""
+def grid_row_instance(dtype: torch.dtype, backward: bool, log: bool, tier: str = "grid_row") -> Instance:
+    """The one grid_row (or cluster_stream: the same kernel body) instance of a dtype, direction and
+    function."""
     pack = cluster_pack(dtype)
-    return Instance("grid_row", dtype, backward, log, pack, cols=GRID_ROW_HELD_PACKS[backward] * pack)
+    return Instance(tier, dtype, backward, log, pack, cols=GRID_ROW_HELD_PACKS[backward] * pack)
 
 
 def source_for(instances) -> str:
@@ -987,6 +1025,7 @@ def all_instances():
                     pack = CLUSTER_COLUMNS_PACK
                     out.append(Instance("cluster", dtype, backward, log, pack, cols=packs * pack, columns=True))
                 out.append(grid_row_instance(dtype, backward, log))
+                out.append(grid_row_instance(dtype, backward, log, "cluster_stream"))
                 out += [
                     Instance("flat_rows", dtype, backward, log, cols=k, group=g)
                     for k in FLAT_ROWS_LANE_ELEMS

@@ -12,6 +12,7 @@ Argument order of the kernels (every parameter 8 bytes, see ``instances.py``):
 * split_row: partials  = inputs, workspace, n, the pitch of each input, chunk, splits;
              finish    = pointers, workspace, n, the pitch of each tensor, chunk, splits;
 * grid_row:  pointers, workspace, rows, n, the pitch of each tensor, shared-memory slots;
+* cluster_stream: as grid_row without the workspace;
 * inner > 1: see ``strided.py``.
 """
 
@@ -24,6 +25,7 @@ from .instances import (
     BLOCK_REGS_PACK_SIZES,
     BLOCK_SIZES,
     CLUSTER_KEPT_MAX_HELD,
+    CLUSTER_PORTABLE_MAX,
     CLUSTER_STATIC_SMEM,
     CXX_TYPES,
     FLAT_ROWS_THREADS,
@@ -46,6 +48,7 @@ from .instances import (
     cluster_grid,
     cluster_keeps,
     cluster_shape,
+    cluster_stream_shape,
     flat_rows_per_lane,
     flat_rows_shape,
     flat_rows_spread,
@@ -93,6 +96,8 @@ def build(load, key):
         return _cluster(load, dtype, outer, n, pitches, log, backward, align, dev, tuning)
     if tier == "grid_row":
         return _grid_row(load, dtype, outer, n, pitches, log, backward, dev)
+    if tier == "cluster_stream":
+        return _cluster_stream(load, dtype, outer, n, pitches, log, backward, dev, tuning)
     if tier == "flat_rows":
         return _flat_rows(load, dtype, outer, n, pitches, log, backward, dev, tuning)
     kernel, grid = _row_kernel(load, tier, dtype, outer, n, log, backward, align, dev, tuning)
@@ -314,3 +319,31 @@ def _grid_row(load, dtype, outer, n, pitches, log, backward, dev):
         del buffer  # only now that the launch is enqueued
 
     return run
+
+
+def cluster_stream_launch(load, dtype, n, backward, log, dev, ctas: int = 0) -> tuple[Kernel, GridRowShape]:
+    """The kernel (cluster size, block and shared memory set) and shape of a cluster_stream launch on
+    rows of n columns (see instances.cluster_stream_shape for the launch contract)."""
+    facts = device_facts(dev)
+    if not facts.cluster_launch:
+        raise ValueError(f"tier 'cluster_stream' needs thread-block clusters (sm_90 or newer), not {facts.arch}")
+    inst = grid_row_instance(dtype, backward, log, "cluster_stream")
+    shape = cluster_stream_shape(n, dtype, backward, facts.smem_per_block - GRID_ROW_STATIC_SMEM, ctas)
+    nargs = 9 if backward else 7
+    kernel = Kernel(load(inst, dev), inst.name, dev, nargs, shape.threads, 1, shape.smem_bytes, cluster=shape.ctas)
+    kernel.allow_dynamic_smem(shape.smem_bytes, GRID_ROW_STATIC_SMEM)
+    if shape.ctas > CLUSTER_PORTABLE_MAX:
+        kernel.set_attribute("NON_PORTABLE_CLUSTER_SIZE_ALLOWED", 1)
+    if kernel.resident_clusters() < 1:
+        raise ValueError(
+            f"tier 'cluster_stream': a cluster of {shape.ctas} CTAs of {shape.threads} threads and "
+            f"{shape.smem_bytes} bytes of shared memory cannot be resident on {facts.arch}"
+        )
+    return kernel, shape
+
+
+def _cluster_stream(load, dtype, outer, n, pitches, log, backward, dev, tuning):
+    """One cluster a row, its CTAs holding their slices in registers and shared memory and re-reading
+    the rest. Any alignment, as grid_row; no workspace (the pairs meet in shared memory)."""
+    kernel, shape = cluster_stream_launch(load, dtype, n, backward, log, dev, tuning.cluster_ctas or 0)
+    return kernel.bound(outer * shape.ctas, (outer, n) + pitches + (shape.smem_slots,))

@@ -26,6 +26,10 @@ Tiers, from short rows to long ones:
                       launch with a grid-wide barrier, the row held in registers and shared
                       memory and read once where it fits on chip (grid_row_tier.cuh); chosen where
                       it measured faster than split_row (GRID_ROW_ROW_BYTES);
+* ``cluster_stream``  (sm_90+) many rows longer than the cluster tier holds: grid_row's kernels with
+                      one thread-block cluster per row for the team, each CTA holding its slice in
+                      registers and shared memory and re-reading only what does not fit
+                      (grid_row_tier.cuh); chosen where CLUSTER_STREAM_MIN_ROWS rows or more;
 * ``strided``         inner > 1: tiles of columns along the contiguous axis, 16-byte packs per
                       thread, reduced over n; n is split over blocks (two kernels) when the
                       tiles alone cannot fill the GPU.
@@ -63,7 +67,17 @@ from .instances import (
     flat_rows_bank_ways,
 )
 
-ROW_TIERS = ("warp", "flat_rows", "block_regs", "cluster", "block_smem", "block_uncached", "split_row", "grid_row")
+ROW_TIERS = (
+    "warp",
+    "flat_rows",
+    "block_regs",
+    "cluster",
+    "block_smem",
+    "block_uncached",
+    "split_row",
+    "grid_row",
+    "cluster_stream",
+)
 TIERS = ROW_TIERS + strided.TIERS
 #: split_row serves rows at least this long when there are fewer rows than SMs
 SPLIT_ROW_MIN_COLS = 16384
@@ -144,8 +158,8 @@ class Tuning:
     #: strided: merge the split pairs in a kernel of their own (True) or in the finishing blocks
     #: (False), instead of from strided.STRIDED_MERGE_MIN_SPLITS splits
     strided_merge: bool | None = None
-    #: cluster: CTAs per cluster (one of instances.CLUSTER_SIZES from 2), instead of the size
-    #: instances.cluster_shape chooses by row length and row count
+    #: cluster, cluster_stream: CTAs per cluster (one of instances.CLUSTER_SIZES from 2), instead of
+    #: the size instances.cluster_shape (cluster_stream_shape) chooses
     cluster_ctas: int | None = None
     #: cluster: threads per CTA (a multiple of 32), instead of instances.cluster_threads_packs' choice
     cluster_threads: int | None = None
@@ -286,6 +300,15 @@ GRID_ROW_ROW_BYTES = {
 }
 #: rows a grid_row launch takes one after another: measured up to 4
 GRID_ROW_MAX_ROWS = 4
+#: rows from which cluster_stream takes the rows the cluster tier does not (or not at its best: past
+#: cluster_preferred_max_cols). H100, forced tiers alternated in one process (benchmarks/grid_row_probe.py,
+#: results 2026-11-27_h100_s24/cluster_stream_ab_*.txt), fraction of copy, against what those rows took
+#: before (split_row below sm_count rows, block_uncached from there): bf16 forward 128 x 2^20 0.82
+#: against 0.57, 192 x 699051 0.75 (the cluster tier, which holds it: 0.73), float32 128 x 2^20 0.76
+#: against 0.62, 192 x 699051 0.71 against 0.34, 256 x 2^19 0.85 against 0.65; backward 0.67-0.70 against
+#: 0.35-0.60; 16 x 2^20 0.51-0.67 against split_row's 0.46-0.55. With 8 rows of 2^22 (each re-read in
+#: part, one wave of clusters) split_row leads: 0.55-0.60 against 0.47-0.51.
+CLUSTER_STREAM_MIN_ROWS = 16
 
 
 def block_regs_target(
@@ -383,17 +406,21 @@ def choose_tier(
     # past cluster_preferred_max_cols the two-read tiers measured faster with few rows; with many,
     # the cluster tier wins up to the longest row it holds (instances.CLUSTER_LONGEST_MIN_ROWS)
     clusters = limits.clusters and n <= cluster_preferred_max_cols(dtype, backward, outer)
+    # past that, rows held across a cluster's registers and shared memory, the rest re-read
+    streams = limits.clusters and outer >= CLUSTER_STREAM_MIN_ROWS
     if n >= SPLIT_ROW_MIN_COLS and outer < limits.sm_count:
         if clusters:
             return "cluster"
         low, high = GRID_ROW_ROW_BYTES.get((itemsize, backward), (0, -1))
         if limits.cooperative and outer <= GRID_ROW_MAX_ROWS and low <= n * itemsize <= high:
             return "grid_row"
-        return "split_row"
+        return "cluster_stream" if streams else "split_row"
     if n <= block_regs_max_cols(dtype, backward):
         return "block_regs"
     if clusters:
         return "cluster"
+    if streams:
+        return "cluster_stream"
     need = row_cache_bytes(n, itemsize, backward) + STATIC_SMEM_RESERVE
     # Caching pays while two blocks still share an SM: with one, every barrier idles the SM.
     if need <= min(limits.smem_per_block, limits.smem_per_sm // 2):
@@ -416,6 +443,8 @@ def supports(tier: str, outer: int, n: int, inner: int, dtype: torch.dtype, back
         return n <= block_regs_max_cols(dtype, backward)
     if tier == "cluster":
         return limits.clusters and n <= cluster_max_cols(dtype, backward)
+    if tier == "cluster_stream":
+        return limits.clusters
     if tier == "block_smem":
         return row_cache_bytes(n, CXX_TYPES[dtype][2], backward) + STATIC_SMEM_RESERVE <= limits.smem_per_block
     # block_uncached, split_row, grid_row: any row length and alignment (grid_row re-reads what the

@@ -594,6 +594,41 @@ __device__ __forceinline__ unsigned map_shared(unsigned local, unsigned rank) {
     return remote;
 }
 
+// A cluster barrier in two halves (sm_90 and newer; nothing before, where no kernel is launched as
+// a cluster): writes to shared memory before the arrive are visible to every CTA of the cluster
+// after its wait. Every thread of the CTA takes part.
+__device__ __forceinline__ void cluster_arrive() {
+#if __CUDA_ARCH__ >= 900
+    asm volatile("barrier.cluster.arrive.release.aligned;\n" ::: "memory");
+#endif
+}
+
+__device__ __forceinline__ void cluster_wait() {
+#if __CUDA_ARCH__ >= 900
+    asm volatile("barrier.cluster.wait.acquire.aligned;\n" ::: "memory");
+#endif
+}
+
+// The value at `local` in the shared memory of cluster rank `rank`.
+__device__ __forceinline__ MaxSum read_peer(const MaxSum* local, unsigned rank) {
+    float2 v = make_float2(0.0f, 0.0f);
+#if __CUDA_ARCH__ >= 900
+    asm volatile("ld.shared::cluster.v2.f32 {%0, %1}, [%2];\n"
+                 : "=f"(v.x), "=f"(v.y)
+                 : "r"(map_shared(shared_address(local), rank))
+                 : "memory");
+#endif
+    return MaxSum{v.x, v.y};
+}
+
+__device__ __forceinline__ float read_peer(const float* local, unsigned rank) {
+    float v = 0.0f;
+#if __CUDA_ARCH__ >= 900
+    asm volatile("ld.shared::cluster.f32 %0, [%1];\n" : "=f"(v) : "r"(map_shared(shared_address(local), rank)) : "memory");
+#endif
+    return v;
+}
+
 // Starts a BYTES-byte copy (4, 8 or 16) from global to shared memory; the data lands in the
 // background. Before sm_80, a plain copy.
 template <int BYTES>

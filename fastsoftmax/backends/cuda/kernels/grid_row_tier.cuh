@@ -21,9 +21,9 @@
 //      resets itself, so repeated launches and CUDA graph replays need no clearing of ours);
 //   3. one warp of every CTA merges all pairs (a few hundred, from L2), then the CTA normalises
 //      what it holds and re-reads only the streamed rest, writing y once.
-// Pairs of consecutive rows alternate between two halves of the workspace: a CTA can be at most
-// one row ahead of another (it passes row r + 1's barrier only once every CTA arrived there, after
-// it read row r's pairs), so it never overwrites pairs still being read.
+// The same kernels serve tier "cluster_stream" (sm_90+), where the team sharing a row is one
+// thread-block cluster instead of the whole grid (GridTeam and ClusterTeam, below): rows longer than
+// the cluster tier holds in registers, many of them, each cluster on rows of its own.
 //
 // Alignment: slices meet at 16-byte boundaries of the row's memory (ClusterSlice), so only the
 // row's own first and last slot are partial: those are read and written element by element,
@@ -48,8 +48,9 @@
 // 35-37 us, the rest being the last CTAs' loads and exponentials, the CTA's pair and the merge.
 // About 7 us of a launch are fixed (1 x 2^20 takes 11 us for 4 MiB moved).
 //
-// Launch: cooperative only (grid.sync() reads the barrier the driver provides with a cooperative
-// launch); the thread count is any multiple of 32 up to the launch bound (the host takes 512, one
+// Launch (grid_row): cooperative only (grid.sync() reads the barrier the driver provides with a
+// cooperative launch); cluster_stream: a cluster launch of C CTAs a cluster, any grid of whole
+// clusters (cluster k takes rows k, k + clusters, ...). The thread count is any multiple of 32 up to the launch bound (the host takes 512, one
 // CTA per SM, and K packs a thread that compile without spilling: instances.GRID_ROW_HELD_PACKS).
 // cooperative_groups.h costs NVRTC about 2.5 s per translation unit, once per instance.
 #pragma once
@@ -146,6 +147,121 @@ struct GridRowHeld {
         smem = hold ? (int)min((i64)(count - regs), smem_slots) : 0;
     }
     __device__ __forceinline__ int total() const { return regs + smem; }
+};
+
+// ---- teams: the CTAs that share a row ---------------------------------------------------------------
+// The kernels below are written once over the team that shares each row: what a CTA holds, streams
+// and writes is the same whichever team it belongs to; only where its slice lies, which rows it takes
+// and how the CTAs' pairs meet differ.
+//   * GridTeam (tier grid_row): every CTA of a cooperative launch, on each row in turn; the pairs
+//     meet in a global workspace across a grid barrier.
+//   * ClusterTeam (tier cluster_stream, sm_90+): the CTAs of one thread-block cluster, on rows
+//     blockIdx.x / C, + clusters, ...; the pairs meet in the CTAs' shared memory across a cluster
+//     barrier (distributed shared memory). Rows longer than the cluster tier holds in registers
+//     (cluster_tier.cuh) are then held in registers and shared memory across the cluster, and only
+//     what still does not fit is read twice, where the cluster tier could not run them at all and
+//     split_row or block_uncached read every row twice.
+// total(cta, slot) takes the CTA's pair (or sum) from thread 0 and returns the row's, to every thread.
+
+// The row's total from every CTA's pair, merged by warp 0 (a lane's pairs loaded together, their
+// maximum first, then one exponential a pair) and passed to the other warps through `slot`.
+// L2 reads (__ldcg): this SM's L1 may still hold the pairs of two rows ago. One warp a CTA: every
+// SM reads the same lines of L2 at the same moment, and with each warp reading them (or a block
+// reduction over them) the merge took 1.5-2 us after the barrier on an H100.
+__device__ __forceinline__ MaxSum merge_grid_pairs(const float2* pairs, int ctas, MaxSum* slot) {
+    constexpr int kPerLane = 8;
+    if (threadIdx.x < 32) {
+        const int lane = threadIdx.x;
+        MaxSum all = empty_maxsum();
+        for (int base = 0; base < ctas; base += 32 * kPerLane) {
+            float2 p[kPerLane];
+#pragma unroll
+            for (int i = 0; i < kPerLane; ++i) {
+                const int b = base + lane + 32 * i;
+                p[i] = b < ctas ? __ldcg(pairs + b) : make_float2(neg_inf(), 0.0f);
+            }
+            float m = all.max;
+#pragma unroll
+            for (int i = 0; i < kPerLane; ++i) m = fmaxf(m, p[i].x);
+            float s = rescaled_sum(all.max, all.sum, m);
+#pragma unroll
+            for (int i = 0; i < kPerLane; ++i) s += rescaled_sum(p[i].x, p[i].y, m);
+            all = MaxSum{m, s};
+        }
+        all = warp_merge(all);
+        if (lane == 0) *slot = all;
+    }
+    __syncthreads();
+    return *slot;
+}
+
+struct GridTeam {
+    // Pairs (sums) of consecutive rows alternate between two halves of the workspace: a CTA can be
+    // at most one row ahead of another (it passes row r + 1's barrier only once every CTA arrived
+    // there, after it read row r's pairs), so it never overwrites pairs still being read.
+    float* ws;
+    unsigned round = 0;
+    __device__ __forceinline__ unsigned rank() const { return blockIdx.x; }
+    __device__ __forceinline__ unsigned size() const { return gridDim.x; }
+    __device__ __forceinline__ i64 first_row() const { return 0; }
+    __device__ __forceinline__ i64 row_step() const { return 1; }
+
+    __device__ __forceinline__ MaxSum total(const MaxSum& cta, MaxSum* slot) {
+        float2* pairs = reinterpret_cast<float2*>(ws) + (round++ & 1) * gridDim.x;
+        if (threadIdx.x == 0) pairs[blockIdx.x] = make_float2(cta.max, cta.sum);
+        cooperative_groups::this_grid().sync();
+        return merge_grid_pairs(pairs, (int)gridDim.x, slot);
+    }
+    template <int WARPS>
+    __device__ __forceinline__ float total(float cta, float (&slots)[WARPS]) {
+        float* sums = ws + (round++ & 1) * gridDim.x;
+        if (threadIdx.x == 0) sums[blockIdx.x] = cta;
+        cooperative_groups::this_grid().sync();
+        float all = 0.0f;
+        for (unsigned b = threadIdx.x; b < gridDim.x; b += blockDim.x) all += __ldcg(sums + b);
+        return block_allreduce(all, 0.0f, slots, WarpSum());
+    }
+    __device__ __forceinline__ void finish() const {}
+};
+
+struct ClusterTeam {
+    // Each CTA posts its pair in its own shared memory (two posts, by round parity) and reads its
+    // peers' after a cluster barrier. A CTA passes round r + 1's barrier only once every peer has
+    // arrived there, after reading round r's posts, so round r + 2's post never overwrites one still
+    // being read; the last round's posts stay readable until every peer has passed finish().
+    MaxSum* posts;  // two, in this CTA's shared memory
+    unsigned ctas, my_rank, round = 0;
+    __device__ __forceinline__ unsigned rank() const { return my_rank; }
+    __device__ __forceinline__ unsigned size() const { return ctas; }
+    __device__ __forceinline__ i64 first_row() const { return blockIdx.x / ctas; }
+    __device__ __forceinline__ i64 row_step() const { return gridDim.x / ctas; }
+
+    __device__ __forceinline__ MaxSum total(const MaxSum& cta, MaxSum* slot) {
+        MaxSum* post = posts + (round++ & 1);
+        if (threadIdx.x == 0) *post = cta;
+        cluster_arrive();
+        cluster_wait();
+        if (threadIdx.x < 32) {
+            MaxSum all = threadIdx.x < ctas ? read_peer(post, threadIdx.x) : empty_maxsum();
+            all = warp_merge(all);
+            if (threadIdx.x == 0) *slot = all;
+        }
+        __syncthreads();
+        return *slot;
+    }
+    template <int WARPS>
+    __device__ __forceinline__ float total(float cta, float (&slots)[WARPS]) {
+        float* post = reinterpret_cast<float*>(posts + (round++ & 1));
+        if (threadIdx.x == 0) *post = cta;
+        cluster_arrive();
+        cluster_wait();
+        const float all = threadIdx.x < ctas ? read_peer(post, threadIdx.x) : 0.0f;
+        return block_allreduce(all, 0.0f, slots, WarpSum());
+    }
+    __device__ __forceinline__ void finish() const {
+        cluster_arrive();
+        cluster_wait();
+    }
 };
 
 // ---- forward -------------------------------------------------------------------------------------
@@ -310,38 +426,6 @@ __device__ __forceinline__ MaxSum staged_group_pair(const LOAD& load, const Pack
     return e.template pair<false>(staged_sum<false, T, P>(load, staged, begin, end, row, first_col, e));
 }
 
-// The row's total from every CTA's pair, merged by warp 0 (a lane's pairs loaded together, their
-// maximum first, then one exponential a pair) and passed to the other warps through `slot`.
-// L2 reads (__ldcg): this SM's L1 may still hold the pairs of two rows ago. One warp a CTA: every
-// SM reads the same lines of L2 at the same moment, and with each warp reading them (or a block
-// reduction over them) the merge took 1.5-2 us after the barrier on an H100.
-__device__ __forceinline__ MaxSum merge_grid_pairs(const float2* pairs, int ctas, MaxSum* slot) {
-    constexpr int kPerLane = 8;
-    if (threadIdx.x < 32) {
-        const int lane = threadIdx.x;
-        MaxSum all = empty_maxsum();
-        for (int base = 0; base < ctas; base += 32 * kPerLane) {
-            float2 p[kPerLane];
-#pragma unroll
-            for (int i = 0; i < kPerLane; ++i) {
-                const int b = base + lane + 32 * i;
-                p[i] = b < ctas ? __ldcg(pairs + b) : make_float2(neg_inf(), 0.0f);
-            }
-            float m = all.max;
-#pragma unroll
-            for (int i = 0; i < kPerLane; ++i) m = fmaxf(m, p[i].x);
-            float s = rescaled_sum(all.max, all.sum, m);
-#pragma unroll
-            for (int i = 0; i < kPerLane; ++i) s += rescaled_sum(p[i].x, p[i].y, m);
-            all = MaxSum{m, s};
-        }
-        all = warp_merge(all);
-        if (lane == 0) *slot = all;
-    }
-    __syncthreads();
-    return *slot;
-}
-
 // A row's output where x and y share their misalignment, each slot's values converted by `load` and
 // mapped in place by map(values): the streamed rest first (the most recently read, the likeliest
 // still in L2), the slice's partial edge slots, then shared memory and the registers, whole 16-byte
@@ -368,21 +452,19 @@ __device__ __forceinline__ void write_held_row(const LOAD& load, const STORE& st
         if (slot_of(k) < held.regs && whole(slot_of(k))) write(x[k], first + (i64)slot_of(k) * P, true);
 }
 
-template <typename T, int P, int K, bool LOG, typename LOAD, typename STORE>
-__device__ __forceinline__ void grid_row_forward(const LOAD& load, const STORE& store, float* ws, i64 rows, i64 n,
+template <typename T, int P, int K, bool LOG, typename TEAM, typename LOAD, typename STORE>
+__device__ __forceinline__ void grid_row_forward(const LOAD& load, const STORE& store, TEAM team, i64 rows, i64 n,
                                                  i64 smem_slots) {
     extern __shared__ __align__(16) unsigned char grid_row_smem[];
     __shared__ MaxSum cta_slots[32];
     __shared__ MaxSum total_slot;
     Pack<T, P>* staged = reinterpret_cast<Pack<T, P>*>(grid_row_smem);
-    cooperative_groups::grid_group grid = cooperative_groups::this_grid();
-    const int ctas = (int)gridDim.x;
 
-    for (i64 row = 0; row < rows; ++row) {
+    for (i64 row = team.first_row(); row < rows; row += team.row_step()) {
         const T* src = load.row_ptr(row);
         const int shift = misalignment<T, P>(src);
         const int out_shift = misalignment<T, P>(store.row_ptr(row));
-        const ClusterSlice<P> slice(n, shift, blockIdx.x, gridDim.x);
+        const ClusterSlice<P> slice(n, shift, team.rank(), team.size());
         const i64 first = slice.first(shift);
         const int count = slot_count(slice, first);
         const WholeSlots<P> whole(slice, first, count);
@@ -413,16 +495,12 @@ __device__ __forceinline__ void grid_row_forward(const LOAD& load, const STORE& 
         for (int g = 0; g < kGridRowStages; ++g)
             state = merge(state, staged_group_pair<!LOG, T, P>(load, staged, held.smem, per, g, row, staged_first));
 
-        float2* pairs = reinterpret_cast<float2*>(ws) + (row & 1) * ctas;
         const MaxSum warp = warp_merge(state);
         if ((threadIdx.x & 31) == 0) cta_slots[threadIdx.x >> 5] = warp;
         __syncthreads();
-        if (threadIdx.x < 32) {
-            const MaxSum cta = warp_merge(threadIdx.x < (blockDim.x >> 5) ? cta_slots[threadIdx.x] : empty_maxsum());
-            if (threadIdx.x == 0) pairs[blockIdx.x] = make_float2(cta.max, cta.sum);
-        }
-        grid.sync();
-        const MaxSum total = merge_grid_pairs(pairs, ctas, &total_slot);
+        MaxSum cta = empty_maxsum();
+        if (threadIdx.x < 32) cta = warp_merge(threadIdx.x < (blockDim.x >> 5) ? cta_slots[threadIdx.x] : empty_maxsum());
+        const MaxSum total = team.total(cta, &total_slot);
 
         // As the cluster tier: a row of -inf gives 0 * inf or -inf - -inf, NaN, as torch does.
         // The fused 16-bit softmax output takes its own walk, the choice made once a row: RowOutput
@@ -444,8 +522,9 @@ __device__ __forceinline__ void grid_row_forward(const LOAD& load, const STORE& 
                                     [&](float* v) { out.template apply<P>(v); });
         }
         // the next row's copies land in shared memory this thread may still be reading
-        if (row + 1 < rows) __syncthreads();
+        if (row + team.row_step() < rows) __syncthreads();
     }
+    team.finish();
 }
 
 // ---- backward ------------------------------------------------------------------------------------
@@ -479,24 +558,22 @@ __device__ __forceinline__ void each_held_pair(const LOAD& load_y, const LOAD& l
 
 // y and dy held side by side (K register slots and smem_slots shared-memory slots each), when y,
 // dy and dx share their misalignment.
-template <typename T, int P, int K, bool LOG, typename LOAD, typename STORE>
+template <typename T, int P, int K, bool LOG, typename TEAM, typename LOAD, typename STORE>
 __device__ __forceinline__ void grid_row_backward(const LOAD& load_y, const LOAD& load_dy, const STORE& store,
-                                                  float* ws, i64 rows, i64 n, i64 smem_slots) {
+                                                  TEAM team, i64 rows, i64 n, i64 smem_slots) {
     extern __shared__ __align__(16) unsigned char grid_row_smem[];
     __shared__ float cta_slots[32];
     __shared__ float merge_slots[32];
     Pack<T, P>* staged_y = reinterpret_cast<Pack<T, P>*>(grid_row_smem);
     Pack<T, P>* staged_dy = staged_y + smem_slots;
-    cooperative_groups::grid_group grid = cooperative_groups::this_grid();
-    const int ctas = (int)gridDim.x;
 
-    for (i64 row = 0; row < rows; ++row) {
+    for (i64 row = team.first_row(); row < rows; row += team.row_step()) {
         const T* y_row = load_y.row_ptr(row);
         const T* dy_row = load_dy.row_ptr(row);
         const int shift = misalignment<T, P>(y_row);
         const int dy_shift = misalignment<T, P>(dy_row);
         const int out_shift = misalignment<T, P>(store.row_ptr(row));
-        const ClusterSlice<P> slice(n, shift, blockIdx.x, gridDim.x);
+        const ClusterSlice<P> slice(n, shift, team.rank(), team.size());
         const i64 first = slice.first(shift);
         const int count = slot_count(slice, first);
         const GridRowHeld held(shift == dy_shift && shift == out_shift, count, K * (int)blockDim.x, smem_slots);
@@ -518,12 +595,7 @@ __device__ __forceinline__ void grid_row_backward(const LOAD& load_y, const LOAD
         each_held_pair<T, P, K>(load_y, load_dy, y, dy, staged_y, staged_dy, held, row, first, accumulate);
 
         const float cta = block_allreduce(sum, 0.0f, cta_slots, WarpSum());
-        float* sums = ws + (row & 1) * ctas;
-        if (threadIdx.x == 0) sums[blockIdx.x] = cta;
-        grid.sync();
-        float all = 0.0f;
-        for (int b = threadIdx.x; b < ctas; b += blockDim.x) all += __ldcg(sums + b);
-        const float total = block_allreduce(all, 0.0f, merge_slots, WarpSum());
+        const float total = team.total(cta, merge_slots);
 
         const auto write = [&](float* yv, const float* dyv, i64 col) {
 #pragma unroll
@@ -534,8 +606,35 @@ __device__ __forceinline__ void grid_row_backward(const LOAD& load_y, const LOAD
         stream_pairs<T, P>(load_y, y_row, load_dy, dy_row, slice, row, out_first, held.total(),
                            slot_count(slice, out_first), shift == out_shift, dy_shift == out_shift, write);
         each_held_pair<T, P, K>(load_y, load_dy, y, dy, staged_y, staged_dy, held, row, first, write);
-        if (row + 1 < rows) __syncthreads();
+        if (row + team.row_step() < rows) __syncthreads();
     }
+    team.finish();
+}
+
+// ---- tier cluster_stream: the team is one thread-block cluster ----------------------------------
+__device__ __forceinline__ ClusterTeam cluster_team() {
+    __shared__ MaxSum posts[2];
+    return ClusterTeam{posts, cluster_nctarank(), cluster_ctarank()};
+}
+
+template <typename T, int P, int K, bool LOG, typename LOAD, typename STORE>
+__device__ __forceinline__ void cluster_stream_forward(const LOAD& load, const STORE& store, i64 rows, i64 n,
+                                                       i64 smem_slots) {
+#if __CUDA_ARCH__ >= 900
+    grid_row_forward<T, P, K, LOG>(load, store, cluster_team(), rows, n, smem_slots);
+#else
+    __trap();
+#endif
+}
+
+template <typename T, int P, int K, bool LOG, typename LOAD, typename STORE>
+__device__ __forceinline__ void cluster_stream_backward(const LOAD& load_y, const LOAD& load_dy, const STORE& store,
+                                                        i64 rows, i64 n, i64 smem_slots) {
+#if __CUDA_ARCH__ >= 900
+    grid_row_backward<T, P, K, LOG>(load_y, load_dy, store, cluster_team(), rows, n, smem_slots);
+#else
+    __trap();
+#endif
 }
 
 }  // namespace fastsoftmax

@@ -461,38 +461,6 @@ __device__ __forceinline__ void team_barrier(int* counter, i64 splits) {
 // one, it cost the 16-bit backward 3-10% on an H100 even where it never ran.
 constexpr int kStagedPostCols = 64;  // a split tile is one 128-byte line of each row: at most 64 columns
 
-__device__ __forceinline__ void staged_cluster_arrive() {
-#if __CUDA_ARCH__ >= 900
-    asm volatile("barrier.cluster.arrive.release.aligned;\n" ::: "memory");
-#endif
-}
-
-__device__ __forceinline__ void staged_cluster_wait() {
-#if __CUDA_ARCH__ >= 900
-    asm volatile("barrier.cluster.wait.acquire.aligned;\n" ::: "memory");
-#endif
-}
-
-// The value at `local` in the shared memory of cluster rank `rank`.
-__device__ __forceinline__ MaxSum read_peer(const MaxSum* local, unsigned rank) {
-    float2 v = make_float2(0.0f, 0.0f);
-#if __CUDA_ARCH__ >= 900
-    asm volatile("ld.shared::cluster.v2.f32 {%0, %1}, [%2];\n"
-                 : "=f"(v.x), "=f"(v.y)
-                 : "r"(map_shared(shared_address(local), rank))
-                 : "memory");
-#endif
-    return MaxSum{v.x, v.y};
-}
-
-__device__ __forceinline__ float read_peer(const float* local, unsigned rank) {
-    float v = 0.0f;
-#if __CUDA_ARCH__ >= 900
-    asm volatile("ld.shared::cluster.f32 %0, [%1];\n" : "=f"(v) : "r"(map_shared(shared_address(local), rank)) : "memory");
-#endif
-    return v;
-}
-
 // Workspace: one int counter per tile (rounded up to 4 words), then the partial results.
 __device__ __forceinline__ i64 counter_words(i64 tiles) { return (tiles + 3) / 4 * 4; }
 
@@ -524,12 +492,12 @@ struct ClusterTeam {
     V* post;
     __device__ __forceinline__ V& own(int c) const { return post[c]; }
     __device__ __forceinline__ void arrive() const {
-        staged_cluster_arrive();
-        staged_cluster_wait();
+        cluster_arrive();
+        cluster_wait();
     }
     __device__ __forceinline__ V read(i64 q, int c) const { return read_peer(post + c, (unsigned)q); }
-    __device__ __forceinline__ void done() const { staged_cluster_arrive(); }  // the peers' posts are read
-    __device__ __forceinline__ void release() const { staged_cluster_wait(); }  // so are this CTA's
+    __device__ __forceinline__ void done() const { cluster_arrive(); }  // the peers' posts are read
+    __device__ __forceinline__ void release() const { cluster_wait(); }  // so are this CTA's
 };
 
 // The team's sum of slot (0, j) of every CTA's scratch (after merge_groups; the backward): row

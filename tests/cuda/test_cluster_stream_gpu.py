@@ -1,0 +1,221 @@
+"""The cluster_stream tier (grid_row_tier.cuh with a thread-block cluster for the team) on a GPU,
+forced, against a float64 reference.
+
+Lengths are taken around the boundaries of each cluster size's launch (plans.cluster_stream_launch):
+a pack a CTA and less (empty slices), the last slot the registers hold, the last one shared memory
+holds, and rows long enough that the rest is re-read. Outputs are poisoned with NaN before every
+launch. Skips without a GPU or without clusters (sm_90+).
+"""
+
+from __future__ import annotations
+
+import pytest
+import torch
+from inputs import graph_replays_right, rows_of_special_values
+from reference import check_backward, check_forward
+
+import fastsoftmax
+from fastsoftmax import dispatch
+
+pytestmark = [
+    pytest.mark.gpu,
+    pytest.mark.skipif(not torch.cuda.is_available(), reason="needs a CUDA device"),
+]
+
+DTYPES = {"fp32": torch.float32, "fp16": torch.float16, "bf16": torch.bfloat16}
+TIER = "cluster_stream"
+
+
+@pytest.fixture
+def clusters(backend):
+    if not backend.limits(torch.cuda.current_device()).clusters:
+        pytest.skip("tier 'cluster_stream' needs thread-block clusters (sm_90+)")
+    return backend
+
+
+def rand(shape, dtype, scale=3.0):
+    return (torch.randn(shape, device="cuda", dtype=torch.float32) * scale).to(dtype)
+
+
+def launch_of(backend, dtype, backward, n, ctas=0):
+    from fastsoftmax.backends.cuda import plans
+
+    return plans.cluster_stream_launch(backend.kernel, dtype, n, backward, False, torch.cuda.current_device(), ctas)
+
+
+def forward(backend, x, log, ctas=0, out=None):
+    from fastsoftmax.backends.cuda import tiers
+
+    y = torch.full_like(x, float("nan")) if out is None else out.fill_(float("nan"))
+    with tiers.tuned(cluster_ctas=ctas or None):
+        backend.forward(x.unsqueeze(2), y.unsqueeze(2), log, TIER)
+    torch.cuda.synchronize()
+    return y
+
+
+def backward(backend, y, dy, log, ctas=0, out=None):
+    from fastsoftmax.backends.cuda import tiers
+
+    dx = torch.full_like(dy, float("nan")) if out is None else out.fill_(float("nan"))
+    with tiers.tuned(cluster_ctas=ctas or None):
+        backend.backward(y.unsqueeze(2), dy.unsqueeze(2), dx.unsqueeze(2), log, TIER)
+    torch.cuda.synchronize()
+    return dx
+
+
+def forward_output(x, log):
+    y = torch.empty_like(x)
+    y.copy_((torch.log_softmax if log else torch.softmax)(x.double(), 1))
+    return y
+
+
+def boundaries(backend, dtype, backward_, ctas):
+    """Row lengths at the edges of a cluster of ``ctas``: empty slices, the registers' last slot,
+    shared memory's last slot and a few elements past it (re-read)."""
+    full = launch_of(backend, dtype, backward_, 1 << 28, ctas)[1]  # shared memory at its budget
+    pack = full.pack
+    regs = ctas * (full.packs * full.threads - 1) * pack
+    chip = ctas * (full.packs * full.threads + full.smem_slots - 1) * pack
+    return [1, 7, pack * ctas - 1, pack * ctas + 1, regs, regs + 1, chip, chip + pack + 3]
+
+
+@pytest.mark.parametrize("ctas", [2, 4, 8, 16])
+@pytest.mark.parametrize("dtype_name", DTYPES)
+def test_boundaries(clusters, dtype_name, ctas):
+    dtype = DTYPES[dtype_name]
+    for n in boundaries(clusters, dtype, False, ctas):
+        x = rand((3, n), dtype)
+        for log in (False, True):
+            check_forward(forward(clusters, x, log, ctas), x, 1, log)
+    for n in boundaries(clusters, dtype, True, ctas):
+        x, dy = rand((3, n), dtype), rand((3, n), dtype)
+        for log in (False, True):
+            check_backward(backward(clusters, forward_output(x, log), dy, log, ctas), x, dy, 1, log)
+
+
+def test_cluster_size_follows_the_row(clusters):
+    """The smallest cluster whose registers and shared memory hold the row, 16 past that."""
+    sizes = [launch_of(clusters, torch.bfloat16, False, n)[1].ctas for n in (300007, 1 << 20, 1 << 21, 1 << 23)]
+    assert sizes == sorted(sizes) and sizes[-1] == 16 and sizes[0] < 16, sizes
+
+
+@pytest.mark.parametrize("dtype_name", DTYPES)
+def test_clusters_take_several_rows(clusters, dtype_name):
+    """A grid of fewer clusters than rows (the kernel's own loop over rows, which the backend's
+    launches of one cluster a row never take): the posts' two buffers alternate over 7 rows."""
+    from fastsoftmax.backends.cuda import launch
+
+    dtype = DTYPES[dtype_name]
+    rows, n = 7, 700001
+    dev = torch.cuda.current_device()
+    for backward_ in (False, True):
+        kernel, shape = launch_of(clusters, dtype, backward_, n)
+        x, dy = rand((rows, n), dtype), rand((rows, n), dtype)
+        y = forward_output(x, False)
+        out = torch.full_like(x, float("nan"))
+        if backward_:
+            args = (y.data_ptr(), dy.data_ptr(), out.data_ptr(), rows, n, n, n, n, shape.smem_slots)
+        else:
+            args = (x.data_ptr(), out.data_ptr(), rows, n, n, n, shape.smem_slots)
+        pushed = launch.enter(dev)
+        try:
+            kernel.launch(2 * shape.ctas, launch.raw_stream(dev), args)
+        finally:
+            if pushed:
+                launch.leave()
+        torch.cuda.synchronize()
+        if backward_:
+            check_backward(out, x, dy, 1, False)
+        else:
+            check_forward(out, x, 1, False)
+
+
+@pytest.mark.parametrize("dtype_name", DTYPES)
+@pytest.mark.parametrize("layout", ["x+1", "both+1", "pitch+3", "in-place"])
+def test_alignment_and_layouts(clusters, dtype_name, layout):
+    """Rows off a 16-byte boundary: x alone (re-read at y's packs), x and y alike (held), odd
+    pitches (the misalignment changes row by row), in place."""
+    dtype = DTYPES[dtype_name]
+    rows, n = 3, 600011
+    out = None
+    if layout == "x+1":
+        x = rand((rows, n + 1), dtype)[:, 1:]
+    elif layout == "both+1":
+        x = rand((rows, n + 1), dtype)[:, 1:]
+        out = torch.empty((rows, n + 1), device="cuda", dtype=dtype)[:, 1:]
+    elif layout == "pitch+3":
+        x = rand((rows, n + 3), dtype)[:, :n]
+        out = torch.empty((rows, n + 5), device="cuda", dtype=dtype)[:, :n]
+    else:
+        x = rand((rows, n), dtype)
+    for log in (False, True):
+        if layout == "in-place":
+            y = x.clone()
+            clusters.forward(y.unsqueeze(2), y.unsqueeze(2), log, TIER)
+            torch.cuda.synchronize()
+        else:
+            y = forward(clusters, x, log, out=out)
+        check_forward(y, x, 1, log)
+    y = torch.empty((rows, n + 2), device="cuda", dtype=dtype)[:, 2:]
+    y.copy_(forward_output(x, False))
+    if layout == "both+1":
+        dy = rand((rows, n + 2), dtype)[:, 2:]
+        dx = backward(clusters, y, dy, False, out=torch.empty((rows, n + 2), device="cuda", dtype=dtype)[:, 2:])
+    else:
+        dy = rand((rows, n + 1), dtype)[:, 1:]
+        dx = backward(clusters, y, dy, False)
+    check_backward(dx, x, dy, 1, False)
+
+
+@pytest.mark.parametrize("log", [False, True], ids=["softmax", "log_softmax"])
+@pytest.mark.parametrize("dtype_name", DTYPES)
+@pytest.mark.parametrize("n", [600011, (1 << 22) + 3])
+def test_infinities_and_nan(clusters, n, dtype_name, log):
+    """rows_of_special_values: some -inf, all -inf (NaN, as torch), one NaN, +inf, -inf everywhere
+    but one CTA's slice, ordinary; held, and (4M + 3) partly re-read."""
+    x = rows_of_special_values(n, DTYPES[dtype_name])
+    y = forward(clusters, x, log)
+    check_forward(y, x, 1, log)
+    torch_out = (torch.log_softmax if log else torch.softmax)(x.float(), dim=1)
+    assert torch.equal(torch.isnan(y.float()), torch.isnan(torch_out)), "NaN pattern differs from torch.softmax"
+
+
+@pytest.mark.parametrize("dtype_name", DTYPES)
+def test_large_magnitudes(clusters, dtype_name):
+    dtype = DTYPES[dtype_name]
+    n = 600011
+    scale = 2e4 if dtype == torch.float16 else 1e30
+    x = (torch.rand((2, n), device="cuda") * 2 - 1) * scale
+    x[:, 0] = scale
+    x[:, n - 1] = scale * 0.9999
+    for log in (False, True):
+        check_forward(forward(clusters, x.to(dtype), log), x.to(dtype), 1, log)
+
+
+def test_chosen_automatically_through_the_public_api(clusters):
+    """Many rows longer than the cluster tier holds take cluster_stream under "auto", forward and
+    through autograd's backward, and the results are right; few rows do not."""
+    n = (1 << 20) + 5
+    assert clusters.choose_tier(16, n, 1, torch.float32, False) == TIER
+    assert clusters.choose_tier(16, n, 1, torch.bfloat16, True) == TIER
+    assert clusters.choose_tier(2, n, 1, torch.float32, False) != TIER
+    x = rand((16, n), torch.float32)
+    leaf = x.clone().requires_grad_()
+    y = fastsoftmax.softmax(leaf, -1, backend="cuda")
+    check_forward(y.detach(), x, 1, False)
+    dy = rand((16, n), torch.float32)
+    (grad,) = torch.autograd.grad(y, leaf, dy)
+    check_backward(grad, x, dy, 1, False)
+
+
+def test_graph_replay(clusters):
+    graph_replays_right(rand((2, (1 << 20) + 9), torch.bfloat16), 1, TIER)
+
+
+def test_forced_through_the_functional_layer(clusters):
+    x = rand((3, 700001), torch.float16)[:, 1:]
+    for log in (False, True):
+        with dispatch.forced("cuda", TIER):
+            y = (fastsoftmax.log_softmax if log else fastsoftmax.softmax)(x, 1)
+        torch.cuda.synchronize()
+        check_forward(y, x, 1, log)
