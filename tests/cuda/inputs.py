@@ -36,6 +36,40 @@ def rows_of_special_values(n, dtype):
     return x
 
 
+def rows_laid_out(layout, rows, n, dtype):
+    """(x, out) for a row tier's layout tests: "x+1" x one element into its storage and a fresh
+    output (None); "both+1" both so; "x+1,y+3" each its own way; "pitch+3" odd pitches, the
+    misalignment changing row by row; anything else a plain x."""
+
+    def rand(cols):
+        return (torch.randn((rows, cols), device="cuda") * 3).to(dtype)
+
+    def empty(cols):
+        return torch.empty((rows, cols), device="cuda", dtype=dtype)
+
+    if layout == "x+1":
+        return rand(n + 1)[:, 1:], None
+    if layout == "both+1":
+        return rand(n + 1)[:, 1:], empty(n + 1)[:, 1:]
+    if layout == "x+1,y+3":
+        return rand(n + 1)[:, 1:], empty(n + 3)[:, 3:]
+    if layout == "pitch+3":
+        return rand(n + 3)[:, :n], empty(n + 5)[:, :n]
+    return rand(n), None
+
+
+def gradients_laid_out(layout, y, dtype):
+    """(y, dy, dx out or None) for the backward of a layout test, y the forward's output copied two
+    elements into its storage: y, dy and dx misaligned alike ("both+1": held) or each its own way."""
+    rows, n = y.shape
+    shifted = torch.empty((rows, n + 2), device="cuda", dtype=dtype)[:, 2:]
+    shifted.copy_(y)
+    if layout == "both+1":
+        dy = (torch.randn((rows, n + 2), device="cuda") * 3).to(dtype)[:, 2:]
+        return shifted, dy, torch.empty((rows, n + 2), device="cuda", dtype=dtype)[:, 2:]
+    return shifted, (torch.randn((rows, n + 1), device="cuda") * 3).to(dtype)[:, 1:], None
+
+
 @contextlib.contextmanager
 def recording_loads(backend):
     """The instances the backend loads inside the block, from fresh plans (and fresh plans after)."""

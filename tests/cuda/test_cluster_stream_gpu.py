@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import pytest
 import torch
-from inputs import graph_replays_right, rows_of_special_values
+from inputs import gradients_laid_out, graph_replays_right, rows_laid_out, rows_of_special_values
 from reference import check_backward, check_forward
 
 import fastsoftmax
@@ -136,18 +136,7 @@ def test_alignment_and_layouts(clusters, dtype_name, layout):
     """Rows off a 16-byte boundary: x alone (re-read at y's packs), x and y alike (held), odd
     pitches (the misalignment changes row by row), in place."""
     dtype = DTYPES[dtype_name]
-    rows, n = 3, 600011
-    out = None
-    if layout == "x+1":
-        x = rand((rows, n + 1), dtype)[:, 1:]
-    elif layout == "both+1":
-        x = rand((rows, n + 1), dtype)[:, 1:]
-        out = torch.empty((rows, n + 1), device="cuda", dtype=dtype)[:, 1:]
-    elif layout == "pitch+3":
-        x = rand((rows, n + 3), dtype)[:, :n]
-        out = torch.empty((rows, n + 5), device="cuda", dtype=dtype)[:, :n]
-    else:
-        x = rand((rows, n), dtype)
+    x, out = rows_laid_out(layout, 3, 600011, dtype)
     for log in (False, True):
         if layout == "in-place":
             y = x.clone()
@@ -156,14 +145,8 @@ def test_alignment_and_layouts(clusters, dtype_name, layout):
         else:
             y = forward(clusters, x, log, out=out)
         check_forward(y, x, 1, log)
-    y = torch.empty((rows, n + 2), device="cuda", dtype=dtype)[:, 2:]
-    y.copy_(forward_output(x, False))
-    if layout == "both+1":
-        dy = rand((rows, n + 2), dtype)[:, 2:]
-        dx = backward(clusters, y, dy, False, out=torch.empty((rows, n + 2), device="cuda", dtype=dtype)[:, 2:])
-    else:
-        dy = rand((rows, n + 1), dtype)[:, 1:]
-        dx = backward(clusters, y, dy, False)
+    y, dy, dx_out = gradients_laid_out(layout, forward_output(x, False), dtype)
+    dx = backward(clusters, y, dy, False, out=dx_out)
     check_backward(dx, x, dy, 1, False)
 
 

@@ -10,7 +10,13 @@ from __future__ import annotations
 
 import pytest
 import torch
-from inputs import around_the_fused_shift_limit, graph_replays_right, rows_of_special_values
+from inputs import (
+    around_the_fused_shift_limit,
+    gradients_laid_out,
+    graph_replays_right,
+    rows_laid_out,
+    rows_of_special_values,
+)
 from reference import check_backward, check_forward
 
 import fastsoftmax
@@ -135,21 +141,7 @@ def test_alignment_and_layouts(backend, n, dtype_name, layout):
     each differently, odd pitches (the misalignment changes row by row), in place, and through the
     functional layer (its outputs poisoned by the conftest)."""
     dtype = DTYPES[dtype_name]
-    rows = 3
-    out = None
-    if layout == "x+1":
-        x = rand((rows, n + 1), dtype)[:, 1:]
-    elif layout == "both+1":
-        x = rand((rows, n + 1), dtype)[:, 1:]
-        out = torch.empty((rows, n + 1), device="cuda", dtype=dtype)[:, 1:]
-    elif layout == "x+1,y+3":
-        x = rand((rows, n + 1), dtype)[:, 1:]
-        out = torch.empty((rows, n + 3), device="cuda", dtype=dtype)[:, 3:]
-    elif layout == "pitch+3":
-        x = rand((rows, n + 3), dtype)[:, :n]
-        out = torch.empty((rows, n + 5), device="cuda", dtype=dtype)[:, :n]
-    else:
-        x = rand((rows, n + 1), dtype)[:, 1:] if layout == "functional-view" else rand((rows, n), dtype)
+    x, out = rows_laid_out("x+1" if layout == "functional-view" else layout, 3, n, dtype)
     for log in (False, True):
         if layout == "in-place":
             y = x.clone()
@@ -163,14 +155,8 @@ def test_alignment_and_layouts(backend, n, dtype_name, layout):
             y = forward(backend, x, log, out)
         check_forward(y, x, 1, log)
     # backward: y, dy and dx misaligned alike (held), or each its own way (re-read)
-    y = torch.empty((rows, n + 2), device="cuda", dtype=dtype)[:, 2:]
-    y.copy_(forward_output(x, False))
-    if layout == "both+1":
-        dy = rand((rows, n + 2), dtype)[:, 2:]
-        dx = backward(backend, y, dy, False, torch.empty((rows, n + 2), device="cuda", dtype=dtype)[:, 2:])
-    else:
-        dy = rand((rows, n + 1), dtype)[:, 1:]
-        dx = backward(backend, y, dy, False)
+    y, dy, dx_out = gradients_laid_out(layout, forward_output(x, False), dtype)
+    dx = backward(backend, y, dy, False, dx_out)
     check_backward(dx, x, dy, 1, False)
     if layout == "functional-forced":
         leaf = x.detach().requires_grad_()
