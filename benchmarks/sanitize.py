@@ -244,7 +244,12 @@ TUNED_RUNS = {
     "block_regs": [({"row_window": True}, None), ({"row_window": False}, None)],
     "flat_rows": [({"flat_rows_tight": False}, None)],
     "strided": [({"strided_flat_finish": False}, None)],
-    "cluster_stream": [({"cluster_ctas": 2}, [((2, 700001), -1)]), ({"cluster_ctas": 16}, [((2, 4099), -1)])],
+    "cluster_stream": [
+        ({"cluster_ctas": 2}, [((2, 700001), -1)]),
+        ({"cluster_ctas": 16}, [((2, 4099), -1)]),
+        ({"cluster_stream_per_sm": 2}, [((3, 300007), -1), ((2, 1000003), -1)]),
+        ({"cluster_stream_per_sm": 1}, [((3, 300007), -1)]),
+    ],
     "strided_staged": [
         ({"staged_cluster": False}, None),
         ({"staged_columns": True}, COLUMN_PROBLEMS),

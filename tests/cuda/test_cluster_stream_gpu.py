@@ -37,27 +37,28 @@ def rand(shape, dtype, scale=3.0):
     return (torch.randn(shape, device="cuda", dtype=torch.float32) * scale).to(dtype)
 
 
-def launch_of(backend, dtype, backward, n, ctas=0):
+def launch_of(backend, dtype, backward, n, ctas=0, per_sm=1):
     from fastsoftmax.backends.cuda import plans
 
-    return plans.cluster_stream_launch(backend.kernel, dtype, n, backward, False, torch.cuda.current_device(), ctas)
+    dev = torch.cuda.current_device()
+    return plans.cluster_stream_launch(backend.kernel, dtype, n, backward, False, dev, ctas, per_sm)
 
 
-def forward(backend, x, log, ctas=0, out=None):
+def forward(backend, x, log, ctas=0, out=None, per_sm=None):
     from fastsoftmax.backends.cuda import tiers
 
     y = torch.full_like(x, float("nan")) if out is None else out.fill_(float("nan"))
-    with tiers.tuned(cluster_ctas=ctas or None):
+    with tiers.tuned(cluster_ctas=ctas or None, cluster_stream_per_sm=per_sm):
         backend.forward(x.unsqueeze(2), y.unsqueeze(2), log, TIER)
     torch.cuda.synchronize()
     return y
 
 
-def backward(backend, y, dy, log, ctas=0, out=None):
+def backward(backend, y, dy, log, ctas=0, out=None, per_sm=None):
     from fastsoftmax.backends.cuda import tiers
 
     dx = torch.full_like(dy, float("nan")) if out is None else out.fill_(float("nan"))
-    with tiers.tuned(cluster_ctas=ctas or None):
+    with tiers.tuned(cluster_ctas=ctas or None, cluster_stream_per_sm=per_sm):
         backend.backward(y.unsqueeze(2), dy.unsqueeze(2), dx.unsqueeze(2), log, TIER)
     torch.cuda.synchronize()
     return dx
@@ -69,28 +70,30 @@ def forward_output(x, log):
     return y
 
 
-def boundaries(backend, dtype, backward_, ctas):
-    """Row lengths at the edges of a cluster of ``ctas``: empty slices, the registers' last slot,
-    shared memory's last slot and a few elements past it (re-read)."""
-    full = launch_of(backend, dtype, backward_, 1 << 28, ctas)[1]  # shared memory at its budget
+def boundaries(backend, dtype, backward_, ctas, per_sm):
+    """Row lengths at the edges of a cluster of ``ctas`` at ``per_sm`` CTAs an SM: empty slices, the
+    registers' last slot, shared memory's last slot and a few elements past it (re-read)."""
+    full = launch_of(backend, dtype, backward_, 1 << 28, ctas, per_sm)[1]  # shared memory at its budget
     pack = full.pack
     regs = ctas * (full.packs * full.threads - 1) * pack
     chip = ctas * (full.packs * full.threads + full.smem_slots - 1) * pack
     return [1, 7, pack * ctas - 1, pack * ctas + 1, regs, regs + 1, chip, chip + pack + 3]
 
 
+@pytest.mark.parametrize("per_sm", [1, 2])
 @pytest.mark.parametrize("ctas", [2, 4, 8, 16])
 @pytest.mark.parametrize("dtype_name", DTYPES)
-def test_boundaries(clusters, dtype_name, ctas):
+def test_boundaries(clusters, dtype_name, ctas, per_sm):
     dtype = DTYPES[dtype_name]
-    for n in boundaries(clusters, dtype, False, ctas):
+    for n in boundaries(clusters, dtype, False, ctas, per_sm):
         x = rand((3, n), dtype)
         for log in (False, True):
-            check_forward(forward(clusters, x, log, ctas), x, 1, log)
-    for n in boundaries(clusters, dtype, True, ctas):
+            check_forward(forward(clusters, x, log, ctas, per_sm=per_sm), x, 1, log)
+    for n in boundaries(clusters, dtype, True, ctas, per_sm):
         x, dy = rand((3, n), dtype), rand((3, n), dtype)
         for log in (False, True):
-            check_backward(backward(clusters, forward_output(x, log), dy, log, ctas), x, dy, 1, log)
+            dx = backward(clusters, forward_output(x, log), dy, log, ctas, per_sm=per_sm)
+            check_backward(dx, x, dy, 1, log)
 
 
 def test_cluster_size_follows_the_row(clusters):
@@ -99,8 +102,9 @@ def test_cluster_size_follows_the_row(clusters):
     assert sizes == sorted(sizes) and sizes[-1] == 16 and sizes[0] < 16, sizes
 
 
+@pytest.mark.parametrize("per_sm", [1, 2])
 @pytest.mark.parametrize("dtype_name", DTYPES)
-def test_clusters_take_several_rows(clusters, dtype_name):
+def test_clusters_take_several_rows(clusters, dtype_name, per_sm):
     """A grid of fewer clusters than rows (the kernel's own loop over rows, which the backend's
     launches of one cluster a row never take): the posts' two buffers alternate over 7 rows."""
     from fastsoftmax.backends.cuda import launch
@@ -109,7 +113,7 @@ def test_clusters_take_several_rows(clusters, dtype_name):
     rows, n = 7, 700001
     dev = torch.cuda.current_device()
     for backward_ in (False, True):
-        kernel, shape = launch_of(clusters, dtype, backward_, n)
+        kernel, shape = launch_of(clusters, dtype, backward_, n, per_sm=per_sm)
         x, dy = rand((rows, n), dtype), rand((rows, n), dtype)
         y = forward_output(x, False)
         out = torch.full_like(x, float("nan"))

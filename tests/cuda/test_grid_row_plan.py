@@ -370,13 +370,50 @@ def test_cluster_stream_shape():
 
 def test_cluster_stream_instances_are_compiled():
     found = [i for i in all_instances() if i.tier == "cluster_stream"]
-    assert len(found) == len(DTYPES) * 4
+    assert len(found) == len(DTYPES) * 4 * 2  # one and two CTAs an SM
     for inst in found:
-        assert inst == grid_row_instance(inst.dtype, inst.backward, inst.log, "cluster_stream")
+        per_sm = inst.per_sm or 1
+        assert inst == grid_row_instance(inst.dtype, inst.backward, inst.log, "cluster_stream", per_sm)
         assert inst.header == "grid_row_tier.cuh" and inst.name.startswith("fs_cluster_stream_")
         text = source_for([inst])
         assert ("cluster_stream_backward" if inst.backward else "cluster_stream_forward") in text
         assert "GridTeam" not in text and "float* ws" not in text
+        assert f"__launch_bounds__({GRID_ROW_THREADS // per_sm}, {per_sm})" in text
+    assert len({i.name for i in found}) == len(found)
+    with pytest.raises(ValueError, match="CTAs an SM"):
+        grid_row_instance(torch.float32, False, False, "grid_row", 2)
+
+
+def test_cluster_stream_two_per_sm():
+    """Two CTAs an SM: half the threads and each its share of shared memory; taken where they still
+    hold CLUSTER_STREAM_PAIR_MIN_HELD of their slices (and, backward, with enough rows)."""
+    from fastsoftmax.backends.cuda.instances import (
+        CLUSTER_STREAM_PAIR_MIN_HELD,
+        CLUSTER_STREAM_PAIR_MIN_ROWS_BACKWARD,
+        cluster_stream_per_sm,
+        cluster_stream_shape,
+    )
+
+    pair_budget = 228 * 1024 // 2 - 2 * 1024
+    for dtype in DTYPES:
+        for backward in (False, True):
+            for n in LENGTHS[:-2]:
+                shape = cluster_stream_shape(n, dtype, backward, pair_budget, per_sm=2)
+                assert shape.threads == GRID_ROW_THREADS // 2 and shape.smem_bytes <= pair_budget
+                held = (shape.packs * shape.threads + shape.smem_slots) / grid_row_slots(n, dtype, shape.ctas)
+                for rows in (16, 128):
+                    want = held >= CLUSTER_STREAM_PAIR_MIN_HELD[backward] and (
+                        not backward or rows >= CLUSTER_STREAM_PAIR_MIN_ROWS_BACKWARD
+                    )
+                    assert cluster_stream_per_sm(n, dtype, backward, rows, pair_budget) == (2 if want else 1)
+    # as measured (results 2026-11-27_h100_s24/cluster_stream_ab_two_per_sm.txt)
+    assert cluster_stream_per_sm(1 << 20, torch.bfloat16, False, 128, pair_budget) == 2
+    assert cluster_stream_per_sm(1 << 20, torch.float32, False, 128, pair_budget) == 1
+    assert cluster_stream_per_sm(699051, torch.float32, True, 192, pair_budget) == 1
+    assert cluster_stream_per_sm(1 << 19, torch.float32, True, 256, pair_budget) == 2
+    assert cluster_stream_per_sm(1 << 20, torch.bfloat16, True, 16, pair_budget) == 1
+    with pytest.raises(ValueError, match="CTAs an SM"):
+        cluster_stream_shape(1 << 20, torch.float32, False, pair_budget, per_sm=3)
 
 
 @pytest.mark.parametrize("limits", LIMITS, ids=["h100", "a100"])
@@ -386,9 +423,12 @@ def test_cluster_stream_chosen_for_many_long_rows(limits):
     for dtype in DTYPES:
         for backward in (False, True):
             for outer in (1, 4, 8, 15, 16, 64, 131, 132, 512):
-                for n in (1 << 17, 300007, 699051, 1 << 20, 1 << 22):
+                for n in (1 << 17, 300007, 1 << 19, (1 << 19) + 1, 699051, 1 << 20, 1 << 22):
                     chosen = tiers.choose_tier(outer, n, 1, dtype, backward, limits)
                     assert tiers.supports("cluster_stream", outer, n, 1, dtype, backward, limits) == limits.clusters
+                    many = outer >= tiers.CLUSTER_STREAM_MIN_ROWS
                     held = limits.clusters and n <= cluster_preferred_max_cols(dtype, backward, outer)
-                    want = limits.clusters and not held and outer >= tiers.CLUSTER_STREAM_MIN_ROWS
+                    if many and CXX_TYPES[dtype][2] == 2 and not backward:  # measured: past 2^19, streamed
+                        held = held and n <= cluster_preferred_max_cols(dtype, backward)
+                    want = limits.clusters and not held and many
                     assert (chosen == "cluster_stream") == want, (outer, n, dtype, backward, chosen)

@@ -253,8 +253,9 @@ def test_tier_choice_is_supported():
     assert BACKEND.choose_tier(4096, 32769, 1, torch.bfloat16, False) == "cluster"
     assert BACKEND.choose_tier(1, 128256, 1, torch.bfloat16, False) == "cluster"
     assert BACKEND.choose_tier(4096, 131072, 1, torch.bfloat16, False) == "cluster"
-    # past what a cluster holds at full speed: the two-read tiers
-    assert BACKEND.choose_tier(4096, 1 << 20, 1, torch.bfloat16, False) == "block_uncached"
+    # past what a cluster holds in registers at full speed: held across cluster_stream's registers and
+    # shared memory with many rows, the two-read tiers with few (and without clusters)
+    assert BACKEND.choose_tier(4096, 1 << 20, 1, torch.bfloat16, False) == "cluster_stream"
     assert BACKEND.choose_tier(1, 1 << 20, 1, torch.bfloat16, False) == "split_row"
 
 
@@ -416,10 +417,15 @@ def test_cluster_grid():
         for backward in (False, True):
             longest = cluster_max_cols(dtype, backward)
             assert cluster_preferred_max_cols(dtype, backward, 32) == longest
-            # chosen up to its longest row with many rows; split_row keeps few long rows
+            # chosen up to its longest row with many rows (but 16-bit forward rows past 2^19, which
+            # cluster_stream holds faster); split_row keeps few long rows
             h100 = tiers.H100_LIMITS
-            assert tiers.choose_tier(64, longest, 1, dtype, backward, h100) == "cluster"
-            assert tiers.choose_tier(64, longest + 1, 1, dtype, backward, h100) != "cluster"
+            streamed = dtype != torch.float32 and not backward
+            many = tiers.choose_tier(64, longest, 1, dtype, backward, h100)
+            assert many == ("cluster_stream" if streamed else "cluster")
+            if streamed:
+                assert tiers.choose_tier(64, 1 << 19, 1, dtype, backward, h100) == "cluster"
+            assert tiers.choose_tier(64, longest + 1, 1, dtype, backward, h100) == "cluster_stream"
             assert tiers.choose_tier(8, longest, 1, dtype, backward, h100) == "split_row"
 
     for backward in (False, True):

@@ -615,15 +615,20 @@ def grid_row_shape(n: int, dtype: torch.dtype, backward: bool, sm_count: int, pe
 
 #: cluster sizes of a cluster_stream launch, smallest first (see cluster_stream_shape)
 CLUSTER_STREAM_SIZES = (2, 4, 8, 16)
+#: CTAs an SM a cluster_stream launch may be compiled for (GRID_ROW_THREADS / per_sm threads each)
+CLUSTER_STREAM_PER_SM = (1, 2)
 
 
-def cluster_stream_shape(n: int, dtype: torch.dtype, backward: bool, smem_budget: int, ctas: int = 0) -> GridRowShape:
+def cluster_stream_shape(
+    n: int, dtype: torch.dtype, backward: bool, smem_budget: int, ctas: int = 0, per_sm: int = 1
+) -> GridRowShape:
     """How to launch cluster_stream (grid_row's kernels with a thread-block cluster for the team) on
     rows of n columns, each CTA taking at most ``smem_budget`` bytes of dynamic shared memory: the
     smallest cluster of CLUSTER_STREAM_SIZES whose CTAs hold their slices of the row in registers and
     shared memory (a smaller cluster meets at a cheaper barrier, and more of them fit the GPU's
     groups of SMs at once), else 16 CTAs, which re-read what they do not hold; ``ctas`` forces the
-    size. One CTA per SM (GRID_ROW_THREADS threads of up to 128 registers).
+    size. ``per_sm`` CTAs an SM of GRID_ROW_THREADS / per_sm threads of up to 128 registers (the host
+    gives each its share of the SM's shared memory).
 
     Launch contract: ``grid_row_instance(dtype, backward, log, "cluster_stream")``, block
     ``(threads, 1, 1)``, grid ``(clusters * ctas, 1, 1)`` for any number of clusters (cluster k takes
@@ -633,15 +638,44 @@ def cluster_stream_shape(n: int, dtype: torch.dtype, backward: bool, smem_budget
     smem_slots)``, backward ``(y, dy, dx, rows, n, y_pitch, dy_pitch, dx_pitch, smem_slots)``."""
     if ctas and ctas not in CLUSTER_STREAM_SIZES:
         raise ValueError(f"tier 'cluster_stream': cluster size {ctas} is not one of {CLUSTER_STREAM_SIZES}")
+    if per_sm not in CLUSTER_STREAM_PER_SM:
+        raise ValueError(f"tier 'cluster_stream': {per_sm} CTAs an SM is not one of {CLUSTER_STREAM_PER_SM}")
     pack = cluster_pack(dtype)
     packs = GRID_ROW_HELD_PACKS[backward]
     tensors = 2 if backward else 1
-    threads = GRID_ROW_THREADS
+    threads = GRID_ROW_THREADS // per_sm
     most = max(0, smem_budget // (16 * tensors))
     sizes = (ctas,) if ctas else CLUSTER_STREAM_SIZES
     size = next((c for c in sizes if grid_row_slots(n, dtype, c) <= packs * threads + most), sizes[-1])
     slots = max(0, min(most, grid_row_slots(n, dtype, size) - packs * threads))
     return GridRowShape(size, threads, packs, pack, cluster_chunk(n, dtype, size), slots, slots * 16 * tensors)
+
+
+#: cluster_stream at two CTAs an SM (half the threads and shared memory each, so that one CTA loads
+#: while the other meets its cluster or writes) where its CTAs still hold at least this share of
+#: their slices (forward, backward) and, backward, from CLUSTER_STREAM_PAIR_MIN_ROWS_BACKWARD rows.
+#: H100, alternated in one process (benchmarks/grid_row_probe.py, results
+#: 2026-11-27_h100_s24/cluster_stream_ab_two_per_sm.txt): where two CTAs hold the row, 0.03-0.07
+#: ahead (bf16 forward 128 x 2^20 0.85 against 0.82, 256 x 2^19 0.88 against 0.84, float32 256 x
+#: 2^19 0.89 against 0.86, bf16 backward 192 x 699051 0.76 against 0.69); float32 forward 128 x 2^20,
+#: which one CTA an SM holds and two re-read 38% of, 0.71 against 0.76; backward re-reading 44% of
+#: each slice still ahead (bf16 128 x 2^20 0.69 against 0.67, float32 256 x 2^19 0.72 against 0.68),
+#: 58-72% behind (float32 192 x 699051 0.62 against 0.70), and 16 rows behind (bf16 2^20 0.55
+#: against 0.57)
+CLUSTER_STREAM_PAIR_MIN_HELD = {False: 0.75, True: 0.5}
+CLUSTER_STREAM_PAIR_MIN_ROWS_BACKWARD = 32
+
+
+def cluster_stream_per_sm(n: int, dtype: torch.dtype, backward: bool, rows: int, pair_budget: int) -> int:
+    """CTAs an SM for a cluster_stream launch on ``rows`` rows of n (``pair_budget``: the dynamic
+    shared memory each of two CTAs an SM may take): 2 where they hold CLUSTER_STREAM_PAIR_MIN_HELD
+    of their slices, else 1."""
+    if backward and rows < CLUSTER_STREAM_PAIR_MIN_ROWS_BACKWARD:
+        return 1
+    shape = cluster_stream_shape(n, dtype, backward, pair_budget, per_sm=2)
+    slots = grid_row_slots(n, dtype, shape.ctas)
+    held = shape.packs * shape.threads + shape.smem_slots
+    return 2 if held >= CLUSTER_STREAM_PAIR_MIN_HELD[backward] * slots else 1
 
 
 def grid_row_workspace(ctas: int, backward: bool) -> int:
@@ -677,6 +711,7 @@ class Instance:
     window: bool = False  # warp, block_regs: rows held in their aligned window's packs (WINDOW_PACK)
     columns: bool = False  # cluster: runs of interleaved columns (cluster_tier.cuh's column kernels)
     tight: bool = False  # flat_rows: rows of (cols - 1) x group + 1 .. cols x group (FlatSlots)
+    per_sm: int = 0  # cluster_stream: CTAs an SM its launch bounds allow (0: one, as grid_row)
 
     def __post_init__(self):
         # one spelling per kernel, so that equal kernels compare equal
@@ -688,6 +723,8 @@ class Instance:
             raise ValueError(f"no column form of tier {self.tier!r} with storage {self.storage!r}")
         if self.tight and self.tier != "flat_rows":
             raise ValueError(f"no tight form of tier {self.tier!r}")
+        if self.per_sm and (self.tier != "cluster_stream" or self.per_sm not in CLUSTER_STREAM_PER_SM):
+            raise ValueError(f"no form of tier {self.tier!r} at {self.per_sm} CTAs an SM")
 
     @property
     def block_storage(self) -> str:
@@ -708,6 +745,7 @@ class Instance:
         elif self.tier in ("cluster", "grid_row", "cluster_stream") and self.cols:
             shape = f"p{self.pack}_c{self.cols}" + (f"_{self.storage}" if self.storage else "")
             shape += "_columns" if self.columns else ""
+            shape += f"_x{self.per_sm}" if self.per_sm > 1 else ""
         elif self.tier in ("block_smem", "block_uncached", "cluster"):
             shape = f"p{self.pack}"
         elif self.tier == "flat_rows":
@@ -868,8 +906,10 @@ class Instance:
                 f"{fn}_forward<{targs}>(DirectLoad<{t}>{{x, x_pitch}}, DirectStore<{t}>{{y, y_pitch}}, {team}rows, "
                 f"n, smem_slots)"
             )
-        # one CTA per SM: the compiler may give each thread 128 registers for the held slots
-        bounds = f"{GRID_ROW_THREADS}, 1"
+        # one CTA per SM (or per_sm of GRID_ROW_THREADS / per_sm threads): the compiler may give each
+        # thread 128 registers for the held slots
+        per_sm = self.per_sm or 1
+        bounds = f"{GRID_ROW_THREADS // per_sm}, {per_sm}"
         return f'extern "C" __global__ void __launch_bounds__({bounds}) {self.name}({params}) {{\n    {call};\n}}\n'
 
     def _split_row_wrapper(self, t: str, log: str) -> str:
@@ -904,11 +944,14 @@ class Instance:
         )
 
 
-def grid_row_instance(dtype: torch.dtype, backward: bool, log: bool, tier: str = "grid_row") -> Instance:
-    """The one grid_row (or cluster_stream: the same kernel body) instance of a dtype, direction and
-    function."""
+def grid_row_instance(
+    dtype: torch.dtype, backward: bool, log: bool, tier: str = "grid_row", per_sm: int = 1
+) -> Instance:
+    """The grid_row (or cluster_stream: the same kernel body) instance of a dtype, direction and
+    function; cluster_stream's at ``per_sm`` CTAs an SM."""
     pack = cluster_pack(dtype)
-    return Instance(tier, dtype, backward, log, pack, cols=GRID_ROW_HELD_PACKS[backward] * pack)
+    per_sm = per_sm if per_sm > 1 else 0
+    return Instance(tier, dtype, backward, log, pack, cols=GRID_ROW_HELD_PACKS[backward] * pack, per_sm=per_sm)
 
 
 def source_for(instances) -> str:
@@ -1025,7 +1068,8 @@ def all_instances():
                     pack = CLUSTER_COLUMNS_PACK
                     out.append(Instance("cluster", dtype, backward, log, pack, cols=packs * pack, columns=True))
                 out.append(grid_row_instance(dtype, backward, log))
-                out.append(grid_row_instance(dtype, backward, log, "cluster_stream"))
+                for per_sm in CLUSTER_STREAM_PER_SM:
+                    out.append(grid_row_instance(dtype, backward, log, "cluster_stream", per_sm))
                 out += [
                     Instance("flat_rows", dtype, backward, log, cols=k, group=g)
                     for k in FLAT_ROWS_LANE_ELEMS

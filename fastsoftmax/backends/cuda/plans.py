@@ -48,6 +48,7 @@ from .instances import (
     cluster_grid,
     cluster_keeps,
     cluster_shape,
+    cluster_stream_per_sm,
     cluster_stream_shape,
     flat_rows_per_lane,
     flat_rows_shape,
@@ -321,14 +322,17 @@ def _grid_row(load, dtype, outer, n, pitches, log, backward, dev):
     return run
 
 
-def cluster_stream_launch(load, dtype, n, backward, log, dev, ctas: int = 0) -> tuple[Kernel, GridRowShape]:
+def cluster_stream_launch(
+    load, dtype, n, backward, log, dev, ctas: int = 0, per_sm: int = 1
+) -> tuple[Kernel, GridRowShape]:
     """The kernel (cluster size, block and shared memory set) and shape of a cluster_stream launch on
-    rows of n columns (see instances.cluster_stream_shape for the launch contract)."""
+    rows of n columns (see instances.cluster_stream_shape for the launch contract), ``per_sm`` CTAs
+    an SM sharing its shared memory."""
     facts = device_facts(dev)
     if not facts.cluster_launch:
         raise ValueError(f"tier 'cluster_stream' needs thread-block clusters (sm_90 or newer), not {facts.arch}")
-    inst = grid_row_instance(dtype, backward, log, "cluster_stream")
-    shape = cluster_stream_shape(n, dtype, backward, facts.smem_per_block - GRID_ROW_STATIC_SMEM, ctas)
+    inst = grid_row_instance(dtype, backward, log, "cluster_stream", per_sm)
+    shape = cluster_stream_shape(n, dtype, backward, cluster_stream_budget(facts, per_sm), ctas, per_sm)
     nargs = 9 if backward else 7
     kernel = Kernel(load(inst, dev), inst.name, dev, nargs, shape.threads, 1, shape.smem_bytes, cluster=shape.ctas)
     kernel.allow_dynamic_smem(shape.smem_bytes, GRID_ROW_STATIC_SMEM)
@@ -342,8 +346,16 @@ def cluster_stream_launch(load, dtype, n, backward, log, dev, ctas: int = 0) -> 
     return kernel, shape
 
 
+def cluster_stream_budget(facts, per_sm: int) -> int:
+    """Dynamic shared memory each of ``per_sm`` cluster_stream CTAs an SM may take."""
+    return min(facts.smem_per_block, facts.smem_per_sm // per_sm) - GRID_ROW_STATIC_SMEM * per_sm
+
+
 def _cluster_stream(load, dtype, outer, n, pitches, log, backward, dev, tuning):
     """One cluster a row, its CTAs holding their slices in registers and shared memory and re-reading
     the rest. Any alignment, as grid_row; no workspace (the pairs meet in shared memory)."""
-    kernel, shape = cluster_stream_launch(load, dtype, n, backward, log, dev, tuning.cluster_ctas or 0)
+    per_sm = tuning.cluster_stream_per_sm or cluster_stream_per_sm(
+        n, dtype, backward, outer, cluster_stream_budget(device_facts(dev), 2)
+    )
+    kernel, shape = cluster_stream_launch(load, dtype, n, backward, log, dev, tuning.cluster_ctas or 0, per_sm)
     return kernel.bound(outer * shape.ctas, (outer, n) + pitches + (shape.smem_slots,))

@@ -49,6 +49,7 @@ import torch
 from . import strided
 from .instances import (
     CLUSTER_SIZES,
+    CLUSTER_STREAM_PER_SM,
     CXX_TYPES,
     FLAT_ROWS_AUTO_MAX_COLS,
     FLAT_ROWS_AUTO_MAX_COLS_16BIT,
@@ -163,6 +164,8 @@ class Tuning:
     cluster_ctas: int | None = None
     #: cluster: threads per CTA (a multiple of 32), instead of instances.cluster_threads_packs' choice
     cluster_threads: int | None = None
+    #: cluster_stream: CTAs an SM (one of instances.CLUSTER_STREAM_PER_SM), instead of one
+    cluster_stream_per_sm: int | None = None
     #: split_row: blocks per SM over all chunks, instead of SPLIT_ROW_BLOCKS_PER_SM
     split_row_blocks_per_sm: int | None = None
     #: cluster: kept exponentials (True), or never (False), instead of where the launch is one wave
@@ -203,6 +206,10 @@ class Tuning:
             raise ValueError(f"cluster_ctas={self.cluster_ctas!r} is not one of {CLUSTER_SIZES[1:]}")
         if self.cluster_threads is not None and (self.cluster_threads <= 0 or self.cluster_threads % 32):
             raise ValueError(f"cluster_threads={self.cluster_threads!r} is not a positive multiple of 32")
+        if self.cluster_stream_per_sm is not None and self.cluster_stream_per_sm not in CLUSTER_STREAM_PER_SM:
+            raise ValueError(
+                f"cluster_stream_per_sm={self.cluster_stream_per_sm!r} is not one of {CLUSTER_STREAM_PER_SM}"
+            )
         if self.strided_waves is not None and self.strided_waves <= 0:
             raise ValueError(f"strided_waves={self.strided_waves!r} is not positive")
         if self.split_row_blocks_per_sm is not None and self.split_row_blocks_per_sm <= 0:
@@ -408,6 +415,14 @@ def choose_tier(
     clusters = limits.clusters and n <= cluster_preferred_max_cols(dtype, backward, outer)
     # past that, rows held across a cluster's registers and shared memory, the rest re-read
     streams = limits.clusters and outer >= CLUSTER_STREAM_MIN_ROWS
+    if streams and itemsize == 2 and not backward and n > cluster_preferred_max_cols(dtype, backward):
+        # 16-bit forward rows past 2^19, which the cluster tier holds in registers at 16 CTAs, ran
+        # faster held across cluster_stream's registers and shared memory (H100, alternated in one
+        # process, results 2026-11-27_h100_s24/cluster_stream_against_cluster.txt: bf16 630000 0.87 of
+        # copy against 0.70, 699051 0.78 against 0.73, 786432 0.82 against 0.77, 1048320 0.84 against
+        # 0.80); float32 forward level there (0.87 against 0.86 at 393216, 0.89 against 0.91 at
+        # 524160), and the backward on the cluster tier well ahead (0.84-0.97 against 0.69-0.79)
+        clusters = False
     if n >= SPLIT_ROW_MIN_COLS and outer < limits.sm_count:
         if clusters:
             return "cluster"

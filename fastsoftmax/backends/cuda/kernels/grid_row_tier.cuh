@@ -50,7 +50,9 @@
 //
 // Launch (grid_row): cooperative only (grid.sync() reads the barrier the driver provides with a
 // cooperative launch); cluster_stream: a cluster launch of C CTAs a cluster, any grid of whole
-// clusters (cluster k takes rows k, k + clusters, ...). The thread count is any multiple of 32 up to the launch bound (the host takes 512, one
+// clusters (cluster k takes rows k, k + clusters, ...), compiled for one CTA an SM or for two of half
+// the threads (instances.CLUSTER_STREAM_PER_SM: one CTA loads while the other waits or writes). The
+// thread count is any multiple of 32 up to the launch bound (the host takes 512, one
 // CTA per SM, and K packs a thread that compile without spilling: instances.GRID_ROW_HELD_PACKS).
 // cooperative_groups.h costs NVRTC about 2.5 s per translation unit, once per instance.
 #pragma once
