@@ -10,7 +10,37 @@ from dataclasses import dataclass
 
 # --- the shape set, as benchmarks/README.md lists it -------------------------------------------------
 BULK_NUMEL = 1 << 27
-BULK_COLS = (64, 128, 256, 512, 1000, 1024, 2048, 3000, 4096, 8192, 16384, 32768, 50257, 65536, 128256, 131072, 262144)
+# narrow rows (MoE routers over 8-160 experts, widths off the 16-byte grid among them) up to rows of
+# 2^20, past what one thread-block cluster holds in registers
+BULK_COLS = (
+    8,
+    16,
+    32,
+    64,
+    96,
+    100,
+    127,
+    128,
+    160,
+    256,
+    512,
+    1000,
+    1024,
+    2048,
+    3000,
+    4096,
+    8192,
+    16384,
+    32768,
+    50257,
+    65536,
+    128256,
+    131072,
+    262144,
+    524288,
+    699051,
+    1048576,
+)
 HUGE_ROW_COLS = (1 << 24, 1 << 26, (1 << 24) + 7)
 DECODE_SHAPES = ((1, 128256), (8, 128256), (32, 151936), (128, 128256))
 # (shape, dim): softmax over a dim that is not the innermost one in memory
@@ -23,7 +53,7 @@ NON_LAST_DIM = (
     ((4096, 64, 512), 1),
 )
 BACKWARD_NUMEL = 1 << 27
-BACKWARD_COLS = (1024, 4096, 16384, 65536, 131072)
+BACKWARD_COLS = (16, 100, 1024, 4096, 16384, 65536, 131072, 262144, 1048576)
 HOST_SHAPE = (4, 1024)
 HOST_DTYPE = "bfloat16"
 HOST_CALLS = 2000
