@@ -226,7 +226,10 @@ def test_chosen_where_measured_faster(limits):
 class _Facts:
     sm_count = 132
     smem_per_block = 227 * 1024
+    smem_per_sm = 228 * 1024
     cooperative_launch = True
+    cluster_launch = True
+    arch = "sm_90"
 
 
 class _Kernel:
@@ -246,6 +249,9 @@ class _Kernel:
 
     def blocks_per_sm(self, threads=None, smem=None):
         return 1 if (smem or 0) <= 227 * 1024 - 1024 else 0
+
+    def resident_clusters(self):
+        return 132 // self.cluster
 
     def launch(self, grid, stream, args):
         _Kernel.launches.append((self, grid, stream, tuple(args)))
@@ -432,3 +438,53 @@ def test_cluster_stream_chosen_for_many_long_rows(limits):
                         held = held and n <= cluster_preferred_max_cols(dtype, backward)
                     want = limits.clusters and not held and many
                     assert (chosen == "cluster_stream") == want, (outer, n, dtype, backward, chosen)
+
+
+@pytest.mark.parametrize("backward", [False, True])
+@pytest.mark.parametrize("dtype", [torch.bfloat16, torch.float32])
+def test_cluster_stream_plan(fake_device, dtype, backward):
+    """One cluster a row (grid = rows x C CTAs, the cluster dimension set), no workspace argument,
+    the shape and CTAs an SM the instances' rules give, and the non-portable size allowed past 8."""
+    from fastsoftmax.backends.cuda.instances import cluster_stream_per_sm, cluster_stream_shape
+
+    n, outer = (1 << 20) + 3, 40
+    strides = ((n + 5,), (n,), (n + 1,)) if backward else ((n + 5,), (n,))
+    key = ("cluster_stream", dtype, outer, n, 1, strides, False, backward, 2, 0, tiers.DEFAULT_TUNING)
+    run = plans.build(fake_device, key)
+    pointers = (0x1000, 0x2002, 0x3000) if backward else (0x1000, 0x2002)
+    run(pointers, 3)
+    per_sm = cluster_stream_per_sm(n, dtype, backward, outer, plans.cluster_stream_budget(_Facts(), 2))
+    shape = cluster_stream_shape(n, dtype, backward, plans.cluster_stream_budget(_Facts(), per_sm), per_sm=per_sm)
+    ((kernel, grid, stream, args),) = _Kernel.launches
+    assert kernel.cluster == shape.ctas and not kernel.cooperative and stream == 3
+    assert grid == outer * shape.ctas
+    assert kernel.block_x == shape.threads == GRID_ROW_THREADS // per_sm and kernel.smem == shape.smem_bytes
+    assert kernel.name == grid_row_instance(dtype, backward, False, "cluster_stream", per_sm).name
+    assert args == pointers + (outer, n) + tuple(s[0] for s in strides) + (shape.smem_slots,)
+    assert len(args) == kernel.nargs == (9 if backward else 7)
+    assert (("NON_PORTABLE_CLUSTER_SIZE_ALLOWED", 1) in _Kernel.attributes) == (shape.ctas > 8)
+    assert plans.stream_workspace.asked == []
+
+
+def test_cluster_stream_plan_follows_the_tuning(fake_device):
+    n = 1 << 20
+    tuning = tiers.Tuning(cluster_ctas=4, cluster_stream_per_sm=1)
+    key = ("cluster_stream", torch.bfloat16, 64, n, 1, ((n,), (n,)), False, False, 0, 0, tuning)
+    plans.build(fake_device, key)((0x1000, 0x2000), 0)
+    ((kernel, grid, _, args),) = _Kernel.launches
+    assert kernel.cluster == 4 and grid == 64 * 4 and kernel.block_x == GRID_ROW_THREADS
+    assert ("NON_PORTABLE_CLUSTER_SIZE_ALLOWED", 1) not in _Kernel.attributes
+    with pytest.raises(ValueError, match="cluster_stream_per_sm=3"):
+        tiers.Tuning(cluster_stream_per_sm=3)
+
+
+def test_cluster_stream_plan_refuses_without_clusters(fake_device, monkeypatch):
+    class _Ampere(_Facts):
+        cluster_launch = False
+        arch = "sm_80"
+
+    monkeypatch.setattr(plans, "device_facts", lambda dev: _Ampere())
+    n = 1 << 20
+    key = ("cluster_stream", torch.float32, 64, n, 1, ((n,), (n,)), False, False, 0, 0, tiers.DEFAULT_TUNING)
+    with pytest.raises(ValueError, match="needs thread-block clusters"):
+        plans.build(fake_device, key)
