@@ -29,7 +29,8 @@ Tiers, from short rows to long ones:
 * ``cluster_stream``  (sm_90+) many rows longer than the cluster tier holds: grid_row's kernels with
                       one thread-block cluster per row for the team, each CTA holding its slice in
                       registers and shared memory and re-reading only what does not fit
-                      (grid_row_tier.cuh); chosen where CLUSTER_STREAM_MIN_ROWS rows or more;
+                      (grid_row_tier.cuh); chosen from CLUSTER_STREAM_MIN_ROWS rows, and for 16-bit
+                      forward rows past 2^19 that the cluster tier holds;
 * ``strided``         inner > 1: tiles of columns along the contiguous axis, 16-byte packs per
                       thread, reduced over n; n is split over blocks (two kernels) when the
                       tiles alone cannot fill the GPU.
