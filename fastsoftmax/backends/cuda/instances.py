@@ -889,7 +889,7 @@ class Instance:
         # one kernel body, two teams: the cooperative grid (a workspace for its pairs) or a cluster
         targs = f"{t}, {self.pack}, {self.cols // self.pack}, {log}"
         grid = self.tier == "grid_row"
-        ws, team = ("float* ws, ", "GridTeam{ws}, ") if grid else ("", "")
+        ws, team = ("float* ws, ", "RowGridTeam{ws}, ") if grid else ("", "")
         fn = "grid_row" if grid else "cluster_stream"
         if self.backward:
             params = (

@@ -347,7 +347,9 @@ def cluster_stream_launch(
 
 
 def cluster_stream_budget(facts, per_sm: int) -> int:
-    """Dynamic shared memory each of ``per_sm`` cluster_stream CTAs an SM may take."""
+    """Dynamic shared memory each of ``per_sm`` cluster_stream CTAs an SM may take: its share of the
+    SM's, less GRID_ROW_STATIC_SMEM for every CTA of the SM (a CTA's static slots and the driver's
+    reserve together pass 1 KiB, so a half SM less one such share would not fit two)."""
     return min(facts.smem_per_block, facts.smem_per_sm // per_sm) - GRID_ROW_STATIC_SMEM * per_sm
 
 

@@ -22,8 +22,8 @@
 //   3. one warp of every CTA merges all pairs (a few hundred, from L2), then the CTA normalises
 //      what it holds and re-reads only the streamed rest, writing y once.
 // The same kernels serve tier "cluster_stream" (sm_90+), where the team sharing a row is one
-// thread-block cluster instead of the whole grid (GridTeam and ClusterTeam, below): rows longer than
-// the cluster tier holds in registers, many of them, each cluster on rows of its own.
+// thread-block cluster instead of the whole grid (RowGridTeam and RowClusterTeam, below): rows
+// longer than the cluster tier holds in registers, many of them, each cluster on rows of its own.
 //
 // Alignment: slices meet at 16-byte boundaries of the row's memory (ClusterSlice), so only the
 // row's own first and last slot are partial: those are read and written element by element,
@@ -155,9 +155,9 @@ struct GridRowHeld {
 // The kernels below are written once over the team that shares each row: what a CTA holds, streams
 // and writes is the same whichever team it belongs to; only where its slice lies, which rows it takes
 // and how the CTAs' pairs meet differ.
-//   * GridTeam (tier grid_row): every CTA of a cooperative launch, on each row in turn; the pairs
+//   * RowGridTeam (tier grid_row): every CTA of a cooperative launch, on each row in turn; the pairs
 //     meet in a global workspace across a grid barrier.
-//   * ClusterTeam (tier cluster_stream, sm_90+): the CTAs of one thread-block cluster, on rows
+//   * RowClusterTeam (tier cluster_stream, sm_90+): the CTAs of one thread-block cluster, on rows
 //     blockIdx.x / C, + clusters, ...; the pairs meet in the CTAs' shared memory across a cluster
 //     barrier (distributed shared memory). Rows longer than the cluster tier holds in registers
 //     (cluster_tier.cuh) are then held in registers and shared memory across the cluster, and only
@@ -197,7 +197,7 @@ __device__ __forceinline__ MaxSum merge_grid_pairs(const float2* pairs, int ctas
     return *slot;
 }
 
-struct GridTeam {
+struct RowGridTeam {
     // Pairs (sums) of consecutive rows alternate between two halves of the workspace: a CTA can be
     // at most one row ahead of another (it passes row r + 1's barrier only once every CTA arrived
     // there, after it read row r's pairs), so it never overwrites pairs still being read.
@@ -226,7 +226,7 @@ struct GridTeam {
     __device__ __forceinline__ void finish() const {}
 };
 
-struct ClusterTeam {
+struct RowClusterTeam {
     // Each CTA posts its pair in its own shared memory (two posts, by round parity) and reads its
     // peers' after a cluster barrier. A CTA passes round r + 1's barrier only once every peer has
     // arrived there, after reading round r's posts, so round r + 2's post never overwrites one still
@@ -501,7 +501,8 @@ __device__ __forceinline__ void grid_row_forward(const LOAD& load, const STORE& 
         if ((threadIdx.x & 31) == 0) cta_slots[threadIdx.x >> 5] = warp;
         __syncthreads();
         MaxSum cta = empty_maxsum();
-        if (threadIdx.x < 32) cta = warp_merge(threadIdx.x < (blockDim.x >> 5) ? cta_slots[threadIdx.x] : empty_maxsum());
+        if (threadIdx.x < 32)
+            cta = warp_merge(threadIdx.x < (blockDim.x >> 5) ? cta_slots[threadIdx.x] : empty_maxsum());
         const MaxSum total = team.total(cta, &total_slot);
 
         // As the cluster tier: a row of -inf gives 0 * inf or -inf - -inf, NaN, as torch does.
@@ -614,16 +615,16 @@ __device__ __forceinline__ void grid_row_backward(const LOAD& load_y, const LOAD
 }
 
 // ---- tier cluster_stream: the team is one thread-block cluster ----------------------------------
-__device__ __forceinline__ ClusterTeam cluster_team() {
+__device__ __forceinline__ RowClusterTeam row_cluster_team() {
     __shared__ MaxSum posts[2];
-    return ClusterTeam{posts, cluster_nctarank(), cluster_ctarank()};
+    return RowClusterTeam{posts, cluster_nctarank(), cluster_ctarank()};
 }
 
 template <typename T, int P, int K, bool LOG, typename LOAD, typename STORE>
 __device__ __forceinline__ void cluster_stream_forward(const LOAD& load, const STORE& store, i64 rows, i64 n,
                                                        i64 smem_slots) {
 #if __CUDA_ARCH__ >= 900
-    grid_row_forward<T, P, K, LOG>(load, store, cluster_team(), rows, n, smem_slots);
+    grid_row_forward<T, P, K, LOG>(load, store, row_cluster_team(), rows, n, smem_slots);
 #else
     __trap();
 #endif
@@ -633,7 +634,7 @@ template <typename T, int P, int K, bool LOG, typename LOAD, typename STORE>
 __device__ __forceinline__ void cluster_stream_backward(const LOAD& load_y, const LOAD& load_dy, const STORE& store,
                                                         i64 rows, i64 n, i64 smem_slots) {
 #if __CUDA_ARCH__ >= 900
-    grid_row_backward<T, P, K, LOG>(load_y, load_dy, store, cluster_team(), rows, n, smem_slots);
+    grid_row_backward<T, P, K, LOG>(load_y, load_dy, store, row_cluster_team(), rows, n, smem_slots);
 #else
     __trap();
 #endif
