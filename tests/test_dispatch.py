@@ -411,6 +411,27 @@ def test_strided_problems_off_a_16_byte_boundary_go_to_the_cuda_backend(monkeypa
         dispatch.clear_caches()
 
 
+def test_long_forward_rows_take_the_cluster_tier_over_block_regs():
+    from dataclasses import replace
+
+    from fastsoftmax.backends.cuda import tiers
+
+    h100 = tiers.H100_LIMITS
+    after = tiers.CLUSTER_OVER_BLOCK_REGS_AFTER_COLS
+    for dtype in (torch.bfloat16, torch.float16, torch.float32):
+        for n in (after + 1024, 16384, 24576, 32768):
+            assert tiers.choose_tier(4096, n, 1, dtype, False, h100) == "cluster", (dtype, n)
+            # few rows too (one row a CTA leaves most SMs idle)
+            assert tiers.choose_tier(132, n, 1, dtype, False, h100) == "cluster", (dtype, n)
+            # backward, rows off 16-byte boundaries and GPUs without clusters keep block_regs
+            assert tiers.choose_tier(4096, n, 1, dtype, True, h100) == ("block_regs" if n <= 16384 else "cluster")
+            assert tiers.choose_tier(4096, n, 1, dtype, False, h100, aligned=False) == "block_regs"
+            assert tiers.choose_tier(4096, n, 1, dtype, False, replace(h100, clusters=False)) == "block_regs"
+        assert tiers.choose_tier(4096, after, 1, dtype, False, h100) == "block_regs"
+        # a row pitch of no whole number of 16-byte pieces puts every other row off its boundary
+        assert tiers.choose_tier(4096, after + 1001, 1, dtype, False, h100) == "block_regs"
+
+
 def test_rows_off_16_byte_boundaries_in_their_window():
     from fastsoftmax.backends.cuda import tiers
 

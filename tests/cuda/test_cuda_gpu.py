@@ -108,6 +108,10 @@ ROW_CASES = {
         (2, 16384),
         (3, 16385),
         (2, 20000),
+        # 16-bit forward at 384 threads of 64 staged elements: 48 KiB of dynamic shared memory,
+        # which beside the kernel's static memory needs the opt-in (refused at launch before)
+        (2, 22529),
+        (2, 24576),
         (2, 32768),
     ],
     # runs of rows through shared memory: a partial last run, group sizes 1 to 16, several runs a CTA
@@ -128,7 +132,20 @@ ROW_CASES = {
         (7, 1000),
         (3, 1024),
     ],
-    "block_smem": [(3, 1), (5, 7), (4, 33), (3, 1000), (7, 1025), (3, 3000), (2, 4096), (3, 8195), (2, 20000)],
+    # 12288 float32 and 24576 16-bit elements: a row cache of exactly 48 KiB
+    "block_smem": [
+        (3, 1),
+        (5, 7),
+        (4, 33),
+        (3, 1000),
+        (7, 1025),
+        (3, 3000),
+        (2, 4096),
+        (3, 8195),
+        (2, 12288),
+        (2, 20000),
+        (2, 24576),
+    ],
     "block_uncached": [(3, 1), (4, 33), (3, 1025), (3, 3000), (2, 50257), (1, 65536), (1, 131072 + 3)],
     # rows of >= 4096 * k elements are cut into k chunks: 20000 -> 4 chunks, 131075 -> many
     "split_row": [(1, 1), (2, 33), (2, 1025), (3, 20000), (5, 16384), (3, 50257), (1, 131072 + 3)],
@@ -185,6 +202,31 @@ def test_rows_backward(backend, tier, outer, n, dtype_name, log):
     x3 = rand((outer, n), dtype).view(outer, n, 1)
     dy3 = rand((outer, n), dtype).view(outer, n, 1)
     check_backward(backend, x3, dy3, tier, log, "contiguous rows")
+
+
+@pytest.mark.parametrize("dtype_name", DTYPES)
+def test_block_regs_every_thread_count(backend, dtype_name):
+    """Rows that take block_regs at every thread count it launches with, forward and backward: the
+    shared memory of the staged 16-bit rows grows with the threads and crosses the 48 KiB a launch
+    gets without opting in."""
+    from fastsoftmax.backends.cuda import tiers
+    from fastsoftmax.backends.cuda.instances import BLOCK_REGS_PACK_SIZES, block_regs_max_cols, block_regs_shape
+
+    dtype = DTYPES[dtype_name]
+    pack = BLOCK_REGS_PACK_SIZES[dtype][0]
+    for backward in (False, True):
+        seen = set()
+        for n in range(pack, block_regs_max_cols(dtype, backward) + 1, pack):
+            target = tiers.block_regs_target(n, dtype.itemsize, backward)
+            shape = block_regs_shape(n, dtype, pack, backward, target)
+            if shape in seen:
+                continue
+            seen.add(shape)
+            x3 = rand((2, n), dtype).view(2, n, 1)
+            if backward:
+                check_backward(backend, x3, rand((2, n), dtype).view(2, n, 1), "block_regs", False, f"{shape}")
+            else:
+                check_forward(backend, x3, "block_regs", False, f"(elements, threads) = {shape}")
 
 
 @pytest.mark.parametrize("per_lane", [4, 32])

@@ -34,6 +34,8 @@ import torch
 
 #: most parameters a kernel of this package takes (the strided backward takes 18)
 MAX_KERNEL_ARGS = 20
+#: shared memory (static and dynamic together) a launch may use without opting in
+DEFAULT_DYNAMIC_SMEM_LIMIT = 48 * 1024
 
 try:  # one C call, no Python-side stream object
     raw_stream = torch._C._cuda_getCurrentRawStream
@@ -356,12 +358,26 @@ class Kernel:
             f"cuKernelSetAttribute({self.name}, {name}={value})",
         )
 
+    def get_attribute(self, name: str) -> int:
+        """A function attribute (``CU_FUNC_ATTRIBUTE_<name>``) of this kernel on its device."""
+        driver = _driver()
+        attr = getattr(driver.CUfunction_attribute, f"CU_FUNC_ATTRIBUTE_{name}")
+        with on_device(self.device):
+            value = check(driver.cuFuncGetAttribute(attr, self.function), f"cuFuncGetAttribute({self.name}, {name})")
+        return int(value)
+
     def allow_dynamic_smem(self, smem: int, static: int = 0) -> None:
-        """Opts in to ``smem`` bytes of dynamic shared memory where that is over 48 KiB. The
-        attribute belongs to the function, which every plan of an instance shares, so it is set to
-        the most the device allows (less the kernel's ``static`` shared memory), never to one plan's
-        need: a smaller value set by a later plan would make the earlier plans' launches fail."""
-        if smem > 48 * 1024:
+        """Opts in to ``smem`` bytes of dynamic shared memory where that and the kernel's static
+        shared memory together pass the 48 KiB a launch gets without it (48 KiB of dynamic memory
+        beside any static memory is refused: CUDA_ERROR_INVALID_VALUE at the launch). The attribute
+        belongs to the function, which every plan of an instance shares, so it is set to the most
+        the device allows (less the kernel's static shared memory, or ``static`` where that is
+        more), never to one plan's need: a smaller value set by a later plan would make the earlier
+        plans' launches fail."""
+        if smem == 0:
+            return
+        static = max(static, self.get_attribute("SHARED_SIZE_BYTES"))
+        if smem + static > DEFAULT_DYNAMIC_SMEM_LIMIT:
             self.set_attribute("MAX_DYNAMIC_SHARED_SIZE_BYTES", device_facts(self.device).smem_per_block - static)
 
     def blocks_per_sm(self, threads: int | None = None, smem: int | None = None) -> int:

@@ -317,6 +317,15 @@ GRID_ROW_MAX_ROWS = 4
 #: 0.35-0.60; 16 x 2^20 0.51-0.67 against split_row's 0.46-0.55. With 8 rows of 2^22 (each re-read in
 #: part, one wave of clusters) split_row leads: 0.55-0.60 against 0.47-0.51.
 CLUSTER_STREAM_MIN_ROWS = 16
+#: Forward rows past this many columns, every one on a 16-byte boundary (the ones measured), take the
+#: cluster tier where block_regs holds them too: from here a cluster's threads hold 32 elements each
+#: (at 9216 and below, 16 at 288 threads: bf16 14563 x 9216 0.87 of copy against block_regs' 0.98).
+#: H100, forced tiers alternated in one process (benchmarks/grid_row_probe.py, results
+#: 2026-11-28_h100_s25/block_regs_vs_cluster_*.txt), 2^27 elements: bf16 and fp16 rows of 10240-32768
+#: 1.00 against 0.96-0.98 (log-softmax 1.00 against 0.94-0.97), float32 1.00-1.01 against 0.91-1.01
+#: (rows of 16384 the one loss, 1.001 against 1.014); few rows further ahead (float32 264 x 16384
+#: 0.87 against 0.72, bf16 0.67 against 0.57)
+CLUSTER_OVER_BLOCK_REGS_AFTER_COLS = 9216
 
 
 def block_regs_target(
@@ -432,6 +441,9 @@ def choose_tier(
             return "grid_row"
         return "cluster_stream" if streams else "split_row"
     if n <= block_regs_max_cols(dtype, backward):
+        rows_aligned = aligned and n * itemsize % 16 == 0
+        if clusters and rows_aligned and not backward and n > CLUSTER_OVER_BLOCK_REGS_AFTER_COLS:
+            return "cluster"
         return "block_regs"
     if clusters:
         return "cluster"
