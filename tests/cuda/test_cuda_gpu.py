@@ -714,17 +714,23 @@ def test_one_long_row(backend, tier):
 
 
 def test_longest_cluster_rows(backend):
-    """The longest rows a cluster of 16 CTAs holds, and one element more is refused."""
+    """The longest rows a cluster of 16 CTAs holds in registers, on 16-byte boundaries and at any
+    alignment, and one element more is refused; the longest on boundaries, in rows off them (a row
+    stride one element more), run through cluster_stream's plan."""
     from fastsoftmax.backends.cuda.instances import cluster_max_cols
 
     for dtype in (torch.bfloat16, torch.float32):
         for backward in (False, True):
-            n = cluster_max_cols(dtype, backward)
-            x3 = rand((1, n), dtype).view(1, n, 1)
-            if backward:
-                check_backward(backend, x3, rand(x3.shape, dtype), "cluster", False, "longest cluster row")
-            else:
-                check_forward(backend, x3, "cluster", True, "longest cluster row")
+            for aligned, pitch_extra in ((True, 0), (False, 1), (True, 1)):
+                n = cluster_max_cols(dtype, backward, aligned)
+                x3 = rand((2, n + pitch_extra), dtype)[:, :n].unsqueeze(2)
+                where = "on" if aligned else "off"
+                label = f"longest cluster row ({where} 16-byte boundaries), pitch n + {pitch_extra}"
+                if backward:
+                    dy3 = rand((2, n + pitch_extra), dtype)[:, :n].unsqueeze(2)
+                    check_backward(backend, x3, dy3, "cluster", False, label)
+                else:
+                    check_forward(backend, x3, "cluster", True, label)
             assert not backend.supports("cluster", 1, n + 1, 1, dtype, backward)
 
 

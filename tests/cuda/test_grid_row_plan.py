@@ -197,7 +197,10 @@ def test_chosen_where_measured_faster(limits):
                     if outer * n > 1 << 31:
                         continue
                     chosen = tiers.choose_tier(outer, n, 1, dtype, backward, limits)
-                    held_by_cluster = limits.clusters and n <= cluster_preferred_max_cols(dtype, backward, outer)
+                    on_boundaries = n * size % 16 == 0  # every row, with choose_tier's aligned pointers
+                    held_by_cluster = limits.clusters and n <= cluster_preferred_max_cols(
+                        dtype, backward, outer, on_boundaries
+                    )
                     want = (
                         limits.cooperative
                         and not held_by_cluster
@@ -244,6 +247,10 @@ class _Kernel:
 
     def set_attribute(self, name, value):
         _Kernel.attributes.append((name, value))
+
+    def get_attribute(self, name):
+        assert name == "SHARED_SIZE_BYTES", name
+        return 1024  # the static slots grid_row's kernels declare, about
 
     allow_dynamic_smem = launch.Kernel.allow_dynamic_smem  # the real rule, over set_attribute above
 
@@ -433,11 +440,20 @@ def test_cluster_stream_chosen_for_many_long_rows(limits):
                     chosen = tiers.choose_tier(outer, n, 1, dtype, backward, limits)
                     assert tiers.supports("cluster_stream", outer, n, 1, dtype, backward, limits) == limits.clusters
                     many = outer >= tiers.CLUSTER_STREAM_MIN_ROWS
-                    held = limits.clusters and n <= cluster_preferred_max_cols(dtype, backward, outer)
+                    on_boundaries = n * CXX_TYPES[dtype][2] % 16 == 0
+                    held = limits.clusters and n <= cluster_preferred_max_cols(dtype, backward, outer, on_boundaries)
                     if many and CXX_TYPES[dtype][2] == 2 and not backward:  # measured: past 2^19, streamed
                         held = held and n <= cluster_preferred_max_cols(dtype, backward)
                     want = limits.clusters and not held and many
                     assert (chosen == "cluster_stream") == want, (outer, n, dtype, backward, chosen)
+    if limits.clusters:
+        # rows the cluster tier holds in registers only on 16-byte boundaries (float32 backward 2^18,
+        # H100 0.98 of copy against cluster_stream's 0.80 on 512 rows): off them, cluster_stream
+        for dtype, backward, n in ((torch.float32, True, 1 << 18), (torch.bfloat16, True, 1 << 19)):
+            assert tiers.choose_tier(512, n, 1, dtype, backward, limits) == "cluster"
+            assert tiers.choose_tier(512, n, 1, dtype, backward, limits, aligned=False) == "cluster_stream"
+            assert tiers.supports("cluster", 512, n, 1, dtype, backward, limits)
+            assert not tiers.supports("cluster", 512, n + 1, 1, dtype, backward, limits)
 
 
 @pytest.mark.parametrize("backward", [False, True])
@@ -464,6 +480,20 @@ def test_cluster_stream_plan(fake_device, dtype, backward):
     assert len(args) == kernel.nargs == (9 if backward else 7)
     assert (("NON_PORTABLE_CLUSTER_SIZE_ALLOWED", 1) in _Kernel.attributes) == (shape.ctas > 8)
     assert plans.stream_workspace.asked == []
+
+
+def test_cluster_rows_off_their_boundaries_past_what_registers_hold(fake_device):
+    """Tier "cluster" on float32 backward rows of 2^18, which it holds in registers only on 16-byte
+    boundaries: with a row stride off them the plan is cluster_stream's (no error, no overrun)."""
+    n, outer = 1 << 18, 64
+    for pitch, align, streamed in ((n, 0, False), (n + 1, 4, True)):
+        _Kernel.launches = []
+        strides = ((pitch,), (n,), (n,))
+        key = ("cluster", torch.float32, outer, n, 1, strides, False, True, align, 0, tiers.DEFAULT_TUNING)
+        plans.build(fake_device, key)((0x1000, 0x2000, 0x3000), 0)
+        ((kernel, grid, _, args),) = _Kernel.launches
+        assert kernel.name.startswith("fs_cluster_stream_" if streamed else "fs_cluster_softmax_bwd"), kernel.name
+        assert kernel.cluster == 16
 
 
 def test_cluster_stream_plan_follows_the_tuning(fake_device):

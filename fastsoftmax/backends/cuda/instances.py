@@ -420,12 +420,13 @@ CLUSTER_PREFERRED_BYTES_PER_CTA = 64 * 1024
 CLUSTER_LONGEST_MIN_ROWS = 32
 
 
-def cluster_preferred_max_cols(dtype: torch.dtype, backward: bool, rows: int = 0) -> int:
+def cluster_preferred_max_cols(dtype: torch.dtype, backward: bool, rows: int = 0, aligned: bool = False) -> int:
     """The longest row for which the cluster tier is the one to choose (cluster_max_cols is the
     longest it can run): forward 524288 16-bit or 262144 float32 elements, backward half that;
-    with CLUSTER_LONGEST_MIN_ROWS rows or more, cluster_max_cols."""
+    with CLUSTER_LONGEST_MIN_ROWS rows or more, cluster_max_cols (``aligned``: at rows on 16-byte
+    boundaries, e.g. float32 backward rows of 2^18, which take cluster_stream at any other)."""
     if rows >= CLUSTER_LONGEST_MIN_ROWS:
-        return cluster_max_cols(dtype, backward)
+        return cluster_max_cols(dtype, backward, aligned)
     tensors = 2 if backward else 1
     return CLUSTER_SIZES[-1] * CLUSTER_PREFERRED_BYTES_PER_CTA // (CXX_TYPES[dtype][2] * tensors)
 

@@ -47,6 +47,7 @@ from .instances import (
     block_regs_storage,
     cluster_grid,
     cluster_keeps,
+    cluster_max_cols,
     cluster_shape,
     cluster_stream_per_sm,
     cluster_stream_shape,
@@ -93,6 +94,11 @@ def build(load, key):
     pitches = tuple(s[0] for s in strides)
     if tier == "split_row":
         return _split_row(load, dtype, outer, n, pitches, log, backward, align, dev, tuning)
+    if tier == "cluster" and n > cluster_max_cols(dtype, backward, aligned=align == 0):
+        # rows the cluster tier holds in registers on 16-byte boundaries only (tier choice takes it
+        # for rows whose pointers and length are on them), here off them (a row stride of no whole
+        # number of 16-byte pieces): held across the cluster's shared memory instead
+        return _cluster_stream(load, dtype, outer, n, pitches, log, backward, dev, tuning)
     if tier == "cluster":
         return _cluster(load, dtype, outer, n, pitches, log, backward, align, dev, tuning)
     if tier == "grid_row":

@@ -422,7 +422,8 @@ def choose_tier(
         return "warp"
     # past cluster_preferred_max_cols the two-read tiers measured faster with few rows; with many,
     # the cluster tier wins up to the longest row it holds (instances.CLUSTER_LONGEST_MIN_ROWS)
-    clusters = limits.clusters and n <= cluster_preferred_max_cols(dtype, backward, outer)
+    rows_aligned = aligned and n * itemsize % 16 == 0
+    clusters = limits.clusters and n <= cluster_preferred_max_cols(dtype, backward, outer, rows_aligned)
     # past that, rows held across a cluster's registers and shared memory, the rest re-read
     streams = limits.clusters and outer >= CLUSTER_STREAM_MIN_ROWS
     if streams and itemsize == 2 and not backward and n > cluster_preferred_max_cols(dtype, backward):
@@ -441,7 +442,6 @@ def choose_tier(
             return "grid_row"
         return "cluster_stream" if streams else "split_row"
     if n <= block_regs_max_cols(dtype, backward):
-        rows_aligned = aligned and n * itemsize % 16 == 0
         if clusters and rows_aligned and not backward and n > CLUSTER_OVER_BLOCK_REGS_AFTER_COLS:
             return "cluster"
         return "block_regs"
@@ -470,7 +470,7 @@ def supports(tier: str, outer: int, n: int, inner: int, dtype: torch.dtype, back
     if tier == "block_regs":
         return n <= block_regs_max_cols(dtype, backward)
     if tier == "cluster":
-        return limits.clusters and n <= cluster_max_cols(dtype, backward)
+        return limits.clusters and n <= cluster_max_cols(dtype, backward, aligned=True)
     if tier == "cluster_stream":
         return limits.clusters
     if tier == "block_smem":
