@@ -16,8 +16,9 @@ Tiers, from short rows to long ones:
                       per row, the row cached in shared memory between the two passes;
 * ``block_uncached``  longer rows still: a block per row, the second pass re-reads the row (L2);
 * ``cluster``         (sm_90+) rows longer than block_regs holds, up to about a million 16-bit
-                      elements: a thread-block cluster of up to 16 CTAs per row stages the row in
-                      the CTAs' shared memory, exchanges (max, sum) through distributed shared
+                      elements, and forward rows past CLUSTER_OVER_BLOCK_REGS_AFTER_COLS on
+                      16-byte boundaries: a thread-block cluster of up to 16 CTAs per row holds the
+                      row in the CTAs' registers, exchanges (max, sum) through distributed shared
                       memory and writes the row once: one read, one write (cluster_tier.cuh);
 * ``split_row``       few long rows (fewer than the SMs) where there are no clusters, and rows too
                       long for a cluster: each row split over many blocks, two kernels (partial
