@@ -81,6 +81,9 @@ def forward_output(x3, log):
 
 # ---- every tier, dtype, function and direction over awkward lengths ----------------------------
 
+# (rows, columns) every block tier runs: odd lengths, one and several packs a thread
+BLOCK_ROWS = [(3, 1), (5, 7), (4, 33), (3, 1000), (7, 1025), (3, 3000), (2, 4096), (3, 8195)]
+
 ROW_CASES = {
     "warp": [
         (37, 1),
@@ -97,14 +100,7 @@ ROW_CASES = {
     ],
     # up to 32768 forward, 16384 backward (test_rows_backward checks longer rows are refused)
     "block_regs": [
-        (3, 1),
-        (5, 7),
-        (4, 33),
-        (3, 1000),
-        (7, 1025),
-        (3, 3000),
-        (2, 4096),
-        (3, 8195),
+        *BLOCK_ROWS,
         (2, 16384),
         (3, 16385),
         (2, 20000),
@@ -133,19 +129,7 @@ ROW_CASES = {
         (3, 1024),
     ],
     # 12288 float32 and 24576 16-bit elements: a row cache of exactly 48 KiB
-    "block_smem": [
-        (3, 1),
-        (5, 7),
-        (4, 33),
-        (3, 1000),
-        (7, 1025),
-        (3, 3000),
-        (2, 4096),
-        (3, 8195),
-        (2, 12288),
-        (2, 20000),
-        (2, 24576),
-    ],
+    "block_smem": [*BLOCK_ROWS, (2, 12288), (2, 20000), (2, 24576)],
     "block_uncached": [(3, 1), (4, 33), (3, 1025), (3, 3000), (2, 50257), (1, 65536), (1, 131072 + 3)],
     # rows of >= 4096 * k elements are cut into k chunks: 20000 -> 4 chunks, 131075 -> many
     "split_row": [(1, 1), (2, 33), (2, 1025), (3, 20000), (5, 16384), (3, 50257), (1, 131072 + 3)],
