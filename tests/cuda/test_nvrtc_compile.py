@@ -240,7 +240,10 @@ def test_tier_choice_is_supported():
             assert not BACKEND.supports("warp", 8, 2000, 1, dtype, backward)
     assert BACKEND.choose_tier(8, 1024, 1, torch.float32, False) == "warp"
     assert BACKEND.choose_tier(8, 1025, 1, torch.float32, False) == "block_regs"
-    assert BACKEND.choose_tier(4096, 32768, 1, torch.bfloat16, False) == "block_regs"
+    # forward rows past 9216 on 16-byte boundaries: the cluster tier, which block_regs holds too
+    assert BACKEND.choose_tier(4096, 32768, 1, torch.bfloat16, False) == "cluster"
+    assert BACKEND.choose_tier(4096, 9216, 1, torch.bfloat16, False) == "block_regs"
+    assert BACKEND.choose_tier(4096, 32767, 1, torch.bfloat16, False) == "block_regs"
     assert BACKEND.choose_tier(4096, 16384, 1, torch.bfloat16, True) == "block_regs"
     assert BACKEND.choose_tier(4096, 32768, 1, torch.bfloat16, True) == "cluster"
     assert BACKEND.choose_tier(4096, 16384, 1, torch.float32, True) == "block_regs"
