@@ -213,6 +213,30 @@ def test_block_regs_every_thread_count(backend, dtype_name):
                 check_forward(backend, x3, "block_regs", False, f"(elements, threads) = {shape}")
 
 
+@pytest.mark.parametrize("backend_name", ["auto", "cuda"])
+@pytest.mark.parametrize("dtype_name", DTYPES)
+def test_public_api_around_the_block_regs_and_cluster_rows(backend_name, dtype_name):
+    """Through the public API, forward and autograd's backward: rows on either side of where the
+    forward leaves block_regs for the cluster tier (9216 / 9224), at block_regs' 48 KiB of staged
+    shared memory (22529, 24576), its longest row, and a view whose rows are off 16-byte boundaries."""
+    import fastsoftmax
+
+    dtype = DTYPES[dtype_name]
+    for n in (9216, 9224, 22529, 24576, 32768):
+        for x in (rand((6, n), dtype), rand((6, n + 1), dtype)[:, 1:]):
+            for log in (False, True):
+                fn = fastsoftmax.log_softmax if log else fastsoftmax.softmax
+                leaf = x.detach().requires_grad_(True)
+                y = fn(leaf, -1, backend=backend_name)
+                described(f"{fn.__name__} n={n} strides {x.stride()}", lambda: check_forward_against_x(y, x, 1, log))
+                dy = rand(x.shape, dtype)
+                (dx,) = torch.autograd.grad(y, leaf, dy)
+                described(
+                    f"{fn.__name__} backward n={n} strides {x.stride()}",
+                    lambda: check_backward_against_x(dx, x, dy, 1, log),
+                )
+
+
 @pytest.mark.parametrize("per_lane", [4, 32])
 @pytest.mark.parametrize("log", [False, True], ids=["softmax", "log_softmax"])
 @pytest.mark.parametrize("dtype_name", DTYPES)
