@@ -424,10 +424,15 @@ def cluster_preferred_max_cols(dtype: torch.dtype, backward: bool, rows: int = 0
     """The longest row for which the cluster tier is the one to choose (cluster_max_cols is the
     longest it can run): forward 524288 16-bit or 262144 float32 elements, backward half that;
     with CLUSTER_LONGEST_MIN_ROWS rows or more, cluster_max_cols (``aligned``: at rows on 16-byte
-    boundaries, e.g. float32 backward rows of 2^18, which take cluster_stream at any other)."""
-    if rows >= CLUSTER_LONGEST_MIN_ROWS:
-        return cluster_max_cols(dtype, backward, aligned)
+    boundaries, e.g. float32 backward rows of 2^18, which take cluster_stream at any other) but for
+    the 16-bit forward, whose rows past 2^19 ran faster on cluster_stream (H100, alternated in one
+    process, results 2026-11-27_h100_s24/cluster_stream_against_cluster.txt: bf16 630000 0.87 of
+    copy against 0.70, 699051 0.78 against 0.73, 786432 0.82 against 0.77, 1048320 0.84 against
+    0.80; float32 forward level there, 0.87 against 0.86 at 393216 and 0.89 against 0.91 at 524160,
+    and the backward on the cluster tier well ahead, 0.84-0.97 against 0.69-0.79)."""
     tensors = 2 if backward else 1
+    if rows >= CLUSTER_LONGEST_MIN_ROWS and (backward or CXX_TYPES[dtype][2] == 4):
+        return cluster_max_cols(dtype, backward, aligned)
     return CLUSTER_SIZES[-1] * CLUSTER_PREFERRED_BYTES_PER_CTA // (CXX_TYPES[dtype][2] * tensors)
 
 

@@ -31,7 +31,8 @@ Tiers, from short rows to long ones:
                       one thread-block cluster per row for the team, each CTA holding its slice in
                       registers and shared memory and re-reading only what does not fit
                       (grid_row_tier.cuh); chosen from CLUSTER_STREAM_MIN_ROWS rows, and for 16-bit
-                      forward rows past 2^19 that the cluster tier holds;
+                      forward rows past 2^19 that the cluster tier holds
+                      (cluster_preferred_max_cols);
 * ``strided``         inner > 1: tiles of columns along the contiguous axis, 16-byte packs per
                       thread, reduced over n; n is split over blocks (two kernels) when the
                       tiles alone cannot fill the GPU.
@@ -427,14 +428,6 @@ def choose_tier(
     clusters = limits.clusters and n <= cluster_preferred_max_cols(dtype, backward, outer, rows_aligned)
     # past that, rows held across a cluster's registers and shared memory, the rest re-read
     streams = limits.clusters and outer >= CLUSTER_STREAM_MIN_ROWS
-    if streams and itemsize == 2 and not backward and n > cluster_preferred_max_cols(dtype, backward):
-        # 16-bit forward rows past 2^19, which the cluster tier holds in registers at 16 CTAs, ran
-        # faster held across cluster_stream's registers and shared memory (H100, alternated in one
-        # process, results 2026-11-27_h100_s24/cluster_stream_against_cluster.txt: bf16 630000 0.87 of
-        # copy against 0.70, 699051 0.78 against 0.73, 786432 0.82 against 0.77, 1048320 0.84 against
-        # 0.80); float32 forward level there (0.87 against 0.86 at 393216, 0.89 against 0.91 at
-        # 524160), and the backward on the cluster tier well ahead (0.84-0.97 against 0.69-0.79)
-        clusters = False
     if n >= SPLIT_ROW_MIN_COLS and outer < limits.sm_count:
         if clusters:
             return "cluster"
