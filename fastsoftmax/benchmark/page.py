@@ -459,7 +459,9 @@ def build_page(inputs: Inputs, figure_dir: Path) -> tuple[Page, str, list[str]]:
     device = next((d.get("device") for d in everything if d.get("device")), "unknown device")
     title = f"fastsoftmax on {device}"
     page.heading(title, 1)
-    dates = sorted({str(d.get("date", ""))[:16].replace("T", " ") for d in everything if d.get("date")})
+    # a main document joined from several runs carries each contributing run's date
+    stamps = [stamp for d in everything for stamp in (d.get("dates") or [d.get("date")]) if stamp]
+    dates = sorted({str(stamp)[:16].replace("T", " ") for stamp in stamps})
     first = case_documents[0][1] if case_documents else (everything[0] if everything else {})
     page.paragraph(f"Device: **{device}**. Runs: {', '.join(dates) or 'undated'}. Versions: {_versions(first)}.")
     ceilings = [(KIND_TITLES[k], d.get("copy_gbps")) for k, d in case_documents]

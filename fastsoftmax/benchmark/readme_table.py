@@ -43,7 +43,8 @@ def _versions_line(document: dict) -> str:
 def render(document: dict) -> str:
     summary = report.summarize(document)
     copy = document.get("copy_gbps")
-    date = str(document.get("date", ""))[:10]
+    days = sorted({str(d)[:10] for d in document.get("dates") or [document.get("date", "")]})
+    date = days[0] if len(days) == 1 else f"{days[0]} to {days[-1]}"
     runs = f" (mean of {document['runs']} runs)" if document.get("runs", 1) > 1 else ""
     kind = "quick run (a subset of the shapes)" if document.get("quick") else "full shape set of benchmarks/README.md"
     out = [
@@ -176,6 +177,7 @@ def combine(documents: list[dict]) -> dict:
     copies = [d.get("copy_gbps") for d in contributing if isinstance(d.get("copy_gbps"), (int, float))]
     first["copy_gbps"] = sum(copies) / len(copies) if copies else None
     first["runs"] = len(contributing)
+    first["dates"] = sorted(str(d["date"]) for d in contributing if d.get("date"))
     return first
 
 

@@ -139,6 +139,10 @@ def test_readme_table_combines_runs_of_one_device(tmp_path, capsys):
     assert readme_table.main([str(p) for p in paths]) == 0
     text = capsys.readouterr().out
     assert "3000 GB/s** (mean of 2 runs)" in text
+    # the runs' days, first to last
+    late = dict(rest, date="2099-01-02T00:00:00+00:00")
+    assert readme_table.combine([bulk, late])["dates"] == sorted([str(bulk["date"]), late["date"]])
+    assert f"{str(bulk['date'])[:10]} to 2099-01-02," in readme_table.render(readme_table.combine([bulk, late]))
     assert "| bulk, cols > 32768 | fp32 |" in text and "| backward | bf16 |" in text
     other = dict(document, device="Another GPU")
     with pytest.raises(ValueError):

@@ -359,7 +359,7 @@ def test_report_refuses_files_that_are_not_results(tmp_path, capsys):
     assert "no fastsoftmax result file" in capsys.readouterr().err
 
 
-def test_a_later_run_replaces_an_earlier_one_shape_by_shape():
+def test_a_later_run_replaces_an_earlier_one_shape_by_shape(tmp_path):
     early = fabricated_document()
     late = fabricated_document()
     late["date"] = "2026-05-10T00:00:00+00:00"
@@ -371,6 +371,13 @@ def test_a_later_run_replaces_an_earlier_one_shape_by_shape():
     combined = page.main_document(inputs)
     assert len(combined["rows"]) == len(late["rows"])
     assert {r["frac_copy"] for r in combined["rows"] if r.get("frac_copy")} == {0.5}
+    # the page names the runs its figures come from: here the later one only
+    header = page.render_markdown(page.build_page(inputs, tmp_path / "figures")[0], tmp_path).split("Versions:")[0]
+    assert "Runs: 2026-05-10 00:00." in header
+    # a later run of some shapes only: both runs named
+    late["rows"] = [r for r in late["rows"] if r.get("regime") == "bulk"]
+    header = page.render_markdown(page.build_page(inputs, tmp_path / "figures")[0], tmp_path).split("Versions:")[0]
+    assert "2026-05-10 00:00" in header and str(early["date"])[:16].replace("T", " ") in header
 
 
 def test_hw_report_without_matplotlib_says_what_to_install(tmp_path, monkeypatch, capsys):
