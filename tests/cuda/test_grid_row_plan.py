@@ -482,6 +482,20 @@ def test_cluster_stream_plan(fake_device, dtype, backward):
     assert plans.stream_workspace.asked == []
 
 
+def test_dynamic_shared_memory_opt_in_counts_the_static_memory(fake_device):
+    """A launch gets 48 KiB of static and dynamic shared memory together without the opt-in: 48 KiB
+    of dynamic memory beside the kernel's static memory needs it (16-bit block_regs rows at 384
+    threads were refused at launch), and the opt-in leaves room for the static memory."""
+    kernel = _Kernel("function", "k", 0, 6, 256)  # 1024 bytes of static shared memory (get_attribute)
+    for smem in (0, 1024, 47 * 1024):
+        kernel.allow_dynamic_smem(smem)
+        assert _Kernel.attributes == [], smem
+    kernel.allow_dynamic_smem(48 * 1024)
+    assert _Kernel.attributes == [("MAX_DYNAMIC_SHARED_SIZE_BYTES", 227 * 1024 - 1024)]
+    kernel.allow_dynamic_smem(100 * 1024, 8 * 1024)  # a larger reserve than the static memory
+    assert _Kernel.attributes[-1] == ("MAX_DYNAMIC_SHARED_SIZE_BYTES", 219 * 1024)
+
+
 def test_cluster_rows_off_their_boundaries_past_what_registers_hold(fake_device):
     """Tier "cluster" on float32 backward rows of 2^18, which it holds in registers only on 16-byte
     boundaries: with a row stride off them the plan is cluster_stream's (no error, no overrun)."""
