@@ -168,10 +168,11 @@ def _spans_aligned(inputs: tuple, output: torch.Tensor) -> bool:
 
 def _resolve(backend: str, backward: bool, inputs: tuple, output: torch.Tensor):
     """``(kernel backend or None, tier, aligned)`` for a call's canonical views: ``aligned`` as
-    ``_packable``; an input with a step along inner is chosen for as such (``stepped``), and so are
-    inputs whose rows start at one 16-byte phase (``window``, ``_window_aligned``) or, stepped, whose
-    spans lie on 16-byte boundaries (``_spans_aligned``: then ``aligned`` is returned True, so that
-    the call's plan is remembered for calls on 16-byte boundaries)."""
+    ``_packable`` (rows: every row of every tensor on its 16-byte boundary); an input with a step
+    along inner is chosen for as such (``stepped``), and so are inputs whose rows start at one
+    16-byte phase (``window``, ``_window_aligned``) or, stepped, whose spans lie on 16-byte
+    boundaries (``_spans_aligned``: then ``aligned`` is returned True, so that the call's plan is
+    remembered for calls on 16-byte boundaries)."""
     first = inputs[0]
     aligned, stepped = _packable(*inputs, output), not _layout.unit_inner(*inputs)
     # (row problems, inner == 1, are chosen for without it: not worked out)
@@ -179,6 +180,12 @@ def _resolve(backend: str, backward: bool, inputs: tuple, output: torch.Tensor):
         window = _spans_aligned(inputs, output)
     else:
         window = first.shape[2] == 1 or _window_aligned(inputs, output)
+    outer, _, inner = output.shape
+    if inner == 1 and outer > 1:
+        # rows: every row of every tensor on its 16-byte boundary, not only the first (the row tiers
+        # realign within themselves, but tier choice measured some rules on rows on their boundaries)
+        size = output.element_size()
+        aligned = aligned and all(v.stride(0) * size % 16 == 0 for v in (*inputs, output))
     kernel_backend, tier = dispatch.resolve(
         backend, first.device, first.dtype, *first.shape, backward, aligned, stepped, window
     )

@@ -432,6 +432,24 @@ def test_long_forward_rows_take_the_cluster_tier_over_block_regs():
         assert tiers.choose_tier(4096, after + 1001, 1, dtype, False, h100) == "block_regs"
 
 
+def test_row_problems_are_aligned_only_where_every_row_is(monkeypatch):
+    """Tier choice hears of rows as on their 16-byte boundaries only where every row of every tensor
+    starts on one (a row stride of a whole number of 16-byte pieces), not only the first."""
+    from fastsoftmax import functional
+
+    seen = []
+    monkeypatch.setattr(dispatch, "resolve", lambda *args: seen.append(args[7]) or (None, None))
+    for cols, x_pitch, want in ((104, 104, True), (104, 112, True), (104, 105, False), (100, 100, False)):
+        x = torch.randn(4, x_pitch, dtype=torch.bfloat16)[:, :cols]
+        assert x.data_ptr() % 16 == 0
+        functional._resolve("auto", False, (x.unsqueeze(2),), torch.empty(4, cols, 1, dtype=torch.bfloat16))
+        assert seen[-1] is want, (cols, x_pitch)
+    # one row: its start is all there is
+    x = torch.randn(1, 100, dtype=torch.bfloat16)
+    functional._resolve("auto", False, (x.unsqueeze(2),), torch.empty(1, 100, 1, dtype=torch.bfloat16))
+    assert seen[-1] is True
+
+
 def test_rows_off_16_byte_boundaries_in_their_window():
     from fastsoftmax.backends.cuda import tiers
 
