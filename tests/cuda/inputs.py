@@ -109,3 +109,26 @@ def graph_replays_right(x, dim, tier, stream=None, replays=2):
         graph.replay()
         torch.cuda.synchronize()
         check_forward(y, x, dim, False)
+
+
+def forced_forward(backend, tier, x, log, out=None):
+    """Softmax (log-softmax) of 2-D x over dim 1 through a forced row tier, into a NaN-filled output."""
+    y = torch.full_like(x, float("nan")) if out is None else out.fill_(float("nan"))
+    backend.forward(x.unsqueeze(2), y.unsqueeze(2), log, tier)
+    torch.cuda.synchronize()
+    return y
+
+
+def forced_backward(backend, tier, y, dy, log, out=None):
+    """The input gradient of 2-D rows through a forced row tier, into a NaN-filled output."""
+    dx = torch.full_like(dy, float("nan")) if out is None else out.fill_(float("nan"))
+    backend.backward(y.unsqueeze(2), dy.unsqueeze(2), dx.unsqueeze(2), log, tier)
+    torch.cuda.synchronize()
+    return dx
+
+
+def forward_output(x, log):
+    """A genuine forward output of 2-D x over dim 1 in x's dtype, as backward receives it."""
+    y = torch.empty_like(x)
+    y.copy_((torch.log_softmax if log else torch.softmax)(x.double(), 1))
+    return y

@@ -12,6 +12,9 @@ import pytest
 import torch
 from inputs import (
     around_the_fused_shift_limit,
+    forced_backward,
+    forced_forward,
+    forward_output,
     gradients_laid_out,
     graph_replays_right,
     rows_laid_out,
@@ -42,24 +45,11 @@ def shape_of(backend, dtype, backward, n):
 
 
 def forward(backend, x, log, out=None):
-    """softmax of 2-D x over dim 1 through the forced tier, into a NaN-filled output."""
-    y = torch.full_like(x, float("nan")) if out is None else out.fill_(float("nan"))
-    backend.forward(x.unsqueeze(2), y.unsqueeze(2), log, TIER)
-    torch.cuda.synchronize()
-    return y
+    return forced_forward(backend, TIER, x, log, out)
 
 
 def backward(backend, y, dy, log, out=None):
-    dx = torch.full_like(dy, float("nan")) if out is None else out.fill_(float("nan"))
-    backend.backward(y.unsqueeze(2), dy.unsqueeze(2), dx.unsqueeze(2), log, TIER)
-    torch.cuda.synchronize()
-    return dx
-
-
-def forward_output(x, log):
-    y = torch.empty_like(x)
-    y.copy_((torch.log_softmax if log else torch.softmax)(x.double(), 1))
-    return y
+    return forced_backward(backend, TIER, y, dy, log, out)
 
 
 def boundaries(backend, dtype, backward_):
