@@ -102,10 +102,16 @@ def input_view(x: torch.Tensor, dim: int, order: list[int]) -> torch.Tensor | No
     return canonical_view(x, dim, order, READ_STEPS_IN_PLACE)
 
 
+def steps_on_boundaries(stride: int, itemsize: int, count: int) -> bool:
+    """Whether each of ``count`` steps of ``stride`` elements starts at the 16-byte phase of the first
+    (a stride of whole 16-byte pieces, where there is more than one step)."""
+    return count == 1 or stride * itemsize % 16 == 0
+
+
 def rows_on_boundaries(s0: int, s1: int, itemsize: int, outer: int, n: int) -> bool:
     """Whether every (o, k) row of an (outer, n, inner) view of these outer and reduced strides starts
     at the 16-byte phase of its first (row strides of whole 16-byte pieces, where there are rows)."""
-    return (outer == 1 or s0 * itemsize % 16 == 0) and (n == 1 or s1 * itemsize % 16 == 0)
+    return steps_on_boundaries(s0, itemsize, outer) and steps_on_boundaries(s1, itemsize, n)
 
 
 #: a row of at most this many bytes over a contiguous n x inner block is staged as part of one run

@@ -94,11 +94,6 @@ def build(load, key):
     pitches = tuple(s[0] for s in strides)
     if tier == "split_row":
         return _split_row(load, dtype, outer, n, pitches, log, backward, align, dev, tuning)
-    if tier == "cluster" and n > cluster_max_cols(dtype, backward, aligned=align == 0):
-        # rows the cluster tier holds in registers on 16-byte boundaries only (tier choice takes it
-        # for rows whose pointers and length are on them), here off them (a row stride of no whole
-        # number of 16-byte pieces): held across the cluster's shared memory instead
-        return _cluster_stream(load, dtype, outer, n, pitches, log, backward, dev, tuning)
     if tier == "cluster":
         return _cluster(load, dtype, outer, n, pitches, log, backward, align, dev, tuning)
     if tier == "grid_row":
@@ -184,6 +179,11 @@ def _pick_block(kernel: Kernel, n: int, pack: int, smem: int) -> tuple[int, int]
 
 def _cluster(load, dtype, outer, n, pitches, log, backward, align, dev, tuning):
     """One cluster of CTAs per row (see instances.cluster_shape for the launch contract)."""
+    if n > cluster_max_cols(dtype, backward, aligned=align == 0):
+        # rows the cluster tier holds in registers on 16-byte boundaries only (tier choice takes it
+        # for rows on them), here off them (a plan remembered for another call's alignment): held
+        # across the cluster's shared memory instead
+        return _cluster_stream(load, dtype, outer, n, pitches, log, backward, dev, tuning)
     facts = device_facts(dev)
     if not facts.cluster_launch:
         raise ValueError(f"tier 'cluster' needs thread-block clusters (sm_90 or newer), not {facts.arch}")
