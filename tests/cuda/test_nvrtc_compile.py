@@ -67,8 +67,10 @@ def _cubin(source: str, arch: str, label: str) -> bytes:
 
     from fastsoftmax.backends.cuda import compiler
 
-    if arch != FULLY_OPTIMISED_ARCH:
-        program = Program(source, "c++", dataclasses.replace(compiler._options(arch, label), ofast_compile="max"))
+    options = compiler._options(arch, label)
+    fast_mode = dataclasses.is_dataclass(options) and "ofast_compile" in {f.name for f in dataclasses.fields(options)}
+    if arch != FULLY_OPTIMISED_ARCH and fast_mode:  # (a cuda.core without the option: compiled in full)
+        program = Program(source, "c++", dataclasses.replace(options, ofast_compile="max"))
         try:
             return bytes(program.compile("cubin").code)
         except Exception as exc:
