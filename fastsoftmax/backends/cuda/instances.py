@@ -723,6 +723,8 @@ class Instance:
         # one spelling per kernel, so that equal kernels compare equal
         if self.tier == "block_regs" and not self.storage:
             object.__setattr__(self, "storage", block_regs_storage(self.dtype, self.backward, self.cols))
+        if self.per_sm == 1:  # one CTA an SM is every tier's launch bound unless told otherwise
+            object.__setattr__(self, "per_sm", 0)
         if self.window and (self.tier not in ("warp", "block_regs") or self.pack != WINDOW_PACK[self.dtype]):
             raise ValueError(f"no window form of tier {self.tier!r} at pack {self.pack} of {self.dtype}")
         if self.columns and (self.tier != "cluster" or self.storage):
@@ -956,7 +958,6 @@ def grid_row_instance(
     """The grid_row (or cluster_stream: the same kernel body) instance of a dtype, direction and
     function; cluster_stream's at ``per_sm`` CTAs an SM."""
     pack = cluster_pack(dtype)
-    per_sm = per_sm if per_sm > 1 else 0
     return Instance(tier, dtype, backward, log, pack, cols=GRID_ROW_HELD_PACKS[backward] * pack, per_sm=per_sm)
 
 
