@@ -508,6 +508,11 @@ def test_cluster_rows_off_their_boundaries_past_what_registers_hold(fake_device)
         ((kernel, grid, _, args),) = _Kernel.launches
         assert kernel.name.startswith("fs_cluster_stream_" if streamed else "fs_cluster_softmax_bwd"), kernel.name
         assert kernel.cluster == 16
+    # past what the tier holds at any alignment, a forced "cluster" is refused, not streamed
+    n = (1 << 18) + 3
+    key = ("cluster", torch.float32, 2, n, 1, ((n,), (n,), (n,)), False, True, 4, 0, tiers.DEFAULT_TUNING)
+    with pytest.raises(ValueError, match="too long"):
+        plans.build(fake_device, key)
 
 
 def test_cluster_stream_plan_follows_the_tuning(fake_device):

@@ -179,10 +179,11 @@ def _pick_block(kernel: Kernel, n: int, pack: int, smem: int) -> tuple[int, int]
 
 def _cluster(load, dtype, outer, n, pitches, log, backward, align, dev, tuning):
     """One cluster of CTAs per row (see instances.cluster_shape for the launch contract)."""
-    if n > cluster_max_cols(dtype, backward, aligned=align == 0):
+    if cluster_max_cols(dtype, backward, aligned=align == 0) < n <= cluster_max_cols(dtype, backward, aligned=True):
         # rows the cluster tier holds in registers on 16-byte boundaries only (tier choice takes it
         # for rows on them), here off them (a plan remembered for another call's alignment): held
-        # across the cluster's shared memory instead
+        # across the cluster's shared memory instead. Rows it holds at no alignment are refused
+        # (cluster_shape: "too long"), as a forced tier that cannot compute them must be.
         return _cluster_stream(load, dtype, outer, n, pitches, log, backward, dev, tuning)
     facts = device_facts(dev)
     if not facts.cluster_launch:
