@@ -61,8 +61,19 @@ PROBLEMS = {
     "block_smem": [((4, 40001), -1)],
     "block_uncached": [((3, 70001), -1)],
     "split_row": [((2, 70001), -1), ((1, 300007), -1)],
-    # the last: 16-byte aligned 16-bit rows in one wave, where softmax keeps its exponentials
-    "cluster": [((3, 50257), -1), ((2, 70001), -1), ((20, 40001), -1), ((4, 50264), -1)],
+    # the fourth: 16-byte aligned 16-bit rows in one wave, where softmax keeps its exponentials;
+    # then clusters of 2 over the rows of 9217-32768 that "auto" gives the tier (aligned views and
+    # misaligned ones), and float32 rows of 2^18, which it holds in registers on 16-byte boundaries
+    # only (the backward's misaligned views run cluster_stream's plan)
+    "cluster": [
+        ((3, 50257), -1),
+        ((2, 70001), -1),
+        ((20, 40001), -1),
+        ((4, 50264), -1),
+        ((3, 16384), -1),
+        ((2, 9224), -1),
+        ((1, 262144), -1),
+    ],
     # small odd rows that still spread over every resident CTA (one cooperative launch, a grid
     # barrier per row), two rows so the workspace halves alternate; misaligned views come from
     # run_tier itself (x misaligned, y not: the re-read path); the last holds its slices in
