@@ -107,6 +107,10 @@ PROBLEMS = {
         ((40, 304, 3), 1),  # rows of 3 in one run an outer index: 16-bit rows at every phase, staged whole
     ],
 }
+#: strided_staged's flat runs folded into rows of lcm(inner, pack) columns (strided.fold_width, forced
+#: in both directions): a run a CTA, inner dividing the pack, a cluster team and persistent teams;
+#: every one folds in every dtype (rows of 24 or 8 in 16-bit types, 12 or 4 in float32)
+FOLDED_PROBLEMS = [((40, 304, 3), 1), ((3, 200, 2), 1), ((1, 40008, 3), 1)]
 #: strided_staged's runs of interleaved columns held across a cluster (staged_columns): two to
 #: thirty-two columns, clusters of 2 to 16, ragged last CTAs
 COLUMN_PROBLEMS = [((3, 5000, 2), 1), ((2, 4098, 4), 1), ((5, 3001, 8), 1), ((1, 16000, 16), 1), ((3, 1030, 32), 1)]
@@ -289,7 +293,7 @@ def main() -> int:
     parser.add_argument(
         "--tiers",
         default=",".join(TIERS) + ",ladder",
-        help="tiers, 'ladder', 'strided_columns', 'strided_window', 'strided_stepped'",
+        help="tiers, 'ladder', 'strided_columns', 'strided_window', 'strided_stepped', 'strided_folded'",
     )
     args = parser.parse_args()
     torch.manual_seed(0)
@@ -298,6 +302,14 @@ def main() -> int:
         if tier == "strided_columns":  # the column kernels alone (racecheck is slow)
             values = {"staged_columns": True}
             failures += run_and_report(tier, lambda: run_tuned("strided_staged", values, COLUMN_PROBLEMS))
+            continue
+        if tier == "strided_folded":  # the folded flat runs alone, in clusters and persistent teams
+            for values in ({"staged_fold": True}, {"staged_fold": True, "staged_cluster": False}):
+                settings = ", ".join(f"{key}={value}" for key, value in values.items())
+                problems = FOLDED_PROBLEMS if len(values) == 1 else FOLDED_PROBLEMS[-1:]
+                failures += run_and_report(
+                    f"{tier} ({settings})", lambda: run_tuned("strided_staged", values, problems)
+                )
             continue
         if tier == "strided_stepped":  # the staged spans of stepped inputs alone
             failures += run_and_report(tier, lambda: run_tier("strided_staged", STEPPED_PROBLEMS, only="step"))

@@ -537,3 +537,73 @@ def test_cluster_stream_plan_refuses_without_clusters(fake_device, monkeypatch):
     key = ("cluster_stream", torch.float32, 64, n, 1, ((n,), (n,)), False, False, 0, 0, tiers.DEFAULT_TUNING)
     with pytest.raises(ValueError, match="needs thread-block clusters"):
         plans.build(fake_device, key)
+
+
+# ---- strided_staged: flat runs folded into whole packs ---------------------------------------------
+@pytest.mark.parametrize("backward", [False, True])
+def test_staged_plan_folds_flat_runs(fake_device, monkeypatch, backward):
+    """A flat (4096, 4096, 3) bf16 block runs as rows of 24 columns (whole packs of 8), the true
+    inner in the geometry's fold bits, for calls on 16-byte boundaries (by default in the backward,
+    forced by the tuning in either direction); off them, or unfolded, as rows of 3 in packs of one."""
+    from fastsoftmax.backends.cuda import strided
+
+    monkeypatch.setattr(strided, "device_facts", lambda dev: _Facts())
+    monkeypatch.setattr(strided, "Kernel", _Kernel)
+    outer, n, inner = 4096, 4096, 3
+    strides = ((n * inner, inner, 1),) * (3 if backward else 2)
+    aligned = (0x1000, 0x2000, 0x3000)[: len(strides)]
+    off = (0x1002,) + aligned[1:]
+    # folded by default in the 16-bit backward only (strided.folds_by_default)
+    cases = ((None, aligned, backward), (None, off, False), (True, aligned, True), (False, aligned, False))
+    for fold, pointers, folded in cases:
+        tuning = dataclasses.replace(tiers.DEFAULT_TUNING, staged_fold=fold)
+        key = ("strided_staged", torch.bfloat16, outer, n, inner, strides, False, backward, 6, 0, tuning)
+        _Kernel.launches = []
+        plans.build(fake_device, key)(pointers, 0)
+        ((kernel, _, _, args),) = _Kernel.launches
+        middle = args[len(pointers) + 1 :]
+        geometry = middle[-3]
+        if folded:
+            assert kernel.name.endswith("_p8"), kernel.name
+            assert middle[:3] == (outer, n * inner // 24, 24)
+            assert middle[3:-3] == (n * inner, 24) * len(pointers)
+            assert geometry & 0xFFFF == 24 and (geometry >> 21) & 0x1FF == inner
+        else:
+            assert kernel.name.endswith("_p1"), kernel.name
+            assert middle[:3] == (outer, n, inner) and (geometry >> 21) & 0x1FF == 0
+    tuning = dataclasses.replace(tiers.DEFAULT_TUNING, staged_fold=True)
+    key = ("strided_staged", torch.bfloat16, 2, 1001, 3, strides, False, backward, 6, 0, tuning)
+    with pytest.raises(ValueError, match="no flat run to fold"):
+        plans.build(fake_device, key)
+
+
+def test_fold_width():
+    from fastsoftmax.backends.cuda.strided import fold_width
+
+    def dense(inner, tensors=2):
+        return ((4096 * inner, inner, 1),) * tensors
+
+    assert fold_width(8, 4096, 3, dense(3), torch.bfloat16) == 24
+    assert fold_width(8, 4096, 3, dense(3), torch.float32) == 12
+    assert fold_width(8, 4096, 7, dense(7), torch.float16) == 56
+    assert fold_width(8, 4096, 2, dense(2), torch.bfloat16) == 8
+    assert fold_width(8, 4096, 8, dense(8), torch.bfloat16) == 0  # whole packs already
+    assert fold_width(8, 4096, 12, dense(12), torch.bfloat16) == 0  # wider than a pack
+    assert fold_width(8, 4096, 5, dense(5), torch.float32) == 0
+    assert fold_width(8, 1001, 3, dense(3), torch.bfloat16) == 0  # 3003 elements: no whole rows of 24
+    assert fold_width(8, 4096, 3, ((4097 * 3, 3, 1),) * 2, torch.bfloat16) == 0  # runs off 16-byte boundaries
+    assert fold_width(1, 4096, 3, ((4097 * 3, 3, 1),) * 2, torch.bfloat16) == 24  # one run
+    assert fold_width(8, 4096, 3, ((8192 * 3, 6, 2),) * 2, torch.bfloat16) == 0  # a step along inner
+    assert fold_width(8, 4096, 3, ((12288, 3, 1), (3, 4096 * 8, 1)), torch.bfloat16) == 0  # not one run
+
+
+def test_folds_by_default():
+    from fastsoftmax.backends.cuda.strided import folds_by_default
+
+    facts = _Facts()
+    assert folds_by_default(4096, 4096, 3, 24, torch.bfloat16, True, facts)
+    assert folds_by_default(1024, 2048, 7, 56, torch.float16, True, facts)
+    assert not folds_by_default(4096, 4096, 3, 24, torch.bfloat16, False, facts)  # the forward
+    assert not folds_by_default(4096, 4096, 3, 12, torch.float32, True, facts)
+    assert not folds_by_default(2048, 2048, 4, 8, torch.bfloat16, True, facts)  # 4 divides the pack
+    assert not folds_by_default(2, 1000008, 3, 24, torch.bfloat16, True, facts)  # a team splits each run

@@ -752,6 +752,71 @@ def test_short_rows_in_one_run_are_staged_whole(shape, dim, dtype):
     assert loaded and all(whole_runs), [(inst.tier, getattr(inst, "window", None)) for inst in loaded]
 
 
+@pytest.mark.parametrize("dtype", DTYPES, ids=str)
+@pytest.mark.parametrize(
+    "outer,n,inner",
+    [
+        (3, 4096, 3),  # one CTA a run
+        (2, 808, 5),
+        (2, 3000, 6),
+        (5, 64, 7),
+        (3, 200, 2),  # inner divides the pack
+        (2, 4000, 4),
+        (1, 200008, 3),  # a team of CTAs a run
+        (2, 40000, 5),
+        (1, 70000, 7),
+    ],
+)
+def test_flat_runs_folded_into_whole_packs(outer, n, inner, dtype):
+    """Flat runs whose inner holds no whole 16-byte pack, read as rows of lcm(inner, pack) columns in
+    whole packs and folded back into inner's columns (strided.fold_width): against float64, forward
+    and backward, with a column of -inf, one holding a NaN and one a +inf (NaN, as torch) beside
+    ordinary ones, whose virtual columns of a row are neighbours of theirs."""
+    from fastsoftmax.backends.cuda import tiers
+    from fastsoftmax.backends.cuda.backend import BACKEND
+
+    pack = 16 // torch.empty((), dtype=dtype).element_size()
+    if inner >= pack:
+        pytest.skip("inner is no shorter than a pack: nothing to fold")
+    x = rand((outer, n, inner), dtype)
+    x[:, :, 0] = float("-inf")
+    special = [0]
+    if inner >= 5:
+        x[:, n // 3, 1] = float("nan")
+        x[:, n - 1, 2] = float("inf")
+        special = [0, 1, 2]
+    finite = [c for c in range(inner) if c not in special]
+    # long runs: cluster teams, then persistent teams meeting in device memory
+    tunings = [{}] + ([{"staged_cluster": False}] if n > 10000 else [])
+    runs = [(tuning, log) for tuning in tunings for log in (False, True)]
+    with recording_loads(BACKEND) as loaded, dispatch.forced("cuda", "strided_staged"):
+        for tuning, log in runs:
+            BACKEND.clear_plans()
+            with tiers.tuned(staged_fold=True, **tuning):
+                op = fastsoftmax.log_softmax if log else fastsoftmax.softmax
+                y = op(x, 1)
+                theirs = (torch.log_softmax if log else torch.softmax)(x.float(), 1)
+                assert torch.equal(y.isnan(), theirs.isnan()), "NaN pattern differs from torch"
+                check_forward(y[..., finite], x[..., finite], 1, log)
+                dy = rand(x.shape, dtype)
+                y = softmax64(x, 1, log).to(dtype)  # rounded once, as check_backward's bars assume
+                dx = fastsoftmax.softmax_backward(dy, y, 1, log=log)
+                assert torch.equal(dx.isnan(), y.isnan()), "NaN pattern of the backward differs"
+                check_backward(dx[..., finite], x[..., finite], dy[..., finite], 1, log)
+    assert loaded and all(inst.pack == pack for inst in loaded if inst.tier == "strided_staged"), loaded
+
+
+def test_fold_forced_where_there_is_no_run_to_fold():
+    from fastsoftmax.backends.cuda import tiers
+
+    x = rand((2, 1001, 3), torch.bfloat16)  # 3003 elements: no whole number of rows of 24
+    with dispatch.forced("cuda", "strided_staged"), tiers.tuned(staged_fold=True):
+        with pytest.raises(ValueError, match="no flat run to fold"):
+            fastsoftmax.softmax(x, 1)
+    with dispatch.forced("cuda", "strided_staged"), tiers.tuned(staged_fold=False):
+        check_forward(fastsoftmax.softmax(x, 1), x, 1, False)
+
+
 @pytest.mark.parametrize("dtype", [torch.bfloat16, torch.float16], ids=str)
 def test_backward_off_boundaries_into_rows_at_several_phases_takes_the_strided_tier(dtype):
     # y and dy one element in, dx dense with rows of 1023 (each at its own phase): the plan of the

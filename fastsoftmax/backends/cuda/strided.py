@@ -31,6 +31,7 @@ Kernel argument order (every parameter 8 bytes, see ``instances.py``):
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 
 import torch
@@ -869,7 +870,64 @@ def _on_16_byte_boundaries(pointers) -> bool:
     return bits & 15 == 0
 
 
+def fold_width(outer: int, n: int, inner: int, strides, dtype: torch.dtype) -> int:
+    """The virtual row width W a flat run of n x inner elements is read as (0: none). Where inner is
+    shorter than a 16-byte pack, its staged rows would be read back in narrower packs (element by
+    element for an odd inner); viewed as rows of W = lcm(inner, pack) columns (a multiple of inner,
+    so every virtual row starts at inner's column 0) they are read in whole packs, and the kernel
+    merges the virtual columns by true column u % inner (strided_staged.cuh, fold_pairs). Every
+    tensor's n x inner block must be one run (starting on a 16-byte boundary where there are
+    several), and W must divide the run."""
+    itemsize = CXX_TYPES[dtype][2]
+    pack = 16 // itemsize
+    if inner >= pack or any(s[1] != inner or s[2] != 1 for s in strides):
+        return 0
+    if outer > 1 and any(s[0] * itemsize % 16 for s in strides):
+        return 0
+    width = math.lcm(inner, pack)
+    return 0 if (n * inner) % width else width
+
+
+def folds_by_default(outer: int, n: int, inner: int, width: int, dtype: torch.dtype, backward: bool, facts) -> bool:
+    """Whether a flat run that fold_width can fold (into rows of ``width``) is folded without the
+    tuning asking: the 16-bit backward of an inner no divisor of the pack, each run held by one CTA.
+    H100, folded against unfolded alternated in one process (benchmarks/grid_row_probe.py, results
+    2026-11-28_h100_s26/folded_runs_by_true_column.txt), bf16 backward over dim 1: (4096, 4096, 3)
+    0.967 of copy against 0.926, (256, 4096, 3) 0.554 against 0.480, (1024, 2048, 5) 0.737 against
+    0.675, (512, 4096, 6) 0.740 against 0.703, (1024, 2048, 7) 0.811 against 0.732; behind where teams
+    of CTAs split a run ((64, 65536, 6) 0.596 against 0.619, (2, 1000008, 3) level) and for inner 2
+    and 4 (0.80 against 0.84-0.85). The forward lost in 16-bit types ((4096, 4096, 3) 0.521 against
+    0.615: there the exponentials, not the shared-memory reads, hold the kernel), float32 was level
+    either way (0.96 against 0.95 at (4096, 4096, 3) forward, 0.51 against 0.57 on the long runs)."""
+    if not backward or CXX_TYPES[dtype][2] != 2 or (16 // CXX_TYPES[dtype][2]) % inner == 0:
+        return False
+    limits = (facts.smem_per_sm, facts.smem_per_block, facts.sm_count)
+    shape = staged_shape(outer, n * inner // width, width, dtype, backward, *limits)
+    return shape is not None and shape.splits == 1
+
+
 def _build_staged_tiles(load, key):
+    """The staged tiles' plan: flat runs folded into whole packs where they can be and either the
+    tuning asks for it or folds_by_default (for calls whose pointers are on 16-byte boundaries),
+    else _build_unfolded_tiles'."""
+    tier, dtype, outer, n, inner, strides, log, backward, align, dev, tuning = key
+    allowed = tuning.staged_fold is None or bool(tuning.staged_fold)
+    width = fold_width(outer, n, inner, strides, dtype) if allowed else 0
+    if tuning.staged_fold and not width:
+        raise ValueError(f"strided_staged: staged_fold=True, but (n={n}, inner={inner}) is no flat run to fold")
+    if width and tuning.staged_fold is None:
+        width = width if folds_by_default(outer, n, inner, width, dtype, backward, device_facts(dev)) else 0
+    if not width:
+        return _build_unfolded_tiles(load, key)
+    folded = tuple((s[0], width, 1) for s in strides)
+    view = (tier, dtype, outer, n * inner // width, width, folded, log, backward, align, dev, tuning)
+    plan = _staged_tiles(load, view, False, False, fold=inner)
+    if tuning.staged_fold:
+        return plan
+    return _plan_or_fallback(plan, _on_16_byte_boundaries, lambda: _build_unfolded_tiles(load, key))
+
+
+def _build_unfolded_tiles(load, key):
     tier, dtype, outer, n, inner, strides, log, backward, align, dev, tuning = key
     facts = device_facts(dev)
     itemsize = CXX_TYPES[dtype][2]
@@ -916,10 +974,10 @@ def _build_staged_tiles(load, key):
     return _plan_or_fallback(plan, inputs_on_boundaries, lambda: build(load, ("strided",) + key[1:]))
 
 
-def _staged_tiles(load, key, window: bool, input_phase: bool, step: int = 1):
+def _staged_tiles(load, key, window: bool, input_phase: bool, step: int = 1, fold: int = 0):
     """The plan of strided_staged's tiles (``window``: rows in their 16-byte windows, ``input_phase``
     at the inputs' one phase, else each at its own; ``step``: the inputs' step along inner, 2 staging
-    their spans)."""
+    their spans; ``fold``: the true inner of a folded run, whose key holds its virtual rows)."""
     tier, dtype, outer, n, inner, strides, log, backward, align, dev, tuning = key
     facts = device_facts(dev)
     itemsize = CXX_TYPES[dtype][2]
@@ -1003,7 +1061,8 @@ def _staged_tiles(load, key, window: bool, input_phase: bool, step: int = 1):
     phase = int(input_phase)
 
     def tail(width: int) -> tuple:
-        geometry = shape.tile_cols | width << 16 | phase << 30 | outer_fastest << 31 | shape.stage_rows << 32
+        geometry = shape.tile_cols | width << 16 | fold << 21 | phase << 30 | outer_fastest << 31
+        geometry |= shape.stage_rows << 32
         return middle + (geometry, shape.chunk, shape.splits)
 
     def width_of(pointers) -> int:

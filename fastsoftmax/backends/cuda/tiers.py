@@ -197,6 +197,10 @@ class Tuning:
     #: 16-byte boundaries too), or never (False: copies as wide as the pointers allow), instead of
     #: where a pointer is off its boundary or inner is no whole number of 16-byte pieces
     staged_window: bool | None = None
+    #: strided_staged: flat runs of an inner shorter than a 16-byte pack read as rows of
+    #: lcm(inner, pack) columns and merged by true column (True: wherever strided.fold_width allows,
+    #: else an error), or in packs of the inner's own (False), instead of strided.folds_by_default
+    staged_fold: bool | None = None
 
     def __post_init__(self):
         if self.long_row_storage_16bit not in (None, *LONG_ROW_STORAGES_16BIT):

@@ -342,11 +342,12 @@ __device__ __forceinline__ void store_window(T* row, const Pack<T, P>& pack, int
 }
 
 // ---- the geometry of one launch --------------------------------------------------------------
-// geometry = tile_cols | width << 16 | outer_fastest << 31 | stage_rows << 32 (one 8-byte kernel
-// parameter)
+// geometry = tile_cols | width << 16 | fold << 21 | input_phase << 30 | outer_fastest << 31 |
+// stage_rows << 32 (one 8-byte kernel parameter)
 struct StagedGeometry {
     int tile_cols;       // columns of a tile (a multiple of P; all of inner in the flat layout)
     int width;           // bytes per copy between device and shared memory: 16, 8, 4 or 2
+    int fold;            // a folded run's true inner (see fold_pairs), else 0
     int lead;            // WINDOW: the first input's elements before its 16-byte boundary where tiles
                          // keep to the inputs' phase, else 0 (tiles keep to the output's columns)
     int pitch;           // elements a staged row takes: tile_cols, one 16-byte piece more in a window
@@ -364,7 +365,8 @@ template <int P, bool WINDOW, int STEP, typename T>
 __device__ __forceinline__ StagedGeometry staged_geometry(i64 outer, i64 inner, i64 geometry, const T* first_input) {
     StagedGeometry g;
     g.tile_cols = (int)(geometry & 0xffff);
-    g.width = (int)((geometry >> 16) & 0x3fff);
+    g.width = (int)((geometry >> 16) & 0x1f);
+    g.fold = (int)((geometry >> 21) & 0x1ff);
     const bool input_phase = WINDOW && ((geometry >> 30) & 1);  // tiles keep to the inputs' one phase
     g.lead = input_phase ? misalignment<T, 16 / sizeof(T)>(first_input) : 0;
     g.pitch = g.tile_cols * STEP + (WINDOW && !input_phase ? 16 / (int)sizeof(T) : 0);
@@ -588,6 +590,111 @@ __device__ __forceinline__ void merge_team_pairs(const Team& team, const StagedS
     merge_pairs<P>(scratch, pair, team_groups, packs_per_row);
 }
 
+// Folded runs. A flat n x inner block whose inner is shorter than a 16-byte pack is read back from
+// shared memory in packs of what divides inner: an element at a time for an odd inner (the H100 ran
+// bf16 (4096, 4096, 3) over dim 1 at 56 instructions an element, the issue slots 82% busy). The host
+// may view such a block as rows of W = lcm(inner, pack) columns instead (a multiple of inner, so
+// every virtual row starts at inner's column 0), so that packs are whole again; virtual column u
+// holds inner's column u % fold (fold: the true inner). The host folds where measured faster
+// (strided.folds_by_default: the 16-bit backward, 0.93 -> 0.97 of copy on that block; the forward
+// lost, its exponentials being what holds it). The merge over the row groups goes by true column: a
+// tree over W virtual columns of P values a thread, and a fold after it, cost more than the packs
+// saved (a tile is 48 elements a thread there; folded_runs_tree_not_kept.txt). Each thread
+// writes its P values to the scratch side by side (entry e = t P + i, the virtual column of
+// position i of pack j is j P + i, and t = g L + j, so entry e lies in true column e % fold); each
+// thread merges the P entries e with e / fold = t (mod threads), one running value per true column,
+// then the warps' lanes by shuffles, then the warps through the scratch. Every position then takes
+// its true column's value: the team merges that follow, and the output, see the virtual columns as
+// before, each holding its true column's result.
+//
+// The CTA's value of each true column (c < fold) of the entries in the scratch, merged by OP into
+// table[c] (a region of the scratch past the warps' values). Entry e's value lies at entries[e].
+template <int P, typename OP>
+__device__ __forceinline__ void fold_entries(float* scratch, float* table, int fold, float identity, OP op) {
+    const int t = threadIdx.x, lane = t & 31, warp = t >> 5, warps = blockDim.x >> 5;
+    const int entries = blockDim.x * P;
+    float part[P];
+#pragma unroll
+    for (int c = 0; c < P; ++c) part[c] = identity;
+    for (int q = t; q * fold < entries; q += blockDim.x) {
+#pragma unroll
+        for (int c = 0; c < P; ++c)
+            if (c < fold && q * fold + c < entries) part[c] = op(part[c], scratch[q * fold + c]);
+    }
+#pragma unroll
+    for (int o = 16; o > 0; o /= 2) {
+#pragma unroll
+        for (int c = 0; c < P; ++c)
+            if (c < fold) part[c] = op(part[c], __shfl_xor_sync(kFullMask, part[c], o));
+    }
+    __syncthreads();  // every entry is read: the warps' values take their place
+    if (lane == 0) {
+#pragma unroll
+        for (int c = 0; c < P; ++c)
+            if (c < fold) scratch[warp * P + c] = part[c];
+    }
+    __syncthreads();
+    if (t < fold) {
+        float value = identity;
+        for (int w = 0; w < warps; ++w) value = op(value, scratch[w * P + t]);
+        table[t] = value;
+    }
+    __syncthreads();
+}
+
+// The true column of each of a thread's positions (pack j: virtual columns j P ..).
+template <int P>
+__device__ __forceinline__ void true_columns(int j, int fold, int (&col)[P]) {
+    int c = (j * P) % fold;
+#pragma unroll
+    for (int i = 0; i < P; ++i) {
+        col[i] = c;
+        c = c + 1 == fold ? 0 : c + 1;
+    }
+}
+
+// merge_pairs for a folded tile: afterwards every thread's pair[i] holds the CTA's pair of position
+// i's true column. Positions of threads past the row groups hold empty pairs.
+template <int P>
+__device__ __forceinline__ void fold_pairs(float* scratch, MaxSum (&pair)[P], int packs_per_row, int fold) {
+    const int t = threadIdx.x;
+    int col[P];
+    true_columns<P>(t % packs_per_row, fold, col);
+    float* table = scratch + (blockDim.x >> 5) * P;  // fold values past the warps' ones
+#pragma unroll
+    for (int i = 0; i < P; ++i) scratch[t * P + i] = pair[i].max;
+    __syncthreads();
+    fold_entries<P>(scratch, table, fold, neg_inf(), StagedMax());
+    float m[P];
+#pragma unroll
+    for (int i = 0; i < P; ++i) m[i] = table[col[i]];
+    __syncthreads();  // every maximum is read before the sums take the entries' place
+#pragma unroll
+    for (int i = 0; i < P; ++i) scratch[t * P + i] = rescaled_sum(pair[i].max, pair[i].sum, m[i]);
+    __syncthreads();
+    fold_entries<P>(scratch, table, fold, 0.0f, StagedAdd());
+#pragma unroll
+    for (int i = 0; i < P; ++i) pair[i] = MaxSum{m[i], table[col[i]]};
+    __syncthreads();  // the table is read before anything else takes the scratch
+}
+
+// The backward's merge of a folded tile's sums: afterwards scratch.column(u) holds the CTA's sum of
+// virtual column u's true column, for every u < cols (the tile's W), as merge_groups leaves it.
+template <int P>
+__device__ __forceinline__ void fold_sums(const StagedScratch<P, false>& scratch, const float (&sum)[P], int cols,
+                                          int fold) {
+    const int t = threadIdx.x;
+    float* table = scratch.base + (blockDim.x >> 5) * P;
+#pragma unroll
+    for (int i = 0; i < P; ++i) scratch.base[t * P + i] = sum[i];
+    __syncthreads();
+    fold_entries<P>(scratch.base, table, fold, 0.0f, StagedAdd());
+    const float value = t < cols ? table[t % fold] : 0.0f;
+    __syncthreads();  // the table is read before the columns' values may cover it
+    if (t < cols) scratch.column(t) = value;
+    __syncthreads();
+}
+
 // One CTA's place in the launch and in its current tile.
 struct StagedPiece {
     i64 o, c0, k0;   // c0: inner's column at the tile's column 0 (negative in a window's first tile)
@@ -784,7 +891,11 @@ __device__ __forceinline__ void staged_forward(LOAD in, STORE out, float* ws, i6
                 staged_stats(in, staged_rows<T, P, WINDOW, S>(staged, j, pitch, row0, in.s1), rows - half, g, G, state);
             }
         }
-        merge_pairs<P>(scratch, state, G, L);
+        if (geo.fold > 1) {
+            fold_pairs<P>(scratch.base, state, L, geo.fold);
+        } else {
+            merge_pairs<P>(scratch, state, G, L);
+        }
         if constexpr (CLUSTER) {
             merge_team_pairs<P>(ClusterTeam<MaxSum>{post}, scratch, state, G, L, pc.posts, splits);
         } else if (splits > 1) {
@@ -906,11 +1017,15 @@ __device__ __forceinline__ void staged_backward(LOAD y_in, LOAD dy_in, STORE dx_
                 }
             }
         }
-        if (g < G) {
+        if (geo.fold > 1) {
+            fold_sums<P>(scratch, sum, geo.tile_cols, geo.fold);
+        } else {
+            if (g < G) {
 #pragma unroll
-            for (int i = 0; i < P; ++i) scratch.at(t, i) = sum[i];
+                for (int i = 0; i < P; ++i) scratch.at(t, i) = sum[i];
+            }
+            merge_groups<P>(scratch, G, L, StagedAdd());
         }
-        merge_groups<P>(scratch, G, L, StagedAdd());
 
         if constexpr (CLUSTER) {
             merge_team_sums<P>(ClusterTeam<float>{post}, scratch, G, L, pc.posts, splits);
