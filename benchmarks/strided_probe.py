@@ -130,7 +130,9 @@ def _views(case, dtype, backward):
     """Canonical views of fresh tensors, for launches through the backend alone (little host time)."""
     x = case.make(dtype, "cuda")
     if backward:
-        y = torch.softmax(x.float(), case.dim).to(dtype)
+        # y laid out as x (torch.softmax may return another layout: a transposed x's y comes out
+        # row-major, which made the tiers' backward here a row problem)
+        y = torch.empty_like(x).copy_(torch.softmax(x.float(), case.dim))
         y3, dy3, dx3, _, _ = _layout.canonical_backward(y, torch.randn_like(y), case.dim)
         return (y3, dy3, dx3)
     x3, y3, _, _ = _layout.canonical_pair(x, case.dim)

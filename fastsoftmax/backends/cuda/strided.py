@@ -896,9 +896,10 @@ def folds_by_default(outer: int, n: int, inner: int, width: int, dtype: torch.dt
     0.967 of copy against 0.926, (256, 4096, 3) 0.554 against 0.480, (1024, 2048, 5) 0.737 against
     0.675, (512, 4096, 6) 0.740 against 0.703, (1024, 2048, 7) 0.811 against 0.732; behind where teams
     of CTAs split a run ((64, 65536, 6) 0.596 against 0.619, (2, 1000008, 3) level) and for inner 2
-    and 4 (0.80 against 0.84-0.85). The forward lost in 16-bit types ((4096, 4096, 3) 0.521 against
-    0.615: there the exponentials, not the shared-memory reads, hold the kernel), float32 was level
-    either way (0.96 against 0.95 at (4096, 4096, 3) forward, 0.51 against 0.57 on the long runs)."""
+    and 4 (0.80 against 0.84-0.85). The 16-bit forward lost everywhere ((4096, 4096, 3) 0.521 against
+    0.615; not explained, its two exponentials an element being one candidate); float32 level on runs
+    one CTA holds (0.96 against 0.95 at (4096, 4096, 3) forward), behind on long ones (0.51 against
+    0.57)."""
     if not backward or CXX_TYPES[dtype][2] != 2 or (16 // CXX_TYPES[dtype][2]) % inner == 0:
         return False
     limits = (facts.smem_per_sm, facts.smem_per_block, facts.sm_count)

@@ -10,6 +10,8 @@
 //     blocks): the piece is one contiguous run of rows * inner elements, moved in 16-byte copies
 //     that span several rows and columns at once;
 //   * rows: one run of tile_cols elements per row (a 128-byte line or more of each row).
+// A flat run of an inner shorter than a pack may come as rows of lcm(inner, pack) columns, merged by
+// its true columns (the geometry's fold; see fold_pairs).
 // Threads then read the staged piece as P-element packs: thread t owns the pack j = t % L of the
 // row (L = tile_cols / P) and rows g, g + G, ... (g = t / L, G = threads / L), so every thread
 // keeps to the same P columns. Per-column (max, sum) pairs merge over the G row groups by a tree
@@ -597,7 +599,7 @@ __device__ __forceinline__ void merge_team_pairs(const Team& team, const StagedS
 // every virtual row starts at inner's column 0), so that packs are whole again; virtual column u
 // holds inner's column u % fold (fold: the true inner). The host folds where measured faster
 // (strided.folds_by_default: the 16-bit backward, 0.93 -> 0.97 of copy on that block; the forward
-// lost, its exponentials being what holds it). The merge over the row groups goes by true column: a
+// measured slower folded). The merge over the row groups goes by true column: a
 // tree over W virtual columns of P values a thread, and a fold after it, cost more than the packs
 // saved (a tile is 48 elements a thread there; folded_runs_tree_not_kept.txt). Each thread
 // writes its P values to the scratch side by side (entry e = t P + i, the virtual column of
@@ -607,8 +609,8 @@ __device__ __forceinline__ void merge_team_pairs(const Team& team, const StagedS
 // its true column's value: the team merges that follow, and the output, see the virtual columns as
 // before, each holding its true column's result.
 //
-// The CTA's value of each true column (c < fold) of the entries in the scratch, merged by OP into
-// table[c] (a region of the scratch past the warps' values). Entry e's value lies at entries[e].
+// The CTA's value of each true column (c < fold) of the entries scratch[e], e < threads x P, merged
+// by OP into table[c] (a region of the scratch past the warps' values).
 template <int P, typename OP>
 __device__ __forceinline__ void fold_entries(float* scratch, float* table, int fold, float identity, OP op) {
     const int t = threadIdx.x, lane = t & 31, warp = t >> 5, warps = blockDim.x >> 5;
