@@ -897,7 +897,9 @@ def folds_by_default(outer: int, n: int, inner: int, width: int, dtype: torch.dt
     0.675, (512, 4096, 6) 0.740 against 0.703, (1024, 2048, 7) 0.811 against 0.732; behind where teams
     of CTAs split a run ((64, 65536, 6) 0.596 against 0.619, (2, 1000008, 3) level) and for inner 2
     and 4 (0.80 against 0.84-0.85). The 16-bit forward lost everywhere ((4096, 4096, 3) 0.521 against
-    0.615; not explained, its two exponentials an element being one candidate); float32 level on runs
+    0.615; not explained: the 16-bit forward instances with packs of 2 or more are compiled for three
+    CTAs an SM (StagedInstance.launch_bounds), the one-element one ran four there, at tiles of 48
+    elements a thread that live on overlap between CTAs; not measured); float32 level on runs
     one CTA holds (0.96 against 0.95 at (4096, 4096, 3) forward), behind on long ones (0.51 against
     0.57)."""
     if not backward or CXX_TYPES[dtype][2] != 2 or (16 // CXX_TYPES[dtype][2]) % inner == 0:
