@@ -304,9 +304,12 @@ def main() -> int:
             failures += run_and_report(tier, lambda: run_tuned("strided_staged", values, COLUMN_PROBLEMS))
             continue
         if tier == "strided_folded":  # the folded flat runs alone, in clusters and persistent teams
-            for values in ({"staged_fold": True}, {"staged_fold": True, "staged_cluster": False}):
+            folded = {"staged_fold": True}
+            for values, problems in (
+                (folded, FOLDED_PROBLEMS),
+                ({**folded, "staged_cluster": False}, FOLDED_PROBLEMS[-1:]),
+            ):
                 settings = ", ".join(f"{key}={value}" for key, value in values.items())
-                problems = FOLDED_PROBLEMS if len(values) == 1 else FOLDED_PROBLEMS[-1:]
                 failures += run_and_report(
                     f"{tier} ({settings})", lambda: run_tuned("strided_staged", values, problems)
                 )

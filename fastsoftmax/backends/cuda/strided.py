@@ -880,9 +880,8 @@ def fold_width(outer: int, n: int, inner: int, strides, dtype: torch.dtype) -> i
     several), and W must divide the run."""
     itemsize = CXX_TYPES[dtype][2]
     pack = 16 // itemsize
-    if inner >= pack or any(s[1] != inner or s[2] != 1 for s in strides):
-        return 0
-    if outer > 1 and any(s[0] * itemsize % 16 for s in strides):
+    runs = all(s[2] == 1 and _layout.flat_run(s[0], s[1], inner, itemsize, outer) for s in strides)
+    if inner >= pack or not runs:
         return 0
     width = math.lcm(inner, pack)
     return 0 if (n * inner) % width else width
