@@ -16,7 +16,8 @@
 # NCU_KERNEL the kernel-name pattern (default regex:fs_; e.g. regex:(?i)softmax for Quack's), and
 # NCU_ARGS adds arguments to ncu (e.g. "--page source --print-source sass --csv" for per-instruction counts).
 # sanitize runs benchmarks/sanitize.py (every CUDA tier and the ladder) under compute-sanitizer's
-# memcheck, racecheck, initcheck and synccheck (with "peer": benchmarks/sanitize_peer.py).
+# memcheck, racecheck, initcheck and synccheck (SANITIZE_TOOLS: fewer; SANITIZE_TIERS: the tiers, TIER@K
+# for one part of a tier, see sanitize.py; with "peer": benchmarks/sanitize_peer.py).
 # TEST_TIMEOUT (seconds, default 420) bounds the test step, so that a hang still returns results;
 # TEST_PATHS (default: tests) narrows it, e.g. to the tests that touch the GPU, and TEST_WORKERS (default: one a CPU) sets
 # the test processes (fewer where large cases of many workers would not fit the GPU's memory together). BENCH_ARGS adds
@@ -95,7 +96,8 @@ if [[ $steps == *,sanitize,* ]]; then
     # one process per tool and tier, 12 at a time (racecheck alone takes minutes over all tiers);
     # each tool's reports are then joined into one file
     tiers=${SANITIZE_TIERS:-$(python3 -c 'from fastsoftmax.backends.cuda import TIERS; print(",".join(TIERS) + ",strided_window,ladder,peer")')}
-    for tool in memcheck racecheck initcheck synccheck; do
+    tools=${SANITIZE_TOOLS:-memcheck racecheck initcheck synccheck}
+    for tool in $tools; do
         for tier in ${tiers//,/ }; do echo "$tool $tier"; done
     done | xargs -P "${SANITIZE_JOBS:-12}" -L 1 bash -c '
         # "peer": the exchange kernels of fastsoftmax.distributed, two processes on one GPU
@@ -108,7 +110,7 @@ if [[ $steps == *,sanitize,* ]]; then
                 > "'"$OUT"'/sanitizer_$0_$1.txt" 2>&1
         fi
         echo $? > "'"$OUT"'/sanitizer_$0_$1.exit"'
-    for tool in memcheck racecheck initcheck synccheck; do
+    for tool in $tools; do
         for tier in ${tiers//,/ }; do
             code=$(cat "$OUT/sanitizer_${tool}_$tier.exit")
             { echo "== compute-sanitizer --tool $tool, tier $tier: exit $code"; cat "$OUT/sanitizer_${tool}_$tier.txt"; } >> "$OUT/sanitizer_$tool.txt"

@@ -293,7 +293,8 @@ def main() -> int:
     parser.add_argument(
         "--tiers",
         default=",".join(TIERS) + ",ladder",
-        help="tiers, 'ladder', 'strided_columns', 'strided_window', 'strided_stepped', 'strided_folded'",
+        help="tiers, 'ladder', 'strided_columns', 'strided_window', 'strided_stepped', 'strided_folded'; "
+        "TIER@K for one part of a tier (0: its problems, K: its K-th tuned run)",
     )
     args = parser.parse_args()
     torch.manual_seed(0)
@@ -325,8 +326,14 @@ def main() -> int:
             whole = [problem for problem in WINDOW_PROBLEMS if problem[0][-1] % 8 == 0]
             failures += run_and_report(label, lambda: run_tuned("strided_staged", values, whole))
             continue
-        failures += run_and_report(tier, run_ladder if tier == "ladder" else lambda: run_tier(tier))
-        for values, problems in TUNED_RUNS.get(tier, []):
+        # TIER@K: one part of a tier alone (0: its own problems, K: its K-th tuned run), so that a
+        # slow tool (racecheck) can take a tier's parts in parallel processes
+        tier, _, part = tier.partition("@")
+        if part in ("", "0"):
+            failures += run_and_report(tier, run_ladder if tier == "ladder" else lambda: run_tier(tier))
+        for k, (values, problems) in enumerate(TUNED_RUNS.get(tier, []), 1):
+            if part not in ("", str(k)):
+                continue
             settings = ", ".join(f"{key}={value}" for key, value in values.items())
             failures += run_and_report(f"{tier} ({settings})", lambda: run_tuned(tier, values, problems))
     for failure in failures:

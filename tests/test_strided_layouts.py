@@ -112,7 +112,7 @@ def test_staged_float32_kernels_are_compiled_for_their_resident_ctas(backward):
         if instance.dtype == torch.float32:
             assert f"__launch_bounds__({strided.STAGED_THREADS}, {wanted})" in instance.wrapper()
         elif not backward and instance.pack >= 2:
-            ctas = strided.STAGED_16BIT_FORWARD_CTAS_PER_SM
+            ctas = strided.STAGED_16BIT_FORWARD_CTAS_PER_SM[instance.pack]
             assert ctas >= strided.STAGED_CTAS_PER_SM
             assert f"__launch_bounds__({strided.STAGED_THREADS}, {ctas})" in instance.wrapper()
         else:

@@ -137,8 +137,8 @@ STAGED_CTAS_PER_SM = 2
 #: float32 strided_staged kernels are compiled for this many resident CTAs an SM (forward,
 #: backward): see StagedInstance.launch_bounds
 STAGED_F32_CTAS_PER_SM = {False: 3, True: 2}
-#: 16-bit strided_staged forward kernels with packs of two or more: likewise
-STAGED_16BIT_FORWARD_CTAS_PER_SM = 3
+#: 16-bit strided_staged forward kernels with packs of two or more, by pack: likewise
+STAGED_16BIT_FORWARD_CTAS_PER_SM = {2: 4, 4: 4, 8: 3}
 #: shared memory the driver reserves per CTA
 SMEM_RESERVED_PER_CTA = 1024
 #: rows of a split piece come in multiples of this, so that flat pieces start 16-byte aligned
@@ -603,12 +603,16 @@ class StagedInstance:
         (0.85), and took (1024, 16384, 4) from 0.81 to 0.91; the backward keeps two. 16-bit
         forward with packs of 2 or more: three CTAs' worth, with the float scratch that fits
         three CTAs' shared memory, took bf16 (128, 1024, 1024) from 0.73 to 0.85 (one-element
-        packs lost 0.03, (4096, 4096, 3)). 16-bit backward keeps ptxas's choice: with a bound
-        of two, bf16 (128, 1024, 1024) fell from 0.91 to 0.77."""
+        packs lost 0.03, (4096, 4096, 3)). Packs of 2 and 4 since take four CTAs' worth (64
+        registers, no spill; results 2026-11-28_h100_s27/staged_bounds_ab.txt): bf16 (512, 4096,
+        6) 0.57 -> 0.63, (1024, 2048, 10) 0.68 -> 0.73, (2048, 1024, 20) 0.79 -> 0.86, log-softmax
+        alike, (256, 8192, 12) 0.643 -> 0.637; packs of 8 keep three (four: (32, 4096, 1024) 0.774
+        -> 0.766, (128, 1024, 1024) 0.844 -> 0.836). 16-bit backward keeps ptxas's choice: with a
+        bound of two, bf16 (128, 1024, 1024) fell from 0.91 to 0.77."""
         if self.dtype == torch.float32:
             return f"{STAGED_THREADS}, {STAGED_F32_CTAS_PER_SM[self.backward]}"
         if not self.backward and self.pack >= 2:
-            return f"{STAGED_THREADS}, {STAGED_16BIT_FORWARD_CTAS_PER_SM}"
+            return f"{STAGED_THREADS}, {STAGED_16BIT_FORWARD_CTAS_PER_SM[self.pack]}"
         return f"{STAGED_THREADS}"
 
 
@@ -896,11 +900,12 @@ def folds_by_default(outer: int, n: int, inner: int, width: int, dtype: torch.dt
     0.675, (512, 4096, 6) 0.740 against 0.703, (1024, 2048, 7) 0.811 against 0.732; behind where teams
     of CTAs split a run ((64, 65536, 6) 0.596 against 0.619, (2, 1000008, 3) level) and for inner 2
     and 4 (0.80 against 0.84-0.85). The 16-bit forward lost everywhere ((4096, 4096, 3) 0.521 against
-    0.615; not explained: the 16-bit forward instances with packs of 2 or more are compiled for three
-    CTAs an SM (StagedInstance.launch_bounds), the one-element one ran four there, at tiles of 48
-    elements a thread that live on overlap between CTAs; not measured); float32 level on runs
-    one CTA holds (0.96 against 0.95 at (4096, 4096, 3) forward), behind on long ones (0.51 against
-    0.57)."""
+    0.615), most of it because its instance (packs of 8) is compiled for three CTAs an SM where the
+    unfolded one-element instance runs four: compiled for four, the fold came to 0.592 against 0.618,
+    (1024, 2048, 7) 0.548 against 0.541, (1024, 2048, 5) 0.461 against 0.486 (results
+    2026-11-28_h100_s27/fold_forward_bounds_ab.txt), and packs of 8 keep three for the tiles that
+    need them (StagedInstance.launch_bounds); float32 level on runs one CTA holds (0.96 against 0.95
+    at (4096, 4096, 3) forward), behind on long ones (0.51 against 0.57)."""
     if not backward or CXX_TYPES[dtype][2] != 2 or (16 // CXX_TYPES[dtype][2]) % inner == 0:
         return False
     limits = (facts.smem_per_sm, facts.smem_per_block, facts.sm_count)

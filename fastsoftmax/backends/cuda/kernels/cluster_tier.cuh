@@ -138,9 +138,10 @@ struct ClusterSlice {
 
     // unit: a multiple of P the chunk is rounded up to (the column kernels' columns, below)
     static __device__ __forceinline__ i64 chunk(i64 n, unsigned ctas, i64 unit = P) {
-        // a cluster's C is a power of two: a shift, not a 64-bit division, on the way to the loads
+        // a cluster's C is a power of two, and so is the column kernels' unit: shifts and masks, not
+        // 64-bit divisions, on the way to the loads
         const i64 per_cta = (ctas & (ctas - 1)) == 0 ? (n + ctas - 1) >> (__ffs(ctas) - 1) : (n + ctas - 1) / ctas;
-        return (per_cta + unit - 1) / unit * unit;
+        return (unit & (unit - 1)) == 0 ? (per_cta + unit - 1) & -unit : (per_cta + unit - 1) / unit * unit;
     }
 
     __device__ __forceinline__ ClusterSlice(i64 n, int shift, unsigned rank, unsigned ctas, i64 unit = P) {
@@ -790,7 +791,14 @@ __device__ __forceinline__ void cluster_backward_regs(const LOAD& load_y, const 
 // forward does (load_held, store_held: straight-line code over whole slots, the partial ones
 // apart): against an element-by-element path beside every slot, bf16 forward (512, 8192, 16) over
 // dim 1 0.74 -> 0.86 of copy, backward (1024, 16384, 4) 0.76 -> 0.99 (H100, one process,
-// benchmarks/results/2026-11-27_h100_s21/columns_*_ab.txt).
+// benchmarks/results/2026-11-27_h100_s21/columns_*_ab.txt). A row of a launch does little work a
+// thread (64 elements), so its fixed steps count: Nsight Compute on bf16 (128, 65536, 8) forward
+// (33 instructions an element against the row kernel's 22) found every warp polling the exchange's
+// mbarrier (a tenth of the instructions), divisions by the cluster size and the column unit before
+// the loads, and a compare and branch a position in column_reduce. One warp waiting, shifts and
+// masks, and branch-free shuffles took the forward of (128, 65536, 8) from 0.69 to 0.79 of copy,
+// (128, 16384, 32) 0.69 -> 0.76, (512, 8192, 16) 0.86 -> 0.92, float32 (128, 65536, 8) 0.79 ->
+// 0.83, log-softmax alike, the backward level to 0.05 ahead (results 2026-11-28_h100_s27).
 //
 // Which column an element holds: the host takes these kernels only for a power-of-two inner of
 // at most kClusterMaxColumns, with every run 16-byte aligned (no shift), and cuts the runs into
@@ -809,8 +817,10 @@ struct AddOp {
 };
 
 // Merges a thread's per-position values over the positions and the lanes that hold the same column:
-// afterwards position i of every lane holds its column's value over the warp. Only the first inner
-// positions cross lanes; the rest copy theirs after. inner is uniform, so every branch is.
+// afterwards position i of every lane holds its column's value over the warp. After the merge within
+// the thread, the positions of one column hold equal values, so every position crosses lanes alike
+// (those past inner repeat their column's merge): no branch per position, whose compare and jump
+// cost more than the shuffles they skip. inner is uniform, so every branch left is.
 template <int P, typename OP>
 __device__ __forceinline__ void column_reduce(float (&v)[P], int inner, OP op) {
 #pragma unroll
@@ -828,16 +838,7 @@ __device__ __forceinline__ void column_reduce(float (&v)[P], int inner, OP op) {
     for (int o = 1; o < 32; o *= 2) {
         if (o >= lanes) {
 #pragma unroll
-            for (int i = 0; i < P; ++i)
-                if (i < inner) v[i] = op(v[i], __shfl_xor_sync(kFullMask, v[i], o));
-        }
-    }
-#pragma unroll
-    for (int s = 1; s < P; s *= 2) {
-        if (s >= inner) {
-#pragma unroll
-            for (int i = 0; i < P; ++i)
-                if (i & s) v[i] = v[i ^ s];
+            for (int i = 0; i < P; ++i) v[i] = op(v[i], __shfl_xor_sync(kFullMask, v[i], o));
         }
     }
 }
@@ -898,7 +899,7 @@ class ColumnExchange {
 
   public:
     __device__ __forceinline__ ColumnExchange(unsigned ctas, unsigned rank, int inner)
-        : ctas_(ctas), rank_(rank), inner_(inner) {
+        : ctas_(ctas), rank_(rank), inner_(inner), log2_inner_(__ffs(inner) - 1) {
         __shared__ __align__(8) V warp_values[kClusterMaxWarps * kClusterMaxColumns];
         __shared__ __align__(8) Bits posts[2][kClusterMaxCtas * kClusterMaxColumns];
         __shared__ __align__(8) V totals[kClusterMaxColumns];
@@ -910,8 +911,8 @@ class ColumnExchange {
     }
 
     // Every thread calls it with its per-position values after column_reduce; out[i] is the
-    // cluster's value of position i's column.
-    template <int P>
+    // cluster's value of position i's column. ONE_WARP: see the wait below.
+    template <bool ONE_WARP, int P>
     __device__ __forceinline__ void exchange(unsigned round, const V (&v)[P], V (&out)[P]) {
         if (round == 0) asm volatile("barrier.cluster.wait.aligned;\n" ::: "memory");
         const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5, warps = blockDim.x >> 5;
@@ -927,14 +928,25 @@ class ColumnExchange {
         Bits* posts = posts_ + buffer * (kClusterMaxCtas * kClusterMaxColumns);
         if (threadIdx.x == 0) mbarrier_arrive_expect_tx(bar, ctas_ * inner_ * sizeof(Bits));
         for (int j = threadIdx.x; j < (int)ctas_ * inner_; j += blockDim.x) {
-            const int column = j & (inner_ - 1), peer = j / inner_;
+            const int column = j & (inner_ - 1), peer = j >> log2_inner_;
             const V value = merged(warp_values_ + column, warps, kClusterMaxColumns);
             const unsigned slot = shared_address(&posts[rank_ * inner_ + column]);
             store_async(map_shared(slot, peer), post_bits(value), map_shared(bar, peer));
         }
-        mbarrier_wait(bar, (round >> 1) & 1);
-        for (int column = threadIdx.x; column < inner_; column += blockDim.x)
-            totals_[column] = merged(reinterpret_cast<const V*>(posts) + column, ctas_, inner_);
+        // ONE_WARP: one warp waits for the posts and merges them (inner <= 32 columns), the others
+        // wait at the block barrier, which takes no issue slots: every warp polling the mbarrier
+        // took a tenth of the instructions of bf16 (128, 65536, 8) over dim 1 (Nsight Compute).
+        // Else every warp polls (the kernels whose register cap leaves no room for the branch).
+        if constexpr (ONE_WARP) {
+            if (warp == 0) {
+                mbarrier_wait(bar, (round >> 1) & 1);
+                if (lane < inner_) totals_[lane] = merged(reinterpret_cast<const V*>(posts) + lane, ctas_, inner_);
+            }
+        } else {
+            mbarrier_wait(bar, (round >> 1) & 1);
+            for (int column = threadIdx.x; column < inner_; column += blockDim.x)
+                totals_[column] = merged(reinterpret_cast<const V*>(posts) + column, ctas_, inner_);
+        }
         __syncthreads();
 #pragma unroll
         for (int i = 0; i < P; ++i) out[i] = totals_[column_of<P>(i, inner_)];
@@ -946,7 +958,7 @@ class ColumnExchange {
     V* totals_;
     unsigned bars_;
     unsigned ctas_, rank_;
-    int inner_;
+    int inner_, log2_inner_;
 };
 #endif
 
@@ -1026,10 +1038,11 @@ __device__ __forceinline__ void cluster_forward_columns(const LOAD& load, const 
     const unsigned ctas = cluster_nctarank();
     const int columns = (int)inner;
     ColumnExchange<MaxSum> all(ctas, cluster_ctarank(), columns);
-    const i64 clusters = gridDim.x / ctas;
+    const int log2_ctas = __ffs(ctas) - 1;  // C is a power of two
+    const i64 clusters = gridDim.x >> log2_ctas;
     const i64 unit = inner > P ? inner : P;
     unsigned round = 0;
-    for (i64 row = blockIdx.x / ctas; row < rows; row += clusters, ++round) {
+    for (i64 row = blockIdx.x >> log2_ctas; row < rows; row += clusters, ++round) {
         const T* src = load.row_ptr(row);
         if (misalignment<T, P>(src) != 0 || misalignment<T, P>(store.row_ptr(row)) != 0) __trap();
         const ClusterSlice<P> slice(n, 0, cluster_ctarank(), ctas, unit);
@@ -1061,7 +1074,10 @@ __device__ __forceinline__ void cluster_forward_columns(const LOAD& load, const 
         MaxSum pairs[P], totals[P];
 #pragma unroll
         for (int i = 0; i < P; ++i) pairs[i] = MaxSum{m[i], s[i]};
-        all.exchange(round, pairs, totals);
+        // float32 at 32 held elements keeps every warp polling: with the one-warp wait it spilled 24
+        // bytes at its 64-register cap (instances.CLUSTER_COLUMNS_MAX_REGISTERS) and ran 0.96 of
+        // copy against 0.98 ((1024, 16384, 4), (512, 8192, 16) and (2048, 4096, 8) over dim 1)
+        all.template exchange<!(sizeof(T) == 4 && P * K == 32)>(round, pairs, totals);
         const ColumnOutput<LOG, T, P> out(totals);
         store_held<T, P, K>(load, store, slice, x, count, row, first, [&](float* v) { out.apply(v); });
     }
@@ -1078,10 +1094,11 @@ __device__ __forceinline__ void cluster_backward_columns(const LOAD& load_y, con
     const unsigned ctas = cluster_nctarank();
     const int columns = (int)inner;
     ColumnExchange<float> all(ctas, cluster_ctarank(), columns);
-    const i64 clusters = gridDim.x / ctas;
+    const int log2_ctas = __ffs(ctas) - 1;  // C is a power of two
+    const i64 clusters = gridDim.x >> log2_ctas;
     const i64 unit = inner > P ? inner : P;
     unsigned round = 0;
-    for (i64 row = blockIdx.x / ctas; row < rows; row += clusters, ++round) {
+    for (i64 row = blockIdx.x >> log2_ctas; row < rows; row += clusters, ++round) {
         const T* y_row = load_y.row_ptr(row);
         const T* dy_row = load_dy.row_ptr(row);
         if ((misalignment<T, P>(y_row) | misalignment<T, P>(dy_row) | misalignment<T, P>(store.row_ptr(row))) != 0)
@@ -1109,7 +1126,7 @@ __device__ __forceinline__ void cluster_backward_columns(const LOAD& load_y, con
         }
         column_reduce<P>(s, columns, AddOp());
         float totals[P];
-        all.exchange(round, s, totals);
+        all.template exchange<true>(round, s, totals);
         store_slots<P, K>(store, slice, count, row, first, [&](int k, i64 col, float* v) {
             float dyv[P];
             load_y.template convert<P>(get_held<T, P, K>(y, k), v, row, col);
