@@ -329,6 +329,8 @@ def main() -> int:
         # TIER@K: one part of a tier alone (0: its own problems, K: its K-th tuned run), so that a
         # slow tool (racecheck) can take a tier's parts in parallel processes
         tier, _, part = tier.partition("@")
+        if part not in ("", *map(str, range(len(TUNED_RUNS.get(tier, [])) + 1))):
+            parser.error(f"{tier} has parts 0 to {len(TUNED_RUNS.get(tier, []))}, not {part!r}")
         if part in ("", "0"):
             failures += run_and_report(tier, run_ladder if tier == "ladder" else lambda: run_tier(tier))
         for k, (values, problems) in enumerate(TUNED_RUNS.get(tier, []), 1):
