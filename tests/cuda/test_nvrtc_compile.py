@@ -210,6 +210,33 @@ def test_block_regs_instance_space_is_covered():
 
 
 @needs_nvrtc
+def test_kernel_resources_reads_registers_and_stack_frames():
+    """kernel_resources reads what ptxas allocated from the CUBIN alone: a launch bound's register
+    cap, and a local array indexed at run time as stack frame."""
+    from fastsoftmax.backends.cuda import compiler
+
+    body = (
+        "{ float a[48]; for (int i = 0; i < 48; ++i) a[i] = x[i * 1024 + threadIdx.x]; float s = 0;"
+        " for (int i = 0; i < 48; ++i) for (int j = i; j < 48; j += 5) s += a[i] * a[j]; x[threadIdx.x] = s; }"
+    )
+    source = "\n".join(
+        [
+            f'extern "C" __global__ void __launch_bounds__(1024, 2) capped(float* x) {body}',
+            f'extern "C" __global__ void uncapped(float* x) {body}',
+            'extern "C" __global__ void framed(float* x, int k) { float a[256];'
+            " for (int i = 0; i < 256; ++i) a[i] = x[i * 7 + threadIdx.x]; a[k & 255] += 1.0f; float s = 0;"
+            " for (int i = 0; i < 256; ++i) s += a[i] * i; x[threadIdx.x] = s; }",
+        ]
+    )
+    found = compiler.kernel_resources(compiler.compile_cubin(source, "sm_90", "resources", use_cache=False))
+    assert set(found) == {"capped", "uncapped", "framed"}, found
+    assert found["capped"][0] <= 32 < found["uncapped"][0], found  # 64K registers / (1024 x 2 threads)
+    assert found["framed"][1] >= 256 * 4, found
+    with pytest.raises(ValueError, match="ELF"):
+        compiler.kernel_resources(b"not a cubin")
+
+
+@needs_nvrtc
 def test_disk_cache_round_trip(tmp_path, monkeypatch):
     from fastsoftmax.backends.cuda import compiler
     from fastsoftmax.backends.cuda.instances import source_for

@@ -18,6 +18,7 @@ import hashlib
 import io
 import json
 import os
+import struct
 import sys
 import tempfile
 import threading
@@ -212,3 +213,50 @@ def _write_atomically(path: Path, data: bytes) -> None:
         os.replace(tmp, path)
     except OSError:
         pass  # a read-only cache only costs a recompile
+
+
+#: .nv.info attributes (EIATTR_*) that kernel_resources reads: registers a thread, and the stack
+#: frame a thread (local arrays, and spill space where a register cap forces it)
+_EIATTR_REGCOUNT = 0x2F
+_EIATTR_FRAME_SIZE = 0x11
+_EIFMT_SVAL = 0x04  # a (symbol index, value) pair follows
+
+
+def kernel_resources(cubin: bytes) -> dict[str, tuple[int, int]]:
+    """{kernel name: (registers, stack frame bytes)} read from a CUBIN's ELF (its .nv.info
+    sections), without a GPU: what ptxas allocated for each function, for comparing kernel variants
+    before timing them (a frame under a register cap is usually spill space)."""
+    if cubin[:4] != b"\x7fELF" or cubin[4] != 2:
+        raise ValueError("not a 64-bit ELF CUBIN")
+    (shoff,) = struct.unpack_from("<Q", cubin, 0x28)
+    shentsize, shnum, shstrndx = struct.unpack_from("<HHH", cubin, 0x3A)
+    # (name offset, type, flags, address, offset, size, link, info, alignment, entry size)
+    sections = [struct.unpack_from("<IIQQQQIIQQ", cubin, shoff + i * shentsize) for i in range(shnum)]
+
+    def string(table, offset: int) -> str:
+        start = table[4] + offset
+        return cubin[start : cubin.index(b"\0", start)].decode()
+
+    names = {string(sections[shstrndx], s[0]): s for s in sections}
+    symtab, strtab = names[".symtab"], names[".strtab"]
+    symbols = [string(strtab, struct.unpack_from("<I", cubin, symtab[4] + 24 * i)[0]) for i in range(symtab[5] // 24)]
+    found: dict[str, dict[int, int]] = {}
+    for name, section in names.items():
+        if not name.startswith(".nv.info"):
+            continue
+        data = cubin[section[4] : section[4] + section[5]]
+        at = 0
+        while at + 4 <= len(data):
+            fmt, attr, size = data[at], data[at + 1], struct.unpack_from("<H", data, at + 2)[0]
+            if fmt != _EIFMT_SVAL:  # no payload
+                at += 4
+                continue
+            if size == 8 and attr in (_EIATTR_REGCOUNT, _EIATTR_FRAME_SIZE):
+                symbol, value = struct.unpack_from("<II", data, at + 4)
+                found.setdefault(symbols[symbol], {})[attr] = value
+            at += 4 + size
+    return {
+        name: (attrs[_EIATTR_REGCOUNT], attrs.get(_EIATTR_FRAME_SIZE, 0))
+        for name, attrs in found.items()
+        if _EIATTR_REGCOUNT in attrs
+    }
