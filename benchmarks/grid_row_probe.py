@@ -125,15 +125,11 @@ def baseline_backend(kernel_dir: str, replacements=()):
             if kern is None:
                 from cuda.core import ObjectCode
 
-                saved, compiler.KERNEL_DIR = compiler.KERNEL_DIR, Path(kernel_dir)
-                try:
-                    arch = device_facts(device_index).arch
-                    source = source_for([instance])
-                    for old, new in replacements:
-                        source = source.replace(old, new)
-                    cubin = compiler.compile_cubin(source, arch, instance.name, use_cache=False)
-                finally:
-                    compiler.KERNEL_DIR = saved
+                arch = device_facts(device_index).arch
+                source = source_for([instance])
+                for old, new in replacements:
+                    source = source.replace(old, new)
+                cubin = compiler.compile_cubin(source, arch, instance.name, kernel_dir=Path(kernel_dir))
                 kern = self._kernels[key] = ObjectCode.from_cubin(cubin, name=instance.name).get_kernel(instance.name)
             return kern
 

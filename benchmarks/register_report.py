@@ -28,13 +28,7 @@ def resources(instances, arch: str, kernel_dir: Path | None = None, replacements
     source = source_for(instances)
     for old, new in replacements:
         source = source.replace(old, new)
-    saved = compiler.KERNEL_DIR
-    if kernel_dir is not None:
-        compiler.KERNEL_DIR = kernel_dir
-    try:
-        cubin = compiler.compile_cubin(source, arch, "register_report", use_cache=False)
-    finally:
-        compiler.KERNEL_DIR = saved
+    cubin = compiler.compile_cubin(source, arch, "register_report", use_cache=False, kernel_dir=kernel_dir)
     return compiler.kernel_resources(cubin)
 
 

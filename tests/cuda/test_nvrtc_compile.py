@@ -237,6 +237,21 @@ def test_kernel_resources_reads_registers_and_stack_frames():
 
 
 @needs_nvrtc
+def test_compile_from_another_kernel_folder(tmp_path):
+    """compile_cubin(kernel_dir=...) takes the headers from that folder (an earlier revision's
+    kernels/, for side-by-side measurements), and its CUBIN is never cached."""
+    from fastsoftmax.backends.cuda import compiler
+
+    (tmp_path / "variant_only.cuh").write_text("#pragma once\nconstexpr int kVariant = 7;\n")
+    source = '#include "variant_only.cuh"\nextern "C" __global__ void probe(int* x) { x[0] = kVariant; }\n'
+    cubin = compiler.compile_cubin(source, "sm_90", "variant", use_cache=True, kernel_dir=tmp_path)
+    assert "probe" in compiler.kernel_resources(cubin)
+    assert not (compiler.cache_dir() / f"{compiler.cache_key(source, 'sm_90')}.cubin").exists()
+    with pytest.raises(compiler.CudaCompileError, match="variant_only"):
+        compiler.compile_cubin(source, "sm_90", "variant", use_cache=False)  # not in this tree's kernels/
+
+
+@needs_nvrtc
 def test_disk_cache_round_trip(tmp_path, monkeypatch):
     from fastsoftmax.backends.cuda import compiler
     from fastsoftmax.backends.cuda.instances import source_for

@@ -150,10 +150,10 @@ def _headers_digest() -> str:
     return h.hexdigest()
 
 
-def _options(arch: str, label: str = "fastsoftmax"):
+def _options(arch: str, label: str = "fastsoftmax", kernel_dir: Path | None = None):
     from cuda.core import ProgramOptions
 
-    include = [str(KERNEL_DIR), *cuda_include_dirs()]
+    include = [str(kernel_dir or KERNEL_DIR), *cuda_include_dirs()]
     # the name only labels NVRTC's messages; a path separator in it would change include lookup
     kwargs = dict(COMPILE_OPTIONS, arch=arch, include_path=include, name=label.replace("/", "_"))
     if not cuda_include_dirs() and _bundled_headers_supported():
@@ -174,12 +174,15 @@ def cache_key(source: str, arch: str) -> str:
     return hashlib.sha256(json.dumps(payload, sort_keys=True).encode()).hexdigest()
 
 
-def compile_cubin(source: str, arch: str, label: str, use_cache: bool = True) -> bytes:
+def compile_cubin(source: str, arch: str, label: str, use_cache: bool = True, kernel_dir: Path | None = None) -> bytes:
     """CUBIN bytes of ``source`` for ``arch`` (e.g. "sm_90"), from the disk cache when possible.
-    Raises CudaCompileError with NVRTC's log if compilation fails."""
+    ``kernel_dir``: the headers from another folder (a copy of kernels/ from another revision, for
+    measuring kernel variants side by side), never cached. Raises CudaCompileError with NVRTC's log
+    if compilation fails."""
     reason = nvrtc_unavailable_reason()
     if reason:
         raise RuntimeError(reason)
+    use_cache = use_cache and kernel_dir is None
     path = cache_dir() / f"{cache_key(source, arch)}.cubin"
     if use_cache:
         try:
@@ -190,7 +193,7 @@ def compile_cubin(source: str, arch: str, label: str, use_cache: bool = True) ->
 
     log = io.StringIO()
     try:
-        program = Program(source, "c++", _options(arch, label))
+        program = Program(source, "c++", _options(arch, label, kernel_dir))
         try:
             code = bytes(program.compile("cubin", logs=log).code)
         finally:
