@@ -42,7 +42,9 @@ def main() -> int:
     parser.add_argument("--replace", action="append", default=[], help="OLD|NEW, applied to this tree's source")
     args = parser.parse_args()
     pattern = re.compile(args.match)
-    chosen = [i for i in (*instances.all_instances(), *strided.all_instances()) if pattern.search(i.name)]
+    # instances.all_instances() may already list the strided ones: each name once
+    unique = {i.name: i for i in (*instances.all_instances(), *strided.all_instances())}
+    chosen = [i for name, i in unique.items() if pattern.search(name)]
     if not chosen:
         parser.error(f"no instance name matches {args.match!r}")
     replacements = [tuple(item.split("|", 1)) for item in args.replace]

@@ -564,7 +564,7 @@ def test_staged_plan_folds_flat_runs(fake_device, monkeypatch, backward):
         middle = args[len(pointers) + 1 :]
         geometry = middle[-3]
         if folded:
-            assert kernel.name.endswith("_p8"), kernel.name
+            assert kernel.name.endswith("_p8_fold"), kernel.name
             assert middle[:3] == (outer, n * inner // 24, 24)
             assert middle[3:-3] == (n * inner, 24) * len(pointers)
             assert geometry & 0xFFFF == 24 and (geometry >> 21) & 0x1FF == inner

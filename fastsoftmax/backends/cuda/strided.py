@@ -554,6 +554,8 @@ class StagedInstance:
     window: bool = False  # tile rows staged in their 16-byte windows (16-byte packs only)
     #: inputs step by 2 along inner, their tile rows staged as spans (16-byte packs only)
     stepped: bool = False
+    #: flat runs read as rows of lcm(inner, pack) columns, merged by true column (16-byte packs only)
+    folded: bool = False
     tier = "strided_staged"
     header = "strided_staged.cuh"
 
@@ -563,12 +565,13 @@ class StagedInstance:
         fn = "logsoftmax" if self.log else "softmax"
         cl, win = "_cl" if self.cluster else "", "_win" if self.window else ""
         step = "_step2" if self.stepped else ""
-        return f"fs_staged_{fn}_{'bwd' if self.backward else 'fwd'}_{tag}_p{self.pack}{cl}{win}{step}"
+        fold = "_fold" if self.folded else ""
+        return f"fs_staged_{fn}_{'bwd' if self.backward else 'fwd'}_{tag}_p{self.pack}{cl}{win}{step}{fold}"
 
     def wrapper(self) -> str:
         t = CXX_TYPES[self.dtype][0]
         log = "true" if self.log else "false"
-        flags = ", ".join("true" if flag else "false" for flag in (self.cluster, self.window))
+        flags = ", ".join("true" if flag else "false" for flag in (self.cluster, self.window, self.folded))
         targs = f"{t}, {self.pack}, {log}, {flags}"
         load = f"StridedDirectLoad<{t}, 2>" if self.stepped else f"StridedDirectLoad<{t}>"
         if self.backward:
@@ -626,14 +629,16 @@ def all_instances():
         for pack in STRIDED_PACK_SIZES[dtype]
         for stepped in ((False, True) if pack == STRIDED_STEPPED_PACK.get(dtype) else (False,))
     ] + [
-        StagedInstance(dtype, backward, log, pack, cluster, window, stepped)
+        StagedInstance(dtype, backward, log, pack, cluster, window, stepped, folded)
         for dtype in DTYPES
         for backward in (False, True)
         for log in (False, True)
         for pack in PACK_SIZES[dtype]
         for cluster in (False, True)
-        for window, stepped in (
-            ((False, False), (True, False), (False, True)) if pack * CXX_TYPES[dtype][2] == 16 else ((False, False),)
+        for window, stepped, folded in (
+            ((False, False, False), (True, False, False), (False, True, False), (False, False, True))
+            if pack * CXX_TYPES[dtype][2] == 16
+            else ((False, False, False),)
         )
     ]
 
@@ -1016,7 +1021,8 @@ def _staged_tiles(load, key, window: bool, input_phase: bool, step: int = 1, fol
 
     def kernel_for(shape):
         team = shape.splits > 1
-        inst = StagedInstance(dtype, backward, log, shape.pack, team and shape.clustered, window, step == 2)
+        cluster = team and shape.clustered
+        inst = StagedInstance(dtype, backward, log, shape.pack, cluster, window, step == 2, fold > 0)
         kernel = Kernel(
             load(inst, dev),
             inst.name,

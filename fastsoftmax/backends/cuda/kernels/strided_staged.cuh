@@ -608,6 +608,11 @@ __device__ __forceinline__ void merge_team_pairs(const Team& team, const StagedS
 // then the warps' lanes by shuffles, then the warps through the scratch. Every position then takes
 // its true column's value: the team merges that follow, and the output, see the virtual columns as
 // before, each holding its true column's result.
+// Folded tiles run kernels of their own (FOLD): the fold's merge present in every kernel as a runtime
+// branch changed ptxas's register allocation of the others (the 16-bit backward with packs of 8 from
+// 110 registers to 80, its log-softmax to 64 with a spill) and cost them up to 0.12 of copy on an H100
+// (bf16 backward (64, 2048, 1024) over dim 1 0.88 -> 0.78, float32 (32, 4096, 1024) 0.90 -> 0.78;
+// results 2026-11-28_h100_s28/fold_branch_ab.txt).
 //
 // The CTA's value of each true column (c < fold) of the entries scratch[e], e < threads x P, merged
 // by OP into table[c] (a region of the scratch past the warps' values).
@@ -835,7 +840,7 @@ __device__ __forceinline__ void staged_stats(const LOAD& in, const StagedRows<T,
     for (int i = 0; i < P; ++i) state[i] = merge(state[i], MaxSum{m[i], s[i]});
 }
 
-template <typename T, int P, bool LOG, bool CLUSTER, bool WINDOW, typename LOAD, typename STORE>
+template <typename T, int P, bool LOG, bool CLUSTER, bool WINDOW, bool FOLD, typename LOAD, typename STORE>
 __device__ __forceinline__ void staged_forward(LOAD in, STORE out, float* ws, i64 outer, i64 n, i64 inner,
                                                i64 geometry, i64 chunk, i64 splits) {
     extern __shared__ __align__(16) unsigned char staged_smem[];
@@ -893,7 +898,7 @@ __device__ __forceinline__ void staged_forward(LOAD in, STORE out, float* ws, i6
                 staged_stats(in, staged_rows<T, P, WINDOW, S>(staged, j, pitch, row0, in.s1), rows - half, g, G, state);
             }
         }
-        if (geo.fold > 1) {
+        if constexpr (FOLD) {
             fold_pairs<P>(scratch.base, state, L, geo.fold);
         } else {
             merge_pairs<P>(scratch, state, G, L);
@@ -953,7 +958,7 @@ __device__ __forceinline__ void staged_forward(LOAD in, STORE out, float* ws, i6
     }
 }
 
-template <typename T, int P, bool LOG, bool CLUSTER, bool WINDOW, typename LOAD, typename STORE>
+template <typename T, int P, bool LOG, bool CLUSTER, bool WINDOW, bool FOLD, typename LOAD, typename STORE>
 __device__ __forceinline__ void staged_backward(LOAD y_in, LOAD dy_in, STORE dx_out, float* ws, i64 outer, i64 n,
                                                 i64 inner, i64 geometry, i64 chunk, i64 splits) {
     extern __shared__ __align__(16) unsigned char staged_smem[];
@@ -1019,7 +1024,7 @@ __device__ __forceinline__ void staged_backward(LOAD y_in, LOAD dy_in, STORE dx_
                 }
             }
         }
-        if (geo.fold > 1) {
+        if constexpr (FOLD) {
             fold_sums<P>(scratch, sum, geo.tile_cols, geo.fold);
         } else {
             if (g < G) {
