@@ -252,6 +252,34 @@ def test_compile_from_another_kernel_folder(tmp_path):
 
 
 @needs_nvrtc
+def test_register_report_snapshot_round_trip(tmp_path, monkeypatch, capsys):
+    """benchmarks/register_report.py: --save writes every chosen instance's figures, --snapshot
+    compares with them, and --changed exits 1 only where an instance's registers or frame differ."""
+    import importlib.util
+    from pathlib import Path
+
+    path = Path(__file__).resolve().parents[2] / "benchmarks" / "register_report.py"
+    spec = importlib.util.spec_from_file_location("register_report", path)
+    report = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(report)
+    snapshot = tmp_path / "registers.txt"
+    match = "^fs_warp_softmax_fwd_f32_p4_c4_g1_r[12]$"
+    monkeypatch.setattr(sys, "argv", ["register_report", "--match", match, "--save", str(snapshot)])
+    assert report.main() == 0
+    saved = report.load(snapshot)
+    assert sorted(saved) == ["fs_warp_softmax_fwd_f32_p4_c4_g1_r1", "fs_warp_softmax_fwd_f32_p4_c4_g1_r2"]
+    assert all(regs > 0 and frame >= 0 for regs, frame in saved.values())
+    monkeypatch.setattr(sys, "argv", ["register_report", "--match", match, "--snapshot", str(snapshot), "--changed"])
+    assert report.main() == 0
+    assert "0 of 2 instances differ" in capsys.readouterr().out
+    name = "fs_warp_softmax_fwd_f32_p4_c4_g1_r1"
+    report.save(snapshot, {**saved, name: (saved[name][0] + 1, saved[name][1])}, "sm_90")
+    assert report.main() == 1
+    out = capsys.readouterr().out
+    assert "1 of 2 instances differ" in out and name in out
+
+
+@needs_nvrtc
 def test_disk_cache_round_trip(tmp_path, monkeypatch):
     from fastsoftmax.backends.cuda import compiler
     from fastsoftmax.backends.cuda.instances import source_for
