@@ -609,10 +609,10 @@ __device__ __forceinline__ void merge_team_pairs(const Team& team, const StagedS
 // its true column's value: the team merges that follow, and the output, see the virtual columns as
 // before, each holding its true column's result.
 // Folded tiles run kernels of their own (FOLD): the fold's merge present in every kernel as a runtime
-// branch changed ptxas's register allocation of the others (the 16-bit backward with packs of 8 from
-// 110 registers to 80, its log-softmax to 64 with a spill) and cost them up to 0.12 of copy on an H100
-// (bf16 backward (64, 2048, 1024) over dim 1 0.88 -> 0.78, float32 (32, 4096, 1024) 0.90 -> 0.78;
-// results 2026-11-28_h100_s28/fold_branch_ab.txt).
+// branch changed how the others compiled and cost them up to 0.12 of copy on an H100 (bf16 backward
+// (64, 2048, 1024) over dim 1 0.88 -> 0.78, float32 (32, 4096, 1024) 0.90 -> 0.78; results
+// 2026-11-28_h100_s28/fold_branch_ab.txt; under NVRTC 13.5 it took the 16-bit backward with packs of 8
+// from 110 registers to 80; the device's NVRTC 13.0 was not compared).
 //
 // The CTA's value of each true column (c < fold) of the entries scratch[e], e < threads x P, merged
 // by OP into table[c] (a region of the scratch past the warps' values).
