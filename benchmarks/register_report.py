@@ -16,8 +16,9 @@ registers or frame differ (exit status 1 if any does).
 
 A shared header edit can move the register allocation of kernels it does not touch (a branch added
 to every strided_staged kernel cost the 16-bit backward 0.1 of copy, found only two sets later; under
-NVRTC 13.5 it had taken that kernel from 110 registers to 80): ``--save`` the families' figures with each recorded set and
-``--snapshot`` them before timing the next change.
+NVRTC 13.5 it had taken that kernel from 110 registers to 80): ``--save`` the families' figures with
+each recorded set and ``--snapshot`` them before timing the next change, with the same NVRTC (13.0
+and 13.5 differ on half the instances).
 """
 
 from __future__ import annotations
