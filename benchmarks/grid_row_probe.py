@@ -13,7 +13,8 @@ to split_row; a tier may carry tuning fields, e.g. split_row:split_row_blocks_pe
 compiled from DIR's headers: the same tier before and after a kernel change, in one process;
 --baseline PREFIX=DIR, repeated, names several such folders, their tiers written PREFIX/NAME;
 --baseline-replace "PREFIX|OLD|NEW" edits the source that folder's kernels compile from where OLD
-occurs in it, e.g. a wrapper's launch bounds.)
+occurs in it, e.g. a wrapper's launch bounds; --baseline-cubins PREFIX=DIR runs tiers PREFIX/NAME on
+CUBINs another NVRTC compiled, benchmarks/export_cubins.py.)
 
 Shapes: 1 x 2^20, 1 x 2^24, 1 x (2^24 + 7), 1 x 2^26, 4 x 2^22; bf16, fp16 and fp32; forward
 (softmax and log-softmax) and backward (softmax). The goal that decides whether tier choice takes
@@ -30,6 +31,7 @@ import os
 import statistics
 import sys
 import time
+from pathlib import Path
 
 import torch
 
@@ -111,8 +113,6 @@ def baseline_backend(kernel_dir: str, replacements=()):
     """A CUDA backend whose kernels are compiled from the headers in ``kernel_dir`` (with this
     revision's wrappers, so the launch contracts must agree, each (old, new) of ``replacements``
     applied to the source), not cached on disk."""
-    from pathlib import Path
-
     from fastsoftmax.backends.cuda import compiler
     from fastsoftmax.backends.cuda.backend import CudaBackend
     from fastsoftmax.backends.cuda.instances import source_for
@@ -134,6 +134,29 @@ def baseline_backend(kernel_dir: str, replacements=()):
             return kern
 
     return BaselineBackend()
+
+
+def cubin_backend(folder: str):
+    """A CUDA backend whose kernels are loaded from ``folder/<instance name>.cubin``, CUBINs another
+    NVRTC compiled (benchmarks/export_cubins.py); an instance without one is an error, never
+    compiled here instead."""
+    from fastsoftmax.backends.cuda.backend import CudaBackend
+
+    class CubinBackend(CudaBackend):
+        def kernel(self, instance, device_index):
+            key = (instance, device_index)
+            kern = self._kernels.get(key)
+            if kern is None:
+                from cuda.core import ObjectCode
+
+                path = Path(folder) / f"{instance.name}.cubin"
+                if not path.exists():
+                    raise FileNotFoundError(f"no CUBIN for {instance.name} in {folder} (benchmarks/export_cubins.py)")
+                code = ObjectCode.from_cubin(path.read_bytes(), name=instance.name)
+                kern = self._kernels[key] = code.get_kernel(instance.name)
+            return kern
+
+    return CubinBackend()
 
 
 def run(backend, spec, tensors, log, backward):
@@ -234,6 +257,12 @@ def main() -> int:
         default=[],
         help="PREFIX|OLD|NEW: OLD replaced by NEW in the source of that baseline's kernels",
     )
+    parser.add_argument(
+        "--baseline-cubins",
+        action="append",
+        default=[],
+        help="PREFIX=DIR: tiers PREFIX/NAME run CUBINs from DIR (benchmarks/export_cubins.py)",
+    )
     parser.add_argument("--directions", help="comma list of fwd, log, bwd (default: all three)")
     args = parser.parse_args()
     tiers = tuple(args.tiers.split(","))
@@ -261,6 +290,13 @@ def main() -> int:
         prefix, equals, folder = item.rpartition("=")
         prefix = prefix if equals else BASELINE_PREFIX
         BASELINES[prefix] = baseline_backend(folder, replacements.get(prefix, ()))
+    cubin_notes = []
+    for item in args.baseline_cubins:
+        prefix, equals, folder = item.partition("=")
+        if not equals:
+            parser.error("--baseline-cubins takes PREFIX=DIR")
+        BASELINES[prefix] = cubin_backend(folder)
+        cubin_notes.append(f"{prefix}/: CUBINs from {folder} ({(Path(folder) / 'nvrtc.txt').read_text().strip()})")
     os.makedirs(args.out, exist_ok=True)
     LOG_FILE.append(open(os.path.join(args.out, "grid_row_probe.txt"), "w"))  # noqa: SIM115 - closed at exit
     start = time.time()
@@ -268,6 +304,11 @@ def main() -> int:
     say(f"{props.name}, {props.multi_processor_count} SMs")
     copy = copy_bandwidth_gbps()
     say(f"copy bandwidth: {copy:.0f} GB/s (512 MiB device-to-device, read + write)")
+    from fastsoftmax.backends.cuda.compiler import _versions
+
+    say(f"kernels compiled here by NVRTC {_versions()['nvrtc']}")
+    for note in cubin_notes:
+        say(note)
     iters = 20 if args.quick else 50
     table, ok = [], True
     directions = {"fwd": (False, False), "log": (False, True), "bwd": (True, False)}

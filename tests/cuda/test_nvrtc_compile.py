@@ -280,6 +280,32 @@ def test_register_report_snapshot_round_trip(tmp_path, monkeypatch, capsys):
 
 
 @needs_nvrtc
+def test_export_cubins_writes_one_cubin_an_instance(tmp_path):
+    """benchmarks/export_cubins.py: each instance compiled alone, as the backend compiles it, into
+    DIR/<name>.cubin that holds that kernel, beside the NVRTC version it came from."""
+    import importlib.util
+    from pathlib import Path
+
+    from fastsoftmax.backends.cuda import compiler
+    from fastsoftmax.backends.cuda.instances import all_instances
+
+    path = Path(__file__).resolve().parents[2] / "benchmarks" / "export_cubins.py"
+    spec = importlib.util.spec_from_file_location("export_cubins", path)
+    export = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(export)
+    chosen = [
+        i
+        for i in all_instances()
+        if i.name in ("fs_warp_softmax_fwd_f32_p4_c4_g1_r1", "fs_warp_softmax_fwd_f32_p4_c4_g1_r2")
+    ]
+    paths = export.export(chosen, "sm_90", tmp_path / "cubins", workers=1)
+    assert [p.name for p in paths] == [f"{i.name}.cubin" for i in chosen]
+    for inst, cubin in zip(chosen, paths):
+        assert list(compiler.kernel_resources(cubin.read_bytes())) == [inst.name]
+    assert (tmp_path / "cubins" / "nvrtc.txt").read_text().startswith("sm_90 nvrtc ")
+
+
+@needs_nvrtc
 def test_disk_cache_round_trip(tmp_path, monkeypatch):
     from fastsoftmax.backends.cuda import compiler
     from fastsoftmax.backends.cuda.instances import source_for
