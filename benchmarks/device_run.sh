@@ -4,7 +4,7 @@
 #
 #   bash benchmarks/device_run.sh [STEPS]      STEPS: comma list of compile,hostprobe,tierprobe,
 #                                               clusterprobe,profile,tests,sanitize,distributed,quick,
-#                                               main,ladder,table
+#                                               main,ladder,table,nvrtc
 #                                               (default: compile,tests,main,ladder)
 #
 # compile fills the kernel cache first (every instance, all CPUs), so that the tests and benchmarks
@@ -18,6 +18,10 @@
 # sanitize runs benchmarks/sanitize.py (every CUDA tier and the ladder) under compute-sanitizer's
 # memcheck, racecheck, initcheck and synccheck (SANITIZE_TOOLS: fewer; SANITIZE_TIERS: the tiers, TIER@K
 # for one part of a tier, see sanitize.py; with "peer": benchmarks/sanitize_peer.py).
+# nvrtc times kernels another NVRTC compiled (NVRTC_CUBINS: a folder benchmarks/export_cubins.py wrote, e.g.
+# pip's NVRTC on the development machine) against this machine's own compilation, alternated in one process
+# (benchmarks/grid_row_probe.py --baseline-cubins), on the staged, column and cluster tiers (NVRTC_STRIDED_SHAPES,
+# NVRTC_ROW_SHAPES override the shapes).
 # TEST_TIMEOUT (seconds, default 420) bounds the test step, so that a hang still returns results;
 # TEST_PATHS (default: tests) narrows it, e.g. to the tests that touch the GPU, and TEST_WORKERS (default: one a CPU) sets
 # the test processes (fewer where large cases of many workers would not fit the GPU's memory together). BENCH_ARGS adds
@@ -133,6 +137,15 @@ if [[ $steps == *,distributed,* ]]; then
     # shellcheck disable=SC2086
     [[ ${DIST_BENCH_TIMEOUT:-400} == 0 ]] || timeout "${DIST_BENCH_TIMEOUT:-400}" torchrun --nproc-per-node "$(nvidia-smi -L | wc -l)" \
         benchmarks/distributed_bench.py --out "$OUT" ${DIST_BENCH_ARGS:-} 2>&1 | tee "$OUT/distributed_bench.log" | tail -n 200 || status=1
+fi
+if [[ $steps == *,nvrtc,* ]]; then
+    cubins=${NVRTC_CUBINS:?nvrtc: set NVRTC_CUBINS to a folder of benchmarks/export_cubins.py}
+    python3 benchmarks/grid_row_probe.py --baseline-cubins "other=$cubins" --tiers strided_staged,other/strided_staged \
+        --shapes "${NVRTC_STRIDED_SHAPES:-128x1024x1024,32x4096x1024,8x150x16384,4096x64x512,1024x16384x4,128x65536x8}" \
+        --dtypes bf16,f32 --directions fwd,bwd --out "$OUT/nvrtc_strided" 2>&1 | tail -n 30 || status=1
+    python3 benchmarks/grid_row_probe.py --baseline-cubins "other=$cubins" --tiers cluster,other/cluster \
+        --shapes "${NVRTC_ROW_SHAPES:-1046x128256,32x151936,8x128256,512x262144}" \
+        --dtypes bf16,f32 --directions fwd,bwd --out "$OUT/nvrtc_cluster" 2>&1 | tail -n 20 || status=1
 fi
 if [[ $steps == *,quick,* ]]; then
     python3 -m fastsoftmax bench --quick --out "$OUT" 2>&1 | tee "$OUT/bench-quick.log" | tail -n 80 || status=1
