@@ -1,6 +1,6 @@
 """CUBINs of kernel instances compiled by this machine's NVRTC, one file per instance, for timing on
 the GPU machine beside that machine's own compilation: each instance is compiled alone, with the
-source and label the backend gives it (``backend.CudaBackend.kernel``), and written to
+source and label the backend gives it (``backend.CudaBackend.cubin``), and written to
 ``DIR/<instance name>.cubin``; ``DIR/nvrtc.txt`` names the NVRTC and cuda-core versions.
 
     PYTHONPATH=$PWD python3 benchmarks/export_cubins.py --match '^fs_staged_' --out scratch/cubins_nvrtc135
@@ -25,19 +25,18 @@ from pathlib import Path
 
 
 def _compile(instance, arch: str) -> bytes:
-    from fastsoftmax.backends.cuda import compiler
-    from fastsoftmax.backends.cuda.instances import source_for
+    from fastsoftmax.backends.cuda.backend import CudaBackend
 
-    return compiler.compile_cubin(source_for([instance]), arch, instance.name, use_cache=False)
+    return CudaBackend.cubin(instance, arch)
 
 
 def export(instances, arch: str, out: Path, workers: int | None = None) -> list[Path]:
     """Writes ``out/<name>.cubin`` for every instance and ``out/nvrtc.txt``; returns the CUBINs' paths."""
-    from fastsoftmax.backends.cuda.compiler import _versions
+    from fastsoftmax.backends.cuda.compiler import versions
 
     out.mkdir(parents=True, exist_ok=True)
-    versions = " ".join(f"{key} {value}" for key, value in _versions().items())
-    (out / "nvrtc.txt").write_text(f"{arch} {versions}\n")
+    named = " ".join(f"{key} {value}" for key, value in versions().items())
+    (out / "nvrtc.txt").write_text(f"{arch} {named}\n")
     workers = workers or min(len(instances), os.cpu_count() or 1)
     if workers <= 1:
         cubins = [_compile(inst, arch) for inst in instances]
@@ -53,7 +52,7 @@ def export(instances, arch: str, out: Path, workers: int | None = None) -> list[
 
 
 def main() -> int:
-    from fastsoftmax.backends.cuda import instances, strided
+    from fastsoftmax.backends.cuda import instances
 
     parser = argparse.ArgumentParser()
     parser.add_argument("--match", required=True, help="regular expression over the instance names")
@@ -61,8 +60,7 @@ def main() -> int:
     parser.add_argument("--arch", default="sm_90")
     args = parser.parse_args()
     pattern = re.compile(args.match)
-    unique = {i.name: i for i in (*instances.all_instances(), *strided.all_instances())}
-    chosen = [i for name, i in unique.items() if pattern.search(name)]
+    chosen = [i for i in instances.all_instances() if pattern.search(i.name)]
     if not chosen:
         parser.error(f"no instance name matches {args.match!r}")
     paths = export(chosen, args.arch, args.out)

@@ -116,22 +116,14 @@ def baseline_backend(kernel_dir: str, replacements=()):
     from fastsoftmax.backends.cuda import compiler
     from fastsoftmax.backends.cuda.backend import CudaBackend
     from fastsoftmax.backends.cuda.instances import source_for
-    from fastsoftmax.backends.cuda.launch import device_facts
 
     class BaselineBackend(CudaBackend):
-        def kernel(self, instance, device_index):
-            key = (instance, device_index)
-            kern = self._kernels.get(key)
-            if kern is None:
-                from cuda.core import ObjectCode
-
-                arch = device_facts(device_index).arch
-                source = source_for([instance])
-                for old, new in replacements:
-                    source = source.replace(old, new)
-                cubin = compiler.compile_cubin(source, arch, instance.name, kernel_dir=Path(kernel_dir))
-                kern = self._kernels[key] = ObjectCode.from_cubin(cubin, name=instance.name).get_kernel(instance.name)
-            return kern
+        @staticmethod
+        def cubin(instance, arch):
+            source = source_for([instance])
+            for old, new in replacements:
+                source = source.replace(old, new)
+            return compiler.compile_cubin(source, arch, instance.name, kernel_dir=Path(kernel_dir))
 
     return BaselineBackend()
 
@@ -143,18 +135,12 @@ def cubin_backend(folder: str):
     from fastsoftmax.backends.cuda.backend import CudaBackend
 
     class CubinBackend(CudaBackend):
-        def kernel(self, instance, device_index):
-            key = (instance, device_index)
-            kern = self._kernels.get(key)
-            if kern is None:
-                from cuda.core import ObjectCode
-
-                path = Path(folder) / f"{instance.name}.cubin"
-                if not path.exists():
-                    raise FileNotFoundError(f"no CUBIN for {instance.name} in {folder} (benchmarks/export_cubins.py)")
-                code = ObjectCode.from_cubin(path.read_bytes(), name=instance.name)
-                kern = self._kernels[key] = code.get_kernel(instance.name)
-            return kern
+        @staticmethod
+        def cubin(instance, arch):
+            path = Path(folder) / f"{instance.name}.cubin"
+            if not path.exists():
+                raise FileNotFoundError(f"no CUBIN for {instance.name} in {folder} (benchmarks/export_cubins.py)")
+            return path.read_bytes()
 
     return CubinBackend()
 
@@ -304,9 +290,9 @@ def main() -> int:
     say(f"{props.name}, {props.multi_processor_count} SMs")
     copy = copy_bandwidth_gbps()
     say(f"copy bandwidth: {copy:.0f} GB/s (512 MiB device-to-device, read + write)")
-    from fastsoftmax.backends.cuda.compiler import _versions
+    from fastsoftmax.backends.cuda.compiler import versions
 
-    say(f"kernels compiled here by NVRTC {_versions()['nvrtc']}")
+    say(f"kernels compiled here by NVRTC {versions()['nvrtc']}")
     for note in cubin_notes:
         say(note)
     iters = 20 if args.quick else 50

@@ -7,8 +7,8 @@ be checked for both before it is timed.
     PYTHONPATH=$PWD python3 benchmarks/register_report.py --match 'cluster_.*columns' [--arch sm_90]
         [--against DIR | --snapshot FILE] [--replace 'OLD|NEW'] [--save FILE] [--changed]
 
-``--match``: a regular expression over the instance names (``instances.all_instances()`` and
-``strided.all_instances()``); ``--against DIR``: also compile them from DIR, a copy of ``kernels/``
+``--match``: a regular expression over the instance names (``instances.all_instances()``, the
+strided ones included); ``--against DIR``: also compile them from DIR, a copy of ``kernels/``
 from another revision, and print both (changed rows marked); ``--snapshot FILE``: compare with a file
 ``--save`` wrote instead (no second compile); ``--replace OLD|NEW`` (repeatable): edit the source of
 this tree's units first, e.g. a wrapper's launch bounds; ``--changed``: print only the instances whose
@@ -59,10 +59,10 @@ def resources(instances, arch: str, kernel_dir: Path | None = None, replacements
 
 
 def save(path: Path, figures: dict, arch: str) -> None:
-    from fastsoftmax.backends.cuda.compiler import _versions
+    from fastsoftmax.backends.cuda.compiler import versions
 
-    versions = " ".join(f"{key} {value}" for key, value in _versions().items())
-    lines = [f"# register_report: registers and frame bytes, {arch}, {versions}"]
+    named = " ".join(f"{key} {value}" for key, value in versions().items())
+    lines = [f"# register_report: registers and frame bytes, {arch}, {named}"]
     lines += [f"{name} {regs} {frame}" for name, (regs, frame) in sorted(figures.items())]
     path.write_text("\n".join(lines) + "\n")
 
@@ -77,7 +77,7 @@ def load(path: Path) -> dict:
 
 
 def main() -> int:
-    from fastsoftmax.backends.cuda import instances, strided
+    from fastsoftmax.backends.cuda import instances
 
     parser = argparse.ArgumentParser()
     parser.add_argument("--match", default=".", help="regular expression over the instance names")
@@ -91,9 +91,7 @@ def main() -> int:
     if args.against and args.snapshot:
         parser.error("--against and --snapshot are two ways of naming the same comparison: one of them")
     pattern = re.compile(args.match)
-    # instances.all_instances() may already list the strided ones: each name once
-    unique = {i.name: i for i in (*instances.all_instances(), *strided.all_instances())}
-    chosen = [i for name, i in unique.items() if pattern.search(name)]
+    chosen = [i for i in instances.all_instances() if pattern.search(i.name)]
     if not chosen:
         parser.error(f"no instance name matches {args.match!r}")
     replacements = [tuple(item.split("|", 1)) for item in args.replace]

@@ -178,7 +178,7 @@ def _cuda_versions() -> dict:
     try:
         from ..backends.cuda import compiler
 
-        return dict(compiler._versions())
+        return dict(compiler.versions())
     except Exception:  # noqa: BLE001
         return {}
 

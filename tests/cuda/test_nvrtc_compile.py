@@ -484,7 +484,7 @@ def test_cluster_column_shapes_cover_their_runs():
         cluster_shape,
         cluster_slots,
     )
-    from fastsoftmax.backends.cuda.tiers import DEFAULT_TUNING
+    from fastsoftmax.backends.cuda.tiers import DEFAULT_TUNING, Tuning
 
     everything = set(all_instances())
     for dtype in DTYPES:
@@ -514,7 +514,7 @@ def test_cluster_column_shapes_cover_their_runs():
                 with pytest.raises(ValueError, match="wider than 16 bytes"):
                     cluster_shape(4096, dtype, backward, aligned=True, columns=4, columns_pack=8)
     with pytest.raises(ValueError, match="cluster_columns_pack"):
-        DEFAULT_TUNING.__class__(cluster_columns_pack=2)
+        Tuning(cluster_columns_pack=2)
     dense = lambda outer, n, inner: ((n * inner, inner, 1),) * 2  # noqa: E731
     # the runs must be contiguous, start on 16-byte boundaries and have a power-of-two inner
     assert strided.columns_fit(8, 4096, 8, torch.float32, False, dense(8, 4096, 8)) is None

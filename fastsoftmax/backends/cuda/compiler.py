@@ -128,7 +128,7 @@ def _bundled_headers_supported() -> bool:
 
 
 @functools.lru_cache(maxsize=None)
-def _versions() -> dict:
+def versions() -> dict:
     from cuda.bindings import nvrtc
 
     try:
@@ -169,7 +169,7 @@ def cache_key(source: str, arch: str) -> str:
         "arch": arch,
         "options": COMPILE_OPTIONS,
         "include": list(cuda_include_dirs()),
-        **_versions(),
+        **versions(),
     }
     return hashlib.sha256(json.dumps(payload, sort_keys=True).encode()).hexdigest()
 
