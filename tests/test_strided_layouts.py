@@ -391,6 +391,46 @@ def test_triton_scalar_tiles(dtype):
         check_backward(dx, x, dy, 1, log)
 
 
+def test_triton_tile_offsets_widen_only_past_2_to_the_31():
+    # the tile kernels compute element offsets in 32 bits unless some element of a view lies 2^31 or
+    # more elements past its pointer (strides and sizes alone decide: no tensor that large is needed)
+    from fastsoftmax.backends import triton as tb
+
+    class View:
+        def __init__(self, shape, stride):
+            self.shape, self._stride = shape, stride
+
+        def stride(self):
+            return self._stride
+
+    last = (1 << 31) - 1
+    assert not tb._wide_offsets([View((2, 21, 128), (last - 20 * 128 - 127, 128, 1))])
+    assert tb._wide_offsets([View((2, 21, 128), (last - 20 * 128 - 126, 128, 1))])
+    assert tb._wide_offsets([View((4, 8, 1), (8, 1, 1)), View((65537, 32768, 1), (32768, 1, 1))])
+    assert not tb._wide_offsets([View((1, 65536, 32768), (0, 32768, 1))])  # the last element: 2^31 - 1
+    # and where measured faster, whatever the size: the 16-bit backward of the scalar tiles
+    assert tb.plan("tile", 16, 21, 263169, 2, True, 132, False, True)["offsets_64"]
+    for n, inner, itemsize, backward in ((21, 263169, 2, False), (21, 263169, 4, True), (150, 16129, 2, True)):
+        assert not tb.plan("tile", 16, n, inner, itemsize, backward, 132, False, True)["offsets_64"]
+
+
+@pytest.mark.parametrize("dtype", [torch.float32, torch.bfloat16], ids=str)
+def test_triton_tiles_with_64_bit_offsets(dtype, monkeypatch):
+    # the 64-bit form of the tile kernels (taken past 2^31 elements), forced on small problems of
+    # both layouts: rows, a strided axis, scalar tiles; forward and backward through the public API
+    from fastsoftmax.backends import triton as tb
+
+    monkeypatch.setattr(tb, "_wide_offsets", lambda tensors: True)
+    for shape, dim in (((37, 100), -1), ((6, 40, 24), 1), ((2, 21, 11, 13), 1)):
+        x = (torch.randn(shape, device=DEVICE) * 3).to(dtype)
+        for log in (False, True):
+            op = fastsoftmax.log_softmax if log else fastsoftmax.softmax
+            check_forward(op(x, dim, backend="triton"), x, dim, log)
+            leaf, dy = x.detach().requires_grad_(), torch.randn(shape, device=DEVICE).to(dtype)
+            (dx,) = torch.autograd.grad(op(leaf, dim, backend="triton"), leaf, dy)
+            check_backward(dx, x, dy, dim, log)
+
+
 def _views():
     base = torch.randn(6, 24, 10, device=DEVICE) * 3
     yield "contiguous", base

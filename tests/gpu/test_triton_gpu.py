@@ -90,3 +90,29 @@ def test_torch_compile_inductor_fullgraph():
     torch.testing.assert_close(out, model(q, k), rtol=1e-5, atol=1e-5)
     out.sum().backward()
     assert q.grad is not None and torch.isfinite(q.grad).all()
+
+
+def test_tile_tier_past_2_to_the_31_elements():
+    # a view whose second outer index lies 2^31 elements past the first: the tile kernels take 64-bit
+    # offsets there (32-bit ones elsewhere); forward and backward, every element checked
+    from fastsoftmax.backends import triton as tb
+
+    outer_stride, n, inner = 1 << 31, 21, 128
+    free, _ = torch.cuda.mem_get_info()
+    if free < 3 * 2 * (outer_stride + n * inner) + (1 << 30):
+        pytest.skip("not enough free GPU memory")
+
+    def wide_view():
+        base = torch.zeros(outer_stride + n * inner, dtype=torch.bfloat16, device="cuda")
+        view = base.as_strided((2, n, inner), (outer_stride, inner, 1))
+        return view.copy_((torch.randn(2, n, inner, device="cuda") * 3).to(torch.bfloat16))
+
+    x, dy = wide_view(), wide_view()
+    assert tb._wide_offsets([x]) and _choose_tier(2, n, inner, 2, False, 132) == "tile"
+    for log in (False, True):
+        op = fastsoftmax.log_softmax if log else fastsoftmax.softmax
+        y = op(x, 1, backend="triton")
+        check_forward(y, x, 1, log)
+        check_backward(fastsoftmax.softmax_backward(dy, y, 1, log=log, backend="triton"), x, dy, 1, log)
+    del x, dy, y
+    torch.cuda.empty_cache()

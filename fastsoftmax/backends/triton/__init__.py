@@ -81,6 +81,8 @@ SCALAR_TILE_ELEMS = 4096
 SCALAR_TILE_PER_THREAD = {2: 32, 4: 16}
 #: The split tier merges at most this many partial results per row (one register tile).
 MAX_SPLITS = 1024
+#: The largest element offset the tile kernels compute in 32 bits (see _wide_offsets)
+INT32_MAX = (1 << 31) - 1
 
 
 def _pow2(value: int) -> int:
@@ -134,9 +136,12 @@ def plan(
         else:
             block_i = 1
         block_o = 1
+        offsets_64 = False
         if strided and scalar and scalar_tiles_hold(n, inner):
             block_i = SCALAR_TILE_COLUMNS if itemsize == 4 else SCALAR_TILE_ELEMS // block_n
             warps = block_n * block_i // (32 * SCALAR_TILE_PER_THREAD[itemsize])
+            # the one tile measured slower with 32-bit offsets (see _wide_offsets)
+            offsets_64 = backward and itemsize == 2
         else:
             if tier == "tile":
                 block_o = max(1, min(TILE_TARGET // (block_n * block_i), _pow2(outer)))
@@ -151,6 +156,7 @@ def plan(
             kind="tile",
             programs=triton.cdiv(outer, block_o) * triton.cdiv(inner, block_i),
             configs=((("LOG", log),) + blocks,),
+            offsets_64=offsets_64,
         )
     if tier not in ("online", "split"):
         raise ValueError(f"unknown triton tier {tier!r}; expected one of {TritonBackend.tiers}")
@@ -241,7 +247,7 @@ class TritonBackend:
                 kernels.softmax_fwd_tile,
                 programs,
                 (x, y, outer, n, inner) + strides,
-                configs[0],
+                configs[0] + (("WIDE", p["offsets_64"] or _wide_offsets((x, y))),),
                 device_index,
                 INTERPRETED,
             )
@@ -293,7 +299,7 @@ class TritonBackend:
                 kernels.softmax_bwd_tile,
                 programs,
                 (y, dy, dx, outer, n, inner) + strides,
-                configs[0],
+                configs[0] + (("WIDE", p["offsets_64"] or _wide_offsets((y, dy, dx))),),
                 device_index,
                 INTERPRETED,
             )
@@ -341,6 +347,19 @@ def _plan_for(tensors: tuple, tier: str | None, backward: bool, log: bool) -> tu
     if tier is None:
         tier = _choose_tier(outer, n, inner, itemsize, backward, sm_count)
     return plan(tier, outer, n, inner, itemsize, backward, sm_count, log, inner > 1 and _scalar(tensors)), device_index
+
+
+def _wide_offsets(tensors) -> bool:
+    """Whether the tile kernels need 64-bit element offsets: some element of a canonical view lies
+    2^31 or more elements past its pointer. Elsewhere they compute offsets in 32 bits (summed before
+    the pointer moves), which an H200 ran faster, alternated in one process with the 64-bit kernels
+    on the backend's plans (results 2026-11-28_h200_s29/tile_wide_ab.txt): (16, 21, 513, 513) over
+    dim 1 float32 forward 0.773 -> 0.880 of copy, backward 0.783 -> 0.980, bf16 forward 0.658 ->
+    0.676; (8, 150, 127, 127) bf16 forward 0.319 -> 0.389, backward 0.406 -> 0.500; rows level
+    (within 0.015). The 16-bit backward of the scalar tiles keeps 64-bit offsets (plan's
+    ``offsets_64``): bf16 (16, 21, 513, 513) 0.765 against 0.732. The looping tiers keep them too
+    (not timed)."""
+    return any(sum((size - 1) * stride for size, stride in zip(t.shape, t.stride())) > INT32_MAX for t in tensors)
 
 
 def _scalar(tensors) -> bool:

@@ -36,16 +36,31 @@ NEG_INF = tl.constexpr(float("-inf"))
 
 
 @triton.jit
-def _tile_offsets(pid, OUTER, N, INNER, n_start, BLOCK_O: tl.constexpr, BLOCK_N: tl.constexpr, BLOCK_I: tl.constexpr):
+def _tile_offsets(
+    pid,
+    OUTER,
+    N,
+    INNER,
+    n_start,
+    BLOCK_O: tl.constexpr,
+    BLOCK_N: tl.constexpr,
+    BLOCK_I: tl.constexpr,
+    WIDE: tl.constexpr,
+):
     """Indices and mask of the tile that program ``pid`` owns, starting at ``n_start`` along the
-    reduced axis. Programs are numbered inner-block fastest so neighbours share DRAM pages."""
+    reduced axis. Programs are numbered inner-block fastest so neighbours share DRAM pages.
+    ``WIDE``: offsets in 64 bits (a strided axis of 65536 with a stride of 32768 is already 2^31
+    elements); otherwise in 32, which the host allows only where every element's offset fits
+    (masked lanes past the tensor may wrap: they are never loaded or stored)."""
     inner_blocks = tl.cdiv(INNER, BLOCK_I)
     o = (pid // inner_blocks) * BLOCK_O + tl.arange(0, BLOCK_O)
     i = (pid % inner_blocks) * BLOCK_I + tl.arange(0, BLOCK_I)
     n = n_start + tl.arange(0, BLOCK_N)
     mask = (o < OUTER)[:, None, None] & (n < N)[None, :, None] & (i < INNER)[None, None, :]
-    # 64-bit offsets: a strided axis of 65536 with a stride of 32768 is already 2^31 elements
-    return o.to(tl.int64)[:, None, None], n.to(tl.int64)[None, :, None], i[None, None, :], mask
+    if WIDE:  # a constexpr: only one branch is compiled, so o and n may change type
+        o = o.to(tl.int64)
+        n = n.to(tl.int64)
+    return o[:, None, None], n[None, :, None], i[None, None, :], mask
 
 
 @triton.jit
@@ -93,13 +108,19 @@ def softmax_fwd_tile(
     BLOCK_O: tl.constexpr,
     BLOCK_N: tl.constexpr,
     BLOCK_I: tl.constexpr,
+    WIDE: tl.constexpr,
 ):
-    o, n, i, mask = _tile_offsets(tl.program_id(0), OUTER, N, INNER, 0, BLOCK_O, BLOCK_N, BLOCK_I)
-    x = tl.load(x_ptr + o * xs_o + n * xs_n + i * xs_i, mask=mask, other=NEG_INF).to(tl.float32)
+    o, n, i, mask = _tile_offsets(tl.program_id(0), OUTER, N, INNER, 0, BLOCK_O, BLOCK_N, BLOCK_I, WIDE)
+    # offsets summed before the pointer is moved: one 64-bit address an element, not three
+    x = tl.load(x_ptr + (o * xs_o + n * xs_n + i * xs_i), mask=mask, other=NEG_INF).to(tl.float32)
     m = tl.max(x, axis=1, keep_dims=True)
-    s = tl.sum(tl.exp(x - _safe_max(m)), axis=1, keep_dims=True)
-    y = _finish(x, m, s, LOG)
-    tl.store(y_ptr + o * ys_o + n * ys_n + i, y.to(y_ptr.dtype.element_ty), mask=mask)
+    e = tl.exp(x - _safe_max(m))
+    s = tl.sum(e, axis=1, keep_dims=True)
+    if LOG:
+        y = _finish(x, m, s, LOG)
+    else:
+        y = e * (1.0 / s)
+    tl.store(y_ptr + (o * ys_o + n * ys_n + i), y.to(y_ptr.dtype.element_ty), mask=mask)
 
 
 @triton.jit
@@ -122,7 +143,7 @@ def _online_stats(
     m = tl.full((BLOCK_O, 1, BLOCK_I), NEG_INF, tl.float32)
     s = tl.zeros((BLOCK_O, 1, BLOCK_I), tl.float32)
     for n_start in range(n_begin, n_end, BLOCK_N):
-        o, n, i, mask = _tile_offsets(pid, OUTER, n_end, INNER, n_start, BLOCK_O, BLOCK_N, BLOCK_I)
+        o, n, i, mask = _tile_offsets(pid, OUTER, n_end, INNER, n_start, BLOCK_O, BLOCK_N, BLOCK_I, True)
         x = tl.load(x_ptr + o * xs_o + n * xs_n + i * xs_i, mask=mask, other=NEG_INF).to(tl.float32)
         chunk_max = tl.max(x, axis=1, keep_dims=True)
         chunk_sum = tl.sum(tl.exp(x - _safe_max(chunk_max)), axis=1, keep_dims=True)
@@ -155,7 +176,7 @@ def _write_chunks_backwards(
     chunks = tl.cdiv(n_end - n_begin, BLOCK_N)
     for k in range(0, chunks):
         n_start = n_begin + (chunks - 1 - k) * BLOCK_N
-        o, n, i, mask = _tile_offsets(pid, OUTER, n_end, INNER, n_start, BLOCK_O, BLOCK_N, BLOCK_I)
+        o, n, i, mask = _tile_offsets(pid, OUTER, n_end, INNER, n_start, BLOCK_O, BLOCK_N, BLOCK_I, True)
         x = tl.load(x_ptr + o * xs_o + n * xs_n + i * xs_i, mask=mask, other=NEG_INF).to(tl.float32)
         y = _finish(x, m, s, LOG)
         tl.store(y_ptr + o * ys_o + n * ys_n + i, y.to(y_ptr.dtype.element_ty), mask=mask)
@@ -360,12 +381,13 @@ def softmax_bwd_tile(
     BLOCK_O: tl.constexpr,
     BLOCK_N: tl.constexpr,
     BLOCK_I: tl.constexpr,
+    WIDE: tl.constexpr,
 ):
-    o, n, i, mask = _tile_offsets(tl.program_id(0), OUTER, N, INNER, 0, BLOCK_O, BLOCK_N, BLOCK_I)
+    o, n, i, mask = _tile_offsets(tl.program_id(0), OUTER, N, INNER, 0, BLOCK_O, BLOCK_N, BLOCK_I, WIDE)
     y, dy = _grad_terms(y_ptr, dy_ptr, o * ys_o + n * ys_n + i * ys_i, o * dys_o + n * dys_n + i * dys_i, mask)
     total = tl.sum(_grad_summand(y, dy, LOG), axis=1, keep_dims=True)
     dx = _grad(y, dy, total, LOG)
-    tl.store(dx_ptr + o * dxs_o + n * dxs_n + i, dx.to(dx_ptr.dtype.element_ty), mask=mask)
+    tl.store(dx_ptr + (o * dxs_o + n * dxs_n + i), dx.to(dx_ptr.dtype.element_ty), mask=mask)
 
 
 @triton.jit
@@ -390,7 +412,7 @@ def _grad_sum(
 ):
     total = tl.zeros((BLOCK_O, 1, BLOCK_I), tl.float32)
     for n_start in range(n_begin, n_end, BLOCK_N):
-        o, n, i, mask = _tile_offsets(pid, OUTER, n_end, INNER, n_start, BLOCK_O, BLOCK_N, BLOCK_I)
+        o, n, i, mask = _tile_offsets(pid, OUTER, n_end, INNER, n_start, BLOCK_O, BLOCK_N, BLOCK_I, True)
         y, dy = _grad_terms(y_ptr, dy_ptr, o * ys_o + n * ys_n + i * ys_i, o * dys_o + n * dys_n + i * dys_i, mask)
         total += tl.sum(_grad_summand(y, dy, LOG), axis=1, keep_dims=True)
     return total
@@ -423,7 +445,7 @@ def _write_grad_backwards(
     chunks = tl.cdiv(n_end - n_begin, BLOCK_N)
     for k in range(0, chunks):
         n_start = n_begin + (chunks - 1 - k) * BLOCK_N
-        o, n, i, mask = _tile_offsets(pid, OUTER, n_end, INNER, n_start, BLOCK_O, BLOCK_N, BLOCK_I)
+        o, n, i, mask = _tile_offsets(pid, OUTER, n_end, INNER, n_start, BLOCK_O, BLOCK_N, BLOCK_I, True)
         y, dy = _grad_terms(y_ptr, dy_ptr, o * ys_o + n * ys_n + i * ys_i, o * dys_o + n * dys_n + i * dys_i, mask)
         dx = _grad(y, dy, total, LOG)
         tl.store(dx_ptr + o * dxs_o + n * dxs_n + i, dx.to(dx_ptr.dtype.element_ty), mask=mask)
