@@ -1,0 +1,116 @@
+"""Compile the Triton kernels for a GPU target without a GPU, in every configuration the backend plans.
+
+Triton's interpreter (how the kernels run on a machine without a GPU) executes the Python of a kernel
+and never sees what the compiler rejects (e.g. a kernel whose ``return`` statements under a constexpr
+``if`` give different types): such a kernel passes every interpreted test and fails on its first GPU
+launch. This module hands each kernel to Triton's compiler (``triton.compile`` on an ``ASTSource``, the
+front end, the optimiser and ptxas; no driver) with the constexprs and compile options of ``plan``'s
+configurations, for each dtype and direction.
+
+    python -m fastsoftmax.backends.triton.compile_check [--arch 90] [--kinds tile,online,split]
+
+It must run in a process where the kernels are compiled, not interpreted (``TRITON_INTERPRET`` unset
+or 0 before fastsoftmax is imported); it prints one line per configuration that fails and exits 1.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+
+#: problems whose plans reach every configuration kind: (tier, outer, n, inner, scalar)
+PROBLEMS = {
+    "tile": [("tile", 4096, 64, 1, False), ("tile", 16, 21, 263169, True), ("tile", 32, 512, 256, False)],
+    "online": [("online", 300, 32769, 1, False), ("online", 64, 40000, 520, False)],
+    "split": [("split", 1, 128256, 1, False), ("split", 1, 1 << 20, 16, False)],
+}
+#: float16 takes the same code as bfloat16 but for its conversions
+DTYPES = {"float32": "fp32", "bfloat16": "bf16"}
+#: pointer parameters that are float32 scratch whatever the tensors' dtype
+SCRATCH_POINTERS = ("max_ptr", "sum_ptr")
+
+
+def _kernels(kind: str, backward: bool):
+    """The kernels one configuration kind launches, in plan["configs"] order."""
+    from . import kernels
+
+    if kind == "tile":
+        return (kernels.softmax_bwd_tile if backward else kernels.softmax_fwd_tile,)
+    if kind == "online":
+        return (kernels.softmax_bwd_online if backward else kernels.softmax_fwd_online,)
+    if backward:
+        return (kernels.softmax_bwd_partials, kernels.softmax_bwd_split)
+    return (kernels.softmax_fwd_partials, kernels.softmax_fwd_split)
+
+
+def _compile(fn, dtype: str, constexprs: dict, options: dict, arch: int) -> None:
+    import triton
+    from triton.backends.compiler import GPUTarget
+    from triton.compiler import ASTSource
+
+    signature = {}
+    for name in fn.arg_names:
+        if name in constexprs:
+            signature[name] = "constexpr"
+        elif name.endswith("_ptr"):
+            signature[name] = "*fp32" if name in SCRATCH_POINTERS else f"*{dtype}"
+        else:
+            signature[name] = "i32"
+    keyed = {(fn.arg_names.index(name),): value for name, value in constexprs.items()}
+    triton.compile(
+        ASTSource(fn=fn, signature=signature, constexprs=keyed), target=GPUTarget("cuda", arch, 32), options=options
+    )
+
+
+def configurations(kinds):
+    """(label, kernel, dtype, constexprs, options) for every configuration of ``kinds`` the backend
+    plans on PROBLEMS, each dtype, direction and log flag; the tile kernels with 32- and 64-bit
+    offsets."""
+    from . import plan
+
+    for kind in kinds:
+        for tier, outer, n, inner, scalar in PROBLEMS[kind]:
+            for torch_dtype, dtype in DTYPES.items():
+                itemsize = 4 if dtype == "fp32" else 2
+                for backward in (False, True):
+                    for log in (False, True):
+                        p = plan(tier, outer, n, inner, itemsize, backward, 132, log, scalar)
+                        assert p["kind"] == kind, (kind, tier, p["kind"])
+                        for fn, config in zip(_kernels(kind, backward), p["configs"]):
+                            named = dict(config)
+                            options = {key: named.pop(key) for key in ("num_warps", "num_stages") if key in named}
+                            for wide in (False, True) if kind == "tile" else (None,):
+                                constexprs = dict(named) if wide is None else {**named, "WIDE": wide}
+                                label = f"{fn.__name__} {torch_dtype} {(outer, n, inner)} {constexprs} {options}"
+                                yield label, fn, dtype, constexprs, options
+
+
+def main(argv=None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--arch", type=int, default=90)
+    parser.add_argument("--kinds", default="tile,online,split")
+    args = parser.parse_args(argv)
+    if os.environ.get("TRITON_INTERPRET", "0") == "1":
+        print("compile_check: TRITON_INTERPRET=1 makes the kernels interpreted; unset it", file=sys.stderr)
+        return 2
+    failures = count = 0
+    seen = set()
+    for label, fn, dtype, constexprs, options in configurations(args.kinds.split(",")):
+        key = (fn.__name__, dtype, tuple(sorted(constexprs.items())), tuple(sorted(options.items())))
+        if key in seen:
+            continue
+        seen.add(key)
+        count += 1
+        try:
+            _compile(fn, dtype, constexprs, options, args.arch)
+        except Exception as error:  # report every failing configuration, then fail
+            failures += 1
+            lines = [line for line in str(error).splitlines() if line.strip().strip("^")]  # not the caret line
+            print(f"FAILED {label}: {type(error).__name__}: {lines[-1].strip() if lines else ''}", flush=True)
+    print(f"compiled {count - failures} of {count} Triton kernel configurations for sm_{args.arch}")
+    return 1 if failures else 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
