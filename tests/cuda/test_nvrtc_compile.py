@@ -484,7 +484,7 @@ def test_cluster_column_shapes_cover_their_runs():
         cluster_shape,
         cluster_slots,
     )
-    from fastsoftmax.backends.cuda.tiers import DEFAULT_TUNING, Tuning
+    from fastsoftmax.backends.cuda.tiers import DEFAULT_TUNING
 
     everything = set(all_instances())
     for dtype in DTYPES:
@@ -503,18 +503,6 @@ def test_cluster_column_shapes_cover_their_runs():
                     assert inst in everything, inst.name
             with pytest.raises(ValueError, match="16-byte"):
                 cluster_shape(4096, dtype, backward, aligned=False, columns=8)
-            # the tuning's wider pack (cluster_columns_pack): chunks in its units, at most 16 bytes
-            if dtype.itemsize == 2:
-                shape = cluster_shape(
-                    131072, dtype, backward, rows=64, sm_count=132, aligned=True, columns=4, columns_pack=8
-                )
-                assert shape.pack == 8 and cluster_chunk(131072, dtype, shape.ctas, 4, 8) % 8 == 0
-                assert shape.held // 8 * shape.threads >= cluster_slots(131072, dtype, shape.ctas, True, 4, 8)
-            else:
-                with pytest.raises(ValueError, match="wider than 16 bytes"):
-                    cluster_shape(4096, dtype, backward, aligned=True, columns=4, columns_pack=8)
-    with pytest.raises(ValueError, match="cluster_columns_pack"):
-        Tuning(cluster_columns_pack=2)
     dense = lambda outer, n, inner: ((n * inner, inner, 1),) * 2  # noqa: E731
     # the runs must be contiguous, start on 16-byte boundaries and have a power-of-two inner
     assert strided.columns_fit(8, 4096, 8, torch.float32, False, dense(8, 4096, 8)) is None

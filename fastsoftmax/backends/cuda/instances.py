@@ -369,28 +369,28 @@ def cluster_pack(dtype: torch.dtype) -> int:
 CLUSTER_COLUMNS_PACK = 4
 
 
-def cluster_columns_pack(dtype: torch.dtype, columns: int, pack: int = 0) -> int:
-    """The pack of a cluster instance: 16 bytes for rows, CLUSTER_COLUMNS_PACK elements (or
-    ``pack``) for the column kernels."""
-    return (pack or CLUSTER_COLUMNS_PACK) if columns > 1 else cluster_pack(dtype)
+def cluster_columns_pack(dtype: torch.dtype, columns: int) -> int:
+    """The pack of a cluster instance: 16 bytes for rows, CLUSTER_COLUMNS_PACK elements for the
+    column kernels."""
+    return CLUSTER_COLUMNS_PACK if columns > 1 else cluster_pack(dtype)
 
 
-def cluster_chunk(n: int, dtype: torch.dtype, ctas: int, columns: int = 1, pack: int = 0) -> int:
+def cluster_chunk(n: int, dtype: torch.dtype, ctas: int, columns: int = 1) -> int:
     """Columns per CTA (the last CTA may have fewer): ceil(n / ctas) rounded up to a pack, or to
     ``columns`` where the column kernels hold runs of that many interleaved columns and it is
     wider. Must match ClusterSlice::chunk in cluster_tier.cuh, which cuts a row misaligned by s
     elements into chunks of cluster_chunk(n + s) columns."""
-    unit = max(cluster_columns_pack(dtype, columns, pack), columns)
+    unit = max(cluster_columns_pack(dtype, columns), columns)
     per_cta = -(-n // ctas)
     return -(-per_cta // unit) * unit
 
 
-def cluster_slots(n: int, dtype: torch.dtype, ctas: int, aligned: bool, columns: int = 1, pack: int = 0) -> int:
+def cluster_slots(n: int, dtype: torch.dtype, ctas: int, aligned: bool, columns: int = 1) -> int:
     """16-byte slots of one tensor per CTA. A misaligned row is cut into chunks of its own packs,
     up to one more per CTA than an aligned row's (cluster_chunk(n + s) / P <= cluster_chunk(n) / P
     + 1), and a tensor misaligned otherwise than the one that cut it straddles one more."""
-    unit = cluster_columns_pack(dtype, columns, pack)
-    return cluster_chunk(n, dtype, ctas, columns, pack) // unit + (0 if aligned else 2)
+    unit = cluster_columns_pack(dtype, columns)
+    return cluster_chunk(n, dtype, ctas, columns) // unit + (0 if aligned else 2)
 
 
 def cluster_smem_bytes(n: int, dtype: torch.dtype, ctas: int, aligned: bool) -> int:
@@ -491,7 +491,6 @@ def cluster_shape(
     threads: int = 0,
     packs: int = 0,
     columns: int = 1,
-    columns_pack: int = 0,
 ) -> ClusterShape:
     """How to launch the cluster tier on rows of n columns.
 
@@ -503,7 +502,7 @@ def cluster_shape(
     ``packs`` force a choice. ``aligned``: every row of every tensor starts 16-byte aligned (no
     shared memory needed). ``columns``: the rows are runs of that many interleaved columns (the
     column kernels, ``Instance(..., columns=True)``, whose last argument is ``columns``; aligned
-    rows only), held in packs of ``columns_pack`` elements (0: CLUSTER_COLUMNS_PACK).
+    rows only), held in packs of CLUSTER_COLUMNS_PACK elements.
 
     Launch contract (the kernels read C and their rank from the cluster registers, so one compiled
     instance serves every C and thread count):
@@ -536,11 +535,9 @@ def cluster_shape(
         raise ValueError(f"cluster size {ctas} is not one of {CLUSTER_SIZES}")
     if columns > 1 and not aligned:
         raise ValueError("the cluster column kernels take runs on 16-byte boundaries only")
-    if columns > 1 and columns_pack * size > 16:
-        raise ValueError(f"a pack of {columns_pack} {dtype} elements is wider than 16 bytes")
-    slots = cluster_slots(n, dtype, ctas, aligned, columns, columns_pack)
+    slots = cluster_slots(n, dtype, ctas, aligned, columns)
     try:
-        pack = cluster_columns_pack(dtype, columns, columns_pack)
+        pack = cluster_columns_pack(dtype, columns)
         threads, packs = cluster_threads_packs(slots, backward, threads, packs, pack, size)
     except ValueError:
         raise ValueError(

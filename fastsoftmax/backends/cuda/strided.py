@@ -801,7 +801,6 @@ def _build_columns(load, key):
         aligned=True,
         threads=tuning.cluster_threads or 0,
         columns=inner,
-        columns_pack=tuning.cluster_columns_pack or 0,
     )
     inst = Instance("cluster", dtype, backward, log, shape.pack, cols=shape.held, columns=True)
     kernel = Kernel(load(inst, dev), inst.name, dev, 9 if backward else 7, shape.threads, 1, 0, cluster=shape.ctas)

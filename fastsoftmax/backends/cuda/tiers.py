@@ -201,10 +201,6 @@ class Tuning:
     #: lcm(inner, pack) columns and merged by true column (True: wherever strided.fold_width allows,
     #: else an error), or in packs of the inner's own (False), instead of strided.folds_by_default
     staged_fold: bool | None = None
-    #: strided_staged's column kernels: elements a packed slot holds (4, or 8 in 16-bit types: 16 bytes),
-    #: instead of instances.CLUSTER_COLUMNS_PACK; 8 measured slower (results
-    #: 2026-11-28_h100_s28/columns_pack8_not_kept.txt), kept for probes
-    cluster_columns_pack: int | None = None
 
     def __post_init__(self):
         if self.long_row_storage_16bit not in (None, *LONG_ROW_STORAGES_16BIT):
@@ -221,8 +217,6 @@ class Tuning:
             raise ValueError(
                 f"cluster_stream_per_sm={self.cluster_stream_per_sm!r} is not one of {CLUSTER_STREAM_PER_SM}"
             )
-        if self.cluster_columns_pack is not None and self.cluster_columns_pack not in (4, 8):
-            raise ValueError(f"cluster_columns_pack={self.cluster_columns_pack!r} is not one of (4, 8)")
         if self.strided_waves is not None and self.strided_waves <= 0:
             raise ValueError(f"strided_waves={self.strided_waves!r} is not positive")
         if self.split_row_blocks_per_sm is not None and self.split_row_blocks_per_sm <= 0:
