@@ -26,3 +26,13 @@ def test_triton_kernels_compile_for_sm_90(kind, tmp_path):
     )
     assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
     assert "compiled" in done.stdout and " of " in done.stdout
+
+
+def test_every_launched_kernel_is_compiled():
+    # the kernels the backend launches are the kernels module's softmax_* functions: each one is in
+    # compile_check's list, so a new kernel cannot miss the compiler
+    from fastsoftmax.backends.triton import compile_check, kernels
+
+    launched = {name for name in dir(kernels) if name.startswith("softmax_")}
+    checked = {name for names in compile_check.KERNELS.values() for name in names}
+    assert launched == checked

@@ -31,17 +31,21 @@ DTYPES = {"float32": "fp32", "bfloat16": "bf16"}
 SCRATCH_POINTERS = ("max_ptr", "sum_ptr")
 
 
+#: the kernels each configuration kind launches, in plan["configs"] order, by direction
+KERNELS = {
+    ("tile", False): ("softmax_fwd_tile",),
+    ("tile", True): ("softmax_bwd_tile",),
+    ("online", False): ("softmax_fwd_online",),
+    ("online", True): ("softmax_bwd_online",),
+    ("split", False): ("softmax_fwd_partials", "softmax_fwd_split"),
+    ("split", True): ("softmax_bwd_partials", "softmax_bwd_split"),
+}
+
+
 def _kernels(kind: str, backward: bool):
-    """The kernels one configuration kind launches, in plan["configs"] order."""
     from . import kernels
 
-    if kind == "tile":
-        return (kernels.softmax_bwd_tile if backward else kernels.softmax_fwd_tile,)
-    if kind == "online":
-        return (kernels.softmax_bwd_online if backward else kernels.softmax_fwd_online,)
-    if backward:
-        return (kernels.softmax_bwd_partials, kernels.softmax_bwd_split)
-    return (kernels.softmax_fwd_partials, kernels.softmax_fwd_split)
+    return tuple(getattr(kernels, name) for name in KERNELS[kind, backward])
 
 
 def _compile(fn, dtype: str, constexprs: dict, options: dict, arch: int) -> None:
