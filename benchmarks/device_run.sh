@@ -4,7 +4,7 @@
 #
 #   bash benchmarks/device_run.sh [STEPS]      STEPS: comma list of compile,hostprobe,tierprobe,
 #                                               clusterprobe,profile,tests,sanitize,distributed,quick,
-#                                               main,ladder,table,nvrtc
+#                                               main,ladder,table,nvrtc,tritonprobe
 #                                               (default: compile,tests,main,ladder)
 #
 # compile fills the kernel cache first (every instance, all CPUs), so that the tests and benchmarks
@@ -22,6 +22,8 @@
 # pip's NVRTC on the development machine) against this machine's own compilation, alternated in one process
 # (benchmarks/grid_row_probe.py --baseline-cubins), on the staged, column and cluster tiers (NVRTC_STRIDED_SHAPES,
 # NVRTC_ROW_SHAPES override the shapes).
+# tritonprobe runs benchmarks/triton_layout_probe.py (the Triton tiles with the reduced axis last against both
+# backends and torch.compile, alternated; TRITON_PROBE_ARGS adds arguments, e.g. --cases).
 # TEST_TIMEOUT (seconds, default 420) bounds the test step, so that a hang still returns results;
 # TEST_PATHS (default: tests) narrows it, e.g. to the tests that touch the GPU, and TEST_WORKERS (default: one a CPU) sets
 # the test processes (fewer where large cases of many workers would not fit the GPU's memory together). BENCH_ARGS adds
@@ -146,6 +148,12 @@ if [[ $steps == *,nvrtc,* ]]; then
     python3 benchmarks/grid_row_probe.py --baseline-cubins "other=$cubins" --tiers cluster,other/cluster \
         --shapes "${NVRTC_ROW_SHAPES:-1046x128256,32x151936,8x128256,512x262144}" \
         --dtypes bf16,f32 --directions fwd,bwd --out "$OUT/nvrtc_cluster" 2>&1 | tail -n 20 || status=1
+fi
+if [[ $steps == *,tritonprobe,* ]]; then
+    # shellcheck disable=SC2086
+    python3 benchmarks/triton_layout_probe.py ${TRITON_PROBE_ARGS:-} 2>&1 | grep -v -i warn \
+        > "$OUT/triton_layout_probe.txt" || status=1
+    tail -n 30 "$OUT/triton_layout_probe.txt"
 fi
 if [[ $steps == *,quick,* ]]; then
     python3 -m fastsoftmax bench --quick --out "$OUT" 2>&1 | tee "$OUT/bench-quick.log" | tail -n 80 || status=1
