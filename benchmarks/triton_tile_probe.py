@@ -30,7 +30,13 @@ def _launch(backward, tensors, block_i, warps):
     first = tensors[0]
     outer, n, inner = first.shape
     grid = (outer * triton_cdiv(inner, block_i),)
-    blocks = dict(LOG=False, BLOCK_O=1, BLOCK_N=tb._pow2(n), BLOCK_I=block_i, WIDE=tb._wide_offsets(tensors))
+    blocks = dict(
+        LOG=False,
+        BLOCK_O=1,
+        BLOCK_N=tb._pow2(n),
+        BLOCK_I=block_i,
+        WIDE=tb._wide_offsets(outer, n, inner, *(t.stride() for t in tensors)),
+    )
     blocks["num_warps"] = warps
     if backward:
         y, dy, dx = tensors

@@ -108,7 +108,7 @@ def test_tile_tier_past_2_to_the_31_elements():
         return view.copy_((torch.randn(2, n, inner, device="cuda") * 3).to(torch.bfloat16))
 
     x, dy = wide_view(), wide_view()
-    assert tb._wide_offsets([x]) and _choose_tier(2, n, inner, 2, False, 132) == "tile"
+    assert tb._wide_offsets(2, n, inner, x.stride()) and _choose_tier(2, n, inner, 2, False, 132) == "tile"
     for log in (False, True):
         op = fastsoftmax.log_softmax if log else fastsoftmax.softmax
         y = op(x, 1, backend="triton")

@@ -243,11 +243,12 @@ class TritonBackend:
         strides = (x.stride(0), x.stride(1), x.stride(2), y.stride(0), y.stride(1))
         programs, configs = p["programs"], p["configs"]
         if p["kind"] == "tile":
+            wide = p["offsets_64"] or _wide_offsets(outer, n, inner, strides[:3], (*strides[3:], 1))
             launch(
                 kernels.softmax_fwd_tile,
                 programs,
                 (x, y, outer, n, inner) + strides,
-                configs[0] + (("WIDE", p["offsets_64"] or _wide_offsets((x, y))),),
+                configs[0] + (("WIDE", wide),),
                 device_index,
                 INTERPRETED,
             )
@@ -295,11 +296,12 @@ class TritonBackend:
         )
         programs, configs = p["programs"], p["configs"]
         if p["kind"] == "tile":
+            wide = p["offsets_64"] or _wide_offsets(outer, n, inner, strides[:3], strides[3:6], (*strides[6:], 1))
             launch(
                 kernels.softmax_bwd_tile,
                 programs,
                 (y, dy, dx, outer, n, inner) + strides,
-                configs[0] + (("WIDE", p["offsets_64"] or _wide_offsets((y, dy, dx))),),
+                configs[0] + (("WIDE", wide),),
                 device_index,
                 INTERPRETED,
             )
@@ -349,9 +351,11 @@ def _plan_for(tensors: tuple, tier: str | None, backward: bool, log: bool) -> tu
     return plan(tier, outer, n, inner, itemsize, backward, sm_count, log, inner > 1 and _scalar(tensors)), device_index
 
 
-def _wide_offsets(tensors) -> bool:
-    """Whether the tile kernels need 64-bit element offsets: some element of a canonical view lies
-    2^31 or more elements past its pointer. Elsewhere they compute offsets in 32 bits (summed before
+def _wide_offsets(outer: int, n: int, inner: int, *strides) -> bool:
+    """Whether the tile kernels need 64-bit element offsets: some element of a canonical (outer, n,
+    inner) view lies 2^31 or more elements past its pointer (``strides``: each tensor's three, the
+    outputs' inner stride 1; plain arithmetic on the strides a call already holds, as this runs on
+    every launch). Elsewhere they compute offsets in 32 bits (summed before
     the pointer moves), which an H200 ran faster, alternated in one process with the 64-bit kernels
     on the backend's plans (results 2026-11-28_h200_s29/tile_wide_ab.txt): (16, 21, 513, 513) over
     dim 1 float32 forward 0.773 -> 0.880 of copy, backward 0.783 -> 0.980, bf16 forward 0.658 ->
@@ -359,7 +363,11 @@ def _wide_offsets(tensors) -> bool:
     (within 0.015). The 16-bit backward of the scalar tiles keeps 64-bit offsets (plan's
     ``offsets_64``): bf16 (16, 21, 513, 513) 0.765 against 0.732. The looping tiers keep them too
     (not timed)."""
-    return any(sum((size - 1) * stride for size, stride in zip(t.shape, t.stride())) > INT32_MAX for t in tensors)
+    last_o, last_n, last_i = outer - 1, n - 1, inner - 1
+    for so, sn, si in strides:
+        if last_o * so + last_n * sn + last_i * si > INT32_MAX:
+            return True
+    return False
 
 
 def _scalar(tensors) -> bool:
