@@ -355,14 +355,13 @@ def _wide_offsets(outer: int, n: int, inner: int, *strides) -> bool:
     """Whether the tile kernels need 64-bit element offsets: some element of a canonical (outer, n,
     inner) view lies 2^31 or more elements past its pointer (``strides``: each tensor's three, the
     outputs' inner stride 1; plain arithmetic on the strides a call already holds, as this runs on
-    every launch). Elsewhere they compute offsets in 32 bits (summed before
-    the pointer moves), which an H200 ran faster, alternated in one process with the 64-bit kernels
-    on the backend's plans (results 2026-11-28_h200_s29/tile_wide_ab.txt): (16, 21, 513, 513) over
-    dim 1 float32 forward 0.773 -> 0.880 of copy, backward 0.783 -> 0.980, bf16 forward 0.658 ->
-    0.676; (8, 150, 127, 127) bf16 forward 0.319 -> 0.389, backward 0.406 -> 0.500; rows level
-    (within 0.015). The 16-bit backward of the scalar tiles keeps 64-bit offsets (plan's
-    ``offsets_64``): bf16 (16, 21, 513, 513) 0.765 against 0.732. The looping tiers keep them too
-    (not timed)."""
+    every launch). Elsewhere they compute offsets in 32 bits (summed before the pointer moves),
+    which an H200 ran faster, alternated in one process with the 64-bit kernels on the backend's
+    plans (results 2026-11-28_h200_s29/tile_wide_ab.txt): (16, 21, 513, 513) over dim 1 float32
+    forward 0.773 -> 0.880 of copy, backward 0.783 -> 0.980, bf16 forward 0.658 -> 0.676; (8, 150,
+    127, 127) bf16 forward 0.319 -> 0.389, backward 0.406 -> 0.500; rows level (within 0.015). The
+    16-bit backward of the scalar tiles keeps 64-bit offsets (plan's ``offsets_64``): bf16 (16, 21,
+    513, 513) 0.765 against 0.732. The looping tiers keep them too (not timed)."""
     last_o, last_n, last_i = outer - 1, n - 1, inner - 1
     for so, sn, si in strides:
         if last_o * so + last_n * sn + last_i * si > INT32_MAX:
