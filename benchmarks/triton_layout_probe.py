@@ -33,21 +33,28 @@ NEG_INF = tl.constexpr(float("-inf"))
 MIN_PER_THREAD, MAX_PER_THREAD = 8, 64
 
 
-@triton.jit(do_not_specialize=["xs_i"])
-def softmax_fwd_nlast(
-    x_ptr, y_ptr, N, INNER, xs_o, xs_n, xs_i, ys_o, ys_n, BLOCK_N: tl.constexpr, BLOCK_I: tl.constexpr
-):
+@triton.jit
+def _tile(N, INNER, BLOCK_N: tl.constexpr, BLOCK_I: tl.constexpr):
+    """Outer index, inner and reduced indices ([BLOCK_I, 1], [1, BLOCK_N]) and mask of this program's tile."""
     pid = tl.program_id(0)
     inner_blocks = tl.cdiv(INNER, BLOCK_I)
-    o = pid // inner_blocks
     i = (pid % inner_blocks) * BLOCK_I + tl.arange(0, BLOCK_I)[:, None]
     n = tl.arange(0, BLOCK_N)[None, :]
-    mask = (i < INNER) & (n < N)
-    x = tl.load(x_ptr + (o * xs_o + n * xs_n + i * xs_i), mask=mask, other=NEG_INF).to(tl.float32)
+    return pid // inner_blocks, i, n, (i < INNER) & (n < N)
+
+
+# ``s_i``: the inner stride, 1 at run time, left unspecialised so that Triton cannot prove the inner
+# axis contiguous (which gives the lanes to the reduced axis, the last of the tile)
+@triton.jit(do_not_specialize=["s_i"])
+def softmax_fwd_nlast(
+    x_ptr, y_ptr, N, INNER, xs_o, xs_n, ys_o, ys_n, s_i, BLOCK_N: tl.constexpr, BLOCK_I: tl.constexpr
+):
+    o, i, n, mask = _tile(N, INNER, BLOCK_N, BLOCK_I)
+    x = tl.load(x_ptr + (o * xs_o + n * xs_n + i * s_i), mask=mask, other=NEG_INF).to(tl.float32)
     m = tl.max(x, axis=1)[:, None]
     e = tl.exp(x - tl.where(m == NEG_INF, 0.0, m))
     y = e * (1.0 / tl.sum(e, axis=1)[:, None])
-    tl.store(y_ptr + (o * ys_o + n * ys_n + i * xs_i), y.to(y_ptr.dtype.element_ty), mask=mask)
+    tl.store(y_ptr + (o * ys_o + n * ys_n + i * s_i), y.to(y_ptr.dtype.element_ty), mask=mask)
 
 
 @triton.jit(do_not_specialize=["s_i"])
@@ -67,12 +74,7 @@ def softmax_bwd_nlast(
     BLOCK_N: tl.constexpr,
     BLOCK_I: tl.constexpr,
 ):
-    pid = tl.program_id(0)
-    inner_blocks = tl.cdiv(INNER, BLOCK_I)
-    o = pid // inner_blocks
-    i = (pid % inner_blocks) * BLOCK_I + tl.arange(0, BLOCK_I)[:, None]
-    n = tl.arange(0, BLOCK_N)[None, :]
-    mask = (i < INNER) & (n < N)
+    o, i, n, mask = _tile(N, INNER, BLOCK_N, BLOCK_I)
     y = tl.load(y_ptr + (o * ys_o + n * ys_n + i * s_i), mask=mask, other=0.0).to(tl.float32)
     dy = tl.load(dy_ptr + (o * dys_o + n * dys_n + i * s_i), mask=mask, other=0.0).to(tl.float32)
     total = tl.sum(y * dy, axis=1)[:, None]
@@ -106,7 +108,7 @@ def _variants(x, y, dy, out, dim, backward, configs):
             args += (ov.stride(0), ov.stride(1), 1)
             kernel = softmax_bwd_nlast
         else:
-            args = (xv, ov, n, inner, xv.stride(0), xv.stride(1), 1, ov.stride(0), ov.stride(1))
+            args = (xv, ov, n, inner, xv.stride(0), xv.stride(1), ov.stride(0), ov.stride(1), 1)
             kernel = softmax_fwd_nlast
 
         def launch(k=kernel, g=grid, a=args, b=block_i, w=warps):
