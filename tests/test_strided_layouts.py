@@ -408,13 +408,27 @@ def test_triton_tile_offsets_widen_only_past_2_to_the_31():
         assert not tb.plan("tile", 16, n, inner, itemsize, backward, 132, False, True)["offsets_64"]
 
 
+@pytest.mark.parametrize("wide", [False, True], ids=["32-bit", "64-bit"])
 @pytest.mark.parametrize("dtype", [torch.float32, torch.bfloat16], ids=str)
-def test_triton_tiles_with_64_bit_offsets(dtype, monkeypatch):
-    # the 64-bit form of the tile kernels (taken past 2^31 elements), forced on small problems of
-    # both layouts: rows, a strided axis, scalar tiles; forward and backward through the public API
+def test_triton_tiles_with_either_offset_width(dtype, wide, monkeypatch):
+    # the tile kernels on small problems of both layouts (rows, a strided axis, scalar tiles), forward
+    # and backward through the public API: as chosen (32-bit offsets, but 64-bit for the 16-bit
+    # backward of the scalar tiles), and with the 64-bit form forced (what views past 2^31 take)
     from fastsoftmax.backends import triton as tb
 
-    monkeypatch.setattr(tb, "_wide_offsets", lambda *args: True)
+    launched = []
+    original = tb.launch
+
+    def spy(kernel, programs, args, config, *rest):
+        if "tile" in kernel.__name__:
+            backward = kernel.__name__ == "softmax_bwd_tile"
+            inner = args[5] if backward else args[4]
+            launched.append((backward, inner, dict(config)["WIDE"]))
+        return original(kernel, programs, args, config, *rest)
+
+    monkeypatch.setattr(tb, "launch", spy)
+    if wide:
+        monkeypatch.setattr(tb, "_wide_offsets", lambda *args: True)
     for shape, dim in (((37, 100), -1), ((6, 40, 24), 1), ((2, 21, 11, 13), 1)):
         x = (torch.randn(shape, device=DEVICE) * 3).to(dtype)
         for log in (False, True):
@@ -423,6 +437,11 @@ def test_triton_tiles_with_64_bit_offsets(dtype, monkeypatch):
             leaf, dy = x.detach().requires_grad_(), torch.randn(shape, device=DEVICE).to(dtype)
             (dx,) = torch.autograd.grad(op(leaf, dim, backend="triton"), leaf, dy)
             check_backward(dx, x, dy, dim, log)
+    # 64-bit where forced, or for the 16-bit backward of the scalar tiles (inner 11 x 13: rows at
+    # several 16-byte phases)
+    assert {inner for _, inner, _ in launched} == {1, 24, 143} and any(b for b, _, _ in launched)
+    for backward, inner, got in launched:
+        assert got == (wide or (backward and inner == 143 and dtype == torch.bfloat16)), launched
 
 
 def _views():
