@@ -22,8 +22,9 @@
 # pip's NVRTC on the development machine) against this machine's own compilation, alternated in one process
 # (benchmarks/grid_row_probe.py --baseline-cubins), on the staged, column and cluster tiers (NVRTC_STRIDED_SHAPES,
 # NVRTC_ROW_SHAPES override the shapes).
-# tritonprobe runs benchmarks/triton_layout_probe.py (the Triton tiles with the reduced axis last against both
-# backends and torch.compile, alternated; TRITON_PROBE_ARGS adds arguments, e.g. --cases).
+# tritonprobe runs benchmarks/triton_tile_probe.py over both kernel layouts (the backend's tiles, and tiles with
+# the reduced axis last) against both backends and torch.compile, alternated; TRITON_PROBE_ARGS adds or
+# overrides arguments, e.g. --cases.
 # TEST_TIMEOUT (seconds, default 420) bounds the test step, so that a hang still returns results;
 # TEST_PATHS (default: tests) narrows it, e.g. to the tests that touch the GPU, and TEST_WORKERS (default: one a CPU) sets
 # the test processes (fewer where large cases of many workers would not fit the GPU's memory together). BENCH_ARGS adds
@@ -151,9 +152,10 @@ if [[ $steps == *,nvrtc,* ]]; then
 fi
 if [[ $steps == *,tritonprobe,* ]]; then
     # shellcheck disable=SC2086
-    python3 benchmarks/triton_layout_probe.py ${TRITON_PROBE_ARGS:-} 2>&1 | grep -v -i warn \
-        > "$OUT/triton_layout_probe.txt" || status=1
-    tail -n 30 "$OUT/triton_layout_probe.txt"
+    python3 benchmarks/triton_tile_probe.py --layouts tile,nlast --blocks 16,32,64,128,256 --warps 4,8 \
+        --cases "16,21,513,513:1;8,150,127,127:1" --dtypes bfloat16,float16,float32 ${TRITON_PROBE_ARGS:-} 2>&1 \
+        | grep -v -i warn > "$OUT/triton_tile_probe.txt" || status=1
+    tail -n 30 "$OUT/triton_tile_probe.txt"
 fi
 if [[ $steps == *,quick,* ]]; then
     python3 -m fastsoftmax bench --quick --out "$OUT" 2>&1 | tee "$OUT/bench-quick.log" | tail -n 80 || status=1

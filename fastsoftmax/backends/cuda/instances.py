@@ -389,8 +389,7 @@ def cluster_slots(n: int, dtype: torch.dtype, ctas: int, aligned: bool, columns:
     """16-byte slots of one tensor per CTA. A misaligned row is cut into chunks of its own packs,
     up to one more per CTA than an aligned row's (cluster_chunk(n + s) / P <= cluster_chunk(n) / P
     + 1), and a tensor misaligned otherwise than the one that cut it straddles one more."""
-    unit = cluster_columns_pack(dtype, columns)
-    return cluster_chunk(n, dtype, ctas, columns) // unit + (0 if aligned else 2)
+    return cluster_chunk(n, dtype, ctas, columns) // cluster_columns_pack(dtype, columns) + (0 if aligned else 2)
 
 
 def cluster_smem_bytes(n: int, dtype: torch.dtype, ctas: int, aligned: bool) -> int:
