@@ -45,13 +45,17 @@ def breakdown(fn, inputs, calls: int) -> tuple[dict[str, float], list[tuple[str,
 
 
 def parse_tunings(spec: str | None) -> list[dict]:
-    """'a=1,b=x;c=True' -> [{"a": 1, "b": "x"}, {"c": True}] (tiers.Tuning fields)."""
+    """'a=1,b=x;c=True' -> [{"a": 1, "b": "x"}, {"c": True}] (tiers.Tuning fields; a value that is
+    not a Python literal, such as a tier's name, is taken as a string)."""
     out = []
     for part in filter(None, (spec or "").split(";")):
         fields = {}
         for item in part.split(","):
             key, value = item.split("=")
-            fields[key.strip()] = ast.literal_eval(value.strip())
+            try:
+                fields[key.strip()] = ast.literal_eval(value.strip())
+            except (ValueError, SyntaxError):
+                fields[key.strip()] = value.strip()
         out.append(fields)
     return out
 

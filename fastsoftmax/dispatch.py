@@ -250,13 +250,7 @@ def _choose_backend(
             # 16-bit rows at different 16-byte phases: Triton where its tiles hold the reduced axis
             # (one read), the CUDA strided tier elsewhere (strided.choose_tier)
             preferred = "triton" if n <= STAGGERED_TRITON_MAX_N[backward] else "cuda"
-        elif not backward and importlib.import_module(KERNEL_BACKENDS["triton"]).scalar_tiles_hold(n, inner):
-            # float32 there keeps the table's choice (the CUDA staged tiles' 4-byte copies) but in
-            # the forward over axes Triton's whole-column tiles hold. H100, both backends in one
-            # process (results 2026-11-25_h100_s18/f32_staggered.txt): (16, 21, 513, 513) over dim 1
-            # 0.911 of copy against 0.837 (torch.compile 0.90), (256, 64, 2049) 0.948 against 0.810;
-            # past them the CUDA backend leads ((8, 150, 127, 127) 0.749 against 0.602), and in the
-            # backward ((16, 21, 513, 513) 0.963 against 0.934)
+        elif _float32_staggered_to_triton(n, inner, outer * n * inner, backward):
             preferred = "triton"
     candidates = [preferred] if preferred else []
     candidates += [name for name in ("triton", "cuda") if name not in candidates]
@@ -273,6 +267,27 @@ def _choose_backend(
                 stacklevel=4,
             )
     return "torch"
+
+
+def _float32_staggered_to_triton(n: int, inner: int, numel: int, backward: bool) -> bool:
+    """Whether a float32 problem whose rows lie at several 16-byte phases leaves the table's choice
+    (the CUDA staged tiles' 4-byte copies) for Triton's tiles of scalar loads: where those tiles
+    hold the axis (up to STAGGERED_TRITON_MAX_N) over inner sizes they were measured on, and the
+    GPU time outlasts a Triton launch's host time. Forward over the whole-column tiles, H100, both
+    backends in one process (results 2026-11-25_h100_s18/f32_staggered.txt): (16, 21, 513, 513) over
+    dim 1 0.911 of copy against 0.837 (torch.compile 0.90), (256, 64, 2049) 0.948 against 0.810.
+    Since the tiles' 32-bit offsets and the longer axes' tiles (SCALAR_LONG_*), H200, both backends
+    in one process (results 2026-11-28_h200_s30): backward (16, 21, 513, 513) 0.971 against 0.844
+    (torch.compile 0.964; the H100 had measured 0.934 against 0.963 before them), (256, 64, 2049)
+    0.938 against 0.740; over dim 1 of (8, 150, 127, 127) forward 0.671 against 0.578, backward
+    0.785 against 0.641, (64, 512, 1023) 0.617 against 0.582 and 0.755 against 0.633, (16, 1000,
+    63, 63) 0.631 against 0.550 and 0.635 against 0.568, (8, 2000, 33, 33) forward 0.474 against
+    0.448 (its backward, past the limit, level: 0.488 against 0.499)."""
+    triton_backend = importlib.import_module(KERNEL_BACKENDS["triton"])
+    holds = triton_backend.scalar_tiles_hold(n, inner) or (
+        n <= STAGGERED_TRITON_MAX_N[backward] and triton_backend.scalar_long_tiles_hold(n, inner, 4, backward)
+    )
+    return holds and not _launch_bound(numel * 4 * (3 if backward else 2))
 
 
 @functools.lru_cache(maxsize=1)

@@ -345,15 +345,22 @@ def test_staggered_rows_go_to_triton_where_its_tiles_hold_the_axis(monkeypatch):
             (2048, 263169, False, torch.float16, "triton"),
             (2049, 263169, False, torch.bfloat16, "cuda"),
             (1025, 263169, True, torch.bfloat16, "cuda"),
-            # float32: Triton's tiles of whole columns a thread in the forward, else the 4-byte copies
+            # float32: Triton's tiles of scalar loads over inner sizes of 128 or more where they hold
+            # the axis and the GPU time outlasts a Triton launch's host time, else the 4-byte copies
             (21, 263169, False, torch.float32, "triton"),
             (64, 4097, False, torch.float32, "triton"),
-            (21, 263169, True, torch.float32, "cuda"),
-            (150, 16129, False, torch.float32, "cuda"),
+            (21, 263169, True, torch.float32, "triton"),
+            (64, 4097, True, torch.float32, "triton"),
+            (150, 16129, False, torch.float32, "triton"),
+            (150, 16129, True, torch.float32, "triton"),
+            (2048, 4097, False, torch.float32, "triton"),
+            (2049, 4097, False, torch.float32, "cuda"),
+            (1025, 4097, True, torch.float32, "cuda"),
+            (150, 200, False, torch.float32, "cuda"),  # 15 MB moved: launch-bound
             (16, 4097, False, torch.float32, "cuda"),
             (21, 127, False, torch.float32, "cuda"),
         ):
-            args = ("auto", "cuda", 0, dtype, 16, n, inner, backward)
+            args = ("auto", "cuda", 0, dtype, 64, n, inner, backward)
             assert dispatch._choose_backend(*args, True, False, False) == name, (n, backward, dtype)
             assert dispatch._choose_backend(*args, True, False, True) == "cuda"  # rows in one phase
     finally:
@@ -375,14 +382,30 @@ def test_triton_tiles_of_scalar_loads():
     assert blocks(21, 263169, 4, True) == (1, 128, 8)
     assert blocks(64, 4097, 2, True) == (1, 64, 4)
     assert blocks(64, 4097, 4, True) == (1, 128, 16)
-    for n, inner, scalar in ((21, 263168, False), (150, 16129, True), (16, 4097, True), (21, 100, True)):
-        assert blocks(n, inner, 2, scalar) == blocks(n, inner, 2, False), (n, inner, scalar)
+    # longer axes over wide inner sizes: 8192-element tiles, wider for at least 128 bytes of float32
+    # columns (32 bytes of 16-bit ones) up to 32768 elements forward and 16384 backward, 32 elements
+    # a thread up to 16 warps; the 16-bit backward keeps the vector loads' tiles
+    assert blocks(150, 16129, 4, True) == (1, 32, 8)
+    assert blocks(150, 16129, 4, True, backward=True) == (1, 32, 8)
+    assert blocks(96, 65025, 4, True) == (1, 64, 8)
+    assert blocks(300, 3969, 4, True) == (1, 32, 16)
+    assert blocks(1000, 961, 4, True) == (1, 32, 16)
+    assert blocks(1000, 961, 4, True, backward=True) == (1, 16, 16)
+    assert blocks(150, 16129, 2, True) == (1, 32, 8)
+    assert blocks(300, 3969, 2, True) == (1, 16, 8)
+    assert blocks(2000, 1089, 2, True) == (1, 16, 16)
+    assert blocks(150, 16129, 2, True, backward=True) == blocks(150, 16129, 2, False, backward=True)
+    for n, inner, scalar in ((21, 263168, False), (16, 4097, True), (21, 100, True), (150, 100, True)):
+        for itemsize in (2, 4):
+            assert blocks(n, inner, itemsize, scalar) == blocks(n, inner, itemsize, False), (n, inner, scalar)
 
 
+@pytest.mark.parametrize("classes", [21, 150], ids=["whole-columns", "long-axis"])
 @pytest.mark.parametrize("dtype", [torch.float32, torch.bfloat16], ids=str)
-def test_triton_scalar_tiles(dtype):
-    # NCHW over C with an odd H x W (rows at several phases), through the public API, poisoned outputs
-    x = (torch.randn(2, 21, 11, 13, device=DEVICE) * 3).to(dtype)
+def test_triton_scalar_tiles(dtype, classes):
+    # NCHW over C with an odd H x W (rows at several phases), through the public API, poisoned
+    # outputs: few classes take the tiles of whole columns a thread, more the SCALAR_LONG_* tiles
+    x = (torch.randn(2, classes, 11, 13, device=DEVICE) * 3).to(dtype)
     for log in (False, True):
         op = fastsoftmax.log_softmax if log else fastsoftmax.softmax
         check_forward(op(x, 1, backend="triton"), x, 1, log)

@@ -879,14 +879,17 @@ def _window_tiles_into(lead, out_lead, per, dtype, BACKEND):
 def test_rows_at_several_phases(shape, backend, dtype, monkeypatch):
     # row strides of no whole number of 16-byte pieces (an odd H x W under NCHW over C): 16-bit
     # types go to Triton where its tiles hold the axis, else to the strided tier; float32 to the
-    # staged tiles' 4-byte copies, but in the forward over an axis Triton's scalar tiles hold
-    from fastsoftmax.backends import triton as triton_backend
+    # staged tiles' 4-byte copies, but over axes Triton's tiles of scalar loads hold where the GPU
+    # time outlasts a Triton launch (dispatch._float32_staggered_to_triton, tested on the CPU)
     from fastsoftmax.backends.cuda import strided
 
     backward_backend = backend
     if dtype == torch.float32:
-        backward_backend = "cuda"
-        backend = "triton" if triton_backend.scalar_tiles_hold(shape[1], math.prod(shape[2:])) else "cuda"
+        n, inner, numel = shape[1], math.prod(shape[2:]), math.prod(shape)
+        backend, backward_backend = (
+            "triton" if dispatch._float32_staggered_to_triton(n, inner, numel, backward) else "cuda"
+            for backward in (False, True)
+        )
     chosen = []
     original = dispatch.resolve
 

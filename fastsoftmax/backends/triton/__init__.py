@@ -79,6 +79,21 @@ SCALAR_TILE_MAX_N = 64
 SCALAR_TILE_COLUMNS = 128
 SCALAR_TILE_ELEMS = 4096
 SCALAR_TILE_PER_THREAD = {2: 32, 4: 16}
+#: Strided tiles of scalar loads over longer axes (past SCALAR_TILE_MAX_N, inner sizes of
+#: SCALAR_TILE_COLUMNS or more): SCALAR_LONG_ELEMS elements, or more where the axis needs them for
+#: SCALAR_LONG_MIN_BYTES of columns (up to SCALAR_LONG_MAX_ELEMS[backward]), SCALAR_LONG_PER_THREAD
+#: elements a thread, more past 16 warps. The 16-bit backward keeps the vector loads' tiles (best
+#: there, within 0.01). H200, the tile kernels over a grid of block shapes in one process (results
+#: 2026-11-28_h200_s30/tile_probe_long_axes.txt, tile_probe_planned.txt), against the 4096-element
+#: tiles of the vector loads' rule, over dim 1: float32 (8, 150, 127, 127) 0.526 -> 0.647 of copy
+#: forward, 0.598 -> 0.788 backward; (4, 96, 255, 255) 0.563 -> 0.679, 0.690 -> 0.857; (32, 300, 63,
+#: 63) 0.462 -> 0.678, 0.551 -> 0.718; (16, 1000, 63, 63) forward 0.447 -> 0.635 (32768 elements);
+#: bf16 forward (32, 300, 63, 63) 0.323 -> 0.406, (4, 96, 255, 255) 0.501 -> 0.564, (64, 512,
+#: 1023) 0.427 -> 0.479, (8, 2000, 33, 33) 0.266 -> 0.315.
+SCALAR_LONG_ELEMS = 8192
+SCALAR_LONG_MAX_ELEMS = {False: 32768, True: 16384}
+SCALAR_LONG_MIN_BYTES = {2: 32, 4: 128}
+SCALAR_LONG_PER_THREAD = 32
 #: The split tier merges at most this many partial results per row (one register tile).
 MAX_SPLITS = 1024
 #: The largest element offset the tile kernels compute in 32 bits (see _wide_offsets)
@@ -104,6 +119,13 @@ def scalar_tiles_hold(n: int, inner: int) -> bool:
     """Whether the tile tier takes whole columns a thread (SCALAR_TILE_*) for a strided problem of
     reduced axis n and inner size inner whose loads cannot be 16-byte vectors."""
     return SCALAR_TILE_MIN_N < _pow2(n) <= SCALAR_TILE_MAX_N and inner >= SCALAR_TILE_COLUMNS
+
+
+def scalar_long_tiles_hold(n: int, inner: int, itemsize: int, backward: bool) -> bool:
+    """Whether a strided problem of scalar loads, reduced axis n, takes the SCALAR_LONG_* tiles
+    (where the tile tier holds n)."""
+    long_axis = _pow2(n) > SCALAR_TILE_MAX_N and inner >= SCALAR_TILE_COLUMNS
+    return long_axis and not (backward and itemsize == 2)
 
 
 @functools.lru_cache(maxsize=4096)
@@ -142,6 +164,10 @@ def plan(
             warps = block_n * block_i // (32 * SCALAR_TILE_PER_THREAD[itemsize])
             # the one tile measured slower with 32-bit offsets (see _wide_offsets)
             offsets_64 = backward and itemsize == 2
+        elif strided and scalar and scalar_long_tiles_hold(n, inner, itemsize, backward):
+            block_i = max(SCALAR_LONG_MIN_BYTES[itemsize] // itemsize, SCALAR_LONG_ELEMS // block_n)
+            block_i = min(block_i, _pow2(inner), max(1, SCALAR_LONG_MAX_ELEMS[backward] // block_n))
+            warps = max(1, min(16, block_n * block_i // (32 * SCALAR_LONG_PER_THREAD)))
         else:
             if tier == "tile":
                 block_o = max(1, min(TILE_TARGET // (block_n * block_i), _pow2(outer)))

@@ -21,7 +21,13 @@ import sys
 
 #: problems whose plans reach every configuration kind: (tier, outer, n, inner, scalar)
 PROBLEMS = {
-    "tile": [("tile", 4096, 64, 1, False), ("tile", 16, 21, 263169, True), ("tile", 32, 512, 256, False)],
+    "tile": [
+        ("tile", 4096, 64, 1, False),
+        ("tile", 16, 21, 263169, True),
+        ("tile", 8, 300, 3969, True),
+        ("tile", 8, 1000, 961, True),
+        ("tile", 32, 512, 256, False),
+    ],
     "online": [("online", 300, 32769, 1, False), ("online", 64, 40000, 520, False)],
     "split": [("split", 1, 128256, 1, False), ("split", 1, 1 << 20, 16, False)],
 }
