@@ -67,23 +67,12 @@ def _goes_to_torch(requested: str, x: torch.Tensor) -> bool:
 
 def _runner(kernel_backend, tier: str, views: tuple, backward: bool):
     """``run(x, y, log)`` (``run(y, dy, dx, log)`` backward) for later calls with the same
-    geometry, on full tensors laid out as ``views`` were: the backend's own prepared path when it
-    has one (no views built per call), else the canonical views rebuilt from the strides."""
-    prepare = getattr(kernel_backend, "prepare", None)
+    geometry, on full tensors laid out as ``views`` were: the backend's prepared path
+    (``Backend.prepare``), which builds no views per call."""
     first = views[0]
-    if prepare is not None:
-        return prepare(
-            tier, tuple(first.shape), tuple(v.stride() for v in views), first.dtype, first.get_device(), backward
-        )
-    shape = first.shape
-    strides = tuple(v.stride() for v in views)
-    launch = kernel_backend.backward if backward else kernel_backend.forward
-
-    def run(*tensors_and_log):
-        *tensors, log = tensors_and_log
-        launch(*(t.as_strided(shape, s) for t, s in zip(tensors, strides)), log, tier)
-
-    return run
+    return kernel_backend.prepare(
+        tier, tuple(first.shape), tuple(v.stride() for v in views), first.dtype, first.get_device(), backward
+    )
 
 
 def _plan(run, contiguous: bool):

@@ -102,3 +102,85 @@ def test_triton_launch_keys_are_cheap_and_tell_specialisations_apart():
     assert _spec(-(1 << 31))[3] and not _spec(-(1 << 31) - 1)[3]
     with pytest.raises(TypeError, match="not supported"):
         _spec("text")
+
+
+# The Triton backend's prepared path (TritonBackend.prepare): full tensors straight to the kernels,
+# the plan chosen once per (log, 16-byte loads or not). Each case: shape, dim, dtype.
+PREPARED = [
+    ("rows", (6, 70), 1, torch.float32),
+    ("columns", (4, 33, 136), 1, torch.bfloat16),  # off a 16-byte boundary: tiles of scalar loads
+    ("rows at several phases", (2, 21, 11, 13), 1, torch.float32),
+    ("long axis at several phases", (2, 150, 11, 13), 1, torch.bfloat16),
+]
+
+
+def _offset_by_one(shape, dtype):
+    """A contiguous tensor one element past a 16-byte boundary (same strides as a fresh one)."""
+    numel = torch.Size(shape).numel()
+    return _input((numel + 1,), dtype)[1:].view(shape)
+
+
+@pytest.mark.parametrize("name,shape,dim,dtype", PREPARED, ids=[case[0] for case in PREPARED])
+def test_triton_prepared_runs_take_the_full_paths_plan(name, shape, dim, dtype, monkeypatch):
+    import fastsoftmax.backends.triton as tb
+    from fastsoftmax import _layout
+
+    if DEVICE == "cpu" and not tb.INTERPRETED:
+        pytest.skip("the Triton kernels run on the CPU under TRITON_INTERPRET=1 only")
+    plans = []
+    for name_ in ("_launch_forward", "_launch_backward"):
+        original = getattr(tb, name_)
+
+        def spy(p, *args, original=original):
+            plans.append(p)
+            return original(p, *args)
+
+        monkeypatch.setattr(tb, name_, spy)
+    x3, y3, _, _ = _layout.canonical_pair(_input(shape, dtype), dim)
+    outer, n, inner = x3.shape
+    tier = tb.BACKEND.choose_tier(outer, n, inner, dtype, False, x3.get_device())
+    forward = tb.BACKEND.prepare(tier, tuple(x3.shape), (x3.stride(), y3.stride()), dtype, x3.get_device(), False)
+    backward = tb.BACKEND.prepare(
+        tier, tuple(x3.shape), (x3.stride(), x3.stride(), y3.stride()), dtype, x3.get_device(), True
+    )
+    for make in (_input, _offset_by_one):  # the pointers' alignment may differ from the first call's
+        for log in (False, True):
+            x = make(shape, dtype)
+            y = torch.full(shape, float("nan"), dtype=dtype, device=DEVICE)
+            forward(x, y, log)
+            check_forward(y, x, dim, log)
+            views = _layout.canonical_pair(x, dim)[:2]
+            assert plans[-1] == tb._plan_for(views, tier, False, log)[0]
+            dy = make(shape, dtype)
+            dx = torch.full(shape, float("nan"), dtype=dtype, device=DEVICE)
+            backward(y, dy, dx, log)
+            check_backward(dx, x, dy, dim, log)
+            views = [_layout.canonical_pair(t, dim)[0] for t in (y, dy, dx)]
+            assert plans[-1] == tb._plan_for(tuple(views), tier, True, log)[0]
+
+
+def test_triton_second_call_takes_the_prepared_path(monkeypatch):
+    import fastsoftmax.backends.triton as tb
+
+    if DEVICE == "cpu" and not tb.INTERPRETED:
+        pytest.skip("the Triton kernels run on the CPU under TRITON_INTERPRET=1 only")
+    dispatch.clear_caches()
+    shape = (2, 150, 11, 13)
+    first = _input(shape, torch.bfloat16).requires_grad_()
+    fastsoftmax.softmax(first, 1, backend="triton").backward(torch.ones(shape, dtype=torch.bfloat16, device=DEVICE))
+    full_path = []
+    for method in ("forward", "backward"):
+        original = getattr(TritonBackend, method)
+
+        def spy(self, *args, original=original):
+            full_path.append(args)
+            return original(self, *args)
+
+        monkeypatch.setattr(TritonBackend, method, spy)
+    x = _input(shape, torch.bfloat16).requires_grad_()
+    y = fastsoftmax.softmax(x, 1, backend="triton")
+    check_forward(y, x.detach(), 1)
+    dy = _input(shape, torch.bfloat16)
+    (dx,) = torch.autograd.grad(y, x, dy)
+    check_backward(dx, x.detach(), dy, 1)
+    assert full_path == [], "a repeated geometry must not build views and plans again"

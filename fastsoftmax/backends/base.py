@@ -79,3 +79,12 @@ class Backend(Protocol):
         """Write the input gradient into ``dx`` given the forward output ``y`` and the output
         gradient ``dy``: ``dx = y * (dy - sum(dy * y))`` for softmax and
         ``dx = dy - exp(y) * sum(dy)`` for log-softmax, sums over axis 1."""
+
+    def prepare(self, tier: str, shape, strides, dtype: torch.dtype, device_index: int, backward: bool):
+        """The host path of repeated calls: ``run(x, y, log)`` (forward) or ``run(y, dy, dx, log)``
+        (backward) for full tensors whose canonical views have exactly this ``shape`` and these
+        ``strides`` (one stride tuple per tensor, in the order of ``run``'s arguments), on device
+        ``device_index`` (-1: no GPU), computing what ``forward``/``backward`` with ``tier`` would.
+        A canonical view starts at its tensor's first element, so the tensor's data pointer is the
+        view's; ``run`` builds no views and decides per call only what may differ between calls of
+        one geometry (the pointers' alignment, the log flag)."""

@@ -264,101 +264,140 @@ class TritonBackend:
         return True
 
     def forward(self, x: torch.Tensor, y: torch.Tensor, log: bool, tier: str | None = None) -> None:
-        outer, n, inner = x.shape
         p, device_index = _plan_for((x, y), tier, False, log)
         strides = (x.stride(0), x.stride(1), x.stride(2), y.stride(0), y.stride(1))
-        programs, configs = p["programs"], p["configs"]
-        if p["kind"] == "tile":
-            wide = p["offsets_64"] or _wide_offsets(outer, n, inner, strides[:3], (*strides[3:], 1))
-            launch(
-                kernels.softmax_fwd_tile,
-                programs,
-                (x, y, outer, n, inner) + strides,
-                configs[0] + (("WIDE", wide),),
-                device_index,
-                INTERPRETED,
-            )
-        elif p["kind"] == "online":
-            launch(
-                kernels.softmax_fwd_online,
-                programs,
-                (x, y, outer, n, inner) + strides + (p["column_programs"],),
-                configs[0],
-                device_index,
-                INTERPRETED,
-            )
-        else:
-            splits, chunk = p["SPLITS"], p["CHUNK"]
-            stats = torch.empty((2, outer, splits, inner), dtype=torch.float32, device=x.device)
-            launch(
-                kernels.softmax_fwd_partials,
-                programs,
-                (x, stats[0], stats[1], outer, n, inner) + strides[:3] + (splits, chunk),
-                configs[0],
-                device_index,
-                INTERPRETED,
-            )
-            launch(
-                kernels.softmax_fwd_split,
-                programs,
-                (x, y, stats[0], stats[1], outer, n, inner) + strides + (splits, chunk),
-                configs[1],
-                device_index,
-                INTERPRETED,
-            )
+        _launch_forward(p, x, y, tuple(x.shape), strides, device_index)
 
     def backward(self, y: torch.Tensor, dy: torch.Tensor, dx: torch.Tensor, log: bool, tier: str | None = None) -> None:
-        outer, n, inner = y.shape
         p, device_index = _plan_for((y, dy, dx), tier, True, log)
-        strides = (
-            y.stride(0),
-            y.stride(1),
-            y.stride(2),
-            dy.stride(0),
-            dy.stride(1),
-            dy.stride(2),
-            dx.stride(0),
-            dx.stride(1),
-        )
-        programs, configs = p["programs"], p["configs"]
-        if p["kind"] == "tile":
-            wide = p["offsets_64"] or _wide_offsets(outer, n, inner, strides[:3], strides[3:6], (*strides[6:], 1))
-            launch(
-                kernels.softmax_bwd_tile,
-                programs,
-                (y, dy, dx, outer, n, inner) + strides,
-                configs[0] + (("WIDE", wide),),
-                device_index,
-                INTERPRETED,
-            )
-        elif p["kind"] == "online":
-            launch(
-                kernels.softmax_bwd_online,
-                programs,
-                (y, dy, dx, outer, n, inner) + strides + (p["column_programs"],),
-                configs[0],
-                device_index,
-                INTERPRETED,
-            )
+        strides = (*y.stride(), *dy.stride(), dx.stride(0), dx.stride(1))
+        _launch_backward(p, y, dy, dx, tuple(y.shape), strides, device_index)
+
+    def prepare(self, tier: str, shape, strides, dtype: torch.dtype, device_index: int, backward: bool):
+        """``run(x, y, log)`` (forward) or ``run(y, dy, dx, log)`` (backward) for full tensors whose
+        canonical views have exactly this shape and these strides (one stride tuple per tensor, in
+        the order of the arguments): the host path of a repeated call (see functional.py). The
+        kernels take a pointer and strides, and a canonical view starts at its tensor's first
+        element, so the tensors go to them as they are, with no view built per call; the plan of
+        each (log, loads of 16 bytes or not) is made once. What a call still checks is its pointers'
+        16-byte alignment (the plan's ``scalar``), as _plan_for does."""
+        outer, n, inner = shape
+        itemsize = _ITEMSIZE[dtype]
+        sm_count = _sm_count(device_index)
+        # rows at several 16-byte phases, whatever the pointers (_scalar's stride test)
+        staggered = inner > 1 and not all(_layout.rows_on_boundaries(s[0], s[1], itemsize, outer, n) for s in strides)
+        pointers_matter = inner > 1 and not staggered
+        if backward:
+            flat = (*strides[0], *strides[1], strides[2][0], strides[2][1])
+            launch_kind = _launch_backward
         else:
-            splits, chunk = p["SPLITS"], p["CHUNK"]
-            sums = torch.empty((outer, splits, inner), dtype=torch.float32, device=y.device)
-            launch(
-                kernels.softmax_bwd_partials,
-                programs,
-                (y, dy, sums, outer, n, inner) + strides[:6] + (splits, chunk),
-                configs[0],
-                device_index,
-                INTERPRETED,
-            )
-            launch(
-                kernels.softmax_bwd_split,
-                programs,
-                (y, dy, dx, sums, outer, n, inner) + strides + (splits, chunk),
-                configs[1],
-                device_index,
-                INTERPRETED,
-            )
+            flat = (*strides[0], strides[1][0], strides[1][1])
+            launch_kind = _launch_forward
+        ready: dict = {}  # (log, scalar) -> the plan
+
+        def run(*tensors_and_log):
+            *tensors, log = tensors_and_log
+            scalar = staggered
+            if pointers_matter:
+                for t in tensors:
+                    if t.data_ptr() % 16:
+                        scalar = True
+            p = ready.get((log, scalar))
+            if p is None:
+                p = ready[(log, scalar)] = plan(tier, outer, n, inner, itemsize, backward, sm_count, log, scalar)
+            launch_kind(p, *tensors, shape, flat, device_index)
+
+        return run
+
+
+def _launch_forward(p: dict, x, y, shape: tuple, strides: tuple, device_index: int) -> None:
+    """The launches of forward plan ``p`` on (outer, n, inner) problem ``x`` -> ``y`` of these
+    element strides (x's three, y's outer and reduced ones)."""
+    outer, n, inner = shape
+    programs, configs = p["programs"], p["configs"]
+    if p["kind"] == "tile":
+        wide = p["offsets_64"] or _wide_offsets(outer, n, inner, strides[:3], (*strides[3:], 1))
+        launch(
+            kernels.softmax_fwd_tile,
+            programs,
+            (x, y, outer, n, inner) + strides,
+            configs[0] + (("WIDE", wide),),
+            device_index,
+            INTERPRETED,
+        )
+    elif p["kind"] == "online":
+        launch(
+            kernels.softmax_fwd_online,
+            programs,
+            (x, y, outer, n, inner) + strides + (p["column_programs"],),
+            configs[0],
+            device_index,
+            INTERPRETED,
+        )
+    else:
+        splits, chunk = p["SPLITS"], p["CHUNK"]
+        stats = torch.empty((2, outer, splits, inner), dtype=torch.float32, device=x.device)
+        launch(
+            kernels.softmax_fwd_partials,
+            programs,
+            (x, stats[0], stats[1], outer, n, inner) + strides[:3] + (splits, chunk),
+            configs[0],
+            device_index,
+            INTERPRETED,
+        )
+        launch(
+            kernels.softmax_fwd_split,
+            programs,
+            (x, y, stats[0], stats[1], outer, n, inner) + strides + (splits, chunk),
+            configs[1],
+            device_index,
+            INTERPRETED,
+        )
+
+
+def _launch_backward(p: dict, y, dy, dx, shape: tuple, strides: tuple, device_index: int) -> None:
+    """The launches of backward plan ``p`` on (outer, n, inner) problem ``y``, ``dy`` -> ``dx`` of
+    these element strides (y's and dy's three, dx's outer and reduced ones)."""
+    outer, n, inner = shape
+    programs, configs = p["programs"], p["configs"]
+    if p["kind"] == "tile":
+        wide = p["offsets_64"] or _wide_offsets(outer, n, inner, strides[:3], strides[3:6], (*strides[6:], 1))
+        launch(
+            kernels.softmax_bwd_tile,
+            programs,
+            (y, dy, dx, outer, n, inner) + strides,
+            configs[0] + (("WIDE", wide),),
+            device_index,
+            INTERPRETED,
+        )
+    elif p["kind"] == "online":
+        launch(
+            kernels.softmax_bwd_online,
+            programs,
+            (y, dy, dx, outer, n, inner) + strides + (p["column_programs"],),
+            configs[0],
+            device_index,
+            INTERPRETED,
+        )
+    else:
+        splits, chunk = p["SPLITS"], p["CHUNK"]
+        sums = torch.empty((outer, splits, inner), dtype=torch.float32, device=y.device)
+        launch(
+            kernels.softmax_bwd_partials,
+            programs,
+            (y, dy, sums, outer, n, inner) + strides[:6] + (splits, chunk),
+            configs[0],
+            device_index,
+            INTERPRETED,
+        )
+        launch(
+            kernels.softmax_bwd_split,
+            programs,
+            (y, dy, dx, sums, outer, n, inner) + strides + (splits, chunk),
+            configs[1],
+            device_index,
+            INTERPRETED,
+        )
 
 
 _ITEMSIZE = {torch.float32: 4, torch.float16: 2, torch.bfloat16: 2}
