@@ -252,6 +252,9 @@ def _choose_backend(
             preferred = "triton" if n <= STAGGERED_TRITON_MAX_N[backward] else "cuda"
         elif _float32_staggered_to_triton(n, inner, outer * n * inner, backward):
             preferred = "triton"
+    elif inner > 1 and aligned and dtype == torch.float32:
+        if _float32_wide_to_triton(n, inner, outer * n * inner, backward):
+            preferred = "triton"
     candidates = [preferred] if preferred else []
     candidates += [name for name in ("triton", "cuda") if name not in candidates]
     for name in candidates:
@@ -287,6 +290,28 @@ def _float32_staggered_to_triton(n: int, inner: int, numel: int, backward: bool)
     holds = triton_backend.scalar_tiles_hold(n, inner) or (
         n <= STAGGERED_TRITON_MAX_N[backward] and triton_backend.scalar_long_tiles_hold(n, inner, 4, backward)
     )
+    return holds and not _launch_bound(numel * 4 * (3 if backward else 2))
+
+
+#: float32 strided problems on 16-byte boundaries whose reduced axis is this long (at least, at
+#: most) go to Triton's wide tiles where those hold them (see _float32_wide_to_triton)
+WIDE_TRITON_N = (33, 1024)
+
+
+def _float32_wide_to_triton(n: int, inner: int, numel: int, backward: bool) -> bool:
+    """Whether a float32 problem on 16-byte boundaries leaves the table's choice for Triton's wide
+    tiles of 16-byte loads (triton.wide_tiles_hold: inner sizes of 128 or more) over axes of
+    WIDE_TRITON_N, where the GPU time outlasts a Triton launch's host time. The table's points
+    were timed on the tiles before them. H200, both backends in one process (results
+    2026-11-28_h200_s30/tile_probe_aligned_planned.txt), over dim 1, forward and backward: (128,
+    1024, 1024) 0.905 of copy against 0.811, 0.956 against 0.906; (32, 512, 1024) 0.832 against
+    0.784, 0.904 against 0.788; (64, 256, 2048) 0.878 against 0.884, 0.979 against 0.953; (8, 150,
+    128, 128) 0.851 against 0.746, 0.915 against 0.871; (4096, 64, 512) 0.997 against 0.961, 1.044
+    against 1.033. Shorter axes stay: (16, 21, 512, 512) forward 0.840 against 0.931. Not measured
+    on an H100; bf16 went either way (forward (128, 1024, 1024) 0.616 against 0.712, (64, 256,
+    2048) 0.740 against 0.666) and keeps the table's choice."""
+    triton_backend = importlib.import_module(KERNEL_BACKENDS["triton"])
+    holds = WIDE_TRITON_N[0] <= n <= WIDE_TRITON_N[1] and triton_backend.wide_tiles_hold(n, inner, scalar=False)
     return holds and not _launch_bound(numel * 4 * (3 if backward else 2))
 
 

@@ -362,7 +362,32 @@ def test_staggered_rows_go_to_triton_where_its_tiles_hold_the_axis(monkeypatch):
         ):
             args = ("auto", "cuda", 0, dtype, 64, n, inner, backward)
             assert dispatch._choose_backend(*args, True, False, False) == name, (n, backward, dtype)
-            assert dispatch._choose_backend(*args, True, False, True) == "cuda"  # rows in one phase
+            if dtype != torch.float32:  # (float32 in one phase: the next test)
+                assert dispatch._choose_backend(*args, True, False, True) == "cuda"  # rows in one phase
+    finally:
+        monkeypatch.undo()
+        dispatch.clear_caches()
+
+
+def test_float32_on_boundaries_goes_to_triton_wide_tiles_over_axes_of_33_to_1024(monkeypatch):
+    dispatch.clear_caches()
+    monkeypatch.setattr(dispatch, "unavailable_reason", lambda name, device_type, index: None)
+    monkeypatch.setattr(dispatch, "_table_choice", lambda *args: "cuda")
+    try:
+        for outer, n, inner, dtype, name in (
+            (128, 1024, 1024, torch.float32, "triton"),
+            (8, 150, 16384, torch.float32, "triton"),
+            (4096, 33, 512, torch.float32, "triton"),
+            (16, 32, 262144, torch.float32, "cuda"),  # shorter axes: the CUDA tiles
+            (64, 1025, 1024, torch.float32, "cuda"),
+            (4096, 64, 127, torch.float32, "cuda"),  # narrower inner sizes
+            (2, 150, 1024, torch.float32, "cuda"),  # 2.5 MB moved: launch-bound
+            (128, 1024, 1024, torch.bfloat16, "cuda"),  # 16-bit types keep the table's choice
+        ):
+            for backward in (False, True):
+                args = ("auto", "cuda", 0, dtype, outer, n, inner, backward)
+                assert dispatch._choose_backend(*args, True, False, True) == name, (outer, n, inner, dtype)
+                assert dispatch._choose_backend(*args, False, False, True) == "cuda"  # off a boundary
     finally:
         monkeypatch.undo()
         dispatch.clear_caches()
@@ -384,7 +409,7 @@ def test_triton_tiles_of_scalar_loads():
     assert blocks(64, 4097, 4, True) == (1, 128, 16)
     # longer axes over wide inner sizes: 8192-element tiles, wider for at least 128 bytes of float32
     # columns (32 bytes of 16-bit ones) up to 32768 elements forward and 16384 backward, 32 elements
-    # a thread up to 16 warps; the 16-bit backward keeps the vector loads' tiles
+    # a thread up to 16 warps; the 16-bit backward keeps TILE_TARGET elements, 16 a thread
     assert blocks(150, 16129, 4, True) == (1, 32, 8)
     assert blocks(150, 16129, 4, True, backward=True) == (1, 32, 8)
     assert blocks(96, 65025, 4, True) == (1, 64, 8)
@@ -394,10 +419,44 @@ def test_triton_tiles_of_scalar_loads():
     assert blocks(150, 16129, 2, True) == (1, 32, 8)
     assert blocks(300, 3969, 2, True) == (1, 16, 8)
     assert blocks(2000, 1089, 2, True) == (1, 16, 16)
-    assert blocks(150, 16129, 2, True, backward=True) == blocks(150, 16129, 2, False, backward=True)
+    assert blocks(150, 16129, 2, True, backward=True) == (1, 16, 8)
     for n, inner, scalar in ((21, 263168, False), (16, 4097, True), (21, 100, True), (150, 100, True)):
         for itemsize in (2, 4):
             assert blocks(n, inner, itemsize, scalar) == blocks(n, inner, itemsize, False), (n, inner, scalar)
+
+
+def test_triton_wide_tiles_of_vector_loads():
+    # 16-byte loads over inner sizes of 128 or more and axes past 16: 4096 elements or more for at
+    # least 64 bytes of columns forward (32 columns backward), 32 elements a thread up to 16 warps
+    from fastsoftmax.backends import triton as tb
+
+    def blocks(outer, n, inner, itemsize, backward=False):
+        config = dict(tb.plan("tile", outer, n, inner, itemsize, backward, 132, False, False)["configs"][0])
+        return config["BLOCK_O"], config["BLOCK_I"], config["num_warps"]
+
+    assert blocks(16, 21, 262144, 4) == (1, 128, 4)
+    assert blocks(8, 150, 16384, 4) == (1, 16, 4)
+    assert blocks(8, 150, 16384, 4, backward=True) == (1, 32, 8)
+    assert blocks(8, 150, 16384, 2) == (1, 32, 8)
+    assert blocks(128, 1024, 1024, 4) == (1, 16, 16)
+    assert blocks(128, 1024, 1024, 2) == (1, 32, 16)  # 64 a thread past 16 warps
+    assert blocks(128, 1024, 1024, 2, backward=True) == (1, 16, 16)  # the backward's register tile
+    # narrower inner sizes and axes of 16 or fewer keep the rule of TILE_TARGET elements
+    assert blocks(64, 512, 100, 4) == (1, 8, 8)
+    assert blocks(16, 16, 4096, 4) == (8, 32, 8)
+
+
+@pytest.mark.parametrize("dtype", [torch.float32, torch.bfloat16], ids=str)
+def test_triton_wide_tiles(dtype):
+    # through the public API, poisoned outputs: a wide tile of 16-byte loads (64 x 64 here, the
+    # last tile of each outer index partly past inner)
+    x = (torch.randn(2, 40, 136, device=DEVICE) * 3).to(dtype)
+    for log in (False, True):
+        op = fastsoftmax.log_softmax if log else fastsoftmax.softmax
+        check_forward(op(x, 1, backend="triton"), x, 1, log)
+        leaf, dy = x.detach().requires_grad_(), torch.randn(x.shape, device=DEVICE).to(dtype)
+        (dx,) = torch.autograd.grad(op(leaf, 1, backend="triton"), leaf, dy)
+        check_backward(dx, x, dy, 1, log)
 
 
 @pytest.mark.parametrize("classes", [21, 150], ids=["whole-columns", "long-axis"])

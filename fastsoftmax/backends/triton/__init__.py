@@ -82,18 +82,32 @@ SCALAR_TILE_PER_THREAD = {2: 32, 4: 16}
 #: Strided tiles of scalar loads over longer axes (past SCALAR_TILE_MAX_N, inner sizes of
 #: SCALAR_TILE_COLUMNS or more): SCALAR_LONG_ELEMS elements, or more where the axis needs them for
 #: SCALAR_LONG_MIN_BYTES of columns (up to SCALAR_LONG_MAX_ELEMS[backward]), SCALAR_LONG_PER_THREAD
-#: elements a thread, more past 16 warps. The 16-bit backward keeps the vector loads' tiles (best
-#: there, within 0.01). H200, the tile kernels over a grid of block shapes in one process (results
-#: 2026-11-28_h200_s30/tile_probe_long_axes.txt, tile_probe_planned.txt), against the 4096-element
-#: tiles of the vector loads' rule, over dim 1: float32 (8, 150, 127, 127) 0.526 -> 0.647 of copy
-#: forward, 0.598 -> 0.788 backward; (4, 96, 255, 255) 0.563 -> 0.679, 0.690 -> 0.857; (32, 300, 63,
-#: 63) 0.462 -> 0.678, 0.551 -> 0.718; (16, 1000, 63, 63) forward 0.447 -> 0.635 (32768 elements);
-#: bf16 forward (32, 300, 63, 63) 0.323 -> 0.406, (4, 96, 255, 255) 0.501 -> 0.564, (64, 512,
-#: 1023) 0.427 -> 0.479, (8, 2000, 33, 33) 0.266 -> 0.315.
+#: elements a thread, more past 16 warps. The 16-bit backward keeps the tiles of narrow inner sizes
+#: (TILE_TARGET elements, 16 a thread: best there, within 0.01). H200, the tile kernels over a grid
+#: of block shapes in one process (results 2026-11-28_h200_s30/tile_probe_long_axes.txt,
+#: tile_probe_planned.txt), against those of narrow inner sizes, over dim 1: float32 (8, 150, 127,
+#: 127) 0.526 -> 0.647 of copy forward, 0.598 -> 0.788 backward; (4, 96, 255, 255) 0.563 -> 0.679,
+#: 0.690 -> 0.857; (32, 300, 63, 63) 0.462 -> 0.678, 0.551 -> 0.718; (16, 1000, 63, 63) forward
+#: 0.447 -> 0.635 (32768 elements); bf16 forward (32, 300, 63, 63) 0.323 -> 0.406, (4, 96, 255,
+#: 255) 0.501 -> 0.564, (64, 512, 1023) 0.427 -> 0.479, (8, 2000, 33, 33) 0.266 -> 0.315.
 SCALAR_LONG_ELEMS = 8192
 SCALAR_LONG_MAX_ELEMS = {False: 32768, True: 16384}
 SCALAR_LONG_MIN_BYTES = {2: 32, 4: 128}
 SCALAR_LONG_PER_THREAD = 32
+#: Strided tiles of 16-byte loads over inner sizes of SCALAR_TILE_COLUMNS or more and axes longer
+#: than SCALAR_TILE_MIN_N: TILE_TARGET elements or more, for at least WIDE_TILE_MIN_BYTES of
+#: columns forward (WIDE_TILE_MIN_COLUMNS backward), WIDE_TILE_PER_THREAD elements a thread up to
+#: 16 warps. H200, the tile kernels over a grid of block shapes in one process (results
+#: 2026-11-28_h200_s30/tile_probe_aligned.txt), against the rule of the narrower inner sizes
+#: (TILE_TARGET elements, 16 a thread, a sector to a line of columns), over dim 1: float32 (128,
+#: 1024, 1024) 0.691 -> 0.906 of copy forward, 0.723 -> 0.959 backward; (8, 150, 128, 128) 0.779 ->
+#: 0.838 and 0.811 -> 0.899; (16, 21, 512, 512) 0.277 -> 0.834 and 0.713 -> 1.002; (4096, 64, 512)
+#: 0.751 -> 1.005; bf16 (16, 21, 512, 512) backward 0.400 -> 0.725, (8, 150, 128, 128) 0.599 ->
+#: 0.735, (128, 1024, 1024) forward 0.505 -> 0.616. Eight warps or more over tiles of 32 by 64 or
+#: 128 columns ran a third as fast as four (0.271 against 0.837).
+WIDE_TILE_MIN_BYTES = 64
+WIDE_TILE_MIN_COLUMNS_BACKWARD = 32
+WIDE_TILE_PER_THREAD = 32
 #: The split tier merges at most this many partial results per row (one register tile).
 MAX_SPLITS = 1024
 #: The largest element offset the tile kernels compute in 32 bits (see _wide_offsets)
@@ -119,6 +133,12 @@ def scalar_tiles_hold(n: int, inner: int) -> bool:
     """Whether the tile tier takes whole columns a thread (SCALAR_TILE_*) for a strided problem of
     reduced axis n and inner size inner whose loads cannot be 16-byte vectors."""
     return SCALAR_TILE_MIN_N < _pow2(n) <= SCALAR_TILE_MAX_N and inner >= SCALAR_TILE_COLUMNS
+
+
+def wide_tiles_hold(n: int, inner: int, scalar: bool) -> bool:
+    """Whether a strided problem of reduced axis n takes the WIDE_TILE_* tiles (where the tile
+    tier holds n): 16-byte loads over inner sizes of SCALAR_TILE_COLUMNS or more."""
+    return not scalar and inner >= SCALAR_TILE_COLUMNS and _pow2(n) > SCALAR_TILE_MIN_N
 
 
 def scalar_long_tiles_hold(n: int, inner: int, itemsize: int, backward: bool) -> bool:
@@ -168,6 +188,10 @@ def plan(
             block_i = max(SCALAR_LONG_MIN_BYTES[itemsize] // itemsize, SCALAR_LONG_ELEMS // block_n)
             block_i = min(block_i, _pow2(inner), max(1, SCALAR_LONG_MAX_ELEMS[backward] // block_n))
             warps = max(1, min(16, block_n * block_i // (32 * SCALAR_LONG_PER_THREAD)))
+        elif strided and wide_tiles_hold(n, inner, scalar):
+            columns = WIDE_TILE_MIN_COLUMNS_BACKWARD if backward else WIDE_TILE_MIN_BYTES // itemsize
+            block_i = min(max(columns, TILE_TARGET // block_n), _pow2(inner), max(1, max_tile // block_n))
+            warps = max(1, min(16, block_n * block_i // (32 * WIDE_TILE_PER_THREAD)))
         else:
             if tier == "tile":
                 block_o = max(1, min(TILE_TARGET // (block_n * block_i), _pow2(outer)))

@@ -27,6 +27,8 @@ PROBLEMS = {
         ("tile", 8, 300, 3969, True),
         ("tile", 8, 1000, 961, True),
         ("tile", 32, 512, 256, False),
+        ("tile", 128, 1024, 1024, False),
+        ("tile", 16, 21, 262144, False),
     ],
     "online": [("online", 300, 32769, 1, False), ("online", 64, 40000, 520, False)],
     "split": [("split", 1, 128256, 1, False), ("split", 1, 1 << 20, 16, False)],
