@@ -32,10 +32,10 @@ def _compile(instance, arch: str) -> bytes:
 
 def export(instances, arch: str, out: Path, workers: int | None = None) -> list[Path]:
     """Writes ``out/<name>.cubin`` for every instance and ``out/nvrtc.txt``; returns the CUBINs' paths."""
-    from fastsoftmax.backends.cuda.compiler import versions
+    from fastsoftmax.backends.cuda.compiler import versions_line
 
     out.mkdir(parents=True, exist_ok=True)
-    named = " ".join(f"{key} {value}" for key, value in versions().items())
+    named = versions_line()
     (out / "nvrtc.txt").write_text(f"{arch} {named}\n")
     workers = workers or min(len(instances), os.cpu_count() or 1)
     if workers <= 1:

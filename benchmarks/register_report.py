@@ -59,9 +59,9 @@ def resources(instances, arch: str, kernel_dir: Path | None = None, replacements
 
 
 def save(path: Path, figures: dict, arch: str) -> None:
-    from fastsoftmax.backends.cuda.compiler import versions
+    from fastsoftmax.backends.cuda.compiler import versions_line
 
-    named = " ".join(f"{key} {value}" for key, value in versions().items())
+    named = versions_line()
     lines = [f"# register_report: registers and frame bytes, {arch}, {named}"]
     lines += [f"{name} {regs} {frame}" for name, (regs, frame) in sorted(figures.items())]
     path.write_text("\n".join(lines) + "\n")

@@ -69,20 +69,14 @@ def test_second_call_honours_dtype():
 def test_forced_tier_is_not_bypassed_by_a_plan(monkeypatch):
     x = _input((5, 40))
     fastsoftmax.softmax(x, -1, backend="triton")
-    used = []
-    original = TritonBackend.forward
-
-    def spy(self, x3, y3, log, tier=None):
-        used.append(tier)
-        return original(self, x3, y3, log, tier)
-
-    monkeypatch.setattr(TritonBackend, "forward", spy)
+    used = []  # (backend, x3, y3, log, tier) of each full-path launch
+    _record_calls(monkeypatch, TritonBackend, ("forward",), used)
     plans = dict(dispatch.PLANS)
     for tier in ("online", "split"):
         with dispatch.forced("triton", tier):
             check_forward(fastsoftmax.softmax(x, -1, backend="triton"), x, -1)
             check_forward(fastsoftmax.softmax(x, 1, backend="triton"), x, -1)
-        assert used[-2:] == [tier, tier]
+        assert [call[4] for call in used[-2:]] == [tier, tier]
     assert dispatch.PLANS == plans, "a forced call must not leave a plan behind"
 
 
@@ -114,6 +108,19 @@ PREPARED = [
 ]
 
 
+def _record_calls(monkeypatch, owner, names, calls):
+    """Wrap the functions (or methods) ``names`` of ``owner`` so that each call appends its
+    arguments to ``calls``."""
+    for name in names:
+        original = getattr(owner, name)
+
+        def spy(*args, original=original):
+            calls.append(args)
+            return original(*args)
+
+        monkeypatch.setattr(owner, name, spy)
+
+
 def _offset_by_one(shape, dtype):
     """A contiguous tensor one element past a 16-byte boundary (same strides as a fresh one)."""
     numel = torch.Size(shape).numel()
@@ -127,15 +134,8 @@ def test_triton_prepared_runs_take_the_full_paths_plan(name, shape, dim, dtype, 
 
     if DEVICE == "cpu" and not tb.INTERPRETED:
         pytest.skip("the Triton kernels run on the CPU under TRITON_INTERPRET=1 only")
-    plans = []
-    for name_ in ("_launch_forward", "_launch_backward"):
-        original = getattr(tb, name_)
-
-        def spy(p, *args, original=original):
-            plans.append(p)
-            return original(p, *args)
-
-        monkeypatch.setattr(tb, name_, spy)
+    launches = []  # each launch's (plan, tensors..., shape, strides, device)
+    _record_calls(monkeypatch, tb, ("_launch_forward", "_launch_backward"), launches)
     x3, y3, _, _ = _layout.canonical_pair(_input(shape, dtype), dim)
     outer, n, inner = x3.shape
     tier = tb.BACKEND.choose_tier(outer, n, inner, dtype, False, x3.get_device())
@@ -150,13 +150,13 @@ def test_triton_prepared_runs_take_the_full_paths_plan(name, shape, dim, dtype, 
             forward(x, y, log)
             check_forward(y, x, dim, log)
             views = _layout.canonical_pair(x, dim)[:2]
-            assert plans[-1] == tb._plan_for(views, tier, False, log)[0]
+            assert launches[-1][0] == tb._plan_for(views, tier, False, log)[0]
             dy = make(shape, dtype)
             dx = torch.full(shape, float("nan"), dtype=dtype, device=DEVICE)
             backward(y, dy, dx, log)
             check_backward(dx, x, dy, dim, log)
             views = [_layout.canonical_pair(t, dim)[0] for t in (y, dy, dx)]
-            assert plans[-1] == tb._plan_for(tuple(views), tier, True, log)[0]
+            assert launches[-1][0] == tb._plan_for(tuple(views), tier, True, log)[0]
 
 
 def test_triton_second_call_takes_the_prepared_path(monkeypatch):
@@ -169,14 +169,7 @@ def test_triton_second_call_takes_the_prepared_path(monkeypatch):
     first = _input(shape, torch.bfloat16).requires_grad_()
     fastsoftmax.softmax(first, 1, backend="triton").backward(torch.ones(shape, dtype=torch.bfloat16, device=DEVICE))
     full_path = []
-    for method in ("forward", "backward"):
-        original = getattr(TritonBackend, method)
-
-        def spy(self, *args, original=original):
-            full_path.append(args)
-            return original(self, *args)
-
-        monkeypatch.setattr(TritonBackend, method, spy)
+    _record_calls(monkeypatch, TritonBackend, ("forward", "backward"), full_path)
     x = _input(shape, torch.bfloat16).requires_grad_()
     y = fastsoftmax.softmax(x, 1, backend="triton")
     check_forward(y, x.detach(), 1)

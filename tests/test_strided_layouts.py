@@ -335,62 +335,60 @@ def test_tensors_whose_rows_lie_at_several_phases_take_the_strided_tier():
     assert strided.choose_tier(32, 4096, 1023, torch.float32, False, limits, True, False) == "strided_staged"
 
 
-def test_staggered_rows_go_to_triton_where_its_tiles_hold_the_axis(monkeypatch):
+@pytest.fixture
+def table_says_cuda(monkeypatch):
+    """Both kernel backends available and the measured table naming the CUDA backend everywhere:
+    what is left is the dispatch's own rules."""
     dispatch.clear_caches()
     monkeypatch.setattr(dispatch, "unavailable_reason", lambda name, device_type, index: None)
     monkeypatch.setattr(dispatch, "_table_choice", lambda *args: "cuda")
-    try:
-        for n, inner, backward, dtype, name in (
-            (21, 263169, False, torch.bfloat16, "triton"),
-            (2048, 263169, False, torch.float16, "triton"),
-            (2049, 263169, False, torch.bfloat16, "cuda"),
-            (1025, 263169, True, torch.bfloat16, "cuda"),
-            # float32: Triton's tiles of scalar loads over inner sizes of 128 or more where they hold
-            # the axis and the GPU time outlasts a Triton launch's host time, else the 4-byte copies
-            (21, 263169, False, torch.float32, "triton"),
-            (64, 4097, False, torch.float32, "triton"),
-            (21, 263169, True, torch.float32, "triton"),
-            (64, 4097, True, torch.float32, "triton"),
-            (150, 16129, False, torch.float32, "triton"),
-            (150, 16129, True, torch.float32, "triton"),
-            (2048, 4097, False, torch.float32, "triton"),
-            (2049, 4097, False, torch.float32, "cuda"),
-            (1025, 4097, True, torch.float32, "cuda"),
-            (150, 200, False, torch.float32, "cuda"),  # 15 MB moved: launch-bound
-            (16, 4097, False, torch.float32, "cuda"),
-            (21, 127, False, torch.float32, "cuda"),
-        ):
-            args = ("auto", "cuda", 0, dtype, 64, n, inner, backward)
-            assert dispatch._choose_backend(*args, True, False, False) == name, (n, backward, dtype)
-            if dtype != torch.float32:  # (float32 in one phase: the next test)
-                assert dispatch._choose_backend(*args, True, False, True) == "cuda"  # rows in one phase
-    finally:
-        monkeypatch.undo()
-        dispatch.clear_caches()
-
-
-def test_float32_on_boundaries_goes_to_triton_wide_tiles_over_axes_of_33_to_1024(monkeypatch):
+    yield
+    monkeypatch.undo()
     dispatch.clear_caches()
-    monkeypatch.setattr(dispatch, "unavailable_reason", lambda name, device_type, index: None)
-    monkeypatch.setattr(dispatch, "_table_choice", lambda *args: "cuda")
-    try:
-        for outer, n, inner, dtype, name in (
-            (128, 1024, 1024, torch.float32, "triton"),
-            (8, 150, 16384, torch.float32, "triton"),
-            (4096, 33, 512, torch.float32, "triton"),
-            (16, 32, 262144, torch.float32, "cuda"),  # shorter axes: the CUDA tiles
-            (64, 1025, 1024, torch.float32, "cuda"),
-            (4096, 64, 127, torch.float32, "cuda"),  # narrower inner sizes
-            (2, 150, 1024, torch.float32, "cuda"),  # 2.5 MB moved: launch-bound
-            (128, 1024, 1024, torch.bfloat16, "cuda"),  # 16-bit types keep the table's choice
-        ):
-            for backward in (False, True):
-                args = ("auto", "cuda", 0, dtype, outer, n, inner, backward)
-                assert dispatch._choose_backend(*args, True, False, True) == name, (outer, n, inner, dtype)
-                assert dispatch._choose_backend(*args, False, False, True) == "cuda"  # off a boundary
-    finally:
-        monkeypatch.undo()
-        dispatch.clear_caches()
+
+
+def test_staggered_rows_go_to_triton_where_its_tiles_hold_the_axis(table_says_cuda):
+    for n, inner, backward, dtype, name in (
+        (21, 263169, False, torch.bfloat16, "triton"),
+        (2048, 263169, False, torch.float16, "triton"),
+        (2049, 263169, False, torch.bfloat16, "cuda"),
+        (1025, 263169, True, torch.bfloat16, "cuda"),
+        # float32: Triton's tiles of scalar loads over inner sizes of 128 or more where they hold
+        # the axis and the GPU time outlasts a Triton launch's host time, else the 4-byte copies
+        (21, 263169, False, torch.float32, "triton"),
+        (64, 4097, False, torch.float32, "triton"),
+        (21, 263169, True, torch.float32, "triton"),
+        (64, 4097, True, torch.float32, "triton"),
+        (150, 16129, False, torch.float32, "triton"),
+        (150, 16129, True, torch.float32, "triton"),
+        (2048, 4097, False, torch.float32, "triton"),
+        (2049, 4097, False, torch.float32, "cuda"),
+        (1025, 4097, True, torch.float32, "cuda"),
+        (150, 200, False, torch.float32, "cuda"),  # 15 MB moved: launch-bound
+        (16, 4097, False, torch.float32, "cuda"),
+        (21, 127, False, torch.float32, "cuda"),
+    ):
+        args = ("auto", "cuda", 0, dtype, 64, n, inner, backward)
+        assert dispatch._choose_backend(*args, True, False, False) == name, (n, backward, dtype)
+        if dtype != torch.float32:  # (float32 in one phase: the next test)
+            assert dispatch._choose_backend(*args, True, False, True) == "cuda"  # rows in one phase
+
+
+def test_float32_on_boundaries_goes_to_triton_wide_tiles_over_axes_of_33_to_1024(table_says_cuda):
+    for outer, n, inner, dtype, name in (
+        (128, 1024, 1024, torch.float32, "triton"),
+        (8, 150, 16384, torch.float32, "triton"),
+        (4096, 33, 512, torch.float32, "triton"),
+        (16, 32, 262144, torch.float32, "cuda"),  # shorter axes: the CUDA tiles
+        (64, 1025, 1024, torch.float32, "cuda"),
+        (4096, 64, 127, torch.float32, "cuda"),  # narrower inner sizes
+        (2, 150, 1024, torch.float32, "cuda"),  # 2.5 MB moved: launch-bound
+        (128, 1024, 1024, torch.bfloat16, "cuda"),  # 16-bit types keep the table's choice
+    ):
+        for backward in (False, True):
+            args = ("auto", "cuda", 0, dtype, outer, n, inner, backward)
+            assert dispatch._choose_backend(*args, True, False, True) == name, (outer, n, inner, dtype)
+            assert dispatch._choose_backend(*args, False, False, True) == "cuda"  # off a boundary
 
 
 def test_triton_tiles_of_scalar_loads():

@@ -141,6 +141,11 @@ def versions() -> dict:
     return {"nvrtc": f"{major}.{minor}", "cuda_core": core_version}
 
 
+def versions_line() -> str:
+    """``versions()`` as one line ("nvrtc 13.0 cuda_core 1.2.0"), for the files that record it."""
+    return " ".join(f"{key} {value}" for key, value in versions().items())
+
+
 @functools.lru_cache(maxsize=None)
 def _headers_digest() -> str:
     h = hashlib.sha256()
