@@ -22,9 +22,11 @@
 # pip's NVRTC on the development machine) against this machine's own compilation, alternated in one process
 # (benchmarks/grid_row_probe.py --baseline-cubins), on the staged, column and cluster tiers (NVRTC_STRIDED_SHAPES,
 # NVRTC_ROW_SHAPES override the shapes).
-# tritonprobe runs benchmarks/triton_tile_probe.py over both kernel layouts (the backend's tiles, and tiles with
-# the reduced axis last) against both backends and torch.compile, alternated; TRITON_PROBE_ARGS adds or
-# overrides arguments, e.g. --cases.
+# tritonprobe runs benchmarks/triton_tile_probe.py: both backends as planned and torch.compile, alternated in one
+# process, on the shapes behind dispatch.py's float32 rules for Triton's tiles (rows at several 16-byte phases,
+# and on 16-byte boundaries over wide inner sizes); TRITON_PROBE_CASES replaces the shapes, TRITON_PROBE_ARGS adds
+# or overrides arguments (e.g. "--blocks 16,32,64,128 --warps 4,8,16" for a sweep of tile shapes, "--layouts
+# tile,nlast").
 # TEST_TIMEOUT (seconds, default 420) bounds the test step, so that a hang still returns results;
 # TEST_PATHS (default: tests) narrows it, e.g. to the tests that touch the GPU, and TEST_WORKERS (default: one a CPU) sets
 # the test processes (fewer where large cases of many workers would not fit the GPU's memory together). BENCH_ARGS adds
@@ -152,9 +154,9 @@ if [[ $steps == *,nvrtc,* ]]; then
 fi
 if [[ $steps == *,tritonprobe,* ]]; then
     # shellcheck disable=SC2086
-    python3 benchmarks/triton_tile_probe.py --layouts tile,nlast --blocks 16,32,64,128,256 --warps 4,8 \
-        --cases "16,21,513,513:1;8,150,127,127:1" --dtypes bfloat16,float16,float32 ${TRITON_PROBE_ARGS:-} 2>&1 \
-        | grep -v -i warn > "$OUT/triton_tile_probe.txt" || status=1
+    python3 benchmarks/triton_tile_probe.py --layouts tile --blocks 32 --warps 8 --rounds 3 \
+        --cases "${TRITON_PROBE_CASES:-16,21,513,513:1;8,150,127,127:1;64,512,1023:1;16,1000,63,63:1;8,2000,33,33:1;8,150,128,128:1;16,21,512,512:1;128,1024,1024:1;32,512,1024:1;64,256,2048:1}" \
+        --dtypes bfloat16,float32 ${TRITON_PROBE_ARGS:-} 2>&1 | grep -v -i warn > "$OUT/triton_tile_probe.txt" || status=1
     tail -n 30 "$OUT/triton_tile_probe.txt"
 fi
 if [[ $steps == *,quick,* ]]; then

@@ -21,7 +21,9 @@ torch.compile's persistent reduction for bf16 (16, 21, 513, 513) over dim 1 back
 ``x % 263169`` hides the contiguity the same way: 0.81 of copy on an H200 where the tile kernel of
 the same size ran 0.77 at 4 warps and 0.51-0.66 at 8 (benchmarks/results/2026-11-28_h200_s29); the
 nlast kernels get it without a division an element (Triton 3.9 on sm_90: the same blocked layout,
-624 SASS instructions a thread at 8 warps against Inductor's 536).
+624 SASS instructions a thread at 8 warps against Inductor's 536). Measured on the H200 it did not close
+that gap: 0.782 at best against the backend's 0.775 and torch.compile's 0.817
+(benchmarks/results/2026-11-28_h200_s30/tile_probe_first.txt).
 """
 
 from __future__ import annotations
