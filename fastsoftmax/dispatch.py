@@ -290,7 +290,7 @@ def _float32_staggered_to_triton(n: int, inner: int, numel: int, backward: bool)
     holds = triton_backend.scalar_tiles_hold(n, inner) or (
         n <= STAGGERED_TRITON_MAX_N[backward] and triton_backend.scalar_long_tiles_hold(n, inner, 4, backward)
     )
-    return holds and not _launch_bound(numel * 4 * (3 if backward else 2))
+    return holds and not _moves_too_little(numel, 4, backward)
 
 
 #: float32 strided problems on 16-byte boundaries whose reduced axis is this long (at least, at
@@ -312,7 +312,7 @@ def _float32_wide_to_triton(n: int, inner: int, numel: int, backward: bool) -> b
     2048) 0.740 against 0.666) and keeps the table's choice."""
     triton_backend = importlib.import_module(KERNEL_BACKENDS["triton"])
     holds = WIDE_TRITON_N[0] <= n <= WIDE_TRITON_N[1] and triton_backend.wide_tiles_hold(n, inner, scalar=False)
-    return holds and not _launch_bound(numel * 4 * (3 if backward else 2))
+    return holds and not _moves_too_little(numel, 4, backward)
 
 
 @functools.lru_cache(maxsize=1)
@@ -362,10 +362,11 @@ def _table_choice(backward: bool, strided: bool, dtype: torch.dtype, n: int, num
             distance += ROW_ALIGNMENT_DISTANCE
         if distance < best_distance:
             best, best_point, best_distance = min(timings, key=lambda name: _pace(name, timings)), point, distance
-    moved = itemsize * (3 if backward else 2)
-    if best is not None and _launch_bound(numel * moved):
+    if best is not None and _moves_too_little(numel, itemsize, backward):
         cuda_us = best_point["us"].get("cuda")
-        slow_kernel = _launch_bound(best_point["numel"] * moved) and (cuda_us or 0) > 2 * LAUNCH_HOST_US["triton"]
+        slow_kernel = (
+            _moves_too_little(best_point["numel"], itemsize, backward) and (cuda_us or 0) > 2 * LAUNCH_HOST_US["triton"]
+        )
         if cuda_us and not slow_kernel:
             return "cuda"
     return best
@@ -423,6 +424,12 @@ LAUNCH_HOST_US = {"triton": 40.0, "cuda": 13.0}
 #: Bytes a microsecond at which _launch_bound reckons a problem's GPU time: half an H100's copy
 #: bandwidth (2966 GB/s), a pace every tier of the CUDA backend keeps on problems this small
 LAUNCH_BOUND_BYTES_PER_US = 1.5e6
+
+
+def _moves_too_little(numel: int, itemsize: int, backward: bool) -> bool:
+    """_launch_bound for a problem of ``numel`` elements (one read and one write an element
+    forward, two reads and one write backward)."""
+    return _launch_bound(numel * itemsize * (3 if backward else 2))
 
 
 def _launch_bound(bytes_moved: int) -> bool:

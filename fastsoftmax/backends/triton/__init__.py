@@ -289,13 +289,13 @@ class TritonBackend:
 
     def forward(self, x: torch.Tensor, y: torch.Tensor, log: bool, tier: str | None = None) -> None:
         p, device_index = _plan_for((x, y), tier, False, log)
-        strides = (x.stride(0), x.stride(1), x.stride(2), y.stride(0), y.stride(1))
-        _launch_forward(p, x, y, tuple(x.shape), strides, device_index)
+        shape, strides = tuple(x.shape), (x.stride(0), x.stride(1), x.stride(2), y.stride(0), y.stride(1))
+        _launch_forward(p, _offsets_64(p, shape, strides, False), x, y, shape, strides, device_index)
 
     def backward(self, y: torch.Tensor, dy: torch.Tensor, dx: torch.Tensor, log: bool, tier: str | None = None) -> None:
         p, device_index = _plan_for((y, dy, dx), tier, True, log)
-        strides = (*y.stride(), *dy.stride(), dx.stride(0), dx.stride(1))
-        _launch_backward(p, y, dy, dx, tuple(y.shape), strides, device_index)
+        shape, strides = tuple(y.shape), (*y.stride(), *dy.stride(), dx.stride(0), dx.stride(1))
+        _launch_backward(p, _offsets_64(p, shape, strides, True), y, dy, dx, shape, strides, device_index)
 
     def prepare(self, tier: str, shape, strides, dtype: torch.dtype, device_index: int, backward: bool):
         """``run(x, y, log)`` (forward) or ``run(y, dy, dx, log)`` (backward) for full tensors whose
@@ -303,13 +303,12 @@ class TritonBackend:
         the order of the arguments): the host path of a repeated call (see functional.py). The
         kernels take a pointer and strides, and a canonical view starts at its tensor's first
         element, so the tensors go to them as they are, with no view built per call; the plan of
-        each (log, loads of 16 bytes or not) is made once. What a call still checks is its pointers'
-        16-byte alignment (the plan's ``scalar``), as _plan_for does."""
+        each (log, loads of 16 bytes or not) and its offset width are worked out once. What a call
+        still checks is its pointers' 16-byte alignment (the plan's ``scalar``), as _plan_for does."""
         outer, n, inner = shape
         itemsize = _ITEMSIZE[dtype]
         sm_count = _sm_count(device_index)
-        # rows at several 16-byte phases, whatever the pointers (_scalar's stride test)
-        staggered = inner > 1 and not all(_layout.rows_on_boundaries(s[0], s[1], itemsize, outer, n) for s in strides)
+        staggered = inner > 1 and _rows_staggered(strides, itemsize, outer, n)
         pointers_matter = inner > 1 and not staggered
         if backward:
             flat = (*strides[0], *strides[1], strides[2][0], strides[2][1])
@@ -317,7 +316,7 @@ class TritonBackend:
         else:
             flat = (*strides[0], strides[1][0], strides[1][1])
             launch_kind = _launch_forward
-        ready: dict = {}  # (log, scalar) -> the plan
+        ready: dict = {}  # (log, scalar) -> (the plan, its offset width)
 
         def run(*tensors_and_log):
             *tensors, log = tensors_and_log
@@ -326,102 +325,65 @@ class TritonBackend:
                 for t in tensors:
                     if t.data_ptr() % 16:
                         scalar = True
-            p = ready.get((log, scalar))
-            if p is None:
-                p = ready[(log, scalar)] = plan(tier, outer, n, inner, itemsize, backward, sm_count, log, scalar)
-            launch_kind(p, *tensors, shape, flat, device_index)
+            planned = ready.get((log, scalar))
+            if planned is None:
+                p = plan(tier, outer, n, inner, itemsize, backward, sm_count, log, scalar)
+                planned = ready[(log, scalar)] = (p, _offsets_64(p, shape, flat, backward))
+            launch_kind(*planned, *tensors, shape, flat, device_index)
 
         return run
 
 
-def _launch_forward(p: dict, x, y, shape: tuple, strides: tuple, device_index: int) -> None:
-    """The launches of forward plan ``p`` on (outer, n, inner) problem ``x`` -> ``y`` of these
-    element strides (x's three, y's outer and reduced ones)."""
+def _offsets_64(p: dict, shape: tuple, strides: tuple, backward: bool) -> bool:
+    """Whether plan ``p``'s tile kernel takes 64-bit element offsets (its ``WIDE``): where the plan
+    asks for them, or some element lies 2^31 or more elements past its pointer (_wide_offsets).
+    ``strides`` as the launches take them (the outputs' inner stride, 1, left out)."""
+    if p["kind"] != "tile":
+        return True  # the looping tiers compute in 64 bits
+    views = (strides[:3], strides[3:6], (*strides[6:], 1)) if backward else (strides[:3], (*strides[3:], 1))
+    return p["offsets_64"] or _wide_offsets(*shape, *views)
+
+
+def _launcher(p: dict, device_index: int):
+    """``go(kernel, args, config)``: one launch of plan ``p``'s programs on the device."""
+
+    def go(kernel, args: tuple, config: tuple) -> None:
+        launch(kernel, p["programs"], args, config, device_index, INTERPRETED)
+
+    return go
+
+
+def _launch_forward(p: dict, wide: bool, x, y, shape: tuple, strides: tuple, device_index: int) -> None:
+    """The launches of forward plan ``p`` (offsets in 64 bits if ``wide``) on (outer, n, inner)
+    problem ``x`` -> ``y`` of these element strides (x's three, y's outer and reduced ones)."""
     outer, n, inner = shape
-    programs, configs = p["programs"], p["configs"]
+    configs, go = p["configs"], _launcher(p, device_index)
     if p["kind"] == "tile":
-        wide = p["offsets_64"] or _wide_offsets(outer, n, inner, strides[:3], (*strides[3:], 1))
-        launch(
-            kernels.softmax_fwd_tile,
-            programs,
-            (x, y, outer, n, inner) + strides,
-            configs[0] + (("WIDE", wide),),
-            device_index,
-            INTERPRETED,
-        )
+        go(kernels.softmax_fwd_tile, (x, y, *shape) + strides, configs[0] + (("WIDE", wide),))
     elif p["kind"] == "online":
-        launch(
-            kernels.softmax_fwd_online,
-            programs,
-            (x, y, outer, n, inner) + strides + (p["column_programs"],),
-            configs[0],
-            device_index,
-            INTERPRETED,
-        )
+        go(kernels.softmax_fwd_online, (x, y, *shape) + strides + (p["column_programs"],), configs[0])
     else:
         splits, chunk = p["SPLITS"], p["CHUNK"]
         stats = torch.empty((2, outer, splits, inner), dtype=torch.float32, device=x.device)
-        launch(
-            kernels.softmax_fwd_partials,
-            programs,
-            (x, stats[0], stats[1], outer, n, inner) + strides[:3] + (splits, chunk),
-            configs[0],
-            device_index,
-            INTERPRETED,
-        )
-        launch(
-            kernels.softmax_fwd_split,
-            programs,
-            (x, y, stats[0], stats[1], outer, n, inner) + strides + (splits, chunk),
-            configs[1],
-            device_index,
-            INTERPRETED,
-        )
+        go(kernels.softmax_fwd_partials, (x, stats[0], stats[1], *shape) + strides[:3] + (splits, chunk), configs[0])
+        go(kernels.softmax_fwd_split, (x, y, stats[0], stats[1], *shape) + strides + (splits, chunk), configs[1])
 
 
-def _launch_backward(p: dict, y, dy, dx, shape: tuple, strides: tuple, device_index: int) -> None:
-    """The launches of backward plan ``p`` on (outer, n, inner) problem ``y``, ``dy`` -> ``dx`` of
-    these element strides (y's and dy's three, dx's outer and reduced ones)."""
+def _launch_backward(p: dict, wide: bool, y, dy, dx, shape: tuple, strides: tuple, device_index: int) -> None:
+    """The launches of backward plan ``p`` (offsets in 64 bits if ``wide``) on (outer, n, inner)
+    problem ``y``, ``dy`` -> ``dx`` of these element strides (y's and dy's three, dx's outer and
+    reduced ones)."""
     outer, n, inner = shape
-    programs, configs = p["programs"], p["configs"]
+    configs, go = p["configs"], _launcher(p, device_index)
     if p["kind"] == "tile":
-        wide = p["offsets_64"] or _wide_offsets(outer, n, inner, strides[:3], strides[3:6], (*strides[6:], 1))
-        launch(
-            kernels.softmax_bwd_tile,
-            programs,
-            (y, dy, dx, outer, n, inner) + strides,
-            configs[0] + (("WIDE", wide),),
-            device_index,
-            INTERPRETED,
-        )
+        go(kernels.softmax_bwd_tile, (y, dy, dx, *shape) + strides, configs[0] + (("WIDE", wide),))
     elif p["kind"] == "online":
-        launch(
-            kernels.softmax_bwd_online,
-            programs,
-            (y, dy, dx, outer, n, inner) + strides + (p["column_programs"],),
-            configs[0],
-            device_index,
-            INTERPRETED,
-        )
+        go(kernels.softmax_bwd_online, (y, dy, dx, *shape) + strides + (p["column_programs"],), configs[0])
     else:
         splits, chunk = p["SPLITS"], p["CHUNK"]
         sums = torch.empty((outer, splits, inner), dtype=torch.float32, device=y.device)
-        launch(
-            kernels.softmax_bwd_partials,
-            programs,
-            (y, dy, sums, outer, n, inner) + strides[:6] + (splits, chunk),
-            configs[0],
-            device_index,
-            INTERPRETED,
-        )
-        launch(
-            kernels.softmax_bwd_split,
-            programs,
-            (y, dy, dx, sums, outer, n, inner) + strides + (splits, chunk),
-            configs[1],
-            device_index,
-            INTERPRETED,
-        )
+        go(kernels.softmax_bwd_partials, (y, dy, sums, *shape) + strides[:6] + (splits, chunk), configs[0])
+        go(kernels.softmax_bwd_split, (y, dy, dx, sums, *shape) + strides + (splits, chunk), configs[1])
 
 
 _ITEMSIZE = {torch.float32: 4, torch.float16: 2, torch.bfloat16: 2}
@@ -463,9 +425,13 @@ def _scalar(tensors) -> bool:
     stride, of no whole number of 16-byte pieces."""
     outer, n, _ = tensors[0].shape
     size = tensors[0].element_size()
-    return any(
-        t.data_ptr() % 16 or not _layout.rows_on_boundaries(t.stride(0), t.stride(1), size, outer, n) for t in tensors
-    )
+    return any(t.data_ptr() % 16 for t in tensors) or _rows_staggered([t.stride() for t in tensors], size, outer, n)
+
+
+def _rows_staggered(strides, itemsize: int, outer: int, n: int) -> bool:
+    """Whether some tensor's (outer, n) rows, of these strides (one tuple a tensor), lie at several
+    16-byte phases: an outer or reduced stride of no whole number of 16-byte pieces."""
+    return not all(_layout.rows_on_boundaries(s[0], s[1], itemsize, outer, n) for s in strides)
 
 
 @functools.lru_cache(maxsize=4096)
