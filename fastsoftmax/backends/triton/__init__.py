@@ -9,6 +9,8 @@ turned so that its wide side runs along the contiguous axis):
 ``row``     the reduced axis in registers, one row per program, up to ``MAX_TILE`` elements;
 ``online``  longer rows: two walks over the row per program (online normaliser, then write);
 ``split``   too few rows to fill the GPU with long ones: each row is cut over many programs.
+``relay``   the split tier's two kernels in one launch, each piece re-read soon after its first
+            read (from L2), ordered by tickets rather than by a second launch.
 
 The block shape is a pure function of the problem, cached, so a call costs one dict lookup.
 """
@@ -110,6 +112,15 @@ WIDE_TILE_MIN_COLUMNS_BACKWARD = 32
 WIDE_TILE_PER_THREAD = 32
 #: The split tier merges at most this many partial results per row (one register tile).
 MAX_SPLITS = 1024
+#: The relay tier (see kernels.py): elements a program's tile covers a step, elements a work item
+#: (a piece of a reduction unit), warps a program, bytes of columns a unit covers in the strided
+#: layout, and work items taken between a piece's two reads (per SM): the data they stream must
+#: fit in L2 beside the pieces waiting for their second read.
+RELAY_TILE_ELEMS = 4096
+RELAY_CHUNK_ELEMS = 16384
+RELAY_WARPS = 8
+RELAY_INNER_BYTES = 64
+RELAY_LAG_ITEMS_PER_SM = 4
 #: The largest element offset the tile kernels compute in 32 bits (see _wide_offsets)
 INT32_MAX = (1 << 31) - 1
 
@@ -208,6 +219,8 @@ def plan(
             configs=((("LOG", log),) + blocks,),
             offsets_64=offsets_64,
         )
+    if tier == "relay":
+        return relay_plan(outer, n, inner, itemsize, backward, sm_count, log)
     if tier not in ("online", "split"):
         raise ValueError(f"unknown triton tier {tier!r}; expected one of {TritonBackend.tiers}")
     block_i = min(_pow2(inner), max(1, LOOP_INNER_BYTES // itemsize)) if strided else 1
@@ -237,9 +250,43 @@ def plan(
     return dict(kind="split", programs=column_programs * splits, SPLITS=splits, CHUNK=chunk, configs=(partials, finish))
 
 
+def relay_plan(
+    outer: int,
+    n: int,
+    inner: int,
+    itemsize: int,
+    backward: bool,
+    sm_count: int,
+    log: bool = False,
+    tile_elems: int = RELAY_TILE_ELEMS,
+    chunk_elems: int = RELAY_CHUNK_ELEMS,
+    warps: int = RELAY_WARPS,
+    inner_bytes: int = RELAY_INNER_BYTES,
+    lag_items_per_sm: int = RELAY_LAG_ITEMS_PER_SM,
+) -> dict:
+    """The relay tier's launch (see kernels.py): its reduction units (rows, or blocks of BLOCK_I
+    columns), each cut into SPLITS pieces of CHUNK along the reduced axis, a gather and a finish item
+    each, the finish items LAG units behind. The keyword arguments are the tier's tunables."""
+    block_i = min(_pow2(inner), max(1, inner_bytes // itemsize)) if inner > 1 else 1
+    block_n = max(1, min(_pow2(n), tile_elems // block_i))
+    chunk = max(1, chunk_elems // (block_n * block_i)) * block_n
+    chunk = max(chunk, triton.cdiv(triton.cdiv(n, MAX_SPLITS), block_n) * block_n)
+    splits = triton.cdiv(n, chunk)
+    units = outer * triton.cdiv(inner, block_i)
+    lag = min(units, max(1, triton.cdiv(lag_items_per_sm * sm_count, 2 * splits)))
+    config = (
+        ("LOG", log),
+        ("BLOCK_N", block_n),
+        ("BLOCK_I", block_i),
+        ("BLOCK_S", _pow2(splits)),
+        ("num_warps", max(1, min(warps, block_n * block_i // 32))),
+    )
+    return dict(kind="relay", programs=2 * units * splits, UNITS=units, SPLITS=splits, CHUNK=chunk, LAG=lag, configs=(config,))
+
+
 class TritonBackend:
     name = "triton"
-    tiers = ("tile", "row", "online", "split")
+    tiers = ("tile", "row", "online", "split", "relay")
 
     def unavailable_reason(self, device: torch.device) -> str | None:
         if _IMPORT_ERROR is not None:
@@ -362,6 +409,11 @@ def _launch_forward(p: dict, wide: bool, x, y, shape: tuple, strides: tuple, dev
         go(kernels.softmax_fwd_tile, (x, y, *shape) + strides, configs[0] + (("WIDE", wide),))
     elif p["kind"] == "online":
         go(kernels.softmax_fwd_online, (x, y, *shape) + strides + (p["column_programs"],), configs[0])
+    elif p["kind"] == "relay":
+        stats = torch.empty((2, outer, p["SPLITS"], inner), dtype=torch.float32, device=x.device)
+        flags = torch.zeros(1 + p["UNITS"], dtype=torch.int32, device=x.device)
+        relay = (p["UNITS"], p["SPLITS"], p["CHUNK"], p["LAG"])
+        go(kernels.softmax_fwd_relay, (x, y, stats[0], stats[1], flags, *shape) + strides + relay, configs[0])
     else:
         splits, chunk = p["SPLITS"], p["CHUNK"]
         stats = torch.empty((2, outer, splits, inner), dtype=torch.float32, device=x.device)
@@ -379,6 +431,11 @@ def _launch_backward(p: dict, wide: bool, y, dy, dx, shape: tuple, strides: tupl
         go(kernels.softmax_bwd_tile, (y, dy, dx, *shape) + strides, configs[0] + (("WIDE", wide),))
     elif p["kind"] == "online":
         go(kernels.softmax_bwd_online, (y, dy, dx, *shape) + strides + (p["column_programs"],), configs[0])
+    elif p["kind"] == "relay":
+        sums = torch.empty((outer, p["SPLITS"], inner), dtype=torch.float32, device=y.device)
+        flags = torch.zeros(1 + p["UNITS"], dtype=torch.int32, device=y.device)
+        relay = (p["UNITS"], p["SPLITS"], p["CHUNK"], p["LAG"])
+        go(kernels.softmax_bwd_relay, (y, dy, dx, sums, flags, *shape) + strides + relay, configs[0])
     else:
         splits, chunk = p["SPLITS"], p["CHUNK"]
         sums = torch.empty((outer, splits, inner), dtype=torch.float32, device=y.device)

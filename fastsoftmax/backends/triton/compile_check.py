@@ -7,7 +7,7 @@ launch. This module hands each kernel to Triton's compiler (``triton.compile`` o
 front end, the optimiser and ptxas; no driver) with the constexprs and compile options of ``plan``'s
 configurations, for each dtype and direction.
 
-    python -m fastsoftmax.backends.triton.compile_check [--arch 90] [--kinds tile,online,split]
+    python -m fastsoftmax.backends.triton.compile_check [--arch 90] [--kinds tile,online,split,relay]
 
 It must run in a process where the kernels are compiled, not interpreted (``TRITON_INTERPRET`` unset
 or 0 before fastsoftmax is imported); it prints one line per configuration that fails and exits 1.
@@ -32,11 +32,14 @@ PROBLEMS = {
     ],
     "online": [("online", 300, 32769, 1, False), ("online", 64, 40000, 520, False)],
     "split": [("split", 1, 128256, 1, False), ("split", 1, 1 << 20, 16, False)],
+    "relay": [("relay", 16, 1 << 20, 1, False), ("relay", 64, 65536, 16, False), ("relay", 16, 1 << 20, 2, False)],
 }
 #: float16 takes the same code as bfloat16 but for its conversions
 DTYPES = {"float32": "fp32", "bfloat16": "bf16"}
 #: pointer parameters that are float32 scratch whatever the tensors' dtype
 SCRATCH_POINTERS = ("max_ptr", "sum_ptr")
+#: pointer parameters that are int32 counters
+COUNTER_POINTERS = ("flags_ptr",)
 
 
 #: the kernels each configuration kind launches, in plan["configs"] order, by direction
@@ -47,6 +50,8 @@ KERNELS = {
     ("online", True): ("softmax_bwd_online",),
     ("split", False): ("softmax_fwd_partials", "softmax_fwd_split"),
     ("split", True): ("softmax_bwd_partials", "softmax_bwd_split"),
+    ("relay", False): ("softmax_fwd_relay",),
+    ("relay", True): ("softmax_bwd_relay",),
 }
 
 
@@ -66,7 +71,10 @@ def _compile(fn, dtype: str, constexprs: dict, options: dict, arch: int) -> None
         if name in constexprs:
             signature[name] = "constexpr"
         elif name.endswith("_ptr"):
-            signature[name] = "*fp32" if name in SCRATCH_POINTERS else f"*{dtype}"
+            if name in COUNTER_POINTERS:
+                signature[name] = "*i32"
+            else:
+                signature[name] = "*fp32" if name in SCRATCH_POINTERS else f"*{dtype}"
         else:
             signature[name] = "i32"
     keyed = {(fn.arg_names.index(name),): value for name, value in constexprs.items()}
@@ -101,7 +109,7 @@ def configurations(kinds):
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--arch", type=int, default=90)
-    parser.add_argument("--kinds", default="tile,online,split")
+    parser.add_argument("--kinds", default="tile,online,split,relay")
     args = parser.parse_args(argv)
     if os.environ.get("TRITON_INTERPRET", "0") == "1":
         print("compile_check: TRITON_INTERPRET=1 makes the kernels interpreted; unset it", file=sys.stderr)

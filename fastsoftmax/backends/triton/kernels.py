@@ -615,3 +615,204 @@ def softmax_bwd_split(
         BLOCK_N,
         BLOCK_I,
     )
+
+
+# --------------------------------------------------------------------------------------------
+# Relay: the split tier's two kernels in one launch, so that the second read hits L2.
+#
+# Each reduction unit (a row, or a block of BLOCK_I columns of one outer index) is cut into SPLITS
+# pieces, and every piece is two work items: "gather" (the piece's partial statistics) and
+# "finish" (merge the unit's partials, then re-read the piece and write it). Programs take items
+# in the order of a ticket drawn from a counter as they start, and the items are ordered so that a
+# unit's finish items come LAG units after its gather items: the piece is re-read after only the
+# items in between have streamed through L2, rather than after the whole tensor (split). A finish
+# item waits until its unit's SPLITS gather items have published their partials. Every gather item
+# holds a smaller ticket than the finish items that wait on it, so it was taken by a program that
+# is already running, and gather items wait on nothing: the launch completes whatever the number
+# of programs resident at once, without a grid barrier.
+#
+# ``flags``: int32, zeroed before the launch: [0] the ticket counter, [1 + u] unit u's published
+# gather items.
+# --------------------------------------------------------------------------------------------
+
+
+@triton.jit
+def _relay_item(flags_ptr, UNITS, SPLITS, LAG):
+    """(this program's unit, split, whether it is a finish item). Slots of SPLITS tickets run:
+    gather of units 0..LAG-1, then gather of unit LAG + j and finish of unit j in turn, then the
+    last LAG units' finish."""
+    ticket = tl.atomic_add(flags_ptr, 1)
+    slot = ticket // SPLITS
+    split = ticket % SPLITS
+    middle = slot - LAG
+    lead = slot < LAG
+    tail = slot >= 2 * UNITS - LAG
+    finish = tail | ((slot >= LAG) & (middle % 2 == 1))
+    unit = tl.where(lead, slot, tl.where(tail, slot - UNITS, tl.where(finish, middle // 2, LAG + middle // 2)))
+    return unit, split, finish
+
+
+@triton.jit
+def _relay_publish(flags_ptr, unit):
+    """Count this gather item as published, once every thread's partials are stored."""
+    tl.debug_barrier()
+    tl.atomic_add(flags_ptr + 1 + unit, 1, sem="release")
+
+
+@triton.jit
+def _relay_wait(flags_ptr, unit, SPLITS):
+    """Wait until unit ``unit``'s SPLITS gather items have published their partials."""
+    published = tl.atomic_add(flags_ptr + 1 + unit, 0, sem="acquire")
+    while published < SPLITS:
+        published = tl.atomic_add(flags_ptr + 1 + unit, 0, sem="acquire")
+
+
+@triton.jit
+def _lane_stats(
+    x_ptr,
+    xs_o,
+    xs_n,
+    xs_i,
+    pid,
+    OUTER,
+    INNER,
+    n_begin,
+    n_end,
+    BLOCK_N: tl.constexpr,
+    BLOCK_I: tl.constexpr,
+):
+    """(max, sum of exp(x - max)) over reduced indices [n_begin, n_end), per column, kept per lane
+    of the tile while walking and merged over the tile once at the end (no reduction across warps
+    per step). A lane's update takes one exponential: with d = x - m, exp(-|d|) is both the
+    rescale of the old sum when x is the new maximum and the new term otherwise."""
+    m = tl.full((1, BLOCK_N, BLOCK_I), NEG_INF, tl.float32)
+    s = tl.zeros((1, BLOCK_N, BLOCK_I), tl.float32)
+    for n_start in range(n_begin, n_end, BLOCK_N):
+        o, n, i, mask = _tile_offsets(pid, OUTER, n_end, INNER, n_start, 1, BLOCK_N, BLOCK_I, True)
+        x = tl.load(x_ptr + o * xs_o + n * xs_n + i * xs_i, mask=mask, other=NEG_INF).to(tl.float32)
+        d = x - m
+        e = tl.where(x == NEG_INF, 0.0, tl.exp(-tl.abs(d)))  # -inf - -inf is NaN, not a term
+        s = tl.where(d > 0, s * e + 1.0, s + e)
+        m = tl.maximum(m, x)
+    total_max = tl.max(m, axis=1, keep_dims=True)
+    total = tl.sum(s * tl.exp(m - _safe_max(total_max)), axis=1, keep_dims=True)
+    return total_max, total
+
+
+@triton.jit
+def softmax_fwd_relay(
+    x_ptr,
+    y_ptr,
+    max_ptr,
+    sum_ptr,
+    flags_ptr,
+    OUTER,
+    N,
+    INNER,
+    xs_o,
+    xs_n,
+    xs_i,
+    ys_o,
+    ys_n,
+    UNITS,
+    SPLITS,
+    CHUNK,
+    LAG,
+    LOG: tl.constexpr,
+    BLOCK_N: tl.constexpr,
+    BLOCK_I: tl.constexpr,
+    BLOCK_S: tl.constexpr,
+):
+    unit, split, finish = _relay_item(flags_ptr, UNITS, SPLITS, LAG)
+    n_begin = split * CHUNK
+    n_end = tl.minimum(n_begin + CHUNK, N)
+    if finish:
+        _relay_wait(flags_ptr, unit, SPLITS)
+        m, s = _merged_partials(max_ptr, sum_ptr, unit, SPLITS, OUTER, INNER, 1, BLOCK_S, BLOCK_I)
+        _write_chunks_backwards(
+            x_ptr, y_ptr, xs_o, xs_n, xs_i, ys_o, ys_n, m, s, unit, OUTER, n_end, INNER, n_begin, n_end, LOG, 1,
+            BLOCK_N, BLOCK_I,
+        )  # fmt: skip
+    else:
+        m, s = _lane_stats(x_ptr, xs_o, xs_n, xs_i, unit, OUTER, INNER, n_begin, n_end, BLOCK_N, BLOCK_I)
+        offsets, mask = _stat_offsets(unit, split, SPLITS, OUTER, INNER, 1, 1, BLOCK_I)
+        tl.store(max_ptr + offsets, m, mask=mask)
+        tl.store(sum_ptr + offsets, s, mask=mask)
+        _relay_publish(flags_ptr, unit)
+
+
+@triton.jit
+def _lane_grad_sum(
+    y_ptr,
+    dy_ptr,
+    ys_o,
+    ys_n,
+    ys_i,
+    dys_o,
+    dys_n,
+    dys_i,
+    pid,
+    OUTER,
+    INNER,
+    n_begin,
+    n_end,
+    LOG: tl.constexpr,
+    BLOCK_N: tl.constexpr,
+    BLOCK_I: tl.constexpr,
+):
+    """sum(dy * y) (or sum(dy)) over reduced indices [n_begin, n_end), per column, kept per lane
+    while walking and summed over the tile once at the end."""
+    total = tl.zeros((1, BLOCK_N, BLOCK_I), tl.float32)
+    for n_start in range(n_begin, n_end, BLOCK_N):
+        o, n, i, mask = _tile_offsets(pid, OUTER, n_end, INNER, n_start, 1, BLOCK_N, BLOCK_I, True)
+        y, dy = _grad_terms(y_ptr, dy_ptr, o * ys_o + n * ys_n + i * ys_i, o * dys_o + n * dys_n + i * dys_i, mask)
+        total += _grad_summand(y, dy, LOG)
+    return tl.sum(total, axis=1, keep_dims=True)
+
+
+@triton.jit
+def softmax_bwd_relay(
+    y_ptr,
+    dy_ptr,
+    dx_ptr,
+    sum_ptr,
+    flags_ptr,
+    OUTER,
+    N,
+    INNER,
+    ys_o,
+    ys_n,
+    ys_i,
+    dys_o,
+    dys_n,
+    dys_i,
+    dxs_o,
+    dxs_n,
+    UNITS,
+    SPLITS,
+    CHUNK,
+    LAG,
+    LOG: tl.constexpr,
+    BLOCK_N: tl.constexpr,
+    BLOCK_I: tl.constexpr,
+    BLOCK_S: tl.constexpr,
+):
+    unit, split, finish = _relay_item(flags_ptr, UNITS, SPLITS, LAG)
+    n_begin = split * CHUNK
+    n_end = tl.minimum(n_begin + CHUNK, N)
+    if finish:
+        _relay_wait(flags_ptr, unit, SPLITS)
+        slots, present = _stat_offsets(unit, 0, SPLITS, OUTER, INNER, 1, BLOCK_S, BLOCK_I)
+        total = tl.sum(tl.load(sum_ptr + slots, mask=present, other=0.0), axis=1, keep_dims=True)
+        _write_grad_backwards(
+            y_ptr, dy_ptr, dx_ptr, ys_o, ys_n, ys_i, dys_o, dys_n, dys_i, dxs_o, dxs_n, total, unit, OUTER, INNER,
+            n_begin, n_end, LOG, 1, BLOCK_N, BLOCK_I,
+        )  # fmt: skip
+    else:
+        total = _lane_grad_sum(
+            y_ptr, dy_ptr, ys_o, ys_n, ys_i, dys_o, dys_n, dys_i, unit, OUTER, INNER, n_begin, n_end, LOG, BLOCK_N,
+            BLOCK_I,
+        )  # fmt: skip
+        offsets, mask = _stat_offsets(unit, split, SPLITS, OUTER, INNER, 1, 1, BLOCK_I)
+        tl.store(sum_ptr + offsets, total, mask=mask)
+        _relay_publish(flags_ptr, unit)

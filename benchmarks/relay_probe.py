@@ -1,0 +1,140 @@
+"""The Triton relay tier (the split tier's two kernels in one launch, ordered by tickets) over a grid
+of its tunables, against the calls of both backends as planned, the Triton split tier and
+torch.compile, alternated in one process.
+
+    PYTHONPATH=. python3 benchmarks/relay_probe.py [--cases "64,65536,16:1;..."] [--dtypes bfloat16,float32]
+        [--chunks 8192,16384,32768] [--tiles 4096] [--warps 8] [--lags 2,4,8] [--rounds 3] [--check-only]
+
+Each (case, dtype, direction) prints the fraction of copy bandwidth of every variant, the best of
+``--rounds`` rounds in which every variant is timed once. Every variant's output is checked against
+float64 first; ``--check-only`` runs the checks alone (under ``TRITON_INTERPRET=1`` on a CPU too).
+A relay variant is named by its elements a work item (chunk), elements a tile step (tile), warps
+and work items per SM between a piece's two reads (lag).
+"""
+
+from __future__ import annotations
+
+import argparse
+import math
+
+import torch
+
+import fastsoftmax
+from fastsoftmax import dispatch
+from fastsoftmax.backends import triton as tb
+
+DEFAULT_CASES = (
+    "64,65536,16:1;128,65536,8:1;16,1048576,2:1;128,16384,32:1;1024,16384,4:1;16777216,8:0;16,1048576:1"
+)
+
+
+def _relay(views, backward, itemsize, sm_count, tunables):
+    outer, n, inner = views[0].shape
+    p = tb.relay_plan(outer, n, inner, itemsize, backward, sm_count, **tunables)
+    device_index = views[0].device.index if views[0].is_cuda else -1
+    shape = (outer, n, inner)
+    if backward:
+        y, dy, dx = views
+        strides = (*y.stride(), *dy.stride(), dx.stride(0), dx.stride(1))
+        return lambda: tb._launch_backward(p, True, y, dy, dx, shape, strides, device_index) or dx
+    x, y = views
+    strides = (*x.stride(), y.stride(0), y.stride(1))
+    return lambda: tb._launch_forward(p, True, x, y, shape, strides, device_index) or y
+
+
+def _variants(args, x, y, dy, out, dim, backward) -> dict:
+    shape = x.shape
+    if backward:
+        call = lambda **kw: fastsoftmax.softmax_backward(dy, y, dim, **kw)  # noqa: E731
+    else:
+        call = lambda **kw: fastsoftmax.softmax(x, dim, **kw)  # noqa: E731
+    found = {"auto": call}
+    if x.is_cuda:
+        found["cuda"] = lambda: call(backend="cuda")
+
+    def split():
+        with dispatch.forced("triton", "split"):
+            return call()
+
+    found["triton split"] = split
+    outer, inner = math.prod(shape[:dim]), math.prod(shape[dim + 1 :])
+    views = [t.view(outer, shape[dim], inner) for t in ((y, dy, out) if backward else (x, out))]
+    sm_count = torch.cuda.get_device_properties(x.device).multi_processor_count if x.is_cuda else 132
+    for chunk in (int(v) for v in args.chunks.split(",")):
+        for tile in (int(v) for v in args.tiles.split(",")):
+            for warps in (int(v) for v in args.warps.split(",")):
+                for lag in (int(v) for v in args.lags.split(",")):
+                    tunables = dict(chunk_elems=chunk, tile_elems=tile, warps=warps, lag_items_per_sm=lag)
+                    name = f"relay chunk {chunk:6d} tile {tile:5d} warps {warps:2d} lag {lag:2d}"
+                    found[name] = _relay(views, backward, x.element_size(), sm_count, tunables)
+    if not args.check_only:
+        if backward:
+            eager = lambda: torch._softmax_backward_data(dy, y, dim, x.dtype)  # noqa: E731
+        else:
+            eager = lambda: torch.softmax(x, dim)  # noqa: E731
+        found["torch.compile"] = torch.compile(eager, dynamic=False)
+    return found
+
+
+def main(argv=None) -> int:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--cases", default=DEFAULT_CASES)
+    parser.add_argument("--dtypes", default="bfloat16,float32")
+    parser.add_argument("--directions", default="forward,backward")
+    parser.add_argument("--chunks", default="8192,16384,32768")
+    parser.add_argument("--tiles", default="4096")
+    parser.add_argument("--warps", default="8")
+    parser.add_argument("--lags", default="2,4,8")
+    parser.add_argument("--rounds", type=int, default=3)
+    parser.add_argument("--check-only", action="store_true")
+    args = parser.parse_args(argv)
+    device = "cuda" if torch.cuda.is_available() else "cpu"
+    wrong = 0
+    for case in args.cases.split(";"):
+        shape_text, dim_text = case.split(":")
+        shape, dim = tuple(int(v) for v in shape_text.split(",")), int(dim_text)
+        for dtype in (getattr(torch, d) for d in args.dtypes.split(",")):
+            x = torch.randn(shape, device=device).mul(3).to(dtype)
+            y = torch.softmax(x.float(), dim).to(dtype)
+            dy = torch.randn(shape, device=device).to(dtype)
+            for backward in (d == "backward" for d in args.directions.split(",")):
+                if backward:
+                    ref = torch._softmax_backward_data(dy.double(), y.double(), dim, torch.float64)
+                else:
+                    ref = torch.softmax(x.double(), dim)
+                out = torch.empty_like(x)
+                tag = f"{shape_text} d{dim} {str(dtype)[6:]} {'backward' if backward else 'forward'}"
+                right = {}
+                for name, fn in _variants(args, x, y, dy, out, dim, backward).items():
+                    out.fill_(float("nan"))
+                    err = (fn().reshape(shape).double() - ref).abs().max().item()
+                    if err <= 2e-2:
+                        right[name] = fn
+                    else:
+                        wrong += 1
+                        print(f"{tag} {name}: WRONG (max error {err})", flush=True)
+                if args.check_only:
+                    print(f"{tag}: {len(right)} variants right", flush=True)
+                else:
+                    _time(tag, right, x, backward, args.rounds)
+                del ref
+            torch._dynamo.reset()
+    return 1 if wrong else 0
+
+
+def _time(tag, variants, x, backward, rounds):
+    from fastsoftmax.benchmark.layouts import copy_gbps
+    from fastsoftmax.benchmark.timing import median_ms
+
+    size = x.numel() * x.element_size() * (3 if backward else 2)
+    copy = copy_gbps(x.dtype)
+    best = {name: float("inf") for name in variants}
+    for _ in range(rounds):  # alternated: each round times every variant once
+        for name, fn in variants.items():
+            best[name] = min(best[name], median_ms(fn))
+    for name, ms in best.items():
+        print(f"{tag} {name}: {ms * 1e3:8.1f} us {size / ms / 1e6 / copy:.3f} of copy", flush=True)
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
