@@ -3,13 +3,14 @@ of its tunables, against the calls of both backends as planned, the Triton split
 torch.compile, alternated in one process.
 
     PYTHONPATH=. python3 benchmarks/relay_probe.py [--cases "64,65536,16:1;..."] [--dtypes bfloat16,float32]
-        [--chunks 8192,16384,32768] [--tiles 4096] [--warps 8] [--lags 2,4,8] [--rounds 3] [--check-only]
+        [--chunks 4096,8192,16384] [--tiles 4096] [--warps 8] [--lags 1,2,4] [--programs 2,4] [--rounds 3]
+        [--check-only]
 
 Each (case, dtype, direction) prints the fraction of copy bandwidth of every variant, the best of
 ``--rounds`` rounds in which every variant is timed once. Every variant's output is checked against
 float64 first; ``--check-only`` runs the checks alone (under ``TRITON_INTERPRET=1`` on a CPU too).
-A relay variant is named by its elements a work item (chunk), elements a tile step (tile), warps
-and work items per SM between a piece's two reads (lag).
+A relay variant is named by its elements a work item (chunk), elements a tile step (tile), warps,
+work items per SM between a piece's two reads (lag) and programs per SM (programs).
 """
 
 from __future__ import annotations
@@ -64,9 +65,12 @@ def _variants(args, x, y, dy, out, dim, backward) -> dict:
         for tile in (int(v) for v in args.tiles.split(",")):
             for warps in (int(v) for v in args.warps.split(",")):
                 for lag in (int(v) for v in args.lags.split(",")):
-                    tunables = dict(chunk_elems=chunk, tile_elems=tile, warps=warps, lag_items_per_sm=lag)
-                    name = f"relay chunk {chunk:6d} tile {tile:5d} warps {warps:2d} lag {lag:2d}"
-                    found[name] = _relay(views, backward, x.element_size(), sm_count, tunables)
+                    for programs in (int(v) for v in args.programs.split(",")):
+                        tunables = dict(
+                            chunk_elems=chunk, tile_elems=tile, warps=warps, lag_items_per_sm=lag, programs_per_sm=programs
+                        )
+                        name = f"relay chunk {chunk:6d} tile {tile:5d} warps {warps:2d} lag {lag:2d} programs {programs}"
+                        found[name] = _relay(views, backward, x.element_size(), sm_count, tunables)
     if not args.check_only:
         if backward:
             eager = lambda: torch._softmax_backward_data(dy, y, dim, x.dtype)  # noqa: E731
@@ -81,10 +85,11 @@ def main(argv=None) -> int:
     parser.add_argument("--cases", default=DEFAULT_CASES)
     parser.add_argument("--dtypes", default="bfloat16,float32")
     parser.add_argument("--directions", default="forward,backward")
-    parser.add_argument("--chunks", default="8192,16384,32768")
+    parser.add_argument("--chunks", default="4096,8192,16384")
     parser.add_argument("--tiles", default="4096")
     parser.add_argument("--warps", default="8")
-    parser.add_argument("--lags", default="2,4,8")
+    parser.add_argument("--lags", default="1,2,4")
+    parser.add_argument("--programs", default="2,4")
     parser.add_argument("--rounds", type=int, default=3)
     parser.add_argument("--check-only", action="store_true")
     args = parser.parse_args(argv)

@@ -114,13 +114,15 @@ WIDE_TILE_PER_THREAD = 32
 MAX_SPLITS = 1024
 #: The relay tier (see kernels.py): elements a program's tile covers a step, elements a work item
 #: (a piece of a reduction unit), warps a program, bytes of columns a unit covers in the strided
-#: layout, and work items taken between a piece's two reads (per SM): the data they stream must
-#: fit in L2 beside the pieces waiting for their second read.
+#: layout, work items taken between a piece's two reads (per SM; the data they stream must fit in
+#: L2 beside the pieces waiting for their second read), and programs of the persistent grid per SM
+#: (each item in flight holds its piece until its finish: few programs, small pieces).
 RELAY_TILE_ELEMS = 4096
 RELAY_CHUNK_ELEMS = 16384
 RELAY_WARPS = 8
 RELAY_INNER_BYTES = 64
 RELAY_LAG_ITEMS_PER_SM = 4
+RELAY_PROGRAMS_PER_SM = 2
 #: The largest element offset the tile kernels compute in 32 bits (see _wide_offsets)
 INT32_MAX = (1 << 31) - 1
 
@@ -263,25 +265,40 @@ def relay_plan(
     warps: int = RELAY_WARPS,
     inner_bytes: int = RELAY_INNER_BYTES,
     lag_items_per_sm: int = RELAY_LAG_ITEMS_PER_SM,
+    programs_per_sm: int = RELAY_PROGRAMS_PER_SM,
 ) -> dict:
     """The relay tier's launch (see kernels.py): its reduction units (rows, or blocks of BLOCK_I
     columns), each cut into SPLITS pieces of CHUNK along the reduced axis, a gather and a finish item
-    each, the finish items LAG units behind. The keyword arguments are the tier's tunables."""
-    block_i = min(_pow2(inner), max(1, inner_bytes // itemsize)) if inner > 1 else 1
-    block_n = max(1, min(_pow2(n), tile_elems // block_i))
-    chunk = max(1, chunk_elems // (block_n * block_i)) * block_n
-    chunk = max(chunk, triton.cdiv(triton.cdiv(n, MAX_SPLITS), block_n) * block_n)
-    splits = triton.cdiv(n, chunk)
-    units = outer * triton.cdiv(inner, block_i)
-    lag = min(units, max(1, triton.cdiv(lag_items_per_sm * sm_count, 2 * splits)))
-    config = (
-        ("LOG", log),
-        ("BLOCK_N", block_n),
-        ("BLOCK_I", block_i),
-        ("BLOCK_S", _pow2(splits)),
-        ("num_warps", max(1, min(warps, block_n * block_i // 32))),
-    )
-    return dict(kind="relay", programs=2 * units * splits, UNITS=units, SPLITS=splits, CHUNK=chunk, LAG=lag, configs=(config,))
+    each, the finish items LAG units behind, taken by a persistent grid. Where the (n, inner) blocks
+    are contiguous and inner is narrower than a block of columns, ``folded`` is the plan of the same
+    problem seen as (outer, n * inner / w, w) pseudo-columns (see kernels.py), which the launch takes
+    when the tensors' strides allow. The keyword arguments are the tier's tunables."""
+
+    def one(n: int, inner: int, fold: int) -> dict:
+        block_i = min(_pow2(inner), max(1, inner_bytes // itemsize)) if inner > 1 else 1
+        block_n = max(1, min(_pow2(n), tile_elems // block_i))
+        chunk = max(1, chunk_elems // (block_n * block_i)) * block_n
+        chunk = max(chunk, triton.cdiv(triton.cdiv(n, MAX_SPLITS), block_n) * block_n)
+        splits = triton.cdiv(n, chunk)
+        units = outer * triton.cdiv(inner, block_i)
+        lag = min(units, max(1, triton.cdiv(lag_items_per_sm * sm_count, 2 * splits)))
+        config = (
+            ("LOG", log),
+            ("BLOCK_N", block_n),
+            ("BLOCK_I", block_i),
+            ("BLOCK_S", _pow2(splits)),
+            ("FOLD", fold or block_i),
+            ("num_warps", max(1, min(warps, block_n * block_i // 32))),
+        )
+        items = 2 * units * splits
+        programs = min(items, programs_per_sm * sm_count)
+        return dict(kind="relay", programs=programs, UNITS=units, SPLITS=splits, CHUNK=chunk, LAG=lag, configs=(config,))
+
+    p = one(n, inner, 0)
+    width = max(16, inner_bytes // itemsize)
+    if 1 < inner < width and width % inner == 0 and (n * inner) % width == 0:
+        p["folded"] = (width, one(n * inner // width, width, inner))
+    return p
 
 
 class TritonBackend:
@@ -391,6 +408,20 @@ def _offsets_64(p: dict, shape: tuple, strides: tuple, backward: bool) -> bool:
     return p["offsets_64"] or _wide_offsets(*shape, *views)
 
 
+def _relay_folded(p: dict, shape: tuple, strides: tuple, steps: tuple) -> tuple:
+    """Relay plan ``p``, or its pseudo-column plan where every tensor's (n, inner) block is
+    contiguous (``steps``: each tensor's reduced and inner strides, in turn), with the shape and the
+    strides (as the launches take them) that plan runs on."""
+    folded = p.get("folded")
+    outer, n, inner = shape
+    if folded is None or any(steps[k] != inner or steps[k + 1] != 1 for k in range(0, len(steps), 2)):
+        return p, shape, strides
+    width, p = folded
+    # each tensor's outer stride stays; its reduced stride becomes the width, its inner one 1
+    folded_strides = tuple(width if k % 3 == 1 else (1 if k % 3 == 2 else v) for k, v in enumerate(strides))
+    return p, (outer, n * inner // width, width), folded_strides
+
+
 def _launcher(p: dict, device_index: int):
     """``go(kernel, args, config)``: one launch of plan ``p``'s programs on the device."""
 
@@ -410,10 +441,12 @@ def _launch_forward(p: dict, wide: bool, x, y, shape: tuple, strides: tuple, dev
     elif p["kind"] == "online":
         go(kernels.softmax_fwd_online, (x, y, *shape) + strides + (p["column_programs"],), configs[0])
     elif p["kind"] == "relay":
-        stats = torch.empty((2, outer, p["SPLITS"], inner), dtype=torch.float32, device=x.device)
+        p, shape, strides = _relay_folded(p, shape, strides, (strides[1], strides[2], strides[4], 1))
+        stats = torch.empty((2, shape[0], p["SPLITS"], shape[2]), dtype=torch.float32, device=x.device)
         flags = torch.zeros(1 + p["UNITS"], dtype=torch.int32, device=x.device)
         relay = (p["UNITS"], p["SPLITS"], p["CHUNK"], p["LAG"])
-        go(kernels.softmax_fwd_relay, (x, y, stats[0], stats[1], flags, *shape) + strides + relay, configs[0])
+        go = _launcher(p, device_index)
+        go(kernels.softmax_fwd_relay, (x, y, stats[0], stats[1], flags, *shape) + strides + relay, p["configs"][0])
     else:
         splits, chunk = p["SPLITS"], p["CHUNK"]
         stats = torch.empty((2, outer, splits, inner), dtype=torch.float32, device=x.device)
@@ -432,10 +465,13 @@ def _launch_backward(p: dict, wide: bool, y, dy, dx, shape: tuple, strides: tupl
     elif p["kind"] == "online":
         go(kernels.softmax_bwd_online, (y, dy, dx, *shape) + strides + (p["column_programs"],), configs[0])
     elif p["kind"] == "relay":
-        sums = torch.empty((outer, p["SPLITS"], inner), dtype=torch.float32, device=y.device)
+        steps = (strides[1], strides[2], strides[4], strides[5], strides[7], 1)
+        p, shape, strides = _relay_folded(p, shape, strides, steps)
+        sums = torch.empty((shape[0], p["SPLITS"], shape[2]), dtype=torch.float32, device=y.device)
         flags = torch.zeros(1 + p["UNITS"], dtype=torch.int32, device=y.device)
         relay = (p["UNITS"], p["SPLITS"], p["CHUNK"], p["LAG"])
-        go(kernels.softmax_bwd_relay, (y, dy, dx, sums, flags, *shape) + strides + relay, configs[0])
+        go = _launcher(p, device_index)
+        go(kernels.softmax_bwd_relay, (y, dy, dx, sums, flags, *shape) + strides + relay, p["configs"][0])
     else:
         splits, chunk = p["SPLITS"], p["CHUNK"]
         sums = torch.empty((outer, splits, inner), dtype=torch.float32, device=y.device)

@@ -97,7 +97,13 @@ def configurations(kinds):
                     for log in (False, True):
                         p = plan(tier, outer, n, inner, itemsize, backward, 132, log, scalar)
                         assert p["kind"] == kind, (kind, tier, p["kind"])
-                        for fn, config in zip(_kernels(kind, backward), p["configs"]):
+                        configs = p["configs"]
+                        if "folded" in p:  # the relay plan of pseudo-columns, taken where strides allow
+                            configs = configs + p["folded"][1]["configs"]
+                            fns = _kernels(kind, backward) * 2
+                        else:
+                            fns = _kernels(kind, backward)
+                        for fn, config in zip(fns, configs):
                             named = dict(config)
                             options = {key: named.pop(key) for key in ("num_warps", "num_stages") if key in named}
                             for wide in (False, True) if kind == "tile" else (None,):

@@ -622,26 +622,30 @@ def softmax_bwd_split(
 #
 # Each reduction unit (a row, or a block of BLOCK_I columns of one outer index) is cut into SPLITS
 # pieces, and every piece is two work items: "gather" (the piece's partial statistics) and
-# "finish" (merge the unit's partials, then re-read the piece and write it). Programs take items
-# in the order of a ticket drawn from a counter as they start, and the items are ordered so that a
-# unit's finish items come LAG units after its gather items: the piece is re-read after only the
-# items in between have streamed through L2, rather than after the whole tensor (split). A finish
-# item waits until its unit's SPLITS gather items have published their partials. Every gather item
-# holds a smaller ticket than the finish items that wait on it, so it was taken by a program that
-# is already running, and gather items wait on nothing: the launch completes whatever the number
-# of programs resident at once, without a grid barrier.
+# "finish" (merge the unit's partials, then re-read the piece and write it). A persistent grid's
+# programs take items in the order of tickets drawn from a counter, one item at a time, and the
+# items are ordered so that a unit's finish items come LAG units after its gather items: a piece is
+# re-read after only the items in between have streamed through L2, rather than after the whole
+# tensor (as in split). A finish item waits until its unit's SPLITS gather items have published
+# their partials. Every gather item holds a smaller ticket than the finish items that wait on it,
+# so it is held by a program already running, and gather items wait on nothing: the launch
+# completes whatever the number of programs resident at once, without a grid barrier.
 #
 # ``flags``: int32, zeroed before the launch: [0] the ticket counter, [1 + u] unit u's published
 # gather items.
+#
+# FOLD < BLOCK_I: the launch passes a contiguous (n, inner) block of FOLD columns as rows of BLOCK_I
+# "pseudo-columns" (BLOCK_I a multiple of FOLD), so that a tile's rows are whole 16-byte vectors
+# whatever the inner size; pseudo-column q is column q % FOLD, and the statistics of the
+# pseudo-columns of one column are merged before they are used.
 # --------------------------------------------------------------------------------------------
 
 
 @triton.jit
-def _relay_item(flags_ptr, UNITS, SPLITS, LAG):
-    """(this program's unit, split, whether it is a finish item). Slots of SPLITS tickets run:
-    gather of units 0..LAG-1, then gather of unit LAG + j and finish of unit j in turn, then the
-    last LAG units' finish."""
-    ticket = tl.atomic_add(flags_ptr, 1)
+def _relay_item(ticket, UNITS, SPLITS, LAG):
+    """(the ticket's unit, split, whether it is a finish item). Slots of SPLITS tickets run: gather
+    of units 0..LAG-1, then gather of unit LAG + j and finish of unit j in turn, then the last LAG
+    units' finish."""
     slot = ticket // SPLITS
     split = ticket % SPLITS
     middle = slot - LAG
@@ -665,6 +669,30 @@ def _relay_wait(flags_ptr, unit, SPLITS):
     published = tl.atomic_add(flags_ptr + 1 + unit, 0, sem="acquire")
     while published < SPLITS:
         published = tl.atomic_add(flags_ptr + 1 + unit, 0, sem="acquire")
+
+
+@triton.jit
+def _fold_stats(m, s, FOLD: tl.constexpr, BLOCK_I: tl.constexpr):
+    """Merge the (max, sum) pairs ([1, 1, BLOCK_I]) of pseudo-columns q, q + FOLD, ... into their
+    column's, and give each pseudo-column its column's pair."""
+    if FOLD < BLOCK_I:
+        rows: tl.constexpr = BLOCK_I // FOLD
+        pm = tl.reshape(m, (rows, FOLD))
+        top = tl.max(pm, axis=0, keep_dims=True)
+        total = tl.sum(tl.reshape(s, (rows, FOLD)) * tl.exp(pm - _safe_max(top)), axis=0, keep_dims=True)
+        m = tl.reshape(tl.broadcast_to(top, (rows, FOLD)), (1, 1, BLOCK_I))
+        s = tl.reshape(tl.broadcast_to(total, (rows, FOLD)), (1, 1, BLOCK_I))
+    return m, s
+
+
+@triton.jit
+def _fold_sums(total, FOLD: tl.constexpr, BLOCK_I: tl.constexpr):
+    """Sum the pseudo-columns of each column ([1, 1, BLOCK_I]) and give each its column's sum."""
+    if FOLD < BLOCK_I:
+        rows: tl.constexpr = BLOCK_I // FOLD
+        column = tl.sum(tl.reshape(total, (rows, FOLD)), axis=0, keep_dims=True)
+        total = tl.reshape(tl.broadcast_to(column, (rows, FOLD)), (1, 1, BLOCK_I))
+    return total
 
 
 @triton.jit
@@ -722,23 +750,29 @@ def softmax_fwd_relay(
     BLOCK_N: tl.constexpr,
     BLOCK_I: tl.constexpr,
     BLOCK_S: tl.constexpr,
+    FOLD: tl.constexpr,
 ):
-    unit, split, finish = _relay_item(flags_ptr, UNITS, SPLITS, LAG)
-    n_begin = split * CHUNK
-    n_end = tl.minimum(n_begin + CHUNK, N)
-    if finish:
-        _relay_wait(flags_ptr, unit, SPLITS)
-        m, s = _merged_partials(max_ptr, sum_ptr, unit, SPLITS, OUTER, INNER, 1, BLOCK_S, BLOCK_I)
-        _write_chunks_backwards(
-            x_ptr, y_ptr, xs_o, xs_n, xs_i, ys_o, ys_n, m, s, unit, OUTER, n_end, INNER, n_begin, n_end, LOG, 1,
-            BLOCK_N, BLOCK_I,
-        )  # fmt: skip
-    else:
-        m, s = _lane_stats(x_ptr, xs_o, xs_n, xs_i, unit, OUTER, INNER, n_begin, n_end, BLOCK_N, BLOCK_I)
-        offsets, mask = _stat_offsets(unit, split, SPLITS, OUTER, INNER, 1, 1, BLOCK_I)
-        tl.store(max_ptr + offsets, m, mask=mask)
-        tl.store(sum_ptr + offsets, s, mask=mask)
-        _relay_publish(flags_ptr, unit)
+    items = 2 * UNITS * SPLITS
+    ticket = tl.atomic_add(flags_ptr, 1)
+    while ticket < items:
+        unit, split, finish = _relay_item(ticket, UNITS, SPLITS, LAG)
+        n_begin = split * CHUNK
+        n_end = tl.minimum(n_begin + CHUNK, N)
+        if finish:
+            _relay_wait(flags_ptr, unit, SPLITS)
+            m, s = _merged_partials(max_ptr, sum_ptr, unit, SPLITS, OUTER, INNER, 1, BLOCK_S, BLOCK_I)
+            m, s = _fold_stats(m, s, FOLD, BLOCK_I)
+            _write_chunks_backwards(
+                x_ptr, y_ptr, xs_o, xs_n, xs_i, ys_o, ys_n, m, s, unit, OUTER, n_end, INNER, n_begin, n_end, LOG, 1,
+                BLOCK_N, BLOCK_I,
+            )  # fmt: skip
+        else:
+            m, s = _lane_stats(x_ptr, xs_o, xs_n, xs_i, unit, OUTER, INNER, n_begin, n_end, BLOCK_N, BLOCK_I)
+            offsets, mask = _stat_offsets(unit, split, SPLITS, OUTER, INNER, 1, 1, BLOCK_I)
+            tl.store(max_ptr + offsets, m, mask=mask)
+            tl.store(sum_ptr + offsets, s, mask=mask)
+            _relay_publish(flags_ptr, unit)
+        ticket = tl.atomic_add(flags_ptr, 1)
 
 
 @triton.jit
@@ -796,23 +830,29 @@ def softmax_bwd_relay(
     BLOCK_N: tl.constexpr,
     BLOCK_I: tl.constexpr,
     BLOCK_S: tl.constexpr,
+    FOLD: tl.constexpr,
 ):
-    unit, split, finish = _relay_item(flags_ptr, UNITS, SPLITS, LAG)
-    n_begin = split * CHUNK
-    n_end = tl.minimum(n_begin + CHUNK, N)
-    if finish:
-        _relay_wait(flags_ptr, unit, SPLITS)
-        slots, present = _stat_offsets(unit, 0, SPLITS, OUTER, INNER, 1, BLOCK_S, BLOCK_I)
-        total = tl.sum(tl.load(sum_ptr + slots, mask=present, other=0.0), axis=1, keep_dims=True)
-        _write_grad_backwards(
-            y_ptr, dy_ptr, dx_ptr, ys_o, ys_n, ys_i, dys_o, dys_n, dys_i, dxs_o, dxs_n, total, unit, OUTER, INNER,
-            n_begin, n_end, LOG, 1, BLOCK_N, BLOCK_I,
-        )  # fmt: skip
-    else:
-        total = _lane_grad_sum(
-            y_ptr, dy_ptr, ys_o, ys_n, ys_i, dys_o, dys_n, dys_i, unit, OUTER, INNER, n_begin, n_end, LOG, BLOCK_N,
-            BLOCK_I,
-        )  # fmt: skip
-        offsets, mask = _stat_offsets(unit, split, SPLITS, OUTER, INNER, 1, 1, BLOCK_I)
-        tl.store(sum_ptr + offsets, total, mask=mask)
-        _relay_publish(flags_ptr, unit)
+    items = 2 * UNITS * SPLITS
+    ticket = tl.atomic_add(flags_ptr, 1)
+    while ticket < items:
+        unit, split, finish = _relay_item(ticket, UNITS, SPLITS, LAG)
+        n_begin = split * CHUNK
+        n_end = tl.minimum(n_begin + CHUNK, N)
+        if finish:
+            _relay_wait(flags_ptr, unit, SPLITS)
+            slots, present = _stat_offsets(unit, 0, SPLITS, OUTER, INNER, 1, BLOCK_S, BLOCK_I)
+            total = tl.sum(tl.load(sum_ptr + slots, mask=present, other=0.0), axis=1, keep_dims=True)
+            total = _fold_sums(total, FOLD, BLOCK_I)
+            _write_grad_backwards(
+                y_ptr, dy_ptr, dx_ptr, ys_o, ys_n, ys_i, dys_o, dys_n, dys_i, dxs_o, dxs_n, total, unit, OUTER,
+                INNER, n_begin, n_end, LOG, 1, BLOCK_N, BLOCK_I,
+            )  # fmt: skip
+        else:
+            partial = _lane_grad_sum(
+                y_ptr, dy_ptr, ys_o, ys_n, ys_i, dys_o, dys_n, dys_i, unit, OUTER, INNER, n_begin, n_end, LOG,
+                BLOCK_N, BLOCK_I,
+            )  # fmt: skip
+            offsets, mask = _stat_offsets(unit, split, SPLITS, OUTER, INNER, 1, 1, BLOCK_I)
+            tl.store(sum_ptr + offsets, partial, mask=mask)
+            _relay_publish(flags_ptr, unit)
+        ticket = tl.atomic_add(flags_ptr, 1)
