@@ -255,6 +255,8 @@ def _choose_backend(
     elif inner > 1 and aligned and dtype == torch.float32:
         if _float32_wide_to_triton(n, inner, outer * n * inner, backward):
             preferred = "triton"
+    if inner > 1 and aligned and window and _relay_backward(outer, n, inner, backward):
+        preferred = "triton"
     candidates = [preferred] if preferred else []
     candidates += [name for name in ("triton", "cuda") if name not in candidates]
     for name in candidates:
@@ -291,6 +293,15 @@ def _float32_staggered_to_triton(n: int, inner: int, numel: int, backward: bool)
         n <= STAGGERED_TRITON_MAX_N[backward] and triton_backend.scalar_long_tiles_hold(n, inner, 4, backward)
     )
     return holds and not _moves_too_little(numel, 4, backward)
+
+
+def _relay_backward(outer: int, n: int, inner: int, backward: bool) -> bool:
+    """Whether a backward on 16-byte boundaries leaves the table's choice for Triton's relay tier
+    (triton.relay_takes: long axes of narrow inner sizes, each outer index's (n, inner) block more
+    than the CUDA tiers hold on chip, which read it twice). Measured on an H200 only (see
+    relay_takes); the table's points there are the CUDA staged teams and strided tier."""
+    triton_backend = importlib.import_module(KERNEL_BACKENDS["triton"])
+    return triton_backend.relay_takes(outer, n, inner, backward)
 
 
 #: float32 strided problems on 16-byte boundaries whose reduced axis is this long (at least, at

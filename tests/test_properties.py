@@ -37,7 +37,7 @@ def _run(x, dim, log, tier):
         return op(x, dim)
 
 
-@pytest.mark.parametrize("tier", [None, "tile", "online", "split"])
+@pytest.mark.parametrize("tier", [None, "tile", "online", "split", "relay"])
 @TIER_SETTINGS
 @given(problem=problems())
 def test_random_problems_match_float64(tier, problem):

@@ -571,7 +571,7 @@ def test_staged_ctas_per_sm_is_tuning_and_so_part_of_every_plan_key():
     assert one != eight and one.grid < eight.grid
 
 
-@pytest.mark.parametrize("tier", ["tile", "online", "split"])
+@pytest.mark.parametrize("tier", ["tile", "online", "split", "relay"])
 @pytest.mark.parametrize("dtype", [torch.float32, torch.bfloat16], ids=str)
 def test_stepped_inputs_triton(tier, dtype):
     # x, y and dy skipping every other (or third) element along inner, read where they lie by each

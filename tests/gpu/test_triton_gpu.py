@@ -64,6 +64,8 @@ def test_auto_reaches_every_tier():
             inner *= size
         outer = torch.Size(shape).numel() // (n * inner)
         seen.add(_choose_tier(outer, n, inner, 2, False, torch.cuda.get_device_properties(0).multi_processor_count))
+    # relay takes backwards only: the long axis of a narrow inner size
+    seen.add(_choose_tier(64, 65536, 16, 2, True, torch.cuda.get_device_properties(0).multi_processor_count))
     assert seen == set(BACKEND.tiers)
 
 

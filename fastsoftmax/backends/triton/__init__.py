@@ -112,17 +112,27 @@ WIDE_TILE_MIN_COLUMNS_BACKWARD = 32
 WIDE_TILE_PER_THREAD = 32
 #: The split tier merges at most this many partial results per row (one register tile).
 MAX_SPLITS = 1024
-#: The relay tier (see kernels.py): elements a program's tile covers a step, elements a work item
-#: (a piece of a reduction unit), warps a program, bytes of columns a unit covers in the strided
-#: layout, work items taken between a piece's two reads (per SM; the data they stream must fit in
-#: L2 beside the pieces waiting for their second read), and programs of the persistent grid per SM
-#: (each item in flight holds its piece until its finish: few programs, small pieces).
+#: The relay tier (see kernels.py): elements a program's tile covers a step, bytes of each tensor a
+#: work item (a piece of a reduction unit) reads, warps a program, bytes of columns a unit covers in
+#: the strided layout, work items taken between a piece's two reads per SM (by itemsize: the data
+#: they stream must fit in L2 beside the pieces waiting for their second read) and programs of the
+#: persistent grid per SM (each item in flight holds its piece until its finish: few programs,
+#: small pieces). H200, the backward over a grid of them in one process (results
+#: 2026-11-28_h200_s31/relay_probe_*.txt): of 8-16 K elements a piece, tiles of 4096 or 8192, lags
+#: of 1-8 and 2-8 programs per SM, these were best or within 0.01-0.02 of it on six shapes.
 RELAY_TILE_ELEMS = 4096
-RELAY_CHUNK_ELEMS = 16384
+RELAY_CHUNK_BYTES = 32768
 RELAY_WARPS = 8
 RELAY_INNER_BYTES = 64
-RELAY_LAG_ITEMS_PER_SM = 4
-RELAY_PROGRAMS_PER_SM = 2
+RELAY_LAG_ITEMS_PER_SM = {2: 4, 4: 2}
+RELAY_PROGRAMS_PER_SM = 4
+#: backward problems the relay tier takes (relay_takes): inner sizes of 2 to RELAY_MAX_INNER, at
+#: least RELAY_MIN_UNIT elements an outer index (more than the CUDA tiers hold on chip), at least
+#: RELAY_MIN_OUTER outer indices and RELAY_MIN_NUMEL elements in all (the sizes measured)
+RELAY_MAX_INNER = 32
+RELAY_MIN_UNIT = 1 << 19
+RELAY_MIN_OUTER = 8
+RELAY_MIN_NUMEL = 1 << 25
 #: The largest element offset the tile kernels compute in 32 bits (see _wide_offsets)
 INT32_MAX = (1 << 31) - 1
 
@@ -261,18 +271,23 @@ def relay_plan(
     sm_count: int,
     log: bool = False,
     tile_elems: int = RELAY_TILE_ELEMS,
-    chunk_elems: int = RELAY_CHUNK_ELEMS,
+    chunk_elems: int | None = None,
     warps: int = RELAY_WARPS,
     inner_bytes: int = RELAY_INNER_BYTES,
-    lag_items_per_sm: int = RELAY_LAG_ITEMS_PER_SM,
+    lag_items_per_sm: int | None = None,
     programs_per_sm: int = RELAY_PROGRAMS_PER_SM,
+    stages: int | None = None,
 ) -> dict:
     """The relay tier's launch (see kernels.py): its reduction units (rows, or blocks of BLOCK_I
     columns), each cut into SPLITS pieces of CHUNK along the reduced axis, a gather and a finish item
     each, the finish items LAG units behind, taken by a persistent grid. Where the (n, inner) blocks
     are contiguous and inner is narrower than a block of columns, ``folded`` is the plan of the same
     problem seen as (outer, n * inner / w, w) pseudo-columns (see kernels.py), which the launch takes
-    when the tensors' strides allow. The keyword arguments are the tier's tunables."""
+    when the tensors' strides allow. The keyword arguments are the tier's tunables (RELAY_*)."""
+    if chunk_elems is None:
+        chunk_elems = RELAY_CHUNK_BYTES // itemsize
+    if lag_items_per_sm is None:
+        lag_items_per_sm = RELAY_LAG_ITEMS_PER_SM.get(itemsize, 2)
 
     def one(n: int, inner: int, fold: int) -> dict:
         block_i = min(_pow2(inner), max(1, inner_bytes // itemsize)) if inner > 1 else 1
@@ -289,10 +304,11 @@ def relay_plan(
             ("BLOCK_S", _pow2(splits)),
             ("FOLD", fold or block_i),
             ("num_warps", max(1, min(warps, block_n * block_i // 32))),
-        )
+        ) + ((("num_stages", stages),) if stages else ())
         items = 2 * units * splits
         programs = min(items, programs_per_sm * sm_count)
-        return dict(kind="relay", programs=programs, UNITS=units, SPLITS=splits, CHUNK=chunk, LAG=lag, configs=(config,))
+        relay = dict(UNITS=units, SPLITS=splits, CHUNK=chunk, LAG=lag)
+        return dict(kind="relay", programs=programs, configs=(config,), **relay)
 
     p = one(n, inner, 0)
     width = max(16, inner_bytes // itemsize)
@@ -527,6 +543,26 @@ def _rows_staggered(strides, itemsize: int, outer: int, n: int) -> bool:
     return not all(_layout.rows_on_boundaries(s[0], s[1], itemsize, outer, n) for s in strides)
 
 
+def relay_takes(outer: int, n: int, inner: int, backward: bool) -> bool:
+    """Whether the relay tier takes a problem when the backend chooses (see RELAY_MAX_INNER): the
+    backward over a long axis of a narrow inner size. H200, in one process against the CUDA
+    backend's choice and torch.compile (results 2026-11-28_h200_s31/relay_probe_backward.txt), over
+    dim 1: bf16 (64, 65536, 16) 0.579 of copy against 0.500 and 0.546; (128, 65536, 8) 0.596 against
+    0.546 and 0.478; (16, 1048576, 2) 0.514 against 0.497 and 0.461; (128, 16384, 32) 0.602 against
+    0.578 and 0.566; float32 0.616, 0.702, 0.573, 0.611 against 0.566, 0.604, 0.498, 0.589 (and
+    torch.compile 0.586, 0.543, 0.455, 0.591). Shorter units stay on chip in the CUDA tiers ((512,
+    8192, 16): 0.823 against the relay's 0.617), and the forward, whose gather items compute an
+    exponential and an online rescale an element, measured slower than the CUDA tiers (bf16 (64,
+    65536, 16) 0.35 against 0.51)."""
+    return (
+        backward
+        and 2 <= inner <= RELAY_MAX_INNER
+        and n * inner >= RELAY_MIN_UNIT
+        and outer >= RELAY_MIN_OUTER
+        and outer * n * inner >= RELAY_MIN_NUMEL
+    )
+
+
 @functools.lru_cache(maxsize=4096)
 def _choose_tier(outer: int, n: int, inner: int, itemsize: int, backward: bool, sm_count: int) -> str:
     strided = inner > 1
@@ -536,6 +572,8 @@ def _choose_tier(outer: int, n: int, inner: int, itemsize: int, backward: bool, 
         if not strided and _pow2(n) > 1024:
             return "row"
         return "tile"
+    if relay_takes(outer, n, inner, backward):
+        return "relay"
     block_i = min(_pow2(inner), sector) if strided else 1
     column_programs = outer * -(-inner // block_i)
     return "online" if column_programs >= 2 * sm_count else "split"
