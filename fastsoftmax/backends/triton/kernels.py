@@ -645,7 +645,7 @@ def softmax_bwd_split(
 def _relay_item(ticket, UNITS, SPLITS, LAG):
     """(the ticket's unit, split, whether it is a finish item). Slots of SPLITS tickets run: gather
     of units 0..LAG-1, then gather of unit LAG + j and finish of unit j in turn, then the last LAG
-    units' finish."""
+    units' finish; finish items in the reverse order of the pieces."""
     slot = ticket // SPLITS
     split = ticket % SPLITS
     middle = slot - LAG
@@ -653,6 +653,8 @@ def _relay_item(ticket, UNITS, SPLITS, LAG):
     tail = slot >= 2 * UNITS - LAG
     finish = tail | ((slot >= LAG) & (middle % 2 == 1))
     unit = tl.where(lead, slot, tl.where(tail, slot - UNITS, tl.where(finish, middle // 2, LAG + middle // 2)))
+    # a unit's finish items take its pieces last-gathered first: those are likeliest still in L2
+    split = tl.where(finish, SPLITS - 1 - split, split)
     return unit, split, finish
 
 
