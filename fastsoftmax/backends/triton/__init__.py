@@ -458,14 +458,11 @@ def _launch_forward(p: dict, wide: bool, x, y, shape: tuple, strides: tuple, dev
         go(kernels.softmax_fwd_online, (x, y, *shape) + strides + (p["column_programs"],), configs[0])
     elif p["kind"] == "relay":
         p, shape, strides = _relay_folded(p, shape, strides, (strides[1], strides[2], strides[4], 1))
-        # each piece's (max, sum), then the merged ones of each unit
-        pieces = shape[0] * p["SPLITS"] * shape[2]
-        stats = torch.empty((2, pieces + shape[0] * shape[2]), dtype=torch.float32, device=x.device)
+        stats = torch.empty((2, shape[0], p["SPLITS"], shape[2]), dtype=torch.float32, device=x.device)
         flags = torch.zeros(1 + p["UNITS"], dtype=torch.int32, device=x.device)
-        scratch = (stats[0], stats[1], stats[0, pieces:], stats[1, pieces:], flags)
         relay = (p["UNITS"], p["SPLITS"], p["CHUNK"], p["LAG"])
         go = _launcher(p, device_index)
-        go(kernels.softmax_fwd_relay, (x, y) + scratch + shape + strides + relay, p["configs"][0])
+        go(kernels.softmax_fwd_relay, (x, y, stats[0], stats[1], flags, *shape) + strides + relay, p["configs"][0])
     else:
         splits, chunk = p["SPLITS"], p["CHUNK"]
         stats = torch.empty((2, outer, splits, inner), dtype=torch.float32, device=x.device)
@@ -486,13 +483,11 @@ def _launch_backward(p: dict, wide: bool, y, dy, dx, shape: tuple, strides: tupl
     elif p["kind"] == "relay":
         steps = (strides[1], strides[2], strides[4], strides[5], strides[7], 1)
         p, shape, strides = _relay_folded(p, shape, strides, steps)
-        pieces = shape[0] * p["SPLITS"] * shape[2]
-        sums = torch.empty(pieces + shape[0] * shape[2], dtype=torch.float32, device=y.device)
+        sums = torch.empty((shape[0], p["SPLITS"], shape[2]), dtype=torch.float32, device=y.device)
         flags = torch.zeros(1 + p["UNITS"], dtype=torch.int32, device=y.device)
         relay = (p["UNITS"], p["SPLITS"], p["CHUNK"], p["LAG"])
         go = _launcher(p, device_index)
-        scratch = (sums, sums[pieces:], flags)
-        go(kernels.softmax_bwd_relay, (y, dy, dx) + scratch + shape + strides + relay, p["configs"][0])
+        go(kernels.softmax_bwd_relay, (y, dy, dx, sums, flags, *shape) + strides + relay, p["configs"][0])
     else:
         splits, chunk = p["SPLITS"], p["CHUNK"]
         sums = torch.empty((outer, splits, inner), dtype=torch.float32, device=y.device)

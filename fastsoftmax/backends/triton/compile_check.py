@@ -37,7 +37,7 @@ PROBLEMS = {
 #: float16 takes the same code as bfloat16 but for its conversions
 DTYPES = {"float32": "fp32", "bfloat16": "bf16"}
 #: pointer parameters that are float32 scratch whatever the tensors' dtype
-SCRATCH_POINTERS = ("max_ptr", "sum_ptr", "merged_max_ptr", "merged_sum_ptr")
+SCRATCH_POINTERS = ("max_ptr", "sum_ptr")
 #: pointer parameters that are int32 counters
 COUNTER_POINTERS = ("flags_ptr",)
 

@@ -626,15 +626,13 @@ def softmax_bwd_split(
 # programs take items in the order of tickets drawn from a counter, one item at a time, and the
 # items are ordered so that a unit's finish items come LAG units after its gather items: a piece is
 # re-read after only the items in between have streamed through L2, rather than after the whole
-# tensor (as in split). The last of a unit's gather items to publish its partials merges the unit's
-# SPLITS partials into one statistic a column, once; a finish item waits for that and reads only
-# it (so that short pieces, which keep the data in flight between a piece's two reads small, do
-# not each read every partial). Every gather item holds a smaller ticket than the finish items that
-# wait on it, so it is held by a program already running, and gather items wait on nothing: the
-# launch completes whatever the number of programs resident at once, without a grid barrier.
+# tensor (as in split). A finish item waits until its unit's SPLITS gather items have published
+# their partials. Every gather item holds a smaller ticket than the finish items that wait on it,
+# so it is held by a program already running, and gather items wait on nothing: the launch
+# completes whatever the number of programs resident at once, without a grid barrier.
 #
 # ``flags``: int32, zeroed before the launch: [0] the ticket counter, [1 + u] unit u's published
-# gather items, SPLITS + 1 once its statistics are merged.
+# gather items.
 #
 # FOLD < BLOCK_I: the launch passes a contiguous (n, inner) block of FOLD columns as rows of BLOCK_I
 # "pseudo-columns" (BLOCK_I a multiple of FOLD), so that a tile's rows are whole 16-byte vectors
@@ -661,25 +659,17 @@ def _relay_item(ticket, UNITS, SPLITS, LAG):
 
 
 @triton.jit
-def _relay_publish(flags_ptr, unit, SPLITS):
-    """Count this gather item's partials as published, once every thread's are stored; whether it
-    was the unit's last (which then merges them: _relay_merged)."""
-    tl.debug_barrier()
-    return tl.atomic_add(flags_ptr + 1 + unit, 1, sem="acq_rel") == SPLITS - 1
-
-
-@triton.jit
-def _relay_merged(flags_ptr, unit):
-    """Mark unit ``unit``'s merged statistics ready, once every thread's are stored."""
+def _relay_publish(flags_ptr, unit):
+    """Count this gather item as published, once every thread's partials are stored."""
     tl.debug_barrier()
     tl.atomic_add(flags_ptr + 1 + unit, 1, sem="release")
 
 
 @triton.jit
 def _relay_wait(flags_ptr, unit, SPLITS):
-    """Wait until unit ``unit``'s merged statistics are ready."""
+    """Wait until unit ``unit``'s SPLITS gather items have published their partials."""
     published = tl.atomic_add(flags_ptr + 1 + unit, 0, sem="acquire")
-    while published <= SPLITS:
+    while published < SPLITS:
         published = tl.atomic_add(flags_ptr + 1 + unit, 0, sem="acquire")
 
 
@@ -745,8 +735,6 @@ def softmax_fwd_relay(
     y_ptr,
     max_ptr,
     sum_ptr,
-    merged_max_ptr,
-    merged_sum_ptr,
     flags_ptr,
     OUTER,
     N,
@@ -772,11 +760,10 @@ def softmax_fwd_relay(
         unit, split, finish = _relay_item(ticket, UNITS, SPLITS, LAG)
         n_begin = split * CHUNK
         n_end = tl.minimum(n_begin + CHUNK, N)
-        merged, present = _stat_offsets(unit, 0, 1, OUTER, INNER, 1, 1, BLOCK_I)
         if finish:
             _relay_wait(flags_ptr, unit, SPLITS)
-            m = tl.load(merged_max_ptr + merged, mask=present, other=NEG_INF, cache_modifier=".cg")
-            s = tl.load(merged_sum_ptr + merged, mask=present, other=1.0, cache_modifier=".cg")
+            m, s = _merged_partials(max_ptr, sum_ptr, unit, SPLITS, OUTER, INNER, 1, BLOCK_S, BLOCK_I)
+            m, s = _fold_stats(m, s, FOLD, BLOCK_I)
             _write_chunks_backwards(
                 x_ptr, y_ptr, xs_o, xs_n, xs_i, ys_o, ys_n, m, s, unit, OUTER, n_end, INNER, n_begin, n_end, LOG, 1,
                 BLOCK_N, BLOCK_I,
@@ -786,12 +773,7 @@ def softmax_fwd_relay(
             offsets, mask = _stat_offsets(unit, split, SPLITS, OUTER, INNER, 1, 1, BLOCK_I)
             tl.store(max_ptr + offsets, m, mask=mask)
             tl.store(sum_ptr + offsets, s, mask=mask)
-            if _relay_publish(flags_ptr, unit, SPLITS):
-                m, s = _merged_partials(max_ptr, sum_ptr, unit, SPLITS, OUTER, INNER, 1, BLOCK_S, BLOCK_I)
-                m, s = _fold_stats(m, s, FOLD, BLOCK_I)
-                tl.store(merged_max_ptr + merged, m, mask=present)
-                tl.store(merged_sum_ptr + merged, s, mask=present)
-                _relay_merged(flags_ptr, unit)
+            _relay_publish(flags_ptr, unit)
         ticket = tl.atomic_add(flags_ptr, 1)
 
 
@@ -830,7 +812,6 @@ def softmax_bwd_relay(
     dy_ptr,
     dx_ptr,
     sum_ptr,
-    merged_sum_ptr,
     flags_ptr,
     OUTER,
     N,
@@ -859,10 +840,11 @@ def softmax_bwd_relay(
         unit, split, finish = _relay_item(ticket, UNITS, SPLITS, LAG)
         n_begin = split * CHUNK
         n_end = tl.minimum(n_begin + CHUNK, N)
-        merged, present = _stat_offsets(unit, 0, 1, OUTER, INNER, 1, 1, BLOCK_I)
         if finish:
             _relay_wait(flags_ptr, unit, SPLITS)
-            total = tl.load(merged_sum_ptr + merged, mask=present, other=0.0, cache_modifier=".cg")
+            slots, present = _stat_offsets(unit, 0, SPLITS, OUTER, INNER, 1, BLOCK_S, BLOCK_I)
+            total = tl.sum(tl.load(sum_ptr + slots, mask=present, other=0.0), axis=1, keep_dims=True)
+            total = _fold_sums(total, FOLD, BLOCK_I)
             _write_grad_backwards(
                 y_ptr, dy_ptr, dx_ptr, ys_o, ys_n, ys_i, dys_o, dys_n, dys_i, dxs_o, dxs_n, total, unit, OUTER,
                 INNER, n_begin, n_end, LOG, 1, BLOCK_N, BLOCK_I,
@@ -874,9 +856,5 @@ def softmax_bwd_relay(
             )  # fmt: skip
             offsets, mask = _stat_offsets(unit, split, SPLITS, OUTER, INNER, 1, 1, BLOCK_I)
             tl.store(sum_ptr + offsets, partial, mask=mask)
-            if _relay_publish(flags_ptr, unit, SPLITS):
-                slots, filled = _stat_offsets(unit, 0, SPLITS, OUTER, INNER, 1, BLOCK_S, BLOCK_I)
-                total = tl.sum(tl.load(sum_ptr + slots, mask=filled, other=0.0), axis=1, keep_dims=True)
-                tl.store(merged_sum_ptr + merged, _fold_sums(total, FOLD, BLOCK_I), mask=present)
-                _relay_merged(flags_ptr, unit)
+            _relay_publish(flags_ptr, unit)
         ticket = tl.atomic_add(flags_ptr, 1)
