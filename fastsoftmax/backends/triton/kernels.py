@@ -653,7 +653,8 @@ def _relay_item(ticket, UNITS, SPLITS, LAG):
     tail = slot >= 2 * UNITS - LAG
     finish = tail | ((slot >= LAG) & (middle % 2 == 1))
     unit = tl.where(lead, slot, tl.where(tail, slot - UNITS, tl.where(finish, middle // 2, LAG + middle // 2)))
-    # a unit's finish items take its pieces last-gathered first: those are likeliest still in L2
+    # a unit's finish items take its pieces last-gathered first, the likeliest still in L2 (level
+    # with gathered-first on an H200: L2's hit rate 30.7% against 30.6%, Nsight Compute)
     split = tl.where(finish, SPLITS - 1 - split, split)
     return unit, split, finish
 
