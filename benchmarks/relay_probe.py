@@ -22,6 +22,7 @@ import itertools
 import math
 
 import torch
+from triton_tile_probe import probe_cases  # benchmarks/ is the script's folder
 
 import fastsoftmax
 from fastsoftmax import dispatch
@@ -108,52 +109,7 @@ def main(argv=None) -> int:
     parser.add_argument("--rounds", type=int, default=3)
     parser.add_argument("--check-only", action="store_true")
     args = parser.parse_args(argv)
-    device = "cuda" if torch.cuda.is_available() else "cpu"
-    wrong = 0
-    for case in args.cases.split(";"):
-        shape_text, dim_text = case.split(":")
-        shape, dim = tuple(int(v) for v in shape_text.split(",")), int(dim_text)
-        for dtype in (getattr(torch, d) for d in args.dtypes.split(",")):
-            x = torch.randn(shape, device=device).mul(3).to(dtype)
-            y = torch.softmax(x.float(), dim).to(dtype)
-            dy = torch.randn(shape, device=device).to(dtype)
-            for backward in (d == "backward" for d in args.directions.split(",")):
-                if backward:
-                    ref = torch._softmax_backward_data(dy.double(), y.double(), dim, torch.float64)
-                else:
-                    ref = torch.softmax(x.double(), dim)
-                out = torch.empty_like(x)
-                tag = f"{shape_text} d{dim} {str(dtype)[6:]} {'backward' if backward else 'forward'}"
-                right = {}
-                for name, fn in _variants(args, x, y, dy, out, dim, backward).items():
-                    out.fill_(float("nan"))
-                    err = (fn().reshape(shape).double() - ref).abs().max().item()
-                    if err <= 2e-2:
-                        right[name] = fn
-                    else:
-                        wrong += 1
-                        print(f"{tag} {name}: WRONG (max error {err})", flush=True)
-                if args.check_only:
-                    print(f"{tag}: {len(right)} variants right", flush=True)
-                else:
-                    _time(tag, right, x, backward, args.rounds)
-                del ref
-            torch._dynamo.reset()
-    return 1 if wrong else 0
-
-
-def _time(tag, variants, x, backward, rounds):
-    from fastsoftmax.benchmark.layouts import copy_gbps
-    from fastsoftmax.benchmark.timing import median_ms
-
-    size = x.numel() * x.element_size() * (3 if backward else 2)
-    copy = copy_gbps(x.dtype)
-    best = {name: float("inf") for name in variants}
-    for _ in range(rounds):  # alternated: each round times every variant once
-        for name, fn in variants.items():
-            best[name] = min(best[name], median_ms(fn))
-    for name, ms in best.items():
-        print(f"{tag} {name}: {ms * 1e3:8.1f} us {size / ms / 1e6 / copy:.3f} of copy", flush=True)
+    return 1 if probe_cases(args, _variants) else 0
 
 
 if __name__ == "__main__":

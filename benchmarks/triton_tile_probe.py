@@ -182,7 +182,20 @@ def main(argv=None) -> int:
     parser.add_argument("--rounds", type=int, default=3)
     parser.add_argument("--check-only", action="store_true")
     args = parser.parse_args(argv)
+    wrong = probe_cases(args, _variants)
+    for line in [] if args.check_only else _inductor_blocks():
+        print("inductor kept", line)
+    return 1 if wrong else 0
+
+
+def probe_cases(args, variants) -> int:
+    """For each of ``args.cases`` ("shape:dim;..."), ``args.dtypes`` and direction (``args.directions``
+    where given, else both): fresh inputs, every variant of ``variants(args, x, y, dy, out, dim,
+    backward)`` (name -> fn() returning its output) checked against float64 with its output
+    poisoned, then the right ones timed alternated (unless ``args.check_only``). Returns how many
+    were wrong."""
     device = "cuda" if torch.cuda.is_available() else "cpu"
+    directions = getattr(args, "directions", "forward,backward").split(",")
     wrong = 0
     for case in args.cases.split(";"):
         shape_text, dim_text = case.split(":")
@@ -191,7 +204,7 @@ def main(argv=None) -> int:
             x = torch.randn(shape, device=device).mul(3).to(dtype)
             y = torch.softmax(x.float(), dim).to(dtype)
             dy = torch.randn(shape, device=device).to(dtype)
-            for backward in (False, True):
+            for backward in (d == "backward" for d in directions):
                 if backward:
                     ref = torch._softmax_backward_data(dy.double(), y.double(), dim, torch.float64)
                 else:
@@ -199,7 +212,7 @@ def main(argv=None) -> int:
                 out = torch.empty_like(x)
                 tag = f"{shape_text} d{dim} {str(dtype)[6:]} {'backward' if backward else 'forward'}"
                 right = {}
-                for name, fn in _variants(args, x, y, dy, out, dim, backward).items():
+                for name, fn in variants(args, x, y, dy, out, dim, backward).items():
                     out.fill_(float("nan"))
                     err = (fn().reshape(shape).double() - ref).abs().max().item()
                     if err <= 2e-2:
@@ -211,10 +224,9 @@ def main(argv=None) -> int:
                     print(f"{tag}: {len(right)} variants right", flush=True)
                 else:
                     _time(tag, right, x, backward, args.rounds)
+                del ref
             torch._dynamo.reset()
-    for line in [] if args.check_only else _inductor_blocks():
-        print("inductor kept", line)
-    return 1 if wrong else 0
+    return wrong
 
 
 def _time(tag, variants, x, backward, rounds):

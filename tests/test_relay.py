@@ -125,6 +125,9 @@ def test_the_backend_takes_it_for_long_narrow_backwards():
     assert not tb.relay_takes(4, 1 << 21, 16, True)  # few outer indices
     assert not tb.relay_takes(16, 1 << 20, 1, True)  # rows
     assert _choose_tier(64, 65536, 16, 2, True, 132) == "relay"
+    # its tickets are int32: a launch of 2^31 work items or more is refused, not wrapped around
+    assert tb.BACKEND.supports("relay", 1 << 20, 1 << 20, 1, torch.float32, True)
+    assert not tb.BACKEND.supports("relay", 1 << 30, 2, 1, torch.float32, True)
     assert _choose_tier(64, 65536, 16, 2, False, 132) != "relay"
 
 

@@ -307,6 +307,8 @@ def relay_plan(
         ) + ((("num_stages", stages),) if stages else ())
         items = 2 * units * splits
         programs = min(items, programs_per_sm * sm_count)
+        if items + programs > INT32_MAX:  # tickets are int32, and every program draws one past the last item
+            raise ValueError(f"tier 'relay' takes under 2^31 work items; ({outer}, {n}, {inner}) makes {items}")
         relay = dict(UNITS=units, SPLITS=splits, CHUNK=chunk, LAG=lag)
         return dict(kind="relay", programs=programs, configs=(config,), **relay)
 
@@ -545,15 +547,15 @@ def _rows_staggered(strides, itemsize: int, outer: int, n: int) -> bool:
 
 def relay_takes(outer: int, n: int, inner: int, backward: bool) -> bool:
     """Whether the relay tier takes a problem when the backend chooses (see RELAY_MAX_INNER): the
-    backward over a long axis of a narrow inner size. H200, in one process against the CUDA
-    backend's choice and torch.compile (results 2026-11-28_h200_s31/relay_probe_backward.txt), over
-    dim 1: bf16 (64, 65536, 16) 0.579 of copy against 0.500 and 0.546; (128, 65536, 8) 0.596 against
-    0.546 and 0.478; (16, 1048576, 2) 0.514 against 0.497 and 0.461; (128, 16384, 32) 0.602 against
-    0.578 and 0.566; float32 0.616, 0.702, 0.573, 0.611 against 0.566, 0.604, 0.498, 0.589 (and
-    torch.compile 0.586, 0.543, 0.455, 0.591). Shorter units stay on chip in the CUDA tiers ((512,
-    8192, 16): 0.823 against the relay's 0.617), and the forward, whose gather items compute an
-    exponential and an online rescale an element, measured slower than the CUDA tiers (bf16 (64,
-    65536, 16) 0.35 against 0.51)."""
+    backward over a long axis of a narrow inner size. H200, as planned, in one process against the
+    CUDA backend's choice and torch.compile (results 2026-11-28_h200_s31/relay_planned_backward.txt),
+    over dim 1: bf16 (64, 65536, 16) 0.559 of copy against 0.493 and 0.543; (128, 65536, 8) 0.601
+    against 0.560 and 0.493; (16, 1048576, 2) 0.510 against 0.494 and 0.455; (128, 16384, 32) 0.595
+    against 0.578 and 0.555; float32 0.621, 0.698, 0.557, 0.607 against 0.567, 0.613, 0.497, 0.592
+    (torch.compile 0.587, 0.539, 0.454, 0.586); fp16 as bf16. Shorter units stay on chip in the CUDA
+    tiers ((256, 4096, 32): 0.756 against the relay's 0.553), and the forward, whose gather items
+    compute an exponential and an online rescale an element, measured slower than the CUDA tiers
+    (bf16 (64, 65536, 16) 0.35 against 0.51, relay_probe_persistent.txt)."""
     return (
         backward
         and 2 <= inner <= RELAY_MAX_INNER

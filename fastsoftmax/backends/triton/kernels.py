@@ -642,10 +642,11 @@ def softmax_bwd_split(
 
 
 @triton.jit
-def _relay_item(ticket, UNITS, SPLITS, LAG):
-    """(the ticket's unit, split, whether it is a finish item). Slots of SPLITS tickets run: gather
-    of units 0..LAG-1, then gather of unit LAG + j and finish of unit j in turn, then the last LAG
-    units' finish; finish items in the reverse order of the pieces."""
+def _relay_item(ticket, UNITS, SPLITS, LAG, CHUNK, N):
+    """(the ticket's unit, split, whether it is a finish item, the piece's bounds along the reduced
+    axis). Slots of SPLITS tickets run: gather of units 0..LAG-1, then gather of unit LAG + j and
+    finish of unit j in turn, then the last LAG units' finish; finish items in the reverse order of
+    the pieces."""
     slot = ticket // SPLITS
     split = ticket % SPLITS
     middle = slot - LAG
@@ -656,7 +657,8 @@ def _relay_item(ticket, UNITS, SPLITS, LAG):
     # a unit's finish items take its pieces last-gathered first, the likeliest still in L2 (level
     # with gathered-first on an H200: L2's hit rate 30.7% against 30.6%, Nsight Compute)
     split = tl.where(finish, SPLITS - 1 - split, split)
-    return unit, split, finish
+    n_begin = split * CHUNK
+    return unit, split, finish, n_begin, tl.minimum(n_begin + CHUNK, N)
 
 
 @triton.jit
@@ -758,9 +760,7 @@ def softmax_fwd_relay(
     items = 2 * UNITS * SPLITS
     ticket = tl.atomic_add(flags_ptr, 1)
     while ticket < items:
-        unit, split, finish = _relay_item(ticket, UNITS, SPLITS, LAG)
-        n_begin = split * CHUNK
-        n_end = tl.minimum(n_begin + CHUNK, N)
+        unit, split, finish, n_begin, n_end = _relay_item(ticket, UNITS, SPLITS, LAG, CHUNK, N)
         if finish:
             _relay_wait(flags_ptr, unit, SPLITS)
             m, s = _merged_partials(max_ptr, sum_ptr, unit, SPLITS, OUTER, INNER, 1, BLOCK_S, BLOCK_I)
@@ -838,9 +838,7 @@ def softmax_bwd_relay(
     items = 2 * UNITS * SPLITS
     ticket = tl.atomic_add(flags_ptr, 1)
     while ticket < items:
-        unit, split, finish = _relay_item(ticket, UNITS, SPLITS, LAG)
-        n_begin = split * CHUNK
-        n_end = tl.minimum(n_begin + CHUNK, N)
+        unit, split, finish, n_begin, n_end = _relay_item(ticket, UNITS, SPLITS, LAG, CHUNK, N)
         if finish:
             _relay_wait(flags_ptr, unit, SPLITS)
             slots, present = _stat_offsets(unit, 0, SPLITS, OUTER, INNER, 1, BLOCK_S, BLOCK_I)
