@@ -22,7 +22,7 @@ import itertools
 import math
 
 import torch
-from triton_tile_probe import probe_cases  # benchmarks/ is the script's folder
+from triton_tile_probe import compiled_peer, probe_cases  # benchmarks/ is the script's folder
 
 import fastsoftmax
 from fastsoftmax import dispatch
@@ -87,11 +87,7 @@ def _variants(args, x, y, dy, out, dim, backward) -> dict:
                         name += f" programs {programs}" + (f" stages {stages}" if stages else "")
                         found[name] = _relay(views, backward, x.element_size(), sm_count, tunables)
     if not args.check_only:
-        if backward:
-            eager = lambda: torch._softmax_backward_data(dy, y, dim, x.dtype)  # noqa: E731
-        else:
-            eager = lambda: torch.softmax(x, dim)  # noqa: E731
-        found["torch.compile"] = torch.compile(eager, dynamic=False)
+        found["torch.compile"] = compiled_peer(x, y, dy, dim, backward)
     return found
 
 

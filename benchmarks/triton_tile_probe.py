@@ -162,12 +162,17 @@ def _variants(args, x, y, dy, out, dim, backward) -> dict:
                 name = f"{layout} BLOCK_I {block_i:4d} warps {w:2d} ({per_thread:3d} a thread)"
                 found[name] = lambda lay=layout, b=block_i, w=w: _launch(lay, backward, views, b, w)
     if not args.check_only:
-        if backward:
-            eager = lambda: torch._softmax_backward_data(dy, y, dim, x.dtype)  # noqa: E731
-        else:
-            eager = lambda: torch.softmax(x, dim)  # noqa: E731
-        found["torch.compile"] = torch.compile(eager, dynamic=False)
+        found["torch.compile"] = compiled_peer(x, y, dy, dim, backward)
     return found
+
+
+def compiled_peer(x, y, dy, dim, backward):
+    """torch.compile of torch's own call: the softmax of x, or its backward from y and dy."""
+    if backward:
+        eager = lambda: torch._softmax_backward_data(dy, y, dim, x.dtype)  # noqa: E731
+    else:
+        eager = lambda: torch.softmax(x, dim)  # noqa: E731
+    return torch.compile(eager, dynamic=False)
 
 
 def main(argv=None) -> int:
