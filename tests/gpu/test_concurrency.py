@@ -183,7 +183,11 @@ def test_side_stream(backend):
 
 
 @pytest.mark.parametrize("backend", BACKENDS)
-@pytest.mark.parametrize("shape,dim", [((64, 1000), -1), ((2, 131072), -1), ((1, 1 << 20), -1), ((300, 40), 0)])
+# (32, 65536, 16) over dim 1: the backward of "auto" and "triton" takes Triton's relay tier, whose
+# counters are zeroed by a memset each call (captured, so every replay starts from zero)
+@pytest.mark.parametrize(
+    "shape,dim", [((64, 1000), -1), ((2, 131072), -1), ((1, 1 << 20), -1), ((300, 40), 0), ((32, 65536, 16), 1)]
+)
 def test_cuda_graph_capture_and_replay_on_new_data(backend, shape, dim):
     if not _available(backend):
         pytest.skip(f"backend {backend!r} is not available")
