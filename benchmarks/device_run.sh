@@ -4,7 +4,7 @@
 #
 #   bash benchmarks/device_run.sh [STEPS]      STEPS: comma list of compile,hostprobe,tierprobe,
 #                                               clusterprobe,profile,tests,sanitize,distributed,quick,
-#                                               main,ladder,table,nvrtc,tritonprobe
+#                                               main,ladder,table,nvrtc,tritonprobe,relayprobe
 #                                               (default: compile,tests,main,ladder)
 #
 # compile fills the kernel cache first (every instance, all CPUs), so that the tests and benchmarks
@@ -22,6 +22,10 @@
 # pip's NVRTC on the development machine) against this machine's own compilation, alternated in one process
 # (benchmarks/grid_row_probe.py --baseline-cubins), on the staged, column and cluster tiers (NVRTC_STRIDED_SHAPES,
 # NVRTC_ROW_SHAPES override the shapes).
+# relayprobe runs benchmarks/relay_probe.py: the backward of the shapes behind the relay tier's rule (and one outside
+# it), auto as planned against the CUDA backend and torch.compile, alternated in one process; RELAY_PROBE_CASES
+# replaces the shapes, RELAY_PROBE_ARGS adds or overrides arguments (e.g. "--directions forward,backward --chunks
+# 8192,16384 --lags 1,2,4 --programs 2,4" for a sweep of its tunables).
 # tritonprobe runs benchmarks/triton_tile_probe.py: both backends as planned and torch.compile, alternated in one
 # process, on the shapes behind dispatch.py's float32 rules for Triton's tiles (rows at several 16-byte phases,
 # and on 16-byte boundaries over wide inner sizes); TRITON_PROBE_CASES replaces the shapes, TRITON_PROBE_ARGS adds
@@ -158,6 +162,14 @@ if [[ $steps == *,tritonprobe,* ]]; then
         --cases "${TRITON_PROBE_CASES:-16,21,513,513:1;8,150,127,127:1;64,512,1023:1;16,1000,63,63:1;8,2000,33,33:1;8,150,128,128:1;16,21,512,512:1;128,1024,1024:1;32,512,1024:1;64,256,2048:1}" \
         --dtypes bfloat16,float32 ${TRITON_PROBE_ARGS:-} 2>&1 | grep -v -i warn > "$OUT/triton_tile_probe.txt" || status=1
     tail -n 30 "$OUT/triton_tile_probe.txt"
+fi
+if [[ $steps == *,relayprobe,* ]]; then
+    # shellcheck disable=SC2086
+    python3 benchmarks/relay_probe.py --directions backward --chunks "" --rounds 3 \
+        --cases "${RELAY_PROBE_CASES:-64,65536,16:1;128,65536,8:1;16,1048576,2:1;128,16384,32:1;32,65536,16:1;256,4096,32:1}" \
+        --dtypes bfloat16,float32 ${RELAY_PROBE_ARGS:-} 2>&1 | grep -v -i "warn\|online softmax\|split the\|important use\|^softmax\.$\|^$" \
+        > "$OUT/relay_probe.txt" || status=1
+    tail -n 30 "$OUT/relay_probe.txt"
 fi
 if [[ $steps == *,quick,* ]]; then
     python3 -m fastsoftmax bench --quick --out "$OUT" 2>&1 | tee "$OUT/bench-quick.log" | tail -n 80 || status=1
