@@ -46,3 +46,29 @@ def test_backward_inputs_take_the_case_layout(monkeypatch):
     for tensor in (dy, y):
         assert tensor.stride() == case.make(torch.float32, "cpu").stride()
     torch.testing.assert_close(y.sum(case.dim), torch.ones(y.shape[1 - case.dim]))
+
+
+def test_rounds_alternate_the_implementations_and_keep_each_best(monkeypatch):
+    # with rounds, every implementation is timed once a round, in turn, and keeps its best time; one
+    # that fails is reported once and not timed again
+    case = small(CASES[0])
+    order = []
+    times = {"fast": [3.0, 1.0], "slow": [2.0, 2.5]}
+
+    def fake_time(fn, inputs):
+        name = fn()
+        order.append(name)
+        if name == "broken":
+            raise RuntimeError("no kernel")
+        return times[name][sum(1 for seen in order if seen == name) - 1]
+
+    impls = {"fast": lambda: "fast", "slow": lambda: "slow", "broken": lambda: "broken"}
+    monkeypatch.setattr(layouts, "input_sets", lambda *args: [()])
+    monkeypatch.setattr(layouts, "implementations", lambda *args: impls)
+    monkeypatch.setattr(layouts, "time_ms", fake_time)
+    monkeypatch.setattr(torch.cuda, "empty_cache", lambda: None)
+    row = layouts.run_case(case, torch.float32, False, copy=1.0, rounds=2)
+    assert order == ["fast", "slow", "broken", "fast", "slow"]
+    assert row["fast_us"] == 1000.0 and row["slow_us"] == 2000.0
+    assert row["broken"] is None and "no kernel" in row["broken_error"]
+    assert row["fast"] == round(case.bytes_moved(4, False) / 1.0 / 1e6, 3)
