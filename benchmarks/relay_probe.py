@@ -39,10 +39,12 @@ def _relay(views, backward, itemsize, sm_count, tunables):
     if backward:
         y, dy, dx = views
         strides = (*y.stride(), *dy.stride(), dx.stride(0), dx.stride(1))
-        return lambda: tb._launch_backward(p, True, y, dy, dx, shape, strides, device_index) or dx
+        resolved = tb._resolved(p, shape, strides, True)
+        return lambda: tb._launch_backward(*resolved, y, dy, dx, device_index) or dx
     x, y = views
     strides = (*x.stride(), y.stride(0), y.stride(1))
-    return lambda: tb._launch_forward(p, True, x, y, shape, strides, device_index) or y
+    resolved = tb._resolved(p, shape, strides, False)
+    return lambda: tb._launch_forward(*resolved, x, y, device_index) or y
 
 
 def _variants(args, x, y, dy, out, dim, backward) -> dict:

@@ -72,6 +72,11 @@ def kernel_backend(name: str):
     return importlib.import_module(KERNEL_BACKENDS[name]).BACKEND
 
 
+def _triton_module():
+    """The Triton backend's module (its tile and tier rules), imported on first use."""
+    return importlib.import_module(KERNEL_BACKENDS["triton"])
+
+
 @functools.lru_cache(maxsize=64)
 def unavailable_reason(name: str, device_type: str, device_index: int | None) -> str | None:
     if name == "torch":
@@ -288,7 +293,7 @@ def _float32_staggered_to_triton(n: int, inner: int, numel: int, backward: bool)
     0.785 against 0.641, (64, 512, 1023) 0.617 against 0.582 and 0.755 against 0.633, (16, 1000,
     63, 63) 0.631 against 0.550 and 0.635 against 0.568, (8, 2000, 33, 33) forward 0.474 against
     0.448 (its backward, past the limit, level: 0.488 against 0.499)."""
-    triton_backend = importlib.import_module(KERNEL_BACKENDS["triton"])
+    triton_backend = _triton_module()
     holds = triton_backend.scalar_tiles_hold(n, inner) or (
         n <= STAGGERED_TRITON_MAX_N[backward] and triton_backend.scalar_long_tiles_hold(n, inner, 4, backward)
     )
@@ -300,8 +305,7 @@ def _relay_backward(outer: int, n: int, inner: int, backward: bool) -> bool:
     (triton.relay_takes: long axes of narrow inner sizes, each outer index's (n, inner) block more
     than the CUDA tiers hold on chip, which read it twice). Measured on an H200 only (see
     relay_takes); the table's points there are the CUDA staged teams and strided tier."""
-    triton_backend = importlib.import_module(KERNEL_BACKENDS["triton"])
-    return triton_backend.relay_takes(outer, n, inner, backward)
+    return _triton_module().relay_takes(outer, n, inner, backward)
 
 
 #: float32 strided problems on 16-byte boundaries whose reduced axis is this long (at least, at
@@ -321,8 +325,7 @@ def _float32_wide_to_triton(n: int, inner: int, numel: int, backward: bool) -> b
     against 1.033. Shorter axes stay: (16, 21, 512, 512) forward 0.840 against 0.931. Not measured
     on an H100; bf16 went either way (forward (128, 1024, 1024) 0.616 against 0.712, (64, 256,
     2048) 0.740 against 0.666) and keeps the table's choice."""
-    triton_backend = importlib.import_module(KERNEL_BACKENDS["triton"])
-    holds = WIDE_TRITON_N[0] <= n <= WIDE_TRITON_N[1] and triton_backend.wide_tiles_hold(n, inner, scalar=False)
+    holds = WIDE_TRITON_N[0] <= n <= WIDE_TRITON_N[1] and _triton_module().wide_tiles_hold(n, inner, scalar=False)
     return holds and not _moves_too_little(numel, 4, backward)
 
 

@@ -36,11 +36,11 @@ def _launch(tensors, backward, log, **tunables):
     if backward:
         y, dy, dx = tensors
         strides = (*y.stride(), *dy.stride(), dx.stride(0), dx.stride(1))
-        tb._launch_backward(p, True, y, dy, dx, (outer, n, inner), strides, device_index)
+        tb._launch_backward(*tb._resolved(p, (outer, n, inner), strides, True), y, dy, dx, device_index)
     else:
         x, y = tensors
         strides = (*x.stride(), y.stride(0), y.stride(1))
-        tb._launch_forward(p, True, x, y, (outer, n, inner), strides, device_index)
+        tb._launch_forward(*tb._resolved(p, (outer, n, inner), strides, False), x, y, device_index)
     return p, out
 
 
@@ -83,10 +83,11 @@ def test_pseudo_columns_only_where_blocks_are_contiguous(dtype):
     p = tb.relay_plan(3, 4096, 4, dtype.itemsize, False, 132)
     width, folded = p["folded"]
     assert width * dtype.itemsize >= 32 and dict(folded["configs"][0])["FOLD"] == 4
-    strides = (4096 * 4, 4, 1, 4096 * 4, 4)
-    assert tb._relay_folded(p, (3, 4096, 4), strides, (4, 1, 4, 1))[0] is folded
-    assert tb._relay_folded(p, (3, 4096, 4), strides, (8, 1, 4, 1))[0] is p  # gaps between rows
-    assert tb._relay_folded(p, (3, 4096, 4), strides, (4, 2, 4, 1))[0] is p  # a step along inner
+    shape = (3, 4096, 4)
+    resolved = tb._resolved(p, shape, (4096 * 4, 4, 1, 4096 * 4, 4), False)  # x's strides, then y's
+    assert resolved[0] is folded and resolved[2] == (3, 4096 * 4 // width, width)
+    assert tb._resolved(p, shape, (4096 * 8, 8, 1, 4096 * 4, 4), False)[0] is p  # gaps between rows
+    assert tb._resolved(p, shape, (4096 * 8, 8, 2, 4096 * 4, 4), False)[0] is p  # a step along inner
     base = (torch.randn(3, 4096, 8, device=DEVICE) * 3).to(dtype)
     for x in (base[..., :4].contiguous(), base[..., :4], base[..., :4].transpose(0, 2).contiguous().transpose(0, 2)):
         with dispatch.forced("triton", "relay"):

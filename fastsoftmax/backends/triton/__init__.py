@@ -287,7 +287,7 @@ def relay_plan(
     if chunk_elems is None:
         chunk_elems = RELAY_CHUNK_BYTES // itemsize
     if lag_items_per_sm is None:
-        lag_items_per_sm = RELAY_LAG_ITEMS_PER_SM.get(itemsize, 2)
+        lag_items_per_sm = RELAY_LAG_ITEMS_PER_SM[itemsize]
 
     def one(n: int, inner: int, fold: int) -> dict:
         block_i = min(_pow2(inner), max(1, inner_bytes // itemsize)) if inner > 1 else 1
@@ -371,13 +371,13 @@ class TritonBackend:
 
     def forward(self, x: torch.Tensor, y: torch.Tensor, log: bool, tier: str | None = None) -> None:
         p, device_index = _plan_for((x, y), tier, False, log)
-        shape, strides = tuple(x.shape), (x.stride(0), x.stride(1), x.stride(2), y.stride(0), y.stride(1))
-        _launch_forward(p, _offsets_64(p, shape, strides, False), x, y, shape, strides, device_index)
+        strides = (x.stride(0), x.stride(1), x.stride(2), y.stride(0), y.stride(1))
+        _launch_forward(*_resolved(p, tuple(x.shape), strides, False), x, y, device_index)
 
     def backward(self, y: torch.Tensor, dy: torch.Tensor, dx: torch.Tensor, log: bool, tier: str | None = None) -> None:
         p, device_index = _plan_for((y, dy, dx), tier, True, log)
-        shape, strides = tuple(y.shape), (*y.stride(), *dy.stride(), dx.stride(0), dx.stride(1))
-        _launch_backward(p, _offsets_64(p, shape, strides, True), y, dy, dx, shape, strides, device_index)
+        strides = (*y.stride(), *dy.stride(), dx.stride(0), dx.stride(1))
+        _launch_backward(*_resolved(p, tuple(y.shape), strides, True), y, dy, dx, device_index)
 
     def prepare(self, tier: str, shape, strides, dtype: torch.dtype, device_index: int, backward: bool):
         """``run(x, y, log)`` (forward) or ``run(y, dy, dx, log)`` (backward) for full tensors whose
@@ -398,7 +398,7 @@ class TritonBackend:
         else:
             flat = (*strides[0], strides[1][0], strides[1][1])
             launch_kind = _launch_forward
-        ready: dict = {}  # (log, scalar) -> (the plan, its offset width)
+        ready: dict = {}  # (log, scalar) -> _resolved(the plan)
 
         def run(*tensors_and_log):
             *tensors, log = tensors_and_log
@@ -410,8 +410,8 @@ class TritonBackend:
             planned = ready.get((log, scalar))
             if planned is None:
                 p = plan(tier, outer, n, inner, itemsize, backward, sm_count, log, scalar)
-                planned = ready[(log, scalar)] = (p, _offsets_64(p, shape, flat, backward))
-            launch_kind(*planned, *tensors, shape, flat, device_index)
+                planned = ready[(log, scalar)] = _resolved(p, shape, flat, backward)
+            launch_kind(*planned, *tensors, device_index)
 
         return run
 
@@ -426,18 +426,28 @@ def _offsets_64(p: dict, shape: tuple, strides: tuple, backward: bool) -> bool:
     return p["offsets_64"] or _wide_offsets(*shape, *views)
 
 
-def _relay_folded(p: dict, shape: tuple, strides: tuple, steps: tuple) -> tuple:
-    """Relay plan ``p``, or its pseudo-column plan where every tensor's (n, inner) block is
-    contiguous (``steps``: each tensor's reduced and inner strides, in turn), with the shape and the
-    strides (as the launches take them) that plan runs on."""
+def _resolved(p: dict, shape: tuple, strides: tuple, backward: bool) -> tuple:
+    """``(plan, wide, shape, strides)`` as plan ``p`` launches on (outer, n, inner) problem ``shape``
+    of these element strides (each input's three, the output's outer and reduced ones): a relay
+    plan's pseudo-column plan where every tensor's (n, inner) block is contiguous, with the shape
+    and strides it runs on; ``wide``, whether a tile kernel takes 64-bit offsets (_offsets_64).
+    Worked out once per geometry by ``prepare``."""
     folded = p.get("folded")
-    outer, n, inner = shape
-    if folded is None or any(steps[k] != inner or steps[k + 1] != 1 for k in range(0, len(steps), 2)):
-        return p, shape, strides
-    width, p = folded
-    # each tensor's outer stride stays; its reduced stride becomes the width, its inner one 1
-    folded_strides = tuple(width if k % 3 == 1 else (1 if k % 3 == 2 else v) for k, v in enumerate(strides))
-    return p, (outer, n * inner // width, width), folded_strides
+    if folded is not None:
+        outer, n, inner = shape
+        reduced, unit = strides[1::3], strides[2::3]  # every tensor's; the output's inner stride is 1
+        if all(step == inner for step in reduced) and all(step == 1 for step in unit):
+            width, p = folded
+            # each tensor's outer stride stays; its reduced stride becomes the width, its inner one 1
+            strides = tuple(width if k % 3 == 1 else (1 if k % 3 == 2 else v) for k, v in enumerate(strides))
+            shape = (outer, n * inner // width, width)
+    return p, _offsets_64(p, shape, strides, backward), shape, strides
+
+
+def _relay_arguments(p: dict, device: torch.device) -> tuple:
+    """A relay launch's zeroed counters and its (UNITS, SPLITS, CHUNK, LAG)."""
+    flags = torch.zeros(1 + p["UNITS"], dtype=torch.int32, device=device)
+    return flags, (p["UNITS"], p["SPLITS"], p["CHUNK"], p["LAG"])
 
 
 def _launcher(p: dict, device_index: int):
@@ -449,7 +459,7 @@ def _launcher(p: dict, device_index: int):
     return go
 
 
-def _launch_forward(p: dict, wide: bool, x, y, shape: tuple, strides: tuple, device_index: int) -> None:
+def _launch_forward(p: dict, wide: bool, shape: tuple, strides: tuple, x, y, device_index: int) -> None:
     """The launches of forward plan ``p`` (offsets in 64 bits if ``wide``) on (outer, n, inner)
     problem ``x`` -> ``y`` of these element strides (x's three, y's outer and reduced ones)."""
     outer, n, inner = shape
@@ -459,12 +469,9 @@ def _launch_forward(p: dict, wide: bool, x, y, shape: tuple, strides: tuple, dev
     elif p["kind"] == "online":
         go(kernels.softmax_fwd_online, (x, y, *shape) + strides + (p["column_programs"],), configs[0])
     elif p["kind"] == "relay":
-        p, shape, strides = _relay_folded(p, shape, strides, (strides[1], strides[2], strides[4], 1))
-        stats = torch.empty((2, shape[0], p["SPLITS"], shape[2]), dtype=torch.float32, device=x.device)
-        flags = torch.zeros(1 + p["UNITS"], dtype=torch.int32, device=x.device)
-        relay = (p["UNITS"], p["SPLITS"], p["CHUNK"], p["LAG"])
-        go = _launcher(p, device_index)
-        go(kernels.softmax_fwd_relay, (x, y, stats[0], stats[1], flags, *shape) + strides + relay, p["configs"][0])
+        stats = torch.empty((2, outer, p["SPLITS"], inner), dtype=torch.float32, device=x.device)
+        flags, relay = _relay_arguments(p, x.device)
+        go(kernels.softmax_fwd_relay, (x, y, stats[0], stats[1], flags, *shape) + strides + relay, configs[0])
     else:
         splits, chunk = p["SPLITS"], p["CHUNK"]
         stats = torch.empty((2, outer, splits, inner), dtype=torch.float32, device=x.device)
@@ -472,7 +479,7 @@ def _launch_forward(p: dict, wide: bool, x, y, shape: tuple, strides: tuple, dev
         go(kernels.softmax_fwd_split, (x, y, stats[0], stats[1], *shape) + strides + (splits, chunk), configs[1])
 
 
-def _launch_backward(p: dict, wide: bool, y, dy, dx, shape: tuple, strides: tuple, device_index: int) -> None:
+def _launch_backward(p: dict, wide: bool, shape: tuple, strides: tuple, y, dy, dx, device_index: int) -> None:
     """The launches of backward plan ``p`` (offsets in 64 bits if ``wide``) on (outer, n, inner)
     problem ``y``, ``dy`` -> ``dx`` of these element strides (y's and dy's three, dx's outer and
     reduced ones)."""
@@ -483,13 +490,9 @@ def _launch_backward(p: dict, wide: bool, y, dy, dx, shape: tuple, strides: tupl
     elif p["kind"] == "online":
         go(kernels.softmax_bwd_online, (y, dy, dx, *shape) + strides + (p["column_programs"],), configs[0])
     elif p["kind"] == "relay":
-        steps = (strides[1], strides[2], strides[4], strides[5], strides[7], 1)
-        p, shape, strides = _relay_folded(p, shape, strides, steps)
-        sums = torch.empty((shape[0], p["SPLITS"], shape[2]), dtype=torch.float32, device=y.device)
-        flags = torch.zeros(1 + p["UNITS"], dtype=torch.int32, device=y.device)
-        relay = (p["UNITS"], p["SPLITS"], p["CHUNK"], p["LAG"])
-        go = _launcher(p, device_index)
-        go(kernels.softmax_bwd_relay, (y, dy, dx, sums, flags, *shape) + strides + relay, p["configs"][0])
+        sums = torch.empty((outer, p["SPLITS"], inner), dtype=torch.float32, device=y.device)
+        flags, relay = _relay_arguments(p, y.device)
+        go(kernels.softmax_bwd_relay, (y, dy, dx, sums, flags, *shape) + strides + relay, configs[0])
     else:
         splits, chunk = p["SPLITS"], p["CHUNK"]
         sums = torch.empty((outer, splits, inner), dtype=torch.float32, device=y.device)
