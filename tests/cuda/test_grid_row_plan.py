@@ -5,6 +5,7 @@ builds (the kernel arguments, the cooperative launch, the workspace held over th
 from __future__ import annotations
 
 import dataclasses
+from itertools import product
 
 import pytest
 import torch
@@ -383,13 +384,21 @@ def test_cluster_stream_shape():
 
 def test_cluster_stream_instances_are_compiled():
     found = [i for i in all_instances() if i.tier == "cluster_stream"]
-    assert len(found) == len(DTYPES) * 4 * 2  # one and two CTAs an SM
+    # one and two CTAs an SM; rows, and runs of columns in packs of 4 (and 8 in 16-bit types)
+    assert len(found) == (2 + 3 + 3) * 4 * 2
     for inst in found:
         per_sm = inst.per_sm or 1
-        assert inst == grid_row_instance(inst.dtype, inst.backward, inst.log, "cluster_stream", per_sm)
+        again = grid_row_instance(
+            inst.dtype, inst.backward, inst.log, "cluster_stream", per_sm, inst.columns, inst.pack
+        )
+        assert inst == again
         assert inst.header == "grid_row_tier.cuh" and inst.name.startswith("fs_cluster_stream_")
         text = source_for([inst])
-        assert ("cluster_stream_backward" if inst.backward else "cluster_stream_forward") in text
+        body = ("cluster_stream_backward" if inst.backward else "cluster_stream_forward") + (
+            "_columns<" if inst.columns else "<"
+        )
+        assert body in text and inst.name.endswith("_columns" + (f"_x{per_sm}" if per_sm > 1 else "")) == inst.columns
+        assert ("i64 inner)" in text) == inst.columns
         assert "GridTeam" not in text and "float* ws" not in text
         assert f"__launch_bounds__({GRID_ROW_THREADS // per_sm}, {per_sm})" in text
     assert len({i.name for i in found}) == len(found)
@@ -525,6 +534,101 @@ def test_cluster_stream_plan_follows_the_tuning(fake_device):
     assert ("NON_PORTABLE_CLUSTER_SIZE_ALLOWED", 1) not in _Kernel.attributes
     with pytest.raises(ValueError, match="cluster_stream_per_sm=3"):
         tiers.Tuning(cluster_stream_per_sm=3)
+
+
+def test_cluster_stream_shape_over_runs_of_columns():
+    """Runs of interleaved columns: slices of whole runs of max(inner, pack) elements and shared-memory
+    slots in whole rounds of the CTA's threads (every slot of a thread then holds the same columns),
+    within the budget less the column exchange's static memory."""
+    from fastsoftmax.backends.cuda.instances import COLUMN_STREAM_STATIC_SMEM, cluster_stream_shape
+
+    budget = H100_BUDGET + 1024 - COLUMN_STREAM_STATIC_SMEM
+    for dtype, pack in product(DTYPES, (4, 8)):
+        if pack > cluster_pack(dtype):
+            with pytest.raises(ValueError, match="packs of 4"):
+                cluster_stream_shape(1 << 20, dtype, False, budget, columns=8, pack=pack)
+            continue
+        for backward in (False, True):
+            tensors = 2 if backward else 1
+            for inner in (2, 4, 8, 16, 32):
+                for n in (1000, 65536, 1048576, 4194304):
+                    run = n * inner
+                    for ctas in (0, 2, 16):
+                        shape = cluster_stream_shape(run, dtype, backward, budget, ctas, columns=inner, pack=pack)
+                        unit = max(inner, pack)
+                        assert (
+                            shape.pack == pack
+                            and shape.packs * pack * CXX_TYPES[dtype][2] == 16 * (GRID_ROW_HELD_PACKS[backward])
+                        )
+                        assert shape.chunk % unit == 0 and shape.chunk * shape.ctas >= run
+                        assert shape.chunk - unit < -(-run // shape.ctas)  # the least such multiple
+                        assert shape.smem_slots % shape.threads == 0
+                        slot_bytes = pack * CXX_TYPES[dtype][2]
+                        assert shape.smem_bytes == shape.smem_slots * slot_bytes * tensors <= budget
+                        slots = shape.chunk // pack
+                        on_chip = shape.packs * shape.threads + shape.smem_slots
+                        assert shape.smem_slots == 0 or on_chip - shape.threads < slots, (dtype, inner, n, shape)
+
+
+def test_column_stream_plan(fake_device, monkeypatch):
+    """Runs too long for the cluster tier's column kernels, 8 or more of them: one cluster a run,
+    cluster_stream's column kernel, the run's length and inner as its arguments; calls off 16-byte
+    boundaries build the staged tiles instead; the tuning turns it off or forces it where it fits."""
+    import dataclasses
+
+    from fastsoftmax.backends.cuda import strided
+    from fastsoftmax.backends.cuda.instances import COLUMN_STREAM_STATIC_SMEM, cluster_stream_shape
+
+    monkeypatch.setattr(strided, "device_facts", lambda dev: _Facts())
+    monkeypatch.setattr(strided, "Kernel", _Kernel)
+    monkeypatch.setattr(strided, "stream_workspace", _Workspaces())
+    for dtype, backward, (outer, n, inner) in (
+        (torch.float32, False, (64, 65536, 16)),
+        (torch.float32, True, (128, 16384, 32)),
+        (torch.bfloat16, True, (128, 65536, 8)),
+    ):
+        _Kernel.launches = []
+        strides = ((n * inner, inner, 1),) * (3 if backward else 2)
+        key = ("strided_staged", dtype, outer, n, inner, strides, False, backward, 0, 0, tiers.DEFAULT_TUNING)
+        pointers = (0x1000, 0x2000, 0x3000)[: len(strides)]
+        plans.build(fake_device, key)(pointers, 5)
+        ((kernel, grid, stream, args),) = _Kernel.launches
+        budget = plans.cluster_stream_budget(_Facts(), 1, COLUMN_STREAM_STATIC_SMEM)
+        shape = cluster_stream_shape(n * inner, dtype, backward, budget, columns=inner)
+        assert kernel.name == grid_row_instance(dtype, backward, False, "cluster_stream", 1, True).name
+        assert kernel.cluster == shape.ctas and grid == outer * shape.ctas and stream == 5
+        assert kernel.block_x == shape.threads and kernel.smem == shape.smem_bytes
+        assert args == pointers + (outer, n * inner) + (n * inner,) * len(strides) + (shape.smem_slots, inner)
+        assert len(args) == kernel.nargs
+    # fewer runs than COLUMN_STREAM_MIN_RUNS, the tuning's False, the 16-bit forward, runs held less
+    # than COLUMN_STREAM_MIN_HELD on chip: the staged tiles (or the cluster tier's column kernels)
+    for dtype, backward, (outer, n, inner), column_stream in (
+        (torch.float32, False, (4, 65536, 16), None),
+        (torch.float32, False, (64, 65536, 16), False),
+        (torch.bfloat16, False, (64, 65536, 16), None),
+        (torch.float32, True, (8, 1048576, 4), None),
+    ):
+        _Kernel.launches = []
+        tuning = dataclasses.replace(tiers.DEFAULT_TUNING, column_stream=column_stream)
+        strides = ((n * inner, inner, 1),) * (3 if backward else 2)
+        key = ("strided_staged", dtype, outer, n, inner, strides, False, backward, 0, 0, tuning)
+        plans.build(fake_device, key)((0x1000, 0x2000, 0x3000)[: len(strides)], 0)
+        assert _Kernel.launches and all(not k.name.startswith("fs_cluster_stream") for k, *_ in _Kernel.launches)
+    # forced on a run the cluster tier would hold
+    tuning = dataclasses.replace(tiers.DEFAULT_TUNING, column_stream=True, cluster_ctas=2)
+    n, inner = 3000, 8
+    key = ("strided_staged", torch.float32, 4, n, inner, ((n * inner, inner, 1),) * 2, True, False, 0, 0, tuning)
+    _Kernel.launches = []
+    plans.build(fake_device, key)((0x1000, 0x2000), 0)
+    ((kernel, grid, _, args),) = _Kernel.launches
+    assert kernel.name == grid_row_instance(torch.float32, False, True, "cluster_stream", 1, True).name
+    assert kernel.cluster == 2 and grid == 8 and args[-1] == inner
+    # a call off its 16-byte boundaries: the staged tiles
+    _Kernel.launches = []
+    n, inner = 65536, 16
+    key = ("strided_staged", torch.float32, 64, n, inner, ((n * inner, inner, 1),) * 2, False, False, 0, 0)
+    plans.build(fake_device, key + (tiers.DEFAULT_TUNING,))((0x1004, 0x2000), 0)
+    assert _Kernel.launches and all(not k.name.startswith("fs_cluster_stream") for k, *_ in _Kernel.launches)
 
 
 def test_cluster_stream_plan_refuses_without_clusters(fake_device, monkeypatch):

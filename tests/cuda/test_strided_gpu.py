@@ -656,6 +656,91 @@ def test_runs_of_columns_forced_where_they_cannot_be_held():
             fastsoftmax.softmax(narrow, 1)
 
 
+@pytest.mark.parametrize("dtype", DTYPES, ids=str)
+@pytest.mark.parametrize(
+    "shape,ctas",
+    [
+        ((3, 24000, 16), 2),  # registers, shared memory and a re-read rest (two lanes a group of columns)
+        ((1, 400001, 2), 2),  # a run ending inside a pack, the rest re-read
+        ((2, 9000, 32), 4),  # eight lanes (four in float32) a group of columns
+        ((4, 70000, 4), 16),  # registers and shared memory only
+        ((9, 3000, 8), None),  # the cluster size of the launch's choice
+    ],
+)
+@pytest.mark.parametrize("pack", [4, 8])
+def test_long_runs_of_columns_streamed_across_a_cluster(shape, ctas, dtype, pack):
+    """cluster_stream's column kernels (forced: auto takes them past what the cluster tier holds),
+    in either pack, forward and backward, softmax and log-softmax, with -inf, NaN and +inf in some
+    columns beside ordinary ones; misaligned calls of the same plan take the staged tiles."""
+    from fastsoftmax.backends.cuda import BACKEND, tiers
+    from fastsoftmax.backends.cuda.launch import device_facts
+
+    if not device_facts(torch.cuda.current_device()).cluster_launch:
+        pytest.skip("needs thread-block clusters (sm_90+)")
+    if pack * dtype.itemsize > 16:
+        pytest.skip("float32 packs hold 4 elements")
+    outer, n, inner = shape
+    x = rand(shape, dtype)
+    x[0, :, 0] = float("-inf")
+    x[-1, n // 3, 1] = float("nan")
+    if inner > 2:
+        x[-1, n // 2, inner - 1] = float("inf")
+    special = {0, 1, inner - 1}
+    finite = [c for c in range(inner) if c not in special]
+    tuned = tiers.tuned(column_stream=True, cluster_ctas=ctas, column_stream_pack=pack)
+    with recording_loads(BACKEND) as loaded, tuned, dispatch.forced("cuda", "strided_staged"):
+        for log in (False, True):
+            op = fastsoftmax.log_softmax if log else fastsoftmax.softmax
+            ours = op(x, 1)
+            theirs = (torch.log_softmax if log else torch.softmax)(x.float(), 1)
+            assert torch.equal(ours.isnan(), theirs.isnan()), "NaN pattern differs from torch"
+            check_forward(ours[:, :, finite], x[:, :, finite], 1, log)
+            clean, dy = rand(shape, dtype), rand(shape, dtype)
+            dx = fastsoftmax.softmax_backward(dy, op(clean, 1), 1, log=log)
+            check_backward(dx, clean, dy, 1, log)
+        streams = {inst for inst in loaded if inst.tier == "cluster_stream" and inst.columns}
+        assert {inst.backward for inst in streams} == {False, True} and {i.pack for i in streams} == {pack}
+        del loaded[:]
+        offset = view_of("offset", shape, dtype)
+        check_forward(fastsoftmax.softmax(offset, 1), offset, 1, False)
+        assert any(inst.tier == "strided_staged" for inst in loaded), [inst.name for inst in loaded]
+
+
+def test_long_runs_of_columns_forced_where_they_cannot_be_streamed():
+    from fastsoftmax.backends.cuda import tiers
+
+    with tiers.tuned(column_stream=True), dispatch.forced("cuda", "strided_staged"):
+        with pytest.raises(ValueError, match="power of two"):
+            fastsoftmax.softmax(rand((2, 3000, 12), torch.float32), 1)
+        with pytest.raises(ValueError, match="contiguous run"):
+            fastsoftmax.softmax(rand((2, 3000, 32), torch.float32)[:, :, :16], 1)
+
+
+@pytest.mark.parametrize("backward", [False, True])
+def test_auto_streams_long_runs_of_columns(backward):
+    """(8, 32768, 16) over dim 1 backward in every type, (8, 65536, 16) forward in float32: runs
+    cluster_stream's column kernels hold on chip (strided.takes_column_stream); the 16-bit forward
+    keeps the staged tiles."""
+    from fastsoftmax.backends.cuda import BACKEND
+    from fastsoftmax.backends.cuda.launch import device_facts
+
+    if not device_facts(torch.cuda.current_device()).cluster_launch:
+        pytest.skip("needs thread-block clusters (sm_90+)")
+    shape = (8, 32768, 16) if backward else (8, 65536, 16)
+    for dtype in (torch.float32, torch.bfloat16):
+        x = rand(shape, dtype)
+        with recording_loads(BACKEND) as loaded, dispatch.forced("cuda"):
+            y = fastsoftmax.softmax(x.requires_grad_(backward), 1)
+            check_forward(y.detach(), x.detach(), 1, False)
+            if backward:
+                dy = rand(y.shape, dtype)
+                (dx,) = torch.autograd.grad(y, x, dy)
+                check_backward(dx, x.detach(), dy, 1, False)
+        streamed = {inst.backward for inst in loaded if inst.tier == "cluster_stream" and inst.columns}
+        expected = {True} if backward else ({False} if dtype == torch.float32 else set())
+        assert streamed == expected, [inst.name for inst in loaded]
+
+
 @pytest.mark.parametrize("backward", [False, True])
 def test_auto_holds_runs_of_columns_where_measured_faster(backward):
     """(256, 4096, 8) over dim 1: the column kernels in both directions, every type (strided.takes_columns)."""

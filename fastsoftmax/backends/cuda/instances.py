@@ -558,6 +558,10 @@ GRID_ROW_HELD_PACKS = {False: 12, True: 4}
 #: a CTA's static shared memory (the reduction slots) and the driver's reserve, kept out of the
 #: dynamic shared memory a grid_row launch opts into
 GRID_ROW_STATIC_SMEM = 1024
+#: the same for cluster_stream's column kernels, whose column exchange (cluster_tier.cuh's
+#: ColumnExchange: kClusterMaxWarps x kClusterMaxColumns pairs, two rounds of kClusterMaxCtas x
+#: kClusterMaxColumns posts) takes about 12.3 KiB
+COLUMN_STREAM_STATIC_SMEM = 13 * 1024
 
 
 @dataclass(frozen=True)
@@ -625,8 +629,25 @@ CLUSTER_STREAM_SIZES = (2, 4, 8, 16)
 CLUSTER_STREAM_PER_SM = (1, 2)
 
 
+def stream_chunk(n: int, dtype: torch.dtype, ctas: int, columns: int = 1, pack: int = 0) -> int:
+    """Columns of a cluster_stream CTA's slice: cluster_chunk's, or for runs of ``columns``
+    interleaved columns a multiple of max(columns, pack), so that every slot of a thread holds the
+    same columns (ClusterSlice's unit in grid_row_tier.cuh's column kernels)."""
+    if columns == 1:
+        return cluster_chunk(n, dtype, ctas)
+    unit = max(columns, column_stream_pack(dtype, pack))
+    return -(-(-(-n // ctas)) // unit) * unit
+
+
 def cluster_stream_shape(
-    n: int, dtype: torch.dtype, backward: bool, smem_budget: int, ctas: int = 0, per_sm: int = 1
+    n: int,
+    dtype: torch.dtype,
+    backward: bool,
+    smem_budget: int,
+    ctas: int = 0,
+    per_sm: int = 1,
+    columns: int = 1,
+    pack: int = 0,
 ) -> GridRowShape:
     """How to launch cluster_stream (grid_row's kernels with a thread-block cluster for the team) on
     rows of n columns, each CTA taking at most ``smem_budget`` bytes of dynamic shared memory: the
@@ -641,20 +662,40 @@ def cluster_stream_shape(
     rows k, k + clusters, ...), ``cuLaunchKernelEx`` with ``CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION =
     (ctas, 1, 1)`` (and ``CU_FUNC_ATTRIBUTE_NON_PORTABLE_CLUSTER_SIZE_ALLOWED`` past 8), dynamic
     shared memory ``smem_bytes``; arguments, all 8 bytes: forward ``(x, y, rows, n, x_pitch, y_pitch,
-    smem_slots)``, backward ``(y, dy, dx, rows, n, y_pitch, dy_pitch, dx_pitch, smem_slots)``."""
+    smem_slots)``, backward ``(y, dy, dx, rows, n, y_pitch, dy_pitch, dx_pitch, smem_slots)``.
+
+    ``columns`` > 1: rows that are runs of that many interleaved columns (a power of two up to
+    kClusterMaxColumns, every run on 16-byte boundaries): ``grid_row_instance(..., columns=True)``,
+    whose arguments end in ``inner``, in packs of ``pack`` elements (column_stream_pack); its
+    shared-memory slots come in whole rounds of ``threads`` and its static shared memory (the column
+    exchange) is COLUMN_STREAM_STATIC_SMEM."""
     if ctas and ctas not in CLUSTER_STREAM_SIZES:
         raise ValueError(f"tier 'cluster_stream': cluster size {ctas} is not one of {CLUSTER_STREAM_SIZES}")
     if per_sm not in CLUSTER_STREAM_PER_SM:
         raise ValueError(f"tier 'cluster_stream': {per_sm} CTAs an SM is not one of {CLUSTER_STREAM_PER_SM}")
-    pack = cluster_pack(dtype)
-    packs = GRID_ROW_HELD_PACKS[backward]
+    pack = column_stream_pack(dtype, pack) if columns > 1 else cluster_pack(dtype)
+    packs = grid_row_held_packs(dtype, backward, pack)
     tensors = 2 if backward else 1
     threads = GRID_ROW_THREADS // per_sm
-    most = max(0, smem_budget // (16 * tensors))
+    slot_bytes = pack * CXX_TYPES[dtype][2]
+    most = max(0, smem_budget // (slot_bytes * tensors))
+    if columns > 1:
+        most -= most % threads
+
+        def slots_of(c: int) -> int:
+            return stream_chunk(n, dtype, c, columns, pack) // pack
+    else:
+
+        def slots_of(c: int) -> int:
+            return grid_row_slots(n, dtype, c)
+
     sizes = (ctas,) if ctas else CLUSTER_STREAM_SIZES
-    size = next((c for c in sizes if grid_row_slots(n, dtype, c) <= packs * threads + most), sizes[-1])
-    slots = max(0, min(most, grid_row_slots(n, dtype, size) - packs * threads))
-    return GridRowShape(size, threads, packs, pack, cluster_chunk(n, dtype, size), slots, slots * 16 * tensors)
+    size = next((c for c in sizes if slots_of(c) <= packs * threads + most), sizes[-1])
+    slots = max(0, min(most, slots_of(size) - packs * threads))
+    if columns > 1:
+        slots = -(-slots // threads) * threads  # whole rounds; `most` is a multiple of threads
+    chunk = stream_chunk(n, dtype, size, columns, pack)
+    return GridRowShape(size, threads, packs, pack, chunk, slots, slots * slot_bytes * tensors)
 
 
 #: cluster_stream at two CTAs an SM (half the threads and shared memory each, so that one CTA loads
@@ -715,7 +756,9 @@ class Instance:
     stage: str = ""  # split_row: "partials" (kernel 1) or "finish" (kernel 2)
     storage: str = ""  # block_regs: block_regs_storage(...); "" takes its default; cluster: "kept"
     window: bool = False  # warp, block_regs: rows held in their aligned window's packs (WINDOW_PACK)
-    columns: bool = False  # cluster: runs of interleaved columns (cluster_tier.cuh's column kernels)
+    # cluster, cluster_stream: runs of interleaved columns (cluster_tier.cuh's column kernels,
+    # grid_row_tier.cuh's cluster_stream_*_columns)
+    columns: bool = False
     tight: bool = False  # flat_rows: rows of (cols - 1) x group + 1 .. cols x group (FlatSlots)
     per_sm: int = 0  # cluster_stream: CTAs an SM its launch bounds allow (0: one, as grid_row)
 
@@ -727,7 +770,7 @@ class Instance:
             object.__setattr__(self, "per_sm", 0)
         if self.window and (self.tier not in ("warp", "block_regs") or self.pack != WINDOW_PACK[self.dtype]):
             raise ValueError(f"no window form of tier {self.tier!r} at pack {self.pack} of {self.dtype}")
-        if self.columns and (self.tier != "cluster" or self.storage):
+        if self.columns and (self.tier not in ("cluster", "cluster_stream") or self.storage):
             raise ValueError(f"no column form of tier {self.tier!r} with storage {self.storage!r}")
         if self.tight and self.tier != "flat_rows":
             raise ValueError(f"no tight form of tier {self.tier!r}")
@@ -899,20 +942,22 @@ class Instance:
         grid = self.tier == "grid_row"
         ws, team = ("float* ws, ", "RowGridTeam{ws}, ") if grid else ("", "")
         fn = "grid_row" if grid else "cluster_stream"
+        # the column form (cluster_stream only) takes the run's interleaved columns last
+        suffix, inner, inner_param = ("_columns", ", inner", ", i64 inner") if self.columns else ("", "", "")
         if self.backward:
             params = (
                 f"const {t}* y, const {t}* dy, {t}* dx, {ws}i64 rows, i64 n, i64 y_pitch, i64 dy_pitch, "
-                f"i64 dx_pitch, i64 smem_slots"
+                f"i64 dx_pitch, i64 smem_slots{inner_param}"
             )
             call = (
-                f"{fn}_backward<{targs}>(DirectLoad<{t}>{{y, y_pitch}}, DirectLoad<{t}>{{dy, dy_pitch}}, "
-                f"DirectStore<{t}>{{dx, dx_pitch}}, {team}rows, n, smem_slots)"
+                f"{fn}_backward{suffix}<{targs}>(DirectLoad<{t}>{{y, y_pitch}}, DirectLoad<{t}>{{dy, dy_pitch}}, "
+                f"DirectStore<{t}>{{dx, dx_pitch}}, {team}rows, n, smem_slots{inner})"
             )
         else:
-            params = f"const {t}* x, {t}* y, {ws}i64 rows, i64 n, i64 x_pitch, i64 y_pitch, i64 smem_slots"
+            params = f"const {t}* x, {t}* y, {ws}i64 rows, i64 n, i64 x_pitch, i64 y_pitch, i64 smem_slots{inner_param}"
             call = (
-                f"{fn}_forward<{targs}>(DirectLoad<{t}>{{x, x_pitch}}, DirectStore<{t}>{{y, y_pitch}}, {team}rows, "
-                f"n, smem_slots)"
+                f"{fn}_forward{suffix}<{targs}>(DirectLoad<{t}>{{x, x_pitch}}, DirectStore<{t}>{{y, y_pitch}}, "
+                f"{team}rows, n, smem_slots{inner})"
             )
         # one CTA per SM (or per_sm of GRID_ROW_THREADS / per_sm threads): the compiler may give each
         # thread 128 registers for the held slots
@@ -952,13 +997,43 @@ class Instance:
         )
 
 
+#: elements a pack of cluster_stream's column kernels in 16-bit types (float32: 4, 16 bytes): 8-byte
+#: packs of 4 columns, as the cluster tier's column kernels (CLUSTER_COLUMNS_PACK), or 16-byte packs
+#: of 8 (every per-column value a thread keeps doubles)
+COLUMN_STREAM_PACK_16BIT = 4
+
+
+def column_stream_pack(dtype: torch.dtype, pack: int = 0) -> int:
+    """The pack of cluster_stream's column kernels: ``pack`` (4 or 8 in 16-bit types, 4 in float32)
+    or COLUMN_STREAM_PACK_16BIT."""
+    widest = cluster_pack(dtype)
+    pack = pack or min(widest, COLUMN_STREAM_PACK_16BIT)
+    if pack not in (4, widest):
+        raise ValueError(f"cluster_stream's column kernels take packs of 4 or {widest} elements in {dtype}, not {pack}")
+    return pack
+
+
+def grid_row_held_packs(dtype: torch.dtype, backward: bool, pack: int) -> int:
+    """Packs a grid_row or cluster_stream thread holds in registers per tensor: GRID_ROW_HELD_PACKS'
+    16 bytes each, in as many packs of ``pack`` elements."""
+    return GRID_ROW_HELD_PACKS[backward] * cluster_pack(dtype) // pack
+
+
 def grid_row_instance(
-    dtype: torch.dtype, backward: bool, log: bool, tier: str = "grid_row", per_sm: int = 1
+    dtype: torch.dtype,
+    backward: bool,
+    log: bool,
+    tier: str = "grid_row",
+    per_sm: int = 1,
+    columns: bool = False,
+    pack: int = 0,
 ) -> Instance:
     """The grid_row (or cluster_stream: the same kernel body) instance of a dtype, direction and
-    function; cluster_stream's at ``per_sm`` CTAs an SM."""
-    pack = cluster_pack(dtype)
-    return Instance(tier, dtype, backward, log, pack, cols=GRID_ROW_HELD_PACKS[backward] * pack, per_sm=per_sm)
+    function; cluster_stream's at ``per_sm`` CTAs an SM, over runs of interleaved columns where
+    ``columns`` (in packs of ``pack`` elements: column_stream_pack)."""
+    pack = column_stream_pack(dtype, pack) if columns else cluster_pack(dtype)
+    cols = grid_row_held_packs(dtype, backward, pack) * pack
+    return Instance(tier, dtype, backward, log, pack, cols=cols, per_sm=per_sm, columns=columns)
 
 
 def source_for(instances) -> str:
@@ -1077,6 +1152,8 @@ def all_instances():
                 out.append(grid_row_instance(dtype, backward, log))
                 for per_sm in CLUSTER_STREAM_PER_SM:
                     out.append(grid_row_instance(dtype, backward, log, "cluster_stream", per_sm))
+                    for pack in sorted({4, cluster_pack(dtype)}):
+                        out.append(grid_row_instance(dtype, backward, log, "cluster_stream", per_sm, True, pack))
                 out += [
                     Instance("flat_rows", dtype, backward, log, cols=k, group=g)
                     for k in FLAT_ROWS_LANE_ELEMS

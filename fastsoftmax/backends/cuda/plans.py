@@ -27,6 +27,7 @@ from .instances import (
     CLUSTER_KEPT_MAX_HELD,
     CLUSTER_PORTABLE_MAX,
     CLUSTER_STATIC_SMEM,
+    COLUMN_STREAM_STATIC_SMEM,
     CXX_TYPES,
     FLAT_ROWS_THREADS,
     FLAT_ROWS_TIGHT_MAX_COLS,
@@ -330,19 +331,22 @@ def _grid_row(load, dtype, outer, n, pitches, log, backward, dev):
 
 
 def cluster_stream_launch(
-    load, dtype, n, backward, log, dev, ctas: int = 0, per_sm: int = 1
+    load, dtype, n, backward, log, dev, ctas: int = 0, per_sm: int = 1, columns: int = 1, pack: int = 0
 ) -> tuple[Kernel, GridRowShape]:
     """The kernel (cluster size, block and shared memory set) and shape of a cluster_stream launch on
     rows of n columns (see instances.cluster_stream_shape for the launch contract), ``per_sm`` CTAs
-    an SM sharing its shared memory."""
+    an SM sharing its shared memory; rows that are runs of ``columns`` interleaved columns where it
+    is more than 1 (the kernel then takes ``columns`` as its last argument), in packs of ``pack``."""
     facts = device_facts(dev)
     if not facts.cluster_launch:
         raise ValueError(f"tier 'cluster_stream' needs thread-block clusters (sm_90 or newer), not {facts.arch}")
-    inst = grid_row_instance(dtype, backward, log, "cluster_stream", per_sm)
-    shape = cluster_stream_shape(n, dtype, backward, cluster_stream_budget(facts, per_sm), ctas, per_sm)
-    nargs = 9 if backward else 7
+    inst = grid_row_instance(dtype, backward, log, "cluster_stream", per_sm, columns > 1, pack)
+    static = COLUMN_STREAM_STATIC_SMEM if columns > 1 else GRID_ROW_STATIC_SMEM
+    budget = cluster_stream_budget(facts, per_sm, static)
+    shape = cluster_stream_shape(n, dtype, backward, budget, ctas, per_sm, columns, pack)
+    nargs = (9 if backward else 7) + (columns > 1)
     kernel = Kernel(load(inst, dev), inst.name, dev, nargs, shape.threads, 1, shape.smem_bytes, cluster=shape.ctas)
-    kernel.allow_dynamic_smem(shape.smem_bytes, GRID_ROW_STATIC_SMEM)
+    kernel.allow_dynamic_smem(shape.smem_bytes, static)
     if shape.ctas > CLUSTER_PORTABLE_MAX:
         kernel.set_attribute("NON_PORTABLE_CLUSTER_SIZE_ALLOWED", 1)
     if kernel.resident_clusters() < 1:
@@ -353,11 +357,11 @@ def cluster_stream_launch(
     return kernel, shape
 
 
-def cluster_stream_budget(facts, per_sm: int) -> int:
+def cluster_stream_budget(facts, per_sm: int, static: int = GRID_ROW_STATIC_SMEM) -> int:
     """Dynamic shared memory each of ``per_sm`` cluster_stream CTAs an SM may take: its share of the
-    SM's, less GRID_ROW_STATIC_SMEM for every CTA of the SM (a CTA's static slots and the driver's
-    reserve together pass 1 KiB, so a half SM less one such share would not fit two)."""
-    return min(facts.smem_per_block, facts.smem_per_sm // per_sm) - GRID_ROW_STATIC_SMEM * per_sm
+    SM's, less ``static`` for every CTA of the SM (a CTA's static slots and the driver's reserve
+    together pass 1 KiB, so a half SM less one such share would not fit two)."""
+    return min(facts.smem_per_block, facts.smem_per_sm // per_sm) - static * per_sm
 
 
 def _cluster_stream(load, dtype, outer, n, pitches, log, backward, dev, tuning):

@@ -38,6 +38,7 @@ import torch
 
 from ... import _layout
 from .instances import (
+    COLUMN_STREAM_STATIC_SMEM,
     CXX_TYPES,
     DTYPES,
     PACK_SIZES,
@@ -46,6 +47,7 @@ from .instances import (
     cluster_grid,
     cluster_max_cols,
     cluster_shape,
+    cluster_stream_shape,
     next_pow2,
     widest_pack,
 )
@@ -755,9 +757,10 @@ COLUMNS_MAX = 32
 COLUMNS_MIN_RUN = 1 << 15
 
 
-def columns_fit(outer: int, n: int, inner: int, dtype: torch.dtype, backward: bool, strides) -> str | None:
-    """Why the column kernels cannot hold a problem of these strides (None: they can). The
-    pointers are checked per call (16-byte boundaries)."""
+def column_runs(outer: int, inner: int, dtype: torch.dtype, strides) -> str | None:
+    """Why a problem of these strides is no set of runs of interleaved columns the column kernels
+    (cluster or cluster_stream) take (None: it is). The pointers are checked per call (16-byte
+    boundaries)."""
     itemsize = CXX_TYPES[dtype][2]
     if inner & (inner - 1) or inner > COLUMNS_MAX:
         return f"inner {inner} is not a power of two up to {COLUMNS_MAX}"
@@ -765,9 +768,63 @@ def columns_fit(outer: int, n: int, inner: int, dtype: torch.dtype, backward: bo
         return "the n x inner block of an outer index is not one contiguous run"
     if outer > 1 and any(s[0] * itemsize % 16 for s in strides):
         return "the runs do not start on 16-byte boundaries"
-    if n * inner > cluster_max_cols(dtype, backward, aligned=True, columns=inner):
-        return f"a run of {n * inner} elements is longer than a cluster holds"
     return None
+
+
+def columns_fit(outer: int, n: int, inner: int, dtype: torch.dtype, backward: bool, strides) -> str | None:
+    """Why the cluster tier's column kernels cannot hold a problem of these strides (None: they can)."""
+    why = column_runs(outer, inner, dtype, strides)
+    if why is None and n * inner > cluster_max_cols(dtype, backward, aligned=True, columns=inner):
+        return f"a run of {n * inner} elements is longer than a cluster holds"
+    return why
+
+
+#: cluster_stream's column kernels take problems of this many runs (outer indices) or more, each a
+#: cluster of up to 16 CTAs (fewer leave most SMs idle) ...
+COLUMN_STREAM_MIN_RUNS = 8
+#: ... whose CTAs hold at least this share of their slices in registers and shared memory (the rest
+#: is read twice) ...
+COLUMN_STREAM_MIN_HELD = 0.75
+#: ... and, float32 forward, runs of this many elements or more (the 16-bit forward keeps the
+#: cluster tier's column kernels and the staged tiles)
+COLUMN_STREAM_F32_FORWARD_MIN_RUN = 1 << 19
+
+
+def column_stream_held(run: int, inner: int, dtype: torch.dtype, backward: bool, budget: int) -> float:
+    """The share of a run of ``run`` elements that cluster_stream's column kernels hold on chip, with
+    ``budget`` bytes of dynamic shared memory a CTA (its CTAs' slices in registers and shared memory)."""
+    shape = cluster_stream_shape(run, dtype, backward, budget, columns=inner)
+    return min(1.0, shape.ctas * (shape.packs * shape.threads + shape.smem_slots) * shape.pack / run)
+
+
+def takes_column_stream(
+    outer: int, n: int, inner: int, dtype: torch.dtype, backward: bool, budget: int, tuning
+) -> bool:
+    """Whether runs of n x inner elements (laid out as column_runs requires) are held across a
+    cluster's registers and shared memory by cluster_stream's column kernels (the rest re-read)
+    rather than by the cluster tier's column kernels or the staged tiles: the backward of runs longer
+    than the cluster tier holds, and the float32 forward of runs of 2^19 or more, where 8 runs or more
+    are held at least three quarters on chip. H200 (one NVIDIA H200, no H100 lent), alternated in one
+    process with the staged tiles and the cluster tier's column kernels (benchmarks/grid_row_probe.py,
+    results 2026-11-28_h200_s32/column_stream_*.txt), fraction of copy: bf16 backward (64, 65536, 16)
+    over dim 1 0.632 against 0.505, (128, 65536, 8) 0.683 against 0.565, (128, 16384, 32) 0.683
+    against 0.578, (32, 65536, 16) 0.613 against 0.462; float32 backward (128, 65536, 8) 0.663 against
+    0.589; float32 forward (64, 65536, 16) 0.663 against 0.598, (128, 65536, 8) 0.760 against the
+    cluster tier's 0.671. Level or behind: runs held half on chip or less ((16, 1048576, 2) 0.44-0.51
+    against 0.52, (8, 1048576, 4) 0.40 against 0.44-0.54), and the 16-bit forward everywhere (0.38-0.49
+    against 0.41-0.58: its per-column work; two CTAs an SM and packs of 8 columns measured no better).
+    ``budget``: the dynamic shared memory a CTA of theirs may take (plans.cluster_stream_budget);
+    ``tuning.column_stream`` overrides (True: runs of any length)."""
+    if tuning.column_stream is not None:
+        return tuning.column_stream
+    if outer < COLUMN_STREAM_MIN_RUNS or tuning.staged_columns is False:
+        return False
+    run = n * inner
+    if backward:
+        longer = run > cluster_max_cols(dtype, backward, aligned=True, columns=inner)
+    else:
+        longer = dtype == torch.float32 and run >= COLUMN_STREAM_F32_FORWARD_MIN_RUN
+    return longer and column_stream_held(run, inner, dtype, backward, budget) >= COLUMN_STREAM_MIN_HELD
 
 
 def takes_columns(n: int, inner: int, tuning) -> bool:
@@ -843,17 +900,41 @@ def _build_staged(load, key):
             raise ValueError(f"tier 'strided_staged' cannot stage these inputs' spans: {why}; use tier 'strided'")
         return _staged_tiles(load, key, False, False, step=2)
     facts = device_facts(dev)
+    # the column kernels' plans for calls on 16-byte boundaries, the staged tiles' for the rest
+    fallback = lambda: _build_staged_tiles(load, key)  # noqa: E731
+    stream_why = column_runs(outer, inner, dtype, strides)
+    if not facts.cluster_launch:
+        stream_why = f"the column kernels need thread-block clusters (sm_90+), not {facts.arch}"
+    if tuning.column_stream and stream_why is not None:
+        raise ValueError(f"strided_staged: column_stream=True, but {stream_why}")
+    if stream_why is None and takes_column_stream(outer, n, inner, dtype, backward, _stream_budget(facts), tuning):
+        return _plan_or_fallback(_build_column_stream(load, key), _on_16_byte_boundaries, fallback)
     if takes_columns(n, inner, tuning):
-        why = columns_fit(outer, n, inner, dtype, backward, strides)
-        if not facts.cluster_launch:
-            why = f"the column kernels need thread-block clusters (sm_90+), not {facts.arch}"
+        why = columns_fit(outer, n, inner, dtype, backward, strides) if stream_why is None else stream_why
         if why is None:
-            # the column kernels' plan for calls on 16-byte boundaries, the staged tiles' for the rest
-            fallback = lambda: _build_staged_tiles(load, key)  # noqa: E731
             return _plan_or_fallback(_build_columns(load, key), _on_16_byte_boundaries, fallback)
         if tuning.staged_columns:
             raise ValueError(f"strided_staged: staged_columns=True, but {why}")
     return _build_staged_tiles(load, key)
+
+
+def _stream_budget(facts) -> int:
+    from .plans import cluster_stream_budget  # plans imports this module
+
+    return cluster_stream_budget(facts, 1, COLUMN_STREAM_STATIC_SMEM)
+
+
+def _build_column_stream(load, key):
+    """cluster_stream's column kernels: one cluster a run (of outer), its CTAs holding their slices
+    in registers and shared memory and re-reading the rest (instances.cluster_stream_shape's
+    contract, the rows being runs of n x inner)."""
+    from .plans import cluster_stream_launch  # plans imports this module
+
+    tier, dtype, outer, n, inner, strides, log, backward, align, dev, tuning = key
+    per_sm, ctas, pack = tuning.cluster_stream_per_sm or 1, tuning.cluster_ctas or 0, tuning.column_stream_pack or 0
+    kernel, shape = cluster_stream_launch(load, dtype, n * inner, backward, log, dev, ctas, per_sm, inner, pack)
+    pitches = tuple(s[0] for s in strides)
+    return kernel.bound(outer * shape.ctas, (outer, n * inner) + pitches + (shape.smem_slots, inner))
 
 
 def _plan_or_fallback(plan, takes, fallback):

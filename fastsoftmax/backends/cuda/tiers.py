@@ -183,6 +183,14 @@ class Tuning:
     #: (True: wherever the layout allows, else an error), or always staged (False), instead of
     #: strided.takes_columns' rule
     staged_columns: bool | None = None
+    #: strided_staged: runs of interleaved columns longer than the cluster tier's column kernels
+    #: hold, held across a cluster's registers and shared memory by cluster_stream's column kernels
+    #: (True: an error where strided.column_runs refuses the layout), or staged in tiles (False),
+    #: instead of strided.takes_column_stream's rule
+    column_stream: bool | None = None
+    #: strided_staged: elements a pack of cluster_stream's column kernels (4, or 8 in 16-bit types),
+    #: instead of instances.COLUMN_STREAM_PACK_16BIT
+    column_stream_pack: int | None = None
     #: strided: split problems' chunks interleaved (groups of rows dealt round the chunks) or
     #: contiguous, instead of interleaved from strided.STRIDED_INTERLEAVE_MIN_SPLITS splits
     strided_interleaved: bool | None = None
@@ -213,6 +221,8 @@ class Tuning:
             raise ValueError(f"cluster_ctas={self.cluster_ctas!r} is not one of {CLUSTER_SIZES[1:]}")
         if self.cluster_threads is not None and (self.cluster_threads <= 0 or self.cluster_threads % 32):
             raise ValueError(f"cluster_threads={self.cluster_threads!r} is not a positive multiple of 32")
+        if self.column_stream_pack not in (None, 4, 8):
+            raise ValueError(f"column_stream_pack={self.column_stream_pack!r} is not 4 or 8")
         if self.cluster_stream_per_sm is not None and self.cluster_stream_per_sm not in CLUSTER_STREAM_PER_SM:
             raise ValueError(
                 f"cluster_stream_per_sm={self.cluster_stream_per_sm!r} is not one of {CLUSTER_STREAM_PER_SM}"

@@ -130,7 +130,7 @@ __device__ __forceinline__ void stage_slots(Pack<T, P>* staged, const T* row, co
     i64 col = first + (i64)(from + (int)threadIdx.x) * P;
     for (int j = threadIdx.x; j < count; j += blockDim.x, col += step) {
         if (whole(from + j)) {
-            copy_async<16>(&staged[j], row + col);
+            copy_async<sizeof(Pack<T, P>)>(&staged[j], row + col);
         } else {
             const T padding = from_float<T>(pad);
 #pragma unroll
@@ -389,7 +389,7 @@ __device__ __forceinline__ void stage_grouped(Pack<T, P>* staged, const T* src, 
     for (int g = 0; g < kGridRowStages; ++g) {
         for (int i = 0; i < per && j < count; ++i, j += blockDim.x) {
             if (whole(from + j)) {
-                copy_async<16>(&staged[j], src + first + (i64)(from + j) * P);
+                copy_async<sizeof(Pack<T, P>)>(&staged[j], src + first + (i64)(from + j) * P);
             } else {
                 staged[j] = pad;
             }
@@ -635,6 +635,228 @@ __device__ __forceinline__ void cluster_stream_backward(const LOAD& load_y, cons
                                                         i64 rows, i64 n, i64 smem_slots) {
 #if __CUDA_ARCH__ >= 900
     grid_row_backward<T, P, K, LOG>(load_y, load_dy, store, row_cluster_team(), rows, n, smem_slots);
+#else
+    __trap();
+#endif
+}
+
+// ---- tier cluster_stream over interleaved columns -----------------------------------------------
+// A softmax over axis 1 of (outer, n, inner) whose n x inner block is one contiguous run (a few
+// columns over a long axis: (64, 65536, 16) over dim 1) is a row of n x inner elements whose element
+// f belongs to column f % inner: the cluster tier's column kernels hold such runs in registers
+// (cluster_tier.cuh), up to about 2^19 16-bit elements forward. Past that, these kernels hold them
+// as cluster_stream holds rows (registers, then shared memory in groups reduced as they land, the
+// rest re-read) with the column kernels' reduction: a value a position of the thread's packs, merged
+// by column over the warp (column_reduce), the CTA and the cluster (ColumnExchange). Every slot of
+// a thread holds the same columns at the same positions (column_of): the slices are cut at whole
+// runs of max(inner, P) elements, and a thread's registers, shared-memory slots and streamed slots
+// all step by blockDim.x slots (the shared-memory slots are taken in whole rounds of blockDim.x).
+// The host launches them only on runs whose tensors all start on 16-byte boundaries, for a
+// power-of-two inner of at most kClusterMaxColumns (strided.column_stream_fits).
+
+// Per-position pairs: each position's maximum over a thread's slots [begin, end) of shared memory
+// (step blockDim.x), then its sum against that maximum, merged into state.
+template <typename T, int P, typename LOAD>
+__device__ __forceinline__ void staged_column_pairs(const LOAD& load, const Pack<T, P>* staged, int begin, int end,
+                                                   i64 row, i64 first_col, MaxSum (&state)[P]) {
+    Pack<T, P> maxima = filled_pack<T, P>(neg_inf());
+    for (int j = begin; j < end; j += blockDim.x)
+        load.template max_into<P>(staged[j], maxima, row, first_col + (i64)j * P);
+    float m[P], shift[P], s[P];
+    unpack<T, P>(maxima, m);
+#pragma unroll
+    for (int i = 0; i < P; ++i) {
+        shift[i] = ExpShift(m[i]).shift;
+        s[i] = 0.0f;
+    }
+    for (int j = begin; j < end; j += blockDim.x) {
+        float v[P];
+        load.template convert<P>(staged[j], v, row, first_col + (i64)j * P);
+#pragma unroll
+        for (int i = 0; i < P; ++i) s[i] += sum_exp(v[i] - shift[i]);
+    }
+#pragma unroll
+    for (int i = 0; i < P; ++i) state[i] = merge(state[i], MaxSum{m[i], s[i]});
+}
+
+// Per-position running pairs over the streamed slots [from, to) (thread t: from + t, + blockDim.x,
+// ...), kGridRowUnroll loads in flight, each position rescaled once per group of loads.
+template <typename T, int P, typename LOAD>
+__device__ __forceinline__ void stream_column_stats(const LOAD& load, const T* src, i64 row, i64 first,
+                                                    const WholeSlots<P>& whole, int from, int to, MaxSum (&state)[P]) {
+    constexpr int U = kGridRowUnroll;
+    const Pack<T, P> pad = filled_pack<T, P>(neg_inf());
+    const int step = blockDim.x;
+    for (int j = from + threadIdx.x; j < to; j += U * step) {
+        Pack<T, P> raw[U];
+#pragma unroll
+        for (int u = 0; u < U; ++u)
+            raw[u] = j + u * step < to ? whole_slot<T, P>(load, src, first, whole, j + u * step, pad) : pad;
+        Pack<T, P> maxima = pad;
+#pragma unroll
+        for (int u = 0; u < U; ++u) load.template max_into<P>(raw[u], maxima, row, first + (i64)(j + u * step) * P);
+        float m[P];
+        unpack<T, P>(maxima, m);
+#pragma unroll
+        for (int i = 0; i < P; ++i) {
+            m[i] = fmaxf(m[i], state[i].max);
+            state[i].sum = rescaled_sum(state[i].max, state[i].sum, m[i]);
+            state[i].max = m[i];
+            m[i] = ExpShift(m[i]).shift;
+        }
+#pragma unroll
+        for (int u = 0; u < U; ++u) {
+            float v[P];
+            load.template convert<P>(raw[u], v, row, first + (i64)(j + u * step) * P);
+#pragma unroll
+            for (int i = 0; i < P; ++i) state[i].sum += sum_exp(v[i] - m[i]);
+        }
+    }
+}
+
+// The warp's pair of each position's column from the thread's per-position pairs: the column's
+// maximum first, then each sum rescaled to it once.
+template <int P>
+__device__ __forceinline__ void column_pairs_over_warp(const MaxSum (&state)[P], int inner, MaxSum (&out)[P]) {
+    float m[P], s[P];
+#pragma unroll
+    for (int i = 0; i < P; ++i) m[i] = state[i].max;
+    column_reduce<P>(m, inner, MaxOp());
+#pragma unroll
+    for (int i = 0; i < P; ++i) s[i] = rescaled_sum(state[i].max, state[i].sum, m[i]);
+    column_reduce<P>(s, inner, AddOp());
+#pragma unroll
+    for (int i = 0; i < P; ++i) out[i] = MaxSum{m[i], s[i]};
+}
+
+template <typename T, int P, int K, bool LOG, typename LOAD, typename STORE>
+__device__ __forceinline__ void cluster_stream_forward_columns(const LOAD& load, const STORE& store, i64 rows, i64 n,
+                                                               i64 smem_slots, i64 inner) {
+#if __CUDA_ARCH__ >= 900
+    extern __shared__ __align__(16) unsigned char grid_row_smem[];
+    Pack<T, P>* staged = reinterpret_cast<Pack<T, P>*>(grid_row_smem);
+    const unsigned ctas = cluster_nctarank(), rank = cluster_ctarank();
+    const int columns = (int)inner;
+    ColumnExchange<MaxSum> all(ctas, rank, columns);
+    const i64 unit = inner > P ? inner : P;
+    smem_slots -= smem_slots % blockDim.x;  // whole rounds (the host sizes them so: a no-op)
+    unsigned round = 0;
+    for (i64 row = blockIdx.x / ctas; row < rows; row += gridDim.x / ctas, ++round) {
+        const T* src = load.row_ptr(row);
+        if ((misalignment<T, P>(src) | misalignment<T, P>(store.row_ptr(row))) != 0) __trap();
+        const ClusterSlice<P> slice(n, 0, rank, ctas, unit);
+        const i64 first = slice.begin;
+        const int count = slot_count(slice, first);
+        const WholeSlots<P> whole(slice, first, count);
+        const GridRowHeld held(true, count, K * (int)blockDim.x, smem_slots);
+        const int rounds = (held.smem + (int)blockDim.x - 1) / (int)blockDim.x;
+        const int per = (rounds + kGridRowStages - 1) / kGridRowStages;
+        const i64 staged_first = first + (i64)held.regs * P;
+
+        const Pack<T, P> pad = filled_pack<T, P>(neg_inf());
+        Pack<T, P> x[K];
+#pragma unroll
+        for (int k = 0; k < K; ++k) x[k] = slot_of(k) < held.regs ? whole_slot<T, P>(load, src, first, whole, slot_of(k), pad) : pad;
+        stage_grouped<T, P>(staged, src, first, whole, held.regs, held.smem, per);
+
+        // as grid_row_forward: the streamed rest first, the registers, then shared memory by group
+        MaxSum state[P];
+#pragma unroll
+        for (int i = 0; i < P; ++i) state[i] = empty_maxsum();
+        stream_column_stats<T, P>(load, src, row, first, whole, held.total(), count, state);
+        // the partial edge slots (a run of a few columns ends inside a pack): element i of any slot
+        // lies in column i % inner there, as in thread 0's own slots
+        each_edge<T, P>(load, src, slice, first, count, whole, neg_inf(), [&](const Pack<T, P>& raw, i64 col) {
+            float v[P];
+            load.template convert<P>(raw, v, row, col);
+#pragma unroll
+            for (int i = 0; i < P; ++i) state[i] = merge(state[i], MaxSum{v[i], sum_exp(v[i] - ExpShift(v[i]).shift)});
+        });
+        {
+            Pack<T, P> maxima = pad;
+#pragma unroll
+            for (int k = 0; k < K; ++k) load.template max_into<P>(x[k], maxima, row, first + (i64)slot_of(k) * P);
+            float m[P], s[P];
+            unpack<T, P>(maxima, m);
+            column_sums<false, T, P, K>(load, x, held.regs, row, first, m, s);
+#pragma unroll
+            for (int i = 0; i < P; ++i) state[i] = merge(state[i], MaxSum{m[i], s[i]});
+        }
+#pragma unroll 1
+        for (int g = 0; g < kGridRowStages; ++g) {
+            wait_async_groups(kGridRowStages - 1 - g);
+            const int begin = threadIdx.x + g * per * (int)blockDim.x;
+            staged_column_pairs<T, P>(load, staged, begin, min(held.smem, begin + per * (int)blockDim.x), row,
+                                      staged_first, state);
+        }
+
+        MaxSum pairs[P], totals[P];
+        column_pairs_over_warp<P>(state, columns, pairs);
+        all.template exchange<true>(round, pairs, totals);
+        const ColumnOutput<LOG, T, P> out(totals);
+        write_held_row<T, P, K>(load, store, src, row, first, count, slice, whole, held, x, staged, staged_first,
+                                [&](float* v) { out.apply(v); });
+        // the next row's copies land in shared memory this thread may still be reading
+        if (row + gridDim.x / ctas < rows) __syncthreads();
+    }
+#else
+    __trap();
+#endif
+}
+
+template <typename T, int P, int K, bool LOG, typename LOAD, typename STORE>
+__device__ __forceinline__ void cluster_stream_backward_columns(const LOAD& load_y, const LOAD& load_dy,
+                                                                const STORE& store, i64 rows, i64 n, i64 smem_slots,
+                                                                i64 inner) {
+#if __CUDA_ARCH__ >= 900
+    extern __shared__ __align__(16) unsigned char grid_row_smem[];
+    smem_slots -= smem_slots % blockDim.x;
+    Pack<T, P>* staged_y = reinterpret_cast<Pack<T, P>*>(grid_row_smem);
+    Pack<T, P>* staged_dy = staged_y + smem_slots;
+    const unsigned ctas = cluster_nctarank(), rank = cluster_ctarank();
+    const int columns = (int)inner;
+    ColumnExchange<float> all(ctas, rank, columns);
+    const i64 unit = inner > P ? inner : P;
+    unsigned round = 0;
+    for (i64 row = blockIdx.x / ctas; row < rows; row += gridDim.x / ctas, ++round) {
+        const T* y_row = load_y.row_ptr(row);
+        const T* dy_row = load_dy.row_ptr(row);
+        if ((misalignment<T, P>(y_row) | misalignment<T, P>(dy_row) | misalignment<T, P>(store.row_ptr(row))) != 0)
+            __trap();
+        const ClusterSlice<P> slice(n, 0, rank, ctas, unit);
+        const i64 first = slice.begin;
+        const int count = slot_count(slice, first);
+        const GridRowHeld held(true, count, K * (int)blockDim.x, smem_slots);
+
+        Pack<T, P> y[K], dy[K];
+        load_slots<T, P, K>(load_y, y_row, slice, first, held.regs, 0.0f, y);
+        load_slots<T, P, K>(load_dy, dy_row, slice, first, held.regs, 0.0f, dy);
+        stage_slots<T, P>(staged_y, y_row, slice, first, held.regs, held.smem, 0.0f);
+        stage_slots<T, P>(staged_dy, dy_row, slice, first, held.regs, held.smem, 0.0f);
+
+        float s[P];
+#pragma unroll
+        for (int i = 0; i < P; ++i) s[i] = 0.0f;
+        const auto accumulate = [&](const float* yv, const float* dyv, i64) {
+#pragma unroll
+            for (int i = 0; i < P; ++i) s[i] += backward_term<LOG>(yv[i], dyv[i]);
+        };
+        stream_pairs<T, P>(load_y, y_row, load_dy, dy_row, slice, row, first, held.total(), count, true, true,
+                           accumulate);
+        each_held_pair<T, P, K>(load_y, load_dy, y, dy, staged_y, staged_dy, held, row, first, accumulate);
+        column_reduce<P>(s, columns, AddOp());
+        float totals[P];
+        all.template exchange<true>(round, s, totals);
+
+        const auto write = [&](float* yv, const float* dyv, i64 col) {
+#pragma unroll
+            for (int i = 0; i < P; ++i) yv[i] = input_grad<LOG>(yv[i], dyv[i], totals[i]);
+            scatter<T, P>(store, slice, row, col, yv);
+        };
+        stream_pairs<T, P>(load_y, y_row, load_dy, dy_row, slice, row, first, held.total(), count, true, true, write);
+        each_held_pair<T, P, K>(load_y, load_dy, y, dy, staged_y, staged_dy, held, row, first, write);
+        if (row + gridDim.x / ctas < rows) __syncthreads();
+    }
 #else
     __trap();
 #endif
