@@ -260,7 +260,7 @@ def _choose_backend(
     elif inner > 1 and aligned and dtype == torch.float32:
         if _float32_wide_to_triton(n, inner, outer * n * inner, backward):
             preferred = "triton"
-    if inner > 1 and aligned and window and _relay_backward(outer, n, inner, backward):
+    if inner > 1 and aligned and window and _relay_backward(outer, n, inner, dtype, backward, device_index):
         preferred = "triton"
     candidates = [preferred] if preferred else []
     candidates += [name for name in ("triton", "cuda") if name not in candidates]
@@ -300,12 +300,22 @@ def _float32_staggered_to_triton(n: int, inner: int, numel: int, backward: bool)
     return holds and not _moves_too_little(numel, 4, backward)
 
 
-def _relay_backward(outer: int, n: int, inner: int, backward: bool) -> bool:
+def _relay_backward(outer: int, n: int, inner: int, dtype: torch.dtype, backward: bool, device_index) -> bool:
     """Whether a backward on 16-byte boundaries leaves the table's choice for Triton's relay tier
     (triton.relay_takes: long axes of narrow inner sizes, each outer index's (n, inner) block more
-    than the CUDA tiers hold on chip, which read it twice). Measured on an H200 only (see
-    relay_takes); the table's points there are the CUDA staged teams and strided tier."""
-    return _triton_module().relay_takes(outer, n, inner, backward)
+    than the CUDA tiers hold on chip, which read it twice), unless the CUDA backend holds the blocks
+    on chip across a cluster (its cluster_stream column kernels, ``streams_columns``), which measured
+    faster where it does. H200, alternated in one process (results 2026-11-28_h200_s32/
+    relay_against_column_stream.txt), over dim 1: bf16 (128, 16384, 32) 0.675 of copy against the
+    relay's 0.597, (32, 65536, 16) 0.596 against 0.506, float32 (128, 16384, 32) 0.652 against 0.610.
+    Measured on an H200 only; the table's points there are the CUDA staged teams and strided tier.
+    The dispatcher sees no strides: a view whose blocks are not one run each (the CUDA backend then
+    stages them in tiles) is counted as dense here."""
+    if not _triton_module().relay_takes(outer, n, inner, backward):
+        return False
+    if unavailable_reason("cuda", "cuda", device_index) is not None:
+        return True
+    return not kernel_backend("cuda").streams_columns(outer, n, inner, dtype, backward, device_index)
 
 
 #: float32 strided problems on 16-byte boundaries whose reduced axis is this long (at least, at

@@ -132,14 +132,31 @@ def test_the_backend_takes_it_for_long_narrow_backwards():
     assert _choose_tier(64, 65536, 16, 2, False, 132) != "relay"
 
 
-def test_auto_sends_long_narrow_backwards_to_it(monkeypatch):
+class _CudaStreaming:
+    """Stands in for the CUDA backend: whether it holds the runs on chip (streams_columns)."""
+
+    def __init__(self, streams: bool):
+        self.streams, self.asked = streams, []
+
+    def streams_columns(self, *problem):
+        self.asked.append(problem)
+        return self.streams
+
+
+@pytest.mark.parametrize("streams", [False, True])
+def test_auto_sends_long_narrow_backwards_to_it(monkeypatch, streams):
+    """Unless the CUDA backend holds those runs on chip (its cluster_stream column kernels)."""
     dispatch.clear_caches()
+    cuda = _CudaStreaming(streams)
     monkeypatch.setattr(dispatch, "unavailable_reason", lambda name, device_type, index: None)
     monkeypatch.setattr(dispatch, "_table_choice", lambda *args: "cuda")
+    monkeypatch.setattr(dispatch, "kernel_backend", lambda name: cuda if name == "cuda" else tb.BACKEND)
     try:
         for dtype in (torch.bfloat16, torch.float16, torch.float32):
             args = ("auto", "cuda", 0, dtype, 64, 65536, 16)
-            assert dispatch._choose_backend(*args, True, True, False, True) == "triton"
+            relay = "cuda" if streams else "triton"
+            assert dispatch._choose_backend(*args, True, True, False, True) == relay
+            assert cuda.asked[-1] == (64, 65536, 16, dtype, True, 0)
             assert dispatch._choose_backend(*args, False, True, False, True) == "cuda"  # forward
             assert dispatch._choose_backend(*args, True, False, False, True) == "cuda"  # off a boundary
             assert dispatch._choose_backend(*args, True, True, False, False) == "cuda"  # rows in several phases

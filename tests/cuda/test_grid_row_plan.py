@@ -631,6 +631,27 @@ def test_column_stream_plan(fake_device, monkeypatch):
     assert _Kernel.launches and all(not k.name.startswith("fs_cluster_stream") for k, *_ in _Kernel.launches)
 
 
+def test_backend_says_where_it_streams_runs_of_columns(monkeypatch):
+    """CudaBackend.streams_columns (the dispatcher keeps those backwards off Triton's relay tier)."""
+    from fastsoftmax.backends.cuda import backend
+
+    monkeypatch.setattr(backend, "device_facts", lambda dev: _Facts())
+    streams = backend.BACKEND.streams_columns
+    assert streams(64, 65536, 16, torch.bfloat16, True, 0)
+    assert streams(128, 65536, 8, torch.float32, True, 0)
+    assert streams(64, 65536, 16, torch.float32, False, 0)  # the float32 forward of runs of 2^19 or more
+    assert not streams(64, 65536, 16, torch.bfloat16, False, 0)  # the 16-bit forward
+    assert not streams(16, 1 << 20, 2, torch.bfloat16, True, 0)  # runs held half on chip
+    assert not streams(64, 65536, 12, torch.bfloat16, True, 0)  # inner no power of two
+    assert not streams(4, 65536, 16, torch.bfloat16, True, 0)  # few runs
+
+    class _Ampere(_Facts):
+        cluster_launch = False
+
+    monkeypatch.setattr(backend, "device_facts", lambda dev: _Ampere())
+    assert not streams(64, 65536, 16, torch.bfloat16, True, 0)
+
+
 def test_cluster_stream_plan_refuses_without_clusters(fake_device, monkeypatch):
     class _Ampere(_Facts):
         cluster_launch = False

@@ -737,7 +737,8 @@ def test_auto_streams_long_runs_of_columns(backward):
                 (dx,) = torch.autograd.grad(y, x, dy)
                 check_backward(dx, x.detach(), dy, 1, False)
         streamed = {inst.backward for inst in loaded if inst.tier == "cluster_stream" and inst.columns}
-        expected = {True} if backward else ({False} if dtype == torch.float32 else set())
+        # the float32 forward of a backward's autograd call takes them too (runs of 2^19)
+        expected = ({True} if backward else set()) | ({False} if dtype == torch.float32 else set())
         assert streamed == expected, [inst.name for inst in loaded]
 
 

@@ -19,8 +19,8 @@ import threading
 
 import torch
 
-from . import compiler, launch, plans, tiers
-from .instances import CXX_TYPES, Instance, source_for
+from . import compiler, launch, plans, strided, tiers
+from .instances import COLUMN_STREAM_STATIC_SMEM, CXX_TYPES, Instance, source_for
 from .launch import device_facts, enter, leave, raw_stream
 from .tiers import TIERS
 
@@ -110,6 +110,18 @@ class CudaBackend:
         device_index: int | None = None,
     ) -> bool:
         return tiers.supports(tier, outer, n, inner, dtype, backward, self.limits(device_index))
+
+    def streams_columns(
+        self, outer: int, n: int, inner: int, dtype: torch.dtype, backward: bool, device_index: int | None = None
+    ) -> bool:
+        """Whether this backend holds dense runs of n x inner interleaved columns on 16-byte
+        boundaries across a cluster's registers and shared memory (cluster_stream's column kernels:
+        strided.takes_column_stream), so that a dispatcher can keep such problems here."""
+        facts = device_facts(torch.cuda.current_device() if device_index is None else device_index)
+        if not facts.cluster_launch or strided.column_runs(outer, inner, dtype, ((n * inner, inner, 1),)) is not None:
+            return False
+        budget = plans.cluster_stream_budget(facts, 1, COLUMN_STREAM_STATIC_SMEM)
+        return strided.takes_column_stream(outer, n, inner, dtype, backward, budget, tiers.DEFAULT_TUNING)
 
     # ---- per call -------------------------------------------------------------------------------
     def forward(self, x: torch.Tensor, y: torch.Tensor, log: bool, tier: str) -> None:
