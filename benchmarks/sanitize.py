@@ -115,6 +115,15 @@ FOLDED_PROBLEMS = [((40, 304, 3), 1), ((3, 200, 2), 1), ((1, 40008, 3), 1)]
 #: thirty-two columns, clusters of 2 to 16, ragged last CTAs
 COLUMN_PROBLEMS = [((3, 5000, 2), 1), ((2, 4098, 4), 1), ((5, 3001, 8), 1), ((1, 16000, 16), 1), ((3, 1030, 32), 1)]
 
+#: cluster_stream's column kernels (strided_staged's runs longer than a cluster holds in registers,
+#: forced on shorter ones): clusters of 2 whose CTAs re-read part of their slices (a run ending
+#: inside a pack, in packs of 4 and of 8), and a cluster of 4 over 32 columns held on chip
+COLUMN_STREAM_RUNS = [
+    ({"column_stream": True, "cluster_ctas": 2}, [((3, 24000, 16), 1), ((1, 400001, 2), 1)]),
+    ({"column_stream": True, "cluster_ctas": 2, "column_stream_pack": 8}, [((3, 24000, 16), 1)]),
+    ({"column_stream": True, "cluster_ctas": 4}, [((2, 9000, 32), 1)]),
+]
+
 #: strided_staged's teams of more than four CTAs as clusters of 8 and 16 (tiles of 4000 and 3001
 #: rows, a partial last tile, the last CTA's rows short)
 LARGE_TEAM_PROBLEMS = [((3, 4000, 64), 1), ((2, 3001, 100), 1)]
@@ -139,10 +148,10 @@ def check(name, out, reference, dtype) -> str | None:
     return None if err <= tolerance * scale else f"{name}: error {err:.3g} (scale {scale:.3g})"
 
 
-def run_tier(tier: str, problems=None, only=None) -> list[str]:
+def run_tier(tier: str, problems=None, only=None, dtypes=DTYPES) -> list[str]:
     failures = []
     for shape, dim in problems or PROBLEMS[tier]:
-        for dtype in DTYPES:
+        for dtype in dtypes:
             # rows: aligned and misaligned views; (outer, n, inner): dense, and broadcast along
             # outer (expanded x, y and dy: strided_staged then takes its tiles outer index fastest);
             # the strided tier: inputs with a step of 2 along inner too (x, y and dy; float32 in
@@ -268,6 +277,7 @@ TUNED_RUNS = {
     "strided_staged": [
         ({"staged_cluster": False}, None),
         ({"staged_columns": True}, COLUMN_PROBLEMS),
+        *(run for run in COLUMN_STREAM_RUNS if "column_stream_pack" not in run[0]),  # every dtype
         ({"staged_max_cluster": 16}, LARGE_TEAM_PROBLEMS),
         # persistent teams at one CTA an SM, as float32 long axes over wide columns take them
         ({"staged_ctas_per_sm": 1, "staged_cluster": False}, ONE_CTA_TEAM_PROBLEMS),
@@ -281,11 +291,11 @@ def run_and_report(label: str, run) -> list[str]:
     return found
 
 
-def run_tuned(tier: str, values: dict, problems=None) -> list[str]:
+def run_tuned(tier: str, values: dict, problems=None, dtypes=DTYPES) -> list[str]:
     from fastsoftmax.backends.cuda import tiers
 
     with tiers.tuned(**values):
-        return run_tier(tier, problems)
+        return run_tier(tier, problems, dtypes=dtypes)
 
 
 def main() -> int:
@@ -293,7 +303,8 @@ def main() -> int:
     parser.add_argument(
         "--tiers",
         default=",".join(TIERS) + ",ladder",
-        help="tiers, 'ladder', 'strided_columns', 'strided_window', 'strided_stepped', 'strided_folded'; "
+        help="tiers, 'ladder', 'strided_columns', 'strided_column_stream', 'strided_window', 'strided_stepped', "
+        "'strided_folded'; "
         "TIER@K for one part of a tier (0: its problems, K: its K-th tuned run)",
     )
     args = parser.parse_args()
@@ -303,6 +314,13 @@ def main() -> int:
         if tier == "strided_columns":  # the column kernels alone (racecheck is slow)
             values = {"staged_columns": True}
             failures += run_and_report(tier, lambda: run_tuned("strided_staged", values, COLUMN_PROBLEMS))
+            continue
+        if tier == "strided_column_stream":  # cluster_stream's column kernels alone
+            for values, problems in COLUMN_STREAM_RUNS:
+                dtypes = DTYPES[1:] if values.get("column_stream_pack") == 8 else DTYPES  # 16-bit types only
+                settings = ", ".join(f"{key}={value}" for key, value in values.items())
+                label = f"{tier} ({settings})"
+                failures += run_and_report(label, lambda: run_tuned("strided_staged", values, problems, dtypes))
             continue
         if tier == "strided_folded":  # the folded flat runs alone, in clusters and persistent teams
             folded = {"staged_fold": True}
