@@ -629,13 +629,13 @@ CLUSTER_STREAM_SIZES = (2, 4, 8, 16)
 CLUSTER_STREAM_PER_SM = (1, 2)
 
 
-def stream_chunk(n: int, dtype: torch.dtype, ctas: int, columns: int = 1, pack: int = 0) -> int:
+def stream_chunk(n: int, dtype: torch.dtype, ctas: int, columns: int = 1) -> int:
     """Columns of a cluster_stream CTA's slice: cluster_chunk's, or for runs of ``columns``
     interleaved columns a multiple of max(columns, pack), so that every slot of a thread holds the
     same columns (ClusterSlice's unit in grid_row_tier.cuh's column kernels)."""
     if columns == 1:
         return cluster_chunk(n, dtype, ctas)
-    unit = max(columns, column_stream_pack(dtype, pack))
+    unit = max(columns, column_stream_pack(dtype))
     return -(-(-(-n // ctas)) // unit) * unit
 
 
@@ -647,7 +647,6 @@ def cluster_stream_shape(
     ctas: int = 0,
     per_sm: int = 1,
     columns: int = 1,
-    pack: int = 0,
 ) -> GridRowShape:
     """How to launch cluster_stream (grid_row's kernels with a thread-block cluster for the team) on
     rows of n columns, each CTA taking at most ``smem_budget`` bytes of dynamic shared memory: the
@@ -666,14 +665,16 @@ def cluster_stream_shape(
 
     ``columns`` > 1: rows that are runs of that many interleaved columns (a power of two up to
     kClusterMaxColumns, every run on 16-byte boundaries): ``grid_row_instance(..., columns=True)``,
-    whose arguments end in ``inner``, in packs of ``pack`` elements (column_stream_pack); its
+    whose arguments end in ``inner``, in packs of column_stream_pack elements, one CTA an SM; its
     shared-memory slots come in whole rounds of ``threads`` and its static shared memory (the column
     exchange) is COLUMN_STREAM_STATIC_SMEM."""
     if ctas and ctas not in CLUSTER_STREAM_SIZES:
         raise ValueError(f"tier 'cluster_stream': cluster size {ctas} is not one of {CLUSTER_STREAM_SIZES}")
     if per_sm not in CLUSTER_STREAM_PER_SM:
         raise ValueError(f"tier 'cluster_stream': {per_sm} CTAs an SM is not one of {CLUSTER_STREAM_PER_SM}")
-    pack = column_stream_pack(dtype, pack) if columns > 1 else cluster_pack(dtype)
+    if columns > 1 and per_sm != 1:
+        raise ValueError("tier 'cluster_stream': its column kernels run one CTA an SM")
+    pack = column_stream_pack(dtype) if columns > 1 else cluster_pack(dtype)
     packs = grid_row_held_packs(dtype, backward, pack)
     tensors = 2 if backward else 1
     threads = GRID_ROW_THREADS // per_sm
@@ -683,7 +684,7 @@ def cluster_stream_shape(
         most -= most % threads
 
         def slots_of(c: int) -> int:
-            return stream_chunk(n, dtype, c, columns, pack) // pack
+            return stream_chunk(n, dtype, c, columns) // pack
     else:
 
         def slots_of(c: int) -> int:
@@ -694,7 +695,7 @@ def cluster_stream_shape(
     slots = max(0, min(most, slots_of(size) - packs * threads))
     if columns > 1:
         slots = -(-slots // threads) * threads  # whole rounds; `most` is a multiple of threads
-    chunk = stream_chunk(n, dtype, size, columns, pack)
+    chunk = stream_chunk(n, dtype, size, columns)
     return GridRowShape(size, threads, packs, pack, chunk, slots, slots * slot_bytes * tensors)
 
 
@@ -997,20 +998,17 @@ class Instance:
         )
 
 
-#: elements a pack of cluster_stream's column kernels in 16-bit types (float32: 4, 16 bytes): 8-byte
-#: packs of 4 columns, as the cluster tier's column kernels (CLUSTER_COLUMNS_PACK), or 16-byte packs
-#: of 8 (every per-column value a thread keeps doubles)
-COLUMN_STREAM_PACK_16BIT = 4
+#: elements a pack of cluster_stream's column kernels: 8-byte packs of 4 columns in 16-bit types, as
+#: the cluster tier's column kernels (CLUSTER_COLUMNS_PACK), 16 bytes in float32. 16-byte packs of 8
+#: 16-bit columns (every per-column value a thread keeps doubles), H200, alternated in one process
+#: (results 2026-11-28_h200_s32/column_stream_pack_ab.txt): bf16 backward over dim 1 (32, 65536, 16)
+#: 0.548 of copy against 0.613, (64, 65536, 16) 0.607 against 0.632, (16, 1048576, 2), which its
+#: CTAs hold half on chip, 0.513 against 0.443; the forward 0.01-0.03 ahead, behind the staged tiles
+COLUMN_STREAM_PACK = 4
 
 
-def column_stream_pack(dtype: torch.dtype, pack: int = 0) -> int:
-    """The pack of cluster_stream's column kernels: ``pack`` (4 or 8 in 16-bit types, 4 in float32)
-    or COLUMN_STREAM_PACK_16BIT."""
-    widest = cluster_pack(dtype)
-    pack = pack or min(widest, COLUMN_STREAM_PACK_16BIT)
-    if pack not in (4, widest):
-        raise ValueError(f"cluster_stream's column kernels take packs of 4 or {widest} elements in {dtype}, not {pack}")
-    return pack
+def column_stream_pack(dtype: torch.dtype) -> int:
+    return min(cluster_pack(dtype), COLUMN_STREAM_PACK)
 
 
 def grid_row_held_packs(dtype: torch.dtype, backward: bool, pack: int) -> int:
@@ -1026,12 +1024,13 @@ def grid_row_instance(
     tier: str = "grid_row",
     per_sm: int = 1,
     columns: bool = False,
-    pack: int = 0,
 ) -> Instance:
     """The grid_row (or cluster_stream: the same kernel body) instance of a dtype, direction and
-    function; cluster_stream's at ``per_sm`` CTAs an SM, over runs of interleaved columns where
-    ``columns`` (in packs of ``pack`` elements: column_stream_pack)."""
-    pack = column_stream_pack(dtype, pack) if columns else cluster_pack(dtype)
+    function; cluster_stream's at ``per_sm`` CTAs an SM, or over runs of interleaved columns where
+    ``columns`` (one CTA an SM, in packs of column_stream_pack)."""
+    if columns and per_sm != 1:
+        raise ValueError("cluster_stream's column kernels run one CTA an SM")
+    pack = column_stream_pack(dtype) if columns else cluster_pack(dtype)
     cols = grid_row_held_packs(dtype, backward, pack) * pack
     return Instance(tier, dtype, backward, log, pack, cols=cols, per_sm=per_sm, columns=columns)
 
@@ -1152,8 +1151,7 @@ def all_instances():
                 out.append(grid_row_instance(dtype, backward, log))
                 for per_sm in CLUSTER_STREAM_PER_SM:
                     out.append(grid_row_instance(dtype, backward, log, "cluster_stream", per_sm))
-                    for pack in sorted({4, cluster_pack(dtype)}):
-                        out.append(grid_row_instance(dtype, backward, log, "cluster_stream", per_sm, True, pack))
+                out.append(grid_row_instance(dtype, backward, log, "cluster_stream", columns=True))
                 out += [
                     Instance("flat_rows", dtype, backward, log, cols=k, group=g)
                     for k in FLAT_ROWS_LANE_ELEMS

@@ -331,19 +331,19 @@ def _grid_row(load, dtype, outer, n, pitches, log, backward, dev):
 
 
 def cluster_stream_launch(
-    load, dtype, n, backward, log, dev, ctas: int = 0, per_sm: int = 1, columns: int = 1, pack: int = 0
+    load, dtype, n, backward, log, dev, ctas: int = 0, per_sm: int = 1, columns: int = 1
 ) -> tuple[Kernel, GridRowShape]:
     """The kernel (cluster size, block and shared memory set) and shape of a cluster_stream launch on
     rows of n columns (see instances.cluster_stream_shape for the launch contract), ``per_sm`` CTAs
     an SM sharing its shared memory; rows that are runs of ``columns`` interleaved columns where it
-    is more than 1 (the kernel then takes ``columns`` as its last argument), in packs of ``pack``."""
+    is more than 1 (the kernel then takes ``columns`` as its last argument; one CTA an SM)."""
     facts = device_facts(dev)
     if not facts.cluster_launch:
         raise ValueError(f"tier 'cluster_stream' needs thread-block clusters (sm_90 or newer), not {facts.arch}")
-    inst = grid_row_instance(dtype, backward, log, "cluster_stream", per_sm, columns > 1, pack)
+    inst = grid_row_instance(dtype, backward, log, "cluster_stream", per_sm, columns > 1)
     static = COLUMN_STREAM_STATIC_SMEM if columns > 1 else GRID_ROW_STATIC_SMEM
     budget = cluster_stream_budget(facts, per_sm, static)
-    shape = cluster_stream_shape(n, dtype, backward, budget, ctas, per_sm, columns, pack)
+    shape = cluster_stream_shape(n, dtype, backward, budget, ctas, per_sm, columns)
     nargs = (9 if backward else 7) + (columns > 1)
     kernel = Kernel(load(inst, dev), inst.name, dev, nargs, shape.threads, 1, shape.smem_bytes, cluster=shape.ctas)
     kernel.allow_dynamic_smem(shape.smem_bytes, static)

@@ -931,8 +931,11 @@ def _build_column_stream(load, key):
     from .plans import cluster_stream_launch  # plans imports this module
 
     tier, dtype, outer, n, inner, strides, log, backward, align, dev, tuning = key
-    per_sm, ctas, pack = tuning.cluster_stream_per_sm or 1, tuning.cluster_ctas or 0, tuning.column_stream_pack or 0
-    kernel, shape = cluster_stream_launch(load, dtype, n * inner, backward, log, dev, ctas, per_sm, inner, pack)
+    # one CTA an SM: two (tuning.cluster_stream_per_sm, rows only) measured 0.01-0.09 behind but for
+    # the 16-bit forward, which these kernels do not take (results 2026-11-28_h200_s32/
+    # column_stream_per_sm_ab.txt)
+    ctas = tuning.cluster_ctas or 0
+    kernel, shape = cluster_stream_launch(load, dtype, n * inner, backward, log, dev, ctas, 1, inner)
     pitches = tuple(s[0] for s in strides)
     return kernel.bound(outer * shape.ctas, (outer, n * inner) + pitches + (shape.smem_slots, inner))
 

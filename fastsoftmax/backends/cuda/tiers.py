@@ -167,7 +167,8 @@ class Tuning:
     cluster_ctas: int | None = None
     #: cluster: threads per CTA (a multiple of 32), instead of instances.cluster_threads_packs' choice
     cluster_threads: int | None = None
-    #: cluster_stream: CTAs an SM (one of instances.CLUSTER_STREAM_PER_SM), instead of one
+    #: cluster_stream: CTAs an SM (one of instances.CLUSTER_STREAM_PER_SM), instead of one (rows; the
+    #: column kernels run one)
     cluster_stream_per_sm: int | None = None
     #: split_row: blocks per SM over all chunks, instead of SPLIT_ROW_BLOCKS_PER_SM
     split_row_blocks_per_sm: int | None = None
@@ -188,9 +189,6 @@ class Tuning:
     #: (True: an error where strided.column_runs refuses the layout), or staged in tiles (False),
     #: instead of strided.takes_column_stream's rule
     column_stream: bool | None = None
-    #: strided_staged: elements a pack of cluster_stream's column kernels (4, or 8 in 16-bit types),
-    #: instead of instances.COLUMN_STREAM_PACK_16BIT
-    column_stream_pack: int | None = None
     #: strided: split problems' chunks interleaved (groups of rows dealt round the chunks) or
     #: contiguous, instead of interleaved from strided.STRIDED_INTERLEAVE_MIN_SPLITS splits
     strided_interleaved: bool | None = None
@@ -221,8 +219,6 @@ class Tuning:
             raise ValueError(f"cluster_ctas={self.cluster_ctas!r} is not one of {CLUSTER_SIZES[1:]}")
         if self.cluster_threads is not None and (self.cluster_threads <= 0 or self.cluster_threads % 32):
             raise ValueError(f"cluster_threads={self.cluster_threads!r} is not a positive multiple of 32")
-        if self.column_stream_pack not in (None, 4, 8):
-            raise ValueError(f"column_stream_pack={self.column_stream_pack!r} is not 4 or 8")
         if self.cluster_stream_per_sm is not None and self.cluster_stream_per_sm not in CLUSTER_STREAM_PER_SM:
             raise ValueError(
                 f"cluster_stream_per_sm={self.cluster_stream_per_sm!r} is not one of {CLUSTER_STREAM_PER_SM}"
