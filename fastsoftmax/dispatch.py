@@ -300,19 +300,29 @@ def _float32_staggered_to_triton(n: int, inner: int, numel: int, backward: bool)
     return holds and not _moves_too_little(numel, 4, backward)
 
 
+#: float32 backwards over this many columns or fewer stay on the relay tier where the CUDA backend
+#: would hold them on chip (see _relay_backward)
+RELAY_F32_MAX_INNER = 8
+
+
 def _relay_backward(outer: int, n: int, inner: int, dtype: torch.dtype, backward: bool, device_index) -> bool:
     """Whether a backward on 16-byte boundaries leaves the table's choice for Triton's relay tier
     (triton.relay_takes: long axes of narrow inner sizes, each outer index's (n, inner) block more
     than the CUDA tiers hold on chip, which read it twice), unless the CUDA backend holds the blocks
     on chip across a cluster (its cluster_stream column kernels, ``streams_columns``), which measured
     faster where it does. H200, alternated in one process (results 2026-11-28_h200_s32/
-    relay_against_column_stream.txt), over dim 1: bf16 (128, 16384, 32) 0.675 of copy against the
-    relay's 0.597, (32, 65536, 16) 0.596 against 0.506, float32 (128, 16384, 32) 0.652 against 0.610.
+    relay_against_column_stream.txt), over dim 1: bf16 (64, 65536, 16) 0.624 of copy against the
+    relay's 0.560, (128, 65536, 8) 0.669 against 0.597, (128, 16384, 32) 0.681 against 0.604, (32,
+    65536, 16) 0.605 against 0.513; float32 (128, 16384, 32) 0.653 against 0.611. float32 over
+    RELAY_F32_MAX_INNER columns or fewer stays on the relay, whose pseudo-columns read them as rows
+    of 16-byte loads: (128, 65536, 8) 0.696 against 0.652.
     Measured on an H200 only; the table's points there are the CUDA staged teams and strided tier.
     The dispatcher sees no strides: a view whose blocks are not one run each (the CUDA backend then
     stages them in tiles) is counted as dense here."""
     if not _triton_module().relay_takes(outer, n, inner, backward):
         return False
+    if dtype == torch.float32 and inner <= RELAY_F32_MAX_INNER:
+        return True
     if unavailable_reason("cuda", "cuda", device_index) is not None:
         return True
     return not kernel_backend("cuda").streams_columns(outer, n, inner, dtype, backward, device_index)

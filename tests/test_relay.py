@@ -161,6 +161,10 @@ def test_auto_sends_long_narrow_backwards_to_it(monkeypatch, streams):
             assert dispatch._choose_backend(*args, True, False, False, True) == "cuda"  # off a boundary
             assert dispatch._choose_backend(*args, True, True, False, False) == "cuda"  # rows in several phases
         assert dispatch._choose_backend("auto", "cuda", 0, torch.bfloat16, 512, 8192, 16, True) == "cuda"
+        # float32 over 8 columns or fewer: the relay, whatever the CUDA backend holds
+        args = ("auto", "cuda", 0, torch.float32, 128, 65536, 8)
+        assert dispatch._choose_backend(*args, True, True, False, True) == "triton"
+        assert dispatch._choose_backend("auto", "cuda", 0, torch.bfloat16, 128, 65536, 8, True) == relay
     finally:
         monkeypatch.undo()
         dispatch.clear_caches()
