@@ -809,8 +809,8 @@ def takes_column_stream(
     results 2026-11-28_h200_s32/column_stream_*.txt), fraction of copy: bf16 backward (64, 65536, 16)
     over dim 1 0.632 against 0.505, (128, 65536, 8) 0.683 against 0.565, (128, 16384, 32) 0.683
     against 0.578, (32, 65536, 16) 0.613 against 0.462; float32 backward (128, 65536, 8) 0.663 against
-    0.589; float32 forward (64, 65536, 16) 0.663 against 0.598, (128, 65536, 8) 0.760 against the
-    cluster tier's 0.671. Level or behind: runs held half on chip or less ((16, 1048576, 2) 0.44-0.51
+    0.593; float32 forward (64, 65536, 16) 0.663 against 0.598, (128, 65536, 8) 0.760 against the
+    cluster tier's 0.669. Level or behind: runs held half on chip or less ((16, 1048576, 2) 0.44-0.51
     against 0.52, (8, 1048576, 4) 0.40 against 0.44-0.54), and the 16-bit forward everywhere (0.38-0.49
     against 0.41-0.58: its per-column work; two CTAs an SM and packs of 8 columns measured no better).
     ``budget``: the dynamic shared memory a CTA of theirs may take (plans.cluster_stream_budget);
