@@ -139,13 +139,15 @@ def resolve(
     aligned: bool = True,
     stepped: bool = False,
     window: bool = True,
+    runs: bool = True,
 ):
     """``(backend_object_or_None, tier)`` for a problem; None means torch computes it. ``aligned``:
     every tensor of the call starts on a 16-byte boundary and has unit stride along inner (tier
     choice may depend on it); ``stepped``: an input has a step along inner (then not ``aligned``);
     ``window``: every input's rows start at one 16-byte phase (the inputs' pointers share it, their
     row strides are whole 16-byte pieces), every tensor with unit stride along inner; for a stepped
-    call, whether its inputs' spans can be staged (see ``backends/base.py``)."""
+    call, whether its inputs' spans can be staged (see ``backends/base.py``); ``runs``: each outer
+    index's (n, inner) block of every tensor is one contiguous run."""
     override = _OVERRIDE.get()
     index = _device_index(device)
     if override is not None:
@@ -160,7 +162,7 @@ def resolve(
             )
         return backend, tier
     name = _choose_backend(
-        requested, device.type, device.index, dtype, outer, n, inner, backward, aligned, stepped, window
+        requested, device.type, device.index, dtype, outer, n, inner, backward, aligned, stepped, window, runs
     )
     if name == "torch":
         return None, None
@@ -231,6 +233,7 @@ def _choose_backend(
     aligned: bool = True,
     stepped: bool = False,
     window: bool = True,
+    runs: bool = True,
 ) -> str:
     if requested != "auto":
         return requested
@@ -260,7 +263,7 @@ def _choose_backend(
     elif inner > 1 and aligned and dtype == torch.float32:
         if _float32_wide_to_triton(n, inner, outer * n * inner, backward):
             preferred = "triton"
-    if inner > 1 and aligned and window and _relay_backward(outer, n, inner, dtype, backward, device_index):
+    if inner > 1 and aligned and window and _relay_backward(outer, n, inner, dtype, backward, device_index, runs):
         preferred = "triton"
     candidates = [preferred] if preferred else []
     candidates += [name for name in ("triton", "cuda") if name not in candidates]
@@ -305,7 +308,9 @@ def _float32_staggered_to_triton(n: int, inner: int, numel: int, backward: bool)
 RELAY_F32_MAX_INNER = 8
 
 
-def _relay_backward(outer: int, n: int, inner: int, dtype: torch.dtype, backward: bool, device_index) -> bool:
+def _relay_backward(
+    outer: int, n: int, inner: int, dtype: torch.dtype, backward: bool, device_index, runs: bool = True
+) -> bool:
     """Whether a backward on 16-byte boundaries leaves the table's choice for Triton's relay tier
     (triton.relay_takes: long axes of narrow inner sizes, each outer index's (n, inner) block more
     than the CUDA tiers hold on chip, which read it twice), unless the CUDA backend holds the blocks
@@ -317,11 +322,11 @@ def _relay_backward(outer: int, n: int, inner: int, dtype: torch.dtype, backward
     RELAY_F32_MAX_INNER columns or fewer stays on the relay, whose pseudo-columns read them as rows
     of 16-byte loads: (128, 65536, 8) 0.696 against 0.652.
     Measured on an H200 only; the table's points there are the CUDA staged teams and strided tier.
-    The dispatcher sees no strides: a view whose blocks are not one run each (the CUDA backend then
-    stages them in tiles) is counted as dense here."""
+    ``runs``: every tensor's blocks are single runs (else the CUDA backend would stage them in tiles,
+    and the relay keeps them)."""
     if not _triton_module().relay_takes(outer, n, inner, backward):
         return False
-    if dtype == torch.float32 and inner <= RELAY_F32_MAX_INNER:
+    if not runs or (dtype == torch.float32 and inner <= RELAY_F32_MAX_INNER):
         return True
     if unavailable_reason("cuda", "cuda", device_index) is not None:
         return True

@@ -161,7 +161,8 @@ def _resolve(backend: str, backward: bool, inputs: tuple, output: torch.Tensor):
     along inner is chosen for as such (``stepped``), and so are inputs whose rows start at one
     16-byte phase (``window``, ``_window_aligned``) or, stepped, whose spans lie on 16-byte
     boundaries (``_spans_aligned``: then ``aligned`` is returned True, so that the call's plan is
-    remembered for calls on 16-byte boundaries)."""
+    remembered for calls on 16-byte boundaries); ``runs``: every tensor's (n, inner) blocks are
+    single runs (the CUDA column kernels' layout)."""
     first = inputs[0]
     aligned, stepped = _packable(*inputs, output), not _layout.unit_inner(*inputs)
     # (row problems, inner == 1, are chosen for without it: not worked out)
@@ -175,8 +176,10 @@ def _resolve(backend: str, backward: bool, inputs: tuple, output: torch.Tensor):
         # realign within themselves, but tier choice measured some rules on rows on their boundaries)
         size = output.element_size()
         aligned = aligned and all(_layout.steps_on_boundaries(v.stride(0), size, outer) for v in (*inputs, output))
+    n = output.shape[1]
+    runs = all(v.stride(2) == 1 and (n == 1 or v.stride(1) == inner) for v in (*inputs, output))
     kernel_backend, tier = dispatch.resolve(
-        backend, first.device, first.dtype, *first.shape, backward, aligned, stepped, window
+        backend, first.device, first.dtype, *first.shape, backward, aligned, stepped, window, runs
     )
     return kernel_backend, tier, aligned or (stepped and window)
 

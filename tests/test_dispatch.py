@@ -7,6 +7,7 @@ import warnings
 import pytest
 import torch
 
+import fastsoftmax
 from fastsoftmax import dispatch
 from fastsoftmax.backends.triton import BACKEND, MAX_TILE, _choose_tier, plan
 
@@ -484,3 +485,26 @@ def test_rows_off_16_byte_boundaries_in_their_window():
     assert warp_shape(100, 2, 2, True) == (16, 8, 1)
     assert warp_shape(127, 1, 2, True) == warp_shape(127, 1, 2, False)
     assert warp_shape(100, 2, 4, True) == warp_shape(100, 2, 4, False)  # float32 keeps whole warps
+
+
+def test_resolve_is_told_whether_blocks_are_single_runs(monkeypatch):
+    """functional passes ``runs`` (every tensor's (n, inner) blocks one contiguous run): the relay
+    rule keeps slices of wider rows, which the CUDA column kernels cannot hold, on Triton."""
+    seen = []
+
+    def recording_resolve(*args):
+        seen.append(args[-1])
+        return None, None  # torch computes it
+
+    dispatch.clear_caches()
+    monkeypatch.setattr(dispatch, "resolve", recording_resolve)
+    try:
+        x = torch.randn(2, 50, 16)
+        wide = torch.randn(2, 50, 32)[:, :, :16]
+        for view, runs in ((x, True), (wide, False)):
+            seen.clear()
+            torch.testing.assert_close(fastsoftmax.softmax(view, 1), torch.softmax(view, 1))
+            assert seen == [runs]
+    finally:
+        monkeypatch.undo()
+        dispatch.clear_caches()

@@ -164,6 +164,10 @@ def test_auto_sends_long_narrow_backwards_to_it(monkeypatch, streams):
         # float32 over 8 columns or fewer: the relay, whatever the CUDA backend holds
         args = ("auto", "cuda", 0, torch.float32, 128, 65536, 8)
         assert dispatch._choose_backend(*args, True, True, False, True) == "triton"
+        # blocks that are not single runs (a slice of wider rows): the relay, which reads them where
+        # they lie, where the CUDA backend would stage them in tiles
+        args = ("auto", "cuda", 0, torch.bfloat16, 64, 65536, 16)
+        assert dispatch._choose_backend(*args, True, True, False, True, False) == "triton"
         assert dispatch._choose_backend("auto", "cuda", 0, torch.bfloat16, 128, 65536, 8, True) == relay
     finally:
         monkeypatch.undo()

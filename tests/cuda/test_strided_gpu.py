@@ -615,6 +615,18 @@ def test_runs_of_columns_held_across_a_cluster(shape, dtype):
 
     if not device_facts(torch.cuda.current_device()).cluster_launch:
         pytest.skip("needs thread-block clusters (sm_90+)")
+    with recording_loads(BACKEND) as loaded, tiers.tuned(staged_columns=True):
+        check_columns_both_ways(shape, dtype)
+        columns = {inst.name for inst in loaded if getattr(inst, "columns", False)}
+        assert {name.split("_")[3] for name in columns} == {"fwd", "bwd"}, sorted(columns)
+        check_offset_call_takes_staged_tiles(loaded, shape, dtype)
+
+
+def check_columns_both_ways(shape, dtype):
+    """strided_staged (forced) on (outer, n, inner) runs with a column of -inf, a NaN and a +inf in
+    columns of their own where inner allows, beside finite ones: softmax and log-softmax forward
+    (NaN positions as torch's, the finite columns against float64) and backward (on this thread:
+    autograd's would not see the tuning), on fresh inputs."""
     outer, n, inner = shape
     x = rand(shape, dtype)
     x[0, :, 0] = float("-inf")
@@ -623,25 +635,26 @@ def test_runs_of_columns_held_across_a_cluster(shape, dtype):
         x[-1, n // 2, inner - 1] = float("inf")
     special = {0, 1, inner - 1} if inner > 2 else {0}
     finite = [c for c in range(inner) if c not in special]
-    tuned = tiers.tuned(staged_columns=True)
-    with recording_loads(BACKEND) as loaded, tuned, dispatch.forced("cuda", "strided_staged"):
+    with dispatch.forced("cuda", "strided_staged"):
         for log in (False, True):
             op = fastsoftmax.log_softmax if log else fastsoftmax.softmax
             ours = op(x, 1)
             theirs = (torch.log_softmax if log else torch.softmax)(x.float(), 1)
             assert torch.equal(ours.isnan(), theirs.isnan()), "NaN pattern differs from torch"
             check_forward(ours[:, :, finite], x[:, :, finite], 1, log)
-            # the backward kernel on this thread (autograd's would not see the tuning)
             clean, dy = rand(shape, dtype), rand(shape, dtype)
             dx = fastsoftmax.softmax_backward(dy, op(clean, 1), 1, log=log)
             check_backward(dx, clean, dy, 1, log)
-        columns = {inst.name for inst in loaded if getattr(inst, "columns", False)}
-        assert {name.split("_")[3] for name in columns} == {"fwd", "bwd"}, sorted(columns)
-        # a call off a 16-byte boundary: the staged tiles (loaded on its first such call)
-        del loaded[:]
+
+
+def check_offset_call_takes_staged_tiles(loaded, shape, dtype):
+    """A call off a 16-byte boundary of a plan held across a cluster takes the staged tiles (loaded
+    on its first such call)."""
+    del loaded[:]
+    with dispatch.forced("cuda", "strided_staged"):
         offset = view_of("offset", shape, dtype)
         check_forward(fastsoftmax.softmax(offset, 1), offset, 1, False)
-        assert any(inst.tier == "strided_staged" for inst in loaded), [inst.name for inst in loaded]
+    assert any(inst.tier == "strided_staged" for inst in loaded), [inst.name for inst in loaded]
 
 
 def test_runs_of_columns_forced_where_they_cannot_be_held():
@@ -676,31 +689,11 @@ def test_long_runs_of_columns_streamed_across_a_cluster(shape, ctas, dtype):
 
     if not device_facts(torch.cuda.current_device()).cluster_launch:
         pytest.skip("needs thread-block clusters (sm_90+)")
-    outer, n, inner = shape
-    x = rand(shape, dtype)
-    x[0, :, 0] = float("-inf")
-    x[-1, n // 3, 1] = float("nan")
-    if inner > 2:
-        x[-1, n // 2, inner - 1] = float("inf")
-    special = {0, 1, inner - 1}
-    finite = [c for c in range(inner) if c not in special]
-    tuned = tiers.tuned(column_stream=True, cluster_ctas=ctas)
-    with recording_loads(BACKEND) as loaded, tuned, dispatch.forced("cuda", "strided_staged"):
-        for log in (False, True):
-            op = fastsoftmax.log_softmax if log else fastsoftmax.softmax
-            ours = op(x, 1)
-            theirs = (torch.log_softmax if log else torch.softmax)(x.float(), 1)
-            assert torch.equal(ours.isnan(), theirs.isnan()), "NaN pattern differs from torch"
-            check_forward(ours[:, :, finite], x[:, :, finite], 1, log)
-            clean, dy = rand(shape, dtype), rand(shape, dtype)
-            dx = fastsoftmax.softmax_backward(dy, op(clean, 1), 1, log=log)
-            check_backward(dx, clean, dy, 1, log)
+    with recording_loads(BACKEND) as loaded, tiers.tuned(column_stream=True, cluster_ctas=ctas):
+        check_columns_both_ways(shape, dtype)
         streams = {inst for inst in loaded if inst.tier == "cluster_stream" and inst.columns}
         assert {inst.backward for inst in streams} == {False, True}, sorted(inst.name for inst in streams)
-        del loaded[:]
-        offset = view_of("offset", shape, dtype)
-        check_forward(fastsoftmax.softmax(offset, 1), offset, 1, False)
-        assert any(inst.tier == "strided_staged" for inst in loaded), [inst.name for inst in loaded]
+        check_offset_call_takes_staged_tiles(loaded, shape, dtype)
 
 
 def test_long_runs_of_columns_forced_where_they_cannot_be_streamed():
@@ -725,14 +718,8 @@ def test_auto_streams_long_runs_of_columns(backward):
         pytest.skip("needs thread-block clusters (sm_90+)")
     shape = (8, 32768, 16) if backward else (8, 65536, 16)
     for dtype in (torch.float32, torch.bfloat16):
-        x = rand(shape, dtype)
-        with recording_loads(BACKEND) as loaded, dispatch.forced("cuda"):
-            y = fastsoftmax.softmax(x.requires_grad_(backward), 1)
-            check_forward(y.detach(), x.detach(), 1, False)
-            if backward:
-                dy = rand(y.shape, dtype)
-                (dx,) = torch.autograd.grad(y, x, dy)
-                check_backward(dx, x.detach(), dy, 1, False)
+        with recording_loads(BACKEND) as loaded:
+            check_auto_call(shape, dtype, backward)
         streamed = {inst.backward for inst in loaded if inst.tier == "cluster_stream" and inst.columns}
         # the float32 forward of a backward's autograd call takes them too (runs of 2^19)
         expected = ({True} if backward else set()) | ({False} if dtype == torch.float32 else set())
@@ -748,16 +735,23 @@ def test_auto_holds_runs_of_columns_where_measured_faster(backward):
     if not device_facts(torch.cuda.current_device()).cluster_launch:
         pytest.skip("needs thread-block clusters (sm_90+)")
     for dtype in (torch.float32, torch.bfloat16):
-        x = rand((256, 4096, 8), dtype)
-        with recording_loads(BACKEND) as loaded, dispatch.forced("cuda"):
-            y = fastsoftmax.softmax(x.requires_grad_(backward), 1)
-            check_forward(y.detach(), x.detach(), 1, False)
-            if backward:
-                dy = rand(y.shape, dtype)
-                (dx,) = torch.autograd.grad(y, x, dy)
-                check_backward(dx, x.detach(), dy, 1, False)
+        with recording_loads(BACKEND) as loaded:
+            check_auto_call(shape=(256, 4096, 8), dtype=dtype, backward=backward)
         held = {inst.backward for inst in loaded if getattr(inst, "columns", False)}
         assert held == ({False, True} if backward else {False}), [inst.name for inst in loaded]
+
+
+def check_auto_call(shape, dtype, backward: bool):
+    """Softmax over dim 1 of fresh inputs through the public API on the CUDA backend's own choice of
+    tier, against float64, with its backward through autograd where asked."""
+    x = rand(shape, dtype)
+    with dispatch.forced("cuda"):
+        y = fastsoftmax.softmax(x.requires_grad_(backward), 1)
+        check_forward(y.detach(), x.detach(), 1, False)
+        if backward:
+            dy = rand(y.shape, dtype)
+            (dx,) = torch.autograd.grad(y, x, dy)
+            check_backward(dx, x.detach(), dy, 1, False)
 
 
 def window_view(shape, dtype, lead: int, pitch: int | None = None):

@@ -11,7 +11,9 @@ Tiers:
   columns). Tiles too long for the shared memory of all resident CTAs stream through it twice.
   Where n x inner is one contiguous run per outer index on 16-byte boundaries and inner a power of
   two up to COLUMNS_MAX, the run is held across a thread-block cluster in registers instead, as the
-  row tier "cluster" holds a row (cluster_tier.cuh's column kernels; ``takes_columns``).
+  row tier "cluster" holds a row (cluster_tier.cuh's column kernels; ``takes_columns``), and runs
+  longer than that across a cluster's registers and shared memory, the rest re-read, as the row
+  tier "cluster_stream" holds a row (grid_row_tier.cuh's column kernels; ``takes_column_stream``).
 * ``strided`` (strided_tier.cuh): tiles of columns reduced over n from registers, then re-read;
   n split over blocks in two kernels when the tiles cannot fill the GPU. Serves the rest: tiles
   too long for all the shared memory of the GPU (e.g. (1048576, 128) over dim 0).
@@ -26,7 +28,8 @@ Kernel argument order (every parameter 8 bytes, see ``instances.py``):
   takes no step along inner), geometry (tile columns | copy bytes << 16 | outer index fastest << 31
   | staged rows << 32), chunk, splits;
 * the column kernels (cluster_tier.cuh): pointers, outer, n x inner, the outer stride of each
-  tensor, inner (``instances.cluster_shape``'s contract, the rows being the runs).
+  tensor, inner (``instances.cluster_shape``'s contract, the rows being the runs); grid_row_tier.cuh's
+  the same with its shared-memory slots before inner (``instances.cluster_stream_shape``'s).
 """
 
 from __future__ import annotations
