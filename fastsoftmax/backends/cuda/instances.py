@@ -636,7 +636,8 @@ def stream_chunk(n: int, dtype: torch.dtype, ctas: int, columns: int = 1) -> int
     if columns == 1:
         return cluster_chunk(n, dtype, ctas)
     unit = max(columns, column_stream_pack(dtype))
-    return -(-(-(-n // ctas)) // unit) * unit
+    per_cta = -(-n // ctas)
+    return -(-per_cta // unit) * unit
 
 
 def cluster_stream_shape(
@@ -1003,11 +1004,12 @@ class Instance:
 #: 16-bit columns (every per-column value a thread keeps doubles), H200, alternated in one process
 #: (results 2026-11-28_h200_s32/column_stream_pack_ab.txt): bf16 backward over dim 1 (32, 65536, 16)
 #: 0.548 of copy against 0.613, (64, 65536, 16) 0.607 against 0.632, (16, 1048576, 2), which its
-#: CTAs hold half on chip, 0.513 against 0.443; the forward 0.01-0.03 ahead, behind the staged tiles
+#: CTAs hold half on chip, 0.513 against 0.443; the forward 0.01-0.05 ahead, behind the staged tiles
 COLUMN_STREAM_PACK = 4
 
 
 def column_stream_pack(dtype: torch.dtype) -> int:
+    """Elements a pack of cluster_stream's column kernels (COLUMN_STREAM_PACK, at most 16 bytes)."""
     return min(cluster_pack(dtype), COLUMN_STREAM_PACK)
 
 

@@ -652,7 +652,8 @@ __device__ __forceinline__ void cluster_stream_backward(const LOAD& load_y, cons
 // runs of max(inner, P) elements, and a thread's registers, shared-memory slots and streamed slots
 // all step by blockDim.x slots (the shared-memory slots are taken in whole rounds of blockDim.x).
 // The host launches them only on runs whose tensors all start on 16-byte boundaries, for a
-// power-of-two inner of at most kClusterMaxColumns (strided.column_stream_fits).
+// power-of-two inner of at most kClusterMaxColumns (strided.column_runs), one CTA an SM; where
+// auto takes them and what they measured: strided.takes_column_stream.
 
 // Per-position pairs: each position's maximum over a thread's slots [begin, end) of shared memory
 // (step blockDim.x), then its sum against that maximum, merged into state.
