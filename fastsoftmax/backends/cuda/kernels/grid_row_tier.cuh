@@ -313,6 +313,17 @@ __device__ __forceinline__ void each_edge(const LOAD& load, const T* row, const 
     }
 }
 
+// The U streamed slots j, j + blockDim.x, ... of [.., to) (whole_slot; `pad` past `to`), all loads
+// issued before any is used.
+template <typename T, int P, int U, typename LOAD>
+__device__ __forceinline__ void load_group(const LOAD& load, const T* src, i64 first, const WholeSlots<P>& whole,
+                                           int j, int to, const Pack<T, P>& pad, Pack<T, P> (&raw)[U]) {
+    const int step = blockDim.x;
+#pragma unroll
+    for (int u = 0; u < U; ++u)
+        raw[u] = j + u * step < to ? whole_slot<T, P>(load, src, first, whole, j + u * step, pad) : pad;
+}
+
 // The running pair of slots [from, to) (thread t: from + t, + blockDim.x, ...), kGridRowUnroll
 // loads in flight, their maximum taken first so that the pair is rescaled once per group of loads.
 template <typename T, int P, typename LOAD>
@@ -323,9 +334,7 @@ __device__ __forceinline__ void stream_stats(const LOAD& load, const T* src, i64
     const int step = blockDim.x;
     for (int j = from + threadIdx.x; j < to; j += U * step) {
         Pack<T, P> raw[U];
-#pragma unroll
-        for (int u = 0; u < U; ++u)
-            raw[u] = j + u * step < to ? whole_slot<T, P>(load, src, first, whole, j + u * step, pad) : pad;
+        load_group<T, P, U>(load, src, first, whole, j, to, pad, raw);
         float m = state.max;
 #pragma unroll
         for (int u = 0; u < U; ++u) m = fmaxf(m, load.template max_of<P>(raw[u], row, first + (i64)(j + u * step) * P));
@@ -690,9 +699,7 @@ __device__ __forceinline__ void stream_column_stats(const LOAD& load, const T* s
     const int step = blockDim.x;
     for (int j = from + threadIdx.x; j < to; j += U * step) {
         Pack<T, P> raw[U];
-#pragma unroll
-        for (int u = 0; u < U; ++u)
-            raw[u] = j + u * step < to ? whole_slot<T, P>(load, src, first, whole, j + u * step, pad) : pad;
+        load_group<T, P, U>(load, src, first, whole, j, to, pad, raw);
         Pack<T, P> maxima = pad;
 #pragma unroll
         for (int u = 0; u < U; ++u) load.template max_into<P>(raw[u], maxima, row, first + (i64)(j + u * step) * P);
