@@ -20,7 +20,7 @@ import threading
 import torch
 
 from . import compiler, launch, plans, strided, tiers
-from .instances import COLUMN_STREAM_STATIC_SMEM, CXX_TYPES, Instance, source_for
+from .instances import CXX_TYPES, Instance, source_for
 from .launch import device_facts, enter, leave, raw_stream
 from .tiers import TIERS
 
@@ -118,10 +118,8 @@ class CudaBackend:
         boundaries across a cluster's registers and shared memory (cluster_stream's column kernels:
         strided.takes_column_stream), so that a dispatcher can keep such problems here."""
         facts = device_facts(torch.cuda.current_device() if device_index is None else device_index)
-        if not facts.cluster_launch or strided.column_runs(outer, inner, dtype, ((n * inner, inner, 1),)) is not None:
-            return False
-        budget = plans.cluster_stream_budget(facts, 1, COLUMN_STREAM_STATIC_SMEM)
-        return strided.takes_column_stream(outer, n, inner, dtype, backward, budget, tiers.DEFAULT_TUNING)
+        dense = ((n * inner, inner, 1),)
+        return strided.streams_columns(outer, n, inner, dtype, backward, dense, facts, tiers.DEFAULT_TUNING)
 
     # ---- per call -------------------------------------------------------------------------------
     def forward(self, x: torch.Tensor, y: torch.Tensor, log: bool, tier: str) -> None:

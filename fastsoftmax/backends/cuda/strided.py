@@ -905,12 +905,10 @@ def _build_staged(load, key):
     facts = device_facts(dev)
     # the column kernels' plans for calls on 16-byte boundaries, the staged tiles' for the rest
     fallback = lambda: _build_staged_tiles(load, key)  # noqa: E731
-    stream_why = column_runs(outer, inner, dtype, strides)
-    if not facts.cluster_launch:
-        stream_why = f"the column kernels need thread-block clusters (sm_90+), not {facts.arch}"
+    stream_why = column_kernels_refuse(outer, inner, dtype, strides, facts)
     if tuning.column_stream and stream_why is not None:
         raise ValueError(f"strided_staged: column_stream=True, but {stream_why}")
-    if stream_why is None and takes_column_stream(outer, n, inner, dtype, backward, _stream_budget(facts), tuning):
+    if streams_columns(outer, n, inner, dtype, backward, strides, facts, tuning):
         return _plan_or_fallback(_build_column_stream(load, key), _on_16_byte_boundaries, fallback)
     if takes_columns(n, inner, tuning):
         why = columns_fit(outer, n, inner, dtype, backward, strides) if stream_why is None else stream_why
@@ -921,10 +919,24 @@ def _build_staged(load, key):
     return _build_staged_tiles(load, key)
 
 
-def _stream_budget(facts) -> int:
+def column_kernels_refuse(outer: int, inner: int, dtype: torch.dtype, strides, facts) -> str | None:
+    """Why neither family of column kernels can take a problem of these strides on a device of
+    ``facts`` (None: they can)."""
+    if not facts.cluster_launch:
+        return f"the column kernels need thread-block clusters (sm_90+), not {facts.arch}"
+    return column_runs(outer, inner, dtype, strides)
+
+
+def streams_columns(outer: int, n: int, inner: int, dtype: torch.dtype, backward: bool, strides, facts, tuning) -> bool:
+    """Whether strided_staged holds a problem of these strides across a cluster's registers and
+    shared memory (cluster_stream's column kernels): where they can take it and
+    takes_column_stream gives it to them."""
+    if column_kernels_refuse(outer, inner, dtype, strides, facts) is not None:
+        return False
     from .plans import cluster_stream_budget  # plans imports this module
 
-    return cluster_stream_budget(facts, 1, COLUMN_STREAM_STATIC_SMEM)
+    budget = cluster_stream_budget(facts, 1, COLUMN_STREAM_STATIC_SMEM)
+    return takes_column_stream(outer, n, inner, dtype, backward, budget, tuning)
 
 
 def _build_column_stream(load, key):
