@@ -1017,7 +1017,7 @@ __device__ __forceinline__ void column_sums(const LOAD& load, const Pack<T, P> (
             float v[P];
             load.template convert<P>(x[k], v, row, first + (i64)slot_of(k) * P);
 #pragma unroll
-            for (int i = 0; i < P; ++i) s[i] += FUSED ? ex2_ftz(fmaf(v[i], kLog2e, offset[i])) : sum_exp(v[i] - offset[i]);
+            for (int i = 0; i < P; ++i) s[i] += shifted_term<FUSED>(v[i], offset[i]);
         }
     }
     if constexpr (FUSED) {

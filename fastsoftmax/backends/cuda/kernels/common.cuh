@@ -559,6 +559,13 @@ struct RowOutput {
     }
 };
 
+// A term of a sum against a column's maximum m, by ExpShift's rule: offset = ExpShift(m).neg_k where
+// FUSED (one FFMA; the sum is then rebased, ExpShift::pair), else ExpShift(m).shift (subtract first).
+template <bool FUSED>
+__device__ __forceinline__ float shifted_term(float v, float offset) {
+    return FUSED ? ex2_ftz(fmaf(v, kLog2e, offset)) : sum_exp(v - offset);
+}
+
 // Backward, with `total` = sum(dy * y) for softmax and sum(dy) for log-softmax:
 // softmax: dx = y * (dy - total); log-softmax: dx = dy - exp(y) * total.
 template <bool LOG>

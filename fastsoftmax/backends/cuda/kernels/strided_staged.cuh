@@ -767,6 +767,23 @@ __device__ __forceinline__ void store_staged(T* row, const Pack<T, P>& pack, int
     }
 }
 
+// write(r, row) for the rows r = first, first + step, ... < rows of a piece whose row 0 lies at row0
+// in device memory, rows s1 elements apart. STEPPED: the row's address stepped rather than multiplied
+// out, a 64-bit multiply-add and its carries a row fewer (H200, float32 forward of (16, 21, 513, 513)
+// over dim 1: 0.61 -> 0.65 of copy with staged_stats' changes). Window kernels keep the product:
+// stepped, their 16-bit forward spilled at its register cap. The forward's output only: the
+// backward's measured level to 0.06 slower.
+template <bool STEPPED, typename T, typename WRITE>
+__device__ __forceinline__ void each_output_row(T* row0, i64 s1, int rows, int first, int step, WRITE write) {
+    if constexpr (STEPPED) {
+        T* row = row0 + first * s1;
+        const i64 row_step = step * s1;
+        for (int r = first; r < rows; r += step, row += row_step) write(r, row);
+    } else {
+        for (int r = first; r < rows; r += step) write(r, row0 + r * s1);
+    }
+}
+
 // A thread's slot of pack j in the staged rows: read straight, or realigned in a row's window.
 // STEP 2: the pack's columns are every other element of its span (read_span2).
 template <typename T, int P, bool WINDOW, int STEP>
@@ -792,14 +809,56 @@ __device__ __forceinline__ StagedRows<T, P, WINDOW, STEP> staged_rows(const T* s
     return StagedRows<T, P, WINDOW, STEP>{stage + j * P * STEP, pitch, WindowPhases<T>::of(row0, s1)};
 }
 
-// The (max, sum) pairs of a thread's P columns over `rows` staged rows: the maximum first, then
-// the sum of exp(x - max) in a second walk over shared memory (one exponential per element).
-template <typename T, int P, bool WINDOW, int STEP, typename LOAD>
+// Each of a thread's P columns' sum of exp(x - m[i]) over `rows` staged rows, m[i] its maximum there:
+// ExpShift's terms, by one FFMA where FUSED (then rebased), else after the subtract (a column of -inf
+// subtracts 0, so its -inf terms add 0 and a NaN adds NaN).
+template <bool FUSED, typename T, int P, bool WINDOW, int STEP, typename LOAD>
+__device__ __forceinline__ void staged_sums(const LOAD& in, const StagedRows<T, P, WINDOW, STEP>& staged, int rows,
+                                            int first, int step, const float (&m)[P], float (&s)[P]) {
+    float offset[P];
+#pragma unroll
+    for (int i = 0; i < P; ++i) {
+        const ExpShift e(m[i]);
+        offset[i] = FUSED ? e.neg_k : e.shift;
+        s[i] = 0.0f;
+    }
+    int r = first;
+    for (; r + 3 * step < rows; r += 4 * step) {
+        float v[4][P];
+#pragma unroll
+        for (int u = 0; u < 4; ++u) in.template convert<P>(staged.read(r + u * step), v[u]);
+#pragma unroll
+        for (int u = 0; u < 4; ++u)
+#pragma unroll
+            for (int i = 0; i < P; ++i) s[i] += shifted_term<FUSED>(v[u][i], offset[i]);
+    }
+    for (; r < rows; r += step) {
+        float v[P];
+        in.template convert<P>(staged.read(r), v);
+#pragma unroll
+        for (int i = 0; i < P; ++i) s[i] += shifted_term<FUSED>(v[i], offset[i]);
+    }
+    if constexpr (FUSED) {
+#pragma unroll
+        for (int i = 0; i < P; ++i) s[i] *= ExpShift(m[i]).rebase();
+    }
+}
+
+// The (max, sum) pairs of a thread's P columns over `rows` staged rows: the maximum first, then the
+// sum of exp(x - max) in a second walk over shared memory (one exponential per element), by
+// ExpShift's one FFMA where FUSE (softmax; see held_pair) and every column's maximum allows, a
+// subtract an element fewer (not in a window, whose 16-bit kernel then spilled). The pairs are taken
+// as `state` where `first_rows` (merged with an empty pair, to the same values, they cost P
+// rescales), else merged into it. With each_output_row, alternated with the earlier form on the
+// H200: bf16 level, float32 level to 0.04 of copy ahead (results 2026-11-28_h200_s33/staged_final_ab.txt;
+// Nsight Compute had counted 26 instructions an element on bf16 (8, 150, 128, 128), a third of them
+// once a tile: ncu_source_staged_bf16.txt).
+template <bool FUSE, typename T, int P, bool WINDOW, int STEP, typename LOAD>
 __device__ __forceinline__ void staged_stats(const LOAD& in, const StagedRows<T, P, WINDOW, STEP>& staged, int rows,
-                                             int first, int step, MaxSum* state) {
+                                             int first, int step, MaxSum* state, bool first_rows) {
     float m[P], s[P];
 #pragma unroll
-    for (int i = 0; i < P; ++i) m[i] = neg_inf(), s[i] = 0.0f;
+    for (int i = 0; i < P; ++i) m[i] = neg_inf();
     int r = first;
     for (; r + 3 * step < rows; r += 4 * step) {
         Pack<T, P> raw[4];
@@ -816,28 +875,21 @@ __device__ __forceinline__ void staged_stats(const LOAD& in, const StagedRows<T,
 #pragma unroll
         for (int i = 0; i < P; ++i) m[i] = fmaxf(m[i], v[i]);
     }
-    // all -inf so far: subtract 0, so -inf terms add 0 and NaN terms add NaN (as accumulate does)
-    float shift[P];
+    bool fused = FUSE;
 #pragma unroll
-    for (int i = 0; i < P; ++i) shift[i] = m[i] == neg_inf() ? 0.0f : m[i];
-    r = first;
-    for (; r + 3 * step < rows; r += 4 * step) {
-        float v[4][P];
-#pragma unroll
-        for (int u = 0; u < 4; ++u) in.template convert<P>(staged.read(r + u * step), v[u]);
-#pragma unroll
-        for (int u = 0; u < 4; ++u)
-#pragma unroll
-            for (int i = 0; i < P; ++i) s[i] += sum_exp(v[u][i] - shift[i]);
+    for (int i = 0; i < P; ++i) fused = fused && ExpShift(m[i]).fused;
+    if (fused) {
+        staged_sums<true>(in, staged, rows, first, step, m, s);
+    } else {
+        staged_sums<false>(in, staged, rows, first, step, m, s);
     }
-    for (; r < rows; r += step) {
-        float v[P];
-        in.template convert<P>(staged.read(r), v);
+    if (first_rows) {
 #pragma unroll
-        for (int i = 0; i < P; ++i) s[i] += sum_exp(v[i] - shift[i]);
+        for (int i = 0; i < P; ++i) state[i] = MaxSum{m[i], s[i]};
+    } else {
+#pragma unroll
+        for (int i = 0; i < P; ++i) state[i] = merge(state[i], MaxSum{m[i], s[i]});
     }
-#pragma unroll
-    for (int i = 0; i < P; ++i) state[i] = merge(state[i], MaxSum{m[i], s[i]});
 }
 
 template <typename T, int P, bool LOG, bool CLUSTER, bool WINDOW, bool FOLD, typename LOAD, typename STORE>
@@ -888,14 +940,16 @@ __device__ __forceinline__ void staged_forward(LOAD in, STORE out, float* ws, i6
             __syncthreads();
             if (active) {
                 const T* row0 = in.at(pc.o, k, pc.c0);
-                staged_stats(in, staged_rows<T, P, WINDOW, S>(stage, j, pitch, row0, in.s1), half, g, G, state);
+                const auto staged = staged_rows<T, P, WINDOW, S>(stage, j, pitch, row0, in.s1);
+                staged_stats<!LOG && !WINDOW>(in, staged, half, g, G, state, sub == 0);
             }
             copy_async_wait_group<0>();
             __syncthreads();
             if (active) {
                 const T* row0 = in.at(pc.o, k + half, pc.c0);
                 const T* staged = stage + half * pitch;
-                staged_stats(in, staged_rows<T, P, WINDOW, S>(staged, j, pitch, row0, in.s1), rows - half, g, G, state);
+                const auto rest = staged_rows<T, P, WINDOW, S>(staged, j, pitch, row0, in.s1);
+                staged_stats<!LOG && !WINDOW>(in, rest, rows - half, g, G, state, false);
             }
         }
         if constexpr (FOLD) {
@@ -910,6 +964,8 @@ __device__ __forceinline__ void staged_forward(LOAD in, STORE out, float* ws, i6
                                           geo.tile_cols};
             merge_team_pairs<P>(team, scratch, state, G, L, pc.posts, splits);
         }
+        // (FusedNormaliser's output, an FFMA fewer an element and no logf a column, measured 0.01-0.03
+        // of copy slower on the H200 in bf16: results 2026-11-28_h200_s33/staged_forward_variants.txt)
         RowScale scale[P];
 #pragma unroll
         for (int i = 0; i < P; ++i) scale[i] = row_scale(state[i]);
@@ -929,14 +985,13 @@ __device__ __forceinline__ void staged_forward(LOAD in, STORE out, float* ws, i6
                 // every lane takes part: store_window's shuffle)
                 if (WINDOW || active) {
                     const auto staged = staged_rows<T, P, WINDOW, S>(stage, j, pitch, in.at(pc.o, k, pc.c0), in.s1);
-                    T* dst = out.at(pc.o, k, pc.c0);
-                    for (int r = g; r < rows; r += G) {
+                    each_output_row<!WINDOW>(out.at(pc.o, k, pc.c0), out.s1, rows, g, G, [&](int r, T* dst) {
                         float v[P];
                         in.template convert<P>(staged.read(r), v);
 #pragma unroll
                         for (int i = 0; i < P; ++i) v[i] = normalise<LOG, T>(v[i], scale[i]);
-                        store_staged<T, P, WINDOW>(dst + r * out.s1, out.template convert<P>(v), j, L, pc);
-                    }
+                        store_staged<T, P, WINDOW>(dst, out.template convert<P>(v), j, L, pc);
+                    });
                 }
                 continue;
             }
@@ -999,6 +1054,9 @@ __device__ __forceinline__ void staged_backward(LOAD y_in, LOAD dy_in, STORE dx_
             stage_piece_rows<T, WINDOW, S>(geo, pc, stage_dy, dy_in.at(pc.o, k, pc.c0), dy_in.s1, rows, pitch, flat);
             copy_async_wait();
             __syncthreads();
+            // (two halves in two copy groups, as the forward, the first half's sums overlapping the second's
+            // copy, measured 0.03-0.17 of copy slower on the H200: results
+            // 2026-11-28_h200_s33/staged_forward_ab.txt)
             if (active) {
                 const auto ys = staged_rows<T, P, WINDOW, S>(stage_y, j, pitch, y_in.at(pc.o, k, pc.c0), y_in.s1);
                 const auto dys = staged_rows<T, P, WINDOW, S>(stage_dy, j, pitch, dy_in.at(pc.o, k, pc.c0), dy_in.s1);
@@ -1076,6 +1134,8 @@ __device__ __forceinline__ void staged_backward(LOAD y_in, LOAD dy_in, STORE dx_
                     const auto ys = staged_rows<T, P, WINDOW, S>(stage_y, j, pitch, y_in.at(pc.o, k, pc.c0), y_in.s1);
                     const auto dys =
                         staged_rows<T, P, WINDOW, S>(stage_dy, j, pitch, dy_in.at(pc.o, k, pc.c0), dy_in.s1);
+                    // (each_output_row's stepped addresses measured level to 0.06 of copy slower here on the
+                    // H200: results 2026-11-28_h200_s33/staged_final_ab.txt)
                     T* dst = dx_out.at(pc.o, k, pc.c0);
                     for (int r = g; r < rows; r += G) {
                         float yv[P], dyv[P];
