@@ -999,31 +999,20 @@ struct ColumnOutput {
     }
 };
 
-// Each position's sum over the held slots of exp(x - m[i]), its column's maximum: ExpShift's terms,
-// by one FFMA where FUSED (then rebased, as ExpShift::pair), else after the subtract.
+// Each position's sum over the held slots of exp(x - m[i]), its column's maximum (ShiftedSums).
 template <bool FUSED, typename T, int P, int K, typename LOAD>
 __device__ __forceinline__ void column_sums(const LOAD& load, const Pack<T, P> (&x)[K], int count, i64 row, i64 first,
                                             const float (&m)[P], float (&s)[P]) {
-    float offset[P];  // -k where FUSED, else the shift
-#pragma unroll
-    for (int i = 0; i < P; ++i) {
-        const ExpShift e(m[i]);
-        offset[i] = FUSED ? e.neg_k : e.shift;
-        s[i] = 0.0f;
-    }
+    const ShiftedSums<FUSED, P> sums(m, s);
 #pragma unroll
     for (int k = 0; k < K; ++k) {
         if (slot_of(k) < count) {
             float v[P];
             load.template convert<P>(x[k], v, row, first + (i64)slot_of(k) * P);
-#pragma unroll
-            for (int i = 0; i < P; ++i) s[i] += shifted_term<FUSED>(v[i], offset[i]);
+            sums.add(s, v);
         }
     }
-    if constexpr (FUSED) {
-#pragma unroll
-        for (int i = 0; i < P; ++i) s[i] *= ExpShift(m[i]).rebase();
-    }
+    sums.finish(m, s);
 }
 
 // Forward: each position's maximum over the held slots (in the storage type: 16-bit packs compare

@@ -559,12 +559,35 @@ struct RowOutput {
     }
 };
 
-// A term of a sum against a column's maximum m, by ExpShift's rule: offset = ExpShift(m).neg_k where
-// FUSED (one FFMA; the sum is then rebased, ExpShift::pair), else ExpShift(m).shift (subtract first).
-template <bool FUSED>
-__device__ __forceinline__ float shifted_term(float v, float offset) {
-    return FUSED ? ex2_ftz(fmaf(v, kLog2e, offset)) : sum_exp(v - offset);
-}
+// P positions' sums s[i] of exp(x - m[i]), each against its column's maximum m[i], by ExpShift's
+// terms: one FFMA a term where FUSED (the sums rebased at the end, as ExpShift::pair), else after the
+// subtract (a column of -inf subtracts 0, so its -inf terms add 0 and a NaN adds NaN). The caller
+// keeps the sums: zeroed here, added to by add, rebased by finish.
+template <bool FUSED, int P>
+struct ShiftedSums {
+    float offset[P];  // -k where FUSED, else the shift
+
+    __device__ __forceinline__ ShiftedSums(const float (&m)[P], float (&s)[P]) {
+#pragma unroll
+        for (int i = 0; i < P; ++i) {
+            const ExpShift e(m[i]);
+            offset[i] = FUSED ? e.neg_k : e.shift;
+            s[i] = 0.0f;
+        }
+    }
+
+    __device__ __forceinline__ void add(float (&s)[P], const float* v) const {
+#pragma unroll
+        for (int i = 0; i < P; ++i) s[i] += FUSED ? ex2_ftz(fmaf(v[i], kLog2e, offset[i])) : sum_exp(v[i] - offset[i]);
+    }
+
+    __device__ __forceinline__ void finish(const float (&m)[P], float (&s)[P]) const {
+        if constexpr (FUSED) {
+#pragma unroll
+            for (int i = 0; i < P; ++i) s[i] *= ExpShift(m[i]).rebase();
+        }
+    }
+};
 
 // Backward, with `total` = sum(dy * y) for softmax and sum(dy) for log-softmax:
 // softmax: dx = y * (dy - total); log-softmax: dx = dy - exp(y) * total.

@@ -809,39 +809,26 @@ __device__ __forceinline__ StagedRows<T, P, WINDOW, STEP> staged_rows(const T* s
     return StagedRows<T, P, WINDOW, STEP>{stage + j * P * STEP, pitch, WindowPhases<T>::of(row0, s1)};
 }
 
-// Each of a thread's P columns' sum of exp(x - m[i]) over `rows` staged rows, m[i] its maximum there:
-// ExpShift's terms, by one FFMA where FUSED (then rebased), else after the subtract (a column of -inf
-// subtracts 0, so its -inf terms add 0 and a NaN adds NaN).
+// Each of a thread's P columns' sum of exp(x - m[i]) over `rows` staged rows, m[i] its maximum there
+// (ShiftedSums).
 template <bool FUSED, typename T, int P, bool WINDOW, int STEP, typename LOAD>
 __device__ __forceinline__ void staged_sums(const LOAD& in, const StagedRows<T, P, WINDOW, STEP>& staged, int rows,
                                             int first, int step, const float (&m)[P], float (&s)[P]) {
-    float offset[P];
-#pragma unroll
-    for (int i = 0; i < P; ++i) {
-        const ExpShift e(m[i]);
-        offset[i] = FUSED ? e.neg_k : e.shift;
-        s[i] = 0.0f;
-    }
+    const ShiftedSums<FUSED, P> sums(m, s);
     int r = first;
     for (; r + 3 * step < rows; r += 4 * step) {
         float v[4][P];
 #pragma unroll
         for (int u = 0; u < 4; ++u) in.template convert<P>(staged.read(r + u * step), v[u]);
 #pragma unroll
-        for (int u = 0; u < 4; ++u)
-#pragma unroll
-            for (int i = 0; i < P; ++i) s[i] += shifted_term<FUSED>(v[u][i], offset[i]);
+        for (int u = 0; u < 4; ++u) sums.add(s, v[u]);
     }
     for (; r < rows; r += step) {
         float v[P];
         in.template convert<P>(staged.read(r), v);
-#pragma unroll
-        for (int i = 0; i < P; ++i) s[i] += shifted_term<FUSED>(v[i], offset[i]);
+        sums.add(s, v);
     }
-    if constexpr (FUSED) {
-#pragma unroll
-        for (int i = 0; i < P; ++i) s[i] *= ExpShift(m[i]).rebase();
-    }
+    sums.finish(m, s);
 }
 
 // The (max, sum) pairs of a thread's P columns over `rows` staged rows: the maximum first, then the
