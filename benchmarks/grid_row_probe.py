@@ -12,9 +12,10 @@ to split_row; a tier may carry tuning fields, e.g. split_row:split_row_blocks_pe
 --baseline DIR, a copy of kernels/ from another revision, a tier written base/NAME runs kernels
 compiled from DIR's headers: the same tier before and after a kernel change, in one process;
 --baseline PREFIX=DIR, repeated, names several such folders, their tiers written PREFIX/NAME;
---baseline-replace "PREFIX|OLD|NEW" edits the source that folder's kernels compile from where OLD
-occurs in it, e.g. a wrapper's launch bounds; --baseline-cubins PREFIX=DIR runs tiers PREFIX/NAME on
-CUBINs another NVRTC compiled, benchmarks/export_cubins.py.)
+--baseline-replace "PREFIX|OLD|NEW" edits that folder's kernels where OLD occurs, in its headers
+(a copy) and in the wrappers, e.g. a kernel's constant or a wrapper's launch bounds;
+--baseline-cubins PREFIX=DIR runs tiers PREFIX/NAME on CUBINs another NVRTC compiled,
+benchmarks/export_cubins.py.)
 
 Shapes: 1 x 2^20, 1 x 2^24, 1 x (2^24 + 7), 1 x 2^26, 4 x 2^22; bf16, fp16 and fp32; forward
 (softmax and log-softmax) and backward (softmax). The goal that decides whether tier choice takes
@@ -26,10 +27,13 @@ is printed last.
 from __future__ import annotations
 
 import argparse
+import atexit
 import math
 import os
+import shutil
 import statistics
 import sys
+import tempfile
 import time
 from pathlib import Path
 
@@ -111,11 +115,17 @@ BASELINES: dict = {}  # prefix -> the backend compiled from that --baseline fold
 
 def baseline_backend(kernel_dir: str, replacements=()):
     """A CUDA backend whose kernels are compiled from the headers in ``kernel_dir`` (with this
-    revision's wrappers, so the launch contracts must agree, each (old, new) of ``replacements``
-    applied to the source), not cached on disk."""
+    revision's wrappers, so the launch contracts must agree; each (old, new) of ``replacements``
+    applied to the headers, in a copy, and to the wrappers), not cached on disk."""
     from fastsoftmax.backends.cuda import compiler
     from fastsoftmax.backends.cuda.backend import CudaBackend
     from fastsoftmax.backends.cuda.instances import source_for
+
+    folder = Path(kernel_dir)
+    if replacements:
+        folder = Path(tempfile.mkdtemp(prefix="fastsoftmax-baseline-"))
+        atexit.register(shutil.rmtree, folder, True)
+        compiler.copy_kernels(folder, replacements, Path(kernel_dir))
 
     class BaselineBackend(CudaBackend):
         @staticmethod
@@ -123,7 +133,7 @@ def baseline_backend(kernel_dir: str, replacements=()):
             source = source_for([instance])
             for old, new in replacements:
                 source = source.replace(old, new)
-            return compiler.compile_cubin(source, arch, instance.name, kernel_dir=Path(kernel_dir))
+            return compiler.compile_cubin(source, arch, instance.name, kernel_dir=folder)
 
     return BaselineBackend()
 

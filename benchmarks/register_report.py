@@ -10,8 +10,9 @@ be checked for both before it is timed.
 ``--match``: a regular expression over the instance names (``instances.all_instances()``, the
 strided ones included); ``--against DIR``: also compile them from DIR, a copy of ``kernels/``
 from another revision, and print both (changed rows marked); ``--snapshot FILE``: compare with a file
-``--save`` wrote instead (no second compile); ``--replace OLD|NEW`` (repeatable): edit the source of
-this tree's units first, e.g. a wrapper's launch bounds; ``--changed``: print only the instances whose
+``--save`` wrote instead (no second compile); ``--replace OLD|NEW`` (repeatable): edit this tree's
+kernel headers and the units' wrappers first (in a copy), e.g. a wrapper's launch bounds or a
+constant of a kernel, an error where OLD occurs in neither; ``--changed``: print only the instances whose
 registers or frame differ (exit status 1 if any does).
 
 A shared header edit can move the register allocation of kernels it does not touch (a branch added
@@ -27,6 +28,7 @@ import argparse
 import os
 import re
 import sys
+import tempfile
 from collections import defaultdict
 from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
@@ -37,9 +39,17 @@ def _unit_resources(instances, arch: str, kernel_dir: Path | None, replacements)
     from fastsoftmax.backends.cuda.instances import source_for
 
     source = source_for(instances)
-    for old, new in replacements:
-        source = source.replace(old, new)
-    cubin = compiler.compile_cubin(source, arch, "register_report", use_cache=False, kernel_dir=kernel_dir)
+    if not replacements:
+        cubin = compiler.compile_cubin(source, arch, "register_report", use_cache=False, kernel_dir=kernel_dir)
+        return compiler.kernel_resources(cubin)
+    # the headers hold the kernels' code: they are edited too, in a copy of the folder
+    with tempfile.TemporaryDirectory() as folder:
+        unmatched = compiler.copy_kernels(Path(folder), replacements, kernel_dir)
+        for old, new in replacements:
+            if old in unmatched and old not in source:
+                raise SystemExit(f"--replace: {old!r} occurs in neither the kernels' headers nor their wrappers")
+            source = source.replace(old, new)
+        cubin = compiler.compile_cubin(source, arch, "register_report", use_cache=False, kernel_dir=Path(folder))
     return compiler.kernel_resources(cubin)
 
 
@@ -84,7 +94,9 @@ def main() -> int:
     parser.add_argument("--arch", default="sm_90")
     parser.add_argument("--against", type=Path, help="a kernels/ folder of another revision")
     parser.add_argument("--snapshot", type=Path, help="a file --save wrote, to compare with")
-    parser.add_argument("--replace", action="append", default=[], help="OLD|NEW, applied to this tree's source")
+    parser.add_argument(
+        "--replace", action="append", default=[], help="OLD|NEW, applied to this tree's kernel headers and wrappers"
+    )
     parser.add_argument("--save", type=Path, help="write this tree's figures to FILE")
     parser.add_argument("--changed", action="store_true", help="only the instances that differ (exit 1 if any)")
     args = parser.parse_args()

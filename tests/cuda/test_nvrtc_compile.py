@@ -279,6 +279,55 @@ def test_register_report_snapshot_round_trip(tmp_path, monkeypatch, capsys):
     assert "1 of 2 instances differ" in out and name in out
 
 
+def test_copy_kernels_edits_a_copy_and_names_what_it_did_not_find(tmp_path):
+    """compiler.copy_kernels: every header of kernels/ in the new folder, each replacement applied
+    to every file where it occurs, the tree's own headers untouched, and the texts found nowhere
+    returned."""
+    from fastsoftmax.backends.cuda import compiler
+
+    original = (compiler.KERNEL_DIR / "common.cuh").read_text()
+    unmatched = compiler.copy_kernels(
+        tmp_path, [("constexpr int kUnroll = 4;", "constexpr int kUnroll = 2;"), ("no such text", "x")]
+    )
+    assert unmatched == {"no such text"}
+    assert sorted(p.name for p in tmp_path.iterdir()) == sorted(
+        p.name for p in compiler.KERNEL_DIR.iterdir() if p.is_file()
+    )
+    copied = (tmp_path / "common.cuh").read_text()
+    assert "constexpr int kUnroll = 2;" in copied and "constexpr int kUnroll = 4;" not in copied
+    assert copied == original.replace("constexpr int kUnroll = 4;", "constexpr int kUnroll = 2;")
+    assert (compiler.KERNEL_DIR / "common.cuh").read_text() == original
+    assert (tmp_path / "warp_tier.cuh").read_text() == (compiler.KERNEL_DIR / "warp_tier.cuh").read_text()
+
+
+@needs_nvrtc
+def test_register_report_replace_edits_the_headers(monkeypatch):
+    """benchmarks/register_report.py --replace edits the kernel headers (in a copy), not only the
+    units' wrappers: a header-only text broken by it breaks the compile; a text found nowhere is an
+    error that names it."""
+    import importlib.util
+    from pathlib import Path
+
+    from fastsoftmax.backends.cuda import compiler
+
+    path = Path(__file__).resolve().parents[2] / "benchmarks" / "register_report.py"
+    spec = importlib.util.spec_from_file_location("register_report", path)
+    report = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(report)
+    match = "^fs_warp_softmax_fwd_f32_p4_c4_g1_r1$"
+    header_only = "constexpr int kUnroll = 4;"
+    assert header_only in (compiler.KERNEL_DIR / "common.cuh").read_text()
+    monkeypatch.setattr(
+        sys, "argv", ["register_report", "--match", match, "--replace", f"{header_only}|int kUnroll = ;"]
+    )
+    with pytest.raises(compiler.CudaCompileError):
+        report.main()
+    assert header_only in (compiler.KERNEL_DIR / "common.cuh").read_text()  # the tree's own headers untouched
+    monkeypatch.setattr(sys, "argv", ["register_report", "--match", match, "--replace", "no such text|x"])
+    with pytest.raises(SystemExit, match="no such text"):
+        report.main()
+
+
 @needs_nvrtc
 def test_export_cubins_writes_one_cubin_an_instance(tmp_path):
     """benchmarks/export_cubins.py: each instance compiled alone, as the backend compiles it, into

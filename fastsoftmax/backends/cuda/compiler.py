@@ -179,6 +179,25 @@ def cache_key(source: str, arch: str) -> str:
     return hashlib.sha256(json.dumps(payload, sort_keys=True).encode()).hexdigest()
 
 
+def copy_kernels(into: Path, replacements=(), folder: Path | None = None) -> set:
+    """Copies the kernel headers of ``folder`` (this tree's kernels/ by default) into ``into`` with
+    each (old, new) of ``replacements`` applied to every file: an edited variant of the kernels, for
+    ``compile_cubin(..., kernel_dir=into)`` (the benchmarks' A/B probes and register report compile
+    such variants). Returns the OLD texts that occur in no header."""
+    into.mkdir(parents=True, exist_ok=True)
+    unmatched = {old for old, _ in replacements}
+    for path in sorted((folder or KERNEL_DIR).iterdir()):
+        if not path.is_file():
+            continue
+        text = path.read_text()
+        for old, new in replacements:
+            if old in text:
+                unmatched.discard(old)
+                text = text.replace(old, new)
+        (into / path.name).write_text(text)
+    return unmatched
+
+
 def compile_cubin(source: str, arch: str, label: str, use_cache: bool = True, kernel_dir: Path | None = None) -> bytes:
     """CUBIN bytes of ``source`` for ``arch`` (e.g. "sm_90"), from the disk cache when possible.
     ``kernel_dir``: the headers from another folder (a copy of kernels/ from another revision, for
