@@ -328,6 +328,66 @@ def test_register_report_replace_edits_the_headers(monkeypatch):
         report.main()
 
 
+def _sass_lines():
+    import importlib.util
+    from pathlib import Path
+
+    path = Path(__file__).resolve().parents[2] / "benchmarks" / "sass_lines.py"
+    spec = importlib.util.spec_from_file_location("sass_lines", path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def test_sass_lines_counts_loop_depth_by_source_line():
+    """benchmarks/sass_lines.py: instructions carry the line of the last line marker, and an
+    instruction's depth is the number of backward branches whose range holds it."""
+    sass = """
+        //## File "/k/a.cuh", line 3
+        /*0000*/ MOV R1, R2 ;
+    .L_x_0:
+        //## File "/k/a.cuh", line 7
+        /*0010*/ IADD3 R1, R1, 1, RZ ;
+    .L_x_1:
+        /*0020*/ FADD R3, R3, R4 ;
+        /*0030*/ @P0 BRA `(.L_x_1) ;
+        //## File "/k/b.cuh", line 9
+        /*0040*/ @P1 BRA `(.L_x_0) ;
+        /*0050*/ @P2 BRA `(.L_x_2) ;
+    .L_x_2:
+        /*0060*/ EXIT ;
+    """.splitlines()
+    instructions, depth = _sass_lines().count_lines(sass)
+    assert [loc for _, loc in instructions] == [
+        "a.cuh:3",
+        "a.cuh:7",
+        "a.cuh:7",
+        "a.cuh:7",
+        "b.cuh:9",
+        "b.cuh:9",
+        "b.cuh:9",
+    ]
+    assert depth == [0, 1, 2, 2, 1, 0, 0]  # a forward branch opens no loop
+
+
+@needs_nvrtc
+def test_sass_lines_on_a_real_instance(capsys, monkeypatch):
+    """The tool end to end where an nvdisasm is at hand: a warp-tier instance compiled with line
+    information, every instruction counted once, the kernel's own header among the lines."""
+    tool = _sass_lines()
+    if tool.nvdisasm_path() is None:
+        pytest.skip("no nvdisasm (the triton extra ships one)")
+    monkeypatch.setattr(
+        sys, "argv", ["sass_lines", "fs_warp_softmax_fwd_f32_p4_c4_g1_r1", "--depth", "9", "--top", "500"]
+    )
+    assert tool.main() == 0
+    out = capsys.readouterr().out.splitlines()
+    total = int(out[0].split(": ")[1].split()[0])
+    listed = sum(int(line.split()[0]) for line in out[2:])
+    assert total > 0 and listed == total
+    assert any("warp_tier.cuh:" in line for line in out[2:])
+
+
 @needs_nvrtc
 def test_export_cubins_writes_one_cubin_an_instance(tmp_path):
     """benchmarks/export_cubins.py: each instance compiled alone, as the backend compiles it, into
