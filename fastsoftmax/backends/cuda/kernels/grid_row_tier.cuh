@@ -282,6 +282,12 @@ struct RowClusterTeam {
 constexpr int kGridRowStages = 4;
 static_assert(kGridRowStages <= 4, "wait_async_groups waits with at most 3 groups pending");
 
+// Rounds of blockDim.x slots in each of the kGridRowStages copy groups that stage `smem` slots.
+__device__ __forceinline__ int rounds_per_group(int smem) {
+    const int rounds = (smem + (int)blockDim.x - 1) / (int)blockDim.x;
+    return (rounds + kGridRowStages - 1) / kGridRowStages;
+}
+
 template <typename T, int P>
 __device__ __forceinline__ Pack<T, P> filled_pack(float v) {
     Pack<T, P> out;
@@ -480,8 +486,7 @@ __device__ __forceinline__ void grid_row_forward(const LOAD& load, const STORE& 
         const int count = slot_count(slice, first);
         const WholeSlots<P> whole(slice, first, count);
         const GridRowHeld held(shift == out_shift, count, K * (int)blockDim.x, smem_slots);
-        const int rounds = (held.smem + (int)blockDim.x - 1) / (int)blockDim.x;
-        const int per = (rounds + kGridRowStages - 1) / kGridRowStages;
+        const int per = rounds_per_group(held.smem);
         const i64 staged_first = first + (i64)held.regs * P;
 
         const Pack<T, P> pad = filled_pack<T, P>(neg_inf());
@@ -757,8 +762,7 @@ __device__ __forceinline__ void cluster_stream_forward_columns(const LOAD& load,
         const int count = slot_count(slice, first);
         const WholeSlots<P> whole(slice, first, count);
         const GridRowHeld held(true, count, K * (int)blockDim.x, smem_slots);
-        const int rounds = (held.smem + (int)blockDim.x - 1) / (int)blockDim.x;
-        const int per = (rounds + kGridRowStages - 1) / kGridRowStages;
+        const int per = rounds_per_group(held.smem);
         const i64 staged_first = first + (i64)held.regs * P;
 
         const Pack<T, P> pad = filled_pack<T, P>(neg_inf());
