@@ -177,7 +177,8 @@ def _resolve(backend: str, backward: bool, inputs: tuple, output: torch.Tensor):
         size = output.element_size()
         aligned = aligned and all(_layout.steps_on_boundaries(v.stride(0), size, outer) for v in (*inputs, output))
     n = output.shape[1]
-    runs = all(v.stride(2) == 1 and (n == 1 or v.stride(1) == inner) for v in (*inputs, output))
+    # only strided problems are chosen for by it: rows take no look at their size-1 inner strides
+    runs = inner == 1 or all(v.stride(2) == 1 and (n == 1 or v.stride(1) == inner) for v in (*inputs, output))
     kernel_backend, tier = dispatch.resolve(
         backend, first.device, first.dtype, *first.shape, backward, aligned, stepped, window, runs
     )
