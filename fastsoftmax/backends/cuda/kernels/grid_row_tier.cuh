@@ -330,17 +330,27 @@ __device__ __forceinline__ void load_group(const LOAD& load, const T* src, i64 f
         raw[u] = j + u * step < to ? whole_slot<T, P>(load, src, first, whole, j + u * step, pad) : pad;
 }
 
+// f(raw, j) for each group of U streamed slots j, j + blockDim.x, ... of [from, to) (thread t's
+// groups from from + t on; load_group, padded with -inf past `to`).
+template <typename T, int P, int U, typename LOAD, typename F>
+__device__ __forceinline__ void each_load_group(const LOAD& load, const T* src, i64 first, const WholeSlots<P>& whole,
+                                                int from, int to, F f) {
+    const Pack<T, P> pad = filled_pack<T, P>(neg_inf());
+    for (int j = from + threadIdx.x; j < to; j += U * (int)blockDim.x) {
+        Pack<T, P> raw[U];
+        load_group<T, P, U>(load, src, first, whole, j, to, pad, raw);
+        f(raw, j);
+    }
+}
+
 // The running pair of slots [from, to) (thread t: from + t, + blockDim.x, ...), kGridRowUnroll
 // loads in flight, their maximum taken first so that the pair is rescaled once per group of loads.
 template <typename T, int P, typename LOAD>
 __device__ __forceinline__ void stream_stats(const LOAD& load, const T* src, i64 row, i64 first,
                                              const WholeSlots<P>& whole, int from, int to, MaxSum& state) {
     constexpr int U = kGridRowUnroll;
-    const Pack<T, P> pad = filled_pack<T, P>(neg_inf());
     const int step = blockDim.x;
-    for (int j = from + threadIdx.x; j < to; j += U * step) {
-        Pack<T, P> raw[U];
-        load_group<T, P, U>(load, src, first, whole, j, to, pad, raw);
+    each_load_group<T, P, U>(load, src, first, whole, from, to, [&](const Pack<T, P>(&raw)[U], int j) {
         float m = state.max;
 #pragma unroll
         for (int u = 0; u < U; ++u) m = fmaxf(m, load.template max_of<P>(raw[u], row, first + (i64)(j + u * step) * P));
@@ -353,7 +363,7 @@ __device__ __forceinline__ void stream_stats(const LOAD& load, const T* src, i64
             for (int i = 0; i < P; ++i) r.sum += sum_exp(v[i] - r.shift);
         }
         state = MaxSum{m, r.sum};
-    }
+    });
 }
 
 // f(raw pack, col) for the whole slots of [from, to) (thread t: from + t, + blockDim.x, ...), x
@@ -700,12 +710,9 @@ template <typename T, int P, typename LOAD>
 __device__ __forceinline__ void stream_column_stats(const LOAD& load, const T* src, i64 row, i64 first,
                                                     const WholeSlots<P>& whole, int from, int to, MaxSum (&state)[P]) {
     constexpr int U = kGridRowUnroll;
-    const Pack<T, P> pad = filled_pack<T, P>(neg_inf());
     const int step = blockDim.x;
-    for (int j = from + threadIdx.x; j < to; j += U * step) {
-        Pack<T, P> raw[U];
-        load_group<T, P, U>(load, src, first, whole, j, to, pad, raw);
-        Pack<T, P> maxima = pad;
+    each_load_group<T, P, U>(load, src, first, whole, from, to, [&](const Pack<T, P>(&raw)[U], int j) {
+        Pack<T, P> maxima = filled_pack<T, P>(neg_inf());
 #pragma unroll
         for (int u = 0; u < U; ++u) load.template max_into<P>(raw[u], maxima, row, first + (i64)(j + u * step) * P);
         float m[P];
@@ -724,7 +731,7 @@ __device__ __forceinline__ void stream_column_stats(const LOAD& load, const T* s
 #pragma unroll
             for (int i = 0; i < P; ++i) state[i].sum += sum_exp(v[i] - m[i]);
         }
-    }
+    });
 }
 
 // The warp's pair of each position's column from the thread's per-position pairs: the column's
