@@ -990,3 +990,103 @@ def test_rows_at_several_phases(shape, backend, dtype, monkeypatch):
     if backend == "cuda":
         staged = not strided.window_tiles(dtype) and x.numel() >= strided.STAGED_MIN_NUMEL
         assert first[1] == ("strided_staged" if staged else "strided"), first
+
+
+# ---- strided_warp: a warp a group of columns, the whole axis in its registers ------------------
+
+
+@pytest.mark.parametrize("dtype", DTYPES, ids=str)
+@pytest.mark.parametrize(
+    "shape,dim",
+    [
+        ((8, 150, 32, 32), 1),  # NCHW channel softmax: 16-byte packs, two lanes a row
+        ((4, 21, 64, 64), 1),  # few classes: many lanes a row
+        ((3, 21, 33, 31), 1),  # odd H x W: rows at several 16-byte phases, single elements
+        ((2, 2048, 40), 1),  # the longest axis backward holds; a partial last group of columns
+        ((2, 4096, 24), 1),  # the longest axis forward holds (backward: refused, see below)
+        ((5, 2, 16), 1),  # an axis of two
+        ((3, 37, 6), 1),  # an inner no pack divides but pairs
+        ((1, 33, 3), 1),  # odd inner, fewer columns than a row's lanes
+    ],
+)
+def test_strided_warp_shapes(shape, dim, dtype):
+    backward = shape[dim] <= 2048
+    for log in (False, True):
+        run(rand(shape, dtype), dim, log, "strided_warp", backward=backward)
+
+
+@pytest.mark.parametrize("dtype", [torch.float32, torch.bfloat16], ids=str)
+@pytest.mark.parametrize("row_warps", [1, 2, 8])
+@pytest.mark.parametrize("lanes", [1, 2, 4, 8, 16, 32])
+def test_strided_warp_every_split(lanes, row_warps, dtype):
+    """Every split of a CTA's lanes between the columns and the axis (forced through the tuning),
+    on axes that leave the last rows of a step empty and columns past inner in the last group, and
+    an error where the split cannot hold the axis."""
+    from fastsoftmax.backends.cuda import strided, tiers
+
+    for n in (5, 100, 300):
+        rows = -(-n // (32 // lanes * row_warps))  # a lane's rows of the axis
+        x = rand((3, n, 72), dtype)
+        with tiers.tuned(strided_warp_lanes=lanes, strided_warp_row_warps=row_warps):
+            for log in (False, True):
+                if rows > max(strided.WARP_COLUMNS_ROWS[False]):
+                    with pytest.raises(ValueError, match="too long"):
+                        run(x, 1, log, "strided_warp", backward=False)
+                    continue
+                run(x, 1, log, "strided_warp", backward=rows <= max(strided.WARP_COLUMNS_ROWS[True]))
+
+
+@pytest.mark.parametrize("kind", ["step", "offset", "transpose", "expand"])
+@pytest.mark.parametrize("dtype", [torch.float32, torch.bfloat16], ids=str)
+def test_strided_warp_views(kind, dtype):
+    x = view_of(kind, (4, 40, 24, 8), dtype)
+    before = x.clone()
+    for log in (False, True):
+        run(x, 1, log, "strided_warp")
+    assert torch.equal(x, before), "the input was written"
+
+
+@pytest.mark.parametrize("dtype", DTYPES, ids=str)
+def test_strided_warp_non_finite_columns(dtype):
+    """-inf, NaN and +inf columns beside finite ones, and the staged tests' columns of every
+    magnitude (maxima either side of ExpShift's limit, subnormal outputs, the type's top)."""
+    x = columns_of_every_kind(dtype, n=300)
+    x[:, :, 8] = float("-inf")
+    x[:, 5, 9] = float("nan")
+    x[:, 7, 10] = float("inf")
+    x[:, :150, 11] = float("-inf")
+    x[:, 150:, 11] = (torch.randn((x.shape[0], 150), device="cuda") - 100).to(dtype)
+    with dispatch.forced("cuda", "strided_warp"):
+        for log in (False, True):
+            ours = (fastsoftmax.log_softmax if log else fastsoftmax.softmax)(x, 1)
+            theirs = (torch.log_softmax if log else torch.softmax)(x.float(), 1)
+            assert torch.equal(ours.isnan(), theirs.isnan()), "NaN pattern differs from torch"
+            finite = [c for c in range(x.shape[2]) if c not in (8, 9, 10)]
+            check_forward(ours[:, :, finite], x[:, :, finite], 1, log)
+
+
+def test_strided_warp_refuses_what_it_cannot_hold():
+    x = rand((2, 4097, 16), torch.float32)
+    with dispatch.forced("cuda", "strided_warp"), pytest.raises(ValueError, match="strided_warp"):
+        fastsoftmax.softmax(x, 1)
+    stepped = view_of("step_inner", (2, 40, 16), torch.float32)
+    with dispatch.forced("cuda", "strided_warp"), pytest.raises(ValueError, match="unit steps along inner"):
+        fastsoftmax.softmax(stepped, 1)
+
+
+@pytest.mark.parametrize("dtype", [torch.float16, torch.bfloat16], ids=str)
+def test_strided_warp_graphs_and_threads(dtype):
+    import concurrent.futures
+
+    graph_replays_right(rand((4, 150, 16, 16), dtype), 1, "strided_warp", replays=3)
+
+    def call(seed):
+        torch.manual_seed(seed)
+        shape = (2 + seed % 3, 21 + 40 * (seed % 4), 24, 8)
+        x = rand(shape, dtype)
+        with dispatch.forced("cuda", "strided_warp"):
+            for _ in range(5):
+                check_forward(fastsoftmax.softmax(x, 1), x, 1, False)
+
+    with concurrent.futures.ThreadPoolExecutor(4) as pool:
+        list(pool.map(call, range(8)))

@@ -57,7 +57,7 @@ from .instances import (
 from .launch import Kernel, device_facts, stream_workspace, torch_device
 
 #: the tiers of this module, in the order tier choice considers them
-TIERS = ("strided_staged", "strided")
+TIERS = ("strided_staged", "strided_warp", "strided")
 
 STRIDED_MAX_THREADS = 256
 #: packs along the contiguous axis: 16 bytes, or single elements for unaligned views (and pairs
@@ -494,6 +494,8 @@ def supports(
             outer, n, inner, dtype, backward, limits.smem_per_sm, limits.smem_per_block, limits.sm_count, ctas_per_sm
         )
         return shape is not None
+    if tier == "strided_warp":
+        return n <= warp_columns_max_n(backward)
     return True
 
 
@@ -624,28 +626,183 @@ class StagedInstance:
         return f"{STAGED_THREADS}"
 
 
+#: strided_warp (strided_warp.cuh): rows of the reduced axis a lane holds, one kernel each (the
+#: kernels' ROWS), by direction: the backward holds two tensors
+WARP_COLUMNS_ROWS = {False: (4, 8, 16), True: (4, 8)}
+WARP_COLUMNS_THREADS = 256
+#: a row's lanes cover at least this many bytes of it where the columns allow
+WARP_COLUMNS_MIN_ROW_BYTES = 128
+#: warps of a CTA that may share a group of columns, splitting the axis's rows (a power of two)
+WARP_COLUMNS_ROW_WARPS = (1, 2, 4, 8)
+
+
+def warp_columns_max_n(backward: bool) -> int:
+    """The longest reduced axis strided_warp holds: every lane of a CTA down the axis, each holding
+    its most rows."""
+    return WARP_COLUMNS_THREADS * max(WARP_COLUMNS_ROWS[backward])
+
+
+@dataclass(frozen=True)
+class WarpColumnsShape:
+    lanes: int  # lanes of a warp along inner; 32 / lanes down the reduced axis
+    row_warps: int  # warps of a CTA sharing a group of columns, splitting its rows
+    rows: int  # the kernel's ROWS: rows of the axis a lane holds, at most
+    groups: int  # groups of lanes x pack columns per outer index
+
+    @property
+    def bits(self) -> int:
+        """The kernels' `bits` argument: log2 lanes | log2 row_warps << 8."""
+        return (self.lanes.bit_length() - 1) | (self.row_warps.bit_length() - 1) << 8
+
+
+def warp_columns_shape(
+    n: int,
+    inner: int,
+    itemsize: int,
+    pack: int,
+    backward: bool,
+    lanes: int | None = None,
+    row_warps: int | None = None,
+) -> WarpColumnsShape:
+    """The lanes along inner and the row warps of a strided_warp launch (``lanes`` and
+    ``row_warps`` where given), and the kernel's rows a lane: of the splits that hold n in at most
+    the most ROWS, the one whose warps read at least WARP_COLUMNS_MIN_ROW_BYTES of a row (or all of
+    inner), then the one that wastes the fewest slots (rows past n, columns past inner) to a tenth,
+    then the fewest row warps: the most rows a lane (the work of a column's merge and constants is
+    spread over more elements), and no merge through shared memory at one."""
+    best = None
+    for option in [lanes] if lanes else [1, 2, 4, 8, 16, 32]:
+        for warps in [row_warps] if row_warps else WARP_COLUMNS_ROW_WARPS:
+            step = 32 // option * warps
+            need = -(-n // step)
+            rows = next((r for r in WARP_COLUMNS_ROWS[backward] if r >= need), None)
+            if rows is None:
+                continue
+            width = option * pack
+            groups = -(-inner // width)
+            narrow = width * itemsize < WARP_COLUMNS_MIN_ROW_BYTES and width < inner
+            waste = 1 - (n * inner) / (need * step * groups * width)
+            score = (narrow, int(waste * 10), warps, -option)
+            if best is None or score < best[0]:
+                best = (score, WarpColumnsShape(option, warps, rows, groups))
+    if best is None:
+        most = warp_columns_max_n(backward)
+        asked = f" with {lanes} lanes along inner" if lanes else ""
+        asked += f" and {row_warps} row warps" if row_warps else ""
+        raise ValueError(f"strided_warp: a reduced axis of {n} is too long{asked} (at most {most})")
+    return best[1]
+
+
+def warp_columns_smem_floats(shape: WarpColumnsShape, pack: int) -> int:
+    """Shared memory of a strided_warp launch, in floats (strided_warp.cuh's ColumnTable): none for
+    groups of one warp; else each warp's posts, and three values a column of the CTA's groups."""
+    if shape.row_warps == 1:
+        return 0
+    warps = WARP_COLUMNS_THREADS // 32
+    return shape.lanes * pack * (warps + 3 * warps // shape.row_warps)
+
+
+@dataclass(frozen=True)
+class WarpColumnsInstance:
+    """One strided_warp kernel: storage type, direction, function, pack and rows a lane."""
+
+    dtype: torch.dtype
+    backward: bool
+    log: bool
+    pack: int
+    rows: int
+    tier = "strided_warp"
+    header = "strided_warp.cuh"
+
+    @property
+    def name(self) -> str:
+        tag = CXX_TYPES[self.dtype][1]
+        fn = "logsoftmax" if self.log else "softmax"
+        return f"fs_strided_warp_{fn}_{'bwd' if self.backward else 'fwd'}_{tag}_p{self.pack}_r{self.rows}"
+
+    def wrapper(self) -> str:
+        t = CXX_TYPES[self.dtype][0]
+        targs = f"{t}, {self.pack}, {self.rows}, {'true' if self.log else 'false'}"
+        load, store = f"StridedDirectLoad<{t}>", f"StridedDirectStore<{t}>"
+        if self.backward:
+            params = (
+                f"const {t}* y, const {t}* dy, {t}* dx, i64 outer, i64 n, i64 inner, i64 ys0, i64 ys1, i64 dys0, "
+                "i64 dys1, i64 dxs0, i64 dxs1, i64 groups, i64 bits"
+            )
+            body = (
+                f"warp_columns_backward<{targs}>({load}{{y, ys0, ys1}}, {load}{{dy, dys0, dys1}}, "
+                f"{store}{{dx, dxs0, dxs1}}, outer, n, inner, groups, bits);"
+            )
+        else:
+            params = (
+                f"const {t}* x, {t}* y, i64 outer, i64 n, i64 inner, i64 xs0, i64 xs1, i64 ys0, i64 ys1, "
+                "i64 groups, i64 bits"
+            )
+            body = (
+                f"warp_columns_forward<{targs}>({load}{{x, xs0, xs1}}, {store}{{y, ys0, ys1}}, outer, n, inner, "
+                "groups, bits);"
+            )
+        return (
+            f'extern "C" __global__ void __launch_bounds__({WARP_COLUMNS_THREADS}) {self.name}({params}) {{\n'
+            f"    {body}\n}}\n"
+        )
+
+
+def _build_warp_columns(load, key):
+    """strided_warp: a warp a group of columns of one outer index, every row of the axis in its
+    registers (strided_warp.cuh)."""
+    tier, dtype, outer, n, inner, strides, log, backward, align, dev, tuning = key
+    if any(s[2] != 1 for s in strides):
+        raise ValueError("tier 'strided_warp' takes unit steps along inner; use tier 'strided' or 'strided_staged'")
+    itemsize = CXX_TYPES[dtype][2]
+    pack = widest_pack(WARP_PACK_SIZES[dtype], align, itemsize, lambda p: inner % p == 0)
+    shape = warp_columns_shape(
+        n, inner, itemsize, pack, backward, tuning.strided_warp_lanes, tuning.strided_warp_row_warps
+    )
+    groups = outer * shape.groups
+    per_block = WARP_COLUMNS_THREADS // 32 // shape.row_warps
+    if groups * WARP_COLUMNS_THREADS >= 1 << 32:
+        raise ValueError(f"strided_warp: {groups} groups of columns are more than its 32-bit indices count")
+    inst = WarpColumnsInstance(dtype, backward, log, pack, shape.rows)
+    smem = 4 * warp_columns_smem_floats(shape, pack)
+    kernel = Kernel(load(inst, dev), inst.name, dev, 14 if backward else 11, WARP_COLUMNS_THREADS, 1, smem)
+    pitches = tuple(s for tensor_strides in strides for s in tensor_strides[:2])
+    return kernel.bound(-(-groups // per_block), (outer, n, inner) + pitches + (shape.groups, shape.bits))
+
+
 def all_instances():
     """Every strided kernel the backend may launch: what CI compiles."""
-    return [
-        StridedInstance(dtype, backward, log, pack, stepped)
-        for dtype in DTYPES
-        for backward in (False, True)
-        for log in (False, True)
-        for pack in STRIDED_PACK_SIZES[dtype]
-        for stepped in ((False, True) if pack == STRIDED_STEPPED_PACK.get(dtype) else (False,))
-    ] + [
-        StagedInstance(dtype, backward, log, pack, cluster, window, stepped, folded)
-        for dtype in DTYPES
-        for backward in (False, True)
-        for log in (False, True)
-        for pack in PACK_SIZES[dtype]
-        for cluster in (False, True)
-        for window, stepped, folded in (
-            ((False, False, False), (True, False, False), (False, True, False), (False, False, True))
-            if pack * CXX_TYPES[dtype][2] == 16
-            else ((False, False, False),)
-        )
-    ]
+    return (
+        [
+            StridedInstance(dtype, backward, log, pack, stepped)
+            for dtype in DTYPES
+            for backward in (False, True)
+            for log in (False, True)
+            for pack in STRIDED_PACK_SIZES[dtype]
+            for stepped in ((False, True) if pack == STRIDED_STEPPED_PACK.get(dtype) else (False,))
+        ]
+        + [
+            StagedInstance(dtype, backward, log, pack, cluster, window, stepped, folded)
+            for dtype in DTYPES
+            for backward in (False, True)
+            for log in (False, True)
+            for pack in PACK_SIZES[dtype]
+            for cluster in (False, True)
+            for window, stepped, folded in (
+                ((False, False, False), (True, False, False), (False, True, False), (False, False, True))
+                if pack * CXX_TYPES[dtype][2] == 16
+                else ((False, False, False),)
+            )
+        ]
+        + [
+            WarpColumnsInstance(dtype, backward, log, pack, rows)
+            for dtype in DTYPES
+            for backward in (False, True)
+            for log in (False, True)
+            for pack in WARP_PACK_SIZES[dtype]
+            for rows in WARP_COLUMNS_ROWS[backward]
+        ]
+    )
 
 
 def build(load, key):
@@ -655,6 +812,8 @@ def build(load, key):
         raise ValueError(f"tier {tier!r} of backend 'cuda' needs inner == 1; use one of {TIERS} for inner > 1")
     if tier == "strided_staged":
         return _build_staged(load, key)
+    if tier == "strided_warp":
+        return _build_warp_columns(load, key)
     facts = device_facts(dev)
     itemsize = CXX_TYPES[dtype][2]
     # the widest pack every pointer and stride is aligned to, and no wider than the columns

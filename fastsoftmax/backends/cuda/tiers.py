@@ -207,6 +207,12 @@ class Tuning:
     #: lcm(inner, pack) columns and merged by true column (True: wherever strided.fold_width allows,
     #: else an error), or in packs of the inner's own (False), instead of strided.folds_by_default
     staged_fold: bool | None = None
+    #: strided_warp: lanes of a warp along inner (a power of two up to 32), instead of
+    #: strided.warp_columns_shape's choice
+    strided_warp_lanes: int | None = None
+    #: strided_warp: warps of a CTA sharing a group of columns (1, 2, 4 or 8), instead of
+    #: strided.warp_columns_shape's choice
+    strided_warp_row_warps: int | None = None
 
     def __post_init__(self):
         if self.long_row_storage_16bit not in (None, *LONG_ROW_STORAGES_16BIT):
@@ -223,6 +229,10 @@ class Tuning:
             raise ValueError(
                 f"cluster_stream_per_sm={self.cluster_stream_per_sm!r} is not one of {CLUSTER_STREAM_PER_SM}"
             )
+        if self.strided_warp_lanes is not None and self.strided_warp_lanes not in (1, 2, 4, 8, 16, 32):
+            raise ValueError(f"strided_warp_lanes={self.strided_warp_lanes!r} is not a power of two up to 32")
+        if self.strided_warp_row_warps is not None and self.strided_warp_row_warps not in (1, 2, 4, 8):
+            raise ValueError(f"strided_warp_row_warps={self.strided_warp_row_warps!r} is not one of (1, 2, 4, 8)")
         if self.strided_waves is not None and self.strided_waves <= 0:
             raise ValueError(f"strided_waves={self.strided_waves!r} is not positive")
         if self.split_row_blocks_per_sm is not None and self.split_row_blocks_per_sm <= 0:

@@ -1,0 +1,311 @@
+// Tier "strided_warp": softmax over axis 1 of (outer, n, inner), inner > 1, for reduced axes short
+// enough to live in the registers of a few warps: channel softmax over NCHW images (n of 21 to 150
+// classes over H x W columns), short axes over wide columns ((64, 32, 2048) over dim 1) and the like.
+// Element (o, k, c) lies at o * s0 + k * s1 + c.
+//
+// Why a tier of its own: the staged tiles (strided_staged.cuh) copy a tile of n rows by 128-256
+// columns into shared memory, reduce it there and write it from there. On short axes a thread then
+// holds only about 150 elements of its tile, so the code that runs once a tile (index arithmetic,
+// the merges through shared memory) is a third of all instructions, and the CTA's phases (copy in,
+// reduce, merge, write) follow each other with little to overlap them: the H200 ran the bf16
+// forward of (8, 150, 128, 128) over dim 1 at 0.54 of copy, bound by issue and latency.
+//
+// Here the loads go straight to registers and stay there: each element is read once and written
+// once, with no copy through shared memory. A group of `row_warps` consecutive warps of the CTA
+// owns `lanes` x P neighbouring columns of one outer index and all n rows of them. Lane (ln, lc) =
+// (lane / lanes, lane % lanes) of row warp j holds columns lc * P .. lc * P + P - 1 of the group at
+// rows k = j * 32 / lanes + ln + r * step, step = row_warps x 32 / lanes, r < ROWS. One access moves
+// one pack of P elements, and a warp's request covers 32 / lanes rows of lanes x P columns: the host
+// picks lanes so that a row's part is 128 bytes or more (narrower parts, 32 bytes a row, ran the bf16
+// backward of (8, 150, 128, 128) at 0.52 of copy against 0.77 at 128 bytes on an H200), then the
+// row warps and the kernel's ROWS that hold n with the fewest empty slots.
+//
+// A column's maximum and sum merge over the lanes that share it by xor shuffles, then, where several
+// warps share the group, through shared memory: each warp posts its lanes' partial values, and the
+// group's threads share out its columns, each merging one column's posts and working out that
+// column's constants (its maximum; then its output's scale) once, for every thread to read back.
+// Every thread working them out for its own P columns instead cost the bf16 forward of (8, 150,
+// 128, 128) 51 instructions an element at 40 elements a thread (H200, Nsight Compute: issue slots
+// 62% busy at 0.41 of copy). A group of one warp needs no shared memory and no barrier.
+//
+// Packs of P > 1 need inner, the row strides and the pointers on P-element boundaries (the host's
+// choice); P == 1 takes any layout, rows at several 16-byte phases included. Loads and stores go
+// through the strided LOAD / STORE functors (StridedDirectLoad / StridedDirectStore), so fused forms
+// reach this tier by a functor, not a copy of the kernel.
+#pragma once
+
+#include "strided_staged.cuh"
+
+namespace fastsoftmax {
+
+constexpr int kWarpColumnsThreads = 256;
+
+// A lane's place: its outer index, its first column (>= inner, or an outer index past the tensor:
+// the lane holds padding only), its first row and the rows between its rows, and its group of row
+// warps. `bits`: log2 lanes | log2 row_warps << 8.
+struct WarpColumns {
+    i64 o, c;
+    int row, step, lane_bits, row_warps, group_thread, group_slot, columns;
+    bool live;
+
+    __device__ __forceinline__ WarpColumns(int P, i64 outer, i64 inner, unsigned groups, int bits) {
+        lane_bits = bits & 7;
+        const int row_warp_bits = bits >> 8;
+        const unsigned lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
+        const int lanes = 1 << lane_bits, rows_a_warp = 32 >> lane_bits;
+        row_warps = 1 << row_warp_bits;
+        columns = lanes * P;
+        group_slot = (int)(warp >> row_warp_bits);
+        group_thread = (int)(threadIdx.x & (32 * row_warps - 1));
+        const unsigned group = blockIdx.x * ((blockDim.x >> 5) >> row_warp_bits) + group_slot;
+        const unsigned oo = group / groups;
+        o = oo;
+        c = (i64)(group - oo * groups) * columns + (lane & (lanes - 1)) * P;
+        row = (group_thread >> 5) * rows_a_warp + (int)(lane >> lane_bits);
+        step = rows_a_warp * row_warps;
+        live = oo < outer && c < inner;
+    }
+
+    // the lane's first column within the group
+    __device__ __forceinline__ int first_column(int P) const { return (int)(threadIdx.x & ((1 << lane_bits) - 1)) * P; }
+};
+
+// The CTA's shared memory for groups of several row warps: each warp's posts (lanes x P values) and
+// three values a column of the CTA's groups (shared: the host sizes it, warp_columns_smem_floats).
+template <int P>
+struct ColumnTable {
+    float* posts;
+    float* results;
+    int stride;  // floats between two of a column's results
+
+    __device__ __forceinline__ ColumnTable(float* shared, const WarpColumns& w) {
+        const int warps = (int)(blockDim.x >> 5);
+        posts = shared;
+        stride = warps / w.row_warps * w.columns;
+        results = shared + warps * w.columns;
+    }
+
+    __device__ __forceinline__ float* result(const WarpColumns& w, int k) const {
+        return results + k * stride + w.group_slot * w.columns;
+    }
+};
+
+// Merges P values a lane over the warp's lanes that hold the same columns (xor shuffles).
+template <int P, typename OP>
+__device__ __forceinline__ void merge_in_warp(const WarpColumns& w, float (&v)[P], OP op) {
+#pragma unroll
+    for (int i = 0; i < P; ++i) {
+        for (int mask = 1 << w.lane_bits; mask < 32; mask <<= 1) v[i] = op(v[i], __shfl_xor_sync(kFullMask, v[i], mask));
+    }
+}
+
+// Posts a warp's merged values (its first row of lanes), then each column's merge over the group's
+// warps goes to the thread that f(j, merged) takes column j of the group; every thread of the CTA
+// takes part, and f's writes are visible to all once this returns.
+template <int P, typename OP, typename F>
+__device__ __forceinline__ void merge_across_warps(const WarpColumns& w, const ColumnTable<P>& table,
+                                                   const float (&v)[P], OP op, F f) {
+    const int warp = (int)(threadIdx.x >> 5);
+    const int first_warp = warp & ~(w.row_warps - 1);
+    if ((int)(threadIdx.x & 31) < (1 << w.lane_bits)) {
+#pragma unroll
+        for (int i = 0; i < P; ++i) table.posts[warp * w.columns + w.first_column(P) + i] = v[i];
+    }
+    __syncthreads();
+    for (int j = w.group_thread; j < w.columns; j += 32 * w.row_warps) {
+        const float* post = table.posts + first_warp * w.columns + j;
+        float merged = post[0];
+        for (int q = 1; q < w.row_warps; ++q) merged = op(merged, post[q * w.columns]);
+        f(j, merged);
+    }
+    __syncthreads();
+}
+
+template <int P>
+__device__ __forceinline__ void read_columns(const float* column, const WarpColumns& w, float (&v)[P]) {
+#pragma unroll
+    for (int i = 0; i < P; ++i) v[i] = column[w.first_column(P) + i];
+}
+
+// Whether every column of a P-column pack takes ExpShift's fused terms: a thread's sums and its
+// output take one form for all its columns.
+template <int P>
+__device__ __forceinline__ bool pack_fused(const float* m) {
+    bool fused = true;
+#pragma unroll
+    for (int i = 0; i < P; ++i) fused = fused && ExpShift(m[i]).fused;
+    return fused;
+}
+
+// The two constants of a column's output from its maximum m and its sum s (of ExpShift's fused
+// terms where `fused`): FusedNormaliser's (offset, factor) for a 16-bit softmax whose pack is fused,
+// else RowScale's (inv_sum, log_sum) (its max being m).
+template <bool LOG, typename T>
+__device__ __forceinline__ float2 column_constants(float m, float s, bool fused) {
+    const MaxSum total{m, fused ? s * ExpShift(m).rebase() : s};
+    if (!LOG && sizeof(T) == 2 && fused) {
+        const FusedNormaliser<T> f(total);
+        return make_float2(f.offset, f.factor);
+    }
+    const RowScale r = row_scale(total);
+    return make_float2(r.inv_sum, r.log_sum);
+}
+
+// The lane's ROWS packs of a tensor, every load issued before any is used; rows past n, and lanes
+// past inner, hold `pad` and read nothing.
+template <typename T, int P, int ROWS, typename LOAD>
+__device__ __forceinline__ void load_column_rows(const LOAD& load, const WarpColumns& w, int n, T pad,
+                                                 Pack<T, P> (&raw)[ROWS]) {
+    const T* p = load.at(w.o, w.row, w.c);
+    const i64 step = w.step * load.s1;
+#pragma unroll
+    for (int r = 0; r < ROWS; ++r, p += step) {
+        raw[r] = w.live && w.row + r * w.step < n ? read_pack<T, P>(p) : gather_pack<T, P>(p, 0, 0, pad);
+    }
+}
+
+// write(r, dst) for each of the lane's rows inside n, dst being the row's pack in the output.
+template <int ROWS, typename STORE, typename WRITE>
+__device__ __forceinline__ void each_column_row(const STORE& store, const WarpColumns& w, int n, WRITE write) {
+    if (!w.live) return;
+    auto* p = store.at(w.o, w.row, w.c);
+    const i64 step = w.step * store.s1;
+#pragma unroll
+    for (int r = 0; r < ROWS; ++r, p += step) {
+        if (w.row + r * w.step < n) write(r, p);
+    }
+}
+
+// s[i]: this lane's sum of exp(x - m[i]) over its rows of column i, by ShiftedSums' terms (FUSED: not
+// yet rebased). Rows r with r * step >= n are padding in every lane: skipped by the whole group.
+template <bool FUSED, typename T, int P, int ROWS, typename LOAD>
+__device__ __forceinline__ void lane_sums(const LOAD& load, const WarpColumns& w, int n, const Pack<T, P> (&raw)[ROWS],
+                                          const float (&m)[P], float (&s)[P]) {
+    const ShiftedSums<FUSED, P> sums(m, s);
+#pragma unroll
+    for (int r = 0; r < ROWS; ++r) {
+        if (r * w.step < n) {
+            float v[P];
+            load.template convert<P>(raw[r], v);
+            sums.add(s, v);
+        }
+    }
+}
+
+template <typename T, int P, int ROWS, bool LOG, typename LOAD, typename STORE>
+__device__ __forceinline__ void warp_columns_forward(const LOAD& load, const STORE& store, i64 outer, i64 n64,
+                                                     i64 inner, i64 groups, i64 bits) {
+    extern __shared__ float4 warp_columns_shared[];
+    const WarpColumns w(P, outer, inner, (unsigned)groups, (int)bits);
+    const ColumnTable<P> table(reinterpret_cast<float*>(warp_columns_shared), w);
+    const int n = (int)n64;
+    Pack<T, P> raw[ROWS];
+    load_column_rows<T, P, ROWS>(load, w, n, from_float<T>(neg_inf()), raw);
+
+    Pack<T, P> top = raw[0];
+#pragma unroll
+    for (int r = 1; r < ROWS; ++r)
+        if (r * w.step < n) pack_max_into<T, P>(top, raw[r]);
+    float m[P];
+    unpack<T, P>(top, m);
+    merge_in_warp<P>(w, m, StagedMax());
+    float* maxima = table.result(w, 0);
+    if (w.row_warps > 1) {
+        merge_across_warps<P>(w, table, m, StagedMax(), [&](int j, float merged) { maxima[j] = merged; });
+        read_columns<P>(maxima, w, m);
+    }
+
+    const bool fused = pack_fused<P>(m);
+    float s[P];
+    if (fused) {
+        lane_sums<true, T, P, ROWS>(load, w, n, raw, m, s);
+    } else {
+        lane_sums<false, T, P, ROWS>(load, w, n, raw, m, s);
+    }
+    merge_in_warp<P>(w, s, StagedAdd());
+    float a[P], b[P];  // each column's output constants (column_constants)
+    if (w.row_warps > 1) {
+        float* firsts = table.result(w, 1);
+        float* seconds = table.result(w, 2);
+        merge_across_warps<P>(w, table, s, StagedAdd(), [&](int j, float merged) {
+            const float2 k = column_constants<LOG, T>(maxima[j], merged, pack_fused<P>(maxima + j / P * P));
+            firsts[j] = k.x;
+            seconds[j] = k.y;
+        });
+        read_columns<P>(firsts, w, a);
+        read_columns<P>(seconds, w, b);
+    } else {
+#pragma unroll
+        for (int i = 0; i < P; ++i) {
+            const float2 k = column_constants<LOG, T>(m[i], s[i], fused);
+            a[i] = k.x;
+            b[i] = k.y;
+        }
+    }
+
+    if constexpr (!LOG && sizeof(T) == 2) {
+        if (fused) {  // FusedNormaliser: one FFMA, the flushing ex2 and a multiply an element
+            each_column_row<ROWS>(store, w, n, [&](int r, T* dst) {
+                float v[P];
+                load.template convert<P>(raw[r], v);
+#pragma unroll
+                for (int i = 0; i < P; ++i) v[i] = ex2_ftz(fmaf(v[i], kLog2e, a[i])) * b[i];
+                write_pack_global<T, P>(dst, store.template convert<P>(v));
+            });
+            return;
+        }
+    }
+    each_column_row<ROWS>(store, w, n, [&](int r, T* dst) {
+        float v[P];
+        load.template convert<P>(raw[r], v);
+#pragma unroll
+        for (int i = 0; i < P; ++i) v[i] = normalise<LOG, T>(v[i], RowScale{m[i], a[i], b[i]});
+        write_pack_global<T, P>(dst, store.template convert<P>(v));
+    });
+}
+
+// Backward: y and dy held as the forward holds x (padding 0: it adds nothing to the sums),
+// total = sum(dy * y) (softmax) or sum(dy) (log-softmax) per column, then dx.
+template <typename T, int P, int ROWS, bool LOG, typename LOAD, typename STORE>
+__device__ __forceinline__ void warp_columns_backward(const LOAD& y_load, const LOAD& dy_load, const STORE& store,
+                                                      i64 outer, i64 n64, i64 inner, i64 groups, i64 bits) {
+    extern __shared__ float4 warp_columns_shared[];
+    const WarpColumns w(P, outer, inner, (unsigned)groups, (int)bits);
+    const ColumnTable<P> table(reinterpret_cast<float*>(warp_columns_shared), w);
+    const int n = (int)n64;
+    const T zero = from_float<T>(0.0f);
+    Pack<T, P> y_raw[ROWS], dy_raw[ROWS];
+    load_column_rows<T, P, ROWS>(y_load, w, n, zero, y_raw);
+    load_column_rows<T, P, ROWS>(dy_load, w, n, zero, dy_raw);
+
+    float total[P];
+#pragma unroll
+    for (int i = 0; i < P; ++i) total[i] = 0.0f;
+#pragma unroll
+    for (int r = 0; r < ROWS; ++r) {
+        if (r * w.step < n) {
+            float y[P], dy[P];
+            y_load.template convert<P>(y_raw[r], y);
+            dy_load.template convert<P>(dy_raw[r], dy);
+#pragma unroll
+            for (int i = 0; i < P; ++i) total[i] += backward_term<LOG>(y[i], dy[i]);
+        }
+    }
+    merge_in_warp<P>(w, total, StagedAdd());
+    if (w.row_warps > 1) {
+        float* totals = table.result(w, 0);
+        merge_across_warps<P>(w, table, total, StagedAdd(), [&](int j, float merged) { totals[j] = merged; });
+        read_columns<P>(totals, w, total);
+    }
+
+    each_column_row<ROWS>(store, w, n, [&](int r, T* dst) {
+        float y[P], dy[P];
+        y_load.template convert<P>(y_raw[r], y);
+        dy_load.template convert<P>(dy_raw[r], dy);
+#pragma unroll
+        for (int i = 0; i < P; ++i) y[i] = input_grad<LOG>(y[i], dy[i], total[i]);
+        write_pack_global<T, P>(dst, store.template convert<P>(y));
+    });
+}
+
+}  // namespace fastsoftmax
