@@ -106,6 +106,10 @@ PROBLEMS = {
         ((150, 700, 64), 1),
         ((40, 304, 3), 1),  # rows of 3 in one run an outer index: 16-bit rows at every phase, staged whole
     ],
+    # groups of several row warps merging through shared memory (150), one warp a group (21), the
+    # longest axis of the backward's rows, a partial last group of columns, pairs (inner 10) and
+    # single elements (an odd inner)
+    "strided_warp": [((5, 150, 40), 1), ((3, 21, 72), 1), ((2, 2000, 24), 1), ((7, 33, 10), 1), ((4, 17, 13), 1)],
 }
 #: strided_staged's flat runs folded into rows of lcm(inner, pack) columns (strided.fold_width, forced
 #: in both directions): a run a CTA, inner dividing the pack, a cluster team and persistent teams;
@@ -263,6 +267,12 @@ ONE_CTA_TEAM_PROBLEMS = [((1, 12001, 136), 1)]
 #: strided_staged's persistent teams (where clusters exist, auto launches short teams as clusters),
 #: its column kernels and its clusters of up to 16 (its window tiles: --tiers strided_window)
 TUNED_RUNS = {
+    # one warp a group of columns on an axis a split of two lanes holds, and eight row warps of two
+    # lanes each
+    "strided_warp": [
+        ({"strided_warp_row_warps": 1}, [((5, 100, 40), 1)]),
+        ({"strided_warp_row_warps": 8, "strided_warp_lanes": 2}, [((5, 100, 40), 1)]),
+    ],
     "warp": [({"row_window": True}, None), ({"row_window": False}, None)],
     "block_regs": [({"row_window": True}, None), ({"row_window": False}, None)],
     "flat_rows": [({"flat_rows_tight": False}, None)],

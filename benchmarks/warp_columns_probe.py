@@ -1,10 +1,12 @@
 """GPU probe of the strided_warp tier (kernels/strided_warp.cuh) against what serves the same
 problems otherwise: fastsoftmax "auto", the CUDA staged tiles, and Triton, each through the public
-API (forward and backward), timed in turn round after round in one process on the same tensors
-(fastsoftmax.benchmark.layouts' timing), as fractions of device-to-device copy bandwidth.
+API (forward and backward), alternated call by call in one process on the same tensors, each call's
+GPU time behind a spin kernel that covers its host time (grid_row_probe.gpu_time_us: a forced tier's
+context costs host time that back-to-back timing would count), as fractions of device-to-device copy
+bandwidth.
 
     PYTHONPATH=$PWD python3 benchmarks/warp_columns_probe.py [--shapes '8x150x128x128:1,64x32x2048:1']
-        [--dtypes bfloat16,float32] [--impls auto,warp,staged,triton] [--rounds 2] [--out DIR]
+        [--dtypes bfloat16,float32] [--impls auto,warp,staged,triton] [--iters 30] [--out DIR]
 
 A shape is SIZESxSIZES...:DIM; a variant of the tier may carry tuning fields, e.g.
 warp:strided_warp_row_warps=4. Every implementation's result is checked against float64 before it
@@ -16,8 +18,10 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import statistics
 
 import torch
+from grid_row_probe import gpu_time_us
 
 from fastsoftmax import dispatch
 from fastsoftmax.backends.cuda import tiers
@@ -68,7 +72,7 @@ def main() -> int:
     parser.add_argument("--dtypes", default="bfloat16,float32")
     parser.add_argument("--impls", default="auto,warp,staged,triton")
     parser.add_argument("--directions", default="forward,backward")
-    parser.add_argument("--rounds", type=int, default=2)
+    parser.add_argument("--iters", type=int, default=30)
     parser.add_argument("--out", default=os.environ.get("OUT", "."))
     args = parser.parse_args()
     os.makedirs(args.out, exist_ok=True)
@@ -93,16 +97,24 @@ def main() -> int:
                         problems[name] = checked(fn, case, dtype, backward)
                     except Exception as exc:  # noqa: BLE001 - a tier that refuses the shape
                         problems[name] = f"{type(exc).__name__}: {str(exc)[:120]}"
-                # "auto" is the regime's own column, "fastsoftmax"
-                timed = {name: fn for name, fn in impls.items() if not problems[name] and name != "auto"}
-                row = layouts.run_case(case, dtype, backward, copy, extra=timed, peers=False, rounds=args.rounds)
+                inputs = layouts.input_sets(case, dtype, backward)
+                timed = [name for name in names if not problems[name]]
+                times = {name: [] for name in timed}
+                for i in range(args.iters):
+                    for name in timed if i % 2 == 0 else reversed(timed):
+                        args_i = inputs[i % len(inputs)]
+                        times[name].append(gpu_time_us(lambda fn=impls[name], a=args_i: fn(*a)))
+                floor = case.bytes_moved(dtype.itemsize, backward)
+                row = {"case": case.label, "dtype": dtype_name, "direction": "backward" if backward else "forward"}
+                for name in timed:
+                    us = statistics.median(times[name])
+                    row[name] = round(floor / us / 1e3 / copy, 3)
+                    row[name + "_us"] = round(us, 1)
                 row.update({f"{name}_problem": problem for name, problem in problems.items() if problem})
                 rows.append(row)
-                column = {name: "fastsoftmax" if name == "auto" else name for name in names}
-                cells = [
-                    f"{name} {row[column[name]]:.3f}" if row.get(column[name]) is not None else f"{name} -"
-                    for name in names
-                ]
+                del inputs
+                torch.cuda.empty_cache()
+                cells = [f"{name} {row[name]:.3f}" if name in row else f"{name} -" for name in names]
                 line = f"{dtype_name:<8} {'bwd' if backward else 'fwd'} {case.label:<24} " + " | ".join(cells)
                 print(line, flush=True)
                 log.write(line + "\n")
