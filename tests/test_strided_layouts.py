@@ -830,3 +830,48 @@ def test_staged_plan_gives_persistent_teams_the_streams_workspace(monkeypatch, b
         scratch = geometry.tiles * geometry.splits * geometry.tile_cols * (1 if backward else 2)
         assert asked == [(0, 5, counters, scratch)] * 2
         assert addresses == [0x9010, 0x9020]
+
+
+def test_strided_warp_shapes_and_auto_rule():
+    """strided_warp's split of a CTA's lanes (strided.warp_columns_shape) and auto's rule
+    (strided.takes_warp_columns), without a GPU."""
+    from fastsoftmax.backends.cuda import strided, tiers
+
+    # 16-byte packs of bf16: rows of 128 bytes or more where the axis allows, then the fewest row warps
+    shape = strided.warp_columns_shape(150, 16384, 2, 8, False)
+    assert (shape.lanes, shape.row_warps, shape.rows) == (8, 4, 16)
+    assert shape.bits == 3 | 2 << 8
+    assert strided.warp_columns_shape(150, 16384, 2, 8, True).rows <= max(strided.WARP_COLUMNS_ROWS[True])
+    assert strided.warp_columns_shape(21, 262144, 2, 8, False).row_warps == 1
+    # an axis only narrower rows hold: 64 bytes before 16
+    assert strided.warp_columns_shape(300, 4096, 2, 8, True).lanes == 4
+    # every split holds its axis, and covers inner with its groups
+    for n in (1, 7, 150, 512, 2048):
+        for backward in (False, True):
+            if n > strided.warp_columns_max_n(backward):
+                continue
+            s = strided.warp_columns_shape(n, 100, 4, 4, backward)
+            assert s.rows * 32 // s.lanes * s.row_warps >= n and s.groups * s.lanes * 4 >= 100
+    with pytest.raises(ValueError, match="too long"):
+        strided.warp_columns_shape(5000, 64, 2, 8, False)
+    with pytest.raises(ValueError, match="too long"):
+        strided.warp_columns_shape(100, 64, 2, 8, False, lanes=32, row_warps=1)
+    # one table a CTA for groups of several row warps, none for one warp a group
+    assert strided.warp_columns_smem_floats(strided.WarpColumnsShape(8, 1, 16, 4), 8) == 0
+    assert strided.warp_columns_smem_floats(strided.WarpColumnsShape(8, 4, 16, 4), 8) == 64 * (8 + 6)
+
+    limits = tiers.H100_LIMITS
+    assert strided.choose_tier(8, 150, 16384, torch.bfloat16, False, limits) == "strided_warp"
+    assert strided.choose_tier(8, 150, 16384, torch.bfloat16, True, limits) == "strided_warp"
+    assert strided.choose_tier(8, 600, 16384, torch.bfloat16, False, limits) != "strided_warp"
+    assert strided.choose_tier(8, 150, 16384, torch.float32, False, limits) != "strided_warp"
+    assert strided.choose_tier(64, 32, 2048, torch.float32, False, limits) == "strided_warp"
+    # narrow columns, off 16-byte boundaries, rows at several phases, a step along inner: not taken
+    assert strided.choose_tier(4096, 64, 8, torch.bfloat16, False, limits) != "strided_warp"
+    assert strided.choose_tier(8, 150, 16384, torch.bfloat16, False, limits, False) != "strided_warp"
+    assert strided.choose_tier(8, 150, 16384, torch.bfloat16, False, limits, True, False) != "strided_warp"
+    assert strided.choose_tier(8, 150, 16384, torch.bfloat16, False, limits, False, True, True) != "strided_warp"
+    with pytest.raises(ValueError, match="power of two"):
+        tiers.Tuning(strided_warp_lanes=3)
+    with pytest.raises(ValueError, match="one of"):
+        tiers.Tuning(strided_warp_row_warps=16)

@@ -349,15 +349,18 @@ def test_cluster_teams_past_four_ctas(shape, dtype, most):
             run(x, 1, log, "strided_staged")
 
 
-@pytest.mark.parametrize("kind,tier", [("contiguous", "strided_staged"), ("offset", "strided")])
-def test_auto_tier_follows_alignment(kind, tier, monkeypatch):
-    # a view off a 16-byte boundary would leave strided_staged narrow copies
+@pytest.mark.parametrize(
+    "kind,n,tier",
+    [("contiguous", 512, "strided_warp"), ("contiguous", 600, "strided_staged"), ("offset", 512, "strided")],
+)
+def test_auto_tier_follows_alignment(kind, n, tier, monkeypatch):
+    # a view off a 16-byte boundary would leave strided_warp and strided_staged narrow accesses
     from fastsoftmax.backends.cuda.backend import BACKEND
 
     chosen = []
     forward = BACKEND.forward
     monkeypatch.setattr(BACKEND, "forward", lambda x, y, log, t: (chosen.append(t), forward(x, y, log, t)))
-    x = view_of(kind, (32, 512, 64), torch.bfloat16)
+    x = view_of(kind, (32, n, 64), torch.bfloat16)
     with dispatch.forced("cuda"):
         y = fastsoftmax.softmax(x, 1)
     check_forward(y, x, 1, False)
@@ -1090,3 +1093,24 @@ def test_strided_warp_graphs_and_threads(dtype):
 
     with concurrent.futures.ThreadPoolExecutor(4) as pool:
         list(pool.map(call, range(8)))
+
+
+@pytest.mark.parametrize("dtype", DTYPES, ids=str)
+def test_auto_takes_strided_warp_through_the_public_api(dtype):
+    """Channel softmax of a 16-bit NCHW tensor, and a float32 one over a short axis, go to
+    strided_warp under "auto" (strided.takes_warp_columns), forward and backward through autograd."""
+    from fastsoftmax.backends.cuda import BACKEND
+
+    shape = (2, 21, 32, 32) if dtype == torch.float32 else (2, 150, 16, 16)
+    x = rand(shape, dtype)
+    with recording_loads(BACKEND) as loaded:
+        for log in (False, True):
+            op = fastsoftmax.log_softmax if log else fastsoftmax.softmax
+            leaf = x.detach().requires_grad_()
+            y = op(leaf, 1)
+            check_forward(y.detach(), x, 1, log)
+            dy = rand(shape, dtype)
+            (dx,) = torch.autograd.grad(y, leaf, dy)
+            check_backward(dx, x, dy, 1, log)
+    tiers_loaded = {inst.tier for inst in loaded}
+    assert tiers_loaded == {"strided_warp"}, [inst.name for inst in loaded]

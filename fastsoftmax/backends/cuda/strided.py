@@ -406,6 +406,8 @@ def choose_tier(
     their row strides are whole 16-byte pieces), unit steps along inner. ``stepped``: an input steps
     along inner; then ``window`` says whether strided_staged can stage the spans (stepped_span_fits)."""
     itemsize = CXX_TYPES[dtype][2]
+    if takes_warp_columns(n, inner, dtype, aligned, window, stepped):
+        return "strided_warp"
     if stepped:
         # strided_staged reads each span once; the strided tier reads the elements of a tile of
         # columns, with the span of every sector, twice (its second walk). Past the conditions below,
@@ -636,6 +638,31 @@ WARP_COLUMNS_MIN_ROW_BYTES = 128
 WARP_COLUMNS_ROW_WARPS = (1, 2, 4, 8)
 
 
+#: "auto" takes strided_warp for reduced axes up to this long (16-bit types; float32), on 16-byte
+#: boundaries and over columns of WARP_COLUMNS_MIN_ROW_BYTES or more (takes_warp_columns)
+WARP_COLUMNS_AUTO_MAX_N = {2: 512, 4: 32}
+
+
+def takes_warp_columns(n: int, inner: int, dtype: torch.dtype, aligned: bool, window: bool, stepped: bool) -> bool:
+    """Whether "auto" gives a strided problem to strided_warp: 16-byte packs (every tensor on its
+    16-byte boundary, row strides of whole 16-byte pieces, unit steps), columns of at least
+    WARP_COLUMNS_MIN_ROW_BYTES, and an axis of at most WARP_COLUMNS_AUTO_MAX_N. H200, against what
+    "auto" chose before, alternated in one process (benchmarks/warp_columns_probe.py, results
+    2026-11-28_h200_s34/warp_columns_probe*.txt), over dim 1: bf16 forward (64, 32, 2048) 0.41-0.47 of
+    copy against 0.24, (32, 64, 4096) 0.65 against 0.41, (4096, 64, 512) 0.92 against 0.84, (1024, 8,
+    2048) 0.74 against 0.52, (8, 300, 4096) 0.53 against 0.41, (32, 512, 1024) 0.59 against 0.53,
+    channel softmax level ((16, 21, 512, 512) 0.79 against 0.78, (8, 150, 128, 128) 0.54-0.57 against
+    0.55); bf16 backward 0.83 against 0.70 on (8, 150, 128, 128), 1.00-1.02 against 0.98 on (16, 21,
+    512, 512), 0.80-0.86 against 0.44 on (64, 32, 2048). float32 over axes of 33 and more loses to
+    the staged tiles and to Triton's wide tiles ((8, 150, 128, 128) forward 0.74 against Triton's
+    0.83), and keeps them; over shorter ones it is level or ahead ((64, 32, 2048) 0.78 against 0.53,
+    (1024, 8, 2048) 0.89 against 0.75)."""
+    itemsize = CXX_TYPES[dtype][2]
+    if stepped or not (aligned and window) or inner * itemsize % 16 or inner * itemsize < WARP_COLUMNS_MIN_ROW_BYTES:
+        return False
+    return n <= WARP_COLUMNS_AUTO_MAX_N[itemsize]
+
+
 def warp_columns_max_n(backward: bool) -> int:
     """The longest reduced axis strided_warp holds: every lane of a CTA down the axis, each holding
     its most rows."""
@@ -666,8 +693,9 @@ def warp_columns_shape(
 ) -> WarpColumnsShape:
     """The lanes along inner and the row warps of a strided_warp launch (``lanes`` and
     ``row_warps`` where given), and the kernel's rows a lane: of the splits that hold n in at most
-    the most ROWS, the one whose warps read at least WARP_COLUMNS_MIN_ROW_BYTES of a row (or all of
-    inner), then the one that wastes the fewest slots (rows past n, columns past inner) to a tenth,
+    the most ROWS, the one whose warps read the most of WARP_COLUMNS_MIN_ROW_BYTES of a row (or all of
+    inner; H200, the bf16 backward of (8, 300, 4096) over dim 1 0.62 of copy at 64 bytes, 0.41 at 16),
+    then the one that wastes the fewest slots (rows past n, columns past inner) to a tenth,
     then the fewest row warps: the most rows a lane (the work of a column's merge and constants is
     spread over more elements), and no merge through shared memory at one."""
     best = None
@@ -680,9 +708,10 @@ def warp_columns_shape(
                 continue
             width = option * pack
             groups = -(-inner // width)
-            narrow = width * itemsize < WARP_COLUMNS_MIN_ROW_BYTES and width < inner
+            # how far a row's part falls short of WARP_COLUMNS_MIN_ROW_BYTES (0: not, or all of inner)
+            short = 0 if width >= inner else max(0, WARP_COLUMNS_MIN_ROW_BYTES // (width * itemsize) - 1)
             waste = 1 - (n * inner) / (need * step * groups * width)
-            score = (narrow, int(waste * 10), warps, -option)
+            score = (short, int(waste * 10), warps, -option)
             if best is None or score < best[0]:
                 best = (score, WarpColumnsShape(option, warps, rows, groups))
     if best is None:
