@@ -1114,3 +1114,20 @@ def test_auto_takes_strided_warp_through_the_public_api(dtype):
             check_backward(dx, x, dy, 1, log)
     tiers_loaded = {inst.tier for inst in loaded}
     assert tiers_loaded == {"strided_warp"}, [inst.name for inst in loaded]
+
+
+@pytest.mark.parametrize("dtype", [torch.float32, torch.bfloat16], ids=str)
+@pytest.mark.parametrize(
+    "y_kind,dy_kind", [("contiguous", "step"), ("step", "offset"), ("offset", "contiguous"), ("transpose", "step")]
+)
+def test_strided_warp_gradient_laid_out_unlike_the_output(y_kind, dy_kind, dtype):
+    """strided_warp's backward reads y and dy each with its own strides (and alignment, which sets
+    the pack), groups of one warp and of several."""
+    for shape in [(6, 150, 64), (5, 21, 72)]:
+        x = rand(shape, dtype)
+        for log in (False, True):
+            y = view_of(y_kind, shape, dtype).copy_(softmax64(x, 1, log))
+            dy = view_of(dy_kind, shape, dtype)
+            with dispatch.forced("cuda", "strided_warp"):
+                dx = fastsoftmax.softmax_backward(dy, y, 1, log=log)
+            check_backward(dx, x, dy, 1, log)

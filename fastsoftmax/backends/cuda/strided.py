@@ -14,6 +14,12 @@ Tiers:
   row tier "cluster" holds a row (cluster_tier.cuh's column kernels; ``takes_columns``), and runs
   longer than that across a cluster's registers and shared memory, the rest re-read, as the row
   tier "cluster_stream" holds a row (grid_row_tier.cuh's column kernels; ``takes_column_stream``).
+* ``strided_warp`` (strided_warp.cuh): short reduced axes (up to 4096 rows forward, 2048 backward)
+  held in the registers of a group of warps, each group owning lanes x pack columns of one outer
+  index and all n rows of them; the columns' maxima and sums merged by shuffles and, across a
+  group's warps, through a small table in shared memory. One read, one write, no staging. "auto"
+  takes it where ``takes_warp_columns`` says (16-bit axes up to 512, float32 up to 32, on 16-byte
+  boundaries over columns of 128 bytes or more).
 * ``strided`` (strided_tier.cuh): tiles of columns reduced over n from registers, then re-read;
   n split over blocks in two kernels when the tiles cannot fill the GPU. Serves the rest: tiles
   too long for all the shared memory of the GPU (e.g. (1048576, 128) over dim 0).
@@ -27,6 +33,8 @@ Kernel argument order (every parameter 8 bytes, see ``instances.py``):
 * strided_staged: pointers, workspace, outer, n, inner, (stride 0, stride 1) of each tensor (it
   takes no step along inner), geometry (tile columns | copy bytes << 16 | outer index fastest << 31
   | staged rows << 32), chunk, splits;
+* strided_warp: pointers, outer, n, inner, (stride 0, stride 1) of each tensor, groups of columns
+  an outer index, bits (log2 lanes | log2 row warps << 8);
 * the column kernels (cluster_tier.cuh): pointers, outer, n x inner, the outer stride of each
   tensor, inner (``instances.cluster_shape``'s contract, the rows being the runs); grid_row_tier.cuh's
   the same with its shared-memory slots before inner (``instances.cluster_stream_shape``'s).

@@ -33,6 +33,10 @@ Tiers, from short rows to long ones:
                       (grid_row_tier.cuh); chosen from CLUSTER_STREAM_MIN_ROWS rows, and for 16-bit
                       forward rows past 2^19 that the cluster tier holds
                       (cluster_preferred_max_cols);
+* ``strided_staged``  inner > 1: tiles of columns copied into shared memory once, reduced and
+                      written from there (strided.py lists its forms);
+* ``strided_warp``    inner > 1, short reduced axes: a group of warps holds all n rows of its
+                      columns in registers (strided_warp.cuh);
 * ``strided``         inner > 1: tiles of columns along the contiguous axis, 16-byte packs per
                       thread, reduced over n; n is split over blocks (two kernels) when the
                       tiles alone cannot fill the GPU.
