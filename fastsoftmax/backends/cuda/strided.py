@@ -509,6 +509,12 @@ def supports(
     return True
 
 
+def kernel_name(family: str, inst, shape: str) -> str:
+    """The extern "C" name of a strided kernel instance: family, function, direction, type, shape."""
+    fn = "logsoftmax" if inst.log else "softmax"
+    return f"fs_{family}_{fn}_{'bwd' if inst.backward else 'fwd'}_{CXX_TYPES[inst.dtype][1]}_{shape}"
+
+
 @dataclass(frozen=True)
 class StridedInstance:
     """One strided kernel with every template parameter fixed."""
@@ -525,10 +531,7 @@ class StridedInstance:
 
     @property
     def name(self) -> str:
-        tag = CXX_TYPES[self.dtype][1]
-        fn = "logsoftmax" if self.log else "softmax"
-        step = "_step2" if self.stepped else ""
-        return f"fs_strided_{fn}_{'bwd' if self.backward else 'fwd'}_{tag}_p{self.pack}{step}"
+        return kernel_name("strided", self, f"p{self.pack}" + ("_step2" if self.stepped else ""))
 
     def wrapper(self) -> str:
         t = CXX_TYPES[self.dtype][0]
@@ -578,12 +581,10 @@ class StagedInstance:
 
     @property
     def name(self) -> str:
-        tag = CXX_TYPES[self.dtype][1]
-        fn = "logsoftmax" if self.log else "softmax"
         cl, win = "_cl" if self.cluster else "", "_win" if self.window else ""
         step = "_step2" if self.stepped else ""
         fold = "_fold" if self.folded else ""
-        return f"fs_staged_{fn}_{'bwd' if self.backward else 'fwd'}_{tag}_p{self.pack}{cl}{win}{step}{fold}"
+        return kernel_name("staged", self, f"p{self.pack}{cl}{win}{step}{fold}")
 
     def wrapper(self) -> str:
         t = CXX_TYPES[self.dtype][0]
@@ -753,9 +754,7 @@ class WarpColumnsInstance:
 
     @property
     def name(self) -> str:
-        tag = CXX_TYPES[self.dtype][1]
-        fn = "logsoftmax" if self.log else "softmax"
-        return f"fs_strided_warp_{fn}_{'bwd' if self.backward else 'fwd'}_{tag}_p{self.pack}_r{self.rows}"
+        return kernel_name("strided_warp", self, f"p{self.pack}_r{self.rows}")
 
     def wrapper(self) -> str:
         t = CXX_TYPES[self.dtype][0]
