@@ -16,9 +16,10 @@
 // (lane / lanes, lane % lanes) of row warp j holds columns lc * P .. lc * P + P - 1 of the group at
 // rows k = j * 32 / lanes + ln + r * step, step = row_warps x 32 / lanes, r < ROWS. One access moves
 // one pack of P elements, and a warp's request covers 32 / lanes rows of lanes x P columns: the host
-// picks lanes so that a row's part is 128 bytes or more (narrower parts, 32 bytes a row, ran the bf16
-// backward of (8, 150, 128, 128) at 0.52 of copy against 0.77 at 128 bytes on an H200), then the
-// row warps and the kernel's ROWS that hold n with the fewest empty slots.
+// picks lanes so that a row's part is 128 bytes where the axis allows, else as wide as it allows
+// (narrower parts, 32 bytes a row, ran the bf16 backward of (8, 150, 128, 128) at 0.52 of copy
+// against 0.77 at 128 bytes on an H200), then the split with the fewest empty slots, then the
+// fewest row warps (strided.warp_columns_shape).
 //
 // A column's maximum and sum merge over the lanes that share it by xor shuffles, then, where several
 // warps share the group, through shared memory: each warp posts its lanes' partial values, and the
