@@ -797,8 +797,8 @@ def _build_warp_columns(load, key):
     )
     groups = outer * shape.groups
     per_block = WARP_COLUMNS_THREADS // 32 // shape.row_warps
-    if groups * WARP_COLUMNS_THREADS >= 1 << 32:
-        raise ValueError(f"strided_warp: {groups} groups of columns are more than its 32-bit indices count")
+    if groups >= 1 << 31:  # the kernels index groups in 32 bits; a grid holds fewer CTAs still
+        raise ValueError(f"strided_warp: {groups} groups of columns are more than a launch's grid holds")
     inst = WarpColumnsInstance(dtype, backward, log, pack, shape.rows)
     smem = 4 * warp_columns_smem_floats(shape, pack)
     kernel = Kernel(load(inst, dev), inst.name, dev, 14 if backward else 11, WARP_COLUMNS_THREADS, 1, smem)
