@@ -809,13 +809,6 @@ __device__ __forceinline__ void cluster_backward_regs(const LOAD& load_y, const 
 
 constexpr int kClusterMaxColumns = 32;
 
-struct MaxOp {
-    __device__ __forceinline__ float operator()(float a, float b) const { return fmaxf(a, b); }
-};
-struct AddOp {
-    __device__ __forceinline__ float operator()(float a, float b) const { return a + b; }
-};
-
 // Merges a thread's per-position values over the positions and the lanes that hold the same column:
 // afterwards position i of every lane holds its column's value over the warp. After the merge within
 // the thread, the positions of one column hold equal values, so every position crosses lanes alike

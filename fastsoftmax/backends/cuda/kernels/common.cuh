@@ -390,6 +390,15 @@ __device__ __forceinline__ MaxSum group_maxsum(MaxSum v) {
     return v;
 }
 
+// The merges of per-column (or per-row) values that the column kernels pass to their reductions
+// (fmaxf: a NaN gives way to the other operand; a NaN then reaches the output through the sum).
+struct MaxOp {
+    __device__ __forceinline__ float operator()(float a, float b) const { return fmaxf(a, b); }
+};
+struct AddOp {
+    __device__ __forceinline__ float operator()(float a, float b) const { return a + b; }
+};
+
 // Whole-block reductions: registers within each warp, then one value per warp through shared
 // memory, reduced again by the first warp and broadcast. blockDim.x must be a multiple of 32.
 // Calling one twice in a row is safe: a thread reads `result` before it can reach the next

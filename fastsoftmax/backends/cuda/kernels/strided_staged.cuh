@@ -424,13 +424,6 @@ __device__ __forceinline__ void merge_groups(const StagedScratch<P, SPREAD>& scr
     __syncthreads();
 }
 
-struct StagedMax {
-    __device__ __forceinline__ float operator()(float a, float b) const { return fmaxf(a, b); }
-};
-struct StagedAdd {
-    __device__ __forceinline__ float operator()(float a, float b) const { return a + b; }
-};
-
 __device__ __forceinline__ int load_acquire(const int* p) {
     int v;
     asm volatile("ld.acquire.gpu.global.b32 %0, [%1];\n" : "=r"(v) : "l"(p) : "memory");
@@ -529,7 +522,7 @@ __device__ __forceinline__ void merge_team_sums(const Team& team, const StagedSc
         for (int i = 0; i < P; ++i) scratch.at(t, i) = total[i];
     }
     team.done();
-    merge_groups<P>(scratch, (int)min((i64)groups, splits), packs_per_row, StagedAdd());
+    merge_groups<P>(scratch, (int)min((i64)groups, splits), packs_per_row, AddOp());
 }
 
 // Merges the (max, sum) pairs of the row groups below `groups` over a float scratch, by two trees:
@@ -549,7 +542,7 @@ __device__ __forceinline__ void merge_pairs(const StagedScratch<P, true>& scratc
 #pragma unroll
         for (int i = 0; i < P; ++i) scratch.at(t, i) = pair[i].max;
     }
-    merge_groups<P>(scratch, groups, packs_per_row, StagedMax());
+    merge_groups<P>(scratch, groups, packs_per_row, MaxOp());
     float m[P];
 #pragma unroll
     for (int i = 0; i < P; ++i) m[i] = scratch.at(j, i);
@@ -558,7 +551,7 @@ __device__ __forceinline__ void merge_pairs(const StagedScratch<P, true>& scratc
 #pragma unroll
         for (int i = 0; i < P; ++i) scratch.at(t, i) = rescaled_sum(pair[i].max, pair[i].sum, m[i]);
     }
-    merge_groups<P>(scratch, groups, packs_per_row, StagedAdd());
+    merge_groups<P>(scratch, groups, packs_per_row, AddOp());
 #pragma unroll
     for (int i = 0; i < P; ++i) pair[i] = MaxSum{m[i], scratch.at(j, i)};
 }
@@ -671,7 +664,7 @@ __device__ __forceinline__ void fold_pairs(float* scratch, MaxSum (&pair)[P], in
 #pragma unroll
     for (int i = 0; i < P; ++i) scratch[t * P + i] = pair[i].max;
     __syncthreads();
-    fold_entries<P>(scratch, table, fold, neg_inf(), StagedMax());
+    fold_entries<P>(scratch, table, fold, neg_inf(), MaxOp());
     float m[P];
 #pragma unroll
     for (int i = 0; i < P; ++i) m[i] = table[col[i]];
@@ -679,7 +672,7 @@ __device__ __forceinline__ void fold_pairs(float* scratch, MaxSum (&pair)[P], in
 #pragma unroll
     for (int i = 0; i < P; ++i) scratch[t * P + i] = rescaled_sum(pair[i].max, pair[i].sum, m[i]);
     __syncthreads();
-    fold_entries<P>(scratch, table, fold, 0.0f, StagedAdd());
+    fold_entries<P>(scratch, table, fold, 0.0f, AddOp());
 #pragma unroll
     for (int i = 0; i < P; ++i) pair[i] = MaxSum{m[i], table[col[i]]};
     __syncthreads();  // the table is read before anything else takes the scratch
@@ -695,7 +688,7 @@ __device__ __forceinline__ void fold_sums(const StagedScratch<P, false>& scratch
 #pragma unroll
     for (int i = 0; i < P; ++i) scratch.base[t * P + i] = sum[i];
     __syncthreads();
-    fold_entries<P>(scratch.base, table, fold, 0.0f, StagedAdd());
+    fold_entries<P>(scratch.base, table, fold, 0.0f, AddOp());
     const float value = t < cols ? table[t % fold] : 0.0f;
     __syncthreads();  // the table is read before the columns' values may cover it
     if (t < cols) scratch.column(t) = value;
@@ -1076,7 +1069,7 @@ __device__ __forceinline__ void staged_backward(LOAD y_in, LOAD dy_in, STORE dx_
 #pragma unroll
                 for (int i = 0; i < P; ++i) scratch.at(t, i) = sum[i];
             }
-            merge_groups<P>(scratch, G, L, StagedAdd());
+            merge_groups<P>(scratch, G, L, AddOp());
         }
 
         if constexpr (CLUSTER) {
@@ -1099,7 +1092,7 @@ __device__ __forceinline__ void staged_backward(LOAD y_in, LOAD dy_in, STORE dx_
 #pragma unroll
                 for (int i = 0; i < P; ++i) scratch.at(t, i) = total[i];
             }
-            merge_groups<P>(scratch, G, L, StagedAdd());
+            merge_groups<P>(scratch, G, L, AddOp());
         }
         float total[P];
 #pragma unroll

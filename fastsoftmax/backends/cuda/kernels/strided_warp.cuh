@@ -209,10 +209,10 @@ __device__ __forceinline__ void warp_columns_forward(const LOAD& load, const STO
         if (r * w.step < n) pack_max_into<T, P>(top, raw[r]);
     float m[P];
     unpack<T, P>(top, m);
-    merge_in_warp<P>(w, m, StagedMax());
+    merge_in_warp<P>(w, m, MaxOp());
     float* maxima = table.result(w, 0);
     if (w.row_warps > 1) {
-        merge_across_warps<P>(w, table, m, StagedMax(), [&](int j, float merged) { maxima[j] = merged; });
+        merge_across_warps<P>(w, table, m, MaxOp(), [&](int j, float merged) { maxima[j] = merged; });
         read_columns<P>(maxima, w, m);
     }
 
@@ -223,12 +223,12 @@ __device__ __forceinline__ void warp_columns_forward(const LOAD& load, const STO
     } else {
         lane_sums<false, T, P, ROWS>(load, w, n, raw, m, s);
     }
-    merge_in_warp<P>(w, s, StagedAdd());
+    merge_in_warp<P>(w, s, AddOp());
     float a[P], b[P];  // each column's output constants (column_constants)
     if (w.row_warps > 1) {
         float* firsts = table.result(w, 1);
         float* seconds = table.result(w, 2);
-        merge_across_warps<P>(w, table, s, StagedAdd(), [&](int j, float merged) {
+        merge_across_warps<P>(w, table, s, AddOp(), [&](int j, float merged) {
             const float2 k = column_constants<LOG, T>(maxima[j], merged, pack_fused<P>(maxima + j / P * P));
             firsts[j] = k.x;
             seconds[j] = k.y;
@@ -292,10 +292,10 @@ __device__ __forceinline__ void warp_columns_backward(const LOAD& y_load, const 
             for (int i = 0; i < P; ++i) total[i] += backward_term<LOG>(y[i], dy[i]);
         }
     }
-    merge_in_warp<P>(w, total, StagedAdd());
+    merge_in_warp<P>(w, total, AddOp());
     if (w.row_warps > 1) {
         float* totals = table.result(w, 0);
-        merge_across_warps<P>(w, table, total, StagedAdd(), [&](int j, float merged) { totals[j] = merged; });
+        merge_across_warps<P>(w, table, total, AddOp(), [&](int j, float merged) { totals[j] = merged; });
         read_columns<P>(totals, w, total);
     }
 
