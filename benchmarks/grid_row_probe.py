@@ -214,7 +214,7 @@ def ab(backend, copy, shape, dtype, backward, log, iters, tiers=TIERS) -> tuple[
         try:
             problems[tier] = checked(backend, tier, sets[0], log, backward, dtype)
         except ValueError as exc:  # a tier (or its tuning) that cannot take the shape: the others still run
-            refused[tier] = f"{tier} refused: {exc}"
+            refused[tier] = str(exc)
             continue
         ok &= not problems[tier]
     tiers = [tier for tier in tiers if tier not in refused]
@@ -232,6 +232,8 @@ def ab(backend, copy, shape, dtype, backward, log, iters, tiers=TIERS) -> tuple[
     label = "x".join(map(str, shape))
     line = f"{TAG[dtype]:<4} {'bwd' if backward else 'fwd'} {'log' if log else 'exp'} {label:<12} " + " | ".join(cells)
     say(line)
+    for tier, why in refused.items():
+        say(f"    {tier} refused: {why}")
     if "grid_row" in tiers and len(shape) == 2:
         say("    " + shape_line(backend, *shape, dtype, backward))
     del sets

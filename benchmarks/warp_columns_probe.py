@@ -21,7 +21,7 @@ import os
 import statistics
 
 import torch
-from grid_row_probe import gpu_time_us
+from grid_row_probe import error, gpu_time_us, tolerance
 
 from fastsoftmax import dispatch
 from fastsoftmax.backends.cuda import tiers
@@ -61,9 +61,8 @@ def checked(fn, case, dtype, backward) -> str:
     else:
         reference = torch.softmax(x64, case.dim)
         out = fn(x)
-    err = ((out.double() - reference).abs() / (reference.abs() + 1e-3)).nan_to_num(float("inf")).max().item()
-    limit = 1e-4 if dtype == torch.float32 else 2e-2
-    return "" if err <= limit else f"error {err:.3g}"
+    err = error(out, reference)
+    return "" if err <= tolerance(dtype) else f"error {err:.3g}"
 
 
 def main() -> int:

@@ -1043,9 +1043,7 @@ __device__ __forceinline__ void cluster_forward_columns(const LOAD& load, const 
         unpack<T, P>(maxima, m);
         column_reduce<P>(m, columns, MaxOp());
 
-        bool fused = !LOG;
-#pragma unroll
-        for (int i = 0; i < P; ++i) fused = fused && ExpShift(m[i]).fused;
+        const bool fused = !LOG && all_fused<P>(m);
         float s[P];
         if (fused) {
             column_sums<true, T, P, K>(load, x, count, row, first, m, s);

@@ -598,6 +598,16 @@ struct ShiftedSums {
     }
 };
 
+// Whether every one of P columns' maxima allows ExpShift's fused terms: a thread takes its sums (and
+// an output) in one form for all its columns.
+template <int P>
+__device__ __forceinline__ bool all_fused(const float* m) {
+    bool fused = true;
+#pragma unroll
+    for (int i = 0; i < P; ++i) fused = fused && ExpShift(m[i]).fused;
+    return fused;
+}
+
 // Backward, with `total` = sum(dy * y) for softmax and sum(dy) for log-softmax:
 // softmax: dx = y * (dy - total); log-softmax: dx = dy - exp(y) * total.
 template <bool LOG>

@@ -855,10 +855,7 @@ __device__ __forceinline__ void staged_stats(const LOAD& in, const StagedRows<T,
 #pragma unroll
         for (int i = 0; i < P; ++i) m[i] = fmaxf(m[i], v[i]);
     }
-    bool fused = FUSE;
-#pragma unroll
-    for (int i = 0; i < P; ++i) fused = fused && ExpShift(m[i]).fused;
-    if (fused) {
+    if (FUSE && all_fused<P>(m)) {
         staged_sums<true>(in, staged, rows, first, step, m, s);
     } else {
         staged_sums<false>(in, staged, rows, first, step, m, s);

@@ -39,8 +39,6 @@
 
 namespace fastsoftmax {
 
-constexpr int kWarpColumnsThreads = 256;
-
 // A lane's place: its outer index, its first column (>= inner, or an outer index past the tensor:
 // the lane holds padding only), its first row and the rows between its rows, and its group of row
 // warps. `bits`: log2 lanes | log2 row_warps << 8.
@@ -73,7 +71,6 @@ struct WarpColumns {
 
 // The CTA's shared memory for groups of several row warps: each warp's posts (lanes x P values) and
 // three values a column of the CTA's groups (shared: the host sizes it, warp_columns_smem_floats).
-template <int P>
 struct ColumnTable {
     float* posts;
     float* results;
@@ -104,7 +101,7 @@ __device__ __forceinline__ void merge_in_warp(const WarpColumns& w, float (&v)[P
 // warps goes to the thread that f(j, merged) takes column j of the group; every thread of the CTA
 // takes part, and f's writes are visible to all once this returns.
 template <int P, typename OP, typename F>
-__device__ __forceinline__ void merge_across_warps(const WarpColumns& w, const ColumnTable<P>& table,
+__device__ __forceinline__ void merge_across_warps(const WarpColumns& w, const ColumnTable& table,
                                                    const float (&v)[P], OP op, F f) {
     const int warp = (int)(threadIdx.x >> 5);
     const int first_warp = warp & ~(w.row_warps - 1);
@@ -126,16 +123,6 @@ template <int P>
 __device__ __forceinline__ void read_columns(const float* column, const WarpColumns& w, float (&v)[P]) {
 #pragma unroll
     for (int i = 0; i < P; ++i) v[i] = column[w.first_column(P) + i];
-}
-
-// Whether every column of a P-column pack takes ExpShift's fused terms: a thread's sums and its
-// output take one form for all its columns.
-template <int P>
-__device__ __forceinline__ bool pack_fused(const float* m) {
-    bool fused = true;
-#pragma unroll
-    for (int i = 0; i < P; ++i) fused = fused && ExpShift(m[i]).fused;
-    return fused;
 }
 
 // The two constants of a column's output from its maximum m and its sum s (of ExpShift's fused
@@ -198,7 +185,7 @@ __device__ __forceinline__ void warp_columns_forward(const LOAD& load, const STO
                                                      i64 inner, i64 groups, i64 bits) {
     extern __shared__ float4 warp_columns_shared[];
     const WarpColumns w(P, outer, inner, (unsigned)groups, (int)bits);
-    const ColumnTable<P> table(reinterpret_cast<float*>(warp_columns_shared), w);
+    const ColumnTable table(reinterpret_cast<float*>(warp_columns_shared), w);
     const int n = (int)n64;
     Pack<T, P> raw[ROWS];
     load_column_rows<T, P, ROWS>(load, w, n, from_float<T>(neg_inf()), raw);
@@ -216,7 +203,7 @@ __device__ __forceinline__ void warp_columns_forward(const LOAD& load, const STO
         read_columns<P>(maxima, w, m);
     }
 
-    const bool fused = pack_fused<P>(m);
+    const bool fused = all_fused<P>(m);
     float s[P];
     if (fused) {
         lane_sums<true, T, P, ROWS>(load, w, n, raw, m, s);
@@ -229,7 +216,7 @@ __device__ __forceinline__ void warp_columns_forward(const LOAD& load, const STO
         float* firsts = table.result(w, 1);
         float* seconds = table.result(w, 2);
         merge_across_warps<P>(w, table, s, AddOp(), [&](int j, float merged) {
-            const float2 k = column_constants<LOG, T>(maxima[j], merged, pack_fused<P>(maxima + j / P * P));
+            const float2 k = column_constants<LOG, T>(maxima[j], merged, all_fused<P>(maxima + j / P * P));
             firsts[j] = k.x;
             seconds[j] = k.y;
         });
@@ -272,7 +259,7 @@ __device__ __forceinline__ void warp_columns_backward(const LOAD& y_load, const 
                                                       i64 outer, i64 n64, i64 inner, i64 groups, i64 bits) {
     extern __shared__ float4 warp_columns_shared[];
     const WarpColumns w(P, outer, inner, (unsigned)groups, (int)bits);
-    const ColumnTable<P> table(reinterpret_cast<float*>(warp_columns_shared), w);
+    const ColumnTable table(reinterpret_cast<float*>(warp_columns_shared), w);
     const int n = (int)n64;
     const T zero = from_float<T>(0.0f);
     Pack<T, P> y_raw[ROWS], dy_raw[ROWS];
