@@ -837,12 +837,21 @@ def test_strided_warp_shapes_and_auto_rule():
     (strided.takes_warp_columns), without a GPU."""
     from fastsoftmax.backends.cuda import strided, tiers
 
-    # 16-byte packs of bf16: rows of 128 bytes or more where the axis allows, then the fewest row warps
+    # 16-byte packs of bf16: rows of 128 bytes or more where the axis allows, then the fewest wasted
+    # slots, then the most row warps past 64 rows and the fewest up to it, then the most lanes; a lane
+    # holds the fewest ROWS that cover its rows
     shape = strided.warp_columns_shape(150, 16384, 2, 8, False)
-    assert (shape.lanes, shape.row_warps, shape.rows) == (8, 4, 16)
-    assert shape.bits == 3 | 2 << 8
-    assert strided.warp_columns_shape(150, 16384, 2, 8, True).rows <= max(strided.WARP_COLUMNS_ROWS[True])
-    assert strided.warp_columns_shape(21, 262144, 2, 8, False).row_warps == 1
+    assert (shape.lanes, shape.row_warps, shape.rows) == (16, 8, 10)
+    assert shape.bits == 4 | 3 << 8
+    assert strided.warp_columns_shape(150, 16384, 2, 8, True).rows == 5
+    assert strided.warp_columns_shape(21, 262144, 2, 8, False) == strided.WarpColumnsShape(16, 1, 12, 2048)
+    assert strided.warp_columns_shape(64, 4096, 2, 8, False).row_warps == 1
+    # forced rows a lane: the splits they cover, or an error naming them
+    assert strided.warp_columns_shape(150, 16384, 2, 8, False, rows=16).rows == 16
+    with pytest.raises(ValueError, match="2 rows a lane"):
+        strided.warp_columns_shape(2000, 64, 2, 8, False, rows=2)
+    with pytest.raises(ValueError, match="is not one of"):
+        strided.warp_columns_shape(150, 16384, 2, 8, False, rows=7)
     # an axis only narrower rows hold: 64 bytes before 16
     assert strided.warp_columns_shape(300, 4096, 2, 8, True).lanes == 4
     # every split holds its axis, and covers inner with its groups
@@ -856,6 +865,17 @@ def test_strided_warp_shapes_and_auto_rule():
         strided.warp_columns_shape(5000, 64, 2, 8, False)
     with pytest.raises(ValueError, match="too long"):
         strided.warp_columns_shape(100, 64, 2, 8, False, lanes=32, row_warps=1)
+    # three CTAs an SM asked of ptxas only for the 16-bit forward of 16-byte packs at 5 to 10 rows
+    bounds = {
+        (dtype, backward, pack, rows): strided.WarpColumnsInstance(dtype, backward, False, pack, rows).launch_bounds
+        for dtype, pack in ((torch.bfloat16, 8), (torch.float16, 8), (torch.bfloat16, 2), (torch.float32, 4))
+        for backward in (False, True)
+        for rows in strided.WARP_COLUMNS_ROWS[backward]
+    }
+    assert {key for key, value in bounds.items() if value == "256, 3"} == {
+        (dtype, False, 8, rows) for dtype in (torch.bfloat16, torch.float16) for rows in (5, 6, 8, 10)
+    }
+    assert set(bounds.values()) == {"256", "256, 3"}
     # one table a CTA for groups of several row warps, none for one warp a group
     assert strided.warp_columns_smem_floats(strided.WarpColumnsShape(8, 1, 16, 4), 8) == 0
     assert strided.warp_columns_smem_floats(strided.WarpColumnsShape(8, 4, 16, 4), 8) == 64 * (8 + 6)

@@ -1041,6 +1041,23 @@ def test_strided_warp_every_split(lanes, row_warps, dtype):
                 run(x, 1, log, "strided_warp", backward=rows <= max(strided.WARP_COLUMNS_ROWS[True]))
 
 
+@pytest.mark.parametrize("dtype", DTYPES, ids=str)
+def test_strided_warp_every_rows_kernel(dtype):
+    """Each kernel of a lane's rows (strided.WARP_COLUMNS_ROWS, forced through the tuning; the
+    16-bit forward at 5 to 10 under its launch bounds) on axes that fill its rows and that leave
+    the last of them empty, over 16-byte packs and single elements, both directions."""
+    from fastsoftmax.backends.cuda import strided, tiers
+
+    for backward in (False, True):
+        for rows in strided.WARP_COLUMNS_ROWS[backward]:
+            # one warp a group of 8 lanes along inner: 4 rows a step, so rows * 4 rows fill a lane's
+            for n, inner in ((rows * 4, 64), (rows * 4 - 3, 64), (rows * 4 - 1, 13)):
+                x = rand((3, n, inner), dtype)
+                with tiers.tuned(strided_warp_lanes=8, strided_warp_row_warps=1, strided_warp_rows=rows):
+                    for log in (False, True):
+                        run(x, 1, log, "strided_warp", backward=backward)
+
+
 @pytest.mark.parametrize("kind", ["step", "offset", "transpose", "expand"])
 @pytest.mark.parametrize("dtype", [torch.float32, torch.bfloat16], ids=str)
 def test_strided_warp_views(kind, dtype):

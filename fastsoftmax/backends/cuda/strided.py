@@ -638,13 +638,22 @@ class StagedInstance:
 
 
 #: strided_warp (strided_warp.cuh): rows of the reduced axis a lane holds, one kernel each (the
-#: kernels' ROWS), by direction: the backward holds two tensors
-WARP_COLUMNS_ROWS = {False: (4, 8, 16), True: (4, 8)}
+#: kernels' ROWS), by direction: the backward holds two tensors. Dense enough that a lane's registers
+#: hold few rows past the axis: a kernel keeps all ROWS packs whatever n is, and runs the loops of
+#: rows past it as predicated code
+WARP_COLUMNS_ROWS = {False: (2, 3, 4, 5, 6, 8, 10, 12, 16), True: (2, 3, 4, 5, 6, 8)}
 WARP_COLUMNS_THREADS = 256
 #: a row's lanes cover at least this many bytes of it where the columns allow
 WARP_COLUMNS_MIN_ROW_BYTES = 128
 #: warps of a CTA that may share a group of columns, splitting the axis's rows (a power of two)
 WARP_COLUMNS_ROW_WARPS = (1, 2, 4, 8)
+#: axes longer than this split over the most row warps (warp_columns_shape), shorter ones the fewest
+WARP_COLUMNS_FEW_ROW_WARPS_MAX_N = 64
+
+
+#: strided_warp's 16-bit forward kernels of 16-byte packs that ask ptxas for registers enough for
+#: three CTAs an SM (80), by rows a lane (WarpColumnsInstance.launch_bounds)
+WARP_COLUMNS_THREE_CTA_ROWS = (5, 6, 8, 10)
 
 
 #: "auto" takes strided_warp for reduced axes up to this long (16-bit types; float32), on 16-byte
@@ -699,34 +708,45 @@ def warp_columns_shape(
     backward: bool,
     lanes: int | None = None,
     row_warps: int | None = None,
+    rows: int | None = None,
 ) -> WarpColumnsShape:
     """The lanes along inner and the row warps of a strided_warp launch (``lanes`` and
     ``row_warps`` where given), and the kernel's rows a lane: of the splits that hold n in at most
     the most ROWS, the one whose warps read the most of WARP_COLUMNS_MIN_ROW_BYTES of a row (or all of
     inner; H200, the bf16 backward of (8, 300, 4096) over dim 1 0.62 of copy at 64 bytes, 0.41 at 16),
-    then the one that wastes the fewest slots (rows past n, columns past inner) to a tenth,
-    then the fewest row warps: the most rows a lane (the work of a column's merge and constants is
-    spread over more elements), and no merge through shared memory at one."""
+    then the one that wastes the fewest slots (rows past n, columns past inner) to a tenth, then,
+    for axes up to WARP_COLUMNS_FEW_ROW_WARPS_MAX_N, the fewest row warps (the work of a column's merges
+    and constants spread over the most rows a lane, and none through shared memory at one warp), for
+    longer ones the most (fewer registers a thread, more warps an SM to cover the loads). H200, the
+    most row warps against the fewest, alternated in one process (results 2026-11-28_h200_s35,
+    rows_against_before_bf16.txt): bf16 forward (8, 150, 16384) 0.69 of copy against 0.66, (4, 96,
+    65536) 0.73 against 0.68, (4096, 64, 512) 0.94 against 0.92, backward level; but (16, 21, 262144)
+    0.61 against 0.84 and (1024, 8, 2048) 0.29 against 0.74, where one thread's few rows cannot carry
+    the merges. A lane holds the fewest ROWS that cover its rows (``rows`` where given: splits it does
+    not cover are passed over)."""
+    if rows is not None and rows not in WARP_COLUMNS_ROWS[backward]:
+        raise ValueError(f"strided_warp: {rows} rows a lane is not one of {WARP_COLUMNS_ROWS[backward]}")
     best = None
     for option in [lanes] if lanes else [1, 2, 4, 8, 16, 32]:
         for warps in [row_warps] if row_warps else WARP_COLUMNS_ROW_WARPS:
             step = 32 // option * warps
             need = -(-n // step)
-            rows = next((r for r in WARP_COLUMNS_ROWS[backward] if r >= need), None)
-            if rows is None:
+            held = next((r for r in ([rows] if rows else WARP_COLUMNS_ROWS[backward]) if r >= need), None)
+            if held is None:
                 continue
             width = option * pack
             groups = -(-inner // width)
             # how far a row's part falls short of WARP_COLUMNS_MIN_ROW_BYTES (0: not, or all of inner)
             short = 0 if width >= inner else max(0, WARP_COLUMNS_MIN_ROW_BYTES // (width * itemsize) - 1)
             waste = 1 - (n * inner) / (need * step * groups * width)
-            score = (short, int(waste * 10), warps, -option)
+            score = (short, int(waste * 10), warps if n <= WARP_COLUMNS_FEW_ROW_WARPS_MAX_N else -warps, -option)
             if best is None or score < best[0]:
-                best = (score, WarpColumnsShape(option, warps, rows, groups))
+                best = (score, WarpColumnsShape(option, warps, held, groups))
     if best is None:
         most = warp_columns_max_n(backward)
         asked = f" with {lanes} lanes along inner" if lanes else ""
         asked += f" and {row_warps} row warps" if row_warps else ""
+        asked += f" and {rows} rows a lane" if rows else ""
         raise ValueError(f"strided_warp: a reduced axis of {n} is too long{asked} (at most {most})")
     return best[1]
 
@@ -756,6 +776,26 @@ class WarpColumnsInstance:
     def name(self) -> str:
         return kernel_name("strided_warp", self, f"p{self.pack}_r{self.rows}")
 
+    @property
+    def launch_bounds(self) -> str:
+        """Three CTAs an SM for the 16-bit forward of 16-byte packs at 5 to 10 rows a lane, ptxas's
+        own choice elsewhere. H200, alternated in one process (results 2026-11-28_h200_s35,
+        rows_launch_bounds_ab_*.txt): bf16 (8, 150, 16384) over dim 1 0.66 of copy against 0.58 at 10
+        rows (98 registers, two CTAs, against 80 and an 8-byte frame) and 0.68 against 0.60 at 5 (64
+        registers against 72: ptxas's choice there was the tighter), (8, 300, 4096) 0.57 against
+        0.53; at 12 and 16 rows the cap spills (48 and 112 bytes): (4, 96, 65536) 0.66 against 0.67,
+        (4096, 64, 512) 0.63 against 0.90. The backward gained on some shapes and lost on others
+        ((32, 64, 4096) 0.76 against 0.70, (8, 300, 4096) 0.68 against 0.71) and keeps ptxas's."""
+        itemsize = CXX_TYPES[self.dtype][2]
+        if (
+            not self.backward
+            and itemsize == 2
+            and self.pack * itemsize == 16
+            and self.rows in WARP_COLUMNS_THREE_CTA_ROWS
+        ):
+            return f"{WARP_COLUMNS_THREADS}, 3"
+        return f"{WARP_COLUMNS_THREADS}"
+
     def wrapper(self) -> str:
         t = CXX_TYPES[self.dtype][0]
         targs = f"{t}, {self.pack}, {self.rows}, {'true' if self.log else 'false'}"
@@ -779,7 +819,7 @@ class WarpColumnsInstance:
                 "groups, bits);"
             )
         return (
-            f'extern "C" __global__ void __launch_bounds__({WARP_COLUMNS_THREADS}) {self.name}({params}) {{\n'
+            f'extern "C" __global__ void __launch_bounds__({self.launch_bounds}) {self.name}({params}) {{\n'
             f"    {body}\n}}\n"
         )
 
@@ -793,7 +833,14 @@ def _build_warp_columns(load, key):
     itemsize = CXX_TYPES[dtype][2]
     pack = widest_pack(WARP_PACK_SIZES[dtype], align, itemsize, lambda p: inner % p == 0)
     shape = warp_columns_shape(
-        n, inner, itemsize, pack, backward, tuning.strided_warp_lanes, tuning.strided_warp_row_warps
+        n,
+        inner,
+        itemsize,
+        pack,
+        backward,
+        tuning.strided_warp_lanes,
+        tuning.strided_warp_row_warps,
+        tuning.strided_warp_rows,
     )
     groups = outer * shape.groups
     per_block = WARP_COLUMNS_THREADS // 32 // shape.row_warps

@@ -217,6 +217,9 @@ class Tuning:
     #: strided_warp: warps of a CTA sharing a group of columns (1, 2, 4 or 8), instead of
     #: strided.warp_columns_shape's choice
     strided_warp_row_warps: int | None = None
+    #: strided_warp: rows of the reduced axis a lane holds (the kernel's ROWS, one of
+    #: strided.WARP_COLUMNS_ROWS, enough for the axis), instead of the fewest that hold it
+    strided_warp_rows: int | None = None
 
     def __post_init__(self):
         if self.long_row_storage_16bit not in (None, *LONG_ROW_STORAGES_16BIT):
@@ -237,6 +240,8 @@ class Tuning:
             raise ValueError(f"strided_warp_lanes={self.strided_warp_lanes!r} is not a power of two up to 32")
         if self.strided_warp_row_warps is not None and self.strided_warp_row_warps not in (1, 2, 4, 8):
             raise ValueError(f"strided_warp_row_warps={self.strided_warp_row_warps!r} is not one of (1, 2, 4, 8)")
+        if self.strided_warp_rows is not None and self.strided_warp_rows <= 0:
+            raise ValueError(f"strided_warp_rows={self.strided_warp_rows!r} is not positive")
         if self.strided_waves is not None and self.strided_waves <= 0:
             raise ValueError(f"strided_waves={self.strided_waves!r} is not positive")
         if self.split_row_blocks_per_sm is not None and self.split_row_blocks_per_sm <= 0:
