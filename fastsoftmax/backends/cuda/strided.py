@@ -674,7 +674,10 @@ def takes_warp_columns(n: int, inner: int, dtype: torch.dtype, aligned: bool, wi
     512, 512), 0.80-0.86 against 0.44 on (64, 32, 2048). float32 over axes of 33 and more loses to
     the staged tiles and to Triton's wide tiles ((8, 150, 128, 128) forward 0.74 against Triton's
     0.83), and keeps them; over shorter ones it is level or ahead ((64, 32, 2048) 0.78 against 0.53,
-    (1024, 8, 2048) 0.89 against 0.75)."""
+    (1024, 8, 2048) 0.89 against 0.75). These figures predate the kernels of exactly a lane's rows,
+    their launch bounds and row warps (results 2026-11-28_h200_s35): the bf16 channel forward of (8,
+    150, 128, 128) has since gone to 0.69 (the staged tiles: 0.55); float32 past 32 rows was not timed
+    again."""
     itemsize = CXX_TYPES[dtype][2]
     if stepped or not (aligned and window) or inner * itemsize % 16 or inner * itemsize < WARP_COLUMNS_MIN_ROW_BYTES:
         return False
