@@ -30,10 +30,8 @@ import argparse
 import atexit
 import math
 import os
-import shutil
 import statistics
 import sys
-import tempfile
 import time
 from pathlib import Path
 
@@ -116,24 +114,19 @@ BASELINES: dict = {}  # prefix -> the backend compiled from that --baseline fold
 def baseline_backend(kernel_dir: str, replacements=()):
     """A CUDA backend whose kernels are compiled from the headers in ``kernel_dir`` (with this
     revision's wrappers, so the launch contracts must agree; each (old, new) of ``replacements``
-    applied to the headers, in a copy, and to the wrappers), not cached on disk."""
+    applied to the headers, in a copy, and to the wrappers: compiler.KernelVariant), not cached on
+    disk."""
     from fastsoftmax.backends.cuda import compiler
     from fastsoftmax.backends.cuda.backend import CudaBackend
     from fastsoftmax.backends.cuda.instances import source_for
 
-    folder = Path(kernel_dir)
-    if replacements:
-        folder = Path(tempfile.mkdtemp(prefix="fastsoftmax-baseline-"))
-        atexit.register(shutil.rmtree, folder, True)
-        compiler.copy_kernels(folder, replacements, Path(kernel_dir))
+    variant = compiler.KernelVariant(replacements, Path(kernel_dir))
+    atexit.register(variant.close)
 
     class BaselineBackend(CudaBackend):
         @staticmethod
         def cubin(instance, arch):
-            source = source_for([instance])
-            for old, new in replacements:
-                source = source.replace(old, new)
-            return compiler.compile_cubin(source, arch, instance.name, kernel_dir=folder)
+            return variant.compile(source_for([instance]), arch, instance.name)
 
     return BaselineBackend()
 

@@ -28,7 +28,6 @@ import argparse
 import os
 import re
 import sys
-import tempfile
 from collections import defaultdict
 from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
@@ -38,19 +37,12 @@ def _unit_resources(instances, arch: str, kernel_dir: Path | None, replacements)
     from fastsoftmax.backends.cuda import compiler
     from fastsoftmax.backends.cuda.instances import source_for
 
-    source = source_for(instances)
-    if not replacements:
-        cubin = compiler.compile_cubin(source, arch, "register_report", use_cache=False, kernel_dir=kernel_dir)
-        return compiler.kernel_resources(cubin)
-    # the headers hold the kernels' code: they are edited too, in a copy of the folder
-    with tempfile.TemporaryDirectory() as folder:
-        unmatched = compiler.copy_kernels(Path(folder), replacements, kernel_dir)
-        for old, new in replacements:
-            if old in unmatched and old not in source:
-                raise SystemExit(f"--replace: {old!r} occurs in neither the kernels' headers nor their wrappers")
-            source = source.replace(old, new)
-        cubin = compiler.compile_cubin(source, arch, "register_report", use_cache=False, kernel_dir=Path(folder))
-    return compiler.kernel_resources(cubin)
+    try:
+        variant = compiler.KernelVariant(replacements, kernel_dir)
+    except ValueError as exc:
+        raise SystemExit(f"--replace: {exc}") from None
+    with variant:
+        return compiler.kernel_resources(variant.compile(source_for(instances), arch, "register_report"))
 
 
 def resources(instances, arch: str, kernel_dir: Path | None = None, replacements=()) -> dict:

@@ -301,6 +301,31 @@ def test_copy_kernels_edits_a_copy_and_names_what_it_did_not_find(tmp_path):
 
 
 @needs_nvrtc
+def test_kernel_variant_edits_headers_and_wrappers_in_a_copy():
+    """compiler.KernelVariant: a header edit reaches the compiled code (a broken text breaks it),
+    a wrapper-only edit too (a kernel renamed: the old name is gone from the CUBIN), the tree's own
+    headers untouched, a text found nowhere an error naming it, and close removes the copy."""
+    from fastsoftmax.backends.cuda import compiler
+    from fastsoftmax.backends.cuda.instances import all_instances, source_for
+
+    inst = next(i for i in all_instances() if i.name == "fs_warp_softmax_fwd_f32_p4_c4_g1_r1")
+    header_only = "constexpr int kUnroll = 4;"
+    with compiler.KernelVariant([(header_only, "int kUnroll = ;")]) as broken:
+        with pytest.raises(compiler.CudaCompileError):
+            broken.compile(source_for([inst]), "sm_90", "variant")
+    assert header_only in (compiler.KERNEL_DIR / "common.cuh").read_text()
+    renamed = inst.name + "_renamed"
+    variant = compiler.KernelVariant([(f" {inst.name}(", f" {renamed}(")])
+    folder = variant.folder
+    cubin = variant.compile(source_for([inst]), "sm_90", "variant")
+    assert renamed.encode() in cubin
+    variant.close()
+    assert not folder.exists()
+    with pytest.raises(ValueError, match="no such text"):
+        compiler.KernelVariant([("no such text", "x")])
+
+
+@needs_nvrtc
 def test_register_report_replace_edits_the_headers(monkeypatch):
     """benchmarks/register_report.py --replace edits the kernel headers (in a copy), not only the
     units' wrappers: a header-only text broken by it breaks the compile; a text found nowhere is an

@@ -198,6 +198,50 @@ def copy_kernels(into: Path, replacements=(), folder: Path | None = None) -> set
     return unmatched
 
 
+class KernelVariant:
+    """The kernels of ``folder`` (this tree's kernels/ by default) with each (old, new) of
+    ``replacements`` applied to the headers, in a copy (copy_kernels), and to every unit's source,
+    the wrappers: what the benchmarks' A/B probes and register report compile to measure a kernel
+    edit beside the kernels as they are. An OLD found in no header and in no instance's wrapper is
+    an error (ValueError): a mistyped edit would otherwise measure the kernels unedited. ``close``
+    (or leaving a ``with`` block) removes the copy."""
+
+    def __init__(self, replacements=(), folder: Path | None = None):
+        self.replacements = tuple(replacements)
+        self.folder = folder
+        self._copy = None
+        if not self.replacements:
+            return
+        self._copy = tempfile.TemporaryDirectory(prefix="fastsoftmax-variant-")
+        self.folder = Path(self._copy.name)
+        unmatched = copy_kernels(self.folder, self.replacements, folder)
+        if unmatched:
+            from .instances import all_instances
+
+            wrappers = [inst.wrapper() for inst in all_instances()]
+            for old, _ in self.replacements:
+                if old in unmatched and not any(old in wrapper for wrapper in wrappers):
+                    self.close()
+                    raise ValueError(f"{old!r} occurs in neither the kernels' headers nor their wrappers")
+
+    def compile(self, source: str, arch: str, label: str) -> bytes:
+        """CUBIN of ``source`` (edited) against the variant's headers, never cached on disk."""
+        for old, new in self.replacements:
+            source = source.replace(old, new)
+        return compile_cubin(source, arch, label, use_cache=False, kernel_dir=self.folder)
+
+    def close(self) -> None:
+        if self._copy is not None:
+            self._copy.cleanup()
+            self._copy = None
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.close()
+
+
 def compile_cubin(source: str, arch: str, label: str, use_cache: bool = True, kernel_dir: Path | None = None) -> bytes:
     """CUBIN bytes of ``source`` for ``arch`` (e.g. "sm_90"), from the disk cache when possible.
     ``kernel_dir``: the headers from another folder (a copy of kernels/ from another revision, for
