@@ -386,10 +386,13 @@ def _table_choice(backward: bool, strided: bool, dtype: torch.dtype, n: int, num
     direction = "backward" if backward else "forward"
     layout = "strided" if strided else "row"
     dtype_name = str(dtype).removeprefix("torch.")
+    sibling = SIBLING_DTYPES.get(dtype_name)
     itemsize = dtype.itemsize
     best, best_point, best_distance = None, None, math.inf
     for point in _table().get("points", ()):
-        if point.get("direction") != direction or point.get("layout") != layout or point.get("dtype") != dtype_name:
+        if point.get("direction") != direction or point.get("layout") != layout:
+            continue
+        if point.get("dtype") not in (dtype_name, sibling):
             continue
         timings = {name: t for name, t in point.get("us", {}).items() if name in KERNEL_BACKENDS and t and t > 0}
         if not timings:
@@ -399,6 +402,8 @@ def _table_choice(backward: bool, strided: bool, dtype: torch.dtype, n: int, num
             distance += abs(math.log2(_point_inner(point)) - math.log2(inner))
         elif row_kind(point["n"], itemsize) != row_kind(n, itemsize):
             distance += ROW_ALIGNMENT_DISTANCE
+        if point["dtype"] != dtype_name:
+            distance += SIBLING_DTYPE_DISTANCE
         if distance < best_distance:
             best, best_point, best_distance = min(timings, key=lambda name: _pace(name, timings)), point, distance
     if best is not None and _moves_too_little(numel, itemsize, backward):
@@ -419,6 +424,15 @@ def _table_choice(backward: bool, strided: bool, dtype: torch.dtype, n: int, num
 #: backend, while rows of 48, 64, 80, 96 and 112 ran 0.95-0.96 on Triton (results
 #: 2026-11-24_h100_s9, main_*_13-43-21.json and main_*_13-39-58.json).
 ROW_ALIGNMENT_DISTANCE = 2.0
+#: float16 and bfloat16 run the same kernels over the same bytes in both backends (only the
+#: conversions to and from float32 differ), so each takes the other's points too, this much farther
+#: than its own: a point of its own at the same place decides, and where the table has none near, the
+#: other type's does. Points were added for bfloat16 alone (the channel shapes: (16, 21, 512, 512) over
+#: dim 1 backward, H100, 189 us on the CUDA backend against Triton's 318), and without them float16
+#: took the point of (4096, 64, 256) there, where Triton led by 2 us in 141, and sent the channel
+#: backward to Triton
+SIBLING_DTYPES = {"float16": "bfloat16", "bfloat16": "float16"}
+SIBLING_DTYPE_DISTANCE = 0.5
 
 
 def row_kind(n: int, itemsize: int) -> tuple[bool, bool]:

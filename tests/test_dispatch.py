@@ -126,6 +126,27 @@ def test_table_choice_for_strided_problems_follows_the_inner_size(tmp_path, monk
         assert dispatch._table_choice(False, True, torch.bfloat16, 48, 48 * 3000 * 256, 256) == "triton"
 
 
+def test_table_choice_lends_the_other_16_bit_type_its_points(tmp_path, monkeypatch):
+    """float16 and bfloat16 take each other's points, a little farther than their own: a 16-bit
+    problem with no point of its own type near it follows the other type's nearest point, one with
+    a point of its own at the same place follows that, and float32 takes neither."""
+    common = {"direction": "backward", "layout": "strided", "shape": [16, 21, 512, 512], "dim": 1}
+    far = {"direction": "backward", "layout": "strided", "shape": [4096, 64, 256], "n": 64, "numel": 1 << 26}
+    points = [
+        dict(common, dtype="bfloat16", n=21, numel=16 * 21 * 512 * 512, us={"triton": 318.0, "cuda": 189.0}),
+        dict(far, dtype="float16", us={"triton": 138.7, "cuda": 140.9}),
+    ]
+    channel = (True, True, torch.float16, 21, 16 * 21 * 512 * 512, 512 * 512)
+    with measured_table(tmp_path, monkeypatch, points):
+        assert dispatch._table_choice(*channel) == "cuda"  # bfloat16's point, nearer than float16's own
+        assert dispatch._table_choice(True, True, torch.float16, 64, 1 << 26, 256) == "triton"
+        assert dispatch._table_choice(True, True, torch.bfloat16, 64, 1 << 26, 256) == "triton"
+        assert dispatch._table_choice(True, True, torch.float32, 21, 16 * 21 * 512 * 512, 512 * 512) is None
+    own = dict(common, dtype="float16", n=21, numel=16 * 21 * 512 * 512, us={"triton": 150.0, "cuda": 189.0})
+    with measured_table(tmp_path, monkeypatch, [*points, own]):
+        assert dispatch._table_choice(*channel) == "triton"  # a point of its own at the same place decides
+
+
 def test_available_backends_always_lists_torch():
     assert dispatch.available_backends("cpu")[-1] == "torch"
 
