@@ -639,8 +639,8 @@ class StagedInstance:
 
 #: strided_warp (strided_warp.cuh): rows of the reduced axis a lane holds, one kernel each (the
 #: kernels' ROWS), by direction: the backward holds two tensors. Dense enough that a lane's registers
-#: hold few rows past the axis: a kernel keeps all ROWS packs whatever n is, and runs the loops of
-#: rows past it as predicated code
+#: hold few rows past the axis: a kernel keeps registers for all ROWS packs whatever n is, and tests
+#: every row against n
 WARP_COLUMNS_ROWS = {False: (2, 3, 4, 5, 6, 8, 10, 12, 16), True: (2, 3, 4, 5, 6, 8)}
 WARP_COLUMNS_THREADS = 256
 #: a row's lanes cover at least this many bytes of it where the columns allow
@@ -783,11 +783,11 @@ class WarpColumnsInstance:
     def launch_bounds(self) -> str:
         """Three CTAs an SM for the 16-bit forward of 16-byte packs at 5 to 10 rows a lane, ptxas's
         own choice elsewhere. H200, alternated in one process (results 2026-11-28_h200_s35,
-        rows_launch_bounds_ab_*.txt): bf16 (8, 150, 16384) over dim 1 0.66 of copy against 0.58 at 10
-        rows (98 registers, two CTAs, against 80 and an 8-byte frame) and 0.68 against 0.60 at 5 (64
-        registers against 72: ptxas's choice there was the tighter), (8, 300, 4096) 0.57 against
-        0.53; at 12 and 16 rows the cap spills (48 and 112 bytes): (4, 96, 65536) 0.66 against 0.67,
-        (4096, 64, 512) 0.63 against 0.90. The backward gained on some shapes and lost on others
+        rows_launch_bounds_ab_*.txt): bf16 (8, 150, 16384) over dim 1 at 10 rows 0.66 of copy (80
+        registers and an 8-byte frame, three CTAs) against 0.58 (98 registers, two CTAs), at 5 rows
+        0.68 (72 registers) against 0.60 (ptxas's own 64), (8, 300, 4096) 0.57 against 0.53; at 12 and
+        16 rows the cap spills (48 and 112 bytes): (4, 96, 65536) 0.66 against 0.67, (4096, 64, 512)
+        0.63 against 0.90. The backward gained on some shapes and lost on others
         ((32, 64, 4096) 0.76 against 0.70, (8, 300, 4096) 0.68 against 0.71) and keeps ptxas's."""
         itemsize = CXX_TYPES[self.dtype][2]
         if (
