@@ -19,7 +19,8 @@
 // picks lanes so that a row's part is 128 bytes where the axis allows, else as wide as it allows
 // (narrower parts, 32 bytes a row, ran the bf16 backward of (8, 150, 128, 128) at 0.52 of copy
 // against 0.77 at 128 bytes on an H200), then the split with the fewest empty slots, then the
-// fewest row warps (strided.warp_columns_shape).
+// fewest row warps for axes up to 64 rows and the most for longer ones, and the fewest ROWS that
+// hold the lane's rows (strided.warp_columns_shape).
 //
 // A column's maximum and sum merge over the lanes that share it by xor shuffles, then, where several
 // warps share the group, through shared memory: each warp posts its lanes' partial values, and the
