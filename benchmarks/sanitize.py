@@ -108,7 +108,7 @@ PROBLEMS = {
     ],
     # groups of several row warps merging through shared memory (150), one warp a group (21), the
     # longest axis of the backward's rows, a partial last group of columns, pairs (inner 10) and
-    # single elements (an odd inner)
+    # spread columns (an odd inner)
     "strided_warp": [((5, 150, 40), 1), ((3, 21, 72), 1), ((2, 2000, 24), 1), ((7, 33, 10), 1), ((4, 17, 13), 1)],
 }
 #: strided_staged's flat runs folded into rows of lcm(inner, pack) columns (strided.fold_width, forced
@@ -272,6 +272,9 @@ TUNED_RUNS = {
     "strided_warp": [
         ({"strided_warp_row_warps": 1}, [((5, 100, 40), 1)]),
         ({"strided_warp_row_warps": 8, "strided_warp_lanes": 2}, [((5, 100, 40), 1)]),
+        # spread columns where 16-byte packs align too, and groups of four row warps over an odd
+        # inner whose last group holds a lane's columns in part
+        ({"strided_warp_spread": True, "strided_warp_row_warps": 4}, [((5, 100, 40), 1), ((3, 21, 77), 1)]),
     ],
     "warp": [({"row_window": True}, None), ({"row_window": False}, None)],
     "block_regs": [({"row_window": True}, None), ({"row_window": False}, None)],

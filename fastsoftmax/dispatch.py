@@ -254,7 +254,12 @@ def _choose_backend(
         if stepped and inner <= STEPPED_TRITON_MAX_INNER:
             preferred = "triton"
     if inner > 1 and not stepped and not window:
-        if dtype.itemsize == 2:
+        from .backends.cuda.strided import takes_spread_columns
+
+        if takes_spread_columns(n, inner, dtype, backward):
+            # where strided_warp's spread columns lead (strided.choose_tier takes them)
+            preferred = "cuda"
+        elif dtype.itemsize == 2:
             # 16-bit rows at different 16-byte phases: Triton where its tiles hold the reduced axis
             # (one read), the CUDA strided tier elsewhere (strided.choose_tier)
             preferred = "triton" if n <= STAGGERED_TRITON_MAX_N[backward] else "cuda"

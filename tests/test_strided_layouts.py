@@ -355,11 +355,11 @@ def test_staggered_rows_go_to_triton_where_its_tiles_hold_the_axis(table_says_cu
         (1025, 263169, True, torch.bfloat16, "cuda"),
         # float32: Triton's tiles of scalar loads over inner sizes of 128 or more where they hold
         # the axis and the GPU time outlasts a Triton launch's host time, else the 4-byte copies
-        (21, 263169, False, torch.float32, "triton"),
+        (21, 263169, False, torch.float32, "cuda"),  # strided_warp's spread columns (the next test)
         (64, 4097, False, torch.float32, "triton"),
-        (21, 263169, True, torch.float32, "triton"),
+        (21, 263169, True, torch.float32, "cuda"),
         (64, 4097, True, torch.float32, "triton"),
-        (150, 16129, False, torch.float32, "triton"),
+        (150, 16129, False, torch.float32, "cuda"),
         (150, 16129, True, torch.float32, "triton"),
         (2048, 4097, False, torch.float32, "triton"),
         (2049, 4097, False, torch.float32, "cuda"),
@@ -372,6 +372,40 @@ def test_staggered_rows_go_to_triton_where_its_tiles_hold_the_axis(table_says_cu
         assert dispatch._choose_backend(*args, True, False, False) == name, (n, backward, dtype)
         if dtype != torch.float32:  # (float32 in one phase: the next test)
             assert dispatch._choose_backend(*args, True, False, True) == "cuda"  # rows in one phase
+
+
+def test_staggered_rows_go_to_spread_columns_where_they_lead(table_says_cuda):
+    """Rows at several 16-byte phases (odd H x W): strided_warp's spread columns for the float32
+    forward over axes of 17 to 256 and backward up to 96, the 16-bit forward over 129 to 256, on
+    inner sizes of WARP_SPREAD_AUTO_MIN_INNER or more; never the 16-bit backward."""
+    from fastsoftmax.backends.cuda import strided, tiers
+
+    limits = tiers.H100_LIMITS
+    for n, inner, backward, dtype, taken in (
+        (150, 16129, False, torch.bfloat16, True),
+        (256, 16129, False, torch.float16, True),
+        (128, 16129, False, torch.bfloat16, False),
+        (257, 16129, False, torch.bfloat16, False),
+        (21, 263169, False, torch.bfloat16, False),
+        (150, 16129, True, torch.bfloat16, False),
+        (21, 263169, True, torch.float16, False),
+        (150, 4095, False, torch.bfloat16, False),  # inner too short
+        (17, 16129, False, torch.float32, True),
+        (256, 16129, False, torch.float32, True),
+        (16, 16129, False, torch.float32, False),
+        (257, 16129, False, torch.float32, False),
+        (21, 263169, True, torch.float32, True),
+        (96, 16129, True, torch.float32, True),
+        (97, 16129, True, torch.float32, False),
+    ):
+        assert strided.takes_spread_columns(n, inner, dtype, backward) is taken, (n, inner, dtype, backward)
+        tier = strided.choose_tier(8, n, inner, dtype, backward, limits, True, False)
+        assert (tier == "strided_warp") is taken, (n, inner, dtype, backward, tier)
+        if taken:
+            args = ("auto", "cuda", 0, dtype, 8, n, inner, backward)
+            assert dispatch._choose_backend(*args, True, False, False) == "cuda"
+    # rows in one phase: the rules for packs
+    assert strided.choose_tier(8, 150, 16129, torch.float32, False, limits, True, True) != "strided_warp"
 
 
 def test_float32_on_boundaries_goes_to_triton_wide_tiles_over_axes_of_33_to_1024(table_says_cuda):
@@ -889,7 +923,7 @@ def test_strided_warp_shapes_and_auto_rule():
     # narrow columns, off 16-byte boundaries, rows at several phases, a step along inner: not taken
     assert strided.choose_tier(4096, 64, 8, torch.bfloat16, False, limits) != "strided_warp"
     assert strided.choose_tier(8, 150, 16384, torch.bfloat16, False, limits, False) != "strided_warp"
-    assert strided.choose_tier(8, 150, 16384, torch.bfloat16, False, limits, True, False) != "strided_warp"
+    assert strided.choose_tier(8, 96, 16384, torch.bfloat16, False, limits, True, False) != "strided_warp"
     assert strided.choose_tier(8, 150, 16384, torch.bfloat16, False, limits, False, True, True) != "strided_warp"
     with pytest.raises(ValueError, match="power of two"):
         tiers.Tuning(strided_warp_lanes=3)

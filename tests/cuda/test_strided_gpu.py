@@ -1006,7 +1006,7 @@ def test_rows_at_several_phases(shape, backend, dtype, monkeypatch):
     [
         ((8, 150, 32, 32), 1),  # NCHW channel softmax: 16-byte packs, two lanes a row
         ((4, 21, 64, 64), 1),  # few classes: many lanes a row
-        ((3, 21, 33, 31), 1),  # odd H x W: rows at several 16-byte phases, single elements
+        ((3, 21, 33, 31), 1),  # odd H x W: rows at several 16-byte phases, spread columns
         ((2, 2048, 40), 1),  # the longest axis backward holds; a partial last group of columns
         ((2, 4096, 24), 1),  # the longest axis forward holds (backward: refused, see below)
         ((5, 2, 16), 1),  # an axis of two
@@ -1058,6 +1058,41 @@ def test_strided_warp_every_rows_kernel(dtype):
                         run(x, 1, log, "strided_warp", backward=backward)
 
 
+@pytest.mark.parametrize("dtype", DTYPES, ids=str)
+@pytest.mark.parametrize("lanes", [1, 4, 16, 32])
+def test_strided_warp_spread_columns(lanes, dtype):
+    """A lane's columns `lanes` apart, element by element (forced through the tuning, and "auto"'s
+    choice where no pack aligns): rows at every 16-byte phase (odd H x W), a last group of columns
+    whose lanes hold 1 to 3 of their 4 columns inside inner or none, an axis that leaves rows of a
+    step empty, an inner that packs would have served, a view off its boundary; both directions."""
+    from fastsoftmax.backends.cuda import strided, tiers
+
+    pack = strided.WARP_SPREAD_PACK
+    for n, inner in ((21, 33 * 31), (9, lanes * pack + 1), (40, lanes * pack + 3), (60, 64), (5, max(lanes - 1, 2))):
+        x = rand((3, n, inner), dtype)
+        with tiers.tuned(strided_warp_spread=True, strided_warp_lanes=lanes):
+            for log in (False, True):
+                run(x, 1, log, "strided_warp", backward=-(-n // (32 // lanes * 8)) <= 8)
+    offset = view_of("offset", (3, 21, 40), dtype)
+    for log in (False, True):
+        run(offset, 1, log, "strided_warp")
+
+
+@pytest.mark.parametrize("dtype", [torch.float32, torch.bfloat16], ids=str)
+def test_strided_warp_spread_every_rows_kernel(dtype):
+    """Each spread kernel of a lane's rows, on odd H x W, axes that fill its rows and that leave
+    the last of them empty."""
+    from fastsoftmax.backends.cuda import strided, tiers
+
+    for backward in (False, True):
+        for rows in strided.WARP_COLUMNS_ROWS[backward]:
+            for n in (rows * 4, rows * 4 - 3):
+                x = rand((2, n, 9, 13), dtype)
+                with tiers.tuned(strided_warp_lanes=8, strided_warp_row_warps=1, strided_warp_rows=rows):
+                    for log in (False, True):
+                        run(x, 1, log, "strided_warp", backward=backward)
+
+
 @pytest.mark.parametrize("kind", ["step", "offset", "transpose", "expand"])
 @pytest.mark.parametrize("dtype", [torch.float32, torch.bfloat16], ids=str)
 def test_strided_warp_views(kind, dtype):
@@ -1069,9 +1104,15 @@ def test_strided_warp_views(kind, dtype):
 
 
 def test_strided_warp_refuses_what_it_cannot_hold():
+    from fastsoftmax.backends.cuda import tiers
+
     x = rand((2, 4097, 16), torch.float32)
     with dispatch.forced("cuda", "strided_warp"), pytest.raises(ValueError, match="strided_warp"):
         fastsoftmax.softmax(x, 1)
+    odd = rand((2, 40, 15), torch.float32)
+    with dispatch.forced("cuda", "strided_warp"), tiers.tuned(strided_warp_spread=False):
+        with pytest.raises(ValueError, match="only spread columns"):
+            fastsoftmax.softmax(odd, 1)
     stepped = view_of("step_inner", (2, 40, 16), torch.float32)
     with dispatch.forced("cuda", "strided_warp"), pytest.raises(ValueError, match="unit steps along inner"):
         fastsoftmax.softmax(stepped, 1)
@@ -1114,6 +1155,30 @@ def test_auto_takes_strided_warp_through_the_public_api(dtype):
             check_backward(dx, x, dy, 1, log)
     tiers_loaded = {inst.tier for inst in loaded}
     assert tiers_loaded == {"strided_warp"}, [inst.name for inst in loaded]
+
+
+@pytest.mark.parametrize("dtype", DTYPES, ids=str)
+def test_auto_takes_spread_columns_for_odd_images(dtype):
+    """The channel softmax of an NCHW tensor of odd H x W (rows at several 16-byte phases) goes to
+    strided_warp's spread columns under "auto" where they lead (strided.takes_spread_columns: the
+    16-bit forward over 150 classes, float32 both ways over 21), through the public API; the
+    backward is right wherever it goes."""
+    from fastsoftmax.backends.cuda import BACKEND
+
+    shape = (2, 21, 91, 91) if dtype == torch.float32 else (2, 150, 91, 91)
+    x = rand(shape, dtype)
+    with recording_loads(BACKEND) as loaded:
+        for log in (False, True):
+            op = fastsoftmax.log_softmax if log else fastsoftmax.softmax
+            leaf = x.detach().requires_grad_()
+            y = op(leaf, 1)
+            check_forward(y.detach(), x, 1, log)
+            dy = rand(shape, dtype)
+            (dx,) = torch.autograd.grad(y, leaf, dy)
+            check_backward(dx, x, dy, 1, log)
+    spread = [inst for inst in loaded if inst.tier == "strided_warp" and inst.spread]
+    assert {inst.backward for inst in spread} == ({False, True} if dtype == torch.float32 else {False}), loaded
+    assert len(spread) == len(loaded), loaded
 
 
 @pytest.mark.parametrize("dtype", [torch.float32, torch.bfloat16], ids=str)

@@ -416,6 +416,8 @@ def choose_tier(
     itemsize = CXX_TYPES[dtype][2]
     if takes_warp_columns(n, inner, dtype, aligned, window, stepped):
         return "strided_warp"
+    if not stepped and not window and takes_spread_columns(n, inner, dtype, backward):
+        return "strided_warp"
     if stepped:
         # strided_staged reads each span once; the strided tier reads the elements of a tile of
         # columns, with the span of every sector, twice (its second walk). Past the conditions below,
@@ -643,6 +645,20 @@ class StagedInstance:
 #: every row against n
 WARP_COLUMNS_ROWS = {False: (2, 3, 4, 5, 6, 8, 10, 12, 16), True: (2, 3, 4, 5, 6, 8)}
 WARP_COLUMNS_THREADS = 256
+#: packs of neighbouring columns a lane moves whole, where the layout aligns them: 16 bytes, or
+#: pairs of 16-bit elements; elsewhere a lane's columns are spread (WARP_SPREAD_PACK), which replaced
+#: single elements: H200, alternated in one process (results 2026-11-29_h200_s36/spread_probe.txt),
+#: bf16 (16, 21, 513, 513) over dim 1 0.63 of copy against 0.36 forward, 0.68 against 0.47 backward,
+#: (8, 150, 127, 127) 0.50 against 0.31 and 0.43 against 0.34; float32 0.89 against 0.70 forward on
+#: (16, 21, 513, 513) and 0.75 against 0.51 on (8, 150, 127, 127), but 0.64 against 0.72 on (4, 64,
+#: 255, 255) and 0.90 against 0.95 backward on (16, 21, 513, 513)
+WARP_COLUMNS_PACKS = {torch.float32: (4,), torch.float16: (8, 2), torch.bfloat16: (8, 2)}
+#: columns of a spread lane (WarpColumnsInstance.spread): its elements arrive in 32-bit registers one
+#: an access, 16-bit ones too, so eight of them would take a 16-bit kernel's registers of 16-byte
+#: packs twice over (bf16 backward of 8 rows: 128 registers against 103)
+WARP_SPREAD_PACK = 4
+#: rows a spread lane holds where the axis allows (warp_columns_shape)
+WARP_SPREAD_ROWS = 12
 #: a row's lanes cover at least this many bytes of it where the columns allow
 WARP_COLUMNS_MIN_ROW_BYTES = 128
 #: warps of a CTA that may share a group of columns, splitting the axis's rows (a power of two)
@@ -684,6 +700,29 @@ def takes_warp_columns(n: int, inner: int, dtype: torch.dtype, aligned: bool, wi
     return n <= WARP_COLUMNS_AUTO_MAX_N[itemsize]
 
 
+#: inner sizes from which "auto" may give staggered rows to spread columns (takes_spread_columns;
+#: measured from 127 x 127 up)
+WARP_SPREAD_AUTO_MIN_INNER = 8192
+#: the axes "auto" gives to spread columns over staggered rows, by dtype size and direction
+#: (exclusive, inclusive: takes_spread_columns)
+WARP_SPREAD_AUTO_N = {(4, False): (16, 256), (4, True): (16, 96), (2, False): (128, 256)}
+
+
+def takes_spread_columns(n: int, inner: int, dtype: torch.dtype, backward: bool) -> bool:
+    """Whether "auto" gives a problem over rows at several 16-byte phases (odd H x W: no pack
+    aligns) to strided_warp's spread columns rather than Triton's tiles of scalar loads. H200, both in
+    one process over dim 1, axes of 19 to 256 over 127 x 127 to 513 x 513 (results
+    2026-11-29_h200_s36/spread_sweep.txt): float32 forward ahead from 19 rows to 256 ((16, 21, 513,
+    513) 0.94 of copy against 0.89, (8, 200, 127, 127) 0.75 against 0.60, level at 48); float32
+    backward ahead or level up to 128 ((8, 96, 127, 127) 0.86 against 0.81, (16, 21, 513, 513) 1.00
+    against 0.99), behind past it (150 rows: 0.68 against 0.81); 16-bit forward ahead past 128 rows
+    ((8, 150, 127, 127) 0.50 against 0.41, (8, 200, 127, 127) 0.53 against 0.50, level at 256),
+    behind up to it by 0.01-0.07; 16-bit backward behind on all but two shapes (an element an access
+    of y and of dy)."""
+    bounds = WARP_SPREAD_AUTO_N.get((CXX_TYPES[dtype][2], backward))
+    return bounds is not None and inner >= WARP_SPREAD_AUTO_MIN_INNER and bounds[0] < n <= bounds[1]
+
+
 def warp_columns_max_n(backward: bool) -> int:
     """The longest reduced axis strided_warp holds: every lane of a CTA down the axis, each holding
     its most rows."""
@@ -712,6 +751,7 @@ def warp_columns_shape(
     lanes: int | None = None,
     row_warps: int | None = None,
     rows: int | None = None,
+    spread: bool = False,
 ) -> WarpColumnsShape:
     """The lanes along inner and the row warps of a strided_warp launch (``lanes`` and
     ``row_warps`` where given), and the kernel's rows a lane: of the splits that hold n in at most
@@ -726,7 +766,17 @@ def warp_columns_shape(
     65536) 0.73 against 0.68, (4096, 64, 512) 0.94 against 0.92, backward level; but (16, 21, 262144)
     0.61 against 0.84 and (1024, 8, 2048) 0.29 against 0.74, where one thread's few rows cannot carry
     the merges. A lane holds the fewest ROWS that cover its rows (``rows`` where given: splits it does
-    not cover are passed over)."""
+    not cover are passed over).
+
+    ``spread`` columns (WarpColumnsInstance.spread) rank the splits otherwise: after the rows'
+    bytes and the waste, the most lanes (a warp's access of one element a lane then covers one row's
+    lanes neighbouring elements, not two rows' halves), then the fewest row warps whose lanes hold
+    at most WARP_SPREAD_ROWS rows, else the most. H200, alternated in one process (results
+    2026-11-29_h200_s36/spread_split_ab.txt), 32 lanes against 16: bf16 backward (16, 21, 513 x 513)
+    0.78 of copy against 0.73, float32 1.00 against 0.92; 32 lanes and eight row warps (8 rows a
+    lane) against four (16): (4, 64, 255 x 255) forward bf16 0.54 against 0.52, float32 0.80
+    against 0.76; four (12 rows) against eight (6): (8, 48, 127 x 127) 0.47 against 0.45, 0.71
+    against 0.70; but more row warps over 19 to 21 rows: 0.38-0.44 against 0.55-0.63."""
     if rows is not None and rows not in WARP_COLUMNS_ROWS[backward]:
         raise ValueError(f"strided_warp: {rows} rows a lane is not one of {WARP_COLUMNS_ROWS[backward]}")
     best = None
@@ -742,7 +792,11 @@ def warp_columns_shape(
             # how far a row's part falls short of WARP_COLUMNS_MIN_ROW_BYTES (0: not, or all of inner)
             short = 0 if width >= inner else max(0, WARP_COLUMNS_MIN_ROW_BYTES // (width * itemsize) - 1)
             waste = 1 - (n * inner) / (need * step * groups * width)
-            score = (short, int(waste * 10), warps if n <= WARP_COLUMNS_FEW_ROW_WARPS_MAX_N else -warps, -option)
+            if spread:
+                fits = need <= WARP_SPREAD_ROWS
+                score = (short, int(waste * 10), -option, not fits, warps if fits else -warps)
+            else:
+                score = (short, int(waste * 10), warps if n <= WARP_COLUMNS_FEW_ROW_WARPS_MAX_N else -warps, -option)
             if best is None or score < best[0]:
                 best = (score, WarpColumnsShape(option, warps, held, groups))
     if best is None:
@@ -765,19 +819,21 @@ def warp_columns_smem_floats(shape: WarpColumnsShape, pack: int) -> int:
 
 @dataclass(frozen=True)
 class WarpColumnsInstance:
-    """One strided_warp kernel: storage type, direction, function, pack and rows a lane."""
+    """One strided_warp kernel: storage type, direction, function, pack, rows a lane, and whether a
+    lane's pack is spread (its columns ``lanes`` apart, moved element by element)."""
 
     dtype: torch.dtype
     backward: bool
     log: bool
     pack: int
     rows: int
+    spread: bool = False
     tier = "strided_warp"
     header = "strided_warp.cuh"
 
     @property
     def name(self) -> str:
-        return kernel_name("strided_warp", self, f"p{self.pack}_r{self.rows}")
+        return kernel_name("strided_warp", self, f"p{self.pack}{'s' if self.spread else ''}_r{self.rows}")
 
     @property
     def launch_bounds(self) -> str:
@@ -801,7 +857,8 @@ class WarpColumnsInstance:
 
     def wrapper(self) -> str:
         t = CXX_TYPES[self.dtype][0]
-        targs = f"{t}, {self.pack}, {self.rows}, {'true' if self.log else 'false'}"
+        flags = ", ".join("true" if flag else "false" for flag in (self.log, self.spread))
+        targs = f"{t}, {self.pack}, {self.rows}, {flags}"
         load, store = f"StridedDirectLoad<{t}>", f"StridedDirectStore<{t}>"
         if self.backward:
             params = (
@@ -834,7 +891,14 @@ def _build_warp_columns(load, key):
     if any(s[2] != 1 for s in strides):
         raise ValueError("tier 'strided_warp' takes unit steps along inner; use tier 'strided' or 'strided_staged'")
     itemsize = CXX_TYPES[dtype][2]
-    pack = widest_pack(WARP_PACK_SIZES[dtype], align, itemsize, lambda p: inner % p == 0)
+    packs = [p for p in WARP_COLUMNS_PACKS[dtype] if align % (p * itemsize) == 0 and inner % p == 0]
+    spread = not packs if tuning.strided_warp_spread is None else tuning.strided_warp_spread
+    if not spread and not packs:
+        raise ValueError(
+            f"strided_warp: no pack of {WARP_COLUMNS_PACKS[dtype]} elements aligns with inner={inner} and the "
+            "tensors' pointers and strides; only spread columns (strided_warp_spread) take this layout"
+        )
+    pack = WARP_SPREAD_PACK if spread else packs[0]
     shape = warp_columns_shape(
         n,
         inner,
@@ -844,12 +908,13 @@ def _build_warp_columns(load, key):
         tuning.strided_warp_lanes,
         tuning.strided_warp_row_warps,
         tuning.strided_warp_rows,
+        spread,
     )
     groups = outer * shape.groups
     per_block = WARP_COLUMNS_THREADS // 32 // shape.row_warps
     if groups >= 1 << 31:  # the kernels index groups in 32 bits; a grid holds fewer CTAs still
         raise ValueError(f"strided_warp: {groups} groups of columns are more than a launch's grid holds")
-    inst = WarpColumnsInstance(dtype, backward, log, pack, shape.rows)
+    inst = WarpColumnsInstance(dtype, backward, log, pack, shape.rows, spread)
     smem = 4 * warp_columns_smem_floats(shape, pack)
     kernel = Kernel(load(inst, dev), inst.name, dev, 14 if backward else 11, WARP_COLUMNS_THREADS, 1, smem)
     pitches = tuple(s for tensor_strides in strides for s in tensor_strides[:2])
@@ -881,11 +946,11 @@ def all_instances():
             )
         ]
         + [
-            WarpColumnsInstance(dtype, backward, log, pack, rows)
+            WarpColumnsInstance(dtype, backward, log, pack, rows, spread)
             for dtype in DTYPES
             for backward in (False, True)
             for log in (False, True)
-            for pack in WARP_PACK_SIZES[dtype]
+            for pack, spread in [(p, False) for p in WARP_COLUMNS_PACKS[dtype]] + [(WARP_SPREAD_PACK, True)]
             for rows in WARP_COLUMNS_ROWS[backward]
         ]
     )

@@ -220,6 +220,10 @@ class Tuning:
     #: strided_warp: rows of the reduced axis a lane holds (the kernel's ROWS, one of
     #: strided.WARP_COLUMNS_ROWS, enough for the axis), instead of the fewest that hold it
     strided_warp_rows: int | None = None
+    #: strided_warp: a lane's columns spread ``lanes`` apart and moved element by element (True), or
+    #: neighbouring in packs the layout aligns (False: an error where it aligns none), instead of
+    #: spread exactly where no pack aligns
+    strided_warp_spread: bool | None = None
 
     def __post_init__(self):
         if self.long_row_storage_16bit not in (None, *LONG_ROW_STORAGES_16BIT):

@@ -31,7 +31,12 @@
 // 62% busy at 0.41 of copy). A group of one warp needs no shared memory and no barrier.
 //
 // Packs of P > 1 need inner, the row strides and the pointers on P-element boundaries (the host's
-// choice); P == 1 takes any layout, rows at several 16-byte phases included. Loads and stores go
+// choice). Where they are not (odd H x W: rows at several 16-byte phases), the SPREAD kernels take
+// any layout: a lane's P columns step by `lanes` (lc, lc + lanes, ...) and move one element an
+// access, so that a warp's access still covers `lanes` neighbouring elements of each of its rows,
+// and the work done once a row (its test against n, its address) is shared by P elements. Single
+// elements a lane (P == 1, what these kernels replaced) paid that work on every element: H200, bf16
+// (16, 21, 513, 513) over dim 1 forward 0.36 of copy, spread 0.63. Loads go
 // through the strided LOAD / STORE functors (StridedDirectLoad / StridedDirectStore), so fused forms
 // reach this tier by a functor, not a copy of the kernel.
 #pragma once
@@ -41,33 +46,49 @@
 namespace fastsoftmax {
 
 // A lane's place: its outer index, its first column (>= inner, or an outer index past the tensor:
-// the lane holds padding only), its first row and the rows between its rows, and its group of row
-// warps. `bits`: log2 lanes | log2 row_warps << 8.
+// the lane holds padding only), the columns between its P columns (1; lanes where spread), how many
+// of them lie inside inner, its first row and the rows between its rows, and its group of row warps.
+// `bits`: log2 lanes | log2 row_warps << 8.
 struct WarpColumns {
     i64 o, c;
-    int row, step, lane_bits, row_warps, group_thread, group_slot, columns;
+    int row, step, lane_bits, row_warps, group_thread, group_slot, columns, first, column_step, held;
     bool live;
 
-    __device__ __forceinline__ WarpColumns(int P, i64 outer, i64 inner, unsigned groups, int bits) {
+    __device__ __forceinline__ WarpColumns(int P, bool spread, i64 outer, i64 inner, unsigned groups, int bits) {
         lane_bits = bits & 7;
         const int row_warp_bits = bits >> 8;
         const unsigned lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
         const int lanes = 1 << lane_bits, rows_a_warp = 32 >> lane_bits;
         row_warps = 1 << row_warp_bits;
         columns = lanes * P;
+        column_step = spread ? lanes : 1;
+        first = (int)(lane & (lanes - 1)) * (spread ? 1 : P);
         group_slot = (int)(warp >> row_warp_bits);
         group_thread = (int)(threadIdx.x & (32 * row_warps - 1));
         const unsigned group = blockIdx.x * ((blockDim.x >> 5) >> row_warp_bits) + group_slot;
         const unsigned oo = group / groups;
         o = oo;
-        c = (i64)(group - oo * groups) * columns + (lane & (lanes - 1)) * P;
+        c = (i64)(group - oo * groups) * columns + first;
         row = (group_thread >> 5) * rows_a_warp + (int)(lane >> lane_bits);
         step = rows_a_warp * row_warps;
         live = oo < outer && c < inner;
+        // packs: inner is a whole number of them, so a live lane holds all P
+        held = !live ? 0 : spread ? (int)min((i64)P, (inner - c + lanes - 1) >> lane_bits) : P;
     }
 
-    // the lane's first column within the group
-    __device__ __forceinline__ int first_column(int P) const { return (int)(threadIdx.x & ((1 << lane_bits) - 1)) * P; }
+    // the group's column of the lane's i-th
+    __device__ __forceinline__ int column(int i) const { return first + i * column_step; }
+
+    // whether every one of the P columns of the lane that holds the group's column j has maxima its
+    // sums may fuse (all_fused)
+    template <int P>
+    __device__ __forceinline__ bool lane_fused(const float* maxima, int j) const {
+        const int lead = column_step == 1 ? j / P * P : j & (column_step - 1);
+        bool fused = true;
+#pragma unroll
+        for (int i = 0; i < P; ++i) fused = fused && ExpShift(maxima[lead + i * column_step]).fused;
+        return fused;
+    }
 };
 
 // The CTA's shared memory for groups of several row warps: each warp's posts (lanes x P values) and
@@ -108,7 +129,7 @@ __device__ __forceinline__ void merge_across_warps(const WarpColumns& w, const C
     const int first_warp = warp & ~(w.row_warps - 1);
     if ((int)(threadIdx.x & 31) < (1 << w.lane_bits)) {
 #pragma unroll
-        for (int i = 0; i < P; ++i) table.posts[warp * w.columns + w.first_column(P) + i] = v[i];
+        for (int i = 0; i < P; ++i) table.posts[warp * w.columns + w.column(i)] = v[i];
     }
     __syncthreads();
     for (int j = w.group_thread; j < w.columns; j += 32 * w.row_warps) {
@@ -123,7 +144,7 @@ __device__ __forceinline__ void merge_across_warps(const WarpColumns& w, const C
 template <int P>
 __device__ __forceinline__ void read_columns(const float* column, const WarpColumns& w, float (&v)[P]) {
 #pragma unroll
-    for (int i = 0; i < P; ++i) v[i] = column[w.first_column(P) + i];
+    for (int i = 0; i < P; ++i) v[i] = column[w.column(i)];
 }
 
 // The two constants of a column's output from its maximum m and its sum s (of ExpShift's fused
@@ -140,16 +161,86 @@ __device__ __forceinline__ float2 column_constants(float m, float s, bool fused)
     return make_float2(r.inv_sum, r.log_sum);
 }
 
-// The lane's ROWS packs of a tensor, every load issued before any is used; rows past n, and lanes
-// past inner, hold `pad` and read nothing.
-template <typename T, int P, int ROWS, typename LOAD>
-__device__ __forceinline__ void load_column_rows(const LOAD& load, const WarpColumns& w, int n, T pad,
+// One element of device memory read or written as its bits, at an address the caller has worked
+// out: spelled out, so that the compiler neither rebuilds the address from the kernel's parameters
+// and 64-bit indices (five instructions an element instead of one IMAD.WIDE) nor leaves the global
+// space for generic accesses.
+template <typename T>
+__device__ __forceinline__ void load_element(const T* src, T& out) {
+    if constexpr (sizeof(T) == 2) {
+        unsigned short bits;
+        asm volatile("ld.global.b16 %0, [%1];" : "=h"(bits) : "l"(src));
+        *reinterpret_cast<unsigned short*>(&out) = bits;
+    } else {
+        unsigned bits;
+        asm volatile("ld.global.b32 %0, [%1];" : "=r"(bits) : "l"(src));
+        *reinterpret_cast<unsigned*>(&out) = bits;
+    }
+}
+
+template <typename T>
+__device__ __forceinline__ void store_element(T* dst, const T& value) {
+    if constexpr (sizeof(T) == 2) {
+        asm volatile("st.global.b16 [%0], %1;" ::"l"(dst), "h"(*reinterpret_cast<const unsigned short*>(&value))
+                     : "memory");
+    } else {
+        asm volatile("st.global.b32 [%0], %1;" ::"l"(dst), "r"(*reinterpret_cast<const unsigned*>(&value)) : "memory");
+    }
+}
+
+// A spread lane's ROWS packs of a tensor, element by element, `column_step` apart; a lane of the
+// last group of columns holds `pad` past inner (EDGE: held < P).
+template <typename T, int P, int ROWS, bool EDGE, typename LOAD>
+__device__ __forceinline__ void load_spread_rows(const LOAD& load, const WarpColumns& w, int n, T pad,
                                                  Pack<T, P> (&raw)[ROWS]) {
     const T* p = load.at(w.o, w.row, w.c);
     const i64 step = w.step * load.s1;
 #pragma unroll
     for (int r = 0; r < ROWS; ++r, p += step) {
+        const bool inside = w.live && w.row + r * w.step < n;
+#pragma unroll
+        for (int i = 0; i < P; ++i) {
+            raw[r].elems()[i] = pad;
+            if (inside && (!EDGE || i < w.held)) load_element<T>(p + (unsigned)(i * w.column_step), raw[r].elems()[i]);
+        }
+    }
+}
+
+// The lane's ROWS packs of a tensor, every load issued before any is used; rows past n, and lanes
+// past inner, hold `pad` and read nothing.
+template <typename T, int P, int ROWS, bool SPREAD, typename LOAD>
+__device__ __forceinline__ void load_column_rows(const LOAD& load, const WarpColumns& w, int n, T pad,
+                                                 Pack<T, P> (&raw)[ROWS]) {
+    if constexpr (SPREAD) {
+        if (w.held == P) {
+            load_spread_rows<T, P, ROWS, false>(load, w, n, pad, raw);
+        } else {
+            load_spread_rows<T, P, ROWS, true>(load, w, n, pad, raw);
+        }
+        return;
+    }
+    const T* p = load.at(w.o, w.row, w.c);
+    const i64 step = w.step * load.s1;
+#pragma unroll
+    for (int r = 0; r < ROWS; ++r, p += step) {
         raw[r] = w.live && w.row + r * w.step < n ? read_pack<T, P>(p) : gather_pack<T, P>(p, 0, 0, pad);
+    }
+}
+
+// Stores a lane's pack of one row: whole, or SPREAD element by element (those inside inner).
+template <typename T, int P, bool SPREAD>
+__device__ __forceinline__ void store_column_pack(T* dst, const WarpColumns& w, const Pack<T, P>& pack) {
+    if constexpr (SPREAD) {
+        if (w.held == P) {
+#pragma unroll
+            for (int i = 0; i < P; ++i) store_element<T>(dst + (unsigned)(i * w.column_step), pack.elems()[i]);
+        } else {
+#pragma unroll
+            for (int i = 0; i < P; ++i)
+                if (i < w.held) store_element<T>(dst + (unsigned)(i * w.column_step), pack.elems()[i]);
+        }
+    } else {
+        write_pack_global<T, P>(dst, pack);
     }
 }
 
@@ -181,15 +272,15 @@ __device__ __forceinline__ void lane_sums(const LOAD& load, const WarpColumns& w
     }
 }
 
-template <typename T, int P, int ROWS, bool LOG, typename LOAD, typename STORE>
+template <typename T, int P, int ROWS, bool LOG, bool SPREAD, typename LOAD, typename STORE>
 __device__ __forceinline__ void warp_columns_forward(const LOAD& load, const STORE& store, i64 outer, i64 n64,
                                                      i64 inner, i64 groups, i64 bits) {
     extern __shared__ float4 warp_columns_shared[];
-    const WarpColumns w(P, outer, inner, (unsigned)groups, (int)bits);
+    const WarpColumns w(P, SPREAD, outer, inner, (unsigned)groups, (int)bits);
     const ColumnTable table(reinterpret_cast<float*>(warp_columns_shared), w);
     const int n = (int)n64;
     Pack<T, P> raw[ROWS];
-    load_column_rows<T, P, ROWS>(load, w, n, from_float<T>(neg_inf()), raw);
+    load_column_rows<T, P, ROWS, SPREAD>(load, w, n, from_float<T>(neg_inf()), raw);
 
     Pack<T, P> top = raw[0];
 #pragma unroll
@@ -217,7 +308,7 @@ __device__ __forceinline__ void warp_columns_forward(const LOAD& load, const STO
         float* firsts = table.result(w, 1);
         float* seconds = table.result(w, 2);
         merge_across_warps<P>(w, table, s, AddOp(), [&](int j, float merged) {
-            const float2 k = column_constants<LOG, T>(maxima[j], merged, all_fused<P>(maxima + j / P * P));
+            const float2 k = column_constants<LOG, T>(maxima[j], merged, w.lane_fused<P>(maxima, j));
             firsts[j] = k.x;
             seconds[j] = k.y;
         });
@@ -239,7 +330,7 @@ __device__ __forceinline__ void warp_columns_forward(const LOAD& load, const STO
                 load.template convert<P>(raw[r], v);
 #pragma unroll
                 for (int i = 0; i < P; ++i) v[i] = ex2_ftz(fmaf(v[i], kLog2e, a[i])) * b[i];
-                write_pack_global<T, P>(dst, store.template convert<P>(v));
+                store_column_pack<T, P, SPREAD>(dst, w, store.template convert<P>(v));
             });
             return;
         }
@@ -249,23 +340,23 @@ __device__ __forceinline__ void warp_columns_forward(const LOAD& load, const STO
         load.template convert<P>(raw[r], v);
 #pragma unroll
         for (int i = 0; i < P; ++i) v[i] = normalise<LOG, T>(v[i], RowScale{m[i], a[i], b[i]});
-        write_pack_global<T, P>(dst, store.template convert<P>(v));
+        store_column_pack<T, P, SPREAD>(dst, w, store.template convert<P>(v));
     });
 }
 
 // Backward: y and dy held as the forward holds x (padding 0: it adds nothing to the sums),
 // total = sum(dy * y) (softmax) or sum(dy) (log-softmax) per column, then dx.
-template <typename T, int P, int ROWS, bool LOG, typename LOAD, typename STORE>
+template <typename T, int P, int ROWS, bool LOG, bool SPREAD, typename LOAD, typename STORE>
 __device__ __forceinline__ void warp_columns_backward(const LOAD& y_load, const LOAD& dy_load, const STORE& store,
                                                       i64 outer, i64 n64, i64 inner, i64 groups, i64 bits) {
     extern __shared__ float4 warp_columns_shared[];
-    const WarpColumns w(P, outer, inner, (unsigned)groups, (int)bits);
+    const WarpColumns w(P, SPREAD, outer, inner, (unsigned)groups, (int)bits);
     const ColumnTable table(reinterpret_cast<float*>(warp_columns_shared), w);
     const int n = (int)n64;
     const T zero = from_float<T>(0.0f);
     Pack<T, P> y_raw[ROWS], dy_raw[ROWS];
-    load_column_rows<T, P, ROWS>(y_load, w, n, zero, y_raw);
-    load_column_rows<T, P, ROWS>(dy_load, w, n, zero, dy_raw);
+    load_column_rows<T, P, ROWS, SPREAD>(y_load, w, n, zero, y_raw);
+    load_column_rows<T, P, ROWS, SPREAD>(dy_load, w, n, zero, dy_raw);
 
     float total[P];
 #pragma unroll
@@ -293,7 +384,7 @@ __device__ __forceinline__ void warp_columns_backward(const LOAD& y_load, const 
         dy_load.template convert<P>(dy_raw[r], dy);
 #pragma unroll
         for (int i = 0; i < P; ++i) y[i] = input_grad<LOG>(y[i], dy[i], total[i]);
-        write_pack_global<T, P>(dst, store.template convert<P>(y));
+        store_column_pack<T, P, SPREAD>(dst, w, store.template convert<P>(y));
     });
 }
 
