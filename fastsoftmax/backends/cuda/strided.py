@@ -647,11 +647,13 @@ WARP_COLUMNS_ROWS = {False: (2, 3, 4, 5, 6, 8, 10, 12, 16), True: (2, 3, 4, 5, 6
 WARP_COLUMNS_THREADS = 256
 #: packs of neighbouring columns a lane moves whole, where the layout aligns them: 16 bytes, or
 #: pairs of 16-bit elements; elsewhere a lane's columns are spread (WARP_SPREAD_PACK), which replaced
-#: single elements: H200, alternated in one process (results 2026-11-29_h200_s36/spread_probe.txt),
-#: bf16 (16, 21, 513, 513) over dim 1 0.63 of copy against 0.36 forward, 0.68 against 0.47 backward,
+#: single elements. H200, alternated in one process (results 2026-11-29_h200_s36/spread_probe.txt,
+#: the first form of the spread kernels, before their addresses and split were settled): bf16
+#: (16, 21, 513, 513) over dim 1 0.63 of copy against 0.36 forward, 0.68 against 0.47 backward,
 #: (8, 150, 127, 127) 0.50 against 0.31 and 0.43 against 0.34; float32 0.89 against 0.70 forward on
 #: (16, 21, 513, 513) and 0.75 against 0.51 on (8, 150, 127, 127), but 0.64 against 0.72 on (4, 64,
-#: 255, 255) and 0.90 against 0.95 backward on (16, 21, 513, 513)
+#: 255, 255) and 0.90 against 0.95 backward on (16, 21, 513, 513), which the settled form took to
+#: 0.81 and 1.00 (spread_sweep.txt, another process)
 WARP_COLUMNS_PACKS = {torch.float32: (4,), torch.float16: (8, 2), torch.bfloat16: (8, 2)}
 #: columns of a spread lane (WarpColumnsInstance.spread): its elements arrive in 32-bit registers one
 #: an access, 16-bit ones too, so eight of them would take a 16-bit kernel's registers of 16-byte
