@@ -1136,13 +1136,11 @@ def test_strided_warp_graphs_and_threads(dtype):
         list(pool.map(call, range(8)))
 
 
-@pytest.mark.parametrize("dtype", DTYPES, ids=str)
-def test_auto_takes_strided_warp_through_the_public_api(dtype):
-    """Channel softmax of a 16-bit NCHW tensor, and a float32 one over a short axis, go to
-    strided_warp under "auto" (strided.takes_warp_columns), forward and backward through autograd."""
+def loads_through_the_public_api(shape, dtype):
+    """The CUDA kernel instances "auto" loads for softmax and log-softmax over dim 1 of a fresh
+    tensor, forward and backward through autograd, every result checked against float64."""
     from fastsoftmax.backends.cuda import BACKEND
 
-    shape = (2, 21, 32, 32) if dtype == torch.float32 else (2, 150, 16, 16)
     x = rand(shape, dtype)
     with recording_loads(BACKEND) as loaded:
         for log in (False, True):
@@ -1153,6 +1151,14 @@ def test_auto_takes_strided_warp_through_the_public_api(dtype):
             dy = rand(shape, dtype)
             (dx,) = torch.autograd.grad(y, leaf, dy)
             check_backward(dx, x, dy, 1, log)
+    return loaded
+
+
+@pytest.mark.parametrize("dtype", DTYPES, ids=str)
+def test_auto_takes_strided_warp_through_the_public_api(dtype):
+    """Channel softmax of a 16-bit NCHW tensor, and a float32 one over a short axis, go to
+    strided_warp under "auto" (strided.takes_warp_columns), forward and backward through autograd."""
+    loaded = loads_through_the_public_api((2, 21, 32, 32) if dtype == torch.float32 else (2, 150, 16, 16), dtype)
     tiers_loaded = {inst.tier for inst in loaded}
     assert tiers_loaded == {"strided_warp"}, [inst.name for inst in loaded]
 
@@ -1163,19 +1169,7 @@ def test_auto_takes_spread_columns_for_odd_images(dtype):
     strided_warp's spread columns under "auto" where they lead (strided.takes_spread_columns: the
     16-bit forward over 150 classes, float32 both ways over 21), through the public API; the
     backward is right wherever it goes."""
-    from fastsoftmax.backends.cuda import BACKEND
-
-    shape = (2, 21, 91, 91) if dtype == torch.float32 else (2, 150, 91, 91)
-    x = rand(shape, dtype)
-    with recording_loads(BACKEND) as loaded:
-        for log in (False, True):
-            op = fastsoftmax.log_softmax if log else fastsoftmax.softmax
-            leaf = x.detach().requires_grad_()
-            y = op(leaf, 1)
-            check_forward(y.detach(), x, 1, log)
-            dy = rand(shape, dtype)
-            (dx,) = torch.autograd.grad(y, leaf, dy)
-            check_backward(dx, x, dy, 1, log)
+    loaded = loads_through_the_public_api((2, 21, 91, 91) if dtype == torch.float32 else (2, 150, 91, 91), dtype)
     spread = [inst for inst in loaded if inst.tier == "strided_warp" and inst.spread]
     assert {inst.backward for inst in spread} == ({False, True} if dtype == torch.float32 else {False}), loaded
     assert len(spread) == len(loaded), loaded
