@@ -717,7 +717,8 @@ def takes_spread_columns(n: int, inner: int, dtype: torch.dtype, backward: bool)
     2026-11-29_h200_s36/spread_sweep.txt): float32 forward ahead from 19 rows to 256 ((16, 21, 513,
     513) 0.94 of copy against 0.89, (8, 200, 127, 127) 0.75 against 0.60, level at 48); float32
     backward ahead or level up to 128 ((8, 96, 127, 127) 0.86 against 0.81, (16, 21, 513, 513) 1.00
-    against 0.99), behind past it (150 rows: 0.68 against 0.81); 16-bit forward ahead past 128 rows
+    against 0.99; taken up to 96, level at 128), behind past it (150 rows: 0.68 against 0.81); 16-bit
+    forward ahead past 128 rows
     ((8, 150, 127, 127) 0.50 against 0.41, (8, 200, 127, 127) 0.53 against 0.50, level at 256),
     behind up to it by 0.01-0.07; 16-bit backward behind on all but two shapes (an element an access
     of y and of dy)."""
