@@ -1049,11 +1049,11 @@ def source_for(instances) -> str:
 # ---- which instance serves a problem ------------------------------------------------------------
 
 
-def widest_pack(packs, align: int, itemsize: int, fits=lambda pack: True) -> int:
+def widest_pack(packs, align: int, itemsize: int, fits=lambda pack: True) -> int | None:
     """The widest pack (elements) in ``packs`` that every pointer and byte stride of a problem is
     aligned to (``align``: their common power-of-two alignment, see ``plans.alignment``) and that
-    ``fits`` accepts."""
-    return next(p for p in packs if align % (p * itemsize) == 0 and fits(p))
+    ``fits`` accepts; None where none is (``packs`` without 1)."""
+    return next((p for p in packs if align % (p * itemsize) == 0 and fits(p)), None)
 
 
 def next_pow2(v: int) -> int:

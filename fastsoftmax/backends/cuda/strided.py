@@ -894,14 +894,14 @@ def _build_warp_columns(load, key):
     if any(s[2] != 1 for s in strides):
         raise ValueError("tier 'strided_warp' takes unit steps along inner; use tier 'strided' or 'strided_staged'")
     itemsize = CXX_TYPES[dtype][2]
-    packs = [p for p in WARP_COLUMNS_PACKS[dtype] if align % (p * itemsize) == 0 and inner % p == 0]
-    spread = not packs if tuning.strided_warp_spread is None else tuning.strided_warp_spread
-    if not spread and not packs:
+    aligned_pack = widest_pack(WARP_COLUMNS_PACKS[dtype], align, itemsize, lambda p: inner % p == 0)
+    spread = aligned_pack is None if tuning.strided_warp_spread is None else tuning.strided_warp_spread
+    if not spread and aligned_pack is None:
         raise ValueError(
             f"strided_warp: no pack of {WARP_COLUMNS_PACKS[dtype]} elements aligns with inner={inner} and the "
             "tensors' pointers and strides; only spread columns (strided_warp_spread) take this layout"
         )
-    pack = WARP_SPREAD_PACK if spread else packs[0]
+    pack = WARP_SPREAD_PACK if spread else aligned_pack
     shape = warp_columns_shape(
         n,
         inner,

@@ -598,13 +598,13 @@ struct ShiftedSums {
     }
 };
 
-// Whether every one of P columns' maxima allows ExpShift's fused terms: a thread takes its sums (and
-// an output) in one form for all its columns.
+// Whether every one of P columns' maxima (`stride` floats apart) allows ExpShift's fused terms: a
+// thread takes its sums (and an output) in one form for all its columns.
 template <int P>
-__device__ __forceinline__ bool all_fused(const float* m) {
+__device__ __forceinline__ bool all_fused(const float* m, int stride = 1) {
     bool fused = true;
 #pragma unroll
-    for (int i = 0; i < P; ++i) fused = fused && ExpShift(m[i]).fused;
+    for (int i = 0; i < P; ++i) fused = fused && ExpShift(m[i * stride]).fused;
     return fused;
 }
 

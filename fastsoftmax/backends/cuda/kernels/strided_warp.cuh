@@ -83,11 +83,7 @@ struct WarpColumns {
     // sums may fuse (all_fused)
     template <int P>
     __device__ __forceinline__ bool lane_fused(const float* maxima, int j) const {
-        const int lead = column_step == 1 ? j / P * P : j & (column_step - 1);
-        bool fused = true;
-#pragma unroll
-        for (int i = 0; i < P; ++i) fused = fused && ExpShift(maxima[lead + i * column_step]).fused;
-        return fused;
+        return all_fused<P>(maxima + (column_step == 1 ? j / P * P : j & (column_step - 1)), column_step);
     }
 };
 
