@@ -1,7 +1,7 @@
 """Inputs that step by 2 along inner (x[..., ::2]) over a non-last dim: the CUDA backend's staged
-tiles reading each tile row's span once (strided_staged) against the strided tier, auto and
-torch.compile, alternated in one process, forward and backward (y and dy both stepped, as the
-layouts regime lays them out). Fractions of the copy bandwidth measured in the same process, of the
+tiles reading each tile row's span once (strided_staged) against the strided tier, the Triton
+backend's tiles, auto and torch.compile, alternated in one process, forward and backward (y and dy
+both stepped, as the layouts regime lays them out). Fractions of the copy bandwidth measured in the same process, of the
 logical bytes (the elements of the view read once, the output written once).
 
     python benchmarks/step_span_probe.py [--dtypes bfloat16,float32] [--rounds 2] [--out FILE]
@@ -48,11 +48,11 @@ TUNINGS = {
 }
 
 
-def forced(tier, fn, tuning=None):
+def forced(tier, fn, tuning=None, backend="cuda"):
     from fastsoftmax.backends.cuda import tiers
 
     def run(*args):
-        with dispatch.forced("cuda", tier), tiers.tuned(**(tuning or {})):
+        with dispatch.forced(backend, tier), tiers.tuned(**(tuning or {})):
             return fn(*args)
 
     return run
@@ -87,6 +87,7 @@ def main() -> None:
                     impls = {
                         "staged": forced("strided_staged", base),
                         "strided": forced("strided", base),
+                        "triton": forced(None, base, backend="triton"),
                         "auto": base,
                         "compile": comp,
                     }

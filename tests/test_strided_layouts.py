@@ -120,21 +120,23 @@ def test_staged_float32_kernels_are_compiled_for_their_resident_ctas(backward):
 
 
 @pytest.mark.parametrize(
-    "outer,n,inner,strides,pack,why",
+    "outer,n,inner,strides,pack,why,why_backward",
     [
         # (stride of outer, stride of n, step along inner) a tensor
-        (1, 65536, 2048, ((1 << 27, 2048, 1), (1 << 27, 2048, 1)), 8, None),  # 256 threads x 8: one row
-        (1, 1 << 20, 128, ((1 << 27, 128, 1),) * 3, 8, None),
-        (1, 40001, 33, ((40001 * 33, 33, 1),) * 2, 1, "does not divide"),
-        (1, 65536, 2048, ((1 << 27, 2048, 1),) * 2, 4, "does not divide"),  # float32: 256 x 4 is half a row
-        (3, 20001, 64, ((20001 * 64, 64, 1),) * 2, 8, "outer indices"),
-        (1, 40001, 32, ((80002 * 32, 64, 1), (40001 * 32, 32, 1)), 8, "dense run"),  # x[::2]: rows 64 apart
-        (1, 40001, 32, ((40001 * 64, 64, 2), (40001 * 32, 32, 1)), 8, "dense run"),  # x[..., ::2]: a step
+        (1, 65536, 2048, ((1 << 27, 2048, 1), (1 << 27, 2048, 1)), 8, None, None),  # 256 threads x 8: one row
+        (1, 1 << 20, 128, ((1 << 27, 128, 1),) * 3, 8, None, None),
+        (1, 40001, 33, ((40001 * 33, 33, 1),) * 2, 1, "does not divide", None),  # each pack's sums read
+        (1, 65536, 2048, ((1 << 27, 2048, 1),) * 2, 4, "does not divide", None),  # float32: half a row
+        (1, 40001, 36, ((40001 * 36, 36, 1),) * 2, 8, "does not divide", "whole number of packs"),
+        (3, 20001, 64, ((20001 * 64, 64, 1),) * 2, 8, "outer indices", "outer indices"),
+        (1, 40001, 32, ((80002 * 32, 64, 1), (40001 * 32, 32, 1)), 8, "dense run", "dense run"),  # x[::2]
+        (1, 40001, 32, ((40001 * 64, 64, 2), (40001 * 32, 32, 1)), 8, "dense run", "dense run"),  # x[..., ::2]
     ],
 )
-def test_flat_finish_takes_one_dense_run_whose_columns_stay_with_a_thread(outer, n, inner, strides, pack, why):
-    found = strided.flat_finish_fits(outer, n, inner, strides, pack, threads=256)
-    assert (found is None) if why is None else (why in found)
+def test_flat_finish_takes_one_dense_run_of_whole_packs(outer, n, inner, strides, pack, why, why_backward):
+    for backward, expected in ((False, why), (True, why_backward)):
+        found = strided.flat_finish_fits(outer, n, inner, strides, pack, backward, threads=256)
+        assert (found is None) if expected is None else (expected in found)
 
 
 @pytest.mark.parametrize(
@@ -881,11 +883,22 @@ def test_strided_warp_shapes_and_auto_rule():
     assert strided.warp_columns_shape(21, 262144, 2, 8, False) == strided.WarpColumnsShape(16, 1, 12, 2048)
     assert strided.warp_columns_shape(64, 4096, 2, 8, False).row_warps == 1
     # forced rows a lane: the splits they cover, or an error naming them
-    assert strided.warp_columns_shape(150, 16384, 2, 8, False, rows=16).rows == 16
+    assert strided.warp_columns_shape(200, 16384, 2, 8, False, rows=16).rows == 16
+    assert strided.warp_columns_shape(150, 16384, 2, 8, True, rows=8).rows == 8
     with pytest.raises(ValueError, match="2 rows a lane"):
         strided.warp_columns_shape(2000, 64, 2, 8, False, rows=2)
     with pytest.raises(ValueError, match="is not one of"):
         strided.warp_columns_shape(150, 16384, 2, 8, False, rows=7)
+    # the forward kernel takes a lane's first rows (the next fewer kernel's) as inside the axis:
+    # forced rows the axis does not outgrow are refused there, and taken backward
+    assert [strided.warp_full_rows(r) for r in strided.WARP_COLUMNS_ROWS[False]] == [0, 2, 3, 4, 5, 6, 8, 10, 12]
+    with pytest.raises(ValueError, match="too short for 10 rows"):
+        strided.warp_columns_shape(20, 64, 2, 8, False, lanes=8, row_warps=1, rows=10)
+    assert strided.warp_columns_shape(33, 64, 2, 8, False, lanes=8, row_warps=1, rows=10).rows == 10
+    assert strided.warp_columns_shape(20, 64, 2, 8, True, lanes=8, row_warps=1, rows=8).rows == 8
+    for n in range(1, 513):
+        s = strided.warp_columns_shape(n, 4096, 2, 8, False)
+        assert strided.warp_full_rows(s.rows) * 32 // s.lanes * s.row_warps < n
     # an axis only narrower rows hold: 64 bytes before 16
     assert strided.warp_columns_shape(300, 4096, 2, 8, True).lanes == 4
     # every split holds its axis, and covers inner with its groups

@@ -120,7 +120,7 @@ def test_split_chunks_interleaved_or_contiguous(shape, dim, kind, dtype, interle
             run(x, dim, log, "strided")
 
 
-@pytest.mark.parametrize("flat", [False, True])
+@pytest.mark.parametrize("flat", [False, None])
 @pytest.mark.parametrize("dtype", DTYPES, ids=str)
 @pytest.mark.parametrize(
     "shape",
@@ -128,17 +128,23 @@ def test_split_chunks_interleaved_or_contiguous(shape, dim, kind, dtype, interle
         (40001, 32),  # one tile, hundreds of splits, a ragged last group
         (20001, 64),
         (30001, 256),  # several tiles
+        (40001, 33),  # single elements: a thread's packs lie in different columns
+        (9001, 2048),  # float32: a block's threads x packs cover half a row
+        (6001, 1000),  # a row no whole number of a block's packs
     ],
 )
 def test_merged_finish_swept_flat_or_by_tiles(shape, dtype, flat):
-    # the strided tier's merged split problems over a dense tensor, finished by one elementwise
-    # sweep (kFlat) and by the tiles
+    # the strided tier's merged split problems over a dense tensor, finished by the tiles (flat
+    # False) or, where it can, by one elementwise sweep (kFlat: a run of packs a block, or a
+    # persistent grid of a few blocks; the backward wherever inner is whole packs, the forward where
+    # a block's threads x packs are a multiple of inner)
     from fastsoftmax.backends.cuda import tiers
 
     x = rand(shape, dtype)
-    with tiers.tuned(strided_flat_finish=flat, strided_merge=True):
-        for log in (False, True):
-            run(x, 0, log, "strided")
+    for blocks in (None, 7) if flat is None else (None,):
+        with tiers.tuned(strided_flat_finish=flat, strided_merge=True, strided_flat_blocks=blocks):
+            for log in (False, True):
+                run(x, 0, log, "strided")
 
 
 @pytest.mark.parametrize(
@@ -146,7 +152,7 @@ def test_merged_finish_swept_flat_or_by_tiles(shape, dtype, flat):
     [
         ((40001, 32), 0, "step", "dense run"),
         ((3, 20001, 64), 1, "contiguous", "outer indices"),
-        ((40001, 33), 0, "contiguous", "does not divide"),
+        ((40001, 33), 0, "contiguous", "does not divide"),  # the forward holds its columns' scales
         ((64, 32), 0, "contiguous", "not split"),
     ],
 )

@@ -128,7 +128,7 @@ STRIDED_PARTIALS, STRIDED_FINISH, STRIDED_MERGE, STRIDED_MODE_MERGED = 1, 2, 3, 
 #: other long axes level (a backward pair is one float)
 STRIDED_MERGE_MIN_SPLITS = 16
 #: merged split problems over dense tensors of one outer index finish in one elementwise sweep
-#: (strided_tier.cuh's kFlat) where a block's threads x pack elements are a multiple of inner
+#: (strided_tier.cuh's kFlat) where inner is whole packs
 STRIDED_MODE_FLAT = 32
 #: the flat finish where it applies (flat_finish_fits). H100, against the tiles' finish alternated in
 #: one process (benchmarks/kernel_breakdown.py, results 2026-11-24_h100_s13/flat_finish_ab.txt):
@@ -137,6 +137,9 @@ STRIDED_MODE_FLAT = 32
 #: (the call 0.585 -> 0.601 of copy); bf16 (65536, 2048) level (265.0 -> 263.4 backward). A first
 #: form that looked each element's column up in shared memory lost bf16 forward (181 -> 288 us)
 STRIDED_FLAT_FINISH = True
+#: packs a thread of the flat finish has in flight per tensor (kFlatUnroll in strided_tier.cuh); the
+#: finish launches one run of block threads x this many packs a block
+STRIDED_FLAT_UNROLL = 4
 #: when the tiles of a problem fill less than this many waves of resident blocks, n is split over
 #: blocks (two kernels) until they do
 STRIDED_WAVES = 2
@@ -745,6 +748,14 @@ class WarpColumnsShape:
         return (self.lanes.bit_length() - 1) | (self.row_warps.bit_length() - 1) << 8
 
 
+def warp_full_rows(rows: int) -> int:
+    """Rows of a lane the forward kernel of ``rows`` rows a lane takes as inside the axis without a
+    test (strided_warp.cuh's forward_full_rows): the next fewer kernel's rows, which the axis
+    outgrows wherever the host takes the fewest rows that cover it."""
+    options = WARP_COLUMNS_ROWS[False]
+    return max((r for r in options if r < rows), default=0) if rows > options[0] else 0
+
+
 def warp_columns_shape(
     n: int,
     inner: int,
@@ -782,13 +793,16 @@ def warp_columns_shape(
     against 0.70; but more row warps over 19 to 21 rows: 0.38-0.44 against 0.55-0.63."""
     if rows is not None and rows not in WARP_COLUMNS_ROWS[backward]:
         raise ValueError(f"strided_warp: {rows} rows a lane is not one of {WARP_COLUMNS_ROWS[backward]}")
-    best = None
+    best, short_axis = None, False
     for option in [lanes] if lanes else [1, 2, 4, 8, 16, 32]:
         for warps in [row_warps] if row_warps else WARP_COLUMNS_ROW_WARPS:
             step = 32 // option * warps
             need = -(-n // step)
             held = next((r for r in ([rows] if rows else WARP_COLUMNS_ROWS[backward]) if r >= need), None)
             if held is None:
+                continue
+            if not backward and warp_full_rows(held) * step >= n:
+                short_axis = True  # forced rows past what the axis fills: the kernel would read past n
                 continue
             width = option * pack
             groups = -(-inner // width)
@@ -802,6 +816,11 @@ def warp_columns_shape(
                 score = (short, int(waste * 10), warps if n <= WARP_COLUMNS_FEW_ROW_WARPS_MAX_N else -warps, -option)
             if best is None or score < best[0]:
                 best = (score, WarpColumnsShape(option, warps, held, groups))
+    if best is None and short_axis:
+        raise ValueError(
+            f"strided_warp: a reduced axis of {n} is too short for {rows} rows a lane (the forward kernel "
+            f"takes its first {warp_full_rows(rows)} rows a lane as inside the axis)"
+        )
     if best is None:
         most = warp_columns_max_n(backward)
         asked = f" with {lanes} lanes along inner" if lanes else ""
@@ -1013,9 +1032,10 @@ def build(load, key):
     flat = STRIDED_FLAT_FINISH if tuning.strided_flat_finish is None else tuning.strided_flat_finish
     why = "the pairs are not merged first"
     if merge:
-        why = flat_finish_fits(outer, n, inner, strides, pack, width * slices)
+        why = flat_finish_fits(outer, n, inner, strides, pack, backward, width * slices)
     if flat and why is None:
-        finish_grid = resident  # persistent: each thread's columns' results read once
+        run = kernel.block_x * kernel.block_y * STRIDED_FLAT_UNROLL * pack
+        finish_grid = tuning.strided_flat_blocks or -(-n * inner // run)
         finish = STRIDED_FINISH | STRIDED_MODE_MERGED | STRIDED_MODE_FLAT
     elif tuning.strided_flat_finish and why is not None:
         raise ValueError(f"strided: strided_flat_finish=True, but {why}")
@@ -1056,14 +1076,23 @@ def strided_pack_for_steps(pack: int, dtype: torch.dtype, steps: tuple, packs: b
     return 1, False
 
 
-def flat_finish_fits(outer: int, n: int, inner: int, strides, pack: int, threads: int) -> str | None:
-    """Why the flat finish (kFlat) cannot take a merged split problem (None: it can)."""
+def flat_finish_fits(outer: int, n: int, inner: int, strides, pack: int, backward: bool, threads: int) -> str | None:
+    """Why the flat finish (kFlat) cannot take a merged split problem (None: it can): the forward
+    needs a block's ``threads`` x ``pack`` elements to be a multiple of inner (each thread's columns
+    fixed), the backward reads each pack's sums where they are not. H200, over dim 0 of (65536, 2048)
+    and (65536, 1000), the finishing kernel alternated with the tiles' (results
+    2026-11-29_h200_s37/flat_general.txt): backward bf16 (65536, 1000) 117.3 -> 88.7 us, float32
+    219.0 -> 177.7, float32 (65536, 2048) 377.8 -> 364.8; forward bf16 (65536, 1000) 88.0 -> 111.0."""
     if outer != 1:
         return f"{outer} outer indices (the sweep takes one)"
     if any(s[1] != inner or s[2] != 1 for s in strides):
         return "a tensor is not one dense run of (n, inner)"
-    if threads * pack % inner or inner % pack:
-        return f"inner {inner} does not divide a block's {threads} x {pack} elements, or is not whole packs"
+    if not backward and threads * pack % inner:
+        return f"inner {inner} does not divide a block's {threads} x {pack} elements (the forward holds its columns)"
+    if inner % pack:
+        return f"inner {inner} is no whole number of packs of {pack}"
+    if inner >= 1 << 31:
+        return f"inner {inner} is 2^31 or more (the sweep works out columns in 32 bits)"
     return None
 
 

@@ -199,6 +199,8 @@ class Tuning:
     #: strided: merged split problems over dense tensors finished by one elementwise sweep (True:
     #: an error where that cannot be), or by the tiles (False), instead of strided.STRIDED_FLAT_FINISH
     strided_flat_finish: bool | None = None
+    #: strided: blocks of the flat finish (a persistent sweep), instead of one run of packs a block
+    strided_flat_blocks: int | None = None
     #: strided: inputs with a step along inner read in 16-byte packs of their span (True: an error
     #: where the steps or alignment do not allow it), or element by element (False), instead of the
     #: packs wherever they can
@@ -246,6 +248,8 @@ class Tuning:
             raise ValueError(f"strided_warp_row_warps={self.strided_warp_row_warps!r} is not one of (1, 2, 4, 8)")
         if self.strided_warp_rows is not None and self.strided_warp_rows <= 0:
             raise ValueError(f"strided_warp_rows={self.strided_warp_rows!r} is not positive")
+        if self.strided_flat_blocks is not None and self.strided_flat_blocks <= 0:
+            raise ValueError(f"strided_flat_blocks={self.strided_flat_blocks!r} is not positive")
         if self.strided_waves is not None and self.strided_waves <= 0:
             raise ValueError(f"strided_waves={self.strided_waves!r} is not positive")
         if self.split_row_blocks_per_sm is not None and self.split_row_blocks_per_sm <= 0:

@@ -29,12 +29,13 @@
 //     no merge over the block's slices. Slots are read in 16- or 8-byte loads (read_slot): a float
 //     at a time, the merge of bf16 (1048576, 128) kept L1 80% busy and took 20 us, 6% of the call.
 //
-// Dense problems (kFlat, with kFinish | kMerged): where outer is 1, every tensor's n x inner block
-// one contiguous run and a block's threads x P elements a multiple of inner, the finish need not
-// walk tiles: the blocks, a persistent grid, sweep the tensor's packs as an elementwise kernel does
-// -- whole consecutive runs of memory a block at a time, from the end backwards, where kPartials'
-// interleaved sweep ended (in L2) -- and every thread keeps to the same P columns throughout, their
-// merged results in registers. The launch passes the same arguments as kFinish.
+// Dense problems (kFlat, with kFinish | kMerged): where outer is 1 and every tensor's n x inner block
+// is one contiguous run of whole packs, the finish need not walk tiles: its blocks sweep the
+// tensor's packs as an elementwise kernel does -- one consecutive run of memory a block, from the
+// end backwards, where kPartials' interleaved sweep ended (in L2) -- and, where a block's threads x
+// P elements are a multiple of inner (which the forward needs), every thread keeps to the same P
+// columns throughout, their merged results in registers (else each pack's are read from the
+// workspace). The launch passes the same arguments as kFinish.
 //
 // Rows of a chunk (kInterleaved): with contiguous chunks, the blocks resident at once stream from
 // as many places spread over the whole tensor. Interleaved, a block's rows are groups of kUnroll x
@@ -302,8 +303,10 @@ __device__ __forceinline__ void merge_slices(V* shared, const V* mine, Merge mer
 // Calls f(first element, raw pack) over this block's packs of [0, total / P): block b takes the runs
 // of kFlatUnroll x threads packs counted from the end b, b + gridDim.x, ..; within a run, thread t
 // the packs t, t + threads, .. (every pack of the run loaded before any is used). `load(element)`
-// reads one pack. With threads x P a multiple of inner (the host's condition), every element a
-// thread meets lies in the same P columns.
+// reads one pack. The host launches one run a block: a persistent grid of the resident blocks
+// finished 4-5% slower (H200, results 2026-11-29_h200_s37/flat_ab.txt: bf16 (65536, 2048) over dim 0
+// backward 190 -> 182 us, float32 (1048576, 128) 384 -> 362, forward 274 -> 257; sweeping from the
+// start rather than the end measured level to 2 us slower).
 template <int P, typename Raw, typename Load, typename F>
 __device__ __forceinline__ void sweep_back(i64 total, Load load, F f) {
     const i64 threads = (i64)blockDim.x * blockDim.y;
@@ -324,22 +327,46 @@ __device__ __forceinline__ void sweep_back(i64 total, Load load, F f) {
     }
 }
 
-// The first of this thread's P columns in the flat sweep, and where the merged results of that
-// column and the next P - 1 lie in the workspace: its tile's first slot (kMerge's output), whose
-// tiles are blockDim.x * P columns wide as in every other stage.
+// Where the merged results of column `column` and the next P - 1 lie in the workspace: its tile's
+// first slot (kMerge's output), whose tiles are blockDim.x * P columns wide as in every other stage
+// (columns below 2^31: the host's condition).
 template <int P>
-__device__ __forceinline__ i64 flat_merged_slot(i64 inner, i64 splits) {
-    const i64 tile_width = (i64)blockDim.x * P;
-    const i64 column = (((i64)threadIdx.y * blockDim.x + threadIdx.x) * P) % inner;
-    const i64 tile = column / tile_width;
-    return tile * splits * tile_width + (column - tile * tile_width);
+__device__ __forceinline__ i64 merged_slot(i64 column, i64 splits) {
+    const unsigned tile_width = blockDim.x * P;
+    const unsigned tile = (unsigned)column / tile_width;
+    return (i64)tile * splits * tile_width + (column - (i64)tile * tile_width);
 }
 
+// The flat sweep's columns: where threads x P is a multiple of inner (FIXED), every element a thread
+// meets lies in the P columns of its first, whose merged results it reads once and holds; otherwise
+// each pack's column is worked out (in 32 bits where every element index fits) and its results read
+// from the workspace, which L1 and L2 hold.
+template <int P, bool FIXED>
+struct FlatColumns {
+    i64 inner, splits, own;
+    bool narrow;
+
+    __device__ __forceinline__ FlatColumns(i64 total, i64 inner_, i64 splits_) : inner(inner_), splits(splits_) {
+        narrow = total <= 0xffffffffLL;
+        own = merged_slot<P>((((i64)threadIdx.y * blockDim.x + threadIdx.x) * P) % inner, splits);
+    }
+    // the workspace slot of element e's pack
+    __device__ __forceinline__ i64 slot(i64 e) const {
+        if constexpr (FIXED) return own;
+        const i64 column = narrow ? (i64)((unsigned)e % (unsigned)inner) : e % inner;
+        return merged_slot<P>(column, splits);
+    }
+};
+
+// The forward's flat finish holds its columns' scales (the host's condition: threads x P a multiple
+// of inner). Reading each pack's pair and working out its scales lost to the tiles' finish (H200,
+// results 2026-11-29_h200_s37/flat_general.txt: bf16 (65536, 1000) over dim 0 88 -> 111 us).
 template <typename T, int P, bool LOG>
 __device__ __forceinline__ void strided_forward_flat(const T* x, T* y, const float* partials, i64 n, i64 inner,
                                                      i64 splits) {
+    const FlatColumns<P, true> columns(n * inner, inner, splits);
     float pair[2 * P];
-    read_slot<2 * P>(partials + 2 * flat_merged_slot<P>(inner, splits), pair);
+    read_slot<2 * P>(partials + 2 * columns.own, pair);
     RowScale scale[P];
 #pragma unroll
     for (int i = 0; i < P; ++i) scale[i] = row_scale(MaxSum{pair[2 * i], pair[2 * i + 1]});
@@ -354,17 +381,25 @@ __device__ __forceinline__ void strided_forward_flat(const T* x, T* y, const flo
         });
 }
 
-template <typename T, int P, bool LOG>
+template <typename T, int P, bool LOG, bool FIXED>
 __device__ __forceinline__ void strided_backward_flat(const T* y, const T* dy, T* dx, const float* partials, i64 n,
                                                       i64 inner, i64 splits) {
-    float total[P];
-    read_slot<P>(partials + flat_merged_slot<P>(inner, splits), total);
+    const FlatColumns<P, FIXED> columns(n * inner, inner, splits);
+    float held[P];
+    if constexpr (FIXED) read_slot<P>(partials + columns.own, held);
     struct Raw {
         Pack<T, P> y, dy;
     };
     sweep_back<P, Raw>(
         n * inner, [&](i64 e) { return Raw{read_pack<T, P>(y + e), read_pack<T, P>(dy + e)}; },
         [&](i64 e, const Raw& raw) {
+            float total[P];
+            if constexpr (FIXED) {
+#pragma unroll
+                for (int i = 0; i < P; ++i) total[i] = held[i];
+            } else {
+                read_slot<P>(partials + columns.slot(e), total);
+            }
             float yv[P], dyv[P];
             unpack<T, P>(raw.y, yv);
             unpack<T, P>(raw.dy, dyv);
@@ -372,6 +407,12 @@ __device__ __forceinline__ void strided_backward_flat(const T* y, const T* dy, T
             for (int i = 0; i < P; ++i) yv[i] = input_grad<LOG>(yv[i], dyv[i], total[i]);
             store_pack_global<T, P>(dx + e, yv);
         });
+}
+
+// Whether every element of the flat sweep a thread meets lies in the same P columns.
+template <int P>
+__device__ __forceinline__ bool flat_columns_fixed(i64 inner) {
+    return (i64)blockDim.x * blockDim.y * P % inner == 0;
 }
 
 template <typename T, int P, bool LOG, bool STEPPED>
@@ -472,7 +513,11 @@ __device__ __forceinline__ void strided_backward(const T* y, const T* dy, T* dx,
                                                  i64 dxs0, i64 dxs1, i64 chunk, i64 splits, int mode) {
     if constexpr (!STEPPED) {
         if (mode & kFlat) {
-            strided_backward_flat<T, P, LOG>(y, dy, dx, partials, n, inner, splits);
+            if (flat_columns_fixed<P>(inner)) {
+                strided_backward_flat<T, P, LOG, true>(y, dy, dx, partials, n, inner, splits);
+            } else {
+                strided_backward_flat<T, P, LOG, false>(y, dy, dx, partials, n, inner, splits);
+            }
             return;
         }
     }

@@ -45,6 +45,16 @@
 
 namespace fastsoftmax {
 
+// Rows every lane holds inside n in a forward kernel of ROWS rows a lane: the host takes the fewest
+// ROWS of strided.WARP_COLUMNS_ROWS[False] (2, 3, 4, 5, 6, 8, 10, 12, 16) that cover its rows, and
+// refuses forced ROWS past them, so the axis is longer than the next fewer kernel's rows a step and
+// those rows need no test against n (strided.warp_full_rows mirrors this). The backward keeps every
+// test: dropping them there measured level to slower (results 2026-11-29_h200_s37).
+template <int ROWS>
+__device__ constexpr int forward_full_rows() {
+    return ROWS <= 2 ? 0 : ROWS <= 6 ? ROWS - 1 : ROWS <= 12 ? ROWS - 2 : 12;
+}
+
 // A lane's place: its outer index, its first column (>= inner, or an outer index past the tensor:
 // the lane holds padding only), the columns between its P columns (1; lanes where spread), how many
 // of them lie inside inner, its first row and the rows between its rows, and its group of row warps.
@@ -186,14 +196,14 @@ __device__ __forceinline__ void store_element(T* dst, const T& value) {
 
 // A spread lane's ROWS packs of a tensor, element by element, `column_step` apart; a lane of the
 // last group of columns holds `pad` past inner (EDGE: held < P).
-template <typename T, int P, int ROWS, bool EDGE, typename LOAD>
+template <typename T, int P, int ROWS, int FULL, bool EDGE, typename LOAD>
 __device__ __forceinline__ void load_spread_rows(const LOAD& load, const WarpColumns& w, int n, T pad,
                                                  Pack<T, P> (&raw)[ROWS]) {
     const T* p = load.at(w.o, w.row, w.c);
     const i64 step = w.step * load.s1;
 #pragma unroll
     for (int r = 0; r < ROWS; ++r, p += step) {
-        const bool inside = w.live && w.row + r * w.step < n;
+        const bool inside = w.live && (r < FULL || w.row + r * w.step < n);
 #pragma unroll
         for (int i = 0; i < P; ++i) {
             raw[r].elems()[i] = pad;
@@ -203,15 +213,15 @@ __device__ __forceinline__ void load_spread_rows(const LOAD& load, const WarpCol
 }
 
 // The lane's ROWS packs of a tensor, every load issued before any is used; rows past n, and lanes
-// past inner, hold `pad` and read nothing.
-template <typename T, int P, int ROWS, bool SPREAD, typename LOAD>
+// past inner, hold `pad` and read nothing. The first FULL rows are inside n in every lane.
+template <typename T, int P, int ROWS, int FULL, bool SPREAD, typename LOAD>
 __device__ __forceinline__ void load_column_rows(const LOAD& load, const WarpColumns& w, int n, T pad,
                                                  Pack<T, P> (&raw)[ROWS]) {
     if constexpr (SPREAD) {
         if (w.held == P) {
-            load_spread_rows<T, P, ROWS, false>(load, w, n, pad, raw);
+            load_spread_rows<T, P, ROWS, FULL, false>(load, w, n, pad, raw);
         } else {
-            load_spread_rows<T, P, ROWS, true>(load, w, n, pad, raw);
+            load_spread_rows<T, P, ROWS, FULL, true>(load, w, n, pad, raw);
         }
         return;
     }
@@ -219,7 +229,7 @@ __device__ __forceinline__ void load_column_rows(const LOAD& load, const WarpCol
     const i64 step = w.step * load.s1;
 #pragma unroll
     for (int r = 0; r < ROWS; ++r, p += step) {
-        raw[r] = w.live && w.row + r * w.step < n ? read_pack<T, P>(p) : gather_pack<T, P>(p, 0, 0, pad);
+        raw[r] = w.live && (r < FULL || w.row + r * w.step < n) ? read_pack<T, P>(p) : gather_pack<T, P>(p, 0, 0, pad);
     }
 }
 
@@ -240,15 +250,16 @@ __device__ __forceinline__ void store_column_pack(T* dst, const WarpColumns& w, 
     }
 }
 
-// write(r, dst) for each of the lane's rows inside n, dst being the row's pack in the output.
-template <int ROWS, typename STORE, typename WRITE>
+// write(r, dst) for each of the lane's rows inside n, dst being the row's pack in the output (the
+// first FULL rows inside in every lane).
+template <int ROWS, int FULL, typename STORE, typename WRITE>
 __device__ __forceinline__ void each_column_row(const STORE& store, const WarpColumns& w, int n, WRITE write) {
     if (!w.live) return;
     auto* p = store.at(w.o, w.row, w.c);
     const i64 step = w.step * store.s1;
 #pragma unroll
     for (int r = 0; r < ROWS; ++r, p += step) {
-        if (w.row + r * w.step < n) write(r, p);
+        if (r < FULL || w.row + r * w.step < n) write(r, p);
     }
 }
 
@@ -276,7 +287,7 @@ __device__ __forceinline__ void warp_columns_forward(const LOAD& load, const STO
     const ColumnTable table(reinterpret_cast<float*>(warp_columns_shared), w);
     const int n = (int)n64;
     Pack<T, P> raw[ROWS];
-    load_column_rows<T, P, ROWS, SPREAD>(load, w, n, from_float<T>(neg_inf()), raw);
+    load_column_rows<T, P, ROWS, forward_full_rows<ROWS>(), SPREAD>(load, w, n, from_float<T>(neg_inf()), raw);
 
     Pack<T, P> top = raw[0];
 #pragma unroll
@@ -321,7 +332,7 @@ __device__ __forceinline__ void warp_columns_forward(const LOAD& load, const STO
 
     if constexpr (!LOG && sizeof(T) == 2) {
         if (fused) {  // FusedNormaliser: one FFMA, the flushing ex2 and a multiply an element
-            each_column_row<ROWS>(store, w, n, [&](int r, T* dst) {
+            each_column_row<ROWS, forward_full_rows<ROWS>()>(store, w, n, [&](int r, T* dst) {
                 float v[P];
                 load.template convert<P>(raw[r], v);
 #pragma unroll
@@ -331,7 +342,7 @@ __device__ __forceinline__ void warp_columns_forward(const LOAD& load, const STO
             return;
         }
     }
-    each_column_row<ROWS>(store, w, n, [&](int r, T* dst) {
+    each_column_row<ROWS, forward_full_rows<ROWS>()>(store, w, n, [&](int r, T* dst) {
         float v[P];
         load.template convert<P>(raw[r], v);
 #pragma unroll
@@ -351,8 +362,8 @@ __device__ __forceinline__ void warp_columns_backward(const LOAD& y_load, const 
     const int n = (int)n64;
     const T zero = from_float<T>(0.0f);
     Pack<T, P> y_raw[ROWS], dy_raw[ROWS];
-    load_column_rows<T, P, ROWS, SPREAD>(y_load, w, n, zero, y_raw);
-    load_column_rows<T, P, ROWS, SPREAD>(dy_load, w, n, zero, dy_raw);
+    load_column_rows<T, P, ROWS, 0, SPREAD>(y_load, w, n, zero, y_raw);
+    load_column_rows<T, P, ROWS, 0, SPREAD>(dy_load, w, n, zero, dy_raw);
 
     float total[P];
 #pragma unroll
@@ -374,7 +385,7 @@ __device__ __forceinline__ void warp_columns_backward(const LOAD& y_load, const 
         read_columns<P>(totals, w, total);
     }
 
-    each_column_row<ROWS>(store, w, n, [&](int r, T* dst) {
+    each_column_row<ROWS, 0>(store, w, n, [&](int r, T* dst) {
         float y[P], dy[P];
         y_load.template convert<P>(y_raw[r], y);
         dy_load.template convert<P>(dy_raw[r], dy);
