@@ -142,6 +142,9 @@ WINDOW_PROBLEMS = [((3, 301, 600), 1), ((2, 3001, 300), 1), ((1, 40001, 520), 1)
 #: a tile a CTA, a cluster team, a persistent team (inner a multiple of 8: every tensor's rows on
 #: their 16-byte boundaries)
 STEPPED_PROBLEMS = [((5, 301, 40), 1), ((4, 600, 64), 1), ((2, 20001, 48), 1)]
+#: strided_warp over inputs that step by 2 along inner (the two 16-byte packs of a lane's span):
+#: groups of several row warps, one warp a group, a partial last group of columns
+WARP_STEPPED_PROBLEMS = [((5, 150, 40), 1), ((3, 21, 72), 1), ((4, 100, 8), 1)]
 
 
 def check(name, out, reference, dtype) -> str | None:
@@ -316,7 +319,7 @@ def main() -> int:
         "--tiers",
         default=",".join(TIERS) + ",ladder",
         help="tiers, 'ladder', 'strided_columns', 'strided_column_stream', 'strided_window', 'strided_stepped', "
-        "'strided_folded'; "
+        "'strided_warp_stepped', 'strided_folded'; "
         "TIER@K for one part of a tier (0: its problems, K: its K-th tuned run)",
     )
     args = parser.parse_args()
@@ -346,6 +349,9 @@ def main() -> int:
             continue
         if tier == "strided_stepped":  # the staged spans of stepped inputs alone
             failures += run_and_report(tier, lambda: run_tier("strided_staged", STEPPED_PROBLEMS, only="step"))
+            continue
+        if tier == "strided_warp_stepped":  # strided_warp's spans of stepped inputs alone
+            failures += run_and_report(tier, lambda: run_tier("strided_warp", WARP_STEPPED_PROBLEMS, only="step"))
             continue
         if tier == "strided_window":  # the window tiles alone; float32's only where forced
             failures += run_and_report(tier, lambda: run_tier("strided_staged", WINDOW_PROBLEMS))

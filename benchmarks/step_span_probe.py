@@ -1,8 +1,9 @@
 """Inputs that step by 2 along inner (x[..., ::2]) over a non-last dim: the CUDA backend's staged
-tiles reading each tile row's span once (strided_staged) against the strided tier, the Triton
-backend's tiles, auto and torch.compile, alternated in one process, forward and backward (y and dy
-both stepped, as the layouts regime lays them out). Fractions of the copy bandwidth measured in the same process, of the
-logical bytes (the elements of the view read once, the output written once).
+tiles reading each tile row's span once (strided_staged) against the strided tier, strided_warp
+(the spans read into registers), the Triton backend's tiles, auto and torch.compile, alternated in
+one process, forward and backward (y and dy both stepped, as the layouts regime lays them out).
+Fractions of the copy bandwidth measured in the same process, of the logical bytes (the elements
+of the view read once, the output written once).
 
     python benchmarks/step_span_probe.py [--dtypes bfloat16,float32] [--rounds 2] [--out FILE]
 
@@ -32,6 +33,8 @@ SHORT_CASES = [
     LayoutCase("view", "(8192,32,2048)[..., ::2] d1", (8192, 32, 1024), 1, "step_inner"),
     LayoutCase("view", "(2048,128,2048)[..., ::2] d1", (2048, 128, 1024), 1, "step_inner"),
     LayoutCase("view", "(1024,256,2048)[..., ::2] d1", (1024, 256, 1024), 1, "step_inner"),
+    LayoutCase("view", "(512,512,2048)[..., ::2] d1", (512, 512, 1024), 1, "step_inner"),
+    LayoutCase("view", "(64,150,128,256)[..., ::2] d1", (64, 150, 128, 128), 1, "step_inner"),
     LayoutCase("view", "(16384,16,1024)[..., ::2] d1", (16384, 16, 512), 1, "step_inner"),
 ]
 
@@ -87,6 +90,7 @@ def main() -> None:
                     impls = {
                         "staged": forced("strided_staged", base),
                         "strided": forced("strided", base),
+                        "warp": forced("strided_warp", base),
                         "triton": forced(None, base, backend="triton"),
                         "auto": base,
                         "compile": comp,

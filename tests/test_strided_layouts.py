@@ -215,7 +215,7 @@ def test_a_staged_span_takes_twice_a_rows_shared_memory():
         (32, 4096, 1024, True, "strided_staged"),  # (32, 4096, 2048)[..., ::2] over dim 1
         (1, 8192, 4096, True, "strided_staged"),  # (8192, 8192)[:, ::2] over dim 0
         (32, 4096, 1024, False, "strided"),  # off a 16-byte boundary, or a step of 3
-        (1, 1000, 64, True, "strided"),  # small: one launch of the strided tier
+        (1, 1000, 40, True, "strided"),  # small: one launch of the strided tier
         (1, 65536, 2048, True, "strided"),  # a long axis over wide columns (choose_tier's rule)
         (32, 4096, 1020, True, "strided"),  # no whole number of packs (bf16)
     ],
@@ -228,15 +228,24 @@ def test_stepped_inputs_take_the_staged_spans_where_they_fit(outer, n, inner, sp
         assert chosen == expected, backward
 
 
-def test_float32_forwards_over_short_stepped_axes_keep_the_strided_tier():
+def test_short_stepped_axes_take_strided_warp_or_keep_their_tiers():
     from fastsoftmax.backends.cuda import tiers
 
-    def chosen(n, dtype, backward):
-        return tiers.choose_tier(8192, n, 1024, dtype, backward, tiers.H100_LIMITS, False, True, True)
+    def chosen(n, dtype, backward, inner=1024):
+        return tiers.choose_tier(8192, n, inner, dtype, backward, tiers.H100_LIMITS, False, True, True)
 
-    assert chosen(64, torch.float32, False) == chosen(32, torch.float32, False) == "strided"
-    assert chosen(16, torch.float32, False) == chosen(128, torch.float32, False) == "strided_staged"
-    assert chosen(64, torch.float32, True) == chosen(64, torch.bfloat16, False) == "strided_staged"
+    # spans read into registers: float32 axes up to 1024 rows, 16-bit backward ones of 129-1024
+    for n in (16, 64, 150, 1024):
+        assert chosen(n, torch.float32, False) == chosen(n, torch.float32, True) == "strided_warp"
+        assert chosen(n, torch.bfloat16, False) == "strided_staged"
+    assert chosen(128, torch.bfloat16, True) == "strided_staged" != chosen(129, torch.float16, True)
+    assert chosen(1024, torch.bfloat16, True) == "strided_warp"
+    assert chosen(2048, torch.float32, False) == chosen(2048, torch.bfloat16, True) == "strided_staged"
+    # columns narrower than strided_warp's rows (64 bytes of float32): float32 forwards over 32-64
+    # rows keep the strided tier
+    assert chosen(64, torch.float32, False, 16) == chosen(32, torch.float32, False, 16) == "strided"
+    assert chosen(16, torch.float32, False, 16) == chosen(128, torch.float32, False, 16) == "strided_staged"
+    assert chosen(64, torch.float32, True, 16) == chosen(64, torch.bfloat16, False, 16) == "strided_staged"
 
 
 def test_spans_aligned_on_the_canonical_views():

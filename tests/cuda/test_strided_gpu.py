@@ -1119,9 +1119,59 @@ def test_strided_warp_refuses_what_it_cannot_hold():
     with dispatch.forced("cuda", "strided_warp"), tiers.tuned(strided_warp_spread=False):
         with pytest.raises(ValueError, match="only spread columns"):
             fastsoftmax.softmax(odd, 1)
-    stepped = view_of("step_inner", (2, 40, 16), torch.float32)
-    with dispatch.forced("cuda", "strided_warp"), pytest.raises(ValueError, match="unit steps along inner"):
-        fastsoftmax.softmax(stepped, 1)
+    # stepped inputs off their 16-byte boundaries, or whose spans are no whole 16-byte packs
+    for kind, shape in (("step_inner_offset", (2, 40, 16)), ("step_inner", (2, 40, 6))):
+        stepped = view_of(kind, shape, torch.float32)
+        with dispatch.forced("cuda", "strided_warp"), pytest.raises(ValueError, match="unit steps along inner"):
+            fastsoftmax.softmax(stepped, 1)
+
+
+@pytest.mark.parametrize("dtype", DTYPES, ids=str)
+def test_strided_warp_stepped_every_rows_kernel(dtype):
+    """Inputs that step by 2 along inner (x[..., ::2]; y and dy both, backward), read as the two
+    16-byte packs of a lane's span: each kernel of a lane's rows, on axes that fill its rows and that
+    leave the last of them empty, over whole groups of columns and a partial last one; the inputs
+    never written."""
+    from fastsoftmax.backends.cuda import strided, tiers
+
+    pack = 16 // dtype.itemsize
+    for backward in (False, True):
+        for rows in strided.WARP_COLUMNS_ROWS[backward]:
+            for n, inner in ((rows * 4, 8 * pack), (rows * 4 - 3, 3 * pack)):
+                x = rand((3, n, inner), dtype)
+                with tiers.tuned(strided_warp_lanes=8, strided_warp_row_warps=1, strided_warp_rows=rows):
+                    for log in (False, True):
+                        if not backward:
+                            stepped = view_of("step_inner", x.shape, dtype).copy_(x)
+                            before = stepped.clone()
+                            run(stepped, 1, log, "strided_warp", backward=False)
+                            assert torch.equal(stepped, before), "the input was written"
+                            continue
+                        y = view_of("step_inner", x.shape, dtype).copy_(softmax64(x, 1, log))
+                        dy = view_of("step_inner", x.shape, dtype)
+                        with dispatch.forced("cuda", "strided_warp"):
+                            dx = fastsoftmax.softmax_backward(dy, y, 1, log=log)
+                        check_backward(dx, x, dy, 1, log)
+
+
+@pytest.mark.parametrize("dtype", DTYPES, ids=str)
+@pytest.mark.parametrize("shape", [(64, 64, 256), (16, 150, 8, 48), (2, 300, 40)])
+def test_strided_warp_stepped_auto_and_split(shape, dtype):
+    # stepped inputs through the public API ("auto"), and forced onto strided_warp with its own
+    # split (groups of several row warps over 150 and 300 rows)
+    from fastsoftmax.backends.cuda import strided
+
+    x = view_of("step_inner", shape, dtype)
+    for log in (False, True):
+        op = fastsoftmax.log_softmax if log else fastsoftmax.softmax
+        check_forward(op(x, 1), x, 1, log)
+        run(x, 1, log, "strided_warp", backward=False)
+        y = view_of("step_inner", shape, dtype).copy_(softmax64(x, 1, log))
+        dy = view_of("step_inner", shape, dtype)
+        check_backward(fastsoftmax.softmax_backward(dy, y, 1, log=log), x, dy, 1, log)
+        if shape[1] <= strided.warp_columns_max_n(True):
+            with dispatch.forced("cuda", "strided_warp"):
+                check_backward(fastsoftmax.softmax_backward(dy, y, 1, log=log), x, dy, 1, log)
 
 
 @pytest.mark.parametrize("dtype", [torch.float16, torch.bfloat16], ids=str)

@@ -419,6 +419,8 @@ def choose_tier(
     itemsize = CXX_TYPES[dtype][2]
     if takes_warp_columns(n, inner, dtype, aligned, window, stepped):
         return "strided_warp"
+    if stepped and window and takes_stepped_warp_columns(n, inner, dtype, backward):
+        return "strided_warp"
     if not stepped and not window and takes_spread_columns(n, inner, dtype, backward):
         return "strided_warp"
     if stepped:
@@ -705,6 +707,30 @@ def takes_warp_columns(n: int, inner: int, dtype: torch.dtype, aligned: bool, wi
     return n <= WARP_COLUMNS_AUTO_MAX_N[itemsize]
 
 
+#: the reduced axes "auto" gives to strided_warp over inputs that step by 2 along inner, by dtype size
+#: and direction (exclusive, inclusive): see takes_stepped_warp_columns
+WARP_STEPPED_AUTO_N = {(4, False): (0, 1024), (4, True): (0, 1024), (2, True): (128, 1024)}
+
+
+def takes_stepped_warp_columns(n: int, inner: int, dtype: torch.dtype, backward: bool) -> bool:
+    """Whether "auto" gives a problem whose inputs step by 2 along inner, and whose spans lie in
+    16-byte packs (stepped_span_fits), to strided_warp: columns of at least WARP_COLUMNS_MIN_ROW_BYTES
+    and an axis inside WARP_STEPPED_AUTO_N. H200, x[..., ::2] over dim 1 (over dim 0 of 16-1024 rows),
+    against the staged spans, the strided tier and torch.compile in one process (results
+    2026-11-29_h200_s37/step_span_warp.txt; fractions of copy of the logical bytes, at most about
+    0.67 forward and 0.6 backward where every sector of the spans is read): float32 forward 0.67-0.70
+    from 16 to 1024 rows (auto had 0.36-0.57, torch.compile 0.39-0.53), 0.22 at 4096; float32 backward
+    0.56-0.63 (auto 0.35-0.48, torch.compile 0.32-0.62); bf16 backward from 150 rows 0.40-0.50
+    against the staged spans' 0.35-0.46, up to 128 rows 0.45-0.49 against 0.54-0.58; bf16 forward
+    0.35-0.43 against the staged spans' 0.43-0.54 everywhere (its 16-bit forward kernels of 5-10 rows
+    are capped at three CTAs an SM, a cap set for unit steps)."""
+    itemsize = CXX_TYPES[dtype][2]
+    span = WARP_STEPPED_AUTO_N.get((itemsize, backward))
+    if span is None or inner * itemsize < WARP_COLUMNS_MIN_ROW_BYTES:
+        return False
+    return span[0] < n <= span[1]
+
+
 #: inner sizes from which "auto" may give staggered rows to spread columns (takes_spread_columns;
 #: measured from 127 x 127 up)
 WARP_SPREAD_AUTO_MIN_INNER = 8192
@@ -850,12 +876,15 @@ class WarpColumnsInstance:
     pack: int
     rows: int
     spread: bool = False
+    #: inputs step by 2 along inner, read as the two 16-byte packs of a lane's span
+    stepped: bool = False
     tier = "strided_warp"
     header = "strided_warp.cuh"
 
     @property
     def name(self) -> str:
-        return kernel_name("strided_warp", self, f"p{self.pack}{'s' if self.spread else ''}_r{self.rows}")
+        shape = f"p{self.pack}{'s' if self.spread else ''}{'_step2' if self.stepped else ''}_r{self.rows}"
+        return kernel_name("strided_warp", self, shape)
 
     @property
     def launch_bounds(self) -> str:
@@ -881,7 +910,7 @@ class WarpColumnsInstance:
         t = CXX_TYPES[self.dtype][0]
         flags = ", ".join("true" if flag else "false" for flag in (self.log, self.spread))
         targs = f"{t}, {self.pack}, {self.rows}, {flags}"
-        load, store = f"StridedDirectLoad<{t}>", f"StridedDirectStore<{t}>"
+        load, store = f"StridedDirectLoad<{t}{', 2' if self.stepped else ''}>", f"StridedDirectStore<{t}>"
         if self.backward:
             params = (
                 f"const {t}* y, const {t}* dy, {t}* dx, i64 outer, i64 n, i64 inner, i64 ys0, i64 ys1, i64 dys0, "
@@ -910,9 +939,17 @@ def _build_warp_columns(load, key):
     """strided_warp: a warp a group of columns of one outer index, every row of the axis in its
     registers (strided_warp.cuh)."""
     tier, dtype, outer, n, inner, strides, log, backward, align, dev, tuning = key
-    if any(s[2] != 1 for s in strides):
-        raise ValueError("tier 'strided_warp' takes unit steps along inner; use tier 'strided' or 'strided_staged'")
     itemsize = CXX_TYPES[dtype][2]
+    stepped = any(s[2] != 1 for s in strides)
+    if stepped:
+        why = stepped_span_fits(inner, strides, itemsize, align)
+        if why is None and tuning.strided_warp_spread:
+            why = "spread columns (strided_warp_spread) take unit steps"
+        if why is not None:
+            raise ValueError(
+                "tier 'strided_warp' takes unit steps along inner, or inputs that step by 2 read in the "
+                f"16-byte packs of their spans; not here: {why}"
+            )
     aligned_pack = widest_pack(WARP_COLUMNS_PACKS[dtype], align, itemsize, lambda p: inner % p == 0)
     spread = aligned_pack is None if tuning.strided_warp_spread is None else tuning.strided_warp_spread
     if not spread and aligned_pack is None:
@@ -936,7 +973,7 @@ def _build_warp_columns(load, key):
     per_block = WARP_COLUMNS_THREADS // 32 // shape.row_warps
     if groups >= 1 << 31:  # the kernels index groups in 32 bits; a grid holds fewer CTAs still
         raise ValueError(f"strided_warp: {groups} groups of columns are more than a launch's grid holds")
-    inst = WarpColumnsInstance(dtype, backward, log, pack, shape.rows, spread)
+    inst = WarpColumnsInstance(dtype, backward, log, pack, shape.rows, spread, stepped)
     smem = 4 * warp_columns_smem_floats(shape, pack)
     kernel = Kernel(load(inst, dev), inst.name, dev, 14 if backward else 11, WARP_COLUMNS_THREADS, 1, smem)
     pitches = tuple(s for tensor_strides in strides for s in tensor_strides[:2])
@@ -968,11 +1005,12 @@ def all_instances():
             )
         ]
         + [
-            WarpColumnsInstance(dtype, backward, log, pack, rows, spread)
+            WarpColumnsInstance(dtype, backward, log, pack, rows, spread, stepped)
             for dtype in DTYPES
             for backward in (False, True)
             for log in (False, True)
-            for pack, spread in [(p, False) for p in WARP_COLUMNS_PACKS[dtype]] + [(WARP_SPREAD_PACK, True)]
+            for pack, spread, stepped in [(p, False, False) for p in WARP_COLUMNS_PACKS[dtype]]
+            + [(WARP_SPREAD_PACK, True, False), (16 // CXX_TYPES[dtype][2], False, True)]
             for rows in WARP_COLUMNS_ROWS[backward]
         ]
     )

@@ -1,7 +1,9 @@
 // Tier "strided_warp": softmax over axis 1 of (outer, n, inner), inner > 1, for reduced axes short
 // enough to live in the registers of a few warps: channel softmax over NCHW images (n of 21 to 150
 // classes over H x W columns), short axes over wide columns ((64, 32, 2048) over dim 1) and the like.
-// Element (o, k, c) lies at o * s0 + k * s1 + c.
+// Element (o, k, c) lies at o * s0 + k * s1 + c, or at o * s0 + k * s1 + 2c in inputs that step by
+// two along inner (x[..., ::2]; the LOAD's kStep): a lane then reads the two 16-byte packs of its
+// columns' span and keeps every other element (the bytes between lie in the same sectors).
 //
 // Why a tier of its own: the staged tiles (strided_staged.cuh) copy a tile of n rows by 128-256
 // columns into shared memory, reduce it there and write it from there. On short axes a thread then
@@ -217,6 +219,7 @@ __device__ __forceinline__ void load_spread_rows(const LOAD& load, const WarpCol
 template <typename T, int P, int ROWS, int FULL, bool SPREAD, typename LOAD>
 __device__ __forceinline__ void load_column_rows(const LOAD& load, const WarpColumns& w, int n, T pad,
                                                  Pack<T, P> (&raw)[ROWS]) {
+    static_assert(!SPREAD || LOAD::kStep == 1, "spread columns take unit steps along inner");
     if constexpr (SPREAD) {
         if (w.held == P) {
             load_spread_rows<T, P, ROWS, FULL, false>(load, w, n, pad, raw);
@@ -229,7 +232,15 @@ __device__ __forceinline__ void load_column_rows(const LOAD& load, const WarpCol
     const i64 step = w.step * load.s1;
 #pragma unroll
     for (int r = 0; r < ROWS; ++r, p += step) {
-        raw[r] = w.live && (r < FULL || w.row + r * w.step < n) ? read_pack<T, P>(p) : gather_pack<T, P>(p, 0, 0, pad);
+        if (w.live && (r < FULL || w.row + r * w.step < n)) {
+            if constexpr (LOAD::kStep == 2) {
+                raw[r] = read_span2<T, P>(p);
+            } else {
+                raw[r] = read_pack<T, P>(p);
+            }
+        } else {
+            raw[r] = gather_pack<T, P>(p, 0, 0, pad);
+        }
     }
 }
 
