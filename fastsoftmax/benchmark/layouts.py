@@ -100,6 +100,7 @@ def layout_cases(quick: bool = False) -> list[LayoutCase]:
         LayoutCase("view", "(8192,8192)[::2] d0", (4096, 8192), 0, "step"),
         LayoutCase("view", "(8192,8192)[:, ::2] d0", (8192, 4096), 0, "step_inner"),
         LayoutCase("view", "(32,4096,2048)[..., ::2] d1", (32, 4096, 1024), 1, "step_inner"),
+        LayoutCase("view", "(2048,128,2048)[..., ::2] d1", (2048, 128, 1024), 1, "step_inner"),  # a short axis
         LayoutCase("view", "(8192,8192).t() d0", (8192, 8192), 0, "transpose"),
         LayoutCase("view", "(8192,8192).t() d1", (8192, 8192), 1, "transpose"),
         LayoutCase("view", "expand(1,4096,4096) d1", (16, 4096, 4096), 1, "expand"),

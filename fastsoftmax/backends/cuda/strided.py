@@ -895,12 +895,14 @@ class WarpColumnsInstance:
         0.68 (72 registers) against 0.60 (ptxas's own 64), (8, 300, 4096) 0.57 against 0.53; at 12 and
         16 rows the cap spills (48 and 112 bytes): (4, 96, 65536) 0.66 against 0.67, (4096, 64, 512)
         0.63 against 0.90. The backward gained on some shapes and lost on others
-        ((32, 64, 4096) 0.76 against 0.70, (8, 300, 4096) 0.68 against 0.71) and keeps ptxas's."""
+        ((32, 64, 4096) 0.76 against 0.70, (8, 300, 4096) 0.68 against 0.71) and keeps ptxas's, as do
+        the kernels of stepped inputs (two 16-byte loads a row in flight)."""
         itemsize = CXX_TYPES[self.dtype][2]
         if (
             not self.backward
             and itemsize == 2
             and self.pack * itemsize == 16
+            and not self.stepped
             and self.rows in WARP_COLUMNS_THREE_CTA_ROWS
         ):
             return f"{WARP_COLUMNS_THREADS}, 3"
