@@ -722,8 +722,9 @@ def takes_stepped_warp_columns(n: int, inner: int, dtype: torch.dtype, backward:
     from 16 to 1024 rows (auto had 0.36-0.57, torch.compile 0.39-0.53), 0.22 at 4096; float32 backward
     0.56-0.63 (auto 0.35-0.48, torch.compile 0.32-0.62); bf16 backward from 150 rows 0.40-0.50
     against the staged spans' 0.35-0.46, up to 128 rows 0.45-0.49 against 0.54-0.58; bf16 forward
-    0.35-0.43 against the staged spans' 0.43-0.54 everywhere (its 16-bit forward kernels of 5-10 rows
-    are capped at three CTAs an SM, a cap set for unit steps)."""
+    0.35-0.43 against the staged spans' 0.43-0.54 everywhere (not for want of registers: without the
+    three-CTA cap of its kernels of 5-10 rows, (2048, 128, 2048)[..., ::2] measured 0.39 against 0.52,
+    step_span_bf16_uncapped.txt)."""
     itemsize = CXX_TYPES[dtype][2]
     span = WARP_STEPPED_AUTO_N.get((itemsize, backward))
     if span is None or inner * itemsize < WARP_COLUMNS_MIN_ROW_BYTES:
@@ -895,14 +896,12 @@ class WarpColumnsInstance:
         0.68 (72 registers) against 0.60 (ptxas's own 64), (8, 300, 4096) 0.57 against 0.53; at 12 and
         16 rows the cap spills (48 and 112 bytes): (4, 96, 65536) 0.66 against 0.67, (4096, 64, 512)
         0.63 against 0.90. The backward gained on some shapes and lost on others
-        ((32, 64, 4096) 0.76 against 0.70, (8, 300, 4096) 0.68 against 0.71) and keeps ptxas's, as do
-        the kernels of stepped inputs (two 16-byte loads a row in flight)."""
+        ((32, 64, 4096) 0.76 against 0.70, (8, 300, 4096) 0.68 against 0.71) and keeps ptxas's."""
         itemsize = CXX_TYPES[self.dtype][2]
         if (
             not self.backward
             and itemsize == 2
             and self.pack * itemsize == 16
-            and not self.stepped
             and self.rows in WARP_COLUMNS_THREE_CTA_ROWS
         ):
             return f"{WARP_COLUMNS_THREADS}, 3"
