@@ -128,7 +128,7 @@ STRIDED_PARTIALS, STRIDED_FINISH, STRIDED_MERGE, STRIDED_MODE_MERGED = 1, 2, 3, 
 #: other long axes level (a backward pair is one float)
 STRIDED_MERGE_MIN_SPLITS = 16
 #: merged split problems over dense tensors of one outer index finish in one elementwise sweep
-#: (strided_tier.cuh's kFlat) where inner is whole packs
+#: (strided_tier.cuh's kFlat) where flat_finish_fits
 STRIDED_MODE_FLAT = 32
 #: the flat finish where it applies (flat_finish_fits). H100, against the tiles' finish alternated in
 #: one process (benchmarks/kernel_breakdown.py, results 2026-11-24_h100_s13/flat_finish_ab.txt):
@@ -779,8 +779,7 @@ def warp_full_rows(rows: int) -> int:
     """Rows of a lane the forward kernel of ``rows`` rows a lane takes as inside the axis without a
     test (strided_warp.cuh's forward_full_rows): the next fewer kernel's rows, which the axis
     outgrows wherever the host takes the fewest rows that cover it."""
-    options = WARP_COLUMNS_ROWS[False]
-    return max((r for r in options if r < rows), default=0) if rows > options[0] else 0
+    return max((r for r in WARP_COLUMNS_ROWS[False] if r < rows), default=0)
 
 
 def warp_columns_shape(
@@ -1119,7 +1118,7 @@ def flat_finish_fits(outer: int, n: int, inner: int, strides, pack: int, backwar
     """Why the flat finish (kFlat) cannot take a merged split problem (None: it can): the forward
     needs a block's ``threads`` x ``pack`` elements to be a multiple of inner (each thread's columns
     fixed), the backward reads each pack's sums where they are not. H200, over dim 0 of (65536, 2048)
-    and (65536, 1000), the finishing kernel alternated with the tiles' (results
+    and (65536, 1000), the finishing kernel timed beside the tiles' in one process (results
     2026-11-29_h200_s37/flat_general.txt): backward bf16 (65536, 1000) 117.3 -> 88.7 us, float32
     219.0 -> 177.7, float32 (65536, 2048) 377.8 -> 364.8; forward bf16 (65536, 1000) 88.0 -> 111.0."""
     if outer != 1:
