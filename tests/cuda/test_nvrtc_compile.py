@@ -791,3 +791,24 @@ assert not errors and answers == [None] * 8, (errors, answers)
 """
     result = subprocess.run([sys.executable, "-c", program], capture_output=True, text=True, timeout=120)
     assert result.returncode == 0, result.stderr[-2000:]
+
+
+@needs_nvrtc
+def test_strided_warp_full_rows_match_the_host():
+    """strided_warp's forward kernels take a lane's first rows as inside the axis without a test
+    (strided_warp.cuh's forward_full_rows); the host refuses forced rows the axis does not outgrow by
+    the same count (strided.warp_full_rows). The two are written twice and checked here against each
+    other, by static assertions NVRTC compiles."""
+    from fastsoftmax.backends.cuda import strided
+
+    checks = [
+        f'static_assert(fastsoftmax::forward_full_rows<{rows}>() == {strided.warp_full_rows(rows)}, "rows {rows}");'
+        for rows in strided.WARP_COLUMNS_ROWS[False]
+    ]
+    source = (
+        '#include "strided_warp.cuh"\n' + "\n".join(checks) + '\nextern "C" __global__ void fs_full_rows_check() {}\n'
+    )
+    _cubin(source, FULLY_OPTIMISED_ARCH, "strided_warp_full_rows")
+    wrong = source.replace(f"== {strided.warp_full_rows(16)},", f"== {strided.warp_full_rows(16) + 1},")
+    with pytest.raises(Exception, match="rows 16"):
+        _cubin(wrong, FULLY_OPTIMISED_ARCH, "strided_warp_full_rows_wrong")
