@@ -108,6 +108,18 @@ __device__ __forceinline__ Pack<T, P> read_span2(const T* src) {
     return pack;
 }
 
+// P neighbouring columns of a row whose elements lie STEP (1 or 2) apart in memory: one packed
+// access, or the two packs of their span with every other element kept (read_span2).
+template <typename T, int P, int STEP>
+__device__ __forceinline__ Pack<T, P> read_columns_pack(const T* src) {
+    static_assert(STEP == 1 || STEP == 2, "columns one or two elements apart");
+    if constexpr (STEP == 2) {
+        return read_span2<T, P>(src);
+    } else {
+        return read_pack<T, P>(src);
+    }
+}
+
 template <typename T, int P>
 __device__ __forceinline__ void write_pack(T* dst, const Pack<T, P>& pack) {
     *reinterpret_cast<typename Pack<T, P>::Raw*>(dst) = pack.raw;

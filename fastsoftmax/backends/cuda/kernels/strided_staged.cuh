@@ -787,10 +787,8 @@ struct StagedRows {
     __device__ __forceinline__ Pack<T, P> read(int r) const {
         if constexpr (WINDOW) {
             return window_pack<T, P>(p + r * pitch, phases.at(r));
-        } else if constexpr (STEP == 2) {
-            return read_span2<T, P>(p + r * pitch);
         } else {
-            return read_pack<T, P>(p + r * pitch);
+            return read_columns_pack<T, P, STEP>(p + r * pitch);
         }
     }
 };

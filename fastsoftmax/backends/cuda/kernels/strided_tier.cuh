@@ -212,10 +212,7 @@ __device__ __forceinline__ void walk_rows(const StridedTile& t, i64 n, i64 split
 template <typename T, int P, bool STEPPED>
 __device__ __forceinline__ Pack<T, P> load_raw_columns(const T* src, int valid, float pad) {
     constexpr int kStep = STEPPED ? 2 : 1;
-    if (valid == P) {
-        if constexpr (STEPPED) return read_span2<T, P>(src);
-        return read_pack<T, P>(src);
-    }
+    if (valid == P) return read_columns_pack<T, P, kStep>(src);
     Pack<T, P> pack;
 #pragma unroll
     for (int i = 0; i < P; ++i) pack.elems()[i] = i < valid ? src[i * kStep] : from_float<T>(pad);

@@ -91,6 +91,12 @@ struct WarpColumns {
     // the group's column of the lane's i-th
     __device__ __forceinline__ int column(int i) const { return first + i * column_step; }
 
+    // whether the lane's row r lies inside the axis (the first FULL rows do in every lane)
+    template <int FULL>
+    __device__ __forceinline__ bool holds_row(int r, int n) const {
+        return r < FULL || row + r * step < n;
+    }
+
     // whether every one of the P columns of the lane that holds the group's column j has maxima its
     // sums may fuse (all_fused)
     template <int P>
@@ -205,7 +211,7 @@ __device__ __forceinline__ void load_spread_rows(const LOAD& load, const WarpCol
     const i64 step = w.step * load.s1;
 #pragma unroll
     for (int r = 0; r < ROWS; ++r, p += step) {
-        const bool inside = w.live && (r < FULL || w.row + r * w.step < n);
+        const bool inside = w.live && w.holds_row<FULL>(r, n);
 #pragma unroll
         for (int i = 0; i < P; ++i) {
             raw[r].elems()[i] = pad;
@@ -232,16 +238,21 @@ __device__ __forceinline__ void load_column_rows(const LOAD& load, const WarpCol
     const i64 step = w.step * load.s1;
 #pragma unroll
     for (int r = 0; r < ROWS; ++r, p += step) {
-        if (w.live && (r < FULL || w.row + r * w.step < n)) {
-            if constexpr (LOAD::kStep == 2) {
-                raw[r] = read_span2<T, P>(p);
-            } else {
-                raw[r] = read_pack<T, P>(p);
-            }
+        if (w.live && w.holds_row<FULL>(r, n)) {
+            raw[r] = read_columns_pack<T, P, LOAD::kStep>(p);
         } else {
             raw[r] = gather_pack<T, P>(p, 0, 0, pad);
         }
     }
+}
+
+// A spread lane's pack of one row, element by element, `column_step` apart (EDGE: those inside
+// inner only).
+template <typename T, int P, bool EDGE>
+__device__ __forceinline__ void store_spread_pack(T* dst, const WarpColumns& w, const Pack<T, P>& pack) {
+#pragma unroll
+    for (int i = 0; i < P; ++i)
+        if (!EDGE || i < w.held) store_element<T>(dst + (unsigned)(i * w.column_step), pack.elems()[i]);
 }
 
 // Stores a lane's pack of one row: whole, or SPREAD element by element (those inside inner).
@@ -249,12 +260,9 @@ template <typename T, int P, bool SPREAD>
 __device__ __forceinline__ void store_column_pack(T* dst, const WarpColumns& w, const Pack<T, P>& pack) {
     if constexpr (SPREAD) {
         if (w.held == P) {
-#pragma unroll
-            for (int i = 0; i < P; ++i) store_element<T>(dst + (unsigned)(i * w.column_step), pack.elems()[i]);
+            store_spread_pack<T, P, false>(dst, w, pack);
         } else {
-#pragma unroll
-            for (int i = 0; i < P; ++i)
-                if (i < w.held) store_element<T>(dst + (unsigned)(i * w.column_step), pack.elems()[i]);
+            store_spread_pack<T, P, true>(dst, w, pack);
         }
     } else {
         write_pack_global<T, P>(dst, pack);
@@ -270,7 +278,7 @@ __device__ __forceinline__ void each_column_row(const STORE& store, const WarpCo
     const i64 step = w.step * store.s1;
 #pragma unroll
     for (int r = 0; r < ROWS; ++r, p += step) {
-        if (r < FULL || w.row + r * w.step < n) write(r, p);
+        if (w.holds_row<FULL>(r, n)) write(r, p);
     }
 }
 
