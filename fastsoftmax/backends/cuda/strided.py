@@ -725,11 +725,15 @@ def takes_stepped_warp_columns(n: int, inner: int, dtype: torch.dtype, backward:
     0.35-0.43 against the staged spans' 0.43-0.54 everywhere (not for want of registers: without the
     three-CTA cap of its kernels of 5-10 rows, (2048, 128, 2048)[..., ::2] measured 0.39 against 0.52,
     step_span_bf16_uncapped.txt)."""
-    itemsize = CXX_TYPES[dtype][2]
-    span = WARP_STEPPED_AUTO_N.get((itemsize, backward))
-    if span is None or inner * itemsize < WARP_COLUMNS_MIN_ROW_BYTES:
-        return False
-    return span[0] < n <= span[1]
+    wide = inner * CXX_TYPES[dtype][2] >= WARP_COLUMNS_MIN_ROW_BYTES
+    return wide and _axis_within(WARP_STEPPED_AUTO_N, n, dtype, backward)
+
+
+def _axis_within(bounds: dict, n: int, dtype: torch.dtype, backward: bool) -> bool:
+    """Whether an axis of n lies inside a rule's (exclusive, inclusive) bounds for the dtype's size
+    and the direction (none: outside)."""
+    span = bounds.get((CXX_TYPES[dtype][2], backward))
+    return span is not None and span[0] < n <= span[1]
 
 
 #: inner sizes from which "auto" may give staggered rows to spread columns (takes_spread_columns;
@@ -752,8 +756,7 @@ def takes_spread_columns(n: int, inner: int, dtype: torch.dtype, backward: bool)
     ((8, 150, 127, 127) 0.50 against 0.41, (8, 200, 127, 127) 0.53 against 0.50, level at 256),
     behind up to it by 0.01-0.07; 16-bit backward behind on all but two shapes (an element an access
     of y and of dy)."""
-    bounds = WARP_SPREAD_AUTO_N.get((CXX_TYPES[dtype][2], backward))
-    return bounds is not None and inner >= WARP_SPREAD_AUTO_MIN_INNER and bounds[0] < n <= bounds[1]
+    return inner >= WARP_SPREAD_AUTO_MIN_INNER and _axis_within(WARP_SPREAD_AUTO_N, n, dtype, backward)
 
 
 def warp_columns_max_n(backward: bool) -> int:
