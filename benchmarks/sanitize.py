@@ -83,7 +83,7 @@ PROBLEMS = {
     # (float32 2^20 + 3 backward at 16 CTAs, and the 2-CTA run below) partly re-read
     "cluster_stream": [((3, 300007), -1), ((2, 1000003), -1), ((3, 4099), -1)],
     # the last three: a long axis over few columns, split over hundreds of blocks whose pairs a
-    # kernel of their own merges (kMerge), finished by the tiles and (32 columns, dense) by the flat
+    # kernel of their own merges (strided_merge), finished by the tiles and (32 columns, dense) by the flat
     # sweep (kFlat), and rows of 4 KiB and more over a partial last tile (16-bit warps a whole row
     # of packs; the workspace read in 16-byte loads)
     "strided": [

@@ -140,6 +140,23 @@ def test_flat_finish_takes_one_dense_run_of_whole_packs(outer, n, inner, strides
 
 
 @pytest.mark.parametrize(
+    "tiles,width,splits,expected",
+    [
+        (8, 256, 264, (8, 64)),  # bf16 (65536, 2048) over dim 0: 8 x 32 blocks of 8 columns
+        (1, 128, 1056, (8, 128)),  # (1048576, 128): a block's 1024 threads read 8 or 9 slots each
+        (1, 4, 16, (4, 2)),  # tiles narrower than 8 columns keep their width
+        (200, 256, 16, (32, 2)),  # tiles enough for every SM: a warp's 32 columns
+    ],
+)
+def test_merge_blocks_fill_the_gpu_and_read_a_round_of_slots_a_thread(tiles, width, splits, expected):
+    columns, slices = strided.strided_merge_shape(tiles, width, splits, sm_count=132)
+    assert (columns, slices) == expected
+    assert width % columns == 0 and columns * slices <= strided.STRIDED_MERGE_MAX_THREADS
+    assert slices & (slices - 1) == 0  # the tree over slices halves them
+    assert slices * strided.STRIDED_MERGE_UNROLL >= splits or columns * slices == strided.STRIDED_MERGE_MAX_THREADS
+
+
+@pytest.mark.parametrize(
     "pack,dtype,steps,packs,expected",
     [
         (8, torch.bfloat16, (1, 1), None, (8, False)),  # dense: the aligned pack

@@ -27,9 +27,9 @@ Tiers:
 Kernel argument order (every parameter 8 bytes, see ``instances.py``):
 
 * strided: pointers, workspace, n, inner, (stride 0, stride 1, stride 2) of each tensor, chunk,
-  splits, mode (the stage, 0 whole / 1 partials / 2 finish / 3 merge, | 4 for chunk-major block
-  order, | 8 for a finish after a merge, | 16 for interleaved chunks, | 32 for the finish's flat
-  sweep);
+  splits, mode (the stage, 0 whole / 1 partials / 2 finish, | 4 for chunk-major block order, | 8
+  for a finish after strided_merge, | 16 for interleaved chunks, | 32 for the finish's flat sweep);
+  strided_merge: workspace, splits, tile width;
 * strided_staged: pointers, workspace, outer, n, inner, (stride 0, stride 1) of each tensor (it
   takes no step along inner), geometry (tile columns | copy bytes << 16 | outer index fastest << 31
   | staged rows << 32), chunk, splits;
@@ -118,15 +118,19 @@ STRIDED_MODE_CHUNK_MAJOR = 4
 #: 0.422, float32 0.572 -> 0.562): they keep contiguous chunks.
 STRIDED_INTERLEAVE_MIN_SPLITS = 16
 STRIDED_MODE_INTERLEAVED = 16
-#: the kernels' stages (strided_tier.cuh): partials, finish, and the merge between them, with the
-#: finish's bit for a merged workspace (kMerged)
-STRIDED_PARTIALS, STRIDED_FINISH, STRIDED_MERGE, STRIDED_MODE_MERGED = 1, 2, 3, 8
+#: the kernel's stages (strided_tier.cuh): partials and finish, with the finish's bit for a
+#: workspace strided_merge has merged (kMerged)
+STRIDED_PARTIALS, STRIDED_FINISH, STRIDED_MODE_MERGED = 1, 2, 8
 #: split problems of at least this many splits merge each column's pairs once, in a kernel between
-#: the two (one block per tile), rather than in every finishing block: H100, bf16 (1048576, 128)
-#: over dim 0 (1056 splits, whose finishing blocks read a gigabyte of pairs) forward 0.52 of copy
+#: the two (strided_merge), rather than in every finishing block: H100, bf16 (1048576, 128) over
+#: dim 0 (1056 splits, whose finishing blocks read a gigabyte of pairs) forward 0.52 of copy
 #: against 0.46, alternated in one process (results 2026-11-23_h100_s9/strided_merge_ab.txt); the
 #: other long axes level (a backward pair is one float)
 STRIDED_MERGE_MIN_SPLITS = 16
+#: strided_merge's most threads a block, and the slots a thread reads (kMergeMaxThreads and
+#: kMergeUnroll in strided_tier.cuh)
+STRIDED_MERGE_MAX_THREADS = 1024
+STRIDED_MERGE_UNROLL = 8
 #: merged split problems over dense tensors of one outer index finish in one elementwise sweep
 #: (strided_tier.cuh's kFlat) where flat_finish_fits
 STRIDED_MODE_FLAT = 32
@@ -567,6 +571,43 @@ class StridedInstance:
             f'extern "C" __global__ void __launch_bounds__({STRIDED_MAX_THREADS}) {self.name}({params}) {{\n'
             f"    {fn}<{t}, {self.pack}, {log}, {stepped}>({args});\n}}\n"
         )
+
+
+@dataclass(frozen=True)
+class StridedMergeInstance:
+    """The strided tier's merge of the split pairs (forward) or sums (backward) of any storage
+    type and function: the workspace is float32."""
+
+    backward: bool
+    dtype = torch.float32
+    log = False
+    pack = 1  # a thread merges one column
+    tier = "strided"
+    header = "strided_tier.cuh"
+
+    @property
+    def name(self) -> str:
+        return f"fs_strided_merge_{'sums' if self.backward else 'pairs'}"
+
+    def wrapper(self) -> str:
+        values = 1 if self.backward else 2
+        return (
+            f'extern "C" __global__ void __launch_bounds__({STRIDED_MERGE_MAX_THREADS}) '
+            f"{self.name}(float* partials, i64 splits, i64 width) {{\n"
+            f"    strided_merge<{values}>(partials, splits, width);\n}}\n"
+        )
+
+
+def strided_merge_shape(tiles: int, width: int, splits: int, sm_count: int) -> tuple[int, int]:
+    """(columns, slices) of a strided_merge block for ``tiles`` tiles of ``width`` columns (a power
+    of two) split ``splits`` times: 32 columns (a warp's 128 bytes of sums), halved down to 8 until
+    the grid has a block for every SM; slices enough that a thread reads about
+    STRIDED_MERGE_UNROLL slots, in one round of loads."""
+    columns = min(32, width)
+    while columns > 8 and tiles * (width // columns) < sm_count:
+        columns //= 2
+    slices = min(STRIDED_MERGE_MAX_THREADS // columns, next_pow2(-(-splits // STRIDED_MERGE_UNROLL)))
+    return columns, slices
 
 
 @dataclass(frozen=True)
@@ -1016,6 +1057,7 @@ def all_instances():
             + [(WARP_SPREAD_PACK, True, False), (16 // CXX_TYPES[dtype][2], False, True)]
             for rows in WARP_COLUMNS_ROWS[backward]
         ]
+        + [StridedMergeInstance(backward) for backward in (False, True)]
     )
 
 
@@ -1081,12 +1123,21 @@ def build(load, key):
     elif tuning.strided_flat_finish and why is not None:
         raise ValueError(f"strided: strided_flat_finish=True, but {why}")
 
+    merger = merge_grid = None
+    if merge:
+        width_columns = kernel.block_x * pack
+        columns, merge_slices = strided_merge_shape(tiles, width_columns, splits, facts.sm_count)
+        merge_inst = StridedMergeInstance(backward)
+        merger = Kernel(load(merge_inst, dev), merge_inst.name, dev, 3, columns, merge_slices)
+        merge_grid = tiles * (width_columns // columns)
+        merge_args = (splits, width_columns)
+
     def run(pointers, stream):
         scratch = torch.empty(workspace, dtype=torch.float32, device=device)  # held over the launches
         ws = scratch.data_ptr()
         kernel.launch(grid, stream, pointers + (ws,) + middle + (STRIDED_PARTIALS | order,))
-        if merge:
-            kernel.launch(tiles, stream, pointers + (ws,) + middle + (STRIDED_MERGE,))
+        if merger is not None:
+            merger.launch(merge_grid, stream, (ws,) + merge_args)
         kernel.launch(finish_grid, stream, pointers + (ws,) + middle + (finish,))
         del scratch  # only now: the allocator reuses it in stream order, after our kernels
 

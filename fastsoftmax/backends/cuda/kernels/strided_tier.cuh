@@ -24,7 +24,7 @@
 //     kPartials read last, still in L2, are the first ones re-read.
 //   * many splits: every kFinish block merging all `splits` pairs of its columns reads the
 //     workspace splits times over (H100, bf16 (1048576, 128) over dim 0: 1056 splits, a gigabyte
-//     of pairs). A stage kMerge between the two, one block per tile, merges them once into the
+//     of pairs). A kernel of its own between the two, strided_merge, merges them once into each
 //     tile's first slot, and kFinish (with kMerged) reads that one, every thread for itself, with
 //     no merge over the block's slices. Slots are read in 16- or 8-byte loads (read_slot): a float
 //     at a time, the merge of bf16 (1048576, 128) kept L1 80% busy and took 20 us, 6% of the call.
@@ -54,9 +54,8 @@ constexpr int kStridedMaxThreads = 256;
 constexpr int kWhole = 0;
 constexpr int kPartials = 1;
 constexpr int kFinish = 2;
-constexpr int kMerge = 3;
 // the kernels' `mode`: the stage in its low bits, the block order (see strided_tile), and whether
-// kMerge ran before kFinish
+// strided_merge ran before kFinish
 constexpr int kStageMask = 3;
 constexpr int kChunkMajor = 4;
 constexpr int kMerged = 8;
@@ -93,12 +92,9 @@ __device__ __forceinline__ void read_slot(const float* src, float* out) {
 }
 
 // Slots s = threadIdx.y, + S, .. < splits of V floats each (slot s at first + s * stride):
-// use(values) for each. kMerge and the unmerged kFinish read hundreds of slots a thread from L2;
-// one at a time, each waited for its load: slots of whole 16-byte loads are read two or four
-// (at most 32 floats) before any is used. H100, kMerge of (1048576, 128) over dim 0: bf16
-// backward 8.6 -> 4.7 us, forward 11.4 -> 10.4, float32 4.9 -> 3.7 and 6.8 -> 5.5 (one block per
-// column pack of a tile instead of per tile took bf16 forward to 8.5 us but lost on wide tiles:
-// float32 (65536, 2048) backward 3.3 -> 5.6; not kept).
+// use(values) for each. The unmerged kFinish reads up to 16 slots a thread from L2 (more go to
+// strided_merge); one at a time, each waited for its load: slots of whole 16-byte loads are read
+// two or four (at most 32 floats) before any is used.
 template <int V, typename F>
 __device__ __forceinline__ void read_slots(const float* first, i64 stride, i64 splits, F use) {
     constexpr int U = V >= 16 ? 2 : (V >= 4 ? 4 : 1);
@@ -168,11 +164,10 @@ __device__ __forceinline__ i64 slot_offset(i64 slot) {
     return V * (slot * blockDim.x * P + (i64)threadIdx.x * P);
 }
 
-// The block's tile and chunk; kMerge runs one block per tile.
+// The block's tile and chunk.
 template <int P>
 __device__ __forceinline__ StridedTile stage_tile(int mode, i64 n, i64 inner, i64 chunk, i64 splits) {
     const int stage = mode & kStageMask;
-    if (stage == kMerge) return strided_tile<P>(n, inner, n, 1, false, false);
     return strided_tile<P>(n, inner, chunk, splits, stage == kFinish, mode & kChunkMajor);
 }
 
@@ -325,7 +320,7 @@ __device__ __forceinline__ void sweep_back(i64 total, Load load, F f) {
 }
 
 // Where the merged results of column `column` and the next P - 1 lie in the workspace: its tile's
-// first slot (kMerge's output), whose tiles are blockDim.x * P columns wide as in every other stage
+// first slot (strided_merge's output), whose tiles are blockDim.x * P columns wide as in every other stage
 // (columns below 2^31: the host's condition).
 template <int P>
 __device__ __forceinline__ i64 merged_slot(i64 column, i64 splits) {
@@ -432,7 +427,7 @@ __device__ __forceinline__ void strided_forward(const T* x, T* y, float* partial
 #pragma unroll
     for (int i = 0; i < P; ++i) state[i] = empty_maxsum();
     // a column's pairs over every chunk: chunk s of this tile sits at slot tile * splits + s, and
-    // after kMerge the tile's first slot holds them merged, which every thread then reads itself
+    // after strided_merge the tile's first slot holds them merged, which every thread then reads
     const float* pairs = partials + slot_offset<P, 2>(t.tile * splits);
     const bool merged = stage == kFinish && (mode & kMerged);
     if (merged) {
@@ -440,7 +435,7 @@ __device__ __forceinline__ void strided_forward(const T* x, T* y, float* partial
         read_slot<2 * P>(pairs, pair);
 #pragma unroll
         for (int i = 0; i < P; ++i) state[i] = MaxSum{pair[2 * i], pair[2 * i + 1]};
-    } else if (stage == kFinish || stage == kMerge) {
+    } else if (stage == kFinish) {
         read_slots<2 * P>(pairs, 2 * blockDim.x * P, splits, [&](const float* pair) {
 #pragma unroll
             for (int i = 0; i < P; ++i) state[i] = merge(state[i], MaxSum{pair[2 * i], pair[2 * i + 1]});
@@ -467,10 +462,9 @@ __device__ __forceinline__ void strided_forward(const T* x, T* y, float* partial
             });
     }
     if (!merged) merge_slices<P>(shared, state, MergeMaxSum());
-    if (stage == kPartials || stage == kMerge) {
-        // kMerge: into the tile's first slot, which every thread of the block has read by now
+    if (stage == kPartials) {
         if (threadIdx.y == 0) {
-            float* out = partials + slot_offset<P, 2>(stage == kMerge ? t.tile * splits : t.slot);
+            float* out = partials + slot_offset<P, 2>(t.slot);
 #pragma unroll
             for (int i = 0; i < P; ++i) {
                 const MaxSum m = shared[threadIdx.x * P + i];
@@ -532,7 +526,7 @@ __device__ __forceinline__ void strided_backward(const T* y, const T* dy, T* dx,
     const bool merged = stage == kFinish && (mode & kMerged);
     if (merged) {
         read_slot<P>(parts, sum);
-    } else if (stage == kFinish || stage == kMerge) {
+    } else if (stage == kFinish) {
         read_slots<P>(parts, blockDim.x * P, splits, [&](const float* part) {
 #pragma unroll
             for (int i = 0; i < P; ++i) sum[i] += part[i];
@@ -548,9 +542,9 @@ __device__ __forceinline__ void strided_backward(const T* y, const T* dy, T* dx,
                                   });
     }
     if (!merged) merge_slices<P>(shared, sum, AddFloat());
-    if (stage == kPartials || stage == kMerge) {
+    if (stage == kPartials) {
         if (threadIdx.y == 0) {
-            float* out = partials + slot_offset<P, 1>(stage == kMerge ? t.tile * splits : t.slot);
+            float* out = partials + slot_offset<P, 1>(t.slot);
 #pragma unroll
             for (int i = 0; i < P; ++i) out[i] = shared[threadIdx.x * P + i];
         }
@@ -571,6 +565,79 @@ __device__ __forceinline__ void strided_backward(const T* y, const T* dy, T* dx,
                                   for (int i = 0; i < P; ++i) yv[i] = input_grad<LOG>(yv[i], dyv[i], total[i]);
                                   store_columns<T, P>(dx_col + k * dxs1, t.valid, yv);
                               });
+}
+
+// ---- strided_merge: the split pairs merged once, in a kernel of their own ---------------------
+// The workspace holds, for each tile, `splits` slots of `width` columns of V floats each (a (max,
+// sum) pair forward, a sum backward); each column's values over the slots are merged into the
+// tile's first slot. A block is C = blockDim.x neighbouring columns of one tile by R = blockDim.y
+// slices: thread (x, y) reads slots y, y + R, .. of its column, kMergeUnroll loads in flight, then
+// the R slices merge by a tree in shared memory. As a stage of the strided kernel the merge ran one
+// block per tile (8 blocks for bf16 (65536, 2048) over dim 0, one for (1048576, 128)), each thread
+// through dozens of slots in chains of four; the host now picks R so that a thread reads about
+// kMergeUnroll slots, and C (8 to 32) so that the grid has a block for every SM where it can.
+constexpr int kMergeUnroll = 8;
+constexpr int kMergeMaxThreads = 1024;
+
+template <int V>
+struct SlotValue;
+
+template <>
+struct SlotValue<1> {
+    using Type = float;
+    static __device__ __forceinline__ float empty() { return 0.0f; }
+    static __device__ __forceinline__ float load(const float* src) { return *src; }
+    static __device__ __forceinline__ float merge(float a, float b) { return a + b; }
+    static __device__ __forceinline__ void store(float* dst, float v) { *dst = v; }
+};
+
+template <>
+struct SlotValue<2> {
+    using Type = MaxSum;
+    static __device__ __forceinline__ MaxSum empty() { return empty_maxsum(); }
+    static __device__ __forceinline__ MaxSum load(const float* src) {
+        const float2 q = *reinterpret_cast<const float2*>(src);
+        return MaxSum{q.x, q.y};
+    }
+    static __device__ __forceinline__ MaxSum merge(MaxSum a, MaxSum b) { return fastsoftmax::merge(a, b); }
+    static __device__ __forceinline__ void store(float* dst, MaxSum v) {
+        *reinterpret_cast<float2*>(dst) = make_float2(v.max, v.sum);
+    }
+};
+
+template <int V>
+__device__ __forceinline__ void strided_merge(float* partials, i64 splits, i64 width) {
+    using S = SlotValue<V>;
+    using Value = typename S::Type;
+    __shared__ Value shared[kMergeMaxThreads];
+    const i64 groups = width / blockDim.x;  // column groups a tile
+    const i64 tile = blockIdx.x / groups;
+    const i64 column = (blockIdx.x - tile * groups) * blockDim.x + threadIdx.x;
+    float* first = partials + V * (tile * splits * width + column);
+    const i64 stride = V * width;
+    const i64 slices = blockDim.y;
+
+    Value acc = S::empty();
+    i64 s = threadIdx.y;
+    for (; s + (kMergeUnroll - 1) * slices < splits; s += kMergeUnroll * slices) {
+        Value v[kMergeUnroll];
+#pragma unroll
+        for (int u = 0; u < kMergeUnroll; ++u) v[u] = S::load(first + (s + u * slices) * stride);
+#pragma unroll
+        for (int u = 0; u < kMergeUnroll; ++u) acc = S::merge(acc, v[u]);
+    }
+    for (; s < splits; s += slices) acc = S::merge(acc, S::load(first + s * stride));
+
+    const int me = threadIdx.y * blockDim.x + threadIdx.x;
+    shared[me] = acc;
+    __syncthreads();
+    for (int half = blockDim.y / 2; half > 0; half /= 2) {
+        if (threadIdx.y < half) shared[me] = S::merge(shared[me], shared[me + half * blockDim.x]);
+        __syncthreads();
+    }
+    // into the first slot, which every thread of the block has read by now (the column is this
+    // block's alone)
+    if (threadIdx.y == 0) S::store(first, shared[threadIdx.x]);
 }
 
 }  // namespace fastsoftmax
