@@ -6,6 +6,7 @@ import warnings
 
 import pytest
 import torch
+from reference import DEVICE
 
 import fastsoftmax
 from fastsoftmax import dispatch
@@ -520,8 +521,8 @@ def test_resolve_is_told_whether_blocks_are_single_runs(monkeypatch):
     dispatch.clear_caches()
     monkeypatch.setattr(dispatch, "resolve", recording_resolve)
     try:
-        x = torch.randn(2, 50, 16)
-        wide = torch.randn(2, 50, 32)[:, :, :16]
+        x = torch.randn(2, 50, 16, device=DEVICE)
+        wide = torch.randn(2, 50, 32, device=DEVICE)[:, :, :16]
         for view, runs in ((x, True), (wide, False)):
             seen.clear()
             torch.testing.assert_close(fastsoftmax.softmax(view, 1), torch.softmax(view, 1))

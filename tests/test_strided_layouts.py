@@ -4,6 +4,8 @@ float64, forward and backward, with poisoned outputs (conftest.py)."""
 
 from __future__ import annotations
 
+import dataclasses
+
 import pytest
 import torch
 from reference import DEVICE, check_backward, check_forward, softmax64
@@ -62,18 +64,26 @@ def test_staged_geometry(outer, n, inner, dtype, backward):
 )
 def test_long_axes_over_wide_columns(outer, n, inner, staged):
     """A long axis over wide columns takes the strided tier's passes, but for the float32 forwards
-    whose tiles persistent teams hold at one CTA an SM, many tiles a team (strided.STAGED_WIDE_*):
-    the staged teams then, sized for one CTA an SM."""
+    whose tiles persistent teams hold at one CTA an SM, many tiles a team (strided.STAGED_WIDE_*),
+    where the GPU has little DRAM bandwidth an SM or outer > 1: the staged teams then, sized for one
+    CTA an SM."""
     from fastsoftmax.backends.cuda import tiers
 
     limits = tiers.H100_LIMITS
     wide = (limits.smem_per_sm, limits.smem_per_block, limits.sm_count)
     expected = "strided_staged" if staged else "strided"
     assert strided.choose_tier(outer, n, inner, torch.float32, False, limits) == expected
-    assert strided.wide_axis_staged_ctas(outer, n, inner, torch.float32, False, *wide) == (1 if staged else None)
+    h100 = strided.wide_axis_staged_ctas(outer, n, inner, torch.float32, False, *wide, dram_gbps=limits.dram_gbps)
+    assert h100 == (1 if staged else None)
+    # more DRAM bandwidth an SM (an H200's), or none reported: outer 1 takes the strided tier
+    for dram_gbps in (4814.3, None):
+        other = dataclasses.replace(limits, dram_gbps=dram_gbps)
+        expected_there = expected if outer > 1 else "strided"
+        assert strided.choose_tier(outer, n, inner, torch.float32, False, other) == expected_there
     for dtype, backward in ((torch.float32, True), (torch.bfloat16, False), (torch.float16, False)):
         assert strided.choose_tier(outer, n, inner, dtype, backward, limits) == "strided"
-        assert strided.wide_axis_staged_ctas(outer, n, inner, dtype, backward, *wide) is None
+        ctas = strided.wide_axis_staged_ctas(outer, n, inner, dtype, backward, *wide, dram_gbps=limits.dram_gbps)
+        assert ctas is None
     if staged:
         shape = strided.staged_shape(outer, n, inner, torch.float32, False, **H100, ctas_per_sm=1)
         assert shape.held and shape.teams >= strided.STAGED_WIDE_MIN_TEAMS

@@ -233,6 +233,7 @@ class _Facts:
     cooperative_launch = True
     cluster_launch = True
     arch = "sm_90"
+    dram_gbps = 3352.3
 
 
 class _Kernel:

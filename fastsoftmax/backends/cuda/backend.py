@@ -81,7 +81,12 @@ class CudaBackend:
             device_index = torch.cuda.current_device()
         facts = device_facts(device_index)
         return tiers.Limits(
-            facts.smem_per_block, facts.smem_per_sm, facts.sm_count, facts.cluster_launch, facts.cooperative_launch
+            facts.smem_per_block,
+            facts.smem_per_sm,
+            facts.sm_count,
+            facts.cluster_launch,
+            facts.cooperative_launch,
+            facts.dram_gbps,
         )
 
     def choose_tier(

@@ -95,6 +95,7 @@ class DeviceFacts:
         "max_threads_per_sm",
         "cluster_launch",
         "cooperative_launch",
+        "dram_gbps",
         "core_device",
         "cu_device",
         "context",
@@ -124,6 +125,11 @@ class DeviceFacts:
         self.max_threads_per_sm = query("CU_DEVICE_ATTRIBUTE_MAX_THREADS_PER_MULTIPROCESSOR")
         self.cooperative_launch = bool(query("CU_DEVICE_ATTRIBUTE_COOPERATIVE_LAUNCH"))
         self.cluster_launch = major >= 9 and bool(query("CU_DEVICE_ATTRIBUTE_CLUSTER_LAUNCH"))
+        # peak DRAM bandwidth in GB/s (double data rate over the bus), or None where the driver
+        # reports no memory clock (some tier rules depend on the bandwidth each SM has to fill)
+        clock_khz = query("CU_DEVICE_ATTRIBUTE_MEMORY_CLOCK_RATE")
+        bus_bits = query("CU_DEVICE_ATTRIBUTE_GLOBAL_MEMORY_BUS_WIDTH")
+        self.dram_gbps = 2 * clock_khz * bus_bits / 8 / 1e6 if clock_khz > 0 and bus_bits > 0 else None
 
 
 _DEVICES: dict[int, DeviceFacts] = {}

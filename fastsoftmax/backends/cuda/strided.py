@@ -388,15 +388,38 @@ STAGED_MAX_N_WIDE = 65536
 #: against 0.60, stale_rule_probe.txt)
 STAGED_WIDE_MIN_TEAMS = 3
 STAGED_WIDE_MIN_ROUNDS = 16
+#: ... and, on GPUs of more DRAM bandwidth an SM (GB/s) than this, only where outer > 1. H200 (4814
+#: GB/s over 132 SMs as its driver reports, 36 an SM; an H100's 3352 are 25), "auto" under the rule
+#: above (staged teams at one CTA an SM) against the strided tier forced, one after the other in one
+#: process, two rounds (results 2026-12-01_h200_s38/f32_wide_staged_h200.txt): outer 1 lost or tied,
+#: (65536, 1536) over dim 0 0.568 and 0.564 against 0.640 and 0.634, (65536, 2048) 0.593 and 0.584
+#: against 0.648 and 0.640, (65536, 4096) 0.622 and 0.615 against 0.627 and 0.622, (65536, 8192)
+#: 0.623 and 0.634 against 0.635 and 0.629; outer > 1 gained, (32, 65536, 256) over dim 1 0.640 and
+#: 0.624 against 0.583 and 0.579, (8, 65536, 512) 0.590 and 0.615 against 0.586 and 0.580 (the
+#: strided tier's finish runs slower there than on the 2-d shapes: 3.3 against 3.9 TB/s). Two
+#: devices measured: the bound lies anywhere between their 25 and 36. A device that reports no
+#: memory clock is taken for one of much bandwidth an SM.
+STAGED_WIDE_MAX_DRAM_GBPS_PER_SM = 30.0
 
 
 def wide_axis_staged_ctas(
-    outer: int, n: int, inner: int, dtype: torch.dtype, backward: bool, smem_per_sm: int, smem_per_block: int, sms: int
+    outer: int,
+    n: int,
+    inner: int,
+    dtype: torch.dtype,
+    backward: bool,
+    smem_per_sm: int,
+    smem_per_block: int,
+    sms: int,
+    *,
+    dram_gbps: float | None,
 ) -> int | None:
     """The CTAs an SM strided_staged takes a long axis over wide columns with (n >=
     STAGED_MAX_N_WIDE, inner >= 128), or None where that axis keeps the strided tier (see
-    STAGED_WIDE_MIN_TEAMS)."""
+    STAGED_WIDE_MIN_TEAMS and STAGED_WIDE_MAX_DRAM_GBPS_PER_SM)."""
     if backward or dtype != torch.float32 or n < STAGED_MAX_N_WIDE or inner < 128:
+        return None
+    if outer == 1 and (dram_gbps is None or dram_gbps / sms > STAGED_WIDE_MAX_DRAM_GBPS_PER_SM):
         return None
     shape = staged_shape(outer, n, inner, dtype, False, smem_per_sm, smem_per_block, sms, 1)
     if shape is None or not shape.held or shape.splits == 1:
@@ -470,7 +493,7 @@ def choose_tier(
         # backward, (1048576, 128) 0.61 against 0.49 and 0.60 against 0.52), but for the float32
         # forwards of wide_axis_staged_ctas
         wide = (limits.smem_per_sm, limits.smem_per_block, limits.sm_count)
-        staged = aligned and wide_axis_staged_ctas(outer, n, inner, dtype, backward, *wide)
+        staged = aligned and wide_axis_staged_ctas(outer, n, inner, dtype, backward, *wide, dram_gbps=limits.dram_gbps)
         return "strided_staged" if staged else "strided"
     limits_args = (limits.smem_per_sm, limits.smem_per_block, limits.sm_count)
     windowed = window_tiles(dtype) and (off_boundary or inner * itemsize % 16 != 0)
@@ -1572,7 +1595,9 @@ def _staged_tiles(load, key, window: bool, input_phase: bool, step: int = 1, fol
             kernel.set_attribute("NON_PORTABLE_CLUSTER_SIZE_ALLOWED", 1)
         return kernel
 
-    ctas_per_sm = tuning.staged_ctas_per_sm or wide_axis_staged_ctas(outer, n, inner, dtype, backward, *args)
+    ctas_per_sm = tuning.staged_ctas_per_sm or wide_axis_staged_ctas(
+        outer, n, inner, dtype, backward, *args, dram_gbps=facts.dram_gbps
+    )
     shape = shape_for(ctas_per_sm, clustered)
     kernel = kernel_for(shape)
     if shape.clustered and shape.splits > 1 and kernel.resident_clusters() < 1:

@@ -325,10 +325,12 @@ class Limits:
     clusters: bool = False
     #: cooperative launches (grid-wide barriers with every CTA resident)
     cooperative: bool = False
+    #: peak DRAM bandwidth, GB/s (None: not reported)
+    dram_gbps: float | None = None
 
 
-#: for tier choice with no GPU to ask (CPU tests of the choice): an H100's figures
-H100_LIMITS = Limits(227 * 1024, 228 * 1024, 132, True, True)
+#: for tier choice with no GPU to ask (CPU tests of the choice): an H100's (SXM) figures
+H100_LIMITS = Limits(227 * 1024, 228 * 1024, 132, True, True, 3352.3)
 
 #: where grid_row beats split_row (H100, benchmarks/grid_row_probe.py, the two alternated in one
 #: process): bytes of one tensor's row, by (itemsize, backward), from which it is chosen, and up to
