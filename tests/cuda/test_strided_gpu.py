@@ -300,6 +300,14 @@ def test_float32_long_axis_over_wide_columns_takes_staged_teams(backend, log):
         y = op(x, 0)
     check_forward(y, x, 0, log)
     assert {i.tier for i in launched} == {"strided_staged" if staged else "strided"}, launched
+    if not staged:  # the teams other GPUs take, forced
+        from fastsoftmax.backends.cuda import tiers
+
+        with tiers.tuned(staged_ctas_per_sm=1), dispatch.forced("cuda", "strided_staged"):
+            with recording_loads(backend) as launched:
+                y = op(x, 0)
+        check_forward(y, x, 0, log)
+        assert {i.tier for i in launched} == {"strided_staged"}, launched
     leaf = x.detach().requires_grad_()
     dy = rand(x.shape, x.dtype)
     with recording_loads(backend) as launched:
