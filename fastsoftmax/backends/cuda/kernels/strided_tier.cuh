@@ -572,10 +572,11 @@ __device__ __forceinline__ void strided_backward(const T* y, const T* dy, T* dx,
 // sum) pair forward, a sum backward); each column's values over the slots are merged into the
 // tile's first slot. A block is C = blockDim.x neighbouring columns of one tile by R = blockDim.y
 // slices: thread (x, y) reads slots y, y + R, .. of its column, kMergeUnroll loads in flight, then
-// the R slices merge by a tree in shared memory. As a stage of the strided kernel the merge ran one
-// block per tile (8 blocks for bf16 (65536, 2048) over dim 0, one for (1048576, 128)), each thread
-// through dozens of slots in chains of four; the host now picks R so that a thread reads about
-// kMergeUnroll slots, and C (8 to 32) so that the grid has a block for every SM where it can.
+// the R slices merge by merge_slices' tree in shared memory. As a stage of the strided kernel the
+// merge ran one block per tile (8 blocks for bf16 (65536, 2048) over dim 0, one for (1048576,
+// 128)), each thread through dozens of slots in chains of four; the host now picks R so that a
+// thread reads about kMergeUnroll slots, and C (8 to 32) so that the grid has a block for every SM
+// where it can.
 constexpr int kMergeUnroll = 8;
 constexpr int kMergeMaxThreads = 1024;
 
@@ -585,21 +586,21 @@ struct SlotValue;
 template <>
 struct SlotValue<1> {
     using Type = float;
+    using Merge = AddFloat;
     static __device__ __forceinline__ float empty() { return 0.0f; }
     static __device__ __forceinline__ float load(const float* src) { return *src; }
-    static __device__ __forceinline__ float merge(float a, float b) { return a + b; }
     static __device__ __forceinline__ void store(float* dst, float v) { *dst = v; }
 };
 
 template <>
 struct SlotValue<2> {
     using Type = MaxSum;
+    using Merge = MergeMaxSum;
     static __device__ __forceinline__ MaxSum empty() { return empty_maxsum(); }
     static __device__ __forceinline__ MaxSum load(const float* src) {
         const float2 q = *reinterpret_cast<const float2*>(src);
         return MaxSum{q.x, q.y};
     }
-    static __device__ __forceinline__ MaxSum merge(MaxSum a, MaxSum b) { return fastsoftmax::merge(a, b); }
     static __device__ __forceinline__ void store(float* dst, MaxSum v) {
         *reinterpret_cast<float2*>(dst) = make_float2(v.max, v.sum);
     }
@@ -617,6 +618,7 @@ __device__ __forceinline__ void strided_merge(float* partials, i64 splits, i64 w
     const i64 stride = V * width;
     const i64 slices = blockDim.y;
 
+    const typename S::Merge merge_fn;
     Value acc = S::empty();
     i64 s = threadIdx.y;
     for (; s + (kMergeUnroll - 1) * slices < splits; s += kMergeUnroll * slices) {
@@ -624,17 +626,10 @@ __device__ __forceinline__ void strided_merge(float* partials, i64 splits, i64 w
 #pragma unroll
         for (int u = 0; u < kMergeUnroll; ++u) v[u] = S::load(first + (s + u * slices) * stride);
 #pragma unroll
-        for (int u = 0; u < kMergeUnroll; ++u) acc = S::merge(acc, v[u]);
+        for (int u = 0; u < kMergeUnroll; ++u) acc = merge_fn(acc, v[u]);
     }
-    for (; s < splits; s += slices) acc = S::merge(acc, S::load(first + s * stride));
-
-    const int me = threadIdx.y * blockDim.x + threadIdx.x;
-    shared[me] = acc;
-    __syncthreads();
-    for (int half = blockDim.y / 2; half > 0; half /= 2) {
-        if (threadIdx.y < half) shared[me] = S::merge(shared[me], shared[me + half * blockDim.x]);
-        __syncthreads();
-    }
+    for (; s < splits; s += slices) acc = merge_fn(acc, S::load(first + s * stride));
+    merge_slices<1>(shared, &acc, merge_fn);
     // into the first slot, which every thread of the block has read by now (the column is this
     // block's alone)
     if (threadIdx.y == 0) S::store(first, shared[threadIdx.x]);
