@@ -7,7 +7,8 @@ checked against float64 first.
         [--tiers split_row,cluster] [--shapes 64x262152,8x524160] [--dtypes bf16,f32]
 
 (--tiers and --shapes A/B any row tiers on any shapes (OUTERxNxINNER: a softmax over the middle
-axis, for the strided tiers), e.g. where the cluster tier hands long rows
+axis, for the strided tiers; OUTERxNxINNERs2: its inputs x[..., ::2] of a tensor twice as wide, the
+output dense), e.g. where the cluster tier hands long rows
 to split_row; a tier may carry tuning fields, e.g. split_row:split_row_blocks_per_sm=2. With
 --baseline DIR, a copy of kernels/ from another revision, a tier written base/NAME runs kernels
 compiled from DIR's headers: the same tier before and after a kernel change, in one process;
@@ -85,18 +86,38 @@ def axis_of(shape) -> int:
     return 1 if len(shape) == 3 else -1
 
 
-def make_sets(shape, dtype, backward):
-    """Enough independent tensor sets that rotating them leaves L2 cold between calls."""
+def parse_shape(item: str) -> tuple[tuple[int, ...], int]:
+    """'64x262152' -> ((64, 262152), 1); '32x4096x1024s2' -> ((32, 4096, 1024), 2): the inputs a view
+    that steps by 2 along inner (x[..., ::2] of a tensor twice as wide), the output dense."""
+    dims, _, step = item.partition("s")
+    return tuple(int(v) for v in dims.split("x")), int(step or 1)
+
+
+def stepped(t: torch.Tensor, step: int) -> torch.Tensor:
+    """``t``'s values in a view that steps by ``step`` along the last dim (the rest of its storage
+    NaN, which a kernel reading it would show)."""
+    if step == 1:
+        return t
+    wide = torch.full((*t.shape[:-1], t.shape[-1] * step), float("nan"), dtype=t.dtype, device=t.device)
+    view = wide[..., ::step]
+    view.copy_(t)
+    return view
+
+
+def make_sets(shape, dtype, backward, step=1, device="cuda"):
+    """Enough independent tensor sets that rotating them leaves L2 cold between calls (inputs that
+    step by ``step`` along the last dim, outputs dense)."""
     per_set = math.prod(shape) * dtype.itemsize * (3 if backward else 2)
     count = max(1, min(8, -(-200_000_000 // per_set)))
     sets = []
     for _ in range(count):
-        x = (torch.randn(*shape, device="cuda") * 4).to(dtype)
+        x = (torch.randn(*shape, device=device) * 4).to(dtype)
         if backward:
             y = torch.softmax(x.float(), axis_of(shape)).to(dtype)
-            sets.append((y, torch.randn(*shape, device="cuda").to(dtype), torch.empty_like(x)))
+            dy = torch.randn(*shape, device=device).to(dtype)
+            sets.append((stepped(y, step), stepped(dy, step), torch.empty_like(x)))
         else:
-            sets.append((x, torch.empty_like(x)))
+            sets.append((stepped(x, step), torch.empty_like(x)))
     return sets
 
 
@@ -197,8 +218,8 @@ def shape_line(backend, rows, n, dtype, backward) -> str:
     )
 
 
-def ab(backend, copy, shape, dtype, backward, log, iters, tiers=TIERS) -> tuple[str, bool]:
-    sets = make_sets(shape, dtype, backward)
+def ab(backend, copy, shape, dtype, backward, log, iters, tiers=TIERS, step=1) -> tuple[str, bool]:
+    sets = make_sets(shape, dtype, backward, step)
     nbytes = math.prod(shape) * dtype.itemsize * (3 if backward else 2)
     ok = True
     problems = {}
@@ -222,7 +243,7 @@ def ab(backend, copy, shape, dtype, backward, log, iters, tiers=TIERS) -> tuple[
         frac = nbytes / (us * 1e-6) / 1e9 / copy
         cells.append(f"{tier} {frac:.3f} ({us:.1f}us){' WRONG ' + problems[tier] if problems[tier] else ''}")
     cells += [f"{tier} -" for tier in refused]
-    label = "x".join(map(str, shape))
+    label = "x".join(map(str, shape)) + (f"s{step}" if step > 1 else "")
     line = f"{TAG[dtype]:<4} {'bwd' if backward else 'fwd'} {'log' if log else 'exp'} {label:<12} " + " | ".join(cells)
     say(line)
     for tier, why in refused.items():
@@ -264,9 +285,9 @@ def main() -> int:
     parser.add_argument("--directions", help="comma list of fwd, log, bwd (default: all three)")
     args = parser.parse_args()
     tiers = tuple(args.tiers.split(","))
-    shapes = SHAPES
+    shapes = tuple((shape, 1) for shape in SHAPES)
     if args.shapes:
-        shapes = tuple(tuple(int(v) for v in item.split("x")) for item in args.shapes.split(","))
+        shapes = tuple(parse_shape(item) for item in args.shapes.split(","))
     dtypes = DTYPES
     if args.dtypes:
         by_tag = {tag: dtype for dtype, tag in TAG.items()}
@@ -315,9 +336,9 @@ def main() -> int:
         if args.quick and log:
             continue
         for dtype in dtypes:
-            for shape in shapes:
+            for shape, step in shapes:
                 try:
-                    line, good = ab(BACKEND, copy, shape, dtype, backward, log, iters, tiers)
+                    line, good = ab(BACKEND, copy, shape, dtype, backward, log, iters, tiers, step)
                 except Exception as exc:  # noqa: BLE001 - one failing shape must not end the probe
                     line, good = (
                         f"{TAG[dtype]} {'x'.join(map(str, shape))} {'bwd' if backward else 'fwd'}: "
