@@ -283,6 +283,16 @@ def test_team_counters_are_left_cleared():
         assert (device, capture.cuda_stream) not in launch._STREAM_BUFFERS
 
 
+@pytest.mark.parametrize("merge", [True, False], ids=["merged", "in-finish"])
+def test_split_long_axis_replays_in_a_cuda_graph(merge):
+    """A long axis split over blocks runs two or three kernels (partials, strided_merge, finish)
+    over a workspace the call allocates: captured in a CUDA graph, every replay right."""
+    from fastsoftmax.backends.cuda import tiers
+
+    with tiers.tuned(strided_merge=merge):
+        graph_replays_right(rand((2, 65536, 130), torch.bfloat16), 1, "strided", replays=3)
+
+
 @pytest.mark.parametrize("log", [False, True], ids=["softmax", "log_softmax"])
 def test_float32_long_axis_over_wide_columns_takes_staged_teams(backend, log):
     """float32 forward of (65536, 1536) over dim 0 (three persistent teams of 44 CTAs at one CTA an
