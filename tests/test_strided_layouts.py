@@ -166,6 +166,21 @@ def test_merge_blocks_fill_the_gpu_and_read_a_round_of_slots_a_thread(tiles, wid
     assert slices * strided.STRIDED_MERGE_UNROLL >= splits or columns * slices == strided.STRIDED_MERGE_MAX_THREADS
 
 
+def test_merge_block_tunings_are_taken_as_given_or_refused():
+    shape = strided.strided_merge_shape
+    assert shape(8, 256, 264, 132, columns=32) == (32, 32)  # slices still sized for a round of slots
+    assert shape(8, 256, 264, 132, slices=4) == (8, 4)
+    assert shape(8, 256, 264, 132, columns=16, slices=64) == (16, 64)
+    with pytest.raises(ValueError, match="strided_merge_columns=12 is not a power of two"):
+        shape(8, 256, 264, 132, columns=12)
+    with pytest.raises(ValueError, match="strided_merge_slices=0 is not a power of two"):
+        shape(8, 256, 264, 132, slices=0)
+    with pytest.raises(ValueError, match="does not divide the tile's 4 columns"):
+        shape(1, 4, 16, 132, columns=8)
+    with pytest.raises(ValueError, match="passes 1024 threads"):
+        shape(8, 256, 264, 132, columns=32, slices=64)
+
+
 @pytest.mark.parametrize(
     "pack,dtype,steps,packs,expected",
     [

@@ -244,6 +244,7 @@ class _Kernel:
 
     def __init__(self, function, name, device, nargs, block_x, block_y=1, smem=0, cluster=1, cooperative=False):
         self.name, self.device, self.nargs, self.block_x, self.smem = name, device, nargs, block_x, smem
+        self.block_y = block_y
         self.cluster, self.cooperative = cluster, cooperative
 
     def set_attribute(self, name, value):
@@ -729,3 +730,40 @@ def test_folds_by_default():
     assert not folds_by_default(4096, 4096, 3, 12, torch.float32, True, facts)
     assert not folds_by_default(2048, 2048, 4, 8, torch.bfloat16, True, facts)  # 4 divides the pack
     assert not folds_by_default(2, 1000008, 3, 24, torch.bfloat16, True, facts)  # a team splits each run
+
+
+@pytest.mark.parametrize("backward", [False, True])
+def test_strided_plan_merges_split_pairs_in_a_kernel_between(fake_device, monkeypatch, backward):
+    """bf16 (65536, 2048) over dim 0 on the fake H100: 8 tiles of 256 columns, n split 33 ways; the
+    partials, strided_merge (blocks of 8 columns x 8 slices, 32 a tile: 256 blocks) and the finish, in
+    that order over one workspace; a tuned merge block taken as given, and refused where nothing is
+    merged in a kernel of its own."""
+    from fastsoftmax.backends.cuda import strided
+
+    monkeypatch.setattr(strided, "device_facts", lambda dev: _Facts())
+    monkeypatch.setattr(strided, "Kernel", _Kernel)
+    monkeypatch.setattr(strided, "torch_device", lambda dev: torch.device("cpu"))
+    n, inner = 65536, 2048
+    strides = ((n * inner, inner, 1),) * (3 if backward else 2)
+    pointers = (0x1000, 0x2000, 0x3000)[: len(strides)]
+
+    def launches(**fields):
+        tuning = dataclasses.replace(tiers.DEFAULT_TUNING, **fields)
+        key = ("strided", torch.bfloat16, 1, n, inner, strides, False, backward, 0, 0, tuning)
+        _Kernel.launches = []
+        plans.build(fake_device, key)(pointers, 0)
+        return list(_Kernel.launches)
+
+    (partials, _, _, p_args), (merge, m_grid, _, m_args), (finish, _, _, f_args) = launches()
+    assert partials is finish and partials.name.startswith("fs_strided_softmax_"), partials.name
+    assert merge.name == f"fs_strided_merge_{'sums' if backward else 'pairs'}"
+    assert (merge.block_x, merge.block_y, m_grid) == (8, 8, 8 * 32)
+    workspace = p_args[len(pointers)]
+    assert m_args == (workspace, 33, 256) and f_args[len(pointers)] == workspace
+    assert p_args[-1] & 3 == strided.STRIDED_PARTIALS and f_args[-1] & strided.STRIDED_MODE_MERGED
+    _, (merge, m_grid, _, _), _ = launches(strided_merge_columns=32, strided_merge_slices=4)
+    assert (merge.block_x, merge.block_y, m_grid) == (32, 4, 8 * 8)
+    with pytest.raises(ValueError, match="finishing blocks merge"):
+        launches(strided_merge=False, strided_merge_slices=4)
+    with pytest.raises(ValueError, match="does not divide"):
+        launches(strided_merge_columns=512)

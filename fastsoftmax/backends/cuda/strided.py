@@ -621,15 +621,30 @@ class StridedMergeInstance:
         )
 
 
-def strided_merge_shape(tiles: int, width: int, splits: int, sm_count: int) -> tuple[int, int]:
+def strided_merge_shape(
+    tiles: int, width: int, splits: int, sm_count: int, columns: int | None = None, slices: int | None = None
+) -> tuple[int, int]:
     """(columns, slices) of a strided_merge block for ``tiles`` tiles of ``width`` columns (a power
     of two) split ``splits`` times: 32 columns (a warp's 128 bytes of sums), halved down to 8 until
     the grid has a block for every SM; slices enough that a thread reads about
-    STRIDED_MERGE_UNROLL slots, in one round of loads."""
-    columns = min(32, width)
-    while columns > 8 and tiles * (width // columns) < sm_count:
-        columns //= 2
-    slices = min(STRIDED_MERGE_MAX_THREADS // columns, next_pow2(-(-splits // STRIDED_MERGE_UNROLL)))
+    STRIDED_MERGE_UNROLL slots, in one round of loads. ``columns``, ``slices``: the tunings
+    strided_merge_columns and strided_merge_slices instead, powers of two (columns dividing the
+    tile's width) of at most STRIDED_MERGE_MAX_THREADS threads together."""
+    for name, value in (("strided_merge_columns", columns), ("strided_merge_slices", slices)):
+        if value is not None and (value < 1 or value & (value - 1)):
+            raise ValueError(f"strided: {name}={value} is not a power of two")
+    if columns is None:
+        columns = min(32, width)
+        while columns > 8 and tiles * (width // columns) < sm_count:
+            columns //= 2
+    elif width % columns:
+        raise ValueError(f"strided: strided_merge_columns={columns} does not divide the tile's {width} columns")
+    if slices is None:
+        slices = min(STRIDED_MERGE_MAX_THREADS // columns, next_pow2(-(-splits // STRIDED_MERGE_UNROLL)))
+    if columns * slices > STRIDED_MERGE_MAX_THREADS:
+        raise ValueError(
+            f"strided: a merge block of {columns} columns x {slices} slices passes {STRIDED_MERGE_MAX_THREADS} threads"
+        )
     return columns, slices
 
 
@@ -1115,9 +1130,12 @@ def build(load, key):
     splits = -(-n // chunk)
     grid = tiles * splits
     flat_strides = tuple(s for tensor_strides in strides for s in tensor_strides)  # (s0, s1, s2) each
+    merge_block = tuning.strided_merge_columns, tuning.strided_merge_slices
     if splits == 1:
         if tuning.strided_flat_finish:
             raise ValueError("strided: strided_flat_finish=True, but n is not split (one kernel, no finish stage)")
+        if merge_block != (None, None):
+            raise ValueError("strided: a strided_merge block is tuned, but n is not split (nothing to merge)")
         return kernel.bound(grid, (0, n, inner) + flat_strides + (n, 1, 0))
     workspace = tiles * splits * kernel.block_x * pack * (1 if backward else 2)
     device = torch_device(dev)
@@ -1145,11 +1163,13 @@ def build(load, key):
         finish = STRIDED_FINISH | STRIDED_MODE_MERGED | STRIDED_MODE_FLAT
     elif tuning.strided_flat_finish and why is not None:
         raise ValueError(f"strided: strided_flat_finish=True, but {why}")
+    if not merge and merge_block != (None, None):
+        raise ValueError("strided: a strided_merge block is tuned, but the finishing blocks merge the split pairs")
 
     merger = merge_grid = None
     if merge:
         width_columns = kernel.block_x * pack
-        columns, merge_slices = strided_merge_shape(tiles, width_columns, splits, facts.sm_count)
+        columns, merge_slices = strided_merge_shape(tiles, width_columns, splits, facts.sm_count, *merge_block)
         merge_inst = StridedMergeInstance(backward)
         merger = Kernel(load(merge_inst, dev), merge_inst.name, dev, 3, columns, merge_slices)
         merge_grid = tiles * (width_columns // columns)

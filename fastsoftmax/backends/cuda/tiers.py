@@ -166,6 +166,10 @@ class Tuning:
     #: strided: merge the split pairs in a kernel of their own (True) or in the finishing blocks
     #: (False), instead of from strided.STRIDED_MERGE_MIN_SPLITS splits
     strided_merge: bool | None = None
+    #: strided: columns and slices of a strided_merge block (powers of two, at most
+    #: strided.STRIDED_MERGE_MAX_THREADS threads), instead of strided.strided_merge_shape's choice
+    strided_merge_columns: int | None = None
+    strided_merge_slices: int | None = None
     #: cluster, cluster_stream: CTAs per cluster (one of instances.CLUSTER_SIZES from 2), instead of
     #: the size instances.cluster_shape (cluster_stream_shape) chooses
     cluster_ctas: int | None = None
