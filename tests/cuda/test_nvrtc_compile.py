@@ -812,3 +812,18 @@ def test_strided_warp_full_rows_match_the_host():
     wrong = source.replace(f"== {strided.warp_full_rows(16)},", f"== {strided.warp_full_rows(16) + 1},")
     with pytest.raises(Exception, match="rows 16"):
         _cubin(wrong, FULLY_OPTIMISED_ARCH, "strided_warp_full_rows_wrong")
+
+
+@needs_nvrtc
+def test_strided_merge_constants_match_the_host(monkeypatch):
+    """strided_merge's shared memory holds kMergeMaxThreads slots and the host sizes its blocks by
+    strided.STRIDED_MERGE_MAX_THREADS (and its slices by STRIDED_MERGE_UNROLL): the kernel's wrapper
+    asserts the two agree, and fails to compile where they do not."""
+    from fastsoftmax.backends.cuda import strided
+    from fastsoftmax.backends.cuda.instances import source_for
+
+    instance = strided.StridedMergeInstance(backward=False)
+    _cubin(source_for([instance]), FULLY_OPTIMISED_ARCH, "strided_merge_constants")
+    monkeypatch.setattr(strided, "STRIDED_MERGE_MAX_THREADS", 2048)
+    with pytest.raises(Exception, match="STRIDED_MERGE"):
+        _cubin(source_for([instance]), FULLY_OPTIMISED_ARCH, "strided_merge_constants_wrong")

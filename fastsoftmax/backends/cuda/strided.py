@@ -617,6 +617,9 @@ class StridedMergeInstance:
         return (
             f'extern "C" __global__ void __launch_bounds__({STRIDED_MERGE_MAX_THREADS}) '
             f"{self.name}(float* partials, i64 splits, i64 width) {{\n"
+            # the host sizes blocks by these: strided_tier.cuh's shared memory must agree
+            f"    static_assert(kMergeMaxThreads == {STRIDED_MERGE_MAX_THREADS} && kMergeUnroll == "
+            f'{STRIDED_MERGE_UNROLL}, "strided.STRIDED_MERGE_* and strided_tier.cuh disagree");\n'
             f"    strided_merge<{values}>(partials, splits, width);\n}}\n"
         )
 

@@ -588,7 +588,11 @@ struct SlotValue<1> {
     using Type = float;
     using Merge = AddFloat;
     static __device__ __forceinline__ float empty() { return 0.0f; }
-    static __device__ __forceinline__ float load(const float* src) { return *src; }
+    static __device__ __forceinline__ float load(const float* src) {
+        float v;
+        read_slot<1>(src, &v);
+        return v;
+    }
     static __device__ __forceinline__ void store(float* dst, float v) { *dst = v; }
 };
 
@@ -598,8 +602,9 @@ struct SlotValue<2> {
     using Merge = MergeMaxSum;
     static __device__ __forceinline__ MaxSum empty() { return empty_maxsum(); }
     static __device__ __forceinline__ MaxSum load(const float* src) {
-        const float2 q = *reinterpret_cast<const float2*>(src);
-        return MaxSum{q.x, q.y};
+        float pair[2];
+        read_slot<2>(src, pair);
+        return MaxSum{pair[0], pair[1]};
     }
     static __device__ __forceinline__ void store(float* dst, MaxSum v) {
         *reinterpret_cast<float2*>(dst) = make_float2(v.max, v.sum);
