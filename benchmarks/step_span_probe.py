@@ -5,7 +5,7 @@ one process, forward and backward (y and dy both stepped, as the layouts regime 
 Fractions of the copy bandwidth measured in the same process, of the logical bytes (the elements
 of the view read once, the output written once).
 
-    python benchmarks/step_span_probe.py [--dtypes bfloat16,float32] [--rounds 2] [--out FILE]
+    python benchmarks/step_span_probe.py [--dtypes bfloat16,float32] [--rounds 2] [--log] [--out FILE]
 
 ``--sweep`` times the staged spans under each of TUNINGS instead (CTAs an SM, teams as clusters or
 persistent), beside auto.
@@ -68,6 +68,7 @@ def main() -> None:
     parser.add_argument("--out")
     parser.add_argument("--short", action="store_true", help="the short reduced axes as well")
     parser.add_argument("--sweep", action="store_true", help="the staged spans under each of TUNINGS")
+    parser.add_argument("--log", action="store_true", help="log-softmax (torch.compile: torch.log_softmax)")
     args = parser.parse_args()
     cases = CASES + (SHORT_CASES if args.short else [])
     lines = []
@@ -77,12 +78,14 @@ def main() -> None:
             for backward in (False, True):
                 dim = case.dim
                 torch._dynamo.reset()  # (past its recompile limit torch.compile would run eagerly)
+                log = args.log
                 if backward:
-                    base = lambda dy, y: fastsoftmax.softmax_backward(dy, y, dim)  # noqa: E731
-                    comp = torch.compile(lambda dy, y: torch._softmax_backward_data(dy, y, dim, y.dtype))
+                    base = lambda dy, y: fastsoftmax.softmax_backward(dy, y, dim, log=log)  # noqa: E731
+                    reference = torch._log_softmax_backward_data if log else torch._softmax_backward_data
+                    comp = torch.compile(lambda dy, y: reference(dy, y, dim, y.dtype))
                 else:
-                    base = lambda x: fastsoftmax.softmax(x, dim)  # noqa: E731
-                    comp = torch.compile(lambda x: torch.softmax(x, dim))
+                    base = lambda x: (fastsoftmax.log_softmax if log else fastsoftmax.softmax)(x, dim)  # noqa: E731
+                    comp = torch.compile(lambda x: (torch.log_softmax if log else torch.softmax)(x, dim))
                 if args.sweep:
                     impls = {name: forced("strided_staged", base, tuning) for name, tuning in TUNINGS.items()}
                     impls["auto"] = base
@@ -109,7 +112,8 @@ def main() -> None:
                 del inputs
                 torch.cuda.empty_cache()
                 cells = "  ".join(f"{name} {value:.3f}" for name, value in best.items())
-                line = f"{case.label:34} {str(dtype)[6:]:9} {'bwd' if backward else 'fwd'}  {cells}"
+                function = "log" if log else "exp"
+                line = f"{case.label:34} {str(dtype)[6:]:9} {function} {'bwd' if backward else 'fwd'}  {cells}"
                 print(line, flush=True)
                 lines.append(line)
     if args.out:

@@ -236,14 +236,15 @@ __device__ __forceinline__ void load_column_rows(const LOAD& load, const WarpCol
     }
     const T* p = load.at(w.o, w.row, w.c);
     const i64 step = w.step * load.s1;
+    // One conditional expression, not an if/else: written as branches, the 16-bit stepped kernels
+    // (two 16-byte reads a row, half of each kept) were compiled to 128-213 registers at 12-16 rows
+    // and spilled 72-104 bytes at 8-10; as a select, 108-138 and 8-16 (NVRTC 13.5), and the bf16
+    // forward went from 0.36-0.39 of copy to 0.62-0.67 on the H200, the backward from 0.44-0.47
+    // to 0.57-0.58 (results 2026-12-01_h200_s39/select_ab.txt).
 #pragma unroll
-    for (int r = 0; r < ROWS; ++r, p += step) {
-        if (w.live && w.holds_row<FULL>(r, n)) {
-            raw[r] = read_columns_pack<T, P, LOAD::kStep>(p);
-        } else {
-            raw[r] = gather_pack<T, P>(p, 0, 0, pad);
-        }
-    }
+    for (int r = 0; r < ROWS; ++r, p += step)
+        raw[r] = w.live && w.holds_row<FULL>(r, n) ? read_columns_pack<T, P, LOAD::kStep>(p)
+                                                    : gather_pack<T, P>(p, 0, 0, pad);
 }
 
 // A spread lane's pack of one row, element by element, `column_step` apart (EDGE: those inside
