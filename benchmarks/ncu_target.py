@@ -4,6 +4,7 @@ call compiles and warms up, the rest are the ones to profile.
     ncu --kernel-name regex:fs_ --launch-skip 2 --launch-count 2 --section SpeedOfLight \\
         python3 benchmarks/ncu_target.py --shape 65536x2048 --dim 0 --dtype bf16 [--backward]
 
+``--step-inner`` softmaxes x[..., ::2] of a tensor twice as wide as ``--shape`` along its last dim.
 ``--tier`` forces a tier of the CUDA backend (``dispatch.forced``); without it "auto" chooses.
 ``--tuned KEY=VALUE`` (repeatable) sets a field of the backend's tuning (``tiers.Tuning``), e.g.
 ``--tuned cluster_ctas=8``. ``--impl quack`` calls Quack's softmax instead (forward and backward of
@@ -30,6 +31,7 @@ def main() -> None:
     parser.add_argument("--dtype", default="bf16", choices=sorted(DTYPES))
     parser.add_argument("--backward", action="store_true")
     parser.add_argument("--log", action="store_true", help="log-softmax")
+    parser.add_argument("--step-inner", action="store_true", help="x[..., ::2] of a tensor twice as wide")
     parser.add_argument("--tier", help="force a tier of the CUDA backend")
     parser.add_argument("--calls", type=int, default=3)
     parser.add_argument("--tuned", action="append", default=[], help="KEY=VALUE of tiers.Tuning (an integer)")
@@ -39,7 +41,10 @@ def main() -> None:
 
     tuning = {key: int(value) for key, _, value in (item.partition("=") for item in args.tuned)}
     shape = tuple(int(v) for v in args.shape.split("x"))
-    x = torch.randn(shape, device="cuda").to(DTYPES[args.dtype])
+    if args.step_inner:
+        x = torch.randn(shape[:-1] + (2 * shape[-1],), device="cuda").to(DTYPES[args.dtype])[..., ::2]
+    else:
+        x = torch.randn(shape, device="cuda").to(DTYPES[args.dtype])
     if args.impl == "quack":
         run_quack(x, args.backward, args.calls)
         return

@@ -271,23 +271,33 @@ def test_stepped_inputs_take_the_staged_spans_where_they_fit(outer, n, inner, sp
 
 
 def test_short_stepped_axes_take_strided_warp_or_keep_their_tiers():
+    import dataclasses
+
     from fastsoftmax.backends.cuda import tiers
 
-    def chosen(n, dtype, backward, inner=1024):
-        return tiers.choose_tier(8192, n, inner, dtype, backward, tiers.H100_LIMITS, False, True, True)
+    def chosen(n, dtype, backward, inner=1024, limits=tiers.H100_LIMITS):
+        return tiers.choose_tier(8192, n, inner, dtype, backward, limits, False, True, True)
 
-    # spans read into registers: float32 axes up to 1024 rows, 16-bit backward ones of 129-1024
-    for n in (16, 64, 150, 1024):
-        assert chosen(n, torch.float32, False) == chosen(n, torch.float32, True) == "strided_warp"
-        assert chosen(n, torch.bfloat16, False) == "strided_staged"
-    assert chosen(128, torch.bfloat16, True) == "strided_staged" != chosen(129, torch.float16, True)
-    assert chosen(1024, torch.bfloat16, True) == "strided_warp"
-    assert chosen(2048, torch.float32, False) == chosen(2048, torch.bfloat16, True) == "strided_staged"
+    # spans read into registers: axes up to 1024 rows in every dtype and direction
+    for n in (8, 16, 64, 150, 1024):
+        for dtype in (torch.float32, torch.bfloat16, torch.float16):
+            assert chosen(n, dtype, False) == chosen(n, dtype, True) == "strided_warp", (n, dtype)
+    assert chosen(1025, torch.bfloat16, False) == chosen(2048, torch.float32, False) == "strided_staged"
+    assert chosen(2048, torch.bfloat16, True) == chosen(2048, torch.float32, True) == "strided_staged"
     # columns narrower than strided_warp's rows (64 bytes of float32): float32 forwards over 32-64
     # rows keep the strided tier
     assert chosen(64, torch.float32, False, 16) == chosen(32, torch.float32, False, 16) == "strided"
     assert chosen(16, torch.float32, False, 16) == chosen(128, torch.float32, False, 16) == "strided_staged"
     assert chosen(64, torch.float32, True, 16) == chosen(64, torch.bfloat16, False, 16) == "strided_staged"
+    # float32 past strided_warp's axes: the strided tier on GPUs of more DRAM bandwidth an SM (an
+    # H200's, or none reported), the staged spans on an H100's; 16-bit types keep the staged spans
+    for dram_gbps in (4814.0, None):
+        fast = dataclasses.replace(tiers.H100_LIMITS, dram_gbps=dram_gbps)
+        for backward in (False, True):
+            assert chosen(2048, torch.float32, backward, limits=fast) == "strided"
+            assert chosen(16384, torch.float32, backward, 16, limits=fast) == "strided"
+            assert chosen(2048, torch.bfloat16, backward, limits=fast) == "strided_staged"
+            assert chosen(1024, torch.float32, backward, limits=fast) == "strided_warp"
 
 
 def test_spans_aligned_on_the_canonical_views():
@@ -963,7 +973,8 @@ def test_strided_warp_shapes_and_auto_rule():
         strided.warp_columns_shape(5000, 64, 2, 8, False)
     with pytest.raises(ValueError, match="too long"):
         strided.warp_columns_shape(100, 64, 2, 8, False, lanes=32, row_warps=1)
-    # three CTAs an SM asked of ptxas only for the 16-bit forward of 16-byte packs at 5 to 10 rows
+    # three CTAs an SM asked of ptxas only for the 16-bit forward of 16-byte packs at 5 to 10 rows,
+    # two at 16 rows
     bounds = {
         (dtype, backward, pack, rows): strided.WarpColumnsInstance(dtype, backward, False, pack, rows).launch_bounds
         for dtype, pack in ((torch.bfloat16, 8), (torch.float16, 8), (torch.bfloat16, 2), (torch.float32, 4))
@@ -973,7 +984,10 @@ def test_strided_warp_shapes_and_auto_rule():
     assert {key for key, value in bounds.items() if value == "256, 3"} == {
         (dtype, False, 8, rows) for dtype in (torch.bfloat16, torch.float16) for rows in (5, 6, 8, 10)
     }
-    assert set(bounds.values()) == {"256", "256, 3"}
+    assert {key for key, value in bounds.items() if value == "256, 2"} == {
+        (dtype, False, 8, 16) for dtype in (torch.bfloat16, torch.float16)
+    }
+    assert set(bounds.values()) == {"256", "256, 3", "256, 2"}
     # one table a CTA for groups of several row warps, none for one warp a group
     assert strided.warp_columns_smem_floats(strided.WarpColumnsShape(8, 1, 16, 4), 8) == 0
     assert strided.warp_columns_smem_floats(strided.WarpColumnsShape(8, 4, 16, 4), 8) == 64 * (8 + 6)
@@ -984,11 +998,13 @@ def test_strided_warp_shapes_and_auto_rule():
     assert strided.choose_tier(8, 600, 16384, torch.bfloat16, False, limits) != "strided_warp"
     assert strided.choose_tier(8, 150, 16384, torch.float32, False, limits) != "strided_warp"
     assert strided.choose_tier(64, 32, 2048, torch.float32, False, limits) == "strided_warp"
-    # narrow columns, off 16-byte boundaries, rows at several phases, a step along inner: not taken
+    # narrow columns, off 16-byte boundaries, rows at several phases: not taken; a step along inner
+    # whose spans lie in 16-byte packs: taken (takes_stepped_warp_columns)
     assert strided.choose_tier(4096, 64, 8, torch.bfloat16, False, limits) != "strided_warp"
     assert strided.choose_tier(8, 150, 16384, torch.bfloat16, False, limits, False) != "strided_warp"
     assert strided.choose_tier(8, 96, 16384, torch.bfloat16, False, limits, True, False) != "strided_warp"
-    assert strided.choose_tier(8, 150, 16384, torch.bfloat16, False, limits, False, True, True) != "strided_warp"
+    assert strided.choose_tier(8, 150, 16384, torch.bfloat16, False, limits, False, True, True) == "strided_warp"
+    assert strided.choose_tier(8, 150, 16384, torch.bfloat16, False, limits, False, False, True) != "strided_warp"
     with pytest.raises(ValueError, match="power of two"):
         tiers.Tuning(strided_warp_lanes=3)
     with pytest.raises(ValueError, match="one of"):

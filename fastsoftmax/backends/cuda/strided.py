@@ -402,6 +402,12 @@ STAGED_WIDE_MIN_ROUNDS = 16
 STAGED_WIDE_MAX_DRAM_GBPS_PER_SM = 30.0
 
 
+def high_dram_bandwidth_per_sm(dram_gbps: float | None, sms: int) -> bool:
+    """Whether a GPU has more DRAM bandwidth an SM than STAGED_WIDE_MAX_DRAM_GBPS_PER_SM (a device
+    that reports no memory clock counts as one that has)."""
+    return dram_gbps is None or dram_gbps / sms > STAGED_WIDE_MAX_DRAM_GBPS_PER_SM
+
+
 def wide_axis_staged_ctas(
     outer: int,
     n: int,
@@ -419,7 +425,7 @@ def wide_axis_staged_ctas(
     STAGED_WIDE_MIN_TEAMS and STAGED_WIDE_MAX_DRAM_GBPS_PER_SM)."""
     if backward or dtype != torch.float32 or n < STAGED_MAX_N_WIDE or inner < 128:
         return None
-    if outer == 1 and (dram_gbps is None or dram_gbps / sms > STAGED_WIDE_MAX_DRAM_GBPS_PER_SM):
+    if outer == 1 and high_dram_bandwidth_per_sm(dram_gbps, sms):
         return None
     shape = staged_shape(outer, n, inner, dtype, False, smem_per_sm, smem_per_block, sms, 1)
     if shape is None or not shape.held or shape.splits == 1:
@@ -446,7 +452,7 @@ def choose_tier(
     itemsize = CXX_TYPES[dtype][2]
     if takes_warp_columns(n, inner, dtype, aligned, window, stepped):
         return "strided_warp"
-    if stepped and window and takes_stepped_warp_columns(n, inner, dtype, backward):
+    if stepped and window and takes_stepped_warp_columns(n, inner, dtype):
         return "strided_warp"
     if not stepped and not window and takes_spread_columns(n, inner, dtype, backward):
         return "strided_warp"
@@ -461,7 +467,12 @@ def choose_tier(
         # but in the forward over axes of 32 to 64 ((4096, 64, 1024) 0.620 against 0.664, (8192, 32,
         # 2048) 0.646 against 0.667; at 16 and 128 ahead: 0.644 against 0.603, 0.625 against 0.559)
         short_f32_forward = dtype == torch.float32 and not backward and n in STEPPED_F32_FORWARD_STRIDED_N
-        if not window or inner * itemsize % 16 or short_f32_forward:
+        long_f32 = (
+            dtype == torch.float32
+            and n > STEPPED_F32_STRIDED_PAST_N
+            and high_dram_bandwidth_per_sm(limits.dram_gbps, limits.sm_count)
+        )
+        if not window or inner * itemsize % 16 or short_f32_forward or long_f32:
             return "strided"
     elif aligned and not window and itemsize == 2:
         # 16-bit rows at different 16-byte phases (row strides of no whole number of pieces, e.g.
@@ -519,6 +530,16 @@ def stepped_span_fits(inner: int, strides, itemsize: int, align: int) -> str | N
 #: float32 forwards of stepped inputs over reduced axes this long keep the strided tier, whose second
 #: walk finds them in L2 (see choose_tier)
 STEPPED_F32_FORWARD_STRIDED_N = range(32, 65)
+#: ... and float32 stepped inputs over axes longer than this, on GPUs of much DRAM bandwidth an SM
+#: (high_dram_bandwidth_per_sm), both directions: the strided tier's two walks outran the staged
+#: spans there. H200, both forced in one process (fraction of copy of the logical bytes; results
+#: 2026-11-29_h200_s37/step_span_warp.txt, step_span_before.txt, and 2026-12-01_h200_s39/
+#: breakdown_steps_tiers.txt): forward (8192, 8192)[:, ::2] over dim 0 0.308-0.380 against
+#: 0.297-0.317, (32, 4096, 2048)[..., ::2] over dim 1 0.379-0.403 against 0.337-0.348, (1024, 16384,
+#: 32)[..., ::2] 0.385-0.386 against 0.332-0.334; backward 0.291-0.316 against 0.277-0.292, level
+#: (0.322-0.335 against 0.327-0.335), 0.325-0.328 against 0.312-0.314. The H100 (25 GB/s an SM)
+#: measured the staged spans ahead (results 2026-11-27_h100_s23/step_span_probe*.txt) and keeps them
+STEPPED_F32_STRIDED_PAST_N = 1024
 
 
 def supports(
@@ -759,6 +780,12 @@ WARP_COLUMNS_FEW_ROW_WARPS_MAX_N = 64
 #: strided_warp's 16-bit forward kernels of 16-byte packs that ask ptxas for registers enough for
 #: three CTAs an SM (80), by rows a lane (WarpColumnsInstance.launch_bounds)
 WARP_COLUMNS_THREE_CTA_ROWS = (5, 6, 8, 10)
+#: ... and for two CTAs an SM (128), at 16 rows a lane: the kernels of inputs that step by 2 along
+#: inner (two 16-byte reads a row) otherwise take 128-138 registers, whichever NVRTC compiles them,
+#: and one CTA an SM. H200, NVRTC 13.0, Nsight Compute on x[..., ::2] of (4096, 64, 1024) over dim 1
+#: (results 2026-12-01_h200_s39/ncu_warp_stepped_r16.txt): the bf16 log-softmax kernel at 134
+#: registers ran 323 us at 12% occupancy, the softmax one at 128 registers 216 us at 24%
+WARP_COLUMNS_TWO_CTA_ROWS = (16,)
 
 
 #: "auto" takes strided_warp for reduced axes up to this long (16-bit types; float32), on 16-byte
@@ -789,26 +816,28 @@ def takes_warp_columns(n: int, inner: int, dtype: torch.dtype, aligned: bool, wi
     return n <= WARP_COLUMNS_AUTO_MAX_N[itemsize]
 
 
-#: the reduced axes "auto" gives to strided_warp over inputs that step by 2 along inner, by dtype size
-#: and direction (exclusive, inclusive): see takes_stepped_warp_columns
-WARP_STEPPED_AUTO_N = {(4, False): (0, 1024), (4, True): (0, 1024), (2, True): (128, 1024)}
+#: the longest reduced axis "auto" gives to strided_warp over inputs that step by 2 along inner (every
+#: dtype and direction): see takes_stepped_warp_columns
+WARP_STEPPED_AUTO_MAX_N = 1024
 
 
-def takes_stepped_warp_columns(n: int, inner: int, dtype: torch.dtype, backward: bool) -> bool:
+def takes_stepped_warp_columns(n: int, inner: int, dtype: torch.dtype) -> bool:
     """Whether "auto" gives a problem whose inputs step by 2 along inner, and whose spans lie in
     16-byte packs (stepped_span_fits), to strided_warp: columns of at least WARP_COLUMNS_MIN_ROW_BYTES
-    and an axis inside WARP_STEPPED_AUTO_N. H200, x[..., ::2] over dim 1 (over dim 0 of 16-1024 rows),
-    against the staged spans, the strided tier and torch.compile in one process (results
-    2026-11-29_h200_s37/step_span_warp.txt; fractions of copy of the logical bytes, at most about
-    0.67 forward and 0.6 backward where every sector of the spans is read): float32 forward 0.67-0.70
-    from 16 to 1024 rows (auto had 0.36-0.57, torch.compile 0.39-0.53), 0.22 at 4096; float32 backward
-    0.56-0.63 (auto 0.35-0.48, torch.compile 0.32-0.62); bf16 backward from 150 rows 0.40-0.50
-    against the staged spans' 0.35-0.46, up to 128 rows 0.45-0.49 against 0.54-0.58; bf16 forward
-    0.35-0.43 against the staged spans' 0.43-0.54 everywhere (not for want of registers: without the
-    three-CTA cap of its kernels of 5-10 rows, (2048, 128, 2048)[..., ::2] measured 0.39 against 0.52,
-    step_span_bf16_uncapped.txt)."""
+    and an axis of at most WARP_STEPPED_AUTO_MAX_N. H200, x[..., ::2] over dim 1 (over dim 0 of
+    16-1024 rows); fractions of copy of the logical bytes, at most about 0.67 forward and 0.6 backward
+    where every sector of the spans is read. float32, against the staged spans, the strided tier and
+    torch.compile in one process (results 2026-11-29_h200_s37/step_span_warp.txt): forward 0.67-0.70
+    from 16 to 1024 rows (auto had 0.36-0.57, torch.compile 0.39-0.53), 0.22 at 4096; backward
+    0.56-0.63 (auto 0.35-0.48, torch.compile 0.32-0.62). bf16, since its pack loads are selects and
+    its 16-row forward kernels capped at two CTAs an SM (WARP_COLUMNS_TWO_CTA_ROWS), against the
+    staged spans and the strided tier, alternated in one process over 8 to 1024 rows (results
+    2026-12-01_h200_s39/stepped_tiers_bf16.txt, cap_r16_ab.txt): softmax forward 0.59-0.68 against
+    0.36-0.56, log-softmax forward 0.56-0.66 against 0.37-0.57 (0.557 against 0.395 at 1024 rows),
+    backward level over 8 and 16 rows (0.556 against 0.568, 0.594 against 0.594), ahead from 32
+    (0.52-0.59 against 0.35-0.58)."""
     wide = inner * CXX_TYPES[dtype][2] >= WARP_COLUMNS_MIN_ROW_BYTES
-    return wide and _axis_within(WARP_STEPPED_AUTO_N, n, dtype, backward)
+    return wide and n <= WARP_STEPPED_AUTO_MAX_N
 
 
 def _axis_within(bounds: dict, n: int, dtype: torch.dtype, backward: bool) -> bool:
@@ -982,13 +1011,11 @@ class WarpColumnsInstance:
         0.63 against 0.90. The backward gained on some shapes and lost on others
         ((32, 64, 4096) 0.76 against 0.70, (8, 300, 4096) 0.68 against 0.71) and keeps ptxas's."""
         itemsize = CXX_TYPES[self.dtype][2]
-        if (
-            not self.backward
-            and itemsize == 2
-            and self.pack * itemsize == 16
-            and self.rows in WARP_COLUMNS_THREE_CTA_ROWS
-        ):
-            return f"{WARP_COLUMNS_THREADS}, 3"
+        if not self.backward and itemsize == 2 and self.pack * itemsize == 16:
+            if self.rows in WARP_COLUMNS_THREE_CTA_ROWS:
+                return f"{WARP_COLUMNS_THREADS}, 3"
+            if self.rows in WARP_COLUMNS_TWO_CTA_ROWS:
+                return f"{WARP_COLUMNS_THREADS}, 2"
         return f"{WARP_COLUMNS_THREADS}"
 
     def wrapper(self) -> str:
