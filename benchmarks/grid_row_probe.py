@@ -28,6 +28,7 @@ is printed last.
 from __future__ import annotations
 
 import argparse
+import ast
 import atexit
 import math
 import os
@@ -123,9 +124,10 @@ def make_sets(shape, dtype, backward, step=1, device="cuda"):
 
 def parse_spec(spec: str) -> tuple[str, dict]:
     """A tier as given on the command line: NAME or NAME:KEY=VALUE[:KEY=VALUE...], the values
-    integer fields of the backend's tuning (tiers.Tuning), e.g. split_row:split_row_blocks_per_sm=2."""
+    fields of the backend's tuning (tiers.Tuning) as Python literals (integers, True, False), e.g.
+    split_row:split_row_blocks_per_sm=2, strided:strided_stepped_packs=False."""
     name, *fields = spec.split(":")
-    return name, {key: int(value) for key, _, value in (field.partition("=") for field in fields)}
+    return name, {key: ast.literal_eval(value) for key, _, value in (field.partition("=") for field in fields)}
 
 
 BASELINE_PREFIX = "base"
@@ -196,7 +198,10 @@ def checked(backend, tier, tensors, log, backward, dtype, call=None) -> str:
     axis = axis_of(tensors[0].shape)
     if backward:
         y64, dy64 = tensors[0].double(), tensors[1].double()
-        reference = y64 * (dy64 - (dy64 * y64).sum(axis, keepdim=True))
+        if log:
+            reference = dy64 - y64.exp() * dy64.sum(axis, keepdim=True)
+        else:
+            reference = y64 * (dy64 - (dy64 * y64).sum(axis, keepdim=True))
     else:
         x64 = tensors[0].double()
         reference = torch.log_softmax(x64, axis) if log else torch.softmax(x64, axis)
@@ -282,7 +287,9 @@ def main() -> int:
         default=[],
         help="PREFIX=DIR: tiers PREFIX/NAME run CUBINs from DIR (benchmarks/export_cubins.py)",
     )
-    parser.add_argument("--directions", help="comma list of fwd, log, bwd (default: all three)")
+    parser.add_argument(
+        "--directions", help="comma list of fwd, log, bwd, logbwd (log-softmax backward; default: the first three)"
+    )
     args = parser.parse_args()
     tiers = tuple(args.tiers.split(","))
     shapes = tuple((shape, 1) for shape in SHAPES)
@@ -330,8 +337,8 @@ def main() -> int:
         say(note)
     iters = 20 if args.quick else 50
     table, ok = [], True
-    directions = {"fwd": (False, False), "log": (False, True), "bwd": (True, False)}
-    chosen = args.directions.split(",") if args.directions else list(directions)
+    directions = {"fwd": (False, False), "log": (False, True), "bwd": (True, False), "logbwd": (True, True)}
+    chosen = args.directions.split(",") if args.directions else ["fwd", "log", "bwd"]
     for backward, log in (directions[d] for d in chosen):
         if args.quick and log:
             continue

@@ -161,8 +161,9 @@ def run_tier(tier: str, problems=None, only=None) -> list[str]:
         for dtype in DTYPES:
             # rows: aligned and misaligned views; (outer, n, inner): dense, and broadcast along
             # outer (expanded x, y and dy: strided_staged then takes its tiles outer index fastest);
-            # the strided tier: inputs with a step of 2 along inner too (x, y and dy; float32 in
-            # packs of their span, 16-bit types element by element). ``only``: that variant alone
+            # the strided tier: inputs with a step of 2 along inner too (x, y and dy; in the 16-byte
+            # packs of their span where inner allows, else element by element). ``only``: that
+            # variant alone
             variants = (False, True) + (("dense+1",) if len(shape) == 2 else ())
             if tier == "strided_staged" and len(shape) == 3 and shape[-1] * 2 >= 512:
                 variants += ("window",)
@@ -320,7 +321,7 @@ def main() -> int:
         "--tiers",
         default=",".join(TIERS) + ",ladder",
         help="tiers, 'ladder', 'strided_columns', 'strided_column_stream', 'strided_window', 'strided_stepped', "
-        "'strided_warp_stepped', 'strided_folded'; "
+        "'strided_step', 'strided_warp_stepped', 'strided_folded'; "
         "TIER@K for one part of a tier (0: its problems, K: its K-th tuned run)",
     )
     args = parser.parse_args()
@@ -350,6 +351,9 @@ def main() -> int:
             continue
         if tier == "strided_stepped":  # the staged spans of stepped inputs alone
             failures += run_and_report(tier, lambda: run_tier("strided_staged", STEPPED_PROBLEMS, only="step"))
+            continue
+        if tier == "strided_step":  # the strided tier's stepped inputs alone
+            failures += run_and_report(tier, lambda: run_tier("strided", only="step"))
             continue
         if tier == "strided_warp_stepped":  # strided_warp's spans of stepped inputs alone
             failures += run_and_report(tier, lambda: run_tier("strided_warp", WARP_STEPPED_PROBLEMS, only="step"))

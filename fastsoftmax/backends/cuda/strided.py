@@ -92,7 +92,7 @@ STRIDED_WIDE_ROW = 4096
 #: 0.39 on (1024, 16384, 8)[..., ::2], backward within 0.01; bf16 level or 0.01 slower (0.28 ->
 #: 0.27 forward on x[:, ::2], step_inner_probe_bf16_packs_not_kept.txt): 16-bit types keep
 #: single elements, and have no such instances
-STRIDED_STEPPED_PACK = {torch.float32: 4}
+STRIDED_STEPPED_PACK = {torch.float32: 4, torch.float16: 8, torch.bfloat16: 8}
 
 
 def strided_row_bytes(inner: int, itemsize: int) -> int:
