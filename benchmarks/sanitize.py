@@ -161,9 +161,8 @@ def run_tier(tier: str, problems=None, only=None) -> list[str]:
         for dtype in DTYPES:
             # rows: aligned and misaligned views; (outer, n, inner): dense, and broadcast along
             # outer (expanded x, y and dy: strided_staged then takes its tiles outer index fastest);
-            # the strided tier: inputs with a step of 2 along inner too (x, y and dy; in the 16-byte
-            # packs of their span where inner allows, else element by element). ``only``: that
-            # variant alone
+            # the strided tier: inputs with a step of 2 along inner too (x, y and dy; float32 in
+            # packs of their span, 16-bit types element by element). ``only``: that variant alone
             variants = (False, True) + (("dense+1",) if len(shape) == 2 else ())
             if tier == "strided_staged" and len(shape) == 3 and shape[-1] * 2 >= 512:
                 variants += ("window",)

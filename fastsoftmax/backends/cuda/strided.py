@@ -91,8 +91,12 @@ STRIDED_WIDE_ROW = 4096
 #: of (8192, 8192) over dim 0, 0.36 -> 0.39 on (128, 1024, 1024)[..., ::2] over dim 1, 0.37 ->
 #: 0.39 on (1024, 16384, 8)[..., ::2], backward within 0.01; bf16 level or 0.01 slower (0.28 ->
 #: 0.27 forward on x[:, ::2], step_inner_probe_bf16_packs_not_kept.txt): 16-bit types keep
-#: single elements, and have no such instances
-STRIDED_STEPPED_PACK = {torch.float32: 4, torch.float16: 8, torch.bfloat16: 8}
+#: single elements, and have no such instances. Measured again on the H200 (16-bit packs of 8, both
+#: alternated in one process, results 2026-12-01_h200_s39/strided_step_packs_ab.txt): bf16 forward
+#: 0.249 against 0.281 of copy on (8192, 8192)[:, ::2] over dim 0, 0.309 against 0.346 on (32, 4096,
+#: 2048)[..., ::2] over dim 1, level on (1024, 16384, 32)[..., ::2]; backward behind on two of the
+#: three, ahead on the third (0.316 against 0.302; log-softmax 0.398 against 0.364)
+STRIDED_STEPPED_PACK = {torch.float32: 4}
 
 
 def strided_row_bytes(inner: int, itemsize: int) -> int:
