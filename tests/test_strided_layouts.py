@@ -278,10 +278,13 @@ def test_short_stepped_axes_take_strided_warp_or_keep_their_tiers():
     def chosen(n, dtype, backward, inner=1024, limits=tiers.H100_LIMITS):
         return tiers.choose_tier(8192, n, inner, dtype, backward, limits, False, True, True)
 
-    # spans read into registers: axes up to 1024 rows in every dtype and direction
+    # spans read into registers: axes up to 1024 rows, but the 16-bit backward over 128 rows or fewer
     for n in (8, 16, 64, 150, 1024):
         for dtype in (torch.float32, torch.bfloat16, torch.float16):
-            assert chosen(n, dtype, False) == chosen(n, dtype, True) == "strided_warp", (n, dtype)
+            assert chosen(n, dtype, False) == "strided_warp", (n, dtype)
+            expected = "strided_staged" if dtype != torch.float32 and n <= 128 else "strided_warp"
+            assert chosen(n, dtype, True) == expected, (n, dtype)
+    assert chosen(128, torch.bfloat16, True) == "strided_staged" != chosen(129, torch.float16, True)
     assert chosen(1025, torch.bfloat16, False) == chosen(2048, torch.float32, False) == "strided_staged"
     assert chosen(2048, torch.bfloat16, True) == chosen(2048, torch.float32, True) == "strided_staged"
     # columns narrower than strided_warp's rows (64 bytes of float32): float32 forwards over 32-64

@@ -456,7 +456,7 @@ def choose_tier(
     itemsize = CXX_TYPES[dtype][2]
     if takes_warp_columns(n, inner, dtype, aligned, window, stepped):
         return "strided_warp"
-    if stepped and window and takes_stepped_warp_columns(n, inner, dtype):
+    if stepped and window and takes_stepped_warp_columns(n, inner, dtype, backward):
         return "strided_warp"
     if not stepped and not window and takes_spread_columns(n, inner, dtype, backward):
         return "strided_warp"
@@ -820,28 +820,31 @@ def takes_warp_columns(n: int, inner: int, dtype: torch.dtype, aligned: bool, wi
     return n <= WARP_COLUMNS_AUTO_MAX_N[itemsize]
 
 
-#: the longest reduced axis "auto" gives to strided_warp over inputs that step by 2 along inner (every
-#: dtype and direction): see takes_stepped_warp_columns
-WARP_STEPPED_AUTO_MAX_N = 1024
+#: the reduced axes "auto" gives to strided_warp over inputs that step by 2 along inner, by dtype size
+#: and direction (exclusive, inclusive): see takes_stepped_warp_columns
+WARP_STEPPED_AUTO_N = {(4, False): (0, 1024), (4, True): (0, 1024), (2, False): (0, 1024), (2, True): (128, 1024)}
 
 
-def takes_stepped_warp_columns(n: int, inner: int, dtype: torch.dtype) -> bool:
+def takes_stepped_warp_columns(n: int, inner: int, dtype: torch.dtype, backward: bool) -> bool:
     """Whether "auto" gives a problem whose inputs step by 2 along inner, and whose spans lie in
     16-byte packs (stepped_span_fits), to strided_warp: columns of at least WARP_COLUMNS_MIN_ROW_BYTES
-    and an axis of at most WARP_STEPPED_AUTO_MAX_N. H200, x[..., ::2] over dim 1 (over dim 0 of
-    16-1024 rows); fractions of copy of the logical bytes, at most about 0.67 forward and 0.6 backward
-    where every sector of the spans is read. float32, against the staged spans, the strided tier and
+    and an axis inside WARP_STEPPED_AUTO_N. H200, x[..., ::2] over dim 1 (over dim 0 of 16-1024 rows);
+    fractions of copy of the logical bytes, at most about 0.67 forward and 0.6 backward where every
+    sector of the spans is read. float32, against the staged spans, the strided tier and
     torch.compile in one process (results 2026-11-29_h200_s37/step_span_warp.txt): forward 0.67-0.70
     from 16 to 1024 rows (auto had 0.36-0.57, torch.compile 0.39-0.53), 0.22 at 4096; backward
     0.56-0.63 (auto 0.35-0.48, torch.compile 0.32-0.62). bf16, since its pack loads are selects and
     its 16-row forward kernels capped at two CTAs an SM (WARP_COLUMNS_TWO_CTA_ROWS), against the
-    staged spans and the strided tier, alternated in one process over 8 to 1024 rows (results
-    2026-12-01_h200_s39/stepped_tiers_bf16.txt, cap_r16_ab.txt): softmax forward 0.59-0.68 against
-    0.36-0.56, log-softmax forward 0.56-0.66 against 0.37-0.57 (0.557 against 0.395 at 1024 rows),
-    backward level over 8 and 16 rows (0.556 against 0.568, 0.594 against 0.594), ahead from 32
-    (0.52-0.59 against 0.35-0.58)."""
+    staged spans, alternated in one process over 8 to 1024 rows (results 2026-12-01_h200_s39/
+    stepped_tiers_bf16.txt, cap_r16_ab.txt, step_span_after.txt, step_span_log_bf16.txt): softmax
+    forward 0.59-0.68 against 0.36-0.56, log-softmax forward 0.56-0.66 against 0.37-0.57 (0.557
+    against 0.395 at 1024 rows); backward from 150 rows ahead in both functions (0.51-0.57 against
+    0.34-0.47); over 16-128 rows the softmax backward ahead by 0.01-0.03 (0.567 against 0.540 over
+    64 rows) but the log-softmax one behind by 0.02-0.05 (0.538 against 0.565, 0.551 against 0.601
+    over 32), and tier choice does not see the function: the 16-bit backward keeps the staged spans
+    up to 128 rows, as before."""
     wide = inner * CXX_TYPES[dtype][2] >= WARP_COLUMNS_MIN_ROW_BYTES
-    return wide and n <= WARP_STEPPED_AUTO_MAX_N
+    return wide and _axis_within(WARP_STEPPED_AUTO_N, n, dtype, backward)
 
 
 def _axis_within(bounds: dict, n: int, dtype: torch.dtype, backward: bool) -> bool:
