@@ -837,7 +837,7 @@ def takes_stepped_warp_columns(n: int, inner: int, dtype: torch.dtype, backward:
     its 16-row forward kernels capped at two CTAs an SM (WARP_COLUMNS_TWO_CTA_ROWS), against the
     staged spans, alternated in one process over 8 to 1024 rows (results 2026-12-01_h200_s39/
     stepped_tiers_bf16.txt, cap_r16_ab.txt, step_span_after.txt, step_span_log_bf16.txt): softmax
-    forward 0.59-0.68 against 0.36-0.56, log-softmax forward 0.56-0.66 against 0.37-0.57 (0.557
+    forward 0.58-0.68 against 0.36-0.56, log-softmax forward 0.56-0.66 against 0.37-0.57 (0.557
     against 0.395 at 1024 rows); backward from 150 rows ahead in both functions (0.51-0.57 against
     0.34-0.47); over 16-128 rows the softmax backward ahead by 0.01-0.03 (0.567 against 0.540 over
     64 rows) but the log-softmax one behind by 0.02-0.05 (0.538 against 0.565, 0.551 against 0.601
