@@ -140,6 +140,7 @@ def resolve(
     stepped: bool = False,
     window: bool = True,
     runs: bool = True,
+    log: bool = False,
 ):
     """``(backend_object_or_None, tier)`` for a problem; None means torch computes it. ``aligned``:
     every tensor of the call starts on a 16-byte boundary and has unit stride along inner (tier
@@ -147,14 +148,15 @@ def resolve(
     ``window``: every input's rows start at one 16-byte phase (the inputs' pointers share it, their
     row strides are whole 16-byte pieces), every tensor with unit stride along inner; for a stepped
     call, whether its inputs' spans can be staged (see ``backends/base.py``); ``runs``: each outer
-    index's (n, inner) block of every tensor is one contiguous run."""
+    index's (n, inner) block of every tensor is one contiguous run; ``log``: a log-softmax problem
+    (tier choice may depend on it)."""
     override = _OVERRIDE.get()
     index = _device_index(device)
     if override is not None:
         name, tier = override
         backend = _require(name, device)
         if tier is None:
-            tier = backend.choose_tier(outer, n, inner, dtype, backward, index, aligned, window, stepped)
+            tier = backend.choose_tier(outer, n, inner, dtype, backward, index, aligned, window, stepped, log)
         elif not backend.supports(tier, outer, n, inner, dtype, backward, index):
             raise ValueError(
                 f"tier {tier!r} of backend {name!r} cannot compute a problem of shape "
@@ -167,7 +169,7 @@ def resolve(
     if name == "torch":
         return None, None
     backend = _require(name, device)
-    return backend, _choose_tier(name, outer, n, inner, dtype, backward, index, aligned, window, stepped)
+    return backend, _choose_tier(name, outer, n, inner, dtype, backward, index, aligned, window, stepped, log)
 
 
 def _device_index(device: torch.device) -> int:
@@ -189,8 +191,11 @@ def _choose_tier(
     aligned: bool,
     window: bool = True,
     stepped: bool = False,
+    log: bool = False,
 ) -> str:
-    return kernel_backend(name).choose_tier(outer, n, inner, dtype, backward, device_index, aligned, window, stepped)
+    return kernel_backend(name).choose_tier(
+        outer, n, inner, dtype, backward, device_index, aligned, window, stepped, log
+    )
 
 
 def _require(name: str, device: torch.device):

@@ -155,14 +155,15 @@ def _spans_aligned(inputs: tuple, output: torch.Tensor) -> bool:
     return all(_layout.rows_on_boundaries(v.stride(0), v.stride(1), size, outer, n) for v in (*inputs, output))
 
 
-def _resolve(backend: str, backward: bool, inputs: tuple, output: torch.Tensor):
+def _resolve(backend: str, backward: bool, inputs: tuple, output: torch.Tensor, log: bool = False):
     """``(kernel backend or None, tier, aligned)`` for a call's canonical views: ``aligned`` as
     ``_packable`` (rows: every row of every tensor on its 16-byte boundary); an input with a step
     along inner is chosen for as such (``stepped``), and so are inputs whose rows start at one
     16-byte phase (``window``, ``_window_aligned``) or, stepped, whose spans lie on 16-byte
     boundaries (``_spans_aligned``: then ``aligned`` is returned True, so that the call's plan is
     remembered for calls on 16-byte boundaries); ``runs``: every tensor's (n, inner) blocks are
-    single runs (the CUDA column kernels' layout)."""
+    single runs (the CUDA column kernels' layout); ``log``: a log-softmax backward (tier choice may
+    depend on it; forward calls are chosen for without it, so that one plan serves both functions)."""
     first = inputs[0]
     aligned, stepped = _packable(*inputs, output), not _layout.unit_inner(*inputs)
     # (row problems, inner == 1, are chosen for without it: not worked out)
@@ -180,7 +181,7 @@ def _resolve(backend: str, backward: bool, inputs: tuple, output: torch.Tensor):
     # only strided problems are chosen for by it: rows take no look at their size-1 inner strides
     runs = inner == 1 or all(v.stride(2) == 1 and (n == 1 or v.stride(1) == inner) for v in (*inputs, output))
     kernel_backend, tier = dispatch.resolve(
-        backend, first.device, first.dtype, *first.shape, backward, aligned, stepped, window, runs
+        backend, first.device, first.dtype, *first.shape, backward, aligned, stepped, window, runs, log
     )
     return kernel_backend, tier, aligned or (stepped and window)
 
@@ -297,7 +298,7 @@ def backward_impl(
     dy: torch.Tensor, y: torch.Tensor, dim: int, log: bool, backend: str, use_plans: bool = True
 ) -> torch.Tensor:
     forced = dispatch.is_forced()
-    key = ("backward", y.shape, y.stride(), dy.stride(), y.dtype, y.device, dim, backend)
+    key = ("backward", y.shape, y.stride(), dy.stride(), y.dtype, y.device, dim, backend, log)
     plan = None if forced or not use_plans else dispatch.PLANS.get(key)
     if plan is not None:
         return plan(dy, y, log)
@@ -310,7 +311,7 @@ def backward_impl(
         dispatch.remember(key, replicated)
         return replicated(dy, y, log)
     y3, dy3, dx3, dx, copied = _layout.canonical_backward(y, dy, dim)
-    kernel_backend, tier, aligned = _resolve(backend, True, (y3, dy3), dx3)
+    kernel_backend, tier, aligned = _resolve(backend, True, (y3, dy3), dx3, log)
     if kernel_backend is None:
         return _torch_backward(dy, y, dim, log)
     rows = y3.shape[2] == 1

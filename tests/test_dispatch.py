@@ -512,10 +512,13 @@ def test_rows_off_16_byte_boundaries_in_their_window():
 def test_resolve_is_told_whether_blocks_are_single_runs(monkeypatch):
     """functional passes ``runs`` (every tensor's (n, inner) blocks one contiguous run): the relay
     rule keeps slices of wider rows, which the CUDA column kernels cannot hold, on Triton."""
-    seen = []
+    import inspect
 
-    def recording_resolve(*args):
-        seen.append(args[-1])
+    seen = []
+    signature = inspect.signature(dispatch.resolve)
+
+    def recording_resolve(*args, **kwargs):
+        seen.append(signature.bind(*args, **kwargs).arguments["runs"])
         return None, None  # torch computes it
 
     dispatch.clear_caches()

@@ -177,3 +177,28 @@ def test_triton_second_call_takes_the_prepared_path(monkeypatch):
     (dx,) = torch.autograd.grad(y, x, dy)
     check_backward(dx, x.detach(), dy, 1)
     assert full_path == [], "a repeated geometry must not build views and plans again"
+
+
+def test_backward_plans_and_choices_are_kept_apart_by_function(monkeypatch):
+    """The backward's tier choice is told whether the call is log-softmax's (its reduction reads dy
+    alone; strided.choose_tier has rules of its own for it), so its remembered plans are kept apart
+    by function too: each function's first call chooses, a repeat of either reuses its own plan."""
+    import inspect
+
+    dispatch.clear_caches()
+    signature = inspect.signature(dispatch.resolve)
+    real = dispatch.resolve
+    asked = []
+
+    def recording_resolve(*args, **kwargs):
+        asked.append(signature.bind(*args, **kwargs).arguments.get("log", False))
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(dispatch, "resolve", recording_resolve)
+    x = _input((6, 70))
+    for log in (False, True, False, True):
+        y = (fastsoftmax.log_softmax if log else fastsoftmax.softmax)(x, -1)
+        dy = torch.randn_like(y)
+        check_backward(fastsoftmax.softmax_backward(dy, y, -1, log=log), x, dy, -1, log)
+    # one forward plan serves both functions; one backward choice a function
+    assert asked == [False, False, True]

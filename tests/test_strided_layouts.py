@@ -275,16 +275,19 @@ def test_short_stepped_axes_take_strided_warp_or_keep_their_tiers():
 
     from fastsoftmax.backends.cuda import tiers
 
-    def chosen(n, dtype, backward, inner=1024, limits=tiers.H100_LIMITS):
-        return tiers.choose_tier(8192, n, inner, dtype, backward, limits, False, True, True)
+    def chosen(n, dtype, backward, inner=1024, limits=tiers.H100_LIMITS, log=False):
+        return tiers.choose_tier(8192, n, inner, dtype, backward, limits, False, True, True, log)
 
-    # spans read into registers: axes up to 1024 rows, but the 16-bit backward over 128 rows or fewer
-    for n in (8, 16, 64, 150, 1024):
+    # spans read into registers: axes up to 1024 rows, but the 16-bit softmax backward over 16 rows
+    # or fewer and the 16-bit log-softmax backward over 128 or fewer
+    for n in (8, 16, 17, 64, 128, 150, 1024):
         for dtype in (torch.float32, torch.bfloat16, torch.float16):
-            assert chosen(n, dtype, False) == "strided_warp", (n, dtype)
-            expected = "strided_staged" if dtype != torch.float32 and n <= 128 else "strided_warp"
+            wide = dtype == torch.float32
+            assert chosen(n, dtype, False) == chosen(n, dtype, False, log=True) == "strided_warp", (n, dtype)
+            expected = "strided_warp" if wide or n > 16 else "strided_staged"
             assert chosen(n, dtype, True) == expected, (n, dtype)
-    assert chosen(128, torch.bfloat16, True) == "strided_staged" != chosen(129, torch.float16, True)
+            expected = "strided_warp" if wide or n > 128 else "strided_staged"
+            assert chosen(n, dtype, True, log=True) == expected, (n, dtype)
     assert chosen(1025, torch.bfloat16, False) == chosen(2048, torch.float32, False) == "strided_staged"
     assert chosen(2048, torch.bfloat16, True) == chosen(2048, torch.float32, True) == "strided_staged"
     # columns narrower than strided_warp's rows (64 bytes of float32): float32 forwards over 32-64
@@ -292,8 +295,9 @@ def test_short_stepped_axes_take_strided_warp_or_keep_their_tiers():
     assert chosen(64, torch.float32, False, 16) == chosen(32, torch.float32, False, 16) == "strided"
     assert chosen(16, torch.float32, False, 16) == chosen(128, torch.float32, False, 16) == "strided_staged"
     assert chosen(64, torch.float32, True, 16) == chosen(64, torch.bfloat16, False, 16) == "strided_staged"
-    # float32 past strided_warp's axes: the strided tier on GPUs of more DRAM bandwidth an SM (an
-    # H200's, or none reported), the staged spans on an H100's; 16-bit types keep the staged spans
+    # past strided_warp's axes, on GPUs of more DRAM bandwidth an SM (an H200's, or none reported):
+    # the strided tier for float32 and for the 16-bit log-softmax backward; the staged spans for the
+    # rest, and for all of it on an H100's
     for dram_gbps in (4814.0, None):
         fast = dataclasses.replace(tiers.H100_LIMITS, dram_gbps=dram_gbps)
         for backward in (False, True):
@@ -301,6 +305,10 @@ def test_short_stepped_axes_take_strided_warp_or_keep_their_tiers():
             assert chosen(16384, torch.float32, backward, 16, limits=fast) == "strided"
             assert chosen(2048, torch.bfloat16, backward, limits=fast) == "strided_staged"
             assert chosen(1024, torch.float32, backward, limits=fast) == "strided_warp"
+        assert chosen(2048, torch.bfloat16, True, limits=fast, log=True) == "strided"
+        assert chosen(2048, torch.bfloat16, False, limits=fast, log=True) == "strided_staged"
+        assert chosen(1024, torch.bfloat16, True, limits=fast, log=True) == "strided_warp"
+    assert chosen(2048, torch.bfloat16, True, log=True) == "strided_staged"
 
 
 def test_spans_aligned_on_the_canonical_views():

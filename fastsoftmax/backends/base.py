@@ -51,6 +51,7 @@ class Backend(Protocol):
         aligned: bool = True,
         window: bool = True,
         stepped: bool = False,
+        log: bool = False,
     ) -> str:
         """The tier this backend would run for the problem on CUDA device ``device_index`` (None:
         the current device; -1: no GPU, as under the interpreter); ``aligned``: every tensor of
@@ -58,7 +59,8 @@ class Backend(Protocol):
         input's rows start at one 16-byte phase (the inputs' pointers share it, their row strides
         are whole 16-byte pieces) and every tensor has unit stride along inner. ``stepped``: an
         input steps along inner (not ``aligned``); ``window`` then says whether every input steps
-        by 2 and the output by 1 with every pointer and row stride on a 16-byte boundary."""
+        by 2 and the output by 1 with every pointer and row stride on a 16-byte boundary. ``log``:
+        the problem is log-softmax's (its backward's reduction reads dy alone)."""
 
     def supports(
         self,

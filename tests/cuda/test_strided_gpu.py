@@ -508,7 +508,7 @@ def test_spans_refused_where_they_cannot_be_staged(kind, shape, dtype, why):
 def test_auto_stages_the_spans_of_large_stepped_inputs(dtype):
     # (32, 2048, 512)[..., ::2] over dim 1 through the public API: the stepped staged tiles, both
     # directions (float32 on GPUs of much DRAM bandwidth an SM: the strided tier's stepped packs,
-    # strided.STEPPED_F32_STRIDED_PAST_N); one element in, the strided tier
+    # strided.STEPPED_STRIDED_PAST_N); one element in, the strided tier
     from fastsoftmax.backends.cuda import BACKEND, strided
 
     limits = BACKEND.limits(None)

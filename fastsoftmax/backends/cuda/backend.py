@@ -100,9 +100,10 @@ class CudaBackend:
         aligned: bool = True,
         window: bool = True,
         stepped: bool = False,
+        log: bool = False,
     ) -> str:
         limits = self.limits(device_index)
-        return tiers.choose_tier(outer, n, inner, dtype, backward, limits, aligned, window, stepped)
+        return tiers.choose_tier(outer, n, inner, dtype, backward, limits, aligned, window, stepped, log)
 
     def supports(
         self,

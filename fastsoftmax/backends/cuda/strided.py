@@ -449,14 +449,16 @@ def choose_tier(
     aligned: bool = True,
     window: bool = True,
     stepped: bool = False,
+    log: bool = False,
 ) -> str:
     """``window``: every input's rows start at one 16-byte phase (the inputs' pointers share it,
     their row strides are whole 16-byte pieces), unit steps along inner. ``stepped``: an input steps
-    along inner; then ``window`` says whether strided_staged can stage the spans (stepped_span_fits)."""
+    along inner; then ``window`` says whether strided_staged can stage the spans (stepped_span_fits).
+    ``log``: a log-softmax problem."""
     itemsize = CXX_TYPES[dtype][2]
     if takes_warp_columns(n, inner, dtype, aligned, window, stepped):
         return "strided_warp"
-    if stepped and window and takes_stepped_warp_columns(n, inner, dtype, backward):
+    if stepped and window and takes_stepped_warp_columns(n, inner, dtype, backward, log):
         return "strided_warp"
     if not stepped and not window and takes_spread_columns(n, inner, dtype, backward):
         return "strided_warp"
@@ -471,12 +473,12 @@ def choose_tier(
         # but in the forward over axes of 32 to 64 ((4096, 64, 1024) 0.620 against 0.664, (8192, 32,
         # 2048) 0.646 against 0.667; at 16 and 128 ahead: 0.644 against 0.603, 0.625 against 0.559)
         short_f32_forward = dtype == torch.float32 and not backward and n in STEPPED_F32_FORWARD_STRIDED_N
-        long_f32 = (
-            dtype == torch.float32
-            and n > STEPPED_F32_STRIDED_PAST_N
+        long_axis = (
+            (dtype == torch.float32 or backward and log)
+            and n > STEPPED_STRIDED_PAST_N
             and high_dram_bandwidth_per_sm(limits.dram_gbps, limits.sm_count)
         )
-        if not window or inner * itemsize % 16 or short_f32_forward or long_f32:
+        if not window or inner * itemsize % 16 or short_f32_forward or long_axis:
             return "strided"
     elif aligned and not window and itemsize == 2:
         # 16-bit rows at different 16-byte phases (row strides of no whole number of pieces, e.g.
@@ -534,16 +536,21 @@ def stepped_span_fits(inner: int, strides, itemsize: int, align: int) -> str | N
 #: float32 forwards of stepped inputs over reduced axes this long keep the strided tier, whose second
 #: walk finds them in L2 (see choose_tier)
 STEPPED_F32_FORWARD_STRIDED_N = range(32, 65)
-#: ... and float32 stepped inputs over axes longer than this, on GPUs of much DRAM bandwidth an SM
-#: (high_dram_bandwidth_per_sm), both directions: the strided tier's two walks outran the staged
-#: spans there. H200, both forced in one process (fraction of copy of the logical bytes; results
+#: ... and, on GPUs of much DRAM bandwidth an SM (high_dram_bandwidth_per_sm), stepped inputs over
+#: axes longer than this in float32 (both directions) and in the log-softmax backward of every dtype:
+#: the strided tier's two walks outran the staged spans there (the log-softmax backward's first walk
+#: reads dy alone). H200, both forced in one process (fraction of copy of the logical bytes; results
 #: 2026-11-29_h200_s37/step_span_warp.txt, step_span_before.txt, and 2026-12-01_h200_s39/
-#: breakdown_steps_tiers.txt): forward (8192, 8192)[:, ::2] over dim 0 0.308-0.380 against
-#: 0.297-0.317, (32, 4096, 2048)[..., ::2] over dim 1 0.379-0.403 against 0.337-0.348, (1024, 16384,
-#: 32)[..., ::2] 0.385-0.386 against 0.332-0.334; backward 0.291-0.316 against 0.277-0.292, level
-#: (0.322-0.335 against 0.327-0.335), 0.325-0.328 against 0.312-0.314. The H100 (25 GB/s an SM)
-#: measured the staged spans ahead (results 2026-11-27_h100_s23/step_span_probe*.txt) and keeps them
-STEPPED_F32_STRIDED_PAST_N = 1024
+#: breakdown_steps_tiers.txt, step_span_log_bf16.txt, strided_step_packs_ab.txt): float32 forward
+#: (8192, 8192)[:, ::2] over dim 0 0.308-0.380 against 0.297-0.317, (32, 4096, 2048)[..., ::2] over
+#: dim 1 0.379-0.403 against 0.337-0.348, (1024, 16384, 32)[..., ::2] 0.385-0.386 against
+#: 0.332-0.334; backward 0.291-0.316 against 0.277-0.292, level (0.322-0.335 against 0.327-0.335),
+#: 0.325-0.328 against 0.312-0.314; bf16 log-softmax backward 0.265-0.319 against 0.251-0.268,
+#: 0.355-0.360 against 0.335-0.350, 0.362-0.364 against 0.336-0.350 (the softmax backward: staged
+#: ahead on two of the three). The shortest axis measured is 4096 rows. The H100 (25 GB/s an SM)
+#: measured the float32 staged spans ahead (results 2026-11-27_h100_s23/step_span_probe*.txt) and
+#: keeps them; its 16-bit log-softmax backward was not measured apart
+STEPPED_STRIDED_PAST_N = 1024
 
 
 def supports(
@@ -822,13 +829,16 @@ def takes_warp_columns(n: int, inner: int, dtype: torch.dtype, aligned: bool, wi
 
 #: the reduced axes "auto" gives to strided_warp over inputs that step by 2 along inner, by dtype size
 #: and direction (exclusive, inclusive): see takes_stepped_warp_columns
-WARP_STEPPED_AUTO_N = {(4, False): (0, 1024), (4, True): (0, 1024), (2, False): (0, 1024), (2, True): (128, 1024)}
+WARP_STEPPED_AUTO_N = {(4, False): (0, 1024), (4, True): (0, 1024), (2, False): (0, 1024), (2, True): (16, 1024)}
+#: ... for the log-softmax backward
+WARP_STEPPED_AUTO_N_LOG_BACKWARD = {(4, True): (0, 1024), (2, True): (128, 1024)}
 
 
-def takes_stepped_warp_columns(n: int, inner: int, dtype: torch.dtype, backward: bool) -> bool:
+def takes_stepped_warp_columns(n: int, inner: int, dtype: torch.dtype, backward: bool, log: bool = False) -> bool:
     """Whether "auto" gives a problem whose inputs step by 2 along inner, and whose spans lie in
     16-byte packs (stepped_span_fits), to strided_warp: columns of at least WARP_COLUMNS_MIN_ROW_BYTES
-    and an axis inside WARP_STEPPED_AUTO_N. H200, x[..., ::2] over dim 1 (over dim 0 of 16-1024 rows);
+    and an axis inside WARP_STEPPED_AUTO_N (WARP_STEPPED_AUTO_N_LOG_BACKWARD for a log-softmax
+    backward). H200, x[..., ::2] over dim 1 (over dim 0 of 16-1024 rows);
     fractions of copy of the logical bytes, at most about 0.67 forward and 0.6 backward where every
     sector of the spans is read. float32, against the staged spans, the strided tier and
     torch.compile in one process (results 2026-11-29_h200_s37/step_span_warp.txt): forward 0.67-0.70
@@ -839,12 +849,14 @@ def takes_stepped_warp_columns(n: int, inner: int, dtype: torch.dtype, backward:
     stepped_tiers_bf16.txt, cap_r16_ab.txt, step_span_after.txt, step_span_log_bf16.txt): softmax
     forward 0.58-0.68 against 0.36-0.56, log-softmax forward 0.56-0.66 against 0.37-0.57 (0.557
     against 0.395 at 1024 rows); backward from 150 rows ahead in both functions (0.51-0.57 against
-    0.34-0.47); over 16-128 rows the softmax backward ahead by 0.01-0.03 (0.567 against 0.540 over
-    64 rows) but the log-softmax one behind by 0.02-0.05 (0.538 against 0.565, 0.551 against 0.601
-    over 32), and tier choice does not see the function: the 16-bit backward keeps the staged spans
-    up to 128 rows, as before."""
+    0.34-0.47); over 32-128 rows the softmax backward ahead by 0.01-0.03 (0.567 against 0.540 over
+    64 rows, 0.574 against 0.545 over 128), level over 16 (0.595 against 0.591), behind over 8 (0.556
+    against 0.568): it keeps the staged spans up to 16 rows; the log-softmax backward behind over
+    16-128 rows by 0.02-0.05 (0.538 against 0.565, 0.551 against 0.601 over 32): it keeps them up to
+    128."""
     wide = inner * CXX_TYPES[dtype][2] >= WARP_COLUMNS_MIN_ROW_BYTES
-    return wide and _axis_within(WARP_STEPPED_AUTO_N, n, dtype, backward)
+    bounds = WARP_STEPPED_AUTO_N_LOG_BACKWARD if backward and log else WARP_STEPPED_AUTO_N
+    return wide and _axis_within(bounds, n, dtype, backward)
 
 
 def _axis_within(bounds: dict, n: int, dtype: torch.dtype, backward: bool) -> bool:

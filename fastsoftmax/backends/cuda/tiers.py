@@ -451,11 +451,12 @@ def choose_tier(
     aligned: bool = True,
     window: bool = True,
     stepped: bool = False,
+    log: bool = False,
 ) -> str:
     if inner > 1:
         # on the default geometry: the dispatcher caches this choice per problem, not per tuning (a
         # tuning changes how the chosen tier launches, through the plan key)
-        return strided.choose_tier(outer, n, inner, dtype, backward, limits, aligned, window, stepped)
+        return strided.choose_tier(outer, n, inner, dtype, backward, limits, aligned, window, stepped, log)
     itemsize = CXX_TYPES[dtype][2]
     if takes_flat_rows(n, dtype, backward):
         return "flat_rows"

@@ -348,6 +348,7 @@ class TritonBackend:
         aligned: bool = True,
         window: bool = True,
         stepped: bool = False,
+        log: bool = False,
     ) -> str:
         if device_index is None:
             device_index = torch.cuda.current_device() if torch.cuda.is_available() else -1
