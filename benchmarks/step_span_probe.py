@@ -98,7 +98,7 @@ def main() -> None:
                         "auto": base,
                         "compile": comp,
                     }
-                inputs = input_sets(case, dtype, backward)
+                inputs = input_sets(case, dtype, backward, log=log)
                 floor = case.bytes_moved(dtype.itemsize, backward)
                 best = {name: 0.0 for name in impls}
                 for _ in range(args.rounds):

@@ -1,12 +1,14 @@
 """The layouts regime: softmax over every kind of axis and memory layout, timed for fastsoftmax,
-torch.softmax and torch.compile(torch.softmax) side by side, with every loss listed.
+torch.softmax and torch.compile(torch.softmax) side by side, with every loss listed (``--log``:
+log-softmax too, against torch.log_softmax and its compiled form).
 
 A case is a tensor built by ``make`` (a view: transposed, stepped, expanded, channels-last...) and
 a dim. Its floor is the bytes a kernel must move: the input's distinct elements read once and the
 output written once (backward: y and dy read, dx written), whatever the view. Fractions are of
 the copy bandwidth measured in the same process.
 
-Run on a GPU: ``python -m fastsoftmax.benchmark.layouts [--quick] [--backward] [--json PATH] [--rounds N]``.
+Run on a GPU: ``python -m fastsoftmax.benchmark.layouts [--quick] [--backward] [--log] [--json PATH]
+[--rounds N]``.
 """
 
 from __future__ import annotations
@@ -142,8 +144,9 @@ def copy_gbps(dtype: torch.dtype, numel: int = 1 << 28) -> float:
     return 2 * src.numel() * src.element_size() / ms / 1e6
 
 
-def input_sets(case: LayoutCase, dtype: torch.dtype, backward: bool, budget: int = 1 << 28) -> list:
-    """As many fresh input sets as it takes to move past L2 (at most 4)."""
+def input_sets(case: LayoutCase, dtype: torch.dtype, backward: bool, budget: int = 1 << 28, log: bool = False) -> list:
+    """As many fresh input sets as it takes to move past L2 (at most 4); ``log``: the backward's y
+    is log-softmax's output."""
     per = case.bytes_moved(torch.empty((), dtype=dtype).element_size(), backward)
     count = max(1, min(4, -(-budget // per)))
     sets = []
@@ -151,7 +154,8 @@ def input_sets(case: LayoutCase, dtype: torch.dtype, backward: bool, budget: int
         x = case.make(dtype, "cuda")
         if backward:
             # y and dy in the case's layout (torch.softmax returns a contiguous tensor)
-            y = case.laid_out(torch.softmax(x.float(), case.dim).to(dtype))
+            forward = torch.log_softmax if log else torch.softmax
+            y = case.laid_out(forward(x.float(), case.dim).to(dtype))
             dy = case.make(dtype, "cuda")
             sets.append((dy, y))
         else:
@@ -159,18 +163,21 @@ def input_sets(case: LayoutCase, dtype: torch.dtype, backward: bool, budget: int
     return sets
 
 
-def public_call(dim: int, backward: bool):
+def public_call(dim: int, backward: bool, log: bool = False):
     """fastsoftmax's public call of a case: ``fn(x)``, or ``fn(dy, y)`` for the backward."""
     import fastsoftmax
 
     if backward:
-        return lambda dy, y: fastsoftmax.softmax_backward(dy, y, dim)
-    return lambda x: fastsoftmax.softmax(x, dim)
+        return lambda dy, y: fastsoftmax.softmax_backward(dy, y, dim, log=log)
+    forward = fastsoftmax.log_softmax if log else fastsoftmax.softmax
+    return lambda x: forward(x, dim)
 
 
-def implementations(case: LayoutCase, backward: bool, extra: dict | None = None, peers: bool = True) -> dict:
+def implementations(
+    case: LayoutCase, backward: bool, extra: dict | None = None, peers: bool = True, log: bool = False
+) -> dict:
     """name -> fn(*inputs): fastsoftmax (auto), torch and torch.compile (unless ``peers`` is
-    False), and any extra ones."""
+    False), and any extra ones; ``log``: log-softmax's."""
     dim = case.dim
     if peers:
         # a fresh start for every case: the compiled functions below share their code objects
@@ -178,20 +185,22 @@ def implementations(case: LayoutCase, backward: bool, extra: dict | None = None,
         # quietly run them eagerly
         torch._dynamo.reset()
     if backward:
+        backward_data = torch._log_softmax_backward_data if log else torch._softmax_backward_data
 
         def torch_bwd(dy, y):
-            return torch._softmax_backward_data(dy, y, dim, y.dtype)
+            return backward_data(dy, y, dim, y.dtype)
 
         impls = {
-            "fastsoftmax": public_call(dim, True),
+            "fastsoftmax": public_call(dim, True, log),
             "torch": torch_bwd,
             "compile": torch.compile(torch_bwd, dynamic=False),
         }
     else:
+        forward = torch.log_softmax if log else torch.softmax
         impls = {
-            "fastsoftmax": public_call(dim, False),
-            "torch": lambda x: torch.softmax(x, dim),
-            "compile": torch.compile(lambda x: torch.softmax(x, dim), dynamic=False),
+            "fastsoftmax": public_call(dim, False, log),
+            "torch": lambda x: forward(x, dim),
+            "compile": torch.compile(lambda x: forward(x, dim), dynamic=False),
         }
     if not peers:
         impls = {"fastsoftmax": impls["fastsoftmax"]}
@@ -207,16 +216,18 @@ def run_case(
     extra: dict | None = None,
     peers: bool = True,
     rounds: int = 1,
+    log: bool = False,
 ) -> dict:
     """One row: each implementation's time and fraction of copy bandwidth, or its error. With
     ``rounds`` > 1 the implementations are timed in turn, round after round, and each keeps its
     best time: a near-tie is then not decided by the order they ran in once."""
     itemsize = torch.empty((), dtype=dtype).element_size()
-    inputs = input_sets(case, dtype, backward)
+    inputs = input_sets(case, dtype, backward, log=log)
     row = {"case": case.label, "class": case.cls, "dtype": str(dtype).removeprefix("torch."), "goal": case.goal}
     row["direction"] = "backward" if backward else "forward"
+    row["function"] = "log_softmax" if log else "softmax"
     floor = case.bytes_moved(itemsize, backward)
-    impls = implementations(case, backward, extra, peers)
+    impls = implementations(case, backward, extra, peers, log)
     best: dict = {}
     errors: dict = {}
     for _ in range(max(1, rounds)):
@@ -244,7 +255,8 @@ def losses(rows: list[dict], ours: str = "fastsoftmax") -> list[str]:
     out = []
     for row in rows:
         mine = row.get(ours)
-        where = f"{row['case']} {row['dtype']} {row['direction']}"
+        function = "log-softmax " if row.get("function") == "log_softmax" else ""
+        where = f"{row['case']} {row['dtype']} {function}{row['direction']}"
         if mine is None:
             out.append(f"{where}: fastsoftmax failed ({row.get(ours + '_error')})")
             continue
@@ -258,11 +270,12 @@ def losses(rows: list[dict], ours: str = "fastsoftmax") -> list[str]:
 
 
 def format_rows(rows: list[dict], names: list[str]) -> str:
-    head = f"{'case':30} {'dtype':8} {'dir':3} " + " ".join(f"{n[:9]:>9}" for n in names)
+    head = f"{'case':30} {'dtype':8} {'fn':3} {'dir':3} " + " ".join(f"{n[:9]:>9}" for n in names)
     lines = [head]
     for row in rows:
         cells = " ".join(f"{row[n]:9.2f}" if row.get(n) is not None else f"{'err':>9}" for n in names)
-        lines.append(f"{row['case'][:30]:30} {row['dtype'][:8]:8} {row['direction'][:3]:3} {cells}")
+        function = "log" if row.get("function") == "log_softmax" else "exp"
+        lines.append(f"{row['case'][:30]:30} {row['dtype'][:8]:8} {function} {row['direction'][:3]:3} {cells}")
     return "\n".join(lines)
 
 
@@ -270,6 +283,7 @@ def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true")
     parser.add_argument("--backward", action="store_true", help="time the backward too")
+    parser.add_argument("--log", action="store_true", help="time log-softmax too")
     parser.add_argument("--dtypes", default="bfloat16,float32")
     parser.add_argument("--json", default=None)
     parser.add_argument("--classes", help="only these classes of layout (comma-separated, e.g. view,channel)")
@@ -285,9 +299,10 @@ def main(argv=None) -> int:
         for case in layout_cases(args.quick):
             if args.classes and case.cls not in args.classes.split(","):
                 continue
-            for backward in (False, True) if args.backward else (False,):
-                rows.append(run_case(case, dtype, backward, copy, rounds=args.rounds))
-                print(format_rows(rows[-1:], ["fastsoftmax", "torch", "compile"]).splitlines()[-1], flush=True)
+            for log in (False, True) if args.log else (False,):
+                for backward in (False, True) if args.backward else (False,):
+                    rows.append(run_case(case, dtype, backward, copy, rounds=args.rounds, log=log))
+                    print(format_rows(rows[-1:], ["fastsoftmax", "torch", "compile"]).splitlines()[-1], flush=True)
     if args.json:
         with open(args.json, "w") as out:
             json.dump(rows, out, indent=1)

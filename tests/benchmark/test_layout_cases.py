@@ -48,6 +48,27 @@ def test_backward_inputs_take_the_case_layout(monkeypatch):
     torch.testing.assert_close(y.sum(case.dim), torch.ones(y.shape[1 - case.dim]))
 
 
+def test_log_softmax_backward_inputs_and_losses_name_the_function(monkeypatch):
+    # --log: the backward's y is log-softmax's output in the case's layout, and a loss names the
+    # function it was measured on
+    case = small(next(c for c in CASES if c.view == "transpose"))
+    monkeypatch.setattr(
+        layouts.LayoutCase, "make", lambda self, dtype, device: self.laid_out(torch.randn(self.shape, dtype=dtype))
+    )
+    ((dy, y),) = layouts.input_sets(case, torch.float32, backward=True, budget=1, log=True)
+    assert y.stride() == dy.stride() == case.make(torch.float32, "cpu").stride()
+    torch.testing.assert_close(y.exp().sum(case.dim), torch.ones(y.shape[1 - case.dim]))
+    row = {"case": case.label, "dtype": "float32", "direction": "backward", "goal": 0.5}
+    row.update(fastsoftmax=0.6, torch=0.1, compile=0.7)
+    assert layouts.losses([dict(row, function="log_softmax")]) == [
+        f"{case.label} float32 log-softmax backward: compile 0.70 > fastsoftmax 0.60"
+    ]
+    assert layouts.losses([dict(row, function="softmax")]) == [
+        f"{case.label} float32 backward: compile 0.70 > fastsoftmax 0.60"
+    ]
+    assert " log bac" in layouts.format_rows([dict(row, function="log_softmax")], ["fastsoftmax"])
+
+
 def test_rounds_alternate_the_implementations_and_keep_each_best(monkeypatch):
     # with rounds, every implementation is timed once a round, in turn, and keeps its best time; one
     # that fails is reported once and not timed again
@@ -63,7 +84,7 @@ def test_rounds_alternate_the_implementations_and_keep_each_best(monkeypatch):
         return times[name][sum(1 for seen in order if seen == name) - 1]
 
     impls = {"fast": lambda: "fast", "slow": lambda: "slow", "broken": lambda: "broken"}
-    monkeypatch.setattr(layouts, "input_sets", lambda *args: [()])
+    monkeypatch.setattr(layouts, "input_sets", lambda *args, **kwargs: [()])
     monkeypatch.setattr(layouts, "implementations", lambda *args: impls)
     monkeypatch.setattr(layouts, "time_ms", fake_time)
     monkeypatch.setattr(torch.cuda, "empty_cache", lambda: None)
