@@ -532,6 +532,30 @@ def test_auto_stages_the_spans_of_large_stepped_inputs(dtype):
     assert {inst.tier for inst in loaded} == {"strided"}, [inst.name for inst in loaded]
 
 
+@pytest.mark.parametrize("dtype", [torch.bfloat16, torch.float16], ids=str)
+def test_stepped_backward_tier_choice_sees_the_function(dtype):
+    """y and dy that step by 2 along inner, through softmax_backward ("auto"): the 16-bit softmax and
+    log-softmax backwards are chosen for apart (strided.takes_stepped_warp_columns and
+    STEPPED_STRIDED_PAST_N), each right against float64, the second call of each on its own plan."""
+    from fastsoftmax.backends.cuda import BACKEND, strided
+
+    limits = BACKEND.limits(None)
+    fast = strided.high_dram_bandwidth_per_sm(limits.dram_gbps, limits.sm_count)
+    cases = [
+        ((32, 64, 256), "strided_warp", "strided_staged"),  # 64 rows: strided_warp for softmax only
+        ((4, 2048, 256), "strided_staged", "strided" if fast else "strided_staged"),  # past 1024 rows
+    ]
+    for shape, softmax_tier, log_tier in cases:
+        x = view_of("step_inner", shape, dtype)
+        for log, tier in ((False, softmax_tier), (True, log_tier), (False, softmax_tier)):
+            y = view_of("step_inner", shape, dtype).copy_(softmax64(x, 1, log))
+            dy = view_of("step_inner", shape, dtype)
+            with recording_loads(BACKEND) as loaded:
+                for _ in range(2):
+                    check_backward(fastsoftmax.softmax_backward(dy, y, 1, log=log), x, dy, 1, log)
+            assert {inst.tier for inst in loaded} == {tier}, (shape, log, [inst.name for inst in loaded])
+
+
 @SETTINGS
 @given(
     outer=st.integers(1, 6),
