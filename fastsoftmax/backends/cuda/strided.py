@@ -852,8 +852,8 @@ def takes_stepped_warp_columns(n: int, inner: int, dtype: torch.dtype, backward:
     0.34-0.47); over 32-128 rows the softmax backward ahead by 0.01-0.03 (0.567 against 0.540 over
     64 rows, 0.574 against 0.545 over 128), level over 16 (0.595 against 0.591), behind over 8 (0.556
     against 0.568): it keeps the staged spans up to 16 rows; the log-softmax backward behind over
-    16-128 rows by 0.02-0.05 (0.538 against 0.565, 0.551 against 0.601 over 32): it keeps them up to
-    128."""
+    16-128 rows by 0.02-0.05 (0.538 against 0.565 over 64, 0.551 against 0.601 over 32): it keeps
+    them up to 128."""
     wide = inner * CXX_TYPES[dtype][2] >= WARP_COLUMNS_MIN_ROW_BYTES
     bounds = WARP_STEPPED_AUTO_N_LOG_BACKWARD if backward and log else WARP_STEPPED_AUTO_N
     return wide and _axis_within(bounds, n, dtype, backward)
