@@ -474,7 +474,7 @@ def choose_tier(
         # 2048) 0.646 against 0.667; at 16 and 128 ahead: 0.644 against 0.603, 0.625 against 0.559)
         short_f32_forward = dtype == torch.float32 and not backward and n in STEPPED_F32_FORWARD_STRIDED_N
         long_axis = (
-            (dtype == torch.float32 or backward and log)
+            (dtype == torch.float32 or (backward and log))
             and n > STEPPED_STRIDED_PAST_N
             and high_dram_bandwidth_per_sm(limits.dram_gbps, limits.sm_count)
         )
