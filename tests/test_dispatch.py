@@ -533,3 +533,80 @@ def test_resolve_is_told_whether_blocks_are_single_runs(monkeypatch):
     finally:
         monkeypatch.undo()
         dispatch.clear_caches()
+
+
+def test_gpus_of_much_bandwidth_an_sm_take_flat_rows_past_the_h100_bound():
+    """On a GPU of more DRAM bandwidth an SM than HIGH_DRAM_GBPS_PER_SM (an H200's 4814 GB/s over
+    132 SMs), float32 forward rows of up to 127 and 16-bit backward rows of up to 255 take flat_rows
+    where a warp's lanes meet at most FLAT_ROWS_WIDER_MAX_BANK_WAYS words a bank; on an H100's, the
+    warp tier keeps them."""
+    from dataclasses import replace
+
+    from fastsoftmax.backends.cuda import instances, tiers
+
+    h100 = tiers.H100_LIMITS
+    assert not instances.high_dram_bandwidth_per_sm(h100.dram_gbps, h100.sm_count)
+    for dram_gbps in (4814.0, None):  # a device that reports no memory clock counts as one of much
+        h200 = replace(h100, dram_gbps=dram_gbps)
+        assert instances.high_dram_bandwidth_per_sm(h200.dram_gbps, h200.sm_count)
+        for dtype, n, backward, expected in (
+            (torch.float32, 100, False, "flat_rows"),
+            (torch.float32, 127, False, "flat_rows"),
+            (torch.float32, 112, False, "warp"),  # 4 words a bank
+            (torch.float32, 128, False, "warp"),
+            (torch.float32, 150, False, "warp"),  # past the rows measured
+            (torch.float32, 100, True, "warp"),
+            (torch.bfloat16, 200, True, "flat_rows"),
+            (torch.float16, 255, True, "flat_rows"),
+            (torch.bfloat16, 192, True, "warp"),  # 4 words a bank
+            (torch.bfloat16, 256, True, "warp"),
+            (torch.bfloat16, 300, True, "warp"),
+        ):
+            assert tiers.choose_tier(1 << 18, n, 1, dtype, backward, h200) == expected, (dtype, n, backward)
+            assert tiers.choose_tier(1 << 18, n, 1, dtype, backward, h100) == "warp", (dtype, n, backward)
+    assert instances.flat_rows_bank_ways(112, torch.float32, False) > tiers.FLAT_ROWS_WIDER_MAX_BANK_WAYS
+    assert instances.flat_rows_bank_ways(192, torch.bfloat16, True) > tiers.FLAT_ROWS_WIDER_MAX_BANK_WAYS
+
+
+def test_cluster_rows_hold_the_most_a_thread_first_on_gpus_of_much_bandwidth_an_sm():
+    """held_first (a GPU of much DRAM bandwidth an SM): launches of more CTAs than SMs take the
+    largest K of at most CLUSTER_HELD_ELEMS_BEFORE_THREADS elements a thread, with fewer threads;
+    decode launches (16 CTAs a row, a row or a few) and the rule off keep the fewest."""
+    from fastsoftmax.backends.cuda import instances
+
+    def shape(n, rows, dtype=torch.bfloat16, backward=False, held_first=True):
+        return instances.cluster_shape(
+            n, dtype, backward, rows=rows, sm_count=H100_SMS, aligned=True, held_first=held_first
+        )
+
+    for n in (10240, 12288, 16384):
+        deep, shallow = shape(n, 4096), shape(n, 4096, held_first=False)
+        assert (deep.ctas, deep.held, deep.threads) == (2, 64, 128), n
+        assert (shallow.ctas, shallow.held) == (2, 32) and shallow.threads > 128, n
+        assert shape(n, 4096, backward=True).held == 64
+    # rows that already held the most keep their launch
+    for n in (20480, 32768, 65536, 128256):
+        assert shape(n, 4096) == shape(n, 4096, held_first=False), n
+    for n in (16384, 65536):
+        assert shape(n, 4096, torch.float32) == shape(n, 4096, torch.float32, held_first=False), n
+    # a launch of no more CTAs than SMs (decode) keeps the fewest, and the kept exponentials with them
+    assert shape(128256, 8) == shape(128256, 8, held_first=False)
+    assert shape(128256, 8).held <= instances.CLUSTER_KEPT_MAX_HELD
+    assert shape(16384, 66) == shape(16384, 66, held_first=False)
+    assert shape(16384, 67).held == 64
+    # a forced K or thread count wins over the rule
+    assert shape(16384, 4096, held_first=True).held == 64
+    assert (
+        instances.cluster_shape(
+            16384, torch.bfloat16, False, rows=4096, sm_count=132, aligned=True, packs=4, held_first=True
+        ).held
+        == 32
+    )
+    assert (
+        instances.cluster_shape(
+            16384, torch.bfloat16, False, rows=4096, sm_count=132, aligned=True, threads=256, held_first=True
+        ).held
+        == 32
+    )
+    with pytest.raises(ValueError, match="not compiled"):
+        instances.cluster_shape(16384, torch.bfloat16, True, rows=4096, sm_count=132, packs=16)

@@ -72,7 +72,10 @@ def gradients_laid_out(layout, y, dtype):
 
 @contextlib.contextmanager
 def recording_loads(backend):
-    """The instances the backend loads inside the block, from fresh plans (and fresh plans after)."""
+    """The instances the backend loads inside the block, from fresh plans (and fresh plans after):
+    the backend's and the public functions' remembered ones, which call the kernels they hold."""
+    from fastsoftmax import dispatch
+
     launched = []
     original_kernel = backend.kernel
 
@@ -81,12 +84,14 @@ def recording_loads(backend):
         return original_kernel(instance, device_index)
 
     backend.clear_plans()
+    dispatch.PLANS.clear()
     backend.kernel = recording_kernel
     try:
         yield launched
     finally:
         del backend.kernel
         backend.clear_plans()
+        dispatch.PLANS.clear()
 
 
 def graph_replays_right(x, dim, tier, stream=None, replays=2):

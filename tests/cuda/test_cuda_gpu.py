@@ -806,3 +806,33 @@ def ladder_unavailable():
     from fastsoftmax.backends.cuda import BACKEND
 
     return BACKEND.unavailable_reason(torch.device("cuda", torch.cuda.current_device()))
+
+
+@pytest.mark.parametrize("dtype_name", ["bf16", "fp32"])
+def test_cluster_rows_of_many_ctas_hold_as_the_device_rule_says(backend, dtype_name):
+    """Forward rows of 12288 and 16384 columns, more rows than a launch has SMs for two CTAs each,
+    through fastsoftmax.softmax and log_softmax (the CUDA backend's own choice): the cluster tier, holding 64 elements a
+    thread on a GPU of much DRAM bandwidth an SM (instances.CLUSTER_HELD_FIRST) and the fewest
+    elsewhere for 16-bit types, right against float64 with poisoned outputs; and the two K forced
+    (tuning cluster_packs) agree with float64 too."""
+    import fastsoftmax
+    from fastsoftmax.backends.cuda import BACKEND, instances, tiers
+
+    dtype = DTYPES[dtype_name]
+    limits = BACKEND.limits(None)
+    deep = instances.high_dram_bandwidth_per_sm(limits.dram_gbps, limits.sm_count)
+    for n in (12288, 16384):
+        x = rand((limits.sm_count, n), dtype)
+        for log in (False, True):
+            with recording_loads(BACKEND) as loaded:
+                out = (fastsoftmax.log_softmax if log else fastsoftmax.softmax)(x, -1, backend="cuda")
+            check_forward_against_x(out, x, -1, log)
+            held = {inst.cols for inst in loaded if inst.tier == "cluster"}
+            rule = instances.cluster_shape(
+                n, dtype, False, rows=x.shape[0], sm_count=limits.sm_count, aligned=True, held_first=deep
+            )
+            assert held == {rule.held}, (n, log, [inst.name for inst in loaded])
+            assert rule.held == (64 if deep or dtype == torch.float32 else 32) // (2 if dtype == torch.float32 else 1)
+        for packs in (4, 8):
+            with tiers.tuned(cluster_packs=packs):
+                check_forward(backend, x.unsqueeze(2), "cluster", False, f"{n} columns, K = {packs}")

@@ -9,6 +9,7 @@ NVRTC's fast-compile mode where it has one (FULLY_OPTIMISED_ARCH).
 from __future__ import annotations
 
 import functools
+import itertools
 import os
 import subprocess
 import sys
@@ -576,19 +577,20 @@ def test_cluster_shapes_cover_their_rows():
             for n in [1, 7, 4096, 16384, 32769, 50257, 65536, 128256, 151936, 262144, 1 << 19, 1 << 20, longest]:
                 if n > longest:
                     continue
-                for rows in (1, 8, 4096):
-                    for aligned in (False, True):
-                        shape = cluster_shape(n, dtype, backward, rows=rows, sm_count=132, aligned=aligned)
-                        packs = shape.held // shape.pack
-                        assert shape.ctas * cluster_chunk(n, dtype, shape.ctas) >= n
-                        assert packs * shape.threads >= cluster_slots(n, dtype, shape.ctas, aligned)
-                        assert shape.smem_bytes <= CLUSTER_MAX_DYNAMIC_SMEM
-                        assert (shape.smem_bytes == 0) == aligned
-                        assert 128 <= shape.threads <= cluster_max_threads(backward, packs)
-                        assert shape.threads % 32 == 0
-                        assert shape.non_portable == (shape.ctas > 8)
-                        inst = Instance("cluster", dtype, backward, True, shape.pack, cols=shape.held)
-                        assert inst in everything, inst.name
+                for rows, aligned, held_first in itertools.product((1, 8, 4096), (False, True), (False, True)):
+                    shape = cluster_shape(
+                        n, dtype, backward, rows=rows, sm_count=132, aligned=aligned, held_first=held_first
+                    )
+                    packs = shape.held // shape.pack
+                    assert shape.ctas * cluster_chunk(n, dtype, shape.ctas) >= n
+                    assert packs * shape.threads >= cluster_slots(n, dtype, shape.ctas, aligned)
+                    assert shape.smem_bytes <= CLUSTER_MAX_DYNAMIC_SMEM
+                    assert (shape.smem_bytes == 0) == aligned
+                    assert 128 <= shape.threads <= cluster_max_threads(backward, packs)
+                    assert shape.threads % 32 == 0
+                    assert shape.non_portable == (shape.ctas > 8)
+                    inst = Instance("cluster", dtype, backward, True, shape.pack, cols=shape.held)
+                    assert inst in everything, inst.name
             with pytest.raises(ValueError, match="too long"):
                 cluster_shape(longest + 1, dtype, backward)
     # 16-bit: 16K elements (32 KiB) per CTA before the cluster doubles; float32 16K forward, 8K backward

@@ -261,6 +261,20 @@ SPLIT_ROW_BLOCK = 512
 #: chunks start at multiples of this many elements, so each keeps the row's alignment
 SPLIT_ROW_ALIGN = 16
 
+# ---- devices ------------------------------------------------------------------------------------
+#: DRAM bandwidth an SM (GB/s) past which a GPU counts as one of much bandwidth an SM: rules measured
+#: on an H100 (3352 GB/s over 132 SMs, 25 an SM) and an H200 (4814, 36) that differ take the H200's
+#: past it (strided.wide_axis_staged_ctas, strided.STEPPED_STRIDED_PAST_N, cluster_threads_packs'
+#: held_first, tiers.takes_flat_rows); the bound lies anywhere between the two. A device that reports
+#: no memory clock counts as one of much bandwidth an SM.
+HIGH_DRAM_GBPS_PER_SM = 30.0
+
+
+def high_dram_bandwidth_per_sm(dram_gbps: float | None, sms: int) -> bool:
+    """Whether a GPU has more DRAM bandwidth an SM than HIGH_DRAM_GBPS_PER_SM."""
+    return dram_gbps is None or dram_gbps / sms > HIGH_DRAM_GBPS_PER_SM
+
+
 # ---- tier "cluster" (sm_90+) --------------------------------------------------------------------
 #: the first architecture with thread-block clusters and distributed shared memory
 CLUSTER_MIN_SM = 90
@@ -444,15 +458,32 @@ def cluster_preferred_max_cols(dtype: torch.dtype, backward: bool, rows: int = 0
 #: 24.2 (Quack 18.3), 1046 x 128256 1.01 of copy against 0.99, 512 x 262144 (512 threads) 1.00
 #: against 0.98, 2048 x 65536 1.00 against 0.99
 CLUSTER_HELD_ELEMS_BEFORE_THREADS = {False: {2: 64, 4: 32}, True: {2: 64, 4: 64}}
+#: on GPUs of much DRAM bandwidth an SM (high_dram_bandwidth_per_sm), launches of more CTAs than SMs
+#: hold the most elements a thread first (CLUSTER_HELD_ELEMS_BEFORE_THREADS, fewer threads) rather
+#: than the fewest. H200, bf16, K forced and alternated in one process (benchmarks/grid_row_probe.py,
+#: results 2026-12-02_h200_s40/cluster_k_*.txt): forward 5461 x 12288 0.938 of copy with K = 8 (64
+#: elements, 128 threads) against 0.864 with K = 4 (256 threads, the rule before), 4096 x 16384 0.942
+#: against 0.822, 6553 x 10240 0.878 against 0.858; backward 4096 x 16384 0.967 against 0.864;
+#: longer rows and float32 already took that K (level). Not measured on an H100, whose 16-bit rows of
+#: 9217-32768 run at 0.98-1.00 of copy with the fewest (2026-11-28_h100_s25).
+CLUSTER_HELD_FIRST = True
 
 
 def cluster_threads_packs(
-    slots: int, backward: bool, threads: int = 0, packs: int = 0, pack: int = 1, itemsize: int = 0
+    slots: int,
+    backward: bool,
+    threads: int = 0,
+    packs: int = 0,
+    pack: int = 1,
+    itemsize: int = 0,
+    held_first: bool = False,
 ) -> tuple[int, int]:
     """(threads, K) covering ``slots``: the smallest compiled K whose threads stay within
     CLUSTER_TARGET_THREADS, else the smallest whose threads stay within the launch bound (H100,
     bf16 2^19 forward: K = 8 with 512 threads 0.71 of copy, K = 16 with 256 0.56); at least 128
-    threads (4 warps: the CTA's loads in flight). ``threads``/``packs`` force either."""
+    threads (4 warps: the CTA's loads in flight). ``held_first``: the largest K of at most
+    CLUSTER_HELD_ELEMS_BEFORE_THREADS elements first instead (CLUSTER_HELD_FIRST).
+    ``threads``/``packs`` force either."""
     if packs and packs not in cluster_held_packs(backward):
         raise ValueError(f"K = {packs} is not compiled (one of {cluster_held_packs(backward)})")
     options = [packs] if packs else list(cluster_held_packs(backward))
@@ -461,6 +492,8 @@ def cluster_threads_packs(
         most = CLUSTER_HELD_ELEMS_BEFORE_THREADS[backward][itemsize or 16 // pack]
         few = [k for k in options if k * pack <= most]
         passes = [(few, lambda k: CLUSTER_TARGET_THREADS), (few, passes[0][1])] + passes
+        if held_first:
+            passes.insert(0, (few[::-1], lambda k: CLUSTER_TARGET_THREADS))
     for ks, limit in passes:
         for k in ks:
             t = threads or max(128, -(-slots // (32 * k)) * 32)
@@ -490,6 +523,7 @@ def cluster_shape(
     threads: int = 0,
     packs: int = 0,
     columns: int = 1,
+    held_first: bool = False,
 ) -> ClusterShape:
     """How to launch the cluster tier on rows of n columns.
 
@@ -498,10 +532,11 @@ def cluster_shape(
     64K, 8 at 128K, 16 from 256K; float32 8K elements), and past 16 CTAs the
     share grows instead. With few rows (``rows * 16 <= sm_count``: decode) the cluster is 16 whatever the row,
     so that the row is spread over as many SMs as can share it. ``ctas``, ``threads`` and
-    ``packs`` force a choice. ``aligned``: every row of every tensor starts 16-byte aligned (no
-    shared memory needed). ``columns``: the rows are runs of that many interleaved columns (the
-    column kernels, ``Instance(..., columns=True)``, whose last argument is ``columns``; aligned
-    rows only), held in packs of CLUSTER_COLUMNS_PACK elements.
+    ``packs`` force a choice; ``held_first`` (a GPU of much DRAM bandwidth an SM) takes
+    CLUSTER_HELD_FIRST's rule where the launch has more CTAs than ``sm_count``. ``aligned``: every
+    row of every tensor starts 16-byte aligned (no shared memory needed). ``columns``: the rows are
+    runs of that many interleaved columns (the column kernels, ``Instance(..., columns=True)``, whose
+    last argument is ``columns``; aligned rows only), held in packs of CLUSTER_COLUMNS_PACK elements.
 
     Launch contract (the kernels read C and their rank from the cluster registers, so one compiled
     instance serves every C and thread count):
@@ -534,10 +569,13 @@ def cluster_shape(
         raise ValueError(f"cluster size {ctas} is not one of {CLUSTER_SIZES}")
     if columns > 1 and not aligned:
         raise ValueError("the cluster column kernels take runs on 16-byte boundaries only")
+    if packs and packs not in cluster_held_packs(backward):
+        raise ValueError(f"K = {packs} is not compiled (one of {cluster_held_packs(backward)})")
     slots = cluster_slots(n, dtype, ctas, aligned, columns)
     try:
         pack = cluster_columns_pack(dtype, columns)
-        threads, packs = cluster_threads_packs(slots, backward, threads, packs, pack, size)
+        deep = held_first and CLUSTER_HELD_FIRST and rows * ctas > sm_count
+        threads, packs = cluster_threads_packs(slots, backward, threads, packs, pack, size, deep)
     except ValueError:
         raise ValueError(
             f"rows of {n} columns are too long for the cluster tier "

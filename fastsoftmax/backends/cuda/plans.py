@@ -59,6 +59,7 @@ from .instances import (
     grid_row_instance,
     grid_row_shape,
     grid_row_workspace,
+    high_dram_bandwidth_per_sm,
     next_pow2,
     warp_shape,
     widest_pack,
@@ -199,6 +200,8 @@ def _cluster(load, dtype, outer, n, pitches, log, backward, align, dev, tuning):
         ctas=tuning.cluster_ctas or 0,
         aligned=align == 0,
         threads=tuning.cluster_threads or 0,
+        packs=tuning.cluster_packs or 0,
+        held_first=high_dram_bandwidth_per_sm(facts.dram_gbps, facts.sm_count),
     )
 
     def kernel_of(storage: str) -> Kernel:

@@ -59,6 +59,7 @@ from .instances import (
     cluster_max_cols,
     cluster_shape,
     cluster_stream_shape,
+    high_dram_bandwidth_per_sm,
     next_pow2,
     widest_pack,
 )
@@ -392,24 +393,17 @@ STAGED_MAX_N_WIDE = 65536
 #: against 0.60, stale_rule_probe.txt)
 STAGED_WIDE_MIN_TEAMS = 3
 STAGED_WIDE_MIN_ROUNDS = 16
-#: ... and, on GPUs of more DRAM bandwidth an SM (GB/s) than this, only where outer > 1. H200 (4814
-#: GB/s over 132 SMs as its driver reports, 36 an SM; an H100's 3352 are 25), "auto" under the rule
-#: above (staged teams at one CTA an SM) against the strided tier forced, one after the other in one
-#: process, two rounds (results 2026-12-01_h200_s38/f32_wide_staged_h200.txt): outer 1 lost or tied,
-#: (65536, 1536) over dim 0 0.568 and 0.564 against 0.640 and 0.634, (65536, 2048) 0.593 and 0.584
-#: against 0.648 and 0.640, (65536, 4096) 0.622 and 0.615 against 0.627 and 0.622, (65536, 8192)
-#: 0.623 and 0.634 against 0.635 and 0.629; outer > 1 gained, (32, 65536, 256) over dim 1 0.640 and
-#: 0.624 against 0.583 and 0.579, (8, 65536, 512) 0.590 and 0.615 against 0.586 and 0.580 (the
-#: strided tier's finish runs slower there than on the 2-d shapes: 3.3 against 3.9 TB/s). Two
-#: devices measured: the bound lies anywhere between their 25 and 36. A device that reports no
-#: memory clock is taken for one of much bandwidth an SM.
-STAGED_WIDE_MAX_DRAM_GBPS_PER_SM = 30.0
-
-
-def high_dram_bandwidth_per_sm(dram_gbps: float | None, sms: int) -> bool:
-    """Whether a GPU has more DRAM bandwidth an SM than STAGED_WIDE_MAX_DRAM_GBPS_PER_SM (a device
-    that reports no memory clock counts as one that has)."""
-    return dram_gbps is None or dram_gbps / sms > STAGED_WIDE_MAX_DRAM_GBPS_PER_SM
+# ... and, on GPUs of much DRAM bandwidth an SM (instances.high_dram_bandwidth_per_sm), only where
+# outer > 1. H200 (4814 GB/s over 132 SMs as its driver reports, 36 an SM; an H100's 3352 are 25),
+# "auto" under the rule above (staged teams at one CTA an SM) against the strided tier forced, one
+# after the other in one process, two rounds (results 2026-12-01_h200_s38/f32_wide_staged_h200.txt):
+# outer 1 lost or tied, (65536, 1536) over dim 0 0.568 and 0.564 against 0.640 and 0.634, (65536,
+# 2048) 0.593 and 0.584 against 0.648 and 0.640, (65536, 4096) 0.622 and 0.615 against 0.627 and
+# 0.622, (65536, 8192) 0.623 and 0.634 against 0.635 and 0.629; outer > 1 gained, (32, 65536, 256)
+# over dim 1 0.640 and 0.624 against 0.583 and 0.579, (8, 65536, 512) 0.590 and 0.615 against 0.586
+# and 0.580 (the strided tier's finish runs slower there than on the 2-d shapes: 3.3 against 3.9
+# TB/s). Two devices measured: the bound lies anywhere between their 25 and 36. A device that
+# reports no memory clock is taken for one of much bandwidth an SM.
 
 
 def wide_axis_staged_ctas(
@@ -426,7 +420,7 @@ def wide_axis_staged_ctas(
 ) -> int | None:
     """The CTAs an SM strided_staged takes a long axis over wide columns with (n >=
     STAGED_MAX_N_WIDE, inner >= 128), or None where that axis keeps the strided tier (see
-    STAGED_WIDE_MIN_TEAMS and STAGED_WIDE_MAX_DRAM_GBPS_PER_SM)."""
+    STAGED_WIDE_MIN_TEAMS and high_dram_bandwidth_per_sm)."""
     if backward or dtype != torch.float32 or n < STAGED_MAX_N_WIDE or inner < 128:
         return None
     if outer == 1 and high_dram_bandwidth_per_sm(dram_gbps, sms):
@@ -1386,6 +1380,7 @@ def _build_columns(load, key):
         ctas=tuning.cluster_ctas or 0,
         aligned=True,
         threads=tuning.cluster_threads or 0,
+        packs=tuning.cluster_packs or 0,
         columns=inner,
     )
     inst = Instance("cluster", dtype, backward, log, shape.pack, cols=shape.held, columns=True)

@@ -55,6 +55,7 @@ import torch
 
 from . import strided
 from .instances import (
+    CLUSTER_HELD_PACKS,
     CLUSTER_SIZES,
     CLUSTER_STREAM_PER_SM,
     CXX_TYPES,
@@ -73,6 +74,7 @@ from .instances import (
     cluster_max_cols,
     cluster_preferred_max_cols,
     flat_rows_bank_ways,
+    high_dram_bandwidth_per_sm,
 )
 
 ROW_TIERS = (
@@ -175,6 +177,9 @@ class Tuning:
     cluster_ctas: int | None = None
     #: cluster: threads per CTA (a multiple of 32), instead of instances.cluster_threads_packs' choice
     cluster_threads: int | None = None
+    #: cluster (and cluster_stream's column kernels): 16-byte packs a thread holds (K, one of
+    #: instances.cluster_held_packs), instead of instances.cluster_threads_packs' choice
+    cluster_packs: int | None = None
     #: cluster_stream: CTAs an SM (one of instances.CLUSTER_STREAM_PER_SM), instead of one (rows; the
     #: column kernels run one)
     cluster_stream_per_sm: int | None = None
@@ -242,6 +247,8 @@ class Tuning:
             raise ValueError(f"cluster_ctas={self.cluster_ctas!r} is not one of {CLUSTER_SIZES[1:]}")
         if self.cluster_threads is not None and (self.cluster_threads <= 0 or self.cluster_threads % 32):
             raise ValueError(f"cluster_threads={self.cluster_threads!r} is not a positive multiple of 32")
+        if self.cluster_packs is not None and self.cluster_packs not in CLUSTER_HELD_PACKS:
+            raise ValueError(f"cluster_packs={self.cluster_packs!r} is not one of {CLUSTER_HELD_PACKS}")
         if self.cluster_stream_per_sm is not None and self.cluster_stream_per_sm not in CLUSTER_STREAM_PER_SM:
             raise ValueError(
                 f"cluster_stream_per_sm={self.cluster_stream_per_sm!r} is not one of {CLUSTER_STREAM_PER_SM}"
@@ -397,9 +404,23 @@ def flat_rows_auto_max_cols(dtype: torch.dtype, backward: bool) -> int:
     return FLAT_ROWS_AUTO_MAX_COLS if backward else FLAT_ROWS_AUTO_MAX_COLS_FP32_FORWARD
 
 
-def takes_flat_rows(n: int, dtype: torch.dtype, backward: bool) -> bool:
+#: on GPUs of much DRAM bandwidth an SM (instances.high_dram_bandwidth_per_sm), flat_rows takes
+#: rows past flat_rows_auto_max_cols up to these (by bytes per element, backward) where a warp's
+#: first access meets at most FLAT_ROWS_WIDER_MAX_BANK_WAYS words a bank. H200, the two tiers forced
+#: and alternated in one process (benchmarks/grid_row_probe.py, results 2026-12-02_h200_s40/
+#: narrow.txt), 2^26 elements: float32 forward rows of 100 0.983 of copy against the warp tier's
+#: 0.899 (1 word a bank), 127 0.979 against 0.969 (2), but 112 0.883 against 0.945 (4) and 160-256
+#: 0.90-0.98 against 0.99-1.01; bf16 backward rows of 200 0.987 against 0.928 and 255 0.949 against
+#: 0.888 (1), but 192 and 256 0.66-0.67 against 0.93-1.02 (4). On an H100 the warp tier was level or
+#: ahead there (see takes_flat_rows).
+FLAT_ROWS_WIDER_AUTO_MAX_COLS = {(4, False): 127, (2, True): 255}
+FLAT_ROWS_WIDER_MAX_BANK_WAYS = 2
+
+
+def takes_flat_rows(n: int, dtype: torch.dtype, backward: bool, high_bandwidth: bool = False) -> bool:
     """Whether "auto" gives rows of n to flat_rows rather than the warp tier (never rows past
-    flat_rows_auto_max_cols). A lane reads its rows from shared memory, and rows whose pitch lies near a
+    flat_rows_auto_max_cols, or FLAT_ROWS_WIDER_AUTO_MAX_COLS on a GPU of ``high_bandwidth`` an SM).
+    A lane reads its rows from shared memory, and rows whose pitch lies near a
     multiple of 128 bytes put a warp's lanes on few banks (instances.flat_rows_bank_ways, with a
     warp's rows consecutive or spread, whichever meets fewer).
 
@@ -427,6 +448,9 @@ def takes_flat_rows(n: int, dtype: torch.dtype, backward: bool) -> bool:
     against 0.92-0.98; 161-184 0.99-1.01 against 0.93-1.01, past 184 the warp tier 1.02 against
     0.99-1.01)."""
     itemsize = CXX_TYPES[dtype][2]
+    wider = FLAT_ROWS_WIDER_AUTO_MAX_COLS.get((itemsize, backward), 0) if high_bandwidth else 0
+    if flat_rows_auto_max_cols(dtype, backward) < n <= wider:
+        return flat_rows_bank_ways(n, dtype, backward) <= FLAT_ROWS_WIDER_MAX_BANK_WAYS
     flat_min = FLAT_ROWS_MIN_COLS_16BIT_FORWARD if itemsize == 2 and not backward else FLAT_ROWS_MIN_COLS
     if not flat_min <= n <= flat_rows_auto_max_cols(dtype, backward):
         return False
@@ -458,7 +482,7 @@ def choose_tier(
         # tuning changes how the chosen tier launches, through the plan key)
         return strided.choose_tier(outer, n, inner, dtype, backward, limits, aligned, window, stepped, log)
     itemsize = CXX_TYPES[dtype][2]
-    if takes_flat_rows(n, dtype, backward):
+    if takes_flat_rows(n, dtype, backward, high_dram_bandwidth_per_sm(limits.dram_gbps, limits.sm_count)):
         return "flat_rows"
     if n <= WARP_TIER_MAX_COLS and (
         itemsize == 4 or not backward or n < BLOCK_REGS_MIN_COLS_16BIT or n * itemsize % 16
