@@ -1,7 +1,8 @@
 """Device probe: the dispatcher's backend preference on layout cases of
-fastsoftmax/benchmark/layouts.py, each variant through the public API's plan path.
+fastsoftmax/benchmark/layouts.py, or on rows (ROWSxCOLS, softmax over the last dim), each variant
+through the public API's plan path.
 
-    PYTHONPATH=$PWD python benchmarks/backend_preference_probe.py "(4194304,4) d0:float32:fwd;..."
+    PYTHONPATH=$PWD python benchmarks/backend_preference_probe.py "(4194304,4) d0:float32:fwd;65536x2048:bfloat16:bwd"
 
 Variants: ``table`` (dispatch_table.json's choice, as shipped), ``cuda`` and ``triton`` (the
 table's choice replaced; the dispatcher's other rules still apply). The caches and plans are
@@ -17,7 +18,7 @@ import sys
 import torch
 
 from fastsoftmax import dispatch
-from fastsoftmax.benchmark.layouts import copy_gbps, input_sets, layout_cases, public_call, time_ms
+from fastsoftmax.benchmark.layouts import LayoutCase, copy_gbps, input_sets, layout_cases, public_call, time_ms
 
 SHIPPED = dispatch._table_choice
 
@@ -32,6 +33,9 @@ def main(argv=None) -> int:
     cases = {c.label: c for c in layout_cases()}
     for job in argv[0].split(";"):
         label, dtype_name, direction = job.split(":")
+        if label not in cases:  # rows: ROWSxCOLS
+            shape = tuple(int(size) for size in label.split("x"))
+            cases[label] = LayoutCase("rows", label, shape, len(shape) - 1)
         case, dtype, backward = cases[label], getattr(torch, dtype_name), direction == "bwd"
         copy = copy_gbps(dtype)
         sets = input_sets(case, dtype, backward)
