@@ -6,10 +6,11 @@
    (``TRITON_INTERPRET=1``), in which case the Triton kernels run on the CPU.
 2. float64 goes to torch, whatever the backend asked for (the kernels are written for 32- and
    16-bit storage).
-3. On CUDA, the measured table ``dispatch_table.json`` (written by ``fastsoftmax bench table`` from
-   a device run) names, for the nearest measured problem, the fastest backend; without a table
-   entry, Triton. A backend named by the table but not installed falls back to Triton, with one
-   warning per process.
+3. On CUDA, the measured table names, for the nearest measured problem, the fastest backend;
+   without a table entry, Triton. A backend named by the table but not installed falls back to
+   Triton, with one warning per process. The table is the GPU model's own where one was measured
+   on it (``dispatch_table_<model>.json``, e.g. ``dispatch_table_nvidia-h200.json``, written by
+   ``fastsoftmax bench table --table-out`` on that model), else ``dispatch_table.json``.
 
 The backend then picks its own tier from the shape and the tensors' device
 (``Backend.choose_tier``), unless a test or a benchmark forced one with :func:`forced`. Every cache
@@ -24,6 +25,7 @@ import functools
 import importlib
 import json
 import math
+import re
 import warnings
 from pathlib import Path
 
@@ -32,6 +34,27 @@ import torch
 BACKENDS = ("auto", "triton", "cuda", "torch")
 KERNEL_BACKENDS = {"triton": "fastsoftmax.backends.triton", "cuda": "fastsoftmax.backends.cuda"}
 TABLE_PATH = Path(__file__).with_name("dispatch_table.json")
+
+
+def device_slug(name: str) -> str:
+    """A GPU model's name as file names carry it: "NVIDIA H200" -> "nvidia-h200"."""
+    return re.sub(r"[^a-z0-9]+", "-", name.lower()).strip("-") or "unknown"
+
+
+def device_table_path(name: str) -> Path:
+    """Where the table measured on the GPU model ``name`` lies (beside TABLE_PATH)."""
+    return TABLE_PATH.with_name(f"dispatch_table_{device_slug(name)}.json")
+
+
+@functools.lru_cache(maxsize=64)
+def table_path(device_index: int | None) -> Path:
+    """The table "auto" reads for problems on CUDA device ``device_index``: the model's own where
+    one was measured on it, else TABLE_PATH (also off CUDA, index None or -1)."""
+    if device_index is None or device_index < 0 or not torch.cuda.is_available():
+        return TABLE_PATH
+    own = device_table_path(torch.cuda.get_device_name(device_index))
+    return own if own.exists() else TABLE_PATH
+
 
 #: (backend, tier) forced by ``forced`` for the current thread (or asyncio task) only: a forced
 #: tier in one thread must never change what another thread computes
@@ -57,7 +80,7 @@ def remember(key, plan) -> None:
 def clear_caches() -> None:
     """Forget every resolved choice (after installing a backend or changing the table)."""
     PLANS.clear()
-    for cached in (kernel_backend, unavailable_reason, _choose_tier, _choose_backend, _table):
+    for cached in (kernel_backend, unavailable_reason, _choose_tier, _choose_backend, table_path, _table):
         cached.cache_clear()
 
 
@@ -248,7 +271,8 @@ def _choose_backend(
         return "triton" if unavailable_reason("triton", "cpu", None) is None else "torch"
     if device_type != "cuda":
         return "torch"
-    preferred = _table_choice(backward, inner > 1, dtype, n, outer * n * inner, inner)
+    index = torch.cuda.current_device() if device_index is None else device_index
+    preferred = _table_choice(backward, inner > 1, dtype, n, outer * n * inner, inner, device_index=index)
     if inner > 1 and not aligned:
         # the table was measured on tensors on 16-byte boundaries; off one (a storage offset), the
         # CUDA backend's strided tier realigns its packs where Triton's loads go narrow (and it
@@ -364,10 +388,10 @@ def _float32_wide_to_triton(n: int, inner: int, numel: int, backward: bool) -> b
     return holds and not _moves_too_little(numel, 4, backward)
 
 
-@functools.lru_cache(maxsize=1)
-def _table() -> dict:
+@functools.lru_cache(maxsize=8)
+def _table(path: Path | None = None) -> dict:
     try:
-        return json.loads(TABLE_PATH.read_text())
+        return json.loads((path or TABLE_PATH).read_text())
     except (OSError, ValueError):
         return {}
 
@@ -383,8 +407,11 @@ def _point_inner(point: dict) -> int:
     return max(1, math.prod(shape[dim + 1 :]))
 
 
-def _table_choice(backward: bool, strided: bool, dtype: torch.dtype, n: int, numel: int, inner: int = 1) -> str | None:
-    """The fastest backend at the measured point nearest to this problem (in log n and log numel,
+def _table_choice(
+    backward: bool, strided: bool, dtype: torch.dtype, n: int, numel: int, inner: int = 1, device_index: int = -1
+) -> str | None:
+    """The fastest backend at the measured point nearest to this problem in the table of CUDA
+    device ``device_index`` (table_path; -1: TABLE_PATH) (in log n and log numel,
     and for strided problems log inner: the kernels' access patterns change with it far more than
     with n, e.g. an H100 ran (16, 21, 512, 512) over dim 1 at 0.83 of copy on the CUDA backend and
     0.20 on Triton, where a grid point of inner 256 times the two the same). A problem too small to
@@ -399,7 +426,7 @@ def _table_choice(backward: bool, strided: bool, dtype: torch.dtype, n: int, num
     sibling = SIBLING_DTYPES.get(dtype_name)
     itemsize = dtype.itemsize
     best, best_point, best_distance = None, None, math.inf
-    for point in _table().get("points", ()):
+    for point in _table(table_path(device_index)).get("points", ()):
         if point.get("direction") != direction or point.get("layout") != layout:
             continue
         if point.get("dtype") not in (dtype_name, sibling):

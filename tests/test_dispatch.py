@@ -610,3 +610,34 @@ def test_cluster_rows_hold_the_most_a_thread_first_on_gpus_of_much_bandwidth_an_
     )
     with pytest.raises(ValueError, match="not compiled"):
         instances.cluster_shape(16384, torch.bfloat16, True, rows=4096, sm_count=132, packs=16)
+
+
+def test_a_gpu_model_with_a_table_of_its_own_reads_it(tmp_path, monkeypatch):
+    """ "auto" reads dispatch_table_<model>.json beside the default table on a GPU of that model,
+    and the default table on any other model, off CUDA and without an index."""
+    point = {"direction": "forward", "layout": "row", "dtype": "bfloat16", "n": 2048, "numel": 1 << 26}
+    default = tmp_path / "dispatch_table.json"
+    default.write_text(json.dumps({"points": [{**point, "us": {"triton": 200.0, "cuda": 100.0}}]}))
+    models = {0: "NVIDIA H200", 1: "NVIDIA H100 80GB HBM3"}
+    assert dispatch.device_slug(models[0]) == "nvidia-h200"
+    assert dispatch.device_slug(models[1]) == "nvidia-h100-80gb-hbm3"
+    with monkeypatch.context() as patch:
+        patch.setattr(dispatch, "TABLE_PATH", default)
+        patch.setattr(torch.cuda, "is_available", lambda: True)
+        patch.setattr(torch.cuda, "get_device_name", lambda index=None: models[index])
+        dispatch.clear_caches()
+        try:
+            own = dispatch.device_table_path(models[0])
+            assert own == tmp_path / "dispatch_table_nvidia-h200.json"
+            for index in (-1, None, 0, 1):  # no model has a table of its own yet
+                assert dispatch.table_path(index) == default
+            assert dispatch._table_choice(False, False, torch.bfloat16, 2048, 1 << 26, device_index=0) == "cuda"
+            own.write_text(json.dumps({"points": [{**point, "us": {"triton": 100.0, "cuda": 200.0}}]}))
+            dispatch.clear_caches()
+            assert dispatch.table_path(0) == own
+            assert dispatch.table_path(1) == dispatch.table_path(-1) == dispatch.table_path(None) == default
+            assert dispatch._table_choice(False, False, torch.bfloat16, 2048, 1 << 26, device_index=0) == "triton"
+            assert dispatch._table_choice(False, False, torch.bfloat16, 2048, 1 << 26, device_index=1) == "cuda"
+            assert dispatch._table_choice(False, False, torch.bfloat16, 2048, 1 << 26) == "cuda"
+        finally:
+            dispatch.clear_caches()

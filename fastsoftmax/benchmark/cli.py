@@ -59,7 +59,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--table-out",
         default=None,
-        help="where the table suite writes its JSON (default fastsoftmax/dispatch_table.json)",
+        help="where the table suite writes its JSON (default fastsoftmax/dispatch_table.json; 'device': "
+        "the GPU model's own table beside it, e.g. fastsoftmax/dispatch_table_nvidia-h200.json, which "
+        '"auto" reads on that model)',
     )
     parser.add_argument(
         "--time-limit",

@@ -210,6 +210,7 @@ def merge_main(table_path: Path, *result_paths: Path) -> int:
 def run(args) -> int:
     import torch
 
+    from fastsoftmax import dispatch
     from fastsoftmax.benchmark.timing import host_us_per_call, median_ms
 
     started = time.perf_counter()
@@ -226,6 +227,8 @@ def run(args) -> int:
     dtypes = parse_dtypes(getattr(args, "dtypes", None))
     n_grid = QUICK_N_GRID if getattr(args, "quick", False) else N_GRID
     path = Path(args.table_out) if getattr(args, "table_out", None) else default_table_path()
+    if getattr(args, "table_out", None) == "device":
+        path = dispatch.device_table_path(torch.cuda.get_device_name())
     document = {
         "device": torch.cuda.get_device_name(),
         "date": now_iso(),
