@@ -151,10 +151,13 @@ def run(args) -> int:
 
         from fastsoftmax.benchmark import table
 
-        return table.merge_main(
-            Path(args.table_out) if args.table_out else table.default_table_path(),
-            *(Path(path) for path in args.merge_main.split(",")),
-        )
+        runs = [Path(path) for path in args.merge_main.split(",")]
+        try:
+            out = table.table_out_path(args.table_out, runs)
+        except (OSError, ValueError) as exc:
+            print(f"fastsoftmax bench: {exc}", file=sys.stderr)
+            return 2
+        return table.merge_main(out, *runs)
     import torch
 
     if args.suite == "seeds":

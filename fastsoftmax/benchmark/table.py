@@ -58,6 +58,27 @@ def default_table_path() -> Path:
     return Path(fastsoftmax.__file__).resolve().with_name("dispatch_table.json")
 
 
+def table_out_path(table_out: str | None, runs=()) -> Path:
+    """Where the table suite writes: ``table_out``, the default table without one, and for "device"
+    the table of the GPU model's own (dispatch.device_table_path): this GPU's, or the model the
+    main-suite ``runs`` merged into it were measured on."""
+    from fastsoftmax import dispatch
+
+    if not table_out:
+        return default_table_path()
+    if table_out != "device":
+        return Path(table_out)
+    if runs:
+        models = {json.loads(Path(run).read_text()).get("device") for run in runs}
+        if len(models) != 1 or None in models:
+            named = ", ".join(sorted(map(str, models)))
+            raise ValueError(f"--table-out device: the runs to merge name no one GPU model ({named})")
+        return dispatch.device_table_path(models.pop())
+    import torch
+
+    return dispatch.device_table_path(torch.cuda.get_device_name())
+
+
 def point_case(direction: str, layout: str, dtype: str, n: int, size: str) -> Case:
     """The problem measured at one grid point (``size`` is "bulk" or "small")."""
     if layout == "row":
@@ -186,6 +207,9 @@ def merge_main(table_path: Path, *result_paths: Path) -> int:
     """Add the shapes of main-suite runs (one run split over several ``--regimes`` calls, say) to
     the table at ``table_path``, replacing its earlier "main" points; a shape timed by several of
     the runs takes the last one's point."""
+    if not table_path.exists():
+        print(f"no table at {table_path} to merge into: measure one first (fastsoftmax bench table)", file=sys.stderr)
+        return 1
     document = json.loads(table_path.read_text())
     added: dict = {}
     merged = []
@@ -210,7 +234,6 @@ def merge_main(table_path: Path, *result_paths: Path) -> int:
 def run(args) -> int:
     import torch
 
-    from fastsoftmax import dispatch
     from fastsoftmax.benchmark.timing import host_us_per_call, median_ms
 
     started = time.perf_counter()
@@ -226,9 +249,7 @@ def run(args) -> int:
         return 1
     dtypes = parse_dtypes(getattr(args, "dtypes", None))
     n_grid = QUICK_N_GRID if getattr(args, "quick", False) else N_GRID
-    path = Path(args.table_out) if getattr(args, "table_out", None) else default_table_path()
-    if getattr(args, "table_out", None) == "device":
-        path = dispatch.device_table_path(torch.cuda.get_device_name())
+    path = table_out_path(getattr(args, "table_out", None))
     document = {
         "device": torch.cuda.get_device_name(),
         "date": now_iso(),

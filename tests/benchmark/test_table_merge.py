@@ -115,3 +115,22 @@ def test_runs_split_over_regimes_merge_into_one_set_of_points(tmp_path):
     assert set(points) == {("row", 1 << 24), ("row", 128256), ("strided", 8192)}
     assert points[("row", 1 << 24)]["us"] == {"triton": 80.0, "cuda": 100.0}
     assert [run["file"] for run in document["merged_main"]["runs"]] == ["run0.json", "run1.json"]
+
+
+def test_the_device_table_is_named_after_the_model(tmp_path, monkeypatch):
+    """``--table-out device``: the model's own table beside the default (dispatch.device_table_path);
+    merged runs name the model, and runs of several models (or none) are refused."""
+    monkeypatch.setattr(dispatch, "TABLE_PATH", tmp_path / "dispatch_table.json")
+    runs = []
+    for k, device in enumerate(("NVIDIA H200", "NVIDIA H200", "NVIDIA H100 80GB HBM3")):
+        runs.append(tmp_path / f"main{k}.json")
+        runs[-1].write_text(json.dumps(_result(device)))
+    assert table.table_out_path("device", runs[:2]) == tmp_path / "dispatch_table_nvidia-h200.json"
+    assert str(table.table_out_path("elsewhere.json")) == "elsewhere.json"
+    assert table.table_out_path(None) == table.default_table_path()
+    with pytest.raises(ValueError, match="no one GPU model"):
+        table.table_out_path("device", runs)
+    unnamed = tmp_path / "unnamed.json"
+    unnamed.write_text(json.dumps({"rows": []}))
+    with pytest.raises(ValueError, match="no one GPU model"):
+        table.table_out_path("device", [unnamed])
