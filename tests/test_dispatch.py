@@ -414,7 +414,7 @@ def test_strided_problems_off_a_16_byte_boundary_go_to_the_cuda_backend(monkeypa
     # CUDA backend takes it all the same
     dispatch.clear_caches()
     monkeypatch.setattr(dispatch, "unavailable_reason", lambda name, device_type, index: None)
-    monkeypatch.setattr(dispatch, "_table_choice", lambda backward, strided, *rest: "triton" if strided else "cuda")
+    monkeypatch.setattr(dispatch, "_table_choice", lambda _, strided, *rest, **where: "triton" if strided else "cuda")
     try:
         args = ("auto", "cuda", 0, torch.bfloat16, 128, 1024, 1024, False)
         assert dispatch._choose_backend(*args) == "triton"
@@ -423,7 +423,7 @@ def test_strided_problems_off_a_16_byte_boundary_go_to_the_cuda_backend(monkeypa
         rows = ("auto", "cuda", 0, torch.bfloat16, 4, 1024, 1, False)
         assert dispatch._choose_backend(*rows, False) == dispatch._choose_backend(*rows)
         # inputs with a step along inner: Triton's tiles take up to 8 columns, the strided tier more
-        monkeypatch.setattr(dispatch, "_table_choice", lambda *args: "cuda")
+        monkeypatch.setattr(dispatch, "_table_choice", lambda *args, **where: "cuda")
         dispatch._choose_backend.cache_clear()
         for inner, name in ((2, "triton"), (8, "triton"), (9, "cuda"), (1024, "cuda")):
             stepped = ("auto", "cuda", 0, torch.bfloat16, 128, 4096, inner, True)

@@ -149,7 +149,7 @@ def test_auto_sends_long_narrow_backwards_to_it(monkeypatch, streams):
     dispatch.clear_caches()
     cuda = _CudaStreaming(streams)
     monkeypatch.setattr(dispatch, "unavailable_reason", lambda name, device_type, index: None)
-    monkeypatch.setattr(dispatch, "_table_choice", lambda *args: "cuda")
+    monkeypatch.setattr(dispatch, "_table_choice", lambda *args, **where: "cuda")
     monkeypatch.setattr(dispatch, "kernel_backend", lambda name: cuda if name == "cuda" else tb.BACKEND)
     try:
         for dtype in (torch.bfloat16, torch.float16, torch.float32):

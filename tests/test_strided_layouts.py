@@ -415,7 +415,7 @@ def table_says_cuda(monkeypatch):
     what is left is the dispatch's own rules."""
     dispatch.clear_caches()
     monkeypatch.setattr(dispatch, "unavailable_reason", lambda name, device_type, index: None)
-    monkeypatch.setattr(dispatch, "_table_choice", lambda *args: "cuda")
+    monkeypatch.setattr(dispatch, "_table_choice", lambda *args, **where: "cuda")
     yield
     monkeypatch.undo()
     dispatch.clear_caches()
