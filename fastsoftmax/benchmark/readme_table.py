@@ -15,7 +15,7 @@ import sys
 
 from fastsoftmax.benchmark import report, results
 from fastsoftmax.benchmark.peers import FASTSOFTMAX
-from fastsoftmax.benchmark.shapes import ALL_DTYPES, GROUP_GOALS, SHORT_DTYPE, SUMMARY_GROUPS
+from fastsoftmax.benchmark.shapes import ALL_DTYPES, GROUP_GOALS, REGIMES, SHORT_DTYPE, SUMMARY_GROUPS
 
 PEER_COLUMN = {"torch": "torch.softmax"}
 
@@ -47,6 +47,11 @@ def render(document: dict) -> str:
     date = days[0] if len(days) == 1 else f"{days[0]} to {days[-1]}"
     runs = f" (mean of {document['runs']} runs)" if document.get("runs", 1) > 1 else ""
     kind = "quick run (a subset of the shapes)" if document.get("quick") else "full shape set of benchmarks/README.md"
+    timed = (document.get("args") or {}).get("regimes") or []
+    untimed = [regime for regime in REGIMES if timed and regime not in timed]
+    if untimed and not document.get("quick"):
+        plural = "s" if len(untimed) > 1 else ""
+        kind = f"the shape set of benchmarks/README.md but for its {', '.join(untimed)} regime{plural}"
     out = [
         f"Results on **{document.get('device', 'unknown device')}**, {date}, {kind}; {_versions_line(document)}.",
         "",

@@ -114,6 +114,10 @@ def test_readme_table_renders_a_fabricated_result(tmp_path, capsys):
     assert capsys.readouterr().out == text
     path.write_text("{}")
     assert readme_table.main([str(path)]) == 1
+    # a run of some regimes says which it left out
+    assert "full shape set" in text
+    partial = readme_table.render({**document, "args": {"regimes": ["bulk", "decode", "backward"]}})
+    assert "the shape set of benchmarks/README.md but for its huge, non_last_dim regimes" in partial
 
 
 def test_plot_is_written(tmp_path):
