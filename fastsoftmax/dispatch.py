@@ -10,7 +10,7 @@
    without a table entry, Triton. A backend named by the table but not installed falls back to
    Triton, with one warning per process. The table is the GPU model's own where one was measured
    on it (``dispatch_table_<model>.json``, e.g. ``dispatch_table_nvidia-h200.json``, written by
-   ``fastsoftmax bench table --table-out`` on that model), else ``dispatch_table.json``.
+   ``fastsoftmax bench table --table-out device`` on that model), else ``dispatch_table.json``.
 
 The backend then picks its own tier from the shape and the tensors' device
 (``Backend.choose_tier``), unless a test or a benchmark forced one with :func:`forced`. Every cache
