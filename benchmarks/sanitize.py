@@ -283,7 +283,13 @@ TUNED_RUNS = {
         ({"strided_warp_spread": True, "strided_warp_row_warps": 4}, [((5, 100, 40), 1), ((3, 21, 77), 1)]),
     ],
     "warp": [({"row_window": True}, None), ({"row_window": False}, None)],
-    "block_regs": [({"row_window": True}, None), ({"row_window": False}, None)],
+    # and blocks taking rows in turn (a wave of resident blocks over more rows than it holds, the
+    # staged storage's shared memory refilled row after row)
+    "block_regs": [
+        ({"row_window": True}, None),
+        ({"row_window": False}, None),
+        ({"block_regs_waves": 1}, [((3000, 1000), -1), ((3000, 3001), -1), ((800, 24576), -1)]),
+    ],
     "flat_rows": [({"flat_rows_tight": False}, None)],
     "strided": [({"strided_flat_finish": False}, None)],
     "cluster_stream": [

@@ -836,3 +836,22 @@ def test_cluster_rows_of_many_ctas_hold_as_the_device_rule_says(backend, dtype_n
         for packs in (4, 8):
             with tiers.tuned(cluster_packs=packs):
                 check_forward(backend, x.unsqueeze(2), "cluster", False, f"{n} columns, K = {packs}")
+
+
+@pytest.mark.parametrize("dtype_name", ["fp32", "bf16"])
+def test_block_regs_blocks_taking_rows_in_turn(backend, dtype_name):
+    """block_regs under the tuning block_regs_waves: a grid of one wave of resident blocks, each
+    taking many rows in turn (the register, raw and staged storages, aligned rows and rows held in
+    their window), forward and backward, softmax and log-softmax, against float64 with poisoned
+    outputs."""
+    from fastsoftmax.backends.cuda import tiers
+
+    dtype = DTYPES[dtype_name]
+    sms = torch.cuda.get_device_properties(torch.cuda.current_device()).multi_processor_count
+    with tiers.tuned(block_regs_waves=1):
+        for n in (1000, 3000, 3001, 24576):
+            x3 = rand((64 * sms if n < 10000 else 4 * sms, n, 1), dtype)
+            for log in (False, True):
+                check_forward(backend, x3, "block_regs", log, f"rows of {n} in turn")
+                if n <= 16384:
+                    check_backward(backend, x3, rand(x3.shape, dtype), "block_regs", log, f"rows of {n} in turn")

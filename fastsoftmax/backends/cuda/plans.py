@@ -139,6 +139,8 @@ def _row_kernel(load, tier, dtype, outer, n, log, backward, align, dev, tuning) 
             smem = block_regs_staged_bytes(dtype, elems, threads)
         kernel = Kernel(load(inst, dev), inst.name, dev, nargs, threads, 1, smem)
         kernel.allow_dynamic_smem(smem, tiers.STATIC_SMEM_RESERVE)
+        if tuning.block_regs_waves:  # blocks that take rows in turn (the kernel strides over rows)
+            return kernel, min(outer, max(1, kernel.blocks_per_sm()) * facts.sm_count * tuning.block_regs_waves)
         return kernel, outer  # one block per row
     pack = widest_pack(PACK_SIZES[dtype], align, itemsize)
     inst = Instance(tier, dtype, backward, log, pack)

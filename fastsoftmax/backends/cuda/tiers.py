@@ -134,6 +134,9 @@ class Tuning:
 
     #: block_regs: elements per thread to aim for, instead of BLOCK_REGS_TARGETS
     block_regs_elems: int | None = None
+    #: block_regs: a grid of this many waves of resident blocks, each block taking rows in turn
+    #: (the kernel strides over rows), instead of one block per row
+    block_regs_waves: int | None = None
     #: block_regs: where forward 16-bit rows of 64 elements a thread live, one of
     #: instances.LONG_ROW_STORAGES_16BIT ("staged" in shared memory, "raw" in registers); None:
     #: "staged", measured faster on an H100 (benchmarks/results/2026-11-22_h100_s3)
@@ -261,6 +264,8 @@ class Tuning:
             raise ValueError(f"strided_warp_rows={self.strided_warp_rows!r} is not positive")
         if self.strided_flat_blocks is not None and self.strided_flat_blocks <= 0:
             raise ValueError(f"strided_flat_blocks={self.strided_flat_blocks!r} is not positive")
+        if self.block_regs_waves is not None and self.block_regs_waves <= 0:
+            raise ValueError(f"block_regs_waves={self.block_regs_waves!r} is not positive")
         if self.strided_waves is not None and self.strided_waves <= 0:
             raise ValueError(f"strided_waves={self.strided_waves!r} is not positive")
         if self.split_row_blocks_per_sm is not None and self.split_row_blocks_per_sm <= 0:
