@@ -389,9 +389,9 @@ def _float32_wide_to_triton(n: int, inner: int, numel: int, backward: bool) -> b
 
 
 @functools.lru_cache(maxsize=8)
-def _table(path: Path | None = None) -> dict:
+def _table(path: Path) -> dict:
     try:
-        return json.loads((path or TABLE_PATH).read_text())
+        return json.loads(path.read_text())
     except (OSError, ValueError):
         return {}
 

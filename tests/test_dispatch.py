@@ -545,10 +545,10 @@ def test_gpus_of_much_bandwidth_an_sm_take_flat_rows_past_the_h100_bound():
     from fastsoftmax.backends.cuda import instances, tiers
 
     h100 = tiers.H100_LIMITS
-    assert not instances.high_dram_bandwidth_per_sm(h100.dram_gbps, h100.sm_count)
+    assert not h100.high_bandwidth_per_sm
     for dram_gbps in (4814.0, None):  # a device that reports no memory clock counts as one of much
         h200 = replace(h100, dram_gbps=dram_gbps)
-        assert instances.high_dram_bandwidth_per_sm(h200.dram_gbps, h200.sm_count)
+        assert h200.high_bandwidth_per_sm
         for dtype, n, backward, expected in (
             (torch.float32, 100, False, "flat_rows"),
             (torch.float32, 127, False, "flat_rows"),

@@ -53,9 +53,9 @@ HOST_CALLS = 500
 
 
 def default_table_path() -> Path:
-    import fastsoftmax
+    from fastsoftmax import dispatch
 
-    return Path(fastsoftmax.__file__).resolve().with_name("dispatch_table.json")
+    return dispatch.TABLE_PATH
 
 
 def table_out_path(table_out: str | None, runs=()) -> Path:

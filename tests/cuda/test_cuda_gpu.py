@@ -820,7 +820,7 @@ def test_cluster_rows_of_many_ctas_hold_as_the_device_rule_says(backend, dtype_n
 
     dtype = DTYPES[dtype_name]
     limits = BACKEND.limits(None)
-    deep = instances.high_dram_bandwidth_per_sm(limits.dram_gbps, limits.sm_count)
+    deep = limits.high_bandwidth_per_sm
     for n in (12288, 16384):
         x = rand((limits.sm_count, n), dtype)
         for log in (False, True):

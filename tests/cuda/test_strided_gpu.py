@@ -509,10 +509,10 @@ def test_auto_stages_the_spans_of_large_stepped_inputs(dtype):
     # (32, 2048, 512)[..., ::2] over dim 1 through the public API: the stepped staged tiles, both
     # directions (float32 on GPUs of much DRAM bandwidth an SM: the strided tier's stepped packs,
     # strided.STEPPED_STRIDED_PAST_N); one element in, the strided tier
-    from fastsoftmax.backends.cuda import BACKEND, strided
+    from fastsoftmax.backends.cuda import BACKEND
 
     limits = BACKEND.limits(None)
-    fast = dtype == torch.float32 and strided.high_dram_bandwidth_per_sm(limits.dram_gbps, limits.sm_count)
+    fast = dtype == torch.float32 and limits.high_bandwidth_per_sm
     tier = "strided" if fast else "strided_staged"
 
     x = view_of("step_inner", (32, 2048, 256), dtype)
@@ -537,10 +537,10 @@ def test_stepped_backward_tier_choice_sees_the_function(dtype):
     """y and dy that step by 2 along inner, through softmax_backward ("auto"): the 16-bit softmax and
     log-softmax backwards are chosen for apart (strided.takes_stepped_warp_columns and
     STEPPED_STRIDED_PAST_N), each right against float64, the second call of each on its own plan."""
-    from fastsoftmax.backends.cuda import BACKEND, strided
+    from fastsoftmax.backends.cuda import BACKEND
 
     limits = BACKEND.limits(None)
-    fast = strided.high_dram_bandwidth_per_sm(limits.dram_gbps, limits.sm_count)
+    fast = limits.high_bandwidth_per_sm
     cases = [
         ((32, 64, 256), "strided_warp", "strided_staged"),  # 64 rows: strided_warp for softmax only
         ((4, 2048, 256), "strided_staged", "strided" if fast else "strided_staged"),  # past 1024 rows

@@ -483,9 +483,7 @@ def cluster_threads_packs(
     bf16 2^19 forward: K = 8 with 512 threads 0.71 of copy, K = 16 with 256 0.56); at least 128
     threads (4 warps: the CTA's loads in flight). ``held_first``: the largest K of at most
     CLUSTER_HELD_ELEMS_BEFORE_THREADS elements first instead (CLUSTER_HELD_FIRST).
-    ``threads``/``packs`` force either."""
-    if packs and packs not in cluster_held_packs(backward):
-        raise ValueError(f"K = {packs} is not compiled (one of {cluster_held_packs(backward)})")
+    ``threads``/``packs`` force either (``packs`` one of cluster_held_packs: cluster_shape checks)."""
     options = [packs] if packs else list(cluster_held_packs(backward))
     passes = [(options, lambda k: cluster_max_threads(backward, k))]
     if not (threads or packs):  # K up while threads stay near the target, then threads up, then K

@@ -470,7 +470,7 @@ def choose_tier(
         long_axis = (
             (dtype == torch.float32 or (backward and log))
             and n > STEPPED_STRIDED_PAST_N
-            and high_dram_bandwidth_per_sm(limits.dram_gbps, limits.sm_count)
+            and limits.high_bandwidth_per_sm
         )
         if not window or inner * itemsize % 16 or short_f32_forward or long_axis:
             return "strided"

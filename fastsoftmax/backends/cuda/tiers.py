@@ -344,6 +344,12 @@ class Limits:
     #: peak DRAM bandwidth, GB/s (None: not reported)
     dram_gbps: float | None = None
 
+    @property
+    def high_bandwidth_per_sm(self) -> bool:
+        """Whether rules measured on GPUs of much DRAM bandwidth an SM apply
+        (instances.high_dram_bandwidth_per_sm)."""
+        return high_dram_bandwidth_per_sm(self.dram_gbps, self.sm_count)
+
 
 #: for tier choice with no GPU to ask (CPU tests of the choice): an H100's (SXM) figures
 H100_LIMITS = Limits(227 * 1024, 228 * 1024, 132, True, True, 3352.3)
@@ -487,7 +493,7 @@ def choose_tier(
         # tuning changes how the chosen tier launches, through the plan key)
         return strided.choose_tier(outer, n, inner, dtype, backward, limits, aligned, window, stepped, log)
     itemsize = CXX_TYPES[dtype][2]
-    if takes_flat_rows(n, dtype, backward, high_dram_bandwidth_per_sm(limits.dram_gbps, limits.sm_count)):
+    if takes_flat_rows(n, dtype, backward, limits.high_bandwidth_per_sm):
         return "flat_rows"
     if n <= WARP_TIER_MAX_COLS and (
         itemsize == 4 or not backward or n < BLOCK_REGS_MIN_COLS_16BIT or n * itemsize % 16
