@@ -410,8 +410,9 @@ def _point_inner(point: dict) -> int:
 def _table_choice(
     backward: bool, strided: bool, dtype: torch.dtype, n: int, numel: int, inner: int = 1, device_index: int = -1
 ) -> str | None:
-    """The fastest backend at the measured point nearest to this problem in the table of CUDA
-    device ``device_index`` (table_path; -1: TABLE_PATH) (in log n and log numel,
+    """The fastest backend at the measured point nearest to this problem among the points of CUDA
+    device ``device_index``'s own table (table_path; -1: TABLE_PATH) and, where that is another, of
+    TABLE_PATH, whose points count OTHER_MODEL_DISTANCE further (in log n and log numel,
     and for strided problems log inner: the kernels' access patterns change with it far more than
     with n, e.g. an H100 ran (16, 21, 512, 512) over dim 1 at 0.83 of copy on the CUDA backend and
     0.20 on Triton, where a grid point of inner 256 times the two the same). A problem too small to
@@ -426,7 +427,9 @@ def _table_choice(
     sibling = SIBLING_DTYPES.get(dtype_name)
     itemsize = dtype.itemsize
     best, best_point, best_distance = None, None, math.inf
-    for point in _table(table_path(device_index)).get("points", ()):
+    own = table_path(device_index)
+    tables = [(own, 0.0)] + ([(TABLE_PATH, OTHER_MODEL_DISTANCE)] if own != TABLE_PATH else [])
+    for point, farther in ((point, farther) for path, farther in tables for point in _table(path).get("points", ())):
         if point.get("direction") != direction or point.get("layout") != layout:
             continue
         if point.get("dtype") not in (dtype_name, sibling):
@@ -435,6 +438,7 @@ def _table_choice(
         if not timings:
             continue
         distance = abs(math.log2(point["n"]) - math.log2(n)) + 0.5 * abs(math.log2(point["numel"]) - math.log2(numel))
+        distance += farther
         if strided:
             distance += abs(math.log2(_point_inner(point)) - math.log2(inner))
         elif row_kind(point["n"], itemsize) != row_kind(n, itemsize):
@@ -453,6 +457,15 @@ def _table_choice(
     return best
 
 
+#: A point of the reference table (TABLE_PATH, measured on an H100) counts as this many octaves of n
+#: further away than a point of the GPU model's own table. A model's table holds the grid of powers
+#: of two (fastsoftmax bench table); the reference table adds the main suite's shapes (odd lengths,
+#: narrow rows, layouts), which the grid's nearest point answered wrongly on the H100 and would on
+#: another model: on an H200, bf16 rows of 3000 forward take the CUDA backend's block_regs at 0.88 of
+#: copy where Triton, the winner at 2048 and 4096 there, ran 0.60 (its loads go narrow where n is
+#: not a multiple of 16; results 2026-12-02_h200_s40/backend_preference_rows.txt). One octave: the
+#: own grid's points of the same row kind, at most half an octave of n away, still decide.
+OTHER_MODEL_DISTANCE = 1.0
 #: Rows of different kinds (row_kind) run different kernels: a measured point of another kind counts
 #: as this many octaves of n further away. H100: bf16 rows of 100 backward took 0.89 of copy on the
 #: CUDA backend (flat_rows) and 0.54 on Triton, whose nearest point, rows of 128, the two backends ran

@@ -612,6 +612,44 @@ def test_cluster_rows_hold_the_most_a_thread_first_on_gpus_of_much_bandwidth_an_
         instances.cluster_shape(16384, torch.bfloat16, True, rows=4096, sm_count=132, packs=16)
 
 
+def test_a_model_table_overlays_the_reference_table(tmp_path, monkeypatch):
+    """A model's own grid decides near its points; where the reference table measured the problem's
+    own shape (an odd length the grid has no kind of) and the own grid is far, the reference decides,
+    its points counted OTHER_MODEL_DISTANCE further."""
+    row = {"direction": "forward", "layout": "row", "dtype": "bfloat16"}
+    default = tmp_path / "dispatch_table.json"
+    own = tmp_path / "dispatch_table_nvidia-h200.json"
+    default.write_text(
+        json.dumps(
+            {
+                "points": [
+                    {**row, "n": 2048, "numel": 1 << 26, "us": {"triton": 200.0, "cuda": 100.0}},
+                    {**row, "n": 3000, "numel": 44739 * 3000, "us": {"triton": 300.0, "cuda": 150.0}},
+                ]
+            }
+        )
+    )
+    own.write_text(
+        json.dumps({"points": [{**row, "n": 2048, "numel": 1 << 26, "us": {"triton": 100.0, "cuda": 200.0}}]})
+    )
+    with monkeypatch.context() as patch:
+        patch.setattr(dispatch, "TABLE_PATH", default)
+        patch.setattr(torch.cuda, "is_available", lambda: True)
+        patch.setattr(torch.cuda, "get_device_name", lambda index=None: "NVIDIA H200")
+        dispatch.clear_caches()
+        try:
+            assert dispatch.table_path(0) == own
+            # the own point of 2048 against the reference's exact one
+            assert dispatch._table_choice(False, False, torch.bfloat16, 2048, 1 << 26, device_index=0) == "triton"
+            assert dispatch._table_choice(False, False, torch.bfloat16, 2048, 1 << 25, device_index=0) == "triton"
+            # 3000 is a row of another kind than 2048: the reference's measured 3000 is nearer
+            assert dispatch._table_choice(False, False, torch.bfloat16, 3000, 44739 * 3000, device_index=0) == "cuda"
+            # without a table of its own the reference alone decides, its points not counted further
+            assert dispatch._table_choice(False, False, torch.bfloat16, 2048, 1 << 26, device_index=-1) == "cuda"
+        finally:
+            dispatch.clear_caches()
+
+
 def test_a_gpu_model_with_a_table_of_its_own_reads_it(tmp_path, monkeypatch):
     """ "auto" reads dispatch_table_<model>.json beside the default table on a GPU of that model,
     and the default table on any other model, off CUDA and without an index."""

@@ -855,3 +855,25 @@ def test_block_regs_blocks_taking_rows_in_turn(backend, dtype_name):
                 check_forward(backend, x3, "block_regs", log, f"rows of {n} in turn")
                 if n <= 16384:
                     check_backward(backend, x3, rand(x3.shape, dtype), "block_regs", log, f"rows of {n} in turn")
+
+
+@pytest.mark.parametrize("storage", ["raw", "staged"])
+def test_block_regs_short_rows_held_raw_or_staged(backend, storage):
+    """16-bit forward rows of fewer than 64 elements a thread under the tuning
+    short_row_storage_16bit: held as the loaded packs in registers or staged in shared memory (both
+    take a second exponential when writing), at 8-32 elements a thread, aligned rows, rows held in
+    their window and rows with a ragged tail, softmax and log-softmax, against float64 with poisoned
+    outputs; packs narrower than 16 bytes cannot be staged and say so."""
+    from fastsoftmax.backends.cuda import tiers
+
+    with tiers.tuned(short_row_storage_16bit=storage):
+        for elems in (8, 16, 32):
+            with tiers.tuned(block_regs_elems=elems):
+                for n in (1024, 2048, 3000, 3001, 4096 + 8):
+                    x3 = rand((37, n, 1), torch.bfloat16)
+                    for log in (False, True):
+                        check_forward(backend, x3, "block_regs", log, f"rows of {n}, {elems} {storage} a thread")
+        if storage == "staged":
+            x3 = rand((8, 3002), torch.bfloat16)[:, 1:3001].unsqueeze(2)  # off 16 bytes, no window: 2-element packs
+            with tiers.tuned(row_window=False), pytest.raises(ValueError, match="16-byte packs"):
+                run_forward(backend, x3, "block_regs", False)

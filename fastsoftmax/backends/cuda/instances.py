@@ -210,11 +210,16 @@ BLOCK_REGS_PACK_SIZES = {torch.float32: (4, 1), torch.float16: (8, 2, 1), torch.
 #: where the longest forward 16-bit rows (64 elements a thread) may live: "staged" in shared memory
 #: (the default, tiers.Tuning.long_row_storage_16bit), or "raw" in registers (see block_regs_tier.cuh)
 LONG_ROW_STORAGES_16BIT = ("staged", "raw")
+#: where forward 16-bit rows of fewer elements a thread may live: as float32 (the default), or as
+#: for the long rows (tiers.Tuning.short_row_storage_16bit; "staged" for 16-byte packs only)
+SHORT_ROW_STORAGES_16BIT = ("float", "raw", "staged")
 #: kernel template values of the block_regs storages
 BLOCK_REGS_STORAGES = {"float": "kFloat", "raw": "kRaw", "staged": "kStaged"}
 #: staged instances: blocks per SM the compiler must leave registers for (three 64 KiB rows share
-#: an SM's shared memory)
+#: an SM's shared memory), fewer where the SM's threads do not hold three
 BLOCK_REGS_STAGED_BLOCKS_PER_SM = 3
+#: resident threads an SM holds (sm_80 and sm_90)
+MAX_THREADS_PER_SM = 2048
 
 
 def block_regs_elems(dtype: torch.dtype, pack: int, backward: bool) -> tuple[int, ...]:
@@ -226,18 +231,23 @@ def block_regs_elems(dtype: torch.dtype, pack: int, backward: bool) -> tuple[int
     return (8, 16, 32)
 
 
-def block_regs_storage(dtype: torch.dtype, backward: bool, elems: int, long_row_16bit: str = "staged") -> str:
+def block_regs_storage(
+    dtype: torch.dtype, backward: bool, elems: int, long_row_16bit: str = "staged", short_row_16bit: str = "float"
+) -> str:
     """Where block_regs keeps a thread's share of the row: "float" (registers, as float32), "raw"
     (registers, as the loaded 16-bit packs) or "staged" (shared memory, as the loaded packs).
     ``long_row_16bit`` is the choice for forward 16-bit rows of 64 elements a thread (one of
-    LONG_ROW_STORAGES_16BIT); every other case has one storage."""
+    LONG_ROW_STORAGES_16BIT), ``short_row_16bit`` for fewer (one of SHORT_ROW_STORAGES_16BIT);
+    every other case has one storage."""
     if long_row_16bit not in LONG_ROW_STORAGES_16BIT:
         raise ValueError(f"long-row storage {long_row_16bit!r} is not one of {LONG_ROW_STORAGES_16BIT}")
+    if short_row_16bit not in SHORT_ROW_STORAGES_16BIT:
+        raise ValueError(f"short-row storage {short_row_16bit!r} is not one of {SHORT_ROW_STORAGES_16BIT}")
     if CXX_TYPES[dtype][2] != 2:
         return "float"
     if backward:
         return "raw"
-    return long_row_16bit if elems == 64 else "float"
+    return long_row_16bit if elems == 64 else short_row_16bit
 
 
 def block_regs_max_threads(backward: bool, elems: int) -> int:
@@ -873,8 +883,8 @@ class Instance:
         elif self.tier == "block_regs":
             storage = self.block_storage
             bounds = block_regs_max_threads(self.backward, self.cols)
-            if storage == "staged":
-                bounds = f"{bounds}, {BLOCK_REGS_STAGED_BLOCKS_PER_SM}"
+            if storage == "staged":  # as many blocks as the SM's threads allow, up to three
+                bounds = f"{bounds}, {min(BLOCK_REGS_STAGED_BLOCKS_PER_SM, MAX_THREADS_PER_SM // bounds)}"
             window = "true" if self.window else "false"
             targs = f"{t}, {self.pack}, {self.cols // self.pack}, {log}, {BLOCK_REGS_STORAGES[storage]}, {window}"
             fn = "block_regs_backward" if self.backward else "block_regs_forward"

@@ -132,7 +132,9 @@ def _row_kernel(load, tier, dtype, outer, n, log, backward, align, dev, tuning) 
         pack, span, window = _window(tier, dtype, backward, n, pack, tuning, widest)
         target = tiers.block_regs_target(n, itemsize, backward, tuning, window)
         elems, threads = block_regs_shape(span, dtype, pack, backward, target)
-        storage = block_regs_storage(dtype, backward, elems, tuning.long_row_storage)
+        storage = block_regs_storage(dtype, backward, elems, tuning.long_row_storage, tuning.short_row_storage)
+        if storage == "staged" and pack * itemsize != 16:
+            raise ValueError(f"block_regs stages 16-byte packs only, not packs of {pack} {dtype} elements")
         inst = Instance("block_regs", dtype, backward, log, pack, cols=elems, storage=storage, window=window)
         smem = 0
         if storage == "staged":

@@ -69,6 +69,7 @@ from .instances import (
     FLAT_ROWS_MIN_COLS_16BIT_FORWARD,
     FLAT_ROWS_TIGHT_MAX_BANK_WAYS,
     LONG_ROW_STORAGES_16BIT,
+    SHORT_ROW_STORAGES_16BIT,
     WARP_TIER_MAX_COLS,
     block_regs_max_cols,
     cluster_max_cols,
@@ -141,6 +142,9 @@ class Tuning:
     #: instances.LONG_ROW_STORAGES_16BIT ("staged" in shared memory, "raw" in registers); None:
     #: "staged", measured faster on an H100 (benchmarks/results/2026-11-22_h100_s3)
     long_row_storage_16bit: str | None = None
+    #: block_regs: where forward 16-bit rows of fewer elements a thread live, one of
+    #: instances.SHORT_ROW_STORAGES_16BIT; None: "float"
+    short_row_storage_16bit: str | None = None
     #: strided_staged: CTAs per SM that shared memory is divided among, instead of
     #: strided.STAGED_CTAS_PER_SM (part of every plan key, like the other fields)
     staged_ctas_per_sm: int | None = None
@@ -244,6 +248,10 @@ class Tuning:
             raise ValueError(
                 f"long_row_storage_16bit={self.long_row_storage_16bit!r} is not one of {LONG_ROW_STORAGES_16BIT}"
             )
+        if self.short_row_storage_16bit not in (None, *SHORT_ROW_STORAGES_16BIT):
+            raise ValueError(
+                f"short_row_storage_16bit={self.short_row_storage_16bit!r} is not one of {SHORT_ROW_STORAGES_16BIT}"
+            )
         if self.strided_row_bytes is not None and (self.strided_row_bytes < 16 or self.strided_row_bytes & 15):
             raise ValueError(f"strided_row_bytes={self.strided_row_bytes!r} is not a positive multiple of 16")
         if self.cluster_ctas is not None and self.cluster_ctas not in CLUSTER_SIZES[1:]:
@@ -274,6 +282,10 @@ class Tuning:
     @property
     def long_row_storage(self) -> str:
         return self.long_row_storage_16bit or LONG_ROW_STORAGES_16BIT[0]
+
+    @property
+    def short_row_storage(self) -> str:
+        return self.short_row_storage_16bit or SHORT_ROW_STORAGES_16BIT[0]
 
 
 DEFAULT_TUNING = Tuning()
