@@ -15,6 +15,7 @@ call compiles and warms up, the rest are the ones to profile.
 from __future__ import annotations
 
 import argparse
+import ast
 
 import torch
 
@@ -22,6 +23,14 @@ import fastsoftmax
 from fastsoftmax import dispatch
 
 DTYPES = {"bf16": torch.bfloat16, "f16": torch.float16, "f32": torch.float32}
+
+
+def tuning_value(text: str):
+    """A tuning field's value from the command line: an integer, True or False, else the word."""
+    try:
+        return ast.literal_eval(text)
+    except (ValueError, SyntaxError):
+        return text
 
 
 def main() -> None:
@@ -34,12 +43,14 @@ def main() -> None:
     parser.add_argument("--step-inner", action="store_true", help="x[..., ::2] of a tensor twice as wide")
     parser.add_argument("--tier", help="force a tier of the CUDA backend")
     parser.add_argument("--calls", type=int, default=3)
-    parser.add_argument("--tuned", action="append", default=[], help="KEY=VALUE of tiers.Tuning (an integer)")
+    parser.add_argument(
+        "--tuned", action="append", default=[], help="KEY=VALUE of tiers.Tuning (a number, True, False or a word)"
+    )
     parser.add_argument("--impl", default="fastsoftmax", choices=("fastsoftmax", "quack"))
     args = parser.parse_args()
     from fastsoftmax.backends.cuda import tiers
 
-    tuning = {key: int(value) for key, _, value in (item.partition("=") for item in args.tuned)}
+    tuning = {key: tuning_value(value) for key, _, value in (item.partition("=") for item in args.tuned)}
     shape = tuple(int(v) for v in args.shape.split("x"))
     if args.step_inner:
         x = torch.randn(shape[:-1] + (2 * shape[-1],), device="cuda").to(DTYPES[args.dtype])[..., ::2]
