@@ -868,7 +868,8 @@ def test_block_regs_short_rows_held_raw_or_staged(backend, storage):
 
     with tiers.tuned(short_row_storage_16bit=storage):
         for elems in (8, 16, 32):
-            with tiers.tuned(block_regs_elems=elems):
+            with tiers.tuned(block_regs_elems=elems):  # nested: both values hold
+                assert tiers.current_tuning().short_row_storage_16bit == storage
                 for n in (1024, 2048, 3000, 3001, 4096 + 8):
                     x3 = rand((37, n, 1), torch.bfloat16)
                     for log in (False, True):

@@ -651,6 +651,55 @@ def test_cluster_column_shapes_cover_their_runs():
     assert takes(4096, 8) and takes(65536, 8) and not takes(1024, 8)
 
 
+def test_short_row_storage_follows_the_device_and_the_tuning():
+    """16-bit forward block_regs rows of 8-32 elements a thread: raw on GPUs of much DRAM bandwidth an
+    SM, float32 elsewhere, either (or staged) when tuned; both defaults are compiled; float32 rows
+    and the backward keep their one storage; an unknown one is refused."""
+    from fastsoftmax.backends.cuda import tiers
+    from fastsoftmax.backends.cuda.instances import (
+        Instance,
+        all_instances,
+        block_regs_storage,
+        high_dram_bandwidth_per_sm,
+        short_row_storage_16bit,
+    )
+
+    h100, h200 = high_dram_bandwidth_per_sm(3352, 132), high_dram_bandwidth_per_sm(4814, 132)
+    assert (short_row_storage_16bit(h100), short_row_storage_16bit(h200)) == ("float", "raw")
+    names = {inst.name for inst in all_instances()}
+    for elems in (8, 16, 32):
+        for short in ("float", "raw", "staged"):
+            assert block_regs_storage(torch.bfloat16, False, elems, "staged", short) == short
+            assert block_regs_storage(torch.float32, False, elems, "staged", short) == "float"
+            assert block_regs_storage(torch.bfloat16, True, elems, "staged", short) == "raw"
+        for short in ("float", "raw"):
+            for window, pack in ((False, 8), (True, 8), (False, 2)):
+                inst = Instance(
+                    "block_regs", torch.float16, False, True, pack, cols=elems, storage=short, window=window
+                )
+                assert inst.name in names
+    assert block_regs_storage(torch.bfloat16, False, 64, "raw", "float") == "raw"
+    with pytest.raises(ValueError, match="short_row_storage_16bit"):
+        tiers.Tuning(short_row_storage_16bit="registers")
+    with pytest.raises(ValueError, match="short-row storage"):
+        block_regs_storage(torch.bfloat16, False, 32, "staged", "registers")
+
+
+def test_tunings_nest():
+    """An inner ``tuned`` keeps the enclosing one's values it does not set, and each restores what
+    was there before on leaving."""
+    from fastsoftmax.backends.cuda import tiers
+
+    assert tiers.current_tuning() == tiers.DEFAULT_TUNING
+    with tiers.tuned(short_row_storage_16bit="raw", block_regs_elems=16):
+        with tiers.tuned(block_regs_elems=32):
+            inner = tiers.current_tuning()
+            assert (inner.short_row_storage_16bit, inner.block_regs_elems) == ("raw", 32)
+        outer = tiers.current_tuning()
+        assert (outer.short_row_storage_16bit, outer.block_regs_elems) == ("raw", 16)
+    assert tiers.current_tuning() == tiers.DEFAULT_TUNING
+
+
 def test_long_row_storage_is_a_tuning_value():
     """block_regs' storage of long 16-bit rows is chosen per call (tiers.Tuning), and both choices
     are compiled; an unknown one is refused."""

@@ -210,9 +210,24 @@ BLOCK_REGS_PACK_SIZES = {torch.float32: (4, 1), torch.float16: (8, 2, 1), torch.
 #: where the longest forward 16-bit rows (64 elements a thread) may live: "staged" in shared memory
 #: (the default, tiers.Tuning.long_row_storage_16bit), or "raw" in registers (see block_regs_tier.cuh)
 LONG_ROW_STORAGES_16BIT = ("staged", "raw")
-#: where forward 16-bit rows of fewer elements a thread may live: as float32 (the default), or as
-#: for the long rows (tiers.Tuning.short_row_storage_16bit; "staged" for 16-byte packs only)
+#: where forward 16-bit rows of fewer elements a thread may live: as float32, or as for the long
+#: rows (tiers.Tuning.short_row_storage_16bit; "staged" for 16-byte packs only)
 SHORT_ROW_STORAGES_16BIT = ("float", "raw", "staged")
+
+
+def short_row_storage_16bit(high_bandwidth_per_sm: bool) -> str:
+    """Where forward 16-bit block_regs rows of 8-32 elements a thread live unless tuned: raw on GPUs
+    of much DRAM bandwidth an SM (high_dram_bandwidth_per_sm), float32 elsewhere (the H100's rules,
+    which timed no other). H200, bf16, 2^27 elements, the storages alternated in one process
+    (benchmarks/grid_row_probe.py): rows of 2048 1.003 of copy raw against 0.938 as float32, 3000
+    0.958 against 0.871, 4096 0.994 against 0.919, 8192 0.968 against 0.886, rows of 2500 in their
+    window (16 a thread) 0.792 against 0.752; staged in shared memory 0.74-0.90 (results
+    2026-12-02_h200_s41/short_storage.txt). Both hold 64 registers a thread at 32 elements, so
+    residency does not explain it; the float32 form's conversions sit between the loads and the
+    reductions, the raw form's second exponential after them."""
+    return "raw" if high_bandwidth_per_sm else "float"
+
+
 #: kernel template values of the block_regs storages
 BLOCK_REGS_STORAGES = {"float": "kFloat", "raw": "kRaw", "staged": "kStaged"}
 #: staged instances: blocks per SM the compiler must leave registers for (three 64 KiB rows share
@@ -1177,7 +1192,11 @@ def all_instances():
                     out.append(Instance("warp", dtype, backward, log, wide, cols, group, rows, window=True))
                 for pack, window in [(p, False) for p in BLOCK_REGS_PACK_SIZES[dtype]] + [(wide, True)]:
                     for elems in block_regs_elems(dtype, pack, backward):
-                        storages = {block_regs_storage(dtype, backward, elems, s) for s in LONG_ROW_STORAGES_16BIT}
+                        storages = {
+                            block_regs_storage(dtype, backward, elems, long, short)
+                            for long in LONG_ROW_STORAGES_16BIT
+                            for short in ("float", "raw")  # short_row_storage_16bit's choices
+                        }
                         for storage in sorted(storages):
                             shape = dict(cols=elems, storage=storage, window=window)
                             out.append(Instance("block_regs", dtype, backward, log, pack, **shape))

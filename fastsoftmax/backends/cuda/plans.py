@@ -61,6 +61,7 @@ from .instances import (
     grid_row_workspace,
     high_dram_bandwidth_per_sm,
     next_pow2,
+    short_row_storage_16bit,
     warp_shape,
     widest_pack,
 )
@@ -132,7 +133,10 @@ def _row_kernel(load, tier, dtype, outer, n, log, backward, align, dev, tuning) 
         pack, span, window = _window(tier, dtype, backward, n, pack, tuning, widest)
         target = tiers.block_regs_target(n, itemsize, backward, tuning, window)
         elems, threads = block_regs_shape(span, dtype, pack, backward, target)
-        storage = block_regs_storage(dtype, backward, elems, tuning.long_row_storage, tuning.short_row_storage)
+        short = tuning.short_row_storage_16bit or short_row_storage_16bit(
+            high_dram_bandwidth_per_sm(facts.dram_gbps, facts.sm_count)
+        )
+        storage = block_regs_storage(dtype, backward, elems, tuning.long_row_storage, short)
         if storage == "staged" and pack * itemsize != 16:
             raise ValueError(f"block_regs stages 16-byte packs only, not packs of {pack} {dtype} elements")
         inst = Instance("block_regs", dtype, backward, log, pack, cols=elems, storage=storage, window=window)

@@ -49,7 +49,7 @@ from __future__ import annotations
 
 import contextlib
 import contextvars
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import torch
 
@@ -143,7 +143,7 @@ class Tuning:
     #: "staged", measured faster on an H100 (benchmarks/results/2026-11-22_h100_s3)
     long_row_storage_16bit: str | None = None
     #: block_regs: where forward 16-bit rows of fewer elements a thread live, one of
-    #: instances.SHORT_ROW_STORAGES_16BIT; None: "float"
+    #: instances.SHORT_ROW_STORAGES_16BIT; None: the device's (instances.short_row_storage_16bit)
     short_row_storage_16bit: str | None = None
     #: strided_staged: CTAs per SM that shared memory is divided among, instead of
     #: strided.STAGED_CTAS_PER_SM (part of every plan key, like the other fields)
@@ -283,10 +283,6 @@ class Tuning:
     def long_row_storage(self) -> str:
         return self.long_row_storage_16bit or LONG_ROW_STORAGES_16BIT[0]
 
-    @property
-    def short_row_storage(self) -> str:
-        return self.short_row_storage_16bit or SHORT_ROW_STORAGES_16BIT[0]
-
 
 DEFAULT_TUNING = Tuning()
 
@@ -334,8 +330,9 @@ current_tuning = _TUNING.get
 
 @contextlib.contextmanager
 def tuned(**values):
-    """``with tuned(block_regs_elems=16):`` the enclosed calls of this thread use these values."""
-    token = _TUNING.set(Tuning(**values))
+    """``with tuned(block_regs_elems=16):`` the enclosed calls of this thread use these values, and
+    those of an enclosing ``tuned`` where these do not set them."""
+    token = _TUNING.set(replace(current_tuning(), **values))
     try:
         yield
     finally:
