@@ -500,6 +500,12 @@ def test_rows_off_16_byte_boundaries_in_their_window():
     assert tiers.block_regs_target(3001, 2, False, window=True) == 16
     assert tiers.block_regs_target(3001, 2, False) == 32
     assert tiers.block_regs_target(3001, 2, True, window=True) == tiers.block_regs_target(3001, 2, True)
+    # held raw (GPUs of much bandwidth an SM), 32 unless they leave more of the last warp idle
+    assert [tiers.block_regs_target(n, 2, False, window=True, raw=True) for n in (3001, 5001, 8191)] == [32] * 3
+    assert [tiers.block_regs_target(n, 2, False, window=True, raw=True) for n in (1025, 2047, 2500)] == [16] * 3
+    assert tiers.block_regs_target(3001, 2, False, raw=True) == 32
+    assert tiers.block_regs_target(700, 2, False, window=True, raw=True) == 8
+    assert tiers.block_regs_target(3001, 2, False, tiers.Tuning(block_regs_elems=16), window=True, raw=True) == 16
     # sector groups: 16 lanes of single 16-bit elements up to 64 columns, 8 lanes of pairs up to 128
     from fastsoftmax.backends.cuda.instances import warp_shape
 

@@ -131,11 +131,11 @@ def _row_kernel(load, tier, dtype, outer, n, log, backward, align, dev, tuning) 
         pack = widest_pack(BLOCK_REGS_PACK_SIZES[dtype], align, itemsize)
         widest = block_regs_max_cols(dtype, backward)
         pack, span, window = _window(tier, dtype, backward, n, pack, tuning, widest)
-        target = tiers.block_regs_target(n, itemsize, backward, tuning, window)
-        elems, threads = block_regs_shape(span, dtype, pack, backward, target)
         short = tuning.short_row_storage_16bit or short_row_storage_16bit(
             high_dram_bandwidth_per_sm(facts.dram_gbps, facts.sm_count)
         )
+        target = tiers.block_regs_target(n, itemsize, backward, tuning, window, raw=short == "raw")
+        elems, threads = block_regs_shape(span, dtype, pack, backward, target)
         storage = block_regs_storage(dtype, backward, elems, tuning.long_row_storage, short)
         if storage == "staged" and pack * itemsize != 16:
             raise ValueError(f"block_regs stages 16-byte packs only, not packs of {pack} {dtype} elements")

@@ -71,6 +71,7 @@ from .instances import (
     LONG_ROW_STORAGES_16BIT,
     SHORT_ROW_STORAGES_16BIT,
     WARP_TIER_MAX_COLS,
+    WINDOW_PACK,
     block_regs_max_cols,
     cluster_max_cols,
     cluster_preferred_max_cols,
@@ -115,6 +116,14 @@ BLOCK_REGS_TARGETS = {
 #: targets forced and timed in turn (benchmarks/flat_rows_probe.py): 16 elements a thread against 32,
 #: rows of 2047 0.82 of copy against 0.68, 3001 0.92 against 0.77, 5001 0.83 against 0.70 (8: 0.72-0.81)
 BLOCK_REGS_WINDOW_TARGETS_16BIT_FORWARD = ((1024, 8), (8192, 16), (32768, 64))
+#: rows held in their window and raw (instances.short_row_storage_16bit): 16-bit forward rows take 32
+#: elements a thread rather than the targets' 16 unless 32 leave more of their last warp idle, their
+#: threads' fill below this share of 16's. H200, bf16, raw rows, both forced and alternated in one
+#: process (results 2026-12-02_h200_s41/window_elems.txt): rows of 3001 0.863 of copy at 32 against
+#: 0.804 at 16, 5001 0.830 against 0.717, 8191 0.728 against 0.606 (fill 0.89 against 0.94); 2500
+#: 0.750 against 0.793 (fill 0.82 against 0.98), 1025 0.430 against 0.559 (0.52 against 0.68);
+#: log-softmax alike
+BLOCK_REGS_RAW_WINDOW_FILL_RATIO = 0.9
 #: 16-bit backward rows of at least this many columns go to block_regs rather than the warp tier
 #: (measured faster from 512 up; bf16 512-1024, results 2026-11-24_h100_s12: 1.03 of copy against
 #: 1.02). The 16-bit forward keeps the warp tier to its 1024 columns: in CUDA graphs alternated in
@@ -401,14 +410,27 @@ CLUSTER_OVER_BLOCK_REGS_AFTER_COLS = 9216
 
 
 def block_regs_target(
-    n: int, itemsize: int, backward: bool, tuning: Tuning = DEFAULT_TUNING, window: bool = False
+    n: int, itemsize: int, backward: bool, tuning: Tuning = DEFAULT_TUNING, window: bool = False, raw: bool = False
 ) -> int:
+    """Elements a thread block_regs aims for over rows of n; ``raw``: 16-bit forward rows of fewer
+    than 64 elements a thread are held raw (instances.short_row_storage_16bit)."""
     if tuning.block_regs_elems:
         return tuning.block_regs_elems
     steps = BLOCK_REGS_TARGETS[(itemsize, backward)]
     if window and itemsize == 2 and not backward:
         steps = BLOCK_REGS_WINDOW_TARGETS_16BIT_FORWARD
-    return next((target for up_to, target in steps if n <= up_to), steps[-1][1])
+    target = next((target for up_to, target in steps if n <= up_to), steps[-1][1])
+    if window and raw and target == 16 and itemsize == 2 and not backward:
+        span = n + WINDOW_PACK[torch.bfloat16] - 1
+        fill = {elems: _warp_fill(-(-span // elems)) for elems in (16, 32)}
+        if fill[32] >= BLOCK_REGS_RAW_WINDOW_FILL_RATIO * fill[16]:
+            return 32
+    return target
+
+
+def _warp_fill(threads: int) -> float:
+    """The share of a block of whole warps that ``threads`` busy threads fill."""
+    return threads / (-(-threads // 32) * 32)
 
 
 def row_cache_bytes(n: int, itemsize: int, backward: bool) -> int:
