@@ -222,9 +222,12 @@ def short_row_storage_16bit(high_bandwidth_per_sm: bool) -> str:
     (benchmarks/grid_row_probe.py): rows of 2048 1.003 of copy raw against 0.938 as float32, 3000
     0.958 against 0.871, 4096 0.994 against 0.919, 8192 0.968 against 0.886, rows of 2500 in their
     window (16 a thread) 0.792 against 0.752; staged in shared memory 0.74-0.90 (results
-    2026-12-02_h200_s41/short_storage.txt). Both hold 64 registers a thread at 32 elements, so
-    residency does not explain it; the float32 form's conversions sit between the loads and the
-    reductions, the raw form's second exponential after them."""
+    2026-12-02_h200_s41/short_storage.txt; log-softmax 0.97-0.98 against 0.68-0.76). Both hold 64
+    registers a thread at 32 elements, so residency does not explain it; the code does: the float32
+    form converts a pack where it loads it, and in its SASS the first pack's conversion (PRMT) waits
+    on that load before the next packs' loads issue, where the raw form issues every load before
+    using any (as warp_tier.cuh's loads do). Requesting every pack before converting any in the
+    float32 form spills at 32 elements (112 bytes of stack, sm_90), so raw it is."""
     return "raw" if high_bandwidth_per_sm else "float"
 
 
