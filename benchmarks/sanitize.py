@@ -291,7 +291,10 @@ TUNED_RUNS = {
         ({"block_regs_waves": 1}, [((3000, 1000), -1), ((3000, 3001), -1), ((800, 24576), -1)]),
         # 16-bit forward rows of 8-32 elements a thread held raw or staged (short_row_storage_16bit)
         ({"short_row_storage_16bit": "staged"}, [((300, 1000), -1), ((300, 3000), -1), ((300, 3001), -1)]),
-        ({"short_row_storage_16bit": "raw"}, [((300, 1000), -1), ((300, 3001), -1)]),
+        (
+            {"short_row_storage_16bit": "raw"},
+            [((300, 1000), -1), ((300, 2500), -1), ((300, 3001), -1), ((64, 8191), -1)],
+        ),
     ],
     "flat_rows": [({"flat_rows_tight": False}, None)],
     "strided": [({"strided_flat_finish": False}, None)],
