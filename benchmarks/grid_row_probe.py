@@ -16,7 +16,11 @@ compiled from DIR's headers: the same tier before and after a kernel change, in 
 --baseline-replace "PREFIX|OLD|NEW" edits that folder's kernels where OLD occurs, in its headers
 (a copy) and in the wrappers, e.g. a kernel's constant or a wrapper's launch bounds;
 --baseline-cubins PREFIX=DIR runs tiers PREFIX/NAME on CUBINs another NVRTC compiled,
-benchmarks/export_cubins.py.)
+benchmarks/export_cubins.py. The tier ``quack`` calls Quack's softmax instead (2-D rows, softmax
+forward and backward; the peer bundle's folder in FASTSOFTMAX_PEER_SITE), alternated with ours.
+--flush zeroes a buffer of twice the L2 before every timed call, as the main benchmark's timer
+(triton.testing.do_bench) does, which leaves L2 full of dirty lines; without it, only the rotated
+input sets keep L2 cold.)
 
 Shapes: 1 x 2^20, 1 x 2^24, 1 x (2^24 + 7), 1 x 2^26, 4 x 2^22; bf16, fp16 and fp32; forward
 (softmax and log-softmax) and backward (softmax). The goal that decides whether tier choice takes
@@ -60,11 +64,17 @@ def say(*parts) -> None:
         f.flush()
 
 
+#: --flush: the buffer zeroed before every timed call (twice the L2, as triton.testing.do_bench)
+FLUSH: list = []
+
+
 def gpu_time_us(fn) -> float:
     """GPU time of one fn() between two events, behind a spin kernel that covers the host's
-    enqueue time."""
+    enqueue time (and, with --flush, behind the zeroing of FLUSH's buffer)."""
     start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
     torch.cuda._sleep(SPIN_CYCLES)
+    for buffer in FLUSH:
+        buffer.zero_()
     start.record()
     fn()
     end.record()
@@ -171,9 +181,26 @@ def cubin_backend(folder: str):
     return CubinBackend()
 
 
-def run(backend, spec, tensors, log, backward):
+def run_quack(tensors, log, backward, into_output=False) -> None:
+    """Quack's softmax over 2-D rows (its own outputs, copied into ours only when checked). What it
+    refuses (log-softmax, other layouts, lengths off its vectors) is a ValueError, as a tier's."""
+    if log or tensors[0].dim() != 2:
+        raise ValueError("quack: softmax of 2-D rows only")
+    from quack.softmax import softmax_bwd, softmax_fwd
+
+    try:
+        out = softmax_bwd(tensors[1], tensors[0]) if backward else softmax_fwd(tensors[0])
+    except Exception as exc:  # noqa: BLE001 - its refusals come as assertions and DSL errors
+        raise ValueError(f"quack: {type(exc).__name__}: {exc}") from exc
+    if into_output:
+        tensors[-1].copy_(out)
+
+
+def run(backend, spec, tensors, log, backward, into_output=False):
     from fastsoftmax.backends.cuda import tiers
 
+    if spec == "quack":
+        return run_quack(tensors, log, backward, into_output)
     prefix, slash, rest = spec.partition("/")
     if slash:
         backend, spec = BASELINES[prefix], rest
@@ -191,7 +218,7 @@ def checked(backend, tier, tensors, log, backward, dtype, call=None) -> str:
     with float64: '' or what is wrong."""
     tensors[-1].fill_(float("nan"))
     if call is None:
-        run(backend, tier, tensors, log, backward)
+        run(backend, tier, tensors, log, backward, into_output=True)
     else:
         call(tensors, backward)
     torch.cuda.synchronize()
@@ -290,6 +317,7 @@ def main() -> int:
     parser.add_argument(
         "--directions", help="comma list of fwd, log, bwd, logbwd (log-softmax backward; default: the first three)"
     )
+    parser.add_argument("--flush", action="store_true", help="zero twice the L2 before every timed call")
     args = parser.parse_args()
     tiers = tuple(args.tiers.split(","))
     shapes = tuple((shape, 1) for shape in SHAPES)
@@ -323,6 +351,13 @@ def main() -> int:
             parser.error("--baseline-cubins takes PREFIX=DIR")
         BASELINES[prefix] = cubin_backend(folder)
         cubin_notes.append(f"{prefix}/: CUBINs from {folder} ({(Path(folder) / 'nvrtc.txt').read_text().strip()})")
+    if "quack" in tiers:
+        from fastsoftmax.benchmark.peers import add_peer_site
+
+        add_peer_site()
+    if args.flush:
+        l2 = torch.cuda.get_device_properties(0).L2_cache_size
+        FLUSH.append(torch.empty(2 * l2, dtype=torch.int8, device="cuda"))
     os.makedirs(args.out, exist_ok=True)
     LOG_FILE.append(open(os.path.join(args.out, "grid_row_probe.txt"), "w"))  # noqa: SIM115 - closed at exit
     start = time.time()
@@ -335,6 +370,8 @@ def main() -> int:
     say(f"kernels compiled here by NVRTC {versions()['nvrtc']}")
     for note in cubin_notes:
         say(note)
+    if FLUSH:
+        say(f"every timed call behind the zeroing of {FLUSH[0].numel() >> 20} MiB (twice the L2)")
     iters = 20 if args.quick else 50
     table, ok = [], True
     directions = {"fwd": (False, False), "log": (False, True), "bwd": (True, False), "logbwd": (True, True)}
