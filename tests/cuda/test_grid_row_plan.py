@@ -767,3 +767,40 @@ def test_strided_plan_merges_split_pairs_in_a_kernel_between(fake_device, monkey
         launches(strided_merge=False, strided_merge_slices=4)
     with pytest.raises(ValueError, match="does not divide"):
         launches(strided_merge_columns=512)
+
+
+class _HighBandwidthFacts(_Facts):
+    dram_gbps = 4814.4  # an H200's: more than instances.HIGH_DRAM_GBPS_PER_SM an SM
+
+
+@pytest.mark.parametrize("facts", [_Facts, _HighBandwidthFacts])
+def test_block_regs_short_16bit_rows_by_the_device_rule(fake_device, monkeypatch, facts):
+    """16-bit forward block_regs rows of 8-32 elements a thread are held raw where the GPU has much
+    DRAM bandwidth an SM, as float32 elsewhere; held raw in their window they take 32 elements a
+    thread where that fills the last warp about as well as 16; the backward, float32 and a tuned
+    storage are the device's or the tuning's alike on both."""
+    monkeypatch.setattr(plans, "device_facts", lambda dev: facts())
+    raw = facts is _HighBandwidthFacts
+
+    def planned(dtype, n, align, backward=False, tuning=tiers.DEFAULT_TUNING):
+        strides = ((n,),) * (3 if backward else 2)
+        key = ("block_regs", dtype, 64, n, 1, strides, False, backward, align, 0, tuning)
+        plans.build(fake_device, key)((0x1000,) * len(strides), 0)
+        kernel, grid, _, _ = _Kernel.launches.pop()
+        assert grid == 64  # a block a row
+        return kernel.name.removeprefix("fs_block_regs_softmax_"), kernel.block_x
+
+    suffix = "_raw" if raw else ""
+    assert planned(torch.bfloat16, 3000, 0) == (f"fwd_bf16_p8_c32{suffix}", 96)
+    assert planned(torch.float16, 4096, 0) == (f"fwd_f16_p8_c32{suffix}", 128)
+    # off 16-byte boundaries (rows of 6002 bytes): held in their window
+    assert planned(torch.bfloat16, 3001, 2) == (
+        ("fwd_bf16_p8_c32_raw_window", 96) if raw else ("fwd_bf16_p8_c16_window", 192)
+    )
+    assert planned(torch.bfloat16, 2500, 4) == (f"fwd_bf16_p8_c16{suffix}_window", 160)
+    assert planned(torch.bfloat16, 3000, 0, backward=True)[0].endswith("_raw")
+    assert planned(torch.float32, 3000, 0) == ("fwd_f32_p4_c16", 192)
+    staged = tiers.Tuning(short_row_storage_16bit="staged")
+    assert planned(torch.bfloat16, 3000, 0, tuning=staged) == ("fwd_bf16_p8_c32_staged", 96)
+    with pytest.raises(ValueError, match="16-byte packs"):
+        planned(torch.bfloat16, 3001, 2, tuning=tiers.Tuning(short_row_storage_16bit="staged", row_window=False))
