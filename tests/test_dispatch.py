@@ -685,3 +685,31 @@ def test_a_gpu_model_with_a_table_of_its_own_reads_it(tmp_path, monkeypatch):
             assert dispatch._table_choice(False, False, torch.bfloat16, 2048, 1 << 26) == "cuda"
         finally:
             dispatch.clear_caches()
+
+
+def test_shipped_h200_table_keeps_the_shapes_measured_on_it(monkeypatch):
+    """On an H200 "auto" reads its own table over the H100's: the backends timed there at the main
+    suite's row shapes (results 2026-12-02_h200_s41), where the grid of powers of two alone chose
+    otherwise (bf16 rows of 3000 to Triton at 0.60 of copy, rows of 96 to the CUDA backend at 0.80)."""
+    from fastsoftmax.benchmark.shapes import DECODE_SHAPES
+
+    own = dispatch.device_table_path("NVIDIA H200")
+    assert own.exists() and own != dispatch.TABLE_PATH
+    # _table_choice itself keeps nothing between calls: the path stands in for table_path's lookup
+    monkeypatch.setattr(dispatch, "table_path", lambda index: own if index == 0 else dispatch.TABLE_PATH)
+
+    def choice(rows, n, dtype, backward=False):
+        return dispatch._table_choice(backward, False, dtype, n, rows * n, device_index=0)
+
+    for dtype in (torch.bfloat16, torch.float16):
+        assert choice(44739, 3000, dtype) == "cuda"  # block_regs 0.87 against Triton's 0.60
+        assert choice(65536, 2048, dtype) == "triton"  # 1.00 against 0.94 as float32 rows (raw: 0.98)
+        assert choice(8388608, 16, dtype) == "cuda"  # 0.98 against 0.96
+        assert choice(8388608, 16, dtype, backward=True) == "triton"  # 1.03 against 0.98
+    for dtype in (torch.bfloat16, torch.float16, torch.float32):
+        assert choice(1398101, 96, dtype) == "triton"  # 0.95-0.99 against 0.79-0.91
+        for rows, n in DECODE_SHAPES:
+            assert choice(rows, n, dtype) == "cuda", (dtype, rows, n)
+    # the H100's own choices where the H200's points lie far: odd rows the grid has no kind of
+    assert choice(671088, 200, torch.bfloat16, backward=True) == "cuda"
+    assert dispatch._table_choice(False, False, torch.bfloat16, 3000, 44739 * 3000, device_index=1) == "cuda"
