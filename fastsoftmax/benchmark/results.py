@@ -36,10 +36,11 @@ import json
 import math
 import os
 import platform
-import re
 import subprocess
 import sys
 from pathlib import Path
+
+from fastsoftmax.dispatch import device_slug
 
 SCHEMA_VERSION = 1
 STATUSES = ("ok", "wrong", "refused", "error", "skipped")
@@ -72,14 +73,10 @@ def now_iso() -> str:
     return _dt.datetime.now().astimezone().isoformat(timespec="seconds")
 
 
-def slug(text: str) -> str:
-    return re.sub(r"[^a-z0-9]+", "-", text.lower()).strip("-") or "unknown"
-
-
 def result_path(out_dir, suite: str, device: str, date_iso: str, quick: bool) -> Path:
     """``benchmarks/results/main-quick_nvidia-h100-80gb-hbm3_2026-05-09T14-03-22.json``"""
     stamp = date_iso[:19].replace(":", "-")
-    name = f"{suite}{'-quick' if quick else ''}_{slug(device)}_{stamp}.json"
+    name = f"{suite}{'-quick' if quick else ''}_{device_slug(device)}_{stamp}.json"
     return Path(out_dir) / name
 
 

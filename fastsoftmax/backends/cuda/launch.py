@@ -131,6 +131,13 @@ class DeviceFacts:
         bus_bits = query("CU_DEVICE_ATTRIBUTE_GLOBAL_MEMORY_BUS_WIDTH")
         self.dram_gbps = 2 * clock_khz * bus_bits / 8 / 1e6 if clock_khz > 0 and bus_bits > 0 else None
 
+    @property
+    def high_bandwidth_per_sm(self) -> bool:
+        """Whether this GPU has much DRAM bandwidth an SM (instances.high_dram_bandwidth_per_sm)."""
+        from .instances import high_dram_bandwidth_per_sm
+
+        return high_dram_bandwidth_per_sm(self.dram_gbps, self.sm_count)
+
 
 _DEVICES: dict[int, DeviceFacts] = {}
 _DEVICES_LOCK = threading.Lock()

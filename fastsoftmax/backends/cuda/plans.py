@@ -59,7 +59,6 @@ from .instances import (
     grid_row_instance,
     grid_row_shape,
     grid_row_workspace,
-    high_dram_bandwidth_per_sm,
     next_pow2,
     short_row_storage_16bit,
     warp_shape,
@@ -131,9 +130,7 @@ def _row_kernel(load, tier, dtype, outer, n, log, backward, align, dev, tuning) 
         pack = widest_pack(BLOCK_REGS_PACK_SIZES[dtype], align, itemsize)
         widest = block_regs_max_cols(dtype, backward)
         pack, span, window = _window(tier, dtype, backward, n, pack, tuning, widest)
-        short = tuning.short_row_storage_16bit or short_row_storage_16bit(
-            high_dram_bandwidth_per_sm(facts.dram_gbps, facts.sm_count)
-        )
+        short = tuning.short_row_storage_16bit or short_row_storage_16bit(facts.high_bandwidth_per_sm)
         target = tiers.block_regs_target(n, itemsize, backward, tuning, window, raw=short == "raw")
         elems, threads = block_regs_shape(span, dtype, pack, backward, target)
         storage = block_regs_storage(dtype, backward, elems, tuning.long_row_storage, short)
@@ -209,7 +206,7 @@ def _cluster(load, dtype, outer, n, pitches, log, backward, align, dev, tuning):
         aligned=align == 0,
         threads=tuning.cluster_threads or 0,
         packs=tuning.cluster_packs or 0,
-        held_first=high_dram_bandwidth_per_sm(facts.dram_gbps, facts.sm_count),
+        held_first=facts.high_bandwidth_per_sm,
     )
 
     def kernel_of(storage: str) -> Kernel:

@@ -71,7 +71,6 @@ from .instances import (
     LONG_ROW_STORAGES_16BIT,
     SHORT_ROW_STORAGES_16BIT,
     WARP_TIER_MAX_COLS,
-    WINDOW_PACK,
     block_regs_max_cols,
     cluster_max_cols,
     cluster_preferred_max_cols,
@@ -145,7 +144,8 @@ class Tuning:
     #: block_regs: elements per thread to aim for, instead of BLOCK_REGS_TARGETS
     block_regs_elems: int | None = None
     #: block_regs: a grid of this many waves of resident blocks, each block taking rows in turn
-    #: (the kernel strides over rows), instead of one block per row
+    #: (the kernel strides over rows), instead of one block per row (H200, bf16 rows of 2048-4096:
+    #: slower at every count, results 2026-12-02_h200_s41/waves.txt; kept to exercise the row loop)
     block_regs_waves: int | None = None
     #: block_regs: where forward 16-bit rows of 64 elements a thread live, one of
     #: instances.LONG_ROW_STORAGES_16BIT ("staged" in shared memory, "raw" in registers); None:
@@ -421,7 +421,7 @@ def block_regs_target(
         steps = BLOCK_REGS_WINDOW_TARGETS_16BIT_FORWARD
     target = next((target for up_to, target in steps if n <= up_to), steps[-1][1])
     if window and raw and target == 16 and itemsize == 2 and not backward:
-        span = n + WINDOW_PACK[torch.bfloat16] - 1
+        span = n + 16 // itemsize - 1  # the window's 16-byte packs (plans._window)
         fill = {elems: _warp_fill(-(-span // elems)) for elems in (16, 32)}
         if fill[32] >= BLOCK_REGS_RAW_WINDOW_FILL_RATIO * fill[16]:
             return 32
