@@ -1025,9 +1025,27 @@ __device__ __forceinline__ void staged_backward(LOAD y_in, LOAD dy_in, STORE dx_
             const i64 k = pc.k0 + (i64)sub * geo.stage_rows;
             const int rows = pc.sub_rows(sub, geo.stage_rows);
             __syncthreads();
-            stage_piece_rows<T, WINDOW, S>(geo, pc, stage_y, y_in.at(pc.o, k, pc.c0), y_in.s1, rows, pitch, flat);
-            stage_piece_rows<T, WINDOW, S>(geo, pc, stage_dy, dy_in.at(pc.o, k, pc.c0), dy_in.s1, rows, pitch, flat);
-            copy_async_wait();
+            if constexpr (LOG) {
+                // the log-softmax's sum reads dy alone: dy's copies in a group of their own, waited on
+                // before the sum; y staged only where the write pass keeps it (the last piece), its
+                // copies landing while the sums merge and the team meets
+                stage_piece_rows<T, WINDOW, S>(geo, pc, stage_dy, dy_in.at(pc.o, k, pc.c0), dy_in.s1, rows, pitch,
+                                               flat);
+                copy_async_commit();
+                if (sub == pc.sub_pieces - 1) {
+                    stage_piece_rows<T, WINDOW, S>(geo, pc, stage_y, y_in.at(pc.o, k, pc.c0), y_in.s1, rows, pitch,
+                                                   flat);
+                    copy_async_commit();
+                    copy_async_wait_group<1>();
+                } else {
+                    copy_async_wait_group<0>();
+                }
+            } else {
+                stage_piece_rows<T, WINDOW, S>(geo, pc, stage_y, y_in.at(pc.o, k, pc.c0), y_in.s1, rows, pitch, flat);
+                stage_piece_rows<T, WINDOW, S>(geo, pc, stage_dy, dy_in.at(pc.o, k, pc.c0), dy_in.s1, rows, pitch,
+                                               flat);
+                copy_async_wait();
+            }
             __syncthreads();
             // (two halves in two copy groups, as the forward, the first half's sums overlapping the second's
             // copy, measured 0.03-0.17 of copy slower on the H200: results
@@ -1040,20 +1058,21 @@ __device__ __forceinline__ void staged_backward(LOAD y_in, LOAD dy_in, STORE dx_
                     float yv[4][P], dyv[4][P];
 #pragma unroll
                     for (int u = 0; u < 4; ++u) {
-                        y_in.template convert<P>(ys.read(r + u * G), yv[u]);
+                        // (the log-softmax's sum never reads y: its copies may still be landing)
+                        if constexpr (!LOG) y_in.template convert<P>(ys.read(r + u * G), yv[u]);
                         dy_in.template convert<P>(dys.read(r + u * G), dyv[u]);
                     }
 #pragma unroll
                     for (int u = 0; u < 4; ++u)
 #pragma unroll
-                        for (int i = 0; i < P; ++i) sum[i] += backward_term<LOG>(yv[u][i], dyv[u][i]);
+                        for (int i = 0; i < P; ++i) sum[i] += backward_term<LOG>(LOG ? 0.0f : yv[u][i], dyv[u][i]);
                 }
                 for (; r < rows; r += G) {
                     float yv[P], dyv[P];
-                    y_in.template convert<P>(ys.read(r), yv);
+                    if constexpr (!LOG) y_in.template convert<P>(ys.read(r), yv);
                     dy_in.template convert<P>(dys.read(r), dyv);
 #pragma unroll
-                    for (int i = 0; i < P; ++i) sum[i] += backward_term<LOG>(yv[i], dyv[i]);
+                    for (int i = 0; i < P; ++i) sum[i] += backward_term<LOG>(LOG ? 0.0f : yv[i], dyv[i]);
                 }
             }
         }
@@ -1092,6 +1111,10 @@ __device__ __forceinline__ void staged_backward(LOAD y_in, LOAD dy_in, STORE dx_
         float total[P];
 #pragma unroll
         for (int i = 0; i < P; ++i) total[i] = scratch.at(j, i);
+        if constexpr (LOG) {  // the last piece's y, staged behind its dy
+            copy_async_wait();
+            __syncthreads();
+        }
 
         for (int sub = pc.sub_pieces - 1; sub >= 0; --sub) {
             const i64 k = pc.k0 + (i64)sub * geo.stage_rows;
