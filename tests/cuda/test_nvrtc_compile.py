@@ -211,6 +211,47 @@ def test_block_regs_instance_space_is_covered():
 
 
 @needs_nvrtc
+def test_block_regs_register_caps_keep_the_blocks_an_sm():
+    """The block_regs instances launched just past an occupancy step carry a register cap that
+    ptxas keeps: 16-bit backward at 16 elements a thread, two blocks of the widest window launch
+    (rows of 8192 columns held in their window: 544 threads) to an SM; 16-bit forward rows held raw
+    in their window at 16 elements a thread, ten 160-thread blocks. The other instances carry none."""
+    from fastsoftmax.backends.cuda import compiler
+    from fastsoftmax.backends.cuda.instances import (
+        Instance,
+        block_regs_max_registers,
+        block_regs_shape,
+        source_for,
+    )
+
+    capped = []
+    for dtype in (torch.bfloat16, torch.float16):
+        for log in (False, True):
+            for window in (False, True):
+                capped.append(Instance("block_regs", dtype, True, log, 8, cols=16, window=window))
+            capped.append(Instance("block_regs", dtype, False, log, 8, cols=16, window=True, storage="raw"))
+    found = compiler.kernel_resources(compiler.compile_cubin(source_for(capped), "sm_90", "caps", use_cache=False))
+    for inst in capped:
+        cap = block_regs_max_registers(inst.backward, inst.cols, inst.window, inst.dtype, inst.block_storage)
+        assert cap and f"__maxnreg__({cap})" in inst.wrapper(), inst.name
+        registers = found[inst.name][0]
+        assert registers <= cap, (inst.name, registers)
+        if inst.backward:
+            elems, threads = block_regs_shape(8192 + 7, inst.dtype, 8, True, 16)
+            assert (elems, threads) == (16, 544)
+            assert 2 * threads * -(-registers // 8) * 8 <= 65536, (inst.name, registers)
+        else:
+            assert 10 * 160 * -(-registers // 8) * 8 <= 65536, (inst.name, registers)
+    for inst in (
+        Instance("block_regs", torch.float32, True, False, 4, cols=16),
+        Instance("block_regs", torch.bfloat16, False, False, 8, cols=16, window=True),
+        Instance("block_regs", torch.bfloat16, True, False, 8, cols=32, window=True),
+    ):
+        assert block_regs_max_registers(inst.backward, inst.cols, inst.window, inst.dtype, inst.block_storage) == 0
+        assert "__launch_bounds__" in inst.wrapper() and "__maxnreg__" not in inst.wrapper(), inst.name
+
+
+@needs_nvrtc
 def test_kernel_resources_reads_registers_and_stack_frames():
     """kernel_resources reads what ptxas allocated from the CUBIN alone: a launch bound's register
     cap, and a local array indexed at run time as stack frame."""

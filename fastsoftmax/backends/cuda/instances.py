@@ -275,6 +275,19 @@ def block_regs_max_threads(backward: bool, elems: int) -> int:
     return BLOCK_REGS_MAX_THREADS // 2 if elems == (32 if backward else 64) else BLOCK_REGS_MAX_THREADS
 
 
+def block_regs_max_registers(backward: bool, elems: int, window: bool, dtype: torch.dtype, storage: str) -> int:
+    """A register cap for the block_regs instances whose launches sit just past an occupancy step, 0
+    for none. 16-bit backward at 16 elements a thread: rows of 8185-8192 columns held in their window
+    take 544 threads, and two such blocks share an SM only at 56 registers or fewer (at 57-64, one:
+    bf16 8193 x 8191 0.71 -> 0.53 of copy on an H200). 16-bit forward rows held raw in their window
+    at 16 elements a thread: 160-thread blocks over rows of 2048-2560 columns, ten to an SM at 40."""
+    if elems != 16 or CXX_TYPES[dtype][2] != 2:
+        return 0
+    if backward:
+        return 56
+    return 40 if window and storage == "raw" else 0
+
+
 def block_regs_staged_bytes(dtype: torch.dtype, elems: int, threads: int) -> int:
     """Dynamic shared memory of a staged block_regs launch: every thread's packs."""
     return elems * threads * CXX_TYPES[dtype][2]
@@ -903,6 +916,10 @@ class Instance:
             bounds = block_regs_max_threads(self.backward, self.cols)
             if storage == "staged":  # as many blocks as the SM's threads allow, up to three
                 bounds = f"{bounds}, {min(BLOCK_REGS_STAGED_BLOCKS_PER_SM, MAX_THREADS_PER_SM // bounds)}"
+            registers = block_regs_max_registers(self.backward, self.cols, self.window, self.dtype, storage)
+            if registers:  # a register cap replaces the launch bound (the two cannot be combined)
+                bounds = None
+                bound = f"__maxnreg__({registers})"
             window = "true" if self.window else "false"
             targs = f"{t}, {self.pack}, {self.cols // self.pack}, {log}, {BLOCK_REGS_STORAGES[storage]}, {window}"
             fn = "block_regs_backward" if self.backward else "block_regs_forward"
@@ -927,10 +944,9 @@ class Instance:
         else:
             params = f"const {t}* x, {t}* y, i64 rows, i64 n, i64 x_pitch, i64 y_pitch"
             args = "x, y, rows, n, x_pitch, y_pitch"
-        return (
-            f'extern "C" __global__ void __launch_bounds__({bounds}) {self.name}({params}) {{\n'
-            f"    {fn}<{targs}>({args});\n}}\n"
-        )
+        if bounds is not None:
+            bound = f"__launch_bounds__({bounds})"
+        return f'extern "C" __global__ void {bound} {self.name}({params}) {{\n    {fn}<{targs}>({args});\n}}\n'
 
     def _flat_rows_wrapper(self, t: str, log: str) -> str:
         tight = "true" if self.tight else "false"

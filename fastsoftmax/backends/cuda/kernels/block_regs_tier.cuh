@@ -8,8 +8,9 @@
 // one ends, so one row's reduction overlaps other rows' loads without the kernel arranging it.
 //
 // Thread t holds packs t, t + blockDim.x, ..., PACKS of them, so at each step the block reads one
-// contiguous stretch of blockDim.x * P elements. Columns past the row end read as -inf (their
-// exponential is 0) and are never written; a pack that straddles the end goes element by element.
+// contiguous stretch of blockDim.x * P elements. Columns past the row end read as padding (-inf
+// forward, whose exponential is 0; 0 backward, whose terms are 0) and are never written; a pack that
+// straddles the end goes element by element.
 // WINDOW: a row off a 16-byte boundary is held in the 16-byte packs of the aligned window around it,
 // as in the warp tier (warp_tier.cuh): pack columns start `shift` elements before the row's first.
 //
@@ -82,23 +83,38 @@ struct RowShare {
 
     static __device__ __forceinline__ int column(int u) { return (threadIdx.x + u * blockDim.x) * P; }
 
+    // Pack u into the thread's storage.
+    __device__ __forceinline__ void put(int u, const Pack<T, P>& pack) {
+        if constexpr (STORAGE == kStaged) {
+            staged[u * blockDim.x] = pack;
+        } else if constexpr (STORAGE == kRaw) {
+            raw[u] = pack;
+        } else {
+            unpack<T, P>(pack, f[u]);
+        }
+    }
+
     // shift: the row's columns start `shift` into the first pack (WINDOW, see warp_tier.cuh), else 0;
-    // span: where a pack across the row's edges may be read whole.
-    __device__ __forceinline__ void load(const T* src, int n, int shift, const DenseSpan<T>& span) {
+    // src_aligned (WINDOW): src's misalignment is `shift` (the backward's dy may be misaligned
+    // otherwise than y, whose shift both take: then every pack goes element by element); pad: what
+    // columns outside the row read as (-inf forward, whose exponential is 0; 0 backward, whose terms
+    // are then 0).
+    __device__ __forceinline__ void load(const T* src, int n, int shift, bool src_aligned, float pad) {
         if constexpr (STORAGE == kStaged) {
             static_assert(sizeof(Pack<T, P>) == 16, "staged rows move as 16-byte packs");
             extern __shared__ __align__(16) unsigned char shared_bytes[];
             staged = reinterpret_cast<Pack<T, P>*>(shared_bytes) + threadIdx.x;
         }
+        unsigned edges = 0;  // WINDOW: bit u set where pack u straddles an edge of the row
 #pragma unroll (kPackUnroll)
         for (int u = 0; u < PACKS; ++u) {
             const int col = column(u) - shift;
-            const bool touches = col < n && col + P > 0;
-            // Aligned rows keep the form they had before windows existed (shift 0, so col >= 0):
-            // the shared form with the window's tests compiled to slower code for them (H100, bf16
-            // 8192 x 8192 forward 0.83 of copy against 0.96, benchmarks/results/2026-11-24_h100_s8)
-            const bool whole = WINDOW ? touches && pack_readable<T, P>(src, col, n, span) : col + P <= n;
-            if (whole) {
+            // WINDOW: a pack inside the row is on a 16-byte boundary by the window's construction, so
+            // it takes one test and one load; the at most two packs across the row's edges come after
+            // the loop, behind one branch. (Tested pack by pack for alignment and span, with the
+            // edges' element paths inline, the window kernels ran 24% more instructions than the
+            // aligned ones: bf16 rows of 3001 columns 0.73-0.85 of copy where rows of 3000 ran 0.95.)
+            if ((!WINDOW || (src_aligned && col >= 0)) && col + P <= n) {
                 if constexpr (STORAGE == kStaged) {
                     copy_async<16>(&staged[u * blockDim.x], src + col);
                 } else if constexpr (STORAGE == kRaw) {
@@ -107,43 +123,40 @@ struct RowShare {
                     load_pack<T, P>(src + col, f[u]);
                 }
             } else if constexpr (WINDOW) {
-                // the padding of a raw pack is -inf in T itself
-                const Pack<T, P> pack = gather_pack<T, P>(src, col, touches ? n : 0, from_float<T>(neg_inf()));
-                if constexpr (STORAGE == kStaged) {
-                    staged[u * blockDim.x] = pack;
-                } else if constexpr (STORAGE == kRaw) {
-                    raw[u] = pack;
-                } else {
-                    unpack<T, P>(pack, f[u]);
-                }
+                edges |= 1u << u;
             } else {
                 float v[P];
 #pragma unroll
-                for (int i = 0; i < P; ++i) v[i] = col + i < n ? to_float(src[col + i]) : neg_inf();
-                if constexpr (STORAGE == kStaged) {
-                    staged[u * blockDim.x] = make_pack<T, P>(v);
-                } else if constexpr (STORAGE == kRaw) {
-                    raw[u] = make_pack<T, P>(v);
-                } else {
-#pragma unroll
-                    for (int i = 0; i < P; ++i) f[u][i] = v[i];
-                }
+                for (int i = 0; i < P; ++i) v[i] = col + i < n ? to_float(src[col + i]) : pad;
+                put(u, make_pack<T, P>(v));
+            }
+        }
+        if (WINDOW && edges != 0) {
+#pragma unroll (kPackUnroll)
+            for (int u = 0; u < PACKS; ++u) {
+                if (!(edges & (1u << u))) continue;
+                // element by element (the pack read whole where the tensor holds it, as the warp
+                // tier does, kept the tensor's span in registers through the row, and the kernels
+                // of 32 and 64 elements a thread then spilled)
+                const int col = column(u) - shift;
+                put(u, gather_pack<T, P>(src, col, col < n && col + P > 0 ? n : 0, from_float<T>(pad)));
             }
         }
         if constexpr (STORAGE == kStaged) copy_async_wait();
-        if constexpr (WINDOW) {  // edge packs read whole: their neighbours' elements become padding
-#pragma unroll (kPackUnroll)
-            for (int u = 0; u < PACKS; ++u) {
-                const int col = column(u) - shift;
-                if (col >= 0 && col + P <= n) continue;
-                if constexpr (STORAGE == kStaged) {
-                    clip_pack<T, P>(staged[u * blockDim.x].elems(), col, n, from_float<T>(neg_inf()));
-                } else if constexpr (STORAGE == kRaw) {
-                    clip_pack<T, P>(raw[u].elems(), col, n, from_float<T>(neg_inf()));
-                } else {
-                    clip_pack<T, P>(f[u], col, n, neg_inf());
-                }
-            }
+    }
+
+    // Pack u as float32 once more, for the write: the raw pack passed through an empty asm, so that
+    // the compiler converts it again rather than keep the first pass's floats alive across the
+    // reductions (it did in the window kernels of 32 and 64 elements a thread, and spilled them).
+    __device__ __forceinline__ void get_again(int u, float (&v)[P]) const {
+        if constexpr (STORAGE == kRaw && WINDOW) {
+            Pack<T, P> pack = raw[u];
+            unsigned* words = reinterpret_cast<unsigned*>(&pack.raw);
+#pragma unroll
+            for (int i = 0; i < (int)(sizeof(pack.raw) / 4); ++i) asm volatile("" : "+r"(words[i]));
+            unpack<T, P>(pack, v);
+        } else {
+            get(u, v);
         }
     }
 
@@ -159,20 +172,33 @@ struct RowShare {
         }
     }
 
-    static __device__ __forceinline__ void store(T* dst, int n, int shift, int u, const float (&v)[P]) {
+    // dst_aligned (WINDOW): dst's misalignment is the window's shift (on_window), so that the packs
+    // inside the row are on 16-byte boundaries there too.
+    static __device__ __forceinline__ void store(T* dst, int n, int shift, bool dst_aligned, int u,
+                                                 const float (&v)[P]) {
         const int col = column(u) - shift;
         if constexpr (WINDOW) {
-            if (col >= 0 && col + P <= n && pack_aligned<T, P>(dst + col)) {
+            if (dst_aligned && col >= 0 && col + P <= n) {
                 store_pack<T, P>(dst + col, v);
             } else if (col < n && col + P > 0) {
                 store_edge_pack<T, P>(dst, col, n, v);
             }
-        } else if (col + P <= n) {  // as load: the form aligned rows had before windows
+        } else if (col + P <= n) {  // the form aligned rows had before windows
             store_pack<T, P>(dst + col, v);
         } else {
 #pragma unroll
             for (int i = 0; i < P; ++i)
                 if (col + i < n) dst[col + i] = from_float<T>(v[i]);
+        }
+    }
+
+    // Whether a row of another tensor starting at p has its packs on 16-byte boundaries where the
+    // window's are (always, for kernels of aligned rows).
+    static __device__ __forceinline__ bool on_window(const T* p, int shift) {
+        if constexpr (WINDOW) {
+            return misalignment<T, P>(p) == shift;
+        } else {
+            return true;
         }
     }
 };
@@ -183,11 +209,10 @@ __device__ __forceinline__ void block_regs_forward(const T* x, T* y, i64 rows, i
     __shared__ float max_slots[32];
     __shared__ float sum_slots[32];
     const int n = (int)n64;
-    const DenseSpan<T> span(x, rows, n64, x_pitch);
     for (i64 row = blockIdx.x; row < rows; row += gridDim.x) {
         Share share;
         const int window = window_shift<T, P, WINDOW>(x + row * x_pitch);
-        share.load(x + row * x_pitch, n, window, span);
+        share.load(x + row * x_pitch, n, window, true, neg_inf());
 
         float m = neg_inf();
 #pragma unroll (Share::kPackUnroll)
@@ -220,18 +245,19 @@ __device__ __forceinline__ void block_regs_forward(const T* x, T* y, i64 rows, i
         const RowScale scale{shift, 1.0f / s, logf(s)};
 
         T* dst = y + row * y_pitch;
+        const bool dst_aligned = Share::on_window(dst, window);
 #pragma unroll (Share::kPackUnroll)
         for (int u = 0; u < PACKS; ++u) {
             float v[P];
             if constexpr (STORAGE != kFloat) {  // the exponential again, from the input
-                share.get(u, v);
+                share.get_again(u, v);
 #pragma unroll
                 for (int i = 0; i < P; ++i) v[i] = normalise<LOG, T>(v[i], scale);
             } else {
 #pragma unroll
                 for (int i = 0; i < P; ++i) v[i] = LOG ? share.f[u][i] - scale.log_sum : share.f[u][i] * scale.inv_sum;
             }
-            share.store(dst, n, window, u, v);
+            share.store(dst, n, window, dst_aligned, u, v);
         }
     }
 }
@@ -243,27 +269,26 @@ __device__ __forceinline__ void block_regs_backward(const T* y, const T* dy, T* 
     static_assert(STORAGE != kStaged, "y and dy cannot both be staged at the start of shared memory");
     __shared__ float slots[2][32];
     const int n = (int)n64;
-    const DenseSpan<T> y_span(y, rows, n64, y_pitch), dy_span(dy, rows, n64, dy_pitch);
     int parity = 0;
     for (i64 row = blockIdx.x; row < rows; row += gridDim.x, parity ^= 1) {
-        RowShare<T, P, PACKS, STORAGE, WINDOW> ys, dys;
+        typedef RowShare<T, P, PACKS, STORAGE, WINDOW> Share;
+        Share ys, dys;
         const int shift = window_shift<T, P, WINDOW>(y + row * y_pitch);
-        ys.load(y + row * y_pitch, n, shift, y_span);
-        dys.load(dy + row * dy_pitch, n, shift, dy_span);
+        // padded with 0, whose terms are 0: the sum needs no test of where the row ends
+        ys.load(y + row * y_pitch, n, shift, true, 0.0f);
+        dys.load(dy + row * dy_pitch, n, shift, Share::on_window(dy + row * dy_pitch, shift), 0.0f);
         float s = 0.0f;
 #pragma unroll
         for (int u = 0; u < PACKS; ++u) {
             float yv[P], dyv[P];
             ys.get(u, yv);
             dys.get(u, dyv);
-            const int col = ys.column(u) - shift;
 #pragma unroll
-            for (int i = 0; i < P; ++i)
-                // padding reads as -inf in both: skip it rather than add -inf * -inf
-                if ((!WINDOW || col + i >= 0) && col + i < n) s += backward_term<LOG>(yv[i], dyv[i]);
+            for (int i = 0; i < P; ++i) s += backward_term<LOG>(yv[i], dyv[i]);
         }
         const float total = block_allreduce(s, 0.0f, slots[parity], WarpSum());
         T* dst = dx + row * dx_pitch;
+        const bool dst_aligned = Share::on_window(dst, shift);
 #pragma unroll
         for (int u = 0; u < PACKS; ++u) {
             float yv[P], dyv[P];
@@ -271,7 +296,7 @@ __device__ __forceinline__ void block_regs_backward(const T* y, const T* dy, T* 
             dys.get(u, dyv);
 #pragma unroll
             for (int i = 0; i < P; ++i) yv[i] = input_grad<LOG>(yv[i], dyv[i], total);
-            ys.store(dst, n, shift, u, yv);
+            ys.store(dst, n, shift, dst_aligned, u, yv);
         }
     }
 }

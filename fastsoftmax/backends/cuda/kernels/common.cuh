@@ -288,6 +288,16 @@ __device__ __forceinline__ bool pack_readable(const T* row, int col, int n, cons
     return pack_aligned<T, P>(row + col) && ((col >= 0 && col + P <= n) || span.holds(row + col, P));
 }
 
+// A pack of P copies of v.
+template <typename T, int P>
+__device__ __forceinline__ Pack<T, P> filled_pack(float v) {
+    Pack<T, P> out;
+    const T e = from_float<T>(v);
+#pragma unroll
+    for (int i = 0; i < P; ++i) out.elems()[i] = e;
+    return out;
+}
+
 // The row's elements of the pack at [col, col + P), one at a time, `pad` elsewhere.
 template <typename T, int P>
 __device__ __forceinline__ Pack<T, P> gather_pack(const T* row, int col, int n, T pad) {

@@ -288,15 +288,6 @@ __device__ __forceinline__ int rounds_per_group(int smem) {
     return (rounds + kGridRowStages - 1) / kGridRowStages;
 }
 
-template <typename T, int P>
-__device__ __forceinline__ Pack<T, P> filled_pack(float v) {
-    Pack<T, P> out;
-    const T e = from_float<T>(v);
-#pragma unroll
-    for (int i = 0; i < P; ++i) out.elems()[i] = e;
-    return out;
-}
-
 // Slot j of the slice: one 16-byte load when whole, else `pad` (each_edge takes its elements).
 template <typename T, int P, typename LOAD>
 __device__ __forceinline__ Pack<T, P> whole_slot(const LOAD& load, const T* row, i64 first, const WholeSlots<P>& whole,
