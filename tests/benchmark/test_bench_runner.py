@@ -47,6 +47,21 @@ def test_forward_rows_record_check_timing_and_failures():
         assert row["case"] == case.key and row["shape"] == [8, 100]
 
 
+def test_a_peer_not_finite_is_wrong_and_untimed():
+    """A peer outside fastsoftmax's error bars is still timed (the baseline users run, rounding
+    differently); one whose output is NaN where the reference is finite is a wrong answer: reported,
+    never timed."""
+
+    def nan_peer(case):
+        return lambda x: torch.full_like(x, float("nan"))
+
+    off = Impl("off", "peer", lambda case: lambda x: torch.softmax(x, case.dim) * 1.5)
+    rows = _by_impl(cpu_runner([correct_impl(), off, Impl("nan", "peer", nan_peer)], ms=0.5).run_case(small_case()))
+    assert rows["off"]["status"] == "ok" and rows["off"]["ms"] == 0.5, rows["off"]
+    assert rows["off"]["message"].startswith("outside fastsoftmax's error bars") and rows["off"]["err_ratio"] > 1
+    assert rows["nan"]["status"] == "wrong" and rows["nan"]["ms"] is None, rows["nan"]
+
+
 @pytest.mark.parametrize("dtype", ["float32", "float16", "bfloat16"])
 def test_backward_and_non_last_dim_are_checked_against_float64(dtype):
     runner = cpu_runner([correct_impl(), wrong_impl()])
