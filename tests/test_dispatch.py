@@ -710,6 +710,13 @@ def test_shipped_h200_table_keeps_the_shapes_measured_on_it(monkeypatch):
         assert choice(1398101, 96, dtype) == "triton"  # 0.95-0.99 against 0.79-0.91
         for rows, n in DECODE_SHAPES:
             assert choice(rows, n, dtype) == "cuda", (dtype, rows, n)
+    # 16-bit rows off 16-byte boundaries, merged from results 2026-12-02_h200_s42: the backward of
+    # block_regs' windows (0.80-0.83 of copy against Triton's 0.66-0.76) except past 8185 columns
+    for dtype in (torch.bfloat16, torch.float16):
+        for rows, n in ((22000, 3001), (13421, 5001), (26843, 2500)):
+            assert choice(rows, n, dtype, backward=True) == "cuda", (dtype, rows, n)
+            assert choice(rows, n, dtype) == "cuda", (dtype, rows, n)
+        assert choice(8193, 8191, dtype, backward=True) == "triton"  # 0.78 against 0.70-0.73
     # the H100's own choices where the H200's points lie far: odd rows the grid has no kind of
     assert choice(671088, 200, torch.bfloat16, backward=True) == "cuda"
     assert dispatch._table_choice(False, False, torch.bfloat16, 3000, 44739 * 3000, device_index=1) == "cuda"
