@@ -31,7 +31,7 @@ from fastsoftmax.benchmark.timing import copy_bandwidth_gbps  # noqa: E402
 
 MARKS = 16
 MARK_MACRO = r"""
-#define FS_MARK(i)                                                                                  \
+#define FS_MARK_IN(ws, i)                                                                           \
     do {                                                                                            \
         if (threadIdx.x == 0) {                                                                     \
             unsigned long long g_;                                                                  \
@@ -42,6 +42,8 @@ MARK_MACRO = r"""
             m_[1] = clock64();                                                                      \
         }                                                                                           \
     } while (0)
+// the forward's marks take the team's workspace (RowGridTeam::ws); RowGridTeam's own, its member
+#define FS_MARK(i) FS_MARK_IN(team.ws, i)
 """
 
 # (anchor in the forward, text placed before it); each anchor must occur once in the forward
@@ -50,19 +52,13 @@ FORWARD_MARKS = (
     ("        MaxSum state = empty_maxsum();", "FS_MARK(1);\n"),
     ("        each_edge<T, P>(load, src, slice, first, count, whole, neg_inf()", "FS_MARK(2);\n"),
     ("#pragma unroll 1\n        for (int g = 0; g < kGridRowStages; ++g)\n            state = merge", "FS_MARK(3);\n"),
-    ("        float2* pairs = reinterpret_cast<float2*>(ws)", "FS_MARK(4);\n"),
-    ("        grid.sync();", "FS_MARK(5);\n"),
-    ("        const MaxSum total = merge_grid_pairs", "FS_MARK(6);\n"),
+    # RowGridTeam::total, the team of the grid_row tier (its forward pair; ws is the team's)
+    ("        float2* pairs = reinterpret_cast<float2*>(ws)", "FS_MARK_IN(ws, 4);\n"),
+    ("        cooperative_groups::this_grid().sync();\n        return merge_grid_pairs", "FS_MARK_IN(ws, 5);\n"),
+    ("        return merge_grid_pairs", "FS_MARK_IN(ws, 6);\n"),
     ("        // As the cluster tier", "FS_MARK(7);\n"),
-    (
-        "            for (int j = threadIdx.x; j < held.smem; j += blockDim.x)\n                if (whole(",
-        "FS_MARK(8);\n",
-    ),
-    (
-        "#pragma unroll\n            for (int k = 0; k < K; ++k)\n                if (slot_of(k) < held.regs",
-        "FS_MARK(9);\n",
-    ),
-    ("        // the next row's copies land", "__syncthreads();\nFS_MARK(10);\n"),
+    # the writes are write_held_row's, a function of its own (no workspace there): one phase
+    ("        // the next row's copies land", "__syncthreads();\nFS_MARK(8);\n"),
 )
 # the phase that ends at each mark after the first
 PHASES = (
@@ -73,11 +69,8 @@ PHASES = (
     "CTA pair",
     "grid barrier",
     "merge pairs",
-    "write streamed rest + edges",
-    "write shared slots",
-    "write registers (+ block barrier)",
+    "write (rest, edges, shared, registers)",
 )
-
 FLOOR_SOURCE = r"""
 #include <cooperative_groups.h>
 __device__ __forceinline__ void copy16(void* dst, const void* src) {

@@ -294,6 +294,36 @@ def test_compile_from_another_kernel_folder(tmp_path):
 
 
 @needs_nvrtc
+def test_grid_row_phases_marks_the_current_forward():
+    """benchmarks/grid_row_phases.py marks grid_row's forward by anchors in its source: each must be
+    found once (it refuses otherwise) and the marked kernel must compile, so that a change to the
+    kernel cannot leave the timing script behind unnoticed."""
+    import importlib.util
+    import shutil
+    from pathlib import Path
+
+    from fastsoftmax.backends.cuda import compiler
+    from fastsoftmax.backends.cuda.instances import grid_row_instance, source_for
+
+    benchmarks = Path(__file__).resolve().parents[2] / "benchmarks"
+    sys.path.insert(0, str(benchmarks))
+    try:
+        spec = importlib.util.spec_from_file_location("grid_row_phases", benchmarks / "grid_row_phases.py")
+        phases = importlib.util.module_from_spec(spec)
+        spec.loader.exec_module(phases)
+    finally:
+        sys.path.remove(str(benchmarks))
+    folder = phases.patched_kernel_dir()
+    try:
+        assert (folder / "grid_row_tier.cuh").read_text().count("FS_MARK") >= len(phases.PHASES) + 1
+        source = source_for([grid_row_instance(torch.bfloat16, False, False)])
+        cubin = compiler.compile_cubin(source, "sm_90", "phases", use_cache=False, kernel_dir=folder)
+        assert "fs_grid_row_softmax_fwd_bf16_p8_c96" in compiler.kernel_resources(cubin)
+    finally:
+        shutil.rmtree(folder)
+
+
+@needs_nvrtc
 def test_register_report_snapshot_round_trip(tmp_path, monkeypatch, capsys):
     """benchmarks/register_report.py: --save writes every chosen instance's figures, --snapshot
     compares with them, and --changed exits 1 only where an instance's registers or frame differ."""
