@@ -275,13 +275,17 @@ def block_regs_max_threads(backward: bool, elems: int) -> int:
     return BLOCK_REGS_MAX_THREADS // 2 if elems == (32 if backward else 64) else BLOCK_REGS_MAX_THREADS
 
 
-def block_regs_max_registers(backward: bool, elems: int, window: bool, dtype: torch.dtype, storage: str) -> int:
+def block_regs_max_registers(
+    backward: bool, elems: int, window: bool, dtype: torch.dtype, storage: str, pack: int
+) -> int:
     """A register cap for the block_regs instances whose launches sit just past an occupancy step, 0
-    for none. 16-bit backward at 16 elements a thread: rows of 8185-8192 columns held in their window
-    take 544 threads, and two such blocks share an SM only at 56 registers or fewer (at 57-64, one:
-    bf16 8193 x 8191 0.71 -> 0.53 of copy on an H200). 16-bit forward rows held raw in their window
-    at 16 elements a thread: 160-thread blocks over rows of 2048-2560 columns, ten to an SM at 40."""
-    if elems != 16 or CXX_TYPES[dtype][2] != 2:
+    for none. 16-bit backward in 16-byte packs at 16 elements a thread: rows of 8185-8192 columns
+    held in their window take 544 threads, and two such blocks share an SM only at 56 registers or
+    fewer (at 57-64, one: bf16 8193 x 8191 0.71 -> 0.53 of copy on an H200; aligned rows measured
+    level or faster under the cap). 16-bit forward rows held raw in their window at 16 elements a
+    thread: 160-thread blocks over rows of 2048-2560 columns, ten to an SM at 40. Not the narrow-pack
+    instances (rows off 16-byte boundaries held out of a window), which spill under such a cap."""
+    if elems != 16 or CXX_TYPES[dtype][2] != 2 or pack * CXX_TYPES[dtype][2] != 16:
         return 0
     if backward:
         return 56
@@ -916,7 +920,7 @@ class Instance:
             bounds = block_regs_max_threads(self.backward, self.cols)
             if storage == "staged":  # as many blocks as the SM's threads allow, up to three
                 bounds = f"{bounds}, {min(BLOCK_REGS_STAGED_BLOCKS_PER_SM, MAX_THREADS_PER_SM // bounds)}"
-            registers = block_regs_max_registers(self.backward, self.cols, self.window, self.dtype, storage)
+            registers = block_regs_max_registers(self.backward, self.cols, self.window, self.dtype, storage, self.pack)
             if registers:  # a register cap replaces the launch bound (the two cannot be combined)
                 bounds = None
                 bound = f"__maxnreg__({registers})"

@@ -105,15 +105,17 @@ struct RowShare {
             extern __shared__ __align__(16) unsigned char shared_bytes[];
             staged = reinterpret_cast<Pack<T, P>*>(shared_bytes) + threadIdx.x;
         }
-        unsigned edges = 0;  // WINDOW: bit u set where pack u straddles an edge of the row
+        static_assert(PACKS <= 32, "one bit a pack in `edges`");
+        unsigned edges = 0;  // WINDOW: bit u set where pack u is not read whole
 #pragma unroll (kPackUnroll)
         for (int u = 0; u < PACKS; ++u) {
             const int col = column(u) - shift;
             // WINDOW: a pack inside the row is on a 16-byte boundary by the window's construction, so
-            // it takes one test and one load; the at most two packs across the row's edges come after
-            // the loop, behind one branch. (Tested pack by pack for alignment and span, with the
-            // edges' element paths inline, the window kernels ran 24% more instructions than the
-            // aligned ones: bf16 rows of 3001 columns 0.73-0.85 of copy where rows of 3000 ran 0.95.)
+            // it takes one test and one load; the others (the at most two across the row's edges,
+            // those past its end, and every pack of a tensor misaligned otherwise) come after the
+            // loop, behind one branch. (Tested pack by pack for alignment and span, with the edges'
+            // element paths inline, the window kernels ran 24% more instructions than the aligned
+            // ones: bf16 rows of 3001 columns 0.73-0.85 of copy where rows of 3000 ran 0.95.)
             if ((!WINDOW || (src_aligned && col >= 0)) && col + P <= n) {
                 if constexpr (STORAGE == kStaged) {
                     copy_async<16>(&staged[u * blockDim.x], src + col);
@@ -139,6 +141,8 @@ struct RowShare {
                 // tier does, kept the tensor's span in registers through the row, and the kernels
                 // of 32 and 64 elements a thread then spilled)
                 const int col = column(u) - shift;
+                // (n where the pack touches the row, else 0: gather_pack tests every element either
+                // way, but this form is the one measured; with n alone the registers moved by 1-7)
                 put(u, gather_pack<T, P>(src, col, col < n && col + P > 0 ? n : 0, from_float<T>(pad)));
             }
         }
