@@ -343,6 +343,17 @@ def test_plan_takes_the_streams_workspace(fake_device, monkeypatch):
     assert _Kernel.launches[0][3][2] != _Kernel.launches[1][3][2]  # another stream, another workspace
 
 
+@pytest.mark.parametrize("dtype,align", [(torch.bfloat16, 1), (torch.float32, 2), (torch.float32, 1)])
+def test_plan_refuses_pointers_off_their_element_size(fake_device, dtype, align):
+    """A tensor whose address is no multiple of its element size (memory from outside torch) gets
+    a ValueError that names the problem, for rows and strided problems alike, never a kernel."""
+    for inner, strides in ((1, ((4096,), (4096,))), (8, ((4096 * 8, 8), (4096 * 8, 8)))):
+        key = ("warp", dtype, 4, 4096, inner, strides, False, False, align, 0, tiers.DEFAULT_TUNING)
+        with pytest.raises(ValueError, match="not a multiple of its element size"):
+            plans.build(fake_device, key)
+    assert _Kernel.launches == []
+
+
 def test_plan_refuses_without_cooperative_launch(fake_device, monkeypatch):
     class NoCoop(_Facts):
         cooperative_launch = False
@@ -474,9 +485,10 @@ def test_cluster_stream_plan(fake_device, dtype, backward):
 
     n, outer = (1 << 20) + 3, 40
     strides = ((n + 5,), (n,), (n + 1,)) if backward else ((n + 5,), (n,))
-    key = ("cluster_stream", dtype, outer, n, 1, strides, False, backward, 2, 0, tiers.DEFAULT_TUNING)
+    off = dtype.itemsize  # the second tensor one element past a 16-byte boundary
+    key = ("cluster_stream", dtype, outer, n, 1, strides, False, backward, off, 0, tiers.DEFAULT_TUNING)
     run = plans.build(fake_device, key)
-    pointers = (0x1000, 0x2002, 0x3000) if backward else (0x1000, 0x2002)
+    pointers = (0x1000, 0x2000 + off, 0x3000) if backward else (0x1000, 0x2000 + off)
     run(pointers, 3)
     per_sm = cluster_stream_per_sm(n, dtype, backward, outer, plans.cluster_stream_budget(_Facts(), 2))
     shape = cluster_stream_shape(n, dtype, backward, plans.cluster_stream_budget(_Facts(), per_sm), per_sm=per_sm)

@@ -86,6 +86,13 @@ def build(load, key):
     """The plan of ``key`` = (tier, dtype, outer, n, inner, strides, log, backward, align, device,
     tuning); ``load(instance, device)`` returns the loaded cuda.core kernel of an instance."""
     tier, dtype, outer, n, inner, strides, log, backward, align, dev, tuning = key
+    itemsize = CXX_TYPES[dtype][2]
+    if align % itemsize:
+        # (torch's own tensors cannot be so; memory handed over from elsewhere, e.g. by DLPack, can)
+        raise ValueError(
+            f"a {str(dtype).removeprefix('torch.')} tensor of this call starts at an address that is not a "
+            f"multiple of its element size ({itemsize} bytes); no kernel can read its elements"
+        )
     if inner != 1:
         return strided.build(load, key)
     if tier not in tiers.ROW_TIERS:
