@@ -26,7 +26,7 @@ import time
 import torch
 from grid_row_probe import DTYPES, SPIN_CYCLES, TAG, checked, make_sets, say
 
-from fastsoftmax.benchmark.timing import copy_bandwidth_gbps
+from fastsoftmax.benchmark.timing import copy_bandwidth_gbps, l2_flush_bytes
 
 SHAPES = ((1, 128256), (8, 128256), (32, 151936), (128, 128256), (1046, 128256), (512, 262144))
 VARIANTS = ("auto", "c4", "c8", "c16")
@@ -203,8 +203,7 @@ def main() -> int:
     begin = time.time()
     copy = copy_bandwidth_gbps()
     say(f"{torch.cuda.get_device_name()}; copy {copy:.0f} GB/s; quack {'yes' if quack else 'no'}")
-    props = torch.cuda.get_device_properties(0)
-    flush = torch.empty(2 * int(getattr(props, "L2_cache_size", 64 << 20)), dtype=torch.int8, device="cuda")
+    flush = torch.empty(l2_flush_bytes(), dtype=torch.int8, device="cuda")
     variants = args.variants.split(",")
     table, ok = [], True
     for backward in (False, True) if args.backward else (False,):

@@ -356,8 +356,9 @@ def main() -> int:
 
         add_peer_site()
     if args.flush:
-        l2 = torch.cuda.get_device_properties(0).L2_cache_size
-        FLUSH.append(torch.empty(2 * l2, dtype=torch.int8, device="cuda"))
+        from fastsoftmax.benchmark.timing import l2_flush_bytes
+
+        FLUSH.append(torch.empty(l2_flush_bytes(), dtype=torch.int8, device="cuda"))
     os.makedirs(args.out, exist_ok=True)
     LOG_FILE.append(open(os.path.join(args.out, "grid_row_probe.txt"), "w"))  # noqa: SIM115 - closed at exit
     start = time.time()

@@ -25,7 +25,7 @@ def median_ms(fn, warmup_ms: float = 25.0, rep_ms: float = 100.0, flush_l2: bool
         return float(triton.testing.do_bench(fn, warmup=warmup_ms, rep=rep_ms, return_mode="median"))
     except ImportError:
         pass
-    cache = torch.empty(_l2_flush_bytes(), dtype=torch.int8, device="cuda") if flush_l2 else None
+    cache = torch.empty(l2_flush_bytes(), dtype=torch.int8, device="cuda") if flush_l2 else None
     fn()
     torch.cuda.synchronize()
     start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
@@ -62,7 +62,8 @@ def single_call_ms(fn) -> float:
     return float(start.elapsed_time(end))
 
 
-def _l2_flush_bytes() -> int:
+def l2_flush_bytes() -> int:
+    """Bytes zeroed before a timed call so that it finds L2 cold: twice the current device's L2."""
     props = torch.cuda.get_device_properties(torch.cuda.current_device())
     return 2 * int(getattr(props, "L2_cache_size", 64 << 20) or (64 << 20))
 

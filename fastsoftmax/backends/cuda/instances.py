@@ -292,6 +292,12 @@ def block_regs_max_registers(
     return 40 if window and storage == "raw" else 0
 
 
+def kernel_bound(registers: int, bounds) -> str:
+    """A kernel's register cap (``__maxnreg__``) where it has one, else its launch bound (``bounds``:
+    the maximum threads, or "threads, blocks"): the two cannot be combined."""
+    return f"__maxnreg__({registers})" if registers else f"__launch_bounds__({bounds})"
+
+
 def block_regs_staged_bytes(dtype: torch.dtype, elems: int, threads: int) -> int:
     """Dynamic shared memory of a staged block_regs launch: every thread's packs."""
     return elems * threads * CXX_TYPES[dtype][2]
@@ -910,6 +916,7 @@ class Instance:
     def wrapper(self) -> str:
         t = CXX_TYPES[self.dtype][0]
         log = "true" if self.log else "false"
+        registers = 0
         if self.tier == "warp":
             bounds = WARP_TIER_BLOCK
             window = "true" if self.window else "false"
@@ -921,9 +928,6 @@ class Instance:
             if storage == "staged":  # as many blocks as the SM's threads allow, up to three
                 bounds = f"{bounds}, {min(BLOCK_REGS_STAGED_BLOCKS_PER_SM, MAX_THREADS_PER_SM // bounds)}"
             registers = block_regs_max_registers(self.backward, self.cols, self.window, self.dtype, storage, self.pack)
-            if registers:  # a register cap replaces the launch bound (the two cannot be combined)
-                bounds = None
-                bound = f"__maxnreg__({registers})"
             window = "true" if self.window else "false"
             targs = f"{t}, {self.pack}, {self.cols // self.pack}, {log}, {BLOCK_REGS_STORAGES[storage]}, {window}"
             fn = "block_regs_backward" if self.backward else "block_regs_forward"
@@ -948,8 +952,7 @@ class Instance:
         else:
             params = f"const {t}* x, {t}* y, i64 rows, i64 n, i64 x_pitch, i64 y_pitch"
             args = "x, y, rows, n, x_pitch, y_pitch"
-        if bounds is not None:
-            bound = f"__launch_bounds__({bounds})"
+        bound = kernel_bound(registers, bounds)
         return f'extern "C" __global__ void {bound} {self.name}({params}) {{\n    {fn}<{targs}>({args});\n}}\n'
 
     def _flat_rows_wrapper(self, t: str, log: str) -> str:
@@ -1013,13 +1016,8 @@ class Instance:
                 "rows, n)"
             )
         registers = cluster_max_registers(self.dtype, self.backward, self.cols, self.columns, self.storage == "kept")
-        # a register cap replaces the launch bound (the two cannot be combined): the cap sets how
-        # many CTAs of the thread counts this instance is launched with share an SM
-        bound = (
-            f"__maxnreg__({registers})"
-            if registers
-            else f"__launch_bounds__({cluster_max_threads(self.backward, packs)})"
-        )
+        # the cap sets how many CTAs of the thread counts this instance is launched with share an SM
+        bound = kernel_bound(registers, cluster_max_threads(self.backward, packs))
         return f'extern "C" __global__ void {bound} {self.name}({params}) {{\n    {call};\n}}\n'
 
     def _grid_row_wrapper(self, t: str, log: str) -> str:

@@ -1025,26 +1025,20 @@ __device__ __forceinline__ void staged_backward(LOAD y_in, LOAD dy_in, STORE dx_
             const i64 k = pc.k0 + (i64)sub * geo.stage_rows;
             const int rows = pc.sub_rows(sub, geo.stage_rows);
             __syncthreads();
-            if constexpr (LOG) {
-                // the log-softmax's sum reads dy alone: dy's copies in a group of their own, waited on
-                // before the sum; y staged only where the write pass keeps it (the last piece), its
-                // copies landing while the sums merge and the team meets
-                stage_piece_rows<T, WINDOW, S>(geo, pc, stage_dy, dy_in.at(pc.o, k, pc.c0), dy_in.s1, rows, pitch,
-                                               flat);
-                copy_async_commit();
-                if (sub == pc.sub_pieces - 1) {
-                    stage_piece_rows<T, WINDOW, S>(geo, pc, stage_y, y_in.at(pc.o, k, pc.c0), y_in.s1, rows, pitch,
-                                                   flat);
-                    copy_async_commit();
-                    copy_async_wait_group<1>();
-                } else {
-                    copy_async_wait_group<0>();
-                }
-            } else {
+            // the log-softmax's sum reads dy alone: dy's copies in a group of their own, waited on
+            // before the sum; y staged only where the write pass keeps it (the last piece), its
+            // copies landing while the sums merge and the team meets
+            const bool stage_y_after = LOG && sub == pc.sub_pieces - 1;
+            if constexpr (!LOG)
                 stage_piece_rows<T, WINDOW, S>(geo, pc, stage_y, y_in.at(pc.o, k, pc.c0), y_in.s1, rows, pitch, flat);
-                stage_piece_rows<T, WINDOW, S>(geo, pc, stage_dy, dy_in.at(pc.o, k, pc.c0), dy_in.s1, rows, pitch,
-                                               flat);
-                copy_async_wait();
+            stage_piece_rows<T, WINDOW, S>(geo, pc, stage_dy, dy_in.at(pc.o, k, pc.c0), dy_in.s1, rows, pitch, flat);
+            copy_async_commit();
+            if (stage_y_after) {
+                stage_piece_rows<T, WINDOW, S>(geo, pc, stage_y, y_in.at(pc.o, k, pc.c0), y_in.s1, rows, pitch, flat);
+                copy_async_commit();
+                copy_async_wait_group<1>();
+            } else {
+                copy_async_wait_group<0>();
             }
             __syncthreads();
             // (two halves in two copy groups, as the forward, the first half's sums overlapping the second's
