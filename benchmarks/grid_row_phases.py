@@ -97,7 +97,7 @@ fs_floor(const uint4* x, uint4* y, float* ws, long long packs, long long chunk) 
 #define AT(j) (base + (j))
 #endif
     uint4 r[K];
-    FS_MARK(0);
+    FS_MARK_IN(ws, 0);
 #pragma unroll
     for (int k = 0; k < K; ++k) {
         const int j = k * blockDim.x + threadIdx.x;
@@ -109,11 +109,11 @@ fs_floor(const uint4* x, uint4* y, float* ws, long long packs, long long chunk) 
     unsigned acc = 0;
 #pragma unroll
     for (int k = 0; k < K; ++k) if (k * blockDim.x + threadIdx.x < count) acc ^= r[k].x;
-    FS_MARK(1);
+    FS_MARK_IN(ws, 1);
     __syncthreads();
     if (threadIdx.x == 0) ws[blockIdx.x] = (float)(acc & 1);
     cooperative_groups::this_grid().sync();
-    FS_MARK(2);
+    FS_MARK_IN(ws, 2);
     for (int j = K * blockDim.x + threadIdx.x; j < count; j += blockDim.x) y[AT(j)] = staged[j - K * blockDim.x];
 #pragma unroll
     for (int k = 0; k < K; ++k) {
@@ -121,12 +121,19 @@ fs_floor(const uint4* x, uint4* y, float* ws, long long packs, long long chunk) 
         if (j < count) y[AT(j)] = r[k];
     }
     __syncthreads();
-    FS_MARK(3);
+    FS_MARK_IN(ws, 3);
 }
 """
 FLOOR_PHASES = ("load (registers + cp.async) and wait", "block barrier + grid barrier", "write")
 TAG = {torch.bfloat16: "bf16", torch.float16: "f16", torch.float32: "f32"}
 DTYPES = {"bf16": torch.bfloat16, "f16": torch.float16, "f32": torch.float32}
+
+
+def floor_source(packs: int, interleaved: bool) -> str:
+    """The floor kernel's source for K = ``packs`` register slots a thread, its CTAs' slices
+    contiguous or interleaved."""
+    source = MARK_MACRO + FLOOR_SOURCE.replace("KPACKS", str(packs))
+    return ("#define FS_INTERLEAVED\n" if interleaved else "") + source
 
 
 def patched_kernel_dir() -> Path:
@@ -206,9 +213,7 @@ def main() -> int:
                 for variant in ("contiguous", "interleaved"):
                     key = (shape.packs, variant)
                     if key not in floors:
-                        source = MARK_MACRO + FLOOR_SOURCE.replace("KPACKS", str(shape.packs))
-                        if variant == "interleaved":
-                            source = "#define FS_INTERLEAVED\n" + source
+                        source = floor_source(shape.packs, variant == "interleaved")
                         cubin = compiler.compile_cubin(source, facts.arch, "fs_floor", use_cache=False)
                         from cuda.core import ObjectCode
 

@@ -97,11 +97,24 @@ def axis_of(shape) -> int:
     return 1 if len(shape) == 3 else -1
 
 
-def parse_shape(item: str) -> tuple[tuple[int, ...], int]:
-    """'64x262152' -> ((64, 262152), 1); '32x4096x1024s2' -> ((32, 4096, 1024), 2): the inputs a view
-    that steps by 2 along inner (x[..., ::2] of a tensor twice as wide), the output dense."""
+def parse_shape(item: str) -> tuple[tuple[int, ...], int, int]:
+    """'64x262152' -> ((64, 262152), 1, 0); '32x4096x1024s2' -> ((32, 4096, 1024), 2, 0): the inputs a
+    view that steps by 2 along inner (x[..., ::2] of a tensor twice as wide), the output dense;
+    '2670x50257p50264' -> ((2670, 50257), 1, 50264): every tensor, the output too, the first 50257
+    columns of rows 50264 apart (x[:, :n] of a wider tensor)."""
+    item, _, pitch = item.partition("p")
     dims, _, step = item.partition("s")
-    return tuple(int(v) for v in dims.split("x")), int(step or 1)
+    return tuple(int(v) for v in dims.split("x")), int(step or 1), int(pitch or 0)
+
+
+def padded(t: torch.Tensor, pitch: int) -> torch.Tensor:
+    """``t``'s values in the first columns of a tensor whose last dim is ``pitch`` (the rest NaN)."""
+    if not pitch:
+        return t
+    wide = torch.full((*t.shape[:-1], pitch), float("nan"), dtype=t.dtype, device=t.device)
+    view = wide[..., : t.shape[-1]]
+    view.copy_(t)
+    return view
 
 
 def stepped(t: torch.Tensor, step: int) -> torch.Tensor:
@@ -115,7 +128,7 @@ def stepped(t: torch.Tensor, step: int) -> torch.Tensor:
     return view
 
 
-def make_sets(shape, dtype, backward, step=1, device="cuda"):
+def make_sets(shape, dtype, backward, step=1, device="cuda", pitch=0):
     """Enough independent tensor sets that rotating them leaves L2 cold between calls (inputs that
     step by ``step`` along the last dim, outputs dense)."""
     per_set = math.prod(shape) * dtype.itemsize * (3 if backward else 2)
@@ -126,9 +139,11 @@ def make_sets(shape, dtype, backward, step=1, device="cuda"):
         if backward:
             y = torch.softmax(x.float(), axis_of(shape)).to(dtype)
             dy = torch.randn(*shape, device=device).to(dtype)
-            sets.append((stepped(y, step), stepped(dy, step), torch.empty_like(x)))
+            sets.append(
+                (padded(stepped(y, step), pitch), padded(stepped(dy, step), pitch), padded(torch.empty_like(x), pitch))
+            )
         else:
-            sets.append((stepped(x, step), torch.empty_like(x)))
+            sets.append((padded(stepped(x, step), pitch), padded(torch.empty_like(x), pitch)))
     return sets
 
 
@@ -250,8 +265,8 @@ def shape_line(backend, rows, n, dtype, backward) -> str:
     )
 
 
-def ab(backend, copy, shape, dtype, backward, log, iters, tiers=TIERS, step=1) -> tuple[str, bool]:
-    sets = make_sets(shape, dtype, backward, step)
+def ab(backend, copy, shape, dtype, backward, log, iters, tiers=TIERS, step=1, pitch=0) -> tuple[str, bool]:
+    sets = make_sets(shape, dtype, backward, step, pitch=pitch)
     nbytes = math.prod(shape) * dtype.itemsize * (3 if backward else 2)
     ok = True
     problems = {}
@@ -275,7 +290,7 @@ def ab(backend, copy, shape, dtype, backward, log, iters, tiers=TIERS, step=1) -
         frac = nbytes / (us * 1e-6) / 1e9 / copy
         cells.append(f"{tier} {frac:.3f} ({us:.1f}us){' WRONG ' + problems[tier] if problems[tier] else ''}")
     cells += [f"{tier} -" for tier in refused]
-    label = "x".join(map(str, shape)) + (f"s{step}" if step > 1 else "")
+    label = "x".join(map(str, shape)) + (f"s{step}" if step > 1 else "") + (f"p{pitch}" if pitch else "")
     line = f"{TAG[dtype]:<4} {'bwd' if backward else 'fwd'} {'log' if log else 'exp'} {label:<12} " + " | ".join(cells)
     say(line)
     for tier, why in refused.items():
@@ -320,7 +335,7 @@ def main() -> int:
     parser.add_argument("--flush", action="store_true", help="zero twice the L2 before every timed call")
     args = parser.parse_args()
     tiers = tuple(args.tiers.split(","))
-    shapes = tuple((shape, 1) for shape in SHAPES)
+    shapes = tuple((shape, 1, 0) for shape in SHAPES)
     if args.shapes:
         shapes = tuple(parse_shape(item) for item in args.shapes.split(","))
     dtypes = DTYPES
@@ -381,9 +396,9 @@ def main() -> int:
         if args.quick and log:
             continue
         for dtype in dtypes:
-            for shape, step in shapes:
+            for shape, step, pitch in shapes:
                 try:
-                    line, good = ab(BACKEND, copy, shape, dtype, backward, log, iters, tiers, step)
+                    line, good = ab(BACKEND, copy, shape, dtype, backward, log, iters, tiers, step, pitch)
                 except Exception as exc:  # noqa: BLE001 - one failing shape must not end the probe
                     line, good = (
                         f"{TAG[dtype]} {'x'.join(map(str, shape))} {'bwd' if backward else 'fwd'}: "

@@ -298,7 +298,7 @@ def test_compile_from_another_kernel_folder(tmp_path):
 @needs_nvrtc
 def test_grid_row_phases_marks_the_current_forward():
     """benchmarks/grid_row_phases.py marks grid_row's forward by anchors in its source: each must be
-    found once (it refuses otherwise) and the marked kernel must compile, so that a change to the
+    found once (it refuses otherwise) and the marked kernel and the floor kernel must compile, so that a change to the
     kernel cannot leave the timing script behind unnoticed."""
     import importlib.util
     import shutil
@@ -321,6 +321,9 @@ def test_grid_row_phases_marks_the_current_forward():
         source = source_for([grid_row_instance(torch.bfloat16, False, False)])
         cubin = compiler.compile_cubin(source, "sm_90", "phases", use_cache=False, kernel_dir=folder)
         assert "fs_grid_row_softmax_fwd_bf16_p8_c96" in compiler.kernel_resources(cubin)
+        for interleaved in (False, True):  # the floor kernel beside it, marked by the same macro
+            cubin = compiler.compile_cubin(phases.floor_source(12, interleaved), "sm_90", "fs_floor", use_cache=False)
+            assert "fs_floor" in compiler.kernel_resources(cubin)
     finally:
         shutil.rmtree(folder)
 
