@@ -672,7 +672,16 @@ def test_cluster_shapes_cover_their_rows():
     # 16-bit: 16K elements (32 KiB) per CTA before the cluster doubles; float32 16K forward, 8K backward
     assert cluster_shape(16384, torch.bfloat16, False).ctas == 2  # never 1: see cluster_shape
     assert cluster_shape(32768, torch.bfloat16, False).ctas == 2
-    assert cluster_shape(65536, torch.bfloat16, True).ctas == 4
+    assert cluster_shape(65536, torch.bfloat16, True, aligned=True).ctas == 4
+    # the 16-bit backward off 16-byte boundaries takes twice the cluster from 4 CTAs on (its edge
+    # slots would add a warp a CTA: CLUSTER_MISALIGNED_BACKWARD_DOUBLES_FROM), not from 2, and neither
+    # float32 nor the forward
+    assert cluster_shape(65535, torch.bfloat16, True).ctas == 8
+    assert cluster_shape(131071, torch.float16, True).ctas == 16
+    assert cluster_shape(131071, torch.float16, True, aligned=True).ctas == 8
+    assert cluster_shape(16383, torch.bfloat16, True).ctas == 2
+    assert cluster_shape(65535, torch.float32, True).ctas == 8
+    assert cluster_shape(65535, torch.bfloat16, False).ctas == 4
     assert cluster_shape(65536, torch.float32, False).ctas == 8
     assert cluster_shape(65536, torch.float32, True).ctas == 8
     assert cluster_shape(131072, torch.bfloat16, False).ctas == 8

@@ -520,6 +520,19 @@ CLUSTER_HELD_ELEMS_BEFORE_THREADS = {False: {2: 64, 4: 32}, True: {2: 64, 4: 64}
 CLUSTER_HELD_FIRST = True
 
 
+#: the 16-bit backward of rows off 16-byte boundaries takes twice the cluster its row's size gives,
+#: from this size on: such a row's two edge slots can add a warp to every CTA (288 threads of 121-128
+#: registers: one CTA an SM where the aligned row's 256 hold two). H200, alternated in one process
+#: (results 2026-12-02_h200_s43/cluster_ctas*.txt, the 16-bit kernels gathering their edges then): bf16
+#: 2048 x 65535 0.75 of copy with 8 CTAs against 0.49 with 4, 1024 x 131071 0.70 with 16 against 0.49
+#: with 8, 2670 x 50257 (224 threads either way) 0.80 with 8 against 0.75; not from 2 (4096 x 16383:
+#: 0.58 with 4 against 0.79 with 2), nor float32 (1024 x 131071 level) nor the forward (level to
+#: +0.03). The landed kernels with it against the set's start (final_vs_start.txt): 2048 x 65535 0.69
+#: against 0.51, 2670 x 50257 0.72 against 0.68; 1024 x 131071 0.67 (the start, 8 CTAs, 0.49-0.51 in the
+#: calls before).
+CLUSTER_MISALIGNED_BACKWARD_DOUBLES_FROM = 4
+
+
 def cluster_threads_packs(
     slots: int,
     backward: bool,
@@ -579,7 +592,9 @@ def cluster_shape(
     The cluster size grows with the row: the smallest power of two (from 2) that keeps each CTA's
     share of each tensor within CLUSTER_BYTES_PER_CTA (16K 16-bit elements: 2 CTAs up to 32K, 4 at
     64K, 8 at 128K, 16 from 256K; float32 8K elements), and past 16 CTAs the
-    share grows instead. With few rows (``rows * 16 <= sm_count``: decode) the cluster is 16 whatever the row,
+    share grows instead; the 16-bit backward of rows off 16-byte boundaries takes twice that from 4 CTAs
+    on (CLUSTER_MISALIGNED_BACKWARD_DOUBLES_FROM). With few rows (``rows * 16 <= sm_count``: decode) the
+    cluster is 16 whatever the row,
     so that the row is spread over as many SMs as can share it. ``ctas``, ``threads`` and
     ``packs`` force a choice; ``held_first`` (a GPU of much DRAM bandwidth an SM) takes
     CLUSTER_HELD_FIRST's rule where the launch has more CTAs than ``sm_count``. ``aligned``: every
@@ -612,6 +627,8 @@ def cluster_shape(
         # cluster to run barrier.cluster or st.async in (an illegal instruction on an H100)
         ctas = min(CLUSTER_SIZES[-1], next_pow2(-(-n * size // CLUSTER_BYTES_PER_CTA)))
         ctas = max(2, ctas)
+        if backward and not aligned and size == 2 and CLUSTER_MISALIGNED_BACKWARD_DOUBLES_FROM <= ctas:
+            ctas = min(CLUSTER_SIZES[-1], 2 * ctas)
         if rows and sm_count and rows * CLUSTER_SIZES[-1] <= sm_count:
             ctas = CLUSTER_SIZES[-1]
     if ctas not in CLUSTER_SIZES:

@@ -476,10 +476,68 @@ __device__ __forceinline__ Pack<T, P> get_held(const Pack<T, P> (&x)[K], int at)
     return out;
 }
 
+// The thread's K slots of the slice (slot j: columns first + jP ..) that are whole 16-byte packs,
+// by one 16-byte load each, all in flight before any is used; every other slot `pad`.
+template <typename T, int P, int K, typename LOAD>
+__device__ __forceinline__ void load_whole(const LOAD& load, const T* row, const ClusterSlice<P>& s, i64 first,
+                                           int count, float pad, Pack<T, P> (&x)[K]) {
+    const WholeSlots<P> whole(s, first, count);
+    Pack<T, P> padding;
+#pragma unroll
+    for (int i = 0; i < P; ++i) padding.elems()[i] = from_float<T>(pad);
+#pragma unroll
+    for (int k = 0; k < K; ++k)
+        x[k] = whole(slot_of(k)) ? load.template read<P>(row, first + (i64)slot_of(k) * P) : padding;
+}
+
+// The slice's partial first and last slots (each_partial_slot's) that this thread holds, read element
+// by element, only their elements inside the slice (the rest `pad`: reading the whole pack would touch
+// bytes outside the tensor, or in a neighbouring CTA's slice being written in place). Loads only:
+// place_edges puts them among the held slots once every load of the row is in flight. Placing each
+// as it was read (load_held) makes its thread wait for it before issuing the next tensor's loads, and
+// its whole cluster with it: the float32 backward of rows with a partial slot ran 0.76 of copy that
+// way (2670 x 50257; 1.02 gathered, 0.99 with the earlier walk's element-by-element path beside every
+// slot), 4096 x 16383 0.62 (0.80 gathered), 2048 x 65535 0.60 (0.73). H200, alternated in one process,
+// results 2026-12-02_h200_s43.
+template <typename T, int P>
+struct EdgeSlots {
+    Pack<T, P> pack[2];
+    int at[2];  // the index k at which the thread holds each, or -1
+};
+
+template <typename T, int P, int K, typename LOAD>
+__device__ __forceinline__ EdgeSlots<T, P> gather_edges(const LOAD& load, const T* row, const ClusterSlice<P>& s,
+                                                        i64 first, int count, float pad) {
+    const WholeSlots<P> whole(s, first, count);
+    EdgeSlots<T, P> edges;
+#pragma unroll
+    for (int e = 0; e < 2; ++e) {
+        const int j = e == 0 ? 0 : count - 1;
+        edges.at[e] = j < 0 || whole(j) || (e == 1 && j == 0) ? -1 : held_index<K>(j);
+        const i64 col = first + (i64)j * P;
+#pragma unroll
+        for (int i = 0; i < P; ++i)
+            edges.pack[e].elems()[i] = edges.at[e] >= 0 && col + i >= s.begin && col + i < s.end
+                                           ? load.read1(row, col + i)
+                                           : from_float<T>(pad);
+    }
+    return edges;
+}
+
+template <typename T, int P, int K>
+__device__ __forceinline__ void place_edges(Pack<T, P> (&x)[K], const EdgeSlots<T, P>& edges) {
+#pragma unroll
+    for (int e = 0; e < 2; ++e)
+        if (edges.at[e] >= 0) set_held<T, P, K>(x, edges.at[e], edges.pack[e]);
+}
+
 // The thread's K slots of the slice (slot j: columns first + jP ..): whole ones by one 16-byte
 // load each, all in flight before any is used; every other slot `pad`, then the partial ones
 // element by element, only their elements inside the slice (the rest `pad`: reading the whole pack
 // would touch bytes outside the tensor, or in a neighbouring CTA's slice being written in place).
+// Each partial slot is placed as it is read: one tensor's thread waits for them before its first use
+// of the slots anyway (the backward's two tensors take load_whole and gather_edges instead). Written
+// as those two, the forward's and the column kernels' registers rose (8 bytes spilled under a cap).
 template <typename T, int P, int K, typename LOAD>
 __device__ __forceinline__ void load_held(const LOAD& load, const T* row, const ClusterSlice<P>& s, i64 first,
                                           int count, float pad, Pack<T, P> (&x)[K]) {
@@ -725,12 +783,25 @@ __device__ __forceinline__ void cluster_backward_regs(const LOAD& load_y, const 
         const ClusterSlice<P> slice(n, shift, cluster_ctarank(), ctas);
         i64 first = slice.first(shift);
         int count = slot_count(slice, first);
-        Pack<T, P> y[K], dy[K];
-        load_slots<T, P, K>(load_y, y_row, slice, first, count, 0.0f, y);
         const int dy_shift = misalignment<T, P>(dy_row);
         const i64 dy_first = slice.first(dy_shift);
         const int dy_count = slot_count(slice, dy_first);
-        load_slots<T, P, K>(load_dy, dy_row, slice, dy_first, dy_count, 0.0f, dy);
+        Pack<T, P> y[K], dy[K];
+        if constexpr (sizeof(T) == 4) {
+            // float32: both tensors' loads in flight before either's edges are placed (gather_edges)
+            load_whole<T, P, K>(load_y, y_row, slice, first, count, 0.0f, y);
+            load_whole<T, P, K>(load_dy, dy_row, slice, dy_first, dy_count, 0.0f, dy);
+            const EdgeSlots<T, P> y_edges = gather_edges<T, P, K>(load_y, y_row, slice, first, count, 0.0f);
+            const EdgeSlots<T, P> dy_edges = gather_edges<T, P, K>(load_dy, dy_row, slice, dy_first, dy_count, 0.0f);
+            place_edges<T, P, K>(y, y_edges);
+            place_edges<T, P, K>(dy, dy_edges);
+        } else {
+            // 16-bit: each tensor's edges placed as read; gathered as float32's, the 16-bit kernels
+            // took 107-128 registers against 92-121 and ran slower on rows without partial slots
+            // (bf16 2670 x 50264 0.79 of copy against 0.95, 32 x 151936 0.48 against 0.61)
+            load_held<T, P, K>(load_y, y_row, slice, first, count, 0.0f, y);
+            load_held<T, P, K>(load_dy, dy_row, slice, dy_first, dy_count, 0.0f, dy);
+        }
         if (dy_shift != shift) realign<T, P, K>(dy, dy_first, dy_count, first, count, slice);
 
         float sum = 0.0f;
@@ -760,19 +831,13 @@ __device__ __forceinline__ void cluster_backward_regs(const LOAD& load_y, const 
             first = out_first;
             count = out_count;
         }
-        const WholeSlots<P> whole(slice, first, count);
+        store_slots<P, K>(store, slice, count, row, first, [&](int k, i64 col, float* v) {
+            float dyv[P];
+            load_y.template convert<P>(get_held<T, P, K>(y, k), v, row, col);
+            load_dy.template convert<P>(get_held<T, P, K>(dy, k), dyv, row, col);
 #pragma unroll
-        for (int k = 0; k < K; ++k) {
-            if (slot_of(k) < count) {
-                const i64 col = first + (i64)slot_of(k) * P;
-                float yv[P], dyv[P];
-                load_y.template convert<P>(y[k], yv, row, col);
-                load_dy.template convert<P>(dy[k], dyv, row, col);
-#pragma unroll
-                for (int i = 0; i < P; ++i) yv[i] = input_grad<LOG>(yv[i], dyv[i], total);
-                scatter<T, P>(store, slice, row, col, yv, whole(slot_of(k)));
-            }
-        }
+            for (int i = 0; i < P; ++i) v[i] = input_grad<LOG>(v[i], dyv[i], total);
+        });
     }
 #else
     __trap();
