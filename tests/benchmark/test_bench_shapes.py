@@ -57,7 +57,7 @@ def test_constants_are_the_documented_shape_set():
         ((128, 1024, 1024), 1),
         ((4096, 64, 512), 1),
     )
-    assert shapes.BACKWARD_COLS == (16, 100, 1024, 4096, 16384, 65536, 131072, 262144, 1048576)
+    assert shapes.BACKWARD_COLS == (16, 100, 1024, 4096, 16384, 50257, 65536, 131072, 262144, 1048576)
     assert shapes.BACKWARD_NUMEL == 2**27
     assert (shapes.HOST_SHAPE, shapes.HOST_DTYPE, shapes.HOST_CALLS) == ((4, 1024), "bfloat16", 2000)
 
@@ -85,7 +85,7 @@ def test_constants_match_the_protocol_in_benchmarks_readme():
 
 def test_full_set_covers_every_regime_and_dtype():
     cases = shapes.full_cases()
-    assert len(cases) == 3 * (27 + 3 + 4 + 6 + 9)
+    assert len(cases) == 3 * (27 + 3 + 4 + 6 + 10)
     assert len({c.key for c in cases}) == len(cases)
     for case in cases:
         if case.regime == "bulk":
