@@ -838,6 +838,30 @@ def test_cluster_rows_of_many_ctas_hold_as_the_device_rule_says(backend, dtype_n
                 check_forward(backend, x.unsqueeze(2), "cluster", False, f"{n} columns, K = {packs}")
 
 
+@pytest.mark.parametrize("dtype_name", DTYPES)
+def test_cluster_backward_rows_with_partial_slots(backend, dtype_name):
+    """The cluster backward of rows whose slices start or end inside a 16-byte pack, with more rows
+    than a decode launch (which takes clusters of 16 whatever the row): rows end to end at an odd
+    length (each row at its own phase; 16-bit ones take twice the cluster from 4 CTAs,
+    instances.CLUSTER_MISALIGNED_BACKWARD_DOUBLES_FROM), dy at an aligned pitch (only its last slot
+    partial, re-cut to y's phase) and at an odd one; softmax and log-softmax, against float64 with
+    poisoned outputs."""
+    from fastsoftmax.backends.cuda import BACKEND
+
+    dtype = DTYPES[dtype_name]
+    outer = BACKEND.limits(None).sm_count // 8 + 1  # rows x 16 CTAs past the SMs: no decode shape
+    for n in (16383, 50257, 65535):
+        x = rand((outer, n), dtype)
+        aligned_pitch = -(-n // 8) * 8
+        for label, dy in (
+            ("dy end to end", rand((outer, n), dtype)),
+            (f"dy at pitch {aligned_pitch}", rand((outer, aligned_pitch), dtype)[:, :n]),
+            (f"dy at pitch {n + 3}", rand((outer, n + 3), dtype)[:, :n]),
+        ):
+            for log in (False, True):
+                check_backward(backend, x.unsqueeze(2), dy.unsqueeze(2), "cluster", log, f"rows of {n}, {label}")
+
+
 @pytest.mark.parametrize("dtype_name", ["fp32", "bf16"])
 def test_block_regs_blocks_taking_rows_in_turn(backend, dtype_name):
     """block_regs under the tuning block_regs_waves: a grid of one wave of resident blocks, each
