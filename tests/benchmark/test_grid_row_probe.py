@@ -1,0 +1,44 @@
+"""benchmarks/grid_row_probe.py's shape syntax and tensor sets, on the CPU: a probe that laid its
+tensors out otherwise than its label says would time the wrong problem."""
+
+from __future__ import annotations
+
+import importlib.util
+import sys
+from pathlib import Path
+
+import torch
+
+BENCHMARKS = Path(__file__).resolve().parents[2] / "benchmarks"
+
+
+def _probe():
+    sys.path.insert(0, str(BENCHMARKS))
+    try:
+        spec = importlib.util.spec_from_file_location("grid_row_probe", BENCHMARKS / "grid_row_probe.py")
+        module = importlib.util.module_from_spec(spec)
+        spec.loader.exec_module(module)
+        return module
+    finally:
+        sys.path.remove(str(BENCHMARKS))
+
+
+def test_shapes_with_a_step_or_a_pitch():
+    probe = _probe()
+    assert probe.parse_shape("64x262152") == ((64, 262152), 1, 0)
+    assert probe.parse_shape("32x4096x1024s2") == ((32, 4096, 1024), 2, 0)
+    assert probe.parse_shape("2670x50257p50264") == ((2670, 50257), 1, 50264)
+
+
+def test_pitched_sets_hold_every_tensor_at_the_pitch():
+    probe = _probe()
+    for backward in (False, True):
+        sets = probe.make_sets((3, 10), torch.float32, backward, pitch=16, device="cpu")
+        for tensors in sets:
+            assert len(tensors) == (3 if backward else 2)
+            for t in tensors:
+                assert t.shape == (3, 10) and t.stride() == (16, 1)
+                assert torch.isnan(t.as_strided((3, 6), (16, 1), t.storage_offset() + 10)).all()
+            assert torch.isfinite(tensors[0]).all()
+    dense = probe.make_sets((3, 10), torch.float32, True, device="cpu")[0]
+    assert all(t.is_contiguous() for t in dense)
