@@ -36,7 +36,10 @@
 // Against the walks with an element-by-element path beside every slot, alternated in one process on
 // an H100 (benchmarks/results/2026-11-27_h100_s21): bf16 32 x 151936 14.3 -> 13.1 us, float32 21.4
 // -> 19.8, 2670 x 50257 0.96 -> 0.98 of copy, nothing slower (register caps keep the earlier counts:
-// instances.CLUSTER_MAX_REGISTERS).
+// instances.CLUSTER_MAX_REGISTERS). The backward walks its slots the same way (store_slots; loads by
+// load_held, or load_whole and gather_edges for float32): against the element-by-element path beside
+// every slot, bf16 1024 x 131072 0.95 -> 1.02, 128 x 128256 0.64 -> 0.76, 32 x 151936 15.9 -> 13.1 us
+// (H200, alternated in one process, benchmarks/results/2026-12-02_h200_s43).
 // Measured on an H100 (benchmarks/cluster_probe.py, benchmarks/results/2026-11-23_h100): 0.86-0.96
 // of copy forward, where an earlier kernel that staged the slice in shared memory with cp.async
 // and exchanged through a cluster barrier ran 0.74-0.80 on the same run.
