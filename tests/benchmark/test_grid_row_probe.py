@@ -3,24 +3,12 @@ tensors out otherwise than its label says would time the wrong problem."""
 
 from __future__ import annotations
 
-import importlib.util
-import sys
-from pathlib import Path
-
 import torch
-
-BENCHMARKS = Path(__file__).resolve().parents[2] / "benchmarks"
+from benchmark_scripts import load_benchmark_script
 
 
 def _probe():
-    sys.path.insert(0, str(BENCHMARKS))
-    try:
-        spec = importlib.util.spec_from_file_location("grid_row_probe", BENCHMARKS / "grid_row_probe.py")
-        module = importlib.util.module_from_spec(spec)
-        spec.loader.exec_module(module)
-        return module
-    finally:
-        sys.path.remove(str(BENCHMARKS))
+    return load_benchmark_script("grid_row_probe")
 
 
 def test_shapes_with_a_step_or_a_pitch():

@@ -17,6 +17,7 @@ from collections import defaultdict
 
 import pytest
 import torch
+from benchmark_scripts import load_benchmark_script
 
 
 def _nvrtc_missing() -> str | None:
@@ -300,21 +301,12 @@ def test_grid_row_phases_marks_the_current_forward():
     """benchmarks/grid_row_phases.py marks grid_row's forward by anchors in its source: each must be
     found once (it refuses otherwise) and the marked kernel and the floor kernel must compile, so that a change to the
     kernel cannot leave the timing script behind unnoticed."""
-    import importlib.util
     import shutil
-    from pathlib import Path
 
     from fastsoftmax.backends.cuda import compiler
     from fastsoftmax.backends.cuda.instances import grid_row_instance, source_for
 
-    benchmarks = Path(__file__).resolve().parents[2] / "benchmarks"
-    sys.path.insert(0, str(benchmarks))
-    try:
-        spec = importlib.util.spec_from_file_location("grid_row_phases", benchmarks / "grid_row_phases.py")
-        phases = importlib.util.module_from_spec(spec)
-        spec.loader.exec_module(phases)
-    finally:
-        sys.path.remove(str(benchmarks))
+    phases = load_benchmark_script("grid_row_phases")
     folder = phases.patched_kernel_dir()
     try:
         assert (folder / "grid_row_tier.cuh").read_text().count("FS_MARK") >= len(phases.PHASES) + 1
@@ -332,13 +324,7 @@ def test_grid_row_phases_marks_the_current_forward():
 def test_register_report_snapshot_round_trip(tmp_path, monkeypatch, capsys):
     """benchmarks/register_report.py: --save writes every chosen instance's figures, --snapshot
     compares with them, and --changed exits 1 only where an instance's registers or frame differ."""
-    import importlib.util
-    from pathlib import Path
-
-    path = Path(__file__).resolve().parents[2] / "benchmarks" / "register_report.py"
-    spec = importlib.util.spec_from_file_location("register_report", path)
-    report = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(report)
+    report = load_benchmark_script("register_report")
     snapshot = tmp_path / "registers.txt"
     match = "^fs_warp_softmax_fwd_f32_p4_c4_g1_r[12]$"
     monkeypatch.setattr(sys, "argv", ["register_report", "--match", match, "--save", str(snapshot)])
@@ -407,15 +393,9 @@ def test_register_report_replace_edits_the_headers(monkeypatch):
     """benchmarks/register_report.py --replace edits the kernel headers (in a copy), not only the
     units' wrappers: a header-only text broken by it breaks the compile; a text found nowhere is an
     error that names it."""
-    import importlib.util
-    from pathlib import Path
-
     from fastsoftmax.backends.cuda import compiler
 
-    path = Path(__file__).resolve().parents[2] / "benchmarks" / "register_report.py"
-    spec = importlib.util.spec_from_file_location("register_report", path)
-    report = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(report)
+    report = load_benchmark_script("register_report")
     match = "^fs_warp_softmax_fwd_f32_p4_c4_g1_r1$"
     header_only = "constexpr int kUnroll = 4;"
     assert header_only in (compiler.KERNEL_DIR / "common.cuh").read_text()
@@ -431,14 +411,7 @@ def test_register_report_replace_edits_the_headers(monkeypatch):
 
 
 def _sass_lines():
-    import importlib.util
-    from pathlib import Path
-
-    path = Path(__file__).resolve().parents[2] / "benchmarks" / "sass_lines.py"
-    spec = importlib.util.spec_from_file_location("sass_lines", path)
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+    return load_benchmark_script("sass_lines")
 
 
 def test_sass_lines_counts_loop_depth_by_source_line():
@@ -494,16 +467,10 @@ def test_sass_lines_on_a_real_instance(capsys, monkeypatch):
 def test_export_cubins_writes_one_cubin_an_instance(tmp_path):
     """benchmarks/export_cubins.py: each instance compiled alone, as the backend compiles it, into
     DIR/<name>.cubin that holds that kernel, beside the NVRTC version it came from."""
-    import importlib.util
-    from pathlib import Path
-
     from fastsoftmax.backends.cuda import compiler
     from fastsoftmax.backends.cuda.instances import all_instances
 
-    path = Path(__file__).resolve().parents[2] / "benchmarks" / "export_cubins.py"
-    spec = importlib.util.spec_from_file_location("export_cubins", path)
-    export = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(export)
+    export = load_benchmark_script("export_cubins")
     chosen = [
         i
         for i in all_instances()
