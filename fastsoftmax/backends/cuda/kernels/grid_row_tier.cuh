@@ -198,6 +198,9 @@ __device__ __forceinline__ MaxSum merge_grid_pairs(const float2* pairs, int ctas
 }
 
 struct RowGridTeam {
+    // grid_row_forward issues its cp.async groups one by one, each while the one before it is
+    // reduced (below)
+    static constexpr bool kGroupsOneByOne = true;
     // Pairs (sums) of consecutive rows alternate between two halves of the workspace: a CTA can be
     // at most one row ahead of another (it passes row r + 1's barrier only once every CTA arrived
     // there, after it read row r's pairs), so it never overwrites pairs still being read.
@@ -227,6 +230,10 @@ struct RowGridTeam {
 };
 
 struct RowClusterTeam {
+    // all four cp.async groups issued first: one by one, cluster_stream's forward of 16-bit rows of
+    // 699051 and 2^20 columns read 0.03 lower in the main benchmark than the run before (two runs, not
+    // alternated in one process; results 2026-12-02_h200_s44), so it keeps the form measured there
+    static constexpr bool kGroupsOneByOne = false;
     // Each CTA posts its pair in its own shared memory (two posts, by round parity) and reads its
     // peers' after a cluster barrier. A CTA passes round r + 1's barrier only once every peer has
     // arrived there, after reading round r's posts, so round r + 2's post never overwrites one still
@@ -396,22 +403,27 @@ __device__ __forceinline__ void stream_write_realigned(const LOAD& load, const S
 // Thread t reads back only its own slots, so its own waits make them visible. (Copied instead by
 // thread 0 with one bulk copy a group (the TMA unit, sm_90), the slots of a 1 x 2^24 bf16 row
 // landed 6 us later on an H100: 0.59 of copy against 0.63.)
+// Group g alone (its slots and its commit), for a caller that issues the groups one by one.
+template <typename T, int P>
+__device__ __forceinline__ void stage_group(Pack<T, P>* staged, const T* src, i64 first, const WholeSlots<P>& whole,
+                                            int from, int count, int per, int g) {
+    const Pack<T, P> pad = filled_pack<T, P>(neg_inf());
+    const int end = min(count, (g + 1) * per * (int)blockDim.x);
+    for (int j = threadIdx.x + g * per * (int)blockDim.x; j < end; j += blockDim.x) {
+        if (whole(from + j)) {
+            copy_async<sizeof(Pack<T, P>)>(&staged[j], src + first + (i64)(from + j) * P);
+        } else {
+            staged[j] = pad;
+        }
+    }
+    copy_async_commit();
+}
+
 template <typename T, int P>
 __device__ __forceinline__ void stage_grouped(Pack<T, P>* staged, const T* src, i64 first, const WholeSlots<P>& whole,
                                               int from, int count, int per) {
-    const Pack<T, P> pad = filled_pack<T, P>(neg_inf());
-    int j = threadIdx.x;
 #pragma unroll 1
-    for (int g = 0; g < kGridRowStages; ++g) {
-        for (int i = 0; i < per && j < count; ++i, j += blockDim.x) {
-            if (whole(from + j)) {
-                copy_async<sizeof(Pack<T, P>)>(&staged[j], src + first + (i64)(from + j) * P);
-            } else {
-                staged[j] = pad;
-            }
-        }
-        copy_async_commit();
-    }
+    for (int g = 0; g < kGridRowStages; ++g) stage_group<T, P>(staged, src, first, whole, from, count, per, g);
 }
 
 // The sum of e.term<FUSED> over a thread's shared-memory slots [begin, end) (step blockDim.x).
@@ -432,8 +444,8 @@ __device__ __forceinline__ float staged_sum(const LOAD& load, const Pack<T, P>* 
 // once it has landed: the maximum first, then one exponential per element (FUSE: as held_pair).
 template <bool FUSE, typename T, int P, typename LOAD>
 __device__ __forceinline__ MaxSum staged_group_pair(const LOAD& load, const Pack<T, P>* staged, int count, int per,
-                                                    int g, i64 row, i64 first_col) {
-    wait_async_groups(kGridRowStages - 1 - g);
+                                                    int g, i64 row, i64 first_col, int pending) {
+    wait_async_groups(pending);
     const int begin = threadIdx.x + g * per * (int)blockDim.x;
     const int end = min(count, begin + per * (int)blockDim.x);
     float m = neg_inf();
@@ -495,7 +507,15 @@ __device__ __forceinline__ void grid_row_forward(const LOAD& load, const STORE& 
 #pragma unroll
         for (int k = 0; k < K; ++k)
             if (slot_of(k) < held.regs) x[k] = whole_slot<T, P>(load, src, first, whole, slot_of(k), pad);
-        stage_grouped<T, P>(staged, src, first, whole, held.regs, held.smem, per);
+        // kGroupsOneByOne: group 0 only, the later groups issued one by one, each while the one
+        // before it is reduced, so that the reduction runs under the copies rather than after the
+        // last is issued (H200, alternated in one process: bf16 1 x 2^24 0.53 -> 0.57 of copy, 1 x 2^26
+        // 0.525 -> 0.541, float32 level; results 2026-12-02_h200_s44/grid_row_interleaved_ab.txt)
+        if constexpr (TEAM::kGroupsOneByOne) {
+            stage_group<T, P>(staged, src, first, whole, held.regs, held.smem, per, 0);
+        } else {
+            stage_grouped<T, P>(staged, src, first, whole, held.regs, held.smem, per);
+        }
 
         // the streamed rest first (read last, so that phase 2, which starts with it, finds the most
         // of it in L2), then the registers (their loads came first), then shared memory group by group
@@ -509,8 +529,12 @@ __device__ __forceinline__ void grid_row_forward(const LOAD& load, const STORE& 
         state = merge(state, held_pair<!LOG, T, P, K>(load, x, held.regs, row, first,
                                                       held_max<T, P, K>(load, x, held.regs, row, first)));
 #pragma unroll 1
-        for (int g = 0; g < kGridRowStages; ++g)
-            state = merge(state, staged_group_pair<!LOG, T, P>(load, staged, held.smem, per, g, row, staged_first));
+        for (int g = 0; g < kGridRowStages; ++g) {
+            const bool next = TEAM::kGroupsOneByOne && g + 1 < kGridRowStages;
+            if (next) stage_group<T, P>(staged, src, first, whole, held.regs, held.smem, per, g + 1);
+            const int pending = TEAM::kGroupsOneByOne ? (next ? 1 : 0) : kGridRowStages - 1 - g;
+            state = merge(state, staged_group_pair<!LOG, T, P>(load, staged, held.smem, per, g, row, staged_first, pending));
+        }
 
         const MaxSum warp = warp_merge(state);
         if ((threadIdx.x & 31) == 0) cta_slots[threadIdx.x >> 5] = warp;
