@@ -842,10 +842,10 @@ def test_cluster_rows_of_many_ctas_hold_as_the_device_rule_says(backend, dtype_n
 def test_cluster_backward_rows_with_partial_slots(backend, dtype_name):
     """The cluster backward of rows whose slices start or end inside a 16-byte pack, with more rows
     than a decode launch (which takes clusters of 16 whatever the row): rows end to end at an odd
-    length (each row at its own phase; 16-bit ones take twice the cluster from 4 CTAs,
-    instances.CLUSTER_MISALIGNED_BACKWARD_DOUBLES_FROM), dy at an aligned pitch (only its last slot
-    partial, re-cut to y's phase) and at an odd one; softmax and log-softmax, against float64 with
-    poisoned outputs."""
+    length (each row at its own phase, every tensor alike: the rows' whole packs, their ends apart),
+    dy at an aligned pitch (only its last slot partial, re-cut to y's phase; 16-bit ones take twice
+    the cluster from 4 CTAs, instances.CLUSTER_MISALIGNED_BACKWARD_DOUBLES_FROM) and at an odd one;
+    softmax and log-softmax, against float64 with poisoned outputs."""
     from fastsoftmax.backends.cuda import BACKEND
 
     dtype = DTYPES[dtype_name]
@@ -860,6 +860,65 @@ def test_cluster_backward_rows_with_partial_slots(backend, dtype_name):
         ):
             for log in (False, True):
                 check_backward(backend, x.unsqueeze(2), dy.unsqueeze(2), "cluster", log, f"rows of {n}, {label}")
+
+
+@pytest.mark.parametrize("dtype_name", ["fp32", "bf16"])
+def test_cluster_rows_cut_by_whole_packs(backend, dtype_name):
+    """The cluster tier on tensors whose rows share their offset within 16 bytes, held by the rows'
+    whole packs with each row's head and tail apart (cluster_tier.cuh, InteriorSlice), and the same
+    problems cut at the rows' 16-byte boundaries (tuning cluster_alike=False): x, y (forward) and y,
+    dy, dx (backward) as views starting 0, 1 and P - 1 elements into rows of one pitch (aligned, or
+    odd: every row at its own offset), rows shorter than a pack up to 131071 columns, decode launches
+    (2 rows) and many rows; softmax and log-softmax, against float64 with poisoned outputs, nothing
+    written past the rows. Forcing the form on tensors at different offsets is refused."""
+    from fastsoftmax.backends.cuda import BACKEND, tiers
+
+    dtype = DTYPES[dtype_name]
+    pack = 16 // torch.tensor([], dtype=dtype).element_size()
+    many = BACKEND.limits(None).sm_count // 8 + 1
+
+    def views(outer, n, offset, pitch):
+        base = torch.full((outer * pitch + offset + pack,), float("nan"), dtype=dtype, device="cuda")
+        return base[offset : offset + outer * pitch].view(outer, pitch)[:, :n].unsqueeze(2)
+
+    def check(out, outer, n, pitch, what, reference):
+        described(f"{what}, {dtype}, {outer} rows", reference)
+        padding = out.as_strided((outer, pitch), (pitch, 1))[:, n:]
+        assert padding.isnan().all(), f"{what}: written past the rows' ends"
+
+    cases = [(many, 5, 1, 5), (many, 1000, 3, 1000), (2, 16383, 1, 16384)]
+    cases += [(many, 50257, 0, 50257), (many, 50257, pack - 1, 50264), (2, 50257, 1, 50257)]
+    cases += [(many, 65535, 1, 65536), (4, 131071, pack - 1, 131071), (many, 131071, 0, 131072)]
+    for outer, n, offset, pitch in cases:
+        x3 = rand((outer, n, 1), dtype)
+        x = views(outer, n, offset, pitch)
+        x.copy_(x3)
+        y = views(outer, n, offset, pitch)
+        dy = views(outer, n, offset, pitch)
+        dy.copy_(rand((outer, n, 1), dtype))
+        for alike in (True, False):
+            for log in (False, True):
+                fn = "log_softmax" if log else "softmax"
+                label = f"tier cluster, rows of {n} at offset {offset} of pitch {pitch}, cluster_alike={alike}"
+                out = views(outer, n, offset, pitch)
+                with tiers.tuned(cluster_alike=alike):
+                    backend.forward(x, out, log, "cluster")
+                torch.cuda.synchronize()
+                check(out, outer, n, pitch, f"{fn}, {label}", lambda: check_forward_against_x(out, x3, 1, log))
+                y.copy_(forward_output(x3, log))
+                dx = views(outer, n, offset, pitch)
+                with tiers.tuned(cluster_alike=alike):
+                    backend.backward(y, dy, dx, log, "cluster")
+                torch.cuda.synchronize()
+                check(
+                    dx, outer, n, pitch, f"{fn} backward, {label}", lambda: check_backward_against_x(dx, x3, dy, 1, log)
+                )
+    y = views(many, 50257, 1, 50257)
+    dx = views(many, 50257, 2, 50257)
+    with tiers.tuned(cluster_alike=True), pytest.raises(ValueError, match="share their offset within 16 bytes"):
+        backend.backward(y, y, dx, False, "cluster")
+    with tiers.tuned(cluster_alike=True), pytest.raises(ValueError, match="share their offset within 16 bytes"):
+        backend.forward(y, dx, False, "cluster")
 
 
 @pytest.mark.parametrize("dtype_name", ["fp32", "bf16"])

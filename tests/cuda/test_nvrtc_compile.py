@@ -658,6 +658,57 @@ def test_cluster_shapes_cover_their_rows():
         cluster_shape(100000, torch.bfloat16, False, ctas=1, threads=128, packs=2)
 
 
+def test_cluster_whole_packs_fit_the_aligned_shape_and_follow_the_rule():
+    """Rows cut into their whole packs, the ends apart (cluster_tier.cuh, InteriorSlice), hold at most
+    an aligned row's slots a CTA whatever their offset, so the aligned launch shape serves them; the
+    instance of that form exists for every shape. The rule (plans.cluster_whole_packs) takes it for
+    the 16-bit backward of any row off 16-byte boundaries, and elsewhere only where the boundary cut
+    launches a larger shape, as measured (bf16 forward 1024 x 131071: 288 threads against 256)."""
+    from fastsoftmax.backends.cuda.instances import (
+        DTYPES,
+        Instance,
+        all_instances,
+        cluster_pack,
+        cluster_shape,
+        cluster_slots,
+    )
+    from fastsoftmax.backends.cuda.plans import cluster_whole_packs
+
+    everything = set(all_instances())
+    for dtype in DTYPES:
+        pack = cluster_pack(dtype)
+        for backward in (False, True):
+            for n in (5, 1000, 16383, 50257, 65535, 131071, 262143):
+                for ctas in (2, 4, 8, 16):
+                    for shift in range(pack):
+                        head = min(n, (pack - shift) % pack)
+                        packs = (n - head) // pack
+                        assert -(-packs // ctas) <= cluster_slots(n, dtype, ctas, True)
+                        assert head + packs * pack <= n and n - head - packs * pack < pack
+            for rows in (8, 4096):
+                shape = cluster_shape(131071, dtype, backward, rows=rows, sm_count=132, aligned=True)
+                assert (
+                    Instance("cluster", dtype, backward, False, shape.pack, cols=shape.held, storage="alike")
+                    in everything
+                )
+
+    def takes(n, dtype, backward, rows=2670, on_boundaries=False):
+        def at(aligned):
+            try:
+                return cluster_shape(n, dtype, backward, rows=rows, sm_count=132, aligned=aligned, held_first=True)
+            except ValueError:
+                return None
+
+        return cluster_whole_packs(backward, dtype.itemsize, on_boundaries, at(False), at(True))
+
+    assert takes(50257, torch.bfloat16, True) and takes(50257, torch.float16, True)
+    assert not takes(50264, torch.bfloat16, True, on_boundaries=True)
+    assert takes(131071, torch.bfloat16, False, rows=1024) and takes(131071, torch.float32, True, rows=1024)
+    assert not takes(50257, torch.bfloat16, False) and not takes(50257, torch.float32, True)
+    assert not takes(151937, torch.bfloat16, False, rows=32)  # a decode launch: both cuts alike
+    assert takes(524287, torch.float32, False, rows=256)  # past what the boundary cut holds
+
+
 def test_cluster_column_shapes_cover_their_runs():
     """The column kernels' launches (runs of n x inner interleaved columns, 16-byte aligned): chunks
     of a multiple of inner elements that cover the run, threads holding every slot, no shared

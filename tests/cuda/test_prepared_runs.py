@@ -6,7 +6,7 @@ import pytest
 import torch
 
 from fastsoftmax.backends.cuda import backend as cuda_backend
-from fastsoftmax.backends.cuda import launch, tiers
+from fastsoftmax.backends.cuda import launch, plans, tiers
 
 
 @pytest.fixture
@@ -44,12 +44,21 @@ def test_forward_plans_by_log_and_alignment(prepared):
     assert all(key[8] == (x.data_ptr() | y.data_ptr() | 2048) & 15 for key in built)
     assert [entry[1] for entry in launched] == [(x.data_ptr(), y.data_ptr())] * 3
     assert all(entry[2] == 1000 for entry in launched)
-    # an output one element in: another alignment, another plan
+    # an output one element in: another alignment, and the pointers' offsets within 16 bytes differ
+    # (plans.PHASES_DIFFER), another plan
     y_odd = torch.empty(4 * 1024 + 1, dtype=torch.bfloat16)[1:].view(4, 1024)
     run(x, y_odd, False)
-    assert len(built) == 3 and built[-1][8] == (x.data_ptr() | y_odd.data_ptr() | 2048) & 15
-    # only the calls that met a new plan took the general path (enter); the repeated one did not
-    assert entered == [0, 0, 0]
+    low = (x.data_ptr() | y_odd.data_ptr() | 2048) & 15
+    assert len(built) == 3 and built[-1][8] == low | plans.PHASES_DIFFER
+    # both one element in: the same low bits, offsets alike, another plan; repeated, none
+    x_odd = torch.empty(4 * 1024 + 1, dtype=torch.bfloat16)[1:].view(4, 1024)
+    run(x_odd, y_odd, False)
+    run(x_odd, y_odd, False)
+    assert len(built) == 4 and built[-1][8] == low
+    run(x, y_odd, False)
+    assert len(built) == 4
+    # only the calls that met a new plan took the general path (enter); the repeated ones did not
+    assert entered == [0, 0, 0, 0]
 
 
 def test_backward_takes_three_tensors(prepared):
@@ -60,6 +69,14 @@ def test_backward_takes_three_tensors(prepared):
     run(y, dy, dx, True)
     assert len(built) == 1 and built[0][7] is True
     assert [entry[1] for entry in launched] == [(y.data_ptr(), dy.data_ptr(), dx.data_ptr())] * 2
+    # dy or dx alone at another offset within 16 bytes: plans of their own, with PHASES_DIFFER
+    for odd in (1, 2):
+        tensors = [y, dy, dx]
+        tensors[odd] = torch.empty(8 * 100 + 1)[1:].view(8, 100)
+        run(*tensors, True)
+        run(*tensors, True)
+        assert built[-1][8] == ((y.data_ptr() | tensors[odd].data_ptr() | 400) & 15) | plans.PHASES_DIFFER
+    assert len(built) == 2  # the same key both times: dy's and dx's offsets differ alike from y's
 
 
 def test_tuning_reaches_the_plan_key(prepared):

@@ -22,6 +22,7 @@ import torch
 from . import compiler, launch, plans, strided, tiers
 from .instances import CXX_TYPES, Instance, source_for
 from .launch import device_facts, enter, leave, raw_stream
+from .plans import PHASES_DIFFER
 from .tiers import TIERS
 
 _data_ptr = torch.Tensor.data_ptr
@@ -178,14 +179,15 @@ class CudaBackend:
                 bits = stride_bits
                 for pointer in pointers:
                     bits |= pointer
+                bits = (bits & 15) | plans.pointer_phases_differ(pointers)
                 tuning = _current_tuning()
-                local = (log, bits & 15, tuning)
+                local = (log, bits, tuning)
                 go = ready.get(local)
                 if go is None:
-                    key = (tier, dtype, outer, n, inner, strides, log, backward, bits & 15, dev, tuning)
+                    key = (tier, dtype, outer, n, inner, strides, log, backward, bits, dev, tuning)
                     go = ready[local] = plan_of(key)
                     if tuning is default_tuning:
-                        common[(log, bits & 15)] = go
+                        common[(log, bits)] = go
                 go(pointers, raw_stream(dev))
             finally:
                 if pushed:
@@ -197,7 +199,8 @@ class CudaBackend:
                 if torch_device() == dev and getattr(thread, "context_ready", False):
                     if _current_tuning() is default_tuning:
                         p0, p1, p2 = y.data_ptr(), dy.data_ptr(), dx.data_ptr()
-                        go = common.get((log, (stride_bits | p0 | p1 | p2) & 15))
+                        bits = (stride_bits | p0 | p1 | p2) & 15
+                        go = common.get((log, bits | PHASES_DIFFER if ((p0 ^ p1) | (p0 ^ p2)) & 15 else bits))
                         if go is not None:
                             go((p0, p1, p2), raw_stream(dev))
                             return
@@ -209,7 +212,8 @@ class CudaBackend:
                 if torch_device() == dev and getattr(thread, "context_ready", False):
                     if _current_tuning() is default_tuning:
                         p0, p1 = x.data_ptr(), y.data_ptr()
-                        go = common.get((log, (stride_bits | p0 | p1) & 15))
+                        bits = (stride_bits | p0 | p1) & 15
+                        go = common.get((log, bits | PHASES_DIFFER if (p0 ^ p1) & 15 else bits))
                         if go is not None:
                             go((p0, p1), raw_stream(dev))
                             return

@@ -386,6 +386,19 @@ CLUSTER_MAX_REGISTERS = {
     (4, False, 64): 104,
 }
 
+#: the same for the rows held by their whole packs, the ends apart (cluster_tier.cuh, InteriorSlice),
+#: whose forward at the caps above spilled 8-112 bytes (NVRTC 13): the least caps, in steps of 4-8,
+#: that compile without a spill
+CLUSTER_ALIKE_MAX_REGISTERS = {
+    (2, False, 16): 48,
+    (2, False, 32): 56,
+    (2, False, 64): 72,
+    (4, False, 8): 40,
+    (4, False, 16): 48,
+    (4, False, 32): 72,
+    (4, False, 64): 112,
+}
+
 
 def cluster_keeps(dtype: torch.dtype, backward: bool, log: bool, held: int) -> bool:
     """Whether a cluster instance of this kind has a kept-exponentials form."""
@@ -408,13 +421,13 @@ CLUSTER_COLUMNS_MAX_REGISTERS = {
 }
 
 
-def cluster_max_registers(
-    dtype: torch.dtype, backward: bool, held: int, columns: bool = False, kept: bool = False
-) -> int:
-    """The register cap of a cluster instance (0: none beyond the launch bound's)."""
-    if kept:
+def cluster_max_registers(dtype: torch.dtype, backward: bool, held: int, columns: bool = False, form: str = "") -> int:
+    """The register cap of a cluster instance of a form ("", "kept", "alike"; 0: none beyond the
+    launch bound's)."""
+    if form == "kept":
         return 0
-    caps = CLUSTER_COLUMNS_MAX_REGISTERS if columns else CLUSTER_MAX_REGISTERS
+    caps = {"": CLUSTER_MAX_REGISTERS, "alike": CLUSTER_ALIKE_MAX_REGISTERS}[form]
+    caps = CLUSTER_COLUMNS_MAX_REGISTERS if columns else caps
     return caps.get((CXX_TYPES[dtype][2], backward, held), 0)
 
 
@@ -520,8 +533,10 @@ CLUSTER_HELD_ELEMS_BEFORE_THREADS = {False: {2: 64, 4: 32}, True: {2: 64, 4: 64}
 CLUSTER_HELD_FIRST = True
 
 
-#: the 16-bit backward of rows off 16-byte boundaries takes twice the cluster its row's size gives,
-#: from this size on: such a row's two edge slots can add a warp to every CTA (288 threads of 121-128
+#: the 16-bit backward of rows off 16-byte boundaries cut at those boundaries (tensors whose rows lie
+#: at different offsets within 16 bytes; rows alike take their whole packs since the forty-fourth set,
+#: plans.cluster_whole_packs, with the aligned row's shape) takes twice the cluster its row's size
+#: gives, from this size on: such a row's two edge slots can add a warp to every CTA (288 threads of 121-128
 #: registers: one CTA an SM where the aligned row's 256 hold two). H200, alternated in one process
 #: (results 2026-12-02_h200_s43/cluster_ctas*.txt, the 16-bit kernels gathering their edges then): bf16
 #: 2048 x 65535 0.75 of copy with 8 CTAs against 0.49 with 4, 1024 x 131071 0.70 with 16 against 0.49
@@ -860,7 +875,7 @@ class Instance:
     group: int = 0  # warp, flat_rows: lanes per row
     rows: int = 0  # warp: rows per group
     stage: str = ""  # split_row: "partials" (kernel 1) or "finish" (kernel 2)
-    storage: str = ""  # block_regs: block_regs_storage(...); "" takes its default; cluster: "kept"
+    storage: str = ""  # block_regs: block_regs_storage(...); "" takes its default; cluster: "kept", "alike"
     window: bool = False  # warp, block_regs: rows held in their aligned window's packs (WINDOW_PACK)
     # cluster, cluster_stream: runs of interleaved columns (cluster_tier.cuh's column kernels,
     # grid_row_tier.cuh's cluster_stream_*_columns)
@@ -998,11 +1013,11 @@ class Instance:
         packs = self.cols // self.pack
         if not packs:
             raise ValueError(f"{self.name}: a cluster instance holds K >= 1 packs a thread (cols = K x pack)")
-        if self.storage not in ("", "kept") or (
-            self.storage and not cluster_keeps(self.dtype, self.backward, self.log, self.cols)
-        ):
+        forms = ("", "kept" if cluster_keeps(self.dtype, self.backward, self.log, self.cols) else "")
+        if self.storage not in forms + (() if self.columns else ("alike",)):
             raise ValueError(f"{self.name}: no cluster form {self.storage!r} for this instance")
         keep = "true" if self.storage == "kept" else "false"
+        alike = "true" if self.storage == "alike" else "false"
         targs = f"{t}, {self.pack}, {packs}, {log}"
         if self.columns:
             if self.backward:
@@ -1023,16 +1038,18 @@ class Instance:
         elif self.backward:
             params = f"const {t}* y, const {t}* dy, {t}* dx, i64 rows, i64 n, i64 y_pitch, i64 dy_pitch, i64 dx_pitch"
             call = (
-                f"cluster_backward_regs<{targs}>(DirectLoad<{t}>{{y, y_pitch}}, "
+                f"cluster_backward_regs<{targs}, {alike}>("
+                f"DirectLoad<{t}>{{y, y_pitch}}, "
                 f"DirectLoad<{t}>{{dy, dy_pitch}}, DirectStore<{t}>{{dx, dx_pitch}}, rows, n)"
             )
         else:
             params = f"const {t}* x, {t}* y, i64 rows, i64 n, i64 x_pitch, i64 y_pitch"
             call = (
-                f"cluster_forward_regs<{targs}, {keep}>(DirectLoad<{t}>{{x, x_pitch}}, DirectStore<{t}>{{y, y_pitch}}, "
+                f"cluster_forward_regs<{targs}, {keep}, {alike}>(DirectLoad<{t}>{{x, x_pitch}}, "
+                f"DirectStore<{t}>{{y, y_pitch}}, "
                 "rows, n)"
             )
-        registers = cluster_max_registers(self.dtype, self.backward, self.cols, self.columns, self.storage == "kept")
+        registers = cluster_max_registers(self.dtype, self.backward, self.cols, self.columns, self.storage)
         # the cap sets how many CTAs of the thread counts this instance is launched with share an SM
         bound = kernel_bound(registers, cluster_max_threads(self.backward, packs))
         return f'extern "C" __global__ void {bound} {self.name}({params}) {{\n    {call};\n}}\n'
@@ -1247,9 +1264,9 @@ def all_instances():
                 for packs in cluster_held_packs(backward):
                     held = packs * cluster_pack(dtype)
                     out.append(Instance("cluster", dtype, backward, log, cluster_pack(dtype), cols=held))
-                    if cluster_keeps(dtype, backward, log, held):
+                    for form in ("kept",) * cluster_keeps(dtype, backward, log, held) + ("alike",):
                         out.append(
-                            Instance("cluster", dtype, backward, log, cluster_pack(dtype), cols=held, storage="kept")
+                            Instance("cluster", dtype, backward, log, cluster_pack(dtype), cols=held, storage=form)
                         )
                     pack = CLUSTER_COLUMNS_PACK
                     out.append(Instance("cluster", dtype, backward, log, pack, cols=packs * pack, columns=True))

@@ -66,11 +66,23 @@ from .instances import (
 )
 from .launch import Kernel, device_facts, stream_workspace, torch_device
 
+#: the bit of a call's alignment that says its pointers lie at different offsets within 16 bytes
+#: (set only where the low bits are not all zero, so that every test of the low bits reads as before)
+PHASES_DIFFER = 16
+
+
+def pointer_phases_differ(pointers) -> int:
+    """PHASES_DIFFER where the pointers do not all share one offset within 16 bytes, else 0."""
+    first = pointers[0] if pointers else 0
+    return PHASES_DIFFER if any((pointer ^ first) & 15 for pointer in pointers) else 0
+
 
 def alignment(pointers, strides, itemsize: int, outer: int) -> int:
     """The largest power of two up to 16 that every pointer and every byte stride divides (the
     outer stride only counts when there is more than one row; a step along inner not at all: a
-    stepped tensor is read in packs of the span its elements lie in, see strided.build)."""
+    stepped tensor is read in packs of the span its elements lie in, see strided.build), as its
+    low four bits (0: 16 bytes), with PHASES_DIFFER added where the pointers' offsets within 16
+    bytes differ (the strides are in the plan's key themselves)."""
     bits = 0
     for pointer in pointers:
         bits |= pointer
@@ -79,7 +91,14 @@ def alignment(pointers, strides, itemsize: int, outer: int) -> int:
             bits |= tensor_strides[0] * itemsize
         for stride in tensor_strides[1:2]:
             bits |= stride * itemsize
-    return bits & 15
+    return (bits & 15) | pointer_phases_differ(pointers)
+
+
+def rows_alike(align: int, pitches, itemsize: int, outer: int) -> bool:
+    """Whether every row of every tensor of a call starts at the same offset within 16 bytes: the
+    pointers' offsets agree (no PHASES_DIFFER in ``align``) and, with more than one row, so do the
+    pitches'."""
+    return not align & PHASES_DIFFER and (outer == 1 or len({p * itemsize & 15 for p in pitches}) == 1)
 
 
 def build(load, key):
@@ -191,30 +210,78 @@ def _pick_block(kernel: Kernel, n: int, pack: int, smem: int) -> tuple[int, int]
     return BLOCK_SIZES[0], 0
 
 
+def cluster_whole_packs(backward: bool, itemsize: int, on_boundaries: bool, boundary, whole) -> bool:
+    """Whether the cluster tier cuts rows whose tensors share each row's offset within 16 bytes into
+    their whole packs, the rows' ends apart (cluster_tier.cuh, InteriorSlice), rather than at their
+    16-byte boundaries, by default. ``on_boundaries``: every row starts and ends on one (nothing to
+    cut apart: the kernels measured there stay); ``boundary`` and ``whole``: the launch shapes of the
+    two cuts (instances.cluster_shape; ``boundary`` None where that cut cannot hold the row).
+
+    H200, alternated in one process (benchmarks/results/2026-12-02_h200_s44): the 16-bit backward
+    everywhere (bf16 2670 x 50257 0.72 -> 0.93 of copy, 1024 x 131071 0.67 -> 0.99, 64 x 262143 0.44
+    -> 0.71; the boundary cut placed each partial slot as it was read, one warp a row waiting on its
+    loads); the forward and the float32 backward where the boundary cut takes a larger launch (its
+    slices hold one pack more: bf16 forward 1024 x 131071 on 288 threads 0.80, whole packs on 256
+    0.87; float32 backward 1024 x 131071 0.65 -> 1.03), not where both cuts launch alike (bf16
+    forward 2670 x 50257 0.86 against 0.78, float32 log-softmax backward 0.98 against 0.86, the
+    forward of decode shapes 0.03-0.09 behind)."""
+    if on_boundaries:
+        return False
+    if backward and itemsize == 2:
+        return True
+    return boundary is None or (boundary.ctas, boundary.threads, boundary.held) != (
+        whole.ctas,
+        whole.threads,
+        whole.held,
+    )
+
+
 def _cluster(load, dtype, outer, n, pitches, log, backward, align, dev, tuning):
     """One cluster of CTAs per row (see instances.cluster_shape for the launch contract)."""
-    if cluster_max_cols(dtype, backward, aligned=align == 0) < n <= cluster_max_cols(dtype, backward, aligned=True):
+    facts = device_facts(dev)
+    itemsize = CXX_TYPES[dtype][2]
+
+    def shape_at(aligned: bool):
+        # aligned: a slice's packs as a row's on 16-byte boundaries, and no shared memory
+        return cluster_shape(
+            n,
+            dtype,
+            backward,
+            rows=outer,
+            sm_count=facts.sm_count,
+            ctas=tuning.cluster_ctas or 0,
+            aligned=aligned,
+            threads=tuning.cluster_threads or 0,
+            packs=tuning.cluster_packs or 0,
+            held_first=facts.high_bandwidth_per_sm,
+        )
+
+    # rows whose tensors share each row's offset within 16 bytes may be cut into their whole packs,
+    # the ends apart (cluster_whole_packs)
+    alike = rows_alike(align, pitches, itemsize, outer)
+    if tuning.cluster_alike and not alike:
+        raise ValueError(
+            "tier 'cluster' holds rows by their whole packs (cluster_alike) only where every tensor's rows "
+            "share their offset within 16 bytes"
+        )
+    if alike and tuning.cluster_alike is None:
+        try:
+            boundary = shape_at(align == 0)
+        except ValueError:  # too long for that cut
+            boundary = None
+        on_boundaries = align == 0 and n * itemsize % 16 == 0
+        alike = cluster_whole_packs(backward, itemsize, on_boundaries, boundary, shape_at(True))
+    alike = alike and tuning.cluster_alike is not False
+    aligned = align == 0 or alike
+    if cluster_max_cols(dtype, backward, aligned=aligned) < n <= cluster_max_cols(dtype, backward, aligned=True):
         # rows the cluster tier holds in registers on 16-byte boundaries only (tier choice takes it
         # for rows on them), here off them (a plan remembered for another call's alignment): held
         # across the cluster's shared memory instead. Rows it holds at no alignment are refused
         # (cluster_shape: "too long"), as a forced tier that cannot compute them must be.
         return _cluster_stream(load, dtype, outer, n, pitches, log, backward, dev, tuning)
-    facts = device_facts(dev)
     if not facts.cluster_launch:
         raise ValueError(f"tier 'cluster' needs thread-block clusters (sm_90 or newer), not {facts.arch}")
-    # align == 0: every row of every tensor starts 16-byte aligned, and no shared memory is needed
-    shape = cluster_shape(
-        n,
-        dtype,
-        backward,
-        rows=outer,
-        sm_count=facts.sm_count,
-        ctas=tuning.cluster_ctas or 0,
-        aligned=align == 0,
-        threads=tuning.cluster_threads or 0,
-        packs=tuning.cluster_packs or 0,
-        held_first=facts.high_bandwidth_per_sm,
-    )
+    shape = shape_at(aligned)
 
     def kernel_of(storage: str) -> Kernel:
         inst = Instance("cluster", dtype, backward, log, shape.pack, cols=shape.held, storage=storage)
@@ -235,7 +302,7 @@ def _cluster(load, dtype, outer, n, pitches, log, backward, align, dev, tuning):
 
     # kept exponentials (one exponential an element, more registers): for rows whose tensors are
     # all 16-byte aligned, where the launch stays one wave of clusters with them
-    keeps = cluster_keeps(dtype, backward, log, shape.held) and align == 0
+    keeps = cluster_keeps(dtype, backward, log, shape.held) and align == 0 and not tuning.cluster_alike
     if tuning.cluster_kept and not keeps:
         raise ValueError(
             f"tier 'cluster' keeps exponentials only for 16-bit softmax forward of 16-byte aligned rows held "
@@ -247,7 +314,7 @@ def _cluster(load, dtype, outer, n, pitches, log, backward, align, dev, tuning):
     if kept is not None and (tuning.cluster_kept or kept.resident_clusters() >= outer):
         kernel = kept
     else:
-        kernel = kernel_of("")
+        kernel = kernel_of("alike" if alike else "")
     resident = kernel.resident_clusters()
     if resident < 1:
         raise ValueError(

@@ -203,6 +203,10 @@ class Tuning:
     split_row_blocks_per_sm: int | None = None
     #: cluster: kept exponentials (True), or never (False), instead of where the launch is one wave
     cluster_kept: bool | None = None
+    #: cluster: rows whose tensors share their offset within 16 bytes held by the rows' whole packs,
+    #: their ends apart (True: an error elsewhere), or cut at the rows' 16-byte boundaries as any
+    #: other (False), instead of wherever the rows allow it and are not on 16-byte boundaries all through
+    cluster_alike: bool | None = None
     #: warp, block_regs: rows off 16-byte boundaries held in the 16-byte packs of their aligned
     #: window (True), or in packs as wide as their alignment (False), instead of takes_window's rule
     row_window: bool | None = None
