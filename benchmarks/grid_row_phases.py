@@ -51,7 +51,10 @@ FORWARD_MARKS = (
     ("        const T* src = load.row_ptr(row);", "FS_MARK(0);\n"),
     ("        MaxSum state = empty_maxsum();", "FS_MARK(1);\n"),
     ("        each_edge<T, P>(load, src, slice, first, count, whole, neg_inf()", "FS_MARK(2);\n"),
-    ("#pragma unroll 1\n        for (int g = 0; g < kGridRowStages; ++g)\n            state = merge", "FS_MARK(3);\n"),
+    (
+        "#pragma unroll 1\n        for (int g = 0; g < kGridRowStages; ++g) {\n            const bool next",
+        "FS_MARK(3);\n",
+    ),
     # RowGridTeam::total, the team of the grid_row tier (its forward pair; ws is the team's)
     ("        float2* pairs = reinterpret_cast<float2*>(ws)", "FS_MARK_IN(ws, 4);\n"),
     ("        cooperative_groups::this_grid().sync();\n        return merge_grid_pairs", "FS_MARK_IN(ws, 5);\n"),

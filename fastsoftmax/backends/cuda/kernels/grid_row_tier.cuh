@@ -230,9 +230,9 @@ struct RowGridTeam {
 };
 
 struct RowClusterTeam {
-    // all four cp.async groups issued first: one by one, cluster_stream's forward of 16-bit rows of
-    // 699051 and 2^20 columns read 0.03 lower in the main benchmark than the run before (two runs, not
-    // alternated in one process; results 2026-12-02_h200_s44), so it keeps the form measured there
+    // all four cp.async groups issued first: one by one, cluster_stream's forward ran 16-bit rows
+    // slower (H200, alternated in one process: bf16 191 x 699051 0.600 against 0.572, 128 x 2^20 0.680
+    // against 0.666; float32 level; results 2026-12-02_h200_s44/cluster_stream_groups_ab.txt)
     static constexpr bool kGroupsOneByOne = false;
     // Each CTA posts its pair in its own shared memory (two posts, by round parity) and reads its
     // peers' after a cluster barrier. A CTA passes round r + 1's barrier only once every peer has
