@@ -222,7 +222,7 @@ def cluster_whole_packs(backward: bool, itemsize: int, on_boundaries: bool, boun
     -> 0.71; the boundary cut placed each partial slot as it was read, one warp a row waiting on its
     loads); the forward and the float32 backward where the boundary cut takes a larger launch (its
     slices hold one pack more: bf16 forward 1024 x 131071 on 288 threads 0.80, whole packs on 256
-    0.87; float32 backward 1024 x 131071 0.65 -> 1.03), not where both cuts launch alike (bf16
+    0.85; float32 backward 1024 x 131071 0.65 -> 1.03), not where both cuts launch alike (bf16
     forward 2670 x 50257 0.86 against 0.78, float32 log-softmax backward 0.98 against 0.86, the
     forward of decode shapes 0.03-0.09 behind)."""
     if on_boundaries:

@@ -51,7 +51,9 @@
 // partial (loaded and stored element by element, the outside replaced by padding). Tensors whose
 // rows are misaligned differently from each other (x and y forward; y, dy and dx backward) are
 // re-cut through shared memory (realign), which the host allocates only when some pointer or
-// pitch is not a multiple of 16 bytes.
+// pitch is not a multiple of 16 bytes. Where every tensor shares each row's misalignment, the
+// kernels can instead take the row's whole packs only, its head and tail apart (InteriorSlice, the
+// ALIKE forms; the host's rule: plans.cluster_whole_packs).
 //
 // Loads and stores go through small functors in the style of OneFlow's softmax: LOAD reads raw
 // packs and converts them to float32 (a fused scale or mask would go in convert), STORE converts
