@@ -18,6 +18,8 @@ Argument order of the kernels (every parameter 8 bytes, see ``instances.py``):
 
 from __future__ import annotations
 
+import functools
+
 import torch
 
 from . import strided, tiers
@@ -241,6 +243,7 @@ def _cluster(load, dtype, outer, n, pitches, log, backward, align, dev, tuning):
     facts = device_facts(dev)
     itemsize = CXX_TYPES[dtype][2]
 
+    @functools.cache  # the rule below and the launch ask for the same cut
     def shape_at(aligned: bool):
         # aligned: a slice's packs as a row's on 16-byte boundaries, and no shared memory
         return cluster_shape(

@@ -382,6 +382,29 @@ __device__ __forceinline__ MaxSum merge_posts(const unsigned long long* posts, i
     return MaxSum{m, group_sum<32>(sum)};
 }
 
+// A post's bits: a (max, sum) pair in one 8-byte word, a sum in four.
+__device__ __forceinline__ unsigned long long post_bits(MaxSum v) {
+    return (unsigned long long)__float_as_uint(v.max) | ((unsigned long long)__float_as_uint(v.sum) << 32);
+}
+__device__ __forceinline__ unsigned post_bits(float v) { return __float_as_uint(v); }
+
+#if __CUDA_ARCH__ >= 900
+// The row's (max, sum) from the warps' pairs (each against its warp's maximum, the lanes' sums not
+// yet added), every warp of every CTA of the cluster alike.
+__device__ __forceinline__ MaxSum cluster_total(ClusterAllToAll<unsigned long long>& all, unsigned round, MaxSum pair) {
+    pair.sum = group_sum<32>(pair.sum);
+    return merge_posts(all.exchange(round, post_bits(pair)), all.count());
+}
+
+// The backward's: the row's total from the warps' sums.
+__device__ __forceinline__ float cluster_total(ClusterAllToAll<unsigned>& all, unsigned round, float sum) {
+    const unsigned* posts = all.exchange(round, post_bits(group_sum<32>(sum)));
+    float total = 0.0f;
+    for (int i = threadIdx.x & 31; i < all.count(); i += 32) total += __uint_as_float(posts[i]);
+    return group_sum<32>(total);
+}
+#endif
+
 // ---- register-held slots ----------------------------------------------------------------------
 // The maximum of a thread's held slots [0, count) (slot_of numbering).
 template <typename T, int P, int K, typename LOAD>
@@ -487,9 +510,7 @@ template <typename T, int P, int K, typename LOAD>
 __device__ __forceinline__ void load_whole(const LOAD& load, const T* row, const ClusterSlice<P>& s, i64 first,
                                            int count, float pad, Pack<T, P> (&x)[K]) {
     const WholeSlots<P> whole(s, first, count);
-    Pack<T, P> padding;
-#pragma unroll
-    for (int i = 0; i < P; ++i) padding.elems()[i] = from_float<T>(pad);
+    const Pack<T, P> padding = filled_pack<T, P>(pad);
 #pragma unroll
     for (int k = 0; k < K; ++k)
         x[k] = whole(slot_of(k)) ? load.template read<P>(row, first + (i64)slot_of(k) * P) : padding;
@@ -547,9 +568,7 @@ template <typename T, int P, int K, typename LOAD>
 __device__ __forceinline__ void load_held(const LOAD& load, const T* row, const ClusterSlice<P>& s, i64 first,
                                           int count, float pad, Pack<T, P> (&x)[K]) {
     const WholeSlots<P> whole(s, first, count);
-    Pack<T, P> padding;
-#pragma unroll
-    for (int i = 0; i < P; ++i) padding.elems()[i] = from_float<T>(pad);
+    const Pack<T, P> padding = filled_pack<T, P>(pad);
 #pragma unroll
     for (int k = 0; k < K; ++k)
         x[k] = whole(slot_of(k)) ? load.template read<P>(row, first + (i64)slot_of(k) * P) : padding;
@@ -784,9 +803,7 @@ struct RowEnd {
 template <typename T, int P, int K, typename LOAD>
 __device__ __forceinline__ void load_interior(const LOAD& load, const T* row, const InteriorSlice<P>& s, float pad,
                                               Pack<T, P> (&x)[K]) {
-    Pack<T, P> padding;
-#pragma unroll
-    for (int i = 0; i < P; ++i) padding.elems()[i] = from_float<T>(pad);
+    const Pack<T, P> padding = filled_pack<T, P>(pad);
 #pragma unroll
     for (int k = 0; k < K; ++k)
         x[k] = slot_of(k) < s.count ? load.template read<P>(row, s.first + (i64)slot_of(k) * P) : padding;
@@ -857,10 +874,7 @@ __device__ __forceinline__ void cluster_forward_alike(const LOAD& load, const ST
         pair = e.template pair<false>(held_sum<false>(load, x, slice.count, row, slice.first, e) +
                                       pack_sum<false>(load, x_end, row, end.from, e));
     }
-    pair.sum = group_sum<32>(pair.sum);
-    const unsigned long long post =
-        (unsigned long long)__float_as_uint(pair.max) | ((unsigned long long)__float_as_uint(pair.sum) << 32);
-    const MaxSum total = merge_posts(all.exchange(round, post), all.count());
+    const MaxSum total = cluster_total(all, round, pair);
     if (fused_output<LOG, T>(total)) {
         store_interior<T, P, K>(load, store, slice, end, x, end.template read<T>(load, src, neg_inf()), row,
                                 EachElement<P, FusedNormaliser<T>>{FusedNormaliser<T>(total)});
@@ -910,10 +924,7 @@ __device__ __forceinline__ void cluster_forward_regs(const LOAD& load, const STO
         } else {
             pair = held_pair<!LOG, T, P, K>(load, x, count, row, first, m);
         }
-        pair.sum = group_sum<32>(pair.sum);
-        const unsigned long long post =
-            (unsigned long long)__float_as_uint(pair.max) | ((unsigned long long)__float_as_uint(pair.sum) << 32);
-        const MaxSum total = merge_posts(all.exchange(round, post), all.count());
+        const MaxSum total = cluster_total(all, round, pair);
         if constexpr (KEEP) {
             store_kept<T, P, K>(store, slice, terms, count, row, first, KeptScale(e, total));
             continue;
@@ -971,16 +982,6 @@ __device__ __forceinline__ void backward_slot(const LOAD& load_y, const LOAD& lo
 #pragma unroll
     for (int i = 0; i < P; ++i) v[i] = input_grad<LOG>(v[i], dyv[i], total);
 }
-
-#if __CUDA_ARCH__ >= 900
-// The row's total from the warps' sums, every warp of every CTA of the cluster alike.
-__device__ __forceinline__ float cluster_total(ClusterAllToAll<unsigned>& all, unsigned round, float sum) {
-    const unsigned* posts = all.exchange(round, __float_as_uint(group_sum<32>(sum)));
-    float total = 0.0f;
-    for (int i = threadIdx.x & 31; i < all.count(); i += 32) total += __uint_as_float(posts[i]);
-    return group_sum<32>(total);
-}
-#endif
 
 // ALIKE: the host guarantees that y, dy and dx share every row's misalignment (InteriorSlice's
 // cut, the row's ends apart); otherwise the slices are cut at the row's 16-byte boundaries and
@@ -1155,10 +1156,6 @@ __device__ __forceinline__ MaxSum merged(const MaxSum* values, int count, int st
     for (int i = 0; i < count; ++i) sum += rescaled_sum(values[i * stride].max, values[i * stride].sum, m);
     return MaxSum{m, sum};
 }
-__device__ __forceinline__ unsigned long long post_bits(MaxSum v) {
-    return (unsigned long long)__float_as_uint(v.max) | ((unsigned long long)__float_as_uint(v.sum) << 32);
-}
-__device__ __forceinline__ unsigned post_bits(float v) { return __float_as_uint(v); }
 
 #if __CUDA_ARCH__ >= 900
 
