@@ -567,13 +567,9 @@ __device__ __forceinline__ void place_edges(Pack<T, P> (&x)[K], const EdgeSlots<
 template <typename T, int P, int K, typename LOAD>
 __device__ __forceinline__ void load_held(const LOAD& load, const T* row, const ClusterSlice<P>& s, i64 first,
                                           int count, float pad, Pack<T, P> (&x)[K]) {
-    const WholeSlots<P> whole(s, first, count);
-    const Pack<T, P> padding = filled_pack<T, P>(pad);
-#pragma unroll
-    for (int k = 0; k < K; ++k)
-        x[k] = whole(slot_of(k)) ? load.template read<P>(row, first + (i64)slot_of(k) * P) : padding;
-    each_partial_slot<P, K>(whole, first, count, [&](i64 col, int k) {
-        Pack<T, P> edge = padding;
+    load_whole<T, P, K>(load, row, s, first, count, pad, x);
+    each_partial_slot<P, K>(WholeSlots<P>(s, first, count), first, count, [&](i64 col, int k) {
+        Pack<T, P> edge = filled_pack<T, P>(pad);
 #pragma unroll
         for (int i = 0; i < P; ++i)
             if (col + i >= s.begin && col + i < s.end) edge.elems()[i] = load.read1(row, col + i);
