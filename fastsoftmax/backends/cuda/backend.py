@@ -199,6 +199,7 @@ class CudaBackend:
                 if torch_device() == dev and getattr(thread, "context_ready", False):
                     if _current_tuning() is default_tuning:
                         p0, p1, p2 = y.data_ptr(), dy.data_ptr(), dx.data_ptr()
+                        # plans.alignment's value, PHASES_DIFFER as plans.pointer_phases_differ
                         bits = (stride_bits | p0 | p1 | p2) & 15
                         go = common.get((log, bits | PHASES_DIFFER if ((p0 ^ p1) | (p0 ^ p2)) & 15 else bits))
                         if go is not None:
@@ -212,6 +213,7 @@ class CudaBackend:
                 if torch_device() == dev and getattr(thread, "context_ready", False):
                     if _current_tuning() is default_tuning:
                         p0, p1 = x.data_ptr(), y.data_ptr()
+                        # plans.alignment's value, PHASES_DIFFER as plans.pointer_phases_differ
                         bits = (stride_bits | p0 | p1) & 15
                         go = common.get((log, bits | PHASES_DIFFER if (p0 ^ p1) & 15 else bits))
                         if go is not None:

@@ -426,8 +426,10 @@ def cluster_max_registers(dtype: torch.dtype, backward: bool, held: int, columns
     launch bound's)."""
     if form == "kept":
         return 0
-    caps = {"": CLUSTER_MAX_REGISTERS, "alike": CLUSTER_ALIKE_MAX_REGISTERS}[form]
-    caps = CLUSTER_COLUMNS_MAX_REGISTERS if columns else caps
+    if columns:
+        caps = CLUSTER_COLUMNS_MAX_REGISTERS
+    else:
+        caps = CLUSTER_ALIKE_MAX_REGISTERS if form == "alike" else CLUSTER_MAX_REGISTERS
     return caps.get((CXX_TYPES[dtype][2], backward, held), 0)
 
 
@@ -1013,8 +1015,8 @@ class Instance:
         packs = self.cols // self.pack
         if not packs:
             raise ValueError(f"{self.name}: a cluster instance holds K >= 1 packs a thread (cols = K x pack)")
-        forms = ("", "kept" if cluster_keeps(self.dtype, self.backward, self.log, self.cols) else "")
-        if self.storage not in forms + (() if self.columns else ("alike",)):
+        kept = cluster_keeps(self.dtype, self.backward, self.log, self.cols)
+        if self.storage not in ("", *("kept",) * kept, *("alike",) * (not self.columns)):
             raise ValueError(f"{self.name}: no cluster form {self.storage!r} for this instance")
         keep = "true" if self.storage == "kept" else "false"
         alike = "true" if self.storage == "alike" else "false"
