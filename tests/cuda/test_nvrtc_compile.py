@@ -639,7 +639,15 @@ def test_cluster_shapes_cover_their_rows():
     # 16-bit: 16K elements (32 KiB) per CTA before the cluster doubles; float32 16K forward, 8K backward
     assert cluster_shape(16384, torch.bfloat16, False).ctas == 2  # never 1: see cluster_shape
     assert cluster_shape(32768, torch.bfloat16, False).ctas == 2
-    assert cluster_shape(65536, torch.bfloat16, True, aligned=True).ctas == 4
+    assert cluster_shape(65536, torch.bfloat16, False, aligned=True).ctas == 4
+    # the 16-bit backward takes 8 CTAs where its row gives 4 and a CTA's share passes three quarters
+    # of the 32 KiB (CLUSTER_16BIT_BACKWARD_EIGHT_AFTER_BYTES): rows of 49153-65536, aligned or not
+    for dtype in (torch.bfloat16, torch.float16):
+        for n, ctas in ((32769, 4), (40000, 4), (49152, 4), (49153, 8), (50257, 8), (50264, 8), (65536, 8)):
+            assert cluster_shape(n, dtype, True, aligned=True).ctas == ctas, (dtype, n)
+            assert cluster_shape(n, dtype, True, rows=2670, sm_count=132, aligned=True, held_first=True).ctas == ctas
+            assert cluster_shape(n, dtype, False, aligned=True).ctas == 4, (dtype, n)
+    assert cluster_shape(50257, torch.bfloat16, True, rows=8, sm_count=132, aligned=True).ctas == 16
     # the 16-bit backward off 16-byte boundaries takes twice the cluster from 4 CTAs on (its edge
     # slots would add a warp a CTA: CLUSTER_MISALIGNED_BACKWARD_DOUBLES_FROM), not from 2, and neither
     # float32 nor the forward

@@ -549,6 +549,16 @@ CLUSTER_HELD_FIRST = True
 #: calls before).
 CLUSTER_MISALIGNED_BACKWARD_DOUBLES_FROM = 4
 
+#: the 16-bit backward of rows (not the column kernels' runs) past this many bytes, whose size gives
+#: them 4 CTAs (at most 128 KiB), takes 8: more than three quarters of CLUSTER_BYTES_PER_CTA a CTA.
+#: H200, 8 CTAs alternated in one process with the 4 the rule gave (benchmarks/grid_row_probe.py,
+#: results 2026-12-02_h200_s45/ctas8_50k.txt; softmax and log-softmax, bf16 and fp16): rows of 50257
+#: (whole packs) 0.921 -> 0.938 of copy at 2670 rows and 0.932 -> 0.954 at 4096, 50264 0.957 -> 0.984
+#: and 1024 x 50264 0.903 -> 0.934, log-softmax 0.02-0.03 alike; 2048 x 65536 0.926 -> 0.970 and 65535
+#: level (1.014 -> 1.015, 2026-12-02_h200_s43 and _s44). Not shorter rows: 2670 x 40000 1.018 -> 0.882,
+#: 2670 x 32769 0.880 -> 0.774.
+CLUSTER_16BIT_BACKWARD_EIGHT_AFTER_BYTES = 3 * CLUSTER_BYTES_PER_CTA
+
 
 def cluster_threads_packs(
     slots: int,
@@ -610,7 +620,8 @@ def cluster_shape(
     share of each tensor within CLUSTER_BYTES_PER_CTA (16K 16-bit elements: 2 CTAs up to 32K, 4 at
     64K, 8 at 128K, 16 from 256K; float32 8K elements), and past 16 CTAs the
     share grows instead; the 16-bit backward of rows off 16-byte boundaries takes twice that from 4 CTAs
-    on (CLUSTER_MISALIGNED_BACKWARD_DOUBLES_FROM). With few rows (``rows * 16 <= sm_count``: decode) the
+    on (CLUSTER_MISALIGNED_BACKWARD_DOUBLES_FROM), and every 16-bit backward row of 4 CTAs past
+    CLUSTER_16BIT_BACKWARD_EIGHT_AFTER_BYTES takes 8. With few rows (``rows * 16 <= sm_count``: decode) the
     cluster is 16 whatever the row,
     so that the row is spread over as many SMs as can share it. ``ctas``, ``threads`` and
     ``packs`` force a choice; ``held_first`` (a GPU of much DRAM bandwidth an SM) takes
@@ -646,6 +657,9 @@ def cluster_shape(
         ctas = max(2, ctas)
         if backward and not aligned and size == 2 and CLUSTER_MISALIGNED_BACKWARD_DOUBLES_FROM <= ctas:
             ctas = min(CLUSTER_SIZES[-1], 2 * ctas)
+        eight = n * size > CLUSTER_16BIT_BACKWARD_EIGHT_AFTER_BYTES
+        if backward and size == 2 and columns == 1 and ctas == 4 and eight:
+            ctas = 8
         if rows and sm_count and rows * CLUSTER_SIZES[-1] <= sm_count:
             ctas = CLUSTER_SIZES[-1]
     if ctas not in CLUSTER_SIZES:
