@@ -32,7 +32,7 @@ def main(argv=None) -> int:
     argv = sys.argv[1:] if argv is None else argv
     cases = {c.label: c for c in layout_cases()}
     for job in argv[0].split(";"):
-        label, dtype_name, direction = job.split(":")
+        label, dtype_name, direction = job.rsplit(":", 2)  # labels may hold colons: x[:, ::2]
         if label not in cases:  # rows: ROWSxCOLS
             shape = tuple(int(size) for size in label.split("x"))
             cases[label] = LayoutCase("rows", label, shape, len(shape) - 1)

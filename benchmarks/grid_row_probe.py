@@ -8,10 +8,11 @@ checked against float64 first.
 
 (--tiers and --shapes A/B any row tiers on any shapes (OUTERxNxINNER: a softmax over the middle
 axis, for the strided tiers; OUTERxNxINNERs2: its inputs x[..., ::2] of a tensor twice as wide, the
-output dense), e.g. where the cluster tier hands long rows
-to split_row; a tier may carry tuning fields, e.g. split_row:split_row_blocks_per_sm=2. With
---baseline DIR, a copy of kernels/ from another revision, a tier written base/NAME runs kernels
-compiled from DIR's headers: the same tier before and after a kernel change, in one process;
+output dense; OUTERxNxINNERo1: its inputs one element into their storage, the output dense), e.g.
+where the cluster tier hands long rows to split_row; a tier may carry tuning fields, e.g.
+split_row:split_row_blocks_per_sm=2. With --baseline DIR, a copy of kernels/ from another revision,
+a tier written base/NAME runs kernels compiled from DIR's headers: the same tier before and after a
+kernel change, in one process;
 --baseline PREFIX=DIR, repeated, names several such folders, their tiers written PREFIX/NAME;
 --baseline-replace "PREFIX|OLD|NEW" edits that folder's kernels where OLD occurs, in its headers
 (a copy) and in the wrappers, e.g. a kernel's constant or a wrapper's launch bounds;
@@ -97,14 +98,16 @@ def axis_of(shape) -> int:
     return 1 if len(shape) == 3 else -1
 
 
-def parse_shape(item: str) -> tuple[tuple[int, ...], int, int]:
-    """'64x262152' -> ((64, 262152), 1, 0); '32x4096x1024s2' -> ((32, 4096, 1024), 2, 0): the inputs a
-    view that steps by 2 along inner (x[..., ::2] of a tensor twice as wide), the output dense;
-    '2670x50257p50264' -> ((2670, 50257), 1, 50264): every tensor, the output too, the first 50257
-    columns of rows 50264 apart (x[:, :n] of a wider tensor)."""
+def parse_shape(item: str) -> tuple[tuple[int, ...], int, int, int]:
+    """'64x262152' -> ((64, 262152), 1, 0, 0); '32x4096x1024s2' -> ((32, 4096, 1024), 2, 0, 0): the
+    inputs a view that steps by 2 along inner (x[..., ::2] of a tensor twice as wide), the output dense;
+    '2670x50257p50264' -> ((2670, 50257), 1, 50264, 0): every tensor, the output too, the first 50257
+    columns of rows 50264 apart (x[:, :n] of a wider tensor); '32x4096x1024o1' -> ((32, 4096, 1024),
+    1, 0, 1): the inputs one element into their storage (x[1:].view(shape)), the output dense."""
     item, _, pitch = item.partition("p")
+    item, _, offset = item.partition("o")
     dims, _, step = item.partition("s")
-    return tuple(int(v) for v in dims.split("x")), int(step or 1), int(pitch or 0)
+    return tuple(int(v) for v in dims.split("x")), int(step or 1), int(pitch or 0), int(offset or 0)
 
 
 def padded(t: torch.Tensor, pitch: int) -> torch.Tensor:
@@ -128,9 +131,18 @@ def stepped(t: torch.Tensor, step: int) -> torch.Tensor:
     return view
 
 
-def make_sets(shape, dtype, backward, step=1, device="cuda", pitch=0):
+def shifted(t: torch.Tensor, offset: int) -> torch.Tensor:
+    """``t``'s values in a dense view ``offset`` elements into its storage (the first NaN)."""
+    if not offset:
+        return t
+    storage = torch.full((offset + t.numel(),), float("nan"), dtype=t.dtype, device=t.device)
+    return storage[offset:].view(t.shape).copy_(t)
+
+
+def make_sets(shape, dtype, backward, step=1, device="cuda", pitch=0, offset=0):
     """Enough independent tensor sets that rotating them leaves L2 cold between calls (inputs that
-    step by ``step`` along the last dim, outputs dense)."""
+    step by ``step`` along the last dim or lie ``offset`` elements into their storage, outputs
+    dense)."""
     per_set = math.prod(shape) * dtype.itemsize * (3 if backward else 2)
     count = max(1, min(8, -(-200_000_000 // per_set)))
     sets = []
@@ -140,10 +152,14 @@ def make_sets(shape, dtype, backward, step=1, device="cuda", pitch=0):
             y = torch.softmax(x.float(), axis_of(shape)).to(dtype)
             dy = torch.randn(*shape, device=device).to(dtype)
             sets.append(
-                (padded(stepped(y, step), pitch), padded(stepped(dy, step), pitch), padded(torch.empty_like(x), pitch))
+                (
+                    padded(shifted(stepped(y, step), offset), pitch),
+                    padded(shifted(stepped(dy, step), offset), pitch),
+                    padded(torch.empty_like(x), pitch),
+                )
             )
         else:
-            sets.append((padded(stepped(x, step), pitch), padded(torch.empty_like(x), pitch)))
+            sets.append((padded(shifted(stepped(x, step), offset), pitch), padded(torch.empty_like(x), pitch)))
     return sets
 
 
@@ -265,8 +281,8 @@ def shape_line(backend, rows, n, dtype, backward) -> str:
     )
 
 
-def ab(backend, copy, shape, dtype, backward, log, iters, tiers=TIERS, step=1, pitch=0) -> tuple[str, bool]:
-    sets = make_sets(shape, dtype, backward, step, pitch=pitch)
+def ab(backend, copy, shape, dtype, backward, log, iters, tiers=TIERS, step=1, pitch=0, offset=0) -> tuple[str, bool]:
+    sets = make_sets(shape, dtype, backward, step, pitch=pitch, offset=offset)
     nbytes = math.prod(shape) * dtype.itemsize * (3 if backward else 2)
     ok = True
     problems = {}
@@ -291,6 +307,7 @@ def ab(backend, copy, shape, dtype, backward, log, iters, tiers=TIERS, step=1, p
         cells.append(f"{tier} {frac:.3f} ({us:.1f}us){' WRONG ' + problems[tier] if problems[tier] else ''}")
     cells += [f"{tier} -" for tier in refused]
     label = "x".join(map(str, shape)) + (f"s{step}" if step > 1 else "") + (f"p{pitch}" if pitch else "")
+    label += f"o{offset}" if offset else ""
     line = f"{TAG[dtype]:<4} {'bwd' if backward else 'fwd'} {'log' if log else 'exp'} {label:<12} " + " | ".join(cells)
     say(line)
     for tier, why in refused.items():
@@ -335,7 +352,7 @@ def main() -> int:
     parser.add_argument("--flush", action="store_true", help="zero twice the L2 before every timed call")
     args = parser.parse_args()
     tiers = tuple(args.tiers.split(","))
-    shapes = tuple((shape, 1, 0) for shape in SHAPES)
+    shapes = tuple((shape, 1, 0, 0) for shape in SHAPES)
     if args.shapes:
         shapes = tuple(parse_shape(item) for item in args.shapes.split(","))
     dtypes = DTYPES
@@ -396,9 +413,9 @@ def main() -> int:
         if args.quick and log:
             continue
         for dtype in dtypes:
-            for shape, step, pitch in shapes:
+            for shape, step, pitch, offset in shapes:
                 try:
-                    line, good = ab(BACKEND, copy, shape, dtype, backward, log, iters, tiers, step, pitch)
+                    line, good = ab(BACKEND, copy, shape, dtype, backward, log, iters, tiers, step, pitch, offset)
                 except Exception as exc:  # noqa: BLE001 - one failing shape must not end the probe
                     line, good = (
                         f"{TAG[dtype]} {'x'.join(map(str, shape))} {'bwd' if backward else 'fwd'}: "

@@ -819,6 +819,23 @@ def test_window_fits_and_tier_choice():
         (torch.float32, True, 100, "strided"),  # under STAGED_WINDOW_MIN_INNER_BYTES
     ):
         assert strided.choose_tier(32, 4096, inner, dtype, backward, limits, False, True) == tier, (dtype, backward)
+    # on a GPU of much DRAM bandwidth an SM, the 16-bit forward over axes of 256 rows or more takes the
+    # strided tier where the rows are whole 16-byte pieces (OFF_BOUNDARY_16BIT_FORWARD_STRIDED_FROM_N)
+    h200 = dataclasses.replace(limits, dram_gbps=4800.0)
+    assert h200.high_bandwidth_per_sm and not limits.high_bandwidth_per_sm
+    for dtype in (torch.bfloat16, torch.float16):
+        for n, inner, backward, tier in (
+            (256, 1024, False, "strided"),
+            (4096, 1024, False, "strided"),
+            (8192, 2048, False, "strided"),
+            (128, 1024, False, "strided_staged"),
+            (4096, 1023, False, "strided_staged"),  # a partial last piece: the windows
+            (4096, 1024, True, "strided_staged"),
+        ):
+            assert strided.choose_tier(32, n, inner, dtype, backward, h200, False, True) == tier, (dtype, n, inner)
+            assert strided.choose_tier(32, n, inner, dtype, backward, limits, False, True) == "strided_staged"
+        assert strided.choose_tier(32, 4096, 1024, dtype, False, h200) == "strided_staged"  # on its boundaries
+    assert strided.choose_tier(32, 4096, 1024, torch.float32, False, h200, False, True) == "strided_staged"
 
 
 def test_window_instances_have_16_byte_packs():

@@ -867,6 +867,32 @@ def test_window_tiles(shape, lead, dtype):
 
 
 @pytest.mark.parametrize("dtype", DTYPES, ids=str)
+@pytest.mark.parametrize("shape,lead", [((3, 700, 1024), 1), ((2, 40000, 520), 5), ((4, 300, 2000), 7)])
+def test_window_tiles_in_either_phase_form(shape, lead, dtype):
+    # tuning.staged_input_phase forces the window tiles' form: every row at the inputs' one phase
+    # (reads unshifted, stores shifted onto the output's boundaries) or each at its own (shifted
+    # reads); both right, forward and backward, and the first refused where the inputs' phases differ
+    from fastsoftmax.backends.cuda import tiers
+
+    per = 16 // torch.empty((), dtype=dtype).element_size()
+    lead %= per
+    x = window_view(shape, dtype, lead)
+    for input_phase in (True, False):
+        with tiers.tuned(staged_window=True, staged_input_phase=input_phase):
+            for log in (False, True):
+                run(x, 1, log, "strided_staged", backward=False)
+                y = window_view(shape, dtype, lead).copy_(softmax64(x, 1, log))
+                dy = window_view(shape, dtype, lead)
+                with dispatch.forced("cuda", "strided_staged"):
+                    dx = fastsoftmax.softmax_backward(dy, y, 1, log=log)
+                check_backward(dx, x, dy, 1, log)
+                if input_phase and lead:
+                    other = window_view(shape, dtype, (lead + 1) % per)
+                    with dispatch.forced("cuda", "strided_staged"), pytest.raises(ValueError, match="phases"):
+                        fastsoftmax.softmax_backward(other, y, 1, log=log)
+
+
+@pytest.mark.parametrize("dtype", DTYPES, ids=str)
 @pytest.mark.parametrize("shape,dim", [((64, 4096, 3), 1), ((256, 1024, 4), 1), ((131072, 4), 0)])
 def test_short_rows_in_one_run_are_staged_whole(shape, dim, dtype):
     # rows of 3-4 elements (each at another 16-byte phase in 16-bit types) over a contiguous n x inner

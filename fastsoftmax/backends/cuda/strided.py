@@ -494,6 +494,9 @@ def choose_tier(
     # windows 0.454 and 0.527 forward, 0.522 and 0.543 backward, against 0.439, 0.449, 0.447, 0.445
     # (2-byte copies: 0.14-0.22)
     off_boundary = not stepped and not aligned and window and inner * itemsize >= STAGED_WINDOW_MIN_INNER_BYTES
+    if off_boundary and itemsize == 2 and not backward and inner * itemsize % 16 == 0:
+        if n >= OFF_BOUNDARY_16BIT_FORWARD_STRIDED_FROM_N and limits.high_bandwidth_per_sm:
+            return "strided"
     if outer * n * inner < STAGED_MIN_NUMEL or not (aligned or off_boundary or stepped):
         return "strided"
     if n >= STAGED_MAX_N_WIDE and inner >= 128:
@@ -545,6 +548,19 @@ STEPPED_F32_FORWARD_STRIDED_N = range(32, 65)
 #: measured the float32 staged spans ahead (results 2026-11-27_h100_s23/step_span_probe*.txt) and
 #: keeps them; its 16-bit log-softmax backward was not measured apart
 STEPPED_STRIDED_PAST_N = 1024
+
+#: on GPUs of more than 30 GB/s of DRAM bandwidth an SM, the 16-bit forward of inputs off their 16-byte
+#: boundaries (all at one phase, rows of whole 16-byte pieces) takes the strided tier over axes of this
+#: many rows or more, rather than the staged tiles in their windows (see choose_tier). H200, alternated
+#: in one process (benchmarks/grid_row_probe.py, inputs one element into their storage, the output on
+#: its boundaries; results 2026-12-02_h200_s45/offset_*.txt), bf16 forward, fraction of copy: (512,
+#: 256, 1024) 0.492 against 0.424, (256, 512, 1024) 0.478 against 0.427, (64, 2048, 512) 0.379 against
+#: 0.324, (32, 4096, 1024) 0.405 against 0.340, (128, 1024, 1024) 0.454 against 0.396, (8, 8192, 2048)
+#: 0.402 against 0.380, log-softmax alike; not shorter axes ((1024, 128, 1024) 0.419 against 0.473,
+#: (2048, 64, 1024) 0.317 against 0.406), nor the backward (either way by 0.01-0.06), nor rows of a
+#: partial last piece ((32, 4096, 1023) of rows 1024 apart, one element in: 0.259 against 0.358). The
+#: H100 measured the windows ahead at 1024 and 4096 rows (results 2026-11-25_h100_s17/window_probe*.txt)
+OFF_BOUNDARY_16BIT_FORWARD_STRIDED_FROM_N = 256
 
 
 def supports(
@@ -1591,6 +1607,8 @@ def _build_unfolded_tiles(load, key):
         phases = {pointer & 15 for pointer in pointers[:-1]}
         return in_rows and len(phases) == 1 and not (out_rows and pointers[-1] & 15 == 0 and phases != {0})
 
+    if tuning.staged_input_phase is not None:
+        return _forced_phase_tiles(load, key, tuning.staged_input_phase, in_rows)
     first = in_rows and not out_rows  # the form a call of these strides most likely takes
     plan = _staged_tiles(load, key, True, first)
     plan = _plan_or_fallback(
@@ -1604,6 +1622,23 @@ def _build_unfolded_tiles(load, key):
     # copy in windows, 0.42 on the strided tier in the sixteenth set
     inputs_on_boundaries = lambda pointers: all(pointer & 15 == 0 for pointer in pointers[:-1])  # noqa: E731
     return _plan_or_fallback(plan, inputs_on_boundaries, lambda: build(load, ("strided",) + key[1:]))
+
+
+def _forced_phase_tiles(load, key, input_phase: bool, in_rows: bool):
+    """Window tiles in the form tuning.staged_input_phase forces: at the inputs' one phase (an error
+    where their rows, or their pointers, lie at several) or each row at its own."""
+    if not input_phase:
+        return _staged_tiles(load, key, True, False)
+    if not in_rows:
+        raise ValueError("strided_staged: staged_input_phase=True, but the inputs' rows lie at several 16-byte phases")
+    plan = _staged_tiles(load, key, True, True)
+
+    def run(pointers, stream):
+        if len({pointer & 15 for pointer in pointers[:-1]}) > 1:
+            raise ValueError("strided_staged: staged_input_phase=True, but the inputs lie at different 16-byte phases")
+        plan(pointers, stream)
+
+    return run
 
 
 def _staged_tiles(load, key, window: bool, input_phase: bool, step: int = 1, fold: int = 0):

@@ -238,6 +238,10 @@ class Tuning:
     #: 16-byte boundaries too), or never (False: copies as wide as the pointers allow), instead of
     #: where a pointer is off its boundary or inner is no whole number of 16-byte pieces
     staged_window: bool | None = None
+    #: strided_staged, window tiles: every row staged at the inputs' one phase, reads unshifted and
+    #: stores shifted (True: an error where the inputs' rows lie at several phases), or each row at
+    #: its own (False: shifted reads), instead of the form strided._build_unfolded_tiles picks
+    staged_input_phase: bool | None = None
     #: strided_staged: flat runs of an inner shorter than a 16-byte pack read as rows of
     #: lcm(inner, pack) columns and merged by true column (True: wherever strided.fold_width allows,
     #: else an error), or in packs of the inner's own (False), instead of strided.folds_by_default
