@@ -324,6 +324,14 @@ def run_and_report(label: str, run) -> list[str]:
     return found
 
 
+def run_window_form(values: dict) -> list[str]:
+    """strided_staged's window tiles under ``values`` on WINDOW_PROBLEMS' inputs one element in."""
+    from fastsoftmax.backends.cuda import tiers
+
+    with tiers.tuned(**values):
+        return run_tier("strided_staged", WINDOW_PROBLEMS, only="window")
+
+
 def run_tuned(tier: str, values: dict, problems=None) -> list[str]:
     from fastsoftmax.backends.cuda import tiers
 
@@ -381,6 +389,12 @@ def main() -> int:
             # forced, the window must fit every variant: dense rows of whole 16-byte pieces too
             whole = [problem for problem in WINDOW_PROBLEMS if problem[0][-1] % 8 == 0]
             failures += run_and_report(label, lambda: run_tuned("strided_staged", values, whole))
+            # each window form forced on inputs one element in (outputs on their boundaries where
+            # inner is whole 16-byte pieces, at several phases where not)
+            for phase in (True, False):
+                label = f"{tier} (staged_input_phase={phase})"
+                forced = {"staged_window": True, "staged_input_phase": phase}
+                failures += run_and_report(label, lambda: run_window_form(forced))
             continue
         # TIER@K: one part of a tier alone (0: its own problems, K: its K-th tuned run), so that a
         # slow tool (racecheck) can take a tier's parts in parallel processes
