@@ -5,7 +5,9 @@ through the public API's plan path.
     PYTHONPATH=$PWD python benchmarks/backend_preference_probe.py "(4194304,4) d0:float32:fwd;65536x2048:bfloat16:bwd"
 
 Variants: ``table`` (dispatch_table.json's choice, as shipped), ``cuda`` and ``triton`` (the
-table's choice replaced; the dispatcher's other rules still apply). The caches and plans are
+table's choice replaced; the dispatcher's other rules still apply, e.g. views off 16-byte
+boundaries stay on the CUDA backend). Each cell names the backend and tier that served the variant
+(``served`` below), so that a variant the rules overrode shows as such. The caches and plans are
 cleared between variants, which alternate over three rounds in one process, so that every
 variant runs its own plan with the host cost of an ordinary call: ``dispatch.forced`` bypasses
 the plans, and on problems of tens of microseconds its calls run host-bound.
@@ -23,9 +25,30 @@ from fastsoftmax.benchmark.layouts import LayoutCase, copy_gbps, input_sets, lay
 SHIPPED = dispatch._table_choice
 
 
+SHIPPED_RESOLVE = dispatch.resolve
+
+
 def prefer(name: str) -> None:
     dispatch._table_choice = SHIPPED if name == "table" else (lambda *args, **kwargs: name)
     dispatch.clear_caches()
+
+
+def served(fn, args) -> str:
+    """The backends and tiers that serve ``fn(*args)`` when planned afresh (dispatch.resolve's
+    answers during the call), e.g. "cuda:strided"."""
+    seen = set()
+
+    def spy(*resolve_args, **resolve_kwargs):
+        backend, tier = SHIPPED_RESOLVE(*resolve_args, **resolve_kwargs)
+        seen.add(f"{backend.name}:{tier}" if backend is not None else "torch")
+        return backend, tier
+
+    dispatch.resolve = spy
+    try:
+        fn(*args)
+    finally:
+        dispatch.resolve = SHIPPED_RESOLVE
+    return "+".join(sorted(seen)) or "torch"  # decided before any resolve: float64, CPU without Triton
 
 
 def main(argv=None) -> int:
@@ -42,15 +65,16 @@ def main(argv=None) -> int:
         fn = public_call(case.dim, backward)
         floor = case.bytes_moved(sets[0][0].element_size(), backward)
         results = {name: [] for name in ("table", "cuda", "triton")}
+        how = {}
         try:
             for _ in range(3):
                 for name, fractions in results.items():
                     prefer(name)
-                    fn(*sets[0])
+                    how[name] = served(fn, sets[0])
                     fractions.append(floor / time_ms(fn, sets) / 1e6 / copy)
         finally:
             prefer("table")
-        cells = " | ".join(f"{k} {max(v):.3f} ({min(v):.3f})" for k, v in results.items())
+        cells = " | ".join(f"{k} [{how[k]}] {max(v):.3f} ({min(v):.3f})" for k, v in results.items())
         print(f"{label:26s} {dtype_name:9s} {direction} {cells}", flush=True)
     return 0
 
