@@ -238,6 +238,24 @@ def cluster_whole_packs(backward: bool, itemsize: int, on_boundaries: bool, boun
     )
 
 
+def tuned_cluster_shape(n, dtype, backward, outer, facts, tuning, aligned=True, columns=1, held_first=False):
+    """instances.cluster_shape for ``outer`` rows (or runs) of n on a device of ``facts``, with the
+    cluster size, thread count and K the tuning forces."""
+    return cluster_shape(
+        n,
+        dtype,
+        backward,
+        rows=outer,
+        sm_count=facts.sm_count,
+        ctas=tuning.cluster_ctas or 0,
+        aligned=aligned,
+        threads=tuning.cluster_threads or 0,
+        packs=tuning.cluster_packs or 0,
+        columns=columns,
+        held_first=held_first,
+    )
+
+
 def _cluster(load, dtype, outer, n, pitches, log, backward, align, dev, tuning):
     """One cluster of CTAs per row (see instances.cluster_shape for the launch contract)."""
     facts = device_facts(dev)
@@ -246,18 +264,7 @@ def _cluster(load, dtype, outer, n, pitches, log, backward, align, dev, tuning):
     @functools.cache  # the rule below and the launch ask for the same cut
     def shape_at(aligned: bool):
         # aligned: a slice's packs as a row's on 16-byte boundaries, and no shared memory
-        return cluster_shape(
-            n,
-            dtype,
-            backward,
-            rows=outer,
-            sm_count=facts.sm_count,
-            ctas=tuning.cluster_ctas or 0,
-            aligned=aligned,
-            threads=tuning.cluster_threads or 0,
-            packs=tuning.cluster_packs or 0,
-            held_first=facts.high_bandwidth_per_sm,
-        )
+        return tuned_cluster_shape(n, dtype, backward, outer, facts, tuning, aligned, 1, facts.high_bandwidth_per_sm)
 
     # rows whose tensors share each row's offset within 16 bytes may be cut into their whole packs,
     # the ends apart (cluster_whole_packs)

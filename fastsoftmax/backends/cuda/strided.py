@@ -57,7 +57,6 @@ from .instances import (
     Instance,
     cluster_grid,
     cluster_max_cols,
-    cluster_shape,
     cluster_stream_shape,
     high_dram_bandwidth_per_sm,
     next_pow2,
@@ -1384,21 +1383,12 @@ def takes_columns(n: int, inner: int, tuning) -> bool:
 def _build_columns(load, key):
     """The column kernels' plan: one cluster per outer index (instances.cluster_shape's contract,
     the rows being runs of n x inner)."""
+    from .plans import tuned_cluster_shape  # plans imports this module
+
     tier, dtype, outer, n, inner, strides, log, backward, align, dev, tuning = key
     facts = device_facts(dev)
     run = n * inner
-    shape = cluster_shape(
-        run,
-        dtype,
-        backward,
-        rows=outer,
-        sm_count=facts.sm_count,
-        ctas=tuning.cluster_ctas or 0,
-        aligned=True,
-        threads=tuning.cluster_threads or 0,
-        packs=tuning.cluster_packs or 0,
-        columns=inner,
-    )
+    shape = tuned_cluster_shape(run, dtype, backward, outer, facts, tuning, columns=inner)
     inst = Instance("cluster", dtype, backward, log, shape.pack, cols=shape.held, columns=True)
     kernel = Kernel(load(inst, dev), inst.name, dev, 9 if backward else 7, shape.threads, 1, 0, cluster=shape.ctas)
     if shape.non_portable:
