@@ -324,19 +324,11 @@ def run_and_report(label: str, run) -> list[str]:
     return found
 
 
-def run_window_form(values: dict) -> list[str]:
-    """strided_staged's window tiles under ``values`` on WINDOW_PROBLEMS' inputs one element in."""
+def run_tuned(tier: str, values: dict, problems=None, only=None) -> list[str]:
     from fastsoftmax.backends.cuda import tiers
 
     with tiers.tuned(**values):
-        return run_tier("strided_staged", WINDOW_PROBLEMS, only="window")
-
-
-def run_tuned(tier: str, values: dict, problems=None) -> list[str]:
-    from fastsoftmax.backends.cuda import tiers
-
-    with tiers.tuned(**values):
-        return run_tier(tier, problems)
+        return run_tier(tier, problems, only)
 
 
 def main() -> int:
@@ -392,9 +384,9 @@ def main() -> int:
             # each window form forced on inputs one element in (outputs on their boundaries where
             # inner is whole 16-byte pieces, at several phases where not)
             for phase in (True, False):
-                label = f"{tier} (staged_input_phase={phase})"
                 forced = {"staged_window": True, "staged_input_phase": phase}
-                failures += run_and_report(label, lambda: run_window_form(forced))
+                run = lambda: run_tuned("strided_staged", forced, WINDOW_PROBLEMS, "window")  # noqa: E731
+                failures += run_and_report(f"{tier} (staged_input_phase={phase})", run)
             continue
         # TIER@K: one part of a tier alone (0: its own problems, K: its K-th tuned run), so that a
         # slow tool (racecheck) can take a tier's parts in parallel processes

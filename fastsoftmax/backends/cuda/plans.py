@@ -264,7 +264,9 @@ def _cluster(load, dtype, outer, n, pitches, log, backward, align, dev, tuning):
     @functools.cache  # the rule below and the launch ask for the same cut
     def shape_at(aligned: bool):
         # aligned: a slice's packs as a row's on 16-byte boundaries, and no shared memory
-        return tuned_cluster_shape(n, dtype, backward, outer, facts, tuning, aligned, 1, facts.high_bandwidth_per_sm)
+        return tuned_cluster_shape(
+            n, dtype, backward, outer, facts, tuning, aligned=aligned, held_first=facts.high_bandwidth_per_sm
+        )
 
     # rows whose tensors share each row's offset within 16 bytes may be cut into their whole packs,
     # the ends apart (cluster_whole_packs)

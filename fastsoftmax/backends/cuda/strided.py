@@ -493,8 +493,9 @@ def choose_tier(
     # windows 0.454 and 0.527 forward, 0.522 and 0.543 backward, against 0.439, 0.449, 0.447, 0.445
     # (2-byte copies: 0.14-0.22)
     off_boundary = not stepped and not aligned and window and inner * itemsize >= STAGED_WINDOW_MIN_INNER_BYTES
-    if off_boundary and itemsize == 2 and not backward and inner * itemsize % 16 == 0:
-        if n >= OFF_BOUNDARY_16BIT_FORWARD_STRIDED_FROM_N and limits.high_bandwidth_per_sm:
+    whole_pieces = inner * itemsize % 16 == 0
+    if off_boundary and itemsize == 2 and not backward and whole_pieces and limits.high_bandwidth_per_sm:
+        if n >= OFF_BOUNDARY_16BIT_FORWARD_STRIDED_FROM_N:  # see there: the windows lead on shorter axes
             return "strided"
     if outer * n * inner < STAGED_MIN_NUMEL or not (aligned or off_boundary or stepped):
         return "strided"
