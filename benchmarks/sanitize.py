@@ -271,7 +271,8 @@ ONE_CTA_TEAM_PROBLEMS = [((1, 12001, 136), 1)]
 #: 16-byte boundaries in their windows' packs and in narrow packs; flat_rows' general form beside
 #: its tight one; the strided tier's merged finish by the tiles beside the flat sweep;
 #: strided_staged's persistent teams (where clusters exist, auto launches short teams as clusters),
-#: its column kernels and its clusters of up to 16 (its window tiles: --tiers strided_window)
+#: its column kernels and its clusters of up to 16 (its window tiles: --tiers strided_window). An
+#: entry is (tuning values, problems or None for the tier's own[, the one input variant run_tier takes])
 TUNED_RUNS = {
     # one warp a group of columns on an axis a split of two lanes holds, and eight row warps of two
     # lanes each
@@ -282,7 +283,16 @@ TUNED_RUNS = {
         # inner whose last group holds a lane's columns in part
         ({"strided_warp_spread": True, "strided_warp_row_warps": 4}, [((5, 100, 40), 1), ((3, 21, 77), 1)]),
     ],
-    "warp": [({"row_window": True}, None), ({"row_window": False}, None)],
+    # and every count of rows a group (one to four) with a
+    # partial last block, on rows on 16-byte boundaries (the only ones that take other counts)
+    "warp": [
+        ({"row_window": True}, None),
+        ({"row_window": False}, None),
+        *(
+            ({"warp_rows": rows}, [((1001, 8), -1), ((301, 64), -1), ((77, 256), -1), ((45, 512), -1)], False)
+            for rows in (1, 2, 4)
+        ),
+    ],
     # and blocks taking rows in turn (a wave of resident blocks over more rows than it holds, the
     # staged storage's shared memory refilled row after row)
     "block_regs": [
@@ -395,11 +405,12 @@ def main() -> int:
             parser.error(f"{tier} has parts 0 to {len(TUNED_RUNS.get(tier, []))}, not {part!r}")
         if part in ("", "0"):
             failures += run_and_report(tier, run_ladder if tier == "ladder" else lambda: run_tier(tier))
-        for k, (values, problems) in enumerate(TUNED_RUNS.get(tier, []), 1):
+        for k, (values, problems, *variant) in enumerate(TUNED_RUNS.get(tier, []), 1):
             if part not in ("", str(k)):
                 continue
             settings = ", ".join(f"{key}={value}" for key, value in values.items())
-            failures += run_and_report(f"{tier} ({settings})", lambda: run_tuned(tier, values, problems))
+            only = variant[0] if variant else None
+            failures += run_and_report(f"{tier} ({settings})", lambda: run_tuned(tier, values, problems, only))
     for failure in failures:
         print("WRONG", failure)
     return 1 if failures else 0

@@ -515,6 +515,55 @@ def test_rows_off_16_byte_boundaries_in_their_window():
     assert warp_shape(100, 2, 4, True) == warp_shape(100, 2, 4, False)  # float32 keeps whole warps
 
 
+def test_warp_rows_a_group_as_asked_or_refused():
+    """Tuning.warp_rows: rows in 16-byte packs of up to WARP_MULTI_ROW_MAX_COLS columns a lane take
+    the count asked for; others keep theirs only when it is the one asked for, else a ValueError
+    that names the limit (a kernel never compiled is never looked for)."""
+    from fastsoftmax.backends.cuda import tiers
+    from fastsoftmax.backends.cuda.instances import warp_shape
+
+    assert warp_shape(64, 8, 2, True, rows=4) == (8, 8, 4)
+    assert warp_shape(256, 8, 2, True, rows=2) == (8, 32, 2)
+    assert warp_shape(96, 4, 4, True, rows=2) == (4, 32, 2)
+    assert warp_shape(1000, 8, 2, True, rows=1) == warp_shape(1000, 8, 2, True)
+    with pytest.raises(ValueError, match="rows a group only in 16-byte packs"):
+        warp_shape(1000, 8, 2, True, rows=2)  # 32 columns a lane
+    with pytest.raises(ValueError, match="rows a group only in 16-byte packs"):
+        warp_shape(50, 2, 2, False, rows=4)  # pairs of a row off its 16-byte boundaries
+    with pytest.raises(ValueError, match="warp_rows=3"):
+        tiers.Tuning(warp_rows=3)
+    with pytest.raises(ValueError, match="16-byte window one a group"):
+        warp_shape(99, 4, 4, rows=2, window=True)
+
+
+def test_warp_rows_by_default_and_filled_groups_keep_the_warp_tier():
+    """One row a group, but two for float32 forward rows of one 16-byte pack a lane over a whole warp
+    (not in a window, not backward); on GPUs of much DRAM bandwidth an SM, 16-bit rows on 16-byte
+    boundaries that fill a group with whole packs keep the warp tier over flat_rows, forward and
+    backward, where rows leaving lanes idle keep flat_rows."""
+    import torch
+
+    from fastsoftmax.backends.cuda import tiers
+    from fastsoftmax.backends.cuda.instances import warp_shape
+
+    assert [warp_shape(n, 8, 2)[2] for n in (8, 16, 64, 128, 256)] == [1] * 5
+    assert warp_shape(96, 4, 4) == (4, 32, 2)
+    assert warp_shape(128, 4, 4) == (4, 32, 2)
+    assert warp_shape(96, 4, 4, backward=True) == (4, 32, 1)
+    assert warp_shape(96, 4, 4, window=True) == (4, 32, 1)
+    assert warp_shape(64, 4, 4) == (4, 16, 1)
+    assert warp_shape(256, 4, 4) == (8, 32, 1)
+    for dtype in (torch.bfloat16, torch.float16):
+        for backward in (False, True):
+            for n in (8, 16, 32, 64, 128):
+                assert tiers.warp_fills_rows(n, 2)
+                assert not tiers.takes_flat_rows(n, dtype, backward, high_bandwidth=True)
+        assert tiers.takes_flat_rows(96, dtype, True, high_bandwidth=True)
+        assert tiers.takes_flat_rows(8, dtype, False, high_bandwidth=False)  # elsewhere as measured before
+    assert not any(tiers.warp_fills_rows(n, 2) for n in (4, 24, 96, 100, 256))
+    assert not tiers.warp_fills_rows(16, 4)
+
+
 def test_resolve_is_told_whether_blocks_are_single_runs(monkeypatch):
     """functional passes ``runs`` (every tensor's (n, inner) blocks one contiguous run): the relay
     rule keeps slices of wider rows, which the CUDA column kernels cannot hold, on Triton."""

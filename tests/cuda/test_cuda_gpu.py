@@ -512,6 +512,33 @@ def test_warp_sector_groups(backend, n, dtype_name, sector_groups, layout):
         assert (inst.group == group and inst.rows == 1 and inst.cols > inst.pack) == expected, inst.name
 
 
+@pytest.mark.parametrize("rows", [1, 2, 4])
+@pytest.mark.parametrize("dtype_name", ["fp32", "fp16", "bf16"])
+@pytest.mark.parametrize("n", [8, 16, 40, 64, 96, 128, 200, 256, 512])
+def test_warp_rows_a_group(backend, n, dtype_name, rows):
+    """Rows on 16-byte boundaries held one, two or four a group (the block's groups taking its rows
+    in turn), over a row count no block size divides: forward and backward, softmax and log-softmax,
+    -inf at the rows' edges and a row of -inf; the launched shape is the one asked for."""
+    from fastsoftmax.backends.cuda import tiers
+    from fastsoftmax.backends.cuda.instances import warp_holds_rows
+
+    dtype = DTYPES[dtype_name]
+    outer = 1001
+    torch.manual_seed(n * rows)
+    x = rand((outer, n), dtype)
+    x[0, 0] = x[2, -1] = float("-inf")
+    x[outer - 1, :] = float("-inf")
+    finite = x.clone()
+    finite[outer - 1, :] = 0.0
+    dy = rand((outer, n), dtype)
+    with recording_loads(backend) as launched, tiers.tuned(warp_rows=rows, row_window=False):
+        for log in (False, True):
+            check_forward(backend, x.unsqueeze(2), "warp", log, f"{rows} rows a group")
+            check_backward(backend, finite.unsqueeze(2), dy.unsqueeze(2), "warp", log, f"{rows} rows a group")
+    shapes = {(i.cols, i.rows, i.pack) for i in launched if i.tier == "warp"}
+    assert shapes and all(r == rows and warp_holds_rows(c, p, dtype.itemsize, r) for c, r, p in shapes), shapes
+
+
 @pytest.mark.parametrize("dtype_name", ["fp32", "bf16"])
 @pytest.mark.parametrize(
     "tier,n",

@@ -146,10 +146,12 @@ def test_instance_space_is_covered():
     from fastsoftmax.backends.cuda.instances import (
         DTYPES,
         WARP_PACK_SIZES,
+        WARP_ROWS,
         WARP_TIER_MAX_COLS,
         WINDOW_PACK,
         Instance,
         all_instances,
+        warp_holds_rows,
         warp_shape,
     )
 
@@ -161,17 +163,22 @@ def test_instance_space_is_covered():
         for pack in WARP_PACK_SIZES[dtype]:
             for n in range(1, 1025):
                 for sector_groups in (False, True):
-                    cols, group, rows = warp_shape(n, pack, dtype.itemsize, sector_groups)
-                    assert cols * group >= n
                     for backward in (False, True):
-                        for log in (False, True):
-                            inst = Instance("warp", dtype, backward, log, pack, cols, group, rows)
-                            assert inst in everything, f"n={n}: {inst.name} is launched but never compiled in CI"
+                        cols, group, rows = warp_shape(n, pack, dtype.itemsize, sector_groups, backward=backward)
+                        assert cols * group >= n
+                        # and every count of rows a group a tuning may ask for where the tier holds it
+                        shapes = {(cols, group, rows)} | {
+                            (cols, group, r) for r in WARP_ROWS if warp_holds_rows(cols, pack, dtype.itemsize, r)
+                        }
+                        for cols, group, rows in shapes:
+                            for log in (False, True):
+                                inst = Instance("warp", dtype, backward, log, pack, cols, group, rows)
+                                assert inst in everything, f"n={n}: {inst.name} is launched but never compiled in CI"
         # window instances hold n + pack - 1 columns (the row and its misalignment)
         wide = WINDOW_PACK[dtype]
         for n in range(1, WARP_TIER_MAX_COLS - wide + 2):
-            cols, group, rows = warp_shape(n + wide - 1, wide)
             for backward in (False, True):
+                cols, group, rows = warp_shape(n + wide - 1, wide, backward=backward, window=True)
                 inst = Instance("warp", dtype, backward, False, wide, cols, group, rows, window=True)
                 assert inst in everything, f"n={n}: {inst.name} is launched but never compiled in CI"
 

@@ -187,6 +187,22 @@ def flat_rows_bank_ways(n: int, dtype: torch.dtype, backward: bool) -> int:
 #: padded by at most ~25% (padding costs registers and exp() calls, never memory traffic)
 WARP_COLS_PER_THREAD = (1, 2, 3, 4, 5, 6, 7, 8, 10, 12, 14, 16, 20, 24, 28, 32)
 NARROW_GROUPS = (1, 2, 4, 8, 16)
+#: rows a group holds at once (the kernel's ROWS) that a tuning may ask for (Tuning.warp_rows), on
+#: rows on 16-byte boundaries in 16-byte packs of at most WARP_MULTI_ROW_MAX_COLS columns a lane: more
+#: independent loads a thread in flight where a row gives it one or two packs
+WARP_ROWS = (1, 2, 4)
+WARP_MULTI_ROW_MAX_COLS = 16
+#: By default a group holds one row, but for float32 forward rows of one 16-byte pack a lane over a
+#: whole warp (65-128 columns), which hold two. H200, every count forced and alternated in one
+#: process (benchmarks/grid_row_probe.py, results 2026-12-02_h200_s46/warp_rows_*.txt), rows of 2^27
+#: elements, behind an L2 flush: one row a group against two (the earlier default of groups narrower
+#: than a warp) bf16 forward rows of 8 0.993 of copy against 0.742, 32 0.984 against 0.893, 64 0.977
+#: against 0.936, 96 0.821 against 0.794, but 128 0.971 against 0.980; backward 8-64 and 128
+#: 1.022-1.027 against 0.857-0.952, 96 0.941 against 0.737; float32 1.016-1.020 against 0.999-1.018 forward, 1.040-1.045 against
+#: 1.012-1.042 backward; four rows behind everywhere (by 0.01-0.35). float32 forward rows of 96 0.926
+#: with one, 1.014 with two (at 128 level, 1.010); 16-bit rows of 160-512 over a whole warp keep one
+#: (two: bf16 forward 0.953 against 0.964 at 256, backward 0.918 against 1.023).
+WARP_TWO_ROWS_FLOAT32_FORWARD = True
 #: 16-bit rows in packs of 1 or 2 elements (rows off 16-byte boundaries) past a group's first
 #: access: groups of as few lanes as still read a whole 32-byte sector of a row an access (16 lanes
 #: of one element, 8 of pairs), each lane holding one of these counts, instead of a whole warp of
@@ -1192,17 +1208,49 @@ def next_pow2(v: int) -> int:
     return 1 if v <= 1 else 1 << (v - 1).bit_length()
 
 
-def warp_shape(n: int, pack: int, itemsize: int = 4, sector_groups: bool = False) -> tuple[int, int, int]:
-    """(cols per thread, lanes per row, rows per group) of the warp tier for rows of n <= 1024;
-    ``sector_groups``: 16-bit rows in narrow packs take SECTOR_GROUPS_16BIT where a row fills them."""
+def warp_shape(
+    n: int,
+    pack: int,
+    itemsize: int = 4,
+    sector_groups: bool = False,
+    rows: int | None = None,
+    backward: bool = False,
+    window: bool = False,
+) -> tuple[int, int, int]:
+    """(cols per thread, lanes per row, rows per group) of the warp tier for rows of n <= 1024
+    (``window``: n columns of rows held in their 16-byte window, one row a group);
+    ``sector_groups``: 16-bit rows in narrow packs take SECTOR_GROUPS_16BIT where a row fills them;
+    ``rows``: rows per group instead of the default (WARP_ROWS, where warp_holds_rows allows it)."""
+    cols, group, default_rows = _default_warp_shape(n, pack, itemsize, sector_groups)
+    one_pack_warp = group == 32 and cols == pack and pack * itemsize == 16
+    if WARP_TWO_ROWS_FLOAT32_FORWARD and itemsize == 4 and not (backward or window) and one_pack_warp:
+        default_rows = 2
+    if rows is None or rows == default_rows:
+        return cols, group, default_rows
+    if window:
+        raise ValueError(f"the warp tier holds rows in their 16-byte window one a group, not {rows}")
+    if not warp_holds_rows(cols, pack, itemsize, rows):
+        raise ValueError(
+            f"the warp tier holds {rows} rows a group only in 16-byte packs of at most "
+            f"{WARP_MULTI_ROW_MAX_COLS} columns a lane ({WARP_ROWS}); rows of {n} take {cols} columns "
+            f"a lane in packs of {pack * itemsize} bytes"
+        )
+    return cols, group, rows
+
+
+def warp_holds_rows(cols: int, pack: int, itemsize: int, rows: int) -> bool:
+    """Whether a warp instance of ``cols`` columns a lane in packs of ``pack`` exists with ``rows``
+    rows a group (warp_shapes lists it)."""
+    return rows in WARP_ROWS and pack * itemsize == 16 and cols <= WARP_MULTI_ROW_MAX_COLS
+
+
+def _default_warp_shape(n: int, pack: int, itemsize: int, sector_groups: bool) -> tuple[int, int, int]:
     group = SECTOR_GROUPS_16BIT.get(pack) if sector_groups and itemsize == 2 else None
     if group and group * pack < n <= SECTOR_GROUP_MAX_COLS[pack]:
         return next(c for c in SECTOR_GROUP_COLS if c % pack == 0 and c * group >= n), group, 1
     if n <= 32 * pack:
-        group = next_pow2(-(-n // pack))
-        # a narrow group leaves the warp's other lanes to further rows; two rows per group give
-        # each thread two independent load/reduce chains when a row alone is too short
-        return pack, group, (2 if group < 32 else 1)
+        # a narrow group leaves the warp's other lanes to further rows (one a group: WARP_ROWS)
+        return pack, next_pow2(-(-n // pack)), 1
     need = -(-n // 32)
     for cols in WARP_COLS_PER_THREAD:
         if cols % pack == 0 and cols >= need:
@@ -1234,13 +1282,20 @@ def block_regs_max_cols(dtype: torch.dtype, backward: bool) -> int:
     )
 
 
-def warp_shapes(pack: int, itemsize: int = 4):
+def warp_shapes(pack: int, itemsize: int = 4, multi_rows: bool = False):
+    """(cols, group, rows) of every warp instance of a pack; ``multi_rows``: with the WARP_ROWS a
+    tuning may ask for (rows on 16-byte boundaries, warp_holds_rows)."""
     for group in NARROW_GROUPS:
         for rows in (1, 2):
             yield pack, group, rows
+        if multi_rows and warp_holds_rows(pack, pack, itemsize, 4):
+            yield pack, group, 4
     for cols in WARP_COLS_PER_THREAD:
         if cols % pack == 0:
             yield cols, 32, 1
+            for rows in WARP_ROWS[1:]:
+                if multi_rows and warp_holds_rows(cols, pack, itemsize, rows):
+                    yield cols, 32, rows
     if itemsize == 2 and pack in SECTOR_GROUPS_16BIT:
         group = SECTOR_GROUPS_16BIT[pack]
         for cols in SECTOR_GROUP_COLS:
@@ -1256,7 +1311,7 @@ def all_instances():
         for backward in (False, True):
             for log in (False, True):
                 for pack in WARP_PACK_SIZES[dtype]:
-                    for cols, group, rows in warp_shapes(pack, CXX_TYPES[dtype][2]):
+                    for cols, group, rows in warp_shapes(pack, CXX_TYPES[dtype][2], multi_rows=True):
                         out.append(Instance("warp", dtype, backward, log, pack, cols, group, rows))
                 wide = WINDOW_PACK[dtype]
                 for cols, group, rows in warp_shapes(wide):

@@ -70,6 +70,7 @@ from .instances import (
     FLAT_ROWS_TIGHT_MAX_BANK_WAYS,
     LONG_ROW_STORAGES_16BIT,
     SHORT_ROW_STORAGES_16BIT,
+    WARP_ROWS,
     WARP_TIER_MAX_COLS,
     block_regs_max_cols,
     cluster_max_cols,
@@ -210,6 +211,10 @@ class Tuning:
     #: warp, block_regs: rows off 16-byte boundaries held in the 16-byte packs of their aligned
     #: window (True), or in packs as wide as their alignment (False), instead of takes_window's rule
     row_window: bool | None = None
+    #: warp: rows a group of lanes holds at once (one of instances.WARP_ROWS, rows in 16-byte packs
+    #: of at most instances.WARP_MULTI_ROW_MAX_COLS columns a lane, not in a window), instead of
+    #: instances.warp_shape's choice
+    warp_rows: int | None = None
     #: warp: 16-bit rows in packs of 1 or 2 elements held by groups of instances.SECTOR_GROUPS_16BIT
     #: lanes (True) or by whole warps (False), instead of WARP_SECTOR_GROUPS
     warp_sector_groups: bool | None = None
@@ -281,6 +286,8 @@ class Tuning:
             raise ValueError(
                 f"cluster_stream_per_sm={self.cluster_stream_per_sm!r} is not one of {CLUSTER_STREAM_PER_SM}"
             )
+        if self.warp_rows is not None and self.warp_rows not in WARP_ROWS:
+            raise ValueError(f"warp_rows={self.warp_rows!r} is not one of {WARP_ROWS}")
         if self.strided_warp_lanes is not None and self.strided_warp_lanes not in (1, 2, 4, 8, 16, 32):
             raise ValueError(f"strided_warp_lanes={self.strided_warp_lanes!r} is not a power of two up to 32")
         if self.strided_warp_row_warps is not None and self.strided_warp_row_warps not in (1, 2, 4, 8):
@@ -465,6 +472,20 @@ def flat_rows_auto_max_cols(dtype: torch.dtype, backward: bool) -> int:
 #: ahead there (see takes_flat_rows).
 FLAT_ROWS_WIDER_AUTO_MAX_COLS = {(4, False): 127, (2, True): 255}
 FLAT_ROWS_WIDER_MAX_BANK_WAYS = 2
+#: on GPUs of much DRAM bandwidth an SM, 16-bit rows on 16-byte boundaries of up to this many columns
+#: whose 16-byte packs fill a group of lanes exactly (8, 16, 32, 64, 128 columns) keep the warp tier,
+#: one row a group (instances.WARP_ROWS). H200, both forced and alternated in one process behind an
+#: L2 flush (results 2026-12-02_h200_s46/warp_rows_narrow.txt), bf16 rows of 2^27 elements: backward
+#: 1.022-1.027 of copy against flat_rows' 0.987-0.991, forward rows of 8 0.993 against 0.894; rows
+#: that leave lanes idle keep flat_rows (backward rows of 96: 0.994 against the warp tier's 0.941).
+FLAT_ROWS_WARP_FILLED_16BIT_MAX_COLS = 128
+
+
+def warp_fills_rows(n: int, itemsize: int) -> bool:
+    """Whether 16-bit rows of n on 16-byte boundaries fill the warp tier's group of lanes with
+    whole 16-byte packs, at most FLAT_ROWS_WARP_FILLED_16BIT_MAX_COLS columns."""
+    packs, whole = divmod(n * itemsize, 16)
+    return itemsize == 2 and not whole and 0 < n <= FLAT_ROWS_WARP_FILLED_16BIT_MAX_COLS and packs & (packs - 1) == 0
 
 
 def takes_flat_rows(n: int, dtype: torch.dtype, backward: bool, high_bandwidth: bool = False) -> bool:
@@ -498,6 +519,8 @@ def takes_flat_rows(n: int, dtype: torch.dtype, backward: bool, high_bandwidth: 
     against 0.92-0.98; 161-184 0.99-1.01 against 0.93-1.01, past 184 the warp tier 1.02 against
     0.99-1.01)."""
     itemsize = CXX_TYPES[dtype][2]
+    if high_bandwidth and warp_fills_rows(n, itemsize):
+        return False
     wider = FLAT_ROWS_WIDER_AUTO_MAX_COLS.get((itemsize, backward), 0) if high_bandwidth else 0
     if flat_rows_auto_max_cols(dtype, backward) < n <= wider:
         return flat_rows_bank_ways(n, dtype, backward) <= FLAT_ROWS_WIDER_MAX_BANK_WAYS

@@ -8,8 +8,9 @@
 // Columns past the row end are padding: they read as -inf (exp gives 0) and are never written.
 // The last pack of a row may be partial; it falls back to element-wise access.
 //
-// Two rows per group (ROWS = 2) give each thread two independent chains of loads and shuffles to
-// overlap when the rows are too short to keep the memory system busy otherwise.
+// ROWS rows per group (a group's rows consecutive) give each thread ROWS independent chains of loads
+// and shuffles; a warp's first load then takes every other row and its second the rows between. One
+// row a group is the default (instances.WARP_ROWS, measured there).
 //
 // WINDOW: rows that start off a pack boundary (16-bit rows of odd length, or of 100 columns, whose
 // widest common alignment is 2 or 4 bytes) are held in the packs of the aligned window around
