@@ -198,10 +198,11 @@ WARP_MULTI_ROW_MAX_COLS = 16
 #: elements, behind an L2 flush: one row a group against two (the earlier default of groups narrower
 #: than a warp) bf16 forward rows of 8 0.993 of copy against 0.742, 32 0.984 against 0.893, 64 0.977
 #: against 0.936, 96 0.821 against 0.794, but 128 0.971 against 0.980; backward 8-64 and 128
-#: 1.022-1.027 against 0.857-0.952, 96 0.941 against 0.737; float32 1.016-1.020 against 0.999-1.018 forward, 1.040-1.045 against
-#: 1.012-1.042 backward; four rows behind everywhere (by 0.01-0.35). float32 forward rows of 96 0.926
-#: with one, 1.014 with two (at 128 level, 1.010); 16-bit rows of 160-512 over a whole warp keep one
-#: (two: bf16 forward 0.953 against 0.964 at 256, backward 0.918 against 1.023).
+#: 1.022-1.027 against 0.857-0.952, 96 0.941 against 0.737; float32 1.016-1.020 against 0.999-1.018
+#: forward, 1.040-1.045 against 1.012-1.042 backward; four rows behind everywhere (by 0.01-0.35).
+#: float32 forward rows of 96 0.926 with one, 1.014 with two (at 128 level, 1.010); 16-bit rows of
+#: 160-512 over a whole warp keep one (two: bf16 forward 0.953 against 0.964 at 256, backward 0.918
+#: against 1.023).
 WARP_TWO_ROWS_FLOAT32_FORWARD = True
 #: 16-bit rows in packs of 1 or 2 elements (rows off 16-byte boundaries) past a group's first
 #: access: groups of as few lanes as still read a whole 32-byte sector of a row an access (16 lanes
