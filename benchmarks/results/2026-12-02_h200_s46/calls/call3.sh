@@ -11,6 +11,6 @@ SANITIZE_TIERS=warp SANITIZE_TIMEOUT=170 SANITIZE_JOBS=4 OUT=$R/san timeout 185 
 timeout 180 python3 -m pytest tests/cuda/test_cuda_gpu.py -k "warp or flat" tests/gpu -q -n 12 -p no:cacheprovider -W ignore::RuntimeWarning 2>&1 | tail -n 15 > $R/tests.txt
 wait
 S=16777216x8,8388608x16,4194304x32,2097152x64,1398101x96,1048576x128,838860x160,524288x256,262144x512
-timeout 110 python3 -m fastsoftmax bench main --backends cuda,triton --no-peers --no-compile --shapes $S --directions forward,backward --dtypes bf16,fp16,fp32 --out $R/narrow > $R/narrow.log 2>&1
+timeout 110 python3 -m fastsoftmax bench main --backends cuda,triton --no-peers --no-compile --shapes $S --directions forward,backward --dtypes bf16,fp16,fp32 --time-limit 85 --out $R/narrow > $R/narrow.log 2>&1
 cp $R/narrow/main_*.json /tmp/narrow_main.json
 ls -la /tmp/apart.aa /tmp/narrow_main.json >> $R/kept.txt 2>&1
