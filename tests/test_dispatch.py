@@ -559,6 +559,8 @@ def test_warp_rows_by_default_and_filled_groups_keep_the_warp_tier():
                 assert tiers.warp_fills_rows(n, 2)
                 assert not tiers.takes_flat_rows(n, dtype, backward, high_bandwidth=True)
         assert tiers.takes_flat_rows(96, dtype, True, high_bandwidth=True)
+        # rows off their 16-byte boundaries: the warp tier would read them in narrow packs
+        assert tiers.takes_flat_rows(64, dtype, True, high_bandwidth=True, aligned=False)
         assert tiers.takes_flat_rows(8, dtype, False, high_bandwidth=False)  # elsewhere as measured before
     assert not any(tiers.warp_fills_rows(n, 2) for n in (4, 24, 96, 100, 256))
     assert not tiers.warp_fills_rows(16, 4)

@@ -488,9 +488,13 @@ def warp_fills_rows(n: int, itemsize: int) -> bool:
     return itemsize == 2 and not whole and 0 < n <= FLAT_ROWS_WARP_FILLED_16BIT_MAX_COLS and packs & (packs - 1) == 0
 
 
-def takes_flat_rows(n: int, dtype: torch.dtype, backward: bool, high_bandwidth: bool = False) -> bool:
+def takes_flat_rows(
+    n: int, dtype: torch.dtype, backward: bool, high_bandwidth: bool = False, aligned: bool = True
+) -> bool:
     """Whether "auto" gives rows of n to flat_rows rather than the warp tier (never rows past
-    flat_rows_auto_max_cols, or FLAT_ROWS_WIDER_AUTO_MAX_COLS on a GPU of ``high_bandwidth`` an SM).
+    flat_rows_auto_max_cols, or FLAT_ROWS_WIDER_AUTO_MAX_COLS on a GPU of ``high_bandwidth`` an SM; there
+    also not rows that fill the warp tier's groups, warp_fills_rows, when ``aligned``: every row of every
+    tensor on its 16-byte boundary).
     A lane reads its rows from shared memory, and rows whose pitch lies near a
     multiple of 128 bytes put a warp's lanes on few banks (instances.flat_rows_bank_ways, with a
     warp's rows consecutive or spread, whichever meets fewer).
@@ -519,7 +523,7 @@ def takes_flat_rows(n: int, dtype: torch.dtype, backward: bool, high_bandwidth: 
     against 0.92-0.98; 161-184 0.99-1.01 against 0.93-1.01, past 184 the warp tier 1.02 against
     0.99-1.01)."""
     itemsize = CXX_TYPES[dtype][2]
-    if high_bandwidth and warp_fills_rows(n, itemsize):
+    if high_bandwidth and aligned and warp_fills_rows(n, itemsize):
         return False
     wider = FLAT_ROWS_WIDER_AUTO_MAX_COLS.get((itemsize, backward), 0) if high_bandwidth else 0
     if flat_rows_auto_max_cols(dtype, backward) < n <= wider:
@@ -555,7 +559,7 @@ def choose_tier(
         # tuning changes how the chosen tier launches, through the plan key)
         return strided.choose_tier(outer, n, inner, dtype, backward, limits, aligned, window, stepped, log)
     itemsize = CXX_TYPES[dtype][2]
-    if takes_flat_rows(n, dtype, backward, limits.high_bandwidth_per_sm):
+    if takes_flat_rows(n, dtype, backward, limits.high_bandwidth_per_sm, aligned):
         return "flat_rows"
     if n <= WARP_TIER_MAX_COLS and (
         itemsize == 4 or not backward or n < BLOCK_REGS_MIN_COLS_16BIT or n * itemsize % 16
