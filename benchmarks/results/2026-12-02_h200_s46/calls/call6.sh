@@ -5,4 +5,4 @@ set -u
 export PYTHONPATH=$PWD PYTHONUNBUFFERED=1
 R=$OUT/r6; mkdir -p $R
 trap 'tar czf $OUT/r6.tar.gz -C $OUT r6 && rm -rf $R' EXIT
-FASTSOFTMAX_TEST_LOG=$R/failures.txt timeout 230 python3 -m pytest tests/gpu -q -n 14 -p no:cacheprovider -W ignore::RuntimeWarning 2>&1 | tail -n 15 > $R/tests.txt
+FASTSOFTMAX_TEST_LOG=$R/failures.txt timeout 190 python3 -m pytest tests/gpu -q -n 14 -p no:cacheprovider -W ignore::RuntimeWarning 2>&1 | tail -n 15 > $R/tests.txt
