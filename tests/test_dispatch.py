@@ -536,6 +536,27 @@ def test_warp_rows_a_group_as_asked_or_refused():
         warp_shape(99, 4, 4, rows=2, window=True)
 
 
+def test_warp_lanes_as_asked_or_refused():
+    """Tuning.warp_lanes: 16-bit rows in 16-byte packs over 8 or 16 lanes of up to
+    WARP_LANES_MAX_COLS columns each, one row a group; anything else a ValueError."""
+    from fastsoftmax.backends.cuda import tiers
+    from fastsoftmax.backends.cuda.instances import warp_shape
+
+    assert warp_shape(256, 8, 2, lanes=16) == (16, 16, 1)
+    assert warp_shape(256, 8, 2, lanes=8) == (32, 8, 1)
+    assert warp_shape(300, 8, 2, lanes=16) == (24, 16, 1)
+    assert warp_shape(64, 8, 2, lanes=16) == (8, 16, 1)  # a narrow group's own shape
+    for n, pack, itemsize, lanes in ((257, 8, 2, 8), (600, 8, 2, 16), (256, 4, 4, 16), (256, 2, 2, 16), (256, 8, 2, 4)):
+        with pytest.raises(ValueError, match="over"):
+            warp_shape(n, pack, itemsize, lanes=lanes)
+    with pytest.raises(ValueError, match="one a group"):
+        warp_shape(256, 8, 2, rows=2, lanes=16)
+    with pytest.raises(ValueError, match="over 16 lanes only"):
+        warp_shape(256, 8, 2, lanes=16, window=True)
+    with pytest.raises(ValueError, match="warp_lanes=4"):
+        tiers.Tuning(warp_lanes=4)
+
+
 def test_warp_rows_by_default_and_filled_groups_keep_the_warp_tier():
     """One row a group, but two for float32 forward rows of one 16-byte pack a lane over a whole warp
     (not in a window, not backward); on GPUs of much DRAM bandwidth an SM, 16-bit rows on 16-byte

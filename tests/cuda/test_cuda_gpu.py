@@ -512,6 +512,35 @@ def test_warp_sector_groups(backend, n, dtype_name, sector_groups, layout):
         assert (inst.group == group and inst.rows == 1 and inst.cols > inst.pack) == expected, inst.name
 
 
+@pytest.mark.parametrize("lanes", [8, 16])
+@pytest.mark.parametrize("dtype_name", ["fp16", "bf16"])
+@pytest.mark.parametrize("n", [72, 128, 200, 256, 384, 512])
+def test_warp_lanes_a_row(backend, n, dtype_name, lanes):
+    """16-bit rows on 16-byte boundaries over 8 or 16 lanes, several packs a lane (Tuning.warp_lanes),
+    over a row count no block size divides: forward and backward, softmax and log-softmax, -inf at the
+    rows' edges and a row of -inf; the launched shape is the one asked for."""
+    from fastsoftmax.backends.cuda import tiers
+    from fastsoftmax.backends.cuda.instances import WARP_LANES_MAX_COLS
+
+    if -(-n // lanes) > WARP_LANES_MAX_COLS:
+        pytest.skip(f"rows of {n} over {lanes} lanes take more than {WARP_LANES_MAX_COLS} columns a lane")
+    dtype = DTYPES[dtype_name]
+    outer = 1001
+    torch.manual_seed(n * lanes)
+    x = rand((outer, n), dtype)
+    x[0, 0] = x[2, -1] = float("-inf")
+    x[outer - 1, :] = float("-inf")
+    finite = x.clone()
+    finite[outer - 1, :] = 0.0
+    dy = rand((outer, n), dtype)
+    with recording_loads(backend) as launched, tiers.tuned(warp_lanes=lanes, row_window=False):
+        for log in (False, True):
+            check_forward(backend, x.unsqueeze(2), "warp", log, f"{lanes} lanes a row")
+            check_backward(backend, finite.unsqueeze(2), dy.unsqueeze(2), "warp", log, f"{lanes} lanes a row")
+    shapes = {(i.group, i.rows, i.cols * i.group >= n) for i in launched if i.tier == "warp"}
+    assert shapes == {(lanes, 1, True)}, shapes
+
+
 @pytest.mark.parametrize("rows", [1, 2, 4])
 @pytest.mark.parametrize("dtype_name", ["fp32", "fp16", "bf16"])
 @pytest.mark.parametrize("n", [8, 16, 40, 64, 96, 128, 200, 256, 512])

@@ -145,6 +145,8 @@ def test_sources_avoid_what_older_nvrtc_rejects():
 def test_instance_space_is_covered():
     from fastsoftmax.backends.cuda.instances import (
         DTYPES,
+        WARP_LANES_16BIT,
+        WARP_LANES_MAX_COLS,
         WARP_PACK_SIZES,
         WARP_ROWS,
         WARP_TIER_MAX_COLS,
@@ -170,6 +172,10 @@ def test_instance_space_is_covered():
                         shapes = {(cols, group, rows)} | {
                             (cols, group, r) for r in WARP_ROWS if warp_holds_rows(cols, pack, dtype.itemsize, r)
                         }
+                        # and every count of lanes a row a tuning may ask for (16-bit rows in 16-byte packs)
+                        for lanes in WARP_LANES_16BIT if dtype.itemsize * pack == 16 and dtype.itemsize == 2 else ():
+                            if -(-n // lanes) <= WARP_LANES_MAX_COLS:
+                                shapes.add(warp_shape(n, pack, dtype.itemsize, lanes=lanes))
                         for cols, group, rows in shapes:
                             for log in (False, True):
                                 inst = Instance("warp", dtype, backward, log, pack, cols, group, rows)

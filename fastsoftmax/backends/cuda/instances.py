@@ -204,6 +204,12 @@ WARP_MULTI_ROW_MAX_COLS = 16
 #: 160-512 over a whole warp keep one (two: bf16 forward 0.953 against 0.964 at 256, backward 0.918
 #: against 1.023).
 WARP_TWO_ROWS_FLOAT32_FORWARD = True
+#: lanes a row that a tuning may ask for (Tuning.warp_lanes) on 16-bit rows in 16-byte packs, a lane
+#: holding up to WARP_LANES_MAX_COLS columns: a row of 256 in two packs a lane over half a warp, say,
+#: where the default spreads it one pack a lane over a whole warp (instances for a probe; not chosen
+#: by default)
+WARP_LANES_16BIT = (8, 16)
+WARP_LANES_MAX_COLS = 32
 #: 16-bit rows in packs of 1 or 2 elements (rows off 16-byte boundaries) past a group's first
 #: access: groups of as few lanes as still read a whole 32-byte sector of a row an access (16 lanes
 #: of one element, 8 of pairs), each lane holding one of these counts, instead of a whole warp of
@@ -1217,11 +1223,15 @@ def warp_shape(
     rows: int | None = None,
     backward: bool = False,
     window: bool = False,
+    lanes: int | None = None,
 ) -> tuple[int, int, int]:
     """(cols per thread, lanes per row, rows per group) of the warp tier for rows of n <= 1024
     (``window``: n columns of rows held in their 16-byte window, one row a group);
     ``sector_groups``: 16-bit rows in narrow packs take SECTOR_GROUPS_16BIT where a row fills them;
-    ``rows``: rows per group instead of the default (WARP_ROWS, where warp_holds_rows allows it)."""
+    ``rows``: rows per group instead of the default (WARP_ROWS, where warp_holds_rows allows it);
+    ``lanes``: lanes a row instead of the default (WARP_LANES_16BIT, one row a group)."""
+    if lanes is not None:
+        return _warp_shape_of_lanes(n, pack, itemsize, lanes, rows, window)
     cols, group, default_rows = _default_warp_shape(n, pack, itemsize, sector_groups)
     one_pack_warp = group == 32 and cols == pack and pack * itemsize == 16
     if WARP_TWO_ROWS_FLOAT32_FORWARD and itemsize == 4 and not (backward or window) and one_pack_warp:
@@ -1237,6 +1247,23 @@ def warp_shape(
             f"a lane in packs of {pack * itemsize} bytes"
         )
     return cols, group, rows
+
+
+def _warp_shape_of_lanes(
+    n: int, pack: int, itemsize: int, lanes: int, rows: int | None, window: bool
+) -> tuple[int, int, int]:
+    """warp_shape's shape for rows of n held by ``lanes`` lanes each (Tuning.warp_lanes)."""
+    cols = next((c for c in WARP_COLS_PER_THREAD if c % pack == 0 and c * lanes >= n), None)
+    fits = cols is not None and (cols == pack or cols <= WARP_LANES_MAX_COLS)
+    if itemsize != 2 or pack * itemsize != 16 or window or lanes not in WARP_LANES_16BIT or not fits:
+        raise ValueError(
+            f"the warp tier holds a row over {lanes} lanes only for 16-bit rows in 16-byte packs (not in "
+            f"a window), {WARP_LANES_16BIT} lanes of up to {WARP_LANES_MAX_COLS} columns; rows of {n} "
+            f"in packs of {pack * itemsize} bytes"
+        )
+    if rows not in (None, 1):
+        raise ValueError(f"the warp tier holds rows over {lanes} lanes one a group, not {rows}")
+    return cols, lanes, 1
 
 
 def warp_holds_rows(cols: int, pack: int, itemsize: int, rows: int) -> bool:
@@ -1297,6 +1324,13 @@ def warp_shapes(pack: int, itemsize: int = 4, multi_rows: bool = False):
             for rows in WARP_ROWS[1:]:
                 if multi_rows and warp_holds_rows(cols, pack, itemsize, rows):
                     yield cols, 32, rows
+    if multi_rows and itemsize == 2 and pack * itemsize == 16:
+        # Tuning.warp_lanes: several packs a lane over part of a warp (one pack a lane is a narrow
+        # group's own shape, above)
+        for lanes in WARP_LANES_16BIT:
+            for cols in WARP_COLS_PER_THREAD:
+                if cols % pack == 0 and pack < cols <= WARP_LANES_MAX_COLS:
+                    yield cols, lanes, 1
     if itemsize == 2 and pack in SECTOR_GROUPS_16BIT:
         group = SECTOR_GROUPS_16BIT[pack]
         for cols in SECTOR_GROUP_COLS:

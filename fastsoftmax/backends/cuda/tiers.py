@@ -70,6 +70,7 @@ from .instances import (
     FLAT_ROWS_TIGHT_MAX_BANK_WAYS,
     LONG_ROW_STORAGES_16BIT,
     SHORT_ROW_STORAGES_16BIT,
+    WARP_LANES_16BIT,
     WARP_ROWS,
     WARP_TIER_MAX_COLS,
     block_regs_max_cols,
@@ -215,6 +216,9 @@ class Tuning:
     #: of at most instances.WARP_MULTI_ROW_MAX_COLS columns a lane, not in a window), instead of
     #: instances.warp_shape's choice
     warp_rows: int | None = None
+    #: warp: lanes a row (one of instances.WARP_LANES_16BIT; 16-bit rows in 16-byte packs, not in a
+    #: window), instead of instances.warp_shape's choice
+    warp_lanes: int | None = None
     #: warp: 16-bit rows in packs of 1 or 2 elements held by groups of instances.SECTOR_GROUPS_16BIT
     #: lanes (True) or by whole warps (False), instead of WARP_SECTOR_GROUPS
     warp_sector_groups: bool | None = None
@@ -288,6 +292,8 @@ class Tuning:
             )
         if self.warp_rows is not None and self.warp_rows not in WARP_ROWS:
             raise ValueError(f"warp_rows={self.warp_rows!r} is not one of {WARP_ROWS}")
+        if self.warp_lanes is not None and self.warp_lanes not in WARP_LANES_16BIT:
+            raise ValueError(f"warp_lanes={self.warp_lanes!r} is not one of {WARP_LANES_16BIT}")
         if self.strided_warp_lanes is not None and self.strided_warp_lanes not in (1, 2, 4, 8, 16, 32):
             raise ValueError(f"strided_warp_lanes={self.strided_warp_lanes!r} is not a power of two up to 32")
         if self.strided_warp_row_warps is not None and self.strided_warp_row_warps not in (1, 2, 4, 8):
