@@ -157,10 +157,10 @@ def check(name, out, reference, dtype) -> str | None:
     return None if err <= tolerance * scale else f"{name}: error {err:.3g} (scale {scale:.3g})"
 
 
-def run_tier(tier: str, problems=None, only=None) -> list[str]:
+def run_tier(tier: str, problems=None, only=None, dtypes=DTYPES) -> list[str]:
     failures = []
     for shape, dim in problems or PROBLEMS[tier]:
-        for dtype in DTYPES:
+        for dtype in dtypes:
             # rows: aligned and misaligned views; (outer, n, inner): dense, and broadcast along
             # outer (expanded x, y and dy: strided_staged then takes its tiles outer index fastest);
             # the strided tier: inputs with a step of 2 along inner too (x, y and dy; float32 in
@@ -272,7 +272,8 @@ ONE_CTA_TEAM_PROBLEMS = [((1, 12001, 136), 1)]
 #: its tight one; the strided tier's merged finish by the tiles beside the flat sweep;
 #: strided_staged's persistent teams (where clusters exist, auto launches short teams as clusters),
 #: its column kernels and its clusters of up to 16 (its window tiles: --tiers strided_window). An
-#: entry is (tuning values, problems or None for the tier's own[, the one input variant run_tier takes])
+#: entry is (tuning values, problems or None for the tier's own[, the one input variant run_tier takes
+#: or None[, the dtypes]])
 TUNED_RUNS = {
     # one warp a group of columns on an axis a split of two lanes holds, and eight row warps of two
     # lanes each
@@ -292,8 +293,11 @@ TUNED_RUNS = {
             ({"warp_rows": rows}, [((1001, 8), -1), ((301, 64), -1), ((77, 256), -1), ((45, 512), -1)], False)
             for rows in (1, 2, 4)
         ),
-        # and rows over 8 or 16 lanes of several packs each (16-bit rows only: float32 refuses)
-        *(({"warp_lanes": lanes}, [((301, 256), -1), ((77, 200), -1)], False) for lanes in (8, 16)),
+        # and rows over 8 or 16 lanes of several packs each (16-bit types: float32 has no such kernel)
+        *(
+            ({"warp_lanes": lanes}, [((301, 256), -1), ((77, 200), -1)], False, (torch.float16, torch.bfloat16))
+            for lanes in (8, 16)
+        ),
     ],
     # and blocks taking rows in turn (a wave of resident blocks over more rows than it holds, the
     # staged storage's shared memory refilled row after row)
@@ -336,11 +340,11 @@ def run_and_report(label: str, run) -> list[str]:
     return found
 
 
-def run_tuned(tier: str, values: dict, problems=None, only=None) -> list[str]:
+def run_tuned(tier: str, values: dict, problems=None, only=None, dtypes=DTYPES) -> list[str]:
     from fastsoftmax.backends.cuda import tiers
 
     with tiers.tuned(**values):
-        return run_tier(tier, problems, only)
+        return run_tier(tier, problems, only, dtypes)
 
 
 def main() -> int:
@@ -407,12 +411,13 @@ def main() -> int:
             parser.error(f"{tier} has parts 0 to {len(TUNED_RUNS.get(tier, []))}, not {part!r}")
         if part in ("", "0"):
             failures += run_and_report(tier, run_ladder if tier == "ladder" else lambda: run_tier(tier))
-        for k, (values, problems, *variant) in enumerate(TUNED_RUNS.get(tier, []), 1):
+        for k, (values, problems, *rest) in enumerate(TUNED_RUNS.get(tier, []), 1):
             if part not in ("", str(k)):
                 continue
             settings = ", ".join(f"{key}={value}" for key, value in values.items())
-            only = variant[0] if variant else None
-            failures += run_and_report(f"{tier} ({settings})", lambda: run_tuned(tier, values, problems, only))
+            only = rest[0] if rest else None
+            dtypes = rest[1] if len(rest) > 1 else DTYPES
+            failures += run_and_report(f"{tier} ({settings})", lambda: run_tuned(tier, values, problems, only, dtypes))
     for failure in failures:
         print("WRONG", failure)
     return 1 if failures else 0

@@ -512,32 +512,39 @@ def test_warp_sector_groups(backend, n, dtype_name, sector_groups, layout):
         assert (inst.group == group and inst.rows == 1 and inst.cols > inst.pack) == expected, inst.name
 
 
-@pytest.mark.parametrize("lanes", [8, 16])
-@pytest.mark.parametrize("dtype_name", ["fp16", "bf16"])
-@pytest.mark.parametrize("n", [72, 128, 200, 256, 384, 512])
-def test_warp_lanes_a_row(backend, n, dtype_name, lanes):
-    """16-bit rows on 16-byte boundaries over 8 or 16 lanes, several packs a lane (Tuning.warp_lanes),
-    over a row count no block size divides: forward and backward, softmax and log-softmax, -inf at the
-    rows' edges and a row of -inf; the launched shape is the one asked for."""
+def _warp_tuned_rows(backend, n, dtype, seed, label, **tuning) -> list:
+    """The warp tier forced under ``tuning`` on 1001 rows of n on 16-byte boundaries (no block size
+    divides them), -inf at the rows' edges and a row of -inf: forward and backward, softmax and
+    log-softmax, each against float64; the warp instances launched."""
     from fastsoftmax.backends.cuda import tiers
-    from fastsoftmax.backends.cuda.instances import WARP_LANES_MAX_COLS
 
-    if -(-n // lanes) > WARP_LANES_MAX_COLS:
-        pytest.skip(f"rows of {n} over {lanes} lanes take more than {WARP_LANES_MAX_COLS} columns a lane")
-    dtype = DTYPES[dtype_name]
     outer = 1001
-    torch.manual_seed(n * lanes)
+    torch.manual_seed(seed)
     x = rand((outer, n), dtype)
     x[0, 0] = x[2, -1] = float("-inf")
     x[outer - 1, :] = float("-inf")
     finite = x.clone()
     finite[outer - 1, :] = 0.0
     dy = rand((outer, n), dtype)
-    with recording_loads(backend) as launched, tiers.tuned(warp_lanes=lanes, row_window=False):
+    with recording_loads(backend) as launched, tiers.tuned(row_window=False, **tuning):
         for log in (False, True):
-            check_forward(backend, x.unsqueeze(2), "warp", log, f"{lanes} lanes a row")
-            check_backward(backend, finite.unsqueeze(2), dy.unsqueeze(2), "warp", log, f"{lanes} lanes a row")
-    shapes = {(i.group, i.rows, i.cols * i.group >= n) for i in launched if i.tier == "warp"}
+            check_forward(backend, x.unsqueeze(2), "warp", log, label)
+            check_backward(backend, finite.unsqueeze(2), dy.unsqueeze(2), "warp", log, label)
+    return [i for i in launched if i.tier == "warp"]
+
+
+@pytest.mark.parametrize("lanes", [8, 16])
+@pytest.mark.parametrize("dtype_name", ["fp16", "bf16"])
+@pytest.mark.parametrize("n", [72, 128, 200, 256, 384, 512])
+def test_warp_lanes_a_row(backend, n, dtype_name, lanes):
+    """16-bit rows on 16-byte boundaries over 8 or 16 lanes, several packs a lane (Tuning.warp_lanes):
+    right results, and the launched shape is the one asked for."""
+    from fastsoftmax.backends.cuda.instances import WARP_LANES_MAX_COLS
+
+    if -(-n // lanes) > WARP_LANES_MAX_COLS:
+        pytest.skip(f"rows of {n} over {lanes} lanes take more than {WARP_LANES_MAX_COLS} columns a lane")
+    launched = _warp_tuned_rows(backend, n, DTYPES[dtype_name], n * lanes, f"{lanes} lanes a row", warp_lanes=lanes)
+    shapes = {(i.group, i.rows, i.cols * i.group >= n) for i in launched}
     assert shapes == {(lanes, 1, True)}, shapes
 
 
@@ -545,26 +552,13 @@ def test_warp_lanes_a_row(backend, n, dtype_name, lanes):
 @pytest.mark.parametrize("dtype_name", ["fp32", "fp16", "bf16"])
 @pytest.mark.parametrize("n", [8, 16, 40, 64, 96, 128, 200, 256, 512])
 def test_warp_rows_a_group(backend, n, dtype_name, rows):
-    """Rows on 16-byte boundaries held one, two or four a group (the block's groups taking its rows
-    in turn), over a row count no block size divides: forward and backward, softmax and log-softmax,
-    -inf at the rows' edges and a row of -inf; the launched shape is the one asked for."""
-    from fastsoftmax.backends.cuda import tiers
+    """Rows on 16-byte boundaries held one, two or four a group (a group's rows consecutive): right
+    results, and the launched shape is the one asked for."""
     from fastsoftmax.backends.cuda.instances import warp_holds_rows
 
     dtype = DTYPES[dtype_name]
-    outer = 1001
-    torch.manual_seed(n * rows)
-    x = rand((outer, n), dtype)
-    x[0, 0] = x[2, -1] = float("-inf")
-    x[outer - 1, :] = float("-inf")
-    finite = x.clone()
-    finite[outer - 1, :] = 0.0
-    dy = rand((outer, n), dtype)
-    with recording_loads(backend) as launched, tiers.tuned(warp_rows=rows, row_window=False):
-        for log in (False, True):
-            check_forward(backend, x.unsqueeze(2), "warp", log, f"{rows} rows a group")
-            check_backward(backend, finite.unsqueeze(2), dy.unsqueeze(2), "warp", log, f"{rows} rows a group")
-    shapes = {(i.cols, i.rows, i.pack) for i in launched if i.tier == "warp"}
+    launched = _warp_tuned_rows(backend, n, dtype, n * rows, f"{rows} rows a group", warp_rows=rows)
+    shapes = {(i.cols, i.rows, i.pack) for i in launched}
     assert shapes and all(r == rows and warp_holds_rows(c, p, dtype.itemsize, r) for c, r, p in shapes), shapes
 
 
