@@ -150,9 +150,15 @@ def _row_kernel(load, tier, dtype, outer, n, log, backward, align, dev, tuning) 
             raise ValueError(f"tier 'warp' holds rows of at most {WARP_TIER_MAX_COLS} columns, not {n}")
         pack = widest_pack(WARP_PACK_SIZES[dtype], align, itemsize)
         pack, span, window = _window(tier, dtype, backward, n, pack, tuning, WARP_TIER_MAX_COLS)
-        sector_groups = tiers.takes_sector_groups(tuning)
         cols, group, rows = warp_shape(
-            span, pack, itemsize, sector_groups, tuning.warp_rows, backward, window, tuning.warp_lanes
+            span,
+            pack,
+            itemsize,
+            sector_groups=tiers.takes_sector_groups(tuning),
+            rows=tuning.warp_rows,
+            backward=backward,
+            window=window,
+            lanes=tuning.warp_lanes,
         )
         inst = Instance("warp", dtype, backward, log, pack, cols, group, rows, window=window)
         rows_per_block = WARP_TIER_BLOCK // group * rows

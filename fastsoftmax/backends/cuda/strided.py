@@ -494,9 +494,10 @@ def choose_tier(
     # (2-byte copies: 0.14-0.22)
     off_boundary = not stepped and not aligned and window and inner * itemsize >= STAGED_WINDOW_MIN_INNER_BYTES
     whole_pieces = inner * itemsize % 16 == 0
-    if off_boundary and itemsize == 2 and not backward and whole_pieces and limits.high_bandwidth_per_sm:
-        if n >= OFF_BOUNDARY_16BIT_FORWARD_STRIDED_FROM_N:  # see there: the windows lead on shorter axes
-            return "strided"
+    # see OFF_BOUNDARY_16BIT_FORWARD_STRIDED_FROM_N: the windows lead on shorter axes
+    long_axis = n >= OFF_BOUNDARY_16BIT_FORWARD_STRIDED_FROM_N
+    if off_boundary and itemsize == 2 and not backward and whole_pieces and long_axis and limits.high_bandwidth_per_sm:
+        return "strided"
     if outer * n * inner < STAGED_MIN_NUMEL or not (aligned or off_boundary or stepped):
         return "strided"
     if n >= STAGED_MAX_N_WIDE and inner >= 128:
