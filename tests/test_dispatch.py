@@ -328,10 +328,12 @@ def test_the_tight_16_bit_forward_takes_every_alignment_at_few_banks():
     def tier(dtype, n):
         return tiers.choose_tier(1 << 20, n, 1, dtype, False, tiers.H100_LIMITS)
 
-    for n in (40, 56, 80, 112, 144, 160):
+    for n in (40, 56, 80, 112, 144):
         assert instances.flat_rows_bank_ways(n, torch.bfloat16, False) <= instances.FLAT_ROWS_TIGHT_MAX_BANK_WAYS
         assert tier(torch.bfloat16, n) == "flat_rows", n
         assert tier(torch.float16, n) == "flat_rows", n
+    # past 128 the warp tier holds rows over part of a warp: flat_rows only at one word a bank
+    assert instances.flat_rows_bank_ways(160, torch.bfloat16, False) == 2 and tier(torch.bfloat16, 160) == "warp"
     for n in (24, 48, 96, 16, 32, 64, 128, 192, 256):
         assert instances.flat_rows_bank_ways(n, torch.bfloat16, False) > instances.FLAT_ROWS_TIGHT_MAX_BANK_WAYS
         assert tier(torch.bfloat16, n) == "warp", n
@@ -537,7 +539,7 @@ def test_warp_rows_a_group_as_asked_or_refused():
 
 
 def test_warp_lanes_as_asked_or_refused():
-    """Tuning.warp_lanes: 16-bit rows in 16-byte packs over 8 or 16 lanes of up to
+    """Tuning.warp_lanes: 16-bit rows in 16-byte packs over 8, 16 or 32 lanes of up to
     WARP_LANES_MAX_COLS columns each, one row a group; anything else a ValueError."""
     from fastsoftmax.backends.cuda import tiers
     from fastsoftmax.backends.cuda.instances import warp_shape
@@ -555,6 +557,51 @@ def test_warp_lanes_as_asked_or_refused():
         warp_shape(256, 8, 2, lanes=16, window=True)
     with pytest.raises(ValueError, match="warp_lanes=4"):
         tiers.Tuning(warp_lanes=4)
+
+
+def test_warp_lanes_by_default():
+    """16-bit rows in 16-byte packs of more than WARP_LANES_AFTER_PACKS packs take the fewest lanes
+    (8, 16, a whole warp) that hold them in at most WARP_LANES_PACKS_A_LANE packs a lane; narrower
+    rows, other packs, rows in a window and tunings of more rows a group keep the rule before it."""
+    from fastsoftmax.backends.cuda.instances import warp_default_lanes, warp_shape
+
+    assert [warp_default_lanes(n, 8, 2) for n in (64, 72, 96, 128, 160, 192, 193, 256, 384, 385, 768, 769, 1024)] == [
+        None, 8, 8, 8, 8, 8, 16, 16, 16, 32, 32, None, None
+    ]
+    assert warp_shape(160, 8, 2) == (24, 8, 1)
+    assert warp_shape(160, 8, 2, backward=True) == (24, 8, 1)
+    assert warp_shape(256, 8, 2) == (16, 16, 1)
+    assert warp_shape(384, 8, 2) == (24, 16, 1)
+    assert warp_shape(512, 8, 2) == (16, 32, 1)
+    assert warp_shape(1000, 8, 2) == (32, 32, 1)
+    assert warp_shape(128, 8, 2) == (16, 8, 1)
+    assert warp_shape(96, 8, 2) == (16, 8, 1)
+    assert warp_shape(64, 8, 2) == (8, 8, 1)
+    assert warp_shape(256, 4, 2) == (8, 32, 1)  # 8-byte packs: a row off its 16-byte boundaries
+    assert warp_shape(256, 4, 4) == (8, 32, 1)  # float32
+    assert warp_shape(256, 8, 2, rows=2) == (8, 32, 2)  # a tuning of two rows a group: a whole warp
+    assert warp_shape(256, 8, 2, lanes=32) == (8, 32, 1)
+
+
+def test_flat_rows_beside_the_warp_tiers_lanes():
+    """Aligned 16-bit rows the warp tier holds over part of a warp go to flat_rows only at one word a
+    bank (FLAT_ROWS_BESIDE_WARP_LANES_MAX_BANK_WAYS), on any GPU; rows off 16-byte boundaries keep the
+    rule before it."""
+    from fastsoftmax.backends.cuda import tiers
+    from fastsoftmax.backends.cuda.instances import flat_rows_bank_ways
+
+    for dtype in (torch.bfloat16, torch.float16):
+        for backward in (False, True):
+            for high_bandwidth in (False, True):
+                assert not tiers.takes_flat_rows(160, dtype, backward, high_bandwidth)  # 2 words a bank
+                assert tiers.takes_flat_rows(160, dtype, backward, high_bandwidth, aligned=False)
+                assert not tiers.takes_flat_rows(192, dtype, backward, high_bandwidth)
+            assert tiers.takes_flat_rows(144, dtype, backward, high_bandwidth=True)  # 1 word a bank
+        assert tiers.takes_flat_rows(208, dtype, False, high_bandwidth=True)
+        assert tiers.takes_flat_rows(216, dtype, True, high_bandwidth=True)
+        assert not tiers.takes_flat_rows(224, dtype, True, high_bandwidth=True)
+        assert tiers.takes_flat_rows(224, dtype, True, high_bandwidth=True, aligned=False)
+        assert flat_rows_bank_ways(160, dtype, False) == 2 and flat_rows_bank_ways(144, dtype, False) == 1
 
 
 def test_warp_rows_by_default_and_filled_groups_keep_the_warp_tier():

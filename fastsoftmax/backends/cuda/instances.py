@@ -204,11 +204,25 @@ WARP_MULTI_ROW_MAX_COLS = 16
 #: 160-512 over a whole warp keep one (two: bf16 forward 0.953 against 0.964 at 256, backward 0.918
 #: against 1.023).
 WARP_TWO_ROWS_FLOAT32_FORWARD = True
-#: lanes a row that a tuning may ask for (Tuning.warp_lanes) on 16-bit rows in 16-byte packs, a lane
-#: holding up to WARP_LANES_MAX_COLS columns: a row of 256 in two packs a lane over half a warp, say,
-#: where the default spreads it one pack a lane over a whole warp (instances for a probe; not chosen
-#: by default)
-WARP_LANES_16BIT = (8, 16)
+#: lanes a row of 16-bit rows in 16-byte packs (a lane holding up to WARP_LANES_MAX_COLS columns), by
+#: default (warp_default_lanes) or as a tuning asks (Tuning.warp_lanes): a row of 256 in two packs a
+#: lane over half a warp, say, rather than one pack a lane over a whole warp
+WARP_LANES_16BIT = (8, 16, 32)
+#: By default 16-bit rows in 16-byte packs of more than WARP_LANES_AFTER_PACKS packs take the fewest
+#: lanes of WARP_LANES_16BIT that hold them in at most WARP_LANES_PACKS_A_LANE packs a lane: rows of
+#: 65-192 columns 8 lanes, 193-384 16, 385-768 a whole warp (as before). Each lane then has two or
+#: three independent 16-byte loads in flight, and fewer lanes idle on rows that do not fill a warp.
+#: H200, each count forced and alternated in one process behind an L2 flush (benchmarks/
+#: grid_row_probe.py, results 2026-12-02_h200_s47/warp_lanes.txt), rows of 2^27 elements, bf16 (fp16
+#: alike), forward then backward, against a whole warp: 160 0.990 over 8 lanes against 0.697 (1.018
+#: against 0.878), 200 0.934 over 16 against 0.824 (0.974 against 0.937), 256 0.996 over 16 against
+#: 0.960 (1.037 against 1.027), 384 0.989 over 16 against 0.955 (1.037 against 0.978); at 512 a whole
+#: warp of two packs a lane 0.992 against 16 lanes of four 0.975 (backward level). Rows of 256 over 8
+#: lanes (four packs a lane) 0.974. Rows of 96 and 128 (results 2026-12-03_h200_s47/rows_probe.txt):
+#: 0.923 and 0.983 over 8 lanes against 0.821 and 0.972 one pack a lane (backward 0.968 and 1.023
+#: against 0.939 and 1.022).
+WARP_LANES_AFTER_PACKS = 8
+WARP_LANES_PACKS_A_LANE = 3
 WARP_LANES_MAX_COLS = 32
 #: 16-bit rows in packs of 1 or 2 elements (rows off 16-byte boundaries) past a group's first
 #: access: groups of as few lanes as still read a whole 32-byte sector of a row an access (16 lanes
@@ -1229,7 +1243,10 @@ def warp_shape(
     (``window``: n columns of rows held in their 16-byte window, one row a group);
     ``sector_groups``: 16-bit rows in narrow packs take SECTOR_GROUPS_16BIT where a row fills them;
     ``rows``: rows per group instead of the default (WARP_ROWS, where warp_holds_rows allows it);
-    ``lanes``: lanes a row instead of the default (WARP_LANES_16BIT, one row a group)."""
+    ``lanes``: lanes a row instead of the default (WARP_LANES_16BIT, one row a group; by default
+    warp_default_lanes where ``rows`` asks for none other than one)."""
+    if lanes is None and rows in (None, 1) and not window:
+        lanes = warp_default_lanes(n, pack, itemsize)
     if lanes is not None:
         return _warp_shape_of_lanes(n, pack, itemsize, lanes, rows, window)
     cols, group, default_rows = _default_warp_shape(n, pack, itemsize, sector_groups)
@@ -1247,6 +1264,16 @@ def warp_shape(
             f"a lane in packs of {pack * itemsize} bytes"
         )
     return cols, group, rows
+
+
+def warp_default_lanes(n: int, pack: int, itemsize: int) -> int | None:
+    """The lanes a 16-bit row of n in 16-byte packs takes by default (WARP_LANES_AFTER_PACKS), or
+    None where warp_shape's own rule holds it (narrower rows, other packs, rows of more than
+    WARP_LANES_PACKS_A_LANE packs a lane over a whole warp)."""
+    packs = -(-n // pack)
+    if itemsize != 2 or pack * itemsize != 16 or packs <= WARP_LANES_AFTER_PACKS:
+        return None
+    return next((lanes for lanes in WARP_LANES_16BIT if -(-packs // lanes) <= WARP_LANES_PACKS_A_LANE), None)
 
 
 def _warp_shape_of_lanes(
@@ -1327,7 +1354,7 @@ def warp_shapes(pack: int, itemsize: int = 4, multi_rows: bool = False):
     if multi_rows and itemsize == 2 and pack * itemsize == 16:
         # Tuning.warp_lanes: several packs a lane over part of a warp (one pack a lane is a narrow
         # group's own shape, above)
-        for lanes in WARP_LANES_16BIT:
+        for lanes in WARP_LANES_16BIT[:-1]:  # a whole warp's shapes are above
             for cols in WARP_COLS_PER_THREAD:
                 if cols % pack == 0 and pack < cols <= WARP_LANES_MAX_COLS:
                     yield cols, lanes, 1

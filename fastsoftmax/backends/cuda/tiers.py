@@ -78,6 +78,7 @@ from .instances import (
     cluster_preferred_max_cols,
     flat_rows_bank_ways,
     high_dram_bandwidth_per_sm,
+    warp_default_lanes,
 )
 
 ROW_TIERS = (
@@ -485,6 +486,15 @@ FLAT_ROWS_WIDER_MAX_BANK_WAYS = 2
 #: 1.022-1.027 of copy against flat_rows' 0.987-0.991, forward rows of 8 0.993 against 0.894; rows
 #: that leave lanes idle keep flat_rows (backward rows of 96: 0.994 against the warp tier's 0.941).
 FLAT_ROWS_WARP_FILLED_16BIT_MAX_COLS = 128
+#: 16-bit rows on 16-byte boundaries that the warp tier holds over part of a warp by default
+#: past FLAT_ROWS_WARP_FILLED_16BIT_MAX_COLS
+#: (instances.warp_default_lanes: 129-768 columns, several 16-byte packs a lane) take flat_rows only
+#: where a warp's first access meets at most this many words a bank. H200, both forced and alternated
+#: in one process behind an L2 flush (results 2026-12-03_h200_s47/rows_probe.txt), bf16 rows of 2^27
+#: elements, forward then backward: at 2 words a bank flat_rows 0.944/0.903 against the warp tier's
+#: 0.983/1.011 (160) and 0.932/0.908 against 0.979/1.005 (224); at 1 word it keeps them, 0.978/0.997
+#: against 0.957/0.998 (144) and 0.976/0.996 against 0.949/0.987 (208).
+FLAT_ROWS_BESIDE_WARP_LANES_MAX_BANK_WAYS = 1
 
 
 def warp_fills_rows(n: int, itemsize: int) -> bool:
@@ -500,7 +510,8 @@ def takes_flat_rows(
     """Whether "auto" gives rows of n to flat_rows rather than the warp tier (never rows past
     flat_rows_auto_max_cols, or FLAT_ROWS_WIDER_AUTO_MAX_COLS on a GPU of ``high_bandwidth`` an SM; there
     also not rows that fill the warp tier's groups, warp_fills_rows, when ``aligned``: every row of every
-    tensor on its 16-byte boundary).
+    tensor on its 16-byte boundary; and on any GPU rows the warp tier holds over part of a warp,
+    FLAT_ROWS_BESIDE_WARP_LANES_MAX_BANK_WAYS, when ``aligned``).
     A lane reads its rows from shared memory, and rows whose pitch lies near a
     multiple of 128 bytes put a warp's lanes on few banks (instances.flat_rows_bank_ways, with a
     warp's rows consecutive or spread, whichever meets fewer).
@@ -531,9 +542,17 @@ def takes_flat_rows(
     itemsize = CXX_TYPES[dtype][2]
     if high_bandwidth and aligned and warp_fills_rows(n, itemsize):
         return False
+    # rows of up to 128 keep the rule below, over lanes or not (flat_rows ahead at 2-3 words a bank, 80: 0.98)
+    in_lanes = (
+        aligned
+        and n > FLAT_ROWS_WARP_FILLED_16BIT_MAX_COLS
+        and n * itemsize % 16 == 0
+        and warp_default_lanes(n, 16 // itemsize, itemsize) is not None
+    )
     wider = FLAT_ROWS_WIDER_AUTO_MAX_COLS.get((itemsize, backward), 0) if high_bandwidth else 0
     if flat_rows_auto_max_cols(dtype, backward) < n <= wider:
-        return flat_rows_bank_ways(n, dtype, backward) <= FLAT_ROWS_WIDER_MAX_BANK_WAYS
+        max_ways = FLAT_ROWS_BESIDE_WARP_LANES_MAX_BANK_WAYS if in_lanes else FLAT_ROWS_WIDER_MAX_BANK_WAYS
+        return flat_rows_bank_ways(n, dtype, backward) <= max_ways
     flat_min = FLAT_ROWS_MIN_COLS_16BIT_FORWARD if itemsize == 2 and not backward else FLAT_ROWS_MIN_COLS
     if not flat_min <= n <= flat_rows_auto_max_cols(dtype, backward):
         return False
@@ -543,7 +562,7 @@ def takes_flat_rows(
             return True
         if not backward and n > FLAT_ROWS_AUTO_MAX_COLS_16BIT_ALIGNED_FORWARD:
             return False
-        return ways <= FLAT_ROWS_TIGHT_MAX_BANK_WAYS
+        return ways <= (FLAT_ROWS_BESIDE_WARP_LANES_MAX_BANK_WAYS if in_lanes else FLAT_ROWS_TIGHT_MAX_BANK_WAYS)
     aligned_flat = n * itemsize == 16 or (not backward and n > 64)
     return bool(n * itemsize % 16 or aligned_flat) and ways <= FLAT_ROWS_MAX_BANK_WAYS
 
