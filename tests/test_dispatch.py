@@ -565,9 +565,9 @@ def test_warp_lanes_by_default():
     rows, other packs, rows in a window and tunings of more rows a group keep the rule before it."""
     from fastsoftmax.backends.cuda.instances import warp_default_lanes, warp_shape
 
-    assert [warp_default_lanes(n, 8, 2) for n in (64, 72, 96, 128, 160, 192, 193, 256, 384, 385, 768, 769, 1024)] == [
-        None, 8, 8, 8, 8, 8, 16, 16, 16, 32, 32, None, None
-    ]
+    widths = (64, 72, 96, 128, 160, 192, 193, 256, 384, 385, 768, 769, 1024)
+    expected = (None, 8, 8, 8, 8, 8, 16, 16, 16, 32, 32, None, None)
+    assert tuple(warp_default_lanes(n, 8, 2) for n in widths) == expected
     assert warp_shape(160, 8, 2) == (24, 8, 1)
     assert warp_shape(160, 8, 2, backward=True) == (24, 8, 1)
     assert warp_shape(256, 8, 2) == (16, 16, 1)
