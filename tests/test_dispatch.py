@@ -539,7 +539,7 @@ def test_warp_rows_a_group_as_asked_or_refused():
 
 
 def test_warp_lanes_as_asked_or_refused():
-    """Tuning.warp_lanes: 16-bit rows in 16-byte packs over 8, 16 or 32 lanes of up to
+    """Tuning.warp_lanes: 16-bit rows in 16-byte packs over 4, 8, 16 or 32 lanes of up to
     WARP_LANES_MAX_COLS columns each, one row a group; anything else a ValueError."""
     from fastsoftmax.backends.cuda import tiers
     from fastsoftmax.backends.cuda.instances import warp_shape
@@ -548,6 +548,7 @@ def test_warp_lanes_as_asked_or_refused():
     assert warp_shape(256, 8, 2, lanes=8) == (32, 8, 1)
     assert warp_shape(300, 8, 2, lanes=16) == (24, 16, 1)
     assert warp_shape(64, 8, 2, lanes=16) == (8, 16, 1)  # a narrow group's own shape
+    assert warp_shape(64, 8, 2, lanes=4) == (16, 4, 1)
     for n, pack, itemsize, lanes in ((257, 8, 2, 8), (600, 8, 2, 16), (256, 4, 4, 16), (256, 2, 2, 16), (256, 8, 2, 4)):
         with pytest.raises(ValueError, match="over"):
             warp_shape(n, pack, itemsize, lanes=lanes)
@@ -555,8 +556,8 @@ def test_warp_lanes_as_asked_or_refused():
         warp_shape(256, 8, 2, rows=2, lanes=16)
     with pytest.raises(ValueError, match="over 16 lanes only"):
         warp_shape(256, 8, 2, lanes=16, window=True)
-    with pytest.raises(ValueError, match="warp_lanes=4"):
-        tiers.Tuning(warp_lanes=4)
+    with pytest.raises(ValueError, match="warp_lanes=2"):
+        tiers.Tuning(warp_lanes=2)
 
 
 def test_warp_lanes_by_default():

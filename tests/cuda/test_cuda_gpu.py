@@ -533,11 +533,11 @@ def _warp_tuned_rows(backend, n, dtype, seed, label, **tuning) -> list:
     return [i for i in launched if i.tier == "warp"]
 
 
-@pytest.mark.parametrize("lanes", [8, 16])
+@pytest.mark.parametrize("lanes", [4, 8, 16])
 @pytest.mark.parametrize("dtype_name", ["fp16", "bf16"])
-@pytest.mark.parametrize("n", [72, 128, 200, 256, 384, 512])
+@pytest.mark.parametrize("n", [40, 64, 72, 128, 200, 256, 384, 512])
 def test_warp_lanes_a_row(backend, n, dtype_name, lanes):
-    """16-bit rows on 16-byte boundaries over 8 or 16 lanes, several packs a lane (Tuning.warp_lanes):
+    """16-bit rows on 16-byte boundaries over 4, 8 or 16 lanes, several packs a lane (Tuning.warp_lanes):
     right results, and the launched shape is the one asked for."""
     from fastsoftmax.backends.cuda.instances import WARP_LANES_MAX_COLS
 

@@ -204,12 +204,13 @@ WARP_MULTI_ROW_MAX_COLS = 16
 #: 160-512 over a whole warp keep one (two: bf16 forward 0.953 against 0.964 at 256, backward 0.918
 #: against 1.023).
 WARP_TWO_ROWS_FLOAT32_FORWARD = True
-#: lanes a row of 16-bit rows in 16-byte packs (a lane holding up to WARP_LANES_MAX_COLS columns), by
-#: default (warp_default_lanes) or as a tuning asks (Tuning.warp_lanes): a row of 256 in two packs a
-#: lane over half a warp, say, rather than one pack a lane over a whole warp
-WARP_LANES_16BIT = (8, 16, 32)
+#: lanes a row of 16-bit rows in 16-byte packs (a lane holding up to WARP_LANES_MAX_COLS columns), as
+#: a tuning asks (Tuning.warp_lanes) or by default (WARP_DEFAULT_LANES_16BIT): a row of 256 in two
+#: packs a lane over half a warp, say, rather than one pack a lane over a whole warp
+WARP_LANES_16BIT = (4, 8, 16, 32)
+WARP_DEFAULT_LANES_16BIT = (8, 16, 32)
 #: By default 16-bit rows in 16-byte packs of more than WARP_LANES_AFTER_PACKS packs take the fewest
-#: lanes of WARP_LANES_16BIT that hold them in at most WARP_LANES_PACKS_A_LANE packs a lane: rows of
+#: lanes of WARP_DEFAULT_LANES_16BIT that hold them in at most WARP_LANES_PACKS_A_LANE packs a lane: rows of
 #: 65-192 columns 8 lanes, 193-384 16, 385-768 a whole warp (as before). Each lane then has two or
 #: three independent 16-byte loads in flight, and fewer lanes idle on rows that do not fill a warp.
 #: H200, each count forced and alternated in one process behind an L2 flush (benchmarks/
@@ -1273,7 +1274,7 @@ def warp_default_lanes(n: int, pack: int, itemsize: int) -> int | None:
     packs = -(-n // pack)
     if itemsize != 2 or pack * itemsize != 16 or packs <= WARP_LANES_AFTER_PACKS:
         return None
-    return next((lanes for lanes in WARP_LANES_16BIT if -(-packs // lanes) <= WARP_LANES_PACKS_A_LANE), None)
+    return next((lanes for lanes in WARP_DEFAULT_LANES_16BIT if -(-packs // lanes) <= WARP_LANES_PACKS_A_LANE), None)
 
 
 def _warp_shape_of_lanes(
