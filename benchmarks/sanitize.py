@@ -293,15 +293,15 @@ TUNED_RUNS = {
             ({"warp_rows": rows}, [((1001, 8), -1), ((301, 64), -1), ((77, 256), -1), ((45, 512), -1)], False)
             for rows in (1, 2, 4)
         ),
-        # and rows over 4, 8 or 16 lanes of several packs each (16-bit types: float32 has no such kernel)
+        # and rows over 4, 8 or 16 lanes of several packs each (16-bit types: float32 has no such kernel;
+        # 4 lanes hold at most 128 columns)
         *(
-            (
-                {"warp_lanes": lanes},
-                [((301, 256), -1), ((77, 200), -1), ((1001, 64), -1)],
-                False,
-                (torch.float16, torch.bfloat16),
+            ({"warp_lanes": lanes}, shapes, False, (torch.float16, torch.bfloat16))
+            for lanes, shapes in (
+                (4, [((1001, 64), -1), ((77, 96), -1), ((45, 40), -1)]),
+                (8, [((301, 256), -1), ((77, 200), -1), ((1001, 64), -1)]),
+                (16, [((301, 256), -1), ((77, 200), -1)]),
             )
-            for lanes in (4, 8, 16)
         ),
     ],
     # and blocks taking rows in turn (a wave of resident blocks over more rows than it holds, the

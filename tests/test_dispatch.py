@@ -562,13 +562,16 @@ def test_warp_lanes_as_asked_or_refused():
 
 def test_warp_lanes_by_default():
     """16-bit rows in 16-byte packs of more than WARP_LANES_AFTER_PACKS packs take the fewest lanes
-    (8, 16, a whole warp) that hold them in at most WARP_LANES_PACKS_A_LANE packs a lane; narrower
+    (4 forward, 8, 16, a whole warp) that hold them in at most WARP_LANES_PACKS_A_LANE packs a lane; narrower
     rows, other packs, rows in a window and tunings of more rows a group keep the rule before it."""
     from fastsoftmax.backends.cuda.instances import warp_default_lanes, warp_shape
 
-    widths = (64, 72, 96, 128, 160, 192, 193, 256, 384, 385, 768, 769, 1024)
-    expected = (None, 8, 8, 8, 8, 8, 16, 16, 16, 32, 32, None, None)
+    widths = (32, 33, 64, 96, 97, 128, 160, 192, 193, 256, 384, 385, 768, 769, 1024)
+    expected = (None, 4, 4, 4, 8, 8, 8, 8, 16, 16, 16, 32, 32, None, None)
     assert tuple(warp_default_lanes(n, 8, 2) for n in widths) == expected
+    widths = (64, 65, 96, 128, 160, 192, 193, 768, 769)
+    expected = (None, 8, 8, 8, 8, 8, 16, 32, None)
+    assert tuple(warp_default_lanes(n, 8, 2, backward=True) for n in widths) == expected
     assert warp_shape(160, 8, 2) == (24, 8, 1)
     assert warp_shape(160, 8, 2, backward=True) == (24, 8, 1)
     assert warp_shape(256, 8, 2) == (16, 16, 1)
@@ -576,8 +579,10 @@ def test_warp_lanes_by_default():
     assert warp_shape(512, 8, 2) == (16, 32, 1)
     assert warp_shape(1000, 8, 2) == (32, 32, 1)
     assert warp_shape(128, 8, 2) == (16, 8, 1)
-    assert warp_shape(96, 8, 2) == (16, 8, 1)
-    assert warp_shape(64, 8, 2) == (8, 8, 1)
+    assert warp_shape(96, 8, 2) == (24, 4, 1)
+    assert warp_shape(96, 8, 2, backward=True) == (16, 8, 1)
+    assert warp_shape(64, 8, 2) == (16, 4, 1)
+    assert warp_shape(64, 8, 2, backward=True) == (8, 8, 1)
     assert warp_shape(256, 4, 2) == (8, 32, 1)  # 8-byte packs: a row off its 16-byte boundaries
     assert warp_shape(256, 4, 4) == (8, 32, 1)  # float32
     assert warp_shape(256, 8, 2, rows=2) == (8, 32, 2)  # a tuning of two rows a group: a whole warp

@@ -205,24 +205,28 @@ WARP_MULTI_ROW_MAX_COLS = 16
 #: against 1.023).
 WARP_TWO_ROWS_FLOAT32_FORWARD = True
 #: lanes a row of 16-bit rows in 16-byte packs (a lane holding up to WARP_LANES_MAX_COLS columns), as
-#: a tuning asks (Tuning.warp_lanes) or by default (WARP_DEFAULT_LANES_16BIT): a row of 256 in two
-#: packs a lane over half a warp, say, rather than one pack a lane over a whole warp
+#: a tuning asks (Tuning.warp_lanes) or by default (warp_default_lanes): a row of 256 in two packs a
+#: lane over half a warp, say, rather than one pack a lane over a whole warp
 WARP_LANES_16BIT = (4, 8, 16, 32)
-WARP_DEFAULT_LANES_16BIT = (8, 16, 32)
-#: By default 16-bit rows in 16-byte packs of more than WARP_LANES_AFTER_PACKS packs take the fewest
-#: lanes of WARP_DEFAULT_LANES_16BIT that hold them in at most WARP_LANES_PACKS_A_LANE packs a lane: rows of
-#: 65-192 columns 8 lanes, 193-384 16, 385-768 a whole warp (as before). Each lane then has two or
-#: three independent 16-byte loads in flight, and fewer lanes idle on rows that do not fill a warp.
+#: By default 16-bit rows in 16-byte packs of more than WARP_LANES_AFTER_PACKS[backward] packs take
+#: the fewest lanes of WARP_DEFAULT_LANES_16BIT[backward] that hold them in at most
+#: WARP_LANES_PACKS_A_LANE packs a lane. Forward: rows of 33-96 columns 4 lanes, 97-192 8, 193-384 16,
+#: 385-768 a whole warp (as before); backward, which has two tensors' loads in flight: rows of 65-192
+#: columns 8 lanes, then as forward. Each lane then has two or three independent 16-byte loads in
+#: flight, and fewer lanes idle on rows that do not fill a warp.
 #: H200, each count forced and alternated in one process behind an L2 flush (benchmarks/
-#: grid_row_probe.py, results 2026-12-02_h200_s47/warp_lanes.txt), rows of 2^27 elements, bf16 (fp16
+#: grid_row_probe.py, results 2026-12-03_h200_s47/warp_lanes.txt), rows of 2^27 elements, bf16 (fp16
 #: alike), forward then backward, against a whole warp: 160 0.990 over 8 lanes against 0.697 (1.018
 #: against 0.878), 200 0.934 over 16 against 0.824 (0.974 against 0.937), 256 0.996 over 16 against
 #: 0.960 (1.037 against 1.027), 384 0.989 over 16 against 0.955 (1.037 against 0.978); at 512 a whole
 #: warp of two packs a lane 0.992 against 16 lanes of four 0.975 (backward level). Rows of 256 over 8
-#: lanes (four packs a lane) 0.974. Rows of 96 and 128 (results 2026-12-03_h200_s47/rows_probe.txt):
-#: 0.923 and 0.983 over 8 lanes against 0.821 and 0.972 one pack a lane (backward 0.968 and 1.023
-#: against 0.939 and 1.022).
-WARP_LANES_AFTER_PACKS = 8
+#: lanes (four packs a lane) 0.974. Narrower rows (call2/rows_probe.txt, call6/lanes4_probe.txt),
+#: forward against one pack a lane over a narrow group: 48 0.951 over 4 lanes against 0.831, 56 0.942
+#: against 0.899, 64 0.990 against 0.977, 96 0.976 against 0.821 (0.923 over 8), 128 0.984 over 8
+#: against 0.972 (0.959 over 4); backward over 4 lanes 1.003-1.007 against 1.022-1.023 at 64 and 128,
+#: over 8 lanes 0.968 and 1.023 against 0.939 and 1.022 at 96 and 128.
+WARP_LANES_AFTER_PACKS = {False: 4, True: 8}
+WARP_DEFAULT_LANES_16BIT = {False: (4, 8, 16, 32), True: (8, 16, 32)}
 WARP_LANES_PACKS_A_LANE = 3
 WARP_LANES_MAX_COLS = 32
 #: 16-bit rows in packs of 1 or 2 elements (rows off 16-byte boundaries) past a group's first
@@ -1247,7 +1251,7 @@ def warp_shape(
     ``lanes``: lanes a row instead of the default (WARP_LANES_16BIT, one row a group; by default
     warp_default_lanes where ``rows`` asks for none other than one)."""
     if lanes is None and rows in (None, 1) and not window:
-        lanes = warp_default_lanes(n, pack, itemsize)
+        lanes = warp_default_lanes(n, pack, itemsize, backward)
     if lanes is not None:
         return _warp_shape_of_lanes(n, pack, itemsize, lanes, rows, window)
     cols, group, default_rows = _default_warp_shape(n, pack, itemsize, sector_groups)
@@ -1267,14 +1271,15 @@ def warp_shape(
     return cols, group, rows
 
 
-def warp_default_lanes(n: int, pack: int, itemsize: int) -> int | None:
+def warp_default_lanes(n: int, pack: int, itemsize: int, backward: bool = False) -> int | None:
     """The lanes a 16-bit row of n in 16-byte packs takes by default (WARP_LANES_AFTER_PACKS), or
     None where warp_shape's own rule holds it (narrower rows, other packs, rows of more than
     WARP_LANES_PACKS_A_LANE packs a lane over a whole warp)."""
     packs = -(-n // pack)
-    if itemsize != 2 or pack * itemsize != 16 or packs <= WARP_LANES_AFTER_PACKS:
+    if itemsize != 2 or pack * itemsize != 16 or packs <= WARP_LANES_AFTER_PACKS[backward]:
         return None
-    return next((lanes for lanes in WARP_DEFAULT_LANES_16BIT if -(-packs // lanes) <= WARP_LANES_PACKS_A_LANE), None)
+    lanes_by_default = WARP_DEFAULT_LANES_16BIT[backward]
+    return next((lanes for lanes in lanes_by_default if -(-packs // lanes) <= WARP_LANES_PACKS_A_LANE), None)
 
 
 def _warp_shape_of_lanes(

@@ -490,7 +490,7 @@ FLAT_ROWS_WARP_FILLED_16BIT_MAX_COLS = 128
 #: past FLAT_ROWS_WARP_FILLED_16BIT_MAX_COLS
 #: (instances.warp_default_lanes: 129-768 columns, several 16-byte packs a lane) take flat_rows only
 #: where a warp's first access meets at most this many words a bank. H200, both forced and alternated
-#: in one process behind an L2 flush (results 2026-12-03_h200_s47/rows_probe.txt), bf16 rows of 2^27
+#: in one process behind an L2 flush (results 2026-12-03_h200_s47/call2/rows_probe.txt), bf16 rows of 2^27
 #: elements, forward then backward: at 2 words a bank flat_rows 0.944/0.903 against the warp tier's
 #: 0.983/1.011 (160) and 0.932/0.908 against 0.979/1.005 (224); at 1 word it keeps them, 0.978/0.997
 #: against 0.957/0.998 (144) and 0.976/0.996 against 0.949/0.987 (208).
@@ -547,7 +547,7 @@ def takes_flat_rows(
         aligned
         and n > FLAT_ROWS_WARP_FILLED_16BIT_MAX_COLS
         and n * itemsize % 16 == 0
-        and warp_default_lanes(n, 16 // itemsize, itemsize) is not None
+        and warp_default_lanes(n, 16 // itemsize, itemsize, backward) is not None
     )
     wider = FLAT_ROWS_WIDER_AUTO_MAX_COLS.get((itemsize, backward), 0) if high_bandwidth else 0
     if flat_rows_auto_max_cols(dtype, backward) < n <= wider:
