@@ -172,7 +172,9 @@ def test_instance_space_is_covered():
                         shapes = {(cols, group, rows)}
                         for r in WARP_ROWS:
                             with contextlib.suppress(ValueError):  # a count the tier refuses for these rows
-                                shapes.add(warp_shape(n, pack, dtype.itemsize, sector_groups, r, backward=backward))
+                                shapes.add(
+                                    warp_shape(n, pack, dtype.itemsize, sector_groups, rows=r, backward=backward)
+                                )
                         # and every count of lanes a row a tuning may ask for (16-bit rows in 16-byte packs)
                         for lanes in WARP_LANES_16BIT if dtype.itemsize * pack == 16 and dtype.itemsize == 2 else ():
                             if -(-n // lanes) <= WARP_LANES_MAX_COLS:

@@ -226,7 +226,7 @@ WARP_LANES_16BIT = (4, 8, 16, 32)
 #: against 0.972 (0.959 over 4); backward over 4 lanes 1.003-1.007 against 1.022-1.023 at 64 and 128,
 #: over 8 lanes 0.968 and 1.023 against 0.939 and 1.022 at 96 and 128.
 WARP_LANES_AFTER_PACKS = {False: 4, True: 8}
-WARP_DEFAULT_LANES_16BIT = {False: (4, 8, 16, 32), True: (8, 16, 32)}
+WARP_DEFAULT_LANES_16BIT = {False: WARP_LANES_16BIT, True: tuple(lanes for lanes in WARP_LANES_16BIT if lanes >= 8)}
 WARP_LANES_PACKS_A_LANE = 3
 WARP_LANES_MAX_COLS = 32
 #: 16-bit rows in packs of 1 or 2 elements (rows off 16-byte boundaries) past a group's first
@@ -1360,7 +1360,7 @@ def warp_shapes(pack: int, itemsize: int = 4, multi_rows: bool = False):
     if multi_rows and itemsize == 2 and pack * itemsize == 16:
         # Tuning.warp_lanes: several packs a lane over part of a warp (one pack a lane is a narrow
         # group's own shape, above)
-        for lanes in WARP_LANES_16BIT[:-1]:  # a whole warp's shapes are above
+        for lanes in (lanes for lanes in WARP_LANES_16BIT if lanes < 32):  # a whole warp's shapes are above
             for cols in WARP_COLS_PER_THREAD:
                 if cols % pack == 0 and pack < cols <= WARP_LANES_MAX_COLS:
                     yield cols, lanes, 1

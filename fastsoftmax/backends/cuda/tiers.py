@@ -486,14 +486,14 @@ FLAT_ROWS_WIDER_MAX_BANK_WAYS = 2
 #: 1.022-1.027 of copy against flat_rows' 0.987-0.991, forward rows of 8 0.993 against 0.894; rows
 #: that leave lanes idle keep flat_rows (backward rows of 96: 0.994 against the warp tier's 0.941).
 FLAT_ROWS_WARP_FILLED_16BIT_MAX_COLS = 128
-#: 16-bit rows on 16-byte boundaries that the warp tier holds over part of a warp by default
-#: past FLAT_ROWS_WARP_FILLED_16BIT_MAX_COLS
-#: (instances.warp_default_lanes: 129-768 columns, several 16-byte packs a lane) take flat_rows only
-#: where a warp's first access meets at most this many words a bank. H200, both forced and alternated
-#: in one process behind an L2 flush (results 2026-12-03_h200_s47/call2/rows_probe.txt), bf16 rows of 2^27
-#: elements, forward then backward: at 2 words a bank flat_rows 0.944/0.903 against the warp tier's
-#: 0.983/1.011 (160) and 0.932/0.908 against 0.979/1.005 (224); at 1 word it keeps them, 0.978/0.997
-#: against 0.957/0.998 (144) and 0.976/0.996 against 0.949/0.987 (208).
+#: 16-bit rows on 16-byte boundaries past FLAT_ROWS_WARP_FILLED_16BIT_MAX_COLS that the warp tier
+#: holds over part of a warp by default (instances.warp_default_lanes: 129-768 columns, several
+#: 16-byte packs a lane) take flat_rows only where a warp's first access meets at most this many
+#: words a bank. H200, both forced and alternated in one process behind an L2 flush (results
+#: 2026-12-03_h200_s47/call2/rows_probe.txt), bf16 rows of 2^27 elements, forward then backward: at
+#: 2 words a bank flat_rows 0.944/0.903 against the warp tier's 0.983/1.011 (160) and 0.932/0.908
+#: against 0.979/1.005 (224); at 1 word it keeps them, 0.978/0.997 against 0.957/0.998 (144) and
+#: 0.976/0.996 against 0.949/0.987 (208).
 FLAT_ROWS_BESIDE_WARP_LANES_MAX_BANK_WAYS = 1
 
 
