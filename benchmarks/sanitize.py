@@ -82,8 +82,9 @@ PROBLEMS = {
     # registers and in shared memory (its cp.async groups), and float32 re-reads a rest
     "grid_row": [((1, 300007), -1), ((2, 1000003), -1), ((3, 4099), -1), ((1, 12000007), -1)],
     # the same kernels with a cluster for the team: rows held in registers, in shared memory too, and
-    # (float32 2^20 + 3 backward at 16 CTAs, and the 2-CTA run below) partly re-read
-    "cluster_stream": [((3, 300007), -1), ((2, 1000003), -1), ((3, 4099), -1)],
+    # (float32 2^20 + 3 backward at 16 CTAs, and the 2-CTA run below) partly re-read; the last, rows
+    # enough for every resident cluster to take four or more, staggers its first wave
+    "cluster_stream": [((3, 300007), -1), ((2, 1000003), -1), ((3, 4099), -1), ((540, 1031), -1)],
     # the last three: a long axis over few columns, split over hundreds of blocks whose pairs a
     # kernel of their own merges (strided_merge), finished by the tiles and (32 columns, dense) by the flat
     # sweep (kFlat), and rows of 4 KiB and more over a partial last tile (16-bit warps a whole row

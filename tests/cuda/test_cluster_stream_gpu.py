@@ -102,7 +102,8 @@ def test_cluster_size_follows_the_row(clusters):
 @pytest.mark.parametrize("dtype_name", DTYPES)
 def test_clusters_take_several_rows(clusters, dtype_name, per_sm):
     """A grid of fewer clusters than rows (the kernel's own loop over rows, which the backend's
-    launches of one cluster a row never take): the posts' two buffers alternate over 7 rows."""
+    launches of one cluster a row never take): the posts' two buffers alternate over 7 rows; the
+    second cluster waits its turn before its first row (``stagger`` 2)."""
     from fastsoftmax.backends.cuda import launch
 
     dtype = DTYPES[dtype_name]
@@ -114,9 +115,9 @@ def test_clusters_take_several_rows(clusters, dtype_name, per_sm):
         y = forward_output(x, False)
         out = torch.full_like(x, float("nan"))
         if backward_:
-            args = (y.data_ptr(), dy.data_ptr(), out.data_ptr(), rows, n, n, n, n, shape.smem_slots)
+            args = (y.data_ptr(), dy.data_ptr(), out.data_ptr(), rows, n, n, n, n, shape.smem_slots, 2)
         else:
-            args = (x.data_ptr(), out.data_ptr(), rows, n, n, n, shape.smem_slots)
+            args = (x.data_ptr(), out.data_ptr(), rows, n, n, n, shape.smem_slots, 2)
         pushed = launch.enter(dev)
         try:
             kernel.launch(2 * shape.ctas, launch.raw_stream(dev), args)
@@ -128,6 +129,26 @@ def test_clusters_take_several_rows(clusters, dtype_name, per_sm):
             check_backward(out, x, dy, 1, False)
         else:
             check_forward(out, x, 1, False)
+
+
+@pytest.mark.parametrize("dtype_name", DTYPES)
+def test_staggered_launch_of_many_rows(clusters, dtype_name):
+    """Rows enough for every resident cluster to take several in turn: the launch staggers its first
+    wave (half the resident clusters wait before their first row), and every row is right."""
+    from fastsoftmax.backends.cuda import instances
+
+    dtype = DTYPES[dtype_name]
+    n = 65537
+    for backward_ in (False, True):
+        kernel = launch_of(clusters, dtype, backward_, n, per_sm=2)[0]
+        rows = instances.CLUSTER_STREAM_STAGGER_MIN_ROUNDS * kernel.resident_clusters() + 3
+        assert instances.cluster_stream_stagger(rows, kernel.resident_clusters()) > 0
+        x = rand((rows, n), dtype)
+        if backward_:
+            dy = rand((rows, n), dtype)
+            check_backward(backward(clusters, forward_output(x, False), dy, False, per_sm=2), x, dy, 1, False)
+        else:
+            check_forward(forward(clusters, x, True, per_sm=2), x, 1, True)
 
 
 @pytest.mark.parametrize("dtype_name", DTYPES)

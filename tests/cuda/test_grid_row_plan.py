@@ -408,13 +408,50 @@ def test_cluster_stream_instances_are_compiled():
             "_columns<" if inst.columns else "<"
         )
         assert body in text and ("_columns" in inst.name) == inst.columns
-        assert ("i64 inner)" in text) == inst.columns
+        assert ("i64 inner)" in text) == inst.columns and ("i64 stagger)" in text) != inst.columns
         assert inst.pack == (4 if inst.columns else cluster_pack(inst.dtype))
         assert "GridTeam" not in text and "float* ws" not in text
         assert f"__launch_bounds__({GRID_ROW_THREADS // per_sm}, {per_sm})" in text
     assert len({i.name for i in found}) == len(found)
     with pytest.raises(ValueError, match="CTAs an SM"):
         grid_row_instance(torch.float32, False, False, "grid_row", 2)
+
+
+def test_cluster_stream_pair_takes_the_cluster_holding_its_share():
+    """Two CTAs an SM take the smallest cluster whose CTAs hold CLUSTER_STREAM_PAIR_HELD_SHARE of
+    their slices (one CTA an SM, and runs of columns, the smallest that holds them whole)."""
+    from fastsoftmax.backends.cuda.instances import CLUSTER_STREAM_PAIR_HELD_SHARE, cluster_stream_shape
+
+    pair_budget = 228 * 1024 // 2 - 2 * 1024
+    for dtype in DTYPES:
+        for backward in (False, True):
+            share = CLUSTER_STREAM_PAIR_HELD_SHARE[backward]
+            for n in LENGTHS:
+                shape = cluster_stream_shape(n, dtype, backward, pair_budget, per_sm=2)
+                held = shape.packs * shape.threads + shape.smem_slots
+                if shape.ctas < 16:
+                    assert grid_row_slots(n, dtype, shape.ctas) * share <= held
+                if shape.ctas > 2:
+                    smaller = cluster_stream_shape(n, dtype, backward, pair_budget, shape.ctas // 2, per_sm=2)
+                    assert grid_row_slots(n, dtype, smaller.ctas) * share > held
+    # as measured (results 2026-12-03_h200_s48): bf16 forward 699051 over 8 CTAs (93% held), 2^20
+    # over 16; backward 458752 over 8 (64%), 2^19 (56%) over 16
+    assert cluster_stream_shape(699051, torch.bfloat16, False, pair_budget, per_sm=2).ctas == 8
+    assert cluster_stream_shape(1 << 20, torch.bfloat16, False, pair_budget, per_sm=2).ctas == 16
+    assert cluster_stream_shape(458752, torch.bfloat16, True, pair_budget, per_sm=2).ctas == 8
+    assert cluster_stream_shape(1 << 19, torch.bfloat16, True, pair_budget, per_sm=2).ctas == 16
+    assert cluster_stream_shape(699051, torch.bfloat16, False, pair_budget * 2, per_sm=1).ctas == 8
+
+
+def test_cluster_stream_stagger():
+    """The first wave is staggered (the resident clusters' count passed) only where every resident
+    cluster takes CLUSTER_STREAM_STAGGER_MIN_ROUNDS rows or more."""
+    from fastsoftmax.backends.cuda.instances import CLUSTER_STREAM_STAGGER_MIN_ROUNDS, cluster_stream_stagger
+
+    for resident in (7, 14, 30):
+        assert cluster_stream_stagger(CLUSTER_STREAM_STAGGER_MIN_ROUNDS * resident, resident) == resident
+        assert cluster_stream_stagger(CLUSTER_STREAM_STAGGER_MIN_ROUNDS * resident - 1, resident) == 0
+        assert cluster_stream_stagger(1, resident) == 0
 
 
 def test_cluster_stream_two_per_sm():
@@ -462,7 +499,7 @@ def test_cluster_stream_chosen_for_many_long_rows(limits):
                     many = outer >= tiers.CLUSTER_STREAM_MIN_ROWS
                     on_boundaries = n * CXX_TYPES[dtype][2] % 16 == 0
                     held = limits.clusters and n <= cluster_preferred_max_cols(dtype, backward, outer, on_boundaries)
-                    if many and CXX_TYPES[dtype][2] == 2 and not backward:  # measured: past 2^19, streamed
+                    if many and not backward:  # measured: past 2^19 (float32 2^18), streamed
                         held = held and n <= cluster_preferred_max_cols(dtype, backward)
                     want = limits.clusters and not held and many
                     assert (chosen == "cluster_stream") == want, (outer, n, dtype, backward, chosen)
@@ -481,7 +518,7 @@ def test_cluster_stream_chosen_for_many_long_rows(limits):
 def test_cluster_stream_plan(fake_device, dtype, backward):
     """One cluster a row (grid = rows x C CTAs, the cluster dimension set), no workspace argument,
     the shape and CTAs an SM the instances' rules give, and the non-portable size allowed past 8."""
-    from fastsoftmax.backends.cuda.instances import cluster_stream_per_sm, cluster_stream_shape
+    from fastsoftmax.backends.cuda.instances import cluster_stream_per_sm, cluster_stream_shape, cluster_stream_stagger
 
     n, outer = (1 << 20) + 3, 40
     strides = ((n + 5,), (n,), (n + 1,)) if backward else ((n + 5,), (n,))
@@ -497,8 +534,9 @@ def test_cluster_stream_plan(fake_device, dtype, backward):
     assert grid == outer * shape.ctas
     assert kernel.block_x == shape.threads == GRID_ROW_THREADS // per_sm and kernel.smem == shape.smem_bytes
     assert kernel.name == grid_row_instance(dtype, backward, False, "cluster_stream", per_sm).name
-    assert args == pointers + (outer, n) + tuple(s[0] for s in strides) + (shape.smem_slots,)
-    assert len(args) == kernel.nargs == (9 if backward else 7)
+    stagger = cluster_stream_stagger(outer, kernel.resident_clusters())
+    assert args == pointers + (outer, n) + tuple(s[0] for s in strides) + (shape.smem_slots, stagger)
+    assert len(args) == kernel.nargs == (10 if backward else 8)
     assert (("NON_PORTABLE_CLUSTER_SIZE_ALLOWED", 1) in _Kernel.attributes) == (shape.ctas > 8)
     assert plans.stream_workspace.asked == []
 
@@ -528,7 +566,9 @@ def test_cluster_rows_off_their_boundaries_past_what_registers_hold(fake_device)
         plans.build(fake_device, key)((0x1000, 0x2000, 0x3000), 0)
         ((kernel, grid, _, args),) = _Kernel.launches
         assert kernel.name.startswith("fs_cluster_stream_" if streamed else "fs_cluster_softmax_bwd"), kernel.name
-        assert kernel.cluster == 16
+        # streamed at two CTAs an SM (8 CTAs would hold 56% of their slices: short of
+        # CLUSTER_STREAM_PAIR_HELD_SHARE)
+        assert kernel.cluster == 16 and kernel.block_x == (256 if streamed else kernel.block_x)
     # past what the tier holds at any alignment, a forced "cluster" is refused, not streamed
     n = (1 << 18) + 3
     key = ("cluster", torch.float32, 2, n, 1, ((n,), (n,), (n,)), False, True, 4, 0, tiers.DEFAULT_TUNING)

@@ -857,15 +857,18 @@ def test_cluster_grid():
     for dtype in (torch.float32, torch.bfloat16):
         for backward in (False, True):
             longest = cluster_max_cols(dtype, backward)
-            streamed = dtype != torch.float32 and not backward
-            assert cluster_preferred_max_cols(dtype, backward, 32) == (1 << 19 if streamed else longest)
-            # chosen up to its longest row with many rows (but 16-bit forward rows past 2^19, which
-            # cluster_stream holds faster); split_row keeps few long rows
+            streamed = not backward
+            preferred = cluster_preferred_max_cols(dtype, backward)
+            assert cluster_preferred_max_cols(dtype, backward, 32) == (preferred if streamed else longest)
+            # the backward chosen up to its longest row with many rows (but forward rows past 2^19
+            # in 16 bits and 2^18 in float32, which cluster_stream holds faster); split_row keeps
+            # few long rows
             h100 = tiers.H100_LIMITS
             many = tiers.choose_tier(64, longest, 1, dtype, backward, h100)
             assert many == ("cluster_stream" if streamed else "cluster")
             if streamed:
-                assert tiers.choose_tier(64, 1 << 19, 1, dtype, backward, h100) == "cluster"
+                assert tiers.choose_tier(64, preferred, 1, dtype, backward, h100) == "cluster"
+                assert tiers.choose_tier(64, preferred + 1, 1, dtype, backward, h100) == "cluster_stream"
             assert tiers.choose_tier(64, longest + 1, 1, dtype, backward, h100) == "cluster_stream"
             assert tiers.choose_tier(8, longest, 1, dtype, backward, h100) == "split_row"
 

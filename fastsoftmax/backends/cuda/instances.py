@@ -545,15 +545,18 @@ CLUSTER_LONGEST_MIN_ROWS = 32
 def cluster_preferred_max_cols(dtype: torch.dtype, backward: bool, rows: int = 0, aligned: bool = False) -> int:
     """The longest row for which the cluster tier is the one to choose (cluster_max_cols is the
     longest it can run): forward 524288 16-bit or 262144 float32 elements, backward half that;
-    with CLUSTER_LONGEST_MIN_ROWS rows or more, cluster_max_cols (``aligned``: at rows on 16-byte
-    boundaries, e.g. float32 backward rows of 2^18, which take cluster_stream at any other) but for
-    the 16-bit forward, whose rows past 2^19 ran faster on cluster_stream (H100, alternated in one
+    backward with CLUSTER_LONGEST_MIN_ROWS rows or more, cluster_max_cols (``aligned``: at rows on
+    16-byte boundaries, e.g. float32 backward rows of 2^18, which take cluster_stream at any other),
+    not the 16-bit forward, whose rows past 2^19 ran faster on cluster_stream (H100, alternated in one
     process, results 2026-11-27_h100_s24/cluster_stream_against_cluster.txt: bf16 630000 0.87 of
     copy against 0.70, 699051 0.78 against 0.73, 786432 0.82 against 0.77, 1048320 0.84 against
     0.80; float32 forward level there, 0.87 against 0.86 at 393216 and 0.89 against 0.91 at 524160,
-    and the backward on the cluster tier well ahead, 0.84-0.97 against 0.69-0.79)."""
+    and the backward on the cluster tier well ahead, 0.84-0.97 against 0.69-0.79). The float32 forward
+    of many rows past 2^18 too, since cluster_stream staggers its first wave (H200, alternated in one
+    process, results 2026-12-03_h200_s48/r5: 64-512 x 524288 0.706-0.809 against 0.667-0.791, 256 x
+    393216 0.723 against 0.694; rows of 262145-393215 not measured)."""
     tensors = 2 if backward else 1
-    if rows >= CLUSTER_LONGEST_MIN_ROWS and (backward or CXX_TYPES[dtype][2] == 4):
+    if rows >= CLUSTER_LONGEST_MIN_ROWS and backward:
         return cluster_max_cols(dtype, backward, aligned)
     return CLUSTER_SIZES[-1] * CLUSTER_PREFERRED_BYTES_PER_CTA // (CXX_TYPES[dtype][2] * tensors)
 
@@ -817,6 +820,20 @@ def stream_chunk(n: int, dtype: torch.dtype, ctas: int, columns: int = 1) -> int
     return -(-per_cta // unit) * unit
 
 
+#: two CTAs an SM take the smallest cluster whose CTAs hold at least this share of their slices
+#: (forward, backward), re-reading the rest, rather than the smallest that holds them whole: half
+#: as many CTAs a row meet at a cheaper barrier, and twice as many clusters are resident. H200, bf16,
+#: alternated in one process behind an L2 flush (results 2026-12-03_h200_s48/r1, r2), clusters of 8
+#: against 16: forward 200 x 655360 (99% held) 0.730 against 0.626 of copy, 191 x 699051 (93%) 0.639
+#: against 0.598, 180 x 720896 (90%) 0.664 against 0.647, but 160 x 786432 (83%) 0.631 against 0.654
+#: and 128 x 2^20 (62%) 0.598 against 0.685; backward 320 x 393216 (75%) 0.661 against 0.578,
+#: 256 x 458752 (64%) 0.648 against 0.601, 256 x 524288 (56%) 0.628 against 0.605, but 200 x 655360
+#: (45%) 0.585 against 0.614 (float32 alike by share: 256 x 524288, 62% and 28%, behind). With the
+#: first wave staggered (cluster_stream_stagger) 256 x 524288 ran 0.653 over 8 against 0.677 over
+#: 16 (r4), hence 0.6 backward; the forward's shares were confirmed there
+CLUSTER_STREAM_PAIR_HELD_SHARE = {False: 0.9, True: 0.6}
+
+
 def cluster_stream_shape(
     n: int,
     dtype: torch.dtype,
@@ -830,8 +847,9 @@ def cluster_stream_shape(
     rows of n columns, each CTA taking at most ``smem_budget`` bytes of dynamic shared memory: the
     smallest cluster of CLUSTER_STREAM_SIZES whose CTAs hold their slices of the row in registers and
     shared memory (a smaller cluster meets at a cheaper barrier, and more of them fit the GPU's
-    groups of SMs at once), else 16 CTAs, which re-read what they do not hold; ``ctas`` forces the
-    size. ``per_sm`` CTAs an SM of GRID_ROW_THREADS / per_sm threads of up to 128 registers (the host
+    groups of SMs at once), else 16 CTAs, which re-read what they do not hold; at two CTAs an SM,
+    the smallest that holds CLUSTER_STREAM_PAIR_HELD_SHARE of the slices; ``ctas`` forces the size.
+    ``per_sm`` CTAs an SM of GRID_ROW_THREADS / per_sm threads of up to 128 registers (the host
     gives each its share of the SM's shared memory).
 
     Launch contract: ``grid_row_instance(dtype, backward, log, "cluster_stream")``, block
@@ -839,7 +857,8 @@ def cluster_stream_shape(
     rows k, k + clusters, ...), ``cuLaunchKernelEx`` with ``CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION =
     (ctas, 1, 1)`` (and ``CU_FUNC_ATTRIBUTE_NON_PORTABLE_CLUSTER_SIZE_ALLOWED`` past 8), dynamic
     shared memory ``smem_bytes``; arguments, all 8 bytes: forward ``(x, y, rows, n, x_pitch, y_pitch,
-    smem_slots)``, backward ``(y, dy, dx, rows, n, y_pitch, dy_pitch, dx_pitch, smem_slots)``.
+    smem_slots, stagger)``, backward ``(y, dy, dx, rows, n, y_pitch, dy_pitch, dx_pitch, smem_slots,
+    stagger)``, ``stagger`` from cluster_stream_stagger (any value is correct).
 
     ``columns`` > 1: rows that are runs of that many interleaved columns (a power of two up to
     kClusterMaxColumns, every run on 16-byte boundaries): ``grid_row_instance(..., columns=True)``,
@@ -869,7 +888,8 @@ def cluster_stream_shape(
             return grid_row_slots(n, dtype, c)
 
     sizes = (ctas,) if ctas else CLUSTER_STREAM_SIZES
-    size = next((c for c in sizes if slots_of(c) <= packs * threads + most), sizes[-1])
+    share = CLUSTER_STREAM_PAIR_HELD_SHARE[backward] if per_sm == 2 and columns == 1 else 1.0
+    size = next((c for c in sizes if slots_of(c) * share <= packs * threads + most), sizes[-1])
     slots = max(0, min(most, slots_of(size) - packs * threads))
     if columns > 1:
         slots = -(-slots // threads) * threads  # whole rounds; `most` is a multiple of threads
@@ -902,6 +922,20 @@ def cluster_stream_per_sm(n: int, dtype: torch.dtype, backward: bool, rows: int,
     slots = grid_row_slots(n, dtype, shape.ctas)
     held = shape.packs * shape.threads + shape.smem_slots
     return 2 if held >= CLUSTER_STREAM_PAIR_MIN_HELD[backward] * slots else 1
+
+
+#: rows a resident cluster from which cluster_stream staggers its first wave (grid_row_tier.cuh's
+#: RowClusterTeam::wait_turn: half the resident clusters start kStreamStaggerNs late); every shape
+#: measured ahead with it had 6-18 rows a resident cluster, and with fewer rows than resident clusters
+#: the wait is only added to the launch
+CLUSTER_STREAM_STAGGER_MIN_ROUNDS = 4
+
+
+def cluster_stream_stagger(rows: int, resident_clusters: int) -> int:
+    """cluster_stream's ``stagger`` argument: the clusters of odd index below it wait before their
+    first row; the resident clusters where the launch has CLUSTER_STREAM_STAGGER_MIN_ROUNDS rows
+    for each, else 0 (none wait)."""
+    return resident_clusters if rows >= CLUSTER_STREAM_STAGGER_MIN_ROUNDS * resident_clusters else 0
 
 
 def grid_row_workspace(ctas: int, backward: bool) -> int:
@@ -1118,8 +1152,12 @@ class Instance:
         grid = self.tier == "grid_row"
         ws, team = ("float* ws, ", "RowGridTeam{ws}, ") if grid else ("", "")
         fn = "grid_row" if grid else "cluster_stream"
-        # the column form (cluster_stream only) takes the run's interleaved columns last
+        # the column form (cluster_stream only) takes the run's interleaved columns last, the row form
+        # the clusters that wait their turn (RowClusterTeam::wait_turn)
         suffix, inner, inner_param = ("_columns", ", inner", ", i64 inner") if self.columns else ("", "", "")
+        if not (grid or self.columns):
+            inner, inner_param = ", stagger", ", i64 stagger"
+
         if self.backward:
             params = (
                 f"const {t}* y, const {t}* dy, {t}* dx, {ws}i64 rows, i64 n, i64 y_pitch, i64 dy_pitch, "

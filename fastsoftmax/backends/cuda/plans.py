@@ -54,6 +54,7 @@ from .instances import (
     cluster_shape,
     cluster_stream_per_sm,
     cluster_stream_shape,
+    cluster_stream_stagger,
     flat_rows_per_lane,
     flat_rows_shape,
     flat_rows_spread,
@@ -447,7 +448,7 @@ def cluster_stream_launch(
     static = COLUMN_STREAM_STATIC_SMEM if columns > 1 else GRID_ROW_STATIC_SMEM
     budget = cluster_stream_budget(facts, per_sm, static)
     shape = cluster_stream_shape(n, dtype, backward, budget, ctas, per_sm, columns)
-    nargs = (9 if backward else 7) + (columns > 1)
+    nargs = (9 if backward else 7) + 1  # rows: stagger; runs of columns: inner
     kernel = Kernel(load(inst, dev), inst.name, dev, nargs, shape.threads, 1, shape.smem_bytes, cluster=shape.ctas)
     kernel.allow_dynamic_smem(shape.smem_bytes, static)
     if shape.ctas > CLUSTER_PORTABLE_MAX:
@@ -474,4 +475,5 @@ def _cluster_stream(load, dtype, outer, n, pitches, log, backward, dev, tuning):
         n, dtype, backward, outer, cluster_stream_budget(device_facts(dev), 2)
     )
     kernel, shape = cluster_stream_launch(load, dtype, n, backward, log, dev, tuning.cluster_ctas or 0, per_sm)
-    return kernel.bound(outer * shape.ctas, (outer, n) + pitches + (shape.smem_slots,))
+    stagger = cluster_stream_stagger(outer, kernel.resident_clusters())
+    return kernel.bound(outer * shape.ctas, (outer, n) + pitches + (shape.smem_slots, stagger))

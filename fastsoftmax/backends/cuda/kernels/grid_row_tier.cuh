@@ -227,7 +227,24 @@ struct RowGridTeam {
         return block_allreduce(all, 0.0f, slots, WarpSum());
     }
     __device__ __forceinline__ void finish() const {}
+    __device__ __forceinline__ void wait_turn() const {}
 };
+
+// cluster_stream: clusters of odd index below `stagger` (the host's count of resident clusters, on
+// launches of several rows a resident cluster; 0 otherwise) wait this long before their first row.
+// Every cluster does the same work a row, so clusters that start together stay in step: all load,
+// then all meet their clusters while device memory idles, then all write. Half of them half a row
+// behind load while the others meet and write. H200, alternated in one process (results
+// 2026-12-03_h200_s48/r3): float32 forward 128 x 2^20 0.673 -> 0.751 of copy, 256 x 2^19 0.738 ->
+// 0.794; bf16 256 x 2^19 0.724 -> 0.755, 128 x 2^20 0.683 -> 0.705; backward bf16 191 x 699051 0.657 ->
+// 0.701; 4 and 12 us were each behind 8 on most shapes.
+constexpr long long kStreamStaggerNs = 8000;
+
+__device__ __forceinline__ long long global_ns() {
+    long long t;
+    asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t));
+    return t;
+}
 
 struct RowClusterTeam {
     // all four cp.async groups issued first: one by one, cluster_stream's forward ran 16-bit rows
@@ -239,7 +256,9 @@ struct RowClusterTeam {
     // arrived there, after reading round r's posts, so round r + 2's post never overwrites one still
     // being read; the last round's posts stay readable until every peer has passed finish().
     MaxSum* posts;  // two, in this CTA's shared memory
-    unsigned ctas, my_rank, round = 0;
+    unsigned ctas, my_rank;
+    i64 stagger;  // clusters of odd index below this wait kStreamStaggerNs first
+    unsigned round = 0;
     __device__ __forceinline__ unsigned rank() const { return my_rank; }
     __device__ __forceinline__ unsigned size() const { return ctas; }
     __device__ __forceinline__ i64 first_row() const { return blockIdx.x / ctas; }
@@ -270,6 +289,13 @@ struct RowClusterTeam {
     __device__ __forceinline__ void finish() const {
         cluster_arrive();
         cluster_wait();
+    }
+    __device__ __forceinline__ void wait_turn() const {
+        const i64 cluster = blockIdx.x / ctas;
+        if (cluster < stagger && (cluster & 1)) {
+            const long long until = global_ns() + kStreamStaggerNs;
+            while (global_ns() < until) __nanosleep(500);
+        }
     }
 };
 
@@ -490,6 +516,7 @@ __device__ __forceinline__ void grid_row_forward(const LOAD& load, const STORE& 
     __shared__ MaxSum total_slot;
     Pack<T, P>* staged = reinterpret_cast<Pack<T, P>*>(grid_row_smem);
 
+    team.wait_turn();
     for (i64 row = team.first_row(); row < rows; row += team.row_step()) {
         const T* src = load.row_ptr(row);
         const int shift = misalignment<T, P>(src);
@@ -609,6 +636,7 @@ __device__ __forceinline__ void grid_row_backward(const LOAD& load_y, const LOAD
     Pack<T, P>* staged_y = reinterpret_cast<Pack<T, P>*>(grid_row_smem);
     Pack<T, P>* staged_dy = staged_y + smem_slots;
 
+    team.wait_turn();
     for (i64 row = team.first_row(); row < rows; row += team.row_step()) {
         const T* y_row = load_y.row_ptr(row);
         const T* dy_row = load_dy.row_ptr(row);
@@ -654,16 +682,16 @@ __device__ __forceinline__ void grid_row_backward(const LOAD& load_y, const LOAD
 }
 
 // ---- tier cluster_stream: the team is one thread-block cluster ----------------------------------
-__device__ __forceinline__ RowClusterTeam row_cluster_team() {
+__device__ __forceinline__ RowClusterTeam row_cluster_team(i64 stagger) {
     __shared__ MaxSum posts[2];
-    return RowClusterTeam{posts, cluster_nctarank(), cluster_ctarank()};
+    return RowClusterTeam{posts, cluster_nctarank(), cluster_ctarank(), stagger};
 }
 
 template <typename T, int P, int K, bool LOG, typename LOAD, typename STORE>
 __device__ __forceinline__ void cluster_stream_forward(const LOAD& load, const STORE& store, i64 rows, i64 n,
-                                                       i64 smem_slots) {
+                                                       i64 smem_slots, i64 stagger) {
 #if __CUDA_ARCH__ >= 900
-    grid_row_forward<T, P, K, LOG>(load, store, row_cluster_team(), rows, n, smem_slots);
+    grid_row_forward<T, P, K, LOG>(load, store, row_cluster_team(stagger), rows, n, smem_slots);
 #else
     __trap();
 #endif
@@ -671,9 +699,9 @@ __device__ __forceinline__ void cluster_stream_forward(const LOAD& load, const S
 
 template <typename T, int P, int K, bool LOG, typename LOAD, typename STORE>
 __device__ __forceinline__ void cluster_stream_backward(const LOAD& load_y, const LOAD& load_dy, const STORE& store,
-                                                        i64 rows, i64 n, i64 smem_slots) {
+                                                        i64 rows, i64 n, i64 smem_slots, i64 stagger) {
 #if __CUDA_ARCH__ >= 900
-    grid_row_backward<T, P, K, LOG>(load_y, load_dy, store, row_cluster_team(), rows, n, smem_slots);
+    grid_row_backward<T, P, K, LOG>(load_y, load_dy, store, row_cluster_team(stagger), rows, n, smem_slots);
 #else
     __trap();
 #endif
