@@ -586,6 +586,18 @@ def test_cluster_stream_plan_follows_the_tuning(fake_device):
     assert ("NON_PORTABLE_CLUSTER_SIZE_ALLOWED", 1) not in _Kernel.attributes
     with pytest.raises(ValueError, match="cluster_stream_per_sm=3"):
         tiers.Tuning(cluster_stream_per_sm=3)
+    # the stagger: by the rule (64 rows over 33 resident clusters of 4: none), forced on or off
+    for forced, want in ((None, 0), (True, 132 // 4), (False, 0)):
+        _Kernel.launches = []
+        tuning = tiers.Tuning(cluster_ctas=4, cluster_stream_per_sm=1, cluster_stream_stagger=forced)
+        key = ("cluster_stream", torch.bfloat16, 64, n, 1, ((n,), (n,)), False, False, 0, 0, tuning)
+        plans.build(fake_device, key)((0x1000, 0x2000), 0)
+        ((kernel, grid, _, args),) = _Kernel.launches
+        assert args[-1] == want, forced
+    key = ("cluster_stream", torch.bfloat16, 512, n, 1, ((n,), (n,)), False, False, 0, 0, tiers.Tuning(cluster_ctas=4))
+    _Kernel.launches = []
+    plans.build(fake_device, key)((0x1000, 0x2000), 0)
+    assert _Kernel.launches[0][3][-1] == 132 // 4  # 512 rows: four or more a resident cluster
 
 
 def test_cluster_stream_shape_over_runs_of_columns():

@@ -202,6 +202,10 @@ class Tuning:
     #: cluster_stream: CTAs an SM (one of instances.CLUSTER_STREAM_PER_SM), instead of one (rows; the
     #: column kernels run one)
     cluster_stream_per_sm: int | None = None
+    #: cluster_stream: half the first wave waits before its first row (True: on any launch, the
+    #: resident clusters' count passed) or none (False), instead of instances.cluster_stream_stagger's
+    #: rule (launches of four rows or more a resident cluster)
+    cluster_stream_stagger: bool | None = None
     #: split_row: blocks per SM over all chunks, instead of SPLIT_ROW_BLOCKS_PER_SM
     split_row_blocks_per_sm: int | None = None
     #: cluster: kept exponentials (True), or never (False), instead of where the launch is one wave
