@@ -931,11 +931,13 @@ def cluster_stream_per_sm(n: int, dtype: torch.dtype, backward: bool, rows: int,
 CLUSTER_STREAM_STAGGER_MIN_ROUNDS = 4
 
 
-def cluster_stream_stagger(rows: int, resident_clusters: int) -> int:
+def cluster_stream_stagger(rows: int, resident_clusters: int, forced: bool | None = None) -> int:
     """cluster_stream's ``stagger`` argument: the clusters of odd index below it wait before their
     first row; the resident clusters where the launch has CLUSTER_STREAM_STAGGER_MIN_ROUNDS rows
-    for each, else 0 (none wait)."""
-    return resident_clusters if rows >= CLUSTER_STREAM_STAGGER_MIN_ROUNDS * resident_clusters else 0
+    for each, else 0 (none wait). ``forced`` (Tuning.cluster_stream_stagger) overrides the rule."""
+    if forced is None:
+        forced = rows >= CLUSTER_STREAM_STAGGER_MIN_ROUNDS * resident_clusters
+    return resident_clusters if forced else 0
 
 
 def grid_row_workspace(ctas: int, backward: bool) -> int:
@@ -1152,26 +1154,28 @@ class Instance:
         grid = self.tier == "grid_row"
         ws, team = ("float* ws, ", "RowGridTeam{ws}, ") if grid else ("", "")
         fn = "grid_row" if grid else "cluster_stream"
-        # the column form (cluster_stream only) takes the run's interleaved columns last, the row form
-        # the clusters that wait their turn (RowClusterTeam::wait_turn)
-        suffix, inner, inner_param = ("_columns", ", inner", ", i64 inner") if self.columns else ("", "", "")
-        if not (grid or self.columns):
-            inner, inner_param = ", stagger", ", i64 stagger"
-
+        # cluster_stream's last argument: the column form's interleaved columns, the row form's
+        # clusters that wait their turn (RowClusterTeam::wait_turn)
+        if self.columns:
+            suffix, tail, tail_param = "_columns", ", inner", ", i64 inner"
+        elif grid:
+            suffix, tail, tail_param = "", "", ""
+        else:
+            suffix, tail, tail_param = "", ", stagger", ", i64 stagger"
         if self.backward:
             params = (
                 f"const {t}* y, const {t}* dy, {t}* dx, {ws}i64 rows, i64 n, i64 y_pitch, i64 dy_pitch, "
-                f"i64 dx_pitch, i64 smem_slots{inner_param}"
+                f"i64 dx_pitch, i64 smem_slots{tail_param}"
             )
             call = (
                 f"{fn}_backward{suffix}<{targs}>(DirectLoad<{t}>{{y, y_pitch}}, DirectLoad<{t}>{{dy, dy_pitch}}, "
-                f"DirectStore<{t}>{{dx, dx_pitch}}, {team}rows, n, smem_slots{inner})"
+                f"DirectStore<{t}>{{dx, dx_pitch}}, {team}rows, n, smem_slots{tail})"
             )
         else:
-            params = f"const {t}* x, {t}* y, {ws}i64 rows, i64 n, i64 x_pitch, i64 y_pitch, i64 smem_slots{inner_param}"
+            params = f"const {t}* x, {t}* y, {ws}i64 rows, i64 n, i64 x_pitch, i64 y_pitch, i64 smem_slots{tail_param}"
             call = (
                 f"{fn}_forward{suffix}<{targs}>(DirectLoad<{t}>{{x, x_pitch}}, DirectStore<{t}>{{y, y_pitch}}, "
-                f"{team}rows, n, smem_slots{inner})"
+                f"{team}rows, n, smem_slots{tail})"
             )
         # one CTA per SM (or per_sm of GRID_ROW_THREADS / per_sm threads): the compiler may give each
         # thread 128 registers for the held slots

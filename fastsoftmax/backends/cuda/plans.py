@@ -475,7 +475,5 @@ def _cluster_stream(load, dtype, outer, n, pitches, log, backward, dev, tuning):
         n, dtype, backward, outer, cluster_stream_budget(device_facts(dev), 2)
     )
     kernel, shape = cluster_stream_launch(load, dtype, n, backward, log, dev, tuning.cluster_ctas or 0, per_sm)
-    resident = kernel.resident_clusters()
-    forced = {None: None, True: resident, False: 0}[tuning.cluster_stream_stagger]
-    stagger = cluster_stream_stagger(outer, resident) if forced is None else forced
+    stagger = cluster_stream_stagger(outer, kernel.resident_clusters(), tuning.cluster_stream_stagger)
     return kernel.bound(outer * shape.ctas, (outer, n) + pitches + (shape.smem_slots, stagger))
