@@ -894,6 +894,24 @@ def test_cluster_rows_of_many_ctas_hold_as_the_device_rule_says(backend, dtype_n
 
 
 @pytest.mark.parametrize("dtype_name", DTYPES)
+def test_cluster_first_wave_staggered(backend, dtype_name):
+    """The cluster tier with its first wave staggered (half the resident clusters wait before their
+    first row: tuning cluster_stagger), on more rows than the resident clusters hold at once, rows on
+    16-byte boundaries and off them (the whole-pack and re-cut forms), softmax and log-softmax,
+    forward and backward, against float64 with poisoned outputs."""
+    from fastsoftmax.backends.cuda import tiers
+
+    dtype = DTYPES[dtype_name]
+    with tiers.tuned(cluster_stagger=True):
+        for n in (50264, 50257):
+            x = rand((300, n), dtype)
+            dy = rand((300, n), dtype)
+            for log in (False, True):
+                check_forward(backend, x.unsqueeze(2), "cluster", log, f"rows of {n}, staggered")
+                check_backward(backend, x.unsqueeze(2), dy.unsqueeze(2), "cluster", log, f"rows of {n}, staggered")
+
+
+@pytest.mark.parametrize("dtype_name", DTYPES)
 def test_cluster_backward_rows_with_partial_slots(backend, dtype_name):
     """The cluster backward of rows whose slices start or end inside a 16-byte pack, with more rows
     than a decode launch (which takes clusters of 16 whatever the row): rows end to end at an odd

@@ -680,8 +680,10 @@ def cluster_shape(
 
     - instance: ``Instance("cluster", dtype, backward, log, pack=shape.pack, cols=shape.held)``;
       sm_90+ only (on sm_80 the instances compile to a trap);
-    - arguments, all 8 bytes: forward ``(x, y, rows, n, x_pitch, y_pitch)``, backward
-      ``(y, dy, dx, rows, n, y_pitch, dy_pitch, dx_pitch)``; pitches in elements, any alignment;
+    - arguments, all 8 bytes: forward ``(x, y, rows, n, x_pitch, y_pitch, stagger)``, backward
+      ``(y, dy, dx, rows, n, y_pitch, dy_pitch, dx_pitch, stagger)``; pitches in elements, any
+      alignment; ``stagger`` from cluster_stagger (any value is correct); the column kernels take
+      ``inner`` in its place;
     - grid ``(clusters * C, 1, 1)`` CTAs, a multiple of C: cluster k takes rows k, k + clusters,
       ...; ``clusters = cluster_grid(rows, resident, backward)``;
     - block ``(threads, 1, 1)``; dynamic shared memory ``smem_bytes``;
@@ -935,8 +937,36 @@ def cluster_stream_stagger(rows: int, resident_clusters: int, forced: bool | Non
     """cluster_stream's ``stagger`` argument: the clusters of odd index below it wait before their
     first row; the resident clusters where the launch has CLUSTER_STREAM_STAGGER_MIN_ROUNDS rows
     for each, else 0 (none wait). ``forced`` (Tuning.cluster_stream_stagger) overrides the rule."""
+    return first_wave_stagger(rows, resident_clusters, CLUSTER_STREAM_STAGGER_MIN_ROUNDS, forced)
+
+
+#: the cluster tier staggers the first wave of backward launches of more rows than clusters resident
+#: at once (cluster_tier.cuh's kClusterStaggerNs). H200, against none, alternated in one process
+#: behind an L2 flush (results 2026-12-03_h200_s49/r2/stagger_probe.txt): backward bf16 128 x 128256
+#: 33.0 -> 30.9 us, 32 x 151936 15.7 -> 14.8, 64 x 262144 0.702 -> 0.746 of copy, 256 x 128256 0.853
+#: -> 0.881, 2670 x 50257 0.923 -> 0.938; float32 32 x 151936 28.5 -> 27.1 us, 64 x 262144 0.704 ->
+#: 0.742, 128 x 128256 54.5 -> 53.7 us; 1046 x 128256 level. The forward gained nowhere in 16 bits
+#: (bf16 32 x 151936 12.4 -> 12.6 us, 64 x 262144 0.673 -> 0.651) and was mixed in float32 (64 x
+#: 262144 0.736 -> 0.747, 32 x 151936 17.4 -> 17.8 us): it keeps none. Launches of one wave, all
+#: resident at once, were not measured and keep none.
+CLUSTER_STAGGER_BACKWARD = True
+
+
+def cluster_stagger(rows: int, resident_clusters: int, backward: bool, forced: bool | None = None) -> int:
+    """The cluster tier's ``stagger`` argument (the clusters of odd index below it wait before their
+    first row): the resident clusters' count for backward launches of more rows than that where
+    CLUSTER_STAGGER_BACKWARD, else 0; ``forced`` (Tuning.cluster_stagger) overrides the rule."""
     if forced is None:
-        forced = rows >= CLUSTER_STREAM_STAGGER_MIN_ROUNDS * resident_clusters
+        forced = CLUSTER_STAGGER_BACKWARD and backward and rows > resident_clusters
+    return resident_clusters if forced else 0
+
+
+def first_wave_stagger(rows: int, resident_clusters: int, min_rounds: float | None, forced: bool | None) -> int:
+    """A ``stagger`` argument (cluster_tier.cuh's stagger_first_wave): the resident clusters' count
+    where the launch has ``min_rounds`` rows a resident cluster or more (None: never), else 0; ``forced``
+    overrides that."""
+    if forced is None:
+        forced = min_rounds is not None and rows >= min_rounds * resident_clusters
     return resident_clusters if forced else 0
 
 
@@ -1130,18 +1160,21 @@ class Instance:
                     f"DirectStore<{t}>{{y, y_pitch}}, rows, n, inner)"
                 )
         elif self.backward:
-            params = f"const {t}* y, const {t}* dy, {t}* dx, i64 rows, i64 n, i64 y_pitch, i64 dy_pitch, i64 dx_pitch"
+            params = (
+                f"const {t}* y, const {t}* dy, {t}* dx, i64 rows, i64 n, i64 y_pitch, i64 dy_pitch, i64 dx_pitch, "
+                "i64 stagger"
+            )
             call = (
                 f"cluster_backward_regs<{targs}, {alike}>("
                 f"DirectLoad<{t}>{{y, y_pitch}}, "
-                f"DirectLoad<{t}>{{dy, dy_pitch}}, DirectStore<{t}>{{dx, dx_pitch}}, rows, n)"
+                f"DirectLoad<{t}>{{dy, dy_pitch}}, DirectStore<{t}>{{dx, dx_pitch}}, rows, n, stagger)"
             )
         else:
-            params = f"const {t}* x, {t}* y, i64 rows, i64 n, i64 x_pitch, i64 y_pitch"
+            params = f"const {t}* x, {t}* y, i64 rows, i64 n, i64 x_pitch, i64 y_pitch, i64 stagger"
             call = (
                 f"cluster_forward_regs<{targs}, {keep}, {alike}>(DirectLoad<{t}>{{x, x_pitch}}, "
                 f"DirectStore<{t}>{{y, y_pitch}}, "
-                "rows, n)"
+                "rows, n, stagger)"
             )
         registers = cluster_max_registers(self.dtype, self.backward, self.cols, self.columns, self.storage)
         # the cap sets how many CTAs of the thread counts this instance is launched with share an SM

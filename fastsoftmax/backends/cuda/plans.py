@@ -52,6 +52,7 @@ from .instances import (
     cluster_keeps,
     cluster_max_cols,
     cluster_shape,
+    cluster_stagger,
     cluster_stream_per_sm,
     cluster_stream_shape,
     cluster_stream_stagger,
@@ -311,7 +312,7 @@ def _cluster(load, dtype, outer, n, pitches, log, backward, align, dev, tuning):
             load(inst, dev),
             inst.name,
             dev,
-            8 if backward else 6,
+            9 if backward else 7,
             shape.threads,
             1,
             shape.smem_bytes,
@@ -343,7 +344,8 @@ def _cluster(load, dtype, outer, n, pitches, log, backward, align, dev, tuning):
             f"tier 'cluster': a cluster of {shape.ctas} CTAs of {shape.threads} threads and "
             f"{shape.smem_bytes} bytes of shared memory cannot be resident on {facts.arch}"
         )
-    return kernel.bound(cluster_grid(outer, resident, backward) * shape.ctas, (outer, n) + pitches)
+    stagger = cluster_stagger(outer, resident, backward, tuning.cluster_stagger)
+    return kernel.bound(cluster_grid(outer, resident, backward) * shape.ctas, (outer, n) + pitches + (stagger,))
 
 
 def _flat_rows(load, dtype, outer, n, pitches, log, backward, dev, tuning):

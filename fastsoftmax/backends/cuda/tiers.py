@@ -206,6 +206,9 @@ class Tuning:
     #: resident clusters' count passed) or none (False), instead of instances.cluster_stream_stagger's
     #: rule (launches of four rows or more a resident cluster)
     cluster_stream_stagger: bool | None = None
+    #: cluster: half the first wave waits before its first row (True: on any launch) or none (False),
+    #: instead of instances.cluster_stagger's rule
+    cluster_stagger: bool | None = None
     #: split_row: blocks per SM over all chunks, instead of SPLIT_ROW_BLOCKS_PER_SM
     split_row_blocks_per_sm: int | None = None
     #: cluster: kept exponentials (True), or never (False), instead of where the launch is one wave

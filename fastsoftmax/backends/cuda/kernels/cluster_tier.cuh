@@ -64,6 +64,25 @@
 
 namespace fastsoftmax {
 
+// ---- a launch's first wave staggered ------------------------------------------------------------
+__device__ __forceinline__ long long global_ns() {
+    long long t;
+    asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t));
+    return t;
+}
+
+// Clusters of odd index below `stagger` (the host's count of clusters resident at once, or 0) wait
+// `ns` before their first row. Clusters that start together stay in step, since each does the same
+// work a row: all load, then all meet their peers while device memory idles, then all write. With
+// half of them half a row's turn behind, one half loads while the other meets and writes; a cluster
+// that follows one of the first wave out inherits its place.
+__device__ __forceinline__ void stagger_first_wave(i64 cluster, i64 stagger, long long ns) {
+    if (cluster < stagger && (cluster & 1)) {
+        const long long until = global_ns() + ns;
+        while (global_ns() < until) __nanosleep(500);
+    }
+}
+
 // ---- cluster primitives (PTX, sm_90) ---------------------------------------------------------
 // cooperative_groups offers the same through this_cluster(), but its headers cost seconds of
 // NVRTC time per translation unit for five instructions.
@@ -881,10 +900,17 @@ __device__ __forceinline__ void cluster_forward_alike(const LOAD& load, const ST
 }
 #endif
 
+// The cluster tier's stagger_first_wave wait (the host passes the resident clusters' count where
+// instances.cluster_stagger's rule takes it: backward launches of more than one wave). H200, the
+// backward alternated in one process (results 2026-12-03_h200_s49/r2): 1.5 us ahead of 3 on six of
+// eight shapes by up to 0.01 of copy, 6 us behind both (bf16 128 x 128256 30.9, 31.2, 32.9 us).
+constexpr long long kClusterStaggerNs = 1500;
+
 // KEEP: kept exponentials (softmax only), for rows whose tensors share one misalignment. ALIKE: x and
 // y share every row's misalignment, cut as cluster_forward_alike.
 template <typename T, int P, int K, bool LOG, bool KEEP, bool ALIKE, typename LOAD, typename STORE>
-__device__ __forceinline__ void cluster_forward_regs(const LOAD& load, const STORE& store, i64 rows, i64 n) {
+__device__ __forceinline__ void cluster_forward_regs(const LOAD& load, const STORE& store, i64 rows, i64 n,
+                                                     i64 stagger) {
     static_assert(!(KEEP && LOG), "kept exponentials are a softmax form");
     static_assert(!(KEEP && ALIKE), "kept exponentials are held by ClusterSlice's cut");
 #if __CUDA_ARCH__ >= 900
@@ -893,6 +919,7 @@ __device__ __forceinline__ void cluster_forward_regs(const LOAD& load, const STO
     const int log2_ctas = __ffs(ctas) - 1;  // C is a power of two
     const i64 clusters = gridDim.x >> log2_ctas;
     unsigned round = 0;
+    stagger_first_wave(blockIdx.x >> log2_ctas, stagger, kClusterStaggerNs);
     for (i64 row = blockIdx.x >> log2_ctas; row < rows; row += clusters, ++round) {
         if constexpr (ALIKE) {
             cluster_forward_alike<T, P, K, LOG>(load, store, row, n, all, round, cluster_ctarank(), ctas);
@@ -984,12 +1011,13 @@ __device__ __forceinline__ void backward_slot(const LOAD& load_y, const LOAD& lo
 // tensors misaligned otherwise than y are re-cut through shared memory (realign).
 template <typename T, int P, int K, bool LOG, bool ALIKE, typename LOAD, typename STORE>
 __device__ __forceinline__ void cluster_backward_regs(const LOAD& load_y, const LOAD& load_dy, const STORE& store,
-                                                      i64 rows, i64 n) {
+                                                      i64 rows, i64 n, i64 stagger) {
 #if __CUDA_ARCH__ >= 900
     const unsigned ctas = cluster_nctarank(), rank = cluster_ctarank();
     ClusterAllToAll<unsigned> all(ctas, rank);
     const i64 clusters = gridDim.x / ctas;
     unsigned round = 0;
+    stagger_first_wave(blockIdx.x / ctas, stagger, kClusterStaggerNs);
     for (i64 row = blockIdx.x / ctas; row < rows; row += clusters, ++round) {
         const T* y_row = load_y.row_ptr(row);
         const T* dy_row = load_dy.row_ptr(row);

@@ -230,21 +230,12 @@ struct RowGridTeam {
     __device__ __forceinline__ void wait_turn() const {}
 };
 
-// cluster_stream: clusters of odd index below `stagger` (the host's count of resident clusters, on
-// launches of several rows a resident cluster; 0 otherwise) wait this long before their first row.
-// Every cluster does the same work a row, so clusters that start together stay in step: all load,
-// then all meet their clusters while device memory idles, then all write. Half of them half a row
-// behind load while the others meet and write. H200, alternated in one process (results
+// cluster_stream's stagger_first_wave wait (the host passes the resident clusters' count on launches
+// of several rows a resident cluster, 0 otherwise). H200, alternated in one process (results
 // 2026-12-03_h200_s48/r3): float32 forward 128 x 2^20 0.673 -> 0.751 of copy, 256 x 2^19 0.738 ->
 // 0.794; bf16 256 x 2^19 0.724 -> 0.755, 128 x 2^20 0.683 -> 0.705; backward bf16 191 x 699051 0.657 ->
 // 0.701; 4 and 12 us were each behind 8 on most shapes.
 constexpr long long kStreamStaggerNs = 8000;
-
-__device__ __forceinline__ long long global_ns() {
-    long long t;
-    asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t));
-    return t;
-}
 
 struct RowClusterTeam {
     // all four cp.async groups issued first: one by one, cluster_stream's forward ran 16-bit rows
@@ -290,13 +281,7 @@ struct RowClusterTeam {
         cluster_arrive();
         cluster_wait();
     }
-    __device__ __forceinline__ void wait_turn() const {
-        const i64 cluster = blockIdx.x / ctas;
-        if (cluster < stagger && (cluster & 1)) {
-            const long long until = global_ns() + kStreamStaggerNs;
-            while (global_ns() < until) __nanosleep(500);
-        }
-    }
+    __device__ __forceinline__ void wait_turn() const { stagger_first_wave(blockIdx.x / ctas, stagger, kStreamStaggerNs); }
 };
 
 // ---- forward -------------------------------------------------------------------------------------
