@@ -1037,3 +1037,22 @@ def test_strided_warp_shapes_and_auto_rule():
         tiers.Tuning(strided_warp_lanes=3)
     with pytest.raises(ValueError, match="one of"):
         tiers.Tuning(strided_warp_row_warps=16)
+
+
+def test_strided_waves_by_steps_and_bandwidth():
+    """The strided tier's split problems fill more waves of blocks on GPUs of much DRAM bandwidth an
+    SM where inputs step along inner (float32 both ways, the 16-bit backward) and for the dense
+    float32 backward; elsewhere, and on other GPUs, STRIDED_WAVES."""
+    from fastsoftmax.backends.cuda import strided
+
+    assert strided.strided_waves(4, False, True, True) == 8
+    assert strided.strided_waves(4, True, True, True) == 8
+    assert strided.strided_waves(2, True, True, True) == 4
+    assert strided.strided_waves(2, False, True, True) == strided.STRIDED_WAVES
+    assert strided.strided_waves(4, True, False, True) == 4
+    for itemsize, backward in ((2, False), (2, True), (4, False)):
+        assert strided.strided_waves(itemsize, backward, False, True) == strided.STRIDED_WAVES
+    for itemsize in (2, 4):
+        for backward in (False, True):
+            for steps in (False, True):
+                assert strided.strided_waves(itemsize, backward, steps, False) == strided.STRIDED_WAVES

@@ -151,6 +151,28 @@ STRIDED_FLAT_UNROLL = 4
 #: when the tiles of a problem fill less than this many waves of resident blocks, n is split over
 #: blocks (two kernels) until they do
 STRIDED_WAVES = 2
+#: ... and on GPUs of much DRAM bandwidth an SM (high_bandwidth_per_sm), by (dtype size, backward):
+#: inputs that step along inner, and dense float32 backward (STRIDED_DENSE_WAVES). H200, kernel by
+#: kernel, the strided tier forced under each count in one process (benchmarks/kernel_breakdown.py,
+#: results 2026-12-03_h200_s49/r3/breakdown_waves.txt), us a call at 2, 4 and 8 waves: float32
+#: (8192, 8192)[:, ::2] over dim 0 forward 177.0, 166.4, 162.3, backward 316.8, 284.3, 280.2;
+#: (32, 4096, 2048)[..., ::2] over dim 1 forward 645.1, 650.6, 646.6, backward 1179.8, 1120.8,
+#: 1116.8; bf16 backward 173.5, 165.9, 165.6 and 633.5, 598.0, 604.3; bf16 forward 108.9, 111.5,
+#: 129.1 and 362.4, 364.0, 366.2 (kept at 2). Dense: float32 backward (65536, 2048) over dim 0 624.7,
+#: 612.4, 612.4, (1048576, 128) 612.7, 612.8, 614.4; the forward and the 16-bit backward level or
+#: slower with more (bf16 (65536, 2048) forward 222.1, 234.1, 254.8). Not measured on an H100.
+STRIDED_STEPPED_WAVES = {(2, False): 2, (2, True): 4, (4, False): 8, (4, True): 8}
+STRIDED_DENSE_WAVES = {(2, False): 2, (2, True): 2, (4, False): 2, (4, True): 4}
+
+
+def strided_waves(itemsize: int, backward: bool, steps: bool, high_bandwidth_per_sm: bool) -> int:
+    """Waves of resident blocks a split problem of the strided tier fills (``steps``: an input steps
+    along inner)."""
+    if not high_bandwidth_per_sm:
+        return STRIDED_WAVES
+    return (STRIDED_STEPPED_WAVES if steps else STRIDED_DENSE_WAVES)[itemsize, backward]
+
+
 #: a chunk of n gives each thread at least this many rows
 STRIDED_MIN_ROWS_PER_THREAD = 8
 
@@ -1182,7 +1204,8 @@ def build(load, key):
     tiles = outer * -(-inner // (width * pack))
     resident = max(1, kernel.blocks_per_sm()) * facts.sm_count
     splits = 1
-    waves = tuning.strided_waves or STRIDED_WAVES
+    steps = any(s[2] != 1 for s in strides[:-1])
+    waves = tuning.strided_waves or strided_waves(itemsize, backward, steps, facts.high_bandwidth_per_sm)
     if tiles < waves * resident:
         most = max(1, n // (slices * STRIDED_MIN_ROWS_PER_THREAD))
         splits = min(most, -(-waves * resident // tiles))
