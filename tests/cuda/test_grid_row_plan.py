@@ -455,16 +455,15 @@ def test_cluster_stream_stagger():
 
 
 def test_cluster_stagger():
-    """The cluster tier staggers its first wave (the resident clusters' count passed) on backward
+    """The cluster tier's backward staggers its first wave (the resident clusters' count passed) on
     launches of more rows than clusters resident at once only; the tuning forces it either way."""
     from fastsoftmax.backends.cuda.instances import cluster_stagger
 
-    assert cluster_stagger(100, 40, True) == 40
-    assert cluster_stagger(40, 40, True) == 0
+    assert cluster_stagger(100, 40) == 40
+    assert cluster_stagger(40, 40) == 0
+    assert cluster_stagger(1, 40) == 0
+    assert cluster_stagger(1, 40, True) == 40
     assert cluster_stagger(100, 40, False) == 0
-    assert cluster_stagger(100, 40, False, True) == 40
-    assert cluster_stagger(100, 40, True, False) == 0
-    assert cluster_stagger(1, 40, True, True) == 40
 
 
 def test_cluster_stream_two_per_sm():

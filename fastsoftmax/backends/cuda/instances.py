@@ -680,10 +680,10 @@ def cluster_shape(
 
     - instance: ``Instance("cluster", dtype, backward, log, pack=shape.pack, cols=shape.held)``;
       sm_90+ only (on sm_80 the instances compile to a trap);
-    - arguments, all 8 bytes: forward ``(x, y, rows, n, x_pitch, y_pitch, stagger)``, backward
+    - arguments, all 8 bytes: forward ``(x, y, rows, n, x_pitch, y_pitch)``, backward
       ``(y, dy, dx, rows, n, y_pitch, dy_pitch, dx_pitch, stagger)``; pitches in elements, any
       alignment; ``stagger`` from cluster_stagger (any value is correct); the column kernels take
-      ``inner`` in its place;
+      ``inner`` in its place (and the forward's, after y_pitch);
     - grid ``(clusters * C, 1, 1)`` CTAs, a multiple of C: cluster k takes rows k, k + clusters,
       ...; ``clusters = cluster_grid(rows, resident, backward)``;
     - block ``(threads, 1, 1)``; dynamic shared memory ``smem_bytes``;
@@ -945,19 +945,19 @@ def cluster_stream_stagger(rows: int, resident_clusters: int, forced: bool | Non
 #: behind an L2 flush (results 2026-12-03_h200_s49/r2/stagger_probe.txt): backward bf16 128 x 128256
 #: 33.0 -> 30.9 us, 32 x 151936 15.7 -> 14.8, 64 x 262144 0.702 -> 0.746 of copy, 256 x 128256 0.853
 #: -> 0.881, 2670 x 50257 0.923 -> 0.938; float32 32 x 151936 28.5 -> 27.1 us, 64 x 262144 0.704 ->
-#: 0.742, 128 x 128256 54.5 -> 53.7 us; 1046 x 128256 level. The forward gained nowhere in 16 bits
-#: (bf16 32 x 151936 12.4 -> 12.6 us, 64 x 262144 0.673 -> 0.651) and was mixed in float32 (64 x
-#: 262144 0.736 -> 0.747, 32 x 151936 17.4 -> 17.8 us): it keeps none. Launches of one wave, all
-#: resident at once, were not measured and keep none.
+#: 0.742, 128 x 128256 54.5 -> 53.7 us; 1046 x 128256 level. The forward (the same wait, probed) gained
+#: nowhere in 16 bits (bf16 32 x 151936 12.4 -> 12.6 us, 64 x 262144 0.673 -> 0.651) and was mixed in
+#: float32 (64 x 262144 0.736 -> 0.747, 32 x 151936 17.4 -> 17.8 us): its kernels have no wait.
+#: Backward launches of one wave, all resident at once, were not measured and wait none.
 CLUSTER_STAGGER_BACKWARD = True
 
 
-def cluster_stagger(rows: int, resident_clusters: int, backward: bool, forced: bool | None = None) -> int:
-    """The cluster tier's ``stagger`` argument (the clusters of odd index below it wait before their
-    first row): the resident clusters' count for backward launches of more rows than that where
+def cluster_stagger(rows: int, resident_clusters: int, forced: bool | None = None) -> int:
+    """The cluster tier's backward ``stagger`` argument (the clusters of odd index below it wait
+    before their first row): the resident clusters' count on launches of more rows than that where
     CLUSTER_STAGGER_BACKWARD, else 0; ``forced`` (Tuning.cluster_stagger) overrides the rule."""
     if forced is None:
-        forced = CLUSTER_STAGGER_BACKWARD and backward and rows > resident_clusters
+        forced = CLUSTER_STAGGER_BACKWARD and rows > resident_clusters
     return resident_clusters if forced else 0
 
 
@@ -1170,11 +1170,11 @@ class Instance:
                 f"DirectLoad<{t}>{{dy, dy_pitch}}, DirectStore<{t}>{{dx, dx_pitch}}, rows, n, stagger)"
             )
         else:
-            params = f"const {t}* x, {t}* y, i64 rows, i64 n, i64 x_pitch, i64 y_pitch, i64 stagger"
+            params = f"const {t}* x, {t}* y, i64 rows, i64 n, i64 x_pitch, i64 y_pitch"
             call = (
                 f"cluster_forward_regs<{targs}, {keep}, {alike}>(DirectLoad<{t}>{{x, x_pitch}}, "
                 f"DirectStore<{t}>{{y, y_pitch}}, "
-                "rows, n, stagger)"
+                "rows, n)"
             )
         registers = cluster_max_registers(self.dtype, self.backward, self.cols, self.columns, self.storage)
         # the cap sets how many CTAs of the thread counts this instance is launched with share an SM

@@ -304,6 +304,8 @@ def _cluster(load, dtype, outer, n, pitches, log, backward, align, dev, tuning):
         return _cluster_stream(load, dtype, outer, n, pitches, log, backward, dev, tuning)
     if not facts.cluster_launch:
         raise ValueError(f"tier 'cluster' needs thread-block clusters (sm_90 or newer), not {facts.arch}")
+    if tuning.cluster_stagger and not backward:
+        raise ValueError("tier 'cluster' staggers the first wave of backward launches only (cluster_stagger)")
     shape = shape_at(aligned)
 
     def kernel_of(storage: str) -> Kernel:
@@ -312,7 +314,7 @@ def _cluster(load, dtype, outer, n, pitches, log, backward, align, dev, tuning):
             load(inst, dev),
             inst.name,
             dev,
-            9 if backward else 7,
+            9 if backward else 6,
             shape.threads,
             1,
             shape.smem_bytes,
@@ -344,8 +346,8 @@ def _cluster(load, dtype, outer, n, pitches, log, backward, align, dev, tuning):
             f"tier 'cluster': a cluster of {shape.ctas} CTAs of {shape.threads} threads and "
             f"{shape.smem_bytes} bytes of shared memory cannot be resident on {facts.arch}"
         )
-    stagger = cluster_stagger(outer, resident, backward, tuning.cluster_stagger)
-    return kernel.bound(cluster_grid(outer, resident, backward) * shape.ctas, (outer, n) + pitches + (stagger,))
+    tail = (cluster_stagger(outer, resident, tuning.cluster_stagger),) if backward else ()
+    return kernel.bound(cluster_grid(outer, resident, backward) * shape.ctas, (outer, n) + pitches + tail)
 
 
 def _flat_rows(load, dtype, outer, n, pitches, log, backward, dev, tuning):

@@ -206,8 +206,8 @@ class Tuning:
     #: resident clusters' count passed) or none (False), instead of instances.cluster_stream_stagger's
     #: rule (launches of four rows or more a resident cluster)
     cluster_stream_stagger: bool | None = None
-    #: cluster: half the first wave waits before its first row (True: on any launch) or none (False),
-    #: instead of instances.cluster_stagger's rule
+    #: cluster, backward: half the first wave waits before its first row (True: on any launch) or none
+    #: (False), instead of instances.cluster_stagger's rule (the forward has no wait: True raises)
     cluster_stagger: bool | None = None
     #: split_row: blocks per SM over all chunks, instead of SPLIT_ROW_BLOCKS_PER_SM
     split_row_blocks_per_sm: int | None = None

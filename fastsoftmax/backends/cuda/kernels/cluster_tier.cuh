@@ -900,17 +900,10 @@ __device__ __forceinline__ void cluster_forward_alike(const LOAD& load, const ST
 }
 #endif
 
-// The cluster tier's stagger_first_wave wait (the host passes the resident clusters' count where
-// instances.cluster_stagger's rule takes it: backward launches of more than one wave). H200, the
-// backward alternated in one process (results 2026-12-03_h200_s49/r2): 1.5 us ahead of 3 on six of
-// eight shapes by up to 0.01 of copy, 6 us behind both (bf16 128 x 128256 30.9, 31.2, 32.9 us).
-constexpr long long kClusterStaggerNs = 1500;
-
 // KEEP: kept exponentials (softmax only), for rows whose tensors share one misalignment. ALIKE: x and
 // y share every row's misalignment, cut as cluster_forward_alike.
 template <typename T, int P, int K, bool LOG, bool KEEP, bool ALIKE, typename LOAD, typename STORE>
-__device__ __forceinline__ void cluster_forward_regs(const LOAD& load, const STORE& store, i64 rows, i64 n,
-                                                     i64 stagger) {
+__device__ __forceinline__ void cluster_forward_regs(const LOAD& load, const STORE& store, i64 rows, i64 n) {
     static_assert(!(KEEP && LOG), "kept exponentials are a softmax form");
     static_assert(!(KEEP && ALIKE), "kept exponentials are held by ClusterSlice's cut");
 #if __CUDA_ARCH__ >= 900
@@ -919,7 +912,6 @@ __device__ __forceinline__ void cluster_forward_regs(const LOAD& load, const STO
     const int log2_ctas = __ffs(ctas) - 1;  // C is a power of two
     const i64 clusters = gridDim.x >> log2_ctas;
     unsigned round = 0;
-    stagger_first_wave(blockIdx.x >> log2_ctas, stagger, kClusterStaggerNs);
     for (i64 row = blockIdx.x >> log2_ctas; row < rows; row += clusters, ++round) {
         if constexpr (ALIKE) {
             cluster_forward_alike<T, P, K, LOG>(load, store, row, n, all, round, cluster_ctarank(), ctas);
@@ -976,6 +968,12 @@ __device__ __forceinline__ void cluster_forward_regs(const LOAD& load, const STO
 }
 
 // ---- backward, registers --------------------------------------------------------------------------
+// The backward's stagger_first_wave wait (the host passes the resident clusters' count on launches
+// of more than one wave: instances.cluster_stagger). H200, alternated in one process (results
+// 2026-12-03_h200_s49/r2): 1.5 us ahead of 3 on six of eight shapes by up to 0.01 of copy, 6 us
+// behind both (bf16 128 x 128256 30.9, 31.2, 32.9 us). The forward measured no gain and has none.
+constexpr long long kClusterStaggerNs = 1500;
+
 // sum(dy * y) (log-softmax: sum(dy)) over a thread's slots [0, count) from column first
 template <bool LOG, typename T, int P, int K, typename LOAD>
 __device__ __forceinline__ float backward_slots_sum(const LOAD& load_y, const LOAD& load_dy, const Pack<T, P> (&y)[K],
