@@ -64,9 +64,10 @@ PROBLEMS = {
     # the fourth: 16-byte aligned 16-bit rows in one wave, where softmax keeps its exponentials;
     # then clusters of 2 over the rows of 9217-32768 that "auto" gives the tier (aligned views and
     # misaligned ones), and float32 rows of 2^18, which it holds in registers on 16-byte boundaries
-    # only (the backward's misaligned views run cluster_stream's plan); the last, more CTAs than SMs,
+    # only (the backward's misaligned views run cluster_stream's plan); (140, 12288), more CTAs than SMs,
     # holds 64 16-bit elements a thread on GPUs of much DRAM bandwidth an SM (CLUSTER_HELD_FIRST);
-    # the very last, more rows than clusters resident at once, staggers the backward's first wave
+    # (64, 131072): more rows than clusters resident at once, staggers the backward's first wave;
+    # (20, 151936): float32 backward CTAs of 320 threads, the capped form (CLUSTER_CAPPED_MAX_REGISTERS)
     "cluster": [
         ((3, 50257), -1),
         ((2, 70001), -1),
@@ -77,6 +78,7 @@ PROBLEMS = {
         ((1, 262144), -1),
         ((140, 12288), -1),
         ((64, 131072), -1),
+        ((20, 151936), -1),
     ],
     # small odd rows that still spread over every resident CTA (one cooperative launch, a grid
     # barrier per row), two rows so the workspace halves alternate; misaligned views come from

@@ -912,6 +912,24 @@ def test_cluster_first_wave_staggered(backend, dtype_name):
             backend.forward(x.unsqueeze(2), torch.empty_like(x).unsqueeze(2), False, "cluster")
 
 
+@pytest.mark.parametrize("log", [False, True], ids=["softmax", "log_softmax"])
+def test_cluster_capped_form_where_it_holds_more_clusters(backend, log):
+    """The float32 cluster backward of 32 elements a thread has a form under a lower register cap
+    (instances.CLUSTER_CAPPED_MAX_REGISTERS), which the plan takes where the occupancy query puts more
+    of its clusters on the GPU at once: rows of 151936 (CTAs of 320 threads) and 128256 (256), right
+    against float64 with poisoned outputs whichever form runs."""
+    from fastsoftmax.backends.cuda import BACKEND
+
+    for rows, n in ((32, 151936), (40, 128256)):
+        x = rand((rows, n), torch.float32)
+        dy = rand((rows, n), torch.float32)
+        with recording_loads(BACKEND) as loaded:
+            check_backward(backend, x.unsqueeze(2), dy.unsqueeze(2), "cluster", log, f"{rows} rows of {n}")
+        forms = {inst.storage for inst in loaded if inst.tier == "cluster"}
+        # the plan weighs both forms by the occupancy query (and launches the one of more clusters)
+        assert forms == {"", "capped"}, [inst.name for inst in loaded]
+
+
 @pytest.mark.parametrize("dtype_name", DTYPES)
 def test_cluster_backward_rows_with_partial_slots(backend, dtype_name):
     """The cluster backward of rows whose slices start or end inside a 16-byte pack, with more rows

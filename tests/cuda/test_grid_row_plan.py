@@ -881,3 +881,19 @@ def test_block_regs_short_16bit_rows_by_the_device_rule(fake_device, monkeypatch
     assert planned(torch.bfloat16, 3000, 0, tuning=staged) == ("fwd_bf16_p8_c32_staged", 96)
     with pytest.raises(ValueError, match="16-byte packs"):
         planned(torch.bfloat16, 3001, 2, tuning=tiers.Tuning(short_row_storage_16bit="staged", row_window=False))
+
+
+def test_cluster_capped_forms():
+    """The cluster instances with a "capped" form (the same kernel under a lower register cap): the
+    float32 backward of 32 elements a thread alone, in both functions, under __maxnreg__ of its cap;
+    other kinds refuse the form."""
+    import torch
+
+    from fastsoftmax.backends.cuda.instances import CLUSTER_CAPPED_MAX_REGISTERS, Instance, all_instances
+
+    capped = sorted(inst.name for inst in all_instances() if getattr(inst, "storage", "") == "capped")
+    assert capped == ["fs_cluster_logsoftmax_bwd_f32_p4_c32_capped", "fs_cluster_softmax_bwd_f32_p4_c32_capped"]
+    inst = Instance("cluster", torch.float32, True, False, 4, cols=32, storage="capped")
+    assert f"__maxnreg__({CLUSTER_CAPPED_MAX_REGISTERS[4, True, 32]})" in inst._cluster_wrapper("float", "false")
+    with pytest.raises(ValueError, match="no cluster form"):
+        Instance("cluster", torch.bfloat16, True, False, 8, cols=32, storage="capped")._cluster_wrapper("bf16", "false")

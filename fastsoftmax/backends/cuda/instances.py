@@ -442,6 +442,23 @@ CLUSTER_ALIKE_MAX_REGISTERS = {
 }
 
 
+#: the "capped" form of a cluster instance: the same kernel under a lower register cap, which the
+#: host takes where the occupancy query puts more of its clusters on the GPU at once than the
+#: instance's own count does (plans._cluster). The float32 backward of 32 elements a thread takes
+#: 116 registers under its launch bound (pip's NVRTC), so a CTA of 288-320 threads is alone on its
+#: SM: 32 x 151936 ran four waves of clusters of 16. At 96 (a 16-byte frame; 88 and 80 spill 48 and
+#: 88 bytes) two share an SM. H200, alternated in one process behind an L2 flush (results
+#: 2026-12-03_h200_s49/r8/cap96_probe.txt): 32 x 151936 26.9 -> 23.5 us, 16 x 151936 16.7 -> 15.4;
+#: where the count did not change it lost (128 x 128256, 256 threads, 53.3 -> 56.3 us; 64 x 262144,
+#: 512 threads, 65.3 -> 66.2), so it is taken only where it wins residency.
+CLUSTER_CAPPED_MAX_REGISTERS = {(4, True, 32): 96}
+
+
+def cluster_capped(dtype: torch.dtype, backward: bool, held: int) -> bool:
+    """Whether a cluster instance of this kind has a "capped" form."""
+    return (CXX_TYPES[dtype][2], backward, held) in CLUSTER_CAPPED_MAX_REGISTERS
+
+
 def cluster_keeps(dtype: torch.dtype, backward: bool, log: bool, held: int) -> bool:
     """Whether a cluster instance of this kind has a kept-exponentials form."""
     return CXX_TYPES[dtype][2] == 2 and not backward and not log and held <= CLUSTER_KEPT_MAX_HELD
@@ -464,10 +481,12 @@ CLUSTER_COLUMNS_MAX_REGISTERS = {
 
 
 def cluster_max_registers(dtype: torch.dtype, backward: bool, held: int, columns: bool = False, form: str = "") -> int:
-    """The register cap of a cluster instance of a form ("", "kept", "alike"; 0: none beyond the
-    launch bound's)."""
+    """The register cap of a cluster instance of a form ("", "kept", "alike", "capped"; 0: none
+    beyond the launch bound's)."""
     if form == "kept":
         return 0
+    if form == "capped":
+        return CLUSTER_CAPPED_MAX_REGISTERS[CXX_TYPES[dtype][2], backward, held]
     if columns:
         caps = CLUSTER_COLUMNS_MAX_REGISTERS
     else:
@@ -999,7 +1018,7 @@ class Instance:
     group: int = 0  # warp, flat_rows: lanes per row
     rows: int = 0  # warp: rows per group
     stage: str = ""  # split_row: "partials" (kernel 1) or "finish" (kernel 2)
-    storage: str = ""  # block_regs: block_regs_storage(...); "" takes its default; cluster: "kept", "alike"
+    storage: str = ""  # block_regs: block_regs_storage(...); "" takes its default; cluster: "kept", "alike", "capped"
     window: bool = False  # warp, block_regs: rows held in their aligned window's packs (WINDOW_PACK)
     # cluster, cluster_stream: runs of interleaved columns (cluster_tier.cuh's column kernels,
     # grid_row_tier.cuh's cluster_stream_*_columns)
@@ -1138,7 +1157,8 @@ class Instance:
         if not packs:
             raise ValueError(f"{self.name}: a cluster instance holds K >= 1 packs a thread (cols = K x pack)")
         kept = cluster_keeps(self.dtype, self.backward, self.log, self.cols)
-        if self.storage not in ("", *("kept",) * kept, *("alike",) * (not self.columns)):
+        capped = cluster_capped(self.dtype, self.backward, self.cols) and not self.columns
+        if self.storage not in ("", *("kept",) * kept, *("alike",) * (not self.columns), *("capped",) * capped):
             raise ValueError(f"{self.name}: no cluster form {self.storage!r} for this instance")
         keep = "true" if self.storage == "kept" else "false"
         alike = "true" if self.storage == "alike" else "false"
@@ -1478,7 +1498,8 @@ def all_instances():
                 for packs in cluster_held_packs(backward):
                     held = packs * cluster_pack(dtype)
                     out.append(Instance("cluster", dtype, backward, log, cluster_pack(dtype), cols=held))
-                    for form in ("kept",) * cluster_keeps(dtype, backward, log, held) + ("alike",):
+                    forms = ("kept",) * cluster_keeps(dtype, backward, log, held) + ("alike",)
+                    for form in forms + ("capped",) * cluster_capped(dtype, backward, held):
                         out.append(
                             Instance("cluster", dtype, backward, log, cluster_pack(dtype), cols=held, storage=form)
                         )

@@ -48,6 +48,7 @@ from .instances import (
     block_regs_shape,
     block_regs_staged_bytes,
     block_regs_storage,
+    cluster_capped,
     cluster_grid,
     cluster_keeps,
     cluster_max_cols,
@@ -340,6 +341,11 @@ def _cluster(load, dtype, outer, n, pitches, log, backward, align, dev, tuning):
         kernel = kept
     else:
         kernel = kernel_of("alike" if alike else "")
+        if not alike and cluster_capped(dtype, backward, shape.held):
+            # the same kernel under a lower register cap, where that puts more clusters on the GPU
+            capped = kernel_of("capped")
+            if capped.resident_clusters() > kernel.resident_clusters():
+                kernel = capped
     resident = kernel.resident_clusters()
     if resident < 1:
         raise ValueError(
