@@ -956,7 +956,7 @@ def cluster_stream_stagger(rows: int, resident_clusters: int, forced: bool | Non
     """cluster_stream's ``stagger`` argument: the clusters of odd index below it wait before their
     first row; the resident clusters where the launch has CLUSTER_STREAM_STAGGER_MIN_ROUNDS rows
     for each, else 0 (none wait). ``forced`` (Tuning.cluster_stream_stagger) overrides the rule."""
-    return first_wave_stagger(rows, resident_clusters, CLUSTER_STREAM_STAGGER_MIN_ROUNDS, forced)
+    return first_wave_stagger(resident_clusters, rows >= CLUSTER_STREAM_STAGGER_MIN_ROUNDS * resident_clusters, forced)
 
 
 #: the cluster tier staggers the first wave of backward launches of more rows than clusters resident
@@ -975,18 +975,13 @@ def cluster_stagger(rows: int, resident_clusters: int, forced: bool | None = Non
     """The cluster tier's backward ``stagger`` argument (the clusters of odd index below it wait
     before their first row): the resident clusters' count on launches of more rows than that where
     CLUSTER_STAGGER_BACKWARD, else 0; ``forced`` (Tuning.cluster_stagger) overrides the rule."""
-    if forced is None:
-        forced = CLUSTER_STAGGER_BACKWARD and rows > resident_clusters
-    return resident_clusters if forced else 0
+    return first_wave_stagger(resident_clusters, CLUSTER_STAGGER_BACKWARD and rows > resident_clusters, forced)
 
 
-def first_wave_stagger(rows: int, resident_clusters: int, min_rounds: float | None, forced: bool | None) -> int:
+def first_wave_stagger(resident_clusters: int, rule: bool, forced: bool | None) -> int:
     """A ``stagger`` argument (cluster_tier.cuh's stagger_first_wave): the resident clusters' count
-    where the launch has ``min_rounds`` rows a resident cluster or more (None: never), else 0; ``forced``
-    overrides that."""
-    if forced is None:
-        forced = min_rounds is not None and rows >= min_rounds * resident_clusters
-    return resident_clusters if forced else 0
+    where the tier's ``rule`` takes the wait, else 0; ``forced`` (a Tuning field) overrides the rule."""
+    return resident_clusters if (rule if forced is None else forced) else 0
 
 
 def grid_row_workspace(ctas: int, backward: bool) -> int:

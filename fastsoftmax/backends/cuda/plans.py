@@ -341,12 +341,13 @@ def _cluster(load, dtype, outer, n, pitches, log, backward, align, dev, tuning):
         kernel = kept
     else:
         kernel = kernel_of("alike" if alike else "")
-        if not alike and cluster_capped(dtype, backward, shape.held):
-            # the same kernel under a lower register cap, where that puts more clusters on the GPU
-            capped = kernel_of("capped")
-            if capped.resident_clusters() > kernel.resident_clusters():
-                kernel = capped
     resident = kernel.resident_clusters()
+    if not alike and cluster_capped(dtype, backward, shape.held):
+        # the same kernel under a lower register cap, where that puts more clusters on the GPU
+        capped = kernel_of("capped")
+        capped_resident = capped.resident_clusters()
+        if capped_resident > resident:
+            kernel, resident = capped, capped_resident
     if resident < 1:
         raise ValueError(
             f"tier 'cluster': a cluster of {shape.ctas} CTAs of {shape.threads} threads and "
