@@ -162,9 +162,22 @@ def check(name, out, reference, dtype) -> str | None:
     return None if err <= tolerance * scale else f"{name}: error {err:.3g} (scale {scale:.3g})"
 
 
+#: --verbose: each launch's label printed before it runs, so that a fault names its problem
+VERBOSE = False
+#: --shapes: the problems kept (shapes as "64x131072"; None keeps all)
+SHAPES = None
+
+
+def announce(label: str) -> None:
+    if VERBOSE:
+        print("launch", label, flush=True)
+
+
 def run_tier(tier: str, problems=None, only=None, dtypes=DTYPES) -> list[str]:
     failures = []
     for shape, dim in problems or PROBLEMS[tier]:
+        if SHAPES is not None and "x".join(map(str, shape)) not in SHAPES:
+            continue
         for dtype in dtypes:
             # rows: aligned and misaligned views; (outer, n, inner): dense, and broadcast along
             # outer (expanded x, y and dy: strided_staged then takes its tiles outer index fastest);
@@ -201,6 +214,7 @@ def run_tier(tier: str, problems=None, only=None, dtypes=DTYPES) -> list[str]:
                     # (racecheck flags torch's own float64 reduction on long rows)
                     x64 = x.double().cpu()
                     reference = torch.log_softmax(x64, dim) if log else torch.softmax(x64, dim)
+                    announce(label)
                     with dispatch.forced("cuda", tier):
                         y = (fastsoftmax.log_softmax if log else fastsoftmax.softmax)(x, dim)
                     torch.cuda.synchronize()
@@ -213,6 +227,7 @@ def run_tier(tier: str, problems=None, only=None, dtypes=DTYPES) -> list[str]:
                             dy, y = _stepped(dy), _stepped(y)
                         if window:
                             dy, y = _window(dy), _window(y)
+                        announce(label + " backward")
                         with dispatch.forced("cuda", tier):
                             dx = fastsoftmax.softmax_backward(dy, y, dim, log=log)
                         torch.cuda.synchronize()
@@ -366,7 +381,34 @@ def main() -> int:
         "'strided_step', 'strided_warp_stepped', 'strided_folded'; "
         "TIER@K for one part of a tier (0: its problems, K: its K-th tuned run)",
     )
+    parser.add_argument("--shapes", help="only these problems' shapes, e.g. 64x131072,20x151936")
+    parser.add_argument(
+        "--tuning",
+        action="append",
+        default=[],
+        metavar="KEY=VALUE",
+        help="a tuning value for every run (tiers.Tuning's field; True, False, None and integers parsed)",
+    )
+    parser.add_argument("--verbose", action="store_true", help="print each launch's label before it runs")
     args = parser.parse_args()
+    global VERBOSE, SHAPES
+    VERBOSE = args.verbose
+    SHAPES = None if args.shapes is None else set(args.shapes.split(","))
+    from fastsoftmax.backends.cuda import tiers
+
+    with tiers.tuned(**dict(_tuning_value(item) for item in args.tuning)):
+        return _run(parser, args)
+
+
+def _tuning_value(item: str):
+    key, _, text = item.partition("=")
+    value = {"True": True, "False": False, "None": None}.get(text, text)
+    if isinstance(value, str) and value.lstrip("-").isdigit():
+        value = int(value)
+    return key, value
+
+
+def _run(parser, args) -> int:
     torch.manual_seed(0)
     failures = []
     for tier in args.tiers.split(","):
