@@ -343,6 +343,9 @@ TUNED_RUNS = {
     "flat_rows": [({"flat_rows_tight": False}, None)],
     "strided": [({"strided_flat_finish": False}, None)],
     "cluster_stream": [
+        # a grid of the resident clusters walking more rows than it holds, the next row's shared-memory
+        # slots copied while the last writes its registers
+        ({"cluster_stream_persistent": True}, [((70, 300007), -1), ((20, 600011), -1)]),
         ({"cluster_ctas": 2}, [((2, 700001), -1)]),
         ({"cluster_ctas": 16}, [((2, 4099), -1)]),
         ({"cluster_stream_per_sm": 2}, [((3, 300007), -1), ((2, 1000003), -1)]),

@@ -151,6 +151,46 @@ def test_staggered_launch_of_many_rows(clusters, dtype_name):
             check_forward(forward(clusters, x, True, per_sm=2), x, 1, True)
 
 
+def _laid_out_like(layout, values):
+    """``values`` copied into rows laid out as rows_laid_out's x: "pitch+3" rows of an odd pitch,
+    "x+1" one element into their storage, else dense."""
+    rows, n = values.shape
+    if layout == "pitch+3":
+        out = torch.empty((rows, n + 3), device="cuda", dtype=values.dtype)[:, :n]
+    elif layout == "x+1":
+        out = torch.empty((rows, n + 1), device="cuda", dtype=values.dtype)[:, 1:]
+    else:
+        return values.contiguous()
+    return out.copy_(values)
+
+
+@pytest.mark.parametrize("layout", ["dense", "pitch+3", "x+1"])
+@pytest.mark.parametrize("dtype_name", DTYPES)
+def test_persistent_clusters_copy_the_next_row_ahead(clusters, dtype_name, layout):
+    """A grid of the clusters resident at once walking more rows than it holds (tuning
+    cluster_stream_persistent): each row's shared-memory slots are copied while the row before writes
+    its registers. Rows held whole and re-read in part; odd pitches, whose misalignment changes row by
+    row (forward: x and y of different pitches, so rows held and rows not alternate); x one element
+    in with a fresh output (nothing held); backward with y, dy and dx laid out alike (held) and with
+    a fresh dx (nothing held); softmax and log-softmax, one and two CTAs an SM, against float64 with
+    poisoned outputs."""
+    from fastsoftmax.backends.cuda import tiers
+
+    dtype = DTYPES[dtype_name]
+    for n, per_sm in ((600011, 1), (600011, 2), ((1 << 21) + 5, 1)):
+        kernel = launch_of(clusters, dtype, False, n, per_sm=per_sm)[0]
+        rows = 2 * kernel.resident_clusters() + 3
+        x, out = rows_laid_out(layout, rows, n, dtype)
+        dy = _laid_out_like(layout, rand((rows, n), dtype))
+        with tiers.tuned(cluster_stream_persistent=True):
+            for log in (False, True):
+                check_forward(forward(clusters, x, log, out=out, per_sm=per_sm), x, 1, log)
+                y = _laid_out_like(layout, forward_output(x, log))
+                for dx_out in (_laid_out_like(layout, torch.empty_like(dy)), None):
+                    dx = backward(clusters, y, dy, log, out=dx_out, per_sm=per_sm)
+                    check_backward(dx, x, dy, 1, log)
+
+
 @pytest.mark.parametrize("dtype_name", DTYPES)
 @pytest.mark.parametrize("layout", ["x+1", "both+1", "pitch+3", "in-place"])
 def test_alignment_and_layouts(clusters, dtype_name, layout):

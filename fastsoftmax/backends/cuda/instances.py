@@ -959,6 +959,17 @@ def cluster_stream_stagger(rows: int, resident_clusters: int, forced: bool | Non
     return first_wave_stagger(resident_clusters, rows >= CLUSTER_STREAM_STAGGER_MIN_ROUNDS * resident_clusters, forced)
 
 
+def cluster_stream_persistent(rows: int, resident_clusters: int, forced: bool | None = None) -> bool:
+    """Whether a cluster_stream launch over rows takes a grid of the clusters resident at once, each
+    walking rows k, k + clusters, ... and copying the next row's shared-memory slots while it writes
+    the last (grid_row_tier.cuh, ForwardRow and BackwardRow), rather than one cluster a row, each
+    starting only once a cluster before it has left: never by default (not yet measured against one
+    cluster a row); ``forced`` (Tuning.cluster_stream_persistent) overrides the rule."""
+    if forced is not None:
+        return forced and rows > resident_clusters
+    return False
+
+
 #: the cluster tier staggers the first wave of backward launches of more rows than clusters resident
 #: at once (cluster_tier.cuh's kClusterStaggerNs). H200, against none, alternated in one process
 #: behind an L2 flush (results 2026-12-03_h200_s49/r2/stagger_probe.txt): backward bf16 128 x 128256

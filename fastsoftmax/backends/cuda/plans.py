@@ -55,6 +55,7 @@ from .instances import (
     cluster_shape,
     cluster_stagger,
     cluster_stream_per_sm,
+    cluster_stream_persistent,
     cluster_stream_shape,
     cluster_stream_stagger,
     flat_rows_per_lane,
@@ -486,5 +487,8 @@ def _cluster_stream(load, dtype, outer, n, pitches, log, backward, dev, tuning):
         n, dtype, backward, outer, cluster_stream_budget(device_facts(dev), 2)
     )
     kernel, shape = cluster_stream_launch(load, dtype, n, backward, log, dev, tuning.cluster_ctas or 0, per_sm)
-    stagger = cluster_stream_stagger(outer, kernel.resident_clusters(), tuning.cluster_stream_stagger)
-    return kernel.bound(outer * shape.ctas, (outer, n) + pitches + (shape.smem_slots, stagger))
+    resident = kernel.resident_clusters()
+    stagger = cluster_stream_stagger(outer, resident, tuning.cluster_stream_stagger)
+    persistent = cluster_stream_persistent(outer, resident, tuning.cluster_stream_persistent)
+    clusters = resident if persistent else outer
+    return kernel.bound(clusters * shape.ctas, (outer, n) + pitches + (shape.smem_slots, stagger))
