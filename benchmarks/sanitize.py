@@ -164,7 +164,7 @@ def check(name, out, reference, dtype) -> str | None:
 
 #: --verbose: each launch's label printed before it runs, so that a fault names its problem
 VERBOSE = False
-#: --shapes: the problems kept (shapes as "64x131072"; None keeps all)
+#: --shapes: the problems every run takes instead of its own (None: their own)
 SHAPES = None
 
 
@@ -175,9 +175,7 @@ def announce(label: str) -> None:
 
 def run_tier(tier: str, problems=None, only=None, dtypes=DTYPES) -> list[str]:
     failures = []
-    for shape, dim in problems or PROBLEMS[tier]:
-        if SHAPES is not None and "x".join(map(str, shape)) not in SHAPES:
-            continue
+    for shape, dim in SHAPES or problems or PROBLEMS[tier]:
         for dtype in dtypes:
             # rows: aligned and misaligned views; (outer, n, inner): dense, and broadcast along
             # outer (expanded x, y and dy: strided_staged then takes its tiles outer index fastest);
@@ -384,7 +382,11 @@ def main() -> int:
         "'strided_step', 'strided_warp_stepped', 'strided_folded'; "
         "TIER@K for one part of a tier (0: its problems, K: its K-th tuned run)",
     )
-    parser.add_argument("--shapes", help="only these problems' shapes, e.g. 64x131072,20x151936")
+    parser.add_argument(
+        "--shapes",
+        help="the problems every run takes instead of its own, e.g. 64x131072,2x131072 (over the last dim; "
+        "three sizes: over the middle one)",
+    )
     parser.add_argument(
         "--tuning",
         action="append",
@@ -396,7 +398,9 @@ def main() -> int:
     args = parser.parse_args()
     global VERBOSE, SHAPES
     VERBOSE = args.verbose
-    SHAPES = None if args.shapes is None else set(args.shapes.split(","))
+    if args.shapes:
+        shapes = [tuple(int(size) for size in item.split("x")) for item in args.shapes.split(",")]
+        SHAPES = [(shape, -1 if len(shape) == 2 else 1) for shape in shapes]
     from fastsoftmax.backends.cuda import tiers
 
     with tiers.tuned(**dict(_tuning_value(item) for item in args.tuning)):

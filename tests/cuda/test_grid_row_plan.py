@@ -528,8 +528,9 @@ def test_cluster_stream_chosen_for_many_long_rows(limits):
 @pytest.mark.parametrize("backward", [False, True])
 @pytest.mark.parametrize("dtype", [torch.bfloat16, torch.float32])
 def test_cluster_stream_plan(fake_device, dtype, backward):
-    """One cluster a row (grid = rows x C CTAs, the cluster dimension set), no workspace argument,
-    the shape and CTAs an SM the instances' rules give, and the non-portable size allowed past 8."""
+    """A grid of the clusters resident at once where there are more rows (else one cluster a row),
+    the cluster dimension set, no workspace argument, the shape and CTAs an SM the instances' rules
+    give, and the non-portable size allowed past 8."""
     from fastsoftmax.backends.cuda.instances import cluster_stream_per_sm, cluster_stream_shape, cluster_stream_stagger
 
     n, outer = (1 << 20) + 3, 40
@@ -543,7 +544,7 @@ def test_cluster_stream_plan(fake_device, dtype, backward):
     shape = cluster_stream_shape(n, dtype, backward, plans.cluster_stream_budget(_Facts(), per_sm), per_sm=per_sm)
     ((kernel, grid, stream, args),) = _Kernel.launches
     assert kernel.cluster == shape.ctas and not kernel.cooperative and stream == 3
-    assert grid == outer * shape.ctas
+    assert grid == min(outer, kernel.resident_clusters()) * shape.ctas
     assert kernel.block_x == shape.threads == GRID_ROW_THREADS // per_sm and kernel.smem == shape.smem_bytes
     assert kernel.name == grid_row_instance(dtype, backward, False, "cluster_stream", per_sm).name
     stagger = cluster_stream_stagger(outer, kernel.resident_clusters())
@@ -594,7 +595,8 @@ def test_cluster_stream_plan_follows_the_tuning(fake_device):
     key = ("cluster_stream", torch.bfloat16, 64, n, 1, ((n,), (n,)), False, False, 0, 0, tuning)
     plans.build(fake_device, key)((0x1000, 0x2000), 0)
     ((kernel, grid, _, args),) = _Kernel.launches
-    assert kernel.cluster == 4 and grid == 64 * 4 and kernel.block_x == GRID_ROW_THREADS
+    # 64 rows over 33 resident clusters of 4: a grid of those 33, walking the rows
+    assert kernel.cluster == 4 and grid == 33 * 4 and kernel.block_x == GRID_ROW_THREADS
     assert ("NON_PORTABLE_CLUSTER_SIZE_ALLOWED", 1) not in _Kernel.attributes
     with pytest.raises(ValueError, match="cluster_stream_per_sm=3"):
         tiers.Tuning(cluster_stream_per_sm=3)
@@ -610,6 +612,26 @@ def test_cluster_stream_plan_follows_the_tuning(fake_device):
     _Kernel.launches = []
     plans.build(fake_device, key)((0x1000, 0x2000), 0)
     assert _Kernel.launches[0][3][-1] == 132 // 4  # 512 rows: four or more a resident cluster
+    # one cluster a row where forced, or where the rows are no more than the resident clusters
+    for rows, forced, clusters in ((64, False, 64), (64, True, 33), (20, None, 20), (20, True, 20)):
+        _Kernel.launches = []
+        tuning = tiers.Tuning(cluster_ctas=4, cluster_stream_persistent=forced)
+        key = ("cluster_stream", torch.bfloat16, rows, n, 1, ((n,), (n,)), False, False, 0, 0, tuning)
+        plans.build(fake_device, key)((0x1000, 0x2000), 0)
+        assert _Kernel.launches[0][1] == clusters * 4, (rows, forced)
+
+
+def test_cluster_stream_persistent():
+    """A grid of the resident clusters wherever there are more rows than they are; the tuning turns it
+    off, and forced on it still never launches more clusters than rows."""
+    from fastsoftmax.backends.cuda.instances import cluster_stream_persistent
+
+    assert cluster_stream_persistent(100, 8)
+    assert not cluster_stream_persistent(8, 8)
+    assert not cluster_stream_persistent(1, 8)
+    assert not cluster_stream_persistent(100, 8, False)
+    assert cluster_stream_persistent(100, 8, True)
+    assert not cluster_stream_persistent(8, 8, True)
 
 
 def test_cluster_stream_shape_over_runs_of_columns():

@@ -961,13 +961,19 @@ def cluster_stream_stagger(rows: int, resident_clusters: int, forced: bool | Non
 
 def cluster_stream_persistent(rows: int, resident_clusters: int, forced: bool | None = None) -> bool:
     """Whether a cluster_stream launch over rows takes a grid of the clusters resident at once, each
-    walking rows k, k + clusters, ... and copying the next row's shared-memory slots while it writes
-    the last (grid_row_tier.cuh, ForwardRow and BackwardRow), rather than one cluster a row, each
-    starting only once a cluster before it has left: never by default (not yet measured against one
-    cluster a row); ``forced`` (Tuning.cluster_stream_persistent) overrides the rule."""
+    walking rows k, k + clusters, ... (the backward copying the next row's shared-memory slots while it
+    writes the last: grid_row_tier.cuh, RowClusterTeam::kCopyAhead), rather than one cluster a row,
+    each starting only once a cluster before it has left its SMs: wherever there are more rows than
+    resident clusters. H200, alternated in one process behind an L2 flush (results
+    2026-12-03_h200_s50/c2/persist_probe.txt), persistent against one cluster a row: forward bf16
+    128 x 2^20 0.704 -> 0.741 of copy, 191 x 699051 0.657 -> 0.692, 256 x 524288 0.748 -> 0.754, 512 x
+    262144 0.771 -> 0.792; float32 0.738 -> 0.801, 0.666 -> 0.712, 0.792 -> 0.796, 0.844 -> 0.837;
+    backward bf16 0.614 -> 0.632, 0.702 -> 0.704, 0.675 -> 0.707, 0.749 -> 0.778; float32 0.599 ->
+    0.644, 0.640 -> 0.639, 0.637 -> 0.671, 0.706 -> 0.759. ``forced`` (Tuning.cluster_stream_persistent)
+    overrides the rule; a grid never has more clusters than rows."""
     if forced is not None:
         return forced and rows > resident_clusters
-    return False
+    return rows > resident_clusters
 
 
 #: the cluster tier staggers the first wave of backward launches of more rows than clusters resident

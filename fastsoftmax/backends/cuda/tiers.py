@@ -207,8 +207,8 @@ class Tuning:
     #: rule (launches of four rows or more a resident cluster)
     cluster_stream_stagger: bool | None = None
     #: cluster_stream (rows): a grid of the clusters resident at once, each walking its rows in turn
-    #: and copying the next row's shared-memory slots while it writes the last (True), or one cluster
-    #: a row (False), instead of instances.cluster_stream_persistent's rule
+    #: (the backward copying the next row's shared-memory slots while it writes the last) (True), or
+    #: one cluster a row (False), instead of instances.cluster_stream_persistent's rule
     cluster_stream_persistent: bool | None = None
     #: cluster, backward: half the first wave waits before its first row (True: on any launch) or none
     #: (False), instead of instances.cluster_stagger's rule (the forward has no wait: True raises)

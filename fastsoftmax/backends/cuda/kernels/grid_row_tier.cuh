@@ -201,6 +201,10 @@ struct RowGridTeam {
     // grid_row_forward issues its cp.async groups one by one, each while the one before it is
     // reduced (below)
     static constexpr bool kGroupsOneByOne = true;
+    // the backward copies no row's shared-memory slots ahead (RowClusterTeam's kCopyAhead): over a
+    // few rows of the whole grid it ran behind (H200, alternated in one process: bf16 4 x 2^22 0.523
+    // -> 0.498 of copy, float32 0.688 -> 0.679; 3 x 2^24 level; results 2026-12-03_h200_s50/c2)
+    static constexpr bool kCopyAhead = false;
     // Pairs (sums) of consecutive rows alternate between two halves of the workspace: a CTA can be
     // at most one row ahead of another (it passes row r + 1's barrier only once every CTA arrived
     // there, after it read row r's pairs), so it never overwrites pairs still being read.
@@ -242,6 +246,14 @@ struct RowClusterTeam {
     // slower (H200, alternated in one process: bf16 191 x 699051 0.600 against 0.572, 128 x 2^20 0.680
     // against 0.666; float32 level; results 2026-12-02_h200_s44/cluster_stream_groups_ab.txt)
     static constexpr bool kGroupsOneByOne = false;
+    // The backward copies the next row's shared-memory slots once this row's are written, so that
+    // they land while it writes its registers (a cluster walks several rows on persistent launches:
+    // instances.cluster_stream_persistent). H200, persistent launches alternated in one process
+    // against the same without it (results 2026-12-03_h200_s50/c2/persist_probe.txt): bf16 256 x
+    // 524288 0.676 -> 0.707 of copy, 128 x 2^20 0.622 -> 0.632; float32 128 x 2^20 0.623 -> 0.644, 256
+    // x 524288 0.658 -> 0.671; 191 x 699051 level. The same in the forward ran behind (float32 128 x
+    // 2^20 0.801 -> 0.694, bf16 0.741 -> 0.702), which copies nothing ahead.
+    static constexpr bool kCopyAhead = true;
     // Each CTA posts its pair in its own shared memory (two posts, by round parity) and reads its
     // peers' after a cluster barrier. A CTA passes round r + 1's barrier only once every peer has
     // arrived there, after reading round r's posts, so round r + 2's post never overwrites one still
@@ -467,21 +479,15 @@ __device__ __forceinline__ MaxSum staged_group_pair(const LOAD& load, const Pack
     return e.template pair<false>(staged_sum<false, T, P>(load, staged, begin, end, row, first_col, e));
 }
 
-// Nothing to do between a row's shared-memory slots and its registers (write_held_row's default).
-struct NoHook {
-    __device__ __forceinline__ void operator()() const {}
-};
-
 // A row's output where x and y share their misalignment, each slot's values converted by `load` and
 // mapped in place by map(values): the streamed rest first (the most recently read, the likeliest
-// still in L2), the slice's partial edge slots, then shared memory, between(), and the registers,
-// whole 16-byte slots each (one 16-byte store, a partial slot only its columns inside the slice).
-template <typename T, int P, int K, typename LOAD, typename STORE, typename MAP, typename BETWEEN = NoHook>
+// still in L2), the slice's partial edge slots, then shared memory and the registers, whole 16-byte
+// slots each (one 16-byte store, a partial slot only its columns inside the slice).
+template <typename T, int P, int K, typename LOAD, typename STORE, typename MAP>
 __device__ __forceinline__ void write_held_row(const LOAD& load, const STORE& store, const T* src, i64 row, i64 first,
                                                int count, const ClusterSlice<P>& slice, const WholeSlots<P>& whole,
                                                const GridRowHeld& held, const Pack<T, P> (&x)[K],
-                                               const Pack<T, P>* staged, i64 staged_first, const MAP& map,
-                                               const BETWEEN& between = BETWEEN{}) {
+                                               const Pack<T, P>* staged, i64 staged_first, const MAP& map) {
     const auto write = [&](const Pack<T, P>& raw, i64 col, bool whole_slot) {
         float v[P];
         load.template convert<P>(raw, v, row, col);
@@ -494,46 +500,10 @@ __device__ __forceinline__ void write_held_row(const LOAD& load, const STORE& st
                     [&](const Pack<T, P>& raw, i64 col) { write(raw, col, false); });
     for (int j = threadIdx.x; j < held.smem; j += blockDim.x)
         if (whole(held.regs + j)) write(staged[j], staged_first + (i64)j * P, true);
-    between();
 #pragma unroll
     for (int k = 0; k < K; ++k)
         if (slot_of(k) < held.regs && whole(slot_of(k))) write(x[k], first + (i64)slot_of(k) * P, true);
 }
-
-// Where a forward row lies in the CTA's slice and what of it the CTA holds (grid_row_forward), for
-// the row being reduced and for the next, whose shared-memory slots are copied ahead.
-template <typename T, int P>
-struct ForwardRow {
-    const T* src;
-    int shift, out_shift;
-    ClusterSlice<P> slice;
-    i64 first;
-    int count;
-    WholeSlots<P> whole;
-    GridRowHeld held;
-    int per;  // rounds of blockDim.x slots a copy group
-
-    template <typename LOAD, typename STORE>
-    __device__ __forceinline__ ForwardRow(const LOAD& load, const STORE& store, i64 row, i64 n, unsigned rank,
-                                          unsigned ctas, int reg_slots, i64 smem_slots)
-        : src(load.row_ptr(row)),
-          shift(misalignment<T, P>(src)),
-          out_shift(misalignment<T, P>(store.row_ptr(row))),
-          slice(n, shift, rank, ctas),
-          first(slice.first(shift)),
-          count(slot_count(slice, first)),
-          whole(slice, first, count),
-          held(shift == out_shift, count, reg_slots, smem_slots),
-          per(rounds_per_group(held.smem)) {}
-
-    __device__ __forceinline__ i64 staged_first() const { return first + (i64)held.regs * P; }
-    __device__ __forceinline__ void stage_group(Pack<T, P>* staged, int g) const {
-        fastsoftmax::stage_group<T, P>(staged, src, first, whole, held.regs, held.smem, per, g);
-    }
-    __device__ __forceinline__ void stage_all(Pack<T, P>* staged) const {
-        stage_grouped<T, P>(staged, src, first, whole, held.regs, held.smem, per);
-    }
-};
 
 template <typename T, int P, int K, bool LOG, typename TEAM, typename LOAD, typename STORE>
 __device__ __forceinline__ void grid_row_forward(const LOAD& load, const STORE& store, TEAM team, i64 rows, i64 n,
@@ -543,19 +513,18 @@ __device__ __forceinline__ void grid_row_forward(const LOAD& load, const STORE& 
     __shared__ MaxSum total_slot;
     Pack<T, P>* staged = reinterpret_cast<Pack<T, P>*>(grid_row_smem);
 
-    // Rows after the first find their shared-memory slots already in flight: the row before copied
-    // them once its own shared-memory slots were written, so that they land while it writes its
-    // registers (staged_ahead).
-    bool staged_ahead = false;
     team.wait_turn();
     for (i64 row = team.first_row(); row < rows; row += team.row_step()) {
-        const ForwardRow<T, P> r(load, store, row, n, team.rank(), team.size(), K * (int)blockDim.x, smem_slots);
-        const T* src = r.src;
-        const i64 first = r.first;
-        const int count = r.count;
-        const WholeSlots<P>& whole = r.whole;
-        const GridRowHeld& held = r.held;
-        const i64 staged_first = r.staged_first();
+        const T* src = load.row_ptr(row);
+        const int shift = misalignment<T, P>(src);
+        const int out_shift = misalignment<T, P>(store.row_ptr(row));
+        const ClusterSlice<P> slice(n, shift, team.rank(), team.size());
+        const i64 first = slice.first(shift);
+        const int count = slot_count(slice, first);
+        const WholeSlots<P> whole(slice, first, count);
+        const GridRowHeld held(shift == out_shift, count, K * (int)blockDim.x, smem_slots);
+        const int per = rounds_per_group(held.smem);
+        const i64 staged_first = first + (i64)held.regs * P;
 
         const Pack<T, P> pad = filled_pack<T, P>(neg_inf());
         Pack<T, P> x[K];
@@ -566,18 +535,17 @@ __device__ __forceinline__ void grid_row_forward(const LOAD& load, const STORE& 
         // before it is reduced, so that the reduction runs under the copies rather than after the
         // last is issued (H200, alternated in one process: bf16 1 x 2^24 0.53 -> 0.57 of copy, 1 x 2^26
         // 0.525 -> 0.541, float32 level; results 2026-12-02_h200_s44/grid_row_interleaved_ab.txt)
-        const bool one_by_one = TEAM::kGroupsOneByOne && !staged_ahead;
-        if (one_by_one) {
-            r.stage_group(staged, 0);
-        } else if (!staged_ahead) {
-            r.stage_all(staged);
+        if constexpr (TEAM::kGroupsOneByOne) {
+            stage_group<T, P>(staged, src, first, whole, held.regs, held.smem, per, 0);
+        } else {
+            stage_grouped<T, P>(staged, src, first, whole, held.regs, held.smem, per);
         }
 
         // the streamed rest first (read last, so that phase 2, which starts with it, finds the most
         // of it in L2), then the registers (their loads came first), then shared memory group by group
         MaxSum state = empty_maxsum();
         stream_stats<T, P>(load, src, row, first, whole, held.total(), count, state);
-        each_edge<T, P>(load, src, r.slice, first, count, whole, neg_inf(), [&](const Pack<T, P>& raw, i64 col) {
+        each_edge<T, P>(load, src, slice, first, count, whole, neg_inf(), [&](const Pack<T, P>& raw, i64 col) {
             float v[P];
             load.template convert<P>(raw, v, row, col);
             accumulate<P>(state, v);
@@ -586,11 +554,10 @@ __device__ __forceinline__ void grid_row_forward(const LOAD& load, const STORE& 
                                                       held_max<T, P, K>(load, x, held.regs, row, first)));
 #pragma unroll 1
         for (int g = 0; g < kGridRowStages; ++g) {
-            const bool next = one_by_one && g + 1 < kGridRowStages;
-            if (next) r.stage_group(staged, g + 1);
-            const int pending = one_by_one ? (next ? 1 : 0) : kGridRowStages - 1 - g;
-            state = merge(state, staged_group_pair<!LOG, T, P>(load, staged, held.smem, r.per, g, row, staged_first,
-                                                                pending));
+            const bool next = TEAM::kGroupsOneByOne && g + 1 < kGridRowStages;
+            if (next) stage_group<T, P>(staged, src, first, whole, held.regs, held.smem, per, g + 1);
+            const int pending = TEAM::kGroupsOneByOne ? (next ? 1 : 0) : kGridRowStages - 1 - g;
+            state = merge(state, staged_group_pair<!LOG, T, P>(load, staged, held.smem, per, g, row, staged_first, pending));
         }
 
         const MaxSum warp = warp_merge(state);
@@ -601,39 +568,27 @@ __device__ __forceinline__ void grid_row_forward(const LOAD& load, const STORE& 
             cta = warp_merge(threadIdx.x < (blockDim.x >> 5) ? cta_slots[threadIdx.x] : empty_maxsum());
         const MaxSum total = team.total(cta, &total_slot);
 
-        // once every thread has written this row's shared-memory slots (the block barrier: the copies
-        // overwrite them), the next row's copies go out, all groups at once
-        const i64 next_row = row + team.row_step();
-        const auto stage_next = [&]() {
-            if (next_row >= rows) return;
-            __syncthreads();
-            ForwardRow<T, P>(load, store, next_row, n, team.rank(), team.size(), K * (int)blockDim.x, smem_slots)
-                .stage_all(staged);
-        };
-        staged_ahead = next_row < rows;
-
         // As the cluster tier: a row of -inf gives 0 * inf or -inf - -inf, NaN, as torch does.
         // The fused 16-bit softmax output takes its own walk, the choice made once a row: RowOutput
         // tests it at every slot, which held bf16 1 x 2^24 at 0.610 of copy against 0.637 (H100, in one
         // process, results 2026-11-27_h100_s21/grid_row_ab_final.txt); the other outputs keep RowOutput's
         // walk, unchanged.
         const RowOutput<LOG, T> out(total);
-        if (r.shift != r.out_shift) {
-            stream_write_realigned<T, P>(load, store, src, row, r.slice, r.slice.first(r.out_shift),
-                                         slot_count(r.slice, r.slice.first(r.out_shift)), out);
-            stage_next();
+        if (shift != out_shift) {
+            stream_write_realigned<T, P>(load, store, src, row, slice, slice.first(out_shift),
+                                         slot_count(slice, slice.first(out_shift)), out);
         } else if (fused_output<LOG, T>(total)) {
-            write_held_row<T, P, K>(
-                load, store, src, row, first, count, r.slice, whole, held, x, staged, staged_first,
-                [&](float* v) {
+            write_held_row<T, P, K>(load, store, src, row, first, count, slice, whole, held, x, staged, staged_first,
+                                    [&](float* v) {
 #pragma unroll
-                    for (int i = 0; i < P; ++i) v[i] = out.fast(v[i]);
-                },
-                stage_next);
+                                        for (int i = 0; i < P; ++i) v[i] = out.fast(v[i]);
+                                    });
         } else {
-            write_held_row<T, P, K>(load, store, src, row, first, count, r.slice, whole, held, x, staged, staged_first,
-                                    [&](float* v) { out.template apply<P>(v); }, stage_next);
+            write_held_row<T, P, K>(load, store, src, row, first, count, slice, whole, held, x, staged, staged_first,
+                                    [&](float* v) { out.template apply<P>(v); });
         }
+        // the next row's copies land in shared memory this thread may still be reading
+        if (row + team.row_step() < rows) __syncthreads();
     }
     team.finish();
 }
@@ -725,7 +680,7 @@ __device__ __forceinline__ void grid_row_backward(const LOAD& load_y, const LOAD
     Pack<T, P>* staged_y = reinterpret_cast<Pack<T, P>*>(grid_row_smem);
     Pack<T, P>* staged_dy = staged_y + smem_slots;
 
-    // as grid_row_forward: rows after the first find their shared-memory slots already in flight
+    // TEAM::kCopyAhead: rows after the first find their shared-memory slots already in flight
     bool staged_ahead = false;
     team.wait_turn();
     for (i64 row = team.first_row(); row < rows; row += team.row_step()) {
@@ -763,18 +718,23 @@ __device__ __forceinline__ void grid_row_backward(const LOAD& load_y, const LOAD
         const i64 out_first = slice.first(r.out_shift);
         stream_pairs<T, P>(load_y, y_row, load_dy, dy_row, slice, row, out_first, held.total(),
                            slot_count(slice, out_first), r.shift == r.out_shift, r.dy_shift == r.out_shift, write);
-        // shared memory first, so that the next row's copies (once every thread has read this row's
-        // slots: the block barrier) land while this row's registers are written
-        each_staged_pair<T, P>(load_y, load_dy, staged_y, staged_dy, held, row, first, write);
         const i64 next_row = row + team.row_step();
-        staged_ahead = next_row < rows;
-        if (staged_ahead) {
-            __syncthreads();
-            BackwardRow<T, P>(load_y, load_dy, store, next_row, n, team.rank(), team.size(), K * (int)blockDim.x,
-                              smem_slots)
-                .stage(staged_y, staged_dy);
+        if constexpr (TEAM::kCopyAhead) {
+            // shared memory first, so that the next row's copies (once every thread has read this
+            // row's slots: the block barrier) land while this row's registers are written
+            each_staged_pair<T, P>(load_y, load_dy, staged_y, staged_dy, held, row, first, write);
+            staged_ahead = next_row < rows;
+            if (staged_ahead) {
+                __syncthreads();
+                BackwardRow<T, P>(load_y, load_dy, store, next_row, n, team.rank(), team.size(),
+                                  K * (int)blockDim.x, smem_slots)
+                    .stage(staged_y, staged_dy);
+            }
+            each_register_pair<T, P, K>(load_y, load_dy, y, dy, held, row, first, write);
+        } else {
+            each_held_pair<T, P, K>(load_y, load_dy, y, dy, staged_y, staged_dy, held, row, first, write);
+            if (next_row < rows) __syncthreads();
         }
-        each_register_pair<T, P, K>(load_y, load_dy, y, dy, held, row, first, write);
     }
     team.finish();
 }
