@@ -166,6 +166,8 @@ def check(name, out, reference, dtype) -> str | None:
 VERBOSE = False
 #: --shapes: the problems every run takes instead of its own (None: their own)
 SHAPES = None
+#: --dtypes: the only dtypes run (None: every run's own)
+ONLY_DTYPES = None
 
 
 def announce(label: str) -> None:
@@ -176,7 +178,7 @@ def announce(label: str) -> None:
 def run_tier(tier: str, problems=None, only=None, dtypes=DTYPES) -> list[str]:
     failures = []
     for shape, dim in SHAPES or problems or PROBLEMS[tier]:
-        for dtype in dtypes:
+        for dtype in dtypes if ONLY_DTYPES is None else [d for d in dtypes if d in ONLY_DTYPES]:
             # rows: aligned and misaligned views; (outer, n, inner): dense, and broadcast along
             # outer (expanded x, y and dy: strided_staged then takes its tiles outer index fastest);
             # the strided tier: inputs with a step of 2 along inner too (x, y and dy; float32 in
@@ -394,10 +396,13 @@ def main() -> int:
         metavar="KEY=VALUE",
         help="a tuning value for every run (tiers.Tuning's field; True, False, None and integers parsed)",
     )
+    parser.add_argument("--dtypes", help="only these dtypes, e.g. float16,bfloat16")
     parser.add_argument("--verbose", action="store_true", help="print each launch's label before it runs")
     args = parser.parse_args()
-    global VERBOSE, SHAPES
+    global VERBOSE, SHAPES, ONLY_DTYPES
     VERBOSE = args.verbose
+    if args.dtypes:
+        ONLY_DTYPES = [getattr(torch, name) for name in args.dtypes.split(",")]
     if args.shapes:
         shapes = [tuple(int(size) for size in item.split("x")) for item in args.shapes.split(",")]
         SHAPES = [(shape, -1 if len(shape) == 2 else 1) for shape in shapes]
