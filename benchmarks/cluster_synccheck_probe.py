@@ -5,7 +5,8 @@ kernels from one of the launch shape alone: run under ``compute-sanitizer --tool
         [--kernels barrier,exchange] [--clusters 8,16] [--waves 1,4]
 
 Each kernel runs on clusters of each size, in grids of one wave (the clusters resident at once) and
-of several, one CTA an SM (the launch's dynamic shared memory takes most of an SM):
+of several, by default one CTA an SM (the launch's dynamic shared memory takes most of an SM; --smem 0
+lets CTAs of several clusters share an SM):
   * barrier: every thread arrives at and waits on the cluster barrier, thread 0 writes a flag;
   * exchange: every CTA's thread 0 posts one word into each peer's shared memory with st.async and
     its mbarrier transaction count (as cluster_tier.cuh's ClusterAllToAll), waits for the words of
@@ -82,6 +83,16 @@ def main() -> int:
     parser.add_argument("--kernels", default="barrier,exchange")
     parser.add_argument("--clusters", default="8,16")
     parser.add_argument("--waves", default="1,4")
+    parser.add_argument(
+        "--threads", type=int, default=512, help="threads a CTA (the cluster tier's forward takes 256-512)"
+    )
+    parser.add_argument(
+        "--smem",
+        type=int,
+        default=-1,
+        help="dynamic shared memory a CTA in bytes (default: most of an SM, one CTA an SM; 0: as many CTAs an "
+        "SM as the threads allow, as the cluster tier's launches of many rows run)",
+    )
     args = parser.parse_args()
 
     from cuda.core import ObjectCode
@@ -98,8 +109,8 @@ def main() -> int:
     failures = 0
     for name in args.kernels.split(","):
         for cluster in map(int, args.clusters.split(",")):
-            smem = facts.smem_per_block - 2048  # one CTA an SM
-            kernel = Kernel(code.get_kernel(f"probe_{name}"), name, dev, 1, 512, 1, smem, cluster=cluster)
+            smem = facts.smem_per_block - 2048 if args.smem < 0 else args.smem
+            kernel = Kernel(code.get_kernel(f"probe_{name}"), name, dev, 1, args.threads, 1, smem, cluster=cluster)
             kernel.allow_dynamic_smem(smem)
             if cluster > 8:
                 kernel.set_attribute("NON_PORTABLE_CLUSTER_SIZE_ALLOWED", 1)
