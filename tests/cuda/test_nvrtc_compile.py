@@ -678,8 +678,11 @@ def test_cluster_shapes_cover_their_rows():
     assert cluster_shape(131072, torch.bfloat16, False).ctas == 8
     assert cluster_shape(262144, torch.bfloat16, True).ctas == 16
     assert cluster_shape(128256, torch.bfloat16, False, rows=1, sm_count=132).ctas == 16
-    with pytest.raises(ValueError, match="too long"):
+    # a forced shape that cannot hold the row names what was forced, not a length the tier's own holds
+    with pytest.raises(ValueError, match="do not fit .* with CTAs 1, threads 128, packs 2 forced"):
         cluster_shape(100000, torch.bfloat16, False, ctas=1, threads=128, packs=2)
+    with pytest.raises(ValueError, match="do not fit the cluster tier's backward with CTAs 8 forced"):
+        cluster_shape(151936, torch.float32, True, ctas=8)
 
 
 def test_cluster_whole_packs_fit_the_aligned_shape_and_follow_the_rule():

@@ -716,6 +716,7 @@ def cluster_shape(
       cannot be launched (take a smaller C or another tier).
     """
     size = CXX_TYPES[dtype][2]
+    forced = [f"{name} {value}" for name, value in (("CTAs", ctas), ("threads", threads), ("packs", packs)) if value]
     if not ctas:
         # at least 2: a launch without a cluster dimension (the launch layer's path for C = 1) has no
         # cluster to run barrier.cluster or st.async in (an illegal instruction on an H100)
@@ -740,10 +741,15 @@ def cluster_shape(
         deep = held_first and CLUSTER_HELD_FIRST and rows * ctas > sm_count
         threads, packs = cluster_threads_packs(slots, backward, threads, packs, pack, size, deep)
     except ValueError:
-        raise ValueError(
-            f"rows of {n} columns are too long for the cluster tier "
-            f"(at most {cluster_max_cols(dtype, backward, aligned, columns)} {'backward' if backward else 'forward'})"
-        ) from None
+        most = cluster_max_cols(dtype, backward, aligned, columns)
+        direction = "backward" if backward else "forward"
+        if forced:  # a tuning's choice, where the tier's own would hold the row
+            raise ValueError(
+                f"rows of {n} columns do not fit the cluster tier's {direction} with {', '.join(forced)} "
+                f"forced (its own choice holds up to {most})"
+            ) from None
+        message = f"rows of {n} columns are too long for the cluster tier (at most {most} {direction})"
+        raise ValueError(message) from None
     smem = cluster_smem_bytes(n, dtype, ctas, aligned)
     return ClusterShape(ctas, threads, smem, pack, ctas > CLUSTER_PORTABLE_MAX, packs * pack)
 
