@@ -10,7 +10,9 @@ lets CTAs of several clusters share an SM):
   * barrier: every thread arrives at and waits on the cluster barrier, thread 0 writes a flag;
   * exchange: every CTA's thread 0 posts one word into each peer's shared memory with st.async and
     its mbarrier transaction count (as cluster_tier.cuh's ClusterAllToAll), waits for the words of
-    all peers, and writes their sum, which the script checks.
+    all peers, and writes their sum, which the script checks;
+  * split: the same with the cluster barrier split around a load from device memory (arrive first,
+    wait before the first post), as ClusterAllToAll's constructor and first exchange split it.
 A line a launch ("ok" or the error) says which shapes the sanitizer stops on.
 """
 
@@ -22,7 +24,7 @@ import sys
 import torch
 
 SOURCE = r"""
-extern "C" __global__ void probe_barrier(float* out) {
+extern "C" __global__ void probe_barrier(float* out, const float*) {
     asm volatile("barrier.cluster.arrive.aligned;\n" ::: "memory");
     asm volatile("barrier.cluster.wait.aligned;\n" ::: "memory");
     if (threadIdx.x == 0) out[blockIdx.x] = 1.0f;
@@ -38,7 +40,10 @@ __device__ __forceinline__ unsigned peer_addr(unsigned addr, unsigned rank) {
     return out;
 }
 
-extern "C" __global__ void probe_exchange(float* out) {
+// SPLIT: the cluster barrier's arrive at the start and its wait only before the first post, with the
+// CTA's loads between them, as ClusterAllToAll's constructor and first exchange do
+template <bool SPLIT>
+__device__ __forceinline__ void exchange(float* out, const float* in) {
     __shared__ __align__(8) unsigned long long bar;
     __shared__ unsigned words[16];
     unsigned ctas, rank;
@@ -50,6 +55,8 @@ extern "C" __global__ void probe_exchange(float* out) {
         asm volatile("fence.mbarrier_init.release.cluster;\n" ::: "memory");
     }
     asm volatile("barrier.cluster.arrive.relaxed.aligned;\n" ::: "memory");
+    float loaded = 0.0f;
+    if (SPLIT) loaded = in[blockIdx.x * blockDim.x + threadIdx.x];
     asm volatile("barrier.cluster.wait.aligned;\n" ::: "memory");
     if (threadIdx.x == 0)
         asm volatile("mbarrier.arrive.expect_tx.shared::cta.b64 _, [%0], %1;\n" ::"r"(b), "r"(4 * ctas) : "memory");
@@ -72,15 +79,18 @@ extern "C" __global__ void probe_exchange(float* out) {
     if (threadIdx.x == 0) {
         unsigned sum = 0;
         for (unsigned i = 0; i < ctas; ++i) sum += words[i];
-        out[blockIdx.x] = (float)sum;
+        out[blockIdx.x] = (float)sum + loaded;
     }
 }
+
+extern "C" __global__ void probe_exchange(float* out, const float* in) { exchange<false>(out, in); }
+extern "C" __global__ void probe_split(float* out, const float* in) { exchange<true>(out, in); }
 """
 
 
 def main() -> int:
     parser = argparse.ArgumentParser()
-    parser.add_argument("--kernels", default="barrier,exchange")
+    parser.add_argument("--kernels", default="barrier,exchange,split")
     parser.add_argument("--clusters", default="8,16")
     parser.add_argument("--waves", default="1,4")
     parser.add_argument(
@@ -110,7 +120,7 @@ def main() -> int:
     for name in args.kernels.split(","):
         for cluster in map(int, args.clusters.split(",")):
             smem = facts.smem_per_block - 2048 if args.smem < 0 else args.smem
-            kernel = Kernel(code.get_kernel(f"probe_{name}"), name, dev, 1, args.threads, 1, smem, cluster=cluster)
+            kernel = Kernel(code.get_kernel(f"probe_{name}"), name, dev, 2, args.threads, 1, smem, cluster=cluster)
             kernel.allow_dynamic_smem(smem)
             if cluster > 8:
                 kernel.set_attribute("NON_PORTABLE_CLUSTER_SIZE_ALLOWED", 1)
@@ -118,12 +128,13 @@ def main() -> int:
             for waves in map(int, args.waves.split(",")):
                 clusters = resident * waves
                 out = torch.full((clusters * cluster,), float("nan"), device="cuda")
+                zeros = torch.zeros(clusters * cluster * args.threads, device="cuda")  # what split loads
                 label = f"{name}: clusters of {cluster}, {clusters} clusters ({resident} resident, {waves} waves)"
                 print("launch", label, flush=True)
                 try:
                     pushed = launch.enter(dev)
                     try:
-                        kernel.launch(clusters * cluster, launch.raw_stream(dev), (out.data_ptr(),))
+                        kernel.launch(clusters * cluster, launch.raw_stream(dev), (out.data_ptr(), zeros.data_ptr()))
                     finally:
                         if pushed:
                             launch.leave()
