@@ -17,7 +17,8 @@
 # NCU_ARGS adds arguments to ncu (e.g. "--page source --print-source sass --csv" for per-instruction counts).
 # sanitize runs benchmarks/sanitize.py (every CUDA tier and the ladder) under compute-sanitizer's
 # memcheck, racecheck, initcheck and synccheck (SANITIZE_TOOLS: fewer; SANITIZE_TIERS: the tiers, TIER@K
-# for one part of a tier, see sanitize.py; with "peer": benchmarks/sanitize_peer.py).
+# for one part of a tier, see sanitize.py; with "peer": benchmarks/sanitize_peer.py; SANITIZE_SPLIT_TOOLS,
+# e.g. "racecheck": those tools run each problem and dtype in a process of its own, sanitize.py --list-parts).
 # nvrtc times kernels another NVRTC compiled (NVRTC_CUBINS: a folder benchmarks/export_cubins.py wrote, e.g.
 # pip's NVRTC on the development machine) against this machine's own compilation, alternated in one process
 # (benchmarks/grid_row_probe.py --baseline-cubins), on the staged, column and cluster tiers (NVRTC_STRIDED_SHAPES,
@@ -110,19 +111,47 @@ if [[ $steps == *,sanitize,* ]]; then
     # each tool's reports are then joined into one file
     tiers=${SANITIZE_TIERS:-$(python3 -c 'from fastsoftmax.backends.cuda import TIERS; print(",".join(TIERS) + ",strided_window,ladder,peer")')}
     tools=${SANITIZE_TOOLS:-memcheck racecheck initcheck synccheck}
+    # SANITIZE_SPLIT_TOOLS: these tools take each problem and dtype of each tier's parts in a process of
+    # its own (sanitize.py --list-parts), so that a slow tool (racecheck) completes within its time
     for tool in $tools; do
-        for tier in ${tiers//,/ }; do echo "$tool $tier"; done
+        if [[ " ${SANITIZE_SPLIT_TOOLS:-} " == *" $tool "* ]]; then
+            python3 benchmarks/sanitize.py --tiers "${tiers//,peer/}" --list-parts | sed "s/^/$tool /"
+            [[ ,$tiers, == *,peer,* ]] && echo "$tool peer - -"
+        else
+            for tier in ${tiers//,/ }; do echo "$tool $tier - -"; done
+        fi
     done | xargs -P "${SANITIZE_JOBS:-12}" -L 1 bash -c '
         # "peer": the exchange kernels of fastsoftmax.distributed, two processes on one GPU
         sanitizer="compute-sanitizer --tool $0 --error-exitcode 9 --report-api-errors no"
+        args=(--tiers "$1")
+        [[ $2 == - ]] || args+=(--shapes "$2" --dtypes "$3")
+        tier=${1%@*}
+        part=$(echo "$1_$2_$3" | tr -c "A-Za-z0-9_@.\n-" "+")
         if [[ $1 == peer ]]; then
             timeout "${SANITIZE_TIMEOUT:-300}" python3 benchmarks/sanitize_peer.py --sanitizer "$sanitizer" \
-                > "'"$OUT"'/sanitizer_$0_$1.txt" 2>&1
+                > "'"$OUT"'/sanitizer_$0_$1.part_$part.txt" 2>&1
         else
-            timeout "${SANITIZE_TIMEOUT:-300}" $sanitizer python3 benchmarks/sanitize.py --tiers "$1" \
-                > "'"$OUT"'/sanitizer_$0_$1.txt" 2>&1
+            timeout "${SANITIZE_TIMEOUT:-300}" $sanitizer python3 benchmarks/sanitize.py "${args[@]}" \
+                > "'"$OUT"'/sanitizer_$0_$tier.part_$part.txt" 2>&1
         fi
-        echo $? > "'"$OUT"'/sanitizer_$0_$1.exit"'
+        echo $? > "'"$OUT"'/sanitizer_$0_$tier.part_$part.exit"'
+    # each tier's parts joined into one report and one exit code (the largest)
+    for tool in $tools; do
+        for tier in ${tiers//,/ }; do
+            base=${tier%@*}
+            code=0
+            : > "$OUT/sanitizer_${tool}_$tier.txt"
+            for exit_file in "$OUT/sanitizer_${tool}_$base.part_"*.exit; do
+                [[ -e $exit_file ]] || continue
+                [[ $tier == *@* && $exit_file != *"part_${tier}_"* ]] && continue
+                part_code=$(cat "$exit_file")
+                (( part_code > code )) && code=$part_code
+                cat "${exit_file%.exit}.txt" >> "$OUT/sanitizer_${tool}_$tier.txt"
+                rm -f "$exit_file" "${exit_file%.exit}.txt"
+            done
+            echo $code > "$OUT/sanitizer_${tool}_$tier.exit"
+        done
+    done
     for tool in $tools; do
         for tier in ${tiers//,/ }; do
             code=$(cat "$OUT/sanitizer_${tool}_$tier.exit")

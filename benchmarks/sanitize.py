@@ -387,7 +387,12 @@ def main() -> int:
     parser.add_argument(
         "--shapes",
         help="the problems every run takes instead of its own, e.g. 64x131072,2x131072 (over the last dim; "
-        "three sizes: over the middle one)",
+        "three sizes: over the middle one; SHAPE:DIM over that dim)",
+    )
+    parser.add_argument(
+        "--list-parts",
+        action="store_true",
+        help="print the tiers' problems one a line (TIER@K SHAPE:DIM DTYPE), each runnable alone, and stop",
     )
     parser.add_argument(
         "--tuning",
@@ -404,12 +409,48 @@ def main() -> int:
     if args.dtypes:
         ONLY_DTYPES = [getattr(torch, name) for name in args.dtypes.split(",")]
     if args.shapes:
-        shapes = [tuple(int(size) for size in item.split("x")) for item in args.shapes.split(",")]
-        SHAPES = [(shape, -1 if len(shape) == 2 else 1) for shape in shapes]
+        SHAPES = [_problem(item) for item in args.shapes.split(",")]
+    if args.list_parts:
+        for line in parts(args.tiers.split(",")):
+            print(line)
+        return 0
     from fastsoftmax.backends.cuda import tiers
 
     with tiers.tuned(**dict(_tuning_value(item) for item in args.tuning)):
         return _run(parser, args)
+
+
+def _problem(text: str):
+    """``64x131072`` (over the last dim), ``5x301x40`` (over the middle one) or ``300x40:0`` (over
+    the dim given): a (shape, dim) problem."""
+    sizes, _, dim = text.partition(":")
+    shape = tuple(int(size) for size in sizes.split("x"))
+    return shape, int(dim) if dim else (-1 if len(shape) == 2 else 1)
+
+
+def parts(tiers: list[str]) -> list[str]:
+    """One line a problem and dtype of each tier's parts (of part K alone for TIER@K), "TIER@K SHAPE:DIM
+    DTYPE" (tiers sanitize.py names without parts, such as strided_columns, as "TIER - -"): what
+    ``--tiers TIER@K --shapes SHAPE:DIM --dtypes DTYPE`` runs alone, so that a slow tool (racecheck)
+    can take them in parallel."""
+    lines = []
+    for spec in tiers:
+        tier, _, only_part = spec.partition("@")
+        if tier not in PROBLEMS:
+            lines.append(f"{spec} - -")
+            continue
+        runs = [(None, PROBLEMS[tier], DTYPES)] + [
+            (values, problems or PROBLEMS[tier], rest[1] if len(rest) > 1 else DTYPES)
+            for values, problems, *rest in TUNED_RUNS.get(tier, [])
+        ]
+        for k, (_, problems, dtypes) in enumerate(runs):
+            if only_part not in ("", str(k)):
+                continue
+            for shape, dim in problems:
+                for dtype in dtypes:
+                    name = str(dtype).removeprefix("torch.")
+                    lines.append(f"{tier}@{k} {'x'.join(map(str, shape))}:{dim} {name}")
+    return lines
 
 
 def _tuning_value(item: str):
