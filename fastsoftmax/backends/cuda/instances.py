@@ -977,9 +977,7 @@ def cluster_stream_persistent(rows: int, resident_clusters: int, forced: bool | 
     backward bf16 0.614 -> 0.632, 0.702 -> 0.704, 0.675 -> 0.707, 0.749 -> 0.778; float32 0.599 ->
     0.644, 0.640 -> 0.639, 0.637 -> 0.671, 0.706 -> 0.759. ``forced`` (Tuning.cluster_stream_persistent)
     overrides the rule; a grid never has more clusters than rows."""
-    if forced is not None:
-        return forced and rows > resident_clusters
-    return rows > resident_clusters
+    return forced is not False and rows > resident_clusters
 
 
 #: the cluster tier staggers the first wave of backward launches of more rows than clusters resident
