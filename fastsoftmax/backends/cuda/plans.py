@@ -448,11 +448,12 @@ def _grid_row(load, dtype, outer, n, pitches, log, backward, dev):
 
 def cluster_stream_launch(
     load, dtype, n, backward, log, dev, ctas: int = 0, per_sm: int = 1, columns: int = 1
-) -> tuple[Kernel, GridRowShape]:
-    """The kernel (cluster size, block and shared memory set) and shape of a cluster_stream launch on
-    rows of n columns (see instances.cluster_stream_shape for the launch contract), ``per_sm`` CTAs
-    an SM sharing its shared memory; rows that are runs of ``columns`` interleaved columns where it
-    is more than 1 (the kernel then takes ``columns`` as its last argument; one CTA an SM)."""
+) -> tuple[Kernel, GridRowShape, int]:
+    """The kernel (cluster size, block and shared memory set), shape and resident clusters (the
+    driver's count of them on the whole device at once) of a cluster_stream launch on rows of n
+    columns (see instances.cluster_stream_shape for the launch contract), ``per_sm`` CTAs an SM
+    sharing its shared memory; rows that are runs of ``columns`` interleaved columns where it is more
+    than 1 (the kernel then takes ``columns`` as its last argument; one CTA an SM)."""
     facts = device_facts(dev)
     if not facts.cluster_launch:
         raise ValueError(f"tier 'cluster_stream' needs thread-block clusters (sm_90 or newer), not {facts.arch}")
@@ -465,12 +466,13 @@ def cluster_stream_launch(
     kernel.allow_dynamic_smem(shape.smem_bytes, static)
     if shape.ctas > CLUSTER_PORTABLE_MAX:
         kernel.set_attribute("NON_PORTABLE_CLUSTER_SIZE_ALLOWED", 1)
-    if kernel.resident_clusters() < 1:
+    resident = kernel.resident_clusters()
+    if resident < 1:
         raise ValueError(
             f"tier 'cluster_stream': a cluster of {shape.ctas} CTAs of {shape.threads} threads and "
             f"{shape.smem_bytes} bytes of shared memory cannot be resident on {facts.arch}"
         )
-    return kernel, shape
+    return kernel, shape, resident
 
 
 def cluster_stream_budget(facts, per_sm: int, static: int = GRID_ROW_STATIC_SMEM) -> int:
@@ -486,8 +488,8 @@ def _cluster_stream(load, dtype, outer, n, pitches, log, backward, dev, tuning):
     per_sm = tuning.cluster_stream_per_sm or cluster_stream_per_sm(
         n, dtype, backward, outer, cluster_stream_budget(device_facts(dev), 2)
     )
-    kernel, shape = cluster_stream_launch(load, dtype, n, backward, log, dev, tuning.cluster_ctas or 0, per_sm)
-    resident = kernel.resident_clusters()
+    ctas = tuning.cluster_ctas or 0
+    kernel, shape, resident = cluster_stream_launch(load, dtype, n, backward, log, dev, ctas, per_sm)
     stagger = cluster_stream_stagger(outer, resident, tuning.cluster_stream_stagger)
     persistent = cluster_stream_persistent(outer, resident, tuning.cluster_stream_persistent)
     clusters = resident if persistent else outer

@@ -1502,7 +1502,7 @@ def _build_column_stream(load, key):
     # the 16-bit forward, which these kernels do not take (results 2026-11-28_h200_s32/
     # column_stream_per_sm_ab.txt)
     ctas = tuning.cluster_ctas or 0
-    kernel, shape = cluster_stream_launch(load, dtype, n * inner, backward, log, dev, ctas, 1, inner)
+    kernel, shape, _ = cluster_stream_launch(load, dtype, n * inner, backward, log, dev, ctas, 1, inner)
     pitches = tuple(s[0] for s in strides)
     return kernel.bound(outer * shape.ctas, (outer, n * inner) + pitches + (shape.smem_slots, inner))
 
