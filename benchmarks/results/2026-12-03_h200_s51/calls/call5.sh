@@ -6,7 +6,9 @@
 # only); (3) Nsight Compute's per-instruction counts of the cluster tier's bf16 forward on 2670 x 50264
 # (about 20 instructions an element, issue 0.76 of cycles in call 1); (4) the minimal cluster exchange
 # that synccheck stopped on in call 1 (58 clusters of 16 at several CTAs an SM) without a sanitizer,
-# under memcheck and again under synccheck
+# under memcheck and again under synccheck; beside those, the GPU tests of cluster_stream and the
+# public API's (tests/gpu) on the float32 forward's rule of this set (one CTA an SM where a cluster
+# of 8 or fewer holds the row: the probe's first column is that rule)
 set -u
 export PYTHONPATH=$PWD PYTHONUNBUFFERED=1
 R=$OUT/d5; mkdir -p $R/san
@@ -24,9 +26,12 @@ timeout 150 ncu --kernel-name regex:fs_ --launch-skip 3 --launch-count 1 --secti
   python3 benchmarks/ncu_target.py --shape 2670x50264 --dtype bf16 --tier cluster --calls 6 > $R/ncu_sass_50264.csv 2> $R/ncu_sass_50264.err
 timeout 100 ncu --kernel-name regex:fs_ --launch-skip 3 --launch-count 1 --section InstructionStats --section ComputeWorkloadAnalysis \
   python3 benchmarks/ncu_target.py --shape 2670x50264 --dtype bf16 --tier cluster --calls 6 > $R/ncu_pipes_50264.txt 2>&1
+FASTSOFTMAX_TEST_LOG=$R/failures.txt timeout 240 python3 -m pytest tests/cuda/test_cluster_stream_gpu.py tests/cuda/test_grid_row_plan.py tests/gpu \
+  -q -n 6 -p no:cacheprovider -W ignore::RuntimeWarning 2>&1 | tail -n 12 > $R/tests.txt &
 P="python3 benchmarks/cluster_synccheck_probe.py --kernels exchange,split --clusters 16 --waves 1,4 --smem 0 --threads 256"
 timeout 60 $P > $R/san/plain.txt 2>&1; echo "plain exit $?" >> $R/san/exits.txt
 for tool in memcheck synccheck; do
   timeout 150 compute-sanitizer --tool $tool --error-exitcode 9 --report-api-errors no $P > $R/san/$tool.txt 2>&1
   echo "$tool exit $?" >> $R/san/exits.txt
 done
+wait
