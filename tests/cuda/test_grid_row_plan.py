@@ -498,30 +498,25 @@ def test_cluster_stream_two_per_sm():
         cluster_stream_shape(1 << 20, torch.float32, False, pair_budget, per_sm=3)
 
 
-def test_float32_forward_keeps_one_cta_an_sm_where_a_small_cluster_holds_the_row():
-    """On a GPU of much DRAM bandwidth an SM, the float32 forward runs one CTA an SM wherever a
-    cluster of at most CLUSTER_STREAM_FLOAT32_SINGLE_MAX_CTAS holds the row at one an SM (the pair rule
-    elsewhere, and everywhere on other GPUs and for the backward and 16-bit types)."""
-    from fastsoftmax.backends.cuda.instances import (
-        CLUSTER_STREAM_FLOAT32_SINGLE_MAX_CTAS,
-        cluster_stream_per_sm,
-        cluster_stream_shape,
-    )
+def test_float32_forward_of_long_rows_keeps_one_cta_an_sm():
+    """On a GPU of much DRAM bandwidth an SM, the float32 forward of rows of at least
+    CLUSTER_STREAM_FLOAT32_SINGLE_MIN_COLS runs one CTA an SM (the pair rule for shorter rows, and
+    everywhere on other GPUs and for the backward and 16-bit types)."""
+    from fastsoftmax.backends.cuda.instances import CLUSTER_STREAM_FLOAT32_SINGLE_MIN_COLS, cluster_stream_per_sm
 
-    pair_budget, single_budget = 228 * 1024 // 2 - 2 * 1024, 227 * 1024 - 1024
+    pair_budget = 228 * 1024 // 2 - 2 * 1024
     for dtype in DTYPES:
         for backward in (False, True):
-            for n in (300007, 393216, 1 << 19, 699051, 1 << 20):
+            for n in (300007, 393215, 393216, 1 << 19, 699051, 786432, 1 << 20):
                 pair_rule = cluster_stream_per_sm(n, dtype, backward, 256, pair_budget)
-                single = cluster_stream_shape(n, dtype, backward, single_budget)
-                small = single.ctas <= CLUSTER_STREAM_FLOAT32_SINGLE_MAX_CTAS
-                want = 1 if dtype == torch.float32 and not backward and small else pair_rule
-                assert cluster_stream_per_sm(n, dtype, backward, 256, pair_budget, single_budget, True) == want
-                assert cluster_stream_per_sm(n, dtype, backward, 256, pair_budget, single_budget, False) == pair_rule
-    # as measured on an H200 (results 2026-12-03_h200_s51/d2/stream_forms.txt)
-    assert cluster_stream_per_sm(1 << 19, torch.float32, False, 256, pair_budget, single_budget, True) == 1
-    assert cluster_stream_per_sm(699051, torch.float32, False, 191, pair_budget, single_budget, True) == 2
-    assert cluster_stream_per_sm(1 << 19, torch.bfloat16, False, 256, pair_budget, single_budget, True) == 2
+                long_row = n >= CLUSTER_STREAM_FLOAT32_SINGLE_MIN_COLS
+                want = 1 if dtype == torch.float32 and not backward and long_row else pair_rule
+                assert cluster_stream_per_sm(n, dtype, backward, 256, pair_budget, True) == want
+                assert cluster_stream_per_sm(n, dtype, backward, 256, pair_budget, False) == pair_rule
+    # as measured on an H200 (results 2026-12-03_h200_s51/d5/stream_per_sm.txt)
+    assert cluster_stream_per_sm(300007, torch.float32, False, 512, pair_budget, True) == 2
+    assert cluster_stream_per_sm(786432, torch.float32, False, 128, pair_budget, True) == 1
+    assert cluster_stream_per_sm(1 << 19, torch.bfloat16, False, 256, pair_budget, True) == 2
 
 
 @pytest.mark.parametrize("limits", LIMITS, ids=["h100", "a100"])
@@ -567,8 +562,8 @@ def test_cluster_stream_plan(fake_device, dtype, backward):
     pointers = (0x1000, 0x2000 + off, 0x3000) if backward else (0x1000, 0x2000 + off)
     run(pointers, 3)
     facts = _Facts()
-    budgets = (plans.cluster_stream_budget(facts, 2), plans.cluster_stream_budget(facts, 1))
-    per_sm = cluster_stream_per_sm(n, dtype, backward, outer, *budgets, facts.high_bandwidth_per_sm)
+    budget = plans.cluster_stream_budget(facts, 2)
+    per_sm = cluster_stream_per_sm(n, dtype, backward, outer, budget, facts.high_bandwidth_per_sm)
     shape = cluster_stream_shape(n, dtype, backward, plans.cluster_stream_budget(_Facts(), per_sm), per_sm=per_sm)
     ((kernel, grid, stream, args),) = _Kernel.launches
     assert kernel.cluster == shape.ctas and not kernel.cooperative and stream == 3

@@ -937,35 +937,27 @@ def cluster_stream_shape(
 #: against 0.57)
 CLUSTER_STREAM_PAIR_MIN_HELD = {False: 0.75, True: 0.5}
 CLUSTER_STREAM_PAIR_MIN_ROWS_BACKWARD = 32
-#: on GPUs of much DRAM bandwidth an SM (high_dram_bandwidth_per_sm), the float32 forward of rows that
-#: a cluster of at most this many CTAs holds whole at one CTA an SM runs one CTA an SM. H200, persistent
-#: launches, alternated in one process (results 2026-12-03_h200_s51/d2/stream_forms.txt): 256 x 524288
-#: 0.856 of copy with one against 0.801 with two; 191 x 699051 (16 CTAs at one an SM) 0.695 against
-#: 0.709, so those keep two
-CLUSTER_STREAM_FLOAT32_SINGLE_MAX_CTAS = 8
+#: on GPUs of much DRAM bandwidth an SM (high_dram_bandwidth_per_sm), the float32 forward of rows of at
+#: least this many columns runs one CTA an SM. H200, persistent launches, the two forced and alternated
+#: in one process (results 2026-12-03_h200_s51/d5/stream_per_sm.txt): one ahead by 0.04-0.08 of copy at
+#: 256 x 393216 (0.820 against 0.775), 128-512 x 524288 (512 rows 0.885 against 0.810), 128 x 786432
+#: (0.758 against 0.700) and 128 x 2^20 (0.811 against 0.645), 0.01 behind at 192 x 699051 (0.697
+#: against 0.706), 0.03 behind at 512 x 300007 (0.755 against 0.788), which keeps the pair rule; 16-bit
+#: rows ran two ahead or level at every length
+CLUSTER_STREAM_FLOAT32_SINGLE_MIN_COLS = 393216
 
 
 def cluster_stream_per_sm(
-    n: int,
-    dtype: torch.dtype,
-    backward: bool,
-    rows: int,
-    pair_budget: int,
-    single_budget: int = 0,
-    high_bandwidth: bool = False,
+    n: int, dtype: torch.dtype, backward: bool, rows: int, pair_budget: int, high_bandwidth: bool = False
 ) -> int:
-    """CTAs an SM for a cluster_stream launch on ``rows`` rows of n (``pair_budget``, ``single_budget``:
-    the dynamic shared memory each of two CTAs an SM, or one, may take): 1 for the float32 forward on a
-    GPU of much DRAM bandwidth an SM (``high_bandwidth``) where a cluster of at most
-    CLUSTER_STREAM_FLOAT32_SINGLE_MAX_CTAS holds the row at one an SM; else 2 where two hold
-    CLUSTER_STREAM_PAIR_MIN_HELD of their slices, else 1."""
+    """CTAs an SM for a cluster_stream launch on ``rows`` rows of n (``pair_budget``: the dynamic
+    shared memory each of two CTAs an SM may take): 1 for the float32 forward of rows of at least
+    CLUSTER_STREAM_FLOAT32_SINGLE_MIN_COLS on a GPU of much DRAM bandwidth an SM (``high_bandwidth``);
+    else 2 where two hold CLUSTER_STREAM_PAIR_MIN_HELD of their slices, else 1."""
     if backward and rows < CLUSTER_STREAM_PAIR_MIN_ROWS_BACKWARD:
         return 1
-    if not backward and high_bandwidth and single_budget and CXX_TYPES[dtype][2] == 4:
-        # cluster_stream_shape takes the smallest cluster that holds the row, 16 where none does
-        single = cluster_stream_shape(n, dtype, backward, single_budget)
-        if single.ctas <= CLUSTER_STREAM_FLOAT32_SINGLE_MAX_CTAS:
-            return 1
+    if high_bandwidth and not backward and CXX_TYPES[dtype][2] == 4 and n >= CLUSTER_STREAM_FLOAT32_SINGLE_MIN_COLS:
+        return 1
     shape = cluster_stream_shape(n, dtype, backward, pair_budget, per_sm=2)
     slots = grid_row_slots(n, dtype, shape.ctas)
     held = shape.packs * shape.threads + shape.smem_slots

@@ -487,13 +487,7 @@ def _cluster_stream(load, dtype, outer, n, pitches, log, backward, dev, tuning):
     the rest. Any alignment, as grid_row; no workspace (the pairs meet in shared memory)."""
     facts = device_facts(dev)
     per_sm = tuning.cluster_stream_per_sm or cluster_stream_per_sm(
-        n,
-        dtype,
-        backward,
-        outer,
-        cluster_stream_budget(facts, 2),
-        cluster_stream_budget(facts, 1),
-        facts.high_bandwidth_per_sm,
+        n, dtype, backward, outer, cluster_stream_budget(facts, 2), facts.high_bandwidth_per_sm
     )
     ctas = tuning.cluster_ctas or 0
     kernel, shape, resident = cluster_stream_launch(load, dtype, n, backward, log, dev, ctas, per_sm)
