@@ -368,6 +368,15 @@ def run_and_report(label: str, run) -> list[str]:
     return found
 
 
+def tuned_runs(tier: str) -> list[tuple[dict, list | None, str | None, tuple]]:
+    """A tier's tuned runs in order (its parts 1, 2, ...): (tuning values, problems (None: the tier's
+    own), the only variant or None, dtypes), TUNED_RUNS' entries with their defaults filled."""
+    return [
+        (values, problems, rest[0] if rest else None, rest[1] if len(rest) > 1 else DTYPES)
+        for values, problems, *rest in TUNED_RUNS.get(tier, [])
+    ]
+
+
 def run_tuned(tier: str, values: dict, problems=None, only=None, dtypes=DTYPES) -> list[str]:
     from fastsoftmax.backends.cuda import tiers
 
@@ -439,11 +448,10 @@ def parts(tiers: list[str]) -> list[str]:
         if tier not in PROBLEMS:
             lines.append(f"{spec} - -")
             continue
-        runs = [(None, PROBLEMS[tier], DTYPES)] + [
-            (values, problems or PROBLEMS[tier], rest[1] if len(rest) > 1 else DTYPES)
-            for values, problems, *rest in TUNED_RUNS.get(tier, [])
+        runs = [(PROBLEMS[tier], DTYPES)] + [
+            (problems or PROBLEMS[tier], dtypes) for _, problems, _, dtypes in tuned_runs(tier)
         ]
-        for k, (_, problems, dtypes) in enumerate(runs):
+        for k, (problems, dtypes) in enumerate(runs):
             if only_part not in ("", str(k)):
                 continue
             for shape, dim in problems:
@@ -516,12 +524,10 @@ def _run(parser, args) -> int:
             parser.error(f"{tier} has parts 0 to {len(TUNED_RUNS.get(tier, []))}, not {part!r}")
         if part in ("", "0"):
             failures += run_and_report(tier, run_ladder if tier == "ladder" else lambda: run_tier(tier))
-        for k, (values, problems, *rest) in enumerate(TUNED_RUNS.get(tier, []), 1):
+        for k, (values, problems, only, dtypes) in enumerate(tuned_runs(tier), 1):
             if part not in ("", str(k)):
                 continue
             settings = ", ".join(f"{key}={value}" for key, value in values.items())
-            only = rest[0] if rest else None
-            dtypes = rest[1] if len(rest) > 1 else DTYPES
             failures += run_and_report(f"{tier} ({settings})", lambda: run_tuned(tier, values, problems, only, dtypes))
     for failure in failures:
         print("WRONG", failure)
