@@ -564,7 +564,7 @@ def test_cluster_stream_plan(fake_device, dtype, backward):
     facts = _Facts()
     budget = plans.cluster_stream_budget(facts, 2)
     per_sm = cluster_stream_per_sm(n, dtype, backward, outer, budget, facts.high_bandwidth_per_sm)
-    shape = cluster_stream_shape(n, dtype, backward, plans.cluster_stream_budget(_Facts(), per_sm), per_sm=per_sm)
+    shape = cluster_stream_shape(n, dtype, backward, plans.cluster_stream_budget(facts, per_sm), per_sm=per_sm)
     ((kernel, grid, stream, args),) = _Kernel.launches
     assert kernel.cluster == shape.ctas and not kernel.cooperative and stream == 3
     assert grid == min(outer, kernel.resident_clusters()) * shape.ctas

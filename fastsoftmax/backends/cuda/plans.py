@@ -483,8 +483,10 @@ def cluster_stream_budget(facts, per_sm: int, static: int = GRID_ROW_STATIC_SMEM
 
 
 def _cluster_stream(load, dtype, outer, n, pitches, log, backward, dev, tuning):
-    """One cluster a row, its CTAs holding their slices in registers and shared memory and re-reading
-    the rest. Any alignment, as grid_row; no workspace (the pairs meet in shared memory)."""
+    """A thread-block cluster a row, its CTAs holding their slices in registers and shared memory and
+    re-reading the rest; a grid of the resident clusters walking the rows where they outnumber them
+    (instances.cluster_stream_persistent). Any alignment, as grid_row; no workspace (the pairs meet in
+    shared memory)."""
     facts = device_facts(dev)
     per_sm = tuning.cluster_stream_per_sm or cluster_stream_per_sm(
         n, dtype, backward, outer, cluster_stream_budget(facts, 2), facts.high_bandwidth_per_sm
