@@ -146,6 +146,9 @@ if [[ $steps == *,sanitize,* ]]; then
                 [[ $tier == *@* && $exit_file != *"part_${tier}_"* ]] && continue
                 part_code=$(cat "$exit_file")
                 (( part_code > code )) && code=$part_code
+                # the part's name and exit, so that a part cut by SANITIZE_TIMEOUT (124) is told by name
+                part_name=${exit_file##*.part_}
+                echo "-- part ${part_name%.exit}: exit $part_code" >> "$OUT/sanitizer_${tool}_$tier.txt"
                 cat "${exit_file%.exit}.txt" >> "$OUT/sanitizer_${tool}_$tier.txt"
                 rm -f "$exit_file" "${exit_file%.exit}.txt"
             done
