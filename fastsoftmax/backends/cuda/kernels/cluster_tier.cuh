@@ -381,8 +381,8 @@ __device__ __forceinline__ int slot_count(const ClusterSlice<P>& s, i64 first) {
 // the maximum first so that each pair is rescaled once.
 // A lane's posts are read once, all in flight together (at most kClusterMaxWarps x kClusterMaxCtas
 // / 32), an absent one as the empty pair (-inf, 0), which adds nothing.
-// Launches of 32 posts or fewer (clusters of 2 or 4 CTAs: bf16 rows of about 50K columns, 7 warps x 4
-// CTAs) take one post a lane and one exponential, not the eight rounds of the walk below: H200,
+// Launches of 32 posts or fewer (warps x CTAs: bf16 rows of about 50K columns take 7 warps x 4 CTAs)
+// take one post a lane and one exponential, not the eight rounds of the walk below: H200,
 // alternated in one process behind an L2 flush (benchmarks/results/2026-12-03_h200_s52/c1), bf16
 // 2670 x 50264 0.901 -> 0.928 of copy, 2670 x 50257 0.874 -> 0.898, log-softmax alike, the rest
 // level. The branch is warp-uniform and indexes no array: merging only the rounds a launch has, with
