@@ -1,7 +1,7 @@
 """A few calls of one fastsoftmax problem, for a profiler to attach to (Nsight Compute): the first
-call compiles and warms up, the rest are the ones to profile.
+call compiles and warms up outside the profiler's range, the rest are the ones to profile.
 
-    ncu --kernel-name regex:fs_ --launch-skip 2 --launch-count 2 --section SpeedOfLight \\
+    ncu --profile-from-start off --kernel-name regex:fs_ --launch-count 2 --section SpeedOfLight \\
         python3 benchmarks/ncu_target.py --shape 65536x2048 --dim 0 --dtype bf16 [--backward]
 
 ``--step-inner`` softmaxes x[..., ::2] of a tensor twice as wide as ``--shape`` along its last dim.
@@ -9,7 +9,10 @@ call compiles and warms up, the rest are the ones to profile.
 ``--tuned KEY=VALUE`` (repeatable) sets a field of the backend's tuning (``tiers.Tuning``), e.g.
 ``--tuned cluster_ctas=8``. ``--impl quack`` calls Quack's softmax instead (forward and backward of
 2-D rows; the peer bundle's folder in FASTSOFTMAX_PEER_SITE), for profiling it beside ours with
-``NCU_KERNEL`` set to a pattern of its kernel names in ``device_run.sh``.
+``NCU_KERNEL`` set to a pattern of its kernel names in ``device_run.sh``; ``--impl compile`` calls
+torch.compile(torch.softmax) (Inductor's kernels: ``--kernel-name regex:triton_``). The backward
+takes y and dy laid out as x (as the layouts regime times it), through ``fastsoftmax.softmax_backward``
+or ``torch._softmax_backward_data``.
 """
 
 from __future__ import annotations
@@ -46,30 +49,64 @@ def main() -> None:
     parser.add_argument(
         "--tuned", action="append", default=[], help="KEY=VALUE of tiers.Tuning (a number, True, False or a word)"
     )
-    parser.add_argument("--impl", default="fastsoftmax", choices=("fastsoftmax", "quack"))
+    parser.add_argument("--impl", default="fastsoftmax", choices=("fastsoftmax", "quack", "compile"))
     args = parser.parse_args()
     from fastsoftmax.backends.cuda import tiers
 
     tuning = {key: tuning_value(value) for key, _, value in (item.partition("=") for item in args.tuned)}
     shape = tuple(int(v) for v in args.shape.split("x"))
-    if args.step_inner:
-        x = torch.randn(shape[:-1] + (2 * shape[-1],), device="cuda").to(DTYPES[args.dtype])[..., ::2]
-    else:
-        x = torch.randn(shape, device="cuda").to(DTYPES[args.dtype])
+
+    def laid_out(values: torch.Tensor) -> torch.Tensor:
+        if not args.step_inner:
+            return values.contiguous()
+        out = torch.empty(shape[:-1] + (2 * shape[-1],), dtype=values.dtype, device="cuda")[..., ::2]
+        return out.copy_(values)
+
+    x = laid_out(torch.randn(shape, device="cuda").to(DTYPES[args.dtype]))
     if args.impl == "quack":
         run_quack(x, args.backward, args.calls)
+        return
+    y = dy = None
+    if args.backward:
+        forward = torch.log_softmax if args.log else torch.softmax
+        y = laid_out(forward(x.float(), args.dim).to(x.dtype))
+        dy = laid_out(torch.randn(shape, device="cuda").to(x.dtype))
+    if args.impl == "compile":
+        run_compiled(x, dy, y, args.dim, args.log, args.calls)
         return
     fn = fastsoftmax.log_softmax if args.log else fastsoftmax.softmax
     forced = dispatch.forced("cuda", args.tier) if args.tier else dispatch.forced("cuda")
     with forced, tiers.tuned(**tuning):
-        for _ in range(args.calls):
-            if args.backward:
-                y = fn(x.detach().requires_grad_(), args.dim)
-                y.backward(torch.randn_like(y))
-            else:
-                fn(x, args.dim)
-    torch.cuda.synchronize()
+        if args.backward:
+            profiled(args.calls, lambda: fastsoftmax.softmax_backward(dy, y, args.dim, log=args.log))
+        else:
+            profiled(args.calls, lambda: fn(x, args.dim))
     print(f"ncu target: {args.calls} calls of {'log_softmax' if args.log else 'softmax'} {shape} dim {args.dim}")
+
+
+def profiled(calls: int, call) -> None:
+    """The first call outside the profiler's range (compiling, autotuning), the rest inside it: with
+    ``ncu --profile-from-start off`` the first launches profiled are the warm ones."""
+    call()
+    torch.cuda.synchronize()
+    torch.cuda.profiler.start()
+    for _ in range(calls - 1):
+        call()
+    torch.cuda.synchronize()
+    torch.cuda.profiler.stop()
+
+
+def run_compiled(x, dy, y, dim: int, log: bool, calls: int) -> None:
+    if dy is None:
+        forward = torch.log_softmax if log else torch.softmax
+        fn = torch.compile(lambda t: forward(t, dim))
+        inputs = (x,)
+    else:
+        data = torch._log_softmax_backward_data if log else torch._softmax_backward_data
+        fn = torch.compile(lambda g, out: data(g, out, dim, out.dtype))
+        inputs = (dy, y)
+    profiled(calls, lambda: fn(*inputs))
+    print(f"ncu target: {calls} calls of torch.compile {'log_softmax' if log else 'softmax'} {tuple(x.shape)}")
 
 
 def run_quack(x: torch.Tensor, backward: bool, calls: int) -> None:
@@ -79,12 +116,8 @@ def run_quack(x: torch.Tensor, backward: bool, calls: int) -> None:
     from quack.softmax import softmax_bwd, softmax_fwd
 
     dy = torch.randn_like(x)
-    for _ in range(calls):
-        if backward:
-            softmax_bwd(dy, softmax_fwd(x))
-        else:
-            softmax_fwd(x)
-    torch.cuda.synchronize()
+    y = softmax_fwd(x)
+    profiled(calls, (lambda: softmax_bwd(dy, y)) if backward else (lambda: softmax_fwd(x)))
     print(f"ncu target: {calls} calls of quack softmax {tuple(x.shape)}{' backward' if backward else ''}")
 
 

@@ -6,6 +6,7 @@ Fractions of the copy bandwidth measured in the same process, of the logical byt
 of the view read once, the output written once).
 
     python benchmarks/step_span_probe.py [--dtypes bfloat16,float32] [--rounds 2] [--log] [--out FILE]
+        [--cases "LABEL PART;.."] [--impls staged,strided,auto,compile]
 
 ``--sweep`` times the staged spans under each of TUNINGS instead (CTAs an SM, teams as clusters or
 persistent), beside auto.
@@ -69,8 +70,12 @@ def main() -> None:
     parser.add_argument("--short", action="store_true", help="the short reduced axes as well")
     parser.add_argument("--sweep", action="store_true", help="the staged spans under each of TUNINGS")
     parser.add_argument("--log", action="store_true", help="log-softmax (torch.compile: torch.log_softmax)")
+    parser.add_argument("--cases", help="only the cases whose labels contain one of these (';'-separated)")
+    parser.add_argument("--impls", help="only these implementations (comma-separated names)")
     args = parser.parse_args()
     cases = CASES + (SHORT_CASES if args.short else [])
+    if args.cases:
+        cases = [c for c in cases if any(part in c.label for part in args.cases.split(";"))]
     lines = []
     for dtype in [getattr(torch, d) for d in args.dtypes.split(",")]:
         copy = copy_gbps(dtype)
@@ -98,6 +103,8 @@ def main() -> None:
                         "auto": base,
                         "compile": comp,
                     }
+                if args.impls:
+                    impls = {name: fn for name, fn in impls.items() if name in args.impls.split(",")}
                 inputs = input_sets(case, dtype, backward, log=log)
                 floor = case.bytes_moved(dtype.itemsize, backward)
                 best = {name: 0.0 for name in impls}
