@@ -5,7 +5,8 @@ call compiles and warms up outside the profiler's range, the rest are the ones t
         python3 benchmarks/ncu_target.py --shape 65536x2048 --dim 0 --dtype bf16 [--backward]
 
 ``--step-inner`` softmaxes x[..., ::2] of a tensor twice as wide as ``--shape`` along its last dim.
-``--tier`` forces a tier of the CUDA backend (``dispatch.forced``); without it "auto" chooses.
+``--tier`` forces a tier of the backend (``--backend``, the CUDA one by default: ``dispatch.forced``);
+without it the backend's own choice.
 ``--tuned KEY=VALUE`` (repeatable) sets a field of the backend's tuning (``tiers.Tuning``), e.g.
 ``--tuned cluster_ctas=8``. ``--impl quack`` calls Quack's softmax instead (forward and backward of
 2-D rows; the peer bundle's folder in FASTSOFTMAX_PEER_SITE), for profiling it beside ours with
@@ -44,7 +45,8 @@ def main() -> None:
     parser.add_argument("--backward", action="store_true")
     parser.add_argument("--log", action="store_true", help="log-softmax")
     parser.add_argument("--step-inner", action="store_true", help="x[..., ::2] of a tensor twice as wide")
-    parser.add_argument("--tier", help="force a tier of the CUDA backend")
+    parser.add_argument("--tier", help="force a tier of the backend")
+    parser.add_argument("--backend", default="cuda", choices=("cuda", "triton"), help="the kernel backend forced")
     parser.add_argument("--calls", type=int, default=3)
     parser.add_argument(
         "--tuned", action="append", default=[], help="KEY=VALUE of tiers.Tuning (a number, True, False or a word)"
@@ -75,7 +77,7 @@ def main() -> None:
         run_compiled(x, dy, y, args.dim, args.log, args.calls)
         return
     fn = fastsoftmax.log_softmax if args.log else fastsoftmax.softmax
-    forced = dispatch.forced("cuda", args.tier) if args.tier else dispatch.forced("cuda")
+    forced = dispatch.forced(args.backend, args.tier)
     with forced, tiers.tuned(**tuning):
         if args.backward:
             profiled(args.calls, lambda: fastsoftmax.softmax_backward(dy, y, args.dim, log=args.log))

@@ -3,7 +3,7 @@ e.g. NCHW over C with an odd H x W) at other shapes than the shipped SCALAR_TILE
 SCALAR_TILE_PER_THREAD, through the public API, variants alternated over three rounds in one
 process.
 
-    PYTHONPATH=$PWD python benchmarks/scalar_tile_probe.py ["(16,21,513,513) d1;..."]
+    PYTHONPATH=$PWD python benchmarks/scalar_tile_probe.py ["(16,21,513,513) d1;..." [bfloat16,float32]]
 """
 
 from __future__ import annotations
@@ -23,7 +23,14 @@ VARIANTS = {
     "16/thr": (4096, {2: 16, 4: 16}),
     "8192": (8192, {2: 32, 4: 16}),
     "8192,16/thr": (8192, {2: 16, 4: 8}),
+    # half the columns at 16 a thread: 4 warps of Inductor's registers a thread (its persistent
+    # reduction of (16, 21, 513, 513) over dim 1: 128 x 32 elements over 8 warps)
+    "2048,16/thr": (2048, {2: 16, 4: 16}),
 }
+
+
+#: the dtypes timed (the probe's second argument: comma-separated)
+DTYPES = ("bfloat16", "float32")
 
 
 def use(variant) -> None:
@@ -35,9 +42,10 @@ def use(variant) -> None:
 def main(argv=None) -> int:
     argv = sys.argv[1:] if argv is None else argv
     labels = (argv[0] if argv else "(16,21,513,513) d1").split(";")
+    dtypes = argv[1].split(",") if len(argv) > 1 else DTYPES
     cases = {c.label: c for c in layout_cases()}
     for case in (cases[label] for label in labels):
-        for dtype_name in ("bfloat16", "float32"):
+        for dtype_name in dtypes:
             dtype = getattr(torch, dtype_name)
             copy = copy_gbps(dtype)
             for backward in (False, True):

@@ -311,6 +311,32 @@ def test_short_stepped_axes_take_strided_warp_or_keep_their_tiers():
     assert chosen(2048, torch.bfloat16, True, log=True) == "strided_staged"
 
 
+def test_long_stepped_axes_over_few_tiles_take_the_strided_tier_in_the_16_bit_backward():
+    """On a GPU of much DRAM bandwidth an SM, the 16-bit softmax backward of stepped inputs leaves
+    the staged spans where they would split a tile over a team of more than
+    STEPPED_16BIT_BACKWARD_MAX_TEAM CTAs ((8192, 8192)[:, ::2] over dim 0: teams of 43); shorter
+    teams, the forward and an H100 keep them."""
+    import dataclasses
+
+    from fastsoftmax.backends.cuda import tiers
+
+    fast = dataclasses.replace(tiers.H100_LIMITS, dram_gbps=4814.0)
+    limits_args = (fast.smem_per_sm, fast.smem_per_block, fast.sm_count)
+
+    def team(outer, n, inner, dtype):
+        return strided.staged_shape(outer, n, inner, dtype, True, *limits_args, window=False, step=2).splits
+
+    for dtype in (torch.bfloat16, torch.float16):
+        for outer, n, inner in ((1, 8192, 4096), (4, 16384, 2048), (32, 4096, 1024), (8, 6144, 1024)):
+            big = team(outer, n, inner, dtype) > strided.STEPPED_16BIT_BACKWARD_MAX_TEAM
+            assert big == (n >= 8192), (outer, n, inner)
+            stepped = (False, True, True)  # not aligned, the spans fit, stepped
+            for limits, backward in ((fast, False), (tiers.H100_LIMITS, True), (tiers.H100_LIMITS, False)):
+                assert strided.choose_tier(outer, n, inner, dtype, backward, limits, *stepped) == "strided_staged"
+            expected = "strided" if big else "strided_staged"
+            assert strided.choose_tier(outer, n, inner, dtype, True, fast, *stepped) == expected
+
+
 def test_spans_aligned_on_the_canonical_views():
     from fastsoftmax import _layout, functional
 
@@ -1056,3 +1082,14 @@ def test_strided_waves_by_steps_and_bandwidth():
         for backward in (False, True):
             for steps in (False, True):
                 assert strided.strided_waves(itemsize, backward, steps, False) == strided.STRIDED_WAVES
+
+
+def test_strided_splits_is_refused_unless_positive():
+    from fastsoftmax.backends.cuda import tiers
+
+    for bad in (0, -3):
+        with pytest.raises(ValueError, match=f"strided_splits={bad} is not positive"):
+            with tiers.tuned(strided_splits=bad):
+                pass
+    with tiers.tuned(strided_splits=20):
+        assert tiers.current_tuning().strided_splits == 20

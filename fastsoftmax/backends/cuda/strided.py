@@ -495,6 +495,11 @@ def choose_tier(
         )
         if not window or inner * itemsize % 16 or short_f32_forward or long_axis:
             return "strided"
+        if itemsize == 2 and backward and limits.high_bandwidth_per_sm:
+            limits_args = (limits.smem_per_sm, limits.smem_per_block, limits.sm_count)
+            shape = staged_shape(outer, n, inner, dtype, backward, *limits_args, window=False, step=2)
+            if shape is not None and shape.splits > STEPPED_16BIT_BACKWARD_MAX_TEAM:
+                return "strided"
     elif aligned and not window and itemsize == 2:
         # 16-bit rows at different 16-byte phases (row strides of no whole number of pieces, e.g.
         # (32, 4096, 1023) over dim 1): the staged tiles would copy 2 bytes at a time, or, in their
@@ -571,6 +576,15 @@ STEPPED_F32_FORWARD_STRIDED_N = range(32, 65)
 #: measured the float32 staged spans ahead (results 2026-11-27_h100_s23/step_span_probe*.txt) and
 #: keeps them; its 16-bit log-softmax backward was not measured apart
 STEPPED_STRIDED_PAST_N = 1024
+#: ... and the 16-bit softmax backward of stepped inputs where strided_staged would split a tile over
+#: a team of more than this many CTAs (a long axis over few tiles: every CTA of a team loads, meets
+#: the others and writes in step, tile after tile). H200, kernel by kernel (the profiler's GPU time),
+#: both forced in one process (results 2026-12-03_h200_s53/c3/breakdown_stepped.txt): bf16 (8192,
+#: 8192)[:, ::2] over dim 0 (teams of 43) 178.6 us staged against 165.6 on the strided tier (177.3
+#: against 165.9 in 2026-12-03_h200_s49); teams of 20 and fewer keep the staged spans ahead: (32, 4096,
+#: 2048)[..., ::2] over dim 1 574.7 against 600.4, (128, 1024, 1024)[..., ::2] (teams of 5) 278.8
+#: against 305.5, (2048, 128, 2048)[..., ::2] (one CTA a tile) 704.0 against 826.1
+STEPPED_16BIT_BACKWARD_MAX_TEAM = 32
 
 #: on GPUs of more than 30 GB/s of DRAM bandwidth an SM, the 16-bit forward of inputs off their 16-byte
 #: boundaries (all at one phase, rows of whole 16-byte pieces) takes the strided tier over axes of this
@@ -1206,7 +1220,9 @@ def build(load, key):
     splits = 1
     steps = any(s[2] != 1 for s in strides[:-1])
     waves = tuning.strided_waves or strided_waves(itemsize, backward, steps, facts.high_bandwidth_per_sm)
-    if tiles < waves * resident:
+    if tuning.strided_splits:
+        splits = min(tuning.strided_splits, n)
+    elif tiles < waves * resident:
         most = max(1, n // (slices * STRIDED_MIN_ROWS_PER_THREAD))
         splits = min(most, -(-waves * resident // tiles))
     chunk = -(-n // splits)

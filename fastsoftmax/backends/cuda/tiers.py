@@ -184,6 +184,9 @@ class Tuning:
     strided_chunk_major: bool | None = None
     #: strided: waves of resident blocks a split problem fills, instead of strided.STRIDED_WAVES
     strided_waves: int | None = None
+    #: strided: chunks n is split into (1: one kernel, no split), instead of as many as fill
+    #: strided_waves waves
+    strided_splits: int | None = None
     #: strided: merge the split pairs in a kernel of their own (True) or in the finishing blocks
     #: (False), instead of from strided.STRIDED_MERGE_MIN_SPLITS splits
     strided_merge: bool | None = None
@@ -318,6 +321,8 @@ class Tuning:
             raise ValueError(f"block_regs_waves={self.block_regs_waves!r} is not positive")
         if self.strided_waves is not None and self.strided_waves <= 0:
             raise ValueError(f"strided_waves={self.strided_waves!r} is not positive")
+        if self.strided_splits is not None and self.strided_splits <= 0:
+            raise ValueError(f"strided_splits={self.strided_splits!r} is not positive")
         if self.split_row_blocks_per_sm is not None and self.split_row_blocks_per_sm <= 0:
             raise ValueError(f"split_row_blocks_per_sm={self.split_row_blocks_per_sm!r} is not positive")
 
