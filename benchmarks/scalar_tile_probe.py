@@ -16,16 +16,23 @@ import fastsoftmax.backends.triton as triton_backend
 from fastsoftmax import dispatch
 from fastsoftmax.benchmark.layouts import copy_gbps, input_sets, layout_cases, public_call, time_ms
 
-SHIPPED = (triton_backend.SCALAR_TILE_ELEMS, dict(triton_backend.SCALAR_TILE_PER_THREAD))
-#: name -> (elements a 16-bit tile, elements a thread by item size)
+SHIPPED = (
+    triton_backend.SCALAR_TILE_ELEMS,
+    dict(triton_backend.SCALAR_TILE_PER_THREAD),
+    triton_backend.SCALAR_TILE_BACKWARD_16BIT_OFFSETS_64,
+)
+#: name -> (elements a 16-bit tile, elements a thread by item size, 64-bit offsets in the 16-bit
+#: backward)
 VARIANTS = {
     "base": SHIPPED,
-    "16/thr": (4096, {2: 16, 4: 16}),
-    "8192": (8192, {2: 32, 4: 16}),
-    "8192,16/thr": (8192, {2: 16, 4: 8}),
+    "16/thr": (4096, {2: 16, 4: 16}, SHIPPED[2]),
+    "8192": (8192, {2: 32, 4: 16}, SHIPPED[2]),
+    "8192,16/thr": (8192, {2: 16, 4: 8}, SHIPPED[2]),
     # half the columns at 16 a thread: 4 warps of Inductor's registers a thread (its persistent
-    # reduction of (16, 21, 513, 513) over dim 1: 128 x 32 elements over 8 warps)
-    "2048,16/thr": (2048, {2: 16, 4: 16}),
+    # reduction of (16, 21, 513, 513) over dim 1: 128 x 32 elements over 8 warps, 32-bit offsets)
+    "2048,16/thr": (2048, {2: 16, 4: 16}, SHIPPED[2]),
+    "32-bit": (SHIPPED[0], SHIPPED[1], False),
+    "16/thr,32-bit": (4096, {2: 16, 4: 16}, False),
 }
 
 
@@ -35,6 +42,7 @@ DTYPES = ("bfloat16", "float32")
 
 def use(variant) -> None:
     triton_backend.SCALAR_TILE_ELEMS, triton_backend.SCALAR_TILE_PER_THREAD = variant[0], dict(variant[1])
+    triton_backend.SCALAR_TILE_BACKWARD_16BIT_OFFSETS_64 = variant[2]
     triton_backend.plan.cache_clear()
     dispatch.clear_caches()
 

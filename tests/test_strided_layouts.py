@@ -1093,3 +1093,16 @@ def test_strided_splits_is_refused_unless_positive():
                 pass
     with tiers.tuned(strided_splits=20):
         assert tiers.current_tuning().strided_splits == 20
+
+
+def test_split_chunks_fill_the_waves_rounded_up_or_down():
+    from fastsoftmax.backends.cuda import tiers
+
+    # (8192, 8192)[:, ::2] over dim 0, bf16 backward on an H200: 128 tiles, four waves of 660 blocks
+    assert strided.splits_filling(128, 4 * 660, whole=False) == 21  # 2688 blocks: 4.07 waves
+    assert strided.splits_filling(128, 4 * 660, whole=True) == 20  # 2560: 3.88
+    assert strided.splits_filling(8, 2 * 660, whole=True) == strided.splits_filling(8, 2 * 660, whole=False) == 165
+    assert strided.splits_filling(4000, 660, whole=True) == 1
+    assert strided.STRIDED_WHOLE_WAVES is False  # rounded up unless tuned
+    with tiers.tuned(strided_whole_waves=True):
+        assert tiers.current_tuning().strided_whole_waves is True

@@ -173,6 +173,21 @@ def strided_waves(itemsize: int, backward: bool, steps: bool, high_bandwidth_per
     return (STRIDED_STEPPED_WAVES if steps else STRIDED_DENSE_WAVES)[itemsize, backward]
 
 
+#: whether split problems take the most chunks whose blocks fit their waves of resident blocks
+#: (rounded down, True) rather than the fewest that fill them (rounded up, False: a partial wave more
+#: wherever the tiles do not divide the waves' blocks). H200, bf16 (8192, 8192)[:, ::2] over dim 0 backward, 128 tiles
+#: over 660 resident blocks, kernel by kernel (results 2026-12-03_h200_s53/c7/breakdown_rule.txt): 20
+#: chunks (3.88 waves) 161.2 us, 21 (the rounding up, 4.07) 165.2, 26 (5.04) 164.5. Off until the
+#: other split launches it changes are timed (the tuning strided_whole_waves)
+STRIDED_WHOLE_WAVES = False
+
+
+def splits_filling(tiles: int, blocks: int, whole: bool) -> int:
+    """Chunks of the reduced axis that make ``tiles`` tiles about ``blocks`` blocks (waves of the
+    resident ones): the most that fit them (``whole``), else the fewest that fill them."""
+    return max(1, blocks // tiles) if whole else -(-blocks // tiles)
+
+
 #: a chunk of n gives each thread at least this many rows
 STRIDED_MIN_ROWS_PER_THREAD = 8
 
@@ -1224,7 +1239,8 @@ def build(load, key):
         splits = min(tuning.strided_splits, n)
     elif tiles < waves * resident:
         most = max(1, n // (slices * STRIDED_MIN_ROWS_PER_THREAD))
-        splits = min(most, -(-waves * resident // tiles))
+        whole = STRIDED_WHOLE_WAVES if tuning.strided_whole_waves is None else tuning.strided_whole_waves
+        splits = min(most, splits_filling(tiles, waves * resident, whole))
     chunk = -(-n // splits)
     splits = -(-n // chunk)
     grid = tiles * splits

@@ -187,6 +187,9 @@ class Tuning:
     #: strided: chunks n is split into (1: one kernel, no split), instead of as many as fill
     #: strided_waves waves
     strided_splits: int | None = None
+    #: strided: chunks rounded down to the waves' blocks (True) or up (False), instead of
+    #: strided.STRIDED_WHOLE_WAVES
+    strided_whole_waves: bool | None = None
     #: strided: merge the split pairs in a kernel of their own (True) or in the finishing blocks
     #: (False), instead of from strided.STRIDED_MERGE_MIN_SPLITS splits
     strided_merge: bool | None = None

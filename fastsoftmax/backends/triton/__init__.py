@@ -77,6 +77,9 @@ ELEMS_PER_THREAD = 16
 #: 0.804 -> 0.809, float32 0.661 -> 0.887, 0.773 -> 0.884. Longer axes ((8, 150, 127, 127)) measured
 #: best as planned before.
 SCALAR_TILE_MIN_N = 16
+#: the 16-bit backward of the scalar tiles computes 64-bit element offsets (see _wide_offsets); a
+#: module setting for benchmarks/scalar_tile_probe.py's variants
+SCALAR_TILE_BACKWARD_16BIT_OFFSETS_64 = True
 SCALAR_TILE_MAX_N = 64
 SCALAR_TILE_COLUMNS = 128
 SCALAR_TILE_ELEMS = 4096
@@ -206,7 +209,7 @@ def plan(
             block_i = SCALAR_TILE_COLUMNS if itemsize == 4 else SCALAR_TILE_ELEMS // block_n
             warps = block_n * block_i // (32 * SCALAR_TILE_PER_THREAD[itemsize])
             # the one tile measured slower with 32-bit offsets (see _wide_offsets)
-            offsets_64 = backward and itemsize == 2
+            offsets_64 = backward and itemsize == 2 and SCALAR_TILE_BACKWARD_16BIT_OFFSETS_64
         elif strided and scalar and scalar_long_tiles_hold(n, inner, itemsize, backward):
             block_i = max(SCALAR_LONG_MIN_BYTES[itemsize] // itemsize, SCALAR_LONG_ELEMS // block_n)
             block_i = min(block_i, _pow2(inner), max(1, SCALAR_LONG_MAX_ELEMS[backward] // block_n))
