@@ -174,11 +174,12 @@ def strided_waves(itemsize: int, backward: bool, steps: bool, high_bandwidth_per
 
 
 #: whether split problems take the most chunks whose blocks fit their waves of resident blocks
-#: (rounded down, True) rather than the fewest that fill them (rounded up, False: a partial wave more
-#: wherever the tiles do not divide the waves' blocks). H200, bf16 (8192, 8192)[:, ::2] over dim 0 backward, 128 tiles
-#: over 660 resident blocks, kernel by kernel (results 2026-12-03_h200_s53/c7/breakdown_rule.txt): 20
-#: chunks (3.88 waves) 161.2 us, 21 (the rounding up, 4.07) 165.2, 26 (5.04) 164.5. Off until the
-#: other split launches it changes are timed (the tuning strided_whole_waves)
+#: (rounded down, True) rather than the fewest that fill them (rounded up, False: a partial wave
+#: more wherever the tiles do not divide the waves' blocks). H200, bf16 (8192, 8192)[:, ::2] over
+#: dim 0 backward, 128 tiles over 660 resident blocks, kernel by kernel (results
+#: 2026-12-03_h200_s53/c7/breakdown_rule.txt): 20 chunks (3.88 waves) 161.2 us, 21 (rounded up,
+#: 4.07) 165.2, 26 (5.04) 164.5. Off until the other split launches it changes are timed (the
+#: tuning strided_whole_waves)
 STRIDED_WHOLE_WAVES = False
 
 

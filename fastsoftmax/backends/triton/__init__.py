@@ -77,13 +77,13 @@ ELEMS_PER_THREAD = 16
 #: 0.804 -> 0.809, float32 0.661 -> 0.887, 0.773 -> 0.884. Longer axes ((8, 150, 127, 127)) measured
 #: best as planned before.
 SCALAR_TILE_MIN_N = 16
-#: the 16-bit backward of the scalar tiles computes 64-bit element offsets (see _wide_offsets); a
-#: module setting for benchmarks/scalar_tile_probe.py's variants
-SCALAR_TILE_BACKWARD_16BIT_OFFSETS_64 = True
 SCALAR_TILE_MAX_N = 64
 SCALAR_TILE_COLUMNS = 128
 SCALAR_TILE_ELEMS = 4096
 SCALAR_TILE_PER_THREAD = {2: 32, 4: 16}
+#: the 16-bit backward of the scalar tiles computes 64-bit element offsets (see _wide_offsets); a
+#: module setting for benchmarks/scalar_tile_probe.py's variants
+SCALAR_TILE_BACKWARD_16BIT_OFFSETS_64 = True
 #: Strided tiles of scalar loads over longer axes (past SCALAR_TILE_MAX_N, inner sizes of
 #: SCALAR_TILE_COLUMNS or more): SCALAR_LONG_ELEMS elements, or more where the axis needs them for
 #: SCALAR_LONG_MIN_BYTES of columns (up to SCALAR_LONG_MAX_ELEMS[backward]), SCALAR_LONG_PER_THREAD
