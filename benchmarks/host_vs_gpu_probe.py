@@ -21,17 +21,9 @@ import argparse
 import time
 
 import torch
+from kernel_breakdown import tuned
 
-from fastsoftmax import dispatch
 from fastsoftmax.benchmark.layouts import copy_gbps, input_sets, layout_cases, public_call, time_ms
-
-
-def forced(fn, tier: str):
-    def call(*args):
-        with dispatch.forced("cuda", tier):
-            return fn(*args)
-
-    return call
 
 
 def main(argv=None) -> int:
@@ -50,7 +42,8 @@ def main(argv=None) -> int:
             for backward in (d == "backward" for d in args.directions.split(",")):
                 sets = input_sets(case, dtype, backward)
                 base = public_call(case.dim, backward)
-                impls = {"auto": base} | {tier: forced(base, tier) for tier in filter(None, args.tiers.split(","))}
+                forced = {tier: tuned(base, {"tier": tier}) for tier in filter(None, args.tiers.split(","))}
+                impls = {"auto": base} | forced
                 floor = case.bytes_moved(sets[0][0].element_size(), backward)
                 for name, fn in impls.items():
                     try:

@@ -23,8 +23,8 @@ import ast
 
 import torch
 
-import fastsoftmax
 from fastsoftmax import dispatch
+from fastsoftmax.benchmark import layouts
 
 DTYPES = {"bf16": torch.bfloat16, "f16": torch.float16, "f32": torch.float32}
 
@@ -57,33 +57,21 @@ def main() -> None:
 
     tuning = {key: tuning_value(value) for key, _, value in (item.partition("=") for item in args.tuned)}
     shape = tuple(int(v) for v in args.shape.split("x"))
-
-    def laid_out(values: torch.Tensor) -> torch.Tensor:
-        if not args.step_inner:
-            return values.contiguous()
-        out = torch.empty(shape[:-1] + (2 * shape[-1],), dtype=values.dtype, device="cuda")[..., ::2]
-        return out.copy_(values)
-
-    x = laid_out(torch.randn(shape, device="cuda").to(DTYPES[args.dtype]))
+    # the layouts regime's case and inputs: x, or dy and y (y the softmax of x), laid out alike
+    case = layouts.LayoutCase("ncu", args.shape, shape, args.dim, "step_inner" if args.step_inner else "contiguous")
+    inputs = layouts.input_sets(case, DTYPES[args.dtype], args.backward, budget=1, log=args.log)[0]
+    name = "log_softmax" if args.log else "softmax"
     if args.impl == "quack":
-        run_quack(x, args.backward, args.calls)
-        return
-    y = dy = None
-    if args.backward:
-        forward = torch.log_softmax if args.log else torch.softmax
-        y = laid_out(forward(x.float(), args.dim).to(x.dtype))
-        dy = laid_out(torch.randn(shape, device="cuda").to(x.dtype))
-    if args.impl == "compile":
-        run_compiled(x, dy, y, args.dim, args.log, args.calls)
-        return
-    fn = fastsoftmax.log_softmax if args.log else fastsoftmax.softmax
-    forced = dispatch.forced(args.backend, args.tier)
-    with forced, tiers.tuned(**tuning):
-        if args.backward:
-            profiled(args.calls, lambda: fastsoftmax.softmax_backward(dy, y, args.dim, log=args.log))
-        else:
-            profiled(args.calls, lambda: fn(x, args.dim))
-    print(f"ncu target: {args.calls} calls of {'log_softmax' if args.log else 'softmax'} {shape} dim {args.dim}")
+        run_quack(inputs, args.backward, args.calls)
+    elif args.impl == "compile":
+        compiled = layouts.implementations(case, args.backward, log=args.log)["compile"]
+        profiled(args.calls, lambda: compiled(*inputs))
+        print(f"ncu target: {args.calls} calls of torch.compile {name} {shape} dim {args.dim}")
+    else:
+        call = layouts.public_call(args.dim, args.backward, args.log)
+        with dispatch.forced(args.backend, args.tier), tiers.tuned(**tuning):
+            profiled(args.calls, lambda: call(*inputs))
+        print(f"ncu target: {args.calls} calls of {name} {shape} dim {args.dim}")
 
 
 def profiled(calls: int, call) -> None:
@@ -98,29 +86,16 @@ def profiled(calls: int, call) -> None:
     torch.cuda.profiler.stop()
 
 
-def run_compiled(x, dy, y, dim: int, log: bool, calls: int) -> None:
-    if dy is None:
-        forward = torch.log_softmax if log else torch.softmax
-        fn = torch.compile(lambda t: forward(t, dim))
-        inputs = (x,)
-    else:
-        data = torch._log_softmax_backward_data if log else torch._softmax_backward_data
-        fn = torch.compile(lambda g, out: data(g, out, dim, out.dtype))
-        inputs = (dy, y)
-    profiled(calls, lambda: fn(*inputs))
-    print(f"ncu target: {calls} calls of torch.compile {'log_softmax' if log else 'softmax'} {tuple(x.shape)}")
-
-
-def run_quack(x: torch.Tensor, backward: bool, calls: int) -> None:
+def run_quack(inputs: tuple, backward: bool, calls: int) -> None:
+    """Quack's softmax on ``inputs`` (x, or dy and y)."""
     from fastsoftmax.benchmark.peers import add_peer_site
 
     add_peer_site()
     from quack.softmax import softmax_bwd, softmax_fwd
 
-    dy = torch.randn_like(x)
-    y = softmax_fwd(x)
-    profiled(calls, (lambda: softmax_bwd(dy, y)) if backward else (lambda: softmax_fwd(x)))
-    print(f"ncu target: {calls} calls of quack softmax {tuple(x.shape)}{' backward' if backward else ''}")
+    fn = softmax_bwd if backward else softmax_fwd
+    profiled(calls, lambda: fn(*inputs))
+    print(f"ncu target: {calls} calls of quack softmax {tuple(inputs[0].shape)}{' backward' if backward else ''}")
 
 
 if __name__ == "__main__":

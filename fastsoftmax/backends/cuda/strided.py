@@ -487,6 +487,7 @@ def choose_tier(
     along inner; then ``window`` says whether strided_staged can stage the spans (stepped_span_fits).
     ``log``: a log-softmax problem."""
     itemsize = CXX_TYPES[dtype][2]
+    limits_args = (limits.smem_per_sm, limits.smem_per_block, limits.sm_count)
     if takes_warp_columns(n, inner, dtype, aligned, window, stepped):
         return "strided_warp"
     if stepped and window and takes_stepped_warp_columns(n, inner, dtype, backward, log):
@@ -512,7 +513,6 @@ def choose_tier(
         if not window or inner * itemsize % 16 or short_f32_forward or long_axis:
             return "strided"
         if itemsize == 2 and backward and limits.high_bandwidth_per_sm:
-            limits_args = (limits.smem_per_sm, limits.smem_per_block, limits.sm_count)
             shape = staged_shape(outer, n, inner, dtype, backward, *limits_args, window=False, step=2)
             if shape is not None and shape.splits > STEPPED_16BIT_BACKWARD_MAX_TEAM:
                 return "strided"
@@ -550,10 +550,10 @@ def choose_tier(
         # copy against the staged teams' 0.49 forward (0.56 at one CTA an SM) and 0.61 against 0.28
         # backward, (1048576, 128) 0.61 against 0.49 and 0.60 against 0.52), but for the float32
         # forwards of wide_axis_staged_ctas
-        wide = (limits.smem_per_sm, limits.smem_per_block, limits.sm_count)
-        staged = aligned and wide_axis_staged_ctas(outer, n, inner, dtype, backward, *wide, dram_gbps=limits.dram_gbps)
+        staged = aligned and wide_axis_staged_ctas(
+            outer, n, inner, dtype, backward, *limits_args, dram_gbps=limits.dram_gbps
+        )
         return "strided_staged" if staged else "strided"
-    limits_args = (limits.smem_per_sm, limits.smem_per_block, limits.sm_count)
     windowed = window_tiles(dtype) and (off_boundary or inner * itemsize % 16 != 0)
     shape = staged_shape(outer, n, inner, dtype, backward, *limits_args, window=windowed, step=2 if stepped else 1)
     return "strided" if shape is None else "strided_staged"
