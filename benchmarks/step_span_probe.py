@@ -17,9 +17,9 @@ from __future__ import annotations
 import argparse
 
 import torch
+from kernel_breakdown import tuned
 
 import fastsoftmax
-from fastsoftmax import dispatch
 from fastsoftmax.benchmark.layouts import LayoutCase, copy_gbps, input_sets, time_ms
 
 CASES = [
@@ -52,16 +52,6 @@ TUNINGS = {
 }
 
 
-def forced(tier, fn, tuning=None, backend="cuda"):
-    from fastsoftmax.backends.cuda import tiers
-
-    def run(*args):
-        with dispatch.forced(backend, tier), tiers.tuned(**(tuning or {})):
-            return fn(*args)
-
-    return run
-
-
 def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--dtypes", default="bfloat16,float32")
@@ -92,14 +82,15 @@ def main() -> None:
                     base = lambda x: (fastsoftmax.log_softmax if log else fastsoftmax.softmax)(x, dim)  # noqa: E731
                     comp = torch.compile(lambda x: (torch.log_softmax if log else torch.softmax)(x, dim))
                 if args.sweep:
-                    impls = {name: forced("strided_staged", base, tuning) for name, tuning in TUNINGS.items()}
+                    staged = {"tier": "strided_staged"}
+                    impls = {name: tuned(base, {**staged, **tuning}) for name, tuning in TUNINGS.items()}
                     impls["auto"] = base
                 else:
                     impls = {
-                        "staged": forced("strided_staged", base),
-                        "strided": forced("strided", base),
-                        "warp": forced("strided_warp", base),
-                        "triton": forced(None, base, backend="triton"),
+                        "staged": tuned(base, {"tier": "strided_staged"}),
+                        "strided": tuned(base, {"tier": "strided"}),
+                        "warp": tuned(base, {"tier": "strided_warp"}),
+                        "triton": tuned(base, {"backend": "triton"}),
                         "auto": base,
                         "compile": comp,
                     }
