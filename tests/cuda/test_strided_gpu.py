@@ -556,6 +556,24 @@ def test_stepped_backward_tier_choice_sees_the_function(dtype):
             assert {inst.tier for inst in loaded} == {tier}, (shape, log, [inst.name for inst in loaded])
 
 
+@pytest.mark.parametrize("dtype", [torch.bfloat16, torch.float16], ids=str)
+def test_stepped_16bit_backward_of_large_teams_through_auto(dtype):
+    """(8192, 8192)[:, ::2] over dim 0 through softmax_backward ("auto"), the shape
+    strided.STEPPED_16BIT_BACKWARD_MAX_TEAM was set on: the staged spans would split each tile over a
+    team of more than 32 CTAs, so on GPUs of much DRAM bandwidth an SM the strided tier takes it
+    (split over chunks of the axis, merged, finished); right against float64 either way."""
+    from fastsoftmax.backends.cuda import BACKEND
+
+    fast = BACKEND.limits(None).high_bandwidth_per_sm
+    x = view_of("step_inner", (8192, 4096), dtype)
+    y = view_of("step_inner", x.shape, dtype).copy_(softmax64(x, 0, False))
+    dy = view_of("step_inner", x.shape, dtype)
+    with recording_loads(BACKEND) as loaded:
+        check_backward(fastsoftmax.softmax_backward(dy, y, 0), x, dy, 0, False)
+    if fast:
+        assert {inst.tier for inst in loaded} == {"strided"}, [inst.name for inst in loaded]
+
+
 @SETTINGS
 @given(
     outer=st.integers(1, 6),
