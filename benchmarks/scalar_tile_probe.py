@@ -1,9 +1,10 @@
 """Device probe: the Triton tile tier's scalar tiles (strided rows at several 16-byte phases,
 e.g. NCHW over C with an odd H x W) at other shapes than the shipped SCALAR_TILE_ELEMS and
-SCALAR_TILE_PER_THREAD, through the public API, variants alternated over three rounds in one
-process.
+SCALAR_TILE_PER_THREAD, and the strided tiles in one piece against two (TWO_PIECE_TILES), through
+the public API, variants alternated over three rounds in one process.
 
-    PYTHONPATH=$PWD python benchmarks/scalar_tile_probe.py ["(16,21,513,513) d1;..." [bfloat16,float32]]
+    PYTHONPATH=$PWD python benchmarks/scalar_tile_probe.py ["(16,21,513,513) d1;..." [bfloat16,float32
+        [VARIANT;..]]]
 """
 
 from __future__ import annotations
@@ -20,19 +21,23 @@ SHIPPED = (
     triton_backend.SCALAR_TILE_ELEMS,
     dict(triton_backend.SCALAR_TILE_PER_THREAD),
     triton_backend.SCALAR_TILE_BACKWARD_16BIT_OFFSETS_64,
+    triton_backend.TWO_PIECE_TILES,
 )
 #: name -> (elements a 16-bit tile, elements a thread by item size, 64-bit offsets in the 16-bit
-#: backward)
+#: backward, tiles of two pieces)
 VARIANTS = {
     "base": SHIPPED,
-    "16/thr": (4096, {2: 16, 4: 16}, SHIPPED[2]),
-    "8192": (8192, {2: 32, 4: 16}, SHIPPED[2]),
-    "8192,16/thr": (8192, {2: 16, 4: 8}, SHIPPED[2]),
+    "one-piece": (*SHIPPED[:3], False),
+    "16/thr": (4096, {2: 16, 4: 16}, *SHIPPED[2:]),
+    "8192": (8192, {2: 32, 4: 16}, *SHIPPED[2:]),
+    "8192,16/thr": (8192, {2: 16, 4: 8}, *SHIPPED[2:]),
     # half the columns at 16 a thread: 4 warps of Inductor's registers a thread (its persistent
     # reduction of (16, 21, 513, 513) over dim 1: 128 x 32 elements over 8 warps, 32-bit offsets)
-    "2048,16/thr": (2048, {2: 16, 4: 16}, SHIPPED[2]),
-    "32-bit": (SHIPPED[0], SHIPPED[1], False),
-    "16/thr,32-bit": (4096, {2: 16, 4: 16}, False),
+    "2048,16/thr": (2048, {2: 16, 4: 16}, *SHIPPED[2:]),
+    "32-bit": (*SHIPPED[:2], False, SHIPPED[3]),
+    "32-bit,one-piece": (*SHIPPED[:2], False, False),
+    "16/thr,32-bit": (4096, {2: 16, 4: 16}, False, SHIPPED[3]),
+    "16/thr,32-bit,one-piece": (4096, {2: 16, 4: 16}, False, False),
 }
 
 
@@ -43,6 +48,7 @@ DTYPES = ("bfloat16", "float32")
 def use(variant) -> None:
     triton_backend.SCALAR_TILE_ELEMS, triton_backend.SCALAR_TILE_PER_THREAD = variant[0], dict(variant[1])
     triton_backend.SCALAR_TILE_BACKWARD_16BIT_OFFSETS_64 = variant[2]
+    triton_backend.TWO_PIECE_TILES = variant[3]
     triton_backend.plan.cache_clear()
     dispatch.clear_caches()
 
@@ -51,6 +57,7 @@ def main(argv=None) -> int:
     argv = sys.argv[1:] if argv is None else argv
     labels = (argv[0] if argv else "(16,21,513,513) d1").split(";")
     dtypes = argv[1].split(",") if len(argv) > 1 else DTYPES
+    variants = {name: VARIANTS[name] for name in argv[2].split(";")} if len(argv) > 2 else VARIANTS
     cases = {c.label: c for c in layout_cases()}
     for case in (cases[label] for label in labels):
         for dtype_name in dtypes:
@@ -60,10 +67,10 @@ def main(argv=None) -> int:
                 sets = input_sets(case, dtype, backward)
                 fn = public_call(case.dim, backward)
                 floor = case.bytes_moved(sets[0][0].element_size(), backward)
-                results = {name: [] for name in VARIANTS}
+                results = {name: [] for name in variants}
                 try:
                     for _ in range(3):
-                        for name, variant in VARIANTS.items():
+                        for name, variant in variants.items():
                             use(variant)
                             fn(*sets[0])
                             results[name].append(floor / time_ms(fn, sets) / 1e6 / copy)

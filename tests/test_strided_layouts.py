@@ -605,6 +605,55 @@ def test_triton_scalar_tiles(dtype, classes):
         check_backward(dx, x, dy, 1, log)
 
 
+def test_triton_tile_pieces():
+    # a strided tile holds an axis at most half a power of two past one as two pieces, rows
+    # [0, BLOCK_N) and [BLOCK_N, BLOCK_N + BLOCK_N2), fewer in all than the next power of two
+    from fastsoftmax.backends import triton as tb
+
+    expected = {1: (1, 0), 2: (2, 0), 3: (2, 1), 5: (4, 1), 7: (8, 0), 8: (8, 0), 12: (8, 4), 19: (16, 4)}
+    expected.update({21: (16, 8), 24: (16, 8), 25: (32, 0), 96: (64, 32), 100: (128, 0), 150: (128, 32)})
+    expected.update({1025: (1024, 1), 1536: (1024, 512), 1537: (2048, 0)})
+    for n, pieces in expected.items():
+        assert tb.tile_pieces(n) == pieces, n
+        assert pieces[0] + pieces[1] >= n
+    config = dict(tb.plan("tile", 16, 21, 263169, 2, True, 132, False, True)["configs"][0])
+    assert (config["BLOCK_N"], config["BLOCK_N2"], config["BLOCK_I"], config["num_warps"]) == (16, 8, 128, 4)
+    # rows (inner 1) keep one piece
+    assert dict(tb.plan("tile", 64, 21, 1, 4, False, 132, False, False)["configs"][0])["BLOCK_N2"] == 0
+
+
+@pytest.mark.parametrize("two_pieces", [True, False], ids=["two-pieces", "one-piece"])
+@pytest.mark.parametrize("dtype", [torch.float32, torch.bfloat16], ids=str)
+def test_triton_tiles_of_two_pieces(dtype, two_pieces, monkeypatch):
+    # through the public API, poisoned outputs, forward and backward, the axis in one piece and in
+    # two: the row maximum in the second piece, a column of -inf but in the second piece, a column
+    # of -inf throughout (NaN, as torch), a NaN in the second piece only, a +inf in the first
+    from fastsoftmax.backends import triton as tb
+
+    monkeypatch.setattr(tb, "TWO_PIECE_TILES", two_pieces)
+    tb.plan.cache_clear()
+    dispatch.clear_caches()
+    try:
+        for shape in ((2, 21, 7), (3, 5, 40), (1, 150, 9), (2, 3, 13, 5)):
+            x = (torch.randn(shape, device=DEVICE) * 3).to(dtype)
+            n = shape[1]
+            x[:, n - 1, 0] = 40.0
+            x[:, : n - 1, 1] = float("-inf")
+            x[:, :, 2] = float("-inf")
+            x[0, n - 1, 3] = float("nan")
+            x[-1, 0, 4] = float("inf")
+            for log in (False, True):
+                op = fastsoftmax.log_softmax if log else fastsoftmax.softmax
+                check_forward(op(x, 1, backend="triton"), x, 1, log)
+                finite = x.nan_to_num(0.0, 5.0, -5.0)
+                leaf, dy = finite.detach().requires_grad_(), torch.randn(shape, device=DEVICE).to(dtype)
+                (dx,) = torch.autograd.grad(op(leaf, 1, backend="triton"), leaf, dy)
+                check_backward(dx, finite, dy, 1, log)
+    finally:
+        tb.plan.cache_clear()
+        dispatch.clear_caches()
+
+
 def test_triton_tile_offsets_widen_only_past_2_to_the_31():
     # the tile kernels compute element offsets in 32 bits unless some element of a view lies 2^31 or
     # more elements past its pointer (strides and sizes alone decide: no tensor that large is needed)

@@ -144,6 +144,23 @@ def _pow2(value: int) -> int:
     return 1 << max(0, (int(value) - 1).bit_length())
 
 
+#: Strided tiles hold a reduced axis just past a power of two as two pieces (tile_pieces); a module
+#: setting for the probes' A/B (benchmarks/scalar_tile_probe.py)
+TWO_PIECE_TILES = True
+
+
+def tile_pieces(n: int) -> tuple[int, int]:
+    """Rows of a strided tile's two pieces along a reduced axis of n: (_pow2(n), 0), or where n is
+    past a power of two p by at most p / 2, (p, the power of two that holds the rest), fewer rows in
+    all: 21 channels 16 + 8, 150 128 + 32, 5 4 + 1 (a masked row costs its registers and its
+    predicated loads as a held one does)."""
+    whole = _pow2(n)
+    head = whole // 2
+    if not TWO_PIECE_TILES or n <= 2 or n == whole or head + _pow2(n - head) >= whole:
+        return whole, 0
+    return head, _pow2(n - head)
+
+
 def _warps(tile_elems: int) -> int:
     return max(1, min(32, tile_elems // (32 * ELEMS_PER_THREAD)))
 
@@ -222,9 +239,12 @@ def plan(
             if tier == "tile":
                 block_o = max(1, min(TILE_TARGET // (block_n * block_i), _pow2(outer)))
             warps = _warps(block_o * block_n * block_i)
+        # the thread count as planned for block_n rows; a tile of two pieces gives each fewer elements
+        head, tail = tile_pieces(n) if strided else (block_n, 0)
         blocks = (
             ("BLOCK_O", block_o),
-            ("BLOCK_N", block_n),
+            ("BLOCK_N", head),
+            ("BLOCK_N2", tail),
             ("BLOCK_I", block_i),
             ("num_warps", warps),
         )

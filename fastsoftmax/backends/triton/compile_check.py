@@ -29,6 +29,8 @@ PROBLEMS = {
         ("tile", 32, 512, 256, False),
         ("tile", 128, 1024, 1024, False),
         ("tile", 16, 21, 262144, False),
+        ("tile", 8, 150, 16129, True),
+        ("tile", 2, 3, 65, False),
     ],
     "online": [("online", 300, 32769, 1, False), ("online", 64, 40000, 520, False)],
     "split": [("split", 1, 128256, 1, False), ("split", 1, 1 << 20, 16, False)],
