@@ -10,8 +10,8 @@ for tool in memcheck racecheck initcheck synccheck; do
   timeout 240 compute-sanitizer --tool $tool --error-exitcode 9 --report-api-errors no \
     python3 benchmarks/sanitize_triton.py > $R/san/$tool.txt 2>&1 &
 done
+wait  # the timings below on an otherwise idle GPU
+for tool in memcheck racecheck initcheck synccheck; do echo "$tool: $(tail -n 2 $R/san/$tool.txt | tr '\n' ' ')"; done
 timeout 300 python3 benchmarks/kernel_breakdown.py --dtypes bfloat16,float32 --directions forward,backward \
   --cases "(16,21,513,513) d1;(8,150,127,127) d1;(16,21,512,512) d1;(8,150,128,128) d1" > $R/segmentation.txt 2>&1
 grep "a call" $R/segmentation.txt
-wait
-for tool in memcheck racecheck initcheck synccheck; do echo "$tool: $(tail -n 2 $R/san/$tool.txt | tr '\n' ' ')"; done
