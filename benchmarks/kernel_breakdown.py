@@ -60,19 +60,42 @@ def parse_tunings(spec: str | None) -> list[dict]:
     return out
 
 
+@contextlib.contextmanager
+def triton_settings(values: dict):
+    """The Triton backend's module settings (e.g. TWO_PIECE_TILES) set to ``values`` inside, its
+    plans made afresh on entry and on exit."""
+    import fastsoftmax.backends.triton as triton_backend
+
+    saved = {name: getattr(triton_backend, name) for name in values}
+    for name, value in values.items():
+        setattr(triton_backend, name, value)
+    triton_backend.plan.cache_clear()
+    dispatch.clear_caches()
+    try:
+        yield
+    finally:
+        for name, value in saved.items():
+            setattr(triton_backend, name, value)
+        triton_backend.plan.cache_clear()
+        dispatch.clear_caches()
+
+
 def tuned(fn, fields: dict):
     """``fn`` called under ``tiers.tuned(**fields)``, from no cached plans at its first call; fields
-    ``backend`` and ``tier`` force that backend ("cuda" by default) and tier (``dispatch.forced``)."""
+    ``backend`` and ``tier`` force that backend ("cuda" by default) and tier (``dispatch.forced``),
+    fields ``triton.NAME`` set the Triton backend's module setting NAME (triton_settings)."""
     state = {"fresh": True}
     fields = dict(fields)
     tier = fields.pop("tier", None)
     backend = fields.pop("backend", "cuda" if tier else None)
+    module = {key.removeprefix("triton."): fields.pop(key) for key in list(fields) if key.startswith("triton.")}
 
     def call(*args):
         if state["fresh"]:
             BACKEND.clear_plans()
             state["fresh"] = False
-        with tiers.tuned(**fields), dispatch.forced(backend, tier) if backend else contextlib.nullcontext():
+        forced = dispatch.forced(backend, tier) if backend else contextlib.nullcontext()
+        with tiers.tuned(**fields), forced, triton_settings(module) if module else contextlib.nullcontext():
             return fn(*args)
 
     return call
@@ -94,7 +117,8 @@ def main(argv=None) -> int:
     parser.add_argument("--calls", type=int, default=20)
     parser.add_argument(
         "--tunings",
-        help="';'-separated tiers.Tuning settings (or tier=NAME, backend=NAME) to time fastsoftmax under too",
+        help="';'-separated tiers.Tuning settings (or tier=NAME, backend=NAME, triton.SETTING=VALUE) to time "
+        "fastsoftmax under too",
     )
     parser.add_argument("--no-compile", action="store_true", help="leave out torch.compile")
     args = parser.parse_args(argv)

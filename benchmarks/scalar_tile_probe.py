@@ -4,7 +4,10 @@ SCALAR_TILE_PER_THREAD, and the strided tiles in one piece against two (TWO_PIEC
 the public API, variants alternated over three rounds in one process.
 
     PYTHONPATH=$PWD python benchmarks/scalar_tile_probe.py ["(16,21,513,513) d1;..." [bfloat16,float32
-        [VARIANT;..]]]
+        [VARIANT;.. [triton]]]]
+
+``triton`` (a fourth argument) times the Triton backend forced, where "auto" gives the shape to the
+CUDA backend (e.g. the 16-byte tiles of (16, 21, 512, 512) over dim 1).
 """
 
 from __future__ import annotations
@@ -24,10 +27,11 @@ SHIPPED = (
     triton_backend.TWO_PIECE_TILES,
 )
 #: name -> (elements a 16-bit tile, elements a thread by item size, 64-bit offsets in the 16-bit
-#: backward, tiles of two pieces)
+#: backward, which strided tiles take two pieces)
 VARIANTS = {
     "base": SHIPPED,
-    "one-piece": (*SHIPPED[:3], False),
+    "one-piece": (*SHIPPED[:3], "none"),
+    "all-two-pieces": (*SHIPPED[:3], "all"),
     "16/thr": (4096, {2: 16, 4: 16}, *SHIPPED[2:]),
     "8192": (8192, {2: 32, 4: 16}, *SHIPPED[2:]),
     "8192,16/thr": (8192, {2: 16, 4: 8}, *SHIPPED[2:]),
@@ -35,9 +39,9 @@ VARIANTS = {
     # reduction of (16, 21, 513, 513) over dim 1: 128 x 32 elements over 8 warps, 32-bit offsets)
     "2048,16/thr": (2048, {2: 16, 4: 16}, *SHIPPED[2:]),
     "32-bit": (*SHIPPED[:2], False, SHIPPED[3]),
-    "32-bit,one-piece": (*SHIPPED[:2], False, False),
+    "32-bit,one-piece": (*SHIPPED[:2], False, "none"),
     "16/thr,32-bit": (4096, {2: 16, 4: 16}, False, SHIPPED[3]),
-    "16/thr,32-bit,one-piece": (4096, {2: 16, 4: 16}, False, False),
+    "16/thr,32-bit,one-piece": (4096, {2: 16, 4: 16}, False, "none"),
 }
 
 
@@ -53,11 +57,20 @@ def use(variant) -> None:
     dispatch.clear_caches()
 
 
+def forced_triton(fn):
+    def call(*args):
+        with dispatch.forced("triton"):
+            return fn(*args)
+
+    return call
+
+
 def main(argv=None) -> int:
     argv = sys.argv[1:] if argv is None else argv
     labels = (argv[0] if argv else "(16,21,513,513) d1").split(";")
     dtypes = argv[1].split(",") if len(argv) > 1 else DTYPES
     variants = {name: VARIANTS[name] for name in argv[2].split(";")} if len(argv) > 2 else VARIANTS
+    forced = len(argv) > 3 and argv[3] == "triton"
     cases = {c.label: c for c in layout_cases()}
     for case in (cases[label] for label in labels):
         for dtype_name in dtypes:
@@ -66,6 +79,8 @@ def main(argv=None) -> int:
             for backward in (False, True):
                 sets = input_sets(case, dtype, backward)
                 fn = public_call(case.dim, backward)
+                if forced:
+                    fn = forced_triton(fn)
                 floor = case.bytes_moved(sets[0][0].element_size(), backward)
                 results = {name: [] for name in variants}
                 try:

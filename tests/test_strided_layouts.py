@@ -614,15 +614,23 @@ def test_triton_tile_pieces():
     expected.update({21: (16, 8), 24: (16, 8), 25: (32, 0), 96: (64, 32), 100: (128, 0), 150: (128, 32)})
     expected.update({1025: (1024, 1), 1536: (1024, 512), 1537: (2048, 0)})
     for n, pieces in expected.items():
-        assert tb.tile_pieces(n) == pieces, n
+        assert tb.tile_pieces(n, "scalar") == pieces, n
         assert pieces[0] + pieces[1] >= n
-    config = dict(tb.plan("tile", 16, 21, 263169, 2, True, 132, False, True)["configs"][0])
-    assert (config["BLOCK_N"], config["BLOCK_N2"], config["BLOCK_I"], config["num_warps"]) == (16, 8, 128, 4)
-    # rows (inner 1) keep one piece
-    assert dict(tb.plan("tile", 64, 21, 1, 4, False, 132, False, False)["configs"][0])["BLOCK_N2"] == 0
+    # by default only the tiles of whole columns a thread (SCALAR_TILE_*) take them
+    assert tb.TWO_PIECE_TILES == "scalar" and tb.tile_pieces(21) == (32, 0)
+
+    def pieces(outer, n, inner, itemsize, backward, scalar):
+        config = dict(tb.plan("tile", outer, n, inner, itemsize, backward, 132, False, scalar)["configs"][0])
+        return config["BLOCK_N"], config["BLOCK_N2"], config["BLOCK_I"], config["num_warps"]
+
+    assert pieces(16, 21, 263169, 2, True, True) == (16, 8, 128, 4)  # the thread count of 32 rows
+    assert pieces(16, 21, 263169, 4, False, True) == (16, 8, 128, 8)
+    assert pieces(8, 150, 16129, 2, True, True) == (256, 0, 16, 8)  # the long axes' scalar tiles
+    assert pieces(16, 21, 262144, 2, False, False)[:2] == (32, 0)  # 16-byte loads
+    assert pieces(64, 21, 1, 4, False, False)[:2] == (32, 0)  # rows (inner 1)
 
 
-@pytest.mark.parametrize("two_pieces", [True, False], ids=["two-pieces", "one-piece"])
+@pytest.mark.parametrize("two_pieces", ["all", "none"], ids=["two-pieces", "one-piece"])
 @pytest.mark.parametrize("dtype", [torch.float32, torch.bfloat16], ids=str)
 def test_triton_tiles_of_two_pieces(dtype, two_pieces, monkeypatch):
     # through the public API, poisoned outputs, forward and backward, the axis in one piece and in
@@ -1148,10 +1156,15 @@ def test_split_chunks_fill_the_waves_rounded_up_or_down():
     from fastsoftmax.backends.cuda import tiers
 
     # (8192, 8192)[:, ::2] over dim 0, bf16 backward on an H200: 128 tiles, four waves of 660 blocks
-    assert strided.splits_filling(128, 4 * 660, whole=False) == 21  # 2688 blocks: 4.07 waves
-    assert strided.splits_filling(128, 4 * 660, whole=True) == 20  # 2560: 3.88
-    assert strided.splits_filling(8, 2 * 660, whole=True) == strided.splits_filling(8, 2 * 660, whole=False) == 165
-    assert strided.splits_filling(4000, 660, whole=True) == 1
-    assert strided.STRIDED_WHOLE_WAVES is False  # rounded up unless tuned
+    assert strided.splits_filling(128, 4 * 660, 660, whole=False) == 21  # 2688 blocks: 4.07 waves
+    assert strided.splits_filling(128, 4 * 660, 660, whole=True) == 20  # 2560: 3.88
+    # by default the one whose last wave is fuller: 3.88 waves (88%) against 4.07 (7%) there; (32,
+    # 4096, 2048)[..., ::2] over dim 1, 1024 tiles: 3 chunks, 4.65 waves (65%) against 3.10 (10%)
+    assert strided.STRIDED_WHOLE_WAVES is None
+    assert strided.splits_filling(128, 4 * 660, 660) == 20
+    assert strided.splits_filling(1024, 4 * 660, 660) == 3
+    for whole in (True, False, None):
+        assert strided.splits_filling(8, 2 * 660, 660, whole) == 165  # the tiles divide the waves
+        assert strided.splits_filling(4000, 660, 660, whole) == 1
     with tiers.tuned(strided_whole_waves=True):
         assert tiers.current_tuning().strided_whole_waves is True

@@ -174,19 +174,29 @@ def strided_waves(itemsize: int, backward: bool, steps: bool, high_bandwidth_per
 
 
 #: whether split problems take the most chunks whose blocks fit their waves of resident blocks
-#: (rounded down, True) rather than the fewest that fill them (rounded up, False: a partial wave
-#: more wherever the tiles do not divide the waves' blocks). H200, bf16 (8192, 8192)[:, ::2] over
-#: dim 0 backward, 128 tiles over 660 resident blocks, kernel by kernel (results
-#: 2026-12-03_h200_s53/c7/breakdown_rule.txt): 20 chunks (3.88 waves) 161.2 us, 21 (rounded up,
-#: 4.07) 165.2, 26 (5.04) 164.5. Off until the other split launches it changes are timed (the
-#: tuning strided_whole_waves)
-STRIDED_WHOLE_WAVES = False
+#: (rounded down, True), the fewest that fill them (rounded up, False: a partial wave more wherever
+#: the tiles do not divide the waves' blocks), or (None) of those two the one whose last wave of
+#: resident blocks is the fuller. H200, bf16 stepped inputs, the strided tier kernel by kernel
+#: (results 2026-12-03_h200_s53/c7/breakdown_rule.txt, 2026-12-03_h200_s54/n1/whole_waves.txt): (8192,
+#: 8192)[:, ::2] over dim 0 backward, 128 tiles over 660 resident blocks, 20 chunks (3.88 waves, the
+#: last 88% full) 161.2-161.3 us against 21 (4.07, 7%) 165.2-165.9; (32, 4096, 2048)[..., ::2] over
+#: dim 1, 1024 tiles, 3 chunks (4.65 waves, 65%) 598.1 us against 2 (3.10, 10%) 634.1
+STRIDED_WHOLE_WAVES: bool | None = None
 
 
-def splits_filling(tiles: int, blocks: int, whole: bool) -> int:
-    """Chunks of the reduced axis that make ``tiles`` tiles about ``blocks`` blocks (waves of the
-    resident ones): the most that fit them (``whole``), else the fewest that fill them."""
-    return max(1, blocks // tiles) if whole else -(-blocks // tiles)
+def splits_filling(tiles: int, blocks: int, resident: int, whole: bool | None = None) -> int:
+    """Chunks of the reduced axis that make ``tiles`` tiles about ``blocks`` blocks (waves of
+    ``resident`` blocks): the most that fit them (``whole``), the fewest that fill them (``whole``
+    False), or (None) whichever of the two leaves the fuller last wave."""
+    down, up = max(1, blocks // tiles), -(-blocks // tiles)
+    if whole is not None:
+        return down if whole else up
+
+    def last_wave_fill(splits: int) -> float:
+        grid = splits * tiles
+        return grid / (-(-grid // resident) * resident)
+
+    return down if last_wave_fill(down) > last_wave_fill(up) else up
 
 
 #: a chunk of n gives each thread at least this many rows
@@ -1241,7 +1251,7 @@ def build(load, key):
     elif tiles < waves * resident:
         most = max(1, n // (slices * STRIDED_MIN_ROWS_PER_THREAD))
         whole = STRIDED_WHOLE_WAVES if tuning.strided_whole_waves is None else tuning.strided_whole_waves
-        splits = min(most, splits_filling(tiles, waves * resident, whole))
+        splits = min(most, splits_filling(tiles, waves * resident, resident, whole))
     chunk = -(-n // splits)
     splits = -(-n // chunk)
     grid = tiles * splits

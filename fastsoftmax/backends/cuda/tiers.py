@@ -188,7 +188,7 @@ class Tuning:
     #: strided_waves waves
     strided_splits: int | None = None
     #: strided: chunks rounded down to the waves' blocks (True) or up (False), instead of
-    #: strided.STRIDED_WHOLE_WAVES
+    #: strided.STRIDED_WHOLE_WAVES's choice
     strided_whole_waves: bool | None = None
     #: strided: merge the split pairs in a kernel of their own (True) or in the finishing blocks
     #: (False), instead of from strided.STRIDED_MERGE_MIN_SPLITS splits

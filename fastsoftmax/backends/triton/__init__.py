@@ -144,19 +144,25 @@ def _pow2(value: int) -> int:
     return 1 << max(0, (int(value) - 1).bit_length())
 
 
-#: Strided tiles hold a reduced axis just past a power of two as two pieces (tile_pieces); a module
-#: setting for the probes' A/B (benchmarks/scalar_tile_probe.py)
-TWO_PIECE_TILES = True
+#: Which strided tiles hold a reduced axis just past a power of two as two pieces (tile_pieces):
+#: "scalar", the tiles of whole columns a thread (SCALAR_TILE_*); "all" strided tiles; "none". H200,
+#: through the public API, alternated in one process (benchmarks/scalar_tile_probe.py, results
+#: 2026-12-03_h200_s54/n1/two_pieces.txt), two pieces against one: bf16 (16, 21, 513, 513) over dim 1
+#: forward 0.719 of copy against 0.681, backward 0.831 against 0.794 (80 registers against 108, no
+#: masked rows); float32 level (0.920, 0.987); but the long axes' scalar tiles (SCALAR_LONG_*) behind in
+#: the backward, (8, 150, 127, 127) bf16 0.494 against 0.528, float32 0.755 against 0.799
+TWO_PIECE_TILES = "scalar"
 
 
-def tile_pieces(n: int) -> tuple[int, int]:
+def tile_pieces(n: int, where: str = "all") -> tuple[int, int]:
     """Rows of a strided tile's two pieces along a reduced axis of n: (_pow2(n), 0), or where n is
     past a power of two p by at most p / 2, (p, the power of two that holds the rest), fewer rows in
     all: 21 channels 16 + 8, 150 128 + 32, 5 4 + 1 (a masked row costs its registers and its
-    predicated loads as a held one does)."""
+    predicated loads as a held one does). ``where``: the tile's kind ("scalar" or "all"), against
+    TWO_PIECE_TILES."""
     whole = _pow2(n)
     head = whole // 2
-    if not TWO_PIECE_TILES or n <= 2 or n == whole or head + _pow2(n - head) >= whole:
+    if TWO_PIECE_TILES not in ("all", where) or n <= 2 or n == whole or head + _pow2(n - head) >= whole:
         return whole, 0
     return head, _pow2(n - head)
 
@@ -222,7 +228,9 @@ def plan(
             block_i = 1
         block_o = 1
         offsets_64 = False
+        pieces = "all"
         if strided and scalar and scalar_tiles_hold(n, inner):
+            pieces = "scalar"
             block_i = SCALAR_TILE_COLUMNS if itemsize == 4 else SCALAR_TILE_ELEMS // block_n
             warps = block_n * block_i // (32 * SCALAR_TILE_PER_THREAD[itemsize])
             # the one tile measured slower with 32-bit offsets (see _wide_offsets)
@@ -240,7 +248,7 @@ def plan(
                 block_o = max(1, min(TILE_TARGET // (block_n * block_i), _pow2(outer)))
             warps = _warps(block_o * block_n * block_i)
         # the thread count as planned for block_n rows; a tile of two pieces gives each fewer elements
-        head, tail = tile_pieces(n) if strided else (block_n, 0)
+        head, tail = tile_pieces(n, pieces) if strided else (block_n, 0)
         blocks = (
             ("BLOCK_O", block_o),
             ("BLOCK_N", head),
