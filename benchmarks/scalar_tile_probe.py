@@ -31,7 +31,7 @@ SHIPPED = (
 VARIANTS = {
     "base": SHIPPED,
     "one-piece": (*SHIPPED[:3], "none"),
-    "all-two-pieces": (*SHIPPED[:3], "all"),
+    "all-two-pieces": (*SHIPPED[:3], "all"),  # every strided tile, threads sharing columns too
     "16/thr": (4096, {2: 16, 4: 16}, *SHIPPED[2:]),
     "8192": (8192, {2: 32, 4: 16}, *SHIPPED[2:]),
     "8192,16/thr": (8192, {2: 16, 4: 8}, *SHIPPED[2:]),
