@@ -15,6 +15,7 @@ from __future__ import annotations
 import argparse
 import ast
 import contextlib
+import re
 from collections import defaultdict
 
 import torch
@@ -46,11 +47,11 @@ def breakdown(fn, inputs, calls: int) -> tuple[dict[str, float], list[tuple[str,
 
 def parse_tunings(spec: str | None) -> list[dict]:
     """'a=1,b=x;c=True' -> [{"a": 1, "b": "x"}, {"c": True}] (tiers.Tuning fields; a value that is
-    not a Python literal, such as a tier's name, is taken as a string)."""
+    not a Python literal, such as a tier's name, is taken as a string; 'd={2: 32, 4: 32}' a dict)."""
     out = []
     for part in filter(None, (spec or "").split(";")):
         fields = {}
-        for item in part.split(","):
+        for item in re.split(r",(?![^{}()]*[})])", part):  # commas inside a literal's braces stay
             key, value = item.split("=")
             try:
                 fields[key.strip()] = ast.literal_eval(value.strip())
