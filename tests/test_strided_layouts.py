@@ -614,10 +614,10 @@ def test_triton_tile_pieces():
     expected.update({21: (16, 8), 24: (16, 8), 25: (32, 0), 96: (64, 32), 100: (128, 0), 150: (128, 32)})
     expected.update({1025: (1024, 1), 1536: (1024, 512), 1537: (2048, 0)})
     for n, pieces in expected.items():
-        assert tb.tile_pieces(n, "own") == pieces, n
+        assert tb.tile_pieces(n, "16bit") == pieces, n
         assert pieces[0] + pieces[1] >= n
-    # by default only the tiles whose threads hold whole columns each take them
-    assert tb.TWO_PIECE_TILES == "own" and tb.tile_pieces(21) == (32, 0)
+    # by default only the 16-bit scalar tiles of whole columns a thread take them
+    assert tb.TWO_PIECE_TILES == "16bit" and tb.tile_pieces(21) == (32, 0)
 
     def pieces(outer, n, inner, itemsize, backward, scalar):
         config = dict(tb.plan("tile", outer, n, inner, itemsize, backward, 132, False, scalar)["configs"][0])
@@ -625,7 +625,7 @@ def test_triton_tile_pieces():
 
     assert pieces(16, 21, 263169, 2, True, True) == (16, 8, 128, 4)  # the thread count of 32 rows
     assert pieces(16, 21, 263169, 2, False, True) == (16, 8, 128, 4)
-    assert pieces(16, 21, 263169, 4, False, True) == (32, 0, 128, 8)  # 256 threads over 128 columns
+    assert pieces(16, 21, 263169, 4, False, True) == (32, 0, 128, 8)  # float32
     assert pieces(8, 150, 16129, 2, True, True) == (256, 0, 16, 8)  # the long axes' scalar tiles
     assert pieces(16, 21, 262144, 2, False, False)[:2] == (32, 0)  # 16-byte loads
     assert pieces(64, 21, 1, 4, False, False)[:2] == (32, 0)  # rows (inner 1)

@@ -145,25 +145,25 @@ def _pow2(value: int) -> int:
 
 
 #: Which strided tiles hold a reduced axis just past a power of two as two pieces (tile_pieces):
-#: "own", the tiles whose threads hold whole columns each (scalar loads, no more threads than BLOCK_I:
-#: the reduction stays in a thread, and so do both pieces' results); "all" strided tiles; "none".
-#: H200, alternated in one process and kernel by kernel (benchmarks/scalar_tile_probe.py,
-#: benchmarks/kernel_breakdown.py, results 2026-12-03_h200_s54/n1/two_pieces.txt, n2/segmentation.txt),
-#: two pieces against one: bf16 (16, 21, 513, 513) over dim 1 (128 threads over 128 columns) forward
-#: 0.719 of copy against 0.681 (116.5 against 127.3 us; torch.compile 138.6), backward 0.831 against
-#: 0.794 (152.1 against 163.6; torch.compile 152.6), 80 registers against 108; but where threads share
-#: columns, behind: float32 there (256 threads over 128 columns) 219.6 against 188.9 us forward, (8,
-#: 150, 127, 127) bf16 backward 54.7 against 50.5, the 16-byte tiles of (16, 21, 512, 512) 599.4
-#: against 306.8
-TWO_PIECE_TILES = "own"
+#: "16bit", the 16-bit scalar tiles of whole columns a thread (SCALAR_TILE_*: scalar loads, as many
+#: threads as columns); "all" strided tiles; "none". H200, alternated in one process and kernel by
+#: kernel (benchmarks/scalar_tile_probe.py, benchmarks/kernel_breakdown.py, results
+#: 2026-12-03_h200_s54/n1/two_pieces.txt, n2/segmentation.txt, n3/, n5/), two pieces against one: bf16
+#: (16, 21, 513, 513) over dim 1 forward 0.719 of copy against 0.681 (116.5 against 127.3 us;
+#: torch.compile 138.6), backward 0.831 against 0.794 (152.1 against 163.6; torch.compile 152.6), 80
+#: registers against 108; (16, 19, 513, 513) 103.2 against 125.8 us forward, 135.9 against 157.5
+#: backward. Behind everywhere else measured: float32 there (8 warps: 219.6 against 188.9 us forward;
+#: at 4 warps of whole columns 227.6 against 211.9), (8, 150, 127, 127) bf16 backward 54.7 against
+#: 50.5, the 16-byte tiles of (16, 21, 512, 512) 599.4 against 306.8
+TWO_PIECE_TILES = "16bit"
 
 
 def tile_pieces(n: int, where: str = "all") -> tuple[int, int]:
     """Rows of a strided tile's two pieces along a reduced axis of n: (_pow2(n), 0), or where n is
     past a power of two p by at most p / 2, (p, the power of two that holds the rest), fewer rows in
     all: 21 channels 16 + 8, 150 128 + 32, 5 4 + 1 (a masked row costs its registers and its
-    predicated loads as a held one does). ``where``: the tile's kind ("own" columns a thread, or
-    "all" others), against TWO_PIECE_TILES."""
+    predicated loads as a held one does). ``where``: the tile's kind ("16bit" scalar tiles of whole
+    columns, or "all" others), against TWO_PIECE_TILES."""
     whole = _pow2(n)
     head = whole // 2
     if TWO_PIECE_TILES not in ("all", where) or n <= 2 or n == whole or head + _pow2(n - head) >= whole:
@@ -232,6 +232,7 @@ def plan(
             block_i = 1
         block_o = 1
         offsets_64 = False
+        whole_columns_16bit = strided and scalar and scalar_tiles_hold(n, inner) and itemsize == 2
         if strided and scalar and scalar_tiles_hold(n, inner):
             block_i = SCALAR_TILE_COLUMNS if itemsize == 4 else SCALAR_TILE_ELEMS // block_n
             warps = block_n * block_i // (32 * SCALAR_TILE_PER_THREAD[itemsize])
@@ -249,11 +250,8 @@ def plan(
             if tier == "tile":
                 block_o = max(1, min(TILE_TARGET // (block_n * block_i), _pow2(outer)))
             warps = _warps(block_o * block_n * block_i)
-        # the thread count as planned for block_n rows; a tile of two pieces gives each fewer elements.
-        # Scalar loads put one column of each row in a thread (16-byte ones several columns, and the
-        # threads of a column spread over the rows): no more threads than columns, each whole
-        own = scalar and warps * 32 <= block_i
-        head, tail = tile_pieces(n, "own" if own else "all") if strided else (block_n, 0)
+        # the thread count as planned for block_n rows; a tile of two pieces gives each fewer elements
+        head, tail = tile_pieces(n, "16bit" if whole_columns_16bit else "all") if strided else (block_n, 0)
         blocks = (
             ("BLOCK_O", block_o),
             ("BLOCK_N", head),
