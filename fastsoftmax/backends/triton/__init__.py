@@ -232,8 +232,8 @@ def plan(
             block_i = 1
         block_o = 1
         offsets_64 = False
-        whole_columns_16bit = strided and scalar and scalar_tiles_hold(n, inner) and itemsize == 2
-        if strided and scalar and scalar_tiles_hold(n, inner):
+        whole_columns = strided and scalar and scalar_tiles_hold(n, inner)
+        if whole_columns:
             block_i = SCALAR_TILE_COLUMNS if itemsize == 4 else SCALAR_TILE_ELEMS // block_n
             warps = block_n * block_i // (32 * SCALAR_TILE_PER_THREAD[itemsize])
             # the one tile measured slower with 32-bit offsets (see _wide_offsets)
@@ -251,7 +251,8 @@ def plan(
                 block_o = max(1, min(TILE_TARGET // (block_n * block_i), _pow2(outer)))
             warps = _warps(block_o * block_n * block_i)
         # the thread count as planned for block_n rows; a tile of two pieces gives each fewer elements
-        head, tail = tile_pieces(n, "16bit" if whole_columns_16bit else "all") if strided else (block_n, 0)
+        kind = "16bit" if whole_columns and itemsize == 2 else "all"
+        head, tail = tile_pieces(n, kind) if strided else (block_n, 0)
         blocks = (
             ("BLOCK_O", block_o),
             ("BLOCK_N", head),

@@ -12,9 +12,9 @@ axis. One body serves both layouts:
 
 Three strategies, by how much of the reduced axis fits on chip:
 
-1. ``*_tile``: the whole reduced axis is in registers; one read, one write. Strided tiles of an
-   axis just past a power of two hold it as two pieces, ``BLOCK_N`` rows and ``BLOCK_N2`` after
-   them (21 channels: 16 + 8 rows rather than 32, a third fewer registers and masked lanes).
+1. ``*_tile``: the whole reduced axis is in registers; one read, one write. A strided tile may
+   hold an axis just past a power of two as two pieces, ``BLOCK_N`` rows and ``BLOCK_N2`` after
+   them (21 channels: 16 + 8 rows rather than 32 with 11 masked; the plan says where).
 2. ``*_online``: the reduced axis is walked in chunks twice. The first walk keeps a running max
    and a running sum that is rescaled whenever the max grows (the online normaliser), so one
    walk gives both statistics; the second walk re-reads and writes. It walks backwards so that
