@@ -606,25 +606,31 @@ def test_triton_scalar_tiles(dtype, classes):
 
 
 def test_triton_tile_pieces():
-    # a strided tile holds an axis at most half a power of two past one as two pieces, rows
-    # [0, BLOCK_N) and [BLOCK_N, BLOCK_N + BLOCK_N2), fewer in all than the next power of two
+    # a strided tile may hold an axis just past a power of two as two pieces, rows [0, BLOCK_N) and
+    # [BLOCK_N, BLOCK_N + BLOCK_N2), fewer in all than the next power of two
     from fastsoftmax.backends import triton as tb
 
     expected = {1: (1, 0), 2: (2, 0), 3: (2, 1), 5: (4, 1), 7: (8, 0), 8: (8, 0), 12: (8, 4), 19: (16, 4)}
     expected.update({21: (16, 8), 24: (16, 8), 25: (32, 0), 96: (64, 32), 100: (128, 0), 150: (128, 32)})
     expected.update({1025: (1024, 1), 1536: (1024, 512), 1537: (2048, 0)})
     for n, pieces in expected.items():
-        assert tb.tile_pieces(n, "16bit") == pieces, n
+        assert tb.tile_pieces(n) == pieces, n
         assert pieces[0] + pieces[1] >= n
-    # by default only the 16-bit scalar tiles of whole columns a thread take them
-    assert tb.TWO_PIECE_TILES == "16bit" and tb.tile_pieces(21) == (32, 0)
+    assert tb.tile_pieces(40, 0.25) == (32, 8) and tb.tile_pieces(48, 0.25) == (64, 0)
 
     def pieces(outer, n, inner, itemsize, backward, scalar):
         config = dict(tb.plan("tile", outer, n, inner, itemsize, backward, 132, False, scalar)["configs"][0])
         return config["BLOCK_N"], config["BLOCK_N2"], config["BLOCK_I"], config["num_warps"]
 
+    # by default the 16-bit scalar tiles of whole columns: any second piece where each thread holds
+    # whole columns (128 threads over 128 columns up to 32 classes), at most a quarter of the first
+    # where two threads share a column (64 columns from 33)
+    assert tb.TWO_PIECE_TILES == "16bit"
     assert pieces(16, 21, 263169, 2, True, True) == (16, 8, 128, 4)  # the thread count of 32 rows
     assert pieces(16, 21, 263169, 2, False, True) == (16, 8, 128, 4)
+    assert pieces(16, 40, 263169, 2, True, True) == (32, 8, 64, 4)
+    assert pieces(16, 33, 66049, 2, False, True) == (32, 1, 64, 4)
+    assert pieces(8, 48, 263169, 2, True, True) == (64, 0, 64, 4)
     assert pieces(16, 21, 263169, 4, False, True) == (32, 0, 128, 8)  # float32
     assert pieces(8, 150, 16129, 2, True, True) == (256, 0, 16, 8)  # the long axes' scalar tiles
     assert pieces(16, 21, 262144, 2, False, False)[:2] == (32, 0)  # 16-byte loads

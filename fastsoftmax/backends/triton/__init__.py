@@ -145,30 +145,42 @@ def _pow2(value: int) -> int:
 
 
 #: Which strided tiles hold a reduced axis just past a power of two as two pieces (tile_pieces):
-#: "16bit", the 16-bit scalar tiles of whole columns a thread (SCALAR_TILE_*: scalar loads, as many
-#: threads as columns); "all" strided tiles; "none". H200, alternated in one process and kernel by
-#: kernel (benchmarks/scalar_tile_probe.py, benchmarks/kernel_breakdown.py, results
-#: 2026-12-03_h200_s54/n1/two_pieces.txt, n2/segmentation.txt, n3/, n5/), two pieces against one: bf16
-#: (16, 21, 513, 513) over dim 1 forward 0.719 of copy against 0.681 (116.5 against 127.3 us;
-#: torch.compile 138.6), backward 0.831 against 0.794 (152.1 against 163.6; torch.compile 152.6), 80
-#: registers against 108; (16, 19, 513, 513) 103.2 against 125.8 us forward, 135.9 against 157.5
-#: backward. Behind everywhere else measured: float32 there (8 warps: 219.6 against 188.9 us forward;
-#: at 4 warps of whole columns 227.6 against 211.9), (8, 150, 127, 127) bf16 backward 54.7 against
-#: 50.5, the 16-byte tiles of (16, 21, 512, 512) 599.4 against 306.8
+#: "16bit", the 16-bit scalar tiles of whole columns (SCALAR_TILE_*); "all" strided tiles; "none".
+#: H200, kernel by kernel and alternated in one process (benchmarks/kernel_breakdown.py,
+#: benchmarks/scalar_tile_probe.py; results 2026-12-03_h200_s54/), two pieces against one, bf16 over
+#: dim 1: (16, 21, 513, 513) forward 116.5 against 127.3 us (torch.compile 138.6), backward 152.1
+#: against 163.6 (152.6), 80 registers against 108; (16, 19, 513, 513) 103.2 against 125.8 and 135.9
+#: against 157.5; (16, 40, 513, 513) 282.2 against 301.8 and 374.8 against 503.6; (16, 33, 257, 257)
+#: 55.7 against 77.8 and 80.0 against 129.7. Behind everywhere else measured: float32 there (8 warps:
+#: 219.6 against 188.9 us forward; at 4 warps of whole columns 227.6 against 211.9), (8, 150, 127,
+#: 127) bf16 backward 54.7 against 50.5, the 16-byte tiles of (16, 21, 512, 512) 599.4 against 306.8,
+#: and a second piece half the first where two threads share a column ((8, 48, 513, 513) 160.1
+#: against 152.0, 234.3 against 220.9: TWO_PIECE_SHARED_MAX_TAIL)
 TWO_PIECE_TILES = "16bit"
+#: where threads share a tile's columns (more threads than BLOCK_I), the second piece at most this
+#: share of the first (see TWO_PIECE_TILES); where each thread holds whole columns, any
+TWO_PIECE_SHARED_MAX_TAIL = 0.25
 
 
-def tile_pieces(n: int, where: str = "all") -> tuple[int, int]:
+def tile_pieces(n: int, max_tail: float = 0.5) -> tuple[int, int]:
     """Rows of a strided tile's two pieces along a reduced axis of n: (_pow2(n), 0), or where n is
-    past a power of two p by at most p / 2, (p, the power of two that holds the rest), fewer rows in
-    all: 21 channels 16 + 8, 150 128 + 32, 5 4 + 1 (a masked row costs its registers and its
-    predicated loads as a held one does). ``where``: the tile's kind ("16bit" scalar tiles of whole
-    columns, or "all" others), against TWO_PIECE_TILES."""
+    past a power of two p and the power of two that holds the rest is at most ``max_tail`` of p,
+    (p, that power of two), fewer rows in all: 21 channels 16 + 8, 40 32 + 8, 150 128 + 32, 5 4 + 1 (a
+    masked row costs its registers and its predicated loads as a held one does)."""
     whole = _pow2(n)
     head = whole // 2
-    if TWO_PIECE_TILES not in ("all", where) or n <= 2 or n == whole or head + _pow2(n - head) >= whole:
+    if n <= 2 or n == whole or _pow2(n - head) > max_tail * head:
         return whole, 0
     return head, _pow2(n - head)
+
+
+def _tile_pieces_planned(n: int, itemsize: int, whole_columns: bool, warps: int, block_i: int) -> tuple[int, int]:
+    """The pieces ``plan`` gives a strided tile (TWO_PIECE_TILES)."""
+    if TWO_PIECE_TILES == "all":
+        return tile_pieces(n)
+    if TWO_PIECE_TILES == "16bit" and whole_columns and itemsize == 2:
+        return tile_pieces(n, 0.5 if warps * 32 <= block_i else TWO_PIECE_SHARED_MAX_TAIL)
+    return _pow2(n), 0
 
 
 def _warps(tile_elems: int) -> int:
@@ -251,8 +263,7 @@ def plan(
                 block_o = max(1, min(TILE_TARGET // (block_n * block_i), _pow2(outer)))
             warps = _warps(block_o * block_n * block_i)
         # the thread count as planned for block_n rows; a tile of two pieces gives each fewer elements
-        kind = "16bit" if whole_columns and itemsize == 2 else "all"
-        head, tail = tile_pieces(n, kind) if strided else (block_n, 0)
+        head, tail = _tile_pieces_planned(n, itemsize, whole_columns, warps, block_i) if strided else (block_n, 0)
         blocks = (
             ("BLOCK_O", block_o),
             ("BLOCK_N", head),
