@@ -12,6 +12,7 @@ import argparse
 import sys
 
 import torch
+from sanitize import _problem
 
 import fastsoftmax
 from fastsoftmax import dispatch
@@ -30,14 +31,9 @@ PROBLEMS = [
 ]
 
 
-def _problem(text: str):
-    sizes, _, dim = text.partition(":")
-    return tuple(int(size) for size in sizes.split("x")), int(dim) if dim else -1
-
-
 def main() -> int:
     parser = argparse.ArgumentParser()
-    parser.add_argument("--shapes", help="SHAPE:DIM problems instead of PROBLEMS, e.g. 2x21x143:1")
+    parser.add_argument("--shapes", help="SHAPE[:DIM] problems instead of PROBLEMS (sanitize.py's), e.g. 2x21x143:1")
     args = parser.parse_args()
     problems = [_problem(item) for item in args.shapes.split(",")] if args.shapes else PROBLEMS
     wrong = []

@@ -15,9 +15,9 @@ from __future__ import annotations
 import sys
 
 import torch
+from kernel_breakdown import triton_settings, tuned
 
 import fastsoftmax.backends.triton as triton_backend
-from fastsoftmax import dispatch
 from fastsoftmax.benchmark.layouts import copy_gbps, input_sets, layout_cases, public_call, time_ms
 
 SHIPPED = (
@@ -49,20 +49,15 @@ VARIANTS = {
 DTYPES = ("bfloat16", "float32")
 
 
-def use(variant) -> None:
-    triton_backend.SCALAR_TILE_ELEMS, triton_backend.SCALAR_TILE_PER_THREAD = variant[0], dict(variant[1])
-    triton_backend.SCALAR_TILE_BACKWARD_16BIT_OFFSETS_64 = variant[2]
-    triton_backend.TWO_PIECE_TILES = variant[3]
-    triton_backend.plan.cache_clear()
-    dispatch.clear_caches()
-
-
-def forced_triton(fn):
-    def call(*args):
-        with dispatch.forced("triton"):
-            return fn(*args)
-
-    return call
+def settings(variant) -> dict:
+    """The Triton backend's module settings of a variant (kernel_breakdown.triton_settings)."""
+    elems, per_thread, offsets_64, pieces = variant
+    return dict(
+        SCALAR_TILE_ELEMS=elems,
+        SCALAR_TILE_PER_THREAD=dict(per_thread),
+        SCALAR_TILE_BACKWARD_16BIT_OFFSETS_64=offsets_64,
+        TWO_PIECE_TILES=pieces,
+    )
 
 
 def main(argv=None) -> int:
@@ -80,17 +75,14 @@ def main(argv=None) -> int:
                 sets = input_sets(case, dtype, backward)
                 fn = public_call(case.dim, backward)
                 if forced:
-                    fn = forced_triton(fn)
+                    fn = tuned(fn, {"backend": "triton"})
                 floor = case.bytes_moved(sets[0][0].element_size(), backward)
                 results = {name: [] for name in variants}
-                try:
-                    for _ in range(3):
-                        for name, variant in variants.items():
-                            use(variant)
+                for _ in range(3):
+                    for name, variant in variants.items():
+                        with triton_settings(settings(variant)):
                             fn(*sets[0])
                             results[name].append(floor / time_ms(fn, sets) / 1e6 / copy)
-                finally:
-                    use(SHIPPED)
                 cells = " | ".join(f"{k} {max(v):.3f} ({min(v):.3f})" for k, v in results.items())
                 print(f"{case.label} {dtype_name} {'bwd' if backward else 'fwd'} {cells}", flush=True)
     return 0

@@ -174,11 +174,12 @@ def tile_pieces(n: int, max_tail: float = 0.5) -> tuple[int, int]:
     return head, _pow2(n - head)
 
 
-def _tile_pieces_planned(n: int, itemsize: int, whole_columns: bool, warps: int, block_i: int) -> tuple[int, int]:
-    """The pieces ``plan`` gives a strided tile (TWO_PIECE_TILES)."""
+def _tile_pieces_planned(n: int, itemsize: int, scalar_tile: bool, warps: int, block_i: int) -> tuple[int, int]:
+    """The pieces ``plan`` gives a strided tile (TWO_PIECE_TILES); ``scalar_tile``: one of the
+    SCALAR_TILE_* tiles."""
     if TWO_PIECE_TILES == "all":
         return tile_pieces(n)
-    if TWO_PIECE_TILES == "16bit" and whole_columns and itemsize == 2:
+    if TWO_PIECE_TILES == "16bit" and scalar_tile and itemsize == 2:
         return tile_pieces(n, 0.5 if warps * 32 <= block_i else TWO_PIECE_SHARED_MAX_TAIL)
     return _pow2(n), 0
 
@@ -244,8 +245,8 @@ def plan(
             block_i = 1
         block_o = 1
         offsets_64 = False
-        whole_columns = strided and scalar and scalar_tiles_hold(n, inner)
-        if whole_columns:
+        scalar_tile = strided and scalar and scalar_tiles_hold(n, inner)
+        if scalar_tile:
             block_i = SCALAR_TILE_COLUMNS if itemsize == 4 else SCALAR_TILE_ELEMS // block_n
             warps = block_n * block_i // (32 * SCALAR_TILE_PER_THREAD[itemsize])
             # the one tile measured slower with 32-bit offsets (see _wide_offsets)
@@ -263,7 +264,7 @@ def plan(
                 block_o = max(1, min(TILE_TARGET // (block_n * block_i), _pow2(outer)))
             warps = _warps(block_o * block_n * block_i)
         # the thread count as planned for block_n rows; a tile of two pieces gives each fewer elements
-        head, tail = _tile_pieces_planned(n, itemsize, whole_columns, warps, block_i) if strided else (block_n, 0)
+        head, tail = _tile_pieces_planned(n, itemsize, scalar_tile, warps, block_i) if strided else (block_n, 0)
         blocks = (
             ("BLOCK_O", block_o),
             ("BLOCK_N", head),

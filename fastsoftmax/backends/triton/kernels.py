@@ -122,10 +122,11 @@ def softmax_fwd_tile(
         o2, n2, i2, mask2 = _tile_offsets(pid, OUTER, N, INNER, BLOCK_N, BLOCK_O, BLOCK_N2, BLOCK_I, WIDE)
         x2 = tl.load(x_ptr + (o2 * xs_o + n2 * xs_n + i2 * xs_i), mask=mask2, other=NEG_INF).to(tl.float32)
         m = tl.maximum(m, tl.max(x2, axis=1, keep_dims=True))
-    e = tl.exp(x - _safe_max(m))
+    base = _safe_max(m)
+    e = tl.exp(x - base)
     s = tl.sum(e, axis=1, keep_dims=True)
     if BLOCK_N2 > 0:
-        e2 = tl.exp(x2 - _safe_max(m))
+        e2 = tl.exp(x2 - base)
         s += tl.sum(e2, axis=1, keep_dims=True)
         y2 = _finish(x2, m, s, LOG) if LOG else e2 * (1.0 / s)
         tl.store(y_ptr + (o2 * ys_o + n2 * ys_n + i2), y2.to(y_ptr.dtype.element_ty), mask=mask2)
