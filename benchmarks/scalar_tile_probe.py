@@ -23,11 +23,11 @@ from fastsoftmax.benchmark.layouts import copy_gbps, input_sets, layout_cases, p
 SHIPPED = (
     triton_backend.SCALAR_TILE_ELEMS,
     dict(triton_backend.SCALAR_TILE_PER_THREAD),
-    triton_backend.SCALAR_TILE_BACKWARD_16BIT_OFFSETS_64,
+    triton_backend.SCALAR_TILE_OFFSETS_64_MAX_N,
     triton_backend.TWO_PIECE_TILES,
 )
-#: name -> (elements a 16-bit tile, elements a thread by item size, 64-bit offsets in the 16-bit
-#: backward, which strided tiles take two pieces)
+#: name -> (elements a 16-bit tile, elements a thread by item size, the longest axis (padded) whose
+#: 16-bit backward takes 64-bit offsets, which strided tiles take two pieces)
 VARIANTS = {
     "base": SHIPPED,
     "one-piece": (*SHIPPED[:3], "none"),
@@ -38,10 +38,11 @@ VARIANTS = {
     # half the columns at 16 a thread: 4 warps of Inductor's registers a thread (its persistent
     # reduction of (16, 21, 513, 513) over dim 1: 128 x 32 elements over 8 warps, 32-bit offsets)
     "2048,16/thr": (2048, {2: 16, 4: 16}, *SHIPPED[2:]),
-    "32-bit": (*SHIPPED[:2], False, SHIPPED[3]),
-    "32-bit,one-piece": (*SHIPPED[:2], False, "none"),
-    "16/thr,32-bit": (4096, {2: 16, 4: 16}, False, SHIPPED[3]),
-    "16/thr,32-bit,one-piece": (4096, {2: 16, 4: 16}, False, "none"),
+    "32-bit": (*SHIPPED[:2], 0, SHIPPED[3]),
+    "64-bit": (*SHIPPED[:2], 64, SHIPPED[3]),
+    "32-bit,one-piece": (*SHIPPED[:2], 0, "none"),
+    "16/thr,32-bit": (4096, {2: 16, 4: 16}, 0, SHIPPED[3]),
+    "16/thr,32-bit,one-piece": (4096, {2: 16, 4: 16}, 0, "none"),
 }
 
 
@@ -55,7 +56,7 @@ def settings(variant) -> dict:
     return dict(
         SCALAR_TILE_ELEMS=elems,
         SCALAR_TILE_PER_THREAD=dict(per_thread),
-        SCALAR_TILE_BACKWARD_16BIT_OFFSETS_64=offsets_64,
+        SCALAR_TILE_OFFSETS_64_MAX_N=offsets_64,
         TWO_PIECE_TILES=pieces,
     )
 

@@ -680,9 +680,12 @@ def test_triton_tile_offsets_widen_only_past_2_to_the_31():
     assert tb._wide_offsets(65537, 32768, 1, (32768, 1, 1), (32768, 1, 1))
     assert not tb._wide_offsets(1, 65536, 32768, (0, 32768, 1))  # the last element: 2^31 - 1
     assert not tb._wide_offsets(0, 21, 128, (0, 128, 1))  # empty
-    # and where measured faster, whatever the size: the 16-bit backward of the scalar tiles
-    assert tb.plan("tile", 16, 21, 263169, 2, True, 132, False, True)["offsets_64"]
-    for n, inner, itemsize, backward in ((21, 263169, 2, False), (21, 263169, 4, True), (150, 16129, 2, True)):
+    # and where measured faster, whatever the size: the 16-bit backward of the scalar tiles whose
+    # threads hold whole columns (axes of 17-32), not of those sharing them (33-64)
+    for n in (17, 21, 32):
+        assert tb.plan("tile", 16, n, 263169, 2, True, 132, False, True)["offsets_64"]
+    cases = ((21, 263169, 2, False), (21, 263169, 4, True), (150, 16129, 2, True), (33, 66049, 2, True))
+    for n, inner, itemsize, backward in cases + ((40, 263169, 2, True), (64, 263169, 2, True)):
         assert not tb.plan("tile", 16, n, inner, itemsize, backward, 132, False, True)["offsets_64"]
 
 

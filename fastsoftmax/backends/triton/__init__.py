@@ -81,9 +81,15 @@ SCALAR_TILE_MAX_N = 64
 SCALAR_TILE_COLUMNS = 128
 SCALAR_TILE_ELEMS = 4096
 SCALAR_TILE_PER_THREAD = {2: 32, 4: 16}
-#: the 16-bit backward of the scalar tiles computes 64-bit element offsets (see _wide_offsets); a
-#: module setting for benchmarks/scalar_tile_probe.py's variants
-SCALAR_TILE_BACKWARD_16BIT_OFFSETS_64 = True
+#: the 16-bit backward of the scalar tiles over axes of at most this many rows (padded to a power of
+#: two: the tiles whose threads hold whole columns) computes 64-bit element offsets (see
+#: _wide_offsets), longer axes 32-bit ones; 0: 32-bit everywhere. H200, kernel by kernel in one
+#: process (benchmarks/kernel_breakdown.py, results 2026-12-04_h200_s55/c1/), 64-bit against 32-bit
+#: offsets, bf16 over dim 1: (16, 21, 513, 513) 151.5 against 155.1 us (same 80 registers); but
+#: over 33-64 rows (96 registers against 78 at 4 warps: five CTAs an SM, not six) (16, 40, 513,
+#: 513) 374.5 against 318.3 us (torch.compile 331.2), (16, 33, 257, 257) 81.2 against 64.8 (68.5),
+#: (8, 48, 513, 513) 216.2 against 192.7 (209.7)
+SCALAR_TILE_OFFSETS_64_MAX_N = 32
 #: Strided tiles of scalar loads over longer axes (past SCALAR_TILE_MAX_N, inner sizes of
 #: SCALAR_TILE_COLUMNS or more): SCALAR_LONG_ELEMS elements, or more where the axis needs them for
 #: SCALAR_LONG_MIN_BYTES of columns (up to SCALAR_LONG_MAX_ELEMS[backward]), SCALAR_LONG_PER_THREAD
@@ -250,7 +256,7 @@ def plan(
             block_i = SCALAR_TILE_COLUMNS if itemsize == 4 else SCALAR_TILE_ELEMS // block_n
             warps = block_n * block_i // (32 * SCALAR_TILE_PER_THREAD[itemsize])
             # the one tile measured slower with 32-bit offsets (see _wide_offsets)
-            offsets_64 = backward and itemsize == 2 and SCALAR_TILE_BACKWARD_16BIT_OFFSETS_64
+            offsets_64 = backward and itemsize == 2 and block_n <= SCALAR_TILE_OFFSETS_64_MAX_N
         elif strided and scalar and scalar_long_tiles_hold(n, inner, itemsize, backward):
             block_i = max(SCALAR_LONG_MIN_BYTES[itemsize] // itemsize, SCALAR_LONG_ELEMS // block_n)
             block_i = min(block_i, _pow2(inner), max(1, SCALAR_LONG_MAX_ELEMS[backward] // block_n))
@@ -573,8 +579,9 @@ def _wide_offsets(outer: int, n: int, inner: int, *strides) -> bool:
     plans (results 2026-11-28_h200_s29/tile_wide_ab.txt): (16, 21, 513, 513) over dim 1 float32
     forward 0.773 -> 0.880 of copy, backward 0.783 -> 0.980, bf16 forward 0.658 -> 0.676; (8, 150,
     127, 127) bf16 forward 0.319 -> 0.389, backward 0.406 -> 0.500; rows level (within 0.015). The
-    16-bit backward of the scalar tiles keeps 64-bit offsets (plan's ``offsets_64``): bf16 (16, 21,
-    513, 513) 0.765 against 0.732. The looping tiers keep them too (not timed)."""
+    16-bit backward of the scalar tiles over axes of at most 32 keeps 64-bit offsets (plan's
+    ``offsets_64``, SCALAR_TILE_OFFSETS_64_MAX_N): bf16 (16, 21, 513, 513) 0.765 against 0.732. The
+    looping tiers keep them too (not timed)."""
     last_o, last_n, last_i = outer - 1, n - 1, inner - 1
     for so, sn, si in strides:
         if last_o * so + last_n * sn + last_i * si > INT32_MAX:
