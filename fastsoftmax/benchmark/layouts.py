@@ -284,6 +284,8 @@ def main(argv=None) -> int:
     parser.add_argument("--quick", action="store_true")
     parser.add_argument("--backward", action="store_true", help="time the backward too")
     parser.add_argument("--log", action="store_true", help="time log-softmax too")
+    parser.add_argument("--log-only", action="store_true", help="time log-softmax alone")
+    parser.add_argument("--backward-only", action="store_true", help="time the backward alone")
     parser.add_argument("--dtypes", default="bfloat16,float32")
     parser.add_argument("--json", default=None)
     parser.add_argument("--classes", help="only these classes of layout (comma-separated, e.g. view,channel)")
@@ -299,8 +301,8 @@ def main(argv=None) -> int:
         for case in layout_cases(args.quick):
             if args.classes and case.cls not in args.classes.split(","):
                 continue
-            for log in (False, True) if args.log else (False,):
-                for backward in (False, True) if args.backward else (False,):
+            for log in (True,) if args.log_only else (False, True) if args.log else (False,):
+                for backward in (True,) if args.backward_only else (False, True) if args.backward else (False,):
                     rows.append(run_case(case, dtype, backward, copy, rounds=args.rounds, log=log))
                     print(format_rows(rows[-1:], ["fastsoftmax", "torch", "compile"]).splitlines()[-1], flush=True)
     if args.json:
