@@ -122,6 +122,7 @@ def main(argv=None) -> int:
         "fastsoftmax under too",
     )
     parser.add_argument("--no-compile", action="store_true", help="leave out torch.compile")
+    parser.add_argument("--log", action="store_true", help="log-softmax (against torch.compile's) instead of softmax")
     args = parser.parse_args(argv)
     torch._dynamo.config.recompile_limit = 1 << 20
     torch._dynamo.config.cache_size_limit = 1 << 20
@@ -134,9 +135,9 @@ def main(argv=None) -> int:
         copy = layouts.copy_gbps(dtype)
         itemsize = torch.empty((), dtype=dtype).element_size()
         for case, backward in ((c, d == "backward") for c in cases for d in args.directions.split(",")):
-            inputs = layouts.input_sets(case, dtype, backward)
+            inputs = layouts.input_sets(case, dtype, backward, log=args.log)
             floor = case.bytes_moved(itemsize, backward)
-            impls = layouts.implementations(case, backward, peers=not args.no_compile)
+            impls = layouts.implementations(case, backward, peers=not args.no_compile, log=args.log)
             for fields in parse_tunings(args.tunings):
                 label = ",".join(f"{k}={v}" for k, v in fields.items())
                 impls[f"fastsoftmax[{label}]"] = tuned(impls["fastsoftmax"], fields)
@@ -149,7 +150,7 @@ def main(argv=None) -> int:
                     print(f"{case.label} {str(dtype)[6:]} {name}: {type(exc).__name__}: {exc}"[:300], flush=True)
                     continue
                 total = sum(kernels.values())
-                direction = "backward" if backward else "forward"
+                direction = ("log-softmax " if args.log else "") + ("backward" if backward else "forward")
                 print(
                     f"{case.label} {str(dtype)[6:]} {direction} {name}: {total:.1f} us a call, "
                     f"{floor / total / 1e3 / copy:.3f} of copy",
