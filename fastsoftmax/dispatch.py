@@ -187,7 +187,7 @@ def resolve(
             )
         return backend, tier
     name = _choose_backend(
-        requested, device.type, device.index, dtype, outer, n, inner, backward, aligned, stepped, window, runs
+        requested, device.type, device.index, dtype, outer, n, inner, backward, aligned, stepped, window, runs, log
     )
     if name == "torch":
         return None, None
@@ -262,6 +262,7 @@ def _choose_backend(
     stepped: bool = False,
     window: bool = True,
     runs: bool = True,
+    log: bool = False,
 ) -> str:
     if requested != "auto":
         return requested
@@ -297,7 +298,7 @@ def _choose_backend(
     elif inner > 1 and aligned and dtype == torch.float32:
         if _float32_wide_to_triton(n, inner, outer * n * inner, backward):
             preferred = "triton"
-    if inner > 1 and aligned and window and _relay_backward(outer, n, inner, dtype, backward, device_index, runs):
+    if inner > 1 and aligned and window and _relay_backward(outer, n, inner, dtype, backward, device_index, runs, log):
         preferred = "triton"
     candidates = [preferred] if preferred else []
     candidates += [name for name in ("triton", "cuda") if name not in candidates]
@@ -343,7 +344,14 @@ RELAY_F32_MAX_INNER = 8
 
 
 def _relay_backward(
-    outer: int, n: int, inner: int, dtype: torch.dtype, backward: bool, device_index, runs: bool = True
+    outer: int,
+    n: int,
+    inner: int,
+    dtype: torch.dtype,
+    backward: bool,
+    device_index,
+    runs: bool = True,
+    log: bool = False,
 ) -> bool:
     """Whether a backward on 16-byte boundaries leaves the table's choice for Triton's relay tier
     (triton.relay_takes: long axes of narrow inner sizes, each outer index's (n, inner) block more
@@ -355,12 +363,17 @@ def _relay_backward(
     65536, 16) 0.605 against 0.513; float32 (128, 16384, 32) 0.653 against 0.611. float32 over
     RELAY_F32_MAX_INNER columns or fewer stays on the relay, whose pseudo-columns read them as rows
     of 16-byte loads: (128, 65536, 8) 0.696 against 0.652.
+    The log-softmax backward stays on the relay wherever it takes it: its first read is of dy alone
+    (the sum of dy), where the column kernels hold y and dy both. H200, kernel by kernel in one process
+    (benchmarks/kernel_breakdown.py --log, results 2026-12-04_h200_s55/c4/): bf16 (64, 65536, 16) 133.2
+    us against the column kernels' 165.2 (torch.compile 132.7), (128, 16384, 32) 131.4 against 153.2
+    (128.9); float32 (128, 16384, 32) 275.9 against 296.5 (249.5).
     Measured on an H200 only; the table's points there are the CUDA staged teams and strided tier.
     ``runs``: every tensor's blocks are single runs (else the CUDA backend would stage them in tiles,
     and the relay keeps them)."""
     if not _triton_module().relay_takes(outer, n, inner, backward):
         return False
-    if not runs or (dtype == torch.float32 and inner <= RELAY_F32_MAX_INNER):
+    if log or not runs or (dtype == torch.float32 and inner <= RELAY_F32_MAX_INNER):
         return True
     if unavailable_reason("cuda", "cuda", device_index) is not None:
         return True

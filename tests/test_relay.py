@@ -169,6 +169,11 @@ def test_auto_sends_long_narrow_backwards_to_it(monkeypatch, streams):
         args = ("auto", "cuda", 0, torch.bfloat16, 64, 65536, 16)
         assert dispatch._choose_backend(*args, True, True, False, True, False) == "triton"
         assert dispatch._choose_backend("auto", "cuda", 0, torch.bfloat16, 128, 65536, 8, True) == relay
+        # the log-softmax backward (a first read of dy alone): the relay, whatever the CUDA backend holds
+        for dtype in (torch.bfloat16, torch.float32):
+            args = ("auto", "cuda", 0, dtype, 128, 16384, 32, True, True, False, True, True)
+            assert dispatch._choose_backend(*args, True) == "triton"
+            assert dispatch._choose_backend(*args, False) == relay
     finally:
         monkeypatch.undo()
         dispatch.clear_caches()

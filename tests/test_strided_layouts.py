@@ -411,6 +411,25 @@ def test_tier_choice():
     assert not strided.supports("strided_staged", 1, 5, 1, torch.float32, False, limits)
 
 
+def test_dense_16bit_log_backward_of_long_axes_takes_the_strided_tier():
+    """strided.dense_log_backward_strided: on a GPU of much DRAM bandwidth an SM, the 16-bit
+    log-softmax backward over axes past 1024 rows and columns of a 128-byte line or more, on their
+    16-byte boundaries; the softmax backward, float32, short axes, narrow columns, other GPUs and
+    inputs off their boundaries keep their tiers."""
+    limits = fastsoftmax.backends.cuda.tiers.H100_LIMITS
+    h200 = dataclasses.replace(limits, dram_gbps=4800.0)
+    for dtype in (torch.bfloat16, torch.float16):
+        for outer, n, inner in ((1, 8192, 16384), (1, 8192, 8192), (16, 4096, 4096), (32, 4096, 1024)):
+            assert strided.choose_tier(outer, n, inner, dtype, True, h200, log=True) == "strided", (n, inner)
+            assert strided.choose_tier(outer, n, inner, dtype, True, h200) == "strided_staged", (n, inner)
+            assert strided.choose_tier(outer, n, inner, dtype, True, limits, log=True) == "strided_staged"
+        for outer, n, inner in ((128, 1024, 1024), (512, 8192, 16), (1024, 16384, 4)):
+            tier = strided.choose_tier(outer, n, inner, dtype, True, h200, log=True)
+            assert tier == strided.choose_tier(outer, n, inner, dtype, True, h200), (n, inner)
+        assert strided.choose_tier(32, 4096, 1024, dtype, True, h200, False, True, log=True) == "strided_staged"
+    assert strided.choose_tier(1, 8192, 16384, torch.float32, True, h200, log=True) == "strided_staged"
+
+
 def test_staged_widths():
     s = strided.staged_shape(4, 64, 16, torch.bfloat16, False, **H100)
     assert strided.staged_widths(s, 4, 64, 16, ((1024, 16, 1), (1024, 16, 1)), 2) == (True, 16)

@@ -545,6 +545,8 @@ def choose_tier(
     # forward, 0.64 and 0.74 backward, against the strided tier's 0.53, 0.57, 0.53, 0.54; bf16 in
     # windows 0.454 and 0.527 forward, 0.522 and 0.543 backward, against 0.439, 0.449, 0.447, 0.445
     # (2-byte copies: 0.14-0.22)
+    if dense_log_backward_strided(n, inner, itemsize, backward, log, aligned and window and not stepped, limits):
+        return "strided"
     off_boundary = not stepped and not aligned and window and inner * itemsize >= STAGED_WINDOW_MIN_INNER_BYTES
     whole_pieces = inner * itemsize % 16 == 0
     # see OFF_BOUNDARY_16BIT_FORWARD_STRIDED_FROM_N: the windows lead on shorter axes
@@ -567,6 +569,33 @@ def choose_tier(
     windowed = window_tiles(dtype) and (off_boundary or inner * itemsize % 16 != 0)
     shape = staged_shape(outer, n, inner, dtype, backward, *limits_args, window=windowed, step=2 if stepped else 1)
     return "strided" if shape is None else "strided_staged"
+
+
+#: on GPUs of much DRAM bandwidth an SM, the 16-bit log-softmax backward of inputs on their 16-byte
+#: boundaries over axes longer than this and columns of a 128-byte line or more takes the strided tier
+#: (see dense_log_backward_strided)
+LOG_BACKWARD_16BIT_STRIDED_PAST_N = 1024
+LOG_BACKWARD_16BIT_STRIDED_MIN_INNER_BYTES = 128
+
+
+def dense_log_backward_strided(n: int, inner: int, itemsize: int, backward: bool, log: bool, dense: bool, limits):
+    """Whether the 16-bit log-softmax backward of a ``dense`` problem (every tensor on its 16-byte
+    boundaries, rows at one phase, unit steps) takes the strided tier over the staged tiles: its first
+    walk reads dy alone (the sum of dy), its second y and dy, where the staged teams of a long axis
+    hold both and meet before writing. H200, kernel by kernel in one process (benchmarks/
+    kernel_breakdown.py --log, results 2026-12-04_h200_s55/c4/), bf16: (8192, 16384) over dim 0 267.1
+    us against the staged teams' 325.3 (torch.compile 273.6), (8192, 8192).t() over dim 1 138.6
+    against 163.0 (127.7), expand(1, 4096, 4096) over dim 1 271.0 against 461.4 (413.3). float32 keeps
+    the staged tiles (its expand(1, 4096, 4096) 1.10 of copy against torch.compile's 0.95, call 3)."""
+    return (
+        dense
+        and backward
+        and log
+        and itemsize == 2
+        and n > LOG_BACKWARD_16BIT_STRIDED_PAST_N
+        and inner * itemsize >= LOG_BACKWARD_16BIT_STRIDED_MIN_INNER_BYTES
+        and limits.high_bandwidth_per_sm
+    )
 
 
 def stepped_span_fits(inner: int, strides, itemsize: int, align: int) -> str | None:
