@@ -90,6 +90,10 @@ SCALAR_TILE_PER_THREAD = {2: 32, 4: 16}
 #: 513) 374.5 against 318.3 us (torch.compile 331.2), (16, 33, 257, 257) 81.2 against 64.8 (68.5),
 #: (8, 48, 513, 513) 216.2 against 192.7 (209.7)
 SCALAR_TILE_OFFSETS_64_MAX_N = 32
+#: a register cap (Triton's maxnreg) for the 16-bit log-softmax backward of the scalar tiles whose
+#: threads hold whole columns (axes of at most 32): it compiles to 96 registers (five CTAs of 4 warps
+#: an SM) where the softmax backward takes 80 (six); capped at 80 it spills nothing. None: no cap
+SCALAR_TILE_LOG_BACKWARD_MAXNREG = 80
 #: Strided tiles of scalar loads over longer axes (past SCALAR_TILE_MAX_N, inner sizes of
 #: SCALAR_TILE_COLUMNS or more): SCALAR_LONG_ELEMS elements, or more where the axis needs them for
 #: SCALAR_LONG_MIN_BYTES of columns (up to SCALAR_LONG_MAX_ELEMS[backward]), SCALAR_LONG_PER_THREAD
@@ -278,6 +282,9 @@ def plan(
             ("BLOCK_I", block_i),
             ("num_warps", warps),
         )
+        capped = scalar_tile and backward and log and itemsize == 2 and block_n <= SCALAR_TILE_OFFSETS_64_MAX_N
+        if capped and SCALAR_TILE_LOG_BACKWARD_MAXNREG:
+            blocks += (("maxnreg", SCALAR_TILE_LOG_BACKWARD_MAXNREG),)
         return dict(
             kind="tile",
             programs=triton.cdiv(outer, block_o) * triton.cdiv(inner, block_i),
