@@ -708,6 +708,26 @@ def test_triton_tile_offsets_widen_only_past_2_to_the_31():
         assert not tb.plan("tile", 16, n, inner, itemsize, backward, 132, False, True)["offsets_64"]
 
 
+def test_triton_log_backward_register_cap():
+    """The 16-bit log-softmax backward of the scalar tiles of whole columns compiles under
+    SCALAR_TILE_LOG_BACKWARD_MAXNREG; no other tile does."""
+    from fastsoftmax.backends import triton as tb
+
+    def options(n, itemsize, backward, log, scalar=True):
+        return dict(tb.plan("tile", 16, n, 263169, itemsize, backward, 132, log, scalar)["configs"][0])
+
+    for n in (17, 21, 32):
+        assert options(n, 2, True, True)["maxnreg"] == tb.SCALAR_TILE_LOG_BACKWARD_MAXNREG
+    for n, itemsize, backward, log in (
+        (21, 2, True, False),
+        (21, 2, False, True),
+        (21, 4, True, True),
+        (40, 2, True, True),
+    ):
+        assert "maxnreg" not in options(n, itemsize, backward, log)
+    assert "maxnreg" not in options(21, 2, True, True, scalar=False)
+
+
 @pytest.mark.parametrize("wide", [False, True], ids=["32-bit", "64-bit"])
 @pytest.mark.parametrize("dtype", [torch.float32, torch.bfloat16], ids=str)
 def test_triton_tiles_with_either_offset_width(dtype, wide, monkeypatch):

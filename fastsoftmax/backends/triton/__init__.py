@@ -91,9 +91,13 @@ SCALAR_TILE_PER_THREAD = {2: 32, 4: 16}
 #: (8, 48, 513, 513) 216.2 against 192.7 (209.7)
 SCALAR_TILE_OFFSETS_64_MAX_N = 32
 #: a register cap (Triton's maxnreg) for the 16-bit log-softmax backward of the scalar tiles whose
-#: threads hold whole columns (axes of at most 32): it compiles to 96 registers (five CTAs of 4 warps
-#: an SM) where the softmax backward takes 80 (six); capped at 80 it spills nothing. None: no cap
-SCALAR_TILE_LOG_BACKWARD_MAXNREG = 80
+#: threads hold whole columns (axes of at most 32): uncapped it compiles to 96 registers (five CTAs
+#: of 4 warps an SM) where the softmax backward takes 80 (six); at 64 (eight CTAs) it spills a few
+#: values to local memory (24 accesses in 16 + 8 rows). None: no cap. H200, kernel by kernel in one
+#: process (benchmarks/kernel_breakdown.py --log, results 2026-12-04_h200_s55/c6/), bf16 over dim 1,
+#: no cap, 80, 72, 64: (16, 21, 513, 513) 184.2, 167.6, 159.1, 157.4 us (torch.compile 163.7 in c4);
+#: (16, 19, 513, 513) 143.8, 163.0, 147.1, 141.8; (8, 21, 255, 255) 25.3, 23.6, 21.9, 21.8
+SCALAR_TILE_LOG_BACKWARD_MAXNREG = 64
 #: Strided tiles of scalar loads over longer axes (past SCALAR_TILE_MAX_N, inner sizes of
 #: SCALAR_TILE_COLUMNS or more): SCALAR_LONG_ELEMS elements, or more where the axis needs them for
 #: SCALAR_LONG_MIN_BYTES of columns (up to SCALAR_LONG_MAX_ELEMS[backward]), SCALAR_LONG_PER_THREAD
