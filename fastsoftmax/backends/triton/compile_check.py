@@ -57,6 +57,10 @@ KERNELS = {
 }
 
 
+#: the names in a plan's configs that are compile options, not constexpr parameters
+COMPILE_OPTIONS = ("num_warps", "num_stages", "maxnreg")
+
+
 def _kernels(kind: str, backward: bool):
     from . import kernels
 
@@ -107,7 +111,7 @@ def configurations(kinds):
                             fns = _kernels(kind, backward)
                         for fn, config in zip(fns, configs):
                             named = dict(config)
-                            options = {key: named.pop(key) for key in ("num_warps", "num_stages") if key in named}
+                            options = {key: named.pop(key) for key in COMPILE_OPTIONS if key in named}
                             for wide in (False, True) if kind == "tile" else (None,):
                                 constexprs = dict(named) if wide is None else {**named, "WIDE": wide}
                                 label = f"{fn.__name__} {torch_dtype} {(outer, n, inner)} {constexprs} {options}"
