@@ -557,6 +557,28 @@ def test_stepped_backward_tier_choice_sees_the_function(dtype):
 
 
 @pytest.mark.parametrize("dtype", [torch.bfloat16, torch.float16], ids=str)
+def test_dense_log_backward_tier_choice_sees_the_function(dtype):
+    """Dense tensors on their 16-byte boundaries through softmax_backward on the CUDA backend: past
+    1024 rows over a 128-byte line of columns or more, the 16-bit log-softmax backward takes the
+    strided tier on GPUs of much DRAM bandwidth an SM (strided.dense_log_backward_strided), the
+    softmax backward the staged tiles; each right against float64, the second call of each on its own
+    plan."""
+    from fastsoftmax.backends.cuda import BACKEND
+
+    fast = BACKEND.limits(None).high_bandwidth_per_sm
+    shape = (4, 2048, 256)
+    x = torch.randn(shape, device="cuda", dtype=dtype)
+    log_tier = "strided" if fast else "strided_staged"
+    for log, tier in ((False, "strided_staged"), (True, log_tier), (False, "strided_staged")):
+        y = softmax64(x, 1, log).to(dtype)
+        dy = torch.randn_like(x)
+        with recording_loads(BACKEND) as loaded:
+            for _ in range(2):
+                check_backward(fastsoftmax.softmax_backward(dy, y, 1, log=log, backend="cuda"), x, dy, 1, log)
+        assert {inst.tier for inst in loaded} == {tier}, (log, [inst.name for inst in loaded])
+
+
+@pytest.mark.parametrize("dtype", [torch.bfloat16, torch.float16], ids=str)
 def test_stepped_16bit_backward_of_large_teams_through_auto(dtype):
     """(8192, 8192)[:, ::2] over dim 0 through softmax_backward ("auto"), the shape
     strided.STEPPED_16BIT_BACKWARD_MAX_TEAM was set on: the staged spans would split each tile over a
