@@ -33,6 +33,11 @@ def _autotuners():
                 yield name, obj
 
 
+def kept_configs() -> list[str]:
+    """'kernel name: configuration' for every kernel torch.compile has loaded so far."""
+    return [f"{name}: {launcher.config}" for name, kernel in _autotuners() for launcher in kernel.launchers]
+
+
 def describe(name: str, kernel, source: bool) -> str:
     lines = [f"  kernel {name}: size hints {getattr(kernel, 'size_hints', '?')}"]
     hint = (getattr(kernel, "inductor_meta", None) or {}).get("reduction_hint")

@@ -29,7 +29,6 @@ that gap: 0.782 at best against the backend's 0.775 and torch.compile's 0.817
 from __future__ import annotations
 
 import argparse
-import gc
 import math
 
 import torch
@@ -125,20 +124,12 @@ def _launch(layout, backward, tensors, block_i, warps):
 
 def _inductor_blocks() -> list[str]:
     """The configs Inductor's autotuners kept (best effort: Inductor's internals change)."""
-    kept = []
     try:
-        from torch._inductor.runtime.triton_heuristics import CachingAutotuner
-    except Exception:
-        return kept
-    for obj in gc.get_objects():
-        try:
-            tuner = isinstance(obj, CachingAutotuner)
-        except ReferenceError:
-            continue
-        if tuner:
-            for launcher in getattr(obj, "launchers", []):
-                kept.append(f"{getattr(obj.fn, '__name__', '?')}: {getattr(launcher, 'config', '?')}")
-    return kept
+        from inductor_kernels import kept_configs
+
+        return kept_configs()
+    except Exception:  # noqa: BLE001 - a torch whose internals moved: no lines, the probe goes on
+        return []
 
 
 def _variants(args, x, y, dy, out, dim, backward) -> dict:
