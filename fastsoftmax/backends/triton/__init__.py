@@ -258,13 +258,14 @@ def plan(
         else:
             block_i = 1
         block_o = 1
-        offsets_64 = False
+        offsets_64 = whole_columns = False
         scalar_tile = strided and scalar and scalar_tiles_hold(n, inner)
         if scalar_tile:
             block_i = SCALAR_TILE_COLUMNS if itemsize == 4 else SCALAR_TILE_ELEMS // block_n
             warps = block_n * block_i // (32 * SCALAR_TILE_PER_THREAD[itemsize])
-            # the one tile measured slower with 32-bit offsets (see _wide_offsets)
+            # the tiles measured slower with 32-bit offsets (see _wide_offsets)
             offsets_64 = backward and itemsize == 2 and block_n <= SCALAR_TILE_OFFSETS_64_MAX_N
+            whole_columns = warps * 32 <= block_i
         elif strided and scalar and scalar_long_tiles_hold(n, inner, itemsize, backward):
             block_i = max(SCALAR_LONG_MIN_BYTES[itemsize] // itemsize, SCALAR_LONG_ELEMS // block_n)
             block_i = min(block_i, _pow2(inner), max(1, SCALAR_LONG_MAX_ELEMS[backward] // block_n))
@@ -286,7 +287,7 @@ def plan(
             ("BLOCK_I", block_i),
             ("num_warps", warps),
         )
-        capped = scalar_tile and backward and log and itemsize == 2 and block_n <= SCALAR_TILE_OFFSETS_64_MAX_N
+        capped = scalar_tile and whole_columns and backward and log and itemsize == 2
         if capped and SCALAR_TILE_LOG_BACKWARD_MAXNREG:
             blocks += (("maxnreg", SCALAR_TILE_LOG_BACKWARD_MAXNREG),)
         return dict(
