@@ -5,8 +5,7 @@ can be set against the same shape.
     PYTHONPATH=$PWD python benchmarks/inductor_kernels.py --cases "(16,40,513,513) d1" \
         --dtypes bfloat16 --directions backward --source
 
-Cases are labels of the layouts regime or '(a,b,c) dK' (a contiguous tensor), as in
-kernel_breakdown.py.
+Cases are labels as kernel_breakdown.py takes them (kernel_breakdown.cases_of).
 """
 
 from __future__ import annotations
@@ -14,7 +13,7 @@ from __future__ import annotations
 import argparse
 
 import torch
-from kernel_breakdown import _contiguous_case
+from kernel_breakdown import cases_of
 
 from fastsoftmax.benchmark import layouts
 
@@ -63,9 +62,7 @@ def main(argv=None) -> int:
     parser.add_argument("--directions", default="forward,backward")
     parser.add_argument("--source", action="store_true", help="print each kernel's Triton source too")
     args = parser.parse_args(argv)
-    known = {c.label: c for c in layouts.layout_cases()}
-    labels = [label.strip() for label in args.cases.split(";")]
-    cases = [known[label] if label in known else _contiguous_case(label) for label in labels]
+    cases = cases_of(args.cases)
     for dtype in (getattr(torch, d) for d in args.dtypes.split(",")):
         for case, backward in ((c, d == "backward") for c in cases for d in args.directions.split(",")):
             seen = {id(kernel) for _, kernel in _autotuners()}

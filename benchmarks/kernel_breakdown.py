@@ -108,6 +108,16 @@ def _contiguous_case(label: str) -> layouts.LayoutCase:
     return layouts.LayoutCase("extra", label, tuple(ast.literal_eval(shape)), int(dim))
 
 
+def cases_of(spec: str) -> list[layouts.LayoutCase]:
+    """The cases of a ';'-separated list of labels: the layouts regime's, step_inner_probe's, or
+    '(a,b,c) dK' (a contiguous tensor)."""
+    from step_inner_probe import CASES as STEPPED_CASES
+
+    known = {c.label: c for c in STEPPED_CASES + layouts.layout_cases()}  # one case a label
+    labels = [label.strip() for label in spec.split(";")]
+    return [known[label] if label in known else _contiguous_case(label) for label in labels]
+
+
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser()
     parser.add_argument(
@@ -126,11 +136,7 @@ def main(argv=None) -> int:
     args = parser.parse_args(argv)
     torch._dynamo.config.recompile_limit = 1 << 20
     torch._dynamo.config.cache_size_limit = 1 << 20
-    labels = [label.strip() for label in args.cases.split(";")]
-    from step_inner_probe import CASES as STEPPED_CASES
-
-    known = {c.label: c for c in STEPPED_CASES + layouts.layout_cases()}  # one case a label
-    cases = [known[label] if label in known else _contiguous_case(label) for label in labels]
+    cases = cases_of(args.cases)
     for dtype in (getattr(torch, d) for d in args.dtypes.split(",")):
         copy = layouts.copy_gbps(dtype)
         itemsize = torch.empty((), dtype=dtype).element_size()
