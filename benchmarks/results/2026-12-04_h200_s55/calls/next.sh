@@ -3,7 +3,9 @@
 # rules (the dense log-softmax backward's tier, the relay, the Triton tiles' register cap), which no
 # GPU has run with the cap; (1) compute-sanitizer over the Triton tiles with the cap (sanitize_triton
 # now holds 40 classes too); (2) the float32 log-softmax backwards still behind torch.compile, kernel
-# by kernel under each strided tier and Triton
+# by kernel under each strided tier and Triton; (3) the bf16 log-softmax backward's strided split
+# (its partials pass reads dy alone: 3.0 TB/s on (8192, 8192).t() over dim 1) at other waves of
+# resident blocks
 set -u
 export PYTHONPATH=$PWD PYTHONUNBUFFERED=1
 R=$OUT/x1; mkdir -p $R
@@ -22,3 +24,7 @@ timeout 150 python3 kernel_breakdown.py --log --dtypes float32 --directions back
   --tunings "tier=strided;tier=strided_staged;backend=triton" \
   --cases "(8192,8192).t() d1;(8192,8192)[::2] d0;(16,1048576,2) d1;(65536,2048) d0" > $R/log_backward_f32.txt 2>&1
 grep "a call\|Error" $R/log_backward_f32.txt
+timeout 120 python3 kernel_breakdown.py --log --dtypes bfloat16 --directions backward \
+  --tunings "tier=strided,strided_waves=2;tier=strided,strided_waves=3;tier=strided,strided_waves=6;tier=strided,strided_waves=8" \
+  --cases "(8192,8192).t() d1;(8192,16384) d0" > $R/log_backward_waves_bf16.txt 2>&1
+grep "a call\|Error" $R/log_backward_waves_bf16.txt
