@@ -708,9 +708,10 @@ def test_triton_tile_offsets_widen_only_past_2_to_the_31():
         assert not tb.plan("tile", 16, n, inner, itemsize, backward, 132, False, True)["offsets_64"]
 
 
-def test_triton_log_backward_register_cap():
+def test_triton_tile_register_caps():
     """The 16-bit log-softmax backward of the scalar tiles of whole columns compiles under
-    SCALAR_TILE_LOG_BACKWARD_MAXNREG; no other tile does."""
+    SCALAR_TILE_LOG_BACKWARD_MAXNREG, the float32 forward of the scalar tiles under
+    SCALAR_TILE_F32_FORWARD_MAXNREG where that is set; no other tile takes a cap."""
     from fastsoftmax.backends import triton as tb
 
     def options(n, itemsize, backward, log, scalar=True):
@@ -726,6 +727,17 @@ def test_triton_log_backward_register_cap():
     ):
         assert "maxnreg" not in options(n, itemsize, backward, log)
     assert "maxnreg" not in options(21, 2, True, True, scalar=False)
+    # the float32 forward's cap, a setting not yet on by default
+    assert tb.SCALAR_TILE_F32_FORWARD_MAXNREG is None and "maxnreg" not in options(21, 4, False, False)
+    saved = tb.SCALAR_TILE_F32_FORWARD_MAXNREG
+    tb.SCALAR_TILE_F32_FORWARD_MAXNREG = 40
+    tb.plan.cache_clear()
+    try:
+        assert options(21, 4, False, True)["maxnreg"] == 40
+        assert "maxnreg" not in options(21, 4, True, False) and "maxnreg" not in options(21, 2, False, False)
+    finally:
+        tb.SCALAR_TILE_F32_FORWARD_MAXNREG = saved
+        tb.plan.cache_clear()
 
 
 @pytest.mark.parametrize("wide", [False, True], ids=["32-bit", "64-bit"])

@@ -98,6 +98,12 @@ SCALAR_TILE_OFFSETS_64_MAX_N = 32
 #: no cap, 80, 72, 64: (16, 21, 513, 513) 184.2, 167.6, 159.1, 157.4 us (torch.compile 163.7 in c4);
 #: (16, 19, 513, 513) 143.8, 163.0, 147.1, 141.8; (8, 21, 255, 255) 25.3, 23.6, 21.9, 21.8
 SCALAR_TILE_LOG_BACKWARD_MAXNREG = 64
+#: a register cap for the float32 forward of the scalar tiles (None: none). Uncapped their 32 x 128
+#: tile over 8 warps compiles to 53 registers (four CTAs an SM) where Inductor's persistent reduction
+#: of the same tile takes 40 (six; results 2026-12-04_h200_s55/c1/inductor_f32_forward.txt); capped
+#: at 40 it compiles without spills (at 48 it spills). Not yet timed: a setting for
+#: benchmarks/kernel_breakdown.py's triton.SETTING tunings
+SCALAR_TILE_F32_FORWARD_MAXNREG = None
 #: Strided tiles of scalar loads over longer axes (past SCALAR_TILE_MAX_N, inner sizes of
 #: SCALAR_TILE_COLUMNS or more): SCALAR_LONG_ELEMS elements, or more where the axis needs them for
 #: SCALAR_LONG_MIN_BYTES of columns (up to SCALAR_LONG_MAX_ELEMS[backward]), SCALAR_LONG_PER_THREAD
@@ -287,9 +293,13 @@ def plan(
             ("BLOCK_I", block_i),
             ("num_warps", warps),
         )
-        capped = scalar_tile and whole_columns and backward and log and itemsize == 2
-        if capped and SCALAR_TILE_LOG_BACKWARD_MAXNREG:
-            blocks += (("maxnreg", SCALAR_TILE_LOG_BACKWARD_MAXNREG),)
+        cap = None
+        if scalar_tile and whole_columns and backward and log and itemsize == 2:
+            cap = SCALAR_TILE_LOG_BACKWARD_MAXNREG
+        elif scalar_tile and not backward and itemsize == 4:
+            cap = SCALAR_TILE_F32_FORWARD_MAXNREG
+        if cap:
+            blocks += (("maxnreg", cap),)
         return dict(
             kind="tile",
             programs=triton.cdiv(outer, block_o) * triton.cdiv(inner, block_i),

@@ -5,7 +5,8 @@
 # now holds 40 classes too); (2) the float32 log-softmax backwards still behind torch.compile, kernel
 # by kernel under each strided tier and Triton; (3) the bf16 log-softmax backward's strided split
 # (its partials pass reads dy alone: 3.0 TB/s on (8192, 8192).t() over dim 1) at other waves of
-# resident blocks
+# resident blocks; (4) the float32 forward of Triton's scalar tiles under a register cap of 40
+# (Inductor's registers, no spills), through the Triton backend beside auto and torch.compile
 set -u
 export PYTHONPATH=$PWD PYTHONUNBUFFERED=1
 R=$OUT/x1; mkdir -p $R
@@ -28,3 +29,7 @@ timeout 120 python3 kernel_breakdown.py --log --dtypes bfloat16 --directions bac
   --tunings "tier=strided,strided_waves=2;tier=strided,strided_waves=3;tier=strided,strided_waves=6;tier=strided,strided_waves=8" \
   --cases "(8192,8192).t() d1;(8192,16384) d0" > $R/log_backward_waves_bf16.txt 2>&1
 grep "a call\|Error" $R/log_backward_waves_bf16.txt
+timeout 120 python3 kernel_breakdown.py --dtypes float32 --directions forward \
+  --tunings "backend=triton;backend=triton,triton.SCALAR_TILE_F32_FORWARD_MAXNREG=40" \
+  --cases "(8,21,255,255) d1;(16,21,255,255) d1;(4,21,513,513) d1;(16,21,513,513) d1" > $R/f32_forward_cap.txt 2>&1
+grep "a call\|Error" $R/f32_forward_cap.txt
