@@ -708,36 +708,33 @@ def test_triton_tile_offsets_widen_only_past_2_to_the_31():
         assert not tb.plan("tile", 16, n, inner, itemsize, backward, 132, False, True)["offsets_64"]
 
 
-def test_triton_tile_register_caps():
+def test_triton_tile_register_caps(monkeypatch):
     """The 16-bit log-softmax backward of the scalar tiles of whole columns compiles under
-    SCALAR_TILE_LOG_BACKWARD_MAXNREG, the float32 forward of the scalar tiles under
-    SCALAR_TILE_F32_FORWARD_MAXNREG where that is set; no other tile takes a cap."""
+    SCALAR_TILE_BACKWARD_MAXNREG["log_softmax"], the softmax backward under its "softmax" cap and
+    the float32 forward of the scalar tiles under SCALAR_TILE_F32_FORWARD_MAXNREG where those are set
+    (they are not by default); no other tile takes a cap."""
     from fastsoftmax.backends import triton as tb
 
     def options(n, itemsize, backward, log, scalar=True):
         return dict(tb.plan("tile", 16, n, 263169, itemsize, backward, 132, log, scalar)["configs"][0])
 
+    def uncapped(*cases):
+        return all("maxnreg" not in options(*case) for case in cases)
+
     for n in (17, 21, 32):
-        assert options(n, 2, True, True)["maxnreg"] == tb.SCALAR_TILE_LOG_BACKWARD_MAXNREG
-    for n, itemsize, backward, log in (
-        (21, 2, True, False),
-        (21, 2, False, True),
-        (21, 4, True, True),
-        (40, 2, True, True),
-    ):
-        assert "maxnreg" not in options(n, itemsize, backward, log)
-    assert "maxnreg" not in options(21, 2, True, True, scalar=False)
-    # the float32 forward's cap, a setting not yet on by default
-    assert tb.SCALAR_TILE_F32_FORWARD_MAXNREG is None and "maxnreg" not in options(21, 4, False, False)
-    saved = tb.SCALAR_TILE_F32_FORWARD_MAXNREG
-    tb.SCALAR_TILE_F32_FORWARD_MAXNREG = 40
+        assert options(n, 2, True, True)["maxnreg"] == tb.SCALAR_TILE_BACKWARD_MAXNREG["log_softmax"]
+    assert tb.SCALAR_TILE_BACKWARD_MAXNREG["softmax"] is None and tb.SCALAR_TILE_F32_FORWARD_MAXNREG is None
+    assert uncapped((21, 2, True, False), (21, 2, False, True), (21, 4, True, True), (40, 2, True, True))
+    assert uncapped((21, 4, False, False), (21, 2, True, True, False))
+    monkeypatch.setattr(tb, "SCALAR_TILE_F32_FORWARD_MAXNREG", 40)
+    monkeypatch.setattr(tb, "SCALAR_TILE_BACKWARD_MAXNREG", {"log_softmax": 64, "softmax": 72})
     tb.plan.cache_clear()
     try:
         assert options(21, 4, False, True)["maxnreg"] == 40
-        assert "maxnreg" not in options(21, 4, True, False) and "maxnreg" not in options(21, 2, False, False)
+        assert options(21, 2, True, False)["maxnreg"] == 72
+        assert uncapped((21, 4, True, False), (21, 2, False, False), (40, 2, True, False))
     finally:
-        tb.SCALAR_TILE_F32_FORWARD_MAXNREG = saved
-        tb.plan.cache_clear()
+        tb.plan.cache_clear()  # plans made under the settings above must not outlive them
 
 
 @pytest.mark.parametrize("wide", [False, True], ids=["32-bit", "64-bit"])

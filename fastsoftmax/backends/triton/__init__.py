@@ -90,14 +90,15 @@ SCALAR_TILE_PER_THREAD = {2: 32, 4: 16}
 #: 513) 374.5 against 318.3 us (torch.compile 331.2), (16, 33, 257, 257) 81.2 against 64.8 (68.5),
 #: (8, 48, 513, 513) 216.2 against 192.7 (209.7)
 SCALAR_TILE_OFFSETS_64_MAX_N = 32
-#: a register cap (Triton's maxnreg) for the 16-bit log-softmax backward of the scalar tiles whose
-#: threads hold whole columns (axes of at most 32): uncapped it compiles to 96 registers (five CTAs
-#: of 4 warps an SM) where the softmax backward takes 80 (six); at 64 (eight CTAs) it spills a few
-#: values to local memory (24 accesses in 16 + 8 rows). None: no cap. H200, kernel by kernel in one
-#: process (benchmarks/kernel_breakdown.py --log, results 2026-12-04_h200_s55/c6/), bf16 over dim 1,
-#: no cap, 80, 72, 64: (16, 21, 513, 513) 184.2, 167.6, 159.1, 157.4 us (torch.compile 163.7 in c4);
-#: (16, 19, 513, 513) 143.8, 163.0, 147.1, 141.8; (8, 21, 255, 255) 25.3, 23.6, 21.9, 21.8
-SCALAR_TILE_LOG_BACKWARD_MAXNREG = 64
+#: register caps (Triton's maxnreg) for the 16-bit backward of the scalar tiles whose threads hold
+#: whole columns (axes of at most 32), by function (None: none). The log-softmax backward uncapped
+#: compiles to 96 registers (five CTAs of 4 warps an SM) where the softmax backward takes 80 (six); at
+#: 64 (eight CTAs) it spills a few values to local memory (24 accesses in 16 + 8 rows). H200, kernel by
+#: kernel in one process (benchmarks/kernel_breakdown.py --log, results 2026-12-04_h200_s55/c6/), bf16
+#: over dim 1, no cap, 80, 72, 64: (16, 21, 513, 513) 184.2, 167.6, 159.1, 157.4 us (torch.compile
+#: 163.7 in c4); (16, 19, 513, 513) 143.8, 163.0, 147.1, 141.8; (8, 21, 255, 255) 25.3, 23.6, 21.9,
+#: 21.8. The softmax backward at 64 (2 spilling accesses) is not yet timed
+SCALAR_TILE_BACKWARD_MAXNREG = {"log_softmax": 64, "softmax": None}
 #: a register cap for the float32 forward of the scalar tiles (None: none). Uncapped their 32 x 128
 #: tile over 8 warps compiles to 53 registers (four CTAs an SM) where Inductor's persistent reduction
 #: of the same tile takes 40 (six; results 2026-12-04_h200_s55/c1/inductor_f32_forward.txt); capped
@@ -294,8 +295,8 @@ def plan(
             ("num_warps", warps),
         )
         cap = None
-        if scalar_tile and whole_columns and backward and log and itemsize == 2:
-            cap = SCALAR_TILE_LOG_BACKWARD_MAXNREG
+        if scalar_tile and whole_columns and backward and itemsize == 2:
+            cap = SCALAR_TILE_BACKWARD_MAXNREG["log_softmax" if log else "softmax"]
         elif scalar_tile and not backward and itemsize == 4:
             cap = SCALAR_TILE_F32_FORWARD_MAXNREG
         if cap:

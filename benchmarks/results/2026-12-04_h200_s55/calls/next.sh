@@ -6,7 +6,9 @@
 # by kernel under each strided tier and Triton; (3) the bf16 log-softmax backward's strided split
 # (its partials pass reads dy alone: 3.0 TB/s on (8192, 8192).t() over dim 1) at other waves of
 # resident blocks; (4) the float32 forward of Triton's scalar tiles under a register cap of 40
-# (Inductor's registers, no spills), through the Triton backend beside auto and torch.compile
+# (Inductor's registers, no spills), through the Triton backend beside auto and torch.compile; (5)
+# the 16-bit softmax backward of the scalar tiles of whole columns under caps of 64 and 72 (80
+# uncapped)
 set -u
 export PYTHONPATH=$PWD PYTHONUNBUFFERED=1
 R=$OUT/x1; mkdir -p $R
@@ -33,3 +35,8 @@ timeout 120 python3 kernel_breakdown.py --dtypes float32 --directions forward \
   --tunings "backend=triton;backend=triton,triton.SCALAR_TILE_F32_FORWARD_MAXNREG=40" \
   --cases "(8,21,255,255) d1;(16,21,255,255) d1;(4,21,513,513) d1;(16,21,513,513) d1" > $R/f32_forward_cap.txt 2>&1
 grep "a call\|Error" $R/f32_forward_cap.txt
+C="backend=triton,triton.SCALAR_TILE_BACKWARD_MAXNREG"
+timeout 120 python3 kernel_breakdown.py --dtypes bfloat16 --directions backward \
+  --tunings "backend=triton;$C={'log_softmax': 64, 'softmax': 64};$C={'log_softmax': 64, 'softmax': 72}" \
+  --cases "(16,21,513,513) d1;(16,19,513,513) d1;(8,21,255,255) d1" > $R/bf16_backward_cap.txt 2>&1
+grep "a call\|Error" $R/bf16_backward_cap.txt
