@@ -195,13 +195,13 @@ def tile_pieces(n: int, max_tail: float = 0.5) -> tuple[int, int]:
     return head, _pow2(n - head)
 
 
-def _tile_pieces_planned(n: int, itemsize: int, scalar_tile: bool, warps: int, block_i: int) -> tuple[int, int]:
+def _tile_pieces_planned(n: int, itemsize: int, scalar_tile: bool, whole_columns: bool) -> tuple[int, int]:
     """The pieces ``plan`` gives a strided tile (TWO_PIECE_TILES); ``scalar_tile``: one of the
-    SCALAR_TILE_* tiles."""
+    SCALAR_TILE_* tiles; ``whole_columns``: each thread holds whole columns of the tile."""
     if TWO_PIECE_TILES == "all":
         return tile_pieces(n)
     if TWO_PIECE_TILES == "16bit" and scalar_tile and itemsize == 2:
-        return tile_pieces(n, 0.5 if warps * 32 <= block_i else TWO_PIECE_SHARED_MAX_TAIL)
+        return tile_pieces(n, 0.5 if whole_columns else TWO_PIECE_SHARED_MAX_TAIL)
     return _pow2(n), 0
 
 
@@ -265,14 +265,13 @@ def plan(
         else:
             block_i = 1
         block_o = 1
-        offsets_64 = whole_columns = False
+        offsets_64 = False
         scalar_tile = strided and scalar and scalar_tiles_hold(n, inner)
         if scalar_tile:
             block_i = SCALAR_TILE_COLUMNS if itemsize == 4 else SCALAR_TILE_ELEMS // block_n
             warps = block_n * block_i // (32 * SCALAR_TILE_PER_THREAD[itemsize])
             # the tiles measured slower with 32-bit offsets (see _wide_offsets)
             offsets_64 = backward and itemsize == 2 and block_n <= SCALAR_TILE_OFFSETS_64_MAX_N
-            whole_columns = warps * 32 <= block_i
         elif strided and scalar and scalar_long_tiles_hold(n, inner, itemsize, backward):
             block_i = max(SCALAR_LONG_MIN_BYTES[itemsize] // itemsize, SCALAR_LONG_ELEMS // block_n)
             block_i = min(block_i, _pow2(inner), max(1, SCALAR_LONG_MAX_ELEMS[backward] // block_n))
@@ -286,7 +285,8 @@ def plan(
                 block_o = max(1, min(TILE_TARGET // (block_n * block_i), _pow2(outer)))
             warps = _warps(block_o * block_n * block_i)
         # the thread count as planned for block_n rows; a tile of two pieces gives each fewer elements
-        head, tail = _tile_pieces_planned(n, itemsize, scalar_tile, warps, block_i) if strided else (block_n, 0)
+        whole_columns = warps * 32 <= block_i  # no two threads share a column
+        head, tail = _tile_pieces_planned(n, itemsize, scalar_tile, whole_columns) if strided else (block_n, 0)
         blocks = (
             ("BLOCK_O", block_o),
             ("BLOCK_N", head),
