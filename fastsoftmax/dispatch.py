@@ -286,7 +286,9 @@ def _choose_backend(
     if inner > 1 and not stepped and not window:
         from .backends.cuda.strided import takes_spread_columns
 
-        if takes_spread_columns(n, inner, dtype, backward):
+        if takes_spread_columns(n, inner, dtype, backward) and not _float32_few_classes_to_triton(
+            n, inner, outer * n * inner, dtype, backward
+        ):
             # where strided_warp's spread columns lead (strided.choose_tier takes them)
             preferred = "cuda"
         elif dtype.itemsize == 2:
@@ -336,6 +338,29 @@ def _float32_staggered_to_triton(n: int, inner: int, numel: int, backward: bool)
         n <= STAGGERED_TRITON_MAX_N[backward] and triton_backend.scalar_long_tiles_hold(n, inner, 4, backward)
     )
     return holds and not _moves_too_little(numel, 4, backward)
+
+
+#: float32 forward problems over rows at several 16-byte phases whose axis has at most this many rows
+#: and which hold at most this many elements take Triton's scalar tiles where strided_warp's spread
+#: columns would take them (_float32_few_classes_to_triton)
+FEW_CLASSES_TRITON = (24, 1 << 25)
+
+
+def _float32_few_classes_to_triton(n: int, inner: int, numel: int, dtype: torch.dtype, backward: bool) -> bool:
+    """Whether a float32 forward over few classes of odd H x W (segmentation heads over 19-21
+    classes) leaves strided_warp's spread columns for Triton's scalar tiles, as compiled under their
+    register cap (triton.SCALAR_TILE_F32_FORWARD_MAXNREG): on the smaller tensors, where the spread
+    columns' last wave weighs more. H200, kernel by kernel in one process (results
+    2026-12-04_h200_s56/c2/f32_forward_cap.txt, c3/f32_forward_cap.txt), over dim 1, spread columns
+    against the capped tiles (torch.compile): (8, 21, 255, 255) 26.6 against 24.3 us (24.0), (16, 21,
+    255, 255) 47.8 against 46.6 (46.2), (4, 21, 513, 513) 49.1 against 48.0 (48.4), (2, 21, 513, 513)
+    27.1 against 25.3 (25.4), (64, 21, 127, 127) 46.9 against 45.2 (44.7), (8, 19, 255, 255) 24.1
+    against 23.0 (22.4); but from 43.7M elements the spread columns lead ((32, 21, 255, 255) 90.0
+    against 92.0, (8, 21, 513, 513) 93.3 against 94.4, (16, 21, 513, 513) 179.9 against 185.4), as
+    they do over 32 rows ((8, 32, 255, 255) 36.6 against 36.9)."""
+    most_n, most_numel = FEW_CLASSES_TRITON
+    few = dtype == torch.float32 and not backward and n <= most_n and numel <= most_numel
+    return few and _triton_module().scalar_tiles_hold(n, inner) and not _moves_too_little(numel, 4, backward)
 
 
 #: float32 backwards over this many columns or fewer stay on the relay tier where the CUDA backend

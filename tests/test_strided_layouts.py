@@ -525,6 +525,22 @@ def test_staggered_rows_go_to_spread_columns_where_they_lead(table_says_cuda):
             assert dispatch._choose_backend(*args, True, False, False) == "cuda"
     # rows in one phase: the rules for packs
     assert strided.choose_tier(8, 150, 16129, torch.float32, False, limits, True, True) != "strided_warp"
+    # but the float32 forward over few classes of smaller tensors leaves them for Triton's capped
+    # scalar tiles (dispatch._float32_few_classes_to_triton), not its backward, nor 32 classes, nor
+    # tensors past FEW_CLASSES_TRITON's elements
+    most_n, most_numel = dispatch.FEW_CLASSES_TRITON
+    for outer, n, inner, backward, backend in (
+        (4, 21, 263169, False, "triton"),
+        (64, 21, 16129, False, "triton"),
+        (8, most_n, 65025, False, "triton"),
+        (8, 21, 263169, False, "cuda"),  # 44M elements
+        (8, 32, 65025, False, "cuda"),
+        (4, 21, 263169, True, "cuda"),
+    ):
+        assert strided.takes_spread_columns(n, inner, torch.float32, backward)
+        args = ("auto", "cuda", 0, torch.float32, outer, n, inner, backward)
+        assert dispatch._choose_backend(*args, True, False, False) == backend, (outer, n, inner, backward)
+        assert (outer * n * inner <= most_numel) is (backend == "triton" or backward or n > most_n)
 
 
 def test_float32_on_boundaries_goes_to_triton_wide_tiles_over_axes_of_33_to_1024(table_says_cuda):
@@ -710,9 +726,10 @@ def test_triton_tile_offsets_widen_only_past_2_to_the_31():
 
 def test_triton_tile_register_caps(monkeypatch):
     """The 16-bit log-softmax backward of the scalar tiles of whole columns compiles under
-    SCALAR_TILE_BACKWARD_MAXNREG["log_softmax"], the softmax backward under its "softmax" cap and
-    the float32 forward of the scalar tiles under SCALAR_TILE_F32_FORWARD_MAXNREG where those are set
-    (they are not by default); no other tile takes a cap."""
+    SCALAR_TILE_BACKWARD_MAXNREG["log_softmax"], the softmax backward under its "softmax" cap where
+    that is set (it is not by default), and the float32 forward of the scalar tiles over axes of at
+    most SCALAR_TILE_F32_FORWARD_CAPPED_MAX_N rows under SCALAR_TILE_F32_FORWARD_MAXNREG; no other
+    tile takes a cap."""
     from fastsoftmax.backends import triton as tb
 
     def options(n, itemsize, backward, log, scalar=True):
@@ -723,16 +740,18 @@ def test_triton_tile_register_caps(monkeypatch):
 
     for n in (17, 21, 32):
         assert options(n, 2, True, True)["maxnreg"] == tb.SCALAR_TILE_BACKWARD_MAXNREG["log_softmax"]
-    assert tb.SCALAR_TILE_BACKWARD_MAXNREG["softmax"] is None and tb.SCALAR_TILE_F32_FORWARD_MAXNREG is None
+    for n in (17, 19, 21, tb.SCALAR_TILE_F32_FORWARD_CAPPED_MAX_N):
+        for log in (False, True):
+            assert options(n, 4, False, log)["maxnreg"] == tb.SCALAR_TILE_F32_FORWARD_MAXNREG
+    assert tb.SCALAR_TILE_BACKWARD_MAXNREG["softmax"] is None
     assert uncapped((21, 2, True, False), (21, 2, False, True), (21, 4, True, True), (40, 2, True, True))
-    assert uncapped((21, 4, False, False), (21, 2, True, True, False))
-    monkeypatch.setattr(tb, "SCALAR_TILE_F32_FORWARD_MAXNREG", 40)
+    assert uncapped((21, 2, True, True, False), (21, 4, False, False, False), (48, 4, False, False))
+    monkeypatch.setattr(tb, "SCALAR_TILE_F32_FORWARD_MAXNREG", None)
     monkeypatch.setattr(tb, "SCALAR_TILE_BACKWARD_MAXNREG", {"log_softmax": 64, "softmax": 72})
     tb.plan.cache_clear()
     try:
-        assert options(21, 4, False, True)["maxnreg"] == 40
         assert options(21, 2, True, False)["maxnreg"] == 72
-        assert uncapped((21, 4, True, False), (21, 2, False, False), (40, 2, True, False))
+        assert uncapped((21, 4, False, True), (21, 4, True, False), (21, 2, False, False), (40, 2, True, False))
     finally:
         tb.plan.cache_clear()  # plans made under the settings above must not outlive them
 

@@ -99,12 +99,18 @@ SCALAR_TILE_OFFSETS_64_MAX_N = 32
 #: 163.7 in c4); (16, 19, 513, 513) 143.8, 163.0, 147.1, 141.8; (8, 21, 255, 255) 25.3, 23.6, 21.9,
 #: 21.8. The softmax backward at 64 (2 spilling accesses) is not yet timed
 SCALAR_TILE_BACKWARD_MAXNREG = {"log_softmax": 64, "softmax": None}
-#: a register cap for the float32 forward of the scalar tiles (None: none). Uncapped their 32 x 128
-#: tile over 8 warps compiles to 53 registers (four CTAs an SM) where Inductor's persistent reduction
-#: of the same tile takes 40 (six; results 2026-12-04_h200_s55/c1/inductor_f32_forward.txt); capped
-#: at 40 it compiles without spills (at 48 it spills). Not yet timed: a setting for
-#: benchmarks/kernel_breakdown.py's triton.SETTING tunings
-SCALAR_TILE_F32_FORWARD_MAXNREG = None
+#: a register cap for the float32 forward of the scalar tiles over axes of at most
+#: SCALAR_TILE_F32_FORWARD_CAPPED_MAX_N rows (None: none). Uncapped their 32 x 128 tile over 8 warps
+#: compiles to 53 registers (four CTAs an SM) where Inductor's persistent reduction of the same tile
+#: takes 40 (six; results 2026-12-04_h200_s55/c1/inductor_f32_forward.txt); at 40 it compiles without
+#: spills (at 48 it spills). H200, kernel by kernel in one process (results 2026-12-04_h200_s56/c2/,
+#: c3/f32_forward_cap.txt), over dim 1, uncapped against 40: (8, 21, 255, 255) 25.0 -> 24.3 us,
+#: (16, 21, 255, 255) 47.8 -> 46.6, (4, 21, 513, 513) 48.9 -> 48.0, (2, 21, 513, 513) 25.9 -> 25.3,
+#: (64, 21, 127, 127) 46.5 -> 45.2, (8, 19, 255, 255) 23.9 -> 23.0, (8, 32, 255, 255) 37.4 -> 36.9,
+#: (16, 21, 513, 513) 188.3 -> 185.4; over 48-96 rows level to 0.2 us behind ((8, 48, 255, 255) 55.9
+#: -> 56.1), where it is not applied
+SCALAR_TILE_F32_FORWARD_MAXNREG = 40
+SCALAR_TILE_F32_FORWARD_CAPPED_MAX_N = 32
 #: Strided tiles of scalar loads over longer axes (past SCALAR_TILE_MAX_N, inner sizes of
 #: SCALAR_TILE_COLUMNS or more): SCALAR_LONG_ELEMS elements, or more where the axis needs them for
 #: SCALAR_LONG_MIN_BYTES of columns (up to SCALAR_LONG_MAX_ELEMS[backward]), SCALAR_LONG_PER_THREAD
@@ -297,7 +303,7 @@ def plan(
         cap = None
         if scalar_tile and whole_columns and backward and itemsize == 2:
             cap = SCALAR_TILE_BACKWARD_MAXNREG["log_softmax" if log else "softmax"]
-        elif scalar_tile and not backward and itemsize == 4:
+        elif scalar_tile and not backward and itemsize == 4 and n <= SCALAR_TILE_F32_FORWARD_CAPPED_MAX_N:
             cap = SCALAR_TILE_F32_FORWARD_MAXNREG
         if cap:
             blocks += (("maxnreg", cap),)
