@@ -61,16 +61,17 @@ def main(argv=None) -> int:
     parser.add_argument("--dtypes", default="bfloat16")
     parser.add_argument("--directions", default="forward,backward")
     parser.add_argument("--source", action="store_true", help="print each kernel's Triton source too")
+    parser.add_argument("--log", action="store_true", help="log-softmax instead of softmax")
     args = parser.parse_args(argv)
     cases = cases_of(args.cases)
     for dtype in (getattr(torch, d) for d in args.dtypes.split(",")):
         for case, backward in ((c, d == "backward") for c in cases for d in args.directions.split(",")):
             seen = {id(kernel) for _, kernel in _autotuners()}
-            inputs = layouts.input_sets(case, dtype, backward)
-            compiled = layouts.implementations(case, backward)["compile"]
+            inputs = layouts.input_sets(case, dtype, backward, log=args.log)
+            compiled = layouts.implementations(case, backward, log=args.log)["compile"]
             compiled(*inputs[0])
             torch.cuda.synchronize()
-            direction = "backward" if backward else "forward"
+            direction = ("log-softmax " if args.log else "") + ("backward" if backward else "forward")
             print(f"{case.label} {str(dtype)[6:]} {direction}:", flush=True)
             for name, kernel in _autotuners():
                 if id(kernel) not in seen:

@@ -341,7 +341,9 @@ TUNED_RUNS = {
     # whose tensors share every row's offset, take their whole packs with the ends apart)
     "cluster": [({"cluster_alike": False}, [((3, 50257), -1), ((20, 40001), -1)])],
     "flat_rows": [({"flat_rows_tight": False}, None)],
-    "strided": [({"strided_flat_finish": False}, None)],
+    # the partials stage's deep walk forced (by default the 16-bit forward's only: the log-softmax
+    # backward's dy too)
+    "strided": [({"strided_flat_finish": False}, None), ({"strided_deep_partials": True}, None)],
     "cluster_stream": [
         # a grid of the resident clusters walking more rows than it holds, the next row's shared-memory
         # slots copied while the last writes its registers

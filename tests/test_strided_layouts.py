@@ -1218,6 +1218,23 @@ def test_strided_waves_by_steps_and_bandwidth():
                 assert strided.strided_waves(itemsize, backward, steps, False) == strided.STRIDED_WAVES
 
 
+def test_strided_deep_partials_rule():
+    """The strided tier's partials stage walks one tensor twice as deep in the 16-bit forward by
+    default; forced, wherever the kernel has that walk (the log-softmax backward too); never where
+    the walk reads y and dy (the softmax backward) nor in the float32 forward."""
+    from fastsoftmax.backends.cuda import strided
+
+    for log in (False, True):
+        assert strided.deep_partials(2, False, log)
+        assert not strided.deep_partials(4, False, log)
+        assert not strided.deep_partials(2, False, log, forced=False)
+        assert not strided.deep_partials(4, False, log, forced=True)
+        for itemsize in (2, 4):
+            assert not strided.deep_partials(itemsize, True, False, forced=True)
+            assert strided.deep_partials(itemsize, True, True, forced=True)
+            assert strided.deep_partials(itemsize, True, log) is (log and strided.STRIDED_DEEP_PARTIALS[itemsize, True])
+
+
 def test_strided_splits_is_refused_unless_positive():
     from fastsoftmax.backends.cuda import tiers
 

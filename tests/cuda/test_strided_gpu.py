@@ -120,6 +120,31 @@ def test_split_chunks_interleaved_or_contiguous(shape, dim, kind, dtype, interle
             run(x, dim, log, "strided")
 
 
+@pytest.mark.parametrize("interleaved", [False, True])
+@pytest.mark.parametrize("dtype", DTYPES, ids=str)
+@pytest.mark.parametrize(
+    "shape,dim,kind",
+    [
+        ((40001, 33), 0, "contiguous"),  # hundreds of splits over two tiles, a ragged last group
+        ((3, 4001, 33), 1, "contiguous"),  # a few splits: some chunks one group short of others
+        ((2, 70000, 64), 1, "offset"),  # single-element packs
+        ((2, 30001, 64), 1, "step_inner"),  # inputs stepping along inner
+        ((1 << 16, 256), 0, "contiguous"),
+    ],
+)
+def test_split_partials_deep(shape, dim, kind, dtype, interleaved):
+    # the strided tier's split problems with their partials stage walking one tensor twice as deep
+    # (strided_deep_partials, where the kernel has that walk: the 16-bit forward, the log-softmax
+    # backward) and not; the rest of each call unchanged
+    from fastsoftmax.backends.cuda import tiers
+
+    x = view_of(kind, shape, dtype)
+    for deep in (True, False):
+        with tiers.tuned(strided_interleaved=interleaved, strided_deep_partials=deep):
+            for log in (False, True):
+                run(x, dim, log, "strided")
+
+
 @pytest.mark.parametrize("flat", [False, None])
 @pytest.mark.parametrize("dtype", DTYPES, ids=str)
 @pytest.mark.parametrize(

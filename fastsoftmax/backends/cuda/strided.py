@@ -122,6 +122,30 @@ STRIDED_MODE_CHUNK_MAJOR = 4
 #: 0.422, float32 0.572 -> 0.562): they keep contiguous chunks.
 STRIDED_INTERLEAVE_MIN_SPLITS = 16
 STRIDED_MODE_INTERLEAVED = 16
+#: the partials stage's mode bit for twice the rows in flight (kDeepPartials in strided_tier.cuh)
+STRIDED_MODE_DEEP_PARTIALS = 64
+#: whether the partials stage walks its one tensor with twice the rows in flight, by (dtype size,
+#: backward): the 16-bit forward's x, the log-softmax backward's dy (deep_partials). H200, kernel by
+#: kernel, the strided tier forced with and without it in one process (results 2026-12-04_h200_s56/
+#: c5/): bf16 forward over dim 0 of (65536, 2048) 222.5 -> 218.0 us (its partials pass 83.9 -> 78.7),
+#: (1048576, 128) 224.6 -> 219.9, (8192, 16384) 226.9 -> 224.8, (32, 4096, 1024) over dim 1 248.9 ->
+#: 245.7, the rest level; the log-softmax backward either way by 1-2% (bf16 (8192, 8192).t() over dim
+#: 1 137.7 -> 136.2, (8192, 16384) over dim 0 266.8 -> 269.5; float32 (65536, 2048) 498.1 -> 493.7,
+#: (8192, 8192)[::2] 144.8 -> 146.1): it keeps four rows
+STRIDED_DEEP_PARTIALS = {(2, False): True, (2, True): False, (4, True): False}
+
+
+def deep_partials(itemsize: int, backward: bool, log: bool, forced: bool | None = None) -> bool:
+    """Whether the strided tier's partials stage walks its one tensor with twice the rows in flight:
+    STRIDED_DEEP_PARTIALS's rule, or ``forced`` (Tuning.strided_deep_partials) wherever there is a
+    deep walk. There is none where the walk reads y and dy (the softmax backward: as many loads as
+    the deep walk of one tensor) nor in the float32 forward (kDeepForward: its kernel took 18 more
+    registers with one compiled in)."""
+    if (backward and not log) or (not backward and itemsize == 4):
+        return False
+    return STRIDED_DEEP_PARTIALS[itemsize, backward] if forced is None else forced
+
+
 #: the kernel's stages (strided_tier.cuh): partials and finish, with the finish's bit for a
 #: workspace strided_merge has merged (kMerged)
 STRIDED_PARTIALS, STRIDED_FINISH, STRIDED_MODE_MERGED = 1, 2, 8
@@ -1304,6 +1328,9 @@ def build(load, key):
         interleaved = tuning.strided_interleaved
     if interleaved:
         order |= STRIDED_MODE_INTERLEAVED
+    partials = STRIDED_PARTIALS | order
+    if deep_partials(itemsize, backward, log, tuning.strided_deep_partials):
+        partials |= STRIDED_MODE_DEEP_PARTIALS
 
     merge = splits >= STRIDED_MERGE_MIN_SPLITS if tuning.strided_merge is None else bool(tuning.strided_merge)
     finish_grid = grid
@@ -1333,7 +1360,7 @@ def build(load, key):
     def run(pointers, stream):
         scratch = torch.empty(workspace, dtype=torch.float32, device=device)  # held over the launches
         ws = scratch.data_ptr()
-        kernel.launch(grid, stream, pointers + (ws,) + middle + (STRIDED_PARTIALS | order,))
+        kernel.launch(grid, stream, pointers + (ws,) + middle + (partials,))
         if merger is not None:
             merger.launch(merge_grid, stream, (ws,) + merge_args)
         kernel.launch(finish_grid, stream, pointers + (ws,) + middle + (finish,))

@@ -252,6 +252,10 @@ class Tuning:
     #: strided: split problems' chunks interleaved (groups of rows dealt round the chunks) or
     #: contiguous, instead of interleaved from strided.STRIDED_INTERLEAVE_MIN_SPLITS splits
     strided_interleaved: bool | None = None
+    #: strided: the partials stage walks its one tensor with twice the rows in flight (True: wherever
+    #: the kernel has such a walk, the 16-bit forward and the log-softmax backward) or not (False),
+    #: instead of strided.STRIDED_DEEP_PARTIALS
+    strided_deep_partials: bool | None = None
     #: strided: merged split problems over dense tensors finished by one elementwise sweep (True:
     #: an error where that cannot be), or by the tiles (False), instead of strided.STRIDED_FLAT_FINISH
     strided_flat_finish: bool | None = None

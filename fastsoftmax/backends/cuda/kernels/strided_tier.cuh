@@ -61,6 +61,15 @@ constexpr int kChunkMajor = 4;
 constexpr int kMerged = 8;
 constexpr int kInterleaved = 16;
 constexpr int kFlat = 32;
+// kPartials with twice the rows in flight where its walk reads one tensor (the forward's x, the
+// log-softmax backward's dy): kDeepUnroll rows a step, as many loads as the softmax backward's y and
+// dy over kUnroll rows
+constexpr int kDeepPartials = 64;
+constexpr int kDeepUnroll = 2 * kUnroll;
+// 16-bit forwards only: the float32 forward kernel with the deep walk compiled in took 80 registers
+// against 62 (NVRTC 13.5, sm_90), a CTA an SM fewer whichever walk runs
+template <typename T>
+constexpr bool kDeepForward = sizeof(T) == 2;
 // packs a thread has in flight in the flat sweep, per tensor
 constexpr int kFlatUnroll = 4;
 
@@ -171,20 +180,21 @@ __device__ __forceinline__ StridedTile stage_tile(int mode, i64 n, i64 inner, i6
     return strided_tile<P>(n, inner, chunk, splits, stage == kFinish, mode & kChunkMajor);
 }
 
-// The rows of the block's chunk, in steps of kUnroll x S rows: full(k) for a whole step (rows k,
-// k + S, .. k + (kUnroll - 1) S of this thread), one(k) for each row of a partial one. Contiguous
-// chunks walk [k_begin, k_end); interleaved ones (kInterleaved) the groups split, split + splits,
-// .. of n, backwards for kFinish.
-template <typename Full, typename One>
+// The rows of the block's chunk, in steps of U x S rows: full(k) for a whole step (rows k, k + S,
+// .. k + (U - 1) S of this thread), one(k) for each row of a partial one. Contiguous chunks walk
+// [k_begin, k_end); interleaved ones (kInterleaved) the groups split, split + splits, .. of n (groups
+// of U x S rows), backwards for kFinish. The stages need not share U: every row is counted once in
+// kPartials whatever its groups, and kFinish writes every row of its own.
+template <int U = kUnroll, typename Full, typename One>
 __device__ __forceinline__ void walk_rows(const StridedTile& t, i64 n, i64 splits, int mode, Full full, One one) {
     const i64 slices = blockDim.y;
     if (!(mode & kInterleaved)) {
         i64 k = t.k_begin + threadIdx.y;
-        for (; k + (kUnroll - 1) * slices < t.k_end; k += kUnroll * slices) full(k);
+        for (; k + (U - 1) * slices < t.k_end; k += U * slices) full(k);
         for (; k < t.k_end; k += slices) one(k);
         return;
     }
-    const i64 group = kUnroll * slices;
+    const i64 group = U * slices;
     const i64 groups = (n + group - 1) / group;
     const i64 mine = t.split < groups ? (groups - 1 - t.split) / splits + 1 : 0;
     const bool backwards = (mode & kStageMask) == kFinish;
@@ -214,13 +224,13 @@ __device__ __forceinline__ Pack<T, P> load_raw_columns(const T* src, int valid, 
     return pack;
 }
 
-// Rows k, k + S, .. k + (kUnroll - 1) S of this thread's columns, as raw packs (`pad` past inner).
-template <typename T, int P, bool STEPPED>
-__device__ __forceinline__ void load_rows(Pack<T, P> (&raw)[kUnroll], const T* col, i64 stride, i64 k, int valid,
+// Rows k, k + S, .. k + (U - 1) S of this thread's columns, as raw packs (`pad` past inner).
+template <typename T, int P, bool STEPPED, int U>
+__device__ __forceinline__ void load_rows(Pack<T, P> (&raw)[U], const T* col, i64 stride, i64 k, int valid,
                                           float pad) {
     const i64 slices = blockDim.y;
 #pragma unroll
-    for (int u = 0; u < kUnroll; ++u)
+    for (int u = 0; u < U; ++u)
         raw[u] = load_raw_columns<T, P, STEPPED>(col + (k + u * slices) * stride, valid, pad);
 }
 
@@ -407,6 +417,54 @@ __device__ __forceinline__ bool flat_columns_fixed(i64 inner) {
     return (i64)blockDim.x * blockDim.y * P % inner == 0;
 }
 
+// The forward's (max, sum) pair of each of this thread's P columns over the rows of its chunk, U rows
+// a step (all loaded before any is used, one rescale a step).
+template <int U, typename T, int P, bool STEPPED>
+__device__ __forceinline__ void column_pairs(const StridedTile& t, i64 n, i64 splits, int mode, const T* src,
+                                             i64 stride, MaxSum (&state)[P]) {
+    walk_rows<U>(
+        t, n, splits, mode,
+        [&](i64 k) {
+            Pack<T, P> raw[U];
+            load_rows<T, P, STEPPED>(raw, src, stride, k, t.valid, neg_inf());
+#pragma unroll
+            for (int i = 0; i < P; ++i) {
+                float column[U];
+#pragma unroll
+                for (int u = 0; u < U; ++u) column[u] = to_float(raw[u].elems()[i]);
+                accumulate<U>(state[i], column);
+            }
+        },
+        [&](i64 k) {
+            float v[P];
+            unpack<T, P>(load_raw_columns<T, P, STEPPED>(src + k * stride, t.valid, neg_inf()), v);
+#pragma unroll
+            for (int i = 0; i < P; ++i) accumulate<1>(state[i], v + i);
+        });
+}
+
+// The log-softmax backward's sum of dy in each of this thread's P columns over the rows of its chunk
+// (y is not read), U rows a step.
+template <int U, typename T, int P, bool STEPPED>
+__device__ __forceinline__ void column_sums(const StridedTile& t, i64 n, i64 splits, int mode, Columns<T> dy,
+                                            float (&sum)[P]) {
+    const auto add = [&](const Pack<T, P>& raw) {
+        float v[P];
+        unpack<T, P>(raw, v);
+#pragma unroll
+        for (int i = 0; i < P; ++i) sum[i] += v[i];
+    };
+    walk_rows<U>(
+        t, n, splits, mode,
+        [&](i64 k) {
+            Pack<T, P> raw[U];
+            load_rows<T, P, STEPPED>(raw, dy.first, dy.stride, k, t.valid, 0.0f);
+#pragma unroll
+            for (int u = 0; u < U; ++u) add(raw[u]);
+        },
+        [&](i64 k) { add(load_raw_columns<T, P, STEPPED>(dy.first + k * dy.stride, t.valid, 0.0f)); });
+}
+
 template <typename T, int P, bool LOG, bool STEPPED>
 __device__ __forceinline__ void strided_forward(const T* x, T* y, float* partials, i64 n, i64 inner, i64 xs0,
                                                 i64 xs1, i64 xs2, i64 ys0, i64 ys1, i64 chunk, i64 splits,
@@ -440,26 +498,10 @@ __device__ __forceinline__ void strided_forward(const T* x, T* y, float* partial
 #pragma unroll
             for (int i = 0; i < P; ++i) state[i] = merge(state[i], MaxSum{pair[2 * i], pair[2 * i + 1]});
         });
+    } else if (kDeepForward<T> && (mode & kDeepPartials)) {
+        column_pairs<kDeepUnroll, T, P, STEPPED>(t, n, splits, mode, src, xs1, state);
     } else {
-        walk_rows(
-            t, n, splits, mode,
-            [&](i64 k) {
-                Pack<T, P> raw[kUnroll];
-                load_rows<T, P, STEPPED>(raw, src, xs1, k, t.valid, neg_inf());
-#pragma unroll
-                for (int i = 0; i < P; ++i) {
-                    float column[kUnroll];
-#pragma unroll
-                    for (int u = 0; u < kUnroll; ++u) column[u] = to_float(raw[u].elems()[i]);
-                    accumulate<kUnroll>(state[i], column);
-                }
-            },
-            [&](i64 k) {
-                float v[P];
-                unpack<T, P>(load_raw_columns<T, P, STEPPED>(src + k * xs1, t.valid, neg_inf()), v);
-#pragma unroll
-                for (int i = 0; i < P; ++i) accumulate<1>(state[i], v + i);
-            });
+        column_pairs<kUnroll, T, P, STEPPED>(t, n, splits, mode, src, xs1, state);
     }
     if (!merged) merge_slices<P>(shared, state, MergeMaxSum());
     if (stage == kPartials) {
@@ -531,6 +573,8 @@ __device__ __forceinline__ void strided_backward(const T* y, const T* dy, T* dx,
 #pragma unroll
             for (int i = 0; i < P; ++i) sum[i] += part[i];
         });
+    } else if (LOG && (mode & kDeepPartials)) {
+        column_sums<kDeepUnroll, T, P, STEPPED>(t, n, splits, mode, dy_cols, sum);
     } else {
         walk_pairs<T, P, STEPPED>(t, n, splits, mode, y_cols, dy_cols,
                                   [&](const Pack<T, P>& y_raw, const Pack<T, P>& dy_raw, i64) {
