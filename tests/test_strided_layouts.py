@@ -1235,6 +1235,28 @@ def test_strided_deep_partials_rule():
             assert strided.deep_partials(itemsize, True, log) is (log and strided.STRIDED_DEEP_PARTIALS[itemsize, True])
 
 
+def test_strided_partials_kernel():
+    """The partials-only strided kernels: one beside each two-stage kernel (what CI compiles),
+    compiled for the blocks an SM of their walk (launch bounds) and named apart; taken where
+    STRIDED_PARTIALS_KERNEL says or the tuning forces."""
+    from fastsoftmax.backends.cuda import strided
+
+    instances = [inst for inst in strided.all_instances() if isinstance(inst, strided.StridedInstance)]
+    two_stage = {inst.name for inst in instances if not inst.partials_only}
+    only = [inst for inst in instances if inst.partials_only]
+    assert {inst.name.removesuffix("_partials") for inst in only} == two_stage
+    for inst in only:
+        walk = ("log_backward" if inst.log else "backward") if inst.backward else "forward"
+        blocks = strided.STRIDED_PARTIALS_MIN_BLOCKS[torch.empty((), dtype=inst.dtype).element_size(), walk]
+        assert f"__launch_bounds__({strided.STRIDED_MAX_THREADS}, {blocks})" in inst.wrapper()
+        assert ", true>(" in inst.wrapper()
+    for itemsize in (2, 4):
+        for backward, log, walk in ((False, False, "forward"), (True, False, "backward"), (True, True, "log_backward")):
+            assert strided.separate_partials(itemsize, backward, log) is strided.STRIDED_PARTIALS_KERNEL[itemsize, walk]
+            assert strided.separate_partials(itemsize, backward, log, forced=True)
+            assert not strided.separate_partials(itemsize, backward, log, forced=False)
+
+
 def test_strided_splits_is_refused_unless_positive():
     from fastsoftmax.backends.cuda import tiers
 

@@ -132,15 +132,18 @@ def test_split_chunks_interleaved_or_contiguous(shape, dim, kind, dtype, interle
         ((1 << 16, 256), 0, "contiguous"),
     ],
 )
-def test_split_partials_deep(shape, dim, kind, dtype, interleaved):
+def test_split_partials_walks(shape, dim, kind, dtype, interleaved):
     # the strided tier's split problems with their partials stage walking one tensor twice as deep
     # (strided_deep_partials, where the kernel has that walk: the 16-bit forward, the log-softmax
-    # backward) and not; the rest of each call unchanged
+    # backward), on a kernel of its own (strided_partials_kernel: more blocks an SM, the splits
+    # filling their waves), and on the two-stage kernel four rows a step; the rest of each call
+    # unchanged
     from fastsoftmax.backends.cuda import tiers
 
     x = view_of(kind, shape, dtype)
-    for deep in (True, False):
-        with tiers.tuned(strided_interleaved=interleaved, strided_deep_partials=deep):
+    for deep, separate in ((True, False), (False, True), (False, False)):
+        tuning = dict(strided_deep_partials=deep, strided_partials_kernel=separate)
+        with tiers.tuned(strided_interleaved=interleaved, **tuning):
             for log in (False, True):
                 run(x, dim, log, "strided")
 

@@ -135,6 +135,32 @@ STRIDED_MODE_DEEP_PARTIALS = 64
 STRIDED_DEEP_PARTIALS = {(2, False): True, (2, True): False, (4, True): False}
 
 
+#: blocks of STRIDED_MAX_THREADS threads an SM the partials-only kernels are compiled for (launch
+#: bounds), by (dtype size, the walk: "forward", "backward" (y and dy), "log_backward" (dy alone)):
+#: the most whose registers hold the walk without spilling (NVRTC 13.5, sm_90: 16-bit packs of 8
+#: forward and backward spill 48-64 bytes at five, the float32 backward 32; the log-softmax backward
+#: takes 44 registers at five, float32 forwards 48); the two-stage kernels take three or four
+STRIDED_PARTIALS_MIN_BLOCKS = {
+    (2, "forward"): 4,
+    (4, "forward"): 5,
+    (2, "backward"): 4,
+    (4, "backward"): 4,
+    (2, "log_backward"): 5,
+    (4, "log_backward"): 5,
+}
+#: whether split problems launch their partials stage on the partials-only kernel (PARTIALS_ONLY), by
+#: (dtype size, walk as STRIDED_PARTIALS_MIN_BLOCKS); the finish stays the two-stage kernel's
+STRIDED_PARTIALS_KERNEL = {key: False for key in STRIDED_PARTIALS_MIN_BLOCKS}
+
+
+def separate_partials(itemsize: int, backward: bool, log: bool, forced: bool | None = None) -> bool:
+    """Whether a split problem's partials stage runs on the partials-only kernel: STRIDED_PARTIALS_KERNEL's
+    rule, or ``forced`` (Tuning.strided_partials_kernel)."""
+    if forced is not None:
+        return forced
+    return STRIDED_PARTIALS_KERNEL[itemsize, ("log_backward" if log else "backward") if backward else "forward"]
+
+
 def deep_partials(itemsize: int, backward: bool, log: bool, forced: bool | None = None) -> bool:
     """Whether the strided tier's partials stage walks its one tensor with twice the rows in flight:
     STRIDED_DEEP_PARTIALS's rule, or ``forced`` (Tuning.strided_deep_partials) wherever there is a
@@ -718,12 +744,16 @@ class StridedInstance:
     #: inputs step by 2 along inner, read as the two packs their elements lie in (STEPPED in
     #: strided_tier.cuh)
     stepped: bool = False
+    #: the partials stage alone (PARTIALS_ONLY in strided_tier.cuh), compiled for
+    #: STRIDED_PARTIALS_MIN_BLOCKS blocks an SM
+    partials_only: bool = False
     tier = "strided"
     header = "strided_tier.cuh"
 
     @property
     def name(self) -> str:
-        return kernel_name("strided", self, f"p{self.pack}" + ("_step2" if self.stepped else ""))
+        suffix = ("_step2" if self.stepped else "") + ("_partials" if self.partials_only else "")
+        return kernel_name("strided", self, f"p{self.pack}" + suffix)
 
     def wrapper(self) -> str:
         t = CXX_TYPES[self.dtype][0]
@@ -748,9 +778,14 @@ class StridedInstance:
             args = "x, y, partials, n, inner, xs0, xs1, xs2, ys0, ys1, chunk, splits, (int)mode"
         fn = "strided_backward" if self.backward else "strided_forward"
         stepped = "true" if self.stepped else "false"
+        bounds = f"{STRIDED_MAX_THREADS}"
+        if self.partials_only:
+            walk = ("log_backward" if self.log else "backward") if self.backward else "forward"
+            bounds += f", {STRIDED_PARTIALS_MIN_BLOCKS[CXX_TYPES[self.dtype][2], walk]}"
+        only = "true" if self.partials_only else "false"
         return (
-            f'extern "C" __global__ void __launch_bounds__({STRIDED_MAX_THREADS}) {self.name}({params}) {{\n'
-            f"    {fn}<{t}, {self.pack}, {log}, {stepped}>({args});\n}}\n"
+            f'extern "C" __global__ void __launch_bounds__({bounds}) {self.name}({params}) {{\n'
+            f"    {fn}<{t}, {self.pack}, {log}, {stepped}, {only}>({args});\n}}\n"
         )
 
 
@@ -1241,12 +1276,13 @@ def all_instances():
     """Every strided kernel the backend may launch: what CI compiles."""
     return (
         [
-            StridedInstance(dtype, backward, log, pack, stepped)
+            StridedInstance(dtype, backward, log, pack, stepped, partials_only)
             for dtype in DTYPES
             for backward in (False, True)
             for log in (False, True)
             for pack in STRIDED_PACK_SIZES[dtype]
             for stepped in ((False, True) if pack == STRIDED_STEPPED_PACK.get(dtype) else (False,))
+            for partials_only in (False, True)
         ]
         + [
             StagedInstance(dtype, backward, log, pack, cluster, window, stepped, folded)
@@ -1293,7 +1329,14 @@ def build(load, key):
     width = min(32, next_pow2(-(-inner // pack)), max(1, row_bytes // (pack * itemsize)))
     # slices fill the block up to STRIDED_MAX_THREADS, no more than n needs (kUnroll rows each)
     slices = min(STRIDED_MAX_THREADS // width, max(max(1, 32 // width), next_pow2(-(-n // 4))))
-    kernel = Kernel(load(inst, dev), inst.name, dev, 18 if backward else 14, width, slices)
+    args = 18 if backward else 14
+    kernel = Kernel(load(inst, dev), inst.name, dev, args, width, slices)
+    # the partials stage on a kernel of its own, where the rule takes it (its splits fill the waves of
+    # its own resident blocks)
+    partials_kernel = kernel
+    if separate_partials(itemsize, backward, log, tuning.strided_partials_kernel):
+        only = StridedInstance(dtype, backward, log, pack, stepped, partials_only=True)
+        partials_kernel = Kernel(load(only, dev), only.name, dev, args, width, slices)
     tiles = outer * -(-inner // (width * pack))
     resident = max(1, kernel.blocks_per_sm()) * facts.sm_count
     splits = 1
@@ -1302,6 +1345,7 @@ def build(load, key):
     if tuning.strided_splits:
         splits = min(tuning.strided_splits, n)
     elif tiles < waves * resident:
+        resident = max(1, partials_kernel.blocks_per_sm()) * facts.sm_count
         most = max(1, n // (slices * STRIDED_MIN_ROWS_PER_THREAD))
         whole = STRIDED_WHOLE_WAVES if tuning.strided_whole_waves is None else tuning.strided_whole_waves
         splits = min(most, splits_filling(tiles, waves * resident, resident, whole))
@@ -1329,7 +1373,7 @@ def build(load, key):
     if interleaved:
         order |= STRIDED_MODE_INTERLEAVED
     partials = STRIDED_PARTIALS | order
-    if deep_partials(itemsize, backward, log, tuning.strided_deep_partials):
+    if partials_kernel is kernel and deep_partials(itemsize, backward, log, tuning.strided_deep_partials):
         partials |= STRIDED_MODE_DEEP_PARTIALS
 
     merge = splits >= STRIDED_MERGE_MIN_SPLITS if tuning.strided_merge is None else bool(tuning.strided_merge)
@@ -1360,7 +1404,7 @@ def build(load, key):
     def run(pointers, stream):
         scratch = torch.empty(workspace, dtype=torch.float32, device=device)  # held over the launches
         ws = scratch.data_ptr()
-        kernel.launch(grid, stream, pointers + (ws,) + middle + (partials,))
+        partials_kernel.launch(grid, stream, pointers + (ws,) + middle + (partials,))
         if merger is not None:
             merger.launch(merge_grid, stream, (ws,) + merge_args)
         kernel.launch(finish_grid, stream, pointers + (ws,) + middle + (finish,))

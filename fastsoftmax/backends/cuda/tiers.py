@@ -256,6 +256,9 @@ class Tuning:
     #: the kernel has such a walk, the 16-bit forward and the log-softmax backward) or not (False),
     #: instead of strided.STRIDED_DEEP_PARTIALS
     strided_deep_partials: bool | None = None
+    #: strided: the partials stage of split problems on a kernel of its own, compiled for more blocks
+    #: an SM (True) or on the two-stage kernel (False), instead of strided.STRIDED_PARTIALS_KERNEL
+    strided_partials_kernel: bool | None = None
     #: strided: merged split problems over dense tensors finished by one elementwise sweep (True:
     #: an error where that cannot be), or by the tiles (False), instead of strided.STRIDED_FLAT_FINISH
     strided_flat_finish: bool | None = None

@@ -417,6 +417,15 @@ __device__ __forceinline__ bool flat_columns_fixed(i64 inner) {
     return (i64)blockDim.x * blockDim.y * P % inner == 0;
 }
 
+// Kernels instanced PARTIALS_ONLY run stage kPartials alone (the host launches the two-stage kernel for
+// the finish): the stage bits fixed here let the compiler drop every finishing path, so that the
+// kernel takes the registers of its walk alone and more blocks share an SM (their memory parallelism:
+// they have no deep walk, whose rows in flight take the registers) (the two-stage kernel's
+// 80 registers held the bf16 log-softmax backward's partials to three blocks of 256 threads an SM,
+// 3.07 TB/s; Inductor's split reduction of the same sums ran 2048 threads an SM at 3.71, Nsight
+// Compute on an H200, results 2026-12-04_h200_s56/c11/).
+__device__ __forceinline__ int partials_mode(int mode) { return (mode & ~(kStageMask | kFlat | kMerged)) | kPartials; }
+
 // The forward's (max, sum) pair of each of this thread's P columns over the rows of its chunk, U rows
 // a step (all loaded before any is used, one rescale a step).
 template <int U, typename T, int P, bool STEPPED>
@@ -465,10 +474,11 @@ __device__ __forceinline__ void column_sums(const StridedTile& t, i64 n, i64 spl
         [&](i64 k) { add(load_raw_columns<T, P, STEPPED>(dy.first + k * dy.stride, t.valid, 0.0f)); });
 }
 
-template <typename T, int P, bool LOG, bool STEPPED>
+template <typename T, int P, bool LOG, bool STEPPED, bool PARTIALS_ONLY = false>
 __device__ __forceinline__ void strided_forward(const T* x, T* y, float* partials, i64 n, i64 inner, i64 xs0,
                                                 i64 xs1, i64 xs2, i64 ys0, i64 ys1, i64 chunk, i64 splits,
                                                 int mode) {
+    if constexpr (PARTIALS_ONLY) mode = partials_mode(mode);
     if constexpr (!STEPPED) {  // the sweep reads dense tensors
         if (mode & kFlat) {
             strided_forward_flat<T, P, LOG>(x, y, partials, n, inner, splits);
@@ -498,7 +508,7 @@ __device__ __forceinline__ void strided_forward(const T* x, T* y, float* partial
 #pragma unroll
             for (int i = 0; i < P; ++i) state[i] = merge(state[i], MaxSum{pair[2 * i], pair[2 * i + 1]});
         });
-    } else if (kDeepForward<T> && (mode & kDeepPartials)) {
+    } else if (kDeepForward<T> && !PARTIALS_ONLY && (mode & kDeepPartials)) {
         column_pairs<kDeepUnroll, T, P, STEPPED>(t, n, splits, mode, src, xs1, state);
     } else {
         column_pairs<kUnroll, T, P, STEPPED>(t, n, splits, mode, src, xs1, state);
@@ -540,10 +550,11 @@ __device__ __forceinline__ void strided_forward(const T* x, T* y, float* partial
         [&](i64 k) { write_row(load_raw_columns<T, P, STEPPED>(src + k * xs1, t.valid, 0.0f), k); });
 }
 
-template <typename T, int P, bool LOG, bool STEPPED>
+template <typename T, int P, bool LOG, bool STEPPED, bool PARTIALS_ONLY = false>
 __device__ __forceinline__ void strided_backward(const T* y, const T* dy, T* dx, float* partials, i64 n, i64 inner,
                                                  i64 ys0, i64 ys1, i64 ys2, i64 dys0, i64 dys1, i64 dys2,
                                                  i64 dxs0, i64 dxs1, i64 chunk, i64 splits, int mode) {
+    if constexpr (PARTIALS_ONLY) mode = partials_mode(mode);
     if constexpr (!STEPPED) {
         if (mode & kFlat) {
             if (flat_columns_fixed<P>(inner)) {
@@ -573,6 +584,8 @@ __device__ __forceinline__ void strided_backward(const T* y, const T* dy, T* dx,
 #pragma unroll
             for (int i = 0; i < P; ++i) sum[i] += part[i];
         });
+    } else if constexpr (LOG && PARTIALS_ONLY) {
+        column_sums<kUnroll, T, P, STEPPED>(t, n, splits, mode, dy_cols, sum);
     } else if (LOG && (mode & kDeepPartials)) {
         column_sums<kDeepUnroll, T, P, STEPPED>(t, n, splits, mode, dy_cols, sum);
     } else {
