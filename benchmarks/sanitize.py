@@ -342,8 +342,12 @@ TUNED_RUNS = {
     "cluster": [({"cluster_alike": False}, [((3, 50257), -1), ((20, 40001), -1)])],
     "flat_rows": [({"flat_rows_tight": False}, None)],
     # the partials stage's deep walk forced (by default the 16-bit forward's only: the log-softmax
-    # backward's dy too)
-    "strided": [({"strided_flat_finish": False}, None), ({"strided_deep_partials": True}, None)],
+    # backward's dy too), and the partials stage on the partials-only kernels
+    "strided": [
+        ({"strided_flat_finish": False}, None),
+        ({"strided_deep_partials": True}, None),
+        ({"strided_partials_kernel": True}, None),
+    ],
     "cluster_stream": [
         # a grid of the resident clusters walking more rows than it holds, the next row's shared-memory
         # slots copied while the last writes its registers

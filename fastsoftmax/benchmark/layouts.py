@@ -97,6 +97,7 @@ def layout_cases(quick: bool = False) -> list[LayoutCase]:
         LayoutCase("channel", "(8,150,128,128) d1", (8, 150, 128, 128), 1),
         LayoutCase("channel", "(16,21,513,513) d1", (16, 21, 513, 513), 1),  # odd H x W: rows at several phases
         LayoutCase("channel", "(8,150,127,127) d1", (8, 150, 127, 127), 1),  # and a longer axis of classes
+        LayoutCase("channel", "(8,21,255,255) d1", (8, 21, 255, 255), 1),  # odd and smaller: a few-class head
         LayoutCase("channel", "(16,21,512,512) d1 cl", (16, 21, 512, 512), 1, "channels_last"),
         LayoutCase("channel", "(8,150,128,128) d1 cl", (8, 150, 128, 128), 1, "channels_last"),
         LayoutCase("view", "(8192,8192)[::2] d0", (4096, 8192), 0, "step"),
