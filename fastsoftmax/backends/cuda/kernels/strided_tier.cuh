@@ -419,11 +419,12 @@ __device__ __forceinline__ bool flat_columns_fixed(i64 inner) {
 
 // Kernels instanced PARTIALS_ONLY run stage kPartials alone (the host launches the two-stage kernel for
 // the finish): the stage bits fixed here let the compiler drop every finishing path, so that the
-// kernel takes the registers of its walk alone and more blocks share an SM (their memory parallelism:
-// they have no deep walk, whose rows in flight take the registers) (the two-stage kernel's
-// 80 registers held the bf16 log-softmax backward's partials to three blocks of 256 threads an SM,
-// 3.07 TB/s; Inductor's split reduction of the same sums ran 2048 threads an SM at 3.71, Nsight
-// Compute on an H200, results 2026-12-04_h200_s56/c11/).
+// kernel takes the registers of its walk alone and more blocks share an SM. That is their memory
+// parallelism, so they have no deep walk, whose rows in flight would take the registers. Why: the
+// two-stage kernel's 80 registers held the bf16 log-softmax backward's partials to three blocks of
+// 256 threads an SM at 3.07 TB/s, where Inductor's split reduction of the same sums ran 2048 threads
+// an SM at 3.71 (Nsight Compute, H200, results 2026-12-04_h200_s56/c11/). At five blocks the bf16
+// pass ran no faster (c12/: occupancy is not what holds it); the float32 log-softmax backward gained.
 __device__ __forceinline__ int partials_mode(int mode) { return (mode & ~(kStageMask | kFlat | kMerged)) | kPartials; }
 
 // The forward's (max, sum) pair of each of this thread's P columns over the rows of its chunk, U rows
