@@ -26,3 +26,10 @@ T="$S;$S,strided_partials_kernel=True"
 timeout 150 python3 kernel_breakdown.py --no-compile --dtypes bfloat16,float32 --directions forward,backward --tunings "$T" \
   --cases "(8192,16384) d0;(8192,8192).t() d1;(8192,8192)[:, ::2] d0;(65536,2048) d0" > $R/partials_other_walks.txt 2>&1
 grep "a call\|Error" $R/partials_other_walks.txt
+# (3) the bf16 column sums of dy in Inductor's shape (c6/: 16 contiguous chunks, 128-byte rows of a
+# tile) on the partials-only kernel, which alone did not move the pass (c12/)
+P="$S,strided_partials_kernel=True"
+T="$P;$P,strided_row_bytes=128;$P,strided_splits=16,strided_interleaved=False;$P,strided_row_bytes=128,strided_splits=16,strided_interleaved=False;$P,strided_row_bytes=256"
+timeout 100 python3 kernel_breakdown.py --log --dtypes bfloat16 --directions backward --tunings "$T" \
+  --cases "(8192,8192).t() d1;(8192,16384) d0" > $R/partials_shapes_bf16.txt 2>&1
+grep "a call\|Error" $R/partials_shapes_bf16.txt
