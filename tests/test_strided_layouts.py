@@ -1246,7 +1246,7 @@ def test_strided_partials_kernel():
     only = [inst for inst in instances if inst.partials_only]
     assert {inst.name.removesuffix("_partials") for inst in only} == two_stage
     for inst in only:
-        walk = ("log_backward" if inst.log else "backward") if inst.backward else "forward"
+        walk = strided.partials_walk(inst.backward, inst.log)
         blocks = strided.STRIDED_PARTIALS_MIN_BLOCKS[torch.empty((), dtype=inst.dtype).element_size(), walk]
         assert f"__launch_bounds__({strided.STRIDED_MAX_THREADS}, {blocks})" in inst.wrapper()
         assert ", true>(" in inst.wrapper()

@@ -153,12 +153,17 @@ STRIDED_PARTIALS_MIN_BLOCKS = {
 STRIDED_PARTIALS_KERNEL = {key: False for key in STRIDED_PARTIALS_MIN_BLOCKS}
 
 
+def partials_walk(backward: bool, log: bool) -> str:
+    """What the partials stage walks (STRIDED_PARTIALS_MIN_BLOCKS's keys): x, y and dy, or dy alone."""
+    return ("log_backward" if log else "backward") if backward else "forward"
+
+
 def separate_partials(itemsize: int, backward: bool, log: bool, forced: bool | None = None) -> bool:
     """Whether a split problem's partials stage runs on the partials-only kernel: STRIDED_PARTIALS_KERNEL's
     rule, or ``forced`` (Tuning.strided_partials_kernel)."""
     if forced is not None:
         return forced
-    return STRIDED_PARTIALS_KERNEL[itemsize, ("log_backward" if log else "backward") if backward else "forward"]
+    return STRIDED_PARTIALS_KERNEL[itemsize, partials_walk(backward, log)]
 
 
 def deep_partials(itemsize: int, backward: bool, log: bool, forced: bool | None = None) -> bool:
@@ -780,7 +785,7 @@ class StridedInstance:
         stepped = "true" if self.stepped else "false"
         bounds = f"{STRIDED_MAX_THREADS}"
         if self.partials_only:
-            walk = ("log_backward" if self.log else "backward") if self.backward else "forward"
+            walk = partials_walk(self.backward, self.log)
             bounds += f", {STRIDED_PARTIALS_MIN_BLOCKS[CXX_TYPES[self.dtype][2], walk]}"
         only = "true" if self.partials_only else "false"
         return (
