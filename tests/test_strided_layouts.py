@@ -411,11 +411,12 @@ def test_tier_choice():
     assert not strided.supports("strided_staged", 1, 5, 1, torch.float32, False, limits)
 
 
-def test_dense_16bit_log_backward_of_long_axes_takes_the_strided_tier():
+def test_dense_log_backward_of_long_axes_takes_the_strided_tier():
     """strided.dense_log_backward_strided: on a GPU of much DRAM bandwidth an SM, the 16-bit
     log-softmax backward over axes past 1024 rows and columns of a 128-byte line or more, on their
-    16-byte boundaries; the softmax backward, float32, short axes, narrow columns, other GPUs and
-    inputs off their boundaries keep their tiers."""
+    16-byte boundaries, and the float32 one over such axes of one outer index; the softmax backward,
+    float32 over several outer indices, short axes, narrow columns, other GPUs and inputs off their
+    boundaries keep their tiers."""
     limits = fastsoftmax.backends.cuda.tiers.H100_LIMITS
     h200 = dataclasses.replace(limits, dram_gbps=4800.0)
     for dtype in (torch.bfloat16, torch.float16):
@@ -427,7 +428,14 @@ def test_dense_16bit_log_backward_of_long_axes_takes_the_strided_tier():
             tier = strided.choose_tier(outer, n, inner, dtype, True, h200, log=True)
             assert tier == strided.choose_tier(outer, n, inner, dtype, True, h200), (n, inner)
         assert strided.choose_tier(32, 4096, 1024, dtype, True, h200, False, True, log=True) == "strided_staged"
-    assert strided.choose_tier(1, 8192, 16384, torch.float32, True, h200, log=True) == "strided_staged"
+    for n, inner in ((8192, 16384), (8192, 8192), (4096, 4096), (2048, 32)):
+        assert strided.choose_tier(1, n, inner, torch.float32, True, h200, log=True) == "strided", (n, inner)
+        assert strided.choose_tier(1, n, inner, torch.float32, True, h200) != "strided" or inner == 32
+        assert strided.choose_tier(1, n, inner, torch.float32, True, limits, log=True) != "strided" or inner == 32
+    for outer, n, inner in ((32, 4096, 1024), (128, 1024, 1024), (1, 1024, 8192)):
+        assert strided.choose_tier(outer, n, inner, torch.float32, True, h200, log=True) == "strided_staged"
+    # off their 16-byte boundaries, float32 keeps its 4-byte staged copies
+    assert strided.choose_tier(1, 8192, 8192, torch.float32, True, h200, False, True, log=True) == "strided_staged"
 
 
 def test_staged_widths():

@@ -584,17 +584,17 @@ def test_stepped_backward_tier_choice_sees_the_function(dtype):
             assert {inst.tier for inst in loaded} == {tier}, (shape, log, [inst.name for inst in loaded])
 
 
-@pytest.mark.parametrize("dtype", [torch.bfloat16, torch.float16], ids=str)
+@pytest.mark.parametrize("dtype", [torch.bfloat16, torch.float16, torch.float32], ids=str)
 def test_dense_log_backward_tier_choice_sees_the_function(dtype):
     """Dense tensors on their 16-byte boundaries through softmax_backward on the CUDA backend: past
-    1024 rows over a 128-byte line of columns or more, the 16-bit log-softmax backward takes the
-    strided tier on GPUs of much DRAM bandwidth an SM (strided.dense_log_backward_strided), the
-    softmax backward the staged tiles; each right against float64, the second call of each on its own
-    plan."""
+    1024 rows over a 128-byte line of columns or more (float32: of one outer index), the log-softmax
+    backward takes the strided tier on GPUs of much DRAM bandwidth an SM (strided.
+    dense_log_backward_strided; float32 with its partials on the partials-only kernel), the softmax
+    backward the staged tiles; each right against float64, the second call of each on its own plan."""
     from fastsoftmax.backends.cuda import BACKEND
 
     fast = BACKEND.limits(None).high_bandwidth_per_sm
-    shape = (4, 2048, 256)
+    shape = (1, 2048, 256) if dtype == torch.float32 else (4, 2048, 256)
     x = torch.randn(shape, device="cuda", dtype=dtype)
     log_tier = "strided" if fast else "strided_staged"
     for log, tier in ((False, "strided_staged"), (True, log_tier), (False, "strided_staged")):

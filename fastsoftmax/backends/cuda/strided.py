@@ -149,8 +149,14 @@ STRIDED_PARTIALS_MIN_BLOCKS = {
     (4, "log_backward"): 5,
 }
 #: whether split problems launch their partials stage on the partials-only kernel (PARTIALS_ONLY), by
-#: (dtype size, walk as STRIDED_PARTIALS_MIN_BLOCKS); the finish stays the two-stage kernel's
-STRIDED_PARTIALS_KERNEL = {key: False for key in STRIDED_PARTIALS_MIN_BLOCKS}
+#: (dtype size, walk as STRIDED_PARTIALS_MIN_BLOCKS); the finish stays the two-stage kernel's. H200,
+#: kernel by kernel, the strided tier with and without it in one process (results 2026-12-04_h200_s57/
+#: c1/), the float32 log-softmax backward: (8192, 8192).t() over dim 1 269.1 -> 253.9 us (torch.compile
+#: 251.1), expand(1, 4096, 4096) 676.7 -> 631.0, (8192, 8192)[::2] over dim 0 143.6 -> 133.8 (129.7),
+#: (1048576, 128) 501.7 -> 496.7 (495.4), (8192, 16384) and (8192, 8192)[:, ::2] level. The other walks
+#: either way by 1-4% (c1/partials_other_walks.txt); the 16-bit log-softmax backward see
+#: dense_log_backward_strided
+STRIDED_PARTIALS_KERNEL = {key: False for key in STRIDED_PARTIALS_MIN_BLOCKS} | {(4, "log_backward"): True}
 
 
 def partials_walk(backward: bool, log: bool) -> str:
@@ -600,7 +606,9 @@ def choose_tier(
     # forward, 0.64 and 0.74 backward, against the strided tier's 0.53, 0.57, 0.53, 0.54; bf16 in
     # windows 0.454 and 0.527 forward, 0.522 and 0.543 backward, against 0.439, 0.449, 0.447, 0.445
     # (2-byte copies: 0.14-0.22)
-    if dense_log_backward_strided(n, inner, itemsize, backward, log, aligned and window and not stepped, limits):
+    if dense_log_backward_strided(
+        outer, n, inner, itemsize, backward, log, aligned and window and not stepped, limits
+    ):
         return "strided"
     off_boundary = not stepped and not aligned and window and inner * itemsize >= STAGED_WINDOW_MIN_INNER_BYTES
     whole_pieces = inner * itemsize % 16 == 0
@@ -626,29 +634,34 @@ def choose_tier(
     return "strided" if shape is None else "strided_staged"
 
 
-#: on GPUs of much DRAM bandwidth an SM, the 16-bit log-softmax backward of inputs on their 16-byte
-#: boundaries over axes longer than this and columns of a 128-byte line or more takes the strided tier
-#: (see dense_log_backward_strided)
-LOG_BACKWARD_16BIT_STRIDED_PAST_N = 1024
-LOG_BACKWARD_16BIT_STRIDED_MIN_INNER_BYTES = 128
+#: on GPUs of much DRAM bandwidth an SM, the log-softmax backward of inputs on their 16-byte boundaries
+#: over axes longer than this takes the strided tier: 16-bit columns of a 128-byte line or more, float32
+#: over one outer index (see dense_log_backward_strided)
+LOG_BACKWARD_STRIDED_PAST_N = 1024
+LOG_BACKWARD_STRIDED_MIN_INNER_BYTES = 128
 
 
-def dense_log_backward_strided(n: int, inner: int, itemsize: int, backward: bool, log: bool, dense: bool, limits):
-    """Whether the 16-bit log-softmax backward of a ``dense`` problem (every tensor on its 16-byte
-    boundaries, rows at one phase, unit steps) takes the strided tier over the staged tiles: its first
-    walk reads dy alone (the sum of dy), its second y and dy, where the staged teams of a long axis
-    hold both and meet before writing. H200, kernel by kernel in one process (benchmarks/
-    kernel_breakdown.py --log, results 2026-12-04_h200_s55/c4/), bf16: (8192, 16384) over dim 0 267.1
-    us against the staged teams' 325.3 (torch.compile 273.6), (8192, 8192).t() over dim 1 138.6
-    against 163.0 (127.7), expand(1, 4096, 4096) over dim 1 271.0 against 461.4 (413.3). float32 keeps
-    the staged tiles (its expand(1, 4096, 4096) 1.10 of copy against torch.compile's 0.95, call 3)."""
+def dense_log_backward_strided(
+    outer: int, n: int, inner: int, itemsize: int, backward: bool, log: bool, dense: bool, limits
+):
+    """Whether the log-softmax backward of a ``dense`` problem (every tensor on its 16-byte boundaries,
+    rows at one phase, unit steps) takes the strided tier over the staged tiles: its first walk reads
+    dy alone (the sum of dy), its second y and dy, where the staged teams of a long axis hold both and
+    meet before writing. H200, kernel by kernel in one process (benchmarks/kernel_breakdown.py --log),
+    bf16 (results 2026-12-04_h200_s55/c4/): (8192, 16384) over dim 0 267.1 us against the staged teams'
+    325.3 (torch.compile 273.6), (8192, 8192).t() over dim 1 138.6 against 163.0 (127.7), expand(1,
+    4096, 4096) over dim 1 271.0 against 461.4 (413.3). float32 with its partials on the partials-only
+    kernel (STRIDED_PARTIALS_KERNEL; results 2026-12-04_h200_s57/c1/) where outer is 1: (8192, 8192).t()
+    253.9 against 265.6 (251.1), expand(1, 4096, 4096) 631.0 against 683.1, (8192, 8192)[::2] over dim
+    0 133.8 against 135.4 (129.7); over outer indices the staged tiles lead: (32, 4096, 1024) over dim 1
+    523.9 against 473.2, (128, 1024, 1024) 512.7 against 417.8."""
     return (
         dense
         and backward
         and log
-        and itemsize == 2
-        and n > LOG_BACKWARD_16BIT_STRIDED_PAST_N
-        and inner * itemsize >= LOG_BACKWARD_16BIT_STRIDED_MIN_INNER_BYTES
+        and (itemsize == 2 or outer == 1)
+        and inner * itemsize >= LOG_BACKWARD_STRIDED_MIN_INNER_BYTES
+        and n > LOG_BACKWARD_STRIDED_PAST_N
         and limits.high_bandwidth_per_sm
     )
 

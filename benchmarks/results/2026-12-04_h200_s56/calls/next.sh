@@ -11,7 +11,7 @@ export PYTHONPATH=$PWD PYTHONUNBUFFERED=1
 R=$OUT/n1; mkdir -p $R/san
 trap 'tar czf $OUT/n1.tar.gz -C $OUT n1 && rm -rf $R' EXIT
 for tool in memcheck racecheck initcheck synccheck; do
-  timeout 100 compute-sanitizer --tool $tool --report-api-errors no --print-limit 20 \
+  timeout 80 compute-sanitizer --tool $tool --report-api-errors no --print-limit 20 \
     python3 benchmarks/sanitize.py --tiers strided@3 > $R/san/$tool.txt 2>&1
   echo "$tool rc $?"; tail -n 2 $R/san/$tool.txt
 done
