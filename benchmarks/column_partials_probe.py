@@ -106,7 +106,8 @@ def build(dtype, op: int, variant: str):
         + "\nusing namespace fastsoftmax;\n"
         + f'extern "C" __global__ void {bounds} {name}(const {t}* x, const {t}* y, float* out, i64 n, i64 inner, '
         + "i64 splits, i64 flags) {\n"
-        + f"    column_partials_probe<{t}, {p}, {w}, {s}, {u}, {op}, {hint}>(x, y, out, n, inner, splits, (int)flags);\n"
+        + f"    column_partials_probe<{t}, {p}, {w}, {s}, {u}, {op}, {hint}>"
+        + "(x, y, out, n, inner, splits, (int)flags);\n"
         + "}\n"
     )
     from cuda.core import ObjectCode
