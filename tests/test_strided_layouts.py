@@ -1251,13 +1251,31 @@ def test_strided_partials_kernel():
 
     instances = [inst for inst in strided.all_instances() if isinstance(inst, strided.StridedInstance)]
     two_stage = {inst.name for inst in instances if not inst.partials_only}
-    only = [inst for inst in instances if inst.partials_only]
+    only = [inst for inst in instances if inst.partials_only and not inst.narrow]
+    narrow = [inst for inst in instances if inst.narrow]
     assert {inst.name.removesuffix("_partials") for inst in only} == two_stage
     for inst in only:
         walk = strided.partials_walk(inst.backward, inst.log)
         blocks = strided.STRIDED_PARTIALS_MIN_BLOCKS[torch.empty((), dtype=inst.dtype).element_size(), walk]
         assert f"__launch_bounds__({strided.STRIDED_MAX_THREADS}, {blocks})" in inst.wrapper()
         assert ", true>(" in inst.wrapper()
+    # the 16-bit log-softmax backward's narrow packs: a partials-only kernel with no two-stage twin
+    assert {(inst.dtype, inst.backward, inst.log, inst.pack) for inst in narrow} == {
+        (dtype, True, True, strided.STRIDED_NARROW_PARTIALS_PACK) for dtype in (torch.bfloat16, torch.float16)
+    }
+    for inst in narrow:
+        assert inst.name.removesuffix("_partials") not in two_stage
+        bounds = f"__launch_bounds__({strided.STRIDED_MAX_THREADS}, {strided.STRIDED_NARROW_PARTIALS_MIN_BLOCKS})"
+        assert bounds in inst.wrapper()
+    for itemsize, pack, backward, log, slices, want in (
+        (2, 8, True, True, 8, True),
+        (2, 8, True, True, 1, False),  # one slice: no half of it
+        (2, 2, True, True, 8, False),  # packs narrower already
+        (2, 8, True, False, 8, False),  # the softmax backward reads y and dy
+        (2, 8, False, False, 8, False),
+        (4, 4, True, True, 8, False),
+    ):
+        assert strided.narrow_partials(itemsize, pack, backward, log, slices) is want
     for itemsize in (2, 4):
         for backward, log, walk in ((False, False, "forward"), (True, False, "backward"), (True, True, "log_backward")):
             assert strided.separate_partials(itemsize, backward, log) is strided.STRIDED_PARTIALS_KERNEL[itemsize, walk]

@@ -130,14 +130,15 @@ def test_split_chunks_interleaved_or_contiguous(shape, dim, kind, dtype, interle
         ((2, 70000, 64), 1, "offset"),  # single-element packs
         ((2, 30001, 64), 1, "step_inner"),  # inputs stepping along inner
         ((1 << 16, 256), 0, "contiguous"),
+        ((20001, 200), 0, "contiguous"),  # 16-byte packs in tiles of 64 columns, the last one ragged
     ],
 )
 def test_split_partials_walks(shape, dim, kind, dtype, interleaved):
     # the strided tier's split problems with their partials stage walking one tensor twice as deep
     # (strided_deep_partials, where the kernel has that walk: the 16-bit forward, the log-softmax
     # backward), on a kernel of its own (strided_partials_kernel: more blocks an SM, the splits
-    # filling their waves), and on the two-stage kernel four rows a step; the rest of each call
-    # unchanged
+    # filling their waves; the 16-bit log-softmax backward's in narrower packs over twice the threads
+    # across a tile), and on the two-stage kernel four rows a step; the rest of each call unchanged
     from fastsoftmax.backends.cuda import tiers
 
     x = view_of(kind, shape, dtype)

@@ -156,7 +156,18 @@ STRIDED_PARTIALS_MIN_BLOCKS = {
 #: (1048576, 128) 501.7 -> 496.7 (495.4), (8192, 16384) and (8192, 8192)[:, ::2] level. The other walks
 #: either way by 1-4% (c1/partials_other_walks.txt); the 16-bit log-softmax backward see
 #: dense_log_backward_strided
-STRIDED_PARTIALS_KERNEL = {key: False for key in STRIDED_PARTIALS_MIN_BLOCKS} | {(4, "log_backward"): True}
+STRIDED_PARTIALS_KERNEL = {key: False for key in STRIDED_PARTIALS_MIN_BLOCKS} | {(2, "log_backward"): True, (4, "log_backward"): True}
+#: the 16-bit log-softmax backward's partials-only kernel (the column sums of dy) reads packs of this
+#: many elements where the two-stage kernel reads 16-byte packs, over twice the threads across a tile
+#: (the tile as wide, so the workspace's slots are laid out as the finish reads them) and half the
+#: slices, compiled for STRIDED_NARROW_PARTIALS_MIN_BLOCKS blocks an SM; the splits stay the two-stage
+#: kernel's. H200, benchmarks/column_partials_probe.py (results 2026-12-04_h200_s57/c5/): the column
+#: sums of a bf16 (4096, 8192) in tiles of 256 columns over 24 interleaved chunks read at 2.60 TB/s in
+#: the two-stage kernel's shape (16-byte packs, 32 x 8 threads, 56 registers, 4 blocks an SM) and 3.39
+#: in this one (8-byte packs, 64 x 4 threads, 32 registers, 8 blocks an SM; a read-only sweep 3.48),
+#: (8192, 8192) 3.05 and 3.87 (3.96)
+STRIDED_NARROW_PARTIALS_PACK = 4
+STRIDED_NARROW_PARTIALS_MIN_BLOCKS = 8
 
 
 def partials_walk(backward: bool, log: bool) -> str:
@@ -170,6 +181,13 @@ def separate_partials(itemsize: int, backward: bool, log: bool, forced: bool | N
     if forced is not None:
         return forced
     return STRIDED_PARTIALS_KERNEL[itemsize, partials_walk(backward, log)]
+
+
+def narrow_partials(itemsize: int, pack: int, backward: bool, log: bool, slices: int) -> bool:
+    """Whether the partials-only kernel of a problem whose two-stage kernel reads ``pack``-element packs
+    over ``slices`` slices reads narrower packs (STRIDED_NARROW_PARTIALS_PACK): the 16-bit log-softmax
+    backward's 16-byte packs, over two slices or more."""
+    return itemsize == 2 and backward and log and pack * itemsize == 16 and slices >= 2
 
 
 def deep_partials(itemsize: int, backward: bool, log: bool, forced: bool | None = None) -> bool:
@@ -773,6 +791,12 @@ class StridedInstance:
         suffix = ("_step2" if self.stepped else "") + ("_partials" if self.partials_only else "")
         return kernel_name("strided", self, f"p{self.pack}" + suffix)
 
+    @property
+    def narrow(self) -> bool:
+        """A partials-only kernel of narrow packs (STRIDED_NARROW_PARTIALS_PACK, the 16-bit log-softmax
+        backward), which no two-stage kernel reads."""
+        return self.partials_only and self.pack == STRIDED_NARROW_PARTIALS_PACK and CXX_TYPES[self.dtype][2] == 2
+
     def wrapper(self) -> str:
         t = CXX_TYPES[self.dtype][0]
         log = "true" if self.log else "false"
@@ -798,8 +822,11 @@ class StridedInstance:
         stepped = "true" if self.stepped else "false"
         bounds = f"{STRIDED_MAX_THREADS}"
         if self.partials_only:
-            walk = partials_walk(self.backward, self.log)
-            bounds += f", {STRIDED_PARTIALS_MIN_BLOCKS[CXX_TYPES[self.dtype][2], walk]}"
+            itemsize = CXX_TYPES[self.dtype][2]
+            if self.narrow:
+                bounds += f", {STRIDED_NARROW_PARTIALS_MIN_BLOCKS}"
+            else:
+                bounds += f", {STRIDED_PARTIALS_MIN_BLOCKS[itemsize, partials_walk(self.backward, self.log)]}"
         only = "true" if self.partials_only else "false"
         return (
             f'extern "C" __global__ void __launch_bounds__({bounds}) {self.name}({params}) {{\n'
@@ -1303,6 +1330,11 @@ def all_instances():
             for partials_only in (False, True)
         ]
         + [
+            StridedInstance(dtype, True, True, STRIDED_NARROW_PARTIALS_PACK, partials_only=True)
+            for dtype in DTYPES
+            if CXX_TYPES[dtype][2] == 2
+        ]
+        + [
             StagedInstance(dtype, backward, log, pack, cluster, window, stepped, folded)
             for dtype in DTYPES
             for backward in (False, True)
@@ -1352,9 +1384,15 @@ def build(load, key):
     # the partials stage on a kernel of its own, where the rule takes it (its splits fill the waves of
     # its own resident blocks)
     partials_kernel = kernel
+    narrow = False
     if separate_partials(itemsize, backward, log, tuning.strided_partials_kernel):
-        only = StridedInstance(dtype, backward, log, pack, stepped, partials_only=True)
-        partials_kernel = Kernel(load(only, dev), only.name, dev, args, width, slices)
+        only_pack, only_width, only_slices = pack, width, slices
+        narrow = narrow_partials(itemsize, pack, backward, log, slices)
+        if narrow:
+            ratio = pack // STRIDED_NARROW_PARTIALS_PACK
+            only_pack, only_width, only_slices = STRIDED_NARROW_PARTIALS_PACK, width * ratio, slices // ratio
+        only = StridedInstance(dtype, backward, log, only_pack, stepped, partials_only=True)
+        partials_kernel = Kernel(load(only, dev), only.name, dev, args, only_width, only_slices)
     tiles = outer * -(-inner // (width * pack))
     resident = max(1, kernel.blocks_per_sm()) * facts.sm_count
     splits = 1
@@ -1363,7 +1401,8 @@ def build(load, key):
     if tuning.strided_splits:
         splits = min(tuning.strided_splits, n)
     elif tiles < waves * resident:
-        resident = max(1, partials_kernel.blocks_per_sm()) * facts.sm_count
+        if not narrow:
+            resident = max(1, partials_kernel.blocks_per_sm()) * facts.sm_count
         most = max(1, n // (slices * STRIDED_MIN_ROWS_PER_THREAD))
         whole = STRIDED_WHOLE_WAVES if tuning.strided_whole_waves is None else tuning.strided_whole_waves
         splits = min(most, splits_filling(tiles, waves * resident, resident, whole))
