@@ -183,11 +183,14 @@ def separate_partials(itemsize: int, backward: bool, log: bool, forced: bool | N
     return STRIDED_PARTIALS_KERNEL[itemsize, partials_walk(backward, log)]
 
 
-def narrow_partials(itemsize: int, pack: int, backward: bool, log: bool, slices: int) -> bool:
+def narrow_partials(itemsize: int, pack: int, backward: bool, log: bool, slices: int, rereads: bool = False) -> bool:
     """Whether the partials-only kernel of a problem whose two-stage kernel reads ``pack``-element packs
     over ``slices`` slices reads narrower packs (STRIDED_NARROW_PARTIALS_PACK): the 16-bit log-softmax
-    backward's 16-byte packs, over two slices or more."""
-    return itemsize == 2 and backward and log and pack * itemsize == 16 and slices >= 2
+    backward's 16-byte packs, over two slices or more, where dy is not broadcast (``rereads``: its
+    stride along outer or n is 0, so its reads are served from the caches). H200 (results
+    2026-12-04_h200_s57/c6/), bf16 expand(1, 4096, 4096) over dim 1 (the same (4096, 4096) for every
+    outer index): 269.5 us in the two-stage kernel's partials, 284.6 in narrow packs."""
+    return itemsize == 2 and backward and log and pack * itemsize == 16 and slices >= 2 and not rereads
 
 
 def deep_partials(itemsize: int, backward: bool, log: bool, forced: bool | None = None) -> bool:
@@ -1387,7 +1390,9 @@ def build(load, key):
     narrow = False
     if separate_partials(itemsize, backward, log, tuning.strided_partials_kernel):
         only_pack, only_width, only_slices = pack, width, slices
-        narrow = narrow_partials(itemsize, pack, backward, log, slices)
+        dy_steps = strides[1][:2]  # (outer, n) strides of dy, the walk's one tensor where narrow applies
+        rereads = (outer > 1 and dy_steps[0] == 0) or (n > 1 and dy_steps[1] == 0)
+        narrow = narrow_partials(itemsize, pack, backward, log, slices, rereads)
         if narrow:
             ratio = pack // STRIDED_NARROW_PARTIALS_PACK
             only_pack, only_width, only_slices = STRIDED_NARROW_PARTIALS_PACK, width * ratio, slices // ratio
