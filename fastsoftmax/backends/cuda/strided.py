@@ -150,13 +150,19 @@ STRIDED_PARTIALS_MIN_BLOCKS = {
 }
 #: whether split problems launch their partials stage on the partials-only kernel (PARTIALS_ONLY), by
 #: (dtype size, walk as STRIDED_PARTIALS_MIN_BLOCKS); the finish stays the two-stage kernel's. H200,
-#: kernel by kernel, the strided tier with and without it in one process (results 2026-12-04_h200_s57/
-#: c1/), the float32 log-softmax backward: (8192, 8192).t() over dim 1 269.1 -> 253.9 us (torch.compile
-#: 251.1), expand(1, 4096, 4096) 676.7 -> 631.0, (8192, 8192)[::2] over dim 0 143.6 -> 133.8 (129.7),
-#: (1048576, 128) 501.7 -> 496.7 (495.4), (8192, 16384) and (8192, 8192)[:, ::2] level. The other walks
-#: either way by 1-4% (c1/partials_other_walks.txt); the 16-bit log-softmax backward see
-#: dense_log_backward_strided
-STRIDED_PARTIALS_KERNEL = {key: False for key in STRIDED_PARTIALS_MIN_BLOCKS} | {(2, "log_backward"): True, (4, "log_backward"): True}
+#: kernel by kernel, the strided tier with and without it in one process: the float32 log-softmax
+#: backward (results 2026-12-04_h200_s57/c1/) (8192, 8192).t() over dim 1 269.1 -> 253.9 us
+#: (torch.compile 251.1), expand(1, 4096, 4096) 676.7 -> 631.0, (8192, 8192)[::2] over dim 0 143.6 ->
+#: 133.8 (129.7), (1048576, 128) 501.7 -> 496.7 (495.4), (8192, 16384) and (8192, 8192)[:, ::2] level;
+#: the 16-bit one in narrow packs (STRIDED_NARROW_PARTIALS_PACK; c6/), bf16 (8192, 8192).t() 137.5 ->
+#: 131.6 (128.7), (8192, 8192)[::2] 77.4 -> 73.3 (69.2), (65536, 2048) 257.7 -> 252.4 (248.5),
+#: (1048576, 128) 258.1 -> 253.1 (250.2), (32, 4096, 1024) over dim 1 290.9 -> 280.6 (306.3), (8192,
+#: 16384) 269.9 -> 266.6 (273.7); float16 alike. The other walks ran either way by 1-4% in the
+#: two-stage kernel's packs (c1/partials_other_walks.txt, c4/partials_forward_bf16.txt)
+STRIDED_PARTIALS_KERNEL = {key: False for key in STRIDED_PARTIALS_MIN_BLOCKS} | {
+    (2, "log_backward"): True,
+    (4, "log_backward"): True,
+}
 #: the 16-bit log-softmax backward's partials-only kernel (the column sums of dy) reads packs of this
 #: many elements where the two-stage kernel reads 16-byte packs, over twice the threads across a tile
 #: (the tile as wide, so the workspace's slots are laid out as the finish reads them) and half the
