@@ -633,9 +633,7 @@ def choose_tier(
     # forward, 0.64 and 0.74 backward, against the strided tier's 0.53, 0.57, 0.53, 0.54; bf16 in
     # windows 0.454 and 0.527 forward, 0.522 and 0.543 backward, against 0.439, 0.449, 0.447, 0.445
     # (2-byte copies: 0.14-0.22)
-    if dense_log_backward_strided(
-        outer, n, inner, itemsize, backward, log, aligned and window and not stepped, limits
-    ):
+    if dense_log_backward_strided(outer, n, inner, itemsize, backward, log, aligned and window and not stepped, limits):
         return "strided"
     off_boundary = not stepped and not aligned and window and inner * itemsize >= STAGED_WINDOW_MIN_INNER_BYTES
     whole_pieces = inner * itemsize % 16 == 0
