@@ -1276,8 +1276,10 @@ def test_strided_partials_kernel():
         (4, 4, True, True, 8, False),
     ):
         assert strided.narrow_partials(itemsize, pack, backward, log, slices) is want
-    # dy broadcast (read from the caches): the two-stage kernel's packs
-    assert not strided.narrow_partials(2, 8, True, True, 8, rereads=True)
+    # the walk's tensor broadcast (read from the caches): the 16-bit walks keep the two-stage kernel
+    assert strided.separate_partials(2, True, True) and not strided.separate_partials(2, True, True, rereads=True)
+    assert strided.separate_partials(4, True, True, rereads=True)
+    assert strided.separate_partials(2, True, True, forced=True, rereads=True)
     for itemsize in (2, 4):
         for backward, log, walk in ((False, False, "forward"), (True, False, "backward"), (True, True, "log_backward")):
             assert strided.separate_partials(itemsize, backward, log) is strided.STRIDED_PARTIALS_KERNEL[itemsize, walk]

@@ -181,22 +181,25 @@ def partials_walk(backward: bool, log: bool) -> str:
     return ("log_backward" if log else "backward") if backward else "forward"
 
 
-def separate_partials(itemsize: int, backward: bool, log: bool, forced: bool | None = None) -> bool:
+def separate_partials(
+    itemsize: int, backward: bool, log: bool, forced: bool | None = None, rereads: bool = False
+) -> bool:
     """Whether a split problem's partials stage runs on the partials-only kernel: STRIDED_PARTIALS_KERNEL's
-    rule, or ``forced`` (Tuning.strided_partials_kernel)."""
+    rule, or ``forced`` (Tuning.strided_partials_kernel). ``rereads``: the walk's tensor is broadcast (its
+    stride along outer or n is 0), so its reads are served from the caches; the 16-bit walks keep the
+    two-stage kernel there. H200, bf16 expand(1, 4096, 4096) over dim 1 log-softmax backward (y and dy
+    of stride 0 along outer; results 2026-12-04_h200_s57/c4/, c6/, c7/): 270.1 us on the two-stage
+    kernel, 280.2 on the partials-only kernel in 16-byte packs, 284.6 in narrow packs."""
     if forced is not None:
         return forced
-    return STRIDED_PARTIALS_KERNEL[itemsize, partials_walk(backward, log)]
+    return STRIDED_PARTIALS_KERNEL[itemsize, partials_walk(backward, log)] and not (itemsize == 2 and rereads)
 
 
-def narrow_partials(itemsize: int, pack: int, backward: bool, log: bool, slices: int, rereads: bool = False) -> bool:
+def narrow_partials(itemsize: int, pack: int, backward: bool, log: bool, slices: int) -> bool:
     """Whether the partials-only kernel of a problem whose two-stage kernel reads ``pack``-element packs
     over ``slices`` slices reads narrower packs (STRIDED_NARROW_PARTIALS_PACK): the 16-bit log-softmax
-    backward's 16-byte packs, over two slices or more, where dy is not broadcast (``rereads``: its
-    stride along outer or n is 0, so its reads are served from the caches). H200 (results
-    2026-12-04_h200_s57/c6/), bf16 expand(1, 4096, 4096) over dim 1 (the same (4096, 4096) for every
-    outer index): 269.5 us in the two-stage kernel's partials, 284.6 in narrow packs."""
-    return itemsize == 2 and backward and log and pack * itemsize == 16 and slices >= 2 and not rereads
+    backward's 16-byte packs, over two slices or more."""
+    return itemsize == 2 and backward and log and pack * itemsize == 16 and slices >= 2
 
 
 def deep_partials(itemsize: int, backward: bool, log: bool, forced: bool | None = None) -> bool:
@@ -1392,11 +1395,12 @@ def build(load, key):
     # its own resident blocks)
     partials_kernel = kernel
     narrow = False
-    if separate_partials(itemsize, backward, log, tuning.strided_partials_kernel):
+    # the partials walk's first tensor (x forward, y or dy backward: dy alone for the log-softmax) broadcast
+    walked = strides[1 if backward and log else 0]
+    rereads = (outer > 1 and walked[0] == 0) or (n > 1 and walked[1] == 0)
+    if separate_partials(itemsize, backward, log, tuning.strided_partials_kernel, rereads):
         only_pack, only_width, only_slices = pack, width, slices
-        dy_steps = strides[1][:2]  # (outer, n) strides of dy, the walk's one tensor where narrow applies
-        rereads = (outer > 1 and dy_steps[0] == 0) or (n > 1 and dy_steps[1] == 0)
-        narrow = narrow_partials(itemsize, pack, backward, log, slices, rereads)
+        narrow = narrow_partials(itemsize, pack, backward, log, slices)
         if narrow:
             ratio = pack // STRIDED_NARROW_PARTIALS_PACK
             only_pack, only_width, only_slices = STRIDED_NARROW_PARTIALS_PACK, width * ratio, slices // ratio
