@@ -424,7 +424,10 @@ __device__ __forceinline__ bool flat_columns_fixed(i64 inner) {
 // two-stage kernel's 80 registers held the bf16 log-softmax backward's partials to three blocks of
 // 256 threads an SM at 3.07 TB/s, where Inductor's split reduction of the same sums ran 2048 threads
 // an SM at 3.71 (Nsight Compute, H200, results 2026-12-04_h200_s56/c11/). At five blocks the bf16
-// pass ran no faster (c12/: occupancy is not what holds it); the float32 log-softmax backward gained.
+// pass ran no faster (c12/); in 8-byte packs (P = 4 for 16-bit types: instances of their own, launched
+// over twice the threads across a tile and half the slices, so that the tile and its workspace slots
+// are the two-stage kernel's) at 32 registers and eight blocks an SM the 16-bit log-softmax
+// backward's sums of dy read near a read-only sweep's rate (results 2026-12-04_h200_s57/c5/, c6/).
 __device__ __forceinline__ int partials_mode(int mode) { return (mode & ~(kStageMask | kFlat | kMerged)) | kPartials; }
 
 // The forward's (max, sum) pair of each of this thread's P columns over the rows of its chunk, U rows
