@@ -1392,10 +1392,11 @@ def build(load, key):
     args = 18 if backward else 14
     kernel = Kernel(load(inst, dev), inst.name, dev, args, width, slices)
     # the partials stage on a kernel of its own, where the rule takes it (its splits fill the waves of
-    # its own resident blocks)
+    # its own resident blocks; in narrow packs, the two-stage kernel's waves as without it)
     partials_kernel = kernel
     narrow = False
-    # the partials walk's first tensor (x forward, y or dy backward: dy alone for the log-softmax) broadcast
+    # whether the partials walk re-reads its tensor (x; dy for the log-softmax backward; y, beside dy,
+    # for the softmax backward) from the caches: a stride of 0 along outer or n
     walked = strides[1 if backward and log else 0]
     rereads = (outer > 1 and walked[0] == 0) or (n > 1 and walked[1] == 0)
     if separate_partials(itemsize, backward, log, tuning.strided_partials_kernel, rereads):
