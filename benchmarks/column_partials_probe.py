@@ -94,44 +94,38 @@ DEFAULT_VARIANTS = {
 }
 
 
+def compile_probe(name: str, wrapper: str):
+    """The kernel ``name`` of column_partials_probe.cuh under the extern "C" ``wrapper``, for this GPU."""
+    from cuda.core import ObjectCode
+
+    with open(os.path.join(HERE, "column_partials_probe.cuh")) as f:
+        source = f.read() + "\nusing namespace fastsoftmax;\n" + wrapper
+    dev = torch.cuda.current_device()
+    cubin = compiler.compile_cubin(source, device_facts(dev).arch, name)
+    return ObjectCode.from_cubin(cubin, name=name).get_kernel(name), name
+
+
 def build(dtype, op: int, variant: str):
     p, w, s, u, _, _, hint, minb = map(int, VARIANT.fullmatch(variant).groups())
     name = f"fs_column_partials_probe_{TAG[dtype]}_o{op}_p{p}w{w}s{s}u{u}h{hint}m{minb}"
     t = CXX[dtype]
     bounds = f"__launch_bounds__({w * s}, {minb})" if minb else f"__launch_bounds__({w * s})"
-    with open(os.path.join(HERE, "column_partials_probe.cuh")) as f:
-        header = f.read()
-    source = (
-        header
-        + "\nusing namespace fastsoftmax;\n"
-        + f'extern "C" __global__ void {bounds} {name}(const {t}* x, const {t}* y, float* out, i64 n, i64 inner, '
+    return compile_probe(
+        name,
+        f'extern "C" __global__ void {bounds} {name}(const {t}* x, const {t}* y, float* out, i64 n, i64 inner, '
         + "i64 splits, i64 flags) {\n"
         + f"    column_partials_probe<{t}, {p}, {w}, {s}, {u}, {op}, {hint}>"
-        + "(x, y, out, n, inner, splits, (int)flags);\n"
-        + "}\n"
+        + "(x, y, out, n, inner, splits, (int)flags);\n}\n",
     )
-    from cuda.core import ObjectCode
-
-    dev = torch.cuda.current_device()
-    cubin = compiler.compile_cubin(source, device_facts(dev).arch, name)
-    return ObjectCode.from_cubin(cubin, name=name).get_kernel(name), name
 
 
 def build_ceiling(unroll: int, hint: int):
     name = f"fs_read_ceiling_probe_u{unroll}h{hint}"
-    with open(os.path.join(HERE, "column_partials_probe.cuh")) as f:
-        header = f.read()
-    source = (
-        header
-        + "\nusing namespace fastsoftmax;\n"
-        + f'extern "C" __global__ void __launch_bounds__(256) {name}(const uint4* x, float* out, i64 packs) {{\n'
-        + f"    read_ceiling_probe<{unroll}, {hint}>(x, out, packs);\n}}\n"
+    return compile_probe(
+        name,
+        f'extern "C" __global__ void __launch_bounds__(256) {name}(const uint4* x, float* out, i64 packs) {{\n'
+        + f"    read_ceiling_probe<{unroll}, {hint}>(x, out, packs);\n}}\n",
     )
-    from cuda.core import ObjectCode
-
-    dev = torch.cuda.current_device()
-    cubin = compiler.compile_cubin(source, device_facts(dev).arch, name)
-    return ObjectCode.from_cubin(cubin, name=name).get_kernel(name), name
 
 
 def launcher(kernel, grid, args_of):
