@@ -342,11 +342,15 @@ TUNED_RUNS = {
     "cluster": [({"cluster_alike": False}, [((3, 50257), -1), ((20, 40001), -1)])],
     "flat_rows": [({"flat_rows_tight": False}, None)],
     # the partials stage's deep walk forced (by default the 16-bit forward's only: the log-softmax
-    # backward's dy too), and the partials stage on the partials-only kernels
+    # backward's dy too), the partials stage on the partials-only kernels, and those reading the spans
+    # of a stepped 16-bit dy in packs of 2 and 8 (strided_stepped_partials: its step variants whose
+    # rows the packs' alignment allows)
     "strided": [
         ({"strided_flat_finish": False}, None),
         ({"strided_deep_partials": True}, None),
         ({"strided_partials_kernel": True}, None),
+        ({"strided_partials_kernel": True, "strided_stepped_partials": 2}, None),
+        ({"strided_partials_kernel": True, "strided_stepped_partials": 8}, None),
     ],
     "cluster_stream": [
         # a grid of the resident clusters walking more rows than it holds, the next row's shared-memory

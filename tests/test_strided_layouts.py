@@ -1251,8 +1251,9 @@ def test_strided_partials_kernel():
 
     instances = [inst for inst in strided.all_instances() if isinstance(inst, strided.StridedInstance)]
     two_stage = {inst.name for inst in instances if not inst.partials_only}
-    only = [inst for inst in instances if inst.partials_only and not inst.narrow]
+    only = [inst for inst in instances if inst.partials_only and not (inst.narrow or inst.spans)]
     narrow = [inst for inst in instances if inst.narrow]
+    spans = [inst for inst in instances if inst.spans]
     assert {inst.name.removesuffix("_partials") for inst in only} == two_stage
     for inst in only:
         walk = strided.partials_walk(inst.backward, inst.log)
@@ -1276,6 +1277,30 @@ def test_strided_partials_kernel():
         (4, 4, True, True, 8, False),
     ):
         assert strided.narrow_partials(itemsize, pack, backward, log, slices) is want
+    # the 16-bit log-softmax backward's stepped spans (the tuning strided_stepped_partials): partials-only
+    # kernels with no two-stage twin, compiled for the log-softmax backward's blocks an SM
+    assert {(inst.dtype, inst.backward, inst.log, inst.pack) for inst in spans} == {
+        (dtype, True, True, pack)
+        for dtype in (torch.bfloat16, torch.float16)
+        for pack in strided.STRIDED_STEPPED_PARTIALS_PACKS
+    }
+    for inst in spans:
+        assert inst.name.removesuffix("_partials") not in two_stage and not inst.narrow
+        blocks = strided.STRIDED_PARTIALS_MIN_BLOCKS[2, "log_backward"]
+        assert f"__launch_bounds__({strided.STRIDED_MAX_THREADS}, {blocks})" in inst.wrapper()
+    steps = (2, 2, 1)
+    assert strided.stepped_partials_pack(8, 2, 1, True, True, steps, 0, 32) == 8
+    assert strided.stepped_partials_pack(2, 2, 1, True, True, steps, 4, 32) == 2
+    for args in (
+        (None, 2, 1, True, True, steps, 0, 32),  # not chosen
+        (8, 2, 1, True, True, steps, 4, 32),  # pointers or strides aligned to 4 bytes, not 16
+        (8, 2, 1, True, True, steps, 0, 4),  # a tile of 4 columns, not a whole pack
+        (8, 2, 1, True, True, (2, 1, 1), 0, 32),  # y steps by 2, dy not
+        (8, 2, 1, True, False, steps, 0, 32),  # the softmax backward
+        (8, 2, 8, True, True, (1, 1, 1), 0, 32),  # unit steps: 16-byte packs already
+        (4, 4, 1, True, True, steps, 0, 32),  # float32
+    ):
+        assert strided.stepped_partials_pack(*args) is None, args
     # the walk's tensor broadcast (read from the caches): the 16-bit walks keep the two-stage kernel
     assert strided.separate_partials(2, True, True) and not strided.separate_partials(2, True, True, rereads=True)
     assert strided.separate_partials(4, True, True, rereads=True)
@@ -1296,6 +1321,17 @@ def test_strided_splits_is_refused_unless_positive():
                 pass
     with tiers.tuned(strided_splits=20):
         assert tiers.current_tuning().strided_splits == 20
+
+
+def test_strided_stepped_partials_is_refused_unless_a_span_pack():
+    from fastsoftmax.backends.cuda import tiers
+
+    for bad in (0, 1, 3, 16):
+        with pytest.raises(ValueError, match=f"strided_stepped_partials={bad} is not one of"):
+            with tiers.tuned(strided_stepped_partials=bad):
+                pass
+    with tiers.tuned(strided_stepped_partials=4):
+        assert tiers.current_tuning().strided_stepped_partials == 4
 
 
 def test_split_chunks_fill_the_waves_rounded_up_or_down():

@@ -149,6 +149,36 @@ def test_split_partials_walks(shape, dim, kind, dtype, interleaved):
                 run(x, dim, log, "strided")
 
 
+@pytest.mark.parametrize("pack", [2, 4, 8])
+@pytest.mark.parametrize("dtype", [torch.bfloat16, torch.float16], ids=str)
+@pytest.mark.parametrize(
+    "shape,dim",
+    [
+        ((20001, 200), 0),  # tiles of 32 columns, the last one ragged
+        ((3, 4001, 36), 1),  # a second tile of 4 columns: a pack of 8 partly inside inner
+        ((2, 30001, 64), 1),
+        ((9000, 8), 0),  # a tile of 8 columns: one thread across it in packs of 8
+    ],
+)
+def test_stepped_partials_spans(shape, dim, dtype, pack):
+    """The 16-bit log-softmax backward over inputs that step by 2 along inner (rows on 16-byte
+    boundaries), its partials (the column sums of dy) on the partials-only kernel reading the spans
+    of packs of ``pack`` elements (strided_stepped_partials), over fewer threads across the tile and
+    more slices, the finish element by element: right against float64, and the span kernel is the
+    one launched."""
+    from fastsoftmax.backends.cuda import BACKEND, tiers
+
+    x = view_of("step_inner", shape, dtype)
+    y = view_of("step_inner", shape, dtype).copy_(softmax64(x, dim, True))
+    dy = view_of("step_inner", shape, dtype)
+    with tiers.tuned(strided_partials_kernel=True, strided_stepped_partials=pack):
+        with dispatch.forced("cuda", "strided"), recording_loads(BACKEND) as loaded:
+            check_backward(fastsoftmax.softmax_backward(dy, y, dim, log=True), x, dy, dim, True)
+    assert any(inst.partials_only and inst.stepped and inst.pack == pack for inst in loaded), [
+        inst.name for inst in loaded
+    ]
+
+
 @pytest.mark.parametrize("flat", [False, None])
 @pytest.mark.parametrize("dtype", DTYPES, ids=str)
 @pytest.mark.parametrize(

@@ -174,6 +174,14 @@ STRIDED_PARTIALS_KERNEL = {key: False for key in STRIDED_PARTIALS_MIN_BLOCKS} | 
 #: (8192, 8192) 3.05 and 3.87 (3.96)
 STRIDED_NARROW_PARTIALS_PACK = 4
 STRIDED_NARROW_PARTIALS_MIN_BLOCKS = 8
+#: packs (elements) in which the 16-bit log-softmax backward's partials-only kernel may read a dy that
+#: steps by 2 along inner (the tuning strided_stepped_partials; off by default, not yet measured): the
+#: two packs of each pack's span, every other element kept (STEPPED in strided_tier.cuh), where the
+#: two-stage kernel reads such inputs element by element, over fewer threads across the tile (as wide)
+#: and more slices. Why: that kernel's column sums of dy over dim 0 of bf16 (8192, 8192)[:, ::2] took
+#: 52-55 us for 134 MB of spans (2.5 TB/s; results 2026-12-04_h200_s57/c4/partials_log_backward_bf16.txt)
+#: where its finish reads y's and dy's at 4.0
+STRIDED_STEPPED_PARTIALS_PACKS = (2, 4, 8)
 
 
 def partials_walk(backward: bool, log: bool) -> str:
@@ -200,6 +208,28 @@ def narrow_partials(itemsize: int, pack: int, backward: bool, log: bool, slices:
     over ``slices`` slices reads narrower packs (STRIDED_NARROW_PARTIALS_PACK): the 16-bit log-softmax
     backward's 16-byte packs, over two slices or more."""
     return itemsize == 2 and backward and log and pack * itemsize == 16 and slices >= 2
+
+
+def stepped_partials_pack(
+    chosen: int | None, itemsize: int, pack: int, backward: bool, log: bool, steps: tuple, align: int, width: int
+) -> int | None:
+    """The pack of STRIDED_STEPPED_PARTIALS_PACKS the partials-only kernel reads a stepped dy's spans in
+    (``chosen``: the tuning strided_stepped_partials), or None where it reads as the two-stage kernel:
+    16-bit log-softmax backwards whose inputs all step by 2 (``steps``: each tensor's step along inner,
+    the output's last), read by the two-stage kernel element by element (``pack`` 1), with pointers and
+    strides aligned to the pack (``align``, plans.alignment) and a tile of ``width`` columns a whole
+    number of packs wide."""
+    fits = (
+        chosen is not None
+        and itemsize == 2
+        and backward
+        and log
+        and pack == 1
+        and all(step == 2 for step in steps[:-1])
+        and align % (chosen * itemsize) == 0
+        and width % chosen == 0
+    )
+    return chosen if fits else None
 
 
 def deep_partials(itemsize: int, backward: bool, log: bool, forced: bool | None = None) -> bool:
@@ -805,7 +835,18 @@ class StridedInstance:
     def narrow(self) -> bool:
         """A partials-only kernel of narrow packs (STRIDED_NARROW_PARTIALS_PACK, the 16-bit log-softmax
         backward), which no two-stage kernel reads."""
-        return self.partials_only and self.pack == STRIDED_NARROW_PARTIALS_PACK and CXX_TYPES[self.dtype][2] == 2
+        return (
+            self.partials_only
+            and not self.stepped
+            and self.pack == STRIDED_NARROW_PARTIALS_PACK
+            and CXX_TYPES[self.dtype][2] == 2
+        )
+
+    @property
+    def spans(self) -> bool:
+        """A partials-only kernel reading a 16-bit dy's spans (STRIDED_STEPPED_PARTIALS_PACKS), which no
+        two-stage kernel reads."""
+        return self.partials_only and self.stepped and CXX_TYPES[self.dtype][2] == 2
 
     def wrapper(self) -> str:
         t = CXX_TYPES[self.dtype][0]
@@ -1345,6 +1386,12 @@ def all_instances():
             if CXX_TYPES[dtype][2] == 2
         ]
         + [
+            StridedInstance(dtype, True, True, pack, stepped=True, partials_only=True)
+            for dtype in DTYPES
+            if CXX_TYPES[dtype][2] == 2
+            for pack in STRIDED_STEPPED_PARTIALS_PACKS
+        ]
+        + [
             StagedInstance(dtype, backward, log, pack, cluster, window, stepped, folded)
             for dtype in DTYPES
             for backward in (False, True)
@@ -1394,18 +1441,24 @@ def build(load, key):
     # the partials stage on a kernel of its own, where the rule takes it (its splits fill the waves of
     # its own resident blocks; in narrow packs, the two-stage kernel's waves as without it)
     partials_kernel = kernel
-    narrow = False
+    reshaped = False  # the partials-only kernel in packs of its own, over the two-stage kernel's splits
     # whether the partials walk re-reads its tensor (x; dy for the log-softmax backward; y, beside dy,
     # for the softmax backward) from the caches: a stride of 0 along outer or n
     walked = strides[1 if backward and log else 0]
     rereads = (outer > 1 and walked[0] == 0) or (n > 1 and walked[1] == 0)
     if separate_partials(itemsize, backward, log, tuning.strided_partials_kernel, rereads):
-        only_pack, only_width, only_slices = pack, width, slices
-        narrow = narrow_partials(itemsize, pack, backward, log, slices)
-        if narrow:
+        only_pack, only_stepped, only_width, only_slices = pack, stepped, width, slices
+        steps = tuple(s[2] for s in strides)
+        chosen = tuning.strided_stepped_partials
+        spans = stepped_partials_pack(chosen, itemsize, pack, backward, log, steps, align, width)
+        if narrow_partials(itemsize, pack, backward, log, slices):
             ratio = pack // STRIDED_NARROW_PARTIALS_PACK
             only_pack, only_width, only_slices = STRIDED_NARROW_PARTIALS_PACK, width * ratio, slices // ratio
-        only = StridedInstance(dtype, backward, log, only_pack, stepped, partials_only=True)
+            reshaped = True
+        elif spans is not None:
+            only_pack, only_stepped, only_width, only_slices = spans, True, width // spans, slices * spans
+            reshaped = True
+        only = StridedInstance(dtype, backward, log, only_pack, only_stepped, partials_only=True)
         partials_kernel = Kernel(load(only, dev), only.name, dev, args, only_width, only_slices)
     tiles = outer * -(-inner // (width * pack))
     resident = max(1, kernel.blocks_per_sm()) * facts.sm_count
@@ -1415,7 +1468,7 @@ def build(load, key):
     if tuning.strided_splits:
         splits = min(tuning.strided_splits, n)
     elif tiles < waves * resident:
-        if not narrow:
+        if not reshaped:
             resident = max(1, partials_kernel.blocks_per_sm()) * facts.sm_count
         most = max(1, n // (slices * STRIDED_MIN_ROWS_PER_THREAD))
         whole = STRIDED_WHOLE_WAVES if tuning.strided_whole_waves is None else tuning.strided_whole_waves
