@@ -1448,9 +1448,9 @@ def build(load, key):
     rereads = (outer > 1 and walked[0] == 0) or (n > 1 and walked[1] == 0)
     if separate_partials(itemsize, backward, log, tuning.strided_partials_kernel, rereads):
         only_pack, only_stepped, only_width, only_slices = pack, stepped, width, slices
-        steps = tuple(s[2] for s in strides)
+        inner_steps = tuple(s[2] for s in strides)
         chosen = tuning.strided_stepped_partials
-        spans = stepped_partials_pack(chosen, itemsize, pack, backward, log, steps, align, width)
+        spans = stepped_partials_pack(chosen, itemsize, pack, backward, log, inner_steps, align, width)
         if narrow_partials(itemsize, pack, backward, log, slices):
             ratio = pack // STRIDED_NARROW_PARTIALS_PACK
             only_pack, only_width, only_slices = STRIDED_NARROW_PARTIALS_PACK, width * ratio, slices // ratio
