@@ -126,16 +126,17 @@ def test_sources_avoid_what_older_nvrtc_rejects():
     """The compile test above runs this machine's NVRTC; the GPU machines may have an older one.
     NVRTC 13.0 (torch 2.11's CUDA 13.0 wheels) takes a generic lambda (``[&](auto ...)``) in
     device code for a host function and fails the whole translation unit, where 13.5 compiles it:
-    kernels write a function template instead."""
+    kernels (and the device probes' beside benchmarks/) write a function template instead."""
     import re
     from pathlib import Path
 
     import fastsoftmax
 
     kernels = Path(fastsoftmax.__file__).parent / "backends" / "cuda" / "kernels"
+    probes = Path(__file__).resolve().parents[2] / "benchmarks"  # the device probes' kernels too
     generic_lambda = re.compile(r"\[[^\]]*\]\s*\([^)]*\bauto\b")
     found = []
-    for path in sorted(kernels.glob("*.cu*")):
+    for path in sorted(kernels.glob("*.cu*")) + sorted(probes.glob("*.cuh")):
         for number, line in enumerate(path.read_text().splitlines(), 1):
             code = line.split("//", 1)[0]
             if generic_lambda.search(code):
