@@ -23,14 +23,13 @@ import re
 import statistics
 
 import torch
-from grid_row_probe import SPIN_CYCLES, say
+from grid_row_probe import SPIN_CYCLES, TAG, say
 
 from fastsoftmax.backends.cuda import compiler
+from fastsoftmax.backends.cuda.instances import CXX_TYPES
 from fastsoftmax.backends.cuda.launch import Kernel, device_facts, enter, leave, raw_stream
 from fastsoftmax.benchmark.timing import copy_bandwidth_gbps
 
-CXX = {torch.bfloat16: "__nv_bfloat16", torch.float16: "__half", torch.float32: "float"}
-TAG = {torch.bfloat16: "bf16", torch.float16: "f16", torch.float32: "f32"}
 OPS = {"sum": 0, "dot": 1, "pair": 2}
 HERE = os.path.dirname(os.path.abspath(__file__))
 VARIANT = re.compile(r"p(\d+)w(\d+)s(\d+)u(\d+)x(\d+)f(\d+)h(\d+)m(\d+)")
@@ -108,7 +107,7 @@ def compile_probe(name: str, wrapper: str):
 def build(dtype, op: int, variant: str):
     p, w, s, u, _, _, hint, minb = map(int, VARIANT.fullmatch(variant).groups())
     name = f"fs_column_partials_probe_{TAG[dtype]}_o{op}_p{p}w{w}s{s}u{u}h{hint}m{minb}"
-    t = CXX[dtype]
+    t = CXX_TYPES[dtype][0]
     bounds = f"__launch_bounds__({w * s}, {minb})" if minb else f"__launch_bounds__({w * s})"
     return compile_probe(
         name,
@@ -205,7 +204,7 @@ def main() -> int:
     grid_row_probe.LOG_FILE.append(log_file)
     copy = copy_bandwidth_gbps()
     say(f"{torch.cuda.get_device_name()}; copy {copy:.0f} GB/s (read + write)")
-    names = {"bf16": torch.bfloat16, "f16": torch.float16, "f32": torch.float32}
+    names = {tag: dtype for dtype, tag in TAG.items()}
     for shape in args.shapes.split(","):
         n, inner = map(int, shape.split("x"))
         for dtype in (names[d] for d in args.dtypes.split(",")):
