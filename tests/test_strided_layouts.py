@@ -1323,6 +1323,40 @@ def test_strided_splits_is_refused_unless_positive():
         assert tiers.current_tuning().strided_splits == 20
 
 
+def test_partials_only_launch():
+    """strided.partials_only_launch: which partials-only kernel a split problem launches, over which
+    block, and whether its splits stay the two-stage kernel's."""
+    from fastsoftmax.backends.cuda import strided, tiers
+
+    plain, spans8 = tiers.Tuning(), tiers.Tuning(strided_stepped_partials=8)
+    dense = ((8192 * 4096, 4096, 1),) * 3  # y, dy, dx of one outer index
+    stepped = ((8192 * 8192, 8192, 2), (8192 * 8192, 8192, 2), (8192 * 4096, 4096, 1))
+    args = (32, 8, 1, 8192)  # width, slices, outer, n
+    inst, width, slices, reshaped = strided.partials_only_launch(
+        torch.bfloat16, True, True, 8, False, *args, dense, 0, plain
+    )
+    assert (inst.pack, inst.stepped, inst.partials_only, width, slices, reshaped) == (4, False, True, 64, 4, True)
+    # dy broadcast along outer: the 16-bit walk stays on the two-stage kernel
+    broadcast = ((0, 4096, 1), (0, 4096, 1), (8192 * 4096, 4096, 1))
+    launch = strided.partials_only_launch
+    assert launch(torch.bfloat16, True, True, 8, False, 32, 8, 2, 8192, broadcast, 0, plain) is None
+    # the stepped spans where the tuning asks for them, element by element otherwise
+    inst, width, slices, reshaped = strided.partials_only_launch(
+        torch.bfloat16, True, True, 1, False, *args, stepped, 0, spans8
+    )
+    assert (inst.pack, inst.stepped, width, slices, reshaped) == (8, True, 4, 64, True)
+    inst, width, slices, reshaped = strided.partials_only_launch(
+        torch.bfloat16, True, True, 1, False, *args, stepped, 0, plain
+    )
+    assert (inst.pack, inst.stepped, width, slices, reshaped) == (1, False, 32, 8, False)
+    # float32's own packs and block, its splits filling its own waves; the softmax backward off
+    inst, width, slices, reshaped = strided.partials_only_launch(
+        torch.float32, True, True, 4, False, *args, dense, 0, plain
+    )
+    assert (inst.pack, width, slices, reshaped) == (4, 32, 8, False)
+    assert strided.partials_only_launch(torch.bfloat16, True, False, 8, False, *args, dense, 0, plain) is None
+
+
 def test_strided_stepped_partials_is_refused_unless_a_span_pack():
     from fastsoftmax.backends.cuda import tiers
 

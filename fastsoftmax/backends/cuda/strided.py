@@ -1417,6 +1417,45 @@ def all_instances():
     )
 
 
+def partials_only_launch(
+    dtype: torch.dtype,
+    backward: bool,
+    log: bool,
+    pack: int,
+    stepped: bool,
+    width: int,
+    slices: int,
+    outer: int,
+    n: int,
+    strides,
+    align: int,
+    tuning,
+):
+    """The partials-only kernel of a split problem whose two-stage kernel reads ``pack``-element packs
+    over blocks of ``width`` x ``slices`` threads, as (instance, width, slices, reshaped), where the
+    rule or the tuning takes it (separate_partials); else None. ``reshaped``: in packs of its own
+    (narrow_partials, stepped_partials_pack) over a tile as wide, so that the splits stay the two-stage
+    kernel's."""
+    itemsize = CXX_TYPES[dtype][2]
+    # whether the walk re-reads its tensor (x; dy for the log-softmax backward; y, beside dy, for the
+    # softmax backward) from the caches: a stride of 0 along outer or n
+    walked = strides[1 if backward and log else 0]
+    rereads = (outer > 1 and walked[0] == 0) or (n > 1 and walked[1] == 0)
+    if not separate_partials(itemsize, backward, log, tuning.strided_partials_kernel, rereads):
+        return None
+    if narrow_partials(itemsize, pack, backward, log, slices):
+        ratio = pack // STRIDED_NARROW_PARTIALS_PACK
+        inst = StridedInstance(dtype, backward, log, STRIDED_NARROW_PARTIALS_PACK, stepped, partials_only=True)
+        return inst, width * ratio, slices // ratio, True
+    inner_steps = tuple(s[2] for s in strides)
+    chosen = tuning.strided_stepped_partials
+    spans = stepped_partials_pack(chosen, itemsize, pack, backward, log, inner_steps, align, width)
+    if spans is not None:
+        inst = StridedInstance(dtype, backward, log, spans, True, partials_only=True)
+        return inst, width // spans, slices * spans, True
+    return StridedInstance(dtype, backward, log, pack, stepped, partials_only=True), width, slices, False
+
+
 def build(load, key):
     """The plan of a problem key with inner > 1 (see ``plans.build``)."""
     tier, dtype, outer, n, inner, strides, log, backward, align, dev, tuning = key
@@ -1439,27 +1478,12 @@ def build(load, key):
     args = 18 if backward else 14
     kernel = Kernel(load(inst, dev), inst.name, dev, args, width, slices)
     # the partials stage on a kernel of its own, where the rule takes it (its splits fill the waves of
-    # its own resident blocks; in narrow packs, the two-stage kernel's waves as without it)
-    partials_kernel = kernel
-    reshaped = False  # the partials-only kernel in packs of its own, over the two-stage kernel's splits
-    # whether the partials walk re-reads its tensor (x; dy for the log-softmax backward; y, beside dy,
-    # for the softmax backward) from the caches: a stride of 0 along outer or n
-    walked = strides[1 if backward and log else 0]
-    rereads = (outer > 1 and walked[0] == 0) or (n > 1 and walked[1] == 0)
-    if separate_partials(itemsize, backward, log, tuning.strided_partials_kernel, rereads):
-        only_pack, only_stepped, only_width, only_slices = pack, stepped, width, slices
-        inner_steps = tuple(s[2] for s in strides)
-        chosen = tuning.strided_stepped_partials
-        spans = stepped_partials_pack(chosen, itemsize, pack, backward, log, inner_steps, align, width)
-        if narrow_partials(itemsize, pack, backward, log, slices):
-            ratio = pack // STRIDED_NARROW_PARTIALS_PACK
-            only_pack, only_width, only_slices = STRIDED_NARROW_PARTIALS_PACK, width * ratio, slices // ratio
-            reshaped = True
-        elif spans is not None:
-            only_pack, only_stepped, only_width, only_slices = spans, True, width // spans, slices * spans
-            reshaped = True
-        only = StridedInstance(dtype, backward, log, only_pack, only_stepped, partials_only=True)
-        partials_kernel = Kernel(load(only, dev), only.name, dev, args, only_width, only_slices)
+    # its own resident blocks; in packs of its own, the two-stage kernel's waves as without it)
+    partials_kernel, reshaped = kernel, False
+    only = partials_only_launch(dtype, backward, log, pack, stepped, width, slices, outer, n, strides, align, tuning)
+    if only is not None:
+        only_inst, only_width, only_slices, reshaped = only
+        partials_kernel = Kernel(load(only_inst, dev), only_inst.name, dev, args, only_width, only_slices)
     tiles = outer * -(-inner // (width * pack))
     resident = max(1, kernel.blocks_per_sm()) * facts.sm_count
     splits = 1
