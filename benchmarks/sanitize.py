@@ -343,8 +343,8 @@ TUNED_RUNS = {
     "flat_rows": [({"flat_rows_tight": False}, None)],
     # the partials stage's deep walk forced (by default the 16-bit forward's only: the log-softmax
     # backward's dy too), the partials stage on the partials-only kernels, and those reading the spans
-    # of a stepped 16-bit dy in packs of 2 and 8 (strided_stepped_partials: its step variants whose
-    # rows the packs' alignment allows)
+    # of a stepped 16-bit dy in packs of 2 and 8 (strided_stepped_partials; the default runs take packs
+    # of 4: its step variants whose rows the packs' alignment allows)
     "strided": [
         ({"strided_flat_finish": False}, None),
         ({"strided_deep_partials": True}, None),

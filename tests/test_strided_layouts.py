@@ -1291,8 +1291,12 @@ def test_strided_partials_kernel():
     steps = (2, 2, 1)
     assert strided.stepped_partials_pack(8, 2, 1, True, True, steps, 0, 32) == 8
     assert strided.stepped_partials_pack(2, 2, 1, True, True, steps, 4, 32) == 2
+    # the rule's pack unless the tuning chooses one
+    rule = strided.STRIDED_STEPPED_PARTIALS_PACK
+    assert strided.stepped_partials_pack(None, 2, 1, True, True, steps, 0, 32) == rule
     for args in (
-        (None, 2, 1, True, True, steps, 0, 32),  # not chosen
+        (1, 2, 1, True, True, steps, 0, 32),  # element by element, chosen
+        (None, 2, 1, True, True, steps, rule, 32),  # aligned to fewer bytes than the rule's pack
         (8, 2, 1, True, True, steps, 4, 32),  # pointers or strides aligned to 4 bytes, not 16
         (8, 2, 1, True, True, steps, 0, 4),  # a tile of 4 columns, not a whole pack
         (8, 2, 1, True, True, (2, 1, 1), 0, 32),  # y steps by 2, dy not
@@ -1328,7 +1332,7 @@ def test_partials_only_launch():
     block, and whether its splits stay the two-stage kernel's."""
     from fastsoftmax.backends.cuda import strided, tiers
 
-    plain, spans8 = tiers.Tuning(), tiers.Tuning(strided_stepped_partials=8)
+    plain, spans8, single = (tiers.Tuning(strided_stepped_partials=p) for p in (None, 8, 1))
     dense = ((8192 * 4096, 4096, 1),) * 3  # y, dy, dx of one outer index
     stepped = ((8192 * 8192, 8192, 2), (8192 * 8192, 8192, 2), (8192 * 4096, 4096, 1))
     args = (32, 8, 1, 8192)  # width, slices, outer, n
@@ -1348,6 +1352,10 @@ def test_partials_only_launch():
     inst, width, slices, reshaped = strided.partials_only_launch(
         torch.bfloat16, True, True, 1, False, *args, stepped, 0, plain
     )
+    assert (inst.pack, inst.stepped, width, slices, reshaped) == (4, True, 8, 32, True)
+    inst, width, slices, reshaped = strided.partials_only_launch(
+        torch.bfloat16, True, True, 1, False, *args, stepped, 0, single
+    )
     assert (inst.pack, inst.stepped, width, slices, reshaped) == (1, False, 32, 8, False)
     # float32's own packs and block, its splits filling its own waves; the softmax backward off
     inst, width, slices, reshaped = strided.partials_only_launch(
@@ -1360,12 +1368,13 @@ def test_partials_only_launch():
 def test_strided_stepped_partials_is_refused_unless_a_span_pack():
     from fastsoftmax.backends.cuda import tiers
 
-    for bad in (0, 1, 3, 16):
+    for bad in (0, 3, 16):
         with pytest.raises(ValueError, match=f"strided_stepped_partials={bad} is not one of"):
             with tiers.tuned(strided_stepped_partials=bad):
                 pass
-    with tiers.tuned(strided_stepped_partials=4):
-        assert tiers.current_tuning().strided_stepped_partials == 4
+    for good in (1, 4):
+        with tiers.tuned(strided_stepped_partials=good):
+            assert tiers.current_tuning().strided_stepped_partials == good
 
 
 def test_split_chunks_fill_the_waves_rounded_up_or_down():

@@ -175,13 +175,18 @@ STRIDED_PARTIALS_KERNEL = {key: False for key in STRIDED_PARTIALS_MIN_BLOCKS} | 
 STRIDED_NARROW_PARTIALS_PACK = 4
 STRIDED_NARROW_PARTIALS_MIN_BLOCKS = 8
 #: packs (elements) in which the 16-bit log-softmax backward's partials-only kernel may read a dy that
-#: steps by 2 along inner (the tuning strided_stepped_partials; off by default, not yet measured): the
-#: two packs of each pack's span, every other element kept (STEPPED in strided_tier.cuh), where the
+#: steps by 2 along inner (the tuning strided_stepped_partials; 1 reads element by element): the two
+#: packs of each pack's span, every other element kept (STEPPED in strided_tier.cuh), where the
 #: two-stage kernel reads such inputs element by element, over fewer threads across the tile (as wide)
-#: and more slices. Why: that kernel's column sums of dy over dim 0 of bf16 (8192, 8192)[:, ::2] took
-#: 52-55 us for 134 MB of spans (2.5 TB/s; results 2026-12-04_h200_s57/c4/partials_log_backward_bf16.txt)
-#: where its finish reads y's and dy's at 4.0
+#: and more slices. The rule's pack is STRIDED_STEPPED_PARTIALS_PACK. Why: element by element, that
+#: kernel's column sums of dy over dim 0 of bf16 (8192, 8192)[:, ::2] took 52-55 us for 134 MB of spans
+#: (2.5 TB/s; results 2026-12-04_h200_s57/c4/partials_log_backward_bf16.txt) where its finish reads y's
+#: and dy's at 4.0. H200, profiler kernel times alternated in one process (results
+#: 2026-12-04_h200_s58/c1/stepped_partials_bf16.txt), element by element against packs of 2, 4, 8:
+#: [:, ::2] over dim 0 52.9 us against 62.5, 47.4, 55.1; (32, 4096, 2048)[..., ::2] over dim 1 159.4
+#: against 190.6, 139.3, 149.1 (torch.compile's column sums of the first: 35.7)
 STRIDED_STEPPED_PARTIALS_PACKS = (2, 4, 8)
+STRIDED_STEPPED_PARTIALS_PACK = 4
 
 
 def partials_walk(backward: bool, log: bool) -> str:
@@ -213,23 +218,25 @@ def narrow_partials(itemsize: int, pack: int, backward: bool, log: bool, slices:
 def stepped_partials_pack(
     chosen: int | None, itemsize: int, pack: int, backward: bool, log: bool, steps: tuple, align: int, width: int
 ) -> int | None:
-    """The pack of STRIDED_STEPPED_PARTIALS_PACKS the partials-only kernel reads a stepped dy's spans in
-    (``chosen``: the tuning strided_stepped_partials), or None where it reads as the two-stage kernel:
-    16-bit log-softmax backwards whose inputs all step by 2 (``steps``: each tensor's step along inner,
-    the output's last), read by the two-stage kernel element by element (``pack`` 1), with pointers and
+    """The pack the partials-only kernel reads a stepped dy's spans in: STRIDED_STEPPED_PARTIALS_PACK, or
+    ``chosen`` (the tuning strided_stepped_partials: one of STRIDED_STEPPED_PARTIALS_PACKS, or 1 for
+    element by element); None where it reads as the two-stage kernel. Spans are read for 16-bit
+    log-softmax backwards whose inputs all step by 2 (``steps``: each tensor's step along inner, the
+    output's last), read by the two-stage kernel element by element (``pack`` 1), with pointers and
     strides aligned to the pack (``align``, plans.alignment) and a tile of ``width`` columns a whole
     number of packs wide."""
+    spans = STRIDED_STEPPED_PARTIALS_PACK if chosen is None else chosen
     fits = (
-        chosen is not None
+        spans > 1
         and itemsize == 2
         and backward
         and log
         and pack == 1
         and all(step == 2 for step in steps[:-1])
-        and align % (chosen * itemsize) == 0
-        and width % chosen == 0
+        and align % (spans * itemsize) == 0
+        and width % spans == 0
     )
-    return chosen if fits else None
+    return spans if fits else None
 
 
 def deep_partials(itemsize: int, backward: bool, log: bool, forced: bool | None = None) -> bool:

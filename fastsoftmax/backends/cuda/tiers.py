@@ -260,9 +260,9 @@ class Tuning:
     #: an SM (True) or on the two-stage kernel (False), instead of strided.STRIDED_PARTIALS_KERNEL
     strided_partials_kernel: bool | None = None
     #: strided: the 16-bit log-softmax backward's partials-only kernel reads a dy that steps by 2 along
-    #: inner in the spans of packs of this many elements (one of strided.STRIDED_STEPPED_PARTIALS_PACKS;
-    #: where strided.stepped_partials_pack allows, element by element elsewhere), instead of element by
-    #: element
+    #: inner in the spans of packs of this many elements (one of strided.STRIDED_STEPPED_PARTIALS_PACKS,
+    #: where strided.stepped_partials_pack allows; 1: element by element), instead of
+    #: strided.STRIDED_STEPPED_PARTIALS_PACK
     strided_stepped_partials: int | None = None
     #: strided: merged split problems over dense tensors finished by one elementwise sweep (True:
     #: an error where that cannot be), or by the tiles (False), instead of strided.STRIDED_FLAT_FINISH
@@ -338,7 +338,7 @@ class Tuning:
             raise ValueError(f"strided_waves={self.strided_waves!r} is not positive")
         if self.strided_splits is not None and self.strided_splits <= 0:
             raise ValueError(f"strided_splits={self.strided_splits!r} is not positive")
-        packs = strided.STRIDED_STEPPED_PARTIALS_PACKS
+        packs = (1, *strided.STRIDED_STEPPED_PARTIALS_PACKS)
         if self.strided_stepped_partials is not None and self.strided_stepped_partials not in packs:
             raise ValueError(f"strided_stepped_partials={self.strided_stepped_partials!r} is not one of {packs}")
         if self.split_row_blocks_per_sm is not None and self.split_row_blocks_per_sm <= 0:
