@@ -351,6 +351,8 @@ TUNED_RUNS = {
         ({"strided_partials_kernel": True}, None),
         ({"strided_partials_kernel": True, "strided_stepped_partials": 2}, None),
         ({"strided_partials_kernel": True, "strided_stepped_partials": 8}, None),
+        # the backward's flat finish over several outer indices of dense tensors (its merged problems)
+        ({"strided_merge": True}, [((3, 20001, 64), 1), ((4, 6001, 1000), 1), ((130, 8193, 16), 1)]),
     ],
     "cluster_stream": [
         # a grid of the resident clusters walking more rows than it holds, the next row's shared-memory

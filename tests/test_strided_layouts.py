@@ -138,14 +138,17 @@ def test_staged_float32_kernels_are_compiled_for_their_resident_ctas(backward):
         (1, 40001, 33, ((40001 * 33, 33, 1),) * 2, 1, "does not divide", None),  # each pack's sums read
         (1, 65536, 2048, ((1 << 27, 2048, 1),) * 2, 4, "does not divide", None),  # float32: half a row
         (1, 40001, 36, ((40001 * 36, 36, 1),) * 2, 8, "does not divide", "whole number of packs"),
-        (3, 20001, 64, ((20001 * 64, 64, 1),) * 2, 8, "outer indices", "outer indices"),
+        (3, 20001, 64, ((20001 * 64, 64, 1),) * 2, 8, "outer indices", None),  # the backward sweeps outer too
+        (3, 20001, 64, ((40002 * 64, 64, 1), (20001 * 64, 64, 1)), 8, "outer indices", "dense run"),  # gaps
+        (1 << 21, 1 << 10, 1 << 10, ((1 << 20, 1 << 10, 1),) * 2, 8, "outer indices", "2^31 or more"),
+        (3, 20001, 64, ((20001 * 64, 64, 1),) * 2, 4, "outer indices", "8 bytes"),  # 16-byte packs only
         (1, 40001, 32, ((80002 * 32, 64, 1), (40001 * 32, 32, 1)), 8, "dense run", "dense run"),  # x[::2]
         (1, 40001, 32, ((40001 * 64, 64, 2), (40001 * 32, 32, 1)), 8, "dense run", "dense run"),  # x[..., ::2]
     ],
 )
-def test_flat_finish_takes_one_dense_run_of_whole_packs(outer, n, inner, strides, pack, why, why_backward):
+def test_flat_finish_takes_dense_runs_of_whole_packs(outer, n, inner, strides, pack, why, why_backward):
     for backward, expected in ((False, why), (True, why_backward)):
-        found = strided.flat_finish_fits(outer, n, inner, strides, pack, backward, threads=256)
+        found = strided.flat_finish_fits(outer, n, inner, strides, pack, backward, 256, tile_width=256, itemsize=2)
         assert (found is None) if expected is None else (expected in found)
 
 

@@ -207,6 +207,32 @@ def test_merged_finish_swept_flat_or_by_tiles(shape, dtype, flat):
                 run(x, 0, log, "strided")
 
 
+@pytest.mark.parametrize("dtype", DTYPES, ids=str)
+@pytest.mark.parametrize(
+    "shape",
+    [
+        (3, 20001, 64),  # one tile an outer index
+        (5, 9001, 40),  # a ragged tile an outer index: merged slots padded past inner
+        (4, 6001, 1000),  # several tiles an outer index, the last ragged
+        (130, 8193, 16),  # many outer indices of a few packs each
+    ],
+)
+def test_merged_finish_swept_flat_over_outer_indices(shape, dtype):
+    """The backward's flat finish over several outer indices of a dense tensor (each pack's outer
+    index and column worked out, its sums read from the workspace), forced where the rule would not
+    take it: right against float64, softmax and log-softmax, a run of packs a block or a grid of a
+    few blocks."""
+    from fastsoftmax.backends.cuda import tiers
+
+    x, dy = rand(shape, dtype), rand(shape, dtype)
+    for log in (False, True):
+        y = softmax64(x, 1, log).to(dtype)
+        for blocks in (None, 7):
+            with tiers.tuned(strided_flat_finish=True, strided_merge=True, strided_flat_blocks=blocks):
+                with dispatch.forced("cuda", "strided"):
+                    check_backward(fastsoftmax.softmax_backward(dy, y, 1, log=log), x, dy, 1, log)
+
+
 @pytest.mark.parametrize(
     "shape,dim,kind,why",
     [

@@ -263,8 +263,8 @@ STRIDED_MERGE_MIN_SPLITS = 16
 #: kMergeUnroll in strided_tier.cuh)
 STRIDED_MERGE_MAX_THREADS = 1024
 STRIDED_MERGE_UNROLL = 8
-#: merged split problems over dense tensors of one outer index finish in one elementwise sweep
-#: (strided_tier.cuh's kFlat) where flat_finish_fits
+#: merged split problems over dense tensors finish in one elementwise sweep (strided_tier.cuh's kFlat)
+#: where flat_finish_fits
 STRIDED_MODE_FLAT = 32
 #: the flat finish where it applies (flat_finish_fits). H100, against the tiles' finish alternated in
 #: one process (benchmarks/kernel_breakdown.py, results 2026-11-24_h100_s13/flat_finish_ab.txt):
@@ -273,6 +273,11 @@ STRIDED_MODE_FLAT = 32
 #: (the call 0.585 -> 0.601 of copy); bf16 (65536, 2048) level (265.0 -> 263.4 backward). A first
 #: form that looked each element's column up in shared memory lost bf16 forward (181 -> 288 us)
 STRIDED_FLAT_FINISH = True
+#: the backward's flat finish over dense tensors of several outer indices (each pack's outer index and
+#: column worked out, its sums read from the workspace) where flat_finish_fits; the tiles' finish
+#: otherwise. Why: over dim 1 of float32 (128, 16384, 32) the tiles' finish took 194 us where
+#: torch.compile's pointwise kernel took 182.5 (H200, results 2026-12-04_h200_s58/c3/)
+STRIDED_FLAT_FINISH_OUTER = True
 #: packs a thread of the flat finish has in flight per tensor (kFlatUnroll in strided_tier.cuh); the
 #: finish launches one run of block threads x this many packs a block
 STRIDED_FLAT_UNROLL = 4
@@ -1537,11 +1542,16 @@ def build(load, key):
     flat = STRIDED_FLAT_FINISH if tuning.strided_flat_finish is None else tuning.strided_flat_finish
     why = "the pairs are not merged first"
     if merge:
-        why = flat_finish_fits(outer, n, inner, strides, pack, backward, width * slices)
+        tile_width = kernel.block_x * pack
+        why = flat_finish_fits(outer, n, inner, strides, pack, backward, width * slices, tile_width, itemsize)
+    if tuning.strided_flat_finish is None and outer > 1:
+        flat = STRIDED_FLAT_FINISH_OUTER
+    finish_middle = middle
     if flat and why is None:
         run = kernel.block_x * kernel.block_y * STRIDED_FLAT_UNROLL * pack
-        finish_grid = tuning.strided_flat_blocks or -(-n * inner // run)
+        finish_grid = tuning.strided_flat_blocks or -(-outer * n * inner // run)
         finish = STRIDED_FINISH | STRIDED_MODE_MERGED | STRIDED_MODE_FLAT
+        finish_middle = middle[:-2] + (outer, splits)  # the flat sweep takes outer in place of chunk
     elif tuning.strided_flat_finish and why is not None:
         raise ValueError(f"strided: strided_flat_finish=True, but {why}")
     if not merge and merge_block != (None, None):
@@ -1562,7 +1572,7 @@ def build(load, key):
         partials_kernel.launch(grid, stream, pointers + (ws,) + middle + (partials,))
         if merger is not None:
             merger.launch(merge_grid, stream, (ws,) + merge_args)
-        kernel.launch(finish_grid, stream, pointers + (ws,) + middle + (finish,))
+        kernel.launch(finish_grid, stream, pointers + (ws,) + finish_middle + (finish,))
         del scratch  # only now: the allocator reuses it in stream order, after our kernels
 
     return run
@@ -1592,23 +1602,31 @@ def strided_pack_for_steps(pack: int, dtype: torch.dtype, steps: tuple, packs: b
     return 1, False
 
 
-def flat_finish_fits(outer: int, n: int, inner: int, strides, pack: int, backward: bool, threads: int) -> str | None:
-    """Why the flat finish (kFlat) cannot take a merged split problem (None: it can): the forward
-    needs a block's ``threads`` x ``pack`` elements to be a multiple of inner (each thread's columns
-    fixed), the backward reads each pack's sums where they are not. H200, over dim 0 of (65536, 2048)
-    and (65536, 1000), the finishing kernel timed beside the tiles' in one process (results
-    2026-11-29_h200_s37/flat_general.txt): backward bf16 (65536, 1000) 117.3 -> 88.7 us, float32
-    219.0 -> 177.7, float32 (65536, 2048) 377.8 -> 364.8; forward bf16 (65536, 1000) 88.0 -> 111.0."""
-    if outer != 1:
-        return f"{outer} outer indices (the sweep takes one)"
-    if any(s[1] != inner or s[2] != 1 for s in strides):
-        return "a tensor is not one dense run of (n, inner)"
+def flat_finish_fits(
+    outer: int, n: int, inner: int, strides, pack: int, backward: bool, threads: int, tile_width: int, itemsize: int
+) -> str | None:
+    """Why the flat finish (kFlat) cannot take a merged split problem (None: it can): every tensor one
+    dense run (over several outer indices, the backward's kernels of 16-byte packs only); the forward needs a block's ``threads``
+    x ``pack`` elements to be a multiple of inner (each thread's columns fixed), the backward reads each
+    pack's sums where they are not (over tiles ``tile_width`` columns wide). H200, over dim 0 of
+    (65536, 2048) and (65536, 1000), the finishing kernel timed beside the tiles' in one process
+    (results 2026-11-29_h200_s37/flat_general.txt): backward bf16 (65536, 1000) 117.3 -> 88.7 us,
+    float32 219.0 -> 177.7, float32 (65536, 2048) 377.8 -> 364.8; forward bf16 (65536, 1000) 88.0 ->
+    111.0."""
+    if outer != 1 and not backward:
+        return f"{outer} outer indices (the forward's sweep takes one)"
+    if outer != 1 and pack * itemsize != 16:
+        return f"{outer} outer indices in packs of {pack * itemsize} bytes (kernels of 16-byte packs sweep several)"
+    if any(s[1] != inner or s[2] != 1 or (outer > 1 and s[0] != n * inner) for s in strides):
+        return "a tensor is not one dense run of (outer, n, inner)"
     if not backward and threads * pack % inner:
         return f"inner {inner} does not divide a block's {threads} x {pack} elements (the forward holds its columns)"
     if inner % pack:
         return f"inner {inner} is no whole number of packs of {pack}"
-    if inner >= 1 << 31:
-        return f"inner {inner} is 2^31 or more (the sweep works out columns in 32 bits)"
+    if outer * (-(-inner // tile_width) * tile_width) >= 1 << 31:
+        return f"{outer} x {inner} columns are 2^31 or more (the sweep works out columns in 32 bits)"
+    if outer > 1 and outer * n * inner >= 1 << 32:
+        return f"{outer} outer indices of {n * inner} elements are 2^32 or more (the sweep works out outer in 32 bits)"
     return None
 
 

@@ -29,13 +29,14 @@
 //     no merge over the block's slices. Slots are read in 16- or 8-byte loads (read_slot): a float
 //     at a time, the merge of bf16 (1048576, 128) kept L1 80% busy and took 20 us, 6% of the call.
 //
-// Dense problems (kFlat, with kFinish | kMerged): where outer is 1 and every tensor's n x inner block
-// is one contiguous run of whole packs, the finish need not walk tiles: its blocks sweep the
-// tensor's packs as an elementwise kernel does -- one consecutive run of memory a block, from the
-// end backwards, where kPartials' interleaved sweep ended (in L2) -- and, where a block's threads x
-// P elements are a multiple of inner (which the forward needs), every thread keeps to the same P
-// columns throughout, their merged results in registers (else each pack's are read from the
-// workspace). The launch passes the same arguments as kFinish.
+// Dense problems (kFlat, with kFinish | kMerged): where every tensor is one contiguous run of whole
+// packs (outer indices one after another; the forward: one outer index), the finish need not walk
+// tiles: its blocks sweep the tensor's packs as an elementwise kernel does -- one consecutive run of
+// memory a block, from the end backwards, where kPartials' interleaved sweep ended (in L2) -- and,
+// where there is one outer index and a block's threads x P elements are a multiple of inner (which the
+// forward needs), every thread keeps to the same P columns throughout, their merged results in
+// registers (else each pack's are read from the workspace). The launch passes kFinish's arguments but
+// for `chunk`, which carries the number of outer indices.
 //
 // Rows of a chunk (kInterleaved): with contiguous chunks, the blocks resident at once stream from
 // as many places spread over the whole tensor. Interleaved, a block's rows are groups of kUnroll x
@@ -339,24 +340,38 @@ __device__ __forceinline__ i64 merged_slot(i64 column, i64 splits) {
     return (i64)tile * splits * tile_width + (column - (i64)tile * tile_width);
 }
 
-// The flat sweep's columns: where threads x P is a multiple of inner (FIXED), every element a thread
-// meets lies in the P columns of its first, whose merged results it reads once and holds; otherwise
-// each pack's column is worked out (in 32 bits where every element index fits) and its results read
-// from the workspace, which L1 and L2 hold.
-template <int P, bool FIXED>
+// The flat sweep's columns: where threads x P is a multiple of inner and there is one outer index
+// (FIXED), every element a thread meets lies in the P columns of its first, whose merged results it
+// reads once and holds; otherwise each pack's column is worked out (in 32 bits where every element
+// index fits) and its results read from the workspace, which L1 and L2 hold. Kernels of 16-byte packs
+// (OUTER) sweep several outer indices as well, where every element index fits 32 bits (the host's
+// conditions): column c of outer index o lies in tile o * tiles_per_outer + c / tile_width, which
+// merged_slot finds as column o * padded + c. Compiled into the kernels of narrower packs, the outer
+// index's division took them from 48 registers to 64 (NVRTC 13.5, sm_90): a block an SM fewer.
+template <int P, bool FIXED, bool OUTER>
 struct FlatColumns {
-    i64 inner, splits, own;
+    i64 outer, block, inner, splits, own, padded;
     bool narrow;
 
-    __device__ __forceinline__ FlatColumns(i64 total, i64 inner_, i64 splits_) : inner(inner_), splits(splits_) {
-        narrow = total <= 0xffffffffLL;
+    __device__ __forceinline__ FlatColumns(i64 outer_, i64 n, i64 inner_, i64 splits_)
+        : outer(outer_), block(n * inner_), inner(inner_), splits(splits_) {
+        narrow = outer * block <= 0xffffffffLL;
+        const i64 tile_width = (i64)blockDim.x * P;
+        padded = (inner + tile_width - 1) / tile_width * tile_width;
         own = merged_slot<P>((((i64)threadIdx.y * blockDim.x + threadIdx.x) * P) % inner, splits);
     }
     // the workspace slot of element e's pack
     __device__ __forceinline__ i64 slot(i64 e) const {
         if constexpr (FIXED) return own;
-        const i64 column = narrow ? (i64)((unsigned)e % (unsigned)inner) : e % inner;
-        return merged_slot<P>(column, splits);
+        if (!narrow) return merged_slot<P>(e % inner, splits);  // one outer index
+        const unsigned u = (unsigned)e;
+        if constexpr (OUTER) {
+            if (outer > 1) {
+                const unsigned o = u / (unsigned)block;
+                return merged_slot<P>((i64)o * padded + (u - o * (unsigned)block) % (unsigned)inner, splits);
+            }
+        }
+        return merged_slot<P>(u % (unsigned)inner, splits);
     }
 };
 
@@ -366,7 +381,7 @@ struct FlatColumns {
 template <typename T, int P, bool LOG>
 __device__ __forceinline__ void strided_forward_flat(const T* x, T* y, const float* partials, i64 n, i64 inner,
                                                      i64 splits) {
-    const FlatColumns<P, true> columns(n * inner, inner, splits);
+    const FlatColumns<P, true, false> columns(1, n, inner, splits);
     float pair[2 * P];
     read_slot<2 * P>(partials + 2 * columns.own, pair);
     RowScale scale[P];
@@ -384,16 +399,16 @@ __device__ __forceinline__ void strided_forward_flat(const T* x, T* y, const flo
 }
 
 template <typename T, int P, bool LOG, bool FIXED>
-__device__ __forceinline__ void strided_backward_flat(const T* y, const T* dy, T* dx, const float* partials, i64 n,
-                                                      i64 inner, i64 splits) {
-    const FlatColumns<P, FIXED> columns(n * inner, inner, splits);
+__device__ __forceinline__ void strided_backward_flat(const T* y, const T* dy, T* dx, const float* partials,
+                                                      i64 outer, i64 n, i64 inner, i64 splits) {
+    const FlatColumns<P, FIXED, P * sizeof(T) == 16> columns(outer, n, inner, splits);
     float held[P];
     if constexpr (FIXED) read_slot<P>(partials + columns.own, held);
     struct Raw {
         Pack<T, P> y, dy;
     };
     sweep_back<P, Raw>(
-        n * inner, [&](i64 e) { return Raw{read_pack<T, P>(y + e), read_pack<T, P>(dy + e)}; },
+        outer * n * inner, [&](i64 e) { return Raw{read_pack<T, P>(y + e), read_pack<T, P>(dy + e)}; },
         [&](i64 e, const Raw& raw) {
             float total[P];
             if constexpr (FIXED) {
@@ -411,10 +426,10 @@ __device__ __forceinline__ void strided_backward_flat(const T* y, const T* dy, T
         });
 }
 
-// Whether every element of the flat sweep a thread meets lies in the same P columns.
+// Whether every element of the flat sweep a thread meets lies in the same P columns of one outer index.
 template <int P>
-__device__ __forceinline__ bool flat_columns_fixed(i64 inner) {
-    return (i64)blockDim.x * blockDim.y * P % inner == 0;
+__device__ __forceinline__ bool flat_columns_fixed(i64 outer, i64 inner) {
+    return outer == 1 && (i64)blockDim.x * blockDim.y * P % inner == 0;
 }
 
 // Kernels instanced PARTIALS_ONLY run stage kPartials alone (the host launches the two-stage kernel for
@@ -561,10 +576,12 @@ __device__ __forceinline__ void strided_backward(const T* y, const T* dy, T* dx,
     if constexpr (PARTIALS_ONLY) mode = partials_mode(mode);
     if constexpr (!STEPPED) {
         if (mode & kFlat) {
-            if (flat_columns_fixed<P>(inner)) {
-                strided_backward_flat<T, P, LOG, true>(y, dy, dx, partials, n, inner, splits);
+            // a flat finish walks no chunks: the host passes the outer indices it sweeps in `chunk`
+            const i64 outer = chunk;
+            if (flat_columns_fixed<P>(outer, inner)) {
+                strided_backward_flat<T, P, LOG, true>(y, dy, dx, partials, outer, n, inner, splits);
             } else {
-                strided_backward_flat<T, P, LOG, false>(y, dy, dx, partials, n, inner, splits);
+                strided_backward_flat<T, P, LOG, false>(y, dy, dx, partials, outer, n, inner, splits);
             }
             return;
         }
