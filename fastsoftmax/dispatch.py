@@ -300,7 +300,19 @@ def _choose_backend(
     elif inner > 1 and aligned and dtype == torch.float32:
         if _float32_wide_to_triton(n, inner, outer * n * inner, backward):
             preferred = "triton"
-    if inner > 1 and aligned and window and _relay_backward(outer, n, inner, dtype, backward, device_index, runs, log):
+    if (
+        inner > 1
+        and aligned
+        and window
+        and runs
+        and backward
+        and log
+        and _flat_outer_log_backward(outer, n, inner, dtype)
+    ):
+        preferred = "cuda"
+    elif (
+        inner > 1 and aligned and window and _relay_backward(outer, n, inner, dtype, backward, device_index, runs, log)
+    ):
         preferred = "triton"
     candidates = [preferred] if preferred else []
     candidates += [name for name in ("triton", "cuda") if name not in candidates]
@@ -363,6 +375,14 @@ def _float32_few_classes_to_triton(n: int, inner: int, numel: int, dtype: torch.
     return few and _triton_module().scalar_tiles_hold(n, inner) and not _moves_too_little(numel, 4, backward)
 
 
+def _flat_outer_log_backward(outer: int, n: int, inner: int, dtype: torch.dtype) -> bool:
+    """Whether a log-softmax backward on 16-byte boundaries in single runs goes to the CUDA strided tier,
+    which sweeps its float32 blocks flat (strided.flat_outer_log_backward: ahead of the relay)."""
+    from .backends.cuda.strided import flat_outer_log_backward
+
+    return flat_outer_log_backward(outer, n, inner, dtype.itemsize)
+
+
 #: float32 backwards over this many columns or fewer stay on the relay tier where the CUDA backend
 #: would hold them on chip (see _relay_backward)
 RELAY_F32_MAX_INNER = 8
@@ -388,7 +408,8 @@ def _relay_backward(
     65536, 16) 0.605 against 0.513; float32 (128, 16384, 32) 0.653 against 0.611. float32 over
     RELAY_F32_MAX_INNER columns or fewer stays on the relay, whose pseudo-columns read them as rows
     of 16-byte loads: (128, 65536, 8) 0.696 against 0.652.
-    The log-softmax backward stays on the relay wherever it takes it: its first read is of dy alone
+    The log-softmax backward stays on the relay wherever it takes it (but for the float32 blocks the
+    CUDA strided tier sweeps flat, which _choose_backend gives it first): its first read is of dy alone
     (the sum of dy), where the column kernels hold y and dy both. H200, kernel by kernel in one process
     (benchmarks/kernel_breakdown.py --log, results 2026-12-04_h200_s55/c4/): bf16 (64, 65536, 16) 133.2
     us against the column kernels' 165.2 (torch.compile 132.7), (128, 16384, 32) 131.4 against 153.2

@@ -169,11 +169,17 @@ def test_auto_sends_long_narrow_backwards_to_it(monkeypatch, streams):
         args = ("auto", "cuda", 0, torch.bfloat16, 64, 65536, 16)
         assert dispatch._choose_backend(*args, True, True, False, True, False) == "triton"
         assert dispatch._choose_backend("auto", "cuda", 0, torch.bfloat16, 128, 65536, 8, True) == relay
-        # the log-softmax backward (a first read of dy alone): the relay, whatever the CUDA backend holds
-        for dtype in (torch.bfloat16, torch.float32):
-            args = ("auto", "cuda", 0, dtype, 128, 16384, 32, True, True, False, True, True)
-            assert dispatch._choose_backend(*args, True) == "triton"
-            assert dispatch._choose_backend(*args, False) == relay
+        # the log-softmax backward (a first read of dy alone): the relay, whatever the CUDA backend holds,
+        # but for float32 blocks of 16-32 columns, which the CUDA strided tier sweeps flat
+        for dtype, shape, log_backend, softmax_backend in (
+            (torch.bfloat16, (128, 16384, 32), "triton", relay),
+            (torch.float32, (128, 16384, 32), "cuda", relay),
+            (torch.float32, (64, 65536, 16), "cuda", relay),
+            (torch.float32, (128, 65536, 8), "triton", "triton"),
+        ):
+            args = ("auto", "cuda", 0, dtype, *shape, True, True, False, True, True)
+            assert dispatch._choose_backend(*args, True) == log_backend
+            assert dispatch._choose_backend(*args, False) == softmax_backend
     finally:
         monkeypatch.undo()
         dispatch.clear_caches()

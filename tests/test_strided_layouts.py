@@ -417,9 +417,9 @@ def test_tier_choice():
 def test_dense_log_backward_of_long_axes_takes_the_strided_tier():
     """strided.dense_log_backward_strided: on a GPU of much DRAM bandwidth an SM, the 16-bit
     log-softmax backward over axes past 1024 rows and columns of a 128-byte line or more, on their
-    16-byte boundaries, and the float32 one over such axes of one outer index; the softmax backward,
-    float32 over several outer indices, short axes, narrow columns, other GPUs and inputs off their
-    boundaries keep their tiers."""
+    16-byte boundaries, and the float32 one over such axes of one outer index or over long narrow
+    blocks of several; the softmax backward, float32 over other outer indices, short axes, narrow
+    columns, other GPUs and inputs off their boundaries keep their tiers."""
     limits = fastsoftmax.backends.cuda.tiers.H100_LIMITS
     h200 = dataclasses.replace(limits, dram_gbps=4800.0)
     for dtype in (torch.bfloat16, torch.float16):
@@ -437,6 +437,14 @@ def test_dense_log_backward_of_long_axes_takes_the_strided_tier():
         assert strided.choose_tier(1, n, inner, torch.float32, True, limits, log=True) != "strided" or inner == 32
     for outer, n, inner in ((32, 4096, 1024), (128, 1024, 1024), (1, 1024, 8192)):
         assert strided.choose_tier(outer, n, inner, torch.float32, True, h200, log=True) == "strided_staged"
+    # float32 over several outer indices of long narrow blocks (flat_outer_log_backward): the strided
+    # tier, whose finish sweeps them flat; not over 8 columns, short blocks, or the softmax backward
+    for outer, n, inner in ((128, 16384, 32), (64, 65536, 16), (32, 65536, 16)):
+        assert strided.flat_outer_log_backward(outer, n, inner, 4)
+        assert strided.choose_tier(outer, n, inner, torch.float32, True, h200, log=True) == "strided"
+        assert strided.choose_tier(outer, n, inner, torch.float32, True, h200) == "strided_staged"
+    for outer, n, inner, itemsize in ((128, 65536, 8, 4), (256, 4096, 32, 4), (128, 16384, 32, 2), (1, 1 << 20, 16, 4)):
+        assert not strided.flat_outer_log_backward(outer, n, inner, itemsize), (outer, n, inner, itemsize)
     # off their 16-byte boundaries, float32 keeps its 4-byte staged copies
     assert strided.choose_tier(1, 8192, 8192, torch.float32, True, h200, False, True, log=True) == "strided_staged"
 

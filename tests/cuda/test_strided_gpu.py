@@ -155,7 +155,7 @@ def test_split_partials_walks(shape, dim, kind, dtype, interleaved):
     "shape,dim",
     [
         ((20001, 200), 0),  # tiles of 32 columns, the last one ragged
-        ((3, 4001, 36), 1),  # a second tile of 4 columns: a pack of 8 partly inside inner
+        ((3, 4001, 36), 1),  # a second tile of 4 columns
         ((2, 30001, 64), 1),
         ((9000, 8), 0),  # a tile of 8 columns: one thread across it in packs of 8
     ],
@@ -175,9 +175,9 @@ def test_stepped_partials_spans(shape, dim, dtype, pack):
         with dispatch.forced("cuda", "strided"), recording_loads(BACKEND) as loaded:
             check_backward(fastsoftmax.softmax_backward(dy, y, dim, log=True), x, dy, dim, True)
     spans = [inst for inst in loaded if getattr(inst, "partials_only", False)]
-    assert any(inst.stepped and inst.pack == pack for inst in spans), [
-        inst.name for inst in loaded
-    ]
+    # (3, 4001, 36): dx's rows lie 72 bytes apart, so packs of 16 bytes are refused (element by element)
+    want = 1 if shape == (3, 4001, 36) and pack == 8 else pack
+    assert any(inst.stepped == (want > 1) and inst.pack == want for inst in spans), [inst.name for inst in loaded]
 
 
 @pytest.mark.parametrize("flat", [False, None])

@@ -711,6 +711,31 @@ LOG_BACKWARD_STRIDED_PAST_N = 1024
 LOG_BACKWARD_STRIDED_MIN_INNER_BYTES = 128
 
 
+#: float32 log-softmax backwards over several outer indices whose (n, inner) blocks are at least this
+#: many elements, of inner sizes from FLAT_OUTER_LOG_BACKWARD_MIN_INNER to COLUMNS_MAX in whole 16-byte
+#: packs, take the strided tier (see flat_outer_log_backward)
+FLAT_OUTER_LOG_BACKWARD_MIN_UNIT = 1 << 19
+FLAT_OUTER_LOG_BACKWARD_MIN_INNER = 16
+
+
+def flat_outer_log_backward(outer: int, n: int, inner: int, itemsize: int) -> bool:
+    """Whether a dense float32 log-softmax backward over several outer indices, each a long block of a
+    narrow inner size, takes the strided tier: its split partials, then the flat finish sweeping every
+    outer index (STRIDED_FLAT_FINISH_OUTER), ahead of Triton's relay (which the dispatcher gives such
+    problems otherwise) and of the staged teams. H200, kernel by kernel in one process
+    (benchmarks/kernel_breakdown.py --log, results 2026-12-04_h200_s58/c4/), over dim 1: (128, 16384,
+    32) 255.1 us against the relay's 272.9 and the tiles' finish's 266.1 (torch.compile 251.4), (64,
+    65536, 16) 254.8 against 258.2 and 265.6 (250.9); the staged teams' column kernels took 294.5 on the
+    first (c3/). bf16 stays on the relay (131.2 and 133.2 us against the strided tier's 149.3)."""
+    return (
+        itemsize == 4
+        and outer > 1
+        and FLAT_OUTER_LOG_BACKWARD_MIN_INNER <= inner <= COLUMNS_MAX
+        and inner * itemsize % 16 == 0
+        and n * inner >= FLAT_OUTER_LOG_BACKWARD_MIN_UNIT
+    )
+
+
 def dense_log_backward_strided(
     outer: int, n: int, inner: int, itemsize: int, backward: bool, log: bool, dense: bool, limits
 ):
@@ -724,15 +749,16 @@ def dense_log_backward_strided(
     kernel (STRIDED_PARTIALS_KERNEL; results 2026-12-04_h200_s57/c1/) where outer is 1: (8192, 8192).t()
     253.9 against 265.6 (251.1), expand(1, 4096, 4096) 631.0 against 683.1, (8192, 8192)[::2] over dim
     0 133.8 against 135.4 (129.7); over outer indices the staged tiles lead: (32, 4096, 1024) over dim 1
-    523.9 against 473.2, (128, 1024, 1024) 512.7 against 417.8."""
+    523.9 against 473.2, (128, 1024, 1024) 512.7 against 417.8; but long narrow blocks of several
+    outer indices (flat_outer_log_backward) take it."""
+    if not (dense and backward and log and limits.high_bandwidth_per_sm):
+        return False
+    if flat_outer_log_backward(outer, n, inner, itemsize):
+        return True
     return (
-        dense
-        and backward
-        and log
-        and (itemsize == 2 or outer == 1)
+        (itemsize == 2 or outer == 1)
         and inner * itemsize >= LOG_BACKWARD_STRIDED_MIN_INNER_BYTES
         and n > LOG_BACKWARD_STRIDED_PAST_N
-        and limits.high_bandwidth_per_sm
     )
 
 
@@ -1606,9 +1632,10 @@ def flat_finish_fits(
     outer: int, n: int, inner: int, strides, pack: int, backward: bool, threads: int, tile_width: int, itemsize: int
 ) -> str | None:
     """Why the flat finish (kFlat) cannot take a merged split problem (None: it can): every tensor one
-    dense run (over several outer indices, the backward's kernels of 16-byte packs only); the forward needs a block's ``threads``
-    x ``pack`` elements to be a multiple of inner (each thread's columns fixed), the backward reads each
-    pack's sums where they are not (over tiles ``tile_width`` columns wide). H200, over dim 0 of
+    dense run (over several outer indices, the backward's kernels of 16-byte packs only); the forward
+    needs a block's ``threads`` x ``pack`` elements to be a multiple of inner (each thread's columns
+    fixed), the backward reads each pack's sums where they are not (over tiles ``tile_width`` columns
+    wide). H200, over dim 0 of
     (65536, 2048) and (65536, 1000), the finishing kernel timed beside the tiles' in one process
     (results 2026-11-29_h200_s37/flat_general.txt): backward bf16 (65536, 1000) 117.3 -> 88.7 us,
     float32 219.0 -> 177.7, float32 (65536, 2048) 377.8 -> 364.8; forward bf16 (65536, 1000) 88.0 ->
