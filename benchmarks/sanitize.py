@@ -353,6 +353,8 @@ TUNED_RUNS = {
         ({"strided_partials_kernel": True, "strided_stepped_partials": 8}, None),
         # the backward's flat finish over several outer indices of dense tensors (its merged problems)
         ({"strided_merge": True}, [((3, 20001, 64), 1), ((4, 6001, 1000), 1), ((130, 8193, 16), 1)]),
+        # tiles of more threads across than a warp (strided_max_width)
+        ({"strided_max_width": 128}, [((20001, 1000), 0), ((6, 3001, 700), 1), ((9001, 600), 0)]),
     ],
     "cluster_stream": [
         # a grid of the resident clusters walking more rows than it holds, the next row's shared-memory

@@ -1376,6 +1376,18 @@ def test_partials_only_launch():
     assert strided.partials_only_launch(torch.bfloat16, True, False, 8, False, *args, dense, 0, plain) is None
 
 
+def test_strided_max_width_is_refused_unless_a_power_of_two_of_a_block():
+    from fastsoftmax.backends.cuda import tiers
+
+    for bad in (0, 16, 48, 512):
+        with pytest.raises(ValueError, match=f"strided_max_width={bad} is not one of"):
+            with tiers.tuned(strided_max_width=bad):
+                pass
+    for good in (32, 64, 128, 256):
+        with tiers.tuned(strided_max_width=good):
+            assert tiers.current_tuning().strided_max_width == good
+
+
 def test_strided_stepped_partials_is_refused_unless_a_span_pack():
     from fastsoftmax.backends.cuda import tiers
 

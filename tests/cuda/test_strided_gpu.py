@@ -207,6 +207,28 @@ def test_merged_finish_swept_flat_or_by_tiles(shape, dtype, flat):
                 run(x, 0, log, "strided")
 
 
+@pytest.mark.parametrize("most", [64, 256])
+@pytest.mark.parametrize("dtype", DTYPES, ids=str)
+@pytest.mark.parametrize(
+    "shape,dim,kind",
+    [
+        ((20001, 1000), 0, "contiguous"),  # split, a ragged last tile
+        ((6, 3001, 700), 1, "contiguous"),  # tiles of several outer indices
+        ((9001, 600), 0, "step_inner"),  # stepped spans, element by element, split
+        ((4001, 520), 0, "step"),
+    ],
+)
+def test_tiles_wider_than_a_warp(shape, dim, kind, dtype, most):
+    """The strided tier with more threads across a tile than a warp (strided_max_width): forward and
+    backward, softmax and log-softmax, right against float64."""
+    from fastsoftmax.backends.cuda import tiers
+
+    x = view_of(kind, shape, dtype)
+    with tiers.tuned(strided_max_width=most):
+        for log in (False, True):
+            run(x, dim, log, "strided")
+
+
 @pytest.mark.parametrize("dtype", DTYPES, ids=str)
 @pytest.mark.parametrize(
     "shape",

@@ -68,6 +68,11 @@ from .launch import Kernel, device_facts, stream_workspace, torch_device
 TIERS = ("strided_staged", "strided_warp", "strided")
 
 STRIDED_MAX_THREADS = 256
+#: the most threads across a tile: a warp's row (the tuning strided_max_width widens it). Why more
+#: might pay: the bf16 log-softmax backward's partials over dim 0 of (8192, 8192)[:, ::2] read tiles of
+#: 32 columns, 128 bytes of span a row, at 2.8 TB/s where Inductor's reduction reads the same spans at
+#: 3.8 (results 2026-12-04_h200_s58/c1/); not measured
+STRIDED_MAX_WIDTH = 32
 #: packs along the contiguous axis: 16 bytes, or single elements for unaligned views (and pairs
 #: of 16-bit elements for views aligned to 4 bytes)
 STRIDED_PACK_SIZES = WARP_PACK_SIZES
@@ -1510,7 +1515,8 @@ def build(load, key):
     pack, stepped = strided_pack_for_steps(pack, dtype, tuple(s[2] for s in strides), tuning.strided_stepped_packs)
     inst = StridedInstance(dtype, backward, log, pack, stepped)
     row_bytes = tuning.strided_row_bytes or strided_row_bytes(inner, itemsize)
-    width = min(32, next_pow2(-(-inner // pack)), max(1, row_bytes // (pack * itemsize)))
+    most = tuning.strided_max_width or STRIDED_MAX_WIDTH
+    width = min(most, next_pow2(-(-inner // pack)), max(1, row_bytes // (pack * itemsize)))
     # slices fill the block up to STRIDED_MAX_THREADS, no more than n needs (kUnroll rows each)
     slices = min(STRIDED_MAX_THREADS // width, max(max(1, 32 // width), next_pow2(-(-n // 4))))
     args = 18 if backward else 14

@@ -180,6 +180,9 @@ class Tuning:
     #: strided: bytes of a row a warp covers along the contiguous axis, instead of
     #: strided.STRIDED_ROW_BYTES
     strided_row_bytes: int | None = None
+    #: strided: the most threads across a tile (a power of two from 32 up to strided.STRIDED_MAX_THREADS),
+    #: instead of strided.STRIDED_MAX_WIDTH; the row bytes still bound it
+    strided_max_width: int | None = None
     #: strided: chunk-major block order for split problems, instead of strided.STRIDED_CHUNK_MAJOR
     strided_chunk_major: bool | None = None
     #: strided: waves of resident blocks a split problem fills, instead of strided.STRIDED_WAVES
@@ -310,6 +313,9 @@ class Tuning:
             )
         if self.strided_row_bytes is not None and (self.strided_row_bytes < 16 or self.strided_row_bytes & 15):
             raise ValueError(f"strided_row_bytes={self.strided_row_bytes!r} is not a positive multiple of 16")
+        widths = tuple(1 << k for k in range(5, strided.STRIDED_MAX_THREADS.bit_length()))
+        if self.strided_max_width is not None and self.strided_max_width not in widths:
+            raise ValueError(f"strided_max_width={self.strided_max_width!r} is not one of {widths}")
         if self.cluster_ctas is not None and self.cluster_ctas not in CLUSTER_SIZES[1:]:
             raise ValueError(f"cluster_ctas={self.cluster_ctas!r} is not one of {CLUSTER_SIZES[1:]}")
         if self.cluster_threads is not None and (self.cluster_threads <= 0 or self.cluster_threads % 32):
