@@ -1641,11 +1641,10 @@ def flat_finish_fits(
     dense run (over several outer indices, the backward's kernels of 16-byte packs only); the forward
     needs a block's ``threads`` x ``pack`` elements to be a multiple of inner (each thread's columns
     fixed), the backward reads each pack's sums where they are not (over tiles ``tile_width`` columns
-    wide). H200, over dim 0 of
-    (65536, 2048) and (65536, 1000), the finishing kernel timed beside the tiles' in one process
-    (results 2026-11-29_h200_s37/flat_general.txt): backward bf16 (65536, 1000) 117.3 -> 88.7 us,
-    float32 219.0 -> 177.7, float32 (65536, 2048) 377.8 -> 364.8; forward bf16 (65536, 1000) 88.0 ->
-    111.0."""
+    wide). H200, over dim 0 of (65536, 2048) and (65536, 1000), the finishing kernel timed beside the
+    tiles' in one process (results 2026-11-29_h200_s37/flat_general.txt): backward bf16 (65536, 1000)
+    117.3 -> 88.7 us, float32 219.0 -> 177.7, float32 (65536, 2048) 377.8 -> 364.8; forward bf16
+    (65536, 1000) 88.0 -> 111.0. Over outer indices: STRIDED_FLAT_FINISH_OUTER."""
     if outer != 1 and not backward:
         return f"{outer} outer indices (the forward's sweep takes one)"
     if outer != 1 and pack * itemsize != 16:
