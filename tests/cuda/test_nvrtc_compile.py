@@ -611,6 +611,11 @@ def test_compile_command_fills_the_cache(tmp_path, monkeypatch, capsys):
     for kernel in peer:
         path = compiler.cache_dir() / f"{compiler.cache_key(_peer.source([kernel]), 'sm_90')}.cubin"
         assert _peer.kernel_name(*kernel).encode() in path.read_bytes()
+    # --match: only the instances whose names it finds; none found is an error that names the pattern
+    assert cli.main(["compile", "--arch", "sm_90", "--jobs", "1", "--match", "^peer_rows_"]) == 0
+    assert "compiled 1 of 1 kernel instances for sm_90" in capsys.readouterr().out
+    assert cli.main(["compile", "--arch", "sm_90", "--jobs", "1", "--match", "^no_such_kernel"]) == 1
+    assert "no kernel instance's name matches '^no_such_kernel'" in capsys.readouterr().err
 
 
 def test_cluster_shapes_cover_their_rows():

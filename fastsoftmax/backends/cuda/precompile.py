@@ -10,6 +10,7 @@ parallel, for the GPU in the machine or for any architecture named.
 from __future__ import annotations
 
 import os
+import re
 import sys
 import time
 from concurrent.futures import ProcessPoolExecutor
@@ -20,12 +21,13 @@ def _compile_one(job) -> str | None:
     from . import compiler
     from .instances import source_for
 
+    name = kernel_name(kernel)
     if isinstance(kernel, tuple):  # fastsoftmax.distributed's collective="peer": (dtype, log, pack)
         from ...distributed import _peer
 
-        source, name = _peer.source([kernel]), _peer.kernel_name(*kernel)
+        source = _peer.source([kernel])
     else:
-        source, name = source_for([kernel]), kernel.name
+        source = source_for([kernel])
     try:
         compiler.compile_cubin(source, arch, name)
     except Exception as exc:  # reported, never raised across the process pool
@@ -49,6 +51,20 @@ def add_arguments(parser) -> None:
         help="architecture to compile for, e.g. sm_90 (repeatable; default: the current GPU's)",
     )
     parser.add_argument("--jobs", type=int, default=os.cpu_count() or 1, help="compiler processes (default: all CPUs)")
+    parser.add_argument(
+        "--match",
+        help="only the instances whose kernel name this regular expression finds (e.g. '^fs_strided_'), so that a "
+        "test run of one family compiles its kernels in parallel first",
+    )
+
+
+def kernel_name(kernel) -> str:
+    """The kernel name of an instance or of a fastsoftmax.distributed peer kernel ((dtype, log, pack))."""
+    if isinstance(kernel, tuple):
+        from ...distributed import _peer
+
+        return _peer.kernel_name(*kernel)
+    return kernel.name
 
 
 def run(args) -> int:
@@ -62,6 +78,12 @@ def run(args) -> int:
         return 1
     archs = args.arch or [_default_arch()]
     kernels = [*all_instances(), *_peer.all_kernels()]
+    if args.match:
+        pattern = re.compile(args.match)
+        kernels = [kernel for kernel in kernels if pattern.search(kernel_name(kernel))]
+        if not kernels:
+            print(f"fastsoftmax compile: no kernel instance's name matches {args.match!r}", file=sys.stderr)
+            return 1
     jobs = [(arch, kernel) for arch in archs for kernel in kernels]
     start = time.perf_counter()
     if args.jobs <= 1:

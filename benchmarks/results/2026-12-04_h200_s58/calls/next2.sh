@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# prepared for the next set (not run): where grid_row's forward of a huge row spends its issue slots.
+# prepared for the next set (not run): Nsight Compute over the stepped spans' partials (below), then where
+# grid_row's forward of a huge row spends its issue slots.
 # The forty-third set's phases put about 5.6 us of bf16 1 x 2^24's 7.7 us gap to a floor kernel (the
 # same bytes through registers, shared memory and one grid barrier) in the reduction of the staged
 # shared-memory groups after their data landed (8.4 k cycles for about 78 K elements an SM), and the
@@ -11,6 +12,17 @@ set -u
 export PYTHONPATH=$PWD PYTHONUNBUFFERED=1
 R=$OUT/n2; mkdir -p $R
 trap 'tar czf $OUT/n2.tar.gz -C $OUT n2 && rm -rf $R' EXIT
+# first, next.sh's stepped spans: Nsight Compute over the bf16 log-softmax backward's partials of
+# (8192, 8192)[:, ::2] over dim 0 (auto: packs of 4; and at 128 threads across) beside Inductor's
+# reduction of the same spans (35.7 us against 47.4)
+N=(--section SpeedOfLight --section Occupancy --section MemoryWorkloadAnalysis --section WarpStateStats)
+T=(python3 benchmarks/ncu_target.py --shape 8192x4096 --dim 0 --dtype bf16 --step-inner --backward --log --calls 3)
+timeout 80 ncu --profile-from-start off --kernel-name regex:fs_ --launch-count 3 "${N[@]}" "${T[@]}" \
+  > $R/ncu_spans_auto.txt 2>&1
+timeout 80 ncu --profile-from-start off --kernel-name regex:fs_ --launch-count 3 "${N[@]}" "${T[@]}" --tier strided \
+  --tuned strided_max_width=128 > $R/ncu_spans_wide.txt 2>&1
+timeout 100 ncu --profile-from-start off --kernel-name regex:triton_ --launch-count 3 "${N[@]}" "${T[@]}" --impl compile \
+  > $R/ncu_spans_compile.txt 2>&1
 N=(--section SpeedOfLight --section ComputeWorkloadAnalysis --section InstructionStats --section WarpStateStats
    --section MemoryWorkloadAnalysis --metrics sm__inst_executed_pipe_xu.avg.pct_of_peak_sustained_active,sm__pipe_fma_cycles_active.avg.pct_of_peak_sustained_active)
 for dt in bf16 f32; do
