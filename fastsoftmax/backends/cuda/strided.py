@@ -1528,7 +1528,8 @@ def build(load, key):
     if only is not None:
         only_inst, only_width, only_slices, reshaped = only
         partials_kernel = Kernel(load(only_inst, dev), only_inst.name, dev, args, only_width, only_slices)
-    tiles = outer * -(-inner // (width * pack))
+    tile_width = width * pack  # columns a tile, as every stage and the workspace's slots count them
+    tiles = outer * -(-inner // tile_width)
     resident = max(1, kernel.blocks_per_sm()) * facts.sm_count
     splits = 1
     steps = any(s[2] != 1 for s in strides[:-1])
@@ -1552,7 +1553,7 @@ def build(load, key):
         if merge_block != (None, None):
             raise ValueError("strided: a strided_merge block is tuned, but n is not split (nothing to merge)")
         return kernel.bound(grid, (0, n, inner) + flat_strides + (n, 1, 0))
-    workspace = tiles * splits * kernel.block_x * pack * (1 if backward else 2)
+    workspace = tiles * splits * tile_width * (1 if backward else 2)
     device = torch_device(dev)
     middle = (n, inner) + flat_strides + (chunk, splits)
 
@@ -1571,19 +1572,17 @@ def build(load, key):
     merge = splits >= STRIDED_MERGE_MIN_SPLITS if tuning.strided_merge is None else bool(tuning.strided_merge)
     finish_grid = grid
     finish = STRIDED_FINISH | order | (STRIDED_MODE_MERGED if merge else 0)
-    flat = STRIDED_FLAT_FINISH if tuning.strided_flat_finish is None else tuning.strided_flat_finish
+    rule = STRIDED_FLAT_FINISH_OUTER if outer > 1 else STRIDED_FLAT_FINISH
+    flat = rule if tuning.strided_flat_finish is None else tuning.strided_flat_finish
     why = "the pairs are not merged first"
     if merge:
-        tile_width = kernel.block_x * pack
         why = flat_finish_fits(outer, n, inner, strides, pack, backward, width * slices, tile_width, itemsize)
-    if tuning.strided_flat_finish is None and outer > 1:
-        flat = STRIDED_FLAT_FINISH_OUTER
     finish_middle = middle
     if flat and why is None:
         run = kernel.block_x * kernel.block_y * STRIDED_FLAT_UNROLL * pack
         finish_grid = tuning.strided_flat_blocks or -(-outer * n * inner // run)
         finish = STRIDED_FINISH | STRIDED_MODE_MERGED | STRIDED_MODE_FLAT
-        finish_middle = middle[:-2] + (outer, splits)  # the flat sweep takes outer in place of chunk
+        finish_middle = (n, inner) + flat_strides + (outer, splits)  # the flat sweep takes outer for chunk
     elif tuning.strided_flat_finish and why is not None:
         raise ValueError(f"strided: strided_flat_finish=True, but {why}")
     if not merge and merge_block != (None, None):
@@ -1591,12 +1590,11 @@ def build(load, key):
 
     merger = merge_grid = None
     if merge:
-        width_columns = kernel.block_x * pack
-        columns, merge_slices = strided_merge_shape(tiles, width_columns, splits, facts.sm_count, *merge_block)
+        columns, merge_slices = strided_merge_shape(tiles, tile_width, splits, facts.sm_count, *merge_block)
         merge_inst = StridedMergeInstance(backward)
         merger = Kernel(load(merge_inst, dev), merge_inst.name, dev, 3, columns, merge_slices)
-        merge_grid = tiles * (width_columns // columns)
-        merge_args = (splits, width_columns)
+        merge_grid = tiles * (tile_width // columns)
+        merge_args = (splits, tile_width)
 
     def run(pointers, stream):
         scratch = torch.empty(workspace, dtype=torch.float32, device=device)  # held over the launches
