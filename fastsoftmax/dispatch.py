@@ -307,7 +307,7 @@ def _choose_backend(
         and runs
         and backward
         and log
-        and _flat_outer_log_backward(outer, n, inner, dtype)
+        and _flat_outer_log_backward(outer, n, inner, dtype, device_index)
     ):
         preferred = "cuda"
     elif (
@@ -375,12 +375,13 @@ def _float32_few_classes_to_triton(n: int, inner: int, numel: int, dtype: torch.
     return few and _triton_module().scalar_tiles_hold(n, inner) and not _moves_too_little(numel, 4, backward)
 
 
-def _flat_outer_log_backward(outer: int, n: int, inner: int, dtype: torch.dtype) -> bool:
+def _flat_outer_log_backward(outer: int, n: int, inner: int, dtype: torch.dtype, device_index) -> bool:
     """Whether a log-softmax backward on 16-byte boundaries in single runs goes to the CUDA strided tier,
-    which sweeps its float32 blocks flat (strided.flat_outer_log_backward: ahead of the relay)."""
-    from .backends.cuda.strided import flat_outer_log_backward
-
-    return flat_outer_log_backward(outer, n, inner, dtype.itemsize)
+    which sweeps its float32 blocks flat (strided.flat_outer_log_backward: ahead of the relay), where the
+    CUDA backend takes it there (its sweeps_outer_flat)."""
+    if unavailable_reason("cuda", "cuda", device_index) is not None:
+        return False
+    return kernel_backend("cuda").sweeps_outer_flat(outer, n, inner, dtype, device_index)
 
 
 #: float32 backwards over this many columns or fewer stay on the relay tier where the CUDA backend

@@ -443,6 +443,7 @@ def test_dense_log_backward_of_long_axes_takes_the_strided_tier():
         assert strided.flat_outer_log_backward(outer, n, inner, 4)
         assert strided.choose_tier(outer, n, inner, torch.float32, True, h200, log=True) == "strided"
         assert strided.choose_tier(outer, n, inner, torch.float32, True, h200) == "strided_staged"
+        assert strided.choose_tier(outer, n, inner, torch.float32, True, limits, log=True) != "strided"
     for outer, n, inner, itemsize in ((128, 65536, 8, 4), (256, 4096, 32, 4), (128, 16384, 32, 2), (1, 1 << 20, 16, 4)):
         assert not strided.flat_outer_log_backward(outer, n, inner, itemsize), (outer, n, inner, itemsize)
     # off their 16-byte boundaries, float32 keeps its 4-byte staged copies

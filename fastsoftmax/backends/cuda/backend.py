@@ -128,6 +128,16 @@ class CudaBackend:
         dense = ((n * inner, inner, 1),)
         return strided.streams_columns(outer, n, inner, dtype, backward, dense, facts, tiers.DEFAULT_TUNING)
 
+    def sweeps_outer_flat(
+        self, outer: int, n: int, inner: int, dtype: torch.dtype, device_index: int | None = None
+    ) -> bool:
+        """Whether this backend takes a dense log-softmax backward over long narrow blocks of several
+        outer indices (strided.flat_outer_log_backward) to its strided tier, whose finish sweeps them
+        flat, so that a dispatcher can keep such problems here rather than on Triton's relay."""
+        return strided.flat_outer_log_backward(outer, n, inner, CXX_TYPES[dtype][2]) and (
+            self.choose_tier(outer, n, inner, dtype, True, device_index, log=True) == "strided"
+        )
+
     # ---- per call -------------------------------------------------------------------------------
     def forward(self, x: torch.Tensor, y: torch.Tensor, log: bool, tier: str) -> None:
         self._run(tier, (x, y), log, False)
