@@ -267,6 +267,13 @@ class Tuning:
     #: where strided.stepped_partials_pack allows; 1: element by element), instead of
     #: strided.STRIDED_STEPPED_PARTIALS_PACK
     strided_stepped_partials: int | None = None
+    #: strided: blocks an SM the spans' partials-only kernel is compiled for (launch bounds), wherever
+    #: it is launched, instead of strided.STRIDED_SPANS_PARTIALS_MIN_BLOCKS
+    strided_spans_blocks: int | None = None
+    #: strided: where the partials-only kernel reads packs of its own (its resident blocks not the
+    #: two-stage kernel's), the splits fill the waves of each kernel that walks the split grid (True),
+    #: or the two-stage kernel's alone (False), instead of strided.STRIDED_FILL_PARTIALS
+    strided_fill_partials: bool | None = None
     #: strided: merged split problems over dense tensors finished by one elementwise sweep (True:
     #: an error where that cannot be), or by the tiles (False), instead of strided.STRIDED_FLAT_FINISH
     strided_flat_finish: bool | None = None
@@ -347,6 +354,8 @@ class Tuning:
         packs = (1, *strided.STRIDED_STEPPED_PARTIALS_PACKS)
         if self.strided_stepped_partials is not None and self.strided_stepped_partials not in packs:
             raise ValueError(f"strided_stepped_partials={self.strided_stepped_partials!r} is not one of {packs}")
+        if self.strided_spans_blocks is not None and not 1 <= self.strided_spans_blocks <= 8:
+            raise ValueError(f"strided_spans_blocks={self.strided_spans_blocks!r} is not from 1 to 8")
         if self.split_row_blocks_per_sm is not None and self.split_row_blocks_per_sm <= 0:
             raise ValueError(f"split_row_blocks_per_sm={self.split_row_blocks_per_sm!r} is not positive")
 
