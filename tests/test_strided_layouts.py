@@ -1290,7 +1290,7 @@ def test_strided_partials_kernel():
     ):
         assert strided.narrow_partials(itemsize, pack, backward, log, slices) is want
     # the 16-bit log-softmax backward's stepped spans (the tuning strided_stepped_partials): partials-only
-    # kernels with no two-stage twin, compiled for the log-softmax backward's blocks an SM
+    # kernels with no two-stage twin, compiled for their pack's blocks an SM (STRIDED_SPANS_PARTIALS_MIN_BLOCKS)
     assert {(inst.dtype, inst.backward, inst.log, inst.pack) for inst in spans} == {
         (dtype, True, True, pack)
         for dtype in (torch.bfloat16, torch.float16)
@@ -1298,7 +1298,7 @@ def test_strided_partials_kernel():
     }
     for inst in spans:
         assert inst.name.removesuffix("_partials") not in two_stage and not inst.narrow
-        blocks = strided.STRIDED_PARTIALS_MIN_BLOCKS[2, "log_backward"]
+        blocks = strided.STRIDED_SPANS_PARTIALS_MIN_BLOCKS[inst.pack]
         assert f"__launch_bounds__({strided.STRIDED_MAX_THREADS}, {blocks})" in inst.wrapper()
     steps = (2, 2, 1)
     assert strided.stepped_partials_pack(8, 2, 1, True, True, steps, 0, 32) == 8
@@ -1401,37 +1401,25 @@ def test_strided_stepped_partials_is_refused_unless_a_span_pack():
             assert tiers.current_tuning().strided_stepped_partials == good
 
 
-def test_split_chunks_fill_the_waves_of_each_kernel_walking_them():
+def test_spans_kernels_compiled_for_their_own_blocks():
     from fastsoftmax.backends.cuda import tiers
 
-    # (8192, 8192)[:, ::2] over dim 0, bf16 log-softmax backward on an H200: 128 tiles; the two-stage
-    # kernel holds 660 blocks, the spans' partials kernel 792 (1056 at eight blocks an SM). Twenty
-    # chunks fill 3.88 waves of the first but 3.23 of the second; 36 fill 6.98 and 5.82.
-    assert strided.splits_filling_kernels(128, 4 * 660, 128, 792, 660) == 36
-    assert strided.splits_filling_kernels(128, 4 * 660, 128, 1056, 660) == 40
-    # a flat finish walks no split grid: (65536, 2048) over dim 0, 8 tiles, the narrow partials'
-    # 1056 blocks filled once rather than 792 of them
-    assert strided.splits_filling_kernels(8, 2 * 396, 1024, 1056, None) == 132
-    # never more than `most`, never fewer than the blocks' share; a tie takes the fewer
-    assert strided.splits_filling_kernels(8, 2 * 396, 100, 1056, None) == 100
-    assert strided.splits_filling_kernels(1, 64, 1000, 64, 64) == 64
-    assert strided.STRIDED_FILL_PARTIALS is False
-    with tiers.tuned(strided_fill_partials=True, strided_spans_blocks=8):
-        assert tiers.current_tuning().strided_spans_blocks == 8
+    # eight blocks of 256 threads an SM: the bf16 kernel of packs of 4 at 32 registers, not 40 at five
+    assert strided.STRIDED_SPANS_PARTIALS_MIN_BLOCKS[4] == 8
+    default = strided.StridedInstance(torch.bfloat16, True, True, 4, True, partials_only=True)
+    assert default.name.endswith("_p4_step2_partials")
+    assert "__launch_bounds__(256, 8)" in default.wrapper()
+    inst = strided.StridedInstance(torch.bfloat16, True, True, 4, True, partials_only=True, min_blocks=5)
+    assert inst.name.endswith("_p4_step2_partials_b5")
+    assert "__launch_bounds__(256, 5)" in inst.wrapper()
+    with pytest.raises(ValueError, match="only a spans' partials-only kernel"):
+        strided.StridedInstance(torch.bfloat16, True, True, 8, False, partials_only=True, min_blocks=8)
+    with tiers.tuned(strided_spans_blocks=5):
+        assert tiers.current_tuning().strided_spans_blocks == 5
     for bad in (0, 9):
         with pytest.raises(ValueError, match=f"strided_spans_blocks={bad} is not from 1 to 8"):
             with tiers.tuned(strided_spans_blocks=bad):
                 pass
-
-
-def test_spans_kernels_compiled_for_their_own_blocks():
-    inst = strided.StridedInstance(torch.bfloat16, True, True, 4, True, partials_only=True, min_blocks=8)
-    assert inst.name.endswith("_p4_step2_partials_b8")
-    assert "__launch_bounds__(256, 8)" in inst.wrapper()
-    default = strided.StridedInstance(torch.bfloat16, True, True, 4, True, partials_only=True)
-    assert f"__launch_bounds__(256, {strided.STRIDED_SPANS_PARTIALS_MIN_BLOCKS})" in default.wrapper()
-    with pytest.raises(ValueError, match="only a spans' partials-only kernel"):
-        strided.StridedInstance(torch.bfloat16, True, True, 8, False, partials_only=True, min_blocks=8)
 
 
 def test_split_chunks_fill_the_waves_rounded_up_or_down():

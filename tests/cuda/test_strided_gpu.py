@@ -180,33 +180,30 @@ def test_stepped_partials_spans(shape, dim, dtype, pack):
     assert any(inst.stepped == (want > 1) and inst.pack == want for inst in spans), [inst.name for inst in loaded]
 
 
-@pytest.mark.parametrize("blocks", [None, 8])
+@pytest.mark.parametrize("blocks", [None, 5])
 @pytest.mark.parametrize("dtype", [torch.bfloat16, torch.float16], ids=str)
 @pytest.mark.parametrize(
     "kind,shape,dim",
     [
-        ("step_inner", (20001, 200), 0),  # the spans' kernel, the finish walking the split grid
+        ("step_inner", (20001, 200), 0),  # the spans' kernel, ragged last tile
         ("step_inner", (2, 30001, 64), 1),
-        ("contiguous", (40001, 64), 0),  # narrow packs, a flat finish: the partials' waves alone
-        ("contiguous", (3, 20001, 256), 1),  # several tiles and outer indices
+        ("contiguous", (40001, 64), 0),  # the narrow packs' kernel: strided_spans_blocks leaves it
     ],
 )
-def test_splits_fill_the_partials_kernels_waves(kind, shape, dim, dtype, blocks):
-    """The 16-bit log-softmax backward whose partials kernel reads packs of its own, its splits chosen
-    to fill that kernel's waves too (strided_fill_partials), the spans' kernel compiled for more
-    blocks an SM (strided_spans_blocks, stepped inputs only): right against float64, and that kernel
-    is the one launched."""
+def test_spans_kernel_blocks_an_sm(kind, shape, dim, dtype, blocks):
+    """The 16-bit log-softmax backward's partials-only kernels, the spans' compiled for
+    STRIDED_SPANS_PARTIALS_MIN_BLOCKS blocks an SM or for five (strided_spans_blocks): right against
+    float64, and the kernel of those bounds is the one launched (the narrow packs' as it was)."""
     from fastsoftmax.backends.cuda import BACKEND, tiers
 
     stepped = kind == "step_inner"
     x = view_of(kind, shape, dtype)
     y = view_of(kind, shape, dtype).copy_(softmax64(x, dim, True))
     dy = view_of(kind, shape, dtype)
-    with tiers.tuned(strided_fill_partials=True, strided_spans_blocks=blocks):
+    with tiers.tuned(strided_spans_blocks=blocks):
         with dispatch.forced("cuda", "strided"), recording_loads(BACKEND) as loaded:
             check_backward(fastsoftmax.softmax_backward(dy, y, dim, log=True), x, dy, dim, True)
     only = [inst for inst in loaded if getattr(inst, "partials_only", False)]
-    # strided_spans_blocks changes the spans' kernel alone
     want = blocks if stepped else None
     assert any(inst.stepped == stepped and inst.min_blocks == want for inst in only), [i.name for i in loaded]
 

@@ -193,10 +193,19 @@ STRIDED_NARROW_PARTIALS_MIN_BLOCKS = 8
 STRIDED_STEPPED_PARTIALS_PACKS = (2, 4, 8)
 STRIDED_STEPPED_PARTIALS_PACK = 4
 #: blocks of STRIDED_MAX_THREADS threads an SM the spans' partials-only kernels are compiled for (launch
-#: bounds; the tuning strided_spans_blocks compiles others): STRIDED_PARTIALS_MIN_BLOCKS's five held
-#: the bf16 kernel of packs of 4 at 40 registers, six blocks an SM, where Inductor's reduction of the
-#: same spans runs at full occupancy (Nsight Compute, H200, results 2026-12-04_h200_s59/c3/)
-STRIDED_SPANS_PARTIALS_MIN_BLOCKS = 5
+#: bounds; the tuning strided_spans_blocks compiles others). At STRIDED_PARTIALS_MIN_BLOCKS's five the
+#: bf16 kernel of packs of 4 took 40 registers, six blocks an SM, where Inductor's reduction of the same
+#: spans runs at full occupancy (Nsight Compute, H200, results 2026-12-04_h200_s59/c3/); at eight, 32
+#: registers and no frame (NVRTC 13.5, sm_90). H200, kernel by kernel in one process (c4/), bf16
+#: log-softmax backward: (8192, 8192)[:, ::2] over dim 0 partials 46.9 -> 43.2 us, the call 133.2 ->
+#: 129.8 (torch.compile 118.1); (32, 4096, 2048)[..., ::2] over dim 1 141.5 -> 132.5, the call
+#: 478.6 -> 469.9 (467.7). Splits chosen to fill the partials kernel's waves as well as the finishing
+#: kernel's (a rule measured beside it, left out) were slower or level: [:, ::2] 133.2 -> 137.7 us
+#: (129.8 -> 132.5 at eight blocks), the other level, (8192, 16384) over dim 0 262.0 -> 274.6; more
+#: chunks cost more than the fuller last waves gain. By pack: the tunings' packs keep five, unmeasured
+#: at eight (packs of 2 take 35 registers at five, 32 at eight; packs of 8 44, and spill 40-56 bytes at
+#: eight).
+STRIDED_SPANS_PARTIALS_MIN_BLOCKS = {2: 5, 4: 8, 8: 5}
 
 
 def partials_walk(backward: bool, log: bool) -> str:
@@ -340,32 +349,6 @@ def splits_filling(tiles: int, blocks: int, resident: int, whole: bool | None = 
         return grid / (-(-grid // resident) * resident)
 
     return down if last_wave_fill(down) > last_wave_fill(up) else up
-
-
-#: where the partials-only kernel reads packs of its own (its resident blocks differ from the two-stage
-#: kernel's), whether the splits fill the waves of each kernel that walks the split grid: the partials
-#: kernel always, the two-stage kernel too unless a flat sweep finishes (splits_filling_kernels; the
-#: tuning strided_fill_partials). False: the two-stage kernel's waves alone, the partials kernel's as
-#: they fall (bf16 (8192, 8192)[:, ::2] over dim 0: 2560 blocks, 3.23 waves of its 792; (65536, 2048):
-#: 792 blocks, three quarters of one wave of its 1056).
-STRIDED_FILL_PARTIALS = False
-
-
-def splits_filling_kernels(tiles: int, blocks: int, most: int, partials: int, finish: int | None) -> int:
-    """Chunks for a split problem whose partials kernel holds ``partials`` resident blocks and whose
-    finishing kernel ``finish`` (None: it sweeps flat, whatever the chunks): of blocks // tiles up to
-    twice that (at most ``most``), the count whose grid leaves the fullest last waves, the finishing
-    kernel's weighted by its three tensors against the partials' one; the fewer chunks on a tie."""
-    down = min(most, max(1, blocks // tiles))
-
-    def fill(splits: int, resident: int) -> float:
-        grid = splits * tiles
-        return grid / (-(-grid // resident) * resident)
-
-    def score(splits: int) -> float:
-        return fill(splits, partials) + (0.0 if finish is None else 3.0 * fill(splits, finish))
-
-    return max(range(down, max(down, min(most, 2 * down)) + 1), key=lambda splits: (score(splits), -splits))
 
 
 #: a chunk of n gives each thread at least this many rows
@@ -961,7 +944,7 @@ class StridedInstance:
             if self.narrow:
                 bounds += f", {STRIDED_NARROW_PARTIALS_MIN_BLOCKS}"
             elif self.spans:
-                bounds += f", {self.min_blocks or STRIDED_SPANS_PARTIALS_MIN_BLOCKS}"
+                bounds += f", {self.min_blocks or STRIDED_SPANS_PARTIALS_MIN_BLOCKS[self.pack]}"
             else:
                 bounds += f", {STRIDED_PARTIALS_MIN_BLOCKS[itemsize, partials_walk(self.backward, self.log)]}"
         only = "true" if self.partials_only else "false"
@@ -1578,24 +1561,14 @@ def build(load, key):
     splits = 1
     steps = any(s[2] != 1 for s in strides[:-1])
     waves = tuning.strided_waves or strided_waves(itemsize, backward, steps, facts.high_bandwidth_per_sm)
-    rule = STRIDED_FLAT_FINISH_OUTER if outer > 1 else STRIDED_FLAT_FINISH
-    flat = rule if tuning.strided_flat_finish is None else tuning.strided_flat_finish
-    fits = flat_finish_fits(outer, n, inner, strides, pack, backward, width * slices, tile_width, itemsize)
-    fill_partials = STRIDED_FILL_PARTIALS if tuning.strided_fill_partials is None else tuning.strided_fill_partials
     if tuning.strided_splits:
         splits = min(tuning.strided_splits, n)
     elif tiles < waves * resident:
+        if not reshaped:
+            resident = max(1, partials_kernel.blocks_per_sm()) * facts.sm_count
         most = max(1, n // (slices * STRIDED_MIN_ROWS_PER_THREAD))
-        partials_resident = max(1, partials_kernel.blocks_per_sm()) * facts.sm_count
-        if reshaped and fill_partials:
-            # a flat finish (where the splits come to be merged) walks no split grid
-            finish = None if flat and fits is None else resident
-            splits = splits_filling_kernels(tiles, waves * resident, most, partials_resident, finish)
-        else:
-            if not reshaped:
-                resident = partials_resident
-            whole = STRIDED_WHOLE_WAVES if tuning.strided_whole_waves is None else tuning.strided_whole_waves
-            splits = min(most, splits_filling(tiles, waves * resident, resident, whole))
+        whole = STRIDED_WHOLE_WAVES if tuning.strided_whole_waves is None else tuning.strided_whole_waves
+        splits = min(most, splits_filling(tiles, waves * resident, resident, whole))
     chunk = -(-n // splits)
     splits = -(-n // chunk)
     grid = tiles * splits
@@ -1626,7 +1599,11 @@ def build(load, key):
     merge = splits >= STRIDED_MERGE_MIN_SPLITS if tuning.strided_merge is None else bool(tuning.strided_merge)
     finish_grid = grid
     finish = STRIDED_FINISH | order | (STRIDED_MODE_MERGED if merge else 0)
-    why = fits if merge else "the pairs are not merged first"
+    rule = STRIDED_FLAT_FINISH_OUTER if outer > 1 else STRIDED_FLAT_FINISH
+    flat = rule if tuning.strided_flat_finish is None else tuning.strided_flat_finish
+    why = "the pairs are not merged first"
+    if merge:
+        why = flat_finish_fits(outer, n, inner, strides, pack, backward, width * slices, tile_width, itemsize)
     finish_middle = middle
     if flat and why is None:
         run = kernel.block_x * kernel.block_y * STRIDED_FLAT_UNROLL * pack

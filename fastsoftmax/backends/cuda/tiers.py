@@ -270,10 +270,6 @@ class Tuning:
     #: strided: blocks an SM the spans' partials-only kernel is compiled for (launch bounds), wherever
     #: it is launched, instead of strided.STRIDED_SPANS_PARTIALS_MIN_BLOCKS
     strided_spans_blocks: int | None = None
-    #: strided: where the partials-only kernel reads packs of its own (its resident blocks not the
-    #: two-stage kernel's), the splits fill the waves of each kernel that walks the split grid (True),
-    #: or the two-stage kernel's alone (False), instead of strided.STRIDED_FILL_PARTIALS
-    strided_fill_partials: bool | None = None
     #: strided: merged split problems over dense tensors finished by one elementwise sweep (True:
     #: an error where that cannot be), or by the tiles (False), instead of strided.STRIDED_FLAT_FINISH
     strided_flat_finish: bool | None = None
