@@ -17,6 +17,7 @@ from inputs import (
     forward_output,
     gradients_laid_out,
     graph_replays_right,
+    recording_loads,
     rows_laid_out,
     rows_of_special_values,
 )
@@ -96,6 +97,25 @@ def test_cluster_size_follows_the_row(clusters):
     """The smallest cluster whose registers and shared memory hold the row, 16 past that."""
     sizes = [launch_of(clusters, torch.bfloat16, False, n)[1].ctas for n in (300007, 1 << 20, 1 << 21, 1 << 23)]
     assert sizes == sorted(sizes) and sizes[-1] == 16 and sizes[0] < 16, sizes
+
+
+@pytest.mark.parametrize("ahead", [1, 2, 3])
+@pytest.mark.parametrize("dtype_name", DTYPES)
+def test_forward_with_copy_groups_ahead(clusters, dtype_name, ahead):
+    """The forward with fewer of its shared-memory copy groups issued before the first is reduced
+    than all four (grid_row_groups_ahead: the kernel of that AHEAD is the one launched), around a
+    cluster of 4's boundaries and over rows of 700001, against float64."""
+    from fastsoftmax.backends.cuda import BACKEND, tiers
+
+    dtype = DTYPES[dtype_name]
+    with tiers.tuned(grid_row_groups_ahead=ahead), recording_loads(BACKEND) as loaded:
+        for n in boundaries(clusters, dtype, False, 4, 1)[-4:]:
+            for log in (False, True):
+                x = rand((2, n), dtype)
+                check_forward(forward(clusters, x, log, ctas=4), x, 1, log)
+        x = rand((5, 700001), dtype)
+        check_forward(forward(clusters, x, True), x, 1, True)
+    assert {inst.ahead for inst in loaded if inst.tier == TIER} == {ahead}, [inst.name for inst in loaded]
 
 
 @pytest.mark.parametrize("per_sm", [1, 2])

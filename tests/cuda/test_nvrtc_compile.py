@@ -855,6 +855,58 @@ def test_long_row_storage_is_a_tuning_value():
     assert block_regs_storage(torch.float32, False, 64, "raw") == "float"
 
 
+def test_grid_row_copy_groups_ahead_forms():
+    """The forward over rows of grid_row and cluster_stream in another number of copy groups ahead
+    (the tuning grid_row_groups_ahead): named apart, the tier's own number spelled as the default
+    kernel, passed to grid_row_forward as AHEAD, refused for the backward and the column form; the
+    launch builders take it for the forward only."""
+    from fastsoftmax.backends.cuda import plans, tiers
+    from fastsoftmax.backends.cuda.instances import GRID_ROW_GROUPS_AHEAD, GRID_ROW_STAGES, grid_row_instance
+
+    assert GRID_ROW_GROUPS_AHEAD == {"grid_row": 1, "cluster_stream": GRID_ROW_STAGES}
+    default = grid_row_instance(torch.bfloat16, False, False)
+    assert grid_row_instance(torch.bfloat16, False, False, ahead=1) == default
+    two = grid_row_instance(torch.bfloat16, False, False, ahead=2)
+    assert two.name == default.name + "_a2"
+    assert "grid_row_forward<__nv_bfloat16, 8, 12, false, 2>(" in two.wrapper()
+    assert "grid_row_forward<__nv_bfloat16, 8, 12, false>(" in default.wrapper()
+    stream = grid_row_instance(torch.float32, False, True, "cluster_stream", 2, ahead=1)
+    assert stream.name.endswith("_x2_a1") and "cluster_stream_forward<float, 4, 12, true, 1>(" in stream.wrapper()
+    assert grid_row_instance(torch.float32, False, True, "cluster_stream", ahead=GRID_ROW_STAGES).ahead == 0
+    for bad in (
+        dict(backward=True, ahead=2),
+        dict(backward=False, ahead=GRID_ROW_STAGES + 1),
+        dict(backward=False, ahead=2, tier="cluster_stream", columns=True),
+    ):
+        backward = bad.pop("backward")
+        with pytest.raises(ValueError, match="copy groups ahead"):
+            grid_row_instance(torch.bfloat16, backward, False, **bad)
+    with tiers.tuned(grid_row_groups_ahead=3):
+        tuning = tiers.current_tuning()
+        assert plans.groups_ahead(False, tuning) == 3 and plans.groups_ahead(True, tuning) == 0
+    assert plans.groups_ahead(False, tiers.current_tuning()) == 0
+    for bad in (0, GRID_ROW_STAGES + 1):
+        with pytest.raises(ValueError, match=f"grid_row_groups_ahead={bad} is not from 1 to {GRID_ROW_STAGES}"):
+            with tiers.tuned(grid_row_groups_ahead=bad):
+                pass
+
+
+@needs_nvrtc
+def test_grid_row_copy_groups_ahead_compile_without_spilling():
+    from fastsoftmax.backends.cuda import compiler
+    from fastsoftmax.backends.cuda.instances import grid_row_instance, source_for
+
+    instances = [
+        grid_row_instance(torch.bfloat16, False, False, ahead=2),
+        grid_row_instance(torch.float32, False, True, "cluster_stream", ahead=2),
+    ]
+    cubin = compiler.compile_cubin(source_for(instances), "sm_90", "ahead", use_cache=False)
+    resources = compiler.kernel_resources(cubin)
+    for inst in instances:
+        registers, frame = resources[inst.name]
+        assert registers <= 128 and frame == 0, (inst.name, registers, frame)
+
+
 def test_cluster_grid():
     from fastsoftmax.backends.cuda import tiers
     from fastsoftmax.backends.cuda.instances import cluster_grid, cluster_max_cols, cluster_preferred_max_cols

@@ -199,8 +199,8 @@ __device__ __forceinline__ MaxSum merge_grid_pairs(const float2* pairs, int ctas
 
 struct RowGridTeam {
     // grid_row_forward issues its cp.async groups one by one, each while the one before it is
-    // reduced (below)
-    static constexpr bool kGroupsOneByOne = true;
+    // reduced (below; a kernel's AHEAD overrides it)
+    static constexpr int kGroupsAhead = 1;
     // the backward copies no row's shared-memory slots ahead (RowClusterTeam's kCopyAhead): over a
     // few rows of the whole grid it ran behind (H200, alternated in one process: bf16 4 x 2^22 0.523
     // -> 0.498 of copy, float32 0.688 -> 0.679; 3 x 2^24 level; results 2026-12-03_h200_s50/c2)
@@ -245,7 +245,7 @@ struct RowClusterTeam {
     // all four cp.async groups issued first: one by one, cluster_stream's forward ran 16-bit rows
     // slower (H200, alternated in one process: bf16 191 x 699051 0.600 against 0.572, 128 x 2^20 0.680
     // against 0.666; float32 level; results 2026-12-02_h200_s44/cluster_stream_groups_ab.txt)
-    static constexpr bool kGroupsOneByOne = false;
+    static constexpr int kGroupsAhead = 4;
     // The backward copies the next row's shared-memory slots once this row's are written, so that
     // they land while it writes its registers (a cluster walks several rows on persistent launches:
     // instances.cluster_stream_persistent). H200, persistent launches alternated in one process
@@ -505,9 +505,13 @@ __device__ __forceinline__ void write_held_row(const LOAD& load, const STORE& st
         if (slot_of(k) < held.regs && whole(slot_of(k))) write(x[k], first + (i64)slot_of(k) * P, true);
 }
 
-template <typename T, int P, int K, bool LOG, typename TEAM, typename LOAD, typename STORE>
+// AHEAD: the cp.async groups in flight when the first is reduced (group g + AHEAD issued as group g's
+// reduction starts); 0 takes the team's kGroupsAhead.
+template <typename T, int P, int K, bool LOG, int AHEAD = 0, typename TEAM, typename LOAD, typename STORE>
 __device__ __forceinline__ void grid_row_forward(const LOAD& load, const STORE& store, TEAM team, i64 rows, i64 n,
                                                  i64 smem_slots) {
+    constexpr int kAhead = AHEAD ? AHEAD : TEAM::kGroupsAhead;
+    static_assert(kAhead >= 1 && kAhead <= kGridRowStages, "groups ahead: 1 to kGridRowStages");
     extern __shared__ __align__(16) unsigned char grid_row_smem[];
     __shared__ MaxSum cta_slots[32];
     __shared__ MaxSum total_slot;
@@ -531,14 +535,16 @@ __device__ __forceinline__ void grid_row_forward(const LOAD& load, const STORE& 
 #pragma unroll
         for (int k = 0; k < K; ++k)
             if (slot_of(k) < held.regs) x[k] = whole_slot<T, P>(load, src, first, whole, slot_of(k), pad);
-        // kGroupsOneByOne: group 0 only, the later groups issued one by one, each while the one
-        // before it is reduced, so that the reduction runs under the copies rather than after the
-        // last is issued (H200, alternated in one process: bf16 1 x 2^24 0.53 -> 0.57 of copy, 1 x 2^26
-        // 0.525 -> 0.541, float32 level; results 2026-12-02_h200_s44/grid_row_interleaved_ab.txt)
-        if constexpr (TEAM::kGroupsOneByOne) {
+        // the first kAhead groups; one by one (kAhead 1), each later group issued while the one before
+        // it is reduced, so that the reduction runs under the copies rather than after the last is
+        // issued (H200, alternated in one process against all four first: bf16 1 x 2^24 0.53 -> 0.57
+        // of copy, 1 x 2^26 0.525 -> 0.541, float32 level; results
+        // 2026-12-02_h200_s44/grid_row_interleaved_ab.txt)
+        if constexpr (kAhead == 1) {
             stage_group<T, P>(staged, src, first, whole, held.regs, held.smem, per, 0);
         } else {
-            stage_grouped<T, P>(staged, src, first, whole, held.regs, held.smem, per);
+#pragma unroll 1
+            for (int g = 0; g < kAhead; ++g) stage_group<T, P>(staged, src, first, whole, held.regs, held.smem, per, g);
         }
 
         // the streamed rest first (read last, so that phase 2, which starts with it, finds the most
@@ -554,9 +560,10 @@ __device__ __forceinline__ void grid_row_forward(const LOAD& load, const STORE& 
                                                       held_max<T, P, K>(load, x, held.regs, row, first)));
 #pragma unroll 1
         for (int g = 0; g < kGridRowStages; ++g) {
-            const bool next = TEAM::kGroupsOneByOne && g + 1 < kGridRowStages;
-            if (next) stage_group<T, P>(staged, src, first, whole, held.regs, held.smem, per, g + 1);
-            const int pending = TEAM::kGroupsOneByOne ? (next ? 1 : 0) : kGridRowStages - 1 - g;
+            const bool issue = g + kAhead < kGridRowStages;
+            if (issue) stage_group<T, P>(staged, src, first, whole, held.regs, held.smem, per, g + kAhead);
+            // the groups issued after g: kAhead while there are more to issue, then the rest
+            const int pending = issue ? kAhead : (kAhead == 1 ? 0 : kGridRowStages - 1 - g);
             state = merge(state, staged_group_pair<!LOG, T, P>(load, staged, held.smem, per, g, row, staged_first, pending));
         }
 
@@ -745,11 +752,11 @@ __device__ __forceinline__ RowClusterTeam row_cluster_team(i64 stagger) {
     return RowClusterTeam{posts, cluster_nctarank(), cluster_ctarank(), stagger};
 }
 
-template <typename T, int P, int K, bool LOG, typename LOAD, typename STORE>
+template <typename T, int P, int K, bool LOG, int AHEAD = 0, typename LOAD, typename STORE>
 __device__ __forceinline__ void cluster_stream_forward(const LOAD& load, const STORE& store, i64 rows, i64 n,
                                                        i64 smem_slots, i64 stagger) {
 #if __CUDA_ARCH__ >= 900
-    grid_row_forward<T, P, K, LOG>(load, store, row_cluster_team(stagger), rows, n, smem_slots);
+    grid_row_forward<T, P, K, LOG, AHEAD>(load, store, row_cluster_team(stagger), rows, n, smem_slots);
 #else
     __trap();
 #endif
