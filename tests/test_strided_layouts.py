@@ -1411,6 +1411,7 @@ def test_spans_kernels_compiled_for_their_own_blocks():
     assert "__launch_bounds__(256, 8)" in default.wrapper()
     inst = strided.StridedInstance(torch.bfloat16, True, True, 4, True, partials_only=True, min_blocks=5)
     assert inst.name.endswith("_p4_step2_partials_b5")
+    assert strided.StridedInstance(torch.bfloat16, True, True, 4, True, partials_only=True, min_blocks=8) == default
     assert "__launch_bounds__(256, 5)" in inst.wrapper()
     with pytest.raises(ValueError, match="only a spans' partials-only kernel"):
         strided.StridedInstance(torch.bfloat16, True, True, 8, False, partials_only=True, min_blocks=8)

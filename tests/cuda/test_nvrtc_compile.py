@@ -860,10 +860,16 @@ def test_grid_row_copy_groups_ahead_forms():
     (the tuning grid_row_groups_ahead): named apart, the tier's own number spelled as the default
     kernel, passed to grid_row_forward as AHEAD, refused for the backward and the column form; the
     launch builders take it for the forward only."""
-    from fastsoftmax.backends.cuda import plans, tiers
+    from fastsoftmax.backends.cuda import compiler, plans, tiers
     from fastsoftmax.backends.cuda.instances import GRID_ROW_GROUPS_AHEAD, GRID_ROW_STAGES, grid_row_instance
 
     assert GRID_ROW_GROUPS_AHEAD == {"grid_row": 1, "cluster_stream": GRID_ROW_STAGES}
+    # the host's constants are the kernel's (its stages; the teams' own groups ahead)
+    header = (compiler.KERNEL_DIR / "grid_row_tier.cuh").read_text()
+    assert f"constexpr int kGridRowStages = {GRID_ROW_STAGES};" in header
+    teams = header.split("struct RowGridTeam {")[1].split("struct RowClusterTeam {")
+    assert f"static constexpr int kGroupsAhead = {GRID_ROW_GROUPS_AHEAD['grid_row']};" in teams[0]
+    assert f"static constexpr int kGroupsAhead = {GRID_ROW_GROUPS_AHEAD['cluster_stream']};" in teams[1]
     default = grid_row_instance(torch.bfloat16, False, False)
     assert grid_row_instance(torch.bfloat16, False, False, ahead=1) == default
     two = grid_row_instance(torch.bfloat16, False, False, ahead=2)

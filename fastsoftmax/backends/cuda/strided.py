@@ -884,12 +884,15 @@ class StridedInstance:
     #: (the tuning strided_spans_blocks)
     min_blocks: int | None = None
     tier = "strided"
+    header = "strided_tier.cuh"
 
     def __post_init__(self):
-        if self.min_blocks is not None and not self.spans:
+        if self.min_blocks is None:
+            return
+        if not self.spans:
             raise ValueError("strided: only a spans' partials-only kernel takes its own blocks an SM")
-
-    header = "strided_tier.cuh"
+        if self.min_blocks == STRIDED_SPANS_PARTIALS_MIN_BLOCKS[self.pack]:  # one spelling per kernel
+            object.__setattr__(self, "min_blocks", None)
 
     @property
     def name(self) -> str:
