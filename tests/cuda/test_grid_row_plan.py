@@ -319,6 +319,22 @@ def test_plan_launches_one_cooperative_grid(fake_device, backward):
     assert ("MAX_DYNAMIC_SHARED_SIZE_BYTES", 227 * 1024 - 1024) in _Kernel.attributes
 
 
+@pytest.mark.parametrize("tier", ["grid_row", "cluster_stream"])
+def test_plan_takes_the_copy_groups_ahead_for_the_forward(fake_device, tier):
+    """grid_row_groups_ahead launches the forward's kernel of that many copy groups ahead; the backward
+    keeps its kernel."""
+    n = 1 << 20
+    tuning = tiers.Tuning(grid_row_groups_ahead=2)
+    for backward in (False, True):
+        pointers = (0x1000, 0x2000, 0x3000) if backward else (0x1000, 0x2000)
+        key = (tier, torch.bfloat16, 2, n, 1, tuple((n,) for _ in pointers), False, backward, 0, 0, tuning)
+        plans.build(fake_device, key)(pointers, 3)
+        per_sm = _Kernel.launches[-1][0].name.count("_x2") + 1  # cluster_stream's rule may take two an SM
+        want = grid_row_instance(torch.bfloat16, backward, False, tier, per_sm, ahead=0 if backward else 2)
+        assert _Kernel.launches[-1][0].name == want.name
+    assert _Kernel.launches[0][0].name.endswith("_a2") and not _Kernel.launches[1][0].name.endswith("_a2")
+
+
 def test_plan_takes_the_streams_workspace(fake_device, monkeypatch):
     """The workspace is the stream's (launch.stream_workspace: one launch a call, so calls on one
     stream take turns in it), of grid_row_workspace's size with no counters, and its buffer is
@@ -359,7 +375,7 @@ def test_plan_refuses_without_cooperative_launch(fake_device, monkeypatch):
         cooperative_launch = False
 
     monkeypatch.setattr(plans, "device_facts", lambda dev: NoCoop())
-    key = ("grid_row", torch.float32, 1, 1 << 20, 1, ((1 << 20,), (1 << 20,)), False, False, 0, 0, None)
+    key = ("grid_row", torch.float32, 1, 1 << 20, 1, ((1 << 20,), (1 << 20,)), False, False, 0, 0, tiers.DEFAULT_TUNING)
     with pytest.raises(ValueError, match="cooperative"):
         plans.build(fake_device, key)
 
