@@ -359,8 +359,12 @@ TUNED_RUNS = {
         # these problems with eight, and with a splits rule measured and left out)
         ({"strided_spans_blocks": 5}, [((20001, 200), 0), ((2, 30001, 64), 1), ((40001, 64), 0)]),
     ],
-    # the forward with two copy groups ahead (grid_row_groups_ahead; the backward keeps its own)
-    "grid_row": [({"grid_row_groups_ahead": 2}, [((1, 300007), -1), ((2, 1000003), -1), ((1, 12000007), -1)])],
+    # the forward with two copy groups ahead (grid_row_groups_ahead; the backward keeps its own), then
+    # with the second of them issued late
+    "grid_row": [
+        ({"grid_row_groups_ahead": 2}, [((1, 300007), -1), ((2, 1000003), -1), ((1, 12000007), -1)]),
+        ({"grid_row_groups_ahead": 2, "grid_row_groups_late": True}, [((2, 1000003), -1), ((1, 12000007), -1)]),
+    ],
     "cluster_stream": [
         # a grid of the resident clusters walking more rows than it holds, the next row's shared-memory
         # slots copied while the last writes its registers

@@ -100,22 +100,25 @@ def test_cluster_size_follows_the_row(clusters):
 
 
 @pytest.mark.parametrize("ahead", [1, 2, 3])
+@pytest.mark.parametrize("late", [False, True])
 @pytest.mark.parametrize("dtype_name", DTYPES)
-def test_forward_with_copy_groups_ahead(clusters, dtype_name, ahead):
-    """The forward with fewer of its shared-memory copy groups issued before the first is reduced
-    than all four (grid_row_groups_ahead: the kernel of that AHEAD is the one launched), around a
-    cluster of 4's boundaries and over rows of 700001, against float64."""
+def test_forward_with_copy_groups_ahead(clusters, dtype_name, ahead, late):
+    """The forward with fewer of its shared-memory copy groups issued before the first is reduced than
+    all four (grid_row_groups_ahead; the last of them issued late: grid_row_groups_late), around a
+    cluster of 4's boundaries and over rows of 700001, against float64; the kernel of that AHEAD and
+    LATE is the one launched."""
     from fastsoftmax.backends.cuda import BACKEND, tiers
 
     dtype = DTYPES[dtype_name]
-    with tiers.tuned(grid_row_groups_ahead=ahead), recording_loads(BACKEND) as loaded:
+    with tiers.tuned(grid_row_groups_ahead=ahead, grid_row_groups_late=late), recording_loads(BACKEND) as loaded:
         for n in boundaries(clusters, dtype, False, 4, 1)[-4:]:
             for log in (False, True):
                 x = rand((2, n), dtype)
                 check_forward(forward(clusters, x, log, ctas=4), x, 1, log)
         x = rand((5, 700001), dtype)
         check_forward(forward(clusters, x, True), x, 1, True)
-    assert {inst.ahead for inst in loaded if inst.tier == TIER} == {ahead}, [inst.name for inst in loaded]
+    kernels = {(inst.ahead, inst.late) for inst in loaded if inst.tier == TIER}
+    assert kernels == {(ahead, late)}, [inst.name for inst in loaded]
 
 
 @pytest.mark.parametrize("per_sm", [1, 2])

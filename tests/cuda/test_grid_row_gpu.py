@@ -89,22 +89,24 @@ def test_backward_boundaries(backend, dtype_name):
 
 
 @pytest.mark.parametrize("ahead", [2, 3, 4])
+@pytest.mark.parametrize("late", [False, True])
 @pytest.mark.parametrize("dtype_name", DTYPES)
-def test_forward_with_copy_groups_ahead(backend, dtype_name, ahead):
-    """The forward with more of its shared-memory copy groups in flight than one
-    (grid_row_groups_ahead: the kernel of that AHEAD is the one launched), around this device's
-    launch geometry and over three rows of 2^22 + 3, against float64."""
+def test_forward_with_copy_groups_ahead(backend, dtype_name, ahead, late):
+    """The forward with more of its shared-memory copy groups in flight than one (grid_row_groups_ahead;
+    the last of them issued late: grid_row_groups_late), around this device's launch geometry and over
+    three rows of 2^22 + 3, against float64; the kernel of that AHEAD and LATE is the one launched."""
     from fastsoftmax.backends.cuda import BACKEND, tiers
 
     dtype = DTYPES[dtype_name]
-    with tiers.tuned(grid_row_groups_ahead=ahead), recording_loads(BACKEND) as loaded:
+    with tiers.tuned(grid_row_groups_ahead=ahead, grid_row_groups_late=late), recording_loads(BACKEND) as loaded:
         for n in boundaries(backend, dtype, False)[-4:]:
             for log in (False, True):
                 x = rand((1, n), dtype)
                 check_forward(forward(backend, x, log), x, 1, log)
         x = rand((3, (1 << 22) + 3), dtype)
         check_forward(forward(backend, x, False), x, 1, False)
-    assert {inst.ahead for inst in loaded if inst.tier == TIER} == {ahead}, [inst.name for inst in loaded]
+    kernels = {(inst.ahead, inst.late) for inst in loaded if inst.tier == TIER}
+    assert kernels == {(ahead, late)}, [inst.name for inst in loaded]
 
 
 @pytest.mark.parametrize("rows", [1, 3])

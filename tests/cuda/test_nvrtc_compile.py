@@ -887,10 +887,17 @@ def test_grid_row_copy_groups_ahead_forms():
         backward = bad.pop("backward")
         with pytest.raises(ValueError, match="copy groups ahead"):
             grid_row_instance(torch.bfloat16, backward, False, **bad)
-    with tiers.tuned(grid_row_groups_ahead=3):
+    late = grid_row_instance(torch.bfloat16, False, False, ahead=2, late=True)
+    assert late.name == default.name + "_a2_late"
+    assert "grid_row_forward<__nv_bfloat16, 8, 12, false, 2, true>(" in late.wrapper()
+    own_late = grid_row_instance(torch.bfloat16, False, False, ahead=1, late=True)
+    assert own_late.name == default.name + "_late" and "12, false, 0, true>(" in own_late.wrapper()
+    with pytest.raises(ValueError, match="copy groups ahead \\(the last issued late\\)"):
+        grid_row_instance(torch.bfloat16, True, False, late=True)
+    with tiers.tuned(grid_row_groups_ahead=3, grid_row_groups_late=True):
         tuning = tiers.current_tuning()
-        assert plans.groups_ahead(False, tuning) == 3 and plans.groups_ahead(True, tuning) == 0
-    assert plans.groups_ahead(False, tiers.current_tuning()) == 0
+        assert plans.groups_ahead(False, tuning) == (3, True) and plans.groups_ahead(True, tuning) == (0, False)
+    assert plans.groups_ahead(False, tiers.current_tuning()) == (0, False)
     for bad in (0, GRID_ROW_STAGES + 1):
         with pytest.raises(ValueError, match=f"grid_row_groups_ahead={bad} is not from 1 to {GRID_ROW_STAGES}"):
             with tiers.tuned(grid_row_groups_ahead=bad):
@@ -904,6 +911,7 @@ def test_grid_row_copy_groups_ahead_compile_without_spilling():
 
     instances = [
         grid_row_instance(torch.bfloat16, False, False, ahead=2),
+        grid_row_instance(torch.bfloat16, False, False, ahead=2, late=True),
         grid_row_instance(torch.float32, False, True, "cluster_stream", ahead=2),
     ]
     cubin = compiler.compile_cubin(source_for(instances), "sm_90", "ahead", use_cache=False)

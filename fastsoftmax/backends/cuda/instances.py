@@ -1062,8 +1062,10 @@ class Instance:
     tight: bool = False  # flat_rows: rows of (cols - 1) x group + 1 .. cols x group (FlatSlots)
     per_sm: int = 0  # cluster_stream: CTAs an SM its launch bounds allow (0: one, as grid_row)
     # grid_row, cluster_stream forward over rows: cp.async groups in flight when the first is reduced
-    # (grid_row_forward's AHEAD; 0: the team's, GRID_ROW_GROUPS_AHEAD)
+    # (grid_row_forward's AHEAD; 0: the team's, GRID_ROW_GROUPS_AHEAD), the last of them issued only
+    # before the register slots' reduction where ``late`` (LATE)
     ahead: int = 0
+    late: bool = False
 
     def __post_init__(self):
         # one spelling per kernel, so that equal kernels compare equal
@@ -1081,13 +1083,14 @@ class Instance:
             raise ValueError(f"no form of tier {self.tier!r} at {self.per_sm} CTAs an SM")
         if self.ahead == GRID_ROW_GROUPS_AHEAD.get(self.tier):
             object.__setattr__(self, "ahead", 0)
-        if self.ahead and (
+        if (self.ahead or self.late) and (
             self.tier not in GRID_ROW_GROUPS_AHEAD
             or self.backward
             or self.columns
-            or not 1 <= self.ahead <= GRID_ROW_STAGES
+            or not 0 <= self.ahead <= GRID_ROW_STAGES
         ):
-            raise ValueError(f"no form of tier {self.tier!r} with {self.ahead} copy groups ahead")
+            late = " (the last issued late)" if self.late else ""
+            raise ValueError(f"no form of tier {self.tier!r} with {self.ahead} copy groups ahead{late}")
 
     @property
     def block_storage(self) -> str:
@@ -1110,6 +1113,7 @@ class Instance:
             shape += "_columns" if self.columns else ""
             shape += f"_x{self.per_sm}" if self.per_sm > 1 else ""
             shape += f"_a{self.ahead}" if self.ahead else ""
+            shape += "_late" if self.late else ""
         elif self.tier in ("block_smem", "block_uncached", "cluster"):
             shape = f"p{self.pack}"
         elif self.tier == "flat_rows":
@@ -1274,7 +1278,7 @@ class Instance:
                 f"DirectStore<{t}>{{dx, dx_pitch}}, {team}rows, n, smem_slots{tail})"
             )
         else:
-            targs += f", {self.ahead}" if self.ahead else ""
+            targs += f", {self.ahead}, true" if self.late else f", {self.ahead}" if self.ahead else ""
             params = f"const {t}* x, {t}* y, {ws}i64 rows, i64 n, i64 x_pitch, i64 y_pitch, i64 smem_slots{tail_param}"
             call = (
                 f"{fn}_forward{suffix}<{targs}>(DirectLoad<{t}>{{x, x_pitch}}, DirectStore<{t}>{{y, y_pitch}}, "
@@ -1346,16 +1350,18 @@ def grid_row_instance(
     per_sm: int = 1,
     columns: bool = False,
     ahead: int = 0,
+    late: bool = False,
 ) -> Instance:
     """The grid_row (or cluster_stream: the same kernel body) instance of a dtype, direction and
     function; cluster_stream's at ``per_sm`` CTAs an SM, or over runs of interleaved columns where
     ``columns`` (one CTA an SM, in packs of column_stream_pack); the forward over rows with ``ahead``
-    copy groups in flight when the first is reduced (0: the tier's GRID_ROW_GROUPS_AHEAD)."""
+    copy groups in flight when the first is reduced (0: the tier's GRID_ROW_GROUPS_AHEAD), the last
+    of them issued just before the register slots' reduction where ``late``."""
     if columns and per_sm != 1:
         raise ValueError("cluster_stream's column kernels run one CTA an SM")
     pack = column_stream_pack(dtype) if columns else cluster_pack(dtype)
     cols = grid_row_held_packs(dtype, backward, pack) * pack
-    return Instance(tier, dtype, backward, log, pack, cols=cols, per_sm=per_sm, columns=columns, ahead=ahead)
+    return Instance(tier, dtype, backward, log, pack, cols=cols, per_sm=per_sm, columns=columns, ahead=ahead, late=late)
 
 
 def source_for(instances) -> str:

@@ -272,6 +272,9 @@ class Tuning:
     #: groups in flight when the first is reduced (1 to instances.GRID_ROW_STAGES), instead of
     #: instances.GRID_ROW_GROUPS_AHEAD's (the backward and the column form keep theirs)
     grid_row_groups_ahead: int | None = None
+    #: grid_row, cluster_stream: the last of those groups issued only once the register slots' loads
+    #: are, just before their reduction (True), rather than with them (the forward over rows)
+    grid_row_groups_late: bool | None = None
     #: strided: blocks an SM the spans' partials-only kernel is compiled for (launch bounds), wherever
     #: it is launched, instead of strided.STRIDED_SPANS_PARTIALS_MIN_BLOCKS
     strided_spans_blocks: int | None = None

@@ -506,12 +506,16 @@ __device__ __forceinline__ void write_held_row(const LOAD& load, const STORE& st
 }
 
 // AHEAD: the cp.async groups in flight when the first is reduced (group g + AHEAD issued as group g's
-// reduction starts); 0 takes the team's kGroupsAhead.
-template <typename T, int P, int K, bool LOG, int AHEAD = 0, typename TEAM, typename LOAD, typename STORE>
+// reduction starts); 0 takes the team's kGroupsAhead. LATE: the last of those issued only once the
+// register slots' loads are, just before their reduction, so that it is in flight while they are
+// reduced (the ones issued with the loads have landed by then).
+template <typename T, int P, int K, bool LOG, int AHEAD = 0, bool LATE = false, typename TEAM, typename LOAD,
+          typename STORE>
 __device__ __forceinline__ void grid_row_forward(const LOAD& load, const STORE& store, TEAM team, i64 rows, i64 n,
                                                  i64 smem_slots) {
     constexpr int kAhead = AHEAD ? AHEAD : TEAM::kGroupsAhead;
     static_assert(kAhead >= 1 && kAhead <= kGridRowStages, "groups ahead: 1 to kGridRowStages");
+    constexpr int kFirst = LATE ? kAhead - 1 : kAhead;  // issued with the register slots' loads
     extern __shared__ __align__(16) unsigned char grid_row_smem[];
     __shared__ MaxSum cta_slots[32];
     __shared__ MaxSum total_slot;
@@ -540,11 +544,11 @@ __device__ __forceinline__ void grid_row_forward(const LOAD& load, const STORE& 
         // issued (H200, alternated in one process against all four first: bf16 1 x 2^24 0.53 -> 0.57
         // of copy, 1 x 2^26 0.525 -> 0.541, float32 level; results
         // 2026-12-02_h200_s44/grid_row_interleaved_ab.txt)
-        if constexpr (kAhead == 1) {
+        if constexpr (kFirst == 1) {
             stage_group<T, P>(staged, src, first, whole, held.regs, held.smem, per, 0);
         } else {
 #pragma unroll 1
-            for (int g = 0; g < kAhead; ++g) stage_group<T, P>(staged, src, first, whole, held.regs, held.smem, per, g);
+            for (int g = 0; g < kFirst; ++g) stage_group<T, P>(staged, src, first, whole, held.regs, held.smem, per, g);
         }
 
         // the streamed rest first (read last, so that phase 2, which starts with it, finds the most
@@ -556,6 +560,7 @@ __device__ __forceinline__ void grid_row_forward(const LOAD& load, const STORE& 
             load.template convert<P>(raw, v, row, col);
             accumulate<P>(state, v);
         });
+        if constexpr (LATE) stage_group<T, P>(staged, src, first, whole, held.regs, held.smem, per, kAhead - 1);
         state = merge(state, held_pair<!LOG, T, P, K>(load, x, held.regs, row, first,
                                                       held_max<T, P, K>(load, x, held.regs, row, first)));
 #pragma unroll 1
@@ -752,11 +757,11 @@ __device__ __forceinline__ RowClusterTeam row_cluster_team(i64 stagger) {
     return RowClusterTeam{posts, cluster_nctarank(), cluster_ctarank(), stagger};
 }
 
-template <typename T, int P, int K, bool LOG, int AHEAD = 0, typename LOAD, typename STORE>
+template <typename T, int P, int K, bool LOG, int AHEAD = 0, bool LATE = false, typename LOAD, typename STORE>
 __device__ __forceinline__ void cluster_stream_forward(const LOAD& load, const STORE& store, i64 rows, i64 n,
                                                        i64 smem_slots, i64 stagger) {
 #if __CUDA_ARCH__ >= 900
-    grid_row_forward<T, P, K, LOG, AHEAD>(load, store, row_cluster_team(stagger), rows, n, smem_slots);
+    grid_row_forward<T, P, K, LOG, AHEAD, LATE>(load, store, row_cluster_team(stagger), rows, n, smem_slots);
 #else
     __trap();
 #endif
