@@ -539,11 +539,11 @@ __device__ __forceinline__ void grid_row_forward(const LOAD& load, const STORE& 
 #pragma unroll
         for (int k = 0; k < K; ++k)
             if (slot_of(k) < held.regs) x[k] = whole_slot<T, P>(load, src, first, whole, slot_of(k), pad);
-        // the first kAhead groups; one by one (kAhead 1), each later group issued while the one before
-        // it is reduced, so that the reduction runs under the copies rather than after the last is
-        // issued (H200, alternated in one process against all four first: bf16 1 x 2^24 0.53 -> 0.57
-        // of copy, 1 x 2^26 0.525 -> 0.541, float32 level; results
-        // 2026-12-02_h200_s44/grid_row_interleaved_ab.txt)
+        // the first kAhead groups (the last of them later, where LATE); one by one (kAhead 1), each
+        // later group issued while the one before it is reduced, so that the reduction runs under the
+        // copies rather than after the last is issued (H200, alternated in one process against all
+        // four first: bf16 1 x 2^24 0.53 -> 0.57 of copy, 1 x 2^26 0.525 -> 0.541, float32 level;
+        // results 2026-12-02_h200_s44/grid_row_interleaved_ab.txt)
         if constexpr (kFirst == 1) {
             stage_group<T, P>(staged, src, first, whole, held.regs, held.smem, per, 0);
         } else {
