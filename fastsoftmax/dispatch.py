@@ -300,20 +300,11 @@ def _choose_backend(
     elif inner > 1 and aligned and dtype == torch.float32:
         if _float32_wide_to_triton(n, inner, outer * n * inner, backward):
             preferred = "triton"
-    if (
-        inner > 1
-        and aligned
-        and window
-        and runs
-        and backward
-        and log
-        and _flat_outer_log_backward(outer, n, inner, dtype, device_index)
-    ):
-        preferred = "cuda"
-    elif (
-        inner > 1 and aligned and window and _relay_backward(outer, n, inner, dtype, backward, device_index, runs, log)
-    ):
-        preferred = "triton"
+    if inner > 1 and aligned and window:
+        if runs and backward and log and _flat_outer_log_backward(outer, n, inner, dtype, device_index):
+            preferred = "cuda"
+        elif _relay_backward(outer, n, inner, dtype, backward, device_index, runs, log):
+            preferred = "triton"
     candidates = [preferred] if preferred else []
     candidates += [name for name in ("triton", "cuda") if name not in candidates]
     for name in candidates:

@@ -567,7 +567,8 @@ __device__ __forceinline__ void grid_row_forward(const LOAD& load, const STORE& 
         for (int g = 0; g < kGridRowStages; ++g) {
             const bool issue = g + kAhead < kGridRowStages;
             if (issue) stage_group<T, P>(staged, src, first, whole, held.regs, held.smem, per, g + kAhead);
-            // the groups issued after g: kAhead while there are more to issue, then the rest
+            // the groups issued after g: kAhead while there are more to issue, then the rest (for
+            // kAhead 1 the rest is 0, spelled so to keep that kernel's instructions as they were)
             const int pending = issue ? kAhead : (kAhead == 1 ? 0 : kGridRowStages - 1 - g);
             state = merge(state, staged_group_pair<!LOG, T, P>(load, staged, held.smem, per, g, row, staged_first, pending));
         }
