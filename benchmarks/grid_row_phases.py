@@ -3,7 +3,7 @@ compiled from a copy whose phases write %globaltimer and clock64 (thread 0 of ea
 floor kernel that only moves the same bytes through the chip (registers and shared memory, one
 grid barrier, no arithmetic) in the same cooperative geometry.
 
-    PYTHONPATH=$PWD python3 benchmarks/grid_row_phases.py [--shapes 1x16777216] [--dtypes bf16,f32] [--ahead 0,2,2L]
+    PYTHONPATH=$PWD python3 benchmarks/grid_row_phases.py [--shapes 1x16777216] [--dtypes bf16,f32] [--prefetch 0,1,3]
 
 Prints, per shape and kernel, the GPU time between events and, per phase, the median and the
 largest time across CTAs at which the phase ended (globaltimer, from the earliest CTA start),
@@ -180,10 +180,10 @@ def main() -> int:
     parser.add_argument("--dtypes", default="bf16,f32")
     parser.add_argument("--iters", type=int, default=20)
     parser.add_argument(
-        "--ahead",
+        "--prefetch",
         default="0",
-        help="comma-separated copy groups ahead of the forward to time (0: the kernel's own; a trailing L: "
-        "the last of them issued late), e.g. 0,2,2L",
+        help="comma-separated forms of the forward to time by what they ask of L2 ahead of their loads "
+        "(instances.GRID_ROW_PREFETCH's bits; 0: none), e.g. 0,1,3",
     )
     args = parser.parse_args()
     dev = torch.cuda.current_device()
@@ -200,9 +200,8 @@ def main() -> int:
             x = torch.randn(rows, n, device="cuda", dtype=dtype)
             y = torch.empty_like(x)
             nbytes = 2 * x.numel() * x.element_size()
-            for spec_ahead in args.ahead.split(","):
-                ahead, late = int(spec_ahead.rstrip("L")), spec_ahead.endswith("L")
-                kernel, shape = plans.grid_row_launch(backend.kernel, dtype, n, False, False, dev, ahead, late)
+            for prefetch in (int(v) for v in args.prefetch.split(",")):
+                kernel, shape = plans.grid_row_launch(backend.kernel, dtype, n, False, False, dev, prefetch)
                 ws = torch.zeros(grid_row_workspace(shape.ctas, False) + 4 * MARKS * shape.ctas, device="cuda")
                 launch_args = (x.data_ptr(), y.data_ptr(), ws.data_ptr(), rows, n, n, n, shape.smem_slots)
                 kernel.launch(shape.ctas, stream, launch_args)
@@ -211,7 +210,7 @@ def main() -> int:
                 times = [gpu_time_us(lambda: kernel.launch(shape.ctas, stream, launch_args)) for _ in range(args.iters)]
                 us = statistics.median(times)
                 print(
-                    f"{TAG[dtype]} {spec}: grid_row{f' (groups ahead {spec_ahead})' if spec_ahead != '0' else ''} "
+                    f"{TAG[dtype]} {spec}: grid_row{f' (prefetch {prefetch})' if prefetch else ''} "
                     f"{us:.1f} us, "
                     f"{nbytes / us / 1e3 / copy:.3f} of copy (max error {err:.2g}); grid {shape.ctas} x "
                     f"{shape.threads}, K={shape.packs}, {shape.smem_slots} shared slots",

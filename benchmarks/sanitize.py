@@ -359,11 +359,11 @@ TUNED_RUNS = {
         # these problems with eight, and with a splits rule measured and left out)
         ({"strided_spans_blocks": 5}, [((20001, 200), 0), ((2, 30001, 64), 1), ((40001, 64), 0)]),
     ],
-    # the forward with two copy groups ahead (grid_row_groups_ahead; the backward keeps its own), then
-    # with the second of them issued late
+    # bulk prefetches into L2 (grid_row_prefetch): the rest of each row, then the next row's slice too
+    # (rows of odd length: every other row misaligned)
     "grid_row": [
-        ({"grid_row_groups_ahead": 2}, [((1, 300007), -1), ((2, 1000003), -1), ((1, 12000007), -1)]),
-        ({"grid_row_groups_ahead": 2, "grid_row_groups_late": True}, [((2, 1000003), -1), ((1, 12000007), -1)]),
+        ({"grid_row_prefetch": 1}, [((1, 300007), -1), ((2, 1000003), -1), ((1, 12000007), -1)]),
+        ({"grid_row_prefetch": 3}, [((3, 300007), -1), ((2, 1000003), -1)]),
     ],
     "cluster_stream": [
         # a grid of the resident clusters walking more rows than it holds, the next row's shared-memory
@@ -373,8 +373,9 @@ TUNED_RUNS = {
         ({"cluster_ctas": 16}, [((2, 4099), -1)]),
         ({"cluster_stream_per_sm": 2}, [((3, 300007), -1), ((2, 1000003), -1)]),
         ({"cluster_stream_per_sm": 1}, [((3, 300007), -1)]),
-        # the forward with its copy groups issued two ahead rather than all four first
-        ({"grid_row_groups_ahead": 2}, [((3, 300007), -1), ((2, 1000003), -1)]),
+        # bulk prefetches into L2 of the rest of each row and of the next row's slice, clusters walking
+        # several rows each
+        ({"grid_row_prefetch": 3, "cluster_stream_persistent": True}, [((70, 300007), -1), ((3, 1000003), -1)]),
     ],
     "strided_staged": [
         ({"staged_cluster": False}, None),

@@ -99,26 +99,29 @@ def test_cluster_size_follows_the_row(clusters):
     assert sizes == sorted(sizes) and sizes[-1] == 16 and sizes[0] < 16, sizes
 
 
-@pytest.mark.parametrize("ahead", [1, 2, 3])
-@pytest.mark.parametrize("late", [False, True])
+@pytest.mark.parametrize("prefetch", [1, 2, 3])
 @pytest.mark.parametrize("dtype_name", DTYPES)
-def test_forward_with_copy_groups_ahead(clusters, dtype_name, ahead, late):
-    """The forward with fewer of its shared-memory copy groups issued before the first is reduced than
-    all four (grid_row_groups_ahead; the last of them issued late: grid_row_groups_late), around a
-    cluster of 4's boundaries and over rows of 700001, against float64; the kernel of that AHEAD and
-    LATE is the one launched."""
+def test_with_prefetch(clusters, dtype_name, prefetch):
+    """Both directions asking L2 for their rows ahead of their loads (grid_row_prefetch: the rest of a
+    row, the next row's slice, both), around a cluster of 4's boundaries and over rows of 700001
+    (every other one misaligned) walked by persistent clusters, against float64; the kernel of that
+    PREFETCH is the one launched."""
     from fastsoftmax.backends.cuda import BACKEND, tiers
 
     dtype = DTYPES[dtype_name]
-    with tiers.tuned(grid_row_groups_ahead=ahead, grid_row_groups_late=late), recording_loads(BACKEND) as loaded:
+    with tiers.tuned(grid_row_prefetch=prefetch), recording_loads(BACKEND) as loaded:
         for n in boundaries(clusters, dtype, False, 4, 1)[-4:]:
             for log in (False, True):
                 x = rand((2, n), dtype)
                 check_forward(forward(clusters, x, log, ctas=4), x, 1, log)
-        x = rand((5, 700001), dtype)
-        check_forward(forward(clusters, x, True), x, 1, True)
-    kernels = {(inst.ahead, inst.late) for inst in loaded if inst.tier == TIER}
-    assert kernels == {(ahead, late)}, [inst.name for inst in loaded]
+        x = rand((40, 700001), dtype)
+        with tiers.tuned(cluster_stream_persistent=True):
+            for log in (False, True):
+                check_forward(forward(clusters, x, log), x, 1, log)
+                dy = rand(x.shape, dtype)
+                check_backward(backward(clusters, forward_output(x, log), dy, log), x, dy, 1, log)
+    kernels = {inst.prefetch for inst in loaded if inst.tier == TIER}
+    assert kernels == {prefetch}, [inst.name for inst in loaded]
 
 
 @pytest.mark.parametrize("per_sm", [1, 2])

@@ -88,25 +88,29 @@ def test_backward_boundaries(backend, dtype_name):
             check_backward(dx, x, dy, 1, log)
 
 
-@pytest.mark.parametrize("ahead", [2, 3, 4])
-@pytest.mark.parametrize("late", [False, True])
+@pytest.mark.parametrize("prefetch", [1, 2, 3])
 @pytest.mark.parametrize("dtype_name", DTYPES)
-def test_forward_with_copy_groups_ahead(backend, dtype_name, ahead, late):
-    """The forward with more of its shared-memory copy groups in flight than one (grid_row_groups_ahead;
-    the last of them issued late: grid_row_groups_late), around this device's launch geometry and over
-    three rows of 2^22 + 3, against float64; the kernel of that AHEAD and LATE is the one launched."""
+def test_with_prefetch(backend, dtype_name, prefetch):
+    """Both directions asking L2 for their rows ahead of their loads (grid_row_prefetch: the rest of a
+    row, the next row's slice, both), around this device's launch geometry and over three rows of
+    2^22 + 3 (every other one misaligned), against float64; the kernel of that PREFETCH is the one
+    launched."""
     from fastsoftmax.backends.cuda import BACKEND, tiers
 
     dtype = DTYPES[dtype_name]
-    with tiers.tuned(grid_row_groups_ahead=ahead, grid_row_groups_late=late), recording_loads(BACKEND) as loaded:
-        for n in boundaries(backend, dtype, False)[-4:]:
+    with tiers.tuned(grid_row_prefetch=prefetch), recording_loads(BACKEND) as loaded:
+        for n in boundaries(backend, dtype, False)[-3:]:
             for log in (False, True):
                 x = rand((1, n), dtype)
                 check_forward(forward(backend, x, log), x, 1, log)
         x = rand((3, (1 << 22) + 3), dtype)
-        check_forward(forward(backend, x, False), x, 1, False)
-    kernels = {(inst.ahead, inst.late) for inst in loaded if inst.tier == TIER}
-    assert kernels == {(ahead, late)}, [inst.name for inst in loaded]
+        for log in (False, True):
+            check_forward(forward(backend, x, log), x, 1, log)
+            dy = rand(x.shape, dtype)
+            dx = backward(backend, forward_output(x, log), dy, log)
+            check_backward(dx, x, dy, 1, log)
+    kernels = {inst.prefetch for inst in loaded if inst.tier == TIER}
+    assert kernels == {prefetch}, [inst.name for inst in loaded]
 
 
 @pytest.mark.parametrize("rows", [1, 3])

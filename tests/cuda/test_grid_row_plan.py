@@ -320,20 +320,19 @@ def test_plan_launches_one_cooperative_grid(fake_device, backward):
 
 
 @pytest.mark.parametrize("tier", ["grid_row", "cluster_stream"])
-def test_plan_takes_the_copy_groups_ahead_for_the_forward(fake_device, tier):
-    """grid_row_groups_ahead (and grid_row_groups_late) launch the forward's kernel of that many copy
-    groups ahead (the last issued late); the backward keeps its kernel."""
+def test_plan_takes_the_prefetch(fake_device, tier):
+    """grid_row_prefetch launches the kernel of that PREFETCH, forward and backward."""
     n = 1 << 20
-    tuning = tiers.Tuning(grid_row_groups_ahead=2, grid_row_groups_late=True)
-    for backward in (False, True):
-        pointers = (0x1000, 0x2000, 0x3000) if backward else (0x1000, 0x2000)
-        key = (tier, torch.bfloat16, 2, n, 1, tuple((n,) for _ in pointers), False, backward, 0, 0, tuning)
-        plans.build(fake_device, key)(pointers, 3)
-        per_sm = _Kernel.launches[-1][0].name.count("_x2") + 1  # cluster_stream's rule may take two an SM
-        forward = not backward
-        want = grid_row_instance(torch.bfloat16, backward, False, tier, per_sm, ahead=2 * forward, late=forward)
-        assert _Kernel.launches[-1][0].name == want.name
-    assert _Kernel.launches[0][0].name.endswith("_a2_late") and "_a2" not in _Kernel.launches[1][0].name
+    for prefetch in (1, 3):
+        tuning = tiers.Tuning(grid_row_prefetch=prefetch)
+        for backward in (False, True):
+            pointers = (0x1000, 0x2000, 0x3000) if backward else (0x1000, 0x2000)
+            key = (tier, torch.bfloat16, 2, n, 1, tuple((n,) for _ in pointers), False, backward, 0, 0, tuning)
+            plans.build(fake_device, key)(pointers, 3)
+            name = _Kernel.launches[-1][0].name
+            per_sm = name.count("_x2") + 1  # cluster_stream's rule may take two an SM
+            want = grid_row_instance(torch.bfloat16, backward, False, tier, per_sm, prefetch=prefetch)
+            assert name == want.name and name.endswith(f"_pf{prefetch}")
 
 
 def test_plan_takes_the_streams_workspace(fake_device, monkeypatch):

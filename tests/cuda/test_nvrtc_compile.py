@@ -855,70 +855,55 @@ def test_long_row_storage_is_a_tuning_value():
     assert block_regs_storage(torch.float32, False, 64, "raw") == "float"
 
 
-def test_grid_row_copy_groups_ahead_forms():
-    """The forward over rows of grid_row and cluster_stream in another number of copy groups ahead
-    (the tuning grid_row_groups_ahead): named apart, the tier's own number spelled as the default
-    kernel, passed to grid_row_forward as AHEAD, refused for the backward and the column form; the
-    launch builders take it for the forward only."""
-    from fastsoftmax.backends.cuda import compiler, plans, tiers
-    from fastsoftmax.backends.cuda.instances import GRID_ROW_GROUPS_AHEAD, GRID_ROW_STAGES, grid_row_instance
+def test_grid_row_prefetch_forms():
+    """grid_row and cluster_stream over rows asking L2 for their rows ahead of their loads (the tuning
+    grid_row_prefetch): named apart, passed to the kernel as PREFETCH in both directions, refused for
+    the column form and for bits the kernel does not know; the host's bits are the kernel's."""
+    from fastsoftmax.backends.cuda import compiler, tiers
+    from fastsoftmax.backends.cuda.instances import (
+        GRID_ROW_PREFETCH,
+        GRID_ROW_PREFETCH_NEXT,
+        GRID_ROW_PREFETCH_REST,
+        grid_row_instance,
+    )
 
-    assert GRID_ROW_GROUPS_AHEAD == {"grid_row": 1, "cluster_stream": GRID_ROW_STAGES}
-    # the host's constants are the kernel's (its stages; the teams' own groups ahead)
     header = (compiler.KERNEL_DIR / "grid_row_tier.cuh").read_text()
-    assert f"constexpr int kGridRowStages = {GRID_ROW_STAGES};" in header
-    teams = header.split("struct RowGridTeam {")[1].split("struct RowClusterTeam {")
-    assert f"static constexpr int kGroupsAhead = {GRID_ROW_GROUPS_AHEAD['grid_row']};" in teams[0]
-    assert f"static constexpr int kGroupsAhead = {GRID_ROW_GROUPS_AHEAD['cluster_stream']};" in teams[1]
+    assert f"constexpr int kPrefetchRest = {GRID_ROW_PREFETCH_REST};" in header
+    assert f"constexpr int kPrefetchNext = {GRID_ROW_PREFETCH_NEXT};" in header
     default = grid_row_instance(torch.bfloat16, False, False)
-    assert grid_row_instance(torch.bfloat16, False, False, ahead=1) == default
-    two = grid_row_instance(torch.bfloat16, False, False, ahead=2)
-    assert two.name == default.name + "_a2"
-    assert "grid_row_forward<__nv_bfloat16, 8, 12, false, 2>(" in two.wrapper()
+    assert grid_row_instance(torch.bfloat16, False, False, prefetch=0) == default
+    rest = grid_row_instance(torch.bfloat16, False, False, prefetch=1)
+    assert rest.name == default.name + "_pf1"
+    assert "grid_row_forward<__nv_bfloat16, 8, 12, false, 1>(" in rest.wrapper()
     assert "grid_row_forward<__nv_bfloat16, 8, 12, false>(" in default.wrapper()
-    stream = grid_row_instance(torch.float32, False, True, "cluster_stream", 2, ahead=1)
-    assert stream.name.endswith("_x2_a1") and "cluster_stream_forward<float, 4, 12, true, 1>(" in stream.wrapper()
-    assert grid_row_instance(torch.float32, False, True, "cluster_stream", ahead=GRID_ROW_STAGES).ahead == 0
-    for bad in (
-        dict(backward=True, ahead=2),
-        dict(backward=False, ahead=GRID_ROW_STAGES + 1),
-        dict(backward=False, ahead=2, tier="cluster_stream", columns=True),
-    ):
-        backward = bad.pop("backward")
-        with pytest.raises(ValueError, match="copy groups ahead"):
-            grid_row_instance(torch.bfloat16, backward, False, **bad)
-    late = grid_row_instance(torch.bfloat16, False, False, ahead=2, late=True)
-    assert late.name == default.name + "_a2_late"
-    assert "grid_row_forward<__nv_bfloat16, 8, 12, false, 2, true>(" in late.wrapper()
-    own_late = grid_row_instance(torch.bfloat16, False, False, ahead=1, late=True)
-    assert own_late.name == default.name + "_late" and "12, false, 0, true>(" in own_late.wrapper()
-    with pytest.raises(ValueError, match="copy groups ahead \\(the last issued late\\)"):
-        grid_row_instance(torch.bfloat16, True, False, late=True)
-    with tiers.tuned(grid_row_groups_ahead=3, grid_row_groups_late=True):
-        tuning = tiers.current_tuning()
-        assert plans.groups_ahead(False, tuning) == (3, True) and plans.groups_ahead(True, tuning) == (0, False)
-    assert plans.groups_ahead(False, tiers.current_tuning()) == (0, False)
-    for bad in (0, GRID_ROW_STAGES + 1):
-        with pytest.raises(ValueError, match=f"grid_row_groups_ahead={bad} is not from 1 to {GRID_ROW_STAGES}"):
-            with tiers.tuned(grid_row_groups_ahead=bad):
+    back = grid_row_instance(torch.float32, True, True, "cluster_stream", 2, prefetch=3)
+    assert back.name.endswith("_x2_pf3") and "cluster_stream_backward<float, 4, 4, true, 3>(" in back.wrapper()
+    for bad in (dict(prefetch=GRID_ROW_PREFETCH + 1), dict(prefetch=1, tier="cluster_stream", columns=True)):
+        with pytest.raises(ValueError, match="with prefetch"):
+            grid_row_instance(torch.bfloat16, False, False, **bad)
+    for bad in (-1, GRID_ROW_PREFETCH + 1):
+        with pytest.raises(ValueError, match=f"grid_row_prefetch={bad} is not from 0 to {GRID_ROW_PREFETCH}"):
+            with tiers.tuned(grid_row_prefetch=bad):
                 pass
 
 
 @needs_nvrtc
-def test_grid_row_copy_groups_ahead_compile_without_spilling():
+def test_grid_row_prefetch_compiles_without_spilling():
     from fastsoftmax.backends.cuda import compiler
-    from fastsoftmax.backends.cuda.instances import grid_row_instance, source_for
+    from fastsoftmax.backends.cuda.instances import GRID_ROW_PREFETCH, grid_row_instance, source_for
 
     instances = [
-        grid_row_instance(torch.bfloat16, False, False, ahead=2),
-        grid_row_instance(torch.bfloat16, False, False, ahead=2, late=True),
-        grid_row_instance(torch.float32, False, True, "cluster_stream", ahead=2),
+        grid_row_instance(torch.bfloat16, False, False, prefetch=GRID_ROW_PREFETCH),
+        grid_row_instance(torch.float32, True, False, prefetch=GRID_ROW_PREFETCH),
+        grid_row_instance(torch.float32, False, True, "cluster_stream", prefetch=GRID_ROW_PREFETCH),
+        grid_row_instance(torch.bfloat16, True, True, "cluster_stream", 2, prefetch=GRID_ROW_PREFETCH),
     ]
-    cubin = compiler.compile_cubin(source_for(instances), "sm_90", "ahead", use_cache=False)
-    resources = compiler.kernel_resources(cubin)
-    for inst in instances:
-        registers, frame = resources[inst.name]
-        assert registers <= 128 and frame == 0, (inst.name, registers, frame)
+    for arch in ("sm_90", "sm_80"):
+        cubin = compiler.compile_cubin(source_for(instances), arch, "prefetch", use_cache=False)
+        resources = compiler.kernel_resources(cubin)
+        for inst in instances:
+            registers, frame = resources[inst.name]
+            assert registers <= 128 and frame == 0, (inst.name, arch, registers, frame)
 
 
 def test_cluster_grid():

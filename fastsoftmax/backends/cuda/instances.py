@@ -755,13 +755,12 @@ def cluster_shape(
 
 
 # ---- tier "grid_row" ----------------------------------------------------------------------------
-#: the shared-memory slots' cp.async groups of a grid_row or cluster_stream row (grid_row_tier.cuh's
-#: kGridRowStages)
-GRID_ROW_STAGES = 4
-#: the groups in flight when the first is reduced, by tier, as the kernels' teams take them
-#: (RowGridTeam, RowClusterTeam::kGroupsAhead): grid_row one by one, cluster_stream all four first;
-#: the tuning grid_row_groups_ahead compiles others (the forward over rows)
-GRID_ROW_GROUPS_AHEAD = {"grid_row": 1, "cluster_stream": GRID_ROW_STAGES}
+#: what a grid_row or cluster_stream row kernel asks of L2 ahead of its loads (grid_row_tier.cuh's
+#: PREFETCH, a sum of these bits; the tuning grid_row_prefetch): the CTA's slots of a row past its
+#: registers as the row starts, and its slice of the next row once a row's reads are issued
+GRID_ROW_PREFETCH_REST = 1
+GRID_ROW_PREFETCH_NEXT = 2
+GRID_ROW_PREFETCH = GRID_ROW_PREFETCH_REST | GRID_ROW_PREFETCH_NEXT
 #: threads of a grid_row CTA (one CTA per SM: 128 registers a thread)
 GRID_ROW_THREADS = 512
 #: 16-byte packs a thread holds in registers, per tensor (forward x, backward y and dy): the most
@@ -1061,11 +1060,9 @@ class Instance:
     columns: bool = False
     tight: bool = False  # flat_rows: rows of (cols - 1) x group + 1 .. cols x group (FlatSlots)
     per_sm: int = 0  # cluster_stream: CTAs an SM its launch bounds allow (0: one, as grid_row)
-    # grid_row, cluster_stream forward over rows: cp.async groups in flight when the first is reduced
-    # (grid_row_forward's AHEAD; 0: the team's, GRID_ROW_GROUPS_AHEAD), the last of them issued only
-    # before the register slots' reduction where ``late`` (LATE)
-    ahead: int = 0
-    late: bool = False
+    # grid_row, cluster_stream over rows: what the kernel asks of L2 ahead of its loads (PREFETCH:
+    # GRID_ROW_PREFETCH's bits; 0 none)
+    prefetch: int = 0
 
     def __post_init__(self):
         # one spelling per kernel, so that equal kernels compare equal
@@ -1081,16 +1078,13 @@ class Instance:
             raise ValueError(f"no tight form of tier {self.tier!r}")
         if self.per_sm and (self.tier != "cluster_stream" or self.per_sm not in CLUSTER_STREAM_PER_SM):
             raise ValueError(f"no form of tier {self.tier!r} at {self.per_sm} CTAs an SM")
-        if self.ahead == GRID_ROW_GROUPS_AHEAD.get(self.tier):
-            object.__setattr__(self, "ahead", 0)
-        if (self.ahead or self.late) and (
-            self.tier not in GRID_ROW_GROUPS_AHEAD
-            or self.backward
+        if self.prefetch and (
+            self.tier not in ("grid_row", "cluster_stream")
             or self.columns
-            or not 0 <= self.ahead <= GRID_ROW_STAGES
+            or self.prefetch & ~GRID_ROW_PREFETCH
+            or self.prefetch < 0
         ):
-            late = " (the last issued late)" if self.late else ""
-            raise ValueError(f"no form of tier {self.tier!r} with {self.ahead} copy groups ahead{late}")
+            raise ValueError(f"no form of tier {self.tier!r} with prefetch {self.prefetch}")
 
     @property
     def block_storage(self) -> str:
@@ -1112,8 +1106,7 @@ class Instance:
             shape = f"p{self.pack}_c{self.cols}" + (f"_{self.storage}" if self.storage else "")
             shape += "_columns" if self.columns else ""
             shape += f"_x{self.per_sm}" if self.per_sm > 1 else ""
-            shape += f"_a{self.ahead}" if self.ahead else ""
-            shape += "_late" if self.late else ""
+            shape += f"_pf{self.prefetch}" if self.prefetch else ""
         elif self.tier in ("block_smem", "block_uncached", "cluster"):
             shape = f"p{self.pack}"
         elif self.tier == "flat_rows":
@@ -1256,7 +1249,7 @@ class Instance:
 
     def _grid_row_wrapper(self, t: str, log: str) -> str:
         # one kernel body, two teams: the cooperative grid (a workspace for its pairs) or a cluster
-        targs = f"{t}, {self.pack}, {self.cols // self.pack}, {log}"
+        targs = f"{t}, {self.pack}, {self.cols // self.pack}, {log}" + (f", {self.prefetch}" if self.prefetch else "")
         grid = self.tier == "grid_row"
         ws, team = ("float* ws, ", "RowGridTeam{ws}, ") if grid else ("", "")
         fn = "grid_row" if grid else "cluster_stream"
@@ -1278,7 +1271,6 @@ class Instance:
                 f"DirectStore<{t}>{{dx, dx_pitch}}, {team}rows, n, smem_slots{tail})"
             )
         else:
-            targs += f", {self.ahead}, true" if self.late else f", {self.ahead}" if self.ahead else ""
             params = f"const {t}* x, {t}* y, {ws}i64 rows, i64 n, i64 x_pitch, i64 y_pitch, i64 smem_slots{tail_param}"
             call = (
                 f"{fn}_forward{suffix}<{targs}>(DirectLoad<{t}>{{x, x_pitch}}, DirectStore<{t}>{{y, y_pitch}}, "
@@ -1349,19 +1341,17 @@ def grid_row_instance(
     tier: str = "grid_row",
     per_sm: int = 1,
     columns: bool = False,
-    ahead: int = 0,
-    late: bool = False,
+    prefetch: int = 0,
 ) -> Instance:
     """The grid_row (or cluster_stream: the same kernel body) instance of a dtype, direction and
     function; cluster_stream's at ``per_sm`` CTAs an SM, or over runs of interleaved columns where
-    ``columns`` (one CTA an SM, in packs of column_stream_pack); the forward over rows with ``ahead``
-    copy groups in flight when the first is reduced (0: the tier's GRID_ROW_GROUPS_AHEAD), the last
-    of them issued just before the register slots' reduction where ``late``."""
+    ``columns`` (one CTA an SM, in packs of column_stream_pack); over rows asking L2 for what
+    ``prefetch`` names (GRID_ROW_PREFETCH's bits) ahead of its loads."""
     if columns and per_sm != 1:
         raise ValueError("cluster_stream's column kernels run one CTA an SM")
     pack = column_stream_pack(dtype) if columns else cluster_pack(dtype)
     cols = grid_row_held_packs(dtype, backward, pack) * pack
-    return Instance(tier, dtype, backward, log, pack, cols=cols, per_sm=per_sm, columns=columns, ahead=ahead, late=late)
+    return Instance(tier, dtype, backward, log, pack, cols=cols, per_sm=per_sm, columns=columns, prefetch=prefetch)
 
 
 def source_for(instances) -> str:

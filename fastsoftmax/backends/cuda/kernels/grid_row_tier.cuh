@@ -151,6 +151,31 @@ struct GridRowHeld {
     __device__ __forceinline__ int total() const { return regs + smem; }
 };
 
+// ---- prefetch: bytes asked of L2 ahead of their loads --------------------------------------------
+// A thread has at most kGridRowUnroll streamed 16-byte slots in flight (32 KB an SM of 512 threads),
+// and a CTA's copy groups go one by one: fewer bytes in flight than an SM's share of DRAM bandwidth
+// needs over its latency. A bulk prefetch (the TMA unit, sm_90) moves bytes from DRAM into L2 with
+// nothing held on the SM, so that the loads and copies that follow it find them there.
+// Bits of a kernel's PREFETCH:
+constexpr int kPrefetchRest = 1;  // as a row starts, the CTA's slots past its registers
+constexpr int kPrefetchNext = 2;  // once a row's reads are issued, the CTA's slice of its next row
+constexpr int kPrefetchChunk = 16384;  // bytes a bulk prefetch; lanes of warp 0 issue one each
+
+// Columns [from, to) of a row (clamped inward to 16-byte boundaries: never a byte outside it).
+template <typename T>
+__device__ __forceinline__ void prefetch_columns(const T* row, i64 from, i64 to) {
+#if __CUDA_ARCH__ >= 900
+    if (threadIdx.x >= 32 || to <= from) return;
+    const unsigned long long lo = ((unsigned long long)(row + from) + 15) & ~15ull;
+    const unsigned long long hi = (unsigned long long)(row + to) & ~15ull;
+    for (unsigned long long a = lo + (unsigned long long)threadIdx.x * kPrefetchChunk; a < hi;
+         a += 32ull * kPrefetchChunk) {
+        const unsigned bytes = (unsigned)min((unsigned long long)kPrefetchChunk, hi - a);
+        asm volatile("cp.async.bulk.prefetch.L2.global [%0], %1;" ::"l"(a), "r"(bytes) : "memory");
+    }
+#endif
+}
+
 // ---- teams: the CTAs that share a row ---------------------------------------------------------------
 // The kernels below are written once over the team that shares each row: what a CTA holds, streams
 // and writes is the same whichever team it belongs to; only where its slice lies, which rows it takes
@@ -199,7 +224,7 @@ __device__ __forceinline__ MaxSum merge_grid_pairs(const float2* pairs, int ctas
 
 struct RowGridTeam {
     // grid_row_forward issues its cp.async groups one by one, each while the one before it is
-    // reduced (below; a kernel's AHEAD overrides it)
+    // reduced (below)
     static constexpr int kGroupsAhead = 1;
     // the backward copies no row's shared-memory slots ahead (RowClusterTeam's kCopyAhead): over a
     // few rows of the whole grid it ran behind (H200, alternated in one process: bf16 4 x 2^22 0.523
@@ -505,17 +530,13 @@ __device__ __forceinline__ void write_held_row(const LOAD& load, const STORE& st
         if (slot_of(k) < held.regs && whole(slot_of(k))) write(x[k], first + (i64)slot_of(k) * P, true);
 }
 
-// AHEAD: the cp.async groups in flight when the first is reduced (group g + AHEAD issued as group g's
-// reduction starts); 0 takes the team's kGroupsAhead. LATE: the last of those issued only once the
-// register slots' loads are, just before their reduction, so that it is in flight while they are
-// reduced (the ones issued with the loads have landed by then).
-template <typename T, int P, int K, bool LOG, int AHEAD = 0, bool LATE = false, typename TEAM, typename LOAD,
-          typename STORE>
+// PREFETCH: which of a row's bytes the L2 is asked for ahead of their loads (kPrefetchRest,
+// kPrefetchNext; 0: none).
+template <typename T, int P, int K, bool LOG, int PREFETCH = 0, typename TEAM, typename LOAD, typename STORE>
 __device__ __forceinline__ void grid_row_forward(const LOAD& load, const STORE& store, TEAM team, i64 rows, i64 n,
                                                  i64 smem_slots) {
-    constexpr int kAhead = AHEAD ? AHEAD : TEAM::kGroupsAhead;
+    constexpr int kAhead = TEAM::kGroupsAhead;
     static_assert(kAhead >= 1 && kAhead <= kGridRowStages, "groups ahead: 1 to kGridRowStages");
-    constexpr int kFirst = LATE ? kAhead - 1 : kAhead;  // issued with the register slots' loads
     extern __shared__ __align__(16) unsigned char grid_row_smem[];
     __shared__ MaxSum cta_slots[32];
     __shared__ MaxSum total_slot;
@@ -533,22 +554,24 @@ __device__ __forceinline__ void grid_row_forward(const LOAD& load, const STORE& 
         const GridRowHeld held(shift == out_shift, count, K * (int)blockDim.x, smem_slots);
         const int per = rounds_per_group(held.smem);
         const i64 staged_first = first + (i64)held.regs * P;
+        if constexpr ((PREFETCH & kPrefetchRest) != 0) prefetch_columns(src, max(staged_first, slice.begin), slice.end);
 
         const Pack<T, P> pad = filled_pack<T, P>(neg_inf());
         Pack<T, P> x[K];
 #pragma unroll
         for (int k = 0; k < K; ++k)
             if (slot_of(k) < held.regs) x[k] = whole_slot<T, P>(load, src, first, whole, slot_of(k), pad);
-        // the first kAhead groups (the last of them later, where LATE); one by one (kAhead 1), each
-        // later group issued while the one before it is reduced, so that the reduction runs under the
-        // copies rather than after the last is issued (H200, alternated in one process against all
-        // four first: bf16 1 x 2^24 0.53 -> 0.57 of copy, 1 x 2^26 0.525 -> 0.541, float32 level;
-        // results 2026-12-02_h200_s44/grid_row_interleaved_ab.txt)
-        if constexpr (kFirst == 1) {
+        // the first kAhead groups; one by one (kAhead 1), each later group issued while the one
+        // before it is reduced, so that the reduction runs under the copies rather than after the last
+        // is issued (H200, alternated in one process against all four first: bf16 1 x 2^24 0.53 ->
+        // 0.57 of copy, 1 x 2^26 0.525 -> 0.541, float32 level; results
+        // 2026-12-02_h200_s44/grid_row_interleaved_ab.txt; two and three ahead level or behind, results
+        // 2026-12-04_h200_s60/c1)
+        if constexpr (kAhead == 1) {
             stage_group<T, P>(staged, src, first, whole, held.regs, held.smem, per, 0);
         } else {
 #pragma unroll 1
-            for (int g = 0; g < kFirst; ++g) stage_group<T, P>(staged, src, first, whole, held.regs, held.smem, per, g);
+            for (int g = 0; g < kAhead; ++g) stage_group<T, P>(staged, src, first, whole, held.regs, held.smem, per, g);
         }
 
         // the streamed rest first (read last, so that phase 2, which starts with it, finds the most
@@ -560,7 +583,6 @@ __device__ __forceinline__ void grid_row_forward(const LOAD& load, const STORE& 
             load.template convert<P>(raw, v, row, col);
             accumulate<P>(state, v);
         });
-        if constexpr (LATE) stage_group<T, P>(staged, src, first, whole, held.regs, held.smem, per, kAhead - 1);
         state = merge(state, held_pair<!LOG, T, P, K>(load, x, held.regs, row, first,
                                                       held_max<T, P, K>(load, x, held.regs, row, first)));
 #pragma unroll 1
@@ -573,6 +595,13 @@ __device__ __forceinline__ void grid_row_forward(const LOAD& load, const STORE& 
             state = merge(state, staged_group_pair<!LOG, T, P>(load, staged, held.smem, per, g, row, staged_first, pending));
         }
 
+        if constexpr ((PREFETCH & kPrefetchNext) != 0) {
+            if (row + team.row_step() < rows) {
+                const T* next = load.row_ptr(row + team.row_step());
+                const ClusterSlice<P> s(n, misalignment<T, P>(next), team.rank(), team.size());
+                prefetch_columns(next, s.begin, s.end);
+            }
+        }
         const MaxSum warp = warp_merge(state);
         if ((threadIdx.x & 31) == 0) cta_slots[threadIdx.x >> 5] = warp;
         __syncthreads();
@@ -684,7 +713,8 @@ struct BackwardRow {
 
 // y and dy held side by side (K register slots and smem_slots shared-memory slots each), when y,
 // dy and dx share their misalignment.
-template <typename T, int P, int K, bool LOG, typename TEAM, typename LOAD, typename STORE>
+// PREFETCH: as grid_row_forward's, for both tensors.
+template <typename T, int P, int K, bool LOG, int PREFETCH = 0, typename TEAM, typename LOAD, typename STORE>
 __device__ __forceinline__ void grid_row_backward(const LOAD& load_y, const LOAD& load_dy, const STORE& store,
                                                   TEAM team, i64 rows, i64 n, i64 smem_slots) {
     extern __shared__ __align__(16) unsigned char grid_row_smem[];
@@ -704,6 +734,11 @@ __device__ __forceinline__ void grid_row_backward(const LOAD& load_y, const LOAD
         const ClusterSlice<P>& slice = r.slice;
         const i64 first = r.first;
         const GridRowHeld& held = r.held;
+        if constexpr ((PREFETCH & kPrefetchRest) != 0) {
+            const i64 from = max(first + (i64)held.regs * P, slice.begin);
+            prefetch_columns(y_row, from, slice.end);
+            prefetch_columns(dy_row, from, slice.end);
+        }
 
         Pack<T, P> y[K], dy[K];
         load_slots<T, P, K>(load_y, y_row, slice, first, held.regs, 0.0f, y);
@@ -720,6 +755,15 @@ __device__ __forceinline__ void grid_row_backward(const LOAD& load_y, const LOAD
                            r.dy_shift == r.shift, accumulate);
         each_held_pair<T, P, K>(load_y, load_dy, y, dy, staged_y, staged_dy, held, row, first, accumulate);
 
+        if constexpr ((PREFETCH & kPrefetchNext) != 0) {
+            if (row + team.row_step() < rows) {
+                const T* next_y = load_y.row_ptr(row + team.row_step());
+                const T* next_dy = load_dy.row_ptr(row + team.row_step());
+                const ClusterSlice<P> s(n, misalignment<T, P>(next_y), team.rank(), team.size());
+                prefetch_columns(next_y, s.begin, s.end);
+                prefetch_columns(next_dy, s.begin, s.end);
+            }
+        }
         const float cta = block_allreduce(sum, 0.0f, cta_slots, WarpSum());
         const float total = team.total(cta, merge_slots);
 
@@ -758,21 +802,21 @@ __device__ __forceinline__ RowClusterTeam row_cluster_team(i64 stagger) {
     return RowClusterTeam{posts, cluster_nctarank(), cluster_ctarank(), stagger};
 }
 
-template <typename T, int P, int K, bool LOG, int AHEAD = 0, bool LATE = false, typename LOAD, typename STORE>
+template <typename T, int P, int K, bool LOG, int PREFETCH = 0, typename LOAD, typename STORE>
 __device__ __forceinline__ void cluster_stream_forward(const LOAD& load, const STORE& store, i64 rows, i64 n,
                                                        i64 smem_slots, i64 stagger) {
 #if __CUDA_ARCH__ >= 900
-    grid_row_forward<T, P, K, LOG, AHEAD, LATE>(load, store, row_cluster_team(stagger), rows, n, smem_slots);
+    grid_row_forward<T, P, K, LOG, PREFETCH>(load, store, row_cluster_team(stagger), rows, n, smem_slots);
 #else
     __trap();
 #endif
 }
 
-template <typename T, int P, int K, bool LOG, typename LOAD, typename STORE>
+template <typename T, int P, int K, bool LOG, int PREFETCH = 0, typename LOAD, typename STORE>
 __device__ __forceinline__ void cluster_stream_backward(const LOAD& load_y, const LOAD& load_dy, const STORE& store,
                                                         i64 rows, i64 n, i64 smem_slots, i64 stagger) {
 #if __CUDA_ARCH__ >= 900
-    grid_row_backward<T, P, K, LOG>(load_y, load_dy, store, row_cluster_team(stagger), rows, n, smem_slots);
+    grid_row_backward<T, P, K, LOG, PREFETCH>(load_y, load_dy, store, row_cluster_team(stagger), rows, n, smem_slots);
 #else
     __trap();
 #endif
