@@ -88,13 +88,12 @@ def test_backward_boundaries(backend, dtype_name):
             check_backward(dx, x, dy, 1, log)
 
 
-@pytest.mark.parametrize("prefetch", [1, 2, 3])
+@pytest.mark.parametrize("prefetch", [3, 4, 7])
 @pytest.mark.parametrize("dtype_name", DTYPES)
 def test_with_prefetch(backend, dtype_name, prefetch):
-    """Both directions asking L2 for their rows ahead of their loads (grid_row_prefetch: the rest of a
-    row, the next row's slice, both), around this device's launch geometry and over three rows of
-    2^22 + 3 (every other one misaligned), against float64; the kernel of that PREFETCH is the one
-    launched."""
+    """Both directions asking L2 for their rows ahead of their loads (grid_row_prefetch: the rest of a row and the next
+    row's slice; the streamed walks' lead; all three), around this device's launch geometry and over three rows of
+    2^22 + 3 (every other one misaligned), against float64; the kernel of that PREFETCH is the one launched."""
     from fastsoftmax.backends.cuda import BACKEND, tiers
 
     dtype = DTYPES[dtype_name]

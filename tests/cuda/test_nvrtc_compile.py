@@ -864,12 +864,14 @@ def test_grid_row_prefetch_forms():
         GRID_ROW_PREFETCH,
         GRID_ROW_PREFETCH_NEXT,
         GRID_ROW_PREFETCH_REST,
+        GRID_ROW_PREFETCH_STREAM,
         grid_row_instance,
     )
 
     header = (compiler.KERNEL_DIR / "grid_row_tier.cuh").read_text()
     assert f"constexpr int kPrefetchRest = {GRID_ROW_PREFETCH_REST};" in header
     assert f"constexpr int kPrefetchNext = {GRID_ROW_PREFETCH_NEXT};" in header
+    assert f"constexpr int kPrefetchStream = {GRID_ROW_PREFETCH_STREAM};" in header
     default = grid_row_instance(torch.bfloat16, False, False)
     assert grid_row_instance(torch.bfloat16, False, False, prefetch=0) == default
     rest = grid_row_instance(torch.bfloat16, False, False, prefetch=1)

@@ -757,10 +757,12 @@ def cluster_shape(
 # ---- tier "grid_row" ----------------------------------------------------------------------------
 #: what a grid_row or cluster_stream row kernel asks of L2 ahead of its loads (grid_row_tier.cuh's
 #: PREFETCH, a sum of these bits; the tuning grid_row_prefetch): the CTA's slots of a row past its
-#: registers as the row starts, and its slice of the next row once a row's reads are issued
+#: registers as the row starts, its slice of the next row once a row's reads are issued, and the
+#: streamed walks' slots a few steps ahead of each step
 GRID_ROW_PREFETCH_REST = 1
 GRID_ROW_PREFETCH_NEXT = 2
-GRID_ROW_PREFETCH = GRID_ROW_PREFETCH_REST | GRID_ROW_PREFETCH_NEXT
+GRID_ROW_PREFETCH_STREAM = 4
+GRID_ROW_PREFETCH = GRID_ROW_PREFETCH_REST | GRID_ROW_PREFETCH_NEXT | GRID_ROW_PREFETCH_STREAM
 #: threads of a grid_row CTA (one CTA per SM: 128 registers a thread)
 GRID_ROW_THREADS = 512
 #: 16-byte packs a thread holds in registers, per tensor (forward x, backward y and dy): the most

@@ -269,8 +269,9 @@ class Tuning:
     #: strided.STRIDED_STEPPED_PARTIALS_PACK
     strided_stepped_partials: int | None = None
     #: grid_row, cluster_stream over rows: what the kernel asks of L2 ahead of its loads, a sum of
-    #: instances.GRID_ROW_PREFETCH_REST (as a row starts, the CTA's slots past its registers) and
-    #: GRID_ROW_PREFETCH_NEXT (once a row's reads are issued, its slice of the next row); 0 none
+    #: instances.GRID_ROW_PREFETCH_REST (as a row starts, the CTA's slots past its registers),
+    #: GRID_ROW_PREFETCH_NEXT (once a row's reads are issued, its slice of the next row) and
+    #: GRID_ROW_PREFETCH_STREAM (the streamed walks' slots a few steps ahead); 0 none
     grid_row_prefetch: int | None = None
     #: strided: blocks an SM the spans' partials-only kernel is compiled for (launch bounds), wherever
     #: it is launched, instead of strided.STRIDED_SPANS_PARTIALS_MIN_BLOCKS
