@@ -545,7 +545,7 @@ __device__ __forceinline__ void write_held_row(const LOAD& load, const STORE& st
         scatter<T, P>(store, slice, row, col, v, whole_slot);
     };
     stream_whole<T, P, PF>(load, src, first, whole, held.total(), count,
-                       [&](const Pack<T, P>& raw, i64 col) { write(raw, col, true); });
+                           [&](const Pack<T, P>& raw, i64 col) { write(raw, col, true); });
     each_edge<T, P>(load, src, slice, first, count, whole, 0.0f,
                     [&](const Pack<T, P>& raw, i64 col) { write(raw, col, false); });
     for (int j = threadIdx.x; j < held.smem; j += blockDim.x)
@@ -555,8 +555,8 @@ __device__ __forceinline__ void write_held_row(const LOAD& load, const STORE& st
         if (slot_of(k) < held.regs && whole(slot_of(k))) write(x[k], first + (i64)slot_of(k) * P, true);
 }
 
-// PREFETCH: which of a row's bytes the L2 is asked for ahead of their loads (kPrefetchRest,
-// kPrefetchNext; 0: none).
+// PREFETCH: which of a row's bytes the L2 is asked for ahead of their loads (a sum of kPrefetchRest,
+// kPrefetchNext and kPrefetchStream; 0: none).
 template <typename T, int P, int K, bool LOG, int PREFETCH = 0, typename TEAM, typename LOAD, typename STORE>
 __device__ __forceinline__ void grid_row_forward(const LOAD& load, const STORE& store, TEAM team, i64 rows, i64 n,
                                                  i64 smem_slots) {
@@ -646,11 +646,12 @@ __device__ __forceinline__ void grid_row_forward(const LOAD& load, const STORE& 
             stream_write_realigned<T, P>(load, store, src, row, slice, slice.first(out_shift),
                                          slot_count(slice, slice.first(out_shift)), out);
         } else if (fused_output<LOG, T>(total)) {
-            write_held_row<T, P, K, kStreamLead>(load, store, src, row, first, count, slice, whole, held, x, staged,
-                                                 staged_first, [&](float* v) {
+            const auto fast = [&](float* v) {
 #pragma unroll
-                                        for (int i = 0; i < P; ++i) v[i] = out.fast(v[i]);
-                                    });
+                for (int i = 0; i < P; ++i) v[i] = out.fast(v[i]);
+            };
+            write_held_row<T, P, K, kStreamLead>(load, store, src, row, first, count, slice, whole, held, x, staged,
+                                                 staged_first, fast);
         } else {
             write_held_row<T, P, K, kStreamLead>(load, store, src, row, first, count, slice, whole, held, x, staged,
                                                  staged_first, [&](float* v) { out.template apply<P>(v); });
@@ -778,8 +779,8 @@ __device__ __forceinline__ void grid_row_backward(const LOAD& load_y, const LOAD
             for (int i = 0; i < P; ++i) sum += backward_term<LOG>(yv[i], dyv[i]);
         };
         // the rest, walked at y's packs: dy in packs too where it shares y's misalignment
-        stream_pairs<T, P, kStreamLead>(load_y, y_row, load_dy, dy_row, slice, row, first, held.total(), r.count, true,
-                           r.dy_shift == r.shift, accumulate);
+        stream_pairs<T, P, kStreamLead>(load_y, y_row, load_dy, dy_row, slice, row, first, held.total(), r.count,
+                                        true, r.dy_shift == r.shift, accumulate);
         each_held_pair<T, P, K>(load_y, load_dy, y, dy, staged_y, staged_dy, held, row, first, accumulate);
 
         if constexpr ((PREFETCH & kPrefetchNext) != 0) {
@@ -801,7 +802,8 @@ __device__ __forceinline__ void grid_row_backward(const LOAD& load_y, const LOAD
         };
         const i64 out_first = slice.first(r.out_shift);
         stream_pairs<T, P, kStreamLead>(load_y, y_row, load_dy, dy_row, slice, row, out_first, held.total(),
-                           slot_count(slice, out_first), r.shift == r.out_shift, r.dy_shift == r.out_shift, write);
+                                        slot_count(slice, out_first), r.shift == r.out_shift,
+                                        r.dy_shift == r.out_shift, write);
         const i64 next_row = row + team.row_step();
         if constexpr (TEAM::kCopyAhead) {
             // shared memory first, so that the next row's copies (once every thread has read this
