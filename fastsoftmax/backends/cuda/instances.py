@@ -1083,8 +1083,7 @@ class Instance:
         if self.prefetch and (
             self.tier not in ("grid_row", "cluster_stream")
             or self.columns
-            or self.prefetch & ~GRID_ROW_PREFETCH
-            or self.prefetch < 0
+            or not 0 < self.prefetch <= GRID_ROW_PREFETCH
         ):
             raise ValueError(f"no form of tier {self.tier!r} with prefetch {self.prefetch}")
 
