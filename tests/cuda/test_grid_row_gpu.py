@@ -92,8 +92,9 @@ def test_backward_boundaries(backend, dtype_name):
 @pytest.mark.parametrize("dtype_name", DTYPES)
 def test_with_prefetch(backend, dtype_name, prefetch):
     """Both directions asking L2 for their rows ahead of their loads (grid_row_prefetch: the rest of a row and the next
-    row's slice; the streamed walks' lead; all three), around this device's launch geometry and over three rows of
-    2^22 + 3 (every other one misaligned), against float64; the kernel of that PREFETCH is the one launched."""
+    row's slice; the streamed walks' lead; all three), around this device's launch geometry, over three rows of 2^22 +
+    3 (every other one misaligned) and a backward of 2^24 + 7 (re-read in part), against float64; the kernel of that
+    PREFETCH is the one launched."""
     from fastsoftmax.backends.cuda import BACKEND, tiers
 
     dtype = DTYPES[dtype_name]
@@ -109,6 +110,10 @@ def test_with_prefetch(backend, dtype_name, prefetch):
             dy = rand(x.shape, dtype)
             dx = backward(backend, forward_output(x, log), dy, log)
             check_backward(dx, x, dy, 1, log)
+        # a backward whose slices are partly re-read (the streamed walks)
+        x = rand((1, (1 << 24) + 7), dtype)
+        dy = rand(x.shape, dtype)
+        check_backward(backward(backend, forward_output(x, False), dy, False), x, dy, 1, False)
     kernels = {inst.prefetch for inst in loaded if inst.tier == TIER}
     assert kernels == {prefetch}, [inst.name for inst in loaded]
 
