@@ -12,7 +12,7 @@ set -u
 export PYTHONPATH=$PWD PYTHONUNBUFFERED=1
 R=$OUT/c3; mkdir -p $R
 trap 'tar czf $OUT/c3.tar.gz -C $OUT c3 && rm -rf $R' EXIT
-timeout 150 python3 benchmarks/results/2026-12-04_h200_s60/calls/compile_prefetch.py > $R/compile.txt 2>&1
+timeout 150 python3 benchmarks/results/2026-12-04_h200_s60/calls/compile_forms.py prefetch > $R/compile.txt 2>&1
 echo "compile rc $?"; tail -n 1 $R/compile.txt
 timeout -s INT 100 python3 -m pytest -q --tb=short tests/cuda/test_grid_row_gpu.py tests/cuda/test_cluster_stream_gpu.py \
   -k "test_with_prefetch and 7" > $R/gpu_tests.txt 2>&1

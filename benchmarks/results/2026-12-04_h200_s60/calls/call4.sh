@@ -7,7 +7,7 @@ set -u
 export PYTHONPATH=$PWD PYTHONUNBUFFERED=1
 R=$OUT/c4; mkdir -p $R/san
 trap 'tar czf $OUT/c4.tar.gz -C $OUT c4 && rm -rf $R' EXIT
-timeout 150 python3 benchmarks/results/2026-12-04_h200_s60/calls/compile_prefetch.py > $R/compile.txt 2>&1
+timeout 150 python3 benchmarks/results/2026-12-04_h200_s60/calls/compile_forms.py prefetch > $R/compile.txt 2>&1
 echo "compile rc $?"; tail -n 1 $R/compile.txt
 timeout -s INT 120 python3 -m pytest -q --tb=short tests/cuda/test_grid_row_gpu.py tests/cuda/test_cluster_stream_gpu.py \
   -k "test_with_prefetch and not 7" > $R/gpu_tests.txt 2>&1

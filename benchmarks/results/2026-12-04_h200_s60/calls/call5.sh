@@ -6,7 +6,7 @@ set -u
 export PYTHONPATH=$PWD PYTHONUNBUFFERED=1
 R=$OUT/c5; mkdir -p $R/san
 trap 'tar czf $OUT/c5.tar.gz -C $OUT c5 && rm -rf $R' EXIT
-timeout 150 python3 benchmarks/results/2026-12-04_h200_s60/calls/compile_prefetch.py > $R/compile.txt 2>&1
+timeout 150 python3 benchmarks/results/2026-12-04_h200_s60/calls/compile_forms.py prefetch > $R/compile.txt 2>&1
 echo "compile rc $?"; tail -n 1 $R/compile.txt
 for part in cluster_stream@6 grid_row@2 grid_row@1; do
   for dtype in bfloat16 float32; do
