@@ -311,8 +311,8 @@ class Tuning:
     #: spread exactly where no pack aligns
     strided_warp_spread: bool | None = None
     #: strided_warp: a lane's neighbouring columns moved in the 16-byte packs around them and shifted
-    #: by each row's phase (True), where no pack aligns and the tensors' (n, inner) blocks are dense
-    #: (an error elsewhere), instead of spread columns
+    #: by each row's phase (True), where the tensors' (n, inner) blocks are dense along unit steps (an
+    #: error elsewhere), instead of the packs the layout aligns or, where it aligns none, spread columns
     strided_warp_realign: bool | None = None
 
     def __post_init__(self):
