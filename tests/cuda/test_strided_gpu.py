@@ -1345,13 +1345,13 @@ def test_strided_warp_realigned_packs(lanes, dtype):
     """A lane's neighbouring columns moved in the 16-byte packs around them, shifted by each row's
     phase (the tuning strided_warp_realign): rows at every 16-byte phase (odd H x W), a last group of
     columns whose lanes hold part of their pack or none, axes that leave rows of a step empty, an
-    inner that packs would have served, one row, a view off its 16-byte boundary (the first block's
-    packs reach before the tensor: read element by element); both directions, the realigned kernels
-    the ones launched. A block that is not dense is refused."""
+    inner that packs would have served, one row, an inner narrower than a pack, a view off its 16-byte
+    boundary (the first block's packs reach before the tensor: read element by element); both
+    directions, the realigned kernels the ones launched. A block that is not dense is refused."""
     from fastsoftmax.backends.cuda import BACKEND, tiers
 
     pack = 16 // torch.empty((), dtype=dtype).element_size()
-    cases = ((21, 33 * 31), (9, lanes * pack + 1), (40, lanes * pack + 3), (60, 64), (1, 1001), (120, 127))
+    cases = ((21, 33 * 31), (9, lanes * pack + 1), (40, lanes * pack + 3), (60, 64), (1, 1001), (120, 127), (5, 3))
     with tiers.tuned(strided_warp_realign=True, strided_warp_lanes=lanes), recording_loads(BACKEND) as loaded:
         for n, inner in cases:
             x = rand((3, n, inner), dtype)
