@@ -112,6 +112,13 @@ __device__ __forceinline__ void prefetch_lead(const T* row, i64 first, int j, in
     }
 }
 
+// The CTA's slice of a row of the team's (kPrefetchNext), asked of L2 by warp 0's lanes.
+template <int P, typename T, typename TEAM>
+__device__ __forceinline__ void prefetch_slice(const T* row, i64 n, const TEAM& team) {
+    const ClusterSlice<P> s(n, misalignment<T, P>(row), team.rank(), team.size());
+    prefetch_columns(row, s.begin, s.end);
+}
+
 // The raw pack of slot `col` of a tensor: one 16-byte load when the tensor's packs start at col
 // (`aligned`: its misalignment is that of the slots being walked) and the pack lies inside the
 // slice, else element by element, the columns outside the slice set to `pad`.
@@ -622,11 +629,7 @@ __device__ __forceinline__ void grid_row_forward(const LOAD& load, const STORE& 
         }
 
         if constexpr ((PREFETCH & kPrefetchNext) != 0) {
-            if (row + team.row_step() < rows) {
-                const T* next = load.row_ptr(row + team.row_step());
-                const ClusterSlice<P> s(n, misalignment<T, P>(next), team.rank(), team.size());
-                prefetch_columns(next, s.begin, s.end);
-            }
+            if (row + team.row_step() < rows) prefetch_slice<P>(load.row_ptr(row + team.row_step()), n, team);
         }
         const MaxSum warp = warp_merge(state);
         if ((threadIdx.x & 31) == 0) cta_slots[threadIdx.x >> 5] = warp;
@@ -785,11 +788,8 @@ __device__ __forceinline__ void grid_row_backward(const LOAD& load_y, const LOAD
 
         if constexpr ((PREFETCH & kPrefetchNext) != 0) {
             if (row + team.row_step() < rows) {
-                const T* next_y = load_y.row_ptr(row + team.row_step());
-                const T* next_dy = load_dy.row_ptr(row + team.row_step());
-                const ClusterSlice<P> s(n, misalignment<T, P>(next_y), team.rank(), team.size());
-                prefetch_columns(next_y, s.begin, s.end);
-                prefetch_columns(next_dy, s.begin, s.end);
+                prefetch_slice<P>(load_y.row_ptr(row + team.row_step()), n, team);
+                prefetch_slice<P>(load_dy.row_ptr(row + team.row_step()), n, team);
             }
         }
         const float cta = block_allreduce(sum, 0.0f, cta_slots, WarpSum());
