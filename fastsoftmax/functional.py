@@ -12,15 +12,32 @@ Three ways into the kernels, cheapest first:
   autograd formula calls ``fastsoftmax::softmax_backward``; Dynamo keeps both in the graph as
   opaque calls (with fake implementations for shape propagation), so ``fullgraph=True`` traces
   with no break.
+
+Forward-mode AD and torch.func's transforms go through ``_Softmax`` as well: its ``jvp`` (softmax's
+tangent is its backward applied to the tangent, the Jacobian being symmetric), its ``vmap`` (the
+batch dim moved in front, one launch), and a backward that switches to torch's differentiable
+formula when the backward is itself transformed (jacrev, hessian). Inside a compiled region a
+torch.func transform takes torch's own op: custom ops have no forward-mode formula (a compiled jvp
+would see a zero tangent) and no functorch grad rule.
 """
 
 from __future__ import annotations
 
 import torch
+import torch.autograd.forward_ad as _fwad
 
 from . import _layout, dispatch
 
 SUPPORTED = (torch.float32, torch.float16, torch.bfloat16, torch.float64)
+
+_grad_enabled = torch.is_grad_enabled
+_transforms_active = torch._C._are_functorch_transforms_active
+_is_wrapped = torch._C._functorch.is_functorch_wrapped_tensor
+
+
+def _fwd_level() -> int:
+    """The innermost open forward-mode AD level; -1 when none is open."""
+    return _fwad._current_level
 
 
 def _check_tensor(x, what: str) -> None:
@@ -379,26 +396,102 @@ def _backward(ctx, grad_output):
 softmax_forward.register_autograd(_backward, setup_context=_setup_context)
 
 
+def _batch_in_front(t: torch.Tensor, batch_dim: int | None, batch_size: int) -> torch.Tensor:
+    if batch_dim is None:  # the same tensor for every sample: broadcast, read where it lies
+        return t.unsqueeze(0).expand(batch_size, *t.shape)
+    return t.movedim(batch_dim, 0)
+
+
+def _forward_vmap(info, in_dims, x, dim, log, backend):
+    # dim counts the dims of one sample: behind a leading batch dim it is one further
+    return softmax_forward(_batch_in_front(x, in_dims[0], info.batch_size), dim + 1, log, backend), 0
+
+
+def _backward_vmap(info, in_dims, grad_output, output, dim, log, backend):
+    grad_output = _batch_in_front(grad_output, in_dims[0], info.batch_size)
+    output = _batch_in_front(output, in_dims[1], info.batch_size)
+    return softmax_backward_op(grad_output, output, dim + 1, log, backend), 0
+
+
+# one launch over the whole batch under torch.func.vmap (torch's fallback calls the op per sample)
+softmax_forward.register_vmap(_forward_vmap)
+softmax_backward_op.register_vmap(_backward_vmap)
+
+
+def _transformed(*tensors: torch.Tensor) -> bool:
+    """Whether a tensor is one of torch.func's wrappers (vmap's batched tensors, grad's and jvp's
+    tracking tensors), whose storage no kernel can read."""
+    return any(_is_wrapped(t) for t in tensors)
+
+
+def _needs_torch_formula(*tensors: torch.Tensor) -> bool:
+    """A result that must itself be differentiable (a gradient of it is asked for, or a forward
+    gradient rides on an input) or that torch.func transforms: torch's formula, not the kernel."""
+    if _transformed(*tensors) or _fwd_level() >= 0 and any(_has_tangent(t) for t in tensors):
+        return True
+    return _grad_enabled() and any(t.requires_grad for t in tensors)
+
+
+def _has_tangent(t: torch.Tensor) -> bool:
+    return _fwad.unpack_dual(t).tangent is not None
+
+
+def under_transform(*tensors: torch.Tensor) -> bool:
+    """Whether a torch.func transform (vmap, grad, jvp, ...) is active, or a forward-mode AD
+    tangent rides on one of ``tensors``."""
+    return _transforms_active() or _fwd_level() >= 0 and any(_has_tangent(t) for t in tensors)
+
+
+def _tangent(tangent: torch.Tensor, y: torch.Tensor, dim: int, log: bool, backend: str) -> torch.Tensor:
+    """The forward-mode derivative of softmax (log-softmax) along ``tangent``, given its output
+    ``y``. Softmax's Jacobian is symmetric, so its tangent is the backward applied to the tangent,
+    y * (t - sum(t * y)); log-softmax's is t - sum(t * exp(y)), summed in float32 for half types."""
+    if not log:
+        if _needs_torch_formula(tangent, y):
+            return _torch_backward(tangent, y, dim, False)
+        return backward_impl(tangent, y, dim, False, backend)
+    wide = torch.float32 if tangent.dtype in (torch.float16, torch.bfloat16) else tangent.dtype
+    t = tangent.to(wide)
+    return (t - (t * y.to(wide).exp()).sum(dim, keepdim=True)).to(tangent.dtype)
+
+
 class _Softmax(torch.autograd.Function):
     """Eager autograd: the same kernels as the custom ops, without the dispatcher's custom-op
-    machinery on every call (several times the host time of the kernels themselves)."""
+    machinery on every call (several times the host time of the kernels themselves). Forward-mode
+    AD (``jvp``) and torch.func's transforms (``vmap``: the batch dimension moved in front, one
+    launch over the whole batch) are served here too."""
 
     @staticmethod
-    def forward(ctx, x, dim, log, backend):
-        y = forward_impl(x, dim, log, backend)
-        _setup_context(ctx, (x, dim, log, backend), y)
-        return y
+    def forward(x, dim, log, backend):
+        return forward_impl(x, dim, log, backend)
+
+    @staticmethod
+    def setup_context(ctx, inputs, output):
+        _setup_context(ctx, inputs, output)
+        if _fwd_level() >= 0:
+            ctx.save_for_forward(output)
 
     @staticmethod
     def backward(ctx, grad_output):
         (output,) = ctx.saved_tensors
-        if torch.is_grad_enabled() and (grad_output.requires_grad or output.requires_grad):
-            # create_graph=True: the backward itself must be differentiable (torch's formula,
-            # with the saved output still leading back through this function)
+        if _needs_torch_formula(grad_output, output):
+            # create_graph=True or a transform of the backward (jacrev, hessian): the backward
+            # itself must be differentiable or batched (torch's formula, with the saved output
+            # still leading back through this function)
             return _torch_backward(grad_output, output, ctx.dim, ctx.log), None, None, None
         with dispatch.overridden(ctx.override):
             grad_input = backward_impl(grad_output, output, ctx.dim, ctx.log, ctx.backend)
         return grad_input, None, None, None
+
+    @staticmethod
+    def jvp(ctx, x_tangent, *_):
+        (output,) = ctx.saved_tensors
+        with dispatch.overridden(ctx.override):
+            return _tangent(x_tangent, output, ctx.dim, ctx.log, ctx.backend)
+
+    @staticmethod
+    def vmap(info, in_dims, x, dim, log, backend):
+        return _Softmax.apply(_batch_in_front(x, in_dims[0], info.batch_size), dim + 1, log, backend), 0
 
 
 # ---------------------------------------------------------------------------------------------
@@ -416,8 +509,12 @@ def _apply(x, dim, dtype, backend, log: bool, what: str) -> torch.Tensor:
     given_dim = dim
     dim = _normalize_dim(dim, x.dim())
     if torch.compiler.is_compiling():
+        if _transforms_active():
+            # torch.func inside a compiled region: torch's custom ops carry no forward-mode
+            # formula (a compiled jvp would see a zero tangent) and no functorch grad rule
+            return _torch_forward(x, dim, log)
         return softmax_forward(x, dim, log, backend)
-    if x.requires_grad and torch.is_grad_enabled():
+    if x.requires_grad and torch.is_grad_enabled() or _fwd_level() >= 0 or _transforms_active():
         return _Softmax.apply(x, dim, log, backend)
     y = forward_impl(x, dim, log, backend)
     if given_dim != dim and type(given_dim) is int:  # the plan answers to the dim as written, too
@@ -428,7 +525,6 @@ def _apply(x, dim, dtype, backend, log: bool, what: str) -> torch.Tensor:
 
 
 _Tensor = torch.Tensor
-_grad_enabled = torch.is_grad_enabled
 _compiling = torch.compiler.is_compiling
 _forced = dispatch.current_override
 _PLANS = dispatch.PLANS
@@ -452,6 +548,8 @@ def _public(log: bool, name: str, doc: str):
             and not (x.requires_grad and _grad_enabled())
             and not _compiling()  # first: Dynamo traces no further (it cannot trace ContextVar.get)
             and _forced() is None
+            and _fwad._current_level < 0  # no forward-mode AD level open
+            and not _transforms_active()  # no torch.func transform (vmap, grad, jvp) around the call
         ):
             plan = _PLANS.get((x.shape, x.stride(), x.dtype, x.device, dim, backend))
             if plan is not None:
@@ -500,5 +598,9 @@ def softmax_backward(
         )
     dim = _normalize_dim(dim, output.dim())
     if torch.compiler.is_compiling():
+        if _transforms_active():
+            return _torch_backward(grad_output, output, dim, log)
         return softmax_backward_op(grad_output, output, dim, log, backend)
+    if _needs_torch_formula(grad_output, output):
+        return _torch_backward(grad_output, output, dim, log)
     return backward_impl(grad_output, output, dim, log, backend)

@@ -117,6 +117,33 @@ def check_backward(dx: torch.Tensor, x: torch.Tensor, dy: torch.Tensor, dim: int
     assert_matches(dx, reference, dx.dtype, normwise=True, extra=extra)
 
 
+def jvp64(x: torch.Tensor, tangent: torch.Tensor, dim: int, log: bool) -> torch.Tensor:
+    """The forward-mode derivative of softmax (log-softmax) of ``x`` along ``tangent``, in float64."""
+    x64 = x.detach().to(torch.float64)
+    t64 = tangent.detach().to(device=x64.device, dtype=torch.float64)
+    op = torch.log_softmax if log else torch.softmax
+    return torch.func.jvp(lambda a: op(a, dim), (x64,), (t64,))[1]
+
+
+def check_jvp(out: torch.Tensor, x: torch.Tensor, tangent: torch.Tensor, dim: int, log: bool = False) -> None:
+    """``out`` is the tangent of softmax (log-softmax) of ``x`` along ``tangent``. Softmax's Jacobian
+    is symmetric, so its tangent is its backward applied to the tangent (check_backward's error
+    bars); log-softmax's, t - sum(t * exp(y)), moves with the rounded y inside exp and with the
+    float32 sum."""
+    if not log:
+        check_backward(out, x, tangent, dim)
+        return
+    reference = jvp64(x, tangent, dim, True)
+    y64 = softmax64(x, dim, True)
+    p = torch.exp(y64)
+    t64 = tangent.detach().to(device=p.device, dtype=torch.float64).abs()
+    half_ulp = 0.5 * (ULPS[x.dtype] if x.dtype != torch.float32 else 1) * ulp(y64, x.dtype)
+    n = x.size(dim) if x.dim() else 1
+    gamma = (math.log2(max(n, 2)) + 16) * torch.finfo(torch.float32).eps
+    moved = (p * torch.expm1(half_ulp) * t64).sum(dim, keepdim=True) + gamma * (p * t64).sum(dim, keepdim=True)
+    assert_matches(out, reference, out.dtype, normwise=True, extra=moved.nan_to_num(0.0).expand_as(reference))
+
+
 def _sum_rounding(x: torch.Tensor, dy: torch.Tensor, dim: int, log: bool) -> torch.Tensor:
     """The float32 error of the row sum in the gradient, carried into every element: a tree sum
     within a chunk and a running sum across chunks, bounded by (log2 n + 16) eps sum|terms|."""

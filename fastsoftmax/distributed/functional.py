@@ -13,6 +13,7 @@ import math
 import torch
 import torch.distributed as dist
 
+from .. import functional as _functional
 from . import _local
 
 COLLECTIVES = ("allgather", "allreduce", "peer")
@@ -71,6 +72,16 @@ def _check_floating(x: torch.Tensor, name: str) -> None:
         raise TypeError(f"{name} must be a torch.Tensor, got {type(x).__name__}")
     if not x.is_floating_point():
         raise TypeError(f"{name} must be a floating-point tensor, got {x.dtype}")
+
+
+def _check_untransformed(x: torch.Tensor, name: str) -> None:
+    """Forward-mode AD and torch.func's transforms would need their own rules with every rank's
+    collective inside them: refused, never computed without the tangent or per sample."""
+    if _functional.under_transform(x):
+        raise NotImplementedError(
+            f"fastsoftmax.distributed.{name}: forward-mode AD and torch.func transforms (vmap, grad, jvp, ...) "
+            "are not supported; take gradients with torch.autograd (loss.backward())"
+        )
 
 
 def _check_collective(collective: str) -> None:
@@ -248,6 +259,7 @@ class _DistributedSoftmax(torch.autograd.Function):
 def _softmax(x, dim, group, log, collective, chunk_rows, check):
     name = "log_softmax" if log else "softmax"
     _check_floating(x, name)
+    _check_untransformed(x, name)
     _check_collective(collective)
     if chunk_rows not in (None, "auto") and not (isinstance(chunk_rows, int) and chunk_rows > 0):
         raise ValueError(f"chunk_rows must be None, 'auto' or a positive int, got {chunk_rows!r}")
@@ -377,6 +389,7 @@ def cross_entropy(
     ``check=False`` a call makes exactly one collective (and none in backward).
     """
     _check_floating(logits_shard, "cross_entropy")
+    _check_untransformed(logits_shard, "cross_entropy")
     _check_collective(collective)
     if collective == "peer":
         raise ValueError(
