@@ -23,6 +23,8 @@ would see a zero tangent) and no functorch grad rule.
 
 from __future__ import annotations
 
+import operator
+
 import torch
 import torch.autograd.forward_ad as _fwad
 
@@ -33,6 +35,7 @@ SUPPORTED = (torch.float32, torch.float16, torch.bfloat16, torch.float64)
 _grad_enabled = torch.is_grad_enabled
 _transforms_active = torch._C._are_functorch_transforms_active
 _is_wrapped = torch._C._functorch.is_functorch_wrapped_tensor
+_tracing = torch._C._get_tracing_state
 
 
 def _fwd_level() -> int:
@@ -50,8 +53,9 @@ def _check_tensor(x, what: str) -> None:
 
 
 def _normalize_dim(dim: int, rank: int) -> int:
-    if isinstance(dim, bool) or not isinstance(dim, int):
+    if isinstance(dim, bool) or not hasattr(type(dim), "__index__"):
         raise TypeError(f"dim must be an int, got {type(dim).__name__}")
+    dim = operator.index(dim)  # NumPy's integers too, as torch takes them
     rank = rank or 1  # a 0-dim tensor takes dim 0 or -1, as in torch
     if not -rank <= dim < rank:
         raise IndexError(f"Dimension out of range (expected to be in range of [{-rank}, {rank - 1}], but got {dim})")
@@ -508,7 +512,9 @@ def _apply(x, dim, dtype, backend, log: bool, what: str) -> torch.Tensor:
         x = x.to(dtype)
     given_dim = dim
     dim = _normalize_dim(dim, x.dim())
-    if torch.compiler.is_compiling():
+    if torch.compiler.is_compiling() or _tracing() is not None:
+        # a graph is being recorded (torch.compile, torch.jit.trace): the kernel must be in it as
+        # an op call, not launched once while recording
         if _transforms_active():
             # torch.func inside a compiled region: torch's custom ops carry no forward-mode
             # formula (a compiled jvp would see a zero tangent) and no functorch grad rule
@@ -550,6 +556,7 @@ def _public(log: bool, name: str, doc: str):
             and _forced() is None
             and _fwad._current_level < 0  # no forward-mode AD level open
             and not _transforms_active()  # no torch.func transform (vmap, grad, jvp) around the call
+            and _tracing() is None  # not recorded by torch.jit.trace
         ):
             plan = _PLANS.get((x.shape, x.stride(), x.dtype, x.device, dim, backend))
             if plan is not None:
@@ -597,7 +604,7 @@ def softmax_backward(
             f"{grad_output.dtype} on {grad_output.device} and {output.dtype} on {output.device}"
         )
     dim = _normalize_dim(dim, output.dim())
-    if torch.compiler.is_compiling():
+    if torch.compiler.is_compiling() or _tracing() is not None:
         if _transforms_active():
             return _torch_backward(grad_output, output, dim, log)
         return softmax_backward_op(grad_output, output, dim, log, backend)

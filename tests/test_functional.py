@@ -2,7 +2,7 @@
 
 import pytest
 import torch
-from reference import DEVICE, check_forward
+from reference import DEVICE, check_backward, check_forward
 
 import fastsoftmax
 from fastsoftmax.backends.triton import TritonBackend
@@ -117,3 +117,46 @@ def test_modules():
     check_forward(fastsoftmax.nn.Softmax(dim=1)(x), x, 1)
     check_forward(fastsoftmax.nn.LogSoftmax(dim=-1)(x), x, -1, True)
     assert "dim=1" in repr(fastsoftmax.nn.Softmax(dim=1))
+
+
+@pytest.mark.parametrize("log", [False, True], ids=["softmax", "log_softmax"])
+def test_modules_without_a_dim_pick_torchs(log):
+    # torch.nn.Softmax() (dim=None) picks dim 0 for 0-, 1- and 3-dim inputs, else 1, with a warning
+    ours, theirs = (
+        (fastsoftmax.nn.LogSoftmax, torch.nn.LogSoftmax) if log else (fastsoftmax.nn.Softmax, torch.nn.Softmax)
+    )
+    for shape, dim in [((), 0), ((30,), 0), ((6, 30), 1), ((5, 6, 7), 0), ((2, 5, 6, 7), 1)]:
+        x = _input(shape, torch.float32)
+        with pytest.warns(UserWarning, match="Implicit dimension choice") as ours_warned:
+            y = ours()(x)
+        with pytest.warns(UserWarning, match="Implicit dimension choice") as torch_warned:
+            theirs()(x)
+        assert str(ours_warned[0].message) == str(torch_warned[0].message)
+        check_forward(y, x, dim, log)
+
+
+def test_numpy_integer_dims():
+    np = pytest.importorskip("numpy")
+    x = _input((6, 40), torch.float32)
+    check_forward(fastsoftmax.softmax(x, np.int64(1)), x, 1)
+    check_forward(fastsoftmax.log_softmax(x, np.int32(-2)), x, 0, True)
+    with pytest.raises(TypeError, match="dim must be an int"):
+        fastsoftmax.softmax(x, 1.0)
+
+
+def test_jit_trace_records_the_kernel():
+    # a launch is invisible to the tracer: it must see an op call, or the traced graph would
+    # return whatever the output's allocation held
+    def model(x, dy):
+        y = fastsoftmax.softmax(x * 2.0, 1)
+        return y, fastsoftmax.softmax_backward(dy, y, 1)
+
+    x, dy = _input((4, 50), torch.float32), torch.randn(4, 50, device=DEVICE)
+    fastsoftmax.softmax(x * 2.0, 1)  # a remembered plan must not take the traced call either
+    traced = torch.jit.trace(model, (x, dy))
+    graph = str(traced.graph)
+    assert "fastsoftmax::softmax_forward" in graph and "fastsoftmax::softmax_backward" in graph, graph
+    x, dy = _input((7, 50), torch.float32), torch.randn(7, 50, device=DEVICE)
+    y, dx = traced(x, dy)
+    check_forward(y, x * 2.0, 1)
+    check_backward(dx, x * 2.0, dy, 1)

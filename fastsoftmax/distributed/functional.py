@@ -42,13 +42,6 @@ _DESCRIBED_DIMS = 6
 # --------------------------------------------------------------------------------------------
 
 
-def _normalize_dim(dim: int, ndim: int) -> int:
-    size = max(ndim, 1)
-    if not -size <= dim < size:
-        raise IndexError(f"Dimension out of range (expected to be in range of [{-size}, {size - 1}], but got {dim})")
-    return dim % size
-
-
 def _as_rows(x: torch.Tensor, dim: int) -> torch.Tensor:
     """x with ``dim`` moved last, as (rows, n); a view when the strides allow one."""
     if x.ndim == 0:
@@ -274,7 +267,7 @@ def _softmax(x, dim, group, log, collective, chunk_rows, check):
         raise ValueError(
             f"{name}: collective='peer' exchanges through GPU memory and needs CUDA tensors, got {x.device}"
         )
-    dim = _normalize_dim(dim, x.ndim)
+    dim = _functional._normalize_dim(dim, x.ndim)
     if check:
         _validate(_gather_descriptors(x, dim, group), f"fastsoftmax.distributed.{name}")
     if not (x.requires_grad and torch.is_grad_enabled()):
