@@ -36,6 +36,11 @@ _grad_enabled = torch.is_grad_enabled
 _transforms_active = torch._C._are_functorch_transforms_active
 _is_wrapped = torch._C._functorch.is_functorch_wrapped_tensor
 _tracing = torch._C._get_tracing_state
+_autocasting = torch._C._is_any_autocast_enabled
+_HALF = (torch.float16, torch.bfloat16)
+#: the device types whose autocast computes softmax and log_softmax in float32, as torch's own
+#: autocast lists do (CUDA's float32 list holds both; CPU's holds neither)
+AUTOCAST_TO_FLOAT32 = ("cuda",)
 
 
 def _fwd_level() -> int:
@@ -510,6 +515,9 @@ def _apply(x, dim, dtype, backend, log: bool, what: str) -> torch.Tensor:
         if not isinstance(dtype, torch.dtype) or dtype not in SUPPORTED:
             raise TypeError(f"fastsoftmax.{what}: dtype must be a floating-point torch.dtype, got {dtype}")
         x = x.to(dtype)
+    elif x.dtype in _HALF and x.device.type in AUTOCAST_TO_FLOAT32 and torch.is_autocast_enabled(x.device.type):
+        # torch's autocast runs softmax and log_softmax in float32 on CUDA (as if dtype=float32)
+        x = x.to(torch.float32)
     given_dim = dim
     dim = _normalize_dim(dim, x.dim())
     if torch.compiler.is_compiling() or _tracing() is not None:
@@ -557,6 +565,7 @@ def _public(log: bool, name: str, doc: str):
             and _fwad._current_level < 0  # no forward-mode AD level open
             and not _transforms_active()  # no torch.func transform (vmap, grad, jvp) around the call
             and _tracing() is None  # not recorded by torch.jit.trace
+            and not _autocasting()  # autocast may ask for float32
         ):
             plan = _PLANS.get((x.shape, x.stride(), x.dtype, x.device, dim, backend))
             if plan is not None:

@@ -160,3 +160,29 @@ def test_jit_trace_records_the_kernel():
     y, dx = traced(x, dy)
     check_forward(y, x * 2.0, 1)
     check_backward(dx, x * 2.0, dy, 1)
+
+
+@pytest.mark.parametrize("log", [False, True], ids=["softmax", "log_softmax"])
+def test_autocast_computes_in_float32_as_torch_does(log, monkeypatch):
+    op, ref = (fastsoftmax.log_softmax, torch.log_softmax) if log else (fastsoftmax.softmax, torch.softmax)
+    device_type = torch.device(DEVICE).type
+    if device_type != "cuda":  # CPU autocast keeps softmax in 16 bits; the rule itself is tested here
+        monkeypatch.setattr(fastsoftmax.functional, "AUTOCAST_TO_FLOAT32", (device_type,))
+    x = _input((5, 300), torch.bfloat16).requires_grad_(True)
+    dy = torch.randn(5, 300, device=DEVICE)
+    op(x.detach(), -1)  # a plan remembered outside autocast must not serve the call inside it
+    with torch.autocast(device_type, dtype=torch.bfloat16):
+        y = op(x, -1)
+        if device_type == "cuda":
+            assert ref(x, -1).dtype == torch.float32
+        z = op(x.float(), -1)  # float32 inputs stay float32
+        planned = op(x.detach(), -1)  # the remembered plan's geometry, without autograd
+    assert y.dtype == torch.float32 and z.dtype == torch.float32 and planned.dtype == torch.float32
+    check_forward(y, x.float(), -1, log)
+    (dx,) = torch.autograd.grad(y, x, dy)
+    assert dx.dtype == torch.bfloat16
+    x64 = x.detach().double().requires_grad_(True)
+    (dx64,) = torch.autograd.grad(ref(x64, -1), x64, dy.double())
+    torch.testing.assert_close(dx.double(), dx64, rtol=2**-7, atol=2e-3 * dx64.abs().max().item())
+    with torch.autocast(device_type, dtype=torch.bfloat16):
+        assert op(x.detach(), -1, dtype=torch.bfloat16).dtype == torch.bfloat16  # an explicit dtype wins
