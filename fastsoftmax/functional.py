@@ -24,6 +24,8 @@ would see a zero tangent) and no functorch grad rule.
 from __future__ import annotations
 
 import operator
+import sys
+import threading
 
 import torch
 import torch.autograd.forward_ad as _fwad
@@ -427,6 +429,43 @@ softmax_forward.register_vmap(_forward_vmap)
 softmax_backward_op.register_vmap(_backward_vmap)
 
 
+_DTENSOR_RULES = threading.Lock()
+_dtensor_rules_registered = False
+
+
+def _register_dtensor_rules() -> None:
+    """DTensor's sharding of the custom ops, registered once DTensor is in use: replicated, or
+    sharded along any dim but the softmax's (a tensor sharded along it is redistributed first), so
+    that each rank runs the kernels on its local shard."""
+    global _dtensor_rules_registered
+    with _DTENSOR_RULES:
+        if _dtensor_rules_registered:
+            return
+        from torch.distributed.tensor import Replicate, Shard
+        from torch.distributed.tensor.experimental import register_sharding
+
+        def rules(spec, dim: int, tensors: int):
+            ndim = spec.ndim
+            placements = [Replicate(), *(Shard(d) for d in range(ndim) if d != dim % max(ndim, 1))]
+            return [([p], [p] * tensors + [None, None, None]) for p in placements]
+
+        register_sharding(torch.ops.fastsoftmax.softmax_forward.default)(lambda x, dim, log, backend: rules(x, dim, 1))
+        register_sharding(torch.ops.fastsoftmax.softmax_backward.default)(
+            lambda grad_output, output, dim, log, backend: rules(output, dim, 2)
+        )
+        _dtensor_rules_registered = True
+
+
+def _dispatch_subclass(x: torch.Tensor) -> bool:
+    """A tensor subclass that computes ops itself (``__torch_dispatch__``: DTensor, FakeTensor, ...):
+    its storage is not its data, so it must be handed an op call, not a kernel launch."""
+    if type(x) is torch.Tensor or not torch._C._dispatch_keys(x).has(torch._C.DispatchKey.Python):
+        return False
+    if not _dtensor_rules_registered and "torch.distributed.tensor" in sys.modules:
+        _register_dtensor_rules()
+    return True
+
+
 def _transformed(*tensors: torch.Tensor) -> bool:
     """Whether a tensor is one of torch.func's wrappers (vmap's batched tensors, grad's and jvp's
     tracking tensors), whose storage no kernel can read."""
@@ -520,9 +559,9 @@ def _apply(x, dim, dtype, backend, log: bool, what: str) -> torch.Tensor:
         x = x.to(torch.float32)
     given_dim = dim
     dim = _normalize_dim(dim, x.dim())
-    if torch.compiler.is_compiling() or _tracing() is not None:
-        # a graph is being recorded (torch.compile, torch.jit.trace): the kernel must be in it as
-        # an op call, not launched once while recording
+    if torch.compiler.is_compiling() or _tracing() is not None or _dispatch_subclass(x):
+        # a graph is being recorded (torch.compile, torch.jit.trace), or a tensor subclass computes
+        # its ops itself: the kernel must reach it as an op call, not as a launch
         if _transforms_active():
             # torch.func inside a compiled region: torch's custom ops carry no forward-mode
             # formula (a compiled jvp would see a zero tangent) and no functorch grad rule
@@ -613,7 +652,7 @@ def softmax_backward(
             f"{grad_output.dtype} on {grad_output.device} and {output.dtype} on {output.device}"
         )
     dim = _normalize_dim(dim, output.dim())
-    if torch.compiler.is_compiling() or _tracing() is not None:
+    if torch.compiler.is_compiling() or _tracing() is not None or _dispatch_subclass(output):
         if _transforms_active():
             return _torch_backward(grad_output, output, dim, log)
         return softmax_backward_op(grad_output, output, dim, log, backend)

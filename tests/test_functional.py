@@ -186,3 +186,19 @@ def test_autocast_computes_in_float32_as_torch_does(log, monkeypatch):
     torch.testing.assert_close(dx.double(), dx64, rtol=2**-7, atol=2e-3 * dx64.abs().max().item())
     with torch.autocast(device_type, dtype=torch.bfloat16):
         assert op(x.detach(), -1, dtype=torch.bfloat16).dtype == torch.bfloat16  # an explicit dtype wins
+
+
+@pytest.mark.parametrize("log", [False, True], ids=["softmax", "log_softmax"])
+def test_fake_tensors_get_shapes(log):
+    # a tensor subclass that computes ops itself (FakeTensor: shapes without data) is handed the op,
+    # whose fake implementation answers; a kernel launch would read storage that is not there
+    from torch._subclasses.fake_tensor import FakeTensorMode
+
+    op = fastsoftmax.log_softmax if log else fastsoftmax.softmax
+    with FakeTensorMode():
+        x = torch.empty(4, 7, 30, device=DEVICE, dtype=torch.bfloat16).transpose(0, 1).requires_grad_(True)
+        y = op(x, 2)
+        (dx,) = torch.autograd.grad(y.sum(), x)
+        dx_direct = fastsoftmax.softmax_backward(torch.ones_like(y), y.detach(), 2, log=log)
+    for out in (y, dx, dx_direct):
+        assert (out.shape, out.dtype, out.stride()) == (x.shape, x.dtype, torch.empty_like(x).stride())

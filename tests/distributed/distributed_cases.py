@@ -13,6 +13,7 @@ import torch
 import torch.nn.functional as F
 from reference import gradient_terms
 
+import fastsoftmax
 import fastsoftmax.distributed as fd
 from fastsoftmax.distributed import _local
 
@@ -307,11 +308,42 @@ def mismatches(rank: int, world: int, device: torch.device) -> None:
         )
 
 
+def dtensor_inputs(rank: int, world: int, device: torch.device, seed: int) -> None:
+    """fastsoftmax.softmax, log_softmax and softmax_backward (the single-device API) on DTensors:
+    replicated, sharded along another dim, and sharded along the softmax's own dim (redistributed
+    first), forward and backward through autograd, against float64 on the full tensors."""
+    from torch.distributed.device_mesh import init_device_mesh
+    from torch.distributed.tensor import DTensor, Replicate, Shard, distribute_tensor
+
+    mesh = init_device_mesh(device.type, (world,))
+    generator = torch.Generator().manual_seed(seed)
+    with reported_seed(seed, rank):
+        full = (torch.randn(6, 4 * world, 37, generator=generator) * 3).to(device)
+        upstream = torch.randn(full.shape, generator=generator).to(device)
+        for log in (False, True):
+            op = fastsoftmax.log_softmax if log else fastsoftmax.softmax
+            reference = full.double().requires_grad_(True)
+            expected = (torch.log_softmax if log else torch.softmax)(reference, 2)
+            (expected_grad,) = torch.autograd.grad(expected, reference, upstream.double())
+            for placement in (Replicate(), Shard(0), Shard(1), Shard(2)):
+                what = f"{'log_softmax' if log else 'softmax'} over a DTensor {placement}"
+                x = distribute_tensor(full, mesh, [placement]).requires_grad_(True)
+                y = op(x, 2)
+                assert isinstance(y, DTensor), f"{what}: the result is a {type(y).__name__}"
+                assert_close(y.full_tensor(), expected, torch.float32, what)
+                dy = distribute_tensor(upstream, mesh, [placement])
+                (dx,) = torch.autograd.grad(y, x, dy)
+                assert_close(dx.full_tensor(), expected_grad, torch.float32, f"{what}, its gradient")
+                direct = fastsoftmax.softmax_backward(dy, y.detach(), 2, log=log)
+                assert_close(direct.full_tensor(), expected_grad, torch.float32, f"{what}, softmax_backward")
+
+
 def everything(rank: int, world: int, device: torch.device, seed: int) -> None:
     softmax_family(rank, world, device, seed)
     cross_entropy(rank, world, device, seed)
     numerics(rank, world, device, seed)
     mismatches(rank, world, device)
+    dtensor_inputs(rank, world, device, seed)
 
 
 def everything_quick(rank: int, world: int, device: torch.device, seed: int) -> None:

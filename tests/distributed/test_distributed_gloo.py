@@ -23,3 +23,7 @@ def test_everything_on_2_ranks():
 
 def test_fewer_cases_on_3_ranks():
     run_ranks(3, cases.everything_quick, fresh_seed())
+
+
+def test_dtensor_inputs_on_2_ranks():
+    run_ranks(2, cases.dtensor_inputs, fresh_seed())
