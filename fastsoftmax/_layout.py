@@ -173,17 +173,18 @@ def read_in_place(dim: int, *inputs: torch.Tensor) -> bool:
     return canonical_view(torch.empty_like(inputs[-1], device="meta"), dim, order) is not None
 
 
-def canonical_pair(x: torch.Tensor, dim: int):
+def canonical_pair(x: torch.Tensor, dim: int, dtype: torch.dtype | None = None):
     """Return ``(x3, y3, y, copied)``: the canonical view of the input, and of a new output ``y``
-    (full shape) laid out like the input. A layout that cannot be folded is copied to a contiguous
-    tensor first (``copied``), and the output is then contiguous. The input's view may have a step
-    along inner (``READ_STEPS_IN_PLACE``); the output's never has."""
+    (full shape; of ``dtype`` if given, else of x's) laid out like the input. A layout that cannot
+    be folded is copied to a contiguous tensor first (``copied``), and the output is then
+    contiguous. The input's view may have a step along inner (``READ_STEPS_IN_PLACE``); the
+    output's never has."""
     copied = False
     if not x.is_contiguous():
         order = memory_order(x)
         x3 = input_view(x, dim, order)
         if x3 is not None:
-            y = new_empty_like(x)
+            y = new_empty_like(x, dtype=dtype)
             y3 = canonical_view(y, dim, order)
             if y3 is not None:
                 return x3, y3, y, False
@@ -193,21 +194,22 @@ def canonical_pair(x: torch.Tensor, dim: int):
     for size in x.shape[dim + 1 :]:
         inner *= size
     shape = (x.numel() // (n * inner), n, inner)
-    y = new_empty_like(x, memory_format=torch.contiguous_format)
+    y = new_empty_like(x, memory_format=torch.contiguous_format, dtype=dtype)
     return x.view(shape), y.view(shape), y, copied
 
 
-def canonical_backward(y: torch.Tensor, dy: torch.Tensor, dim: int):
-    """Return ``(y3, dy3, dx3, dx, copied)`` for the backward pass: ``dx`` takes ``y``'s layout.
-    ``dy`` is read where it lies whenever it folds into the same ``(outer, n, inner)`` axes (its
-    own strides: a gradient laid out as a step view or a row slice is not copied), and is copied
-    to ``dx``'s layout only when it does not; ``copied`` says whether either input was copied."""
-    y3, dx3, dx, copied = canonical_pair(y, dim)
+def canonical_backward(y: torch.Tensor, dy: torch.Tensor, dim: int, dtype: torch.dtype | None = None):
+    """Return ``(y3, dy3, dx3, dx, copied)`` for the backward pass: ``dx`` takes ``y``'s layout (and
+    ``dtype`` if given). ``dy`` is read where it lies whenever it folds into the same ``(outer, n,
+    inner)`` axes (its own strides: a gradient laid out as a step view or a row slice is not copied),
+    and is copied to ``dx``'s layout only when it does not; ``copied`` says whether either input was
+    copied."""
+    y3, dx3, dx, copied = canonical_pair(y, dim, dtype)
     if dy.stride() == dx.stride():
         return y3, dy.as_strided(dx3.size(), dx3.stride()), dx3, dx, copied
     # canonical_pair folded y in memory order, or a contiguous copy of it in logical order
     dy3 = input_view(dy, dim, list(range(y.dim())) if copied else memory_order(y))
     if dy3 is None or dy3.shape != dx3.shape:
-        dy = torch.empty_like(dx).copy_(dy)
+        dy = torch.empty_like(dx, dtype=dy.dtype).copy_(dy)
         dy3, copied = dy.as_strided(dx3.size(), dx3.stride()), True
     return y3, dy3, dx3, dx, copied

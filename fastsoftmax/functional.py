@@ -466,6 +466,19 @@ def _dispatch_subclass(x: torch.Tensor) -> bool:
     return True
 
 
+def _graph_or_transform(x: torch.Tensor) -> bool:
+    """Whether a call is recorded (torch.compile, torch.jit.trace), transformed (torch.func,
+    forward-mode AD) or made on a tensor subclass: the cases that take the custom ops or the
+    autograd function's rules, not a bare launch."""
+    return (
+        torch.compiler.is_compiling()
+        or _tracing() is not None
+        or _transforms_active()
+        or _fwd_level() >= 0
+        or _dispatch_subclass(x)
+    )
+
+
 def _transformed(*tensors: torch.Tensor) -> bool:
     """Whether a tensor is one of torch.func's wrappers (vmap's batched tensors, grad's and jvp's
     tracking tensors), whose storage no kernel can read."""
@@ -543,6 +556,72 @@ class _Softmax(torch.autograd.Function):
 
 
 # ---------------------------------------------------------------------------------------------
+# 16-bit inputs with a float32 result (dtype=torch.float32, or autocast)
+# ---------------------------------------------------------------------------------------------
+
+#: Whether "auto" computes a 16-bit input with a float32 result in one pass on the Triton kernels
+#: (which convert each value to the output's type at the store), rather than casting the input to
+#: float32 first (a second pass: 2 + 4 more bytes an element) for any backend. backend="triton"
+#: always takes the one pass. Prepared, off: not yet timed against the cast and the CUDA kernels.
+FUSED_WIDENING = False
+
+
+def _widens_in_kernel(x: torch.Tensor, backend: str) -> bool:
+    """Whether a 16-bit ``x`` whose result is float32 is computed in one pass (the Triton kernels)."""
+    if x.dim() == 0 or x.numel() == 0:
+        return False
+    forced = dispatch.current_override()
+    if forced is not None:
+        chosen = forced[0]
+    elif backend == "auto" and FUSED_WIDENING or backend == "triton":
+        chosen = "triton"
+    else:
+        return False
+    return chosen == "triton" and dispatch.unavailable_reason("triton", x.device.type, x.device.index) is None
+
+
+def _forced_tier(name: str) -> str | None:
+    forced = dispatch.current_override()
+    return forced[1] if forced is not None and forced[0] == name else None
+
+
+def widened_forward(x: torch.Tensor, dim: int, log: bool) -> torch.Tensor:
+    """Softmax of a 16-bit ``x`` as float32, in one pass of the Triton kernels."""
+    x3, y3, y, _ = _layout.canonical_pair(x, dim, torch.float32)
+    dispatch.kernel_backend("triton").forward(x3, y3, log, _forced_tier("triton"))
+    return y
+
+
+def widened_backward(dy: torch.Tensor, y: torch.Tensor, dim: int, log: bool, dtype: torch.dtype) -> torch.Tensor:
+    """The gradient of ``widened_forward``'s input (of ``dtype``) from its float32 output ``y`` and
+    the gradient ``dy`` with respect to it, in one pass of the Triton kernels."""
+    y3, dy3, dx3, dx, _ = _layout.canonical_backward(y, dy, dim, dtype)
+    dispatch.kernel_backend("triton").backward(y3, dy3, dx3, log, _forced_tier("triton"))
+    return dx
+
+
+class _WidenedSoftmax(torch.autograd.Function):
+    """Autograd of ``widened_forward``: the gradient comes back in the input's 16-bit type, as the
+    backward of a cast and a float32 softmax would give it, from one pass over y and dy."""
+
+    @staticmethod
+    def forward(ctx, x, dim, log):
+        y = widened_forward(x, dim, log)
+        ctx.dim, ctx.log, ctx.dtype = dim, log, x.dtype
+        ctx.override = dispatch.current_override()
+        ctx.save_for_backward(y)
+        return y
+
+    @staticmethod
+    def backward(ctx, grad_output):
+        (output,) = ctx.saved_tensors
+        if _needs_torch_formula(grad_output, output):
+            return _torch_backward(grad_output, output, ctx.dim, ctx.log).to(ctx.dtype), None, None
+        with dispatch.overridden(ctx.override):
+            return widened_backward(grad_output, output, ctx.dim, ctx.log, ctx.dtype), None, None
+
+
+# ---------------------------------------------------------------------------------------------
 # Public functions
 # ---------------------------------------------------------------------------------------------
 
@@ -550,15 +629,19 @@ class _Softmax(torch.autograd.Function):
 def _apply(x, dim, dtype, backend, log: bool, what: str) -> torch.Tensor:
     _check_tensor(x, what)
     dispatch.check_backend_name(backend)
+    given_dim = dim
+    dim = _normalize_dim(dim, x.dim())
     if dtype is not None:
         if not isinstance(dtype, torch.dtype) or dtype not in SUPPORTED:
             raise TypeError(f"fastsoftmax.{what}: dtype must be a floating-point torch.dtype, got {dtype}")
-        x = x.to(dtype)
     elif x.dtype in _HALF and x.device.type in AUTOCAST_TO_FLOAT32 and torch.is_autocast_enabled(x.device.type):
-        # torch's autocast runs softmax and log_softmax in float32 on CUDA (as if dtype=float32)
-        x = x.to(torch.float32)
-    given_dim = dim
-    dim = _normalize_dim(dim, x.dim())
+        dtype = torch.float32  # torch's autocast runs softmax and log_softmax in float32 on CUDA
+    if dtype is not None and dtype != x.dtype:
+        if dtype == torch.float32 and x.dtype in _HALF and _widens_in_kernel(x, backend) and not _graph_or_transform(x):
+            if x.requires_grad and torch.is_grad_enabled():
+                return _WidenedSoftmax.apply(x, dim, log)
+            return widened_forward(x, dim, log)
+        x = x.to(dtype)
     if torch.compiler.is_compiling() or _tracing() is not None or _dispatch_subclass(x):
         # a graph is being recorded (torch.compile, torch.jit.trace), or a tensor subclass computes
         # its ops itself: the kernel must reach it as an op call, not as a launch

@@ -622,8 +622,10 @@ def _scalar(tensors) -> bool:
     """Whether a strided call's loads cannot be 16-byte vectors: a pointer, or an outer or reduced
     stride, of no whole number of 16-byte pieces."""
     outer, n, _ = tensors[0].shape
-    size = tensors[0].element_size()
-    return any(t.data_ptr() % 16 for t in tensors) or _rows_staggered([t.stride() for t in tensors], size, outer, n)
+    return any(  # each tensor at its own element size: a float32 result may come from 16-bit inputs
+        t.data_ptr() % 16 or not _layout.rows_on_boundaries(t.stride(0), t.stride(1), t.element_size(), outer, n)
+        for t in tensors
+    )
 
 
 def _rows_staggered(strides, itemsize: int, outer: int, n: int) -> bool:

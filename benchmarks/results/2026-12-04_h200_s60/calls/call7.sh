@@ -10,6 +10,6 @@ export PYTHONPATH=$PWD PYTHONUNBUFFERED=1
 R=$OUT/c7; mkdir -p $R
 trap 'tar czf $OUT/c7.tar.gz -C $OUT c7 && rm -rf $R' EXIT
 FASTSOFTMAX_TEST_LOG=$R/failures.txt timeout -s INT 300 python3 -m pytest -q --tb=short -n 8 --dist worksteal \
-  tests/test_transforms.py tests/test_compile.py tests/gpu/test_determinism.py \
+  tests/test_transforms.py tests/test_widening.py tests/test_compile.py tests/gpu/test_determinism.py \
   "tests/test_functional.py" -k "not every_tier" > $R/gpu_tests.txt 2>&1
 echo "tests rc $?"; tail -n 5 $R/gpu_tests.txt

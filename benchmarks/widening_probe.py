@@ -1,0 +1,98 @@
+"""16-bit inputs with a float32 result (``dtype=torch.float32``, or under CUDA autocast): one pass on
+the Triton kernels (``backend="triton"``, which convert at the store) against the input cast to
+float32 first and computed as "auto" computes float32 (``functional.FUSED_WIDENING`` off), with
+torch beside them (``torch.softmax(x, dim, dtype=torch.float32)``: one pass, half to float). The
+three are alternated in one process; each result is checked against float64 first. Forward, and the
+backward through autograd (y and dy float32, dx in the input's type). GPU time per call (a spin ahead
+of the calls, so host time hides) and the fraction of copy bandwidth at the bytes a one-pass call
+moves (2 + 4 an element forward, 4 + 4 + 2 backward). Decides ``FUSED_WIDENING``.
+
+    python3 benchmarks/widening_probe.py [--out FILE] [--dtypes bfloat16,float16]
+"""
+
+import argparse
+import pathlib
+import sys
+
+import torch
+
+sys.path.insert(0, str(pathlib.Path(__file__).resolve().parents[1]))
+
+from peer_probe import gpu_us  # noqa: E402  (benchmarks/ is the script's folder)
+
+import fastsoftmax  # noqa: E402
+from fastsoftmax import functional  # noqa: E402
+from fastsoftmax.benchmark.timing import copy_bandwidth_gbps  # noqa: E402
+
+# (shape, dim): decode and vocabulary rows, bulk rows, a non-last dim, a channel head
+CASES = [
+    ((8, 128256), -1),
+    ((32, 151936), -1),
+    ((1046, 128256), -1),
+    ((2048, 65536), -1),
+    ((16384, 4096), -1),
+    ((262144, 256), -1),
+    ((65536, 2048), 0),
+    ((16, 21, 512, 512), 1),
+]
+
+
+def _variants(log: bool, dim: int):
+    op = fastsoftmax.log_softmax if log else fastsoftmax.softmax
+    ref = torch.log_softmax if log else torch.softmax
+    return {
+        "one pass (triton)": lambda x: op(x, dim, dtype=torch.float32, backend="triton"),
+        "cast, then auto": lambda x: op(x, dim, dtype=torch.float32),
+        "torch": lambda x: ref(x, dim, dtype=torch.float32),
+    }
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--out")
+    parser.add_argument("--dtypes", default="bfloat16,float16")
+    args = parser.parse_args()
+    assert not functional.FUSED_WIDENING, "the cast path is timed as 'auto' with FUSED_WIDENING off"
+    lines = []
+
+    def say(line: str) -> None:
+        lines.append(line)
+        print(line, flush=True)
+
+    copy = copy_bandwidth_gbps() * 1e9
+    say(f"{torch.cuda.get_device_name()}, copy bandwidth {copy / 1e9:.0f} GB/s; torch {torch.__version__}")
+    for dtype in [getattr(torch, name) for name in args.dtypes.split(",")]:
+        for shape, dim in CASES:
+            for log in (False, True):
+                x = (torch.randn(shape, device="cuda") * 4).to(dtype)
+                dy = torch.randn(shape, device="cuda")
+                x64 = x.double().requires_grad_(True)
+                y64 = (torch.log_softmax if log else torch.softmax)(x64, dim)
+                (dx64,) = torch.autograd.grad(y64, x64, dy.double())
+                row = []
+                for name, call in _variants(log, dim).items():
+                    y = call(x)
+                    assert y.dtype == torch.float32, name
+                    error = float((y.double() - y64).abs().max())
+                    xg = x.detach().requires_grad_(True)
+                    yg = call(xg)
+                    (dx,) = torch.autograd.grad(yg, xg, dy)
+                    grad_error = float((dx.double() - dx64).abs().max() / dx64.abs().max())
+                    forward = gpu_us(lambda call=call, x=x: call(x))
+                    backward = gpu_us(lambda yg=yg, xg=xg, dy=dy: torch.autograd.grad(yg, xg, dy, retain_graph=True))
+                    numel = x.numel()
+                    row.append(
+                        f"{name} fwd {forward:8.1f} us {numel * 6 / (forward * 1e-6) / copy:5.3f}"
+                        f" bwd {backward:8.1f} us {numel * 10 / (backward * 1e-6) / copy:5.3f}"
+                        f" (err {error:.1e}, grad {grad_error:.1e})"
+                    )
+                fn = "log_softmax" if log else "softmax"
+                say(f"{str(dtype)[6:]} {fn} {shape} dim {dim}: " + " | ".join(row))
+                del x, dy, x64, y64, dx64
+                torch.cuda.empty_cache()
+    if args.out:
+        pathlib.Path(args.out).write_text("\n".join(lines) + "\n")
+
+
+if __name__ == "__main__":
+    main()

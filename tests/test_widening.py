@@ -1,0 +1,114 @@
+"""16-bit inputs with a float32 result (dtype=torch.float32, or autocast) in one pass of the Triton
+kernels, which convert at the store: forward and backward, every layout the canonical views take,
+against float64, with the kernels' calls counted (one launch each way, no cast)."""
+
+import pytest
+import torch
+from reference import DEVICE, check_forward
+
+import fastsoftmax
+from fastsoftmax import dispatch, functional
+
+LOG = pytest.mark.parametrize("log", [False, True], ids=["softmax", "log_softmax"])
+HALF = pytest.mark.parametrize("dtype", [torch.bfloat16, torch.float16], ids=str)
+
+
+def _views(dtype):
+    """(name, x, dim): rows, a transposed and a stepped view, an NCHW tensor in channels-last
+    memory over its channels, a 3-dim tensor over its middle dim."""
+    base = torch.randn(12, 130, device=DEVICE) * 4
+    image = (torch.randn(2, 21, 5, 7, device=DEVICE) * 4).to(memory_format=torch.channels_last)
+    return [
+        ("rows", base.to(dtype), -1),
+        ("transposed", base.to(dtype).t(), 0),
+        ("stepped", base.to(dtype)[:, ::2], 1),
+        ("channels_last", image.to(dtype), 1),
+        ("middle", (torch.randn(3, 40, 6, device=DEVICE) * 4).to(dtype), 1),
+    ]
+
+
+@pytest.fixture
+def counted(monkeypatch):
+    """The Triton backend's launches (the dtypes of their canonical views), and no call of the
+    16-bit path's forward_impl / backward_impl (a cast first would go through them)."""
+    calls = []
+    # the class's methods, not the instance's: undoing an instance attribute would leave the
+    # original bound method on the instance, in front of any later patch of the class
+    backend_class = type(dispatch.kernel_backend("triton"))
+    forward, backward = backend_class.forward, backend_class.backward
+
+    def counted_forward(self, x, y, log, tier=None):
+        calls.append(("forward", x.dtype, y.dtype))
+        return forward(self, x, y, log, tier)
+
+    def counted_backward(self, y, dy, dx, log, tier=None):
+        calls.append(("backward", y.dtype, dy.dtype, dx.dtype))
+        return backward(self, y, dy, dx, log, tier)
+
+    def refused(*args, **kwargs):
+        raise AssertionError("the input was cast and computed as float32")
+
+    monkeypatch.setattr(backend_class, "forward", counted_forward)
+    monkeypatch.setattr(backend_class, "backward", counted_backward)
+    monkeypatch.setattr(functional, "forward_impl", refused)
+    monkeypatch.setattr(functional, "backward_impl", refused)
+    return calls
+
+
+def _check_gradient(dx, x, dy, dim, log):
+    """dx (x's 16-bit type) against the float64 gradient: one rounding of the result."""
+    x64 = x.detach().double().requires_grad_(True)
+    y64 = (torch.log_softmax if log else torch.softmax)(x64, dim)
+    (dx64,) = torch.autograd.grad(y64, x64, dy.double())
+    assert dx.dtype == x.dtype
+    eps = torch.finfo(x.dtype).eps
+    torch.testing.assert_close(dx.double(), dx64, rtol=eps, atol=4 * eps * dx64.abs().max().item())
+
+
+@LOG
+@HALF
+def test_one_pass_each_way(dtype, log, counted):
+    op = fastsoftmax.log_softmax if log else fastsoftmax.softmax
+    for name, x, dim in _views(dtype):
+        counted.clear()
+        x = x.detach().requires_grad_(True)
+        y = op(x, dim, dtype=torch.float32, backend="triton")
+        assert y.dtype == torch.float32, name
+        check_forward(y, x.float(), dim, log)
+        dy = torch.randn(y.shape, device=DEVICE)
+        (dx,) = torch.autograd.grad(y, x, dy)
+        _check_gradient(dx, x, dy, dim, log)
+        assert counted == [("forward", dtype, torch.float32), ("backward", torch.float32, torch.float32, dtype)], (
+            name,
+            counted,
+        )
+
+
+@LOG
+def test_auto_takes_it_where_enabled(log, counted, monkeypatch):
+    op = fastsoftmax.log_softmax if log else fastsoftmax.softmax
+    monkeypatch.setattr(functional, "FUSED_WIDENING", True)
+    monkeypatch.setattr(functional, "AUTOCAST_TO_FLOAT32", (torch.device(DEVICE).type,))
+    x = (torch.randn(9, 77, device=DEVICE) * 4).to(torch.bfloat16)
+    check_forward(op(x, -1, dtype=torch.float32), x.float(), -1, log)
+    with torch.autocast(torch.device(DEVICE).type, dtype=torch.bfloat16):
+        y = op(x, -1)
+    assert y.dtype == torch.float32
+    check_forward(y, x.float(), -1, log)
+    assert counted == [("forward", torch.bfloat16, torch.float32)] * 2, counted
+
+
+def test_auto_casts_first_while_off(monkeypatch):
+    monkeypatch.setattr(functional, "FUSED_WIDENING", False)
+    seen = []
+    forward_impl = functional.forward_impl
+
+    def recorded(x, *args, **kwargs):
+        seen.append(x.dtype)
+        return forward_impl(x, *args, **kwargs)
+
+    monkeypatch.setattr(functional, "forward_impl", recorded)
+    x = (torch.randn(5, 40, device=DEVICE) * 4).to(torch.float16)
+    y = fastsoftmax.softmax(x, -1, dtype=torch.float32)
+    assert seen == [torch.float32] and y.dtype == torch.float32
+    check_forward(y, x.float(), -1)
