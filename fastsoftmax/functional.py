@@ -55,13 +55,16 @@ def _check_tensor(x, what: str) -> None:
         raise TypeError(f"fastsoftmax.{what}: expected a torch.Tensor, got {type(x).__name__}")
     if x.dtype not in SUPPORTED:
         raise TypeError(
-            f"fastsoftmax.{what}: expected a floating-point tensor (float32, float16 or bfloat16), got {x.dtype}"
+            f"fastsoftmax.{what}: expected a floating-point tensor (float32, float16, bfloat16 or float64), "
+            f"got {x.dtype}"
         )
 
 
 def _normalize_dim(dim: int, rank: int) -> int:
     if isinstance(dim, bool) or not hasattr(type(dim), "__index__"):
         raise TypeError(f"dim must be an int, got {type(dim).__name__}")
+    if isinstance(dim, torch.Tensor) and (dim.dim() != 0 or dim.dtype == torch.bool or dim.is_floating_point()):
+        raise TypeError(f"dim must be an int, got a tensor of shape {tuple(dim.shape)} and {dim.dtype}")
     dim = operator.index(dim)  # NumPy's integers too, as torch takes them
     rank = rank or 1  # a 0-dim tensor takes dim 0 or -1, as in torch
     if not -rank <= dim < rank:
@@ -289,8 +292,20 @@ def _plan_key(x: torch.Tensor, dim: int, backend: str) -> tuple:
     return (x.shape, x.stride(), x.dtype, x.device, dim, backend)
 
 
+def _readable(t: torch.Tensor) -> torch.Tensor:
+    """``t`` with its lazy negation applied (a view such as ``z.conj().imag`` stores the values
+    unnegated beside a flag the kernels, reading memory, would not see), and an efficient zero tensor
+    (a gradient with no storage) as real zeros."""
+    if t.is_neg():
+        return t.resolve_neg()
+    if t._is_zerotensor():
+        return torch.zeros(t.shape, dtype=t.dtype, device=t.device)
+    return t
+
+
 def forward_impl(x: torch.Tensor, dim: int, log: bool, backend: str, use_plans: bool = True) -> torch.Tensor:
     """Softmax of a validated tensor over a normalised dim, without autograd."""
+    x = _readable(x)
     forced = dispatch.is_forced()
     key = _plan_key(x, dim, backend)
     plan = None if forced or not use_plans else dispatch.PLANS.get(key)
@@ -325,6 +340,7 @@ def forward_impl(x: torch.Tensor, dim: int, log: bool, backend: str, use_plans: 
 def backward_impl(
     dy: torch.Tensor, y: torch.Tensor, dim: int, log: bool, backend: str, use_plans: bool = True
 ) -> torch.Tensor:
+    dy, y = _readable(dy), _readable(y)
     forced = dispatch.is_forced()
     key = ("backward", y.shape, y.stride(), dy.stride(), y.dtype, y.device, dim, backend, log)
     plan = None if forced or not use_plans else dispatch.PLANS.get(key)
@@ -369,7 +385,11 @@ def _like_empty_like(result: torch.Tensor, reference: torch.Tensor) -> torch.Ten
 
 @torch.library.custom_op("fastsoftmax::softmax_forward", mutates_args=())
 def softmax_forward(x: torch.Tensor, dim: int, log: bool, backend: str) -> torch.Tensor:
-    return _like_empty_like(forward_impl(x, dim, log, backend), x)
+    # called by the public functions with their arguments checked, and by graphs (TorchScript
+    # included) with whatever they hold: checked here too, cheaply
+    _check_tensor(x, "softmax")
+    dispatch.check_backend_name(backend)
+    return _like_empty_like(forward_impl(x, _normalize_dim(dim, x.dim()), log, backend), x)
 
 
 @softmax_forward.register_fake
@@ -381,7 +401,10 @@ def _softmax_forward_fake(x, dim, log, backend):
 def softmax_backward_op(
     grad_output: torch.Tensor, output: torch.Tensor, dim: int, log: bool, backend: str
 ) -> torch.Tensor:
-    return _like_empty_like(backward_impl(grad_output, output, dim, log, backend), output)
+    _check_tensor(output, "softmax_backward")
+    _check_tensor(grad_output, "softmax_backward")
+    dispatch.check_backend_name(backend)
+    return _like_empty_like(backward_impl(grad_output, output, _normalize_dim(dim, output.dim()), log, backend), output)
 
 
 @softmax_backward_op.register_fake
@@ -587,7 +610,7 @@ def _forced_tier(name: str) -> str | None:
 
 def widened_forward(x: torch.Tensor, dim: int, log: bool) -> torch.Tensor:
     """Softmax of a 16-bit ``x`` as float32, in one pass of the Triton kernels."""
-    x3, y3, y, _ = _layout.canonical_pair(x, dim, torch.float32)
+    x3, y3, y, _ = _layout.canonical_pair(_readable(x), dim, torch.float32)
     dispatch.kernel_backend("triton").forward(x3, y3, log, _forced_tier("triton"))
     return y
 
@@ -595,7 +618,7 @@ def widened_forward(x: torch.Tensor, dim: int, log: bool) -> torch.Tensor:
 def widened_backward(dy: torch.Tensor, y: torch.Tensor, dim: int, log: bool, dtype: torch.dtype) -> torch.Tensor:
     """The gradient of ``widened_forward``'s input (of ``dtype``) from its float32 output ``y`` and
     the gradient ``dy`` with respect to it, in one pass of the Triton kernels."""
-    y3, dy3, dx3, dx, _ = _layout.canonical_backward(y, dy, dim, dtype)
+    y3, dy3, dx3, dx, _ = _layout.canonical_backward(_readable(y), _readable(dy), dim, dtype)
     dispatch.kernel_backend("triton").backward(y3, dy3, dx3, log, _forced_tier("triton"))
     return dx
 
@@ -627,15 +650,18 @@ class _WidenedSoftmax(torch.autograd.Function):
 
 
 def _apply(x, dim, dtype, backend, log: bool, what: str) -> torch.Tensor:
+    if dtype is not None:
+        if not isinstance(dtype, torch.dtype) or dtype not in SUPPORTED:
+            raise TypeError(f"fastsoftmax.{what}: dtype must be a floating-point torch.dtype, got {dtype}")
+        if isinstance(x, torch.Tensor) and x.dtype not in SUPPORTED:
+            x = x.to(dtype)  # as torch: an integer, bool or complex input is cast first
     _check_tensor(x, what)
     dispatch.check_backend_name(backend)
     given_dim = dim
     dim = _normalize_dim(dim, x.dim())
-    if dtype is not None:
-        if not isinstance(dtype, torch.dtype) or dtype not in SUPPORTED:
-            raise TypeError(f"fastsoftmax.{what}: dtype must be a floating-point torch.dtype, got {dtype}")
-    elif x.dtype in _HALF and x.device.type in AUTOCAST_TO_FLOAT32 and torch.is_autocast_enabled(x.device.type):
-        dtype = torch.float32  # torch's autocast runs softmax and log_softmax in float32 on CUDA
+    if dtype is None and x.dtype in _HALF and x.device.type in AUTOCAST_TO_FLOAT32:
+        if torch.is_autocast_enabled(x.device.type):
+            dtype = torch.float32  # torch's autocast runs softmax and log_softmax in float32 on CUDA
     if dtype is not None and dtype != x.dtype:
         if dtype == torch.float32 and x.dtype in _HALF and _widens_in_kernel(x, backend) and not _graph_or_transform(x):
             if x.requires_grad and torch.is_grad_enabled():
@@ -675,8 +701,9 @@ def _public(log: bool, name: str, doc: str):
     written and as normalised). Plain tensors only: subclasses take the full path."""
 
     def function(
-        x: torch.Tensor, dim: int = -1, *, dtype: torch.dtype | None = None, backend: str = "auto"
+        input: torch.Tensor, dim: int = -1, dtype: torch.dtype | None = None, *, backend: str = "auto"
     ) -> torch.Tensor:
+        x = input
         if (
             dtype is None
             and type(x) is _Tensor
@@ -688,6 +715,7 @@ def _public(log: bool, name: str, doc: str):
             and not _transforms_active()  # no torch.func transform (vmap, grad, jvp) around the call
             and _tracing() is None  # not recorded by torch.jit.trace
             and not _autocasting()  # autocast may ask for float32
+            and not x.is_neg()  # a lazily negated view: its memory holds the values unnegated
         ):
             plan = _PLANS.get((x.shape, x.stride(), x.dtype, x.device, dim, backend))
             if plan is not None:

@@ -1,39 +1,55 @@
 """Module wrappers: drop-in replacements for torch.nn.Softmax and torch.nn.LogSoftmax."""
 
-from __future__ import annotations
-
 import warnings
+from typing import Optional
 
 import torch
 
 from . import functional
 
 
-def _implicit_dim(name: str, rank: int) -> int:
-    """torch.nn.Softmax's dim when none was given (deprecated in torch, kept for drop-in use): 0 for
-    tensors of 0, 1 or 3 dims, else 1, with torch's warning."""
-    warnings.warn(
-        f"Implicit dimension choice for {name} has been deprecated. Change the call to include dim=X as an argument.",
-        stacklevel=4,
-    )
-    return 0 if rank in (0, 1, 3) else 1
+def _chosen_dim(name: str, dim: Optional[int], rank: int) -> int:
+    """``dim``, or torch.nn.Softmax's choice when none was given (deprecated in torch, kept for
+    drop-in use): 0 for tensors of 0, 1 or 3 dims, else 1, with torch's warning. Written in
+    TorchScript's subset of Python, for scripted modules too."""
+    if dim is None:
+        warnings.warn(
+            "Implicit dimension choice for " + name + " has been deprecated. "
+            "Change the call to include dim=X as an argument.",
+            stacklevel=4,
+        )
+        if rank == 0 or rank == 1 or rank == 3:
+            return 0
+        return 1
+    return dim
 
 
 class Softmax(torch.nn.Module):
-    """``torch.nn.Softmax`` computed by fastsoftmax; ``dim=None`` picks the dim as torch does."""
+    """``torch.nn.Softmax`` computed by fastsoftmax; ``dim=None`` picks the dim as torch does. Under
+    ``torch.jit.script`` the module calls the op ``fastsoftmax::softmax_forward`` (the scripted module
+    runs where fastsoftmax is imported)."""
 
+    __constants__ = ["_log", "_name"]
     _name = "softmax"
+    _log = False
+    dim: Optional[int]
+    backend: str
 
-    def __init__(self, dim: int | None = None, backend: str = "auto"):
+    def __init__(self, dim: Optional[int] = None, backend: str = "auto"):
         super().__init__()
         self.dim = dim
         self.backend = backend
 
-    def _dim(self, x: torch.Tensor) -> int:
-        return self.dim if self.dim is not None else _implicit_dim(self._name, x.dim())
+    @torch.jit.unused
+    def _eager(self, input: torch.Tensor) -> torch.Tensor:
+        op = functional.log_softmax if self._log else functional.softmax
+        return op(input, _chosen_dim(self._name, self.dim, input.dim()), backend=self.backend)
 
-    def forward(self, x: torch.Tensor) -> torch.Tensor:
-        return functional.softmax(x, self._dim(x), backend=self.backend)
+    def forward(self, input: torch.Tensor) -> torch.Tensor:
+        if torch.jit.is_scripting():
+            dim = _chosen_dim(self._name, self.dim, input.dim())
+            return torch.ops.fastsoftmax.softmax_forward(input, dim, self._log, self.backend)
+        return self._eager(input)
 
     def extra_repr(self) -> str:
         return f"dim={self.dim}, backend={self.backend!r}"
@@ -43,6 +59,4 @@ class LogSoftmax(Softmax):
     """``torch.nn.LogSoftmax`` computed by fastsoftmax."""
 
     _name = "log_softmax"
-
-    def forward(self, x: torch.Tensor) -> torch.Tensor:
-        return functional.log_softmax(x, self._dim(x), backend=self.backend)
+    _log = True

@@ -202,3 +202,70 @@ def test_fake_tensors_get_shapes(log):
         dx_direct = fastsoftmax.softmax_backward(torch.ones_like(y), y.detach(), 2, log=log)
     for out in (y, dx, dx_direct):
         assert (out.shape, out.dtype, out.stride()) == (x.shape, x.dtype, torch.empty_like(x).stride())
+
+
+@pytest.mark.parametrize("log", [False, True], ids=["softmax", "log_softmax"])
+def test_lazily_negated_views(log):
+    # z.conj().imag and torch._neg_view keep the values unnegated in memory beside a flag: a kernel
+    # reading memory must see the negated values, on the first call and on a remembered plan's
+    op = fastsoftmax.log_softmax if log else fastsoftmax.softmax
+    plain = _input((6, 40), torch.float32)
+    negated = torch._neg_view(plain.clone())
+    assert negated.is_neg()
+    op(plain, 1)  # leaves a plan for this geometry
+    for _ in range(2):
+        check_forward(op(negated, 1), -plain, 1, log)
+    imaginary = torch.randn(5, 40, dtype=torch.complex64, device=DEVICE).conj().imag
+    assert imaginary.is_neg()
+    check_forward(op(imaginary, 0), imaginary.resolve_neg(), 0, log)
+    y = op(plain, 1)
+    dy = torch._neg_view(torch.randn(6, 40, device=DEVICE))
+    check_backward(fastsoftmax.softmax_backward(dy, y, 1, log=log), plain, dy.resolve_neg(), 1, log)
+
+
+def test_efficient_zero_gradient():
+    x = _input((4, 30), torch.float32)
+    y = fastsoftmax.softmax(x, 1)
+    zero = torch._efficientzerotensor(4, 30, device=DEVICE)
+    for log in (False, True):
+        dx = fastsoftmax.softmax_backward(zero, y, 1, log=log)
+        assert torch.equal(dx, torch.zeros_like(dx))
+
+
+@pytest.mark.parametrize("source", [torch.int64, torch.bool, torch.complex64], ids=str)
+def test_a_floating_dtype_casts_any_input_first(source):
+    x = _input((3, 20), torch.float32).to(source) if source != torch.bool else torch.rand(3, 20, device=DEVICE) > 0.5
+    for op, ref in ((fastsoftmax.softmax, torch.softmax), (fastsoftmax.log_softmax, torch.log_softmax)):
+        y = op(x, 1, dtype=torch.float32)
+        torch.testing.assert_close(y, ref(x, 1, dtype=torch.float32))
+    with pytest.raises(TypeError, match="float32, float16, bfloat16 or float64"):
+        fastsoftmax.softmax(x, 1)
+
+
+def test_torchs_call_forms():
+    x = _input((4, 30), torch.float16)
+    check_forward(fastsoftmax.softmax(input=x, dim=1), x, 1)
+    y = fastsoftmax.log_softmax(x, 1, torch.float32)  # torch.softmax's third positional is dtype
+    assert y.dtype == torch.float32
+    check_forward(y, x.float(), 1, True)
+    check_forward(fastsoftmax.softmax(x, torch.tensor(-1)), x, -1)  # a 0-dim integer tensor is a dim
+    for bad in (torch.tensor([1]), torch.tensor(True), torch.tensor(1.0)):
+        with pytest.raises(TypeError, match="dim must be an int"):
+            fastsoftmax.softmax(x, bad)
+
+
+@pytest.mark.parametrize("log", [False, True], ids=["softmax", "log_softmax"])
+def test_scripted_modules(log):
+    cls = fastsoftmax.nn.LogSoftmax if log else fastsoftmax.nn.Softmax
+    x = _input((2, 5, 7), torch.float32)
+    for dim, expected in ((1, 1), (-1, 2), (None, 0)):
+        assert "fastsoftmax::softmax_forward" in str(torch.jit.script(cls(dim)).graph)
+        scripted = torch.jit.script(torch.nn.Sequential(torch.nn.Identity(), cls(dim)))
+        if dim is None:
+            with pytest.warns(
+                UserWarning, match="Implicit dimension choice for " + ("log_softmax" if log else "softmax")
+            ):
+                y = scripted(x)
+        else:
+            y = scripted(x)
+        check_forward(y, x, expected, log)
