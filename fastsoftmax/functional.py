@@ -649,7 +649,19 @@ class _WidenedSoftmax(torch.autograd.Function):
 # ---------------------------------------------------------------------------------------------
 
 
+def _fx_proxy(x) -> bool:
+    """Whether ``x`` is a value torch.fx.symbolic_trace records calls on (then the op is recorded)."""
+    if isinstance(x, torch.Tensor):
+        return False
+    from torch.fx import Proxy
+
+    return isinstance(x, Proxy)
+
+
 def _apply(x, dim, dtype, backend, log: bool, what: str) -> torch.Tensor:
+    if _fx_proxy(x):  # torch.fx.symbolic_trace: record the op (it checks and normalises when run)
+        dispatch.check_backend_name(backend)
+        return softmax_forward(x if dtype is None else x.to(dtype), dim, log, backend)
     if dtype is not None:
         if not isinstance(dtype, torch.dtype) or dtype not in SUPPORTED:
             raise TypeError(f"fastsoftmax.{what}: dtype must be a floating-point torch.dtype, got {dtype}")
@@ -749,6 +761,9 @@ def softmax_backward(
 ) -> torch.Tensor:
     """The gradient with respect to the input of softmax (or of log-softmax when ``log``), given the
     forward ``output`` and the gradient of the loss with respect to it."""
+    if _fx_proxy(output) or _fx_proxy(grad_output):
+        dispatch.check_backend_name(backend)
+        return softmax_backward_op(grad_output, output, dim, log, backend)
     _check_tensor(output, "softmax_backward")
     _check_tensor(grad_output, "softmax_backward")
     dispatch.check_backend_name(backend)

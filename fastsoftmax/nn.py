@@ -43,7 +43,8 @@ class Softmax(torch.nn.Module):
     @torch.jit.unused
     def _eager(self, input: torch.Tensor) -> torch.Tensor:
         op = functional.log_softmax if self._log else functional.softmax
-        return op(input, _chosen_dim(self._name, self.dim, input.dim()), backend=self.backend)
+        dim = self.dim if self.dim is not None else _chosen_dim(self._name, None, input.dim())
+        return op(input, dim, backend=self.backend)
 
     def forward(self, input: torch.Tensor) -> torch.Tensor:
         if torch.jit.is_scripting():

@@ -269,3 +269,20 @@ def test_scripted_modules(log):
         else:
             y = scripted(x)
         check_forward(y, x, expected, log)
+
+
+def test_fx_symbolic_trace_records_the_ops():
+    model = torch.nn.Sequential(torch.nn.Linear(8, 8), fastsoftmax.nn.LogSoftmax(1)).to(DEVICE)
+
+    def function(x, dy):
+        y = fastsoftmax.softmax(x * 2, -1, torch.float32)
+        return y, fastsoftmax.softmax_backward(dy, y, -1)
+
+    traced_model, traced_function = torch.fx.symbolic_trace(model), torch.fx.symbolic_trace(function)
+    assert "fastsoftmax.softmax_forward" in traced_model.code
+    assert "fastsoftmax.softmax_backward" in traced_function.code
+    x, dy = _input((5, 8), torch.float32), torch.randn(5, 8, device=DEVICE)
+    check_forward(traced_model(x), model[0](x), 1, True)
+    y, dx = traced_function(x.half(), dy)
+    check_forward(y, (x.half() * 2).float(), -1)
+    check_backward(dx, (x.half() * 2).float(), dy, -1)
