@@ -675,7 +675,8 @@ def _apply(x, dim, dtype, backend, log: bool, what: str) -> torch.Tensor:
         if torch.is_autocast_enabled(x.device.type):
             dtype = torch.float32  # torch's autocast runs softmax and log_softmax in float32 on CUDA
     if dtype is not None and dtype != x.dtype:
-        if dtype == torch.float32 and x.dtype in _HALF and _widens_in_kernel(x, backend) and not _graph_or_transform(x):
+        # (_graph_or_transform first: under torch.compile nothing after it is traced)
+        if dtype == torch.float32 and x.dtype in _HALF and not _graph_or_transform(x) and _widens_in_kernel(x, backend):
             if x.requires_grad and torch.is_grad_enabled():
                 return _WidenedSoftmax.apply(x, dim, log)
             return widened_forward(x, dim, log)

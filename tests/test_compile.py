@@ -33,3 +33,23 @@ def test_compiled_module_matches_reference():
     layer = torch.compile(fastsoftmax.nn.Softmax(dim=1), fullgraph=True, backend="aot_eager")
     x = torch.randn(3, 20, 7, device=DEVICE) * 3
     check_forward(layer(x), x, 1)
+
+
+def test_fullgraph_with_a_float32_result_of_a_16bit_input():
+    # dtype=torch.float32 on a bfloat16 input, and the same under autocast (CUDA: float32 result)
+    x = (torch.randn(6, 40, device=DEVICE) * 3).to(torch.bfloat16)
+    compiled = torch.compile(
+        lambda t: fastsoftmax.log_softmax(t, -1, torch.float32), fullgraph=True, backend="aot_eager"
+    )
+    y = compiled(x)
+    assert y.dtype == torch.float32
+    check_forward(y, x.float(), -1, True)
+    device_type = torch.device(DEVICE).type
+    with torch.autocast(device_type, dtype=torch.bfloat16):
+        z = torch.compile(lambda t: fastsoftmax.softmax(t, -1), fullgraph=True, backend="aot_eager")(x)
+    if device_type == "cuda":
+        assert z.dtype == torch.float32
+        check_forward(z, x.float(), -1)
+    else:  # CPU autocast keeps softmax in 16 bits, as torch's does
+        assert z.dtype == torch.bfloat16
+        check_forward(z, x, -1)
