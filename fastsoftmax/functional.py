@@ -436,15 +436,20 @@ def _batch_in_front(t: torch.Tensor, batch_dim: int | None, batch_size: int) -> 
     return t.movedim(batch_dim, 0)
 
 
+def _batched_dim(dim: int, batched: torch.Tensor) -> int:
+    """A sample's ``dim`` (negative too: the ops take dims as written) in a tensor batched in front."""
+    return _normalize_dim(dim, batched.dim() - 1) + 1
+
+
 def _forward_vmap(info, in_dims, x, dim, log, backend):
-    # dim counts the dims of one sample: behind a leading batch dim it is one further
-    return softmax_forward(_batch_in_front(x, in_dims[0], info.batch_size), dim + 1, log, backend), 0
+    x = _batch_in_front(x, in_dims[0], info.batch_size)
+    return softmax_forward(x, _batched_dim(dim, x), log, backend), 0
 
 
 def _backward_vmap(info, in_dims, grad_output, output, dim, log, backend):
     grad_output = _batch_in_front(grad_output, in_dims[0], info.batch_size)
     output = _batch_in_front(output, in_dims[1], info.batch_size)
-    return softmax_backward_op(grad_output, output, dim + 1, log, backend), 0
+    return softmax_backward_op(grad_output, output, _batched_dim(dim, output), log, backend), 0
 
 
 # one launch over the whole batch under torch.func.vmap (torch's fallback calls the op per sample)
@@ -575,7 +580,8 @@ class _Softmax(torch.autograd.Function):
 
     @staticmethod
     def vmap(info, in_dims, x, dim, log, backend):
-        return _Softmax.apply(_batch_in_front(x, in_dims[0], info.batch_size), dim + 1, log, backend), 0
+        x = _batch_in_front(x, in_dims[0], info.batch_size)
+        return _Softmax.apply(x, _batched_dim(dim, x), log, backend), 0
 
 
 # ---------------------------------------------------------------------------------------------

@@ -168,10 +168,11 @@ def test_custom_ops_vmap_as_one_call(log, monkeypatch):
     monkeypatch.setattr(functional, "forward_impl", counted_forward)
     monkeypatch.setattr(functional, "backward_impl", counted_backward)
     x = torch.randn(30, 4, 6, device=DEVICE) * 3
-    y = torch.func.vmap(lambda s: softmax_forward(s, 0, log, "auto"), in_dims=2, out_dims=2)(x)
+    # the ops take dims as written (a scripted module passes -2): a sample's dim, not the batch's
+    y = torch.func.vmap(lambda s: softmax_forward(s, -2, log, "auto"), in_dims=2, out_dims=2)(x)
     check_forward(y, x, 0, log)
     dys = torch.randn(5, 30, 4, 6, device=DEVICE)
-    dxs = torch.func.vmap(lambda dy: softmax_backward_op(dy, y, 0, log, "auto"))(dys)
+    dxs = torch.func.vmap(lambda dy: softmax_backward_op(dy, y, -3, log, "auto"))(dys)
     for dx, dy in zip(dxs, dys):
         check_backward(dx, x, dy, 0, log)
     assert calls == {"forward": [(6, 30, 4)], "backward": [((5, 30, 4, 6), (5, 30, 4, 6))]}, calls
