@@ -749,17 +749,20 @@ def _public(log: bool, name: str, doc: str):
 softmax = _public(
     False,
     "softmax",
-    """Softmax of ``x`` along ``dim``, as ``torch.softmax``.
+    """Softmax of ``input`` along ``dim`` (default -1), as ``torch.softmax(input, dim, dtype)``.
 
-    ``dtype``, when given, casts ``x`` before computing and is the output's dtype. ``backend`` is
-    "auto" (the fastest kernel for the shape), "triton", "cuda" or "torch". CPU tensors are
-    computed by torch's CPU kernel unless the Triton interpreter is active (TRITON_INTERPRET=1).
+    ``dtype``, when given, is the type computed in and returned (a 16-bit input with
+    ``torch.float32`` is read as it is and written as float32; other inputs are cast first); under
+    CUDA autocast a 16-bit input is computed and returned in float32, as torch's autocast does.
+    ``backend`` (keyword only) is "auto" (the fastest kernel for the shape), "triton", "cuda" or
+    "torch". The output keeps the input's memory layout. CPU tensors are computed by torch's CPU
+    kernel unless the Triton interpreter is active (TRITON_INTERPRET=1).
     """,
 )
 log_softmax = _public(
     True,
     "log_softmax",
-    """Log-softmax of ``x`` along ``dim``, as ``torch.log_softmax`` (same arguments as softmax).""",
+    """Log-softmax of ``input`` along ``dim``, as ``torch.log_softmax`` (same arguments as softmax).""",
 )
 
 
