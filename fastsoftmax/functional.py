@@ -751,9 +751,10 @@ softmax = _public(
     "softmax",
     """Softmax of ``input`` along ``dim`` (default -1), as ``torch.softmax(input, dim, dtype)``.
 
-    ``dtype``, when given, is the type computed in and returned (a 16-bit input with
-    ``torch.float32`` is read as it is and written as float32; other inputs are cast first); under
-    CUDA autocast a 16-bit input is computed and returned in float32, as torch's autocast does.
+    ``dtype``, when given, is the type computed in and returned: the input is cast first, but for a
+    16-bit input with ``torch.float32`` on the Triton kernels (``backend="triton"``), which read it as
+    it is and write float32 in one pass. Under CUDA autocast a 16-bit input is computed and returned
+    in float32, as torch's autocast does.
     ``backend`` (keyword only) is "auto" (the fastest kernel for the shape), "triton", "cuda" or
     "torch". The output keeps the input's memory layout. CPU tensors are computed by torch's CPU
     kernel unless the Triton interpreter is active (TRITON_INTERPRET=1).
