@@ -53,3 +53,17 @@ def test_fullgraph_with_a_float32_result_of_a_16bit_input():
     else:  # CPU autocast keeps softmax in 16 bits, as torch's does
         assert z.dtype == torch.bfloat16
         check_forward(z, x, -1)
+
+
+def test_export_records_the_ops():
+    # strict (Dynamo) and non-strict (the model run on fake tensors) export both keep the op
+    class Model(torch.nn.Module):
+        def forward(self, x):
+            return fastsoftmax.log_softmax(x * 2, 1, torch.float32) + fastsoftmax.nn.Softmax(0)(x).float()
+
+    x = (torch.randn(4, 6, device=DEVICE) * 3).to(torch.bfloat16)
+    for strict in (True, False):
+        program = torch.export.export(Model(), (x,), strict=strict)
+        ops = [str(node.target) for node in program.graph.nodes if node.op == "call_function"]
+        assert ops.count("fastsoftmax.softmax_forward.default") == 2, ops
+        torch.testing.assert_close(program.module()(x), Model()(x), rtol=0, atol=0)
