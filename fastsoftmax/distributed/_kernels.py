@@ -221,7 +221,8 @@ def cross_entropy_rows(
     target_logit = tl.sum(tl.load(stats_ptr + offsets + 3 * ROWS, mask=mask, other=0.0), axis=1)
     # Padding rows of the tile have s = 0; keep log() off them.
     lse = _safe_max(m) + tl.log(tl.where(row_mask, s, 1.0))
-    loss = lse - on_target * target_logit - uniform * row_sum
+    # without smoothing the row's sum takes no part (as torch): a -inf logit would make 0 * -inf
+    loss = lse - on_target * target_logit - tl.where(uniform != 0.0, uniform * row_sum, 0.0)
     ignored = tl.load(target_ptr + rows, mask=row_mask, other=IGNORE_INDEX) == IGNORE_INDEX
     tl.store(lse_ptr + rows, lse, mask=row_mask)
     tl.store(loss_ptr + rows, tl.where(ignored, 0.0, loss), mask=row_mask)

@@ -230,7 +230,9 @@ def cross_entropy_rows(
     m, s = merge_stats(stats)
     lse.copy_(_safe_max(m) + torch.log(s))
     row_sum, target_logit = stats[:, 2].sum(dim=0), stats[:, 3].sum(dim=0)
-    loss.copy_(torch.where(target == ignore_index, 0.0, lse - on_target * target_logit - uniform * row_sum))
+    # without smoothing the row's sum takes no part (as torch): a -inf logit would make 0 * -inf
+    smoothing = uniform * row_sum if uniform else 0.0
+    loss.copy_(torch.where(target == ignore_index, 0.0, lse - on_target * target_logit - smoothing))
     return lse, loss
 
 

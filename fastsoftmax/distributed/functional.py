@@ -77,6 +77,16 @@ def _check_untransformed(x: torch.Tensor, name: str) -> None:
         )
 
 
+def _refuse_second_order(name: str) -> None:
+    """A backward asked to build its own graph (create_graph=True): the collective inside it has no
+    autograd formula, so a second-order gradient would come out without the other ranks' part."""
+    if torch.is_grad_enabled():
+        raise RuntimeError(
+            f"fastsoftmax.distributed.{name}: second-order gradients (backward with create_graph=True) are not "
+            "supported; the statistics' collective has no autograd formula"
+        )
+
+
 def _check_collective(collective: str) -> None:
     if collective not in COLLECTIVES:
         raise ValueError(f"collective must be one of {COLLECTIVES}, got {collective!r}")
@@ -103,22 +113,57 @@ def _descriptor(x: torch.Tensor, dim: int) -> list[int]:
 
 
 _WIDTH_FIELD = 3 + _DESCRIBED_DIMS
+#: after the width: whether the rank refused its own arguments, then the call's settings (which
+#: every rank must share: its collective, chunking, reduction, ...), then values worked out on the
+#: device (cross_entropy's target range and checksum)
+_REFUSED_FIELD = _WIDTH_FIELD + 1
+_SETTINGS = 6
+_DEVICE_VALUES = 3
+_DESCRIPTOR_LENGTH = _REFUSED_FIELD + 1 + _SETTINGS + _DEVICE_VALUES
 
 
-def _gather_descriptors(x: torch.Tensor, dim: int, group) -> list[list[int]]:
+def _exchange_device(x, group) -> torch.device:
+    """Where a rank's descriptor travels: its tensor's device, or where the group's backend
+    exchanges when the argument is not a tensor at all."""
+    if isinstance(x, torch.Tensor):
+        return x.device
+    if dist.get_backend(group) == "nccl":
+        return torch.device("cuda", torch.cuda.current_device())
+    return torch.device("cpu")
+
+
+def _gather_descriptors(
+    x, dim: int, group, settings: tuple = (), device_values: torch.Tensor | None = None, refused: bool = False
+) -> list[list[int]]:
     """One small all-gather of every rank's descriptor. On CUDA tensors it costs a host-device
-    round trip (the result is read on the host), which is what ``check=False`` avoids."""
-    mine = torch.tensor(_descriptor(x, dim), dtype=torch.int64)
+    round trip (the result is read on the host), which is what ``check=False`` avoids. A rank that
+    refused its arguments still takes part (``refused``), so that the others raise rather than wait."""
+    described = [-1] * (_WIDTH_FIELD + 1) if refused else _descriptor(x, dim)
+    host = [*described, int(refused), *settings, *[0] * (_SETTINGS - len(settings))]
+    device = _exchange_device(x, group)
+    mine = torch.tensor(host, dtype=torch.int64).to(device)
+    if device_values is None:
+        device_values = torch.zeros(_DEVICE_VALUES, dtype=torch.int64)
+    mine = torch.cat([mine, device_values.to(device=device, dtype=torch.int64)])
     world = _world(group)
     if world == 1:
         return [mine.tolist()]
-    mine = mine.to(x.device)
-    gathered = torch.empty(world * mine.numel(), dtype=torch.int64, device=x.device)
+    gathered = torch.empty(world * mine.numel(), dtype=torch.int64, device=device)
     _all_gather(gathered, mine, group=group)
     return gathered.view(world, -1).tolist()
 
 
-def _validate(descriptors: list[list[int]], what: str) -> None:
+def _share_refusal(x, group) -> None:
+    """Tell the other ranks, in the descriptors' exchange they are about to make, that this rank
+    refused its arguments (where there are other ranks: without a process group there is no one)."""
+    if dist.is_available() and dist.is_initialized():
+        _gather_descriptors(x, 0, group, refused=True)
+
+
+def _validate(descriptors: list[list[int]], what: str, setting_names: tuple = ()) -> None:
+    for rank, theirs in enumerate(descriptors):
+        if theirs[_REFUSED_FIELD]:
+            raise ValueError(f"{what}: rank {rank} refused its arguments (its own error says why)")
     first = descriptors[0]
     names = {code: str(dtype).removeprefix("torch.") for dtype, code in _DTYPE_CODES.items()}
     for rank, theirs in enumerate(descriptors[1:], start=1):
@@ -136,9 +181,19 @@ def _validate(descriptors: list[list[int]], what: str) -> None:
             shape = [s for s in first[3:_WIDTH_FIELD] if s >= 0]
             theirs_shape = [s for s in theirs[3:_WIDTH_FIELD] if s >= 0]
             raise ValueError(
-                f"{what}: ranks disagree on the number of rows: the shape without the split dim is "
-                f"{shape} on rank 0 and {theirs_shape} on rank {rank}"
+                f"{what}: ranks disagree on the shape without the split dim: {shape} on rank 0 and "
+                f"{theirs_shape} on rank {rank}"
             )
+        for index, name in enumerate(setting_names):
+            field = _REFUSED_FIELD + 1 + index
+            if theirs[field] != first[field]:
+                raise ValueError(f"{what}: ranks disagree on {name} (rank 0 and rank {rank} differ)")
+
+
+def _chunk_code(chunk_rows) -> int:
+    if chunk_rows is None:
+        return -1
+    return -2 if chunk_rows == "auto" else chunk_rows
 
 
 def _stack_stats(stats: torch.Tensor, group, collective: str, async_op: bool = False):
@@ -244,13 +299,14 @@ class _DistributedSoftmax(torch.autograd.Function):
 
     @staticmethod
     def backward(ctx, dy):
+        _refuse_second_order("log_softmax" if ctx.log else "softmax")
         (y,) = ctx.saved_tensors
         dx = _backward_rows(_as_rows(y, ctx.dim), _as_rows(dy, ctx.dim), ctx.group, ctx.log)
         return _from_rows(dx, y, ctx.dim), None, None, None, None, None
 
 
-def _softmax(x, dim, group, log, collective, chunk_rows, check):
-    name = "log_softmax" if log else "softmax"
+def _softmax_arguments(x, dim, name: str, collective, chunk_rows) -> int:
+    """This rank's own checks of a softmax call's arguments; the normalised dim."""
     _check_floating(x, name)
     _check_untransformed(x, name)
     _check_collective(collective)
@@ -267,9 +323,24 @@ def _softmax(x, dim, group, log, collective, chunk_rows, check):
         raise ValueError(
             f"{name}: collective='peer' exchanges through GPU memory and needs CUDA tensors, got {x.device}"
         )
-    dim = _functional._normalize_dim(dim, x.ndim)
+    return _functional._normalize_dim(dim, x.ndim)
+
+
+_LOCAL_REFUSALS = (TypeError, ValueError, IndexError, NotImplementedError)
+
+
+def _softmax(x, dim, group, log, collective, chunk_rows, check):
+    name = "log_softmax" if log else "softmax"
+    try:
+        dim = _softmax_arguments(x, dim, name, collective, chunk_rows)
+    except _LOCAL_REFUSALS:
+        if check:  # the other ranks are about to exchange descriptors: they must hear of it
+            _share_refusal(x, group)
+        raise
     if check:
-        _validate(_gather_descriptors(x, dim, group), f"fastsoftmax.distributed.{name}")
+        settings = (COLLECTIVES.index(collective), _chunk_code(chunk_rows))
+        descriptors = _gather_descriptors(x, dim, group, settings)
+        _validate(descriptors, f"fastsoftmax.distributed.{name}", ("collective", "chunk_rows"))
     if not (x.requires_grad and torch.is_grad_enabled()):
         # Inference (decoding) skips autograd's bookkeeping: a few microseconds per call.
         return _from_rows(_forward_rows(_as_rows(x, dim), group, log, collective, chunk_rows), x, dim)
@@ -324,9 +395,11 @@ class _DistributedCrossEntropy(torch.autograd.Function):
         ctx, logits, target, group, ignore_index, reduction, label_smoothing, vocab_start, vocab_size, collective
     ):
         rows = _as_rows(logits, 1 if logits.ndim >= 2 else 0)
-        flat_target = target.reshape(-1)
+        # the kernels index the targets by row: one contiguous run (a view such as labels[:, 0]
+        # or an expanded target keeps its strides through reshape)
+        flat_target = target.reshape(-1).contiguous()
         on_target = 1.0 - float(label_smoothing)
-        uniform = float(label_smoothing) / vocab_size
+        uniform = float(label_smoothing) / vocab_size if vocab_size else 0.0
         merged, work = _stack_stats(_local.row_stats(rows, flat_target, vocab_start), group, collective)
         if work is not None:
             work.wait()
@@ -345,6 +418,7 @@ class _DistributedCrossEntropy(torch.autograd.Function):
 
     @staticmethod
     def backward(ctx, grad):
+        _refuse_second_order("cross_entropy")
         logits, flat_target, lse, count = ctx.saved_tensors
         ignore_index, reduction, on_target, uniform, vocab_start = ctx.settings
         dim = 1 if logits.ndim >= 2 else 0
@@ -358,6 +432,80 @@ class _DistributedCrossEntropy(torch.autograd.Function):
             scale = (grad / count).expand(rows.shape[0]).contiguous()
         dx = _local.cross_entropy_grad(rows, lse, flat_target, scale, vocab_start, ignore_index, on_target, uniform)
         return _from_rows(dx, logits, dim), None, None, None, None, None, None, None, None
+
+
+def _cross_entropy_arguments(logits, target, collective, reduction, label_smoothing) -> tuple[int, torch.Tensor]:
+    """This rank's own checks of a cross_entropy call's arguments; the class dim and the targets
+    as int64."""
+    _check_floating(logits, "cross_entropy")
+    _check_untransformed(logits, "cross_entropy")
+    _check_collective(collective)
+    if collective == "peer":
+        raise ValueError(
+            "cross_entropy: collective='peer' serves softmax and log_softmax; use 'allgather' or 'allreduce'"
+        )
+    if logits.dtype == torch.float64:
+        raise TypeError("cross_entropy: float64 is not supported (statistics are float32)")
+    if not isinstance(target, torch.Tensor) or target.is_floating_point() or target.is_complex():
+        raise TypeError(
+            "cross_entropy: target must be a tensor of class indices (probability targets are not supported)"
+        )
+    if reduction not in REDUCTIONS:
+        raise ValueError(f"cross_entropy: reduction must be one of {REDUCTIONS}, got {reduction!r}")
+    if not 0.0 <= label_smoothing <= 1.0:
+        raise ValueError(f"cross_entropy: label_smoothing must be in [0, 1], got {label_smoothing}")
+    if logits.ndim == 0:
+        raise ValueError("cross_entropy: logits must have at least one dimension (the classes)")
+    dim = 1 if logits.ndim >= 2 else 0
+    expected = tuple(logits.shape[:dim] + logits.shape[dim + 1 :])
+    if tuple(target.shape) != expected:
+        raise ValueError(
+            f"cross_entropy: target shape {tuple(target.shape)} does not match the logits' shape "
+            f"without the class dim {expected}"
+        )
+    if target.device != logits.device:
+        raise ValueError(f"cross_entropy: target is on {target.device}, logits on {logits.device}")
+    return dim, target.to(torch.int64)
+
+
+def _target_summary(target: torch.Tensor, ignore_index: int) -> torch.Tensor:
+    """On the device, without a host read: the smallest and largest target not ignored (0 and -1
+    when none is), and a checksum of all of them in order, so that ranks holding different targets
+    are told apart."""
+    flat = target.reshape(-1)
+    kept = flat != ignore_index
+    smallest = torch.where(kept, flat, torch.iinfo(torch.int64).max).amin() if flat.numel() else flat.new_tensor(0)
+    largest = torch.where(kept, flat, -1).amax() if flat.numel() else flat.new_tensor(-1)
+    order = torch.arange(1, flat.numel() + 1, device=flat.device, dtype=torch.int64)
+    return torch.stack([torch.where(largest < 0, 0, smallest), largest, (flat * order).sum()])
+
+
+def _check_vocabulary(descriptors: list[list[int]], widths: list[int]) -> None:
+    """The vocab_start and vocab_size given on each rank (settings 4 and 5; -1: not given) against
+    the shards' widths, judged alike on every rank."""
+    size_field, start_field = _REFUSED_FIELD + 5, _REFUSED_FIELD + 6
+    for rank, theirs in enumerate(descriptors):
+        start = sum(widths[:rank])
+        if theirs[start_field] not in (-1, start):
+            raise ValueError(
+                f"cross_entropy: vocab_start={theirs[start_field]} on rank {rank}, but the shards before it "
+                f"hold {start} classes"
+            )
+        if theirs[size_field] not in (-1, sum(widths)):
+            raise ValueError(
+                f"cross_entropy: vocab_size={theirs[size_field]} on rank {rank}, but the shards hold "
+                f"{sum(widths)} classes"
+            )
+
+
+def _check_targets(descriptors: list[list[int]], vocab_size: int) -> None:
+    """Every rank's targets in range and the same on every rank, judged alike on every rank."""
+    smallest, largest, checksum = (_DESCRIPTOR_LENGTH - _DEVICE_VALUES + i for i in range(3))
+    for rank, theirs in enumerate(descriptors):
+        if theirs[smallest] < 0 or theirs[largest] >= vocab_size:
+            raise IndexError(f"cross_entropy: target out of bounds for {vocab_size} classes (on rank {rank})")
+        if theirs[checksum] != descriptors[0][checksum]:
+            raise ValueError(f"cross_entropy: ranks disagree on the targets (rank 0 and rank {rank} differ)")
 
 
 def cross_entropy(
@@ -381,54 +529,40 @@ def cross_entropy(
     all-gather of the shard widths when either is not given; with both given and
     ``check=False`` a call makes exactly one collective (and none in backward).
     """
-    _check_floating(logits_shard, "cross_entropy")
-    _check_untransformed(logits_shard, "cross_entropy")
-    _check_collective(collective)
-    if collective == "peer":
-        raise ValueError(
-            "cross_entropy: collective='peer' serves softmax and log_softmax; use 'allgather' or 'allreduce'"
+    exchanging = check or vocab_start is None or vocab_size is None
+    try:
+        dim, target = _cross_entropy_arguments(logits_shard, target, collective, reduction, label_smoothing)
+    except _LOCAL_REFUSALS:
+        if exchanging:  # the other ranks are about to exchange descriptors: they must hear of it
+            _share_refusal(logits_shard, group)
+        raise
+    if exchanging:
+        settings = (
+            COLLECTIVES.index(collective),
+            REDUCTIONS.index(reduction),
+            ignore_index,
+            round(float(label_smoothing) * 2**30),
+            -1 if vocab_size is None else vocab_size,
+            -1 if vocab_start is None else vocab_start,  # each rank's own: checked against the widths
         )
-    if logits_shard.dtype == torch.float64:
-        raise TypeError("cross_entropy: float64 is not supported (statistics are float32)")
-    if not isinstance(target, torch.Tensor) or target.is_floating_point() or target.is_complex():
-        raise TypeError(
-            "cross_entropy: target must be a tensor of class indices (probability targets are not supported)"
+        descriptors = _gather_descriptors(
+            logits_shard, dim, group, settings, _target_summary(target, ignore_index) if check else None
         )
-    if reduction not in REDUCTIONS:
-        raise ValueError(f"cross_entropy: reduction must be one of {REDUCTIONS}, got {reduction!r}")
-    if not 0.0 <= label_smoothing <= 1.0:
-        raise ValueError(f"cross_entropy: label_smoothing must be in [0, 1], got {label_smoothing}")
-    if logits_shard.ndim == 0:
-        raise ValueError("cross_entropy: logits must have at least one dimension (the classes)")
-    dim = 1 if logits_shard.ndim >= 2 else 0
-    expected = tuple(logits_shard.shape[:dim] + logits_shard.shape[dim + 1 :])
-    if tuple(target.shape) != expected:
-        raise ValueError(
-            f"cross_entropy: target shape {tuple(target.shape)} does not match the logits' shape "
-            f"without the class dim {expected}"
-        )
-    if target.device != logits_shard.device:
-        raise ValueError(f"cross_entropy: target is on {target.device}, logits on {logits_shard.device}")
-    target = target.to(torch.int64)
-    if check or vocab_start is None or vocab_size is None:
-        descriptors = _gather_descriptors(logits_shard, dim, group)
         if check:
-            _validate(descriptors, "fastsoftmax.distributed.cross_entropy")
+            _validate(
+                descriptors,
+                "fastsoftmax.distributed.cross_entropy",
+                ("collective", "reduction", "ignore_index", "label_smoothing", "vocab_size"),
+            )
         widths = [d[_WIDTH_FIELD] for d in descriptors]
         rank = dist.get_rank(group) if _world(group) > 1 else 0
         found_start, found_size = sum(widths[:rank]), sum(widths)
-        if check and vocab_start is not None and vocab_start != found_start:
-            raise ValueError(
-                f"cross_entropy: vocab_start={vocab_start} but the shards before rank {rank} hold {found_start} classes"
-            )
-        if check and vocab_size is not None and vocab_size != found_size:
-            raise ValueError(f"cross_entropy: vocab_size={vocab_size} but the shards hold {found_size} classes")
+        if check:
+            _check_vocabulary(descriptors, widths)
         vocab_start = found_start if vocab_start is None else vocab_start
         vocab_size = found_size if vocab_size is None else vocab_size
-    if check:
-        invalid = (target != ignore_index) & ((target < 0) | (target >= vocab_size))
-        if bool(invalid.any()):
-            raise IndexError(f"cross_entropy: target out of bounds for {vocab_size} classes")
+        if check:
+            _check_targets(descriptors, vocab_size)
     return _DistributedCrossEntropy.apply(
         logits_shard, target, group, ignore_index, reduction, label_smoothing, vocab_start, vocab_size, collective
     )

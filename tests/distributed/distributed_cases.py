@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import contextlib
 
+import pytest
 import torch
 import torch.nn.functional as F
 from reference import gradient_terms
@@ -240,6 +241,52 @@ def _check_all_ignored(rank, device, world):
     assert bool((x.grad == 0).all())
 
 
+def cross_entropy_edges(rank: int, world: int, device: torch.device, seed: int) -> None:
+    """A -inf logit without smoothing (a masked vocabulary: torch gives a finite loss), targets that
+    are strided or expanded views, a vocabulary with no classes, and second-order gradients (refused,
+    never wrong), on every local path."""
+    generator = torch.Generator().manual_seed(seed)
+    widths = SPLITS[world][0]
+    vocab = sum(widths)
+    with reported_seed(seed, rank):
+        for triton_on_cpu in local_paths(device):
+            with local_path(triton_on_cpu):
+                full = torch.randn(6, vocab, generator=generator) * 3
+                full[:, 3] = float("-inf")  # a masked class, on the first rank's shard
+                full[1, vocab - 1] = float("-inf")  # and one on the last
+                labels = torch.randint(4, vocab - 1, (6, 2), generator=generator)
+                targets = {
+                    "a column of a (6, 2) tensor": labels[:, 0],
+                    "an expanded class": torch.tensor(vocab - 2).expand(6),
+                    "contiguous": labels[:, 1].contiguous(),
+                }
+                for name, target in targets.items():
+                    for reduction, smoothing in (("none", 0.0), ("mean", 0.0), ("sum", 0.0), ("none", 0.2)):
+                        what = f"cross_entropy, -inf logits, target {name}, {reduction} smoothing={smoothing}"
+                        reference_input = full.double().requires_grad_()
+                        reference = F.cross_entropy(
+                            reference_input, target, reduction=reduction, label_smoothing=smoothing
+                        )
+                        upstream = torch.randn(reference.shape, generator=generator, dtype=torch.float64)
+                        reference.backward(upstream)
+                        x = shard(full, widths, rank, 1).to(device).requires_grad_()
+                        loss = fd.cross_entropy(x, target.to(device), reduction=reduction, label_smoothing=smoothing)
+                        assert_close(loss.detach().cpu(), reference.detach(), torch.float32, f"{what} loss")
+                        loss.backward(upstream.to(device, torch.float32))
+                        expected = shard(reference_input.grad, widths, rank, 1)
+                        assert_close(x.grad.cpu(), expected, torch.float32, f"{what} backward")
+        empty = torch.randn(3, 0, device=device, requires_grad=True)
+        loss = fd.cross_entropy(empty, torch.full((3,), -100, device=device))
+        assert torch.isnan(loss), "a vocabulary of no classes, every target ignored: torch's mean is NaN"
+        for name, call in (
+            ("cross_entropy", lambda x: fd.cross_entropy(x, torch.zeros(4, dtype=torch.int64, device=device))),
+            ("softmax", lambda x: (fd.softmax(x, -1) ** 2).sum()),
+        ):
+            x = torch.randn(4, 5, device=device, requires_grad=True)
+            with pytest.raises(RuntimeError, match=f"distributed.{name}: second-order gradients"):
+                torch.autograd.grad(call(x), x, create_graph=True)
+
+
 def collectives(device: torch.device) -> tuple[str, ...]:
     """The collectives a device's tensors take: "peer" needs CUDA tensors."""
     return fd.COLLECTIVES if device.type == "cuda" else tuple(c for c in fd.COLLECTIVES if c != "peer")
@@ -271,9 +318,9 @@ def mismatches(rank: int, world: int, device: torch.device) -> None:
 
     x = torch.randn(4 + rank, 10, device=device)
     for fn in (fd.softmax, fd.log_softmax):
-        with pytest.raises(ValueError, match="number of rows"):
+        with pytest.raises(ValueError, match="shape without the split dim"):
             fn(x)
-    with pytest.raises(ValueError, match="number of rows"):
+    with pytest.raises(ValueError, match="shape without the split dim"):
         fd.cross_entropy(x, torch.zeros(4 + rank, dtype=torch.int64, device=device))
     dtype = torch.float32 if rank == 0 else torch.bfloat16
     with pytest.raises(ValueError, match="dtype"):
@@ -306,6 +353,36 @@ def mismatches(rank: int, world: int, device: torch.device) -> None:
         fd.cross_entropy(
             torch.randn(4, 10, device=device), torch.zeros(4, dtype=torch.int64, device=device), vocab_start=3
         )
+    one_rank_mismatches(rank, world, device)
+
+
+def one_rank_mismatches(rank: int, world: int, device: torch.device) -> None:
+    """An argument refused on one rank only, or a setting one rank alone holds: every rank raises,
+    the refusing rank its own error and the others a ValueError naming it, rather than waiting on a
+    collective the refusing rank never joins."""
+    x = torch.randn(4, 10, device=device)
+    zeros = torch.zeros(4, dtype=torch.int64, device=device)
+    last = rank == world - 1
+    refused = "refused its arguments"
+    with pytest.raises(TypeError if last else ValueError, match="float64" if last else refused):
+        fd.softmax(x.double() if last else x)
+    with pytest.raises(ValueError, match="label_smoothing" if last else refused):
+        fd.cross_entropy(x, zeros, label_smoothing=2.0 if last else 0.1)
+    with pytest.raises(IndexError, match=f"out of bounds for {10 * world} classes \\(on rank {world - 1}\\)"):
+        fd.cross_entropy(x, torch.full((4,), 10 * world, device=device) if last else zeros)
+    with pytest.raises(ValueError, match="disagree on collective"):
+        fd.softmax(x, collective="allreduce" if last else "allgather")
+    with pytest.raises(ValueError, match="disagree on chunk_rows"):
+        fd.log_softmax(x, chunk_rows=2 if last else None)
+    with pytest.raises(ValueError, match="disagree on reduction"):
+        fd.cross_entropy(x, zeros, reduction="sum" if last else "mean")
+    with pytest.raises(ValueError, match="disagree on the targets"):
+        fd.cross_entropy(x, zeros + int(last))
+    with pytest.raises(ValueError, match=f"vocab_start=1 on rank {world - 1}"):
+        fd.cross_entropy(x, zeros, vocab_start=1 if last else None)
+    # and each still computes afterwards, agreeing again
+    y = fd.softmax(x)
+    assert y.shape == x.shape and torch.isfinite(y).all()
 
 
 def dtensor_inputs(rank: int, world: int, device: torch.device, seed: int) -> None:
@@ -344,6 +421,7 @@ def everything(rank: int, world: int, device: torch.device, seed: int) -> None:
     numerics(rank, world, device, seed)
     mismatches(rank, world, device)
     dtensor_inputs(rank, world, device, seed)
+    cross_entropy_edges(rank, world, device, seed)
 
 
 def everything_quick(rank: int, world: int, device: torch.device, seed: int) -> None:

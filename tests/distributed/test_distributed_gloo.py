@@ -27,3 +27,11 @@ def test_fewer_cases_on_3_ranks():
 
 def test_dtensor_inputs_on_2_ranks():
     run_ranks(2, cases.dtensor_inputs, fresh_seed())
+
+
+def test_cross_entropy_edges_on_2_ranks():
+    run_ranks(2, cases.cross_entropy_edges, fresh_seed())
+
+
+def test_one_rank_mismatches_on_3_ranks():
+    run_ranks(3, cases.one_rank_mismatches)
