@@ -42,11 +42,16 @@
 set -uo pipefail
 cd "$(dirname "$0")/.."
 export PYTHONUNBUFFERED=1 PYTHONPATH="$PWD${PYTHONPATH:+:$PYTHONPATH}"
+if ! python3 -c "import sys, torch; sys.exit(0 if torch.cuda.is_available() else 1)" 2>/dev/null; then
+    echo "device_run.sh: no CUDA GPU here; it is the GPU machine's run (on this machine: the README's test command)" >&2
+    exit 2
+fi
 FINAL=${OUT:-/tmp/fastsoftmax-out}
 OUT=$(mktemp -d /tmp/fastsoftmax-run.XXXX)
 mkdir -p "$FINAL"
 pack() {
     tar czf "$FINAL/run.tar.gz" -C "$OUT" . && ls "$OUT" > "$FINAL/files.txt"
+    rm -rf "$OUT"
 }
 trap pack EXIT
 steps=",${1:-compile,tests,main,ladder},"

@@ -387,6 +387,11 @@ def main() -> None:
     # cut by a time limit still says where it stood.
     faulthandler.dump_traceback_later(90, repeat=True)
     local_rank = int(os.environ.get("LOCAL_RANK", "0"))
+    if not torch.cuda.is_available() or torch.cuda.device_count() <= local_rank:
+        raise SystemExit(
+            f"distributed_bench.py: each rank needs a CUDA GPU of its own (NCCL); rank {local_rank} has none "
+            "(on the CPU, tests/distributed/test_distributed_gloo.py checks the same functions)"
+        )
     torch.cuda.set_device(local_rank)
     # initialised as the NCCL tests do (lazily, without device_id): with an eager communicator the
     # run on two H200s printed nothing in 300 s, where the tests pass in seconds

@@ -214,7 +214,11 @@ def merge_main(table_path: Path, *result_paths: Path) -> int:
     added: dict = {}
     merged = []
     for result_path in result_paths:
-        result = json.loads(result_path.read_text())
+        try:
+            result = json.loads(Path(result_path).read_text())
+        except (OSError, ValueError) as error:
+            print(f"cannot read {result_path} as a run's JSON: {error}; nothing merged", file=sys.stderr)
+            return 1
         if result.get("device") != document.get("device"):
             print(
                 f"{result_path.name} is from {result.get('device')!r} but the table from "
@@ -223,7 +227,16 @@ def merge_main(table_path: Path, *result_paths: Path) -> int:
             return 1
         for point in main_points(result):
             added[(point["direction"], point["dtype"], tuple(point["shape"]), point.get("dim"))] = point
-        merged.append({"file": result_path.name, "date": result.get("date")})
+        merged.append({"file": Path(result_path).name, "date": result.get("date")})
+    if not added:
+        # the table's earlier main points would be dropped for nothing: a run of "auto" alone, say,
+        # has no per-backend rows
+        print(
+            f"{', '.join(r['file'] for r in merged)} hold no per-backend main-suite shapes; "
+            "the table is left as it was",
+            file=sys.stderr,
+        )
+        return 1
     document["points"] = [p for p in document["points"] if p.get("size") != "main"] + list(added.values())
     document["merged_main"] = {"runs": merged, "points": len(added)}
     _save(table_path, document)

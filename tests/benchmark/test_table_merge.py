@@ -134,3 +134,21 @@ def test_the_device_table_is_named_after_the_model(tmp_path, monkeypatch):
     unnamed.write_text(json.dumps({"rows": []}))
     with pytest.raises(ValueError, match="no one GPU model"):
         table.table_out_path("device", [unnamed])
+
+
+def test_merge_refuses_runs_with_nothing_to_merge_and_unreadable_files(tmp_path, capsys):
+    # a run of "auto" alone has no per-backend rows: merging it must not drop the table's points
+    path = tmp_path / "table.json"
+    kept = {"direction": "forward", "size": "main", "dtype": "bfloat16", "shape": [8, 8], "us": {"cuda": 1.0}}
+    path.write_text(json.dumps({"device": "GPU X", "points": [kept]}))
+    empty = tmp_path / "auto_only.json"
+    empty.write_text(json.dumps({**_result(), "rows": []}))
+    assert table.merge_main(path, empty) == 1
+    assert "the table is left as it was" in capsys.readouterr().err
+    assert json.loads(path.read_text())["points"] == [kept]
+    assert table.merge_main(path, tmp_path / "missing.json") == 1
+    assert "cannot read" in capsys.readouterr().err
+    broken = tmp_path / "broken.json"
+    broken.write_text("{not json")
+    assert table.merge_main(path, broken) == 1
+    assert json.loads(path.read_text())["points"] == [kept]

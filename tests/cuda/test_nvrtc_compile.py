@@ -616,6 +616,17 @@ def test_compile_command_fills_the_cache(tmp_path, monkeypatch, capsys):
     assert "compiled 1 of 1 kernel instances for sm_90" in capsys.readouterr().out
     assert cli.main(["compile", "--arch", "sm_90", "--jobs", "1", "--match", "^no_such_kernel"]) == 1
     assert "no kernel instance's name matches '^no_such_kernel'" in capsys.readouterr().err
+    # bad arguments: one line each, before any compile
+    assert cli.main(["compile", "--arch", "banana"]) == 2
+    assert "--arch takes names such as sm_80" in capsys.readouterr().err
+    assert cli.main(["compile", "--arch", "sm_90", "--match", "["]) == 2
+    assert "is not a regular expression" in capsys.readouterr().err
+    assert cli.main(["compile", "--arch", "sm_90", "--jobs", "0"]) == 2
+    assert "--jobs must be at least 1" in capsys.readouterr().err
+    # an architecture NVRTC does not know: said once, from the first instance, not once an instance
+    assert cli.main(["compile", "--arch", "sm_99", "--jobs", "1"]) == 1
+    out = capsys.readouterr().out
+    assert "the first instance failed for sm_99, not compiling the rest" in out and out.count("NVRTC failed") == 1
 
 
 def test_cluster_shapes_cover_their_rows():

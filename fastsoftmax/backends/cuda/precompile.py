@@ -77,15 +77,31 @@ def run(args) -> int:
         print(f"fastsoftmax compile: {reason}", file=sys.stderr)
         return 1
     archs = args.arch or [_default_arch()]
+    malformed = [arch for arch in archs if not re.fullmatch(r"sm_\d+[af]?", arch)]
+    if malformed:
+        print(f"fastsoftmax compile: --arch takes names such as sm_80 or sm_90, got {malformed[0]!r}", file=sys.stderr)
+        return 2
+    if args.jobs < 1:
+        print(f"fastsoftmax compile: --jobs must be at least 1, got {args.jobs}", file=sys.stderr)
+        return 2
     kernels = [*all_instances(), *_peer.all_kernels()]
     if args.match:
-        pattern = re.compile(args.match)
+        try:
+            pattern = re.compile(args.match)
+        except re.error as error:
+            print(f"fastsoftmax compile: --match {args.match!r} is not a regular expression: {error}", file=sys.stderr)
+            return 2
         kernels = [kernel for kernel in kernels if pattern.search(kernel_name(kernel))]
         if not kernels:
             print(f"fastsoftmax compile: no kernel instance's name matches {args.match!r}", file=sys.stderr)
             return 1
-    jobs = [(arch, kernel) for arch in archs for kernel in kernels]
     start = time.perf_counter()
+    for arch in archs:  # an architecture NVRTC does not know fails every instance alike: say so once
+        failure = _compile_one((arch, kernels[0]))
+        if failure is not None:
+            print(f"fastsoftmax compile: the first instance failed for {arch}, not compiling the rest:\n{failure}")
+            return 1
+    jobs = [(arch, kernel) for arch in archs for kernel in kernels[1:]]
     if args.jobs <= 1:
         failures = [f for f in map(_compile_one, jobs) if f]
     else:
@@ -97,7 +113,8 @@ def run(args) -> int:
     for failure in failures:
         print(failure, file=sys.stderr)
     print(
-        f"compiled {len(jobs) - len(failures)} of {len(jobs)} kernel instances for {', '.join(archs)} "
+        f"compiled {len(jobs) + len(archs) - len(failures)} of {len(jobs) + len(archs)} kernel instances for "
+        f"{', '.join(archs)} "
         f"into {compiler.cache_dir()} in {time.perf_counter() - start:.0f} s"
     )
     return 1 if failures else 0
