@@ -136,4 +136,7 @@ def main(argv=None) -> int:
 
 
 if __name__ == "__main__":
+    from gpu_required import require_gpu  # this folder is the script's
+
+    require_gpu()
     raise SystemExit(main())

@@ -13,11 +13,13 @@ import torch
 
 sys.path.insert(0, str(pathlib.Path(__file__).resolve().parents[1]))
 
-from peer_probe import gpu_us  # noqa: E402  (benchmarks/ is the script's folder)
+from gpu_required import require_gpu  # noqa: E402  (benchmarks/ is the script's folder)
+from peer_probe import gpu_us  # noqa: E402
 
 import fastsoftmax  # noqa: E402
 from fastsoftmax.backends.cuda import BACKEND, strided  # noqa: E402
 
+require_gpu()
 copy = torch.empty(1 << 28, dtype=torch.uint8, device="cuda")
 bw = 2 * copy.numel() / gpu_us(lambda: copy.clone())
 for shape, dim, dtype in [

@@ -267,4 +267,7 @@ def main() -> int:
 
 
 if __name__ == "__main__":
+    from gpu_required import require_gpu  # this folder is the script's
+
+    require_gpu()
     raise SystemExit(main())

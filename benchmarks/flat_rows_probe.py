@@ -217,4 +217,7 @@ def _public(dim, backward, backend):
 
 
 if __name__ == "__main__":
+    from gpu_required import require_gpu  # this folder is the script's
+
+    require_gpu()
     sys.exit(main())

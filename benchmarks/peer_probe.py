@@ -84,4 +84,7 @@ def main() -> None:
 
 
 if __name__ == "__main__":
+    from gpu_required import require_gpu  # this folder is the script's
+
+    require_gpu()
     main()

@@ -148,4 +148,7 @@ def main() -> int:
 
 
 if __name__ == "__main__":
+    from gpu_required import require_gpu  # this folder is the script's
+
+    require_gpu()
     sys.exit(main())

@@ -1,0 +1,12 @@
+"""The probes in this folder time or check kernels on a CUDA GPU: without one, they say so in a
+line rather than end in torch's traceback."""
+
+import pathlib
+import sys
+
+
+def require_gpu() -> None:
+    import torch
+
+    if not torch.cuda.is_available():
+        raise SystemExit(f"{pathlib.Path(sys.argv[0]).name}: needs a CUDA GPU (torch sees none)")
