@@ -494,17 +494,16 @@ def _dispatch_subclass(x: torch.Tensor) -> bool:
     return True
 
 
+def _takes_the_op(x: torch.Tensor) -> bool:
+    """Whether a call is recorded (torch.compile, torch.jit.trace) or made on a tensor subclass that
+    computes ops itself: the kernel must reach it as a custom op call, not as a launch."""
+    return torch.compiler.is_compiling() or _tracing() is not None or _dispatch_subclass(x)
+
+
 def _graph_or_transform(x: torch.Tensor) -> bool:
-    """Whether a call is recorded (torch.compile, torch.jit.trace), transformed (torch.func,
-    forward-mode AD) or made on a tensor subclass: the cases that take the custom ops or the
-    autograd function's rules, not a bare launch."""
-    return (
-        torch.compiler.is_compiling()
-        or _tracing() is not None
-        or _transforms_active()
-        or _fwd_level() >= 0
-        or _dispatch_subclass(x)
-    )
+    """Whether a call takes the custom ops (``_takes_the_op``) or is transformed (torch.func,
+    forward-mode AD): the cases that take the ops or the autograd function's rules, not a bare launch."""
+    return _takes_the_op(x) or _transforms_active() or _fwd_level() >= 0
 
 
 def _transformed(*tensors: torch.Tensor) -> bool:
@@ -516,19 +515,20 @@ def _transformed(*tensors: torch.Tensor) -> bool:
 def _needs_torch_formula(*tensors: torch.Tensor) -> bool:
     """A result that must itself be differentiable (a gradient of it is asked for, or a forward
     gradient rides on an input) or that torch.func transforms: torch's formula, not the kernel."""
-    if _transformed(*tensors) or _fwd_level() >= 0 and any(_has_tangent(t) for t in tensors):
+    if _transformed(*tensors) or _carries_tangent(*tensors):
         return True
     return _grad_enabled() and any(t.requires_grad for t in tensors)
 
 
-def _has_tangent(t: torch.Tensor) -> bool:
-    return _fwad.unpack_dual(t).tangent is not None
+def _carries_tangent(*tensors: torch.Tensor) -> bool:
+    """Whether a forward-mode AD tangent rides on one of ``tensors``."""
+    return _fwd_level() >= 0 and any(_fwad.unpack_dual(t).tangent is not None for t in tensors)
 
 
 def under_transform(*tensors: torch.Tensor) -> bool:
     """Whether a torch.func transform (vmap, grad, jvp, ...) is active, or a forward-mode AD
     tangent rides on one of ``tensors``."""
-    return _transforms_active() or _fwd_level() >= 0 and any(_has_tangent(t) for t in tensors)
+    return _transforms_active() or _carries_tangent(*tensors)
 
 
 def _tangent(tangent: torch.Tensor, y: torch.Tensor, dim: int, log: bool, backend: str) -> torch.Tensor:
@@ -687,9 +687,7 @@ def _apply(x, dim, dtype, backend, log: bool, what: str) -> torch.Tensor:
                 return _WidenedSoftmax.apply(x, dim, log)
             return widened_forward(x, dim, log)
         x = x.to(dtype)
-    if torch.compiler.is_compiling() or _tracing() is not None or _dispatch_subclass(x):
-        # a graph is being recorded (torch.compile, torch.jit.trace), or a tensor subclass computes
-        # its ops itself: the kernel must reach it as an op call, not as a launch
+    if _takes_the_op(x):
         if _transforms_active():
             # torch.func inside a compiled region: torch's custom ops carry no forward-mode
             # formula (a compiled jvp would see a zero tangent) and no functorch grad rule
@@ -789,7 +787,7 @@ def softmax_backward(
             f"{grad_output.dtype} on {grad_output.device} and {output.dtype} on {output.device}"
         )
     dim = _normalize_dim(dim, output.dim())
-    if torch.compiler.is_compiling() or _tracing() is not None or _dispatch_subclass(output):
+    if _takes_the_op(output):
         if _transforms_active():
             return _torch_backward(grad_output, output, dim, log)
         return softmax_backward_op(grad_output, output, dim, log, backend)

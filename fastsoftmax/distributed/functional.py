@@ -119,7 +119,10 @@ _WIDTH_FIELD = 3 + _DESCRIBED_DIMS
 _REFUSED_FIELD = _WIDTH_FIELD + 1
 _SETTINGS = 6
 _DEVICE_VALUES = 3
-_DESCRIPTOR_LENGTH = _REFUSED_FIELD + 1 + _SETTINGS + _DEVICE_VALUES
+_FIRST_SETTING = _REFUSED_FIELD + 1
+_FIRST_DEVICE_VALUE = _FIRST_SETTING + _SETTINGS
+#: cross_entropy's settings in that order (the last, vocab_start, is each rank's own)
+_CROSS_ENTROPY_SETTINGS = ("collective", "reduction", "ignore_index", "label_smoothing", "vocab_size", "vocab_start")
 
 
 def _exchange_device(x, group) -> torch.device:
@@ -185,7 +188,7 @@ def _validate(descriptors: list[list[int]], what: str, setting_names: tuple = ()
                 f"{theirs_shape} on rank {rank}"
             )
         for index, name in enumerate(setting_names):
-            field = _REFUSED_FIELD + 1 + index
+            field = _FIRST_SETTING + index
             if theirs[field] != first[field]:
                 raise ValueError(f"{what}: ranks disagree on {name} (rank 0 and rank {rank} differ)")
 
@@ -481,9 +484,9 @@ def _target_summary(target: torch.Tensor, ignore_index: int) -> torch.Tensor:
 
 
 def _check_vocabulary(descriptors: list[list[int]], widths: list[int]) -> None:
-    """The vocab_start and vocab_size given on each rank (settings 4 and 5; -1: not given) against
+    """The vocab_start and vocab_size given on each rank (-1: not given) against
     the shards' widths, judged alike on every rank."""
-    size_field, start_field = _REFUSED_FIELD + 5, _REFUSED_FIELD + 6
+    size_field, start_field = (_FIRST_SETTING + _CROSS_ENTROPY_SETTINGS.index(n) for n in ("vocab_size", "vocab_start"))
     for rank, theirs in enumerate(descriptors):
         start = sum(widths[:rank])
         if theirs[start_field] not in (-1, start):
@@ -500,7 +503,7 @@ def _check_vocabulary(descriptors: list[list[int]], widths: list[int]) -> None:
 
 def _check_targets(descriptors: list[list[int]], vocab_size: int) -> None:
     """Every rank's targets in range and the same on every rank, judged alike on every rank."""
-    smallest, largest, checksum = (_DESCRIPTOR_LENGTH - _DEVICE_VALUES + i for i in range(3))
+    smallest, largest, checksum = range(_FIRST_DEVICE_VALUE, _FIRST_DEVICE_VALUE + _DEVICE_VALUES)
     for rank, theirs in enumerate(descriptors):
         if theirs[smallest] < 0 or theirs[largest] >= vocab_size:
             raise IndexError(f"cross_entropy: target out of bounds for {vocab_size} classes (on rank {rank})")
@@ -552,7 +555,7 @@ def cross_entropy(
             _validate(
                 descriptors,
                 "fastsoftmax.distributed.cross_entropy",
-                ("collective", "reduction", "ignore_index", "label_smoothing", "vocab_size"),
+                _CROSS_ENTROPY_SETTINGS[:-1],  # vocab_start differs by rank: _check_vocabulary
             )
         widths = [d[_WIDTH_FIELD] for d in descriptors]
         rank = dist.get_rank(group) if _world(group) > 1 else 0
