@@ -26,6 +26,7 @@ from __future__ import annotations
 import operator
 import sys
 import threading
+import warnings
 
 import torch
 import torch.autograd.forward_ad as _fwad
@@ -142,6 +143,13 @@ def _backward_plan(run, contiguous: bool):
 def _torch_plan(dim: int):
     def plan(x, log):
         return _torch_forward(x, dim, log)
+
+    return plan
+
+
+def _torch_out_plan(dim: int):
+    def plan(x, out, log):
+        (torch.log_softmax if log else torch.softmax)(x, dim, out=out)
 
     return plan
 
@@ -651,6 +659,121 @@ class _WidenedSoftmax(torch.autograd.Function):
 
 
 # ---------------------------------------------------------------------------------------------
+# out=: the result written into a given tensor
+# ---------------------------------------------------------------------------------------------
+
+
+def _check_out(out, x: torch.Tensor, dtype: torch.dtype, what: str) -> None:
+    """torch's rules for an ``out=`` tensor: of the result's dtype, on the input's device, and
+    outside autograd (a result written into a given tensor has no gradient to give)."""
+    if not isinstance(out, torch.Tensor):
+        raise TypeError(f"fastsoftmax.{what}(): argument 'out' must be a torch.Tensor, not {type(out).__name__}")
+    if out.dtype != dtype:
+        raise RuntimeError(f"fastsoftmax.{what}(): expected out tensor to have dtype {dtype}, but got {out.dtype}")
+    if out.device != x.device:
+        raise RuntimeError(f"fastsoftmax.{what}(): expected out tensor on {x.device}, but got one on {out.device}")
+    if torch.is_grad_enabled() and (x.requires_grad or out.requires_grad) or _carries_tangent(x, out):
+        raise RuntimeError(
+            f"fastsoftmax.{what}(): functions with out=... arguments don't support automatic differentiation, "
+            "but one of the arguments requires grad."
+        )
+
+
+def _resize_out(out: torch.Tensor, shape: torch.Size, what: str) -> None:
+    """``out`` resized to the result's shape as torch resizes outputs: silently when it is empty,
+    with torch's deprecation warning otherwise."""
+    if out.shape == shape:
+        return
+    if out.numel():
+        warnings.warn(
+            f"fastsoftmax.{what}(): an output with one or more elements was resized since it had shape "
+            f"{list(out.shape)}, which does not match the required output shape {list(shape)}. This behavior "
+            "is deprecated in torch; resize it to zero elements first (out.resize_(0)) to reuse it.",
+            UserWarning,
+            stacklevel=4,
+        )
+    out.resize_(shape)
+
+
+def _written_into(out, x: torch.Tensor, given_dim, dim: int, dtype, backend: str, log: bool, what: str) -> torch.Tensor:
+    """A checked call with ``out=`` (``dim`` normalised, ``given_dim`` as written): the result written
+    into ``out``, which is returned.
+
+    Eagerly, the kernels write straight into ``out`` wherever it and the input fold into the same
+    ``(outer, n, inner)`` axes (either one's memory order) and do not share memory; otherwise the
+    result is computed as without ``out=`` and copied into it (one more pass, as an input aliasing its
+    output needs: torch writes such an output while still reading it). Recorded calls (torch.compile,
+    tracing, subclasses) and torch.func transforms take the copy, which graphs then fuse or elide."""
+    _check_out(out, x, x.dtype if dtype is None else dtype, what)
+    _resize_out(out, x.shape, what)
+    if _graph_or_transform(x) or _graph_or_transform(out):
+        return out.copy_(_computed(x, dim, dim, dtype, backend, log))
+    if torch._debug_has_internal_overlap(out) == 1:
+        raise RuntimeError(
+            f"fastsoftmax.{what}(): out has more than one element at a single memory location (an expanded "
+            "view); clone() it first"
+        )
+    if dtype is not None and dtype != x.dtype:
+        x = x.to(dtype)
+    x = _readable(x)
+    # (a lazily negated out holds its values unnegated: copy_ writes it as such, a kernel would not)
+    if out.is_neg() or torch._C._overlaps(x, out) or not _write_into(x, out, dim, log, backend, given_dim):
+        out.copy_(forward_impl(x, dim, log, backend))
+    return out
+
+
+def _write_into(
+    x: torch.Tensor, out: torch.Tensor, dim: int, log: bool, backend: str, given_dim=None, use_plans: bool = True
+) -> bool:
+    """Softmax of ``x`` written by a kernel (or by torch's own ``out=`` where a call goes to torch)
+    into ``out`` of the same shape and dtype, which shares no memory with it; False (nothing written)
+    where the two do not fold into the same axes or the dispatcher gives the problem to no kernel.
+    A plan is remembered under ``dim`` and under ``given_dim``, the dim as written."""
+    forced = dispatch.is_forced()
+
+    def remember(plan):
+        if not forced:
+            for d in {dim, given_dim if type(given_dim) is int else dim}:
+                # the public functions' fast path looks plans up by this key (both dtypes and devices)
+                dispatch.remember(
+                    ("out", x.shape, x.stride(), out.stride(), x.dtype, out.dtype, x.device, out.device, d, backend),
+                    plan,
+                )
+
+    key = ("out", x.shape, x.stride(), out.stride(), x.dtype, out.dtype, x.device, out.device, dim, backend)
+    plan = None if forced or not use_plans else dispatch.PLANS.get(key)
+    if plan is not None:
+        plan(x, out, log)
+        return True
+    if x.numel() == 0:
+        return True
+    if x.dim() == 0:
+        return False
+    if _goes_to_torch(backend, x):
+        plan = _torch_out_plan(dim)
+        remember(plan)
+        plan(x, out, log)
+        return True
+    for order in (_layout.memory_order(x), _layout.memory_order(out)):
+        x3, y3 = _layout.input_view(x, dim, order), _layout.canonical_view(out, dim, order)
+        if x3 is not None and y3 is not None and x3.shape == y3.shape:
+            break
+    else:
+        return False
+    kernel_backend, tier, aligned = _resolve(backend, False, (x3,), y3)
+    if kernel_backend is None:
+        return False
+    rows = x3.shape[2] == 1
+    if not forced and (aligned or rows):
+        plan = _runner(kernel_backend, tier, (x3, y3), False)
+        if not rows:  # (the full path writes for certain: the problem folded and had a kernel)
+            plan = _aligned_only(plan, lambda x, out, log: _write_into(x, out, dim, log, backend, use_plans=False))
+        remember(plan)
+    kernel_backend.forward(x3, y3, log, tier)
+    return True
+
+
+# ---------------------------------------------------------------------------------------------
 # Public functions
 # ---------------------------------------------------------------------------------------------
 
@@ -664,10 +787,11 @@ def _fx_proxy(x) -> bool:
     return isinstance(x, Proxy)
 
 
-def _apply(x, dim, dtype, backend, log: bool, what: str) -> torch.Tensor:
-    if _fx_proxy(x):  # torch.fx.symbolic_trace: record the op (it checks and normalises when run)
+def _apply(x, dim, dtype, backend, log: bool, what: str, out=None) -> torch.Tensor:
+    if _fx_proxy(x) or _fx_proxy(out):  # torch.fx.symbolic_trace: record the op (checked when run)
         dispatch.check_backend_name(backend)
-        return softmax_forward(x if dtype is None else x.to(dtype), dim, log, backend)
+        y = softmax_forward(x if dtype is None else x.to(dtype), dim, log, backend)
+        return y if out is None else out.copy_(y)
     if dtype is not None:
         if not isinstance(dtype, torch.dtype) or dtype not in SUPPORTED:
             raise TypeError(f"fastsoftmax.{what}: dtype must be a floating-point torch.dtype, got {dtype}")
@@ -677,9 +801,16 @@ def _apply(x, dim, dtype, backend, log: bool, what: str) -> torch.Tensor:
     dispatch.check_backend_name(backend)
     given_dim = dim
     dim = _normalize_dim(dim, x.dim())
+    if out is not None:
+        return _written_into(out, x, given_dim, dim, dtype, backend, log, what)
     if dtype is None and x.dtype in _HALF and x.device.type in AUTOCAST_TO_FLOAT32:
         if torch.is_autocast_enabled(x.device.type):
             dtype = torch.float32  # torch's autocast runs softmax and log_softmax in float32 on CUDA
+    return _computed(x, given_dim, dim, dtype, backend, log)
+
+
+def _computed(x: torch.Tensor, given_dim, dim: int, dtype, backend: str, log: bool) -> torch.Tensor:
+    """The result of a checked call (``dim`` normalised, ``given_dim`` as written) in a new tensor."""
     if dtype is not None and dtype != x.dtype:
         # (_graph_or_transform first: under torch.compile nothing after it is traced)
         if dtype == torch.float32 and x.dtype in _HALF and not _graph_or_transform(x) and _widens_in_kernel(x, backend):
@@ -706,6 +837,7 @@ def _apply(x, dim, dtype, backend, log: bool, what: str) -> torch.Tensor:
 _Tensor = torch.Tensor
 _compiling = torch.compiler.is_compiling
 _forced = dispatch.current_override
+_overlaps = torch._C._overlaps
 _PLANS = dispatch.PLANS
 
 
@@ -718,7 +850,12 @@ def _public(log: bool, name: str, doc: str):
     written and as normalised). Plain tensors only: subclasses take the full path."""
 
     def function(
-        input: torch.Tensor, dim: int = -1, dtype: torch.dtype | None = None, *, backend: str = "auto"
+        input: torch.Tensor,
+        dim: int = -1,
+        dtype: torch.dtype | None = None,
+        *,
+        out: torch.Tensor | None = None,
+        backend: str = "auto",
     ) -> torch.Tensor:
         x = input
         if (
@@ -731,13 +868,27 @@ def _public(log: bool, name: str, doc: str):
             and _fwad._current_level < 0  # no forward-mode AD level open
             and not _transforms_active()  # no torch.func transform (vmap, grad, jvp) around the call
             and _tracing() is None  # not recorded by torch.jit.trace
-            and not _autocasting()  # autocast may ask for float32
             and not x.is_neg()  # a lazily negated view: its memory holds the values unnegated
         ):
-            plan = _PLANS.get((x.shape, x.stride(), x.dtype, x.device, dim, backend))
-            if plan is not None:
-                return plan(x, log)
-        return _apply(x, dim, dtype, backend, log, name)
+            if out is None:
+                if not _autocasting():  # autocast may ask for float32
+                    plan = _PLANS.get((x.shape, x.stride(), x.dtype, x.device, dim, backend))
+                    if plan is not None:
+                        return plan(x, log)
+            elif (
+                type(out) is _Tensor
+                and out.shape == x.shape
+                and not (out.requires_grad and _grad_enabled())
+                and not out.is_neg()
+                and not _overlaps(x, out)
+            ):
+                # (the key holds both dtypes and devices: a hit means they agree, as checked when it was kept)
+                key = ("out", x.shape, x.stride(), out.stride(), x.dtype, out.dtype, x.device, out.device, dim, backend)
+                plan = _PLANS.get(key)
+                if plan is not None:
+                    plan(x, out, log)
+                    return out
+        return _apply(x, dim, dtype, backend, log, name, out)
 
     function.__name__ = function.__qualname__ = name
     function.__doc__ = doc
@@ -753,6 +904,10 @@ softmax = _public(
     16-bit input with ``torch.float32`` on the Triton kernels (``backend="triton"``), which read it as
     it is and write float32 in one pass. Under CUDA autocast a 16-bit input is computed and returned
     in float32, as torch's autocast does.
+    ``out`` (keyword only), as torch's: a tensor of the result's dtype and device that the result is
+    written into and returned (resized as torch resizes outputs; not differentiable; autocast does not
+    apply). The kernels write it where it lies when it folds as the input does and shares no memory
+    with it; otherwise the result is computed and copied in.
     ``backend`` (keyword only) is "auto" (the fastest kernel for the shape), "triton", "cuda" or
     "torch". The output keeps the input's memory layout. CPU tensors are computed by torch's CPU
     kernel unless the Triton interpreter is active (TRITON_INTERPRET=1).
