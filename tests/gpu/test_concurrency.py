@@ -220,6 +220,37 @@ def test_cuda_graph_capture_and_replay_on_new_data(backend, shape, dim):
         torch.testing.assert_close(static_dx.double(), reference, atol=2e-2, rtol=2e-2)
 
 
+@pytest.mark.parametrize("backend", BACKENDS)
+@pytest.mark.parametrize("shape,dim", [((64, 1000), -1), ((4, 151936), -1), ((300, 40), 0)])
+def test_cuda_graph_capture_writes_a_preallocated_out(backend, shape, dim):
+    # serving code captures a graph over outputs it allocated once: out= writes them on every replay
+    if not _available(backend):
+        pytest.skip(f"backend {backend!r} is not available")
+    static_x = _input(shape, torch.bfloat16)
+    static_y = torch.empty(shape, device="cuda", dtype=torch.bfloat16)
+    static_z = torch.empty(shape, device="cuda", dtype=torch.bfloat16)
+    side = torch.cuda.Stream()
+    side.wait_stream(torch.cuda.current_stream())
+    with torch.cuda.stream(side):
+        for _ in range(2):
+            fastsoftmax.softmax(static_x, dim, out=static_y, backend=backend)
+            fastsoftmax.log_softmax(static_x, dim, out=static_z, backend=backend)
+    torch.cuda.current_stream().wait_stream(side)
+    graph = torch.cuda.CUDAGraph()
+    with torch.cuda.graph(graph):
+        fastsoftmax.softmax(static_x, dim, out=static_y, backend=backend)
+        fastsoftmax.log_softmax(static_x, dim, out=static_z, backend=backend)
+    for _ in range(3):
+        x = _input(shape, torch.bfloat16)
+        static_x.copy_(x)
+        static_y.fill_(float("nan"))
+        static_z.fill_(float("nan"))
+        graph.replay()
+        torch.cuda.synchronize()
+        check_forward(static_y, x, dim)
+        check_forward(static_z, x, dim, True)
+
+
 def test_graph_replay_costs_no_host_time_in_fastsoftmax(monkeypatch):
     """Inside a captured graph, a replay runs no fastsoftmax code at all."""
     x = _input((64, 1000), torch.bfloat16)
@@ -269,6 +300,24 @@ def test_tensor_on_another_gpu_than_the_current_one(backend):
             check_forward(y, x, dim)
             check_backward(dx, x, dy, dim, False)
             assert torch.cuda.current_device() == 0, "the caller's current device must be left as it was"
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_out_on_another_gpu_than_the_current_one(backend):
+    if torch.cuda.device_count() < 2:
+        pytest.skip("needs two GPUs")
+    if not _available(backend):
+        pytest.skip(f"backend {backend!r} is not available")
+    torch.cuda.set_device(0)
+    x = _input((37, 5000), torch.bfloat16, "cuda:1")
+    for _ in range(2):  # the second call takes the remembered plan
+        out = torch.full_like(x, float("nan"))
+        assert fastsoftmax.softmax(x, -1, out=out, backend=backend) is out
+        torch.cuda.synchronize("cuda:1")
+        check_forward(out, x, -1)
+    with pytest.raises(RuntimeError, match="expected out tensor on cuda:1"):
+        fastsoftmax.softmax(x, -1, out=torch.empty_like(x, device="cuda:0"), backend=backend)
+    assert torch.cuda.current_device() == 0
 
 
 def test_other_gpu_uses_that_devices_current_stream():
