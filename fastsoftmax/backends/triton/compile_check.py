@@ -38,6 +38,11 @@ PROBLEMS = {
 }
 #: float16 takes the same code as bfloat16 but for its conversions
 DTYPES = {"float32": "fp32", "bfloat16": "bf16"}
+#: the widened forms (a 16-bit input with a float32 result, ``functional.widened_forward`` and
+#: ``widened_backward``), by direction: the plans' dtype (the first tensor's, which picks the tiles)
+#: and the pointers of another type: the forward writes float32 from bfloat16, the backward reads
+#: float32 y and dy and writes the bfloat16 gradient
+WIDENED = {False: ("bf16", {"y_ptr": "fp32"}), True: ("fp32", {"dx_ptr": "bf16"})}
 #: pointer parameters that are float32 scratch whatever the tensors' dtype
 SCRATCH_POINTERS = ("max_ptr", "sum_ptr")
 #: pointer parameters that are int32 counters
@@ -67,7 +72,7 @@ def _kernels(kind: str, backward: bool):
     return tuple(getattr(kernels, name) for name in KERNELS[kind, backward])
 
 
-def _compile(fn, dtype: str, constexprs: dict, options: dict, arch: int) -> None:
+def _compile(fn, dtype: str, constexprs: dict, options: dict, arch: int, pointers: dict | None = None) -> None:
     import triton
     from triton.backends.compiler import GPUTarget
     from triton.compiler import ASTSource
@@ -79,6 +84,8 @@ def _compile(fn, dtype: str, constexprs: dict, options: dict, arch: int) -> None
         elif name.endswith("_ptr"):
             if name in COUNTER_POINTERS:
                 signature[name] = "*i32"
+            elif pointers and name in pointers:
+                signature[name] = f"*{pointers[name]}"
             else:
                 signature[name] = "*fp32" if name in SCRATCH_POINTERS else f"*{dtype}"
         else:
@@ -90,8 +97,9 @@ def _compile(fn, dtype: str, constexprs: dict, options: dict, arch: int) -> None
 
 
 def configurations(kinds):
-    """(label, kernel, dtype, constexprs, options) for every configuration of ``kinds`` the backend
-    plans on PROBLEMS, each dtype, direction and log flag; the tile kernels with 32- and 64-bit
+    """(label, kernel, dtype, constexprs, options, pointers) for every configuration of ``kinds`` the
+    backend plans on PROBLEMS, each dtype, direction and log flag, and the widened forms (``pointers``:
+    the pointers of another type than ``dtype``, see WIDENED); the tile kernels with 32- and 64-bit
     offsets."""
     from . import plan
 
@@ -115,7 +123,10 @@ def configurations(kinds):
                             for wide in (False, True) if kind == "tile" else (None,):
                                 constexprs = dict(named) if wide is None else {**named, "WIDE": wide}
                                 label = f"{fn.__name__} {torch_dtype} {(outer, n, inner)} {constexprs} {options}"
-                                yield label, fn, dtype, constexprs, options
+                                yield label, fn, dtype, constexprs, options, None
+                                if WIDENED[backward][0] == dtype:
+                                    pointers = WIDENED[backward][1]
+                                    yield f"{label} widened {pointers}", fn, dtype, constexprs, options, pointers
 
 
 def main(argv=None) -> int:
@@ -128,14 +139,15 @@ def main(argv=None) -> int:
         return 2
     failures = count = 0
     seen = set()
-    for label, fn, dtype, constexprs, options in configurations(args.kinds.split(",")):
+    for label, fn, dtype, constexprs, options, pointers in configurations(args.kinds.split(",")):
         key = (fn.__name__, dtype, tuple(sorted(constexprs.items())), tuple(sorted(options.items())))
+        key += (tuple(sorted(pointers.items())) if pointers else (),)
         if key in seen:
             continue
         seen.add(key)
         count += 1
         try:
-            _compile(fn, dtype, constexprs, options, args.arch)
+            _compile(fn, dtype, constexprs, options, args.arch, pointers)
         except Exception as error:  # report every failing configuration, then fail
             failures += 1
             lines = [line for line in str(error).splitlines() if line.strip().strip("^")]  # not the caret line
