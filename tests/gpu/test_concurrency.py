@@ -182,6 +182,21 @@ def test_side_stream(backend):
         check_forward(z, x, dim, True)
 
 
+def _captured(step):
+    """``step`` warmed up on a side stream (compiles, plans), as torch.cuda.graph asks, then captured:
+    (the graph, what the captured call returned)."""
+    side = torch.cuda.Stream()
+    side.wait_stream(torch.cuda.current_stream())
+    with torch.cuda.stream(side):
+        for _ in range(2):
+            step()
+    torch.cuda.current_stream().wait_stream(side)
+    graph = torch.cuda.CUDAGraph()
+    with torch.cuda.graph(graph):
+        returned = step()
+    return graph, returned
+
+
 @pytest.mark.parametrize("backend", BACKENDS)
 # (32, 65536, 16) over dim 1: the backward of "auto" and "triton" takes Triton's relay tier, whose
 # counters are zeroed by a memset each call (captured, so every replay starts from zero)
@@ -193,18 +208,12 @@ def test_cuda_graph_capture_and_replay_on_new_data(backend, shape, dim):
         pytest.skip(f"backend {backend!r} is not available")
     static_x = _input(shape, torch.bfloat16)
     static_dy = torch.randn(shape, device="cuda").to(torch.bfloat16)
-    # warm up on a side stream (compiles, plans), as torch.cuda.graph asks
-    side = torch.cuda.Stream()
-    side.wait_stream(torch.cuda.current_stream())
-    with torch.cuda.stream(side):
-        for _ in range(2):
-            fastsoftmax.softmax(static_x, dim, backend=backend)
-            fastsoftmax.softmax_backward(static_dy, static_x, dim, backend=backend)
-    torch.cuda.current_stream().wait_stream(side)
-    graph = torch.cuda.CUDAGraph()
-    with torch.cuda.graph(graph):
-        static_y = fastsoftmax.softmax(static_x, dim, backend=backend)
-        static_dx = fastsoftmax.softmax_backward(static_dy, static_y, dim, backend=backend)
+
+    def step():
+        y = fastsoftmax.softmax(static_x, dim, backend=backend)
+        return y, fastsoftmax.softmax_backward(static_dy, y, dim, backend=backend)
+
+    graph, (static_y, static_dx) = _captured(step)
     for _ in range(3):
         x = _input(shape, torch.bfloat16)
         dy = torch.randn(shape, device="cuda").to(torch.bfloat16)
@@ -229,17 +238,12 @@ def test_cuda_graph_capture_writes_a_preallocated_out(backend, shape, dim):
     static_x = _input(shape, torch.bfloat16)
     static_y = torch.empty(shape, device="cuda", dtype=torch.bfloat16)
     static_z = torch.empty(shape, device="cuda", dtype=torch.bfloat16)
-    side = torch.cuda.Stream()
-    side.wait_stream(torch.cuda.current_stream())
-    with torch.cuda.stream(side):
-        for _ in range(2):
-            fastsoftmax.softmax(static_x, dim, out=static_y, backend=backend)
-            fastsoftmax.log_softmax(static_x, dim, out=static_z, backend=backend)
-    torch.cuda.current_stream().wait_stream(side)
-    graph = torch.cuda.CUDAGraph()
-    with torch.cuda.graph(graph):
+
+    def step():
         fastsoftmax.softmax(static_x, dim, out=static_y, backend=backend)
         fastsoftmax.log_softmax(static_x, dim, out=static_z, backend=backend)
+
+    graph, _ = _captured(step)
     for _ in range(3):
         x = _input(shape, torch.bfloat16)
         static_x.copy_(x)
@@ -305,7 +309,7 @@ def test_tensor_on_another_gpu_than_the_current_one(backend):
             check_forward(out, x, dim, True)
             assert torch.cuda.current_device() == 0, "the caller's current device must be left as it was"
     with pytest.raises(RuntimeError, match="expected out tensor on cuda:1"):
-        fastsoftmax.softmax(_input((4, 50), torch.bfloat16, "cuda:1"), -1, out=torch.empty(4, 50, device="cuda:0"))
+        fastsoftmax.softmax(_input((4, 50), torch.bfloat16, "cuda:1"), -1, out=torch.empty(4, 50, dtype=torch.bfloat16, device="cuda:0"))
 
 
 def test_other_gpu_uses_that_devices_current_stream():
