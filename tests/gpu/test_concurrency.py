@@ -309,7 +309,8 @@ def test_tensor_on_another_gpu_than_the_current_one(backend):
             check_forward(out, x, dim, True)
             assert torch.cuda.current_device() == 0, "the caller's current device must be left as it was"
     with pytest.raises(RuntimeError, match="expected out tensor on cuda:1"):
-        fastsoftmax.softmax(_input((4, 50), torch.bfloat16, "cuda:1"), -1, out=torch.empty(4, 50, dtype=torch.bfloat16, device="cuda:0"))
+        elsewhere = torch.empty(4, 50, dtype=torch.bfloat16, device="cuda:0")
+        fastsoftmax.softmax(_input((4, 50), torch.bfloat16, "cuda:1"), -1, out=elsewhere)
 
 
 def test_other_gpu_uses_that_devices_current_stream():
