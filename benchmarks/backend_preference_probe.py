@@ -15,7 +15,7 @@ the plans, and on problems of tens of microseconds its calls run host-bound.
 
 from __future__ import annotations
 
-import sys
+import argparse
 
 import torch
 
@@ -51,10 +51,20 @@ def served(fn, args) -> str:
     return "+".join(sorted(seen)) or "torch"  # decided before any resolve: float64, CPU without Triton
 
 
-def main(argv=None) -> int:
-    argv = sys.argv[1:] if argv is None else argv
+def parse_args(argv=None) -> argparse.Namespace:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument(
+        "jobs",
+        metavar="JOBS",
+        help="LABEL:DTYPE:DIRECTION jobs joined by ';': a layout case's label or ROWSxCOLS, a torch dtype, fwd "
+        'or bwd, e.g. "(4194304,4) d0:float32:fwd;65536x2048:bfloat16:bwd"',
+    )
+    return parser.parse_args(argv)
+
+
+def main(args: argparse.Namespace) -> int:
     cases = {c.label: c for c in layout_cases()}
-    for job in argv[0].split(";"):
+    for job in args.jobs.split(";"):
         label, dtype_name, direction = job.rsplit(":", 2)  # labels may hold colons: x[:, ::2]
         if label not in cases:  # rows: ROWSxCOLS
             shape = tuple(int(size) for size in label.split("x"))
@@ -80,4 +90,8 @@ def main(argv=None) -> int:
 
 
 if __name__ == "__main__":
-    raise SystemExit(main())
+    ARGS = parse_args()  # --help before the GPU check: it needs none
+    from gpu_required import require_gpu  # this folder is the script's
+
+    require_gpu()
+    raise SystemExit(main(ARGS))

@@ -6,6 +6,10 @@ import sys
 
 
 def require_gpu() -> None:
+    """Exit in one line without a GPU; ``--help`` goes on to the probe's own parser, which answers
+    it (the probes call this before parsing their arguments)."""
+    if "-h" in sys.argv[1:] or "--help" in sys.argv[1:]:
+        return
     import torch
 
     if not torch.cuda.is_available():

@@ -10,6 +10,7 @@ the GPU's span a call over 400 calls; "host" gives the former alone.
 
 from __future__ import annotations
 
+import argparse
 import time
 
 import torch
@@ -87,6 +88,8 @@ def main() -> None:
 
 
 if __name__ == "__main__":
+    # no arguments; --help before the GPU check, which it does not need
+    argparse.ArgumentParser(description=__doc__.split("\n\n")[0]).parse_args()
     from gpu_required import require_gpu  # this folder is the script's
 
     require_gpu()

@@ -10,8 +10,8 @@ Python literal (flat_rows@flat_rows_tight=False: flat_rows' general form). Defau
 5-160, flat_rows in its tight and general forms and the warp tier.
 """
 
+import argparse
 import ast
-import sys
 
 import torch
 
@@ -19,14 +19,38 @@ from fastsoftmax.backends.cuda import tiers
 from fastsoftmax.backends.cuda.backend import BACKEND
 from fastsoftmax.benchmark import layouts
 
-ARGS = [a for a in sys.argv[1:] if not a.startswith("--")]
-N = (
-    [int(v) for v in ARGS[1].split(",")]
-    if len(ARGS) > 1
-    else [5, 9, 13, 21, 37, 50, 60, 63, 72, 74, 100, 127, 150, 160]
-)
-VARIANTS = ARGS[2].split(";") if len(ARGS) > 2 else ["flat_rows", "flat_rows@flat_rows_tight=False", "warp"]
+DEFAULT_N = "5,9,13,21,37,50,60,63,72,74,100,127,150,160"
+DEFAULT_VARIANTS = "flat_rows;flat_rows@flat_rows_tight=False;warp"
 BYTES = 1 << 27  # per tensor
+
+
+def row_lengths(text: str) -> list[int]:
+    return [int(v) for v in text.split(",")]
+
+
+def parse_args(argv=None) -> argparse.Namespace:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("dtypes", metavar="DTYPES", help="torch dtypes joined by ',', e.g. bfloat16,float32")
+    parser.add_argument(
+        "n",
+        nargs="?",
+        default=DEFAULT_N,
+        type=row_lengths,
+        metavar="N",
+        help=f"row lengths joined by ',' (default: {DEFAULT_N})",
+    )
+    parser.add_argument(
+        "variants",
+        nargs="?",
+        default=DEFAULT_VARIANTS,
+        metavar="VARIANTS",
+        help="TIER or TIER@FIELD=VALUE+FIELD=VALUE (fields of tiers.Tuning, Python literals) joined by ';' "
+        f"(default: {DEFAULT_VARIANTS})",
+    )
+    parser.add_argument("--backward", action="store_true", help="time the backward (default: the forward)")
+    # intermixed: --backward may stand anywhere among the positional arguments, as it always could
+    # (which is also why the help spells the defaults out: %(default)s fails under it)
+    return parser.parse_intermixed_args(argv)
 
 
 def variant_fn(spec, x3, y3, backward, dy3=None):
@@ -71,13 +95,13 @@ def time_graph(g, calls=20, reps=3):
     return sorted(ts)[len(ts) // 2]
 
 
-def main():
-    dtypes = [getattr(torch, d) for d in ARGS[0].split(",")]
-    backward = "--backward" in sys.argv
+def main(args: argparse.Namespace) -> None:
+    dtypes = [getattr(torch, d) for d in args.dtypes.split(",")]
+    backward = args.backward
     for dtype in dtypes:
         copy = layouts.copy_gbps(dtype)
         print(f"copy {dtype}: {copy:.0f} GB/s", flush=True)
-        for n in N:
+        for n in args.n:
             rows = BYTES // (n * dtype.itemsize)
             x = (torch.randn(rows, n, device="cuda") * 3).to(dtype)
             y = torch.empty_like(x)
@@ -86,7 +110,7 @@ def main():
                 x = torch.softmax(x.float(), -1).to(dtype)
             floor = (3 if backward else 2) * x.numel() * x.element_size()
             graphs = {}
-            for v in VARIANTS:
+            for v in args.variants.split(";"):
                 tier = v.partition("@")[0]
                 if not BACKEND.supports(tier, rows, n, 1, dtype, backward):
                     continue
@@ -108,4 +132,8 @@ def main():
 
 
 if __name__ == "__main__":
-    main()
+    ARGS = parse_args()  # --help before the GPU check: it needs none
+    from gpu_required import require_gpu  # this folder is the script's
+
+    require_gpu()
+    main(ARGS)

@@ -12,7 +12,7 @@ CUDA backend (e.g. the 16-byte tiles of (16, 21, 512, 512) over dim 1).
 
 from __future__ import annotations
 
-import sys
+import argparse
 
 import torch
 from kernel_breakdown import triton_settings, tuned
@@ -61,12 +61,44 @@ def settings(variant) -> dict:
     )
 
 
-def main(argv=None) -> int:
-    argv = sys.argv[1:] if argv is None else argv
-    labels = (argv[0] if argv else "(16,21,513,513) d1").split(";")
-    dtypes = argv[1].split(",") if len(argv) > 1 else DTYPES
-    variants = {name: VARIANTS[name] for name in argv[2].split(";")} if len(argv) > 2 else VARIANTS
-    forced = len(argv) > 3 and argv[3] == "triton"
+def parse_args(argv=None) -> argparse.Namespace:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument(
+        "cases",
+        nargs="?",
+        default="(16,21,513,513) d1",
+        metavar="CASES",
+        help="labels of layout cases of fastsoftmax/benchmark/layouts.py joined by ';' (default: %(default)s)",
+    )
+    parser.add_argument(
+        "dtypes",
+        nargs="?",
+        default=",".join(DTYPES),
+        metavar="DTYPES",
+        help="torch dtypes joined by ',' (default: %(default)s)",
+    )
+    parser.add_argument(
+        "variants",
+        nargs="?",
+        default=None,
+        metavar="VARIANTS",
+        help=f"variants to alternate joined by ';', among {'; '.join(VARIANTS)} (default: all)",
+    )
+    parser.add_argument(
+        "backend",
+        nargs="?",
+        default=None,
+        metavar="BACKEND",
+        help='"triton": time the Triton backend forced where "auto" gives the case to the CUDA backend',
+    )
+    return parser.parse_args(argv)
+
+
+def main(args: argparse.Namespace) -> int:
+    labels = args.cases.split(";")
+    dtypes = args.dtypes.split(",")
+    variants = {name: VARIANTS[name] for name in args.variants.split(";")} if args.variants else VARIANTS
+    forced = args.backend == "triton"
     cases = {c.label: c for c in layout_cases()}
     for case in (cases[label] for label in labels):
         for dtype_name in dtypes:
@@ -90,7 +122,8 @@ def main(argv=None) -> int:
 
 
 if __name__ == "__main__":
+    ARGS = parse_args()  # --help before the GPU check: it needs none
     from gpu_required import require_gpu  # this folder is the script's
 
     require_gpu()
-    raise SystemExit(main())
+    raise SystemExit(main(ARGS))

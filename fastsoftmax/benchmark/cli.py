@@ -122,7 +122,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args) -> int:
-    from fastsoftmax.benchmark.peers import parse_peers
+    from fastsoftmax.benchmark.peers import parse_backends, parse_peers
+    from fastsoftmax.benchmark.results import load_resumable
     from fastsoftmax.benchmark.seeds import parse_figures
     from fastsoftmax.benchmark.shapes import parse_directions, parse_dtypes, parse_regimes, parse_shapes
 
@@ -139,6 +140,9 @@ def run(args) -> int:
         parse_directions(getattr(args, "directions", None))
         parse_peers(getattr(args, "peers", None))
         parse_figures(getattr(args, "figures", None))
+        parse_backends(getattr(args, "backends", None))
+        if getattr(args, "resume", None):
+            load_resumable(args.resume)
     except ValueError as exc:
         print(f"fastsoftmax bench: {exc}", file=sys.stderr)
         return 2

@@ -7,13 +7,12 @@ then host overhead. The result file (JSON, with a CSV twin) is saved after every
 
 from __future__ import annotations
 
-import json
 import sys
 import time
 
 from fastsoftmax.benchmark import figures, plot, report
-from fastsoftmax.benchmark.peers import fastsoftmax_impls, load_peers, parse_peers
-from fastsoftmax.benchmark.results import ResultFile
+from fastsoftmax.benchmark.peers import fastsoftmax_impls, load_peers, parse_backends, parse_peers
+from fastsoftmax.benchmark.results import ResultFile, load_resumable
 from fastsoftmax.benchmark.runner import ContextLost, Runner, describe
 from fastsoftmax.benchmark.shapes import (
     GOALS,
@@ -51,7 +50,7 @@ def _resumed_rows(path, device_name: str):
         return None
     from pathlib import Path
 
-    document = json.loads(Path(path).read_text())
+    document = load_resumable(path)
     if document.get("device") != device_name:
         raise ValueError(
             f"--resume {path}: that run is from {document.get('device')!r}, this device is {device_name!r}"
@@ -68,7 +67,7 @@ def run(args, *, device: str = "cuda", cases=None, copy_gbps=None, runner_option
     started = time.perf_counter()
     dtypes = parse_dtypes(getattr(args, "dtypes", None))
     regimes = parse_regimes(getattr(args, "regimes", None))
-    requested = [b.strip() for b in (getattr(args, "backends", None) or "auto,triton,cuda").split(",") if b.strip()]
+    requested = list(parse_backends(getattr(args, "backends", None) or "auto,triton,cuda"))
     quick = bool(getattr(args, "quick", False))
     compile_peer = getattr(args, "compile", None)
     if compile_peer is None:

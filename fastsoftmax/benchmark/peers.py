@@ -22,6 +22,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from fastsoftmax.benchmark.shapes import ITEMSIZE, Case
+from fastsoftmax.dispatch import BACKENDS
 
 PEER_SITE_ENV = "FASTSOFTMAX_PEER_SITE"
 FASTSOFTMAX = "fastsoftmax"
@@ -64,6 +65,20 @@ def fastsoftmax_impl(backend: str) -> Impl:
         return lambda x: forward(x, dim, backend=backend)
 
     return Impl(fastsoftmax_label(backend), "fastsoftmax", make)
+
+
+def parse_backends(text: str | None) -> tuple[str, ...]:
+    """``"auto,cuda"`` -> ``("auto", "cuda")``, in the order given; () when empty. Only the names the
+    library's ``backend=`` takes: any other is a typo, which the run would otherwise just record as
+    "not available on this device"."""
+    names = tuple(word.strip() for word in (text or "").split(",") if word.strip())
+    for name in names:
+        if name not in BACKENDS:
+            # a peer here is a mix-up of the two options, not a backend this device lacks
+            peer = name.lower() in PEER_ALIASES and name.lower() not in BACKENDS
+            hint = " (peers are chosen with --peers)" if peer else ""
+            raise ValueError(f"unknown backend {name!r}: use {', '.join(BACKENDS)}{hint}")
+    return names
 
 
 def explicit_backends(requested, device) -> tuple[list[str], dict[str, str]]:

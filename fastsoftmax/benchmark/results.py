@@ -250,6 +250,23 @@ def load(path) -> dict:
     return document
 
 
+def load_resumable(path) -> dict:
+    """The document of an earlier main-suite run for ``--resume``, or ValueError saying why it is
+    not one; read before the new run starts, so that a wrong path costs no GPU time."""
+    try:
+        with open(path) as f:
+            document = json.load(f)
+    except OSError as exc:
+        raise ValueError(f"--resume {path}: cannot read it: {exc.strerror or exc}") from None
+    except ValueError as exc:  # JSONDecodeError, or bytes that are not UTF-8
+        raise ValueError(f"--resume {path}: not JSON: {exc}") from None
+    if not isinstance(document, dict) or not isinstance(document.get("rows"), list):
+        raise ValueError(f"--resume {path}: not a fastsoftmax result file (no list of rows)")
+    if document.get("suite", "main") != "main":
+        raise ValueError(f"--resume {path}: a result of the {document['suite']!r} suite, not of the main suite")
+    return document
+
+
 def validate(document) -> list[str]:
     """Every way ``document`` departs from the schema above (empty when it conforms)."""
     problems = []

@@ -36,6 +36,7 @@ import time
 from pathlib import Path
 
 from fastsoftmax.benchmark import checks
+from fastsoftmax.benchmark.peers import parse_backends
 from fastsoftmax.benchmark.results import _clean, collect_versions, now_iso
 from fastsoftmax.benchmark.runner import ContextLost, bound_call, describe, make_inputs, make_reference
 from fastsoftmax.benchmark.shapes import ALL_DTYPES, Case, parse_dtypes
@@ -253,7 +254,7 @@ def run(args) -> int:
     import fastsoftmax
 
     available = fastsoftmax.available_backends(torch.device("cuda"))
-    requested = [b.strip() for b in (getattr(args, "backends", None) or "").split(",") if b.strip()]
+    requested = parse_backends(getattr(args, "backends", None))
     backends = [
         b for b in KERNEL_BACKENDS if b in available and (not requested or b in requested or "auto" in requested)
     ]

@@ -32,6 +32,7 @@ import argparse
 import json
 import math
 import sys
+import tempfile
 import time
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
@@ -524,7 +525,25 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--seed", type=int, default=0, help="seed of the random inputs (default 0)")
 
 
+def unwritable_reason(folder: Path) -> str | None:
+    """Why nothing can be written in ``folder`` (created, with its parents, if missing), or None
+    when a file could be. Asked before the sweep, so that a bad --out costs no minutes of it."""
+    if folder.exists() and not folder.is_dir():
+        return "it is a file, not a folder"
+    try:
+        folder.mkdir(parents=True, exist_ok=True)
+        with tempfile.TemporaryFile(dir=folder):
+            pass
+    except OSError as exc:
+        return exc.strerror or str(exc)
+    return None
+
+
 def run(args: argparse.Namespace) -> int:
+    reason = unwritable_reason(Path(args.out))
+    if reason is not None:
+        print(f"fastsoftmax hw-report: cannot write to {args.out}: {reason}", file=sys.stderr)
+        return 2
     started = time.perf_counter()
     rng = np.random.default_rng(args.seed)
     sets = input_sets(rng, args.quick)

@@ -215,3 +215,59 @@ def test_resume_refuses_a_run_of_another_device(tmp_path):
     args = _parse("--quick", "--out", str(tmp_path), "--resume", str(other))
     with pytest.raises(ValueError, match="GPU Y"):
         main_suite.run(args, device="cpu", cases=[], copy_gbps=100.0)
+
+
+def _nothing_may_run(monkeypatch, gpu: bool) -> list:
+    """The GPU or the CPU path of bench with the demo and the main suite replaced by recorders."""
+    from fastsoftmax.benchmark import main_suite
+
+    ran = []
+    monkeypatch.setattr(torch.cuda, "is_available", lambda: gpu)
+    monkeypatch.setattr(demo, "ensure_interpreter", lambda: True)
+    monkeypatch.setattr(demo, "run_demo", lambda: ran.append("demo") or 0)
+    monkeypatch.setattr(main_suite, "run", lambda args: ran.append("main") or 0)
+    return ran
+
+
+@pytest.mark.parametrize("gpu", [False, True], ids=["no_device", "cuda_device"])
+def test_an_unknown_backend_is_refused_before_anything_runs(monkeypatch, capsys, gpu):
+    from fastsoftmax import dispatch
+
+    ran = _nothing_may_run(monkeypatch, gpu)
+    for backends in ("nonesuch", "auto,triton,nonesuch", "quack", "fastsoftmax[triton]"):
+        assert cli.run(_parse("--backends", backends)) == 2
+        err = capsys.readouterr().err
+        assert err.count("\n") == 1 and "unknown backend" in err
+        assert all(name in err for name in dispatch.BACKENDS)
+    assert ran == []
+    # every name the library's backend= takes, spaced or not, still runs
+    assert cli.run(_parse("--backends", " , ".join(dispatch.BACKENDS))) == 0
+    assert cli.run(_parse("--backends", "cuda,triton")) == 0
+    assert ran == ["main" if gpu else "demo"] * 2
+
+
+@pytest.mark.parametrize("gpu", [False, True], ids=["no_device", "cuda_device"])
+def test_a_resume_file_is_checked_before_anything_runs(tmp_path, monkeypatch, capsys, gpu):
+    import json
+
+    ran = _nothing_may_run(monkeypatch, gpu)
+    (tmp_path / "text.json").write_text("not json")
+    (tmp_path / "list.json").write_text("[1, 2]")
+    (tmp_path / "table.json").write_text(json.dumps({"suite": "table", "points": [], "rows": []}))
+    wrong = {
+        "missing.json": "No such file",
+        "text.json": "not JSON",
+        "list.json": "not a fastsoftmax result file",
+        "table.json": "'table' suite",
+        ".": "Is a directory",
+    }
+    for name, reason in wrong.items():
+        path = tmp_path / name
+        assert cli.run(_parse("--resume", str(path))) == 2
+        err = capsys.readouterr().err
+        assert err.count("\n") == 1 and str(path) in err and reason in err
+    assert ran == []
+    earlier = tmp_path / "earlier.json"
+    earlier.write_text(json.dumps({"suite": "main", "device": "GPU X", "rows": []}))
+    assert cli.run(_parse("--resume", str(earlier))) == 0
+    assert ran == ["main" if gpu else "demo"]

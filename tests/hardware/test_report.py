@@ -99,3 +99,26 @@ def test_command_line_defaults():
     report.add_arguments(parser)
     args = parser.parse_args([])
     assert (args.quick, str(args.out), args.seed) == (False, "hw_report", 0)
+
+
+def test_an_unwritable_out_is_refused_before_the_sweep(tmp_path, monkeypatch, capsys):
+    from fastsoftmax import cli
+
+    def no_sweep(*args, **kwargs):
+        raise AssertionError("the sweep ran before --out was checked")
+
+    monkeypatch.setattr(report, "sweep", no_sweep)
+    blocker = tmp_path / "a_file"
+    blocker.write_text("")
+    # a folder under a regular file cannot be made even by root, unlike one under a chmod'ed folder
+    for out, reason in ((blocker / "sub", "Not a directory"), (blocker, "not a folder")):
+        assert cli.main(["hw-report", "--quick", "--out", str(out)]) == 2
+        captured = capsys.readouterr()
+        assert captured.out == ""
+        assert captured.err.count("\n") == 1 and str(out) in captured.err and reason in captured.err
+
+
+def test_a_missing_out_folder_is_created_up_front(tmp_path):
+    folder = tmp_path / "new" / "nested"
+    assert report.unwritable_reason(folder) is None
+    assert folder.is_dir() and list(folder.iterdir()) == []
