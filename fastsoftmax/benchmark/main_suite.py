@@ -83,7 +83,11 @@ def run(args, *, device: str = "cuda", cases=None, copy_gbps=None, runner_option
 
     on_cuda = torch.device(device).type == "cuda"
     device_name = torch.cuda.get_device_name() if on_cuda else str(device)
-    earlier = _resumed_rows(getattr(args, "resume", None), device_name)
+    try:
+        earlier = _resumed_rows(getattr(args, "resume", None), device_name)
+    except ValueError as exc:  # a run of another device: refused in a line, before any timing
+        print(f"fastsoftmax bench: {exc}", file=sys.stderr)
+        return 2
     result = ResultFile.start(
         args.out,
         "main",
