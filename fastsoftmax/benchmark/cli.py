@@ -1,7 +1,7 @@
 """``fastsoftmax bench [main|ladder|table|seeds|sweep]``: argument parsing and dispatch.
 
-Kept free of torch at import time: the top-level command line imports this module to build its
-parser even for other subcommands.
+The suites load only when one runs: the top-level command line imports this module to build its
+parser even for other subcommands (torch itself is loaded by the package already).
 """
 
 from __future__ import annotations
