@@ -10,7 +10,8 @@ torch.compile, alternated in one process.
 Each (case, dtype, direction) prints the fraction of copy bandwidth of every variant ("auto", the
 CUDA backend, the Triton split and relay tiers as planned, the relay over the grid, torch.compile), the best of
 ``--rounds`` rounds in which every variant is timed once. Every variant's output is checked against
-float64 first; ``--check-only`` runs the checks alone (under ``TRITON_INTERPRET=1`` on a CPU too).
+float64 first; ``--check-only`` runs the checks alone (on a CPU too,
+under ``TRITON_INTERPRET=1`` and with small ``--cases``: the interpreter takes hours over the default ones).
 A relay variant is named by its elements a work item (chunk), elements a tile step (tile), warps,
 work items per SM between a piece's two reads (lag) and programs per SM (programs).
 """
