@@ -11,7 +11,7 @@ Each (case, dtype, direction) prints the fraction of copy bandwidth of every var
 CUDA backend, the Triton split and relay tiers as planned, the relay over the grid, torch.compile), the best of
 ``--rounds`` rounds in which every variant is timed once. Every variant's output is checked against
 float64 first; ``--check-only`` runs the checks alone (on a CPU too,
-under ``TRITON_INTERPRET=1`` and with small ``--cases``: the interpreter takes hours over the default ones).
+under ``TRITON_INTERPRET=1`` and with small ``--cases``: the default ones are GPU-sized, tens of millions of elements).
 A relay variant is named by its elements a work item (chunk), elements a tile step (tile), warps,
 work items per SM between a piece's two reads (lag) and programs per SM (programs).
 """

@@ -10,7 +10,7 @@ Each (case, dtype, direction) prints the fraction of copy bandwidth of each back
 and of torch.compile(torch.softmax), the best of ``--rounds`` rounds in which every variant is timed
 once; then, as far as Inductor exposes it, the block shape that Inductor's autotuner kept. Every
 variant's output is checked against float64 first; ``--check-only`` runs the checks alone (on a CPU too,
-under ``TRITON_INTERPRET=1`` and with small ``--cases``: the interpreter takes hours over the default ones).
+under ``TRITON_INTERPRET=1`` and with small ``--cases``: the default ones are GPU-sized, tens of millions of elements).
 
 Kernel layouts: ``tile``, the backend's tile kernels ([BLOCK_N, BLOCK_I] tiles; a warp's lanes along
 the contiguous inner axis, each thread holding the whole reduced axis of its columns); ``nlast``,
