@@ -40,6 +40,8 @@ _transforms_active = torch._C._are_functorch_transforms_active
 _is_wrapped = torch._C._functorch.is_functorch_wrapped_tensor
 _tracing = torch._C._get_tracing_state
 _autocasting = torch._C._is_any_autocast_enabled
+_inference_mode = torch.is_inference_mode_enabled
+_increment_version = torch._C._increment_version
 _HALF = (torch.float16, torch.bfloat16)
 #: the device types whose autocast computes softmax and log_softmax in float32, as torch's own
 #: autocast lists do (CUDA's float32 list holds both; CPU's holds neither)
@@ -702,12 +704,26 @@ def _written_into(out, x: torch.Tensor, given_dim, dim: int, dtype, backend: str
     Eagerly, the kernels write straight into ``out`` wherever it and the input fold into the same
     ``(outer, n, inner)`` axes (either one's memory order) and do not share memory; otherwise the
     result is computed as without ``out=`` and copied into it (one more pass, as an input aliasing its
-    output needs: torch writes such an output while still reading it). Recorded calls (torch.compile,
-    tracing, subclasses) and torch.func transforms take the copy, which graphs then fuse or elide."""
+    output needs: torch writes such an output while still reading it). Under torch.compile, tensor
+    subclasses and torch.func transforms the result is copied in, which graphs then fuse or elide;
+    torch.jit.trace records the op ``fastsoftmax::softmax_out``, whose checks and resizing run with
+    the trace."""
     _check_out(out, x, x.dtype if dtype is None else dtype, what)
+    if _tracing() is not None:
+        softmax_out(x if dtype is None else x.to(dtype), dim, log, backend, out)
+        return out
     _resize_out(out, x.shape, what)
     if _graph_or_transform(x) or _graph_or_transform(out):
         return out.copy_(_computed(x, dim, dim, dtype, backend, log))
+    return _written_eagerly(out, x, given_dim, dim, dtype, backend, log, what)
+
+
+def _written_eagerly(out, x: torch.Tensor, given_dim, dim: int, dtype, backend: str, log: bool, what: str):
+    """``_written_into`` for plain tensors, ``out`` checked and of the result's shape."""
+    if out.is_inference() and not _inference_mode():
+        raise RuntimeError(
+            f"fastsoftmax.{what}(): out is an inference tensor, which may be written only under torch.inference_mode()"
+        )
     if torch._debug_has_internal_overlap(out) == 1:
         raise RuntimeError(
             f"fastsoftmax.{what}(): out has more than one element at a single memory location (an expanded "
@@ -720,6 +736,23 @@ def _written_into(out, x: torch.Tensor, given_dim, dim: int, dtype, backend: str
     if out.is_neg() or torch._C._overlaps(x, out) or not _write_into(x, out, dim, log, backend, given_dim):
         out.copy_(forward_impl(x, dim, log, backend))
     return out
+
+
+@torch.library.custom_op("fastsoftmax::softmax_out", mutates_args=("out",))
+def softmax_out(x: torch.Tensor, dim: int, log: bool, backend: str, out: torch.Tensor) -> None:
+    """``out=`` as torch.jit.trace and torch.fx record it: checked, resized and written when run."""
+    what = "log_softmax" if log else "softmax"
+    _check_tensor(x, what)
+    dispatch.check_backend_name(backend)
+    dim = _normalize_dim(dim, x.dim())
+    _check_out(out, x, x.dtype, what)
+    _resize_out(out, x.shape, what)
+    _written_eagerly(out, x, dim, dim, None, backend, log, what)
+
+
+@softmax_out.register_fake
+def _softmax_out_fake(x, dim, log, backend, out):
+    return None
 
 
 def _write_into(
@@ -744,6 +777,9 @@ def _write_into(
     plan = None if forced or not use_plans else dispatch.PLANS.get(key)
     if plan is not None:
         plan(x, out, log)
+        _written(out)
+        if given_dim != dim:
+            remember(plan)
         return True
     if x.numel() == 0:
         return True
@@ -770,7 +806,14 @@ def _write_into(
             plan = _aligned_only(plan, lambda x, out, log: _write_into(x, out, dim, log, backend, use_plans=False))
         remember(plan)
     kernel_backend.forward(x3, y3, log, tier)
+    _written(out)
     return True
+
+
+def _written(out: torch.Tensor) -> None:
+    """Tell autograd that a kernel wrote ``out`` in place (its version counter), so that a graph that
+    saved it refuses its backward as after any in-place write, rather than reading the new values."""
+    _increment_version((out,))
 
 
 # ---------------------------------------------------------------------------------------------
@@ -790,8 +833,11 @@ def _fx_proxy(x) -> bool:
 def _apply(x, dim, dtype, backend, log: bool, what: str, out=None) -> torch.Tensor:
     if _fx_proxy(x) or _fx_proxy(out):  # torch.fx.symbolic_trace: record the op (checked when run)
         dispatch.check_backend_name(backend)
-        y = softmax_forward(x if dtype is None else x.to(dtype), dim, log, backend)
-        return y if out is None else out.copy_(y)
+        x = x if dtype is None else x.to(dtype)
+        if out is not None:
+            softmax_out(x, dim, log, backend, out)
+            return out
+        return softmax_forward(x, dim, log, backend)
     if dtype is not None:
         if not isinstance(dtype, torch.dtype) or dtype not in SUPPORTED:
             raise TypeError(f"fastsoftmax.{what}: dtype must be a floating-point torch.dtype, got {dtype}")
@@ -880,6 +926,7 @@ def _public(log: bool, name: str, doc: str):
                 and out.shape == x.shape
                 and not (out.requires_grad and _grad_enabled())
                 and not out.is_neg()
+                and not (out.is_inference() and not _inference_mode())
                 and not _overlaps(x, out)
             ):
                 # (the key holds both dtypes and devices: a hit means they agree, as checked when it was kept)
@@ -887,6 +934,7 @@ def _public(log: bool, name: str, doc: str):
                 plan = _PLANS.get(key)
                 if plan is not None:
                     plan(x, out, log)
+                    _increment_version((out,))  # as _written
                     return out
         return _apply(x, dim, dtype, backend, log, name, out)
 

@@ -219,3 +219,78 @@ def test_a_remembered_out_plan_serves_only_its_own_case(log):
     out = _poisoned((5, 77), torch.float32)
     op(x, 1, out=out)
     check_forward(out, x, 1, log)
+
+
+@pytest.mark.parametrize("call", ["first", "remembered"])
+def test_a_written_out_is_an_in_place_write_to_autograd(call):
+    # a graph that saved the out tensor must refuse its backward after the kernel wrote it, as after
+    # any in-place write, rather than compute gradients from the softmax now in it
+    x = _input((4, 30))
+    if call == "remembered":
+        fastsoftmax.softmax(x, 1, out=torch.empty(4, 30, device=DEVICE))
+    w = torch.randn(4, 30, device=DEVICE, requires_grad=True)
+    out = torch.randn(4, 30, device=DEVICE)
+    loss = (out * w).sum()  # saves out
+    version = out._version
+    fastsoftmax.softmax(x, 1, out=out)
+    assert out._version > version
+    with pytest.raises(RuntimeError, match="modified by an inplace operation"):
+        loss.backward()
+
+
+def test_inference_tensors_as_out():
+    x = _input((4, 30))
+    with torch.inference_mode():
+        out = _poisoned((4, 30), torch.float32)
+        for _ in range(2):
+            fastsoftmax.softmax(x, 1, out=out)
+            check_forward(out, x, 1)
+    for _ in range(2):  # outside inference mode, as torch: refused, also once a plan is remembered
+        with pytest.raises(RuntimeError, match="inference tensor"):
+            fastsoftmax.softmax(x, 1, out=out)
+
+
+def test_a_plan_answers_to_the_dim_as_written(monkeypatch):
+    x = _input((5, 40))
+    fastsoftmax.softmax(x, 1, out=torch.empty(5, 40, device=DEVICE))
+    fastsoftmax.softmax(x, -1, out=torch.empty(5, 40, device=DEVICE))
+
+    def resolved_again(*args, **kwargs):
+        raise AssertionError("a call of a remembered geometry was planned again")
+
+    monkeypatch.setattr(functional, "_resolve", resolved_again)
+    out = _poisoned((5, 40), torch.float32)
+    fastsoftmax.softmax(x, -1, out=out)
+    check_forward(out, x, 1)
+
+
+@LOGS
+def test_out_under_jit_trace(log):
+    # the trace records the out op: each run checks, resizes and writes the out it is given
+    op = _op(log)
+    x = _input((4, 30))
+    traced = torch.jit.trace(lambda t, o: op(t, 1, out=o), (x, torch.empty(0, device=DEVICE)), check_trace=False)
+    assert "fastsoftmax::softmax_out" in str(traced.graph)
+    for out in (_poisoned((4, 30), torch.float32), torch.empty(0, device=DEVICE)):
+        x = _input((4, 30))
+        assert traced(x, out) is out
+        check_forward(out, x, 1, log)
+    with pytest.raises(RuntimeError, match="dtype torch.float32, but got torch.float64"):
+        traced(x, torch.empty(4, 30, dtype=torch.float64, device=DEVICE))
+
+
+@LOGS
+def test_out_under_fx_symbolic_trace(log):
+    op = _op(log)
+
+    def f(t, o):
+        return op(t, -1, out=o)
+
+    graph = torch.fx.symbolic_trace(f)
+    assert "fastsoftmax.softmax_out" in graph.code
+    x = _input((3, 20))
+    for out in (_poisoned((3, 20), torch.float32), torch.empty(0, device=DEVICE)):
+        assert graph(x, out) is out
+        check_forward(out, x, 1, log)
+    with pytest.raises(RuntimeError, match="dtype torch.float32, but got torch.float64"):
+        graph(x, torch.empty(3, 20, dtype=torch.float64, device=DEVICE))
