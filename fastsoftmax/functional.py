@@ -802,8 +802,13 @@ def _write_into(
     rows = x3.shape[2] == 1
     if not forced and (aligned or rows):
         plan = _runner(kernel_backend, tier, (x3, y3), False)
-        if not rows:  # (the full path writes for certain: the problem folded and had a kernel)
-            plan = _aligned_only(plan, lambda x, out, log: _write_into(x, out, dim, log, backend, use_plans=False))
+        if not rows:
+
+            def full_path(x, out, log):  # (chosen afresh for this alignment; computed and copied if no kernel)
+                if not _write_into(x, out, dim, log, backend, use_plans=False):
+                    out.copy_(forward_impl(x, dim, log, backend))
+
+            plan = _aligned_only(plan, full_path)
         remember(plan)
     kernel_backend.forward(x3, y3, log, tier)
     _written(out)

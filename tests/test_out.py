@@ -294,3 +294,20 @@ def test_out_under_fx_symbolic_trace(log):
         check_forward(out, x, 1, log)
     with pytest.raises(RuntimeError, match="dtype torch.float32, but got torch.float64"):
         graph(x, torch.empty(3, 20, dtype=torch.float64, device=DEVICE))
+
+
+@LOGS
+def test_a_strided_plan_meets_an_input_off_its_boundary(log):
+    # a strided problem's plan serves inputs on a 16-byte boundary; the same geometry one element
+    # further into its storage is chosen for afresh, and still written
+    op = _op(log)
+    shape = (3, 50, 7)
+    x = _input(shape)
+    op(x, 1, out=_poisoned(shape, torch.float32))  # leaves the plan
+    shifted = _input((3 * 50 * 7 + 1,))[1:].view(shape)
+    for out in (
+        _poisoned(shape, torch.float32),
+        torch.cat([_poisoned((1,), torch.float32), _poisoned(shape, torch.float32).flatten()])[1:].view(shape),
+    ):
+        op(shifted, 1, out=out)
+        check_forward(out, shifted, 1, log)
