@@ -197,6 +197,20 @@ def _captured(step):
     return graph, returned
 
 
+def _replayed(graph, inputs: tuple, outputs: tuple, replays: int = 3):
+    """Per replay of ``graph``: fresh data copied into its ``inputs`` (returned, to check against),
+    its ``outputs`` poisoned first, so that an element a replay does not write shows."""
+    for _ in range(replays):
+        fresh = tuple(_input(t.shape, t.dtype) for t in inputs)
+        for static, data in zip(inputs, fresh):
+            static.copy_(data)
+        for output in outputs:
+            output.fill_(float("nan"))
+        graph.replay()
+        torch.cuda.synchronize()
+        yield fresh
+
+
 @pytest.mark.parametrize("backend", BACKENDS)
 # (32, 65536, 16) over dim 1: the backward of "auto" and "triton" takes Triton's relay tier, whose
 # counters are zeroed by a memset each call (captured, so every replay starts from zero)
@@ -214,15 +228,7 @@ def test_cuda_graph_capture_and_replay_on_new_data(backend, shape, dim):
         return y, fastsoftmax.softmax_backward(static_dy, y, dim, backend=backend)
 
     graph, (static_y, static_dx) = _captured(step)
-    for _ in range(3):
-        x = _input(shape, torch.bfloat16)
-        dy = torch.randn(shape, device="cuda").to(torch.bfloat16)
-        static_x.copy_(x)
-        static_dy.copy_(dy)
-        static_y.fill_(float("nan"))
-        static_dx.fill_(float("nan"))
-        graph.replay()
-        torch.cuda.synchronize()
+    for x, dy in _replayed(graph, (static_x, static_dy), (static_y, static_dx)):
         check_forward(static_y, x, dim)
         y64 = torch.softmax(x.double(), dim)
         reference = y64 * (dy.double() - (dy.double() * y64).sum(dim, keepdim=True))
@@ -244,13 +250,7 @@ def test_cuda_graph_capture_writes_a_preallocated_out(backend, shape, dim):
         fastsoftmax.log_softmax(static_x, dim, out=static_z, backend=backend)
 
     graph, _ = _captured(step)
-    for _ in range(3):
-        x = _input(shape, torch.bfloat16)
-        static_x.copy_(x)
-        static_y.fill_(float("nan"))
-        static_z.fill_(float("nan"))
-        graph.replay()
-        torch.cuda.synchronize()
+    for (x,) in _replayed(graph, (static_x,), (static_y, static_z)):
         check_forward(static_y, x, dim)
         check_forward(static_z, x, dim, True)
 
