@@ -1,13 +1,15 @@
 """16-bit inputs with a float32 result (``dtype=torch.float32``, or under CUDA autocast): one pass on
 the Triton kernels (``backend="triton"``, which convert at the store) against the input cast to
-float32 first and computed as "auto" computes float32 (``functional.FUSED_WIDENING`` off), with
-torch beside them (``torch.softmax(x, dim, dtype=torch.float32)``: one pass, half to float). The
-three are alternated in one process; each result is checked against float64 first. Forward, and the
-backward through autograd (y and dy float32, dx in the input's type). GPU time per call (a spin ahead
-of the calls, so host time hides) and the fraction of copy bandwidth at the bytes a one-pass call
-moves (2 + 4 an element forward, 4 + 4 + 2 backward). Decides ``FUSED_WIDENING``.
+float32 first and computed by fastsoftmax's float32 kernels, torch's fused kernel
+(``torch.softmax(x, dim, dtype=torch.float32)``: one pass, half to float), and what "auto" does now
+(``functional.FUSED_WIDENING`` and ``functional.TORCH_WIDENS_MIN_ROWS``: torch's kernel for 64 or more
+contiguous rows, the cast otherwise, while the one pass is off), in one process; each result is
+checked against float64 first. Forward, and the backward through autograd (y and dy float32, dx in
+the input's type). GPU time per call (a spin ahead of the calls, so host time hides) and the
+fraction of copy bandwidth at the bytes a one-pass call moves (2 + 4 an element forward, 4 + 4 + 2
+backward). Decides ``FUSED_WIDENING`` and the rows at which torch's kernel is taken.
 
-    python3 benchmarks/widening_probe.py [--out FILE] [--dtypes bfloat16,float16]
+    python3 benchmarks/widening_probe.py [--out FILE] [--dtypes bfloat16]
 """
 
 import argparse
@@ -28,6 +30,9 @@ from fastsoftmax.benchmark.timing import copy_bandwidth_gbps  # noqa: E402
 CASES = [
     ((8, 128256), -1),
     ((32, 151936), -1),
+    ((128, 128256), -1),
+    ((64, 1048576), -1),
+    ((4194304, 32), -1),
     ((1046, 128256), -1),
     ((2048, 65536), -1),
     ((16384, 4096), -1),
@@ -42,17 +47,17 @@ def _variants(log: bool, dim: int):
     ref = torch.log_softmax if log else torch.softmax
     return {
         "one pass (triton)": lambda x: op(x, dim, dtype=torch.float32, backend="triton"),
-        "cast, then auto": lambda x: op(x, dim, dtype=torch.float32),
+        "cast, then fastsoftmax": lambda x: op(x.float(), dim),
         "torch": lambda x: ref(x, dim, dtype=torch.float32),
+        "auto": lambda x: op(x, dim, dtype=torch.float32),
     }
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--out")
-    parser.add_argument("--dtypes", default="bfloat16,float16")
+    parser.add_argument("--dtypes", default="bfloat16", help="float16 takes the same paths (default bfloat16)")
     args = parser.parse_args()
-    assert not functional.FUSED_WIDENING, "the cast path is timed as 'auto' with FUSED_WIDENING off"
     lines = []
 
     def say(line: str) -> None:
@@ -61,6 +66,7 @@ def main() -> None:
 
     copy = copy_bandwidth_gbps() * 1e9
     say(f"{torch.cuda.get_device_name()}, copy bandwidth {copy / 1e9:.0f} GB/s; torch {torch.__version__}")
+    say(f"auto: FUSED_WIDENING {functional.FUSED_WIDENING}, TORCH_WIDENS_MIN_ROWS {functional.TORCH_WIDENS_MIN_ROWS}")
     for dtype in [getattr(torch, name) for name in args.dtypes.split(",")]:
         for shape, dim in CASES:
             for log in (False, True):

@@ -605,6 +605,30 @@ class _Softmax(torch.autograd.Function):
 FUSED_WIDENING = False
 
 
+#: the device types where "auto" hands a 16-bit row softmax with a float32 result to torch's fused
+#: half-to-float kernel (``torch.softmax(x, dim, dtype=torch.float32)``: 2 bytes read and 4 written an
+#: element) rather than casting the input first (2 + 4 more), where TORCH_WIDENS_MIN_ROWS rows or more
+#: lie contiguous along the last dim. Estimated, not measured: in the forty-first set's H200 run
+#: (2^27-element bf16 rows) the cast and the float32 kernel come to about 480 us where torch's 16-bit
+#: softmax takes 200-500 and its float32 one 260-600, the fused kernel between them; with few rows
+#: (decode: 8 and 32 rows of vocabulary length, 13-28 us against 38-56) and over other dims torch's
+#: kernels fall far behind. benchmarks/widening_probe.py times the three ways.
+TORCH_WIDENS_ON = ("cuda",)
+TORCH_WIDENS_MIN_ROWS = 64
+
+
+def _torch_widens(x: torch.Tensor, dim: int, backend: str) -> bool:
+    """Whether "auto" computes a 16-bit ``x`` with a float32 result by torch's fused kernel."""
+    if backend != "auto" or x.device.type not in TORCH_WIDENS_ON or dispatch.current_override() is not None:
+        return False
+    n = x.shape[dim] if x.dim() else 1
+    return dim == x.dim() - 1 and n > 0 and x.numel() // n >= TORCH_WIDENS_MIN_ROWS and x.is_contiguous()
+
+
+def _torch_widened(x: torch.Tensor, dim: int, log: bool) -> torch.Tensor:
+    return (torch.log_softmax if log else torch.softmax)(x, dim, dtype=torch.float32)
+
+
 def _widens_in_kernel(x: torch.Tensor, backend: str) -> bool:
     """Whether a 16-bit ``x`` whose result is float32 is computed in one pass (the Triton kernels)."""
     if x.dim() == 0 or x.numel() == 0:
@@ -864,10 +888,13 @@ def _computed(x: torch.Tensor, given_dim, dim: int, dtype, backend: str, log: bo
     """The result of a checked call (``dim`` normalised, ``given_dim`` as written) in a new tensor."""
     if dtype is not None and dtype != x.dtype:
         # (_graph_or_transform first: under torch.compile nothing after it is traced)
-        if dtype == torch.float32 and x.dtype in _HALF and not _graph_or_transform(x) and _widens_in_kernel(x, backend):
-            if x.requires_grad and torch.is_grad_enabled():
-                return _WidenedSoftmax.apply(x, dim, log)
-            return widened_forward(x, dim, log)
+        if dtype == torch.float32 and x.dtype in _HALF and not _graph_or_transform(x):
+            if _widens_in_kernel(x, backend):
+                if x.requires_grad and torch.is_grad_enabled():
+                    return _WidenedSoftmax.apply(x, dim, log)
+                return widened_forward(x, dim, log)
+            if _torch_widens(x, dim, backend):
+                return _torch_widened(x, dim, log)
         x = x.to(dtype)
     if _takes_the_op(x):
         if _transforms_active():

@@ -112,3 +112,40 @@ def test_auto_casts_first_while_off(monkeypatch):
     y = fastsoftmax.softmax(x, -1, dtype=torch.float32)
     assert seen == [torch.float32] and y.dtype == torch.float32
     check_forward(y, x.float(), -1)
+
+
+@LOG
+def test_auto_hands_many_contiguous_rows_to_torchs_fused_kernel(log, monkeypatch):
+    # while the one pass is off: 64 rows or more, contiguous along the last dim, go to torch's
+    # half-to-float kernel (one pass); fewer rows, other dims and forced backends cast first
+    monkeypatch.setattr(functional, "FUSED_WIDENING", False)
+    monkeypatch.setattr(functional, "TORCH_WIDENS_ON", (torch.device(DEVICE).type,))
+    op = fastsoftmax.log_softmax if log else fastsoftmax.softmax
+    handed = []
+    torch_widened = functional._torch_widened
+
+    def recorded(x, dim, log):
+        handed.append((tuple(x.shape), dim))
+        return torch_widened(x, dim, log)
+
+    monkeypatch.setattr(functional, "_torch_widened", recorded)
+    many = (torch.randn(64, 50, device=DEVICE) * 4).to(torch.bfloat16).requires_grad_()
+    y = op(many, -1, dtype=torch.float32)
+    assert handed == [((64, 50), 1)] and y.dtype == torch.float32
+    check_forward(y, many.float(), -1, log)
+    (dx,) = torch.autograd.grad(y, many, torch.randn_like(y))  # torch's own backward, to bfloat16
+    assert dx.dtype == torch.bfloat16
+    monkeypatch.setattr(functional, "AUTOCAST_TO_FLOAT32", (torch.device(DEVICE).type,))
+    with torch.autocast(torch.device(DEVICE).type, dtype=torch.bfloat16):
+        y = op(many.detach(), -1)
+    assert handed[1:] == [((64, 50), 1)] and y.dtype == torch.float32
+    check_forward(y, many.float(), -1, log)
+    handed.clear()
+    for x, dim, kwargs in [
+        ((torch.randn(63, 50, device=DEVICE) * 4).to(torch.bfloat16), -1, {}),  # few rows
+        ((torch.randn(64, 50, device=DEVICE) * 4).to(torch.bfloat16), 0, {}),  # another dim
+        ((torch.randn(50, 64, device=DEVICE) * 4).to(torch.bfloat16).t(), 1, {}),  # not contiguous
+        ((torch.randn(64, 50, device=DEVICE) * 4).to(torch.float16), -1, {"backend": "triton"}),
+    ]:
+        check_forward(op(x, dim, dtype=torch.float32, **kwargs), x.float(), dim, log)
+    assert handed == []
