@@ -13,6 +13,10 @@ Three ways into the kernels, cheapest first:
   opaque calls (with fake implementations for shape propagation), so ``fullgraph=True`` traces
   with no break.
 
+``out=`` writes a given tensor: by the kernels where it lies when it folds as the input does (a plan
+of its own remembers such calls), computed and copied in otherwise; ``fastsoftmax::softmax_out`` is
+what torch.jit.trace and torch.fx record for it.
+
 Forward-mode AD and torch.func's transforms go through ``_Softmax`` as well: its ``jvp`` (softmax's
 tangent is its backward applied to the tangent, the Jacobian being symmetric), its ``vmap`` (the
 batch dim moved in front, one launch), and a backward that switches to torch's differentiable
