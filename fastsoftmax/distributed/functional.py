@@ -417,7 +417,9 @@ class _DistributedCrossEntropy(torch.autograd.Function):
             out = loss.sum() / count
         ctx.save_for_backward(logits, flat_target, lse, count)
         ctx.settings = (ignore_index, reduction, on_target, uniform, vocab_start)
-        return out.to(logits.dtype)
+        # under autocast torch's cross_entropy is a float32 op: its loss comes back in float32 (the
+        # loss is float32 here already; the gradient still comes back in the logits' type)
+        return out if _autocast_float32(logits) else out.to(logits.dtype)
 
     @staticmethod
     def backward(ctx, grad):
@@ -435,6 +437,17 @@ class _DistributedCrossEntropy(torch.autograd.Function):
             scale = (grad / count).expand(rows.shape[0]).contiguous()
         dx = _local.cross_entropy_grad(rows, lse, flat_target, scale, vocab_start, ignore_index, on_target, uniform)
         return _from_rows(dx, logits, dim), None, None, None, None, None, None, None, None
+
+
+def _autocast_float32(logits: torch.Tensor) -> bool:
+    """Whether autocast makes cross_entropy a float32 op for these logits, as torch's autocast does
+    (the device types of fastsoftmax.functional.AUTOCAST_TO_FLOAT32, 16-bit logits)."""
+    device = logits.device.type
+    return (
+        logits.dtype in (torch.float16, torch.bfloat16)
+        and device in _functional.AUTOCAST_TO_FLOAT32
+        and torch.is_autocast_enabled(device)
+    )
 
 
 def _cross_entropy_arguments(logits, target, collective, reduction, label_smoothing) -> tuple[int, torch.Tensor]:
