@@ -909,7 +909,7 @@ def _computed(x: torch.Tensor, given_dim, dim: int, dtype, backend: str, log: bo
     if x.requires_grad and torch.is_grad_enabled() or _fwd_level() >= 0 or _transforms_active():
         return _Softmax.apply(x, dim, log, backend)
     y = forward_impl(x, dim, log, backend)
-    if given_dim != dim and type(given_dim) is int:  # the plan answers to the dim as written, too
+    if dtype is None and given_dim != dim and type(given_dim) is int:  # the fast path answers to the dim as written
         plan = _PLANS.get(_plan_key(x, dim, backend))
         if plan is not None:
             dispatch.remember(_plan_key(x, given_dim, backend), plan)
