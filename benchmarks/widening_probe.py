@@ -1,15 +1,16 @@
 """16-bit inputs with a float32 result (``dtype=torch.float32``, or under CUDA autocast): one pass on
 the Triton kernels (``backend="triton"``, which convert at the store) against the input cast to
-float32 first and computed by fastsoftmax's float32 kernels, torch's fused kernel
-(``torch.softmax(x, dim, dtype=torch.float32)``: one pass, half to float), and what "auto" does now
-(``functional.FUSED_WIDENING`` and ``functional.TORCH_WIDENS_MIN_ROWS``: torch's kernel for 64 or more
-contiguous rows, the cast otherwise, while the one pass is off), in one process; each result is
+float32 first and computed by fastsoftmax's float32 kernels, torch (``torch.softmax(x, dim,
+dtype=torch.float32)``: one fused pass for float16 on CUDA; bfloat16 it casts first, then runs its
+float32 kernel), and what "auto" does now (``functional.FUSED_WIDENING`` and
+``functional.TORCH_WIDENS_MIN_ROWS``: torch's fused kernel for 64 or more contiguous float16 rows, the
+cast otherwise, while the one pass is off), in one process; each result is
 checked against float64 first. Forward, and the backward through autograd (y and dy float32, dx in
 the input's type). GPU time per call (a spin ahead of the calls, so host time hides) and the
 fraction of copy bandwidth at the bytes a one-pass call moves (2 + 4 an element forward, 4 + 4 + 2
 backward). Decides ``FUSED_WIDENING`` and the rows at which torch's kernel is taken.
 
-    python3 benchmarks/widening_probe.py [--out FILE] [--dtypes bfloat16]
+    python3 benchmarks/widening_probe.py [--out FILE] [--dtypes bfloat16,float16]
 """
 
 import argparse
@@ -56,7 +57,7 @@ def _variants(log: bool, dim: int):
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--out")
-    parser.add_argument("--dtypes", default="bfloat16", help="float16 takes the same paths (default bfloat16)")
+    parser.add_argument("--dtypes", default="bfloat16,float16", help="torch fuses float16 only")
     args = parser.parse_args()
     lines = []
 

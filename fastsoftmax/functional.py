@@ -609,21 +609,24 @@ class _Softmax(torch.autograd.Function):
 FUSED_WIDENING = False
 
 
-#: the device types where "auto" hands a 16-bit row softmax with a float32 result to torch's fused
+#: the device types where "auto" hands a float16 row softmax with a float32 result to torch's fused
 #: half-to-float kernel (``torch.softmax(x, dim, dtype=torch.float32)``: 2 bytes read and 4 written an
 #: element) rather than casting the input first (2 + 4 more), where TORCH_WIDENS_MIN_ROWS rows or more
-#: lie contiguous along the last dim. Estimated, not measured: in the forty-first set's H200 run
-#: (2^27-element bf16 rows) the cast and the float32 kernel come to about 480 us where torch's 16-bit
-#: softmax takes 200-500 and its float32 one 260-600, the fused kernel between them; with few rows
-#: (decode: 8 and 32 rows of vocabulary length, 13-28 us against 38-56) and over other dims torch's
-#: kernels fall far behind. benchmarks/widening_probe.py times the three ways.
+#: lie contiguous along the last dim. torch fuses float16 only (a bfloat16 input it casts first, then
+#: runs its float32 kernel, behind this package's), and only on CUDA. Estimated, not measured: in the
+#: forty-first set's H200 run (2^27-element 16-bit rows) the cast and the float32 kernel come to about
+#: 480 us where torch's 16-bit softmax takes 200-500 and its float32 one 260-600, the fused kernel
+#: between them; with few rows (decode: 8 and 32 rows of vocabulary length, 13-28 us against 38-56) and
+#: over other dims torch's kernels fall far behind. benchmarks/widening_probe.py times the ways.
 TORCH_WIDENS_ON = ("cuda",)
 TORCH_WIDENS_MIN_ROWS = 64
 
 
 def _torch_widens(x: torch.Tensor, dim: int, backend: str) -> bool:
-    """Whether "auto" computes a 16-bit ``x`` with a float32 result by torch's fused kernel."""
-    if backend != "auto" or x.device.type not in TORCH_WIDENS_ON or dispatch.current_override() is not None:
+    """Whether "auto" computes a float16 ``x`` with a float32 result by torch's fused kernel."""
+    if backend != "auto" or x.dtype != torch.float16 or x.device.type not in TORCH_WIDENS_ON:
+        return False
+    if dispatch.current_override() is not None:
         return False
     n = x.shape[dim] if x.dim() else 1
     return dim == x.dim() - 1 and n > 0 and x.numel() // n >= TORCH_WIDENS_MIN_ROWS and x.is_contiguous()

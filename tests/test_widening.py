@@ -115,9 +115,10 @@ def test_auto_casts_first_while_off(monkeypatch):
 
 
 @LOG
-def test_auto_hands_many_contiguous_rows_to_torchs_fused_kernel(log, monkeypatch):
-    # while the one pass is off: 64 rows or more, contiguous along the last dim, go to torch's
-    # half-to-float kernel (one pass); fewer rows, other dims and forced backends cast first
+def test_auto_hands_many_contiguous_float16_rows_to_torchs_fused_kernel(log, monkeypatch):
+    # while the one pass is off: 64 float16 rows or more, contiguous along the last dim, go to torch's
+    # half-to-float kernel (one pass); bfloat16 (which torch casts first), fewer rows, other dims and
+    # other backends cast first
     monkeypatch.setattr(functional, "FUSED_WIDENING", False)
     monkeypatch.setattr(functional, "TORCH_WIDENS_ON", (torch.device(DEVICE).type,))
     op = fastsoftmax.log_softmax if log else fastsoftmax.softmax
@@ -129,22 +130,23 @@ def test_auto_hands_many_contiguous_rows_to_torchs_fused_kernel(log, monkeypatch
         return torch_widened(x, dim, log)
 
     monkeypatch.setattr(functional, "_torch_widened", recorded)
-    many = (torch.randn(64, 50, device=DEVICE) * 4).to(torch.bfloat16).requires_grad_()
+    many = (torch.randn(64, 50, device=DEVICE) * 4).to(torch.float16).requires_grad_()
     y = op(many, -1, dtype=torch.float32)
     assert handed == [((64, 50), 1)] and y.dtype == torch.float32
     check_forward(y, many.float(), -1, log)
-    (dx,) = torch.autograd.grad(y, many, torch.randn_like(y))  # torch's own backward, to bfloat16
-    assert dx.dtype == torch.bfloat16
+    (dx,) = torch.autograd.grad(y, many, torch.randn_like(y))  # torch's own backward, to float16
+    assert dx.dtype == torch.float16
     monkeypatch.setattr(functional, "AUTOCAST_TO_FLOAT32", (torch.device(DEVICE).type,))
-    with torch.autocast(torch.device(DEVICE).type, dtype=torch.bfloat16):
+    with torch.autocast(torch.device(DEVICE).type, dtype=torch.float16):
         y = op(many.detach(), -1)
     assert handed[1:] == [((64, 50), 1)] and y.dtype == torch.float32
     check_forward(y, many.float(), -1, log)
     handed.clear()
     for x, dim, kwargs in [
-        ((torch.randn(63, 50, device=DEVICE) * 4).to(torch.bfloat16), -1, {}),  # few rows
-        ((torch.randn(64, 50, device=DEVICE) * 4).to(torch.bfloat16), 0, {}),  # another dim
-        ((torch.randn(50, 64, device=DEVICE) * 4).to(torch.bfloat16).t(), 1, {}),  # not contiguous
+        ((torch.randn(64, 50, device=DEVICE) * 4).to(torch.bfloat16), -1, {}),  # torch casts bfloat16 first
+        ((torch.randn(63, 50, device=DEVICE) * 4).to(torch.float16), -1, {}),  # few rows
+        ((torch.randn(64, 50, device=DEVICE) * 4).to(torch.float16), 0, {}),  # another dim
+        ((torch.randn(50, 64, device=DEVICE) * 4).to(torch.float16).t(), 1, {}),  # not contiguous
         ((torch.randn(64, 50, device=DEVICE) * 4).to(torch.float16), -1, {"backend": "triton"}),
     ]:
         check_forward(op(x, dim, dtype=torch.float32, **kwargs), x.float(), dim, log)

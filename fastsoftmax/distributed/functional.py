@@ -439,13 +439,17 @@ class _DistributedCrossEntropy(torch.autograd.Function):
         return _from_rows(dx, logits, dim), None, None, None, None, None, None, None, None
 
 
+#: the device types whose autocast computes cross_entropy in float32 (torch's float32 lists hold it
+#: for CUDA and for the CPU alike; softmax only for CUDA)
+CROSS_ENTROPY_AUTOCAST_TO_FLOAT32 = ("cuda", "cpu")
+
+
 def _autocast_float32(logits: torch.Tensor) -> bool:
-    """Whether autocast makes cross_entropy a float32 op for these logits, as torch's autocast does
-    (the device types of fastsoftmax.functional.AUTOCAST_TO_FLOAT32, 16-bit logits)."""
+    """Whether autocast makes cross_entropy a float32 op for these 16-bit logits, as torch's does."""
     device = logits.device.type
     return (
         logits.dtype in (torch.float16, torch.bfloat16)
-        and device in _functional.AUTOCAST_TO_FLOAT32
+        and device in CROSS_ENTROPY_AUTOCAST_TO_FLOAT32
         and torch.is_autocast_enabled(device)
     )
 
