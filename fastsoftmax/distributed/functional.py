@@ -340,6 +340,11 @@ def _softmax(x, dim, group, log, collective, chunk_rows, check):
         if check:  # the other ranks are about to exchange descriptors: they must hear of it
             _share_refusal(x, group)
         raise
+    if x.dtype in (torch.float16, torch.bfloat16) and x.device.type in _functional.AUTOCAST_TO_FLOAT32:
+        if torch.is_autocast_enabled(x.device.type):
+            # as fastsoftmax.softmax and torch's autocast: softmax and log_softmax are float32 ops
+            # (log-probabilities keep float32's digits); the gradient comes back through the cast
+            x = x.float()
     if check:
         settings = (COLLECTIVES.index(collective), _chunk_code(chunk_rows))
         descriptors = _gather_descriptors(x, dim, group, settings)

@@ -16,6 +16,7 @@ from reference import gradient_terms
 
 import fastsoftmax
 import fastsoftmax.distributed as fd
+from fastsoftmax import functional as _functional
 from fastsoftmax.distributed import _local
 
 #: Widths of the ranks' shards of a 37-wide softmax dim: uneven, and with an empty shard.
@@ -284,6 +285,23 @@ def cross_entropy_edges(rank: int, world: int, device: torch.device, seed: int) 
         loss.backward()
         assert logits.grad.dtype == torch.bfloat16
         assert fd.cross_entropy(logits.detach(), target).dtype == torch.bfloat16  # outside autocast: the logits' type
+        # softmax and log_softmax under autocast: float32, as fastsoftmax.softmax and torch's CUDA autocast
+        # (this device type made one of autocast's float32 types for the check, as CUDA is)
+        full = torch.randn(4, vocab, generator=torch.Generator().manual_seed(seed)) * 3  # alike on every rank
+        float32_types = _functional.AUTOCAST_TO_FLOAT32
+        try:
+            _functional.AUTOCAST_TO_FLOAT32 = (device.type,)
+            for log in (False, True):
+                x = shard(full, widths, rank, 1).to(device, torch.bfloat16).requires_grad_()
+                with torch.autocast(device.type, dtype=torch.bfloat16):
+                    y = (fd.log_softmax if log else fd.softmax)(x, -1)
+                assert y.dtype == torch.float32, f"distributed softmax under autocast gave {y.dtype}"
+                reference = (torch.log_softmax if log else torch.softmax)(full.to(torch.bfloat16).double(), -1)
+                assert_close(y.detach().cpu(), shard(reference, widths, rank, 1), torch.float32, "under autocast")
+                y.sum().backward()
+                assert x.grad.dtype == torch.bfloat16
+        finally:
+            _functional.AUTOCAST_TO_FLOAT32 = float32_types
         empty = torch.randn(3, 0, device=device, requires_grad=True)
         loss = fd.cross_entropy(empty, torch.full((3,), -100, device=device))
         assert torch.isnan(loss), "a vocabulary of no classes, every target ignored: torch's mean is NaN"
