@@ -97,9 +97,14 @@ def parse_args(argv=None) -> argparse.Namespace:
 def main(args: argparse.Namespace) -> int:
     labels = args.cases.split(";")
     dtypes = args.dtypes.split(",")
-    variants = {name: VARIANTS[name] for name in args.variants.split(";")} if args.variants else VARIANTS
+    chosen = args.variants.split(";") if args.variants else list(VARIANTS)
     forced = args.backend == "triton"
     cases = {c.label: c for c in layout_cases()}
+    for kind, names, known in (("case", labels, cases), ("variant", chosen, VARIANTS)):
+        unknown = [name for name in names if name not in known]
+        if unknown:  # before any GPU time: a typo is named with what is known
+            raise SystemExit(f"scalar_tile_probe.py: unknown {kind} {unknown[0]!r}; known: {'; '.join(known)}")
+    variants = {name: VARIANTS[name] for name in chosen}
     for case in (cases[label] for label in labels):
         for dtype_name in dtypes:
             dtype = getattr(torch, dtype_name)

@@ -105,3 +105,11 @@ def test_recorded_invocations_parse_as_before():
         args = probe.parse_args(argv)
         assert (args.dtypes, args.n, args.backward) == ("bfloat16", [72, 74], True)
         assert args.variants == "warp;flat_rows@flat_rows_tight=False"
+
+
+def test_scalar_tile_probe_names_an_unknown_case_or_variant():
+    probe = load_benchmark_script("scalar_tile_probe")
+    with pytest.raises(SystemExit, match="unknown case 'nonesuch'"):
+        probe.main(probe.parse_args(["nonesuch", "bfloat16"]))
+    with pytest.raises(SystemExit, match="unknown variant 'nonesuch'; known: base"):
+        probe.main(probe.parse_args(["(16,21,513,513) d1", "bfloat16", "base;nonesuch"]))
