@@ -46,10 +46,20 @@ _tracing = torch._C._get_tracing_state
 _autocasting = torch._C._is_any_autocast_enabled
 _inference_mode = torch.is_inference_mode_enabled
 _increment_version = torch._C._increment_version
+_overlaps = torch._C._overlaps
 _HALF = (torch.float16, torch.bfloat16)
 #: the device types whose autocast computes softmax and log_softmax in float32, as torch's own
 #: autocast lists do (CUDA's float32 list holds both; CPU's holds neither)
 AUTOCAST_TO_FLOAT32 = ("cuda",)
+
+
+def autocasts_to_float32(x: torch.Tensor, device_types: tuple | None = None) -> bool:
+    """Whether autocast, enabled on ``x``'s device, makes an op on the 16-bit ``x`` a float32 one:
+    for the device types of ``device_types`` (default AUTOCAST_TO_FLOAT32, softmax's), as torch's
+    autocast lists have it."""
+    device = x.device.type
+    listed = AUTOCAST_TO_FLOAT32 if device_types is None else device_types
+    return x.dtype in _HALF and device in listed and torch.is_autocast_enabled(device)
 
 
 def _fwd_level() -> int:
@@ -79,8 +89,9 @@ def _normalize_dim(dim: int, rank: int) -> int:
     return dim % rank
 
 
-def _torch_forward(x: torch.Tensor, dim: int, log: bool) -> torch.Tensor:
-    return torch.log_softmax(x, dim) if log else torch.softmax(x, dim)
+def _torch_forward(x: torch.Tensor, dim: int, log: bool, **options) -> torch.Tensor:
+    """torch's softmax (log-softmax), with its ``dtype=`` or ``out=`` among ``options``."""
+    return (torch.log_softmax if log else torch.softmax)(x, dim, **options)
 
 
 def _torch_backward(dy: torch.Tensor, y: torch.Tensor, dim: int, log: bool) -> torch.Tensor:
@@ -155,7 +166,7 @@ def _torch_plan(dim: int):
 
 def _torch_out_plan(dim: int):
     def plan(x, out, log):
-        (torch.log_softmax if log else torch.softmax)(x, dim, out=out)
+        _torch_forward(x, dim, log, out=out)
 
     return plan
 
@@ -553,7 +564,7 @@ def _tangent(tangent: torch.Tensor, y: torch.Tensor, dim: int, log: bool, backen
         if _needs_torch_formula(tangent, y):
             return _torch_backward(tangent, y, dim, False)
         return backward_impl(tangent, y, dim, False, backend)
-    wide = torch.float32 if tangent.dtype in (torch.float16, torch.bfloat16) else tangent.dtype
+    wide = torch.float32 if tangent.dtype in _HALF else tangent.dtype
     t = tangent.to(wide)
     return (t - (t * y.to(wide).exp()).sum(dim, keepdim=True)).to(tangent.dtype)
 
@@ -633,7 +644,7 @@ def _torch_widens(x: torch.Tensor, dim: int, backend: str) -> bool:
 
 
 def _torch_widened(x: torch.Tensor, dim: int, log: bool) -> torch.Tensor:
-    return (torch.log_softmax if log else torch.softmax)(x, dim, dtype=torch.float32)
+    return _torch_forward(x, dim, log, dtype=torch.float32)
 
 
 def _widens_in_kernel(x: torch.Tensor, backend: str) -> bool:
@@ -764,7 +775,7 @@ def _written_eagerly(out, x: torch.Tensor, given_dim, dim: int, dtype, backend: 
         x = x.to(dtype)
     x = _readable(x)
     # (a lazily negated out holds its values unnegated: copy_ writes it as such, a kernel would not)
-    if out.is_neg() or torch._C._overlaps(x, out) or not _write_into(x, out, dim, log, backend, given_dim):
+    if out.is_neg() or _overlaps(x, out) or not _write_into(x, out, dim, log, backend, given_dim):
         out.copy_(forward_impl(x, dim, log, backend))
     return out
 
@@ -798,14 +809,9 @@ def _write_into(
     def remember(plan):
         if not forced:
             for d in {dim, given_dim if type(given_dim) is int else dim}:
-                # the public functions' fast path looks plans up by this key (both dtypes and devices)
-                dispatch.remember(
-                    ("out", x.shape, x.stride(), out.stride(), x.dtype, out.dtype, x.device, out.device, d, backend),
-                    plan,
-                )
+                dispatch.remember(_out_plan_key(x, out, d, backend), plan)
 
-    key = ("out", x.shape, x.stride(), out.stride(), x.dtype, out.dtype, x.device, out.device, dim, backend)
-    plan = None if forced or not use_plans else dispatch.PLANS.get(key)
+    plan = None if forced or not use_plans else dispatch.PLANS.get(_out_plan_key(x, out, dim, backend))
     if plan is not None:
         plan(x, out, log)
         _written(out)
@@ -844,6 +850,12 @@ def _write_into(
     kernel_backend.forward(x3, y3, log, tier)
     _written(out)
     return True
+
+
+def _out_plan_key(x: torch.Tensor, out: torch.Tensor, dim: int, backend: str) -> tuple:
+    """The key of an ``out=`` call's plan, which the public functions' fast path builds inline: both
+    dtypes and devices, so that a hit means they agree, as checked when the plan was kept."""
+    return ("out", x.shape, x.stride(), out.stride(), x.dtype, out.dtype, x.device, out.device, dim, backend)
 
 
 def _written(out: torch.Tensor) -> None:
@@ -885,9 +897,8 @@ def _apply(x, dim, dtype, backend, log: bool, what: str, out=None) -> torch.Tens
     dim = _normalize_dim(dim, x.dim())
     if out is not None:
         return _written_into(out, x, given_dim, dim, dtype, backend, log, what)
-    if dtype is None and x.dtype in _HALF and x.device.type in AUTOCAST_TO_FLOAT32:
-        if torch.is_autocast_enabled(x.device.type):
-            dtype = torch.float32  # torch's autocast runs softmax and log_softmax in float32 on CUDA
+    if dtype is None and autocasts_to_float32(x):
+        dtype = torch.float32  # torch's autocast runs softmax and log_softmax in float32 on CUDA
     return _computed(x, given_dim, dim, dtype, backend, log)
 
 
@@ -922,7 +933,6 @@ def _computed(x: torch.Tensor, given_dim, dim: int, dtype, backend: str, log: bo
 _Tensor = torch.Tensor
 _compiling = torch.compiler.is_compiling
 _forced = dispatch.current_override
-_overlaps = torch._C._overlaps
 _PLANS = dispatch.PLANS
 
 
@@ -968,7 +978,7 @@ def _public(log: bool, name: str, doc: str):
                 and not (out.is_inference() and not _inference_mode())
                 and not _overlaps(x, out)
             ):
-                # (the key holds both dtypes and devices: a hit means they agree, as checked when it was kept)
+                # _out_plan_key, inline
                 key = ("out", x.shape, x.stride(), out.stride(), x.dtype, out.dtype, x.device, out.device, dim, backend)
                 plan = _PLANS.get(key)
                 if plan is not None:

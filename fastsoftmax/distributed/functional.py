@@ -17,6 +17,9 @@ from .. import functional as _functional
 from . import _local
 
 COLLECTIVES = ("allgather", "allreduce", "peer")
+#: the device types whose autocast computes cross_entropy in float32 (torch's float32 lists hold it
+#: for CUDA and for the CPU alike; softmax only for CUDA)
+CROSS_ENTROPY_AUTOCAST_TO_FLOAT32 = ("cuda", "cpu")
 #: The collective used when none is named: one all-gather of the (max, sum) pairs, merged
 #: locally inside the normalising kernel. Two all-reduces (the max, then the rescaled sums) move
 #: fewer bytes at large world sizes but pay two latencies and a rescale between them. "peer"
@@ -340,11 +343,10 @@ def _softmax(x, dim, group, log, collective, chunk_rows, check):
         if check:  # the other ranks are about to exchange descriptors: they must hear of it
             _share_refusal(x, group)
         raise
-    if x.dtype in (torch.float16, torch.bfloat16) and x.device.type in _functional.AUTOCAST_TO_FLOAT32:
-        if torch.is_autocast_enabled(x.device.type):
-            # as fastsoftmax.softmax and torch's autocast: softmax and log_softmax are float32 ops
-            # (log-probabilities keep float32's digits); the gradient comes back through the cast
-            x = x.float()
+    if _functional.autocasts_to_float32(x):
+        # as fastsoftmax.softmax and torch's autocast: softmax and log_softmax are float32 ops
+        # (log-probabilities keep float32's digits); the gradient comes back through the cast
+        x = x.float()
     if check:
         settings = (COLLECTIVES.index(collective), _chunk_code(chunk_rows))
         descriptors = _gather_descriptors(x, dim, group, settings)
@@ -424,7 +426,9 @@ class _DistributedCrossEntropy(torch.autograd.Function):
         ctx.settings = (ignore_index, reduction, on_target, uniform, vocab_start)
         # under autocast torch's cross_entropy is a float32 op: its loss comes back in float32 (the
         # loss is float32 here already; the gradient still comes back in the logits' type)
-        return out if _autocast_float32(logits) else out.to(logits.dtype)
+        if _functional.autocasts_to_float32(logits, CROSS_ENTROPY_AUTOCAST_TO_FLOAT32):
+            return out
+        return out.to(logits.dtype)
 
     @staticmethod
     def backward(ctx, grad):
@@ -442,21 +446,6 @@ class _DistributedCrossEntropy(torch.autograd.Function):
             scale = (grad / count).expand(rows.shape[0]).contiguous()
         dx = _local.cross_entropy_grad(rows, lse, flat_target, scale, vocab_start, ignore_index, on_target, uniform)
         return _from_rows(dx, logits, dim), None, None, None, None, None, None, None, None
-
-
-#: the device types whose autocast computes cross_entropy in float32 (torch's float32 lists hold it
-#: for CUDA and for the CPU alike; softmax only for CUDA)
-CROSS_ENTROPY_AUTOCAST_TO_FLOAT32 = ("cuda", "cpu")
-
-
-def _autocast_float32(logits: torch.Tensor) -> bool:
-    """Whether autocast makes cross_entropy a float32 op for these 16-bit logits, as torch's does."""
-    device = logits.device.type
-    return (
-        logits.dtype in (torch.float16, torch.bfloat16)
-        and device in CROSS_ENTROPY_AUTOCAST_TO_FLOAT32
-        and torch.is_autocast_enabled(device)
-    )
 
 
 def _cross_entropy_arguments(logits, target, collective, reduction, label_smoothing) -> tuple[int, torch.Tensor]:
