@@ -2,13 +2,14 @@
 the Triton kernels (``backend="triton"``, which convert at the store) against the input cast to
 float32 first and computed by fastsoftmax's float32 kernels, torch (``torch.softmax(x, dim,
 dtype=torch.float32)``: one fused pass for float16 on CUDA; bfloat16 it casts first, then runs its
-float32 kernel), and what "auto" does now (``functional.FUSED_WIDENING`` and
-``functional.TORCH_WIDENS_MIN_ROWS``: torch's fused kernel for 64 or more contiguous float16 rows, the
-cast otherwise, while the one pass is off), in one process; each result is
-checked against float64 first. Forward, and the backward through autograd (y and dy float32, dx in
-the input's type). GPU time per call (a spin ahead of the calls, so host time hides) and the
-fraction of copy bandwidth at the bytes a one-pass call moves (2 + 4 an element forward, 4 + 4 + 2
-backward). Decides ``FUSED_WIDENING`` and the rows at which torch's kernel is taken.
+float32 kernel), and what "auto" does now (``functional.FUSED_WIDENING``: the one pass from
+``FUSED_WIDENING_MIN_NUMEL`` elements, ``FUSED_WIDENING_SPLIT_MIN_NUMEL`` where the Triton kernels
+split the rows; elsewhere, ``TORCH_WIDENS_MIN_ROWS``: torch's fused kernel for 64 or more contiguous
+float16 rows, the cast otherwise), in one process; each result is checked against float64 first.
+Forward, and the backward through autograd (y and dy float32, dx in the input's type). GPU time per
+call (a spin ahead of the calls, so host time hides), the host's time to issue a forward call, and
+the fraction of copy bandwidth at the bytes a one-pass call moves (2 + 4 an element forward, 4 + 4 +
+2 backward). Decides ``FUSED_WIDENING``'s sizes and the rows at which torch's kernel is taken.
 
     python3 benchmarks/widening_probe.py [--out FILE] [--dtypes bfloat16,float16]
 """
@@ -16,12 +17,11 @@ backward). Decides ``FUSED_WIDENING`` and the rows at which torch's kernel is ta
 import argparse
 import pathlib
 import sys
+import time
 
 import torch
 
 sys.path.insert(0, str(pathlib.Path(__file__).resolve().parents[1]))
-
-from peer_probe import gpu_us  # noqa: E402  (benchmarks/ is the script's folder)
 
 import fastsoftmax  # noqa: E402
 from fastsoftmax import functional  # noqa: E402
@@ -40,7 +40,31 @@ CASES = [
     ((262144, 256), -1),
     ((65536, 2048), 0),
     ((16, 21, 512, 512), 1),
+    # about the rule's sizes (functional.FUSED_WIDENING_MIN_NUMEL, FUSED_WIDENING_SPLIT_MIN_NUMEL)
+    ((1024, 4096), -1),
+    ((2048, 4096), -1),
+    ((4096, 4096), -1),
+    ((256, 131072), -1),
+    ((1, 16777216), -1),
 ]
+
+
+def _timed(fn, calls: int = 50) -> tuple[float, float]:
+    """(GPU us, host us) a call: the calls queued behind a spin long enough to hide host time up to
+    about 200 us a call, the host's time to issue them read on the way."""
+    for _ in range(3):
+        fn()
+    torch.cuda.synchronize()
+    start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+    torch.cuda._sleep(20_000_000)
+    start.record()
+    issued = time.perf_counter()
+    for _ in range(calls):
+        fn()
+    issued = time.perf_counter() - issued
+    end.record()
+    torch.cuda.synchronize()
+    return start.elapsed_time(end) * 1000 / calls, issued * 1e6 / calls
 
 
 def _variants(log: bool, dim: int):
@@ -67,7 +91,11 @@ def main() -> None:
 
     copy = copy_bandwidth_gbps() * 1e9
     say(f"{torch.cuda.get_device_name()}, copy bandwidth {copy / 1e9:.0f} GB/s; torch {torch.__version__}")
-    say(f"auto: FUSED_WIDENING {functional.FUSED_WIDENING}, TORCH_WIDENS_MIN_ROWS {functional.TORCH_WIDENS_MIN_ROWS}")
+    say(
+        f"auto: FUSED_WIDENING {functional.FUSED_WIDENING} from {functional.FUSED_WIDENING_MIN_NUMEL} elements "
+        f"({functional.FUSED_WIDENING_SPLIT_MIN_NUMEL} split), "
+        f"TORCH_WIDENS_MIN_ROWS {functional.TORCH_WIDENS_MIN_ROWS}"
+    )
     for dtype in [getattr(torch, name) for name in args.dtypes.split(",")]:
         for shape, dim in CASES:
             for log in (False, True):
@@ -83,13 +111,13 @@ def main() -> None:
                     error = float((y.double() - y64).abs().max())
                     xg = x.detach().requires_grad_(True)
                     yg = call(xg)
-                    (dx,) = torch.autograd.grad(yg, xg, dy)
+                    (dx,) = torch.autograd.grad(yg, xg, dy, retain_graph=True)  # timed again below
                     grad_error = float((dx.double() - dx64).abs().max() / dx64.abs().max())
-                    forward = gpu_us(lambda call=call, x=x: call(x))
-                    backward = gpu_us(lambda yg=yg, xg=xg, dy=dy: torch.autograd.grad(yg, xg, dy, retain_graph=True))
+                    forward, host = _timed(lambda call=call, x=x: call(x))
+                    backward, _ = _timed(lambda yg=yg, xg=xg, dy=dy: torch.autograd.grad(yg, xg, dy, retain_graph=True))
                     numel = x.numel()
                     row.append(
-                        f"{name} fwd {forward:8.1f} us {numel * 6 / (forward * 1e-6) / copy:5.3f}"
+                        f"{name} fwd {forward:8.1f} us {numel * 6 / (forward * 1e-6) / copy:5.3f} (host {host:5.1f})"
                         f" bwd {backward:8.1f} us {numel * 10 / (backward * 1e-6) / copy:5.3f}"
                         f" (err {error:.1e}, grad {grad_error:.1e})"
                     )

@@ -88,6 +88,7 @@ def test_one_pass_each_way(dtype, log, counted):
 def test_auto_takes_it_where_enabled(log, counted, monkeypatch):
     op = fastsoftmax.log_softmax if log else fastsoftmax.softmax
     monkeypatch.setattr(functional, "FUSED_WIDENING", True)
+    monkeypatch.setattr(functional, "FUSED_WIDENING_MIN_NUMEL", 9 * 77)  # the rule's sizes, scaled down
     monkeypatch.setattr(functional, "AUTOCAST_TO_FLOAT32", (torch.device(DEVICE).type,))
     x = (torch.randn(9, 77, device=DEVICE) * 4).to(torch.bfloat16)
     check_forward(op(x, -1, dtype=torch.float32), x.float(), -1, log)
@@ -116,10 +117,9 @@ def test_auto_casts_first_while_off(monkeypatch):
 
 @LOG
 def test_auto_hands_many_contiguous_float16_rows_to_torchs_fused_kernel(log, monkeypatch):
-    # while the one pass is off: 64 float16 rows or more, contiguous along the last dim, go to torch's
-    # half-to-float kernel (one pass); bfloat16 (which torch casts first), fewer rows, other dims and
-    # other backends cast first
-    monkeypatch.setattr(functional, "FUSED_WIDENING", False)
+    # where the one pass does not pay (here: small): 64 float16 rows or more, contiguous along the last
+    # dim, go to torch's half-to-float kernel (one pass); bfloat16 (which torch casts first), fewer
+    # rows, other dims and other backends cast first
     monkeypatch.setattr(functional, "TORCH_WIDENS_ON", (torch.device(DEVICE).type,))
     op = fastsoftmax.log_softmax if log else fastsoftmax.softmax
     handed = []
@@ -151,3 +151,48 @@ def test_auto_hands_many_contiguous_float16_rows_to_torchs_fused_kernel(log, mon
     ]:
         check_forward(op(x, dim, dtype=torch.float32, **kwargs), x.float(), dim, log)
     assert handed == []
+
+
+def _sized(shape, dtype=torch.bfloat16):
+    """A tensor of ``shape`` that holds one element (an expanded view): the rule reads sizes only."""
+    return torch.empty(1, dtype=dtype, device=DEVICE).expand(shape)
+
+
+@pytest.mark.skipif(
+    dispatch.unavailable_reason("triton", torch.device(DEVICE).type, None) is not None,
+    reason="the one pass runs on the Triton kernels",
+)
+def test_auto_takes_the_one_pass_where_it_pays():
+    # H200 (results 2026-12-05_h200_s63/c8/): ahead on bulk rows, long rows, other dims and channel
+    # heads from 2^26 elements; behind with a few rows of vocabulary length (the Triton kernels split
+    # them), and small problems pay the Triton launch's host time
+    big = functional.FUSED_WIDENING_SPLIT_MIN_NUMEL
+    cases = [
+        ((4194304, 32), 1, True),
+        ((16384, 4096), 1, True),
+        ((1046, 128256), 1, True),
+        ((64, 1048576), 1, True),  # split, but past FUSED_WIDENING_SPLIT_MIN_NUMEL
+        ((65536, 2048), 0, True),
+        ((16, 21, 512, 512), 1, True),
+        ((2048, 4096), 1, True),  # FUSED_WIDENING_MIN_NUMEL
+        ((2047, 4096), 1, False),
+        ((128, 128256), 1, False),  # split
+        ((32, 151936), 1, False),
+        ((8, 128256), 1, False),
+        ((1, 1 << 24), 1, False),
+        ((1, big), 1, True),
+        ((64, 50), 1, False),
+    ]
+    for dtype in (torch.bfloat16, torch.float16):
+        for shape, dim, expected in cases:
+            x = _sized(shape, dtype)
+            assert functional._widens_in_kernel(x, dim, "auto") is expected, (shape, dim, dtype)
+            assert functional._widens_in_kernel(x, dim, "cuda") is False
+            assert functional._widens_in_kernel(x, dim, "triton") is True
+    with dispatch.forced("cuda"):
+        assert functional._widens_in_kernel(_sized((4194304, 32)), 1, "auto") is False
+
+
+def test_auto_off_casts_or_hands_to_torch_whatever_the_size(monkeypatch):
+    monkeypatch.setattr(functional, "FUSED_WIDENING", False)
+    assert functional._widens_in_kernel(_sized((4194304, 32)), 1, "auto") is False
