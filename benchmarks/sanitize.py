@@ -303,9 +303,6 @@ TUNED_RUNS = {
         # spread columns where 16-byte packs align too, and groups of four row warps over an odd
         # inner whose last group holds a lane's columns in part
         ({"strided_warp_spread": True, "strided_warp_row_warps": 4}, [((5, 100, 40), 1), ((3, 21, 77), 1)]),
-        # realigned 16-byte packs over rows at every 16-byte phase (odd inner): blocks whose first and
-        # last packs reach outside them, a last group of columns held in part, several row warps
-        ({"strided_warp_realign": True}, [((3, 21, 1023), 1), ((4, 40, 77), 1), ((2, 100, 129), 1)]),
     ],
     # and every count of rows a group (one to four) with a
     # partial last block, on rows on 16-byte boundaries (the only ones that take other counts)

@@ -958,32 +958,3 @@ def test_cluster_capped_forms():
     assert f"__maxnreg__({CLUSTER_CAPPED_MAX_REGISTERS[4, True, 32]})" in inst._cluster_wrapper("float", "false")
     with pytest.raises(ValueError, match="no cluster form"):
         Instance("cluster", torch.bfloat16, True, False, 8, cols=32, storage="capped")._cluster_wrapper("bf16", "false")
-
-
-# ---- strided_warp: realigned packs ---------------------------------------------------------------
-@pytest.mark.parametrize("backward", [False, True])
-def test_warp_columns_plan_takes_realigned_packs(fake_device, monkeypatch, backward):
-    """strided_warp_realign launches the realigned 16-byte packs (pack 16 bytes, the kernel's name
-    marked) over an odd H x W whose blocks are dense, with the pitches and the split of aligned packs;
-    a block that is not dense is refused before anything is launched."""
-    from fastsoftmax.backends.cuda import strided
-
-    monkeypatch.setattr(strided, "Kernel", _Kernel)
-    outer, n, inner = 8, 150, 127 * 127
-    strides = ((n * inner, inner, 1),) * (3 if backward else 2)
-    pointers = (0x1002, 0x2000, 0x3006)[: len(strides)]
-    tuning = dataclasses.replace(tiers.DEFAULT_TUNING, strided_warp_realign=True)
-    key = ("strided_warp", torch.bfloat16, outer, n, inner, strides, False, backward, 2, 0, tuning)
-    plans.build(fake_device, key)(pointers, 0)
-    ((kernel, grid, _, args),) = _Kernel.launches
-    shape = strided.warp_columns_shape(n, inner, 2, 8, backward)
-    want = strided.WarpColumnsInstance(torch.bfloat16, backward, False, 8, shape.rows, realign=True)
-    assert kernel.name == want.name and "_p8w_" in kernel.name
-    assert args[len(pointers) :] == (outer, n, inner) + (n * inner, inner) * len(strides) + (shape.groups, shape.bits)
-    assert grid == -(-outer * shape.groups // (strided.WARP_COLUMNS_THREADS // 32 // shape.row_warps))
-    sliced = ((n * (inner + 1), inner + 1, 1),) + strides[1:]
-    key = ("strided_warp", torch.bfloat16, outer, n, inner, sliced, False, backward, 2, 0, tuning)
-    _Kernel.launches = []
-    with pytest.raises(ValueError, match="block is dense"):
-        plans.build(fake_device, key)
-    assert _Kernel.launches == []

@@ -1068,54 +1068,6 @@ def test_strided_warp_full_rows_match_the_host():
         _cubin(wrong, FULLY_OPTIMISED_ARCH, "strided_warp_full_rows_wrong")
 
 
-def test_strided_warp_realign_forms():
-    """strided_warp's realigned 16-byte packs (the tuning strided_warp_realign): named apart, passed to
-    the kernels as REALIGN in both directions, refused for spread and stepped columns and for packs
-    other than 16 bytes; the host takes them only where every tensor's (n, inner) block is dense
-    along unit steps, and names why elsewhere."""
-    from fastsoftmax.backends.cuda import strided, tiers
-
-    W = strided.WarpColumnsInstance
-    plain, realigned = W(torch.bfloat16, False, False, 8, 6), W(torch.bfloat16, False, False, 8, 6, realign=True)
-    assert realigned.name == plain.name.replace("_p8_", "_p8w_")
-    assert "warp_columns_forward<__nv_bfloat16, 8, 6, false, false, true>(" in realigned.wrapper()
-    assert "warp_columns_forward<__nv_bfloat16, 8, 6, false, false>(" in plain.wrapper()
-    backward = W(torch.float32, True, True, 4, 8, realign=True)
-    assert "warp_columns_backward<float, 4, 8, true, false, true>(" in backward.wrapper()
-    for bad in (dict(pack=4, spread=True), dict(pack=8, stepped=True), dict(pack=2)):
-        pack = bad.pop("pack")
-        with pytest.raises(ValueError, match="realigned packs"):
-            W(torch.bfloat16, False, False, pack, 6, realign=True, **bad)
-    # the 16-bit forward at 10 rows leaves the three CTAs' cap (it spills under it), the rest keep it
-    assert W(torch.bfloat16, False, False, 8, 10, realign=True).launch_bounds == "256"
-    assert W(torch.bfloat16, False, False, 8, 8, realign=True).launch_bounds == "256, 3"
-    dense = [(150 * 127, 127, 1), (150 * 127, 127, 1)]
-    tuning = tiers.Tuning(strided_warp_realign=True)
-    assert strided.warp_realign_refusal(150, 127, dense, tuning) is None
-    assert "unit steps" in strided.warp_realign_refusal(150, 127, [(300 * 127, 254, 2), dense[1]], tuning)
-    assert "dense" in strided.warp_realign_refusal(150, 127, [(150 * 130, 130, 1), dense[1]], tuning)
-    assert strided.warp_realign_refusal(1, 127, [(130, 130, 1), dense[1]], tuning) is None  # one row: any pitch
-    spread = tiers.Tuning(strided_warp_realign=True, strided_warp_spread=True)
-    assert "spread" in strided.warp_realign_refusal(150, 127, dense, spread)
-
-
-@needs_nvrtc
-def test_strided_warp_realign_compiles_without_spilling():
-    from fastsoftmax.backends.cuda import compiler, strided
-    from fastsoftmax.backends.cuda.instances import source_for
-
-    W = strided.WarpColumnsInstance
-    instances = [W(torch.bfloat16, False, False, 8, rows, realign=True) for rows in (2, 8, 10, 12, 16)] + [
-        W(torch.float16, True, True, 8, 8, realign=True),
-        W(torch.float32, False, True, 4, 16, realign=True),
-    ]
-    for arch in ("sm_90", "sm_80"):
-        resources = compiler.kernel_resources(compiler.compile_cubin(source_for(instances), arch, "realign", False))
-        for inst in instances:
-            registers, frame = resources[inst.name]
-            assert frame == 0, (inst.name, arch, registers, frame)
-
-
 @needs_nvrtc
 def test_strided_merge_constants_match_the_host(monkeypatch):
     """strided_merge's shared memory holds kMergeMaxThreads slots and the host sizes its blocks by

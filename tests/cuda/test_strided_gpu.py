@@ -1339,35 +1339,6 @@ def test_strided_warp_spread_columns(lanes, dtype):
         run(offset, 1, log, "strided_warp")
 
 
-@pytest.mark.parametrize("dtype", DTYPES, ids=str)
-@pytest.mark.parametrize("lanes", [1, 4, 16, 32])
-def test_strided_warp_realigned_packs(lanes, dtype):
-    """A lane's neighbouring columns moved in the 16-byte packs around them, shifted by each row's
-    phase (the tuning strided_warp_realign): rows at every 16-byte phase (odd H x W), a last group of
-    columns whose lanes hold part of their pack or none, axes that leave rows of a step empty, an
-    inner that packs would have served, one row, an inner narrower than a pack, a view off its 16-byte
-    boundary (the first block's packs reach before the tensor: read element by element); both
-    directions, the realigned kernels the ones launched. A block that is not dense is refused."""
-    from fastsoftmax.backends.cuda import BACKEND, tiers
-
-    pack = 16 // torch.empty((), dtype=dtype).element_size()
-    cases = ((21, 33 * 31), (9, lanes * pack + 1), (40, lanes * pack + 3), (60, 64), (1, 1001), (120, 127), (5, 3))
-    with tiers.tuned(strided_warp_realign=True, strided_warp_lanes=lanes), recording_loads(BACKEND) as loaded:
-        for n, inner in cases:
-            x = rand((3, n, inner), dtype)
-            for log in (False, True):
-                run(x, 1, log, "strided_warp", backward=-(-n // (32 // lanes * 8)) <= 8)
-        offset = view_of("offset", (3, 21, 77), dtype)
-        for log in (False, True):
-            run(offset, 1, log, "strided_warp")
-    warp = [inst for inst in loaded if inst.tier == "strided_warp"]
-    assert warp and all(inst.realign for inst in warp), loaded
-    sliced = rand((3, 40, 80), dtype)[..., :77]
-    with dispatch.forced("cuda", "strided_warp"), tiers.tuned(strided_warp_realign=True):
-        with pytest.raises(ValueError, match="block is dense"):
-            fastsoftmax.softmax(sliced, 1)
-
-
 @pytest.mark.parametrize("dtype", [torch.float32, torch.bfloat16], ids=str)
 def test_strided_warp_spread_every_rows_kernel(dtype):
     """Each spread kernel of a lane's rows, on odd H x W, axes that fill its rows and that leave

@@ -1340,20 +1340,13 @@ class WarpColumnsInstance:
     spread: bool = False
     #: inputs step by 2 along inner, read as the two 16-byte packs of a lane's span
     stepped: bool = False
-    #: rows at several 16-byte phases in dense (n, inner) blocks, moved in the 16-byte packs around a
-    #: lane's columns, shifted by each row's phase (strided_warp.cuh's REALIGN)
-    realign: bool = False
     tier = "strided_warp"
     header = "strided_warp.cuh"
 
-    def __post_init__(self):
-        if self.realign and (self.spread or self.stepped or self.pack * CXX_TYPES[self.dtype][2] != 16):
-            raise ValueError("strided_warp's realigned packs are 16-byte packs of unit steps, not spread")
-
     @property
     def name(self) -> str:
-        marks = ("s" if self.spread else "") + ("w" if self.realign else "") + ("_step2" if self.stepped else "")
-        return kernel_name("strided_warp", self, f"p{self.pack}{marks}_r{self.rows}")
+        shape = f"p{self.pack}{'s' if self.spread else ''}{'_step2' if self.stepped else ''}_r{self.rows}"
+        return kernel_name("strided_warp", self, shape)
 
     @property
     def launch_bounds(self) -> str:
@@ -1366,9 +1359,7 @@ class WarpColumnsInstance:
         0.63 against 0.90. The backward gained on some shapes and lost on others
         ((32, 64, 4096) 0.76 against 0.70, (8, 300, 4096) 0.68 against 0.71) and keeps ptxas's."""
         itemsize = CXX_TYPES[self.dtype][2]
-        # realigned packs at 10 rows spill 40 bytes under the three CTAs' cap (NVRTC 13.5, sm_90)
-        capped = not (self.realign and self.rows == 10)
-        if not self.backward and itemsize == 2 and self.pack * itemsize == 16 and capped:
+        if not self.backward and itemsize == 2 and self.pack * itemsize == 16:
             if self.rows in WARP_COLUMNS_THREE_CTA_ROWS:
                 return f"{WARP_COLUMNS_THREADS}, 3"
             if self.rows in WARP_COLUMNS_TWO_CTA_ROWS:
@@ -1378,7 +1369,6 @@ class WarpColumnsInstance:
     def wrapper(self) -> str:
         t = CXX_TYPES[self.dtype][0]
         flags = ", ".join("true" if flag else "false" for flag in (self.log, self.spread))
-        flags += ", true" if self.realign else ""
         targs = f"{t}, {self.pack}, {self.rows}, {flags}"
         load, store = f"StridedDirectLoad<{t}{', 2' if self.stepped else ''}>", f"StridedDirectStore<{t}>"
         if self.backward:
@@ -1405,19 +1395,6 @@ class WarpColumnsInstance:
         )
 
 
-def warp_realign_refusal(n: int, inner: int, strides, tuning) -> str | None:
-    """Why strided_warp's realigned packs cannot take a problem (None where they can): they need
-    unit steps along inner and each tensor's (n, inner) block dense, so that the 16-byte packs around
-    a lane's columns hold only the block's elements where they do not reach past its ends."""
-    if any(s[2] != 1 for s in strides):
-        return "over unit steps along inner"
-    if n > 1 and any(s[1] != inner for s in strides):
-        return "where each tensor's (n, inner) block is dense"
-    if tuning.strided_warp_spread:
-        return "in place of spread columns (strided_warp_spread)"
-    return None
-
-
 def _build_warp_columns(load, key):
     """strided_warp: a warp a group of columns of one outer index, every row of the axis in its
     registers (strided_warp.cuh)."""
@@ -1434,19 +1411,13 @@ def _build_warp_columns(load, key):
                 f"16-byte packs of their spans; not here: {why}"
             )
     aligned_pack = widest_pack(WARP_COLUMNS_PACKS[dtype], align, itemsize, lambda p: inner % p == 0)
-    realign = bool(tuning.strided_warp_realign)
-    if realign:
-        why = warp_realign_refusal(n, inner, strides, tuning)
-        if why is not None:
-            raise ValueError(f"tier 'strided_warp' realigns 16-byte packs (strided_warp_realign) only {why}")
     spread = aligned_pack is None if tuning.strided_warp_spread is None else tuning.strided_warp_spread
-    spread = spread and not realign
-    if not spread and not realign and aligned_pack is None:
+    if not spread and aligned_pack is None:
         raise ValueError(
             f"strided_warp: no pack of {WARP_COLUMNS_PACKS[dtype]} elements aligns with inner={inner} and the "
             "tensors' pointers and strides; only spread columns (strided_warp_spread) take this layout"
         )
-    pack = 16 // itemsize if realign else WARP_SPREAD_PACK if spread else aligned_pack
+    pack = WARP_SPREAD_PACK if spread else aligned_pack
     shape = warp_columns_shape(
         n,
         inner,
@@ -1462,7 +1433,7 @@ def _build_warp_columns(load, key):
     per_block = WARP_COLUMNS_THREADS // 32 // shape.row_warps
     if groups >= 1 << 31:  # the kernels index groups in 32 bits; a grid holds fewer CTAs still
         raise ValueError(f"strided_warp: {groups} groups of columns are more than a launch's grid holds")
-    inst = WarpColumnsInstance(dtype, backward, log, pack, shape.rows, spread, stepped, realign)
+    inst = WarpColumnsInstance(dtype, backward, log, pack, shape.rows, spread, stepped)
     smem = 4 * warp_columns_smem_floats(shape, pack)
     kernel = Kernel(load(inst, dev), inst.name, dev, 14 if backward else 11, WARP_COLUMNS_THREADS, 1, smem)
     pitches = tuple(s for tensor_strides in strides for s in tensor_strides[:2])

@@ -310,10 +310,6 @@ class Tuning:
     #: neighbouring in packs the layout aligns (False: an error where it aligns none), instead of
     #: spread exactly where no pack aligns
     strided_warp_spread: bool | None = None
-    #: strided_warp: a lane's neighbouring columns moved in the 16-byte packs around them and shifted
-    #: by each row's phase (True), where the tensors' (n, inner) blocks are dense along unit steps (an
-    #: error elsewhere), instead of the packs the layout aligns or, where it aligns none, spread columns
-    strided_warp_realign: bool | None = None
 
     def __post_init__(self):
         if self.long_row_storage_16bit not in (None, *LONG_ROW_STORAGES_16BIT):

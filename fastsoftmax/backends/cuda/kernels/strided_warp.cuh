@@ -38,14 +38,7 @@
 // access, so that a warp's access still covers `lanes` neighbouring elements of each of its rows,
 // and the work done once a row (its test against n, its address) is shared by P elements. Single
 // elements a lane (P == 1, what these kernels replaced) paid that work on every element: H200, bf16
-// (16, 21, 513, 513) over dim 1 forward 0.36 of copy, spread 0.63.
-// The REALIGN kernels take the same layouts in whole 16-byte packs, where each tensor's (n, inner)
-// block is dense: a lane holds P neighbouring columns as where packs align, reads for each row the
-// two 16-byte packs its columns straddle and shifts them by the row's phase (window_pack), and the
-// lanes of a row write the output's 16-byte packs between them, each its own tail and the next
-// lane's head (store_window, a shuffle), the row's two edge packs element by element. A lane's
-// pack pair that would reach outside its block (the block's first and last elements) is read
-// element by element, so no byte outside the tensors is touched. Loads go
+// (16, 21, 513, 513) over dim 1 forward 0.36 of copy, spread 0.63. Loads go
 // through the strided LOAD / STORE functors (StridedDirectLoad / StridedDirectStore), so fused forms
 // reach this tier by a functor, not a copy of the kernel.
 #pragma once
@@ -71,12 +64,9 @@ __device__ constexpr int forward_full_rows() {
 struct WarpColumns {
     i64 o, c;
     int row, step, lane_bits, row_warps, group_thread, group_slot, columns, first, column_step, held;
-    bool live, in_outer;
+    bool live;
 
-    // realign: P neighbouring columns a lane, as where packs align, the last group's lanes holding
-    // those inside inner
-    __device__ __forceinline__ WarpColumns(int P, bool spread, i64 outer, i64 inner, unsigned groups, int bits,
-                                           bool realign = false) {
+    __device__ __forceinline__ WarpColumns(int P, bool spread, i64 outer, i64 inner, unsigned groups, int bits) {
         lane_bits = bits & 7;
         const int row_warp_bits = bits >> 8;
         const unsigned lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
@@ -93,17 +83,10 @@ struct WarpColumns {
         c = (i64)(group - oo * groups) * columns + first;
         row = (group_thread >> 5) * rows_a_warp + (int)(lane >> lane_bits);
         step = rows_a_warp * row_warps;
-        in_outer = oo < outer;
-        live = in_outer && c < inner;
+        live = oo < outer && c < inner;
         // packs: inner is a whole number of them, so a live lane holds all P
-        held = !live     ? 0
-               : spread  ? (int)min((i64)P, (inner - c + lanes - 1) >> lane_bits)
-               : realign ? (int)min((i64)P, inner - c)
-                         : P;
+        held = !live ? 0 : spread ? (int)min((i64)P, (inner - c + lanes - 1) >> lane_bits) : P;
     }
-
-    // the group's first column
-    __device__ __forceinline__ i64 group_column() const { return c - first; }
 
     // the group's column of the lane's i-th
     __device__ __forceinline__ int column(int i) const { return first + i * column_step; }
@@ -237,37 +220,12 @@ __device__ __forceinline__ void load_spread_rows(const LOAD& load, const WarpCol
     }
 }
 
-// A REALIGN lane's ROWS packs of a tensor whose (n, inner) blocks are dense: each row's two 16-byte
-// packs around the lane's columns, shifted by the row's phase (window_pack; one pack at phase 0),
-// or element by element where they would reach outside the block or past inner.
-template <typename T, int P, int ROWS, int FULL, typename LOAD>
-__device__ __forceinline__ void load_window_rows(const LOAD& load, const WarpColumns& w, int n, i64 inner, T pad,
-                                                 Pack<T, P> (&raw)[ROWS]) {
-    const T* p = load.at(w.o, w.row, w.c);
-    const i64 step = w.step * load.s1;
-    const T* lo = load.row(w.o, 0);
-    const T* hi = lo + (i64)n * inner;
-#pragma unroll
-    for (int r = 0; r < ROWS; ++r, p += step) {
-        const bool inside = w.live && w.holds_row<FULL>(r, n);
-        const int m = misalignment<T, P>(p);
-        const T* a = p - m;
-        const bool whole = inside && w.held == P && a >= lo && a + 2 * P <= hi;
-        raw[r] = whole ? window_pack<T, P>(a, m) : gather_pack<T, P>(p, 0, inside ? w.held : 0, pad);
-    }
-}
-
 // The lane's ROWS packs of a tensor, every load issued before any is used; rows past n, and lanes
 // past inner, hold `pad` and read nothing. The first FULL rows are inside n in every lane.
-template <typename T, int P, int ROWS, int FULL, bool SPREAD, bool REALIGN = false, typename LOAD>
+template <typename T, int P, int ROWS, int FULL, bool SPREAD, typename LOAD>
 __device__ __forceinline__ void load_column_rows(const LOAD& load, const WarpColumns& w, int n, T pad,
-                                                 Pack<T, P> (&raw)[ROWS], i64 inner = 0) {
+                                                 Pack<T, P> (&raw)[ROWS]) {
     static_assert(!SPREAD || LOAD::kStep == 1, "spread columns take unit steps along inner");
-    static_assert(!REALIGN || (LOAD::kStep == 1 && !SPREAD), "realigned packs take unit steps along inner");
-    if constexpr (REALIGN) {
-        load_window_rows<T, P, ROWS, FULL>(load, w, n, inner, pad, raw);
-        return;
-    }
     if constexpr (SPREAD) {
         if (w.held == P) {
             load_spread_rows<T, P, ROWS, FULL, false>(load, w, n, pad, raw);
@@ -325,29 +283,6 @@ __device__ __forceinline__ void each_column_row(const STORE& store, const WarpCo
     }
 }
 
-// The lane's rows' packs, pack_of(r), written to the output: each whole where packs align, element
-// by element where SPREAD, and where REALIGN as the output's 16-byte packs between the lanes of a
-// row (store_window: every lane of the row's group of columns takes part, those past inner too).
-template <typename T, int P, int ROWS, int FULL, bool SPREAD, bool REALIGN, typename STORE, typename PACK_OF>
-__device__ __forceinline__ void write_column_rows(const STORE& store, const WarpColumns& w, int n, i64 inner,
-                                                  PACK_OF pack_of) {
-    if constexpr (REALIGN) {
-        if (!w.in_outer) return;
-        T* p = store.at(w.o, w.row, w.group_column());
-        const i64 step = w.step * store.s1;
-        const int lanes = 1 << w.lane_bits;
-        const int hi = (int)min((i64)lanes * P, inner - w.group_column());
-        const int j = (int)(threadIdx.x & 31) & (lanes - 1);
-#pragma unroll
-        for (int r = 0; r < ROWS; ++r, p += step) {
-            if (w.holds_row<FULL>(r, n)) store_window<T, P>(p, pack_of(r), j, lanes, 0, hi);
-        }
-    } else {
-        each_column_row<ROWS, FULL>(store, w, n,
-                                    [&](int r, T* dst) { store_column_pack<T, P, SPREAD>(dst, w, pack_of(r)); });
-    }
-}
-
 // s[i]: this lane's sum of exp(x - m[i]) over its rows of column i, by ShiftedSums' terms (FUSED: not
 // yet rebased). Rows r with r * step >= n are padding in every lane: skipped by the whole group.
 template <bool FUSED, typename T, int P, int ROWS, typename LOAD>
@@ -364,16 +299,15 @@ __device__ __forceinline__ void lane_sums(const LOAD& load, const WarpColumns& w
     }
 }
 
-template <typename T, int P, int ROWS, bool LOG, bool SPREAD, bool REALIGN = false, typename LOAD, typename STORE>
+template <typename T, int P, int ROWS, bool LOG, bool SPREAD, typename LOAD, typename STORE>
 __device__ __forceinline__ void warp_columns_forward(const LOAD& load, const STORE& store, i64 outer, i64 n64,
                                                      i64 inner, i64 groups, i64 bits) {
     extern __shared__ float4 warp_columns_shared[];
-    const WarpColumns w(P, SPREAD, outer, inner, (unsigned)groups, (int)bits, REALIGN);
+    const WarpColumns w(P, SPREAD, outer, inner, (unsigned)groups, (int)bits);
     const ColumnTable table(reinterpret_cast<float*>(warp_columns_shared), w);
     const int n = (int)n64;
-    constexpr int FULL = forward_full_rows<ROWS>();
     Pack<T, P> raw[ROWS];
-    load_column_rows<T, P, ROWS, FULL, SPREAD, REALIGN>(load, w, n, from_float<T>(neg_inf()), raw, inner);
+    load_column_rows<T, P, ROWS, forward_full_rows<ROWS>(), SPREAD>(load, w, n, from_float<T>(neg_inf()), raw);
 
     Pack<T, P> top = raw[0];
 #pragma unroll
@@ -418,38 +352,38 @@ __device__ __forceinline__ void warp_columns_forward(const LOAD& load, const STO
 
     if constexpr (!LOG && sizeof(T) == 2) {
         if (fused) {  // FusedNormaliser: one FFMA, the flushing ex2 and a multiply an element
-            write_column_rows<T, P, ROWS, FULL, SPREAD, REALIGN>(store, w, n, inner, [&](int r) {
+            each_column_row<ROWS, forward_full_rows<ROWS>()>(store, w, n, [&](int r, T* dst) {
                 float v[P];
                 load.template convert<P>(raw[r], v);
 #pragma unroll
                 for (int i = 0; i < P; ++i) v[i] = ex2_ftz(fmaf(v[i], kLog2e, a[i])) * b[i];
-                return store.template convert<P>(v);
+                store_column_pack<T, P, SPREAD>(dst, w, store.template convert<P>(v));
             });
             return;
         }
     }
-    write_column_rows<T, P, ROWS, FULL, SPREAD, REALIGN>(store, w, n, inner, [&](int r) {
+    each_column_row<ROWS, forward_full_rows<ROWS>()>(store, w, n, [&](int r, T* dst) {
         float v[P];
         load.template convert<P>(raw[r], v);
 #pragma unroll
         for (int i = 0; i < P; ++i) v[i] = normalise<LOG, T>(v[i], RowScale{m[i], a[i], b[i]});
-        return store.template convert<P>(v);
+        store_column_pack<T, P, SPREAD>(dst, w, store.template convert<P>(v));
     });
 }
 
 // Backward: y and dy held as the forward holds x (padding 0: it adds nothing to the sums),
 // total = sum(dy * y) (softmax) or sum(dy) (log-softmax) per column, then dx.
-template <typename T, int P, int ROWS, bool LOG, bool SPREAD, bool REALIGN = false, typename LOAD, typename STORE>
+template <typename T, int P, int ROWS, bool LOG, bool SPREAD, typename LOAD, typename STORE>
 __device__ __forceinline__ void warp_columns_backward(const LOAD& y_load, const LOAD& dy_load, const STORE& store,
                                                       i64 outer, i64 n64, i64 inner, i64 groups, i64 bits) {
     extern __shared__ float4 warp_columns_shared[];
-    const WarpColumns w(P, SPREAD, outer, inner, (unsigned)groups, (int)bits, REALIGN);
+    const WarpColumns w(P, SPREAD, outer, inner, (unsigned)groups, (int)bits);
     const ColumnTable table(reinterpret_cast<float*>(warp_columns_shared), w);
     const int n = (int)n64;
     const T zero = from_float<T>(0.0f);
     Pack<T, P> y_raw[ROWS], dy_raw[ROWS];
-    load_column_rows<T, P, ROWS, 0, SPREAD, REALIGN>(y_load, w, n, zero, y_raw, inner);
-    load_column_rows<T, P, ROWS, 0, SPREAD, REALIGN>(dy_load, w, n, zero, dy_raw, inner);
+    load_column_rows<T, P, ROWS, 0, SPREAD>(y_load, w, n, zero, y_raw);
+    load_column_rows<T, P, ROWS, 0, SPREAD>(dy_load, w, n, zero, dy_raw);
 
     float total[P];
 #pragma unroll
@@ -471,13 +405,13 @@ __device__ __forceinline__ void warp_columns_backward(const LOAD& y_load, const 
         read_columns<P>(totals, w, total);
     }
 
-    write_column_rows<T, P, ROWS, 0, SPREAD, REALIGN>(store, w, n, inner, [&](int r) {
+    each_column_row<ROWS, 0>(store, w, n, [&](int r, T* dst) {
         float y[P], dy[P];
         y_load.template convert<P>(y_raw[r], y);
         dy_load.template convert<P>(dy_raw[r], dy);
 #pragma unroll
         for (int i = 0; i < P; ++i) y[i] = input_grad<LOG>(y[i], dy[i], total[i]);
-        return store.template convert<P>(y);
+        store_column_pack<T, P, SPREAD>(dst, w, store.template convert<P>(y));
     });
 }
 
