@@ -3,7 +3,7 @@ compiled from a copy whose phases write %globaltimer and clock64 (thread 0 of ea
 floor kernel that only moves the same bytes through the chip (registers and shared memory, one
 grid barrier, no arithmetic) in the same cooperative geometry.
 
-    PYTHONPATH=$PWD python3 benchmarks/grid_row_phases.py [--shapes 1x16777216] [--dtypes bf16,f32] [--prefetch 0,1,3]
+    PYTHONPATH=$PWD python3 benchmarks/grid_row_phases.py [--shapes 1x16777216] [--dtypes bf16,f32]
 
 Prints, per shape and kernel, the GPU time between events and, per phase, the median and the
 largest time across CTAs at which the phase ended (globaltimer, from the earliest CTA start),
@@ -179,12 +179,6 @@ def main() -> int:
     parser.add_argument("--shapes", default="1x1048576,1x16777216,1x67108864")
     parser.add_argument("--dtypes", default="bf16,f32")
     parser.add_argument("--iters", type=int, default=20)
-    parser.add_argument(
-        "--prefetch",
-        default="0",
-        help="comma-separated forms of the forward to time by what they ask of L2 ahead of their loads "
-        "(instances.GRID_ROW_PREFETCH's bits; 0: none), e.g. 0,1,3",
-    )
     args = parser.parse_args()
     dev = torch.cuda.current_device()
     copy = copy_bandwidth_gbps()
@@ -200,24 +194,22 @@ def main() -> int:
             x = torch.randn(rows, n, device="cuda", dtype=dtype)
             y = torch.empty_like(x)
             nbytes = 2 * x.numel() * x.element_size()
-            for prefetch in (int(v) for v in args.prefetch.split(",")):
-                kernel, shape = plans.grid_row_launch(backend.kernel, dtype, n, False, False, dev, prefetch)
-                ws = torch.zeros(grid_row_workspace(shape.ctas, False) + 4 * MARKS * shape.ctas, device="cuda")
-                launch_args = (x.data_ptr(), y.data_ptr(), ws.data_ptr(), rows, n, n, n, shape.smem_slots)
-                kernel.launch(shape.ctas, stream, launch_args)
-                torch.cuda.synchronize()
-                err = (y.double() - torch.softmax(x.double(), -1)).abs().max().item()
-                times = [gpu_time_us(lambda: kernel.launch(shape.ctas, stream, launch_args)) for _ in range(args.iters)]
-                us = statistics.median(times)
-                print(
-                    f"{TAG[dtype]} {spec}: grid_row{f' (prefetch {prefetch})' if prefetch else ''} "
-                    f"{us:.1f} us, "
-                    f"{nbytes / us / 1e3 / copy:.3f} of copy (max error {err:.2g}); grid {shape.ctas} x "
-                    f"{shape.threads}, K={shape.packs}, {shape.smem_slots} shared slots",
-                    flush=True,
-                )
-                marks = ws[grid_row_workspace(shape.ctas, False) :]
-                print("\n".join(summarize(marks, shape.ctas, PHASES)), flush=True)
+            kernel, shape = plans.grid_row_launch(backend.kernel, dtype, n, False, False, dev)
+            ws = torch.zeros(grid_row_workspace(shape.ctas, False) + 4 * MARKS * shape.ctas, device="cuda")
+            launch_args = (x.data_ptr(), y.data_ptr(), ws.data_ptr(), rows, n, n, n, shape.smem_slots)
+            kernel.launch(shape.ctas, stream, launch_args)
+            torch.cuda.synchronize()
+            err = (y.double() - torch.softmax(x.double(), -1)).abs().max().item()
+            times = [gpu_time_us(lambda: kernel.launch(shape.ctas, stream, launch_args)) for _ in range(args.iters)]
+            us = statistics.median(times)
+            print(
+                f"{TAG[dtype]} {spec}: grid_row {us:.1f} us, "
+                f"{nbytes / us / 1e3 / copy:.3f} of copy (max error {err:.2g}); grid {shape.ctas} x "
+                f"{shape.threads}, K={shape.packs}, {shape.smem_slots} shared slots",
+                flush=True,
+            )
+            marks = ws[grid_row_workspace(shape.ctas, False) :]
+            print("\n".join(summarize(marks, shape.ctas, PHASES)), flush=True)
 
             # the floor: the same bytes through the same geometry, no arithmetic
             if rows == 1:

@@ -359,13 +359,6 @@ TUNED_RUNS = {
         # these problems with eight, and with a splits rule measured and left out)
         ({"strided_spans_blocks": 5}, [((20001, 200), 0), ((2, 30001, 64), 1), ((40001, 64), 0)]),
     ],
-    # bulk prefetches into L2 (grid_row_prefetch): the rest of each row and the streamed walks' lead
-    # (1 x 12000007: float32 partly re-read, the backward of every dtype), then the next row's slice
-    # too (rows of odd length: every other row misaligned)
-    "grid_row": [
-        ({"grid_row_prefetch": 5}, [((1, 300007), -1), ((2, 1000003), -1), ((1, 12000007), -1)]),
-        ({"grid_row_prefetch": 7}, [((3, 300007), -1), ((2, 1000003), -1)]),
-    ],
     "cluster_stream": [
         # a grid of the resident clusters walking more rows than it holds, the next row's shared-memory
         # slots copied while the last writes its registers
@@ -374,9 +367,6 @@ TUNED_RUNS = {
         ({"cluster_ctas": 16}, [((2, 4099), -1)]),
         ({"cluster_stream_per_sm": 2}, [((3, 300007), -1), ((2, 1000003), -1)]),
         ({"cluster_stream_per_sm": 1}, [((3, 300007), -1)]),
-        # bulk prefetches into L2 of the rest of each row, of the next row's slice and of the streamed
-        # walks' lead, clusters walking several rows each (2^21 + 5: re-read in part)
-        ({"grid_row_prefetch": 7, "cluster_stream_persistent": True}, [((70, 300007), -1), ((3, 2097157), -1)]),
     ],
     "strided_staged": [
         ({"staged_cluster": False}, None),

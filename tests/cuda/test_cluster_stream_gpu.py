@@ -17,7 +17,6 @@ from inputs import (
     forward_output,
     gradients_laid_out,
     graph_replays_right,
-    recording_loads,
     rows_laid_out,
     rows_of_special_values,
 )
@@ -97,32 +96,6 @@ def test_cluster_size_follows_the_row(clusters):
     """The smallest cluster whose registers and shared memory hold the row, 16 past that."""
     sizes = [launch_of(clusters, torch.bfloat16, False, n)[1].ctas for n in (300007, 1 << 20, 1 << 21, 1 << 23)]
     assert sizes == sorted(sizes) and sizes[-1] == 16 and sizes[0] < 16, sizes
-
-
-@pytest.mark.parametrize("prefetch", [3, 4, 7])
-@pytest.mark.parametrize("dtype_name", DTYPES)
-def test_with_prefetch(clusters, dtype_name, prefetch):
-    """Both directions asking L2 for their rows ahead of their loads (grid_row_prefetch: the rest of a row and the next
-    row's slice; the streamed walks' lead; all three), around a cluster of 4's boundaries and over rows of 700001
-    (every other one misaligned) walked by persistent clusters, against float64; the kernel of that PREFETCH is the
-    one launched."""
-    from fastsoftmax.backends.cuda import BACKEND, tiers
-
-    dtype = DTYPES[dtype_name]
-    lengths = boundaries(clusters, dtype, False, 4, 1)[-4:]  # outside the recording: it loads the default kernel
-    with tiers.tuned(grid_row_prefetch=prefetch), recording_loads(BACKEND) as loaded:
-        for n in lengths:
-            for log in (False, True):
-                x = rand((2, n), dtype)
-                check_forward(forward(clusters, x, log, ctas=4), x, 1, log)
-        x = rand((40, 700001), dtype)
-        with tiers.tuned(cluster_stream_persistent=True):
-            for log in (False, True):
-                check_forward(forward(clusters, x, log), x, 1, log)
-                dy = rand(x.shape, dtype)
-                check_backward(backward(clusters, forward_output(x, log), dy, log), x, dy, 1, log)
-    kernels = {inst.prefetch for inst in loaded if inst.tier == TIER}
-    assert kernels == {prefetch}, [inst.name for inst in loaded]
 
 
 @pytest.mark.parametrize("per_sm", [1, 2])

@@ -17,7 +17,6 @@ from inputs import (
     forward_output,
     gradients_laid_out,
     graph_replays_right,
-    recording_loads,
     rows_laid_out,
     rows_of_special_values,
 )
@@ -86,36 +85,6 @@ def test_backward_boundaries(backend, dtype_name):
             dy = rand((1, n), dtype)
             dx = backward(backend, forward_output(x, log), dy, log)
             check_backward(dx, x, dy, 1, log)
-
-
-@pytest.mark.parametrize("prefetch", [3, 4, 7])
-@pytest.mark.parametrize("dtype_name", DTYPES)
-def test_with_prefetch(backend, dtype_name, prefetch):
-    """Both directions asking L2 for their rows ahead of their loads (grid_row_prefetch: the rest of a row and the next
-    row's slice; the streamed walks' lead; all three), around this device's launch geometry, over three rows of 2^22 +
-    3 (every other one misaligned) and a backward of 2^24 + 7 (re-read in part), against float64; the kernel of that
-    PREFETCH is the one launched."""
-    from fastsoftmax.backends.cuda import BACKEND, tiers
-
-    dtype = DTYPES[dtype_name]
-    lengths = boundaries(backend, dtype, False)[-3:]  # outside the recording: it loads the default kernel
-    with tiers.tuned(grid_row_prefetch=prefetch), recording_loads(BACKEND) as loaded:
-        for n in lengths:
-            for log in (False, True):
-                x = rand((1, n), dtype)
-                check_forward(forward(backend, x, log), x, 1, log)
-        x = rand((3, (1 << 22) + 3), dtype)
-        for log in (False, True):
-            check_forward(forward(backend, x, log), x, 1, log)
-            dy = rand(x.shape, dtype)
-            dx = backward(backend, forward_output(x, log), dy, log)
-            check_backward(dx, x, dy, 1, log)
-        # a backward whose slices are partly re-read (the streamed walks)
-        x = rand((1, (1 << 24) + 7), dtype)
-        dy = rand(x.shape, dtype)
-        check_backward(backward(backend, forward_output(x, False), dy, False), x, dy, 1, False)
-    kernels = {inst.prefetch for inst in loaded if inst.tier == TIER}
-    assert kernels == {prefetch}, [inst.name for inst in loaded]
 
 
 @pytest.mark.parametrize("rows", [1, 3])

@@ -319,22 +319,6 @@ def test_plan_launches_one_cooperative_grid(fake_device, backward):
     assert ("MAX_DYNAMIC_SHARED_SIZE_BYTES", 227 * 1024 - 1024) in _Kernel.attributes
 
 
-@pytest.mark.parametrize("tier", ["grid_row", "cluster_stream"])
-def test_plan_takes_the_prefetch(fake_device, tier):
-    """grid_row_prefetch launches the kernel of that PREFETCH, forward and backward."""
-    n = 1 << 20
-    for prefetch in (1, 3):
-        tuning = tiers.Tuning(grid_row_prefetch=prefetch)
-        for backward in (False, True):
-            pointers = (0x1000, 0x2000, 0x3000) if backward else (0x1000, 0x2000)
-            key = (tier, torch.bfloat16, 2, n, 1, tuple((n,) for _ in pointers), False, backward, 0, 0, tuning)
-            plans.build(fake_device, key)(pointers, 3)
-            name = _Kernel.launches[-1][0].name
-            per_sm = name.count("_x2") + 1  # cluster_stream's rule may take two an SM
-            want = grid_row_instance(torch.bfloat16, backward, False, tier, per_sm, prefetch=prefetch)
-            assert name == want.name and name.endswith(f"_pf{prefetch}")
-
-
 def test_plan_takes_the_streams_workspace(fake_device, monkeypatch):
     """The workspace is the stream's (launch.stream_workspace: one launch a call, so calls on one
     stream take turns in it), of grid_row_workspace's size with no counters, and its buffer is

@@ -866,59 +866,6 @@ def test_long_row_storage_is_a_tuning_value():
     assert block_regs_storage(torch.float32, False, 64, "raw") == "float"
 
 
-def test_grid_row_prefetch_forms():
-    """grid_row and cluster_stream over rows asking L2 for their rows ahead of their loads (the tuning
-    grid_row_prefetch): named apart, passed to the kernel as PREFETCH in both directions, refused for
-    the column form and for bits the kernel does not know; the host's bits are the kernel's."""
-    from fastsoftmax.backends.cuda import compiler, tiers
-    from fastsoftmax.backends.cuda.instances import (
-        GRID_ROW_PREFETCH,
-        GRID_ROW_PREFETCH_NEXT,
-        GRID_ROW_PREFETCH_REST,
-        GRID_ROW_PREFETCH_STREAM,
-        grid_row_instance,
-    )
-
-    header = (compiler.KERNEL_DIR / "grid_row_tier.cuh").read_text()
-    assert f"constexpr int kPrefetchRest = {GRID_ROW_PREFETCH_REST};" in header
-    assert f"constexpr int kPrefetchNext = {GRID_ROW_PREFETCH_NEXT};" in header
-    assert f"constexpr int kPrefetchStream = {GRID_ROW_PREFETCH_STREAM};" in header
-    default = grid_row_instance(torch.bfloat16, False, False)
-    assert grid_row_instance(torch.bfloat16, False, False, prefetch=0) == default
-    rest = grid_row_instance(torch.bfloat16, False, False, prefetch=1)
-    assert rest.name == default.name + "_pf1"
-    assert "grid_row_forward<__nv_bfloat16, 8, 12, false, 1>(" in rest.wrapper()
-    assert "grid_row_forward<__nv_bfloat16, 8, 12, false>(" in default.wrapper()
-    back = grid_row_instance(torch.float32, True, True, "cluster_stream", 2, prefetch=3)
-    assert back.name.endswith("_x2_pf3") and "cluster_stream_backward<float, 4, 4, true, 3>(" in back.wrapper()
-    for bad in (dict(prefetch=GRID_ROW_PREFETCH + 1), dict(prefetch=1, tier="cluster_stream", columns=True)):
-        with pytest.raises(ValueError, match="with prefetch"):
-            grid_row_instance(torch.bfloat16, False, False, **bad)
-    for bad in (-1, GRID_ROW_PREFETCH + 1):
-        with pytest.raises(ValueError, match=f"grid_row_prefetch={bad} is not from 0 to {GRID_ROW_PREFETCH}"):
-            with tiers.tuned(grid_row_prefetch=bad):
-                pass
-
-
-@needs_nvrtc
-def test_grid_row_prefetch_compiles_without_spilling():
-    from fastsoftmax.backends.cuda import compiler
-    from fastsoftmax.backends.cuda.instances import GRID_ROW_PREFETCH, grid_row_instance, source_for
-
-    instances = [
-        grid_row_instance(torch.bfloat16, False, False, prefetch=GRID_ROW_PREFETCH),
-        grid_row_instance(torch.float32, True, False, prefetch=GRID_ROW_PREFETCH),
-        grid_row_instance(torch.float32, False, True, "cluster_stream", prefetch=GRID_ROW_PREFETCH),
-        grid_row_instance(torch.bfloat16, True, True, "cluster_stream", 2, prefetch=GRID_ROW_PREFETCH),
-    ]
-    for arch in ("sm_90", "sm_80"):
-        cubin = compiler.compile_cubin(source_for(instances), arch, "prefetch", use_cache=False)
-        resources = compiler.kernel_resources(cubin)
-        for inst in instances:
-            registers, frame = resources[inst.name]
-            assert registers <= 128 and frame == 0, (inst.name, arch, registers, frame)
-
-
 def test_cluster_grid():
     from fastsoftmax.backends.cuda import tiers
     from fastsoftmax.backends.cuda.instances import cluster_grid, cluster_max_cols, cluster_preferred_max_cols

@@ -755,14 +755,6 @@ def cluster_shape(
 
 
 # ---- tier "grid_row" ----------------------------------------------------------------------------
-#: what a grid_row or cluster_stream row kernel asks of L2 ahead of its loads (grid_row_tier.cuh's
-#: PREFETCH, a sum of these bits; the tuning grid_row_prefetch): the CTA's slots of a row past its
-#: registers as the row starts, its slice of the next row once a row's reads are issued, and the
-#: streamed walks' slots a few steps ahead of each step
-GRID_ROW_PREFETCH_REST = 1
-GRID_ROW_PREFETCH_NEXT = 2
-GRID_ROW_PREFETCH_STREAM = 4
-GRID_ROW_PREFETCH = GRID_ROW_PREFETCH_REST | GRID_ROW_PREFETCH_NEXT | GRID_ROW_PREFETCH_STREAM
 #: threads of a grid_row CTA (one CTA per SM: 128 registers a thread)
 GRID_ROW_THREADS = 512
 #: 16-byte packs a thread holds in registers, per tensor (forward x, backward y and dy): the most
@@ -1062,9 +1054,6 @@ class Instance:
     columns: bool = False
     tight: bool = False  # flat_rows: rows of (cols - 1) x group + 1 .. cols x group (FlatSlots)
     per_sm: int = 0  # cluster_stream: CTAs an SM its launch bounds allow (0: one, as grid_row)
-    # grid_row, cluster_stream over rows: what the kernel asks of L2 ahead of its loads (PREFETCH:
-    # GRID_ROW_PREFETCH's bits; 0 none)
-    prefetch: int = 0
 
     def __post_init__(self):
         # one spelling per kernel, so that equal kernels compare equal
@@ -1080,12 +1069,6 @@ class Instance:
             raise ValueError(f"no tight form of tier {self.tier!r}")
         if self.per_sm and (self.tier != "cluster_stream" or self.per_sm not in CLUSTER_STREAM_PER_SM):
             raise ValueError(f"no form of tier {self.tier!r} at {self.per_sm} CTAs an SM")
-        if self.prefetch and (
-            self.tier not in ("grid_row", "cluster_stream")
-            or self.columns
-            or not 0 < self.prefetch <= GRID_ROW_PREFETCH
-        ):
-            raise ValueError(f"no form of tier {self.tier!r} with prefetch {self.prefetch}")
 
     @property
     def block_storage(self) -> str:
@@ -1107,7 +1090,6 @@ class Instance:
             shape = f"p{self.pack}_c{self.cols}" + (f"_{self.storage}" if self.storage else "")
             shape += "_columns" if self.columns else ""
             shape += f"_x{self.per_sm}" if self.per_sm > 1 else ""
-            shape += f"_pf{self.prefetch}" if self.prefetch else ""
         elif self.tier in ("block_smem", "block_uncached", "cluster"):
             shape = f"p{self.pack}"
         elif self.tier == "flat_rows":
@@ -1250,7 +1232,7 @@ class Instance:
 
     def _grid_row_wrapper(self, t: str, log: str) -> str:
         # one kernel body, two teams: the cooperative grid (a workspace for its pairs) or a cluster
-        targs = f"{t}, {self.pack}, {self.cols // self.pack}, {log}" + (f", {self.prefetch}" if self.prefetch else "")
+        targs = f"{t}, {self.pack}, {self.cols // self.pack}, {log}"
         grid = self.tier == "grid_row"
         ws, team = ("float* ws, ", "RowGridTeam{ws}, ") if grid else ("", "")
         fn = "grid_row" if grid else "cluster_stream"
@@ -1342,17 +1324,15 @@ def grid_row_instance(
     tier: str = "grid_row",
     per_sm: int = 1,
     columns: bool = False,
-    prefetch: int = 0,
 ) -> Instance:
     """The grid_row (or cluster_stream: the same kernel body) instance of a dtype, direction and
     function; cluster_stream's at ``per_sm`` CTAs an SM, or over runs of interleaved columns where
-    ``columns`` (one CTA an SM, in packs of column_stream_pack); over rows asking L2 for what
-    ``prefetch`` names (GRID_ROW_PREFETCH's bits) ahead of its loads."""
+    ``columns`` (one CTA an SM, in packs of column_stream_pack)."""
     if columns and per_sm != 1:
         raise ValueError("cluster_stream's column kernels run one CTA an SM")
     pack = column_stream_pack(dtype) if columns else cluster_pack(dtype)
     cols = grid_row_held_packs(dtype, backward, pack) * pack
-    return Instance(tier, dtype, backward, log, pack, cols=cols, per_sm=per_sm, columns=columns, prefetch=prefetch)
+    return Instance(tier, dtype, backward, log, pack, cols=cols, per_sm=per_sm, columns=columns)
 
 
 def source_for(instances) -> str:

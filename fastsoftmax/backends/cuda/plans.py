@@ -408,15 +408,14 @@ def _split_row(load, dtype, outer, n, pitches, log, backward, align, dev, tuning
     return run
 
 
-def grid_row_launch(load, dtype, n, backward, log, dev, prefetch: int = 0) -> tuple[Kernel, GridRowShape]:
+def grid_row_launch(load, dtype, n, backward, log, dev) -> tuple[Kernel, GridRowShape]:
     """The kernel (cooperative, block and shared memory set) and shape of a grid_row launch on
     rows of n columns (see instances.grid_row_shape for the launch contract); also what the probe
-    and the tests use to find the geometry the backend launches. ``prefetch``: what the kernel asks
-    of L2 ahead of its loads (Instance.prefetch)."""
+    and the tests use to find the geometry the backend launches."""
     facts = device_facts(dev)
     if not facts.cooperative_launch:
         raise ValueError(f"tier 'grid_row' needs cooperative launches, which cuda:{dev} does not support")
-    inst = grid_row_instance(dtype, backward, log, prefetch=prefetch)
+    inst = grid_row_instance(dtype, backward, log)
     nargs = 10 if backward else 8
     budget = facts.smem_per_block - GRID_ROW_STATIC_SMEM
     function = load(inst, dev)
@@ -431,7 +430,7 @@ def grid_row_launch(load, dtype, n, backward, log, dev, prefetch: int = 0) -> tu
 def _grid_row(load, dtype, outer, n, pitches, log, backward, dev, tuning):
     """Every resident CTA on each row in turn, one cooperative launch. Any alignment: the kernel
     reads each row's misalignments itself."""
-    kernel, shape = grid_row_launch(load, dtype, n, backward, log, dev, tuning.grid_row_prefetch or 0)
+    kernel, shape = grid_row_launch(load, dtype, n, backward, log, dev)
     workspace = grid_row_workspace(shape.ctas, backward)
     go = kernel.bound(shape.ctas, (outer, n) + pitches + (shape.smem_slots,))
 
@@ -457,18 +456,16 @@ def cluster_stream_launch(
     ctas: int = 0,
     per_sm: int = 1,
     columns: int = 1,
-    prefetch: int = 0,
 ) -> tuple[Kernel, GridRowShape, int]:
     """The kernel (cluster size, block and shared memory set), shape and resident clusters (the
     driver's count of them on the whole device at once) of a cluster_stream launch on rows of n
     columns (see instances.cluster_stream_shape for the launch contract), ``per_sm`` CTAs an SM
     sharing its shared memory; rows that are runs of ``columns`` interleaved columns where it is more
-    than 1 (the kernel then takes ``columns`` as its last argument; one CTA an SM). ``prefetch``:
-    as grid_row_launch's."""
+    than 1 (the kernel then takes ``columns`` as its last argument; one CTA an SM)."""
     facts = device_facts(dev)
     if not facts.cluster_launch:
         raise ValueError(f"tier 'cluster_stream' needs thread-block clusters (sm_90 or newer), not {facts.arch}")
-    inst = grid_row_instance(dtype, backward, log, "cluster_stream", per_sm, columns > 1, prefetch)
+    inst = grid_row_instance(dtype, backward, log, "cluster_stream", per_sm, columns > 1)
     static = COLUMN_STREAM_STATIC_SMEM if columns > 1 else GRID_ROW_STATIC_SMEM
     budget = cluster_stream_budget(facts, per_sm, static)
     shape = cluster_stream_shape(n, dtype, backward, budget, ctas, per_sm, columns)
@@ -503,9 +500,7 @@ def _cluster_stream(load, dtype, outer, n, pitches, log, backward, dev, tuning):
         n, dtype, backward, outer, cluster_stream_budget(facts, 2), facts.high_bandwidth_per_sm
     )
     ctas = tuning.cluster_ctas or 0
-    kernel, shape, resident = cluster_stream_launch(
-        load, dtype, n, backward, log, dev, ctas, per_sm, prefetch=tuning.grid_row_prefetch or 0
-    )
+    kernel, shape, resident = cluster_stream_launch(load, dtype, n, backward, log, dev, ctas, per_sm)
     stagger = cluster_stream_stagger(outer, resident, tuning.cluster_stream_stagger)
     persistent = cluster_stream_persistent(outer, resident, tuning.cluster_stream_persistent)
     clusters = resident if persistent else outer

@@ -68,7 +68,6 @@ from .instances import (
     FLAT_ROWS_MIN_COLS,
     FLAT_ROWS_MIN_COLS_16BIT_FORWARD,
     FLAT_ROWS_TIGHT_MAX_BANK_WAYS,
-    GRID_ROW_PREFETCH,
     LONG_ROW_STORAGES_16BIT,
     SHORT_ROW_STORAGES_16BIT,
     WARP_LANES_16BIT,
@@ -268,11 +267,6 @@ class Tuning:
     #: where strided.stepped_partials_pack allows; 1: element by element), instead of
     #: strided.STRIDED_STEPPED_PARTIALS_PACK
     strided_stepped_partials: int | None = None
-    #: grid_row, cluster_stream over rows: what the kernel asks of L2 ahead of its loads, a sum of
-    #: instances.GRID_ROW_PREFETCH_REST (as a row starts, the CTA's slots past its registers),
-    #: GRID_ROW_PREFETCH_NEXT (once a row's reads are issued, its slice of the next row) and
-    #: GRID_ROW_PREFETCH_STREAM (the streamed walks' slots a few steps ahead); 0 none
-    grid_row_prefetch: int | None = None
     #: strided: blocks an SM the spans' partials-only kernel is compiled for (launch bounds), wherever
     #: it is launched, instead of strided.STRIDED_SPANS_PARTIALS_MIN_BLOCKS
     strided_spans_blocks: int | None = None
@@ -356,8 +350,6 @@ class Tuning:
         packs = (1, *strided.STRIDED_STEPPED_PARTIALS_PACKS)
         if self.strided_stepped_partials is not None and self.strided_stepped_partials not in packs:
             raise ValueError(f"strided_stepped_partials={self.strided_stepped_partials!r} is not one of {packs}")
-        if self.grid_row_prefetch is not None and not 0 <= self.grid_row_prefetch <= GRID_ROW_PREFETCH:
-            raise ValueError(f"grid_row_prefetch={self.grid_row_prefetch!r} is not from 0 to {GRID_ROW_PREFETCH}")
         if self.strided_spans_blocks is not None and not 1 <= self.strided_spans_blocks <= 8:
             raise ValueError(f"strided_spans_blocks={self.strided_spans_blocks!r} is not from 1 to 8")
         if self.split_row_blocks_per_sm is not None and self.split_row_blocks_per_sm <= 0:

@@ -70,55 +70,6 @@ namespace fastsoftmax {
 constexpr int kGridRowUnroll = 4;
 constexpr int kGridRowUnrollBackward = 2;
 
-// ---- prefetch: bytes asked of L2 ahead of their loads --------------------------------------------
-// A thread has at most kGridRowUnroll streamed 16-byte slots in flight (32 KB an SM of 512 threads),
-// and a CTA's copy groups go one by one: fewer bytes in flight than an SM's share of DRAM bandwidth
-// needs over its latency. A bulk prefetch (the TMA unit, sm_90) moves bytes from DRAM into L2 with
-// nothing held on the SM, so that the loads and copies that follow it find them there.
-// A row of many times what L2 holds is asked for in a window that moves with the streamed walks
-// instead (kPrefetchStream): asked all at once, its first bytes would leave L2 before they are read.
-// Bits of a kernel's PREFETCH:
-constexpr int kPrefetchRest = 1;  // as a row starts, the CTA's slots past its registers
-constexpr int kPrefetchNext = 2;  // once a row's reads are issued, the CTA's slice of its next row
-constexpr int kPrefetchStream = 4;  // the streamed walks' slots kPrefetchLead steps ahead of each step
-constexpr int kPrefetchLead = 2;
-constexpr int kPrefetchChunk = 16384;  // bytes a bulk prefetch at most
-
-// Columns [from, to) of a row (clamped inward to 16-byte boundaries: never a byte outside it), in
-// chunks of kPrefetchChunk bytes, lane l of the calling threads' first `lanes` taking chunks l, l +
-// lanes, ...
-template <typename T>
-__device__ __forceinline__ void prefetch_columns(const T* row, i64 from, i64 to, unsigned lanes = 32) {
-#if __CUDA_ARCH__ >= 900
-    if (threadIdx.x >= lanes || to <= from) return;
-    const unsigned long long lo = ((unsigned long long)(row + from) + 15) & ~15ull;
-    const unsigned long long hi = (unsigned long long)(row + to) & ~15ull;
-    for (unsigned long long a = lo + (unsigned long long)threadIdx.x * kPrefetchChunk; a < hi;
-         a += (unsigned long long)lanes * kPrefetchChunk) {
-        const unsigned bytes = (unsigned)min((unsigned long long)kPrefetchChunk, hi - a);
-        asm volatile("cp.async.bulk.prefetch.L2.global [%0], %1;" ::"l"(a), "r"(bytes) : "memory");
-    }
-#endif
-}
-
-// A streamed walk's slots one step of the CTA (`step` slots from thread 0's j) kPrefetchLead steps
-// ahead, up to slot `to`, inside columns [lo, hi): thread 0, as it reaches j.
-template <bool PF, typename T, int P>
-__device__ __forceinline__ void prefetch_lead(const T* row, i64 first, int j, int step, int to, i64 lo, i64 hi) {
-    if constexpr (PF) {
-        const int a = j + kPrefetchLead * step;
-        const int b = min(a + step, to);
-        if (a < b) prefetch_columns(row, max(first + (i64)a * P, lo), min(first + (i64)b * P, hi), 1);
-    }
-}
-
-// The CTA's slice of a row of the team's (kPrefetchNext), asked of L2 by warp 0's lanes.
-template <int P, typename T, typename TEAM>
-__device__ __forceinline__ void prefetch_slice(const T* row, i64 n, const TEAM& team) {
-    const ClusterSlice<P> s(n, misalignment<T, P>(row), team.rank(), team.size());
-    prefetch_columns(row, s.begin, s.end);
-}
-
 // The raw pack of slot `col` of a tensor: one 16-byte load when the tensor's packs start at col
 // (`aligned`: its misalignment is that of the slots being walked) and the pack lies inside the
 // slice, else element by element, the columns outside the slice set to `pad`.
@@ -135,9 +86,8 @@ __device__ __forceinline__ Pack<T, P> read_slot(const LOAD& load, const T* row, 
 }
 
 // The backward's two tensors: slots [from, to) of y and dy walked together,
-// kGridRowUnrollBackward pairs of loads in flight; f(y values, dy values, col) each, as floats (PF:
-// both rows' slots kPrefetchLead steps ahead asked of L2, prefetch_lead).
-template <typename T, int P, bool PF = false, typename LOAD_Y, typename LOAD_DY, typename F>
+// kGridRowUnrollBackward pairs of loads in flight; f(y values, dy values, col) each, as floats.
+template <typename T, int P, typename LOAD_Y, typename LOAD_DY, typename F>
 __device__ __forceinline__ void stream_pairs(const LOAD_Y& load_y, const T* y_row, const LOAD_DY& load_dy,
                                              const T* dy_row, const ClusterSlice<P>& s, i64 row, i64 first, int from,
                                              int to, bool y_aligned, bool dy_aligned, F f) {
@@ -150,8 +100,6 @@ __device__ __forceinline__ void stream_pairs(const LOAD_Y& load_y, const T* y_ro
     };
     int j = from + threadIdx.x;
     for (; j + (kGridRowUnrollBackward - 1) * step < to; j += kGridRowUnrollBackward * step) {
-        prefetch_lead<PF, T, P>(y_row, first, j, kGridRowUnrollBackward * step, to, s.begin, s.end);
-        prefetch_lead<PF, T, P>(dy_row, first, j, kGridRowUnrollBackward * step, to, s.begin, s.end);
         Pack<T, P> yr[kGridRowUnrollBackward], dyr[kGridRowUnrollBackward];
 #pragma unroll
         for (int u = 0; u < kGridRowUnrollBackward; ++u) {
@@ -405,14 +353,11 @@ __device__ __forceinline__ void load_group(const LOAD& load, const T* src, i64 f
 
 // f(raw, j) for each group of U streamed slots j, j + blockDim.x, ... of [from, to) (thread t's
 // groups from from + t on; load_group, padded with -inf past `to`).
-// PF: the slots kPrefetchLead groups ahead asked of L2 (prefetch_lead).
-template <typename T, int P, int U, bool PF = false, typename LOAD, typename F>
+template <typename T, int P, int U, typename LOAD, typename F>
 __device__ __forceinline__ void each_load_group(const LOAD& load, const T* src, i64 first, const WholeSlots<P>& whole,
                                                 int from, int to, F f) {
     const Pack<T, P> pad = filled_pack<T, P>(neg_inf());
     for (int j = from + threadIdx.x; j < to; j += U * (int)blockDim.x) {
-        prefetch_lead<PF, T, P>(src, first, j, U * (int)blockDim.x, to, first + (i64)whole.lo * P,
-                                first + (i64)whole.hi * P);
         Pack<T, P> raw[U];
         load_group<T, P, U>(load, src, first, whole, j, to, pad, raw);
         f(raw, j);
@@ -420,14 +365,13 @@ __device__ __forceinline__ void each_load_group(const LOAD& load, const T* src, 
 }
 
 // The running pair of slots [from, to) (thread t: from + t, + blockDim.x, ...), kGridRowUnroll
-// loads in flight, their maximum taken first so that the pair is rescaled once per group of loads
-// (PF: each_load_group's).
-template <typename T, int P, bool PF = false, typename LOAD>
+// loads in flight, their maximum taken first so that the pair is rescaled once per group of loads.
+template <typename T, int P, typename LOAD>
 __device__ __forceinline__ void stream_stats(const LOAD& load, const T* src, i64 row, i64 first,
                                              const WholeSlots<P>& whole, int from, int to, MaxSum& state) {
     constexpr int U = kGridRowUnroll;
     const int step = blockDim.x;
-    each_load_group<T, P, U, PF>(load, src, first, whole, from, to, [&](const Pack<T, P>(&raw)[U], int j) {
+    each_load_group<T, P, U>(load, src, first, whole, from, to, [&](const Pack<T, P>(&raw)[U], int j) {
         float m = state.max;
 #pragma unroll
         for (int u = 0; u < U; ++u) m = fmaxf(m, load.template max_of<P>(raw[u], row, first + (i64)(j + u * step) * P));
@@ -444,14 +388,13 @@ __device__ __forceinline__ void stream_stats(const LOAD& load, const T* src, i64
 }
 
 // f(raw pack, col) for the whole slots of [from, to) (thread t: from + t, + blockDim.x, ...), x
-// re-read, kGridRowUnroll loads in flight (PF: each_load_group's).
-template <typename T, int P, bool PF = false, typename LOAD, typename F>
+// re-read, kGridRowUnroll loads in flight.
+template <typename T, int P, typename LOAD, typename F>
 __device__ __forceinline__ void stream_whole(const LOAD& load, const T* src, i64 first, const WholeSlots<P>& whole,
                                              int from, int to, F f) {
     constexpr int U = kGridRowUnroll;
     const int step = blockDim.x;
     for (int j = from + threadIdx.x; j < to; j += U * step) {
-        prefetch_lead<PF, T, P>(src, first, j, U * step, to, first + (i64)whole.lo * P, first + (i64)whole.hi * P);
         Pack<T, P> raw[U];
 #pragma unroll
         for (int u = 0; u < U; ++u)
@@ -540,7 +483,7 @@ __device__ __forceinline__ MaxSum staged_group_pair(const LOAD& load, const Pack
 // mapped in place by map(values): the streamed rest first (the most recently read, the likeliest
 // still in L2), the slice's partial edge slots, then shared memory and the registers, whole 16-byte
 // slots each (one 16-byte store, a partial slot only its columns inside the slice).
-template <typename T, int P, int K, bool PF = false, typename LOAD, typename STORE, typename MAP>
+template <typename T, int P, int K, typename LOAD, typename STORE, typename MAP>
 __device__ __forceinline__ void write_held_row(const LOAD& load, const STORE& store, const T* src, i64 row, i64 first,
                                                int count, const ClusterSlice<P>& slice, const WholeSlots<P>& whole,
                                                const GridRowHeld& held, const Pack<T, P> (&x)[K],
@@ -551,8 +494,8 @@ __device__ __forceinline__ void write_held_row(const LOAD& load, const STORE& st
         map(v);
         scatter<T, P>(store, slice, row, col, v, whole_slot);
     };
-    stream_whole<T, P, PF>(load, src, first, whole, held.total(), count,
-                           [&](const Pack<T, P>& raw, i64 col) { write(raw, col, true); });
+    stream_whole<T, P>(load, src, first, whole, held.total(), count,
+                       [&](const Pack<T, P>& raw, i64 col) { write(raw, col, true); });
     each_edge<T, P>(load, src, slice, first, count, whole, 0.0f,
                     [&](const Pack<T, P>& raw, i64 col) { write(raw, col, false); });
     for (int j = threadIdx.x; j < held.smem; j += blockDim.x)
@@ -562,14 +505,11 @@ __device__ __forceinline__ void write_held_row(const LOAD& load, const STORE& st
         if (slot_of(k) < held.regs && whole(slot_of(k))) write(x[k], first + (i64)slot_of(k) * P, true);
 }
 
-// PREFETCH: which of a row's bytes the L2 is asked for ahead of their loads (a sum of kPrefetchRest,
-// kPrefetchNext and kPrefetchStream; 0: none).
-template <typename T, int P, int K, bool LOG, int PREFETCH = 0, typename TEAM, typename LOAD, typename STORE>
+template <typename T, int P, int K, bool LOG, typename TEAM, typename LOAD, typename STORE>
 __device__ __forceinline__ void grid_row_forward(const LOAD& load, const STORE& store, TEAM team, i64 rows, i64 n,
                                                  i64 smem_slots) {
     constexpr int kAhead = TEAM::kGroupsAhead;
     static_assert(kAhead >= 1 && kAhead <= kGridRowStages, "groups ahead: 1 to kGridRowStages");
-    constexpr bool kStreamLead = (PREFETCH & kPrefetchStream) != 0;
     extern __shared__ __align__(16) unsigned char grid_row_smem[];
     __shared__ MaxSum cta_slots[32];
     __shared__ MaxSum total_slot;
@@ -587,7 +527,6 @@ __device__ __forceinline__ void grid_row_forward(const LOAD& load, const STORE& 
         const GridRowHeld held(shift == out_shift, count, K * (int)blockDim.x, smem_slots);
         const int per = rounds_per_group(held.smem);
         const i64 staged_first = first + (i64)held.regs * P;
-        if constexpr ((PREFETCH & kPrefetchRest) != 0) prefetch_columns(src, max(staged_first, slice.begin), slice.end);
 
         const Pack<T, P> pad = filled_pack<T, P>(neg_inf());
         Pack<T, P> x[K];
@@ -610,7 +549,7 @@ __device__ __forceinline__ void grid_row_forward(const LOAD& load, const STORE& 
         // the streamed rest first (read last, so that phase 2, which starts with it, finds the most
         // of it in L2), then the registers (their loads came first), then shared memory group by group
         MaxSum state = empty_maxsum();
-        stream_stats<T, P, kStreamLead>(load, src, row, first, whole, held.total(), count, state);
+        stream_stats<T, P>(load, src, row, first, whole, held.total(), count, state);
         each_edge<T, P>(load, src, slice, first, count, whole, neg_inf(), [&](const Pack<T, P>& raw, i64 col) {
             float v[P];
             load.template convert<P>(raw, v, row, col);
@@ -628,9 +567,6 @@ __device__ __forceinline__ void grid_row_forward(const LOAD& load, const STORE& 
             state = merge(state, staged_group_pair<!LOG, T, P>(load, staged, held.smem, per, g, row, staged_first, pending));
         }
 
-        if constexpr ((PREFETCH & kPrefetchNext) != 0) {
-            if (row + team.row_step() < rows) prefetch_slice<P>(load.row_ptr(row + team.row_step()), n, team);
-        }
         const MaxSum warp = warp_merge(state);
         if ((threadIdx.x & 31) == 0) cta_slots[threadIdx.x >> 5] = warp;
         __syncthreads();
@@ -653,11 +589,11 @@ __device__ __forceinline__ void grid_row_forward(const LOAD& load, const STORE& 
 #pragma unroll
                 for (int i = 0; i < P; ++i) v[i] = out.fast(v[i]);
             };
-            write_held_row<T, P, K, kStreamLead>(load, store, src, row, first, count, slice, whole, held, x, staged,
-                                                 staged_first, fast);
+            write_held_row<T, P, K>(load, store, src, row, first, count, slice, whole, held, x, staged, staged_first,
+                                    fast);
         } else {
-            write_held_row<T, P, K, kStreamLead>(load, store, src, row, first, count, slice, whole, held, x, staged,
-                                                 staged_first, [&](float* v) { out.template apply<P>(v); });
+            write_held_row<T, P, K>(load, store, src, row, first, count, slice, whole, held, x, staged, staged_first,
+                                    [&](float* v) { out.template apply<P>(v); });
         }
         // the next row's copies land in shared memory this thread may still be reading
         if (row + team.row_step() < rows) __syncthreads();
@@ -743,8 +679,7 @@ struct BackwardRow {
 
 // y and dy held side by side (K register slots and smem_slots shared-memory slots each), when y,
 // dy and dx share their misalignment.
-// PREFETCH: as grid_row_forward's, for both tensors.
-template <typename T, int P, int K, bool LOG, int PREFETCH = 0, typename TEAM, typename LOAD, typename STORE>
+template <typename T, int P, int K, bool LOG, typename TEAM, typename LOAD, typename STORE>
 __device__ __forceinline__ void grid_row_backward(const LOAD& load_y, const LOAD& load_dy, const STORE& store,
                                                   TEAM team, i64 rows, i64 n, i64 smem_slots) {
     extern __shared__ __align__(16) unsigned char grid_row_smem[];
@@ -752,7 +687,6 @@ __device__ __forceinline__ void grid_row_backward(const LOAD& load_y, const LOAD
     __shared__ float merge_slots[32];
     Pack<T, P>* staged_y = reinterpret_cast<Pack<T, P>*>(grid_row_smem);
     Pack<T, P>* staged_dy = staged_y + smem_slots;
-    constexpr bool kStreamLead = (PREFETCH & kPrefetchStream) != 0;
 
     // TEAM::kCopyAhead: rows after the first find their shared-memory slots already in flight
     bool staged_ahead = false;
@@ -765,11 +699,6 @@ __device__ __forceinline__ void grid_row_backward(const LOAD& load_y, const LOAD
         const ClusterSlice<P>& slice = r.slice;
         const i64 first = r.first;
         const GridRowHeld& held = r.held;
-        if constexpr ((PREFETCH & kPrefetchRest) != 0) {
-            const i64 from = max(first + (i64)held.regs * P, slice.begin);
-            prefetch_columns(y_row, from, slice.end);
-            prefetch_columns(dy_row, from, slice.end);
-        }
 
         Pack<T, P> y[K], dy[K];
         load_slots<T, P, K>(load_y, y_row, slice, first, held.regs, 0.0f, y);
@@ -782,16 +711,10 @@ __device__ __forceinline__ void grid_row_backward(const LOAD& load_y, const LOAD
             for (int i = 0; i < P; ++i) sum += backward_term<LOG>(yv[i], dyv[i]);
         };
         // the rest, walked at y's packs: dy in packs too where it shares y's misalignment
-        stream_pairs<T, P, kStreamLead>(load_y, y_row, load_dy, dy_row, slice, row, first, held.total(), r.count,
-                                        true, r.dy_shift == r.shift, accumulate);
+        stream_pairs<T, P>(load_y, y_row, load_dy, dy_row, slice, row, first, held.total(), r.count, true,
+                           r.dy_shift == r.shift, accumulate);
         each_held_pair<T, P, K>(load_y, load_dy, y, dy, staged_y, staged_dy, held, row, first, accumulate);
 
-        if constexpr ((PREFETCH & kPrefetchNext) != 0) {
-            if (row + team.row_step() < rows) {
-                prefetch_slice<P>(load_y.row_ptr(row + team.row_step()), n, team);
-                prefetch_slice<P>(load_dy.row_ptr(row + team.row_step()), n, team);
-            }
-        }
         const float cta = block_allreduce(sum, 0.0f, cta_slots, WarpSum());
         const float total = team.total(cta, merge_slots);
 
@@ -801,9 +724,8 @@ __device__ __forceinline__ void grid_row_backward(const LOAD& load_y, const LOAD
             scatter<T, P>(store, slice, row, col, yv);
         };
         const i64 out_first = slice.first(r.out_shift);
-        stream_pairs<T, P, kStreamLead>(load_y, y_row, load_dy, dy_row, slice, row, out_first, held.total(),
-                                        slot_count(slice, out_first), r.shift == r.out_shift,
-                                        r.dy_shift == r.out_shift, write);
+        stream_pairs<T, P>(load_y, y_row, load_dy, dy_row, slice, row, out_first, held.total(),
+                           slot_count(slice, out_first), r.shift == r.out_shift, r.dy_shift == r.out_shift, write);
         const i64 next_row = row + team.row_step();
         if constexpr (TEAM::kCopyAhead) {
             // shared memory first, so that the next row's copies (once every thread has read this
@@ -831,21 +753,21 @@ __device__ __forceinline__ RowClusterTeam row_cluster_team(i64 stagger) {
     return RowClusterTeam{posts, cluster_nctarank(), cluster_ctarank(), stagger};
 }
 
-template <typename T, int P, int K, bool LOG, int PREFETCH = 0, typename LOAD, typename STORE>
+template <typename T, int P, int K, bool LOG, typename LOAD, typename STORE>
 __device__ __forceinline__ void cluster_stream_forward(const LOAD& load, const STORE& store, i64 rows, i64 n,
                                                        i64 smem_slots, i64 stagger) {
 #if __CUDA_ARCH__ >= 900
-    grid_row_forward<T, P, K, LOG, PREFETCH>(load, store, row_cluster_team(stagger), rows, n, smem_slots);
+    grid_row_forward<T, P, K, LOG>(load, store, row_cluster_team(stagger), rows, n, smem_slots);
 #else
     __trap();
 #endif
 }
 
-template <typename T, int P, int K, bool LOG, int PREFETCH = 0, typename LOAD, typename STORE>
+template <typename T, int P, int K, bool LOG, typename LOAD, typename STORE>
 __device__ __forceinline__ void cluster_stream_backward(const LOAD& load_y, const LOAD& load_dy, const STORE& store,
                                                         i64 rows, i64 n, i64 smem_slots, i64 stagger) {
 #if __CUDA_ARCH__ >= 900
-    grid_row_backward<T, P, K, LOG, PREFETCH>(load_y, load_dy, store, row_cluster_team(stagger), rows, n, smem_slots);
+    grid_row_backward<T, P, K, LOG>(load_y, load_dy, store, row_cluster_team(stagger), rows, n, smem_slots);
 #else
     __trap();
 #endif
