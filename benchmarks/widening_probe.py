@@ -3,8 +3,7 @@ the Triton kernels (``backend="triton"``, which convert at the store) against th
 float32 first and computed by fastsoftmax's float32 kernels, torch (``torch.softmax(x, dim,
 dtype=torch.float32)``: one fused pass for float16 on CUDA; bfloat16 it casts first, then runs its
 float32 kernel), and what "auto" does now (``functional.FUSED_WIDENING``: the one pass from
-``FUSED_WIDENING_MIN_NUMEL`` elements, ``FUSED_WIDENING_SPLIT_MIN_NUMEL`` where the Triton kernels
-split the rows; elsewhere, ``TORCH_WIDENS_MIN_ROWS``: torch's fused kernel for 64 or more contiguous
+``FUSED_WIDENING_MIN_NUMEL`` elements; below, ``TORCH_WIDENS_MIN_ROWS``: torch's fused kernel for 64 or more contiguous
 float16 rows, the cast otherwise), in one process; each result is checked against float64 first.
 Forward, and the backward through autograd (y and dy float32, dx in the input's type). GPU time per
 call (a spin ahead of the calls, so host time hides), the host's time to issue a forward call, and
@@ -40,7 +39,7 @@ CASES = [
     ((262144, 256), -1),
     ((65536, 2048), 0),
     ((16, 21, 512, 512), 1),
-    # about the rule's sizes (functional.FUSED_WIDENING_MIN_NUMEL, FUSED_WIDENING_SPLIT_MIN_NUMEL)
+    # about the rule's size (functional.FUSED_WIDENING_MIN_NUMEL)
     ((1024, 4096), -1),
     ((2048, 4096), -1),
     ((4096, 4096), -1),
@@ -92,8 +91,7 @@ def main() -> None:
     copy = copy_bandwidth_gbps() * 1e9
     say(f"{torch.cuda.get_device_name()}, copy bandwidth {copy / 1e9:.0f} GB/s; torch {torch.__version__}")
     say(
-        f"auto: FUSED_WIDENING {functional.FUSED_WIDENING} from {functional.FUSED_WIDENING_MIN_NUMEL} elements "
-        f"({functional.FUSED_WIDENING_SPLIT_MIN_NUMEL} split), "
+        f"auto: FUSED_WIDENING {functional.FUSED_WIDENING} from {functional.FUSED_WIDENING_MIN_NUMEL} elements, "
         f"TORCH_WIDENS_MIN_ROWS {functional.TORCH_WIDENS_MIN_ROWS}"
     )
     for dtype in [getattr(torch, name) for name in args.dtypes.split(",")]:

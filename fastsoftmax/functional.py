@@ -27,7 +27,6 @@ would see a zero tangent) and no functorch grad rule.
 
 from __future__ import annotations
 
-import math
 import operator
 import sys
 import threading
@@ -616,24 +615,20 @@ class _Softmax(torch.autograd.Function):
 
 #: Whether "auto" computes a 16-bit input with a float32 result in one pass on the Triton kernels
 #: (which convert each value to the output's type at the store: 2 + 4 bytes an element) rather than
-#: casting the input to float32 first (2 + 4 more), where ``_fused_widening_pays``. backend="triton"
-#: always takes the one pass. H200, in one process against the cast and fastsoftmax's float32
-#: kernels, and torch (results 2026-12-05_h200_s63/c8/): bulk rows of 32 to 4096 columns 0.94-0.96 of
-#: copy against 0.30 (and torch's fused float16 kernel 0.44-0.80), rows of 65536-128256 0.66-0.73
-#: against 0.30 (torch's float16 0.42-0.58), 64 x 2^20 0.56 against 0.27, (65536, 2048) over dim 0
-#: 0.34 against 0.25 and a (16, 21, 512, 512) channel head 0.36 against 0.30; the backward from its
-#: float32 y and dy to the 16-bit gradient level or ahead but over dim 0 (984 against 805 us, bf16).
-#: Behind with a few rows of vocabulary length, which the Triton kernels split over many programs
-#: where the cast and the CUDA cluster kernels run one launch: 8 x 128256 98 against 11 us, 32 x
-#: 151936 58 against 30, 128 x 128256 level forward and 212 against 131 us backward.
+#: casting the input to float32 first (2 + 4 more), from FUSED_WIDENING_MIN_NUMEL elements.
+#: backend="triton" always takes the one pass. H200, GPU time in one process against the cast with
+#: fastsoftmax's float32 kernels, and torch (results 2026-12-05_h200_s63/c9/): bulk rows of 32 to 4096
+#: columns 0.94-0.96 of copy against 0.30 (torch's fused float16 kernel 0.44-0.80), rows of
+#: 65536-131072 0.66-0.73 against 0.30, 1 x 2^24 0.53 against 0.25, (65536, 2048) over dim 0 0.34
+#: against 0.25 and a (16, 21, 512, 512) channel head 0.36 against 0.30; decode rows too (32 x 151936
+#: 15 against 30 us). The backward from its float32 y and dy to the 16-bit gradient is level or ahead
+#: but over dim 0 (937 against 799 us, bf16).
 FUSED_WIDENING = True
-#: the fewest elements "auto" computes in one pass: below, the Triton launch's host time (tens of
-#: microseconds) outweighs the pass saved (8M bf16 elements: about 12 us of GPU time one way, 40 the
-#: other). Estimated between the measured sizes (wins from 2^26 elements up).
-FUSED_WIDENING_MIN_NUMEL = 1 << 23
-#: the fewest elements for the one pass where the Triton kernels would split each row over many
-#: programs (too few rows to fill the GPU): behind at 16M (128 x 128256), ahead at 64M (64 x 2^20).
-FUSED_WIDENING_SPLIT_MIN_NUMEL = 1 << 25
+#: the fewest elements "auto" computes in one pass. The Triton launch's host time, 35-125 us a call on
+#: that machine against 20-30 for the cast and fastsoftmax's kernel, outweighs the GPU time saved
+#: below: 2048 x 4096 14 against 46 us of GPU time, but 67 against 29 us of host time; 4096 x 4096
+#: 28 against 87, 66 against 30.
+FUSED_WIDENING_MIN_NUMEL = 1 << 24
 
 
 #: the device types where "auto" hands a float16 row softmax with a float32 result that the one pass
@@ -641,9 +636,10 @@ FUSED_WIDENING_SPLIT_MIN_NUMEL = 1 << 25
 #: 2 bytes read and 4 written an element) rather than casting the input first (2 + 4 more), where
 #: TORCH_WIDENS_MIN_ROWS rows or more lie contiguous along the last dim. torch fuses float16 only (a
 #: bfloat16 input it casts first, then runs its float32 kernel, behind this package's), and only on
-#: CUDA. H200 (results 2026-12-05_h200_s63/c8/): 128 x 128256 67 us against the cast's 86 (backward
-#: 130 against 125); with 32 rows of 151936 44 against 30 and 8 of 128256 37 against 11, the cast
-#: ahead; over other dims torch's kernels fall far behind.
+#: CUDA. H200, GPU time (results 2026-12-05_h200_s63/c9/): 1024 x 4096 16 us against the cast's 23,
+#: 2048 x 4096 32 against 46, 128 x 128256 66 against 87, at 7-12 us of host time against 20-30; with
+#: 32 rows of 151936 44 against 30, 8 of 128256 37 against 11, the cast ahead; over other dims torch's
+#: kernels fall far behind.
 TORCH_WIDENS_ON = ("cuda",)
 TORCH_WIDENS_MIN_ROWS = 64
 
@@ -662,35 +658,18 @@ def _torch_widened(x: torch.Tensor, dim: int, log: bool) -> torch.Tensor:
     return _torch_forward(x, dim, log, dtype=torch.float32)
 
 
-def _widens_in_kernel(x: torch.Tensor, dim: int, backend: str) -> bool:
+def _widens_in_kernel(x: torch.Tensor, backend: str) -> bool:
     """Whether a 16-bit ``x`` whose result is float32 is computed in one pass (the Triton kernels)."""
     if x.dim() == 0 or x.numel() == 0:
         return False
     forced = dispatch.current_override()
     if forced is not None:
         chosen = forced[0]
-    elif backend == "triton":
+    elif backend == "triton" or backend == "auto" and FUSED_WIDENING and x.numel() >= FUSED_WIDENING_MIN_NUMEL:
         chosen = "triton"
-    elif backend == "auto" and FUSED_WIDENING and x.numel() >= FUSED_WIDENING_MIN_NUMEL:
-        if dispatch.unavailable_reason("triton", x.device.type, x.device.index) is not None:
-            return False
-        return _fused_widening_pays(x, dim)
     else:
         return False
     return chosen == "triton" and dispatch.unavailable_reason("triton", x.device.type, x.device.index) is None
-
-
-def _fused_widening_pays(x: torch.Tensor, dim: int) -> bool:
-    """Whether "auto"'s one pass pays for ``x`` of at least FUSED_WIDENING_MIN_NUMEL elements: unless
-    the Triton kernels would split its rows over many programs, below FUSED_WIDENING_SPLIT_MIN_NUMEL."""
-    numel = x.numel()
-    if numel >= FUSED_WIDENING_SPLIT_MIN_NUMEL:
-        return True
-    n = x.shape[dim]
-    inner = math.prod(x.shape[dim + 1 :])
-    index = x.device.index if x.device.type == "cuda" else -1
-    tier = dispatch.kernel_backend("triton").choose_tier(numel // (n * inner), n, inner, x.dtype, False, index)
-    return tier != "split"
 
 
 def _forced_tier(name: str) -> str | None:
@@ -939,7 +918,7 @@ def _computed(x: torch.Tensor, given_dim, dim: int, dtype, backend: str, log: bo
     if dtype is not None and dtype != x.dtype:
         # (_graph_or_transform first: under torch.compile nothing after it is traced)
         if dtype == torch.float32 and x.dtype in _HALF and not _graph_or_transform(x):
-            if _widens_in_kernel(x, dim, backend):
+            if _widens_in_kernel(x, backend):
                 if x.requires_grad and torch.is_grad_enabled():
                     return _WidenedSoftmax.apply(x, dim, log)
                 return widened_forward(x, dim, log)
