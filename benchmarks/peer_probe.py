@@ -12,6 +12,7 @@ import os
 import pathlib
 import sys
 import tempfile
+import time
 
 import torch
 import torch.distributed as dist
@@ -24,19 +25,27 @@ import fastsoftmax.distributed as fd  # noqa: E402
 SHAPES = [(1, 64128), (8, 75968), (64, 64128), (1024, 64128), (8192, 64128), (8192, 131072), (1, 524288)]
 
 
-def gpu_us(fn, calls: int = 50) -> float:
+def gpu_and_host_us(fn, calls: int = 50, spin: int = 2_000_000) -> tuple[float, float]:
+    """(GPU us, host us) a call of ``fn``: the calls queued behind a spin of ``spin`` cycles, which
+    keeps the GPU busy while the host queues them (GPU time, not host, while the spin lasts: about
+    ``spin`` / 1.8e3 / ``calls`` us of host time a call), the host's time to issue them read on the way."""
     for _ in range(3):
         fn()
     torch.cuda.synchronize()
     start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-    # a spin ahead of the calls keeps the GPU busy while the host queues them: GPU time, not host
-    torch.cuda._sleep(2_000_000)
+    torch.cuda._sleep(spin)
     start.record()
+    issued = time.perf_counter()
     for _ in range(calls):
         fn()
+    issued = time.perf_counter() - issued
     end.record()
     torch.cuda.synchronize()
-    return start.elapsed_time(end) * 1000 / calls
+    return start.elapsed_time(end) * 1000 / calls, issued * 1e6 / calls
+
+
+def gpu_us(fn, calls: int = 50) -> float:
+    return gpu_and_host_us(fn, calls)[0]
 
 
 def main() -> None:

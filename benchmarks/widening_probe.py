@@ -16,11 +16,12 @@ the fraction of copy bandwidth at the bytes a one-pass call moves (2 + 4 an elem
 import argparse
 import pathlib
 import sys
-import time
 
 import torch
 
 sys.path.insert(0, str(pathlib.Path(__file__).resolve().parents[1]))
+
+from peer_probe import gpu_and_host_us  # noqa: E402  (benchmarks/ is the script's folder)
 
 import fastsoftmax  # noqa: E402
 from fastsoftmax import functional  # noqa: E402
@@ -48,22 +49,9 @@ CASES = [
 ]
 
 
-def _timed(fn, calls: int = 50) -> tuple[float, float]:
-    """(GPU us, host us) a call: the calls queued behind a spin long enough to hide host time up to
-    about 200 us a call, the host's time to issue them read on the way."""
-    for _ in range(3):
-        fn()
-    torch.cuda.synchronize()
-    start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-    torch.cuda._sleep(20_000_000)
-    start.record()
-    issued = time.perf_counter()
-    for _ in range(calls):
-        fn()
-    issued = time.perf_counter() - issued
-    end.record()
-    torch.cuda.synchronize()
-    return start.elapsed_time(end) * 1000 / calls, issued * 1e6 / calls
+def _timed(fn) -> tuple[float, float]:
+    """(GPU us, host us) a call, behind a spin that hides host time up to about 200 us a call."""
+    return gpu_and_host_us(fn, 50, spin=20_000_000)
 
 
 def _variants(log: bool, dim: int):
