@@ -90,6 +90,7 @@ def main() -> None:
                 x64 = x.double().requires_grad_(True)
                 y64 = (torch.log_softmax if log else torch.softmax)(x64, dim)
                 (dx64,) = torch.autograd.grad(y64, x64, dy.double())
+                y64 = y64.detach()
                 row = []
                 for name, call in _variants(log, dim).items():
                     y = call(x)

@@ -615,19 +615,21 @@ class _Softmax(torch.autograd.Function):
 
 #: Whether "auto" computes a 16-bit input with a float32 result in one pass on the Triton kernels
 #: (which convert each value to the output's type at the store: 2 + 4 bytes an element) rather than
-#: casting the input to float32 first (2 + 4 more), from FUSED_WIDENING_MIN_NUMEL elements.
-#: backend="triton" always takes the one pass. H200, GPU time in one process against the cast with
+#: casting the input to float32 first (2 + 4 more), from FUSED_WIDENING_MIN_NUMEL elements, in eager
+#: calls without ``out`` (out=, torch.compile, tracing and torch.func's transforms cast first), as
+#: backend="triton" does at any size. H200, GPU time in one process against the cast with
 #: fastsoftmax's float32 kernels, and torch (results 2026-12-05_h200_s63/c9/): bulk rows of 32 to 4096
-#: columns 0.94-0.96 of copy against 0.30 (torch's fused float16 kernel 0.44-0.80), rows of
-#: 65536-131072 0.66-0.73 against 0.30, 1 x 2^24 0.53 against 0.25, (65536, 2048) over dim 0 0.34
-#: against 0.25 and a (16, 21, 512, 512) channel head 0.36 against 0.30; decode rows too (32 x 151936
-#: 15 against 30 us). The backward from its float32 y and dy to the 16-bit gradient is level or ahead
-#: but over dim 0 (937 against 799 us, bf16).
+#: columns 0.94-0.96 of copy against 0.30 (torch's fused float16 kernel 0.44-0.89), 1046 x 128256
+#: and 2048 x 65536 0.66-0.73 against 0.30 (0.53-0.57 with 64-256 rows of 2^17-2^20), 1 x 2^24 0.53
+#: against 0.25, (65536, 2048) over dim 0 0.34 against 0.25 and a (16, 21, 512, 512) channel head 0.36
+#: against 0.30; decode rows too (32 x 151936 15 against 30 us). The backward from its float32 y and
+#: dy to the 16-bit gradient is level or ahead but over dim 0 (937 against 799 us, bf16).
 FUSED_WIDENING = True
-#: the fewest elements "auto" computes in one pass. The Triton launch's host time, 35-125 us a call on
-#: that machine against 20-30 for the cast and fastsoftmax's kernel, outweighs the GPU time saved
+#: the fewest elements "auto" computes in one pass. The Triton launch's host time, 32-137 us a call on
+#: that machine against 17-63 for the cast and fastsoftmax's kernel, outweighs the GPU time saved
 #: below: 2048 x 4096 14 against 46 us of GPU time, but 67 against 29 us of host time; 4096 x 4096
-#: 28 against 87, 66 against 30.
+#: 28 against 87, 66 against 30. Near the cut the two are close either way (128 x 128256: 44 against
+#: 88 us of GPU time, 71 against 22 of host).
 FUSED_WIDENING_MIN_NUMEL = 1 << 24
 
 
@@ -637,8 +639,8 @@ FUSED_WIDENING_MIN_NUMEL = 1 << 24
 #: TORCH_WIDENS_MIN_ROWS rows or more lie contiguous along the last dim. torch fuses float16 only (a
 #: bfloat16 input it casts first, then runs its float32 kernel, behind this package's), and only on
 #: CUDA. H200, GPU time (results 2026-12-05_h200_s63/c9/): 1024 x 4096 16 us against the cast's 23,
-#: 2048 x 4096 32 against 46, 128 x 128256 66 against 87, at 7-12 us of host time against 20-30; with
-#: 32 rows of 151936 44 against 30, 8 of 128256 37 against 11, the cast ahead; over other dims torch's
+#: 2048 x 4096 32 against 46, 128 x 128256 66 against 87, at 7-13 us of host time against 17-40; with
+#: 32 rows of 151936 44 against 30, 8 of 128256 37 against 11, the cast ahead; over dim 0 torch's
 #: kernels fall far behind.
 TORCH_WIDENS_ON = ("cuda",)
 TORCH_WIDENS_MIN_ROWS = 64
@@ -1009,9 +1011,11 @@ softmax = _public(
     """Softmax of ``input`` along ``dim`` (default -1), as ``torch.softmax(input, dim, dtype)``.
 
     ``dtype``, when given, is the type computed in and returned: the input is cast first, but for a
-    16-bit input with ``torch.float32`` on the Triton kernels (``backend="triton"``), which read it as
-    it is and write float32 in one pass. Under CUDA autocast a 16-bit input is computed and returned
-    in float32, as torch's autocast does.
+    16-bit input with ``torch.float32`` in an eager call without ``out``, which the Triton kernels
+    read as it is and write as float32 in one pass with ``backend="triton"``, and with "auto" from
+    ``FUSED_WIDENING_MIN_NUMEL`` elements (below, "auto" hands float16 with 64 or more contiguous
+    last-dim rows to torch's fused kernel). Under CUDA autocast a 16-bit input is computed and
+    returned in float32, as torch's autocast does.
     ``out`` (keyword only), as torch's: a tensor of the result's dtype and device that the result is
     written into and returned (resized as torch resizes outputs; not differentiable; autocast does not
     apply). The kernels write it where it lies when it folds as the input does and shares no memory

@@ -101,6 +101,7 @@ def test_auto_takes_it_where_enabled(log, counted, monkeypatch):
 
 def test_auto_casts_first_while_off(monkeypatch):
     monkeypatch.setattr(functional, "FUSED_WIDENING", False)
+    monkeypatch.setattr(functional, "FUSED_WIDENING_MIN_NUMEL", 1)  # any size would take it if on
     seen = []
     forward_impl = functional.forward_impl
 
@@ -164,29 +165,53 @@ def _sized(shape, dtype=torch.bfloat16):
 )
 def test_auto_takes_the_one_pass_from_its_size():
     # H200 (results 2026-12-05_h200_s63/c9/): ahead in GPU time at every size, behind in host time
-    # (the Triton launch) below 2^24 elements
+    # (the Triton launch) at every size too, which the GPU time saved outweighs from 2^24 elements
     cases = [
-        ((4194304, 32), 1, True),
-        ((1046, 128256), 1, True),
-        ((65536, 2048), 0, True),
-        ((16, 21, 512, 512), 1, True),
-        ((4096, 4096), 1, True),  # FUSED_WIDENING_MIN_NUMEL
-        ((1, 1 << 24), 1, True),
-        ((4095, 4096), 1, False),
-        ((128, 128256), 1, False),
-        ((8, 128256), 1, False),
-        ((64, 50), 1, False),
+        ((4194304, 32), True),
+        ((1046, 128256), True),
+        ((65536, 2048), True),
+        ((16, 21, 512, 512), True),
+        ((4096, 4096), True),  # FUSED_WIDENING_MIN_NUMEL
+        ((1, 1 << 24), True),
+        ((4095, 4096), False),
+        ((128, 128256), False),
+        ((8, 128256), False),
+        ((64, 50), False),
     ]
     for dtype in (torch.bfloat16, torch.float16):
-        for shape, dim, expected in cases:
+        for shape, expected in cases:
             x = _sized(shape, dtype)
-            assert functional._widens_in_kernel(x, "auto") is expected, (shape, dim, dtype)
+            assert functional._widens_in_kernel(x, "auto") is expected, (shape, dtype)
             assert functional._widens_in_kernel(x, "cuda") is False
             assert functional._widens_in_kernel(x, "triton") is True
     with dispatch.forced("cuda"):
         assert functional._widens_in_kernel(_sized((4194304, 32)), "auto") is False
 
 
-def test_auto_off_casts_or_hands_to_torch_whatever_the_size(monkeypatch):
+@pytest.mark.skipif(
+    dispatch.unavailable_reason("triton", torch.device(DEVICE).type, None) is not None,
+    reason="the one pass runs on the Triton kernels",
+)
+def test_auto_off_takes_no_one_pass_whatever_the_size(monkeypatch):
     monkeypatch.setattr(functional, "FUSED_WIDENING", False)
     assert functional._widens_in_kernel(_sized((4194304, 32)), "auto") is False
+
+
+@pytest.mark.parametrize("tier", ["tile", "row", "online", "split", "relay"])
+@HALF
+def test_one_pass_on_every_triton_tier(tier, dtype, counted):
+    # "auto" takes the one pass from 2^24 elements, where the long-row tiers run: each tier's widened
+    # forms, forced onto small problems it holds, both directions, against float64
+    shape, dim = ((6, 3000), -1) if tier != "relay" else ((3, 700, 4), 1)
+    for log in (False, True):
+        op = fastsoftmax.log_softmax if log else fastsoftmax.softmax
+        x = (torch.randn(shape, device=DEVICE) * 4).to(dtype).requires_grad_(True)
+        counted.clear()
+        with dispatch.forced("triton", tier):
+            y = op(x, dim, dtype=torch.float32)
+            assert y.dtype == torch.float32
+            check_forward(y, x.detach().float(), dim, log)
+            dy = torch.randn(y.shape, device=DEVICE)
+            (dx,) = torch.autograd.grad(y, x, dy)
+        _check_gradient(dx, x, dy, dim, log)
+        assert counted == [("forward", dtype, torch.float32), ("backward", torch.float32, torch.float32, dtype)]
