@@ -790,6 +790,8 @@ def _written_eagerly(out, x: torch.Tensor, given_dim, dim: int, dtype, backend: 
     # (a lazily negated out holds its values unnegated: copy_ writes it as such, a kernel would not)
     if out.is_neg() or _overlaps(x, out) or not _write_into(x, out, dim, log, backend, given_dim):
         out.copy_(forward_impl(x, dim, log, backend))
+    else:
+        _written(out)  # (copy_ counts itself)
     return out
 
 
@@ -816,7 +818,8 @@ def _write_into(
     """Softmax of ``x`` written by a kernel (or by torch's own ``out=`` where a call goes to torch)
     into ``out`` of the same shape and dtype, which shares no memory with it; False (nothing written)
     where the two do not fold into the same axes or the dispatcher gives the problem to no kernel.
-    A plan is remembered under ``dim`` and under ``given_dim``, the dim as written."""
+    A plan is remembered under ``dim`` and under ``given_dim``, the dim as written. The caller tells
+    autograd of the write (``_written``)."""
     forced = dispatch.is_forced()
 
     def remember(plan):
@@ -827,7 +830,6 @@ def _write_into(
     plan = None if forced or not use_plans else dispatch.PLANS.get(_out_plan_key(x, out, dim, backend))
     if plan is not None:
         plan(x, out, log)
-        _written(out)
         if given_dim != dim:
             remember(plan)
         return True
@@ -861,7 +863,6 @@ def _write_into(
             plan = _aligned_only(plan, full_path)
         remember(plan)
     kernel_backend.forward(x3, y3, log, tier)
-    _written(out)
     return True
 
 
