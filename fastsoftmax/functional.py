@@ -3,7 +3,8 @@
 Three ways into the kernels, cheapest first:
 
 * eager, no gradient needed: straight to the backend; a geometry seen before skips every check
-  and choice (one dictionary lookup, the allocation and the launch);
+  and choice (one dictionary lookup, the allocation and the launch), with ``dtype`` or under
+  autocast too (a 16-bit input's one pass, or the cast and the cast tensor's plan);
 * eager with autograd: through ``torch.autograd.Function`` (``_Softmax``), the cheapest way into
   autograd from Python: its backward runs the backward kernels (or, when a graph of the backward
   is asked for with ``create_graph=True``, torch's differentiable backward, so higher-order
@@ -124,11 +125,19 @@ def _runner(kernel_backend, tier: str, views: tuple, backward: bool):
     )
 
 
-def _plan(run, contiguous: bool):
+def _plan(run, contiguous: bool, dtype: torch.dtype | None = None):
     """``plan(x, log) -> y`` for a repeated call: allocate the output as the first call did (a
-    bare ``empty_like`` is torch's cheapest allocation) and launch. The allocator is looked up per
-    call (``_layout.new_empty_like``), so that tests can poison every output."""
-    if contiguous:
+    bare ``empty_like`` is torch's cheapest allocation; of ``dtype`` where given, else of x's) and
+    launch. The allocator is looked up per call (``_layout.new_empty_like``), so that tests can
+    poison every output."""
+    if dtype is not None:
+        memory_format = torch.contiguous_format if contiguous else torch.preserve_format
+
+        def plan(x, log):
+            y = _layout.new_empty_like(x, memory_format=memory_format, dtype=dtype)
+            run(x, y, log)
+            return y
+    elif contiguous:
         contiguous_format = torch.contiguous_format
 
         def plan(x, log):
@@ -313,8 +322,20 @@ def _forward_into(x: torch.Tensor, y: torch.Tensor, dim: int, order: list[int], 
     return True
 
 
-def _plan_key(x: torch.Tensor, dim: int, backend: str) -> tuple:
-    return (x.shape, x.stride(), x.dtype, x.device, dim, backend)
+def _plan_key(x: torch.Tensor, dim: int, backend: str, dtype: torch.dtype | None = None) -> tuple:
+    """The key a call's plan is remembered under; a call with ``dtype`` given (or set by autocast)
+    has a key of its own, one element longer."""
+    if dtype is None:
+        return (x.shape, x.stride(), x.dtype, x.device, dim, backend)
+    return (x.shape, x.stride(), x.dtype, x.device, dim, backend, dtype)
+
+
+def _remember_both(x: torch.Tensor, given_dim, dim: int, backend: str, dtype, plan) -> None:
+    """Remember ``plan`` under the dim as normalised and as written (the fast path looks the latter
+    up: it normalises nothing)."""
+    dispatch.remember(_plan_key(x, dim, backend, dtype), plan)
+    if given_dim != dim and type(given_dim) is int:
+        dispatch.remember(_plan_key(x, given_dim, backend, dtype), plan)
 
 
 def _readable(t: torch.Tensor) -> torch.Tensor:
@@ -660,6 +681,13 @@ def _torch_widened(x: torch.Tensor, dim: int, log: bool) -> torch.Tensor:
     return _torch_forward(x, dim, log, dtype=torch.float32)
 
 
+def _torch_widened_plan(dim: int):
+    def plan(x, log):
+        return _torch_widened(x, dim, log)
+
+    return plan
+
+
 def _widens_in_kernel(x: torch.Tensor, backend: str) -> bool:
     """Whether a 16-bit ``x`` whose result is float32 is computed in one pass (the Triton kernels)."""
     if x.dim() == 0 or x.numel() == 0:
@@ -679,10 +707,22 @@ def _forced_tier(name: str) -> str | None:
     return forced[1] if forced is not None and forced[0] == name else None
 
 
-def widened_forward(x: torch.Tensor, dim: int, log: bool) -> torch.Tensor:
-    """Softmax of a 16-bit ``x`` as float32, in one pass of the Triton kernels."""
-    x3, y3, y, _ = _layout.canonical_pair(_readable(x), dim, torch.float32)
-    dispatch.kernel_backend("triton").forward(x3, y3, log, _forced_tier("triton"))
+def widened_forward(x: torch.Tensor, dim: int, log: bool, call: tuple | None = None) -> torch.Tensor:
+    """Softmax of a 16-bit ``x`` as float32, in one pass of the Triton kernels. ``call``: the dim as
+    written and the backend asked for, of an eager call whose plan is to be remembered (as
+    forward_impl remembers one: where a later call's output, allocated alike, gets these strides)."""
+    x = _readable(x)
+    x3, y3, y, copied = _layout.canonical_pair(x, dim, torch.float32)
+    triton, tier = dispatch.kernel_backend("triton"), _forced_tier("triton")
+    if call is not None and tier is None and not copied and (y.stride() == x.stride() or y.is_contiguous()):
+        # the Triton tiers are chosen from the sizes alone; the run checks each call's alignment
+        device = x3.get_device()
+        chosen = triton.choose_tier(*x3.shape, x3.dtype, False, device)
+        views = (x3.stride(), y3.stride())
+        run = triton.prepare(chosen, tuple(x3.shape), views, x3.dtype, device, False, torch.float32)
+        given_dim, backend = call
+        _remember_both(x, given_dim, dim, backend, torch.float32, _plan(run, y.stride() != x.stride(), torch.float32))
+    triton.forward(x3, y3, log, tier)
     return y
 
 
@@ -778,6 +818,11 @@ def _written_eagerly(out, x: torch.Tensor, given_dim, dim: int, dtype, backend: 
     if out.is_inference() and not _inference_mode():
         raise RuntimeError(
             f"fastsoftmax.{what}(): out is an inference tensor, which may be written only under torch.inference_mode()"
+        )
+    if out._is_zerotensor():  # no memory to write
+        raise RuntimeError(
+            f"fastsoftmax.{what}(): ZeroTensors are immutable. Please use the materialized zero tensor "
+            "obtained using .clone() if you want a mutable tensor."
         )
     if torch._debug_has_internal_overlap(out) == 1:
         raise RuntimeError(
@@ -917,15 +962,20 @@ def _apply(x, dim, dtype, backend, log: bool, what: str, out=None) -> torch.Tens
 
 
 def _computed(x: torch.Tensor, given_dim, dim: int, dtype, backend: str, log: bool) -> torch.Tensor:
-    """The result of a checked call (``dim`` normalised, ``given_dim`` as written) in a new tensor."""
+    """The result of a checked call (``dim`` normalised, ``given_dim`` as written) in a new tensor.
+    An eager call without autograd leaves the plan of its geometry behind (``_PLANS``), under its
+    ``dtype`` too where one is given: a 16-bit input's one pass, torch's fused kernel, or the cast
+    followed by the plan of the cast tensor."""
+    given = x
     if dtype is not None and dtype != x.dtype:
         # (_graph_or_transform first: under torch.compile nothing after it is traced)
         if dtype == torch.float32 and x.dtype in _HALF and not _graph_or_transform(x):
             if _widens_in_kernel(x, backend):
                 if x.requires_grad and torch.is_grad_enabled():
                     return _WidenedSoftmax.apply(x, dim, log)
-                return widened_forward(x, dim, log)
+                return widened_forward(x, dim, log, (given_dim, backend))
             if _torch_widens(x, dim, backend):
+                _remember_both(x, given_dim, dim, backend, dtype, _torch_widened_plan(dim))
                 return _torch_widened(x, dim, log)
         x = x.to(dtype)
     if _takes_the_op(x):
@@ -937,14 +987,25 @@ def _computed(x: torch.Tensor, given_dim, dim: int, dtype, backend: str, log: bo
     if x.requires_grad and torch.is_grad_enabled() or _fwd_level() >= 0 or _transforms_active():
         return _Softmax.apply(x, dim, log, backend)
     y = forward_impl(x, dim, log, backend)
-    if dtype is None and given_dim != dim and type(given_dim) is int:  # the fast path answers to the dim as written
-        plan = _PLANS.get(_plan_key(x, dim, backend))
-        if plan is not None:
-            dispatch.remember(_plan_key(x, given_dim, backend), plan)
+    plan = _PLANS.get(_plan_key(x, dim, backend))
+    if plan is not None:  # the fast path answers to the dim as written, and to dtype
+        _remember_both(given, given_dim, dim, backend, dtype, plan if x is given else _cast_plan(dim, dtype, backend))
     return y
 
 
+def _cast_plan(dim: int, dtype: torch.dtype, backend: str):
+    """The plan of a call that casts its input to ``dtype`` first: the cast tensor's plan, looked up
+    afresh (the cast's layout is torch's to choose)."""
+
+    def cast_then_plan(x, log):
+        return forward_impl(x.to(dtype), dim, log, backend)
+
+    return cast_then_plan
+
+
 _Tensor = torch.Tensor
+_dtype = torch.dtype
+_float32 = torch.float32
 _compiling = torch.compiler.is_compiling
 _forced = dispatch.current_override
 _PLANS = dispatch.PLANS
@@ -956,7 +1017,9 @@ def _public(log: bool, name: str, doc: str):
 
     A call whose geometry was seen before takes the remembered plan: everything the full path
     checks is implied by the hit, since only valid problems are remembered (under the dim as
-    written and as normalised). Plain tensors only: subclasses take the full path."""
+    written and as normalised, and under the result's dtype where one is given or autocast sets
+    float32). Plain tensors only: subclasses, lazily negated views and efficient zero tensors take
+    the full path."""
 
     def function(
         input: torch.Tensor,
@@ -968,8 +1031,7 @@ def _public(log: bool, name: str, doc: str):
     ) -> torch.Tensor:
         x = input
         if (
-            dtype is None
-            and type(x) is _Tensor
+            type(x) is _Tensor
             and type(dim) is int
             and not (x.requires_grad and _grad_enabled())
             and not _compiling()  # first: Dynamo traces no further (it cannot trace ContextVar.get)
@@ -978,17 +1040,28 @@ def _public(log: bool, name: str, doc: str):
             and not _transforms_active()  # no torch.func transform (vmap, grad, jvp) around the call
             and _tracing() is None  # not recorded by torch.jit.trace
             and not x.is_neg()  # a lazily negated view: its memory holds the values unnegated
+            and not x._is_zerotensor()  # an efficient zero tensor: no memory at all
         ):
             if out is None:
-                if not _autocasting():  # autocast may ask for float32
-                    plan = _PLANS.get((x.shape, x.stride(), x.dtype, x.device, dim, backend))
-                    if plan is not None:
-                        return plan(x, log)
+                # _plan_key, inline; a call with dtype (given, or float32 by autocast) has its own
+                if dtype is None:
+                    if _autocasting() and autocasts_to_float32(x):
+                        plan = _PLANS.get((x.shape, x.stride(), x.dtype, x.device, dim, backend, _float32))
+                    else:
+                        plan = _PLANS.get((x.shape, x.stride(), x.dtype, x.device, dim, backend))
+                elif type(dtype) is _dtype:
+                    plan = _PLANS.get((x.shape, x.stride(), x.dtype, x.device, dim, backend, dtype))
+                else:
+                    plan = None
+                if plan is not None:
+                    return plan(x, log)
             elif (
-                type(out) is _Tensor
+                dtype is None
+                and type(out) is _Tensor
                 and out.shape == x.shape
                 and not (out.requires_grad and _grad_enabled())
                 and not out.is_neg()
+                and not out._is_zerotensor()
                 and not (out.is_inference() and not _inference_mode())
                 and not _overlaps(x, out)
             ):

@@ -6,7 +6,7 @@ import torch
 from reference import DEVICE, check_backward, check_forward
 
 import fastsoftmax
-from fastsoftmax import dispatch
+from fastsoftmax import dispatch, functional
 from fastsoftmax.backends.triton import TritonBackend
 
 LAYOUTS = [
@@ -202,3 +202,74 @@ def test_backward_plans_and_choices_are_kept_apart_by_function(monkeypatch):
         check_backward(fastsoftmax.softmax_backward(dy, y, -1, log=log), x, dy, -1, log)
     # one forward plan serves both functions; one backward choice a function
     assert asked == [False, False, True]
+
+
+# A call with dtype (given, or float32 by autocast) remembers a plan under a key of its own: a 16-bit
+# input's one pass, or the cast followed by the cast tensor's plan. Each: input and result dtypes,
+# backend.
+DTYPE_ROUTES = [
+    ("one pass", torch.bfloat16, torch.float32, "triton"),
+    ("cast first", torch.bfloat16, torch.float32, "auto"),
+    ("narrowed", torch.float32, torch.float16, "auto"),
+    ("same type", torch.float16, torch.float16, "triton"),
+]
+
+
+@pytest.mark.parametrize("name,view,shape", LAYOUTS, ids=[case[0] for case in LAYOUTS])
+@pytest.mark.parametrize("route,source,result,backend", DTYPE_ROUTES, ids=[case[0] for case in DTYPE_ROUTES])
+def test_second_call_with_dtype_takes_its_own_plan(route, source, result, backend, name, view, shape, monkeypatch):
+    dispatch.clear_caches()
+    full_path = []
+    _record_calls(monkeypatch, functional, ("_computed",), full_path)
+    first = view(_input(shape, source))
+    fastsoftmax.softmax(first, -1, dtype=result, backend=backend)
+    for make in (_input, _offset_by_one):  # the pointers' alignment may differ from the first call's
+        for dim in (-1, first.dim() - 1):
+            for op, log in ((fastsoftmax.softmax, False), (fastsoftmax.log_softmax, True)):
+                x = view(make(shape, source))
+                y = op(x, dim, dtype=result, backend=backend)
+                assert y.dtype == result
+                check_forward(y, x.to(result), dim, log)
+    assert len(full_path) == 1, "a repeated call with dtype must take the first call's plan"
+    y = fastsoftmax.softmax(x, -1, backend=backend)  # without dtype: a key of its own
+    assert y.dtype == source
+    check_forward(y, x, -1)
+    assert len(full_path) == 2
+
+
+def test_second_call_under_autocast_takes_its_own_plan(monkeypatch):
+    monkeypatch.setattr(functional, "AUTOCAST_TO_FLOAT32", (torch.device(DEVICE).type,))
+    dispatch.clear_caches()
+    full_path = []
+    _record_calls(monkeypatch, functional, ("_computed",), full_path)
+    for backend in ("auto", "triton"):
+        for op, log in ((fastsoftmax.softmax, False), (fastsoftmax.log_softmax, True)):
+            x = _input((6, 70), torch.bfloat16)
+            with torch.autocast(torch.device(DEVICE).type, dtype=torch.bfloat16):
+                y = op(x, -1, backend=backend)
+            assert y.dtype == torch.float32
+            check_forward(y, x.float(), -1, log)
+            y = op(x, -1, backend=backend)  # outside autocast: the 16-bit result, a plan of its own
+            assert y.dtype == torch.bfloat16
+            check_forward(y, x, -1, log)
+            y = op(x, -1, dtype=torch.float32, backend=backend)  # the same plan as under autocast
+            check_forward(y, x.float(), -1, log)
+    assert len(full_path) == 4, "each backend's first call in and out of autocast, then their plans"
+
+
+def test_efficient_zero_tensors_take_no_plan():
+    """An efficient zero tensor (a gradient with no storage) has no memory for a plan's kernel to
+    read: every call computes it as zeros, and one given as out= is refused as torch refuses it."""
+    shape = (4, 40)
+    for source, result in ((torch.float32, None), (torch.bfloat16, torch.float32)):
+        zeros = torch.zeros(shape, dtype=source, device=DEVICE)
+        zero = torch._efficientzerotensor(shape, dtype=source, device=DEVICE)
+        for backend in ("auto", "triton"):
+            for x in (_input(shape, source), zero, zero):  # the plan of the geometry first
+                check_forward(fastsoftmax.softmax(x, -1, dtype=result, backend=backend), x.to(result or source), -1)
+            out = torch.empty(shape, dtype=source, device=DEVICE)
+            for x in (_input(shape, source), zero, zero):
+                fastsoftmax.softmax(x, -1, backend=backend, out=out)
+                check_forward(out, zeros if x is zero else x, -1)
+            with pytest.raises(RuntimeError, match="ZeroTensors are immutable"):
+                fastsoftmax.softmax(zeros, -1, backend=backend, out=zero)

@@ -28,14 +28,24 @@ def _views(dtype):
 
 
 @pytest.fixture
-def counted(monkeypatch):
-    """The Triton backend's launches (the dtypes of their canonical views), and no call of the
-    16-bit path's forward_impl / backward_impl (a cast first would go through them)."""
+def fresh_plans():
+    """No plan remembered before the test (the rules it changes decide what a plan does) or left
+    after it."""
+    dispatch.PLANS.clear()
+    yield
+    dispatch.PLANS.clear()
+
+
+@pytest.fixture
+def counted(monkeypatch, fresh_plans):
+    """The Triton backend's launches (the dtypes of their canonical views), by the full path or by
+    a remembered plan's prepared run, and no call of the 16-bit path's forward_impl / backward_impl
+    (a cast first would go through them)."""
     calls = []
     # the class's methods, not the instance's: undoing an instance attribute would leave the
     # original bound method on the instance, in front of any later patch of the class
     backend_class = type(dispatch.kernel_backend("triton"))
-    forward, backward = backend_class.forward, backend_class.backward
+    forward, backward, prepare = backend_class.forward, backend_class.backward, backend_class.prepare
 
     def counted_forward(self, x, y, log, tier=None):
         calls.append(("forward", x.dtype, y.dtype))
@@ -45,11 +55,21 @@ def counted(monkeypatch):
         calls.append(("backward", y.dtype, dy.dtype, dx.dtype))
         return backward(self, y, dy, dx, log, tier)
 
+    def counted_prepare(self, *args, **kwargs):
+        run = prepare(self, *args, **kwargs)
+
+        def counted_run(*tensors_and_log):
+            calls.append(("prepared", *(t.dtype for t in tensors_and_log[:-1])))
+            return run(*tensors_and_log)
+
+        return counted_run
+
     def refused(*args, **kwargs):
         raise AssertionError("the input was cast and computed as float32")
 
     monkeypatch.setattr(backend_class, "forward", counted_forward)
     monkeypatch.setattr(backend_class, "backward", counted_backward)
+    monkeypatch.setattr(backend_class, "prepare", counted_prepare)
     monkeypatch.setattr(functional, "forward_impl", refused)
     monkeypatch.setattr(functional, "backward_impl", refused)
     return calls
@@ -96,10 +116,11 @@ def test_auto_takes_it_where_enabled(log, counted, monkeypatch):
         y = op(x, -1)
     assert y.dtype == torch.float32
     check_forward(y, x.float(), -1, log)
-    assert counted == [("forward", torch.bfloat16, torch.float32)] * 2, counted
+    # the second call, under autocast, took the first's plan
+    assert counted == [("forward", torch.bfloat16, torch.float32), ("prepared", torch.bfloat16, torch.float32)]
 
 
-def test_auto_casts_first_while_off(monkeypatch):
+def test_auto_casts_first_while_off(monkeypatch, fresh_plans):
     monkeypatch.setattr(functional, "FUSED_WIDENING", False)
     monkeypatch.setattr(functional, "FUSED_WIDENING_MIN_NUMEL", 1)  # any size would take it if on
     seen = []
@@ -117,7 +138,7 @@ def test_auto_casts_first_while_off(monkeypatch):
 
 
 @LOG
-def test_auto_hands_many_contiguous_float16_rows_to_torchs_fused_kernel(log, monkeypatch):
+def test_auto_hands_many_contiguous_float16_rows_to_torchs_fused_kernel(log, monkeypatch, fresh_plans):
     # where the one pass does not pay (here: small): 64 float16 rows or more, contiguous along the last
     # dim, go to torch's half-to-float kernel (one pass); bfloat16 (which torch casts first), fewer
     # rows, other dims and other backends cast first

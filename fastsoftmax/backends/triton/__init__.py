@@ -462,18 +462,30 @@ class TritonBackend:
         strides = (*y.stride(), *dy.stride(), dx.stride(0), dx.stride(1))
         _launch_backward(*_resolved(p, tuple(y.shape), strides, True), y, dy, dx, device_index)
 
-    def prepare(self, tier: str, shape, strides, dtype: torch.dtype, device_index: int, backward: bool):
+    def prepare(
+        self,
+        tier: str,
+        shape,
+        strides,
+        dtype: torch.dtype,
+        device_index: int,
+        backward: bool,
+        out_dtype: torch.dtype | None = None,
+    ):
         """``run(x, y, log)`` (forward) or ``run(y, dy, dx, log)`` (backward) for full tensors whose
         canonical views have exactly this shape and these strides (one stride tuple per tensor, in
         the order of the arguments): the host path of a repeated call (see functional.py). The
         kernels take a pointer and strides, and a canonical view starts at its tensor's first
         element, so the tensors go to them as they are, with no view built per call; the plan of
         each (log, loads of 16 bytes or not) and its offset width are worked out once. What a call
-        still checks is its pointers' 16-byte alignment (the plan's ``scalar``), as _plan_for does."""
+        still checks is its pointers' 16-byte alignment (the plan's ``scalar``), as _plan_for does.
+        ``out_dtype``: the output's type where it is not the inputs' ``dtype`` (a 16-bit input
+        written as float32, and back in the backward: the kernels convert at the store)."""
         outer, n, inner = shape
         itemsize = _ITEMSIZE[dtype]
         sm_count = _sm_count(device_index)
-        staggered = inner > 1 and _rows_staggered(strides, itemsize, outer, n)
+        sizes = [itemsize] * (len(strides) - 1) + [_ITEMSIZE[out_dtype or dtype]]
+        staggered = inner > 1 and _rows_staggered(strides, sizes, outer, n)
         pointers_matter = inner > 1 and not staggered
         if backward:
             flat = (*strides[0], *strides[1], strides[2][0], strides[2][1])
@@ -628,10 +640,11 @@ def _scalar(tensors) -> bool:
     )
 
 
-def _rows_staggered(strides, itemsize: int, outer: int, n: int) -> bool:
-    """Whether some tensor's (outer, n) rows, of these strides (one tuple a tensor), lie at several
-    16-byte phases: an outer or reduced stride of no whole number of 16-byte pieces."""
-    return not all(_layout.rows_on_boundaries(s[0], s[1], itemsize, outer, n) for s in strides)
+def _rows_staggered(strides, itemsizes, outer: int, n: int) -> bool:
+    """Whether some tensor's (outer, n) rows, of these strides (one tuple a tensor) and element sizes
+    (one a tensor), lie at several 16-byte phases: an outer or reduced stride of no whole number of
+    16-byte pieces."""
+    return not all(_layout.rows_on_boundaries(s[0], s[1], size, outer, n) for s, size in zip(strides, itemsizes))
 
 
 def relay_takes(outer: int, n: int, inner: int, backward: bool) -> bool:
