@@ -564,14 +564,15 @@ def _launch_forward(p: dict, wide: bool, shape: tuple, strides: tuple, x, y, dev
     elif p["kind"] == "online":
         go(kernels.softmax_fwd_online, (x, y, *shape) + strides + (p["column_programs"],), configs[0])
     elif p["kind"] == "relay":
-        stats = torch.empty((2, outer, p["SPLITS"], inner), dtype=torch.float32, device=x.device)
+        # (one allocation, split in two at once: indexing a tensor costs host time per call)
+        maxima, sums = torch.empty((2, outer, p["SPLITS"], inner), dtype=torch.float32, device=x.device).unbind(0)
         flags, relay = _relay_arguments(p, x.device)
-        go(kernels.softmax_fwd_relay, (x, y, stats[0], stats[1], flags, *shape) + strides + relay, configs[0])
+        go(kernels.softmax_fwd_relay, (x, y, maxima, sums, flags, *shape) + strides + relay, configs[0])
     else:
         splits, chunk = p["SPLITS"], p["CHUNK"]
-        stats = torch.empty((2, outer, splits, inner), dtype=torch.float32, device=x.device)
-        go(kernels.softmax_fwd_partials, (x, stats[0], stats[1], *shape) + strides[:3] + (splits, chunk), configs[0])
-        go(kernels.softmax_fwd_split, (x, y, stats[0], stats[1], *shape) + strides + (splits, chunk), configs[1])
+        maxima, sums = torch.empty((2, outer, splits, inner), dtype=torch.float32, device=x.device).unbind(0)
+        go(kernels.softmax_fwd_partials, (x, maxima, sums, *shape) + strides[:3] + (splits, chunk), configs[0])
+        go(kernels.softmax_fwd_split, (x, y, maxima, sums, *shape) + strides + (splits, chunk), configs[1])
 
 
 def _launch_backward(p: dict, wide: bool, shape: tuple, strides: tuple, y, dy, dx, device_index: int) -> None:
