@@ -1,14 +1,18 @@
-"""The Triton backend's tile kernels under compute-sanitizer: forward and backward, softmax and
+"""The Triton backend's kernels under compute-sanitizer: forward and backward, softmax and
 log-softmax, three dtypes, on small strided problems that reach each tile form (one piece, two
-pieces, scalar loads of whole columns, the long axes' scalar tiles, 16-byte loads) and rows; every
-result checked against float64 (computed on the CPU, so that the sanitizer sees only these kernels).
+pieces, scalar loads of whole columns, the long axes' scalar tiles, 16-byte loads) and rows; with
+--tiers, every tier (tile, row, online, split, relay) forced on small problems it takes, plain and
+widened (a 16-bit input computed as float32 in one pass, its gradient back in 16 bits). Every result
+checked against float64 (computed on the CPU, so that the sanitizer sees only these kernels).
 
     compute-sanitizer --tool memcheck python3 benchmarks/sanitize_triton.py [--shapes 2x21x143:1,..]
+    compute-sanitizer --tool memcheck python3 benchmarks/sanitize_triton.py --tiers
 """
 
 from __future__ import annotations
 
 import argparse
+import math
 import sys
 
 import torch
@@ -33,41 +37,82 @@ PROBLEMS = [
 ]
 
 
+#: --tiers: (shape, dim) problems small enough for the sanitizer on which each tier is forced where it
+#: takes them (TritonBackend.supports): rows, and a long axis over a narrow inner size (the relay's)
+TIER_PROBLEMS = [((6, 3000), -1), ((3, 700, 4), 1)]
+
+
+def _check(label: str, x, dy, dim: int, log: bool, tier: str | None, widened: bool) -> list[str]:
+    """One forward and one backward of the Triton kernels (``tier`` forced, or the backend's choice),
+    against float64: ``widened``, a 16-bit ``x`` computed as float32 in one pass and its gradient back
+    in x's type (through autograd), else softmax_backward on x's type."""
+    x64, dy64 = x.double().cpu(), dy.double().cpu()
+    op = fastsoftmax.log_softmax if log else fastsoftmax.softmax
+    with dispatch.forced("triton", tier):
+        if widened:
+            source = x.detach().requires_grad_(True)
+            y = op(source, dim, dtype=torch.float32)
+            (dx,) = torch.autograd.grad(y, source, dy.float())
+        else:
+            y = op(x, dim)
+            dx = fastsoftmax.softmax_backward(dy, y, dim, log=log)
+    # the backward's reference from the y it was given (its rounding is not the kernel's)
+    y64 = y.detach().double().cpu()
+    if log:
+        grad = dy64 - y64.exp() * dy64.sum(dim, keepdim=True)
+    else:
+        grad = y64 * (dy64 - (dy64 * y64).sum(dim, keepdim=True))
+    reference = torch.log_softmax(x64, dim) if log else torch.softmax(x64, dim)
+    found = []
+    for name, got, want in (("forward", y, reference), ("backward", dx, grad)):
+        tolerance = 1e-5 if got.dtype == torch.float32 else 1e-2
+        error = (got.detach().double().cpu() - want).abs().max().item()
+        if not error <= tolerance * max(1.0, want.abs().max().item()):
+            found.append(f"{label} {name}: error {error:.3g}")
+    print(f"{label}: {'ok' if not found else 'WRONG'}", flush=True)
+    return found
+
+
 def main() -> int:
     parser = argparse.ArgumentParser()
     parser.add_argument("--shapes", help="SHAPE[:DIM] problems instead of PROBLEMS (sanitize.py's), e.g. 2x21x143:1")
+    parser.add_argument(
+        "--tiers",
+        action="store_true",
+        help="each tier forced on TIER_PROBLEMS, plain and widened (16-bit in, float32 out), instead",
+    )
     args = parser.parse_args()
     problems = [_problem(item) for item in args.shapes.split(",")] if args.shapes else PROBLEMS
+    backend = dispatch.kernel_backend("triton")
+    runs = []  # (shape, dim, dtype, tier, widened)
+    if args.tiers:
+        for shape, dim in TIER_PROBLEMS:
+            dim %= len(shape)
+            n, inner = shape[dim], math.prod(shape[dim + 1 :])
+            outer = math.prod(shape) // (n * inner)
+            for tier in backend.tiers:
+                for dtype in DTYPES:
+                    for backward in (False, True):
+                        if not backend.supports(tier, outer, n, inner, dtype, backward):
+                            break
+                    else:
+                        runs.append((shape, dim, dtype, tier, False))
+                        if dtype != torch.float32:
+                            runs.append((shape, dim, dtype, tier, True))
+    else:
+        runs = [(shape, dim, dtype, None, False) for shape, dim in problems for dtype in DTYPES]
     wrong = []
-    for shape, dim in problems:
-        for dtype in DTYPES:
-            x = (torch.randn(shape, device="cuda") * 4).to(dtype)
-            dy = torch.randn(shape, device="cuda").to(dtype)
-            for log in (False, True):
-                label = f"triton {shape} dim {dim} {dtype} log={log}"
-                x64, dy64 = x.double().cpu(), dy.double().cpu()
-                with dispatch.forced("triton"):
-                    y = (fastsoftmax.log_softmax if log else fastsoftmax.softmax)(x, dim)
-                    dx = fastsoftmax.softmax_backward(dy, y, dim, log=log)
-                # the backward's reference from the y it was given (its rounding is not the kernel's)
-                y64 = y.double().cpu()
-                if log:
-                    grad = dy64 - y64.exp() * dy64.sum(dim, keepdim=True)
-                else:
-                    grad = y64 * (dy64 - (dy64 * y64).sum(dim, keepdim=True))
-                reference = torch.log_softmax(x64, dim) if log else torch.softmax(x64, dim)
-                tolerance = 1e-5 if dtype == torch.float32 else 1e-2
-                found = []
-                for name, got, want in (("forward", y, reference), ("backward", dx, grad)):
-                    error = (got.double().cpu() - want).abs().max().item()
-                    if not error <= tolerance * max(1.0, want.abs().max().item()):
-                        found.append(f"{label} {name}: error {error:.3g}")
-                wrong += found
-                print(f"{label}: {'ok' if not found else 'WRONG'}", flush=True)
+    for shape, dim, dtype, tier, widened in runs:
+        x = (torch.randn(shape, device="cuda") * 4).to(dtype)
+        dy = torch.randn(shape, device="cuda").to(dtype)
+        for log in (False, True):
+            forms = f"{'@' + tier if tier else ''} {shape} dim {dim} {dtype}{' widened' if widened else ''}"
+            label = f"triton{forms} log={log}"
+            wrong += _check(label, x, dy, dim, log, tier, widened)
     torch.cuda.synchronize()
     for line in wrong:
         print("WRONG", line)
-    print(f"{len(wrong)} wrong results")
+    print(f"{len(runs) * 2} problems, {len(wrong)} wrong results")
     return 1 if wrong else 0
 
 
