@@ -1,0 +1,110 @@
+"""The Triton kernels' one pass (a 16-bit input written as float32) against the same kernels' plain
+forms over the same problem, in one process: does the widened store cost more than its bytes? On the
+H200 (results 2026-12-05_h200_s63/c9/) the one pass reached 0.36 of copy on a (16, 21, 512, 512)
+channel head over dim 1 (6 bytes an element), where its backward over the same head (10 bytes)
+reached 1.02 and the float32 tile forward had reached 0.88.
+
+    python3 benchmarks/widening_tile_probe.py [--out FILE] [--log] [--kernels]
+
+Forms, each forced onto the Triton backend: bf16 -> bf16, bf16 -> float32 (the one pass), float32 ->
+float32; "auto" bf16 -> bf16 beside them. GPU time a call (20 calls behind a spin that hides host
+time), the median of 5 rounds, the forms alternated in each; the fraction of copy bandwidth at each
+form's own bytes (2 + 2, 2 + 4, 4 + 4 an element). ``--kernels`` lists the kernels one call of each
+form launches (torch.profiler), to see which ran.
+"""
+
+from __future__ import annotations
+
+import argparse
+import pathlib
+import statistics
+import sys
+
+import torch
+
+sys.path.insert(0, str(pathlib.Path(__file__).resolve().parents[1]))
+
+from peer_probe import gpu_and_host_us  # noqa: E402  (benchmarks/ is the script's folder)
+
+import fastsoftmax  # noqa: E402
+from fastsoftmax.benchmark.timing import copy_bandwidth_gbps  # noqa: E402
+
+#: (shape, dim): channel heads (contiguous and channels-last), a dim-0 axis, bulk rows
+CASES = [
+    ((16, 21, 512, 512), 1, False),
+    ((16, 21, 512, 512), 1, True),
+    ((8, 150, 128, 128), 1, False),
+    ((65536, 2048), 0, False),
+    ((16384, 4096), -1, False),
+]
+ROUNDS = 5
+
+
+def _forms(log: bool, dim: int):
+    """name -> (bytes an element, call on the bf16 input and its float32 copy)."""
+    op = fastsoftmax.log_softmax if log else fastsoftmax.softmax
+    return {
+        "bf16 -> bf16 (triton)": (4, lambda x, x32: op(x, dim, backend="triton")),
+        "bf16 -> fp32 one pass (triton)": (6, lambda x, x32: op(x, dim, dtype=torch.float32, backend="triton")),
+        "fp32 -> fp32 (triton)": (8, lambda x, x32: op(x32, dim, backend="triton")),
+        "bf16 -> bf16 (auto)": (4, lambda x, x32: op(x, dim)),
+    }
+
+
+def _kernels(call) -> str:
+    with torch.profiler.profile(activities=[torch.profiler.ProfilerActivity.CUDA]) as profile:
+        call()
+        torch.cuda.synchronize()
+    names = [event.name for event in profile.events() if event.device_type == torch.autograd.DeviceType.CUDA]
+    return ", ".join(names)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--out")
+    parser.add_argument("--log", action="store_true", help="log-softmax instead of softmax")
+    parser.add_argument("--kernels", action="store_true", help="list the kernels each form launches")
+    args = parser.parse_args()
+    lines = []
+
+    def say(line: str) -> None:
+        lines.append(line)
+        print(line, flush=True)
+
+    copy = copy_bandwidth_gbps() * 1e9
+    say(f"{torch.cuda.get_device_name()}, copy bandwidth {copy / 1e9:.0f} GB/s; torch {torch.__version__}")
+    for shape, dim, channels_last in CASES:
+        x32 = torch.randn(shape, device="cuda") * 4
+        if channels_last:
+            x32 = x32.to(memory_format=torch.channels_last)
+        x = x32.to(torch.bfloat16)
+        x32 = x.float()  # the same values in both types
+        reference = (torch.log_softmax if args.log else torch.softmax)(x.double(), dim)
+        forms = _forms(args.log, dim)
+        times = {name: [] for name in forms}
+        for name, (_, call) in forms.items():
+            error = float((call(x, x32).double() - reference).abs().max())
+            assert error < 2e-2 * max(1.0, float(reference.abs().max())), (name, error)
+            if args.kernels:
+                launched = _kernels(lambda call=call, x=x, x32=x32: call(x, x32))
+                say(f"  {shape} dim {dim}{' channels-last' if channels_last else ''} {name}: {launched}")
+        for _ in range(ROUNDS):
+            for name, (_, call) in forms.items():
+                times[name].append(gpu_and_host_us(lambda call=call, x=x, x32=x32: call(x, x32), 20, spin=5_000_000)[0])
+        row = []
+        for name, (size, _) in forms.items():
+            us = statistics.median(times[name])
+            row.append(f"{name} {us:7.1f} us {x.numel() * size / (us * 1e-6) / copy:5.3f}")
+        layout = " channels-last" if channels_last else ""
+        say(f"{'log_softmax' if args.log else 'softmax'} {shape} dim {dim}{layout}: " + " | ".join(row))
+        del x, x32, reference
+        torch.cuda.empty_cache()
+    if args.out:
+        pathlib.Path(args.out).write_text("\n".join(lines) + "\n")
+
+
+if __name__ == "__main__":
+    from gpu_required import require_gpu  # this folder is the script's
+
+    require_gpu()
+    main()
