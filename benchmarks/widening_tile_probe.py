@@ -6,7 +6,7 @@ reached 1.02 and the float32 tile forward had reached 0.88.
 
     python3 benchmarks/widening_tile_probe.py [--out FILE] [--log] [--kernels]
 
-Forms, each forced onto the Triton backend: bf16 -> bf16, bf16 -> float32 (the one pass), float32 ->
+Forms, each with ``backend="triton"``: bf16 -> bf16, bf16 -> float32 (the one pass), float32 ->
 float32; "auto" bf16 -> bf16 beside them. GPU time a call (20 calls behind a spin that hides host
 time), the median of 5 rounds, the forms alternated in each; the fraction of copy bandwidth at each
 form's own bytes (2 + 2, 2 + 4, 4 + 4 an element). ``--kernels`` lists the kernels one call of each
@@ -29,7 +29,7 @@ from peer_probe import gpu_and_host_us  # noqa: E402  (benchmarks/ is the script
 import fastsoftmax  # noqa: E402
 from fastsoftmax.benchmark.timing import copy_bandwidth_gbps  # noqa: E402
 
-#: (shape, dim): channel heads (contiguous and channels-last), a dim-0 axis, bulk rows
+#: (shape, dim, channels-last): channel heads (contiguous and channels-last), a dim-0 axis, bulk rows
 CASES = [
     ((16, 21, 512, 512), 1, False),
     ((16, 21, 512, 512), 1, True),

@@ -62,9 +62,12 @@ _OVERRIDE: contextvars.ContextVar[tuple | None] = contextvars.ContextVar("fastso
 current_override = _OVERRIDE.get
 _warned: set[str] = set()
 
-#: Resolved forward problems, keyed by everything resolution depends on (shape, strides, dtype,
-#: device, dim, requested backend): a hit skips the layout and dispatch work, most of the host
-#: time of a small softmax. Bounded, since dynamic shapes would grow it without end.
+#: Resolved forward problems, keyed by what resolution depends on per call (shape, strides, dtype,
+#: device, dim, requested backend; and the result's dtype where a call gives one or autocast sets
+#: it): a hit skips the layout and dispatch work, most of the host time of a small softmax. The
+#: module-level rules a choice reads (the table, tier thresholds, functional.FUSED_WIDENING and the
+#: like) are read when a problem is first resolved: ``clear_caches`` after changing one. Bounded,
+#: since dynamic shapes would grow it without end.
 PLANS: dict = {}
 MAX_PLANS = 4096
 
@@ -78,7 +81,8 @@ def remember(key, plan) -> None:
 
 
 def clear_caches() -> None:
-    """Forget every resolved choice (after installing a backend or changing the table)."""
+    """Forget every resolved choice (after installing a backend, changing the table, or changing a
+    module-level rule a choice reads, such as ``functional.FUSED_WIDENING``)."""
     PLANS.clear()
     for cached in (kernel_backend, unavailable_reason, _choose_tier, _choose_backend, table_path, _table):
         cached.cache_clear()

@@ -4,7 +4,8 @@ Three ways into the kernels, cheapest first:
 
 * eager, no gradient needed: straight to the backend; a geometry seen before skips every check
   and choice (one dictionary lookup, the allocation and the launch), with ``dtype`` or under
-  autocast too (a 16-bit input's one pass, or the cast and the cast tensor's plan);
+  autocast too (a 16-bit input's one pass, torch's fused kernel, or the cast and the cast tensor's
+  plan);
 * eager with autograd: through ``torch.autograd.Function`` (``_Softmax``), the cheapest way into
   autograd from Python: its backward runs the backward kernels (or, when a graph of the backward
   is asked for with ``create_graph=True``, torch's differentiable backward, so higher-order
@@ -714,7 +715,7 @@ def widened_forward(x: torch.Tensor, dim: int, log: bool, call: tuple | None = N
     x = _readable(x)
     x3, y3, y, copied = _layout.canonical_pair(x, dim, torch.float32)
     triton, tier = dispatch.kernel_backend("triton"), _forced_tier("triton")
-    if call is not None and tier is None and not copied and (y.stride() == x.stride() or y.is_contiguous()):
+    if call is not None and not dispatch.is_forced() and not copied and (y.stride() == x.stride() or y.is_contiguous()):
         # the Triton tiers are chosen from the sizes alone; the run checks each call's alignment
         device = x3.get_device()
         chosen = triton.choose_tier(*x3.shape, x3.dtype, False, device)
@@ -769,6 +770,11 @@ def _check_out(out, x: torch.Tensor, dtype: torch.dtype, what: str) -> None:
         raise RuntimeError(f"fastsoftmax.{what}(): expected out tensor to have dtype {dtype}, but got {out.dtype}")
     if out.device != x.device:
         raise RuntimeError(f"fastsoftmax.{what}(): expected out tensor on {x.device}, but got one on {out.device}")
+    if not _compiling() and out._is_zerotensor():  # no memory to write (nor to resize: torch crashes)
+        raise RuntimeError(
+            f"fastsoftmax.{what}(): ZeroTensors are immutable. Please use the materialized zero tensor "
+            "obtained using .clone() if you want a mutable tensor."
+        )
     if torch.is_grad_enabled() and (x.requires_grad or out.requires_grad) or _carries_tangent(x, out):
         raise RuntimeError(
             f"fastsoftmax.{what}(): functions with out=... arguments don't support automatic differentiation, "
@@ -818,11 +824,6 @@ def _written_eagerly(out, x: torch.Tensor, given_dim, dim: int, dtype, backend: 
     if out.is_inference() and not _inference_mode():
         raise RuntimeError(
             f"fastsoftmax.{what}(): out is an inference tensor, which may be written only under torch.inference_mode()"
-        )
-    if out._is_zerotensor():  # no memory to write
-        raise RuntimeError(
-            f"fastsoftmax.{what}(): ZeroTensors are immutable. Please use the materialized zero tensor "
-            "obtained using .clone() if you want a mutable tensor."
         )
     if torch._debug_has_internal_overlap(out) == 1:
         raise RuntimeError(
@@ -963,9 +964,11 @@ def _apply(x, dim, dtype, backend, log: bool, what: str, out=None) -> torch.Tens
 
 def _computed(x: torch.Tensor, given_dim, dim: int, dtype, backend: str, log: bool) -> torch.Tensor:
     """The result of a checked call (``dim`` normalised, ``given_dim`` as written) in a new tensor.
-    An eager call without autograd leaves the plan of its geometry behind (``_PLANS``), under its
-    ``dtype`` too where one is given: a 16-bit input's one pass, torch's fused kernel, or the cast
-    followed by the plan of the cast tensor."""
+    The call leaves the plan of its geometry behind (``_PLANS``), under its ``dtype`` too where one
+    is given: a 16-bit input's one pass or the cast followed by the plan of the cast tensor (eager
+    calls without autograd), torch's fused kernel (any call that takes it). The plan is what the
+    module's rules (FUSED_WIDENING and the like) chose when it was made: ``dispatch.clear_caches()``
+    after changing one."""
     given = x
     if dtype is not None and dtype != x.dtype:
         # (_graph_or_transform first: under torch.compile nothing after it is traced)

@@ -99,12 +99,18 @@ def test_triton_launch_keys_are_cheap_and_tell_specialisations_apart():
 
 
 # The Triton backend's prepared path (TritonBackend.prepare): full tensors straight to the kernels,
-# the plan chosen once per (log, 16-byte loads or not). Each case: shape, dim, dtype.
+# the plan chosen once per (log, 16-byte loads or not). Each case: shape, dim, dtype, the output's
+# dtype where it differs (the one pass: a 16-bit input written as float32, its gradient back in 16
+# bits; each tensor's rows checked for 16-byte steps at its own element size), and a view of the input.
 PREPARED = [
-    ("rows", (6, 70), 1, torch.float32),
-    ("columns", (4, 33, 136), 1, torch.bfloat16),  # off a 16-byte boundary: tiles of scalar loads
-    ("rows at several phases", (2, 21, 11, 13), 1, torch.float32),
-    ("long axis at several phases", (2, 150, 11, 13), 1, torch.bfloat16),
+    ("rows", (6, 70), 1, torch.float32, None, None),
+    ("columns", (4, 33, 136), 1, torch.bfloat16, None, None),  # off a 16-byte boundary: tiles of scalar loads
+    ("rows at several phases", (2, 21, 11, 13), 1, torch.float32, None, None),
+    ("long axis at several phases", (2, 150, 11, 13), 1, torch.bfloat16, None, None),
+    ("widened, columns", (4, 33, 136), 1, torch.bfloat16, torch.float32, None),
+    # the input's first 132 of 136 columns (rows 272 bytes apart); the output dense, its float32 rows
+    # 528 bytes apart: on 16-byte boundaries as float32, not at the input's 2 bytes an element (264)
+    ("widened, rows 272 and 528 bytes apart", (4, 33, 136), 1, torch.bfloat16, torch.float32, lambda t: t[..., :132]),
 ]
 
 
@@ -127,8 +133,8 @@ def _offset_by_one(shape, dtype):
     return _input((numel + 1,), dtype)[1:].view(shape)
 
 
-@pytest.mark.parametrize("name,shape,dim,dtype", PREPARED, ids=[case[0] for case in PREPARED])
-def test_triton_prepared_runs_take_the_full_paths_plan(name, shape, dim, dtype, monkeypatch):
+@pytest.mark.parametrize("name,shape,dim,dtype,out_dtype,view", PREPARED, ids=[case[0] for case in PREPARED])
+def test_triton_prepared_runs_take_the_full_paths_plan(name, shape, dim, dtype, out_dtype, view, monkeypatch):
     import fastsoftmax.backends.triton as tb
     from fastsoftmax import _layout
 
@@ -136,27 +142,30 @@ def test_triton_prepared_runs_take_the_full_paths_plan(name, shape, dim, dtype, 
         pytest.skip("the Triton kernels run on the CPU under TRITON_INTERPRET=1 only")
     launches = []  # each launch's (plan, tensors..., shape, strides, device)
     _record_calls(monkeypatch, tb, ("_launch_forward", "_launch_backward"), launches)
-    x3, y3, _, _ = _layout.canonical_pair(_input(shape, dtype), dim)
+    view = view or (lambda t: t)
+    result = out_dtype or dtype  # y's and dy's type; dx is x's
+    x3, y3, _, _ = _layout.canonical_pair(view(_input(shape, dtype)), dim, result)
     outer, n, inner = x3.shape
-    tier = tb.BACKEND.choose_tier(outer, n, inner, dtype, False, x3.get_device())
-    forward = tb.BACKEND.prepare(tier, tuple(x3.shape), (x3.stride(), y3.stride()), dtype, x3.get_device(), False)
-    backward = tb.BACKEND.prepare(
-        tier, tuple(x3.shape), (x3.stride(), x3.stride(), y3.stride()), dtype, x3.get_device(), True
-    )
+    device = x3.get_device()
+    tier = tb.BACKEND.choose_tier(outer, n, inner, dtype, False, device)
+    forward = tb.BACKEND.prepare(tier, tuple(x3.shape), (x3.stride(), y3.stride()), dtype, device, False, result)
+    backward_tier = tb.BACKEND.choose_tier(outer, n, inner, result, True, device)
+    strides = (y3.stride(), y3.stride(), y3.stride())
+    backward = tb.BACKEND.prepare(backward_tier, tuple(x3.shape), strides, result, device, True, dtype)
     for make in (_input, _offset_by_one):  # the pointers' alignment may differ from the first call's
         for log in (False, True):
-            x = make(shape, dtype)
-            y = torch.full(shape, float("nan"), dtype=dtype, device=DEVICE)
+            x = view(make(shape, dtype))
+            y = torch.full(x.shape, float("nan"), dtype=result, device=DEVICE)
             forward(x, y, log)
-            check_forward(y, x, dim, log)
-            views = _layout.canonical_pair(x, dim)[:2]
+            check_forward(y, x.to(result), dim, log)
+            views = _layout.canonical_pair(x, dim)[0], _layout.canonical_pair(y, dim)[0]
             assert launches[-1][0] == tb._plan_for(views, tier, False, log)[0]
-            dy = make(shape, dtype)
-            dx = torch.full(shape, float("nan"), dtype=dtype, device=DEVICE)
+            dy = make(x.shape, result)
+            dx = torch.full(x.shape, float("nan"), dtype=dtype, device=DEVICE)
             backward(y, dy, dx, log)
             check_backward(dx, x, dy, dim, log)
             views = [_layout.canonical_pair(t, dim)[0] for t in (y, dy, dx)]
-            assert launches[-1][0] == tb._plan_for(tuple(views), tier, True, log)[0]
+            assert launches[-1][0] == tb._plan_for(tuple(views), backward_tier, True, log)[0]
 
 
 def test_triton_second_call_takes_the_prepared_path(monkeypatch):
@@ -219,22 +228,33 @@ DTYPE_ROUTES = [
 @pytest.mark.parametrize("route,source,result,backend", DTYPE_ROUTES, ids=[case[0] for case in DTYPE_ROUTES])
 def test_second_call_with_dtype_takes_its_own_plan(route, source, result, backend, name, view, shape, monkeypatch):
     dispatch.clear_caches()
-    full_path = []
+    full_path, cast_computed = [], []
     _record_calls(monkeypatch, functional, ("_computed",), full_path)
+    forward_impl = functional.forward_impl
+
+    def recorded_forward_impl(x, *args, **kwargs):
+        cast_computed.append(x.dtype)
+        return forward_impl(x, *args, **kwargs)
+
     first = view(_input(shape, source))
     fastsoftmax.softmax(first, -1, dtype=result, backend=backend)
+    monkeypatch.setattr(functional, "forward_impl", recorded_forward_impl)
+    repeats = 0
     for make in (_input, _offset_by_one):  # the pointers' alignment may differ from the first call's
         for dim in (-1, first.dim() - 1):
             for op, log in ((fastsoftmax.softmax, False), (fastsoftmax.log_softmax, True)):
                 x = view(make(shape, source))
                 y = op(x, dim, dtype=result, backend=backend)
+                repeats += 1
                 assert y.dtype == result
                 check_forward(y, x.to(result), dim, log)
     assert len(full_path) == 1, "a repeated call with dtype must take the first call's plan"
-    y = fastsoftmax.softmax(x, -1, backend=backend)  # without dtype: a key of its own
-    assert y.dtype == source
-    check_forward(y, x, -1)
-    assert len(full_path) == 2
+    # the route the first call took, kept: the one pass launches at once; a cast is computed afresh as
+    # the cast tensor (through forward_impl, which finds its plan)
+    if route == "one pass":
+        assert cast_computed == []
+    elif source != result:
+        assert cast_computed == [result] * repeats
 
 
 def test_second_call_under_autocast_takes_its_own_plan(monkeypatch):
@@ -273,3 +293,7 @@ def test_efficient_zero_tensors_take_no_plan():
                 check_forward(out, zeros if x is zero else x, -1)
             with pytest.raises(RuntimeError, match="ZeroTensors are immutable"):
                 fastsoftmax.softmax(zeros, -1, backend=backend, out=zero)
+            with pytest.raises(RuntimeError, match="ZeroTensors are immutable"):  # before any resize
+                fastsoftmax.softmax(
+                    zeros, -1, backend=backend, out=torch._efficientzerotensor((2, 3), dtype=source, device=DEVICE)
+                )

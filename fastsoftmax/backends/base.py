@@ -89,4 +89,5 @@ class Backend(Protocol):
         ``device_index`` (-1: no GPU), computing what ``forward``/``backward`` with ``tier`` would.
         A canonical view starts at its tensor's first element, so the tensor's data pointer is the
         view's; ``run`` builds no views and decides per call only what may differ between calls of
-        one geometry (the pointers' alignment, the log flag)."""
+        one geometry (the pointers' alignment, the log flag). A backend whose kernels write another
+        type than they read (the Triton backend) takes the output's as ``out_dtype``."""

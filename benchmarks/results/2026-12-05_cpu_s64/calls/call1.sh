@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# For the first device call after the sixty-fourth set (no machine was lent in that set): (1) the GPU
+# The GPU checks of the sixty-fourth set's changes, measured there on a CPU only: (1) the GPU
 # tests of the remembered plans of calls with dtype= or under autocast and of efficient zero tensors
 # (tests/test_repeated_calls.py), of the one pass (tests/test_widening.py, its every-tier test among
 # them) and the CUDA graph / thread tests; (2) the widening probe again: the one pass's host time a
