@@ -16,6 +16,7 @@ import random
 import statistics
 
 import torch
+from probe_report import Report  # benchmarks/ is the script's folder
 
 import fastsoftmax
 from fastsoftmax import dispatch
@@ -29,11 +30,8 @@ def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--out")
     args = parser.parse_args()
-    lines = []
-
-    def say(line):
-        lines.append(line)
-        print(line, flush=True)
+    report = Report()
+    say = report.say
 
     x = (torch.randn(4, 1024, device="cuda") * 3).to(torch.bfloat16)
     y = torch.empty_like(x)
@@ -105,9 +103,7 @@ def main() -> None:
         f"softmax_backward (cuda) / torch._softmax_backward_data = "
         f"{medians['fastsoftmax.softmax_backward (cuda)'] / medians['torch._softmax_backward_data']:.3f}"
     )
-    if args.out:
-        with open(args.out, "w") as f:
-            f.write("\n".join(lines) + "\n")
+    report.write(args.out)
 
 
 if __name__ == "__main__":

@@ -22,6 +22,7 @@ import torch
 sys.path.insert(0, str(pathlib.Path(__file__).resolve().parents[1]))
 
 from peer_probe import gpu_and_host_us  # noqa: E402  (benchmarks/ is the script's folder)
+from probe_report import Report  # noqa: E402
 
 import fastsoftmax  # noqa: E402
 from fastsoftmax import functional  # noqa: E402
@@ -70,11 +71,8 @@ def main() -> None:
     parser.add_argument("--out")
     parser.add_argument("--dtypes", default="bfloat16,float16", help="torch fuses float16 only")
     args = parser.parse_args()
-    lines = []
-
-    def say(line: str) -> None:
-        lines.append(line)
-        print(line, flush=True)
+    report = Report()
+    say = report.say
 
     copy = copy_bandwidth_gbps() * 1e9
     say(f"{torch.cuda.get_device_name()}, copy bandwidth {copy / 1e9:.0f} GB/s; torch {torch.__version__}")
@@ -112,8 +110,7 @@ def main() -> None:
                 say(f"{str(dtype)[6:]} {fn} {shape} dim {dim}: " + " | ".join(row))
                 del x, dy, x64, y64, dx64
                 torch.cuda.empty_cache()
-    if args.out:
-        pathlib.Path(args.out).write_text("\n".join(lines) + "\n")
+    report.write(args.out)
 
 
 if __name__ == "__main__":

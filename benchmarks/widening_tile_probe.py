@@ -25,6 +25,7 @@ import torch
 sys.path.insert(0, str(pathlib.Path(__file__).resolve().parents[1]))
 
 from peer_probe import gpu_and_host_us  # noqa: E402  (benchmarks/ is the script's folder)
+from probe_report import Report  # noqa: E402
 
 import fastsoftmax  # noqa: E402
 from fastsoftmax.benchmark.timing import copy_bandwidth_gbps  # noqa: E402
@@ -65,11 +66,8 @@ def main() -> None:
     parser.add_argument("--log", action="store_true", help="log-softmax instead of softmax")
     parser.add_argument("--kernels", action="store_true", help="list the kernels each form launches")
     args = parser.parse_args()
-    lines = []
-
-    def say(line: str) -> None:
-        lines.append(line)
-        print(line, flush=True)
+    report = Report()
+    say = report.say
 
     copy = copy_bandwidth_gbps() * 1e9
     say(f"{torch.cuda.get_device_name()}, copy bandwidth {copy / 1e9:.0f} GB/s; torch {torch.__version__}")
@@ -99,8 +97,7 @@ def main() -> None:
         say(f"{'log_softmax' if args.log else 'softmax'} {shape} dim {dim}{layout}: " + " | ".join(row))
         del x, x32, reference
         torch.cuda.empty_cache()
-    if args.out:
-        pathlib.Path(args.out).write_text("\n".join(lines) + "\n")
+    report.write(args.out)
 
 
 if __name__ == "__main__":
