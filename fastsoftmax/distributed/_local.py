@@ -62,8 +62,8 @@ def _device_index(tensor: torch.Tensor) -> int:
     return tensor.device.index if tensor.is_cuda else -1
 
 
-def _launch(kernel, programs: int, args: tuple, config: dict, like: torch.Tensor) -> None:
-    launch(kernel, programs, args, tuple(config.items()), _device_index(like), not like.is_cuda)
+def _launch(kernel, programs: int, tensors: tuple, scalars: tuple, config: dict, like: torch.Tensor) -> None:
+    launch(kernel, programs, tensors, scalars, tuple(config.items()), _device_index(like), not like.is_cuda)
 
 
 def _tile(rows: int, n: int, elements: int, like: torch.Tensor) -> tuple[int, int]:
@@ -113,7 +113,8 @@ def row_stats(x: torch.Tensor, target: torch.Tensor | None = None, vocab_start: 
         _launch(
             _kernels.row_stats,
             programs,
-            (x, stats, target_arg, rows, n, x.stride(0), x.stride(1), vocab_start),
+            (x, stats, target_arg),
+            (rows, n, x.stride(0), x.stride(1), vocab_start),
             config,
             x,
         )
@@ -157,7 +158,8 @@ def normalise(x: torch.Tensor, stats: torch.Tensor, log: bool, out: torch.Tensor
         _launch(
             _kernels.normalise,
             programs,
-            (x, y, stats, rows, n, x.stride(0), x.stride(1), y.stride(0), world, stats.stride(0), column_blocks),
+            (x, y, stats),
+            (rows, n, x.stride(0), x.stride(1), y.stride(0), world, stats.stride(0), column_blocks),
             config,
             x,
         )
@@ -178,7 +180,7 @@ def grad_total(y: torch.Tensor, dy: torch.Tensor, log: bool) -> torch.Tensor:
         programs, config = _reduce_config(rows, n, y)
         config["LOG"] = log
         _launch(
-            _kernels.grad_total, programs, (y, dy, total, rows, n, y.stride(0), dy.stride(0), dy.stride(1)), config, y
+            _kernels.grad_total, programs, (y, dy, total), (rows, n, y.stride(0), dy.stride(0), dy.stride(1)), config, y
         )
         return total
     summand = dy.float() if log else dy.float() * y.float()
@@ -196,7 +198,8 @@ def grad_apply(y: torch.Tensor, dy: torch.Tensor, total: torch.Tensor, log: bool
         _launch(
             _kernels.grad_apply,
             programs,
-            (y, dy, dx, total, rows, n, y.stride(0), dy.stride(0), dy.stride(1), dx.stride(0), column_blocks),
+            (y, dy, dx, total),
+            (rows, n, y.stride(0), dy.stride(0), dy.stride(1), dx.stride(0), column_blocks),
             config,
             y,
         )
@@ -222,7 +225,8 @@ def cross_entropy_rows(
         _launch(
             _kernels.cross_entropy_rows,
             -(-rows // config["BLOCK_R"]),
-            (stats, target, lse, loss, rows, world, stats.stride(0), ignore_index, on_target, uniform),
+            (stats, target, lse, loss),
+            (rows, world, stats.stride(0), ignore_index, on_target, uniform),
             config,
             stats,
         )
@@ -256,12 +260,8 @@ def cross_entropy_grad(
         _launch(
             _kernels.cross_entropy_grad,
             programs,
+            (x, dx, lse, target, scale),
             (
-                x,
-                dx,
-                lse,
-                target,
-                scale,
                 rows,
                 n,
                 x.stride(0),

@@ -546,10 +546,10 @@ def _relay_arguments(p: dict, device: torch.device) -> tuple:
 
 
 def _launcher(p: dict, device_index: int):
-    """``go(kernel, args, config)``: one launch of plan ``p``'s programs on the device."""
+    """``go(kernel, tensors, scalars, config)``: one launch of plan ``p``'s programs on the device."""
 
-    def go(kernel, args: tuple, config: tuple) -> None:
-        launch(kernel, p["programs"], args, config, device_index, INTERPRETED)
+    def go(kernel, tensors: tuple, scalars: tuple, config: tuple) -> None:
+        launch(kernel, p["programs"], tensors, scalars, config, device_index, INTERPRETED)
 
     return go
 
@@ -560,19 +560,19 @@ def _launch_forward(p: dict, wide: bool, shape: tuple, strides: tuple, x, y, dev
     outer, n, inner = shape
     configs, go = p["configs"], _launcher(p, device_index)
     if p["kind"] == "tile":
-        go(kernels.softmax_fwd_tile, (x, y, *shape) + strides, configs[0] + (("WIDE", wide),))
+        go(kernels.softmax_fwd_tile, (x, y), shape + strides, configs[0] + (("WIDE", wide),))
     elif p["kind"] == "online":
-        go(kernels.softmax_fwd_online, (x, y, *shape) + strides + (p["column_programs"],), configs[0])
+        go(kernels.softmax_fwd_online, (x, y), shape + strides + (p["column_programs"],), configs[0])
     elif p["kind"] == "relay":
         # (one allocation, split in two at once: indexing a tensor costs host time per call)
         maxima, sums = torch.empty((2, outer, p["SPLITS"], inner), dtype=torch.float32, device=x.device).unbind(0)
         flags, relay = _relay_arguments(p, x.device)
-        go(kernels.softmax_fwd_relay, (x, y, maxima, sums, flags, *shape) + strides + relay, configs[0])
+        go(kernels.softmax_fwd_relay, (x, y, maxima, sums, flags), shape + strides + relay, configs[0])
     else:
         splits, chunk = p["SPLITS"], p["CHUNK"]
         maxima, sums = torch.empty((2, outer, splits, inner), dtype=torch.float32, device=x.device).unbind(0)
-        go(kernels.softmax_fwd_partials, (x, maxima, sums, *shape) + strides[:3] + (splits, chunk), configs[0])
-        go(kernels.softmax_fwd_split, (x, y, maxima, sums, *shape) + strides + (splits, chunk), configs[1])
+        go(kernels.softmax_fwd_partials, (x, maxima, sums), shape + strides[:3] + (splits, chunk), configs[0])
+        go(kernels.softmax_fwd_split, (x, y, maxima, sums), shape + strides + (splits, chunk), configs[1])
 
 
 def _launch_backward(p: dict, wide: bool, shape: tuple, strides: tuple, y, dy, dx, device_index: int) -> None:
@@ -582,18 +582,18 @@ def _launch_backward(p: dict, wide: bool, shape: tuple, strides: tuple, y, dy, d
     outer, n, inner = shape
     configs, go = p["configs"], _launcher(p, device_index)
     if p["kind"] == "tile":
-        go(kernels.softmax_bwd_tile, (y, dy, dx, *shape) + strides, configs[0] + (("WIDE", wide),))
+        go(kernels.softmax_bwd_tile, (y, dy, dx), shape + strides, configs[0] + (("WIDE", wide),))
     elif p["kind"] == "online":
-        go(kernels.softmax_bwd_online, (y, dy, dx, *shape) + strides + (p["column_programs"],), configs[0])
+        go(kernels.softmax_bwd_online, (y, dy, dx), shape + strides + (p["column_programs"],), configs[0])
     elif p["kind"] == "relay":
         sums = torch.empty((outer, p["SPLITS"], inner), dtype=torch.float32, device=y.device)
         flags, relay = _relay_arguments(p, y.device)
-        go(kernels.softmax_bwd_relay, (y, dy, dx, sums, flags, *shape) + strides + relay, configs[0])
+        go(kernels.softmax_bwd_relay, (y, dy, dx, sums, flags), shape + strides + relay, configs[0])
     else:
         splits, chunk = p["SPLITS"], p["CHUNK"]
         sums = torch.empty((outer, splits, inner), dtype=torch.float32, device=y.device)
-        go(kernels.softmax_bwd_partials, (y, dy, sums, *shape) + strides[:6] + (splits, chunk), configs[0])
-        go(kernels.softmax_bwd_split, (y, dy, dx, sums, *shape) + strides + (splits, chunk), configs[1])
+        go(kernels.softmax_bwd_partials, (y, dy, sums), shape + strides[:6] + (splits, chunk), configs[0])
+        go(kernels.softmax_bwd_split, (y, dy, dx, sums), shape + strides + (splits, chunk), configs[1])
 
 
 _ITEMSIZE = {torch.float32: 4, torch.float16: 2, torch.bfloat16: 2}

@@ -5,7 +5,11 @@ looks the compiled kernel up on each call; for a softmax over a small tensor tha
 longer than the kernel. Here the first launch of a configuration goes through Triton as usual and
 returns the compiled kernel; later launches look it up under a key this module computes from the
 same facts Triton specialises on (each integer's ==1, %16 and 32-bit range; each pointer's
-16-byte alignment and dtype) and call the compiled launcher directly.
+16-byte alignment and dtype) and call the compiled launcher directly. What such a launch still
+does on the host: read the tensors' pointers, look the scalars' specialisation up (a repeated call
+passes the same ones), and hand the launcher the pointers as integers (given a tensor, it would call
+``data_ptr()`` and ask the driver about the pointer again) and no launch hooks unless some are
+registered.
 
 The direct call is the one ``JITFunction.run`` itself makes (Triton 3.3 and later); if the
 installed Triton's ``run`` does not contain it, every launch takes the ordinary path.
@@ -14,6 +18,7 @@ installed Triton's ``run`` does not contain it, every launch takes the ordinary 
 from __future__ import annotations
 
 import inspect
+import operator
 import threading
 
 import torch
@@ -29,6 +34,31 @@ try:
 except Exception:  # any other Triton: the ordinary path is always correct
     _DIRECT = False
 
+
+def _launcher_takes_integer_pointers() -> bool:
+    """Whether the installed Triton's CUDA launcher takes a pointer argument given as an integer
+    as it is (its C source, a template in driver.py in Triton 3.6 and driver.c in 3.9, tests
+    ``PyLong_Check(obj)`` before calling ``data_ptr()``): Triton 3.3 to 3.9 do."""
+    try:
+        import importlib.util
+        import pathlib
+
+        folder = pathlib.Path(importlib.util.find_spec("triton.backends.nvidia").origin).parent
+        return any(
+            "PyLong_Check(obj)" in (folder / name).read_text(errors="replace")
+            for name in ("driver.py", "driver.c")
+            if (folder / name).exists()
+        )
+    except Exception:
+        return False
+
+
+_INTEGER_POINTERS = _DIRECT and _launcher_takes_integer_pointers()
+try:
+    from triton.knobs import HookChain as _HookChain  # launch hooks as chains: Triton 3.5 and later
+except ImportError:
+    _HookChain = None
+
 _INT32_MIN, _INT32_MAX = -(1 << 31), (1 << 31) - 1
 #: Triton's first call of a configuration (compiling it, building and importing its C launcher,
 #: loading the module) is not safe when threads make it at once: seen on an H100 with Triton 3.6,
@@ -42,10 +72,14 @@ _compiled: dict = {}
 
 try:
     _current_device = torch._C._cuda_getDevice
+    _current_stream = torch._C._cuda_getCurrentRawStream
 except AttributeError:  # pragma: no cover - CPU-only builds of torch
 
     def _current_device():
         return -1
+
+    def _current_stream(device_index):
+        raise RuntimeError("fastsoftmax: this build of torch has no CUDA")
 
 
 def _spec(arg):
@@ -63,46 +97,95 @@ def _spec(arg):
     raise TypeError(f"fastsoftmax: a Triton kernel argument of type {kind.__name__} is not supported")
 
 
-def launch(kernel, programs: int, args: tuple, config: tuple, device_index: int | None, interpreted: bool) -> None:
-    """Launch ``kernel`` over ``programs`` programs with the runtime ``args`` (its leading
-    parameters, in order) on the tensors' device ``device_index``. ``config`` holds the constexpr
-    parameters (its trailing ones) and the compile options as hashable ``(name, value)`` pairs."""
+#: the specialisations of the scalar arguments of recent launches, by their values and types (1,
+#: 1.0 and True are equal keys otherwise); a repeated call's scalars are the same, and looking
+#: them up costs a tenth of working each one out. Cleared when full; threads may share it (a miss
+#: only costs the work)
+_scalar_specs: dict = {}
+_SCALAR_SPECS_KEPT = 4096
+
+
+def _scalars_spec(scalars: tuple) -> tuple:
+    key = (scalars, tuple(map(type, scalars)))
+    spec = _scalar_specs.get(key)
+    if spec is None:
+        for value in scalars:
+            if isinstance(value, torch.Tensor):
+                raise TypeError("fastsoftmax: a tensor among a Triton kernel's scalar arguments")
+        spec = tuple(map(_spec, scalars))
+        if len(_scalar_specs) >= _SCALAR_SPECS_KEPT:
+            _scalar_specs.clear()
+        _scalar_specs[key] = spec
+    return spec
+
+
+def _hook(chain):
+    """The launch hook to hand Triton's launcher: None where none is registered (an empty chain),
+    so that the launch neither builds its metadata nor calls into Python twice for nothing; the
+    hook itself where one is (a profiler's)."""
+    if chain is None or (_HookChain is not None and isinstance(chain, _HookChain) and not chain.calls):
+        return None
+    return chain
+
+
+_data_ptr = torch.Tensor.data_ptr
+_dtype = operator.attrgetter("dtype")
+
+
+def launch(
+    kernel, programs: int, tensors: tuple, scalars: tuple, config: tuple, device_index: int | None, interpreted: bool
+) -> None:
+    """Launch ``kernel`` over ``programs`` programs on the tensors' device ``device_index``, its
+    leading parameters ``tensors`` (the pointers) and then ``scalars``, in order. ``config`` holds
+    the constexpr parameters (its trailing ones) and the compile options as hashable ``(name,
+    value)`` pairs."""
     if interpreted:
-        kernel[(programs,)](*args, **dict(config))
+        kernel[(programs,)](*tensors, *scalars, **dict(config))
         return
     if _current_device() != device_index:
         # Triton compiles for, loads into and launches on the current device: make it the
         # tensors' for this launch, and give the caller's back
         with torch.cuda.device(device_index):
-            _launch(kernel, programs, args, config, device_index)
+            _launch(kernel, programs, tensors, scalars, config, device_index)
         return
-    _launch(kernel, programs, args, config, device_index)
+    _launch(kernel, programs, tensors, scalars, config, device_index)
 
 
-def _launch(kernel, programs: int, args: tuple, config: tuple, device_index: int) -> None:
+def _launch(kernel, programs: int, tensors: tuple, scalars: tuple, config: tuple, device_index: int) -> None:
     if not _DIRECT:
         # no way to tell a first call from a later one: every call is made one at a time
         with _FIRST_CALL:
-            kernel[(programs,)](*args, **dict(config))
+            kernel[(programs,)](*tensors, *scalars, **dict(config))
         return
-    key = (kernel, config, device_index, tuple(map(_spec, args)))
+    pointers = tuple(map(_data_ptr, tensors))
+    key = (
+        kernel,
+        config,
+        device_index,
+        _scalars_spec(scalars),
+        tuple(map(_dtype, tensors)),
+        tuple([pointer % 16 == 0 for pointer in pointers]),
+    )
     entry = _compiled.get(key)
     if entry is None:
         with _FIRST_CALL:
             entry = _compiled.get(key)
             if entry is None:
-                compiled = kernel[(programs,)](*args, **dict(config))
+                compiled = kernel[(programs,)](*tensors, *scalars, **dict(config))
                 if hasattr(compiled, "result"):
                     compiled = compiled.result()
                 named = dict(config)
-                constexprs = tuple(named[name] for name in kernel.arg_names[len(args) :])
+                constexprs = tuple(named[name] for name in kernel.arg_names[len(tensors) + len(scalars) :])
                 _compiled[key] = (compiled, constexprs)
                 return
     compiled, constexprs = entry
-    stream = torch._C._cuda_getCurrentRawStream(device_index)
-    enter_hook = knobs.runtime.launch_enter_hook
-    values = args + constexprs
-    metadata = compiled.launch_metadata((programs, 1, 1), stream, *values) if enter_hook is not None else None
+    stream = _current_stream(device_index)
+    enter, leave = _hook(knobs.runtime.launch_enter_hook), _hook(knobs.runtime.launch_exit_hook)
+    metadata = None
+    if enter is not None or leave is not None:
+        metadata = compiled.launch_metadata((programs, 1, 1), stream, *tensors, *scalars, *constexprs)
+    # the pointers as integers: the launcher takes them as they are, where for a tensor it would
+    # call data_ptr() and ask the driver what the pointer is
     compiled.run(
         programs,
         1,
@@ -111,7 +194,9 @@ def _launch(kernel, programs: int, args: tuple, config: tuple, device_index: int
         compiled.function,
         compiled.packed_metadata,
         metadata,
-        enter_hook,
-        knobs.runtime.launch_exit_hook,
-        *values,
+        enter,
+        leave,
+        *(pointers if _INTEGER_POINTERS else tensors),
+        *scalars,
+        *constexprs,
     )
