@@ -120,6 +120,16 @@ def check_backward(dx: torch.Tensor, x: torch.Tensor, dy: torch.Tensor, dim: int
     assert_matches(dx, reference, dx.dtype, normwise=True, extra=extra)
 
 
+def check_widened_backward(dx: torch.Tensor, x: torch.Tensor, dy: torch.Tensor, dim: int, log: bool = False) -> None:
+    """``dx`` (in ``x``'s 16-bit type) is the input gradient of a float32 result computed from the
+    16-bit ``x`` (``dtype=torch.float32``, autocast), for the float32 output gradient ``dy``: the
+    work in float32 and one rounding of the result."""
+    reference = grad64(x, dy, dim, log)
+    assert dx.dtype == x.dtype, f"gradient dtype {dx.dtype}, expected the input's {x.dtype}"
+    eps = torch.finfo(x.dtype).eps
+    torch.testing.assert_close(dx.double(), reference, rtol=eps, atol=4 * eps * reference.abs().max().item())
+
+
 def jvp64(x: torch.Tensor, tangent: torch.Tensor, dim: int, log: bool) -> torch.Tensor:
     """The forward-mode derivative of softmax (log-softmax) of ``x`` along ``tangent``, in float64."""
     x64 = x.detach().to(torch.float64)

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 import torch
-from reference import check_backward, check_forward
+from reference import check_backward, check_forward, check_widened_backward
 
 import fastsoftmax
 from fastsoftmax import dispatch
@@ -106,6 +106,43 @@ def test_threads_running_backward(backend):
 
     failures = _in_threads(worker)
     assert not failures, "\n".join(failures[:10])
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_threads_with_a_float32_result(backend):
+    """16-bit inputs with a float32 result, by ``dtype=`` or under autocast, forward and backward:
+    such calls leave plans of their own behind (the one pass, torch's fused kernel, or the cast),
+    which other threads' calls of the same geometry then take."""
+    if not _available(backend):
+        pytest.skip(f"backend {backend!r} is not available")
+
+    def worker(index: int, failures: list) -> None:
+        for call in range(16):
+            shape, dim = PROBLEMS[(index + call) % len(PROBLEMS)]
+            dtype = (torch.bfloat16, torch.float16)[call % 2]
+            log, autocast, needs_grad = bool(call % 3 == 1), bool(call % 4 >= 2), bool(index % 2)
+            op = fastsoftmax.log_softmax if log else fastsoftmax.softmax
+            x = _input(shape, dtype).requires_grad_(needs_grad)
+            try:
+                if autocast:
+                    with torch.autocast("cuda", dtype=dtype):
+                        y = op(x, dim, backend=backend)
+                else:
+                    y = op(x, dim, dtype=torch.float32, backend=backend)
+                assert y.dtype == torch.float32
+                check_forward(y, x.detach().float(), dim, log)
+                if needs_grad:
+                    dy = torch.randn_like(y)
+                    (dx,) = torch.autograd.grad(y, x, dy)
+                    check_widened_backward(dx, x, dy, dim, log)
+            except Exception as error:
+                failures.append(
+                    f"thread {index} call {call} {shape} dim {dim} {dtype} log={log} autocast={autocast} "
+                    f"grad={needs_grad}: {error!r}"[:400]
+                )
+
+    failures = _in_threads(worker)
+    assert not failures, f"{len(failures)} of 128 results wrong:\n" + "\n".join(failures[:10])
 
 
 def test_forced_tier_stays_in_its_thread():
@@ -253,6 +290,28 @@ def test_cuda_graph_capture_writes_a_preallocated_out(backend, shape, dim):
     for (x,) in _replayed(graph, (static_x,), (static_y, static_z)):
         check_forward(static_y, x, dim)
         check_forward(static_z, x, dim, True)
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+@pytest.mark.parametrize("shape,dim", [((64, 1000), -1), ((2, 131072), -1), ((300, 40), 0)])
+def test_cuda_graph_capture_with_a_float32_result(backend, shape, dim):
+    """A 16-bit input's float32 result in a captured graph: ``dtype=`` and autocast (the second call
+    of each geometry in the warm-up takes its plan, and the capture takes it too)."""
+    if not _available(backend):
+        pytest.skip(f"backend {backend!r} is not available")
+    static_x = _input(shape, torch.bfloat16)
+
+    def step():
+        y = fastsoftmax.softmax(static_x, dim, dtype=torch.float32, backend=backend)
+        with torch.autocast("cuda", dtype=torch.bfloat16):
+            z = fastsoftmax.log_softmax(static_x, dim, backend=backend)
+        return y, z
+
+    graph, (static_y, static_z) = _captured(step)
+    assert static_y.dtype == static_z.dtype == torch.float32
+    for (x,) in _replayed(graph, (static_x,), (static_y, static_z)):
+        check_forward(static_y, x.float(), dim)
+        check_forward(static_z, x.float(), dim, True)
 
 
 def test_graph_replay_costs_no_host_time_in_fastsoftmax(monkeypatch):
