@@ -1,15 +1,18 @@
-"""The host work of a repeated Triton launch (fastsoftmax/backends/triton/launch.py), on a machine
-without a GPU: ``launch()`` as on a GPU after the first call, with a stand-in for the compiled
-kernel whose launcher does what Triton's does in Python (call the launch hooks it is handed) and
-nothing else. Not counted: the C launcher's own work, which on a GPU also calls ``data_ptr()`` and
-``cuPointerGetAttribute`` for each pointer handed as a tensor (the launch path now hands integers).
+"""The host work of a repeated Triton launch (fastsoftmax/backends/triton/launch.py).
 
-    PYTHONPATH=$PWD python3 benchmarks/triton_launch_cpu_probe.py [--against FILE] [--out FILE]
+Without a GPU: ``launch()`` as on a GPU after the first call, with a stand-in for the compiled
+kernel whose launcher does what Triton's does in Python (call the launch hooks it is handed) and
+nothing else. Not counted there: the C launcher's own work, which on a GPU also calls ``data_ptr()``
+and ``cuPointerGetAttribute`` for each pointer handed as a tensor (the launch path now hands
+integers). On a GPU: whole calls on the Triton backend, the wall time a call of back-to-back calls
+(``host_us_per_call``, 2000 calls), with the backend's launch taken from each copy in turn.
+
+    PYTHONPATH=$PWD python3 benchmarks/triton_launch_probe.py [--against FILE] [--out FILE]
 
 ``--against`` times another copy of launch.py beside the installed one, in the same rounds (an
 earlier one: ``git show REV:path > FILE``); its ``launch`` may take the arguments as one tuple, as
-launch.py did before it took tensors and scalars apart. Each figure is the median of 7 rounds of
-20000 launches, the cases and copies in a new order each round.
+launch.py did before it took tensors and scalars apart. Each figure is the median of 7 rounds, the
+cases and copies in a new order each round.
 """
 
 from __future__ import annotations
@@ -17,16 +20,15 @@ from __future__ import annotations
 import argparse
 import importlib.util
 import inspect
+import pathlib
 import random
 import statistics
 import sys
 import time
 
 import torch
+from probe_report import Report  # benchmarks/ is the script's folder
 from triton.compiler.compiler import CompiledKernel
-
-sys.path.insert(0, __file__.rsplit("/", 1)[0])
-from probe_report import Report  # noqa: E402
 
 ROUNDS, LAUNCHES = 7, 20000
 
@@ -98,6 +100,28 @@ def _calls(module) -> list:
     return found
 
 
+def _adapted(module):
+    """``module.launch`` as the backend calls it (tensors and scalars apart)."""
+    if "scalars" in inspect.signature(module.launch).parameters:
+        return module.launch
+    return lambda kernel, programs, tensors, scalars, *rest: module.launch(kernel, programs, tensors + scalars, *rest)
+
+
+def gpu_cases():
+    """(name, call) of whole calls on the Triton backend, on a GPU."""
+    from fastsoftmax import softmax, softmax_backward
+
+    triton = {"backend": "triton"}
+    rows = torch.randn(4, 1024, device="cuda").to(torch.bfloat16)
+    long_rows = torch.randn(4, 65536, device="cuda").to(torch.bfloat16)
+    y, dy = softmax(rows, -1, **triton), torch.randn_like(rows)
+    yield "bf16 4 x 1024 forward", lambda: softmax(rows, -1, **triton)
+    yield "bf16 4 x 1024 backward", lambda: softmax_backward(dy, y, -1, **triton)
+    yield "bf16 4 x 1024 dtype=float32", lambda: softmax(rows, -1, dtype=torch.float32, **triton)
+    yield "bf16 4 x 65536 forward (split: 2 launches)", lambda: softmax(long_rows, -1, **triton)
+    yield "bf16 1024 x 4 over dim 0", lambda: softmax(rows.t(), 0, **triton)
+
+
 def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--against", help="a copy of launch.py to time beside the installed one")
@@ -105,22 +129,49 @@ def main() -> None:
     args = parser.parse_args()
     modules = {"installed": _module(None)}
     if args.against:
-        modules[args.against] = _module(args.against)
+        modules[pathlib.Path(args.against).stem] = _module(args.against)
     if not all(module._DIRECT for module in modules.values()):
         sys.exit("the installed Triton's JITFunction.run has no direct launch: nothing to time")
-    found = [(label, name, module.launch, call) for label, module in modules.items() for name, call in _calls(module)]
+    report = Report()
+    on_gpu = torch.cuda.is_available()
+    if on_gpu:
+        from fastsoftmax.backends import triton as backend
+        from fastsoftmax.benchmark.timing import host_us_per_call
+
+        kept = backend.launch
+        found = []
+        for label, module in modules.items():
+            backend.launch = _adapted(module)
+            found += [(label, name, backend.launch, call) for name, call in gpu_cases()]
+
+        def timed(launch, call):
+            backend.launch = launch
+            try:
+                return host_us_per_call(call, LAUNCHES // 10)
+            finally:
+                backend.launch = kept
+
+        unit, where = "us a call", f"{torch.cuda.get_device_name()}'s host: whole calls, wall time"
+    else:
+        found = [
+            (label, name, module.launch, call) for label, module in modules.items() for name, call in _calls(module)
+        ]
+
+        def timed(launch, call):
+            start = time.perf_counter()
+            for _ in range(LAUNCHES):
+                launch(*call)
+            return (time.perf_counter() - start) / LAUNCHES * 1e6
+
+        unit, where = "us a launch", "this machine's CPU, no GPU: launch() alone, a stand-in kernel"
     timings = {(label, name): [] for label, name, _, _ in found}
     for _ in range(ROUNDS):
         random.shuffle(found)
         for label, name, launch, call in found:
-            start = time.perf_counter()
-            for _ in range(LAUNCHES):
-                launch(*call)
-            timings[label, name].append((time.perf_counter() - start) / LAUNCHES * 1e6)
-    report = Report()
-    report.say(f"torch {torch.__version__}; this machine's CPU, no GPU; median of {ROUNDS} rounds of {LAUNCHES}")
+            timings[label, name].append(timed(launch, call))
+    report.say(f"torch {torch.__version__}; {where}; median of {ROUNDS} rounds")
     for (label, name), values in sorted(timings.items(), key=lambda item: (item[0][1], item[0][0])):
-        report.say(f"{name:40s} {label:24s} {statistics.median(values):6.2f} us a launch")
+        report.say(f"{name:45s} {label:24s} {statistics.median(values):6.2f} {unit}")
     report.write(args.out)
 
 
