@@ -81,6 +81,15 @@ def cases():
         )
     out = torch.empty_like(rows)
     yield "bf16 64 x 1024, out=", lambda: fastsoftmax.softmax(rows, -1, out=out, **triton), lambda: None
+    leaf, gradient = rows.clone().requires_grad_(True), torch.randn(rows.shape)
+
+    def with_graph():  # forward and backward
+        return torch.autograd.grad(fastsoftmax.softmax(leaf, -1, dtype=f32, **triton), leaf, gradient)
+
+    def allocations():  # the result's and the gradient's
+        return torch.empty_like(rows, dtype=f32), torch.empty_like(rows)
+
+    yield "bf16 64 x 1024, dtype=float32 (one pass), autograd", with_graph, allocations
 
 
 def main() -> None:

@@ -155,12 +155,13 @@ def _plan(run, contiguous: bool, dtype: torch.dtype | None = None):
     return plan
 
 
-def _backward_plan(run, contiguous: bool):
-    """``plan(dy, y, log) -> dx`` for a repeated backward, as ``_plan`` is for the forward."""
+def _backward_plan(run, contiguous: bool, dtype: torch.dtype | None = None):
+    """``plan(dy, y, log) -> dx`` for a repeated backward, as ``_plan`` is for the forward (``dx`` of
+    ``dtype`` where given, else of y's)."""
     memory_format = torch.contiguous_format if contiguous else torch.preserve_format
 
     def plan(dy, y, log):
-        dx = _layout.new_empty_like(y, memory_format=memory_format)
+        dx = _layout.new_empty_like(y, memory_format=memory_format, dtype=dtype)
         run(y, dy, dx, log)
         return dx
 
@@ -729,19 +730,39 @@ def widened_forward(x: torch.Tensor, dim: int, log: bool, call: tuple | None = N
 
 def widened_backward(dy: torch.Tensor, y: torch.Tensor, dim: int, log: bool, dtype: torch.dtype) -> torch.Tensor:
     """The gradient of ``widened_forward``'s input (of ``dtype``) from its float32 output ``y`` and
-    the gradient ``dy`` with respect to it, in one pass of the Triton kernels."""
-    y3, dy3, dx3, dx, _ = _layout.canonical_backward(_readable(y), _readable(dy), dim, dtype)
-    dispatch.kernel_backend("triton").backward(y3, dy3, dx3, log, _forced_tier("triton"))
+    the gradient ``dy`` with respect to it, in one pass of the Triton kernels. A geometry's first
+    call leaves the prepared run behind, as backward_impl does, under a key of its own (the
+    gradient's dtype in it)."""
+    y, dy = _readable(y), _readable(dy)
+    forced = dispatch.is_forced()
+    key = ("widened backward", y.shape, y.stride(), dy.stride(), y.device, dim, log, dtype)
+    plan = None if forced else _PLANS.get(key)
+    if plan is not None:
+        return plan(dy, y, log)
+    y3, dy3, dx3, dx, copied = _layout.canonical_backward(y, dy, dim, dtype)
+    triton = dispatch.kernel_backend("triton")
+    if not forced and not copied and (dx.stride() == y.stride() or dx.is_contiguous()):
+        # the Triton tiers are chosen from the sizes alone; the run checks each call's alignment
+        device = y3.get_device()
+        chosen = triton.choose_tier(*y3.shape, y3.dtype, True, device)
+        views = (y3.stride(), dy3.stride(), dx3.stride())
+        run = triton.prepare(chosen, tuple(y3.shape), views, y3.dtype, device, True, dtype)
+        dispatch.remember(key, _backward_plan(run, dx.stride() != y.stride(), dtype))
+    triton.backward(y3, dy3, dx3, log, _forced_tier("triton"))
     return dx
 
 
 class _WidenedSoftmax(torch.autograd.Function):
     """Autograd of ``widened_forward``: the gradient comes back in the input's 16-bit type, as the
-    backward of a cast and a float32 softmax would give it, from one pass over y and dy."""
+    backward of a cast and a float32 softmax would give it, from one pass over y and dy. ``call``:
+    the dim as written and the backend, as for an eager call; the forward takes the plan such a
+    call (or an earlier one of this function) left behind."""
 
     @staticmethod
-    def forward(ctx, x, dim, log):
-        y = widened_forward(x, dim, log)
+    def forward(ctx, x, dim, log, call):
+        x = _readable(x)
+        plan = None if dispatch.is_forced() else _PLANS.get(_plan_key(x, dim, call[1], torch.float32))
+        y = plan(x, log) if plan is not None else widened_forward(x, dim, log, call)
         ctx.dim, ctx.log, ctx.dtype = dim, log, x.dtype
         ctx.override = dispatch.current_override()
         ctx.save_for_backward(y)
@@ -751,9 +772,9 @@ class _WidenedSoftmax(torch.autograd.Function):
     def backward(ctx, grad_output):
         (output,) = ctx.saved_tensors
         if _needs_torch_formula(grad_output, output):
-            return _torch_backward(grad_output, output, ctx.dim, ctx.log).to(ctx.dtype), None, None
+            return _torch_backward(grad_output, output, ctx.dim, ctx.log).to(ctx.dtype), None, None, None
         with dispatch.overridden(ctx.override):
-            return widened_backward(grad_output, output, ctx.dim, ctx.log, ctx.dtype), None, None
+            return widened_backward(grad_output, output, ctx.dim, ctx.log, ctx.dtype), None, None, None
 
 
 # ---------------------------------------------------------------------------------------------
@@ -975,7 +996,7 @@ def _computed(x: torch.Tensor, given_dim, dim: int, dtype, backend: str, log: bo
         if dtype == torch.float32 and x.dtype in _HALF and not _graph_or_transform(x):
             if _widens_in_kernel(x, backend):
                 if x.requires_grad and torch.is_grad_enabled():
-                    return _WidenedSoftmax.apply(x, dim, log)
+                    return _WidenedSoftmax.apply(x, dim, log, (given_dim, backend))
                 return widened_forward(x, dim, log, (given_dim, backend))
             if _torch_widens(x, dim, backend):
                 _remember_both(x, given_dim, dim, backend, dtype, _torch_widened_plan(dim))

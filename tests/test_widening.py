@@ -7,7 +7,7 @@ import torch
 from reference import DEVICE, check_forward, check_widened_backward
 
 import fastsoftmax
-from fastsoftmax import dispatch, functional
+from fastsoftmax import _layout, dispatch, functional
 
 LOG = pytest.mark.parametrize("log", [False, True], ids=["softmax", "log_softmax"])
 HALF = pytest.mark.parametrize("dtype", [torch.bfloat16, torch.float16], ids=str)
@@ -92,6 +92,47 @@ def test_one_pass_each_way(dtype, log, counted):
             name,
             counted,
         )
+
+
+@LOG
+@HALF
+def test_repeated_autograd_calls_take_the_prepared_runs(dtype, log, counted):
+    """A call that records a graph leaves the forward's and the backward's prepared runs behind, and
+    the next calls of the geometry take them both ways; the forward's is the same plan a call
+    without a graph leaves (and takes)."""
+    op = fastsoftmax.log_softmax if log else fastsoftmax.softmax
+    for name, x, dim in _views(dtype):
+        # a view the kernels cannot read where it lies (the stepped rows) is copied on every call
+        copied = _layout.canonical_pair(x, dim % x.dim(), torch.float32)[3]
+        forward = ("forward", dtype, torch.float32) if copied else ("prepared", dtype, torch.float32)
+        for call in range(3):
+            counted.clear()
+            x = x.detach().requires_grad_(call < 2)
+            y = op(x, dim, dtype=torch.float32, backend="triton")
+            check_forward(y, x.detach().float(), dim, log)
+            if call == 2:  # no graph: the forward's plan all the same
+                assert counted == [forward], (name, counted)
+                continue
+            dy = torch.randn_like(y)
+            (dx,) = torch.autograd.grad(y, x, dy)
+            check_widened_backward(dx, x, dy, dim, log)
+            if call == 0:
+                assert counted == [("forward", dtype, torch.float32), ("backward", torch.float32, torch.float32, dtype)]
+            else:
+                assert counted == [forward, ("prepared", torch.float32, torch.float32, dtype)], (name, counted)
+
+
+def test_a_graph_call_takes_the_plan_of_a_call_without_one(counted):
+    x = (torch.randn(12, 130, device=DEVICE) * 4).to(torch.bfloat16)
+    check_forward(fastsoftmax.softmax(x, -1, dtype=torch.float32, backend="triton"), x.float(), -1)
+    counted.clear()
+    x = x.clone().requires_grad_(True)
+    y = fastsoftmax.softmax(x, 1, dtype=torch.float32, backend="triton")  # the dim as written, another way
+    check_forward(y, x.detach().float(), -1)
+    dy = torch.randn_like(y)
+    (dx,) = torch.autograd.grad(y, x, dy)
+    check_widened_backward(dx, x, dy, -1)
+    assert counted == [("prepared", torch.bfloat16, torch.float32), ("backward", torch.float32, torch.float32, x.dtype)]
 
 
 @LOG
