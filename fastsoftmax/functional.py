@@ -116,14 +116,14 @@ def _goes_to_torch(requested: str, x: torch.Tensor) -> bool:
     )
 
 
-def _runner(kernel_backend, tier: str, views: tuple, backward: bool):
+def _runner(kernel_backend, tier: str, views: tuple, backward: bool, out_dtype: torch.dtype | None = None):
     """``run(x, y, log)`` (``run(y, dy, dx, log)`` backward) for later calls with the same
     geometry, on full tensors laid out as ``views`` were: the backend's prepared path
-    (``Backend.prepare``), which builds no views per call."""
-    first = views[0]
-    return kernel_backend.prepare(
-        tier, tuple(first.shape), tuple(v.stride() for v in views), first.dtype, first.get_device(), backward
-    )
+    (``Backend.prepare``), which builds no views per call. ``out_dtype``: the output's type, where
+    it is not the inputs' (the Triton backend's one pass)."""
+    first, widened = views[0], {} if out_dtype is None else {"out_dtype": out_dtype}
+    shape, strides = tuple(first.shape), tuple(v.stride() for v in views)
+    return kernel_backend.prepare(tier, shape, strides, first.dtype, first.get_device(), backward, **widened)
 
 
 def _plan(run, contiguous: bool, dtype: torch.dtype | None = None):
@@ -709,6 +709,15 @@ def _forced_tier(name: str) -> str | None:
     return forced[1] if forced is not None and forced[0] == name else None
 
 
+def _one_pass_runner(views: tuple, backward: bool, out_dtype: torch.dtype):
+    """The Triton backend's prepared run (``_runner``) for a one-pass call's canonical ``views``,
+    whose output is of ``out_dtype``: the tier chosen from the sizes alone, as the full path
+    chooses it (the run checks each call's alignment)."""
+    triton, first = dispatch.kernel_backend("triton"), views[0]
+    tier = triton.choose_tier(*first.shape, first.dtype, backward, first.get_device())
+    return _runner(triton, tier, views, backward, out_dtype)
+
+
 def widened_forward(x: torch.Tensor, dim: int, log: bool, call: tuple | None = None) -> torch.Tensor:
     """Softmax of a 16-bit ``x`` as float32, in one pass of the Triton kernels. ``call``: the dim as
     written and the backend asked for, of an eager call whose plan is to be remembered (as
@@ -717,11 +726,7 @@ def widened_forward(x: torch.Tensor, dim: int, log: bool, call: tuple | None = N
     x3, y3, y, copied = _layout.canonical_pair(x, dim, torch.float32)
     triton, tier = dispatch.kernel_backend("triton"), _forced_tier("triton")
     if call is not None and not dispatch.is_forced() and not copied and (y.stride() == x.stride() or y.is_contiguous()):
-        # the Triton tiers are chosen from the sizes alone; the run checks each call's alignment
-        device = x3.get_device()
-        chosen = triton.choose_tier(*x3.shape, x3.dtype, False, device)
-        views = (x3.stride(), y3.stride())
-        run = triton.prepare(chosen, tuple(x3.shape), views, x3.dtype, device, False, torch.float32)
+        run = _one_pass_runner((x3, y3), False, torch.float32)
         given_dim, backend = call
         _remember_both(x, given_dim, dim, backend, torch.float32, _plan(run, y.stride() != x.stride(), torch.float32))
     triton.forward(x3, y3, log, tier)
@@ -735,18 +740,14 @@ def widened_backward(dy: torch.Tensor, y: torch.Tensor, dim: int, log: bool, dty
     gradient's dtype in it)."""
     y, dy = _readable(y), _readable(dy)
     forced = dispatch.is_forced()
-    key = ("widened backward", y.shape, y.stride(), dy.stride(), y.device, dim, log, dtype)
+    key = ("widened backward", y.shape, y.stride(), dy.stride(), y.dtype, dy.dtype, y.device, dim, log, dtype)
     plan = None if forced else _PLANS.get(key)
     if plan is not None:
         return plan(dy, y, log)
     y3, dy3, dx3, dx, copied = _layout.canonical_backward(y, dy, dim, dtype)
     triton = dispatch.kernel_backend("triton")
     if not forced and not copied and (dx.stride() == y.stride() or dx.is_contiguous()):
-        # the Triton tiers are chosen from the sizes alone; the run checks each call's alignment
-        device = y3.get_device()
-        chosen = triton.choose_tier(*y3.shape, y3.dtype, True, device)
-        views = (y3.stride(), dy3.stride(), dx3.stride())
-        run = triton.prepare(chosen, tuple(y3.shape), views, y3.dtype, device, True, dtype)
+        run = _one_pass_runner((y3, dy3, dx3), True, dtype)
         dispatch.remember(key, _backward_plan(run, dx.stride() != y.stride(), dtype))
     triton.backward(y3, dy3, dx3, log, _forced_tier("triton"))
     return dx
