@@ -90,6 +90,15 @@ def cases():
         return torch.empty_like(rows, dtype=f32), torch.empty_like(rows)
 
     yield "bf16 64 x 1024, dtype=float32 (one pass), autograd", with_graph, allocations
+    leaf32 = rows.float().requires_grad_(True)
+
+    def float32_with_graph():  # beside it: a float32 input's, whose plans both ways predate this case
+        return torch.autograd.grad(fastsoftmax.softmax(leaf32, -1, **triton), leaf32, gradient)
+
+    def float32_allocations():
+        return torch.empty_like(leaf32), torch.empty_like(leaf32)
+
+    yield "f32 64 x 1024, autograd", float32_with_graph, float32_allocations
 
 
 def main() -> None:

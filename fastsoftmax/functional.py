@@ -7,7 +7,8 @@ Three ways into the kernels, cheapest first:
   autocast too (a 16-bit input's one pass, torch's fused kernel, or the cast and the cast tensor's
   plan);
 * eager with autograd: through ``torch.autograd.Function`` (``_Softmax``), the cheapest way into
-  autograd from Python: its backward runs the backward kernels (or, when a graph of the backward
+  autograd from Python, entered without the per-call signature binding of its public ``apply``
+  (``_softmax_apply``): its backward runs the backward kernels (or, when a graph of the backward
   is asked for with ``create_graph=True``, torch's differentiable backward, so higher-order
   gradients are right);
 * under ``torch.compile``: the custom op ``fastsoftmax::softmax_forward``, whose registered
@@ -632,6 +633,25 @@ class _Softmax(torch.autograd.Function):
         return _Softmax.apply(x, _batched_dim(dim, x), log, backend), 0
 
 
+try:
+    _functorch_active = torch._C._are_functorch_transforms_active
+    _unwrap_if_dead = torch._C._functorch.unwrap_if_dead
+    _softmax_base_apply = super(torch.autograd.Function, _Softmax).apply
+except AttributeError:  # another torch: the public apply
+    _softmax_base_apply = None
+
+
+def _softmax_apply(x: torch.Tensor, dim: int, log: bool, backend: str) -> torch.Tensor:
+    """``_Softmax.apply(x, dim, log, backend)`` without what torch's ``Function.apply`` does per
+    call for a Function with ``setup_context``: binding the arguments to forward's signature through
+    ``inspect`` (25-30 us a call on a CPU where the rest of a forward and backward takes 45; forward
+    takes exactly these four, with no defaults to fill in). The input is unwrapped if it is a dead
+    torch.func wrapper, as that apply does; under torch.func's transforms, the public apply."""
+    if _softmax_base_apply is None or _functorch_active():
+        return _Softmax.apply(x, dim, log, backend)
+    return _softmax_base_apply(_unwrap_if_dead(x), dim, log, backend)
+
+
 # ---------------------------------------------------------------------------------------------
 # 16-bit inputs with a float32 result (dtype=torch.float32, or autocast)
 # ---------------------------------------------------------------------------------------------
@@ -1010,7 +1030,7 @@ def _computed(x: torch.Tensor, given_dim, dim: int, dtype, backend: str, log: bo
             return _torch_forward(x, dim, log)
         return softmax_forward(x, dim, log, backend)
     if x.requires_grad and torch.is_grad_enabled() or _fwd_level() >= 0 or _transforms_active():
-        return _Softmax.apply(x, dim, log, backend)
+        return _softmax_apply(x, dim, log, backend)
     y = forward_impl(x, dim, log, backend)
     plan = _PLANS.get(_plan_key(x, dim, backend))
     if plan is not None:  # the fast path answers to the dim as written, and to dtype

@@ -94,3 +94,44 @@ def test_custom_op_autograd(log):
     y = softmax_forward(x, 1, log, "triton")
     (dx,) = torch.autograd.grad(y, x, dy)
     check_backward(dx, x, dy, 1, log)
+
+
+def test_autograd_calls_bind_no_signature(monkeypatch):
+    """torch's Function.apply binds the arguments to forward's signature through ``inspect`` on every
+    call of a Function with setup_context (tens of microseconds); the eager autograd path leaves that
+    out, forward and backward, whatever the backend, and stays right."""
+    import inspect
+
+    x = (torch.randn(6, 70, device=DEVICE) * 3).requires_grad_(True)
+    dy = torch.randn(6, 70, device=DEVICE)
+
+    signature = inspect.signature
+
+    def refused(function, *args, **kwargs):  # (Triton's interpreter binds its kernels' arguments)
+        assert function is not fastsoftmax.functional._Softmax.forward, "forward's signature was bound"
+        return signature(function, *args, **kwargs)
+
+    monkeypatch.setattr(inspect, "signature", refused)
+    for backend in ("auto", "triton", "torch"):
+        for log in (False, True):
+            y = (fastsoftmax.log_softmax if log else fastsoftmax.softmax)(x, -1, backend=backend)
+            (dx,) = torch.autograd.grad(y, x, dy)
+            check_backward(dx, x, dy, -1, log)
+
+
+def test_a_tensor_left_over_from_a_torch_func_transform():
+    # a wrapper that escaped torch.func.grad is dead once the transform exits: computed as the tensor
+    # it wraps, as torch computes it (and as Function.apply unwraps it)
+    leaked = []
+
+    def loss(t):
+        leaked.append(t)
+        return fastsoftmax.softmax(t, -1).sum()
+
+    x = torch.randn(4, 7, device=DEVICE) * 3
+    torch.func.grad(loss)(x)
+    (dead,) = leaked
+    assert torch._C._functorch.is_functorch_wrapped_tensor(dead)
+    y = fastsoftmax.softmax(dead, -1)
+    assert not torch._C._functorch.is_functorch_wrapped_tensor(y)
+    torch.testing.assert_close(y, torch.softmax(x, -1))
