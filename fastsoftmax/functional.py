@@ -8,7 +8,7 @@ Three ways into the kernels, cheapest first:
   plan);
 * eager with autograd: through ``torch.autograd.Function`` (``_Softmax``), the cheapest way into
   autograd from Python, entered without the per-call signature binding of its public ``apply``
-  (``_softmax_apply``): its backward runs the backward kernels (or, when a graph of the backward
+  (``_applied``): its backward runs the backward kernels (or, when a graph of the backward
   is asked for with ``create_graph=True``, torch's differentiable backward, so higher-order
   gradients are right);
 * under ``torch.compile``: the custom op ``fastsoftmax::softmax_forward``, whose registered
@@ -636,20 +636,21 @@ class _Softmax(torch.autograd.Function):
 try:
     _functorch_active = torch._C._are_functorch_transforms_active
     _unwrap_if_dead = torch._C._functorch.unwrap_if_dead
-    _softmax_base_apply = super(torch.autograd.Function, _Softmax).apply
+    _FUNCTION_BASE_APPLY = True
 except AttributeError:  # another torch: the public apply
-    _softmax_base_apply = None
+    _FUNCTION_BASE_APPLY = False
 
 
-def _softmax_apply(x: torch.Tensor, dim: int, log: bool, backend: str) -> torch.Tensor:
-    """``_Softmax.apply(x, dim, log, backend)`` without what torch's ``Function.apply`` does per
-    call for a Function with ``setup_context``: binding the arguments to forward's signature through
-    ``inspect`` (25-30 us a call on a CPU where the rest of a forward and backward takes 45; forward
-    takes exactly these four, with no defaults to fill in). The input is unwrapped if it is a dead
-    torch.func wrapper, as that apply does; under torch.func's transforms, the public apply."""
-    if _softmax_base_apply is None or _functorch_active():
-        return _Softmax.apply(x, dim, log, backend)
-    return _softmax_base_apply(_unwrap_if_dead(x), dim, log, backend)
+def _applied(function, x: torch.Tensor, *rest):
+    """``function.apply(x, *rest)`` (an autograd.Function of this module, whose only tensor argument
+    is ``x``) without what torch's public ``apply`` adds per call: binding the arguments to
+    forward's signature through ``inspect`` where the Function has ``setup_context`` (25-30 us a
+    call on a CPU where the rest of a forward and backward takes 45; forward takes exactly these
+    arguments, with no defaults to fill in), and a pytree walk over the arguments for dead torch.func
+    wrappers (``x`` is unwrapped here if it is one). Under torch.func's transforms, the public apply."""
+    if not _FUNCTION_BASE_APPLY or _functorch_active():
+        return function.apply(x, *rest)
+    return super(torch.autograd.Function, function).apply(_unwrap_if_dead(x), *rest)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -1017,7 +1018,7 @@ def _computed(x: torch.Tensor, given_dim, dim: int, dtype, backend: str, log: bo
         if dtype == torch.float32 and x.dtype in _HALF and not _graph_or_transform(x):
             if _widens_in_kernel(x, backend):
                 if x.requires_grad and torch.is_grad_enabled():
-                    return _WidenedSoftmax.apply(x, dim, log, (given_dim, backend))
+                    return _applied(_WidenedSoftmax, x, dim, log, (given_dim, backend))
                 return widened_forward(x, dim, log, (given_dim, backend))
             if _torch_widens(x, dim, backend):
                 _remember_both(x, given_dim, dim, backend, dtype, _torch_widened_plan(dim))
@@ -1030,7 +1031,7 @@ def _computed(x: torch.Tensor, given_dim, dim: int, dtype, backend: str, log: bo
             return _torch_forward(x, dim, log)
         return softmax_forward(x, dim, log, backend)
     if x.requires_grad and torch.is_grad_enabled() or _fwd_level() >= 0 or _transforms_active():
-        return _softmax_apply(x, dim, log, backend)
+        return _applied(_Softmax, x, dim, log, backend)
     y = forward_impl(x, dim, log, backend)
     plan = _PLANS.get(_plan_key(x, dim, backend))
     if plan is not None:  # the fast path answers to the dim as written, and to dtype

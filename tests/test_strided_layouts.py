@@ -787,12 +787,11 @@ def test_triton_tiles_with_either_offset_width(dtype, wide, monkeypatch):
     launched = []
     original = tb.launch
 
-    def spy(kernel, programs, args, config, *rest):
+    def spy(kernel, programs, tensors, scalars, config, *rest):
         if "tile" in kernel.__name__:
             backward = kernel.__name__ == "softmax_bwd_tile"
-            inner = args[5] if backward else args[4]
-            launched.append((backward, inner, dict(config)["WIDE"]))
-        return original(kernel, programs, args, config, *rest)
+            launched.append((backward, scalars[2], dict(config)["WIDE"]))  # scalars: outer, n, inner, strides
+        return original(kernel, programs, tensors, scalars, config, *rest)
 
     monkeypatch.setattr(tb, "launch", spy)
     if wide:
