@@ -30,6 +30,7 @@ would see a zero tangent) and no functorch grad rule.
 
 from __future__ import annotations
 
+import inspect
 import operator
 import sys
 import threading
@@ -45,6 +46,7 @@ SUPPORTED = (torch.float32, torch.float16, torch.bfloat16, torch.float64)
 _grad_enabled = torch.is_grad_enabled
 _transforms_active = torch._C._are_functorch_transforms_active
 _is_wrapped = torch._C._functorch.is_functorch_wrapped_tensor
+_unwrap_if_dead = getattr(torch._C._functorch, "unwrap_if_dead", None)
 _tracing = torch._C._get_tracing_state
 _autocasting = torch._C._is_any_autocast_enabled
 _inference_mode = torch.is_inference_mode_enabled
@@ -633,12 +635,29 @@ class _Softmax(torch.autograd.Function):
         return _Softmax.apply(x, _batched_dim(dim, x), log, backend), 0
 
 
-try:
-    _functorch_active = torch._C._are_functorch_transforms_active
-    _unwrap_if_dead = torch._C._functorch.unwrap_if_dead
-    _FUNCTION_BASE_APPLY = True
-except AttributeError:  # another torch: the public apply
-    _FUNCTION_BASE_APPLY = False
+def _public_apply_known() -> bool:
+    """Whether torch's ``autograd.Function.apply`` is the form ``_applied`` stands in for: outside
+    torch.func's transforms, bind the arguments to forward's signature (a Function with
+    ``setup_context``), unwrap dead torch.func wrappers, then the C apply (torch 2.x, read in its
+    source as Triton's ``run`` is in the Triton launch path). Any other form: the public apply."""
+    if _unwrap_if_dead is None:
+        return False
+    try:
+        source = inspect.getsource(torch.autograd.Function.apply)
+    except (OSError, TypeError):
+        return False
+    return all(
+        line in source
+        for line in (
+            "args, kwargs = bind_default_args(cls.forward, *args, **kwargs)",
+            "if not torch._C._are_functorch_transforms_active():",
+            "args = _functorch.utils.unwrap_dead_wrappers(args)",
+            "return super().apply(*args, **kwargs)",
+        )
+    )
+
+
+_PUBLIC_APPLY_KNOWN = _public_apply_known()
 
 
 def _applied(function, x: torch.Tensor, *rest):
@@ -646,9 +665,10 @@ def _applied(function, x: torch.Tensor, *rest):
     is ``x``) without what torch's public ``apply`` adds per call: binding the arguments to
     forward's signature through ``inspect`` where the Function has ``setup_context`` (25-30 us a
     call on a CPU where the rest of a forward and backward takes 45; forward takes exactly these
-    arguments, with no defaults to fill in), and a pytree walk over the arguments for dead torch.func
-    wrappers (``x`` is unwrapped here if it is one). Under torch.func's transforms, the public apply."""
-    if not _FUNCTION_BASE_APPLY or _functorch_active():
+    arguments, with no defaults to fill in), and a pass over the arguments for dead torch.func
+    wrappers (``x`` is unwrapped here if it is one). Under torch.func's transforms, or where torch's
+    apply is not the form known (``_public_apply_known``), the public apply."""
+    if not _PUBLIC_APPLY_KNOWN or _transforms_active():
         return function.apply(x, *rest)
     return super(torch.autograd.Function, function).apply(_unwrap_if_dead(x), *rest)
 
@@ -974,7 +994,7 @@ def _written(out: torch.Tensor) -> None:
 
 def _fx_proxy(x) -> bool:
     """Whether ``x`` is a value torch.fx.symbolic_trace records calls on (then the op is recorded)."""
-    if isinstance(x, torch.Tensor):
+    if x is None or isinstance(x, torch.Tensor):  # (no import on every call without out=)
         return False
     from torch.fx import Proxy
 
@@ -996,6 +1016,10 @@ def _apply(x, dim, dtype, backend, log: bool, what: str, out=None) -> torch.Tens
             x = x.to(dtype)  # as torch: an integer, bool or complex input is cast first
     _check_tensor(x, what)
     dispatch.check_backend_name(backend)
+    if _unwrap_if_dead is not None:
+        # a torch.func wrapper that outlived its transform has no storage of its own: the tensor it
+        # wraps, as torch's ops take it
+        x = _unwrap_if_dead(x)
     given_dim = dim
     dim = _normalize_dim(dim, x.dim())
     if out is not None:
@@ -1064,8 +1088,8 @@ def _public(log: bool, name: str, doc: str):
     A call whose geometry was seen before takes the remembered plan: everything the full path
     checks is implied by the hit, since only valid problems are remembered (under the dim as
     written and as normalised, and under the result's dtype where one is given or autocast sets
-    float32). Plain tensors only: subclasses, lazily negated views and efficient zero tensors take
-    the full path."""
+    float32). Plain tensors only: subclasses, lazily negated views, efficient zero tensors and
+    torch.func wrappers left over from a transform take the full path."""
 
     def function(
         input: torch.Tensor,
@@ -1087,6 +1111,7 @@ def _public(log: bool, name: str, doc: str):
             and _tracing() is None  # not recorded by torch.jit.trace
             and not x.is_neg()  # a lazily negated view: its memory holds the values unnegated
             and not x._is_zerotensor()  # an efficient zero tensor: no memory at all
+            and not _is_wrapped(x)  # a torch.func wrapper left over from a transform: no memory either
         ):
             if out is None:
                 # _plan_key, inline; a call with dtype (given, or float32 by autocast) has its own

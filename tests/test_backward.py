@@ -121,7 +121,7 @@ def test_autograd_calls_bind_no_signature(monkeypatch):
 
 def test_a_tensor_left_over_from_a_torch_func_transform():
     # a wrapper that escaped torch.func.grad is dead once the transform exits: computed as the tensor
-    # it wraps, as torch computes it (and as Function.apply unwraps it)
+    # it wraps, as torch computes it, with or without a graph (it has no storage a plan could read)
     leaked = []
 
     def loss(t):
@@ -131,7 +131,11 @@ def test_a_tensor_left_over_from_a_torch_func_transform():
     x = torch.randn(4, 7, device=DEVICE) * 3
     torch.func.grad(loss)(x)
     (dead,) = leaked
-    assert torch._C._functorch.is_functorch_wrapped_tensor(dead)
-    y = fastsoftmax.softmax(dead, -1)
-    assert not torch._C._functorch.is_functorch_wrapped_tensor(y)
-    torch.testing.assert_close(y, torch.softmax(x, -1))
+    assert torch._C._functorch.is_functorch_wrapped_tensor(dead) and dead.requires_grad
+    fastsoftmax.softmax(x.clone(), -1)  # the geometry's plan, remembered: a wrapper must not take it
+    for grad_mode in (torch.enable_grad, torch.no_grad):  # the autograd path, and the one without
+        with grad_mode():
+            for _ in range(2):
+                y = fastsoftmax.softmax(dead, -1)
+                assert not torch._C._functorch.is_functorch_wrapped_tensor(y)
+                torch.testing.assert_close(y, torch.softmax(x, -1))

@@ -11,7 +11,7 @@ passes the same ones), and hand the launcher the pointers as integers (given a t
 ``data_ptr()`` and ask the driver about the pointer again) and no launch hooks unless some are
 registered.
 
-The direct call is the one ``JITFunction.run`` itself makes (Triton 3.3 and later); if the
+The direct call is the one ``JITFunction.run`` itself makes (Triton 3.4 and later); if the
 installed Triton's ``run`` does not contain it, every launch takes the ordinary path.
 """
 
@@ -33,27 +33,6 @@ try:
     ) and "*bound_args.values()" in inspect.getsource(JITFunction.run)
 except Exception:  # any other Triton: the ordinary path is always correct
     _DIRECT = False
-
-
-def _launcher_takes_integer_pointers() -> bool:
-    """Whether the installed Triton's CUDA launcher takes a pointer argument given as an integer
-    as it is (its C source, a template in driver.py in Triton 3.6 and driver.c in 3.9, tests
-    ``PyLong_Check(obj)`` before calling ``data_ptr()``): Triton 3.3 to 3.9 do."""
-    try:
-        import importlib.util
-        import pathlib
-
-        folder = pathlib.Path(importlib.util.find_spec("triton.backends.nvidia").origin).parent
-        return any(
-            "PyLong_Check(obj)" in (folder / name).read_text(errors="replace")
-            for name in ("driver.py", "driver.c")
-            if (folder / name).exists()
-        )
-    except Exception:
-        return False
-
-
-_INTEGER_POINTERS = _DIRECT and _launcher_takes_integer_pointers()
 try:
     from triton.knobs import HookChain as _HookChain  # launch hooks as chains: Triton 3.5 and later
 except ImportError:
@@ -83,15 +62,13 @@ except AttributeError:  # pragma: no cover - CPU-only builds of torch
 
 
 def _spec(arg):
-    """What Triton specialises a compiled kernel on, for one runtime argument: a tensor's dtype and
-    16-byte alignment; an integer's being 1, its divisibility by 16 and whether it fits int32; a
-    float's and a bool's type only. (A range test such as ``x in range(...)`` would walk the range
-    for a float: minutes per call.)"""
+    """What Triton specialises a compiled kernel on, for one scalar argument: an integer's being 1,
+    its divisibility by 16 and whether it fits int32; a float's and a bool's type only. (A range
+    test such as ``x in range(...)`` would walk the range for a float: minutes per call.) The
+    tensors' part, their dtypes and 16-byte alignment, is worked out in ``_launch``."""
     kind = type(arg)
     if kind is int:
         return int, arg == 1, arg % 16 == 0, _INT32_MIN <= arg <= _INT32_MAX
-    if isinstance(arg, torch.Tensor):
-        return arg.dtype, arg.data_ptr() % 16 == 0
     if kind is float or kind is bool or arg is None:
         return kind
     raise TypeError(f"fastsoftmax: a Triton kernel argument of type {kind.__name__} is not supported")
@@ -109,9 +86,6 @@ def _scalars_spec(scalars: tuple) -> tuple:
     key = (scalars, tuple(map(type, scalars)))
     spec = _scalar_specs.get(key)
     if spec is None:
-        for value in scalars:
-            if isinstance(value, torch.Tensor):
-                raise TypeError("fastsoftmax: a tensor among a Triton kernel's scalar arguments")
         spec = tuple(map(_spec, scalars))
         if len(_scalar_specs) >= _SCALAR_SPECS_KEPT:
             _scalar_specs.clear()
@@ -184,8 +158,9 @@ def _launch(kernel, programs: int, tensors: tuple, scalars: tuple, config: tuple
     metadata = None
     if enter is not None or leave is not None:
         metadata = compiled.launch_metadata((programs, 1, 1), stream, *tensors, *scalars, *constexprs)
-    # the pointers as integers: the launcher takes them as they are, where for a tensor it would
-    # call data_ptr() and ask the driver what the pointer is
+    # the pointers as integers, which Triton's launchers (3.4 to 3.9) take as they are: given a
+    # tensor, they call data_ptr() and ask the driver about the pointer (cuPointerGetAttribute,
+    # which would also refuse a CPU tensor's; the backend hands only its device's CUDA tensors)
     compiled.run(
         programs,
         1,
@@ -196,7 +171,7 @@ def _launch(kernel, programs: int, tensors: tuple, scalars: tuple, config: tuple
         metadata,
         enter,
         leave,
-        *(pointers if _INTEGER_POINTERS else tensors),
+        *pointers,
         *scalars,
         *constexprs,
     )
