@@ -1055,7 +1055,14 @@ def _computed(x: torch.Tensor, given_dim, dim: int, dtype, backend: str, log: bo
             return _torch_forward(x, dim, log)
         return softmax_forward(x, dim, log, backend)
     if x.requires_grad and torch.is_grad_enabled() or _fwd_level() >= 0 or _transforms_active():
-        return _applied(_Softmax, x, dim, log, backend)
+        y = _applied(_Softmax, x, dim, log, backend)
+        if x is given and given_dim != dim:
+            # the forward left its plan under the normalised dim: the fast path looks the dim as
+            # written up, and a call that records a graph takes it from there (the plan vouches)
+            plan = _PLANS.get(_plan_key(x, dim, backend))
+            if plan is not None:
+                _remember_both(x, given_dim, dim, backend, None, plan)
+        return y
     y = forward_impl(x, dim, log, backend)
     plan = _PLANS.get(_plan_key(x, dim, backend))
     if plan is not None:  # the fast path answers to the dim as written, and to dtype
@@ -1088,8 +1095,10 @@ def _public(log: bool, name: str, doc: str):
     A call whose geometry was seen before takes the remembered plan: everything the full path
     checks is implied by the hit, since only valid problems are remembered (under the dim as
     written and as normalised, and under the result's dtype where one is given or autocast sets
-    float32). Plain tensors only: subclasses, lazily negated views, efficient zero tensors and
-    torch.func wrappers left over from a transform take the full path."""
+    float32). A call that records a graph (an input that requires grad) and whose geometry has a
+    plain plan goes straight into ``_Softmax``, whose forward takes the plan. Plain tensors only:
+    subclasses, lazily negated views, efficient zero tensors and torch.func wrappers left over from a
+    transform take the full path."""
 
     def function(
         input: torch.Tensor,
@@ -1103,7 +1112,6 @@ def _public(log: bool, name: str, doc: str):
         if (
             type(x) is _Tensor
             and type(dim) is int
-            and not (x.requires_grad and _grad_enabled())
             and not _compiling()  # first: Dynamo traces no further (it cannot trace ContextVar.get)
             and _forced() is None
             and _fwad._current_level < 0  # no forward-mode AD level open
@@ -1113,7 +1121,17 @@ def _public(log: bool, name: str, doc: str):
             and not x._is_zerotensor()  # an efficient zero tensor: no memory at all
             and not _is_wrapped(x)  # a torch.func wrapper left over from a transform: no memory either
         ):
-            if out is None:
+            if x.requires_grad and _grad_enabled():
+                # a graph to record: a geometry whose plain plan exists passed every check the full
+                # path makes, so the call goes straight into autograd, whose forward takes the plan
+                if (
+                    out is None
+                    and dtype is None
+                    and not (_autocasting() and autocasts_to_float32(x))
+                    and (x.shape, x.stride(), x.dtype, x.device, dim, backend) in _PLANS
+                ):
+                    return _applied(_Softmax, x, dim if dim >= 0 else dim + max(x.dim(), 1), log, backend)
+            elif out is None:
                 # _plan_key, inline; a call with dtype (given, or float32 by autocast) has its own
                 if dtype is None:
                     if _autocasting() and autocasts_to_float32(x):

@@ -47,6 +47,30 @@ def test_second_call_with_autograd_records_the_graph():
     check_backward(x.grad, x.detach(), dy, -1)
 
 
+@pytest.mark.parametrize("name,view,shape", LAYOUTS, ids=[case[0] for case in LAYOUTS])
+def test_a_graph_call_of_a_seen_geometry_goes_straight_into_autograd(name, view, shape, monkeypatch):
+    dispatch.clear_caches()
+    fastsoftmax.softmax(view(_input(shape)), -1)  # the geometry's plan, under -1 and its normalised dim
+    monkeypatch.setattr(functional, "_apply", lambda *args: pytest.fail("the full path was taken"))
+    for dim in (-1, len(shape) - 1):
+        for log in (False, True):
+            x = view(_input(shape)).requires_grad_(True)
+            y = (fastsoftmax.log_softmax if log else fastsoftmax.softmax)(x, dim)
+            assert y.grad_fn is not None
+            check_forward(y, x, dim, log)
+            dy = torch.randn_like(y)
+            (dx,) = torch.autograd.grad(y, x, dy)
+            check_backward(dx, x, dy, dim, log)
+    leaf = view(_input(shape)).requires_grad_(True)
+    for unseen in (
+        lambda: fastsoftmax.softmax(leaf, 0),  # another dim
+        lambda: fastsoftmax.softmax(leaf, -1, dtype=torch.float64),  # a result dtype
+        lambda: fastsoftmax.softmax(leaf, -1, backend="torch"),  # another backend
+    ):
+        with pytest.raises(pytest.fail.Exception, match="the full path"):
+            unseen()
+
+
 def test_second_call_still_refuses_bad_arguments():
     x = _input((5, 40))
     fastsoftmax.softmax(x, 1)
