@@ -26,7 +26,6 @@ from probe_report import Report  # noqa: E402
 
 import fastsoftmax  # noqa: E402
 from fastsoftmax import functional  # noqa: E402
-from fastsoftmax.benchmark.timing import copy_bandwidth_gbps  # noqa: E402
 
 # (shape, dim): decode and vocabulary rows, bulk rows, a non-last dim, a channel head
 CASES = [
@@ -74,8 +73,7 @@ def main() -> None:
     report = Report()
     say = report.say
 
-    copy = copy_bandwidth_gbps() * 1e9
-    say(f"{torch.cuda.get_device_name()}, copy bandwidth {copy / 1e9:.0f} GB/s; torch {torch.__version__}")
+    copy = report.gpu_header()
     say(
         f"auto: FUSED_WIDENING {functional.FUSED_WIDENING} from {functional.FUSED_WIDENING_MIN_NUMEL} elements, "
         f"TORCH_WIDENS_MIN_ROWS {functional.TORCH_WIDENS_MIN_ROWS}"

@@ -28,7 +28,6 @@ from peer_probe import gpu_and_host_us  # noqa: E402  (benchmarks/ is the script
 from probe_report import Report  # noqa: E402
 
 import fastsoftmax  # noqa: E402
-from fastsoftmax.benchmark.timing import copy_bandwidth_gbps  # noqa: E402
 
 #: (shape, dim, channels-last): channel heads (contiguous and channels-last), a dim-0 axis, bulk rows
 CASES = [
@@ -69,8 +68,7 @@ def main() -> None:
     report = Report()
     say = report.say
 
-    copy = copy_bandwidth_gbps() * 1e9
-    say(f"{torch.cuda.get_device_name()}, copy bandwidth {copy / 1e9:.0f} GB/s; torch {torch.__version__}")
+    copy = report.gpu_header()
     for shape, dim, channels_last in CASES:
         x32 = torch.randn(shape, device="cuda") * 4
         if channels_last:

@@ -133,18 +133,11 @@ def _plan(run, contiguous: bool, dtype: torch.dtype | None = None):
     bare ``empty_like`` is torch's cheapest allocation; of ``dtype`` where given, else of x's) and
     launch. The allocator is looked up per call (``_layout.new_empty_like``), so that tests can
     poison every output."""
-    if dtype is not None:
+    if contiguous or dtype is not None:
         memory_format = torch.contiguous_format if contiguous else torch.preserve_format
 
         def plan(x, log):
             y = _layout.new_empty_like(x, memory_format=memory_format, dtype=dtype)
-            run(x, y, log)
-            return y
-    elif contiguous:
-        contiguous_format = torch.contiguous_format
-
-        def plan(x, log):
-            y = _layout.new_empty_like(x, memory_format=contiguous_format)
             run(x, y, log)
             return y
     else:
@@ -739,11 +732,18 @@ def _one_pass_runner(views: tuple, backward: bool, out_dtype: torch.dtype):
 def widened_forward(x: torch.Tensor, dim: int, log: bool, call: tuple | None = None) -> torch.Tensor:
     """Softmax of a 16-bit ``x`` as float32, in one pass of the Triton kernels. ``call``: the dim as
     written and the backend asked for, of an eager call whose plan is to be remembered (as
-    forward_impl remembers one: where a later call's output, allocated alike, gets these strides)."""
+    forward_impl remembers one: where a later call's output, allocated alike, gets these strides); such
+    a call takes the plan its geometry left (the eager fast path takes it before, a call that
+    records a graph here)."""
     x = _readable(x)
+    forced = dispatch.is_forced()
+    if call is not None and not forced:
+        plan = _PLANS.get(_plan_key(x, dim, call[1], torch.float32))
+        if plan is not None:
+            return plan(x, log)
     x3, y3, y, copied = _layout.canonical_pair(x, dim, torch.float32)
     triton, tier = dispatch.kernel_backend("triton"), _forced_tier("triton")
-    if call is not None and not dispatch.is_forced() and not copied and (y.stride() == x.stride() or y.is_contiguous()):
+    if call is not None and not forced and not copied and (y.stride() == x.stride() or y.is_contiguous()):
         run = _one_pass_runner((x3, y3), False, torch.float32)
         given_dim, backend = call
         _remember_both(x, given_dim, dim, backend, torch.float32, _plan(run, y.stride() != x.stride(), torch.float32))
@@ -774,14 +774,11 @@ def widened_backward(dy: torch.Tensor, y: torch.Tensor, dim: int, log: bool, dty
 class _WidenedSoftmax(torch.autograd.Function):
     """Autograd of ``widened_forward``: the gradient comes back in the input's 16-bit type, as the
     backward of a cast and a float32 softmax would give it, from one pass over y and dy. ``call``:
-    the dim as written and the backend, as for an eager call; the forward takes the plan such a
-    call (or an earlier one of this function) left behind."""
+    the dim as written and the backend, as for an eager call (whose plan the forward takes)."""
 
     @staticmethod
     def forward(ctx, x, dim, log, call):
-        x = _readable(x)
-        plan = None if dispatch.is_forced() else _PLANS.get(_plan_key(x, dim, call[1], torch.float32))
-        y = plan(x, log) if plan is not None else widened_forward(x, dim, log, call)
+        y = widened_forward(x, dim, log, call)
         ctx.dim, ctx.log, ctx.dtype = dim, log, x.dtype
         ctx.override = dispatch.current_override()
         ctx.save_for_backward(y)
@@ -1031,19 +1028,16 @@ def _computed(x: torch.Tensor, given_dim, dim: int, dtype, backend: str, log: bo
             # formula (a compiled jvp would see a zero tangent) and no functorch grad rule
             return _torch_forward(x, dim, log)
         return softmax_forward(x, dim, log, backend)
-    transformed = _fwd_level() >= 0 or _transforms_active()
-    if transformed or x.requires_grad and torch.is_grad_enabled():
-        y = (_Softmax if transformed else _EagerSoftmax).apply(x, dim, log, backend)
-        if x is given and given_dim != dim:
-            # the forward left its plan under the normalised dim: the fast path looks the dim as
-            # written up, and a call that records a graph takes it from there (the plan vouches)
-            plan = _PLANS.get(_plan_key(x, dim, backend))
-            if plan is not None:
-                _remember_both(x, given_dim, dim, backend, None, plan)
-        return y
-    y = forward_impl(x, dim, log, backend)
+    if _fwd_level() >= 0 or _transforms_active():
+        return _Softmax.apply(x, dim, log, backend)
+    if x.requires_grad and torch.is_grad_enabled():
+        y = _EagerSoftmax.apply(x, dim, log, backend)
+    else:
+        y = forward_impl(x, dim, log, backend)
     plan = _PLANS.get(_plan_key(x, dim, backend))
-    if plan is not None:  # the fast path answers to the dim as written, and to dtype
+    if plan is not None:
+        # the fast path answers to the dim as written, and to dtype (a call that records a graph
+        # takes the plain plan's existence as its checks: the plan vouches)
         _remember_both(given, given_dim, dim, backend, dtype, plan if x is given else _cast_plan(dim, dtype, backend))
     return y
 
