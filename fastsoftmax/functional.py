@@ -447,6 +447,7 @@ def softmax_backward_op(
     _check_tensor(output, "softmax_backward")
     _check_tensor(grad_output, "softmax_backward")
     dispatch.check_backend_name(backend)
+    grad_output, output = _unwrapped_if_dead(grad_output, output)
     return _like_empty_like(backward_impl(grad_output, output, _normalize_dim(dim, output.dim()), log, backend), output)
 
 
@@ -975,6 +976,15 @@ def _fx_proxy(x) -> bool:
     return isinstance(x, Proxy)
 
 
+def _unwrapped_if_dead(*tensors):
+    """The tensors, each torch.func wrapper that outlived its transform replaced by the tensor it
+    wraps, as torch's ops take them (such a wrapper has no storage of its own; a result written
+    into one is written into the tensor it wraps, and that tensor is returned)."""
+    if _unwrap_if_dead is None:
+        return tensors
+    return tuple(t if t is None else _unwrap_if_dead(t) for t in tensors)
+
+
 def _apply(x, dim, dtype, backend, log: bool, what: str, out=None) -> torch.Tensor:
     if _fx_proxy(x) or _fx_proxy(out):  # torch.fx.symbolic_trace: record the op (checked when run)
         dispatch.check_backend_name(backend)
@@ -990,10 +1000,7 @@ def _apply(x, dim, dtype, backend, log: bool, what: str, out=None) -> torch.Tens
             x = x.to(dtype)  # as torch: an integer, bool or complex input is cast first
     _check_tensor(x, what)
     dispatch.check_backend_name(backend)
-    if _unwrap_if_dead is not None:
-        # a torch.func wrapper that outlived its transform has no storage of its own: the tensor it
-        # wraps, as torch's ops take it
-        x = _unwrap_if_dead(x)
+    x, out = _unwrapped_if_dead(x, out)
     given_dim = dim
     dim = _normalize_dim(dim, x.dim())
     if out is not None:
@@ -1123,6 +1130,7 @@ def _public(log: bool, name: str, doc: str):
                 and not (out.requires_grad and _grad_enabled())
                 and not out.is_neg()
                 and not out._is_zerotensor()
+                and not _is_wrapped(out)
                 and not (out.is_inference() and not _inference_mode())
                 and not _overlaps(x, out)
             ):

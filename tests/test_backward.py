@@ -142,3 +142,32 @@ def test_a_tensor_left_over_from_a_torch_func_transform():
                 y = fastsoftmax.softmax(dead, -1)
                 assert not torch._C._functorch.is_functorch_wrapped_tensor(y)
                 torch.testing.assert_close(y, torch.softmax(x, -1))
+
+
+@pytest.mark.parametrize("backend", ["auto", "triton"])
+def test_an_out_or_gradient_left_over_from_a_torch_func_transform(backend):
+    # wrappers that escaped torch.func.grad as out= or as softmax_backward's tensors: the tensors they
+    # wrap, as torch takes them (a result written into the wrapped tensor, which is returned)
+    leaked = []
+
+    def loss(t):
+        leaked.append(torch.empty_like(t))
+        leaked.append(torch.randn_like(t))
+        return t.sum()
+
+    x = torch.randn(4, 7, device=DEVICE) * 3
+    torch.func.grad(loss)(x)
+    dead_out, dead_dy = leaked
+    out = torch._C._functorch.unwrap_if_dead(dead_out)
+    dy = torch._C._functorch.unwrap_if_dead(dead_dy)
+    assert torch._C._functorch.is_functorch_wrapped_tensor(dead_out)
+    for _ in range(2):  # the first call of a geometry, and a call that finds its plan
+        out.fill_(float("nan"))
+        y = fastsoftmax.softmax(x, -1, out=dead_out, backend=backend)
+        assert y is out
+        torch.testing.assert_close(out, torch.softmax(x.double(), -1).float())
+        dx = fastsoftmax.softmax_backward(dead_dy, y, -1, backend=backend)
+        assert not torch._C._functorch.is_functorch_wrapped_tensor(dx)
+        check_backward(dx, x, dy, -1, False)
+        dx = fastsoftmax.softmax_backward(dy, dead_out, -1, backend=backend)
+        check_backward(dx, x, dy, -1, False)
