@@ -4,18 +4,21 @@ H200 (results 2026-12-05_h200_s63/c9/) the one pass reached 0.36 of copy on a (1
 channel head over dim 1 (6 bytes an element), where its backward over the same head (10 bytes)
 reached 1.02 and the float32 tile forward had reached 0.88.
 
-    python3 benchmarks/widening_tile_probe.py [--out FILE] [--log] [--kernels]
+    python3 benchmarks/widening_tile_probe.py [--out FILE] [--log] [--kernels] [--sweep]
 
 Forms, each with ``backend="triton"``: bf16 -> bf16, bf16 -> float32 (the one pass), float32 ->
 float32; "auto" bf16 -> bf16 beside them. GPU time a call (20 calls behind a spin that hides host
 time), the median of 5 rounds, the forms alternated in each; the fraction of copy bandwidth at each
 form's own bytes (2 + 2, 2 + 4, 4 + 4 an element). ``--kernels`` lists the kernels one call of each
-form launches (torch.profiler), to see which ran.
+form launches (torch.profiler), to see which ran. ``--sweep`` times the channel heads' bf16 and
+one-pass forms again under each tile shape of ``SWEEP`` (the Triton backend's TILE_TARGET and
+WIDE_TILE_PER_THREAD, set on the module and the plans cleared), alternated in one process.
 """
 
 from __future__ import annotations
 
 import argparse
+import functools
 import pathlib
 import statistics
 import sys
@@ -38,6 +41,8 @@ CASES = [
     ((16384, 4096), -1, False),
 ]
 ROUNDS = 5
+#: (TILE_TARGET, WIDE_TILE_PER_THREAD) pairs for --sweep; the first is the module's own
+SWEEP = [(4096, 32), (2048, 32), (8192, 32), (4096, 16), (4096, 64), (8192, 64), (16384, 64)]
 
 
 def _forms(log: bool, dim: int):
@@ -59,16 +64,72 @@ def _kernels(call) -> str:
     return ", ".join(names)
 
 
+def _with_tiles(target: int, per_thread: int, call):
+    """``call`` under the Triton backend's tile constants ``target`` and ``per_thread`` (restored
+    after, the plans cleared on both sides)."""
+    triton_backend = fastsoftmax.backends.triton
+    saved = triton_backend.TILE_TARGET, triton_backend.WIDE_TILE_PER_THREAD
+    triton_backend.TILE_TARGET, triton_backend.WIDE_TILE_PER_THREAD = target, per_thread
+    _forget_plans()
+    try:
+        return call()
+    finally:
+        triton_backend.TILE_TARGET, triton_backend.WIDE_TILE_PER_THREAD = saved
+        _forget_plans()
+
+
+def _forget_plans() -> None:
+    fastsoftmax.dispatch.clear_caches()
+    fastsoftmax.backends.triton.plan.cache_clear()  # the tiers' block shapes, cached apart
+
+
+def _sweep(log: bool, copy: float, say) -> None:
+    """The channel heads' bf16 and one-pass forms under each tile shape of SWEEP, alternated (each
+    call replans; the spin hides the host time, so the times are the GPU's)."""
+    plan = fastsoftmax.backends.triton.plan
+    for shape, dim, channels_last in CASES[:3]:
+        x = (torch.randn(shape, device="cuda") * 4).to(torch.bfloat16)
+        if channels_last:
+            x = x.contiguous(memory_format=torch.channels_last)
+        reference = (torch.log_softmax if log else torch.softmax)(x.double(), dim)
+        forms = {name: form for name, form in _forms(log, dim).items() if name.startswith("bf16") and "triton" in name}
+        runs = {}
+        for tiles in SWEEP:
+            for name, (size, call) in forms.items():
+                run = functools.partial(_with_tiles, *tiles, functools.partial(call, x, None))
+                error = float((run().double() - reference).abs().max())
+                assert error < 2e-2 * max(1.0, float(reference.abs().max())), (name, tiles, error)
+                runs[(tiles, name)] = (size, run)
+        times = {key: [] for key in runs}
+        for _ in range(ROUNDS):
+            for key, (_, run) in runs.items():
+                times[key].append(gpu_and_host_us(run, 20, spin=40_000_000)[0])  # covers replanning
+        layout = " channels-last" if channels_last else ""
+        outer, n, inner = shape[0], shape[1], x[0, 0].numel()
+        for (tiles, name), (size, _) in runs.items():
+            us = statistics.median(times[(tiles, name)])
+            config = "" if channels_last else _with_tiles(*tiles, lambda: plan("tile", outer, n, inner, 2, False, 132))
+            say(
+                f"sweep {shape} dim {dim}{layout} TILE_TARGET {tiles[0]} WIDE_TILE_PER_THREAD {tiles[1]} {name}: "
+                f"{us:7.1f} us {x.numel() * size / (us * 1e-6) / copy:5.3f} {config and config['configs'][0][1:]}"
+            )
+        del x, reference
+        torch.cuda.empty_cache()
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--out")
     parser.add_argument("--log", action="store_true", help="log-softmax instead of softmax")
     parser.add_argument("--kernels", action="store_true", help="list the kernels each form launches")
+    parser.add_argument("--sweep", action="store_true", help="the channel heads under each tile shape of SWEEP")
     args = parser.parse_args()
     report = Report()
     say = report.say
 
     copy = report.gpu_header()
+    if args.sweep:
+        _sweep(args.log, copy, say)
     for shape, dim, channels_last in CASES:
         x32 = torch.randn(shape, device="cuda") * 4
         if channels_last:
