@@ -614,19 +614,21 @@ def test_triton_tiles_of_scalar_loads():
 
 def test_triton_wide_tiles_of_vector_loads():
     # 16-byte loads over inner sizes of 128 or more and axes past 16: 4096 elements or more for at
-    # least 64 bytes of columns forward (32 columns backward), 32 elements a thread up to 16 warps
+    # least 64 bytes of columns forward (32 columns backward), 64 elements a thread forward and 32
+    # backward, up to 16 warps
     from fastsoftmax.backends import triton as tb
 
     def blocks(outer, n, inner, itemsize, backward=False):
         config = dict(tb.plan("tile", outer, n, inner, itemsize, backward, 132, False, False)["configs"][0])
         return config["BLOCK_O"], config["BLOCK_I"], config["num_warps"]
 
-    assert blocks(16, 21, 262144, 4) == (1, 128, 4)
-    assert blocks(8, 150, 16384, 4) == (1, 16, 4)
+    assert blocks(16, 21, 262144, 4) == (1, 128, 2)
+    assert blocks(8, 150, 16384, 4) == (1, 16, 2)
     assert blocks(8, 150, 16384, 4, backward=True) == (1, 32, 8)
-    assert blocks(8, 150, 16384, 2) == (1, 32, 8)
-    assert blocks(128, 1024, 1024, 4) == (1, 16, 16)
-    assert blocks(128, 1024, 1024, 2) == (1, 32, 16)  # 64 a thread past 16 warps
+    assert blocks(8, 150, 16384, 2) == (1, 32, 4)
+    assert blocks(128, 1024, 1024, 4) == (1, 16, 8)
+    assert blocks(128, 1024, 1024, 2) == (1, 32, 16)
+    assert blocks(16, 21, 262144, 2, backward=True) == (1, 128, 4)
     assert blocks(128, 1024, 1024, 2, backward=True) == (1, 16, 16)  # the backward's register tile
     # narrower inner sizes and axes of 16 or fewer keep the rule of TILE_TARGET elements
     assert blocks(64, 512, 100, 4) == (1, 8, 8)

@@ -136,10 +136,16 @@ SCALAR_LONG_PER_THREAD = 32
 #: 0.838 and 0.811 -> 0.899; (16, 21, 512, 512) 0.277 -> 0.834 and 0.713 -> 1.002; (4096, 64, 512)
 #: 0.751 -> 1.005; bf16 (16, 21, 512, 512) backward 0.400 -> 0.725, (8, 150, 128, 128) 0.599 ->
 #: 0.735, (128, 1024, 1024) forward 0.505 -> 0.616. Eight warps or more over tiles of 32 by 64 or
-#: 128 columns ran a third as fast as four (0.271 against 0.837).
+#: 128 columns ran a third as fast as four (0.271 against 0.837). The forward takes 64 elements a
+#: thread (half the warps): H200, every form alternated in one process (results 2026-12-05_h200_s66/,
+#: sweep*.txt), 16-bit inputs level or ahead on nine shapes over dim 1: bf16 (16, 21, 512, 512)
+#: 0.274 -> 0.715 (its one pass to float32 0.358 -> 0.824), (512, 32, 1024) 0.369 -> 0.822,
+#: (128, 64, 4096) 0.652 -> 0.885, (8, 150, 128, 128) 0.519 -> 0.532; float32 (16, 21, 512, 512)
+#: 0.848 -> 0.979, the others within 0.015 either way. The backward keeps 32 (not measured).
 WIDE_TILE_MIN_BYTES = 64
 WIDE_TILE_MIN_COLUMNS_BACKWARD = 32
-WIDE_TILE_PER_THREAD = 32
+WIDE_TILE_PER_THREAD = 64
+WIDE_TILE_PER_THREAD_BACKWARD = 32
 #: The split tier merges at most this many partial results per row (one register tile).
 MAX_SPLITS = 1024
 #: The relay tier (see kernels.py): elements a program's tile covers a step, bytes of each tensor a
@@ -285,7 +291,8 @@ def plan(
         elif strided and wide_tiles_hold(n, inner, scalar):
             columns = WIDE_TILE_MIN_COLUMNS_BACKWARD if backward else WIDE_TILE_MIN_BYTES // itemsize
             block_i = min(max(columns, TILE_TARGET // block_n), _pow2(inner), max(1, max_tile // block_n))
-            warps = max(1, min(16, block_n * block_i // (32 * WIDE_TILE_PER_THREAD)))
+            per_thread = WIDE_TILE_PER_THREAD_BACKWARD if backward else WIDE_TILE_PER_THREAD
+            warps = max(1, min(16, block_n * block_i // (32 * per_thread)))
         else:
             if tier == "tile":
                 block_o = max(1, min(TILE_TARGET // (block_n * block_i), _pow2(outer)))
