@@ -666,8 +666,9 @@ class _EagerSoftmax(torch.autograd.Function):
 #: columns 0.94-0.96 of copy against 0.30 (torch's fused float16 kernel 0.44-0.89), 1046 x 128256
 #: and 2048 x 65536 0.66-0.73 against 0.30 (0.53-0.57 with 64-256 rows of 2^17-2^20), 1 x 2^24 0.53
 #: against 0.25, (65536, 2048) over dim 0 0.34 against 0.25 and a (16, 21, 512, 512) channel head 0.36
-#: against 0.30; decode rows too (32 x 151936 15 against 30 us). The backward from its float32 y and
-#: dy to the 16-bit gradient is level or ahead but over dim 0 (937 against 799 us, bf16).
+#: against 0.30 (0.82 since Triton's wide tiles run half the warps forward, 2026-12-05_h200_s66/);
+#: decode rows too (32 x 151936 15 against 30 us). The backward from its float32 y and dy to the
+#: 16-bit gradient is level or ahead but over dim 0 (937 against 799 us, bf16).
 FUSED_WIDENING = True
 #: the fewest elements "auto" computes in one pass. The Triton launch's host time, 32-137 us a call on
 #: that machine against 17-63 for the cast and fastsoftmax's kernel, outweighs the GPU time saved
