@@ -4,7 +4,7 @@ H200 (results 2026-12-05_h200_s63/c9/) the one pass reached 0.36 of copy on a (1
 channel head over dim 1 (6 bytes an element), where its backward over the same head (10 bytes)
 reached 1.02 and the float32 tile forward had reached 0.88.
 
-    python3 benchmarks/widening_tile_probe.py [--out FILE] [--log] [--kernels] [--sweep]
+    python3 benchmarks/widening_tile_probe.py [--out FILE] [--log] [--kernels] [--sweep [--backward]]
 
 Forms, each with ``backend="triton"``: bf16 -> bf16, bf16 -> float32 (the one pass), float32 ->
 float32; "auto" bf16 -> bf16 beside them. GPU time a call (20 calls behind a spin that hides host
@@ -12,7 +12,8 @@ time), the median of 5 rounds, the forms alternated in each; the fraction of cop
 form's own bytes (2 + 2, 2 + 4, 4 + 4 an element). ``--kernels`` lists the kernels one call of each
 form launches (torch.profiler), to see which ran. ``--sweep`` times the channel heads' bf16 and
 one-pass forms again under each tile shape of ``SWEEP`` (the Triton backend's TILE_TARGET and
-WIDE_TILE_PER_THREAD, set on the module and the plans cleared), alternated in one process.
+WIDE_TILE_PER_THREAD, set on the module and the plans cleared), alternated in one process; with
+``--backward``, their backwards under the backward's tiles (WIDE_TILE_PER_THREAD_BACKWARD).
 """
 
 from __future__ import annotations
@@ -41,8 +42,9 @@ CASES = [
     ((16384, 4096), -1, False),
 ]
 ROUNDS = 5
-#: (TILE_TARGET, WIDE_TILE_PER_THREAD) pairs for --sweep; the first is the module's own
-SWEEP = [(4096, 64), (4096, 32), (2048, 64), (4096, 128), (8192, 64), (8192, 128)]
+#: (TILE_TARGET, elements a thread of the wide tiles) pairs for --sweep: the forward's first (the
+#: module's own), then the backward's own, then others
+SWEEP = [(4096, 64), (4096, 32), (2048, 64), (4096, 128), (8192, 64), (8192, 128), (4096, 16)]
 
 
 def _forms(log: bool, dim: int):
@@ -64,17 +66,33 @@ def _kernels(call) -> str:
     return ", ".join(names)
 
 
-def _with_tiles(target: int, per_thread: int, call):
-    """``call`` under the Triton backend's tile constants ``target`` and ``per_thread`` (restored
-    after, the plans cleared on both sides)."""
+def _backward_forms(log: bool, dim: int):
+    """name -> (bytes an element, call on y and dy in bf16 and in float32): the backwards of the
+    forms of ``_forms`` (the one pass's: float32 y and dy to a bf16 gradient)."""
+    widened = fastsoftmax.functional.widened_backward
+    return {
+        "bf16 backward (triton)": (6, lambda y, dy, y32, dy32: fastsoftmax.softmax_backward(dy, y, dim, log=log)),
+        "fp32 -> bf16 one pass backward (triton)": (10, lambda y, dy, y32, dy32: widened(dy32, y32, dim, log, y.dtype)),
+        "fp32 backward (triton)": (12, lambda y, dy, y32, dy32: fastsoftmax.softmax_backward(dy32, y32, dim, log=log)),
+    }
+
+
+def _with_tiles(target: int, per_thread: int, call, backward: bool = False):
+    """``call`` under the Triton backend's TILE_TARGET ``target`` and wide tiles of ``per_thread``
+    elements a thread (the backward's constant where ``backward``), restored after; the plans
+    cleared on both sides."""
     triton_backend = fastsoftmax.backends.triton
-    saved = triton_backend.TILE_TARGET, triton_backend.WIDE_TILE_PER_THREAD
-    triton_backend.TILE_TARGET, triton_backend.WIDE_TILE_PER_THREAD = target, per_thread
+    name = "WIDE_TILE_PER_THREAD_BACKWARD" if backward else "WIDE_TILE_PER_THREAD"
+    saved = triton_backend.TILE_TARGET, getattr(triton_backend, name)
+    triton_backend.TILE_TARGET = target
+    setattr(triton_backend, name, per_thread)
     _forget_plans()
     try:
-        return call()
+        with fastsoftmax.dispatch.forced("triton"):  # softmax_backward's "auto" would pick the CUDA kernels
+            return call()
     finally:
-        triton_backend.TILE_TARGET, triton_backend.WIDE_TILE_PER_THREAD = saved
+        triton_backend.TILE_TARGET = saved[0]
+        setattr(triton_backend, name, saved[1])
         _forget_plans()
 
 
@@ -83,23 +101,31 @@ def _forget_plans() -> None:
     fastsoftmax.backends.triton.plan.cache_clear()  # the tiers' block shapes, cached apart
 
 
-def _sweep(log: bool, copy: float, say) -> None:
-    """The channel heads' Triton forms under each tile shape of SWEEP, alternated (each
-    call replans; the spin hides the host time, so the times are the GPU's)."""
+def _sweep(log: bool, copy: float, say, backward: bool = False) -> None:
+    """The channel heads' Triton forms (their backwards where ``backward``) under each tile shape of
+    SWEEP, alternated (each call replans; the spin hides the host time, so the times are the GPU's)."""
     plan = fastsoftmax.backends.triton.plan
     for shape, dim, channels_last in CASES[:3]:
         x = (torch.randn(shape, device="cuda") * 4).to(torch.bfloat16)
         if channels_last:
             x = x.contiguous(memory_format=torch.channels_last)
-        reference = (torch.log_softmax if log else torch.softmax)(x.double(), dim)
-        x32 = x.float()
-        forms = {name: form for name, form in _forms(log, dim).items() if "triton" in name}
+        y64 = (torch.log_softmax if log else torch.softmax)(x.double(), dim)
+        if backward:
+            dy64 = torch.randn_like(y64)
+            summand = dy64 if log else dy64 * y64
+            total = summand.sum(dim, keepdim=True)
+            reference = dy64 - y64.exp() * total if log else y64 * (dy64 - total)
+            inputs = (y64.to(x.dtype), dy64.to(x.dtype), y64.float(), dy64.float())
+            forms = _backward_forms(log, dim)
+        else:
+            reference, inputs = y64, (x, x.float())
+            forms = {name: form for name, form in _forms(log, dim).items() if "triton" in name}
         runs = {}
         for tiles in SWEEP:
             for name, (size, call) in forms.items():
-                run = functools.partial(_with_tiles, *tiles, functools.partial(call, x, x32))
+                run = functools.partial(_with_tiles, *tiles, functools.partial(call, *inputs), backward)
                 error = float((run().double() - reference).abs().max())
-                assert error < 2e-2 * max(1.0, float(reference.abs().max())), (name, tiles, error)
+                assert error < 3e-2 * max(1.0, float(reference.abs().max())), (name, tiles, error)
                 runs[(tiles, name)] = (size, run)
         times = {key: [] for key in runs}
         for _ in range(ROUNDS):
@@ -107,14 +133,17 @@ def _sweep(log: bool, copy: float, say) -> None:
                 times[key].append(gpu_and_host_us(run, 20, spin=40_000_000)[0])  # covers replanning
         layout = " channels-last" if channels_last else ""
         outer, n, inner = shape[0], shape[1], x[0, 0].numel()
+        constant = "WIDE_TILE_PER_THREAD_BACKWARD" if backward else "WIDE_TILE_PER_THREAD"
         for (tiles, name), (size, _) in runs.items():
             us = statistics.median(times[(tiles, name)])
-            config = "" if channels_last else _with_tiles(*tiles, lambda: plan("tile", outer, n, inner, 2, False, 132))
+            config = ""
+            if not channels_last:
+                config = _with_tiles(*tiles, lambda: plan("tile", outer, n, inner, 2, backward, 132), backward)
             say(
-                f"sweep {shape} dim {dim}{layout} TILE_TARGET {tiles[0]} WIDE_TILE_PER_THREAD {tiles[1]} {name}: "
+                f"sweep {shape} dim {dim}{layout} TILE_TARGET {tiles[0]} {constant} {tiles[1]} {name}: "
                 f"{us:7.1f} us {x.numel() * size / (us * 1e-6) / copy:5.3f} {config and config['configs'][0][1:]}"
             )
-        del x, x32, reference
+        del x, y64, inputs, reference
         torch.cuda.empty_cache()
 
 
@@ -124,13 +153,14 @@ def main() -> None:
     parser.add_argument("--log", action="store_true", help="log-softmax instead of softmax")
     parser.add_argument("--kernels", action="store_true", help="list the kernels each form launches")
     parser.add_argument("--sweep", action="store_true", help="the channel heads under each tile shape of SWEEP")
+    parser.add_argument("--backward", action="store_true", help="with --sweep: the backwards")
     args = parser.parse_args()
     report = Report()
     say = report.say
 
     copy = report.gpu_header()
     if args.sweep:
-        _sweep(args.log, copy, say)
+        _sweep(args.log, copy, say, args.backward)
     for shape, dim, channels_last in CASES:
         x32 = torch.randn(shape, device="cuda") * 4
         if channels_last:
