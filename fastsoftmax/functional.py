@@ -992,7 +992,7 @@ def _unwrapped_if_dead(*tensors):
     into one is written into the tensor it wraps, and that tensor is returned)."""
     if _unwrap_if_dead is None:
         return tensors
-    return tuple(t if t is None else _unwrap_if_dead(t) for t in tensors)
+    return tuple(_unwrap_if_dead(t) if isinstance(t, torch.Tensor) else t for t in tensors)
 
 
 def _apply(x, dim, dtype, backend, log: bool, what: str, out=None) -> torch.Tensor:
