@@ -447,7 +447,6 @@ def softmax_backward_op(
     _check_tensor(output, "softmax_backward")
     _check_tensor(grad_output, "softmax_backward")
     dispatch.check_backend_name(backend)
-    grad_output, output = _unwrapped_if_dead(grad_output, output)
     return _like_empty_like(backward_impl(grad_output, output, _normalize_dim(dim, output.dim()), log, backend), output)
 
 
@@ -560,16 +559,12 @@ def _graph_or_transform(x: torch.Tensor) -> bool:
     return _takes_the_op(x) or _transforms_active() or _fwd_level() >= 0
 
 
-def _transformed(*tensors: torch.Tensor) -> bool:
-    """Whether a tensor is one of torch.func's wrappers (vmap's batched tensors, grad's and jvp's
-    tracking tensors), whose storage no kernel can read."""
-    return any(_is_wrapped(t) for t in tensors)
-
-
 def _needs_torch_formula(dy: torch.Tensor, y: torch.Tensor) -> bool:
-    """A backward whose result must itself be differentiable (a gradient of it is asked for, or a
-    forward gradient rides on an input) or that torch.func transforms: torch's formula, not the
-    kernel. (Written out for the two tensors: every eager backward asks.)"""
+    """Whether a backward (or a tangent: ``dy`` the tangent) must take torch's formula, not the
+    kernel: its result must itself be differentiable (a gradient of it is asked for, or a forward
+    gradient rides on an input), or a tensor is one of torch.func's wrappers (vmap's batched
+    tensors, grad's and jvp's tracking tensors), whose storage no kernel can read. Written out for
+    the two tensors: every eager backward asks."""
     if _is_wrapped(dy) or _is_wrapped(y) or _carries_tangent(dy, y):
         return True
     return _grad_enabled() and (dy.requires_grad or y.requires_grad)
@@ -1207,6 +1202,7 @@ def softmax_backward(
             f"{grad_output.dtype} on {grad_output.device} and {output.dtype} on {output.device}"
         )
     dim = _normalize_dim(dim, output.dim())
+    grad_output, output = _unwrapped_if_dead(grad_output, output)
     if _takes_the_op(output):
         if _transforms_active():
             return _torch_backward(grad_output, output, dim, log)
