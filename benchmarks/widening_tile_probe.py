@@ -10,8 +10,8 @@ Forms, each with ``backend="triton"``: bf16 -> bf16, bf16 -> float32 (the one pa
 float32; "auto" bf16 -> bf16 beside them. GPU time a call (20 calls behind a spin that hides host
 time), the median of 5 rounds, the forms alternated in each; the fraction of copy bandwidth at each
 form's own bytes (2 + 2, 2 + 4, 4 + 4 an element). ``--kernels`` lists the kernels one call of each
-form launches (torch.profiler), to see which ran. ``--sweep`` times the channel heads' bf16 and
-one-pass forms again under each tile shape of ``SWEEP`` (the Triton backend's TILE_TARGET and
+form launches (torch.profiler), to see which ran. ``--sweep`` times the channel heads' Triton
+forms again under each tile shape of ``SWEEP`` (the Triton backend's TILE_TARGET and
 WIDE_TILE_PER_THREAD, set on the module and the plans cleared), alternated in one process; with
 ``--backward``, their backwards under the backward's tiles (WIDE_TILE_PER_THREAD_BACKWARD).
 """
@@ -136,9 +136,9 @@ def _sweep(log: bool, copy: float, say, backward: bool = False) -> None:
         constant = "WIDE_TILE_PER_THREAD_BACKWARD" if backward else "WIDE_TILE_PER_THREAD"
         for (tiles, name), (size, _) in runs.items():
             us = statistics.median(times[(tiles, name)])
-            config = ""
+            config, itemsize = "", 4 if name.startswith("fp32") else 2  # the kernel's input's
             if not channels_last:
-                config = _with_tiles(*tiles, lambda: plan("tile", outer, n, inner, 2, backward, 132), backward)
+                config = _with_tiles(*tiles, lambda: plan("tile", outer, n, inner, itemsize, backward, 132), backward)
             say(
                 f"sweep {shape} dim {dim}{layout} TILE_TARGET {tiles[0]} {constant} {tiles[1]} {name}: "
                 f"{us:7.1f} us {x.numel() * size / (us * 1e-6) / copy:5.3f} {config and config['configs'][0][1:]}"

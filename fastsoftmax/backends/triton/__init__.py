@@ -128,8 +128,8 @@ SCALAR_LONG_MIN_BYTES = {2: 32, 4: 128}
 SCALAR_LONG_PER_THREAD = 32
 #: Strided tiles of 16-byte loads over inner sizes of SCALAR_TILE_COLUMNS or more and axes longer
 #: than SCALAR_TILE_MIN_N: TILE_TARGET elements or more, for at least WIDE_TILE_MIN_BYTES of
-#: columns forward (WIDE_TILE_MIN_COLUMNS backward), WIDE_TILE_PER_THREAD elements a thread up to
-#: 16 warps. H200, the tile kernels over a grid of block shapes in one process (results
+#: columns forward (WIDE_TILE_MIN_COLUMNS backward), WIDE_TILE_PER_THREAD elements a thread
+#: forward (WIDE_TILE_PER_THREAD_BACKWARD backward) up to 16 warps. H200, the tile kernels over a grid of block shapes in one process (results
 #: 2026-11-28_h200_s30/tile_probe_aligned.txt), against the rule of the narrower inner sizes
 #: (TILE_TARGET elements, 16 a thread, a sector to a line of columns), over dim 1: float32 (128,
 #: 1024, 1024) 0.691 -> 0.906 of copy forward, 0.723 -> 0.959 backward; (8, 150, 128, 128) 0.779 ->
@@ -138,10 +138,10 @@ SCALAR_LONG_PER_THREAD = 32
 #: 0.735, (128, 1024, 1024) forward 0.505 -> 0.616. Eight warps or more over tiles of 32 by 64 or
 #: 128 columns ran a third as fast as four (0.271 against 0.837). The forward takes 64 elements a
 #: thread (half the warps): H200, every form alternated in one process (results 2026-12-05_h200_s66/,
-#: sweep*.txt), 16-bit inputs level or ahead on nine shapes over dim 1: bf16 (16, 21, 512, 512)
+#: sweep*.txt), 16-bit inputs level or ahead on twelve shapes over dim 1: bf16 (16, 21, 512, 512)
 #: 0.274 -> 0.715 (its one pass to float32 0.358 -> 0.824), (512, 32, 1024) 0.369 -> 0.822,
 #: (128, 64, 4096) 0.652 -> 0.885, (8, 150, 128, 128) 0.519 -> 0.532; float32 (16, 21, 512, 512)
-#: 0.848 -> 0.979, the others within 0.015 either way. The backward keeps 32 (not measured).
+#: 0.848 -> 0.979, the others within 0.02 either way. The backward keeps 32 (not swept).
 WIDE_TILE_MIN_BYTES = 64
 WIDE_TILE_MIN_COLUMNS_BACKWARD = 32
 WIDE_TILE_PER_THREAD = 64

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The first device call of the sixty-sixth set, within one call's ten minutes: (1) the GPU tests of
+# The first device call of the sixty-sixth set: (1) the GPU tests of
 # the sixty-fourth to sixty-sixth sets' changes (the Triton launch path, the plans of calls with
 # dtype= or under autocast, the one pass, threads and CUDA graphs with float32 results, the
 # distributed kernels on one GPU, the torch.func wrappers); (2) the Triton launch path on whole calls

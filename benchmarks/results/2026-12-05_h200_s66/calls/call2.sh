@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Run right after call1.sh on the same machine (as run, the device budget nearly spent): every
+# Run right after call1.sh on the same machine, as run: every
 # Triton tier under compute-sanitizer's initcheck and synccheck, the host probe, and the tile probe's
 # sweep again (c2/sweep.txt). The widening probe (the one pass's host time a call now, for
 # FUSED_WIDENING_MIN_NUMEL) did not fit and has not run.
