@@ -129,8 +129,9 @@ SCALAR_LONG_PER_THREAD = 32
 #: Strided tiles of 16-byte loads over inner sizes of SCALAR_TILE_COLUMNS or more and axes longer
 #: than SCALAR_TILE_MIN_N: TILE_TARGET elements or more, for at least WIDE_TILE_MIN_BYTES of
 #: columns forward (WIDE_TILE_MIN_COLUMNS backward), WIDE_TILE_PER_THREAD elements a thread
-#: forward (WIDE_TILE_PER_THREAD_BACKWARD backward) up to 16 warps. H200, the tile kernels over a grid of block shapes in one process (results
-#: 2026-11-28_h200_s30/tile_probe_aligned.txt), against the rule of the narrower inner sizes
+#: forward (WIDE_TILE_PER_THREAD_BACKWARD backward) up to 16 warps. H200, the tile kernels over a
+#: grid of block shapes in one process (results 2026-11-28_h200_s30/tile_probe_aligned.txt), at 32 a
+#: thread both ways, against the rule of the narrower inner sizes
 #: (TILE_TARGET elements, 16 a thread, a sector to a line of columns), over dim 1: float32 (128,
 #: 1024, 1024) 0.691 -> 0.906 of copy forward, 0.723 -> 0.959 backward; (8, 150, 128, 128) 0.779 ->
 #: 0.838 and 0.811 -> 0.899; (16, 21, 512, 512) 0.277 -> 0.834 and 0.713 -> 1.002; (4096, 64, 512)
