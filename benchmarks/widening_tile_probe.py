@@ -28,7 +28,8 @@ import torch
 
 sys.path.insert(0, str(pathlib.Path(__file__).resolve().parents[1]))
 
-from peer_probe import gpu_and_host_us  # noqa: E402  (benchmarks/ is the script's folder)
+from kernel_breakdown import triton_settings  # noqa: E402  (benchmarks/ is the script's folder)
+from peer_probe import gpu_and_host_us  # noqa: E402
 from probe_report import Report  # noqa: E402
 
 import fastsoftmax  # noqa: E402
@@ -78,27 +79,12 @@ def _backward_forms(log: bool, dim: int):
 
 
 def _with_tiles(target: int, per_thread: int, call, backward: bool = False):
-    """``call`` under the Triton backend's TILE_TARGET ``target`` and wide tiles of ``per_thread``
-    elements a thread (the backward's constant where ``backward``), restored after; the plans
-    cleared on both sides."""
-    triton_backend = fastsoftmax.backends.triton
+    """``call`` forced onto Triton (softmax_backward's "auto" would pick the CUDA kernels) under its
+    TILE_TARGET ``target`` and wide tiles of ``per_thread`` elements a thread (the backward's
+    constant where ``backward``), its plans made afresh on both sides."""
     name = "WIDE_TILE_PER_THREAD_BACKWARD" if backward else "WIDE_TILE_PER_THREAD"
-    saved = triton_backend.TILE_TARGET, getattr(triton_backend, name)
-    triton_backend.TILE_TARGET = target
-    setattr(triton_backend, name, per_thread)
-    _forget_plans()
-    try:
-        with fastsoftmax.dispatch.forced("triton"):  # softmax_backward's "auto" would pick the CUDA kernels
-            return call()
-    finally:
-        triton_backend.TILE_TARGET = saved[0]
-        setattr(triton_backend, name, saved[1])
-        _forget_plans()
-
-
-def _forget_plans() -> None:
-    fastsoftmax.dispatch.clear_caches()
-    fastsoftmax.backends.triton.plan.cache_clear()  # the tiers' block shapes, cached apart
+    with triton_settings({"TILE_TARGET": target, name: per_thread}), fastsoftmax.dispatch.forced("triton"):
+        return call()
 
 
 def _sweep(log: bool, copy: float, say, backward: bool = False) -> None:
