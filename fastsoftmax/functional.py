@@ -163,9 +163,17 @@ def _backward_plan(run, contiguous: bool, dtype: torch.dtype | None = None):
     return plan
 
 
-def _torch_plan(dim: int):
-    def plan(x, log):
-        return _torch_forward(x, dim, log)
+def _torch_plan(dim: int, widened: bool = False):
+    """torch's own forward as a plan; ``widened``: a 16-bit x to a float32 result in torch's one pass."""
+    if widened:
+
+        def plan(x, log):
+            return _torch_widened(x, dim, log)
+
+    else:
+
+        def plan(x, log):
+            return _torch_forward(x, dim, log)
 
     return plan
 
@@ -700,13 +708,6 @@ def _torch_widened(x: torch.Tensor, dim: int, log: bool) -> torch.Tensor:
     return _torch_forward(x, dim, log, dtype=torch.float32)
 
 
-def _torch_widened_plan(dim: int):
-    def plan(x, log):
-        return _torch_widened(x, dim, log)
-
-    return plan
-
-
 def _widens_in_kernel(x: torch.Tensor, backend: str) -> bool:
     """Whether a 16-bit ``x`` whose result is float32 is computed in one pass (the Triton kernels)."""
     if x.dim() == 0 or x.numel() == 0:
@@ -1031,7 +1032,7 @@ def _computed(x: torch.Tensor, given_dim, dim: int, dtype, backend: str, log: bo
                     return _WidenedSoftmax.apply(x, dim, log, (given_dim, backend))
                 return widened_forward(x, dim, log, (given_dim, backend))
             if _torch_widens(x, dim, backend):
-                _remember_both(x, given_dim, dim, backend, dtype, _torch_widened_plan(dim))
+                _remember_both(x, given_dim, dim, backend, dtype, _torch_plan(dim, widened=True))
                 return _torch_widened(x, dim, log)
         x = x.to(dtype)
     if _takes_the_op(x):
