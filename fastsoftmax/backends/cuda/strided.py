@@ -1743,7 +1743,7 @@ def takes_column_stream(
     cluster's registers and shared memory by cluster_stream's column kernels (the rest re-read)
     rather than by the cluster tier's column kernels or the staged tiles: the backward of runs longer
     than the cluster tier holds, and the float32 forward of runs of 2^19 or more, where 8 runs or more
-    are held at least three quarters on chip. H200 (one NVIDIA H200, no H100 lent), alternated in one
+    are held at least three quarters on chip. H200 (one NVIDIA H200), alternated in one
     process with the staged tiles and the cluster tier's column kernels (benchmarks/grid_row_probe.py,
     results 2026-11-28_h200_s32/column_stream_*.txt), fraction of copy: bf16 backward (64, 65536, 16)
     over dim 1 0.632 against 0.505, (128, 65536, 8) 0.683 against 0.565, (128, 16384, 32) 0.683

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # call 8, the landed forms (the cluster tier's wait on the backward alone, the forward's kernels as the
-# forty-eighth set's; the strided tier's waves), cut to the device time left: the float32 cluster backward
+# forty-eighth set's; the strided tier's waves), shortened: the float32 cluster backward
 # of 32 elements a thread capped at 96 registers (two CTAs of 320 threads an SM) against its launch
 # bound's count, alternated in one process behind an L2 flush; then the GPU tests of the cluster and
 # strided tiers beside compute-sanitizer's memcheck, initcheck and synccheck over the cluster tier (a

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# call 2 (call 1 found no machine): cluster_stream's persistent grid, each cluster copying the next
+# call 2 (call 1 never ran): cluster_stream's persistent grid, each cluster copying the next
 # row's shared-memory slots while it writes the last, against one cluster a row and against the
 # kernels before the change (scratch/base_kernels: the same host, so both launches on both),
 # alternated in one process behind an L2 flush; grid_row over several rows (the same copy-ahead).

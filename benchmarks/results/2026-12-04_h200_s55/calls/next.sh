@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# prepared for the next set (not run: the device budget was spent): (0) the GPU tests of this set's
+# prepared for the next set (not run): (0) the GPU tests of this set's
 # rules (the dense log-softmax backward's tier, the relay, the Triton tiles' register caps), which no
 # GPU has run with the cap; (1) compute-sanitizer over the Triton tiles with the cap (sanitize_triton
 # now holds 40 classes too)

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# prepared for the next set (not run: the device budget was spent), kernel by kernel: (1) the float32
+# prepared for the next set (not run), kernel by kernel: (1) the float32
 # log-softmax backwards still behind torch.compile under each strided tier and Triton; (2) the bf16
 # log-softmax backward's strided split (its partials pass reads dy alone: 3.0 TB/s on (8192, 8192).t()
 # over dim 1) at other waves of resident blocks; (3) the float32 forward of Triton's scalar tiles

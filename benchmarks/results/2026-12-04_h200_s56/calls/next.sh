@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# prepared for the next set (not run: the device budget was spent): (1) compute-sanitizer's four
+# prepared for the next set (not run): (1) compute-sanitizer's four
 # tools over the strided tier's partials-only kernels (sanitize.py strided@3: the tuned run that
 # forces them); (2) kernel by kernel, the float32 log-softmax backward with its partials stage on
 # them against the two-stage kernel and the staged tiles over every dense and stepped long axis

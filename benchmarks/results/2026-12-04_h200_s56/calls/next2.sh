@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# prepared for the next set (not run: the device budget was spent): the layouts regime's float32
+# prepared for the next set (not run): the layouts regime's float32
 # log-softmax backward (every class) after the set's rules, and its float32 forward over the channel
 # classes (the few-class rule: Triton's capped scalar tiles over 19-24 classes of up to 2^25 elements)
 set -u

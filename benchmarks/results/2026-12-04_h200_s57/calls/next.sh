@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# prepared for the next set (not run: the device budget was spent): (1) broadcast walks keep the 16-bit
+# prepared for the next set (not run): (1) broadcast walks keep the 16-bit
 # partials on the two-stage kernel (strided.separate_partials' rereads, landed after call 8): the kernels
 # auto launches for bf16 expand(1, 4096, 4096) over dim 1 and its time against the strided tier with and
 # without the partials-only kernel; (2) compute-sanitizer's four tools over the strided tier's default

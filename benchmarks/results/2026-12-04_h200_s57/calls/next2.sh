@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# prepared for the next set (not run: the device budget was spent): the 16-bit log-softmax backward's
+# prepared for the next set (not run): the 16-bit log-softmax backward's
 # partials over a dy that steps by 2 along inner, on partials-only kernels reading its spans in packs
 # of 2, 4 and 8 (the tuning strided_stepped_partials, new, off): its GPU test; kernel by kernel against
 # the element-by-element partials (bf16 (8192, 8192)[:, ::2] over dim 0: 52-55 us for 134 MB of spans

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# prepared for the next set (not run: the device budget was spent): (1) the strided tier's GPU tests
+# prepared for the next set (not run): (1) the strided tier's GPU tests
 # whole (calls 2-3 ran 56% and 84% of them before their 200 s ran out compiling), the new wide-tile test
 # among them; (2) tiles of more threads across than a warp (the tuning strided_max_width, new, off) on
 # the bf16 log-softmax backward, kernel by kernel against the warp-wide tiles: the stepped spans'

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# prepared for the next set (not run: the device budget was spent). The spans' partials kernel at eight
+# prepared for the next set (not run). The spans' partials kernel at eight
 # blocks an SM (the default since c4/): (1) float16, which takes the same constant, timed at five and
 # eight beside bf16 (only bf16 was timed); (2) with tiles of more threads across than a warp
 # (strided_max_width, c1/: 46.8 -> 44.1 us at 128 on its own), both together; (3) Nsight Compute at

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# After call3.sh (the same session's machine or a fresh one: the forms compile first again, cached if
+# After call3.sh (the same machine or a fresh one: the forms compile first again, cached if
 # warm): the prefetch forms' other GPU tests (3: rest and next; 4: the streamed walks' lead), grid_row's
 # phases with each bit, and compute-sanitizer's memcheck, synccheck and initcheck over the parts that
 # tune them (grid_row@1: 5, grid_row@2: 7, cluster_stream@6: 7 on persistent clusters); call5.sh: racecheck.

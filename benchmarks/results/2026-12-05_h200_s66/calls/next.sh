@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Not yet run: what this set's device time did not reach. (1) The backward's wide tiles: 32 elements a
+# Not yet run: what this set's runs did not reach. (1) The backward's wide tiles: 32 elements a
 # thread (as now) against 64 and others, the channel heads' bf16, one-pass (float32 y and dy to a bf16
 # gradient) and float32 backwards, softmax and log-softmax; (2) both backends and torch.compile on the
 # shapes whose Triton forward the forward's 64 a thread sped up, to tell whether "auto" (the CUDA
