@@ -614,8 +614,7 @@ def test_triton_tiles_of_scalar_loads():
 
 def test_triton_wide_tiles_of_vector_loads():
     # 16-byte loads over inner sizes of 128 or more and axes past 16: 4096 elements or more for at
-    # least 64 bytes of columns forward (32 columns backward), 64 elements a thread forward and 32
-    # backward, up to 16 warps
+    # least 64 bytes of columns forward (32 columns backward), 64 elements a thread, up to 16 warps
     from fastsoftmax.backends import triton as tb
 
     def blocks(outer, n, inner, itemsize, backward=False):
@@ -624,12 +623,12 @@ def test_triton_wide_tiles_of_vector_loads():
 
     assert blocks(16, 21, 262144, 4) == (1, 128, 2)
     assert blocks(8, 150, 16384, 4) == (1, 16, 2)
-    assert blocks(8, 150, 16384, 4, backward=True) == (1, 32, 8)
+    assert blocks(8, 150, 16384, 4, backward=True) == (1, 32, 4)
     assert blocks(8, 150, 16384, 2) == (1, 32, 4)
     assert blocks(128, 1024, 1024, 4) == (1, 16, 8)
     assert blocks(128, 1024, 1024, 2) == (1, 32, 16)
-    assert blocks(16, 21, 262144, 2, backward=True) == (1, 128, 4)
-    assert blocks(128, 1024, 1024, 2, backward=True) == (1, 16, 16)  # the backward's register tile
+    assert blocks(16, 21, 262144, 2, backward=True) == (1, 128, 2)
+    assert blocks(128, 1024, 1024, 2, backward=True) == (1, 16, 8)  # the backward's register tile
     # narrower inner sizes and axes of 16 or fewer keep the rule of TILE_TARGET elements
     assert blocks(64, 512, 100, 4) == (1, 8, 8)
     assert blocks(16, 16, 4096, 4) == (8, 32, 8)
