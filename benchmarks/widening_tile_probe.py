@@ -87,10 +87,18 @@ def _with_tiles(target: int, per_thread: int, call, backward: bool = False):
         return call()
 
 
+def _tile_plan(outer: int, n: int, inner: int, itemsize: int, backward: bool) -> dict:
+    """The tile tier's plan of the problem, or where that tier does not hold its axis, a line saying so
+    (the call took another tier)."""
+    try:
+        return fastsoftmax.backends.triton.plan("tile", outer, n, inner, itemsize, backward, 132)
+    except ValueError:
+        return {"configs": [(None, "another tier than the tiles'")]}
+
+
 def _sweep(log: bool, copy: float, say, backward: bool = False) -> None:
     """The channel heads' Triton forms (their backwards where ``backward``) under each tile shape of
     SWEEP, alternated (each call replans; the spin hides the host time, so the times are the GPU's)."""
-    plan = fastsoftmax.backends.triton.plan
     for shape, dim, channels_last in CASES[:3]:
         x = (torch.randn(shape, device="cuda") * 4).to(torch.bfloat16)
         if channels_last:
@@ -124,7 +132,7 @@ def _sweep(log: bool, copy: float, say, backward: bool = False) -> None:
             us = statistics.median(times[(tiles, name)])
             config, itemsize = "", 4 if name.startswith("fp32") else 2  # the kernel's input's
             if not channels_last:
-                config = _with_tiles(*tiles, lambda: plan("tile", outer, n, inner, itemsize, backward, 132), backward)
+                config = _with_tiles(*tiles, lambda: _tile_plan(outer, n, inner, itemsize, backward), backward)
             say(
                 f"sweep {shape} dim {dim}{layout} TILE_TARGET {tiles[0]} {constant} {tiles[1]} {name}: "
                 f"{us:7.1f} us {x.numel() * size / (us * 1e-6) / copy:5.3f} {config and config['configs'][0][1:]}"
