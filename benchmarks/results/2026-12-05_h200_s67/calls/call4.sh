@@ -6,7 +6,7 @@ set -u
 R=$OUT/c4; mkdir -p $R
 trap 'tar czf $OUT/c4.tar.gz -C $OUT c4 && rm -rf $R' EXIT
 nvidia-smi --query-gpu=name --format=csv > $R/device.txt
-timeout 150 env PYTHONPATH=$PWD:$PWD/benchmarks PYTHONUNBUFFERED=1 python3 -c "
+timeout 110 env PYTHONPATH=$PWD:$PWD/benchmarks PYTHONUNBUFFERED=1 python3 -c "
 import statistics, torch, fastsoftmax
 from peer_probe import gpu_and_host_us
 from probe_report import Report
@@ -22,7 +22,7 @@ for shape, dtype in cases:
     for name, run in runs.items():
         assert float((run().double() - ref).abs().max()) < 1e-2, (shape, name)
     times = {name: [] for name in runs}
-    for _ in range(5):
+    for _ in range(3):
         for name, run in runs.items():
             times[name].append(gpu_and_host_us(run, 20, spin=20_000_000)[0])
     r.say(f'{shape} {str(dtype)[6:]} forward ' + ' | '.join(
