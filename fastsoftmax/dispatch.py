@@ -453,16 +453,18 @@ HALF_SHORT_TRITON_MAX_BYTES = 1 << 26
 
 
 def _half_short_axis_to_triton(n: int, inner: int, numel: int, backward: bool) -> bool:
-    """Whether a 16-bit forward on 16-byte boundaries leaves the table's choice for Triton's wide
-    tiles (64 elements a thread since the sixty-sixth set): axes of HALF_SHORT_TRITON_N over inner
-    sizes of 128 or more, inputs of at most HALF_SHORT_TRITON_MAX_BYTES. Both backends as planned,
-    alternated in one process, bf16 over dim 1 (results 2026-12-05_h200_s67/): on an H200 (c1/)
-    (512, 32, 1024) 0.757 of copy against 0.626, (128, 64, 4096) 0.849 against 0.768; on an H100
-    (c3/) (256, 48, 2048) 0.855 against 0.821, (1024, 32, 512) 0.825 against 0.767, (64, 64, 8192)
-    0.893 against 0.858. Larger inputs go the other way or level ((2048, 40, 1024), 168 MB: 0.889
-    against 0.959; (4096, 64, 512) 0.943 against 0.938), as do longer and shorter axes ((256, 128,
-    1024) 0.888 against 0.910; (16, 21, 512, 512) 0.711 against 0.867). The backwards ran level or
-    behind (the same files) and keep the table's choice."""
+    """Whether a 16-bit forward on 16-byte boundaries (not stepped) leaves the table's choice for
+    Triton's wide tiles (64 elements a thread since the sixty-sixth set): axes of
+    HALF_SHORT_TRITON_N over inner sizes of 128 or more, inputs from the launch bound
+    (_moves_too_little: about 30 MB) to HALF_SHORT_TRITON_MAX_BYTES (64 MiB). Both backends as
+    planned, alternated in one process, bf16 softmax over dim 1 (results 2026-12-05_h200_s67/): on
+    an H200 (c1/) (512, 32, 1024) 0.757 of copy against 0.626, (128, 64, 4096) 0.849 against 0.768;
+    on an H100 (c3/) (256, 48, 2048) 0.855 against 0.821, (1024, 32, 512) 0.825 against 0.767, (64,
+    64, 8192) 0.893 against 0.858. Larger inputs go the other way or level ((2048, 40, 1024), 160
+    MiB: 0.889 against 0.959; (4096, 64, 512) 0.943 against 0.938), as do longer and shorter axes
+    ((256, 128, 1024) 0.888 against 0.910; (16, 21, 512, 512) 0.711 against 0.867). float16 and
+    log-softmax take the rule unmeasured (the same loads and tiles). The backwards ran level (Triton
+    ahead by at most 0.025, the same files) and keep the table's choice."""
     if backward or not HALF_SHORT_TRITON_N[0] <= n <= HALF_SHORT_TRITON_N[1] or numel * 2 > HALF_SHORT_TRITON_MAX_BYTES:
         return False
     return _triton_module().wide_tiles_hold(n, inner, scalar=False) and not _moves_too_little(numel, 2, backward)

@@ -165,15 +165,10 @@ def _backward_plan(run, contiguous: bool, dtype: torch.dtype | None = None):
 
 def _torch_plan(dim: int, widened: bool = False):
     """torch's own forward as a plan; ``widened``: a 16-bit x to a float32 result in torch's one pass."""
-    if widened:
+    forward = _torch_widened if widened else _torch_forward
 
-        def plan(x, log):
-            return _torch_widened(x, dim, log)
-
-    else:
-
-        def plan(x, log):
-            return _torch_forward(x, dim, log)
+    def plan(x, log):
+        return forward(x, dim, log)
 
     return plan
 

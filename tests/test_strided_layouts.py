@@ -583,19 +583,24 @@ def test_float32_on_boundaries_goes_to_triton_wide_tiles_over_axes_of_33_to_1024
 def test_short_16_bit_axes_on_boundaries_go_forward_to_triton_wide_tiles(table_says_cuda):
     for outer, n, inner, dtype, name in (
         (512, 32, 1024, torch.bfloat16, "triton"),
-        (64, 64, 8192, torch.float16, "triton"),  # 64 MB: the most
-        (128, 64, 8193, torch.bfloat16, "cuda"),  # past 64 MB
+        (64, 64, 8192, torch.float16, "triton"),  # 64 MiB: the most
+        (65, 64, 8192, torch.bfloat16, "cuda"),  # past 64 MiB
         (2048, 40, 1024, torch.bfloat16, "cuda"),
         (1024, 31, 1024, torch.bfloat16, "cuda"),  # shorter axes
         (256, 65, 1024, torch.bfloat16, "cuda"),  # longer axes
         (4096, 48, 127, torch.bfloat16, "cuda"),  # narrower inner sizes
-        (4, 32, 1024, torch.bfloat16, "cuda"),  # 256 KB moved: launch-bound
+        (448, 32, 1024, torch.bfloat16, "cuda"),  # 59 MB moved: launch-bound (480: not)
+        (480, 32, 1024, torch.bfloat16, "triton"),
     ):
-        args = ("auto", "cuda", 0, dtype, outer, n, inner)
-        assert dispatch._choose_backend(*args, False, True, False, True) == name, (outer, n, inner, dtype)
-        assert dispatch._choose_backend(*args, True, True, False, True) == "cuda"  # the backward: the table's
-        assert dispatch._choose_backend(*args, False, False, False, True) == "cuda"  # off a boundary
-        assert dispatch._choose_backend(*args, False, True, True, True) == "cuda"  # a stepped input
+
+        def chosen(backward=False, aligned=True, stepped=False):
+            args = ("auto", "cuda", 0, dtype, outer, n, inner)
+            return dispatch._choose_backend(*args, backward=backward, aligned=aligned, stepped=stepped, window=True)
+
+        assert chosen() == name, (outer, n, inner, dtype)
+        assert chosen(backward=True) == "cuda"  # the backward keeps the table's choice
+        assert chosen(aligned=False) == "cuda"
+        assert chosen(stepped=True) == "cuda"
 
 
 def test_triton_tiles_of_scalar_loads():

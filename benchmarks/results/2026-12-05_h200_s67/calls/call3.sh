@@ -2,7 +2,7 @@
 # The third device call, after the backward's wide tiles went to 64 elements a thread: (1) the GPU
 # tests of the Triton tiles and every strided layout; (2) the backward's wide tiles at 32 against 64
 # a thread on nine more shapes over dim 1 (softmax: bf16, the one pass from float32, float32); (3) every
-# Triton tier under compute-sanitizer's racecheck, initcheck and synccheck as time allows; (4) both
+# Triton tier under compute-sanitizer's racecheck, initcheck and synccheck while the deadline allows; (4) both
 # backends as planned on 16-bit problems over short axes (32-128) of wide inner sizes, for a rule
 # that would give them Triton's tiles.
 set -u

@@ -1,12 +1,17 @@
 #!/usr/bin/env bash
 # The fourth device call: the 16-bit short-axis rule (dispatch._half_short_axis_to_triton) checked on
 # shapes it was not fitted on: "auto" (as the rule picks) against each backend forced, forward,
-# alternated in one process, each output against float64 first.
+# alternated in one process, each output against float64 first; then the Triton kernels on
+# sanitize_triton.py's default problems (channel heads of 21, 40 and 150 over inner sizes of 143-256:
+# the wide tiles at 64 elements a thread, which --tiers' problems do not reach) under memcheck, then
+# racecheck, until DEADLINE.
 set -u
+DEADLINE=${DEADLINE:-165}
+export PYTHONPATH=$PWD PYTHONUNBUFFERED=1
 R=$OUT/c4; mkdir -p $R
 trap 'tar czf $OUT/c4.tar.gz -C $OUT c4 && rm -rf $R' EXIT
 nvidia-smi --query-gpu=name --format=csv > $R/device.txt
-timeout 110 env PYTHONPATH=$PWD:$PWD/benchmarks PYTHONUNBUFFERED=1 python3 -c "
+timeout 90 env PYTHONPATH=$PWD:$PWD/benchmarks PYTHONUNBUFFERED=1 python3 -c "
 import statistics, torch, fastsoftmax
 from peer_probe import gpu_and_host_us
 from probe_report import Report
@@ -29,3 +34,9 @@ for shape, dtype in cases:
         f'{name} {statistics.median(t):7.1f} us {x.numel() * 4 / (statistics.median(t) * 1e-6) / copy:5.3f}' for name, t in times.items()))
     r.write('$R/short_axes_rule.txt')
 " > $R/log.txt 2>&1; echo "rc $?"; tail -n 10 $R/log.txt | cut -c1-200
+for tool in memcheck racecheck; do
+  (( SECONDS > DEADLINE - 20 )) && { echo "$tool skipped"; continue; }
+  timeout $(( DEADLINE - SECONDS )) compute-sanitizer --tool $tool --report-api-errors no --print-limit 20 \
+    python3 benchmarks/sanitize_triton.py > $R/san_default_$tool.txt 2>&1
+  echo "$tool rc $?"; grep -E "ERROR SUMMARY|RACECHECK SUMMARY|wrong results" $R/san_default_$tool.txt | tail -n 2
+done
