@@ -38,8 +38,9 @@ PROBLEMS = [
 
 
 #: --tiers: (shape, dim) problems small enough for the sanitizer on which each tier is forced where it
-#: takes them (TritonBackend.supports): rows, and a long axis over a narrow inner size (the relay's)
-TIER_PROBLEMS = [((6, 3000), -1), ((3, 700, 4), 1)]
+#: takes them (TritonBackend.supports): rows, a long axis over a narrow inner size (the relay's), and
+#: an axis of 40 over 128 columns (the tile tier's wide tiles of 16-byte loads)
+TIER_PROBLEMS = [((6, 3000), -1), ((3, 700, 4), 1), ((1, 40, 128), 1)]
 
 
 def _check(label: str, x, dy, dim: int, log: bool, tier: str | None, widened: bool) -> list[str]:
