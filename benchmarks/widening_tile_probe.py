@@ -13,7 +13,7 @@ form's own bytes (2 + 2, 2 + 4, 4 + 4 an element). ``--kernels`` lists the kerne
 form launches (torch.profiler), to see which ran. ``--sweep`` times the channel heads' Triton
 forms again under each tile shape of ``SWEEP`` (the Triton backend's TILE_TARGET and
 WIDE_TILE_PER_THREAD, set on the module and the plans cleared), alternated in one process; with
-``--backward``, their backwards under the backward's tiles (WIDE_TILE_PER_THREAD_BACKWARD).
+``--backward``, their backwards under the same tile shapes.
 """
 
 from __future__ import annotations
@@ -43,8 +43,8 @@ CASES = [
     ((16384, 4096), -1, False),
 ]
 ROUNDS = 5
-#: (TILE_TARGET, elements a thread of the wide tiles) pairs for --sweep: the forward's first (the
-#: module's own), then the backward's own, then others
+#: (TILE_TARGET, elements a thread of the wide tiles) pairs for --sweep: the module's own first, then
+#: the 32 a thread the tiles took before, then others
 SWEEP = [(4096, 64), (4096, 32), (2048, 64), (4096, 128), (8192, 64), (8192, 128), (4096, 16)]
 
 
@@ -78,12 +78,14 @@ def _backward_forms(log: bool, dim: int):
     }
 
 
-def _with_tiles(target: int, per_thread: int, call, backward: bool = False):
+def _with_tiles(target: int, per_thread: int, call):
     """``call`` forced onto Triton (softmax_backward's "auto" would pick the CUDA kernels) under its
-    TILE_TARGET ``target`` and wide tiles of ``per_thread`` elements a thread (the backward's
-    constant where ``backward``), its plans made afresh on both sides."""
-    name = "WIDE_TILE_PER_THREAD_BACKWARD" if backward else "WIDE_TILE_PER_THREAD"
-    with triton_settings({"TILE_TARGET": target, name: per_thread}), fastsoftmax.dispatch.forced("triton"):
+    TILE_TARGET ``target`` and wide tiles of ``per_thread`` elements a thread, its plans made afresh
+    on both sides."""
+    with (
+        triton_settings({"TILE_TARGET": target, "WIDE_TILE_PER_THREAD": per_thread}),
+        fastsoftmax.dispatch.forced("triton"),
+    ):
         return call()
 
 
@@ -117,7 +119,7 @@ def _sweep(log: bool, copy: float, say, backward: bool = False) -> None:
         runs = {}
         for tiles in SWEEP:
             for name, (size, call) in forms.items():
-                run = functools.partial(_with_tiles, *tiles, functools.partial(call, *inputs), backward)
+                run = functools.partial(_with_tiles, *tiles, functools.partial(call, *inputs))
                 error = float((run().double() - reference).abs().max())
                 assert error < 3e-2 * max(1.0, float(reference.abs().max())), (name, tiles, error)
                 runs[(tiles, name)] = (size, run)
@@ -127,14 +129,13 @@ def _sweep(log: bool, copy: float, say, backward: bool = False) -> None:
                 times[key].append(gpu_and_host_us(run, 20, spin=40_000_000)[0])  # covers replanning
         layout = " channels-last" if channels_last else ""
         outer, n, inner = shape[0], shape[1], x[0, 0].numel()
-        constant = "WIDE_TILE_PER_THREAD_BACKWARD" if backward else "WIDE_TILE_PER_THREAD"
         for (tiles, name), (size, _) in runs.items():
             us = statistics.median(times[(tiles, name)])
             config, itemsize = "", 4 if name.startswith("fp32") else 2  # the kernel's input's
             if not channels_last:
-                config = _with_tiles(*tiles, lambda: _tile_plan(outer, n, inner, itemsize, backward), backward)
+                config = _with_tiles(*tiles, lambda: _tile_plan(outer, n, inner, itemsize, backward))
             say(
-                f"sweep {shape} dim {dim}{layout} TILE_TARGET {tiles[0]} {constant} {tiles[1]} {name}: "
+                f"sweep {shape} dim {dim}{layout} TILE_TARGET {tiles[0]} WIDE_TILE_PER_THREAD {tiles[1]} {name}: "
                 f"{us:7.1f} us {x.numel() * size / (us * 1e-6) / copy:5.3f} {config and config['configs'][0][1:]}"
             )
         del x, y64, inputs, reference

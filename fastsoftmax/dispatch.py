@@ -304,8 +304,8 @@ def _choose_backend(
     elif inner > 1 and aligned and dtype == torch.float32:
         if _float32_wide_to_triton(n, inner, outer * n * inner, backward):
             preferred = "triton"
-    elif inner > 1 and aligned and dtype.itemsize == 2 and not stepped:
-        if _half_short_axis_to_triton(n, inner, outer * n * inner, backward):
+    elif inner > 1 and aligned and dtype.itemsize == 2 and not stepped and not backward:
+        if _half_short_axis_to_triton(n, inner, outer * n * inner):
             preferred = "triton"
     if inner > 1 and aligned and window:
         if runs and backward and log and _flat_outer_log_backward(outer, n, inner, dtype, device_index):
@@ -452,7 +452,7 @@ HALF_SHORT_TRITON_N = (32, 64)
 HALF_SHORT_TRITON_MAX_BYTES = 1 << 26
 
 
-def _half_short_axis_to_triton(n: int, inner: int, numel: int, backward: bool) -> bool:
+def _half_short_axis_to_triton(n: int, inner: int, numel: int) -> bool:
     """Whether a 16-bit forward on 16-byte boundaries (not stepped) leaves the table's choice for
     Triton's wide tiles (64 elements a thread since the sixty-sixth set): axes of
     HALF_SHORT_TRITON_N over inner sizes of 128 or more, inputs from the launch bound
@@ -465,9 +465,9 @@ def _half_short_axis_to_triton(n: int, inner: int, numel: int, backward: bool) -
     ((256, 128, 1024) 0.888 against 0.910; (16, 21, 512, 512) 0.711 against 0.867). float16 and
     log-softmax take the rule unmeasured (the same loads and tiles). The backwards ran level (Triton
     ahead by at most 0.025, the same files) and keep the table's choice."""
-    if backward or not HALF_SHORT_TRITON_N[0] <= n <= HALF_SHORT_TRITON_N[1] or numel * 2 > HALF_SHORT_TRITON_MAX_BYTES:
+    if not HALF_SHORT_TRITON_N[0] <= n <= HALF_SHORT_TRITON_N[1] or numel * 2 > HALF_SHORT_TRITON_MAX_BYTES:
         return False
-    return _triton_module().wide_tiles_hold(n, inner, scalar=False) and not _moves_too_little(numel, 2, backward)
+    return _triton_module().wide_tiles_hold(n, inner, scalar=False) and not _moves_too_little(numel, 2, False)
 
 
 @functools.lru_cache(maxsize=8)

@@ -581,6 +581,10 @@ def test_float32_on_boundaries_goes_to_triton_wide_tiles_over_axes_of_33_to_1024
 
 
 def test_short_16_bit_axes_on_boundaries_go_forward_to_triton_wide_tiles(table_says_cuda):
+    def chosen(dtype, outer, n, inner, backward=False, aligned=True, stepped=False):
+        args = ("auto", "cuda", 0, dtype, outer, n, inner)
+        return dispatch._choose_backend(*args, backward=backward, aligned=aligned, stepped=stepped, window=True)
+
     for outer, n, inner, dtype, name in (
         (512, 32, 1024, torch.bfloat16, "triton"),
         (64, 64, 8192, torch.float16, "triton"),  # 64 MiB: the most
@@ -592,15 +596,11 @@ def test_short_16_bit_axes_on_boundaries_go_forward_to_triton_wide_tiles(table_s
         (448, 32, 1024, torch.bfloat16, "cuda"),  # 59 MB moved: launch-bound (480: not)
         (480, 32, 1024, torch.bfloat16, "triton"),
     ):
-
-        def chosen(backward=False, aligned=True, stepped=False):
-            args = ("auto", "cuda", 0, dtype, outer, n, inner)
-            return dispatch._choose_backend(*args, backward=backward, aligned=aligned, stepped=stepped, window=True)
-
-        assert chosen() == name, (outer, n, inner, dtype)
-        assert chosen(backward=True) == "cuda"  # the backward keeps the table's choice
-        assert chosen(aligned=False) == "cuda"
-        assert chosen(stepped=True) == "cuda"
+        problem = (dtype, outer, n, inner)
+        assert chosen(*problem) == name, problem
+        assert chosen(*problem, backward=True) == "cuda"  # the backward keeps the table's choice
+        assert chosen(*problem, aligned=False) == "cuda"
+        assert chosen(*problem, stepped=True) == "cuda"
 
 
 def test_triton_tiles_of_scalar_loads():

@@ -129,7 +129,7 @@ SCALAR_LONG_PER_THREAD = 32
 #: Strided tiles of 16-byte loads over inner sizes of SCALAR_TILE_COLUMNS or more and axes longer
 #: than SCALAR_TILE_MIN_N: TILE_TARGET elements or more, for at least WIDE_TILE_MIN_BYTES of
 #: columns forward (WIDE_TILE_MIN_COLUMNS backward), WIDE_TILE_PER_THREAD elements a thread
-#: forward (WIDE_TILE_PER_THREAD_BACKWARD backward) up to 16 warps. H200, the tile kernels over a
+#: either way, up to 16 warps. H200, the tile kernels over a
 #: grid of block shapes in one process (results 2026-11-28_h200_s30/tile_probe_aligned.txt), at 32 a
 #: thread both ways, against the rule of the narrower inner sizes
 #: (TILE_TARGET elements, 16 a thread, a sector to a line of columns), over dim 1: float32 (128,
@@ -142,13 +142,12 @@ SCALAR_LONG_PER_THREAD = 32
 #: sweep*.txt), 16-bit inputs level or ahead on twelve shapes over dim 1: bf16 (16, 21, 512, 512)
 #: 0.274 -> 0.715 (its one pass to float32 0.358 -> 0.824), (512, 32, 1024) 0.369 -> 0.822,
 #: (128, 64, 4096) 0.652 -> 0.885, (8, 150, 128, 128) 0.519 -> 0.532; float32 (16, 21, 512, 512)
-#: 0.848 -> 0.979, the others within 0.02 either way. The backward too (results 2026-12-05_h200_s67/,
-#: c1/sweep_backward.txt, c3/): bf16 (16, 21, 512, 512) 0.734 -> 1.001 (one pass from float32
+#: 0.848 -> 0.979, the others within 0.02 either way. The backward too, swept apart (results
+#: 2026-12-05_h200_s67/, c1/sweep_backward.txt, c3/): bf16 (16, 21, 512, 512) 0.734 -> 1.001 (one pass from float32
 #: 1.008 -> 1.032), (8, 150, 128, 128) 0.809 -> 0.839; float32 level.
 WIDE_TILE_MIN_BYTES = 64
 WIDE_TILE_MIN_COLUMNS_BACKWARD = 32
 WIDE_TILE_PER_THREAD = 64
-WIDE_TILE_PER_THREAD_BACKWARD = 64
 #: The split tier merges at most this many partial results per row (one register tile).
 MAX_SPLITS = 1024
 #: The relay tier (see kernels.py): elements a program's tile covers a step, bytes of each tensor a
@@ -294,8 +293,7 @@ def plan(
         elif strided and wide_tiles_hold(n, inner, scalar):
             columns = WIDE_TILE_MIN_COLUMNS_BACKWARD if backward else WIDE_TILE_MIN_BYTES // itemsize
             block_i = min(max(columns, TILE_TARGET // block_n), _pow2(inner), max(1, max_tile // block_n))
-            per_thread = WIDE_TILE_PER_THREAD_BACKWARD if backward else WIDE_TILE_PER_THREAD
-            warps = max(1, min(16, block_n * block_i // (32 * per_thread)))
+            warps = max(1, min(16, block_n * block_i // (32 * WIDE_TILE_PER_THREAD)))
         else:
             if tier == "tile":
                 block_o = max(1, min(TILE_TARGET // (block_n * block_i), _pow2(outer)))
