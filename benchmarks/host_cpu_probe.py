@@ -99,6 +99,12 @@ def cases():
         return torch.empty_like(leaf32), torch.empty_like(leaf32)
 
     yield "f32 64 x 1024, autograd", float32_with_graph, float32_allocations
+    y32, dy32 = fastsoftmax.softmax(rows.float(), -1, **triton), torch.randn(rows.shape)
+    yield (
+        "f32 64 x 1024, softmax_backward",
+        lambda: fastsoftmax.softmax_backward(dy32, y32, -1, backend="triton"),
+        lambda: torch.empty_like(y32),
+    )
 
 
 def main() -> None:

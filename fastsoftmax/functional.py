@@ -1181,6 +1181,40 @@ def softmax_backward(
 ) -> torch.Tensor:
     """The gradient with respect to the input of softmax (or of log-softmax when ``log``), given the
     forward ``output`` and the gradient of the loss with respect to it."""
+    y, dy = output, grad_output
+    if (
+        type(y) is _Tensor
+        and type(dy) is _Tensor
+        and type(dim) is int
+        and not _compiling()  # first, as in _public
+        and _forced() is None
+        and _fwad._current_level < 0
+        and not _transforms_active()
+        and _tracing() is None
+        and not (_grad_enabled() and (y.requires_grad or dy.requires_grad))  # a differentiable backward
+        and dy.shape == y.shape
+        and dy.dtype == y.dtype
+        and dy.device == y.device
+        and not (y.is_neg() or dy.is_neg() or y._is_zerotensor() or dy._is_zerotensor())
+        and not (_is_wrapped(y) or _is_wrapped(dy))
+    ):
+        # backward_impl's key, inline: a geometry seen before passed every check below (only valid
+        # problems are remembered), and dy's type, device and shape are y's, checked above
+        plan = _PLANS.get(
+            (
+                "backward",
+                y.shape,
+                y.stride(),
+                dy.stride(),
+                y.dtype,
+                y.device,
+                dim if dim >= 0 else dim + y.dim(),
+                backend,
+                log,
+            )
+        )
+        if plan is not None:
+            return plan(dy, y, log)
     if _fx_proxy(output) or _fx_proxy(grad_output):
         dispatch.check_backend_name(backend)
         return softmax_backward_op(grad_output, output, dim, log, backend)

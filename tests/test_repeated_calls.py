@@ -237,6 +237,60 @@ def test_backward_plans_and_choices_are_kept_apart_by_function(monkeypatch):
     assert asked == [False, False, True]
 
 
+@pytest.mark.parametrize("name,view,shape", LAYOUTS, ids=[case[0] for case in LAYOUTS])
+def test_a_repeated_backward_call_takes_its_plan_and_is_right(name, view, shape, monkeypatch):
+    """softmax_backward called directly: a geometry seen before (per function) goes from the entry to
+    its plan, under the dim as written and as normalised, and is right on fresh data."""
+    dispatch.clear_caches()
+    last = len(shape) - 1
+
+    def output(log):  # laid out as the forward lays it out
+        return (fastsoftmax.log_softmax if log else fastsoftmax.softmax)(view(_input(shape)), -1)
+
+    for log in (False, True):  # each function's plan
+        fastsoftmax.softmax_backward(view(_input(shape)), output(log), last, log=log)
+    monkeypatch.setattr(functional, "backward_impl", lambda *args: pytest.fail("the full path was taken"))
+    for dim in (-1, last):
+        for log in (False, True):
+            x = view(_input(shape))
+            y = (fastsoftmax.log_softmax if log else fastsoftmax.softmax)(x, dim)
+            dy = view(_input(shape))
+            check_backward(fastsoftmax.softmax_backward(dy, y, dim, log=log), x, dy, dim, log)
+    y, dy = output(False), view(_input(shape))
+    for unseen in (
+        lambda: fastsoftmax.softmax_backward(dy, y, 0),  # another dim
+        lambda: fastsoftmax.softmax_backward(dy, y, -1, backend="triton"),  # another backend
+        lambda: fastsoftmax.softmax_backward(dy.contiguous(), y.mT.contiguous().mT, -1),  # other strides
+    ):
+        with pytest.raises(pytest.fail.Exception, match="the full path"):
+            unseen()
+
+
+def test_a_repeated_backward_call_still_refuses_what_the_first_refuses():
+    """What the plan's key does not hold is checked before it: dy's shape, type and device against
+    y's, the dim's type; a backward that must itself be differentiable takes torch's formula."""
+    dispatch.clear_caches()
+    y, dy = fastsoftmax.softmax(_input((5, 40)), -1), _input((5, 40))
+    fastsoftmax.softmax_backward(dy, y, -1)
+    with pytest.raises(TypeError, match="must share dtype and device"):
+        fastsoftmax.softmax_backward(dy.double(), y, -1)
+    with pytest.raises(ValueError, match="grad_output has shape"):
+        fastsoftmax.softmax_backward(_input((5, 40))[:, :20], y, -1)  # y's strides, another shape
+    with pytest.raises(TypeError, match="dim must be an int"):
+        fastsoftmax.softmax_backward(dy, y, True)
+    with pytest.raises(IndexError, match="Dimension out of range"):
+        fastsoftmax.softmax_backward(dy, y, -3)
+    x = _input((5, 40)).requires_grad_()
+    y = torch.softmax(x, -1)  # y leads back to x: the backward is differentiable
+    dx = fastsoftmax.softmax_backward(dy, y, -1)
+    assert dx.requires_grad
+    check_backward(dx.detach(), x.detach(), dy, -1)
+    (second,) = torch.autograd.grad((dx * dx).sum(), x, retain_graph=True)
+    formula = y * (dy - (dy * y).sum(-1, keepdim=True))
+    (expected,) = torch.autograd.grad((formula * formula).sum(), x)
+    torch.testing.assert_close(second, expected)
+
+
 # A call with dtype (given, or float32 by autocast) remembers a plan under a key of its own: a 16-bit
 # input's one pass, or the cast followed by the cast tensor's plan. Each: input and result dtypes,
 # backend.
