@@ -111,6 +111,10 @@ SCALAR_TILE_BACKWARD_MAXNREG = {"log_softmax": 64, "softmax": None}
 #: -> 56.1), where it is not applied
 SCALAR_TILE_F32_FORWARD_MAXNREG = 40
 SCALAR_TILE_F32_FORWARD_CAPPED_MAX_N = 32
+#: a register cap for the 16-bit forward of the scalar tiles whose threads hold whole columns (None:
+#: none), prepared for an A/B against torch.compile's persistent reduction (H100, the layouts regime,
+#: results 2026-12-05_h100_s68/c2/: bf16 (16, 21, 513, 513) over dim 1 0.72 of copy against 0.80)
+SCALAR_TILE_16BIT_FORWARD_MAXNREG = None
 #: Strided tiles of scalar loads over longer axes (past SCALAR_TILE_MAX_N, inner sizes of
 #: SCALAR_TILE_COLUMNS or more): SCALAR_LONG_ELEMS elements, or more where the axis needs them for
 #: SCALAR_LONG_MIN_BYTES of columns (up to SCALAR_LONG_MAX_ELEMS[backward]), SCALAR_LONG_PER_THREAD
@@ -313,6 +317,8 @@ def plan(
             cap = SCALAR_TILE_BACKWARD_MAXNREG["log_softmax" if log else "softmax"]
         elif scalar_tile and not backward and itemsize == 4 and n <= SCALAR_TILE_F32_FORWARD_CAPPED_MAX_N:
             cap = SCALAR_TILE_F32_FORWARD_MAXNREG
+        elif scalar_tile and whole_columns and not backward and itemsize == 2:
+            cap = SCALAR_TILE_16BIT_FORWARD_MAXNREG
         if cap:
             blocks += (("maxnreg", cap),)
         return dict(
