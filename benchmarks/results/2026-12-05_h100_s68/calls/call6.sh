@@ -4,7 +4,8 @@
 # padded tile stop paying?), alternated in one process, each output against float64 first; (2) kernel
 # by kernel, bf16 (16, 21, 513, 513) over dim 1 forward (the layouts regime's one forward loss to
 # torch.compile, c2/): the scalar tile as shipped, under register caps (SCALAR_TILE_16BIT_FORWARD_MAXNREG),
-# in one piece, and torch.compile
+# in one piece, and torch.compile; (3) the backward of 2670 x 50257 in bf16 and fp16 alternated (the main
+# run had fp16 at 0.858 of copy against bf16's 1.002)
 set -u
 export PYTHONPATH=$PWD PYTHONUNBUFFERED=1
 R=$OUT/c6; mkdir -p $R
@@ -35,3 +36,20 @@ timeout 200 python3 benchmarks/kernel_breakdown.py --cases "(16,21,513,513) d1" 
   --tunings "triton.SCALAR_TILE_16BIT_FORWARD_MAXNREG=40;triton.SCALAR_TILE_16BIT_FORWARD_MAXNREG=48;triton.SCALAR_TILE_16BIT_FORWARD_MAXNREG=64;triton.TWO_PIECE_TILES='none'" \
   > $R/breakdown_odd_forward.txt 2>&1
 echo "breakdown rc $?"; grep "a call" $R/breakdown_odd_forward.txt | cut -c1-200
+timeout 60 env PYTHONPATH=$PWD:$PWD/benchmarks python3 -c "
+import statistics, torch, fastsoftmax
+from peer_probe import gpu_and_host_us
+from probe_report import Report
+r = Report(); copy = r.gpu_header()
+runs = {}
+for dtype in (torch.bfloat16, torch.float16):
+    y = torch.softmax(torch.randn(2670, 50257, device='cuda'), -1).to(dtype)
+    dy = torch.randn(2670, 50257, device='cuda').to(dtype)
+    runs[str(dtype)[6:]] = (lambda y=y, dy=dy: fastsoftmax.softmax_backward(dy, y, -1))
+times = {name: [] for name in runs}
+for _ in range(5):
+    for name, run in runs.items():
+        times[name].append(gpu_and_host_us(run, 20, spin=20_000_000)[0])
+r.say('2670 x 50257 backward ' + ' | '.join(f'{k} {statistics.median(t):7.1f} us {2670 * 50257 * 6 / (statistics.median(t) * 1e-6) / copy:5.3f} (all: ' + ' '.join(f'{v:.0f}' for v in t) + ')' for k, t in times.items()))
+r.write('$R/vocab_backward.txt')
+" > $R/vocab_backward.log 2>&1; echo "rc $?"; tail -n 3 $R/vocab_backward.log | cut -c1-250
