@@ -10,7 +10,7 @@ set -u
 export PYTHONPATH=$PWD PYTHONUNBUFFERED=1
 R=$OUT/c6; mkdir -p $R
 trap 'tar czf $OUT/c6.tar.gz -C $OUT c6 && rm -rf $R' EXIT
-timeout 120 env PYTHONPATH=$PWD:$PWD/benchmarks python3 -c "
+timeout 90 env PYTHONPATH=$PWD:$PWD/benchmarks python3 -c "
 import statistics, torch, fastsoftmax
 from peer_probe import gpu_and_host_us
 from probe_report import Report
@@ -32,11 +32,11 @@ for shape, dtype in cases:
         f'{name} {statistics.median(t):7.1f} us {x.numel() * 4 / (statistics.median(t) * 1e-6) / copy:5.3f}' for name, t in times.items()))
     r.write('$R/short_axes_fill.txt')
 " > $R/fill.log 2>&1; echo "rc $?"; tail -n 10 $R/fill.log | cut -c1-200
-timeout 200 python3 benchmarks/kernel_breakdown.py --cases "(16,21,513,513) d1" --directions forward \
+timeout 120 python3 benchmarks/kernel_breakdown.py --cases "(16,21,513,513) d1" --directions forward \
   --tunings "triton.SCALAR_TILE_16BIT_FORWARD_MAXNREG=40;triton.SCALAR_TILE_16BIT_FORWARD_MAXNREG=48;triton.SCALAR_TILE_16BIT_FORWARD_MAXNREG=64;triton.TWO_PIECE_TILES='none'" \
   > $R/breakdown_odd_forward.txt 2>&1
 echo "breakdown rc $?"; grep "a call" $R/breakdown_odd_forward.txt | cut -c1-200
-timeout 60 env PYTHONPATH=$PWD:$PWD/benchmarks python3 -c "
+timeout 40 env PYTHONPATH=$PWD:$PWD/benchmarks python3 -c "
 import statistics, torch, fastsoftmax
 from peer_probe import gpu_and_host_us
 from probe_report import Report
