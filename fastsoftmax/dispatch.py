@@ -447,9 +447,11 @@ def _float32_wide_to_triton(n: int, inner: int, numel: int, backward: bool) -> b
 
 
 #: 16-bit forwards on 16-byte boundaries over axes this long (at least, at most), moving at most
-#: HALF_SHORT_TRITON_MAX_BYTES, go to Triton's wide tiles (see _half_short_axis_to_triton)
+#: HALF_SHORT_TRITON_MAX_BYTES, whose axis fills at least HALF_SHORT_TRITON_MIN_FILL of its tile's rows
+#: (the axis padded to a power of two), go to Triton's wide tiles (see _half_short_axis_to_triton)
 HALF_SHORT_TRITON_N = (32, 64)
 HALF_SHORT_TRITON_MAX_BYTES = 1 << 26
+HALF_SHORT_TRITON_MIN_FILL = 0.75
 
 
 def _half_short_axis_to_triton(n: int, inner: int, numel: int) -> bool:
@@ -462,10 +464,18 @@ def _half_short_axis_to_triton(n: int, inner: int, numel: int) -> bool:
     on an H100 (c3/) (256, 48, 2048) 0.855 against 0.821, (1024, 32, 512) 0.825 against 0.767, (64,
     64, 8192) 0.893 against 0.858. Larger inputs go the other way or level ((2048, 40, 1024), 160
     MiB: 0.889 against 0.959; (4096, 64, 512) 0.943 against 0.938), as do longer and shorter axes
-    ((256, 128, 1024) 0.888 against 0.910; (16, 21, 512, 512) 0.711 against 0.867). float16 and
-    log-softmax take the rule unmeasured (the same loads and tiles). The backwards ran level (Triton
-    ahead by at most 0.025, the same files) and keep the table's choice."""
+    ((256, 128, 1024) 0.888 against 0.910; (16, 21, 512, 512) 0.711 against 0.867). The backwards ran
+    level (Triton ahead by at most 0.025, the same files) and keep the table's choice. Checked through
+    "auto" on eight shapes outside the fit, float16 among them (H100, results 2026-12-05_h100_s68/c1/):
+    ahead or level on seven ((2048, 32, 256) bf16 0.882 against 0.803, (512, 32, 1024) fp16 0.885
+    against 0.817, (512, 48, 1024) bf16 0.900 against 0.853, (256, 64, 2048) fp16 0.924 against 0.893,
+    (32, 56, 16384) bf16 0.909 against 0.873), behind over an axis of 40 ((128, 40, 4096) bf16 0.792
+    against 0.843, as (2048, 40, 1024) above): an axis of 33-47 fills at most 47/64 of the 64 rows its
+    tile is planned for, so HALF_SHORT_TRITON_MIN_FILL keeps those on the table's choice (41-47 not
+    measured either way). log-softmax takes the rule unmeasured (the same loads and tiles)."""
     if not HALF_SHORT_TRITON_N[0] <= n <= HALF_SHORT_TRITON_N[1] or numel * 2 > HALF_SHORT_TRITON_MAX_BYTES:
+        return False
+    if n < HALF_SHORT_TRITON_MIN_FILL * (1 << (n - 1).bit_length()):
         return False
     return _triton_module().wide_tiles_hold(n, inner, scalar=False) and not _moves_too_little(numel, 2, False)
 

@@ -590,6 +590,9 @@ def test_short_16_bit_axes_on_boundaries_go_forward_to_triton_wide_tiles(table_s
         (64, 64, 8192, torch.float16, "triton"),  # 64 MiB: the most
         (65, 64, 8192, torch.bfloat16, "cuda"),  # past 64 MiB
         (2048, 40, 1024, torch.bfloat16, "cuda"),
+        (128, 40, 4096, torch.bfloat16, "cuda"),  # 40 of a tile's 64 rows: too few
+        (256, 47, 2048, torch.float16, "cuda"),
+        (256, 48, 2048, torch.float16, "triton"),  # three quarters: enough
         (1024, 31, 1024, torch.bfloat16, "cuda"),  # shorter axes
         (256, 65, 1024, torch.bfloat16, "cuda"),  # longer axes
         (4096, 48, 127, torch.bfloat16, "cuda"),  # narrower inner sizes
