@@ -6,7 +6,10 @@ through the public API's plan path.
 
 Variants: ``table`` (dispatch_table.json's choice, as shipped), ``cuda`` and ``triton`` (the
 table's choice replaced; the dispatcher's other rules still apply, e.g. views off 16-byte
-boundaries stay on the CUDA backend). Each cell names the backend and tier that served the variant
+boundaries stay on the CUDA backend). With ``--explicit``: ``auto`` (every rule, as shipped) against
+the public API's ``backend="triton"`` and ``backend="cuda"``, which no rule overrides. A label may
+also be ``(a,b,c) dK``, a contiguous tensor over dim K. Every variant's first output is checked
+against float64 before it is timed. Each cell names the backend and tier that served the variant
 (``served`` below), so that a variant the rules overrode shows as such. The caches and plans are
 cleared between variants, which alternate over three rounds in one process, so that every
 variant runs its own plan with the host cost of an ordinary call: ``dispatch.forced`` bypasses
@@ -59,29 +62,52 @@ def parse_args(argv=None) -> argparse.Namespace:
         help="LABEL:DTYPE:DIRECTION jobs joined by ';': a layout case's label or ROWSxCOLS, a torch dtype, fwd "
         'or bwd, e.g. "(4194304,4) d0:float32:fwd;65536x2048:bfloat16:bwd"',
     )
+    parser.add_argument(
+        "--explicit", action="store_true", help='auto against backend="triton" and backend="cuda" (see above)'
+    )
     return parser.parse_args(argv)
 
 
+def _checked(fn, args, dim: int, backward: bool, name: str) -> None:
+    """``fn(*args)`` against float64 (softmax's forward, or its backward from y and dy)."""
+    if backward:
+        dy, y = (t.double() for t in args)
+        expected = y * (dy - (dy * y).sum(dim, keepdim=True))
+    else:
+        expected = torch.softmax(args[0].double(), dim)
+    error = float((fn(*args).double() - expected).abs().max())
+    if not error < 1e-2:
+        raise SystemExit(f"backend_preference_probe.py: {name} is off by {error} against float64")
+
+
 def main(args: argparse.Namespace) -> int:
+    from kernel_breakdown import cases_of  # this folder's; it reads "(a,b,c) dK" labels
+
     cases = {c.label: c for c in layout_cases()}
     for job in args.jobs.split(";"):
         label, dtype_name, direction = job.rsplit(":", 2)  # labels may hold colons: x[:, ::2]
-        if label not in cases:  # rows: ROWSxCOLS
+        if label.startswith("("):
+            cases.setdefault(label, cases_of(label)[0])
+        elif label not in cases:  # rows: ROWSxCOLS
             shape = tuple(int(size) for size in label.split("x"))
             cases[label] = LayoutCase("rows", label, shape, len(shape) - 1)
         case, dtype, backward = cases[label], getattr(torch, dtype_name), direction == "bwd"
         copy = copy_gbps(dtype)
         sets = input_sets(case, dtype, backward)
-        fn = public_call(case.dim, backward)
         floor = case.bytes_moved(sets[0][0].element_size(), backward)
-        results = {name: [] for name in ("table", "cuda", "triton")}
+        names = ("auto", "triton", "cuda") if args.explicit else ("table", "cuda", "triton")
+        calls = {name: public_call(case.dim, backward, backend=name if args.explicit else "auto") for name in names}
+        results = {name: [] for name in names}
         how = {}
         try:
+            for name, fn in calls.items():
+                prefer("table" if args.explicit else name)
+                _checked(fn, sets[0], case.dim, backward, name)
             for _ in range(3):
                 for name, fractions in results.items():
-                    prefer(name)
-                    how[name] = served(fn, sets[0])
-                    fractions.append(floor / time_ms(fn, sets) / 1e6 / copy)
+                    prefer("table" if args.explicit else name)
+                    how[name] = served(calls[name], sets[0])
+                    fractions.append(floor / time_ms(calls[name], sets) / 1e6 / copy)
         finally:
             prefer("table")
         cells = " | ".join(f"{k} [{how[k]}] {max(v):.3f} ({min(v):.3f})" for k, v in results.items())

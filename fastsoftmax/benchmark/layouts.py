@@ -164,14 +164,14 @@ def input_sets(case: LayoutCase, dtype: torch.dtype, backward: bool, budget: int
     return sets
 
 
-def public_call(dim: int, backward: bool, log: bool = False):
+def public_call(dim: int, backward: bool, log: bool = False, backend: str = "auto"):
     """fastsoftmax's public call of a case: ``fn(x)``, or ``fn(dy, y)`` for the backward."""
     import fastsoftmax
 
     if backward:
-        return lambda dy, y: fastsoftmax.softmax_backward(dy, y, dim, log=log)
+        return lambda dy, y: fastsoftmax.softmax_backward(dy, y, dim, log=log, backend=backend)
     forward = fastsoftmax.log_softmax if log else fastsoftmax.softmax
-    return lambda x: forward(x, dim)
+    return lambda x: forward(x, dim, backend=backend)
 
 
 def implementations(
