@@ -54,7 +54,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "--compile",
         action=argparse.BooleanOptionalAction,
         default=None,
-        help="time torch.compile'd softmax (default: on, off with --quick)",
+        help="time torch.compile'd softmax (default: on, off with --quick; beside --peers, it joins the peers named)",
     )
     parser.add_argument(
         "--table-out",

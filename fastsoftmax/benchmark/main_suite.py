@@ -11,7 +11,7 @@ import sys
 import time
 
 from fastsoftmax.benchmark import figures, plot, report
-from fastsoftmax.benchmark.peers import fastsoftmax_impls, load_peers, parse_backends, parse_peers
+from fastsoftmax.benchmark.peers import chosen_peers, fastsoftmax_impls, load_peers, parse_backends
 from fastsoftmax.benchmark.results import ResultFile, load_resumable
 from fastsoftmax.benchmark.runner import ContextLost, Runner, describe
 from fastsoftmax.benchmark.shapes import (
@@ -69,13 +69,9 @@ def run(args, *, device: str = "cuda", cases=None, copy_gbps=None, runner_option
     regimes = parse_regimes(getattr(args, "regimes", None))
     requested = list(parse_backends(getattr(args, "backends", None) or "auto,triton,cuda"))
     quick = bool(getattr(args, "quick", False))
-    compile_peer = getattr(args, "compile", None)
-    if compile_peer is None:
-        compile_peer = not quick  # compiling every shape costs minutes
+    # compiling every shape costs minutes: off by default with --quick
+    compile_peer, peer_names = chosen_peers(getattr(args, "peers", None), getattr(args, "compile", None), quick)
     optional_peers = not getattr(args, "no_peers", False)
-    peer_names = parse_peers(getattr(args, "peers", None))
-    if peer_names is not None and "torch.compile" in peer_names and getattr(args, "compile", None) is None:
-        compile_peer = True  # asked for by name
     shape_dims = parse_shapes(getattr(args, "shapes", None))
     directions = parse_directions(getattr(args, "directions", None))
     if shape_dims and getattr(args, "regimes", None) is None:

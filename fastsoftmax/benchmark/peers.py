@@ -337,6 +337,20 @@ def parse_peers(text: str | None) -> tuple[str, ...] | None:
     return tuple(p for p in ("torch",) + OPTIONAL_PEERS + ("torch-unfused",) if p in wanted)
 
 
+def chosen_peers(peers_text: str | None, compile_flag: bool | None, quick: bool) -> tuple[bool, tuple[str, ...] | None]:
+    """(whether torch.compile may be timed, the optional peers by name, None for every one) from
+    --peers, --compile/--no-compile (None when neither) and --quick. Compiling is on by default but
+    with --quick; --peers naming torch.compile turns it on; an explicit --compile adds torch.compile to
+    the peers --peers names (rather than leaving it out for not being among them)."""
+    names = parse_peers(peers_text)
+    compile_peer = (not quick) if compile_flag is None else compile_flag
+    if names is not None and "torch.compile" in names and compile_flag is None:
+        compile_peer = True  # asked for by name
+    if compile_flag and names is not None and "torch.compile" not in names:
+        names = parse_peers(",".join((*names, "torch.compile")))
+    return compile_peer, names
+
+
 def cudnn_status() -> tuple[bool, str]:
     try:
         from fastsoftmax.benchmark import cudnn

@@ -194,6 +194,19 @@ def test_peer_names_and_loading_without_optional_packages():
     assert [i.name for i in quiet.impls] == ["torch"] and quiet.status["cudnn"] == "off (--no-peers)"
 
 
+def test_compile_and_peers_flags_together():
+    # (--peers, --compile/--no-compile, --quick) -> (torch.compile may be timed, the peers by name)
+    assert peers.chosen_peers(None, None, False) == (True, None)
+    assert peers.chosen_peers(None, None, True) == (False, None)  # --quick: no compiling by default
+    assert peers.chosen_peers("compile", None, True) == (True, ("torch.compile",))  # named: on
+    assert peers.chosen_peers("quack", None, False) == (True, ("quack",))  # not named: not loaded
+    # an explicit --compile beside --peers times torch.compile too, rather than leaving it out
+    assert peers.chosen_peers("quack", True, False) == (True, ("torch.compile", "quack"))
+    assert peers.chosen_peers("quack,compile", False, False) == (False, ("torch.compile", "quack"))
+    loaded = peers.load_peers(names=peers.chosen_peers("cudnn", True, True)[1], compile_peer=True)
+    assert "torch.compile" in [i.name for i in loaded.impls]
+
+
 def test_the_tutorial_kernel_and_the_unfused_sequence_compute_softmax():
     if not torch.cuda.is_available():
         import os
