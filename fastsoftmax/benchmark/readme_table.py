@@ -183,6 +183,10 @@ def combine(documents: list[dict]) -> dict:
     first["copy_gbps"] = sum(copies) / len(copies) if copies else None
     first["runs"] = len(contributing)
     first["dates"] = sorted(str(d["date"]) for d in contributing if d.get("date"))
+    # the regimes the runs timed together (a run that named none timed them all), not the first's alone
+    named = [(d.get("args") or {}).get("regimes") or [] for d in contributing]
+    timed = [] if not all(named) else [regime for regime in REGIMES if any(regime in n for n in named)]
+    first["args"] = {**(first.get("args") or {}), "regimes": timed}
     return first
 
 

@@ -151,6 +151,11 @@ def test_readme_table_combines_runs_of_one_device(tmp_path, capsys):
     other = dict(document, device="Another GPU")
     with pytest.raises(ValueError):
         readme_table.combine([document, other])
+    # the header names the regimes no run timed, from every run's, not from the first's alone
+    named = [dict(bulk, args={"regimes": ["bulk"]}), dict(rest, args={"regimes": ["decode", "backward"]})]
+    assert "but for its huge, non_last_dim regimes" in readme_table.render(readme_table.combine(named))
+    every = [named[0], dict(rest, args={})]  # a run that named no regimes timed them all
+    assert "full shape set" in readme_table.render(readme_table.combine(every))
 
 
 def test_readme_table_keeps_the_latest_run_of_a_case_measured_twice():
