@@ -6,7 +6,9 @@
 # by kernel, bf16 (16, 21, 513, 513) over dim 1 forward (the layouts regime's one forward loss to
 # torch.compile, c2/): the scalar tile as shipped, under register caps (SCALAR_TILE_16BIT_FORWARD_MAXNREG),
 # in one piece, and torch.compile; (3) the backward of 2670 x 50257 in bf16 and fp16 (the main run had
-# fp16 at 0.858 of copy against bf16's 1.002)
+# fp16 at 0.858 of copy against bf16's 1.002); (4) kernel by kernel, bf16 (128, 40, 4096) forward: Triton's
+# wide tile over 64 rows as planned, the same axis in two pieces (32 + 8, TWO_PIECE_TILES="all"), and the
+# CUDA backend
 set -u
 export PYTHONPATH=$PWD PYTHONUNBUFFERED=1
 R=$OUT/c6; mkdir -p $R
@@ -23,3 +25,6 @@ echo "breakdown rc $?"; grep "a call" $R/breakdown_odd_forward.txt | cut -c1-200
 timeout 60 python3 benchmarks/backend_preference_probe.py --explicit "2670x50257:bfloat16:bwd;2670x50257:float16:bwd" \
   > $R/vocab_backward.txt 2>&1
 echo "vocab rc $?"; grep -v Warn $R/vocab_backward.txt | tail -n 2 | cut -c1-200
+timeout 90 python3 benchmarks/kernel_breakdown.py --cases "(128,40,4096) d1" --directions forward --no-compile \
+  --tunings "backend=triton;backend=triton,triton.TWO_PIECE_TILES=all;backend=cuda" > $R/breakdown_axis40.txt 2>&1
+echo "axis 40 rc $?"; grep "a call" $R/breakdown_axis40.txt | cut -c1-200
