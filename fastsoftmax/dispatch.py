@@ -446,34 +446,34 @@ def _float32_wide_to_triton(n: int, inner: int, numel: int, backward: bool) -> b
     return holds and not _moves_too_little(numel, 4, backward)
 
 
-#: 16-bit forwards on 16-byte boundaries over axes this long (at least, at most), moving at most
-#: HALF_SHORT_TRITON_MAX_BYTES, whose axis fills at least HALF_SHORT_TRITON_MIN_FILL of its tile's rows
-#: (the axis padded to a power of two), go to Triton's wide tiles (see _half_short_axis_to_triton)
+#: 16-bit forwards on 16-byte boundaries over axes this long (at least, at most), whose axis fills at
+#: least HALF_SHORT_TRITON_MIN_FILL of its tile's rows (the axis padded to a power of two), go to
+#: Triton's wide tiles (see _half_short_axis_to_triton)
 HALF_SHORT_TRITON_N = (32, 64)
-HALF_SHORT_TRITON_MAX_BYTES = 1 << 26
 HALF_SHORT_TRITON_MIN_FILL = 0.75
 
 
 def _half_short_axis_to_triton(n: int, inner: int, numel: int) -> bool:
     """Whether a 16-bit forward on 16-byte boundaries (not stepped) leaves the table's choice for
-    Triton's wide tiles (64 elements a thread since the sixty-sixth set): axes of
-    HALF_SHORT_TRITON_N over inner sizes of 128 or more, inputs from the launch bound
-    (_moves_too_little: about 30 MB) to HALF_SHORT_TRITON_MAX_BYTES (64 MiB). Both backends as
-    planned, alternated in one process, bf16 softmax over dim 1 (results 2026-12-05_h200_s67/): on
-    an H200 (c1/) (512, 32, 1024) 0.757 of copy against 0.626, (128, 64, 4096) 0.849 against 0.768;
-    on an H100 (c3/) (256, 48, 2048) 0.855 against 0.821, (1024, 32, 512) 0.825 against 0.767, (64,
-    64, 8192) 0.893 against 0.858. Larger inputs go the other way or level ((2048, 40, 1024), 160
-    MiB: 0.889 against 0.959; (4096, 64, 512) 0.943 against 0.938), as do longer and shorter axes
-    ((256, 128, 1024) 0.888 against 0.910; (16, 21, 512, 512) 0.711 against 0.867). The backwards ran
-    level (Triton ahead by at most 0.025, the same files) and keep the table's choice. Checked through
-    "auto" on eight shapes outside the fit, float16 among them (H100, results 2026-12-05_h100_s68/c1/):
-    ahead or level on seven ((2048, 32, 256) bf16 0.882 against 0.803, (512, 32, 1024) fp16 0.885
-    against 0.817, (512, 48, 1024) bf16 0.900 against 0.853, (256, 64, 2048) fp16 0.924 against 0.893,
-    (32, 56, 16384) bf16 0.909 against 0.873), behind over an axis of 40 ((128, 40, 4096) bf16 0.792
-    against 0.843, as (2048, 40, 1024) above): an axis of 33-47 fills at most 47/64 of the 64 rows its
-    tile is planned for, so HALF_SHORT_TRITON_MIN_FILL keeps those on the table's choice (41-47 not
-    measured either way). log-softmax takes the rule unmeasured (the same loads and tiles)."""
-    if not HALF_SHORT_TRITON_N[0] <= n <= HALF_SHORT_TRITON_N[1] or numel * 2 > HALF_SHORT_TRITON_MAX_BYTES:
+    Triton's wide tiles (64 elements a thread since the sixty-sixth set): axes of HALF_SHORT_TRITON_N
+    that fill three quarters of their tile (32, 48-64) over inner sizes of 128 or more, from the launch
+    bound (_moves_too_little: about 30 MB). Both backends as planned, alternated in one process, bf16
+    softmax over dim 1 (results 2026-12-05_h200_s67/): on an H200 (c1/) (512, 32, 1024) 0.757 of copy
+    against 0.626, (128, 64, 4096) 0.849 against 0.768, (4096, 64, 512) 0.943 against 0.938; on an
+    H100 (c3/) (256, 48, 2048) 0.855 against 0.821, (1024, 32, 512) 0.825 against 0.767, (64, 64, 8192)
+    0.893 against 0.858. Longer and shorter axes go the other way ((256, 128, 1024) 0.888 against
+    0.910; (16, 21, 512, 512) 0.711 against 0.867). The backwards ran level (Triton ahead by at most
+    0.025, the same files) and keep the table's choice. Through "auto" against each backend forced on
+    eight more shapes, float16 among them (H100, results 2026-12-05_h100_s68/c1/): ahead on (2048, 32,
+    256) bf16 0.882 against 0.803, (512, 32, 1024) fp16 0.885 against 0.817, (512, 48, 1024) bf16 0.900
+    against 0.853, (256, 64, 2048) fp16 0.924 against 0.893, (32, 56, 16384) bf16 0.909 against 0.873,
+    and on two larger inputs (then kept from the rule by a 64 MiB bound, dropped since: Triton forced
+    0.964 against 0.949 on (512, 64, 2048) bf16, 0.984 against 0.973 on (1024, 48, 2048) fp16); behind
+    over an axis of 40 ((128, 40, 4096) bf16 0.792 against 0.843; (2048, 40, 1024) bf16 0.889 against
+    0.959 in c3/ last set, the bound's reason): such an axis fills 40 of the 64 rows its tile is
+    planned for, and HALF_SHORT_TRITON_MIN_FILL keeps the axes of 33-47 on the table's choice (only 40
+    measured). log-softmax takes the rule unmeasured (the same loads and tiles)."""
+    if not HALF_SHORT_TRITON_N[0] <= n <= HALF_SHORT_TRITON_N[1]:
         return False
     if n < HALF_SHORT_TRITON_MIN_FILL * (1 << (n - 1).bit_length()):
         return False

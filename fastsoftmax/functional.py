@@ -1092,6 +1092,7 @@ def _public(log: bool, name: str, doc: str):
         if (
             type(x) is _Tensor
             and type(dim) is int
+            and type(backend) is str  # (a key part: an unhashable one must reach the full path's check)
             and not _compiling()  # first: Dynamo traces no further (it cannot trace ContextVar.get)
             and _forced() is None
             and _fwad._current_level < 0  # no forward-mode AD level open
@@ -1186,6 +1187,7 @@ def softmax_backward(
         type(y) is _Tensor
         and type(dy) is _Tensor
         and type(dim) is int
+        and type(backend) is str
         and not _compiling()  # first, as in _public
         and _forced() is None
         and _fwad._current_level < 0

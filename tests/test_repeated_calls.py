@@ -80,6 +80,8 @@ def test_second_call_still_refuses_bad_arguments():
         fastsoftmax.softmax(x, -3)
     with pytest.raises(ValueError, match="unknown backend"):
         fastsoftmax.softmax(x, 1, backend="fastest")
+    with pytest.raises(ValueError, match="unknown backend"):  # an unhashable name: no key to look up
+        fastsoftmax.softmax(x, 1, backend=["auto"])
 
 
 def test_second_call_honours_dtype():
@@ -280,6 +282,10 @@ def test_a_repeated_backward_call_still_refuses_what_the_first_refuses():
         fastsoftmax.softmax_backward(dy, y, True)
     with pytest.raises(IndexError, match="Dimension out of range"):
         fastsoftmax.softmax_backward(dy, y, -3)
+    with pytest.raises(TypeError, match="must share dtype and device"):
+        fastsoftmax.softmax_backward(dy.to("meta"), y, -1)
+    with pytest.raises(ValueError, match="unknown backend"):  # an unhashable name: no key to look up
+        fastsoftmax.softmax_backward(dy, y, -1, backend=["auto"])
     x = _input((5, 40)).requires_grad_()
     y = torch.softmax(x, -1)  # y leads back to x: the backward is differentiable
     dx = fastsoftmax.softmax_backward(dy, y, -1)

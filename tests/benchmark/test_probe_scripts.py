@@ -91,6 +91,7 @@ def test_recorded_invocations_parse_as_before():
     assert probe.parse_args([jobs]).jobs == jobs
     with pytest.raises(SystemExit):
         probe.parse_args([])  # the jobs are required, as they always were
+    assert probe.parse_args([jobs, "--explicit"]).explicit and not probe.parse_args([jobs]).explicit
 
     probe = load_benchmark_script("row_tier_ab")
     args = probe.parse_args(["bfloat16,float32"])
@@ -113,3 +114,27 @@ def test_scalar_tile_probe_names_an_unknown_case_or_variant():
         probe.main(probe.parse_args(["nonesuch", "bfloat16"]))
     with pytest.raises(SystemExit, match="unknown variant 'nonesuch'; known: base"):
         probe.main(probe.parse_args(["(16,21,513,513) d1", "bfloat16", "base;nonesuch"]))
+
+
+def test_backend_preference_probe_checks_outputs_against_float64():
+    """--explicit's check before timing: a right forward and backward pass, a wrong output stops the
+    probe with its name; a contiguous "(a,b,c) dK" label is a case of its own."""
+    import torch
+
+    from fastsoftmax.benchmark.layouts import public_call
+
+    probe = load_benchmark_script("backend_preference_probe")
+    kernel_breakdown = load_benchmark_script("kernel_breakdown")
+    (case,) = kernel_breakdown.cases_of("(3,40,8) d1")
+    assert (case.shape, case.dim) == ((3, 40, 8), 1)
+    x = case.make(torch.float32, "cpu")
+    y = torch.softmax(x, 1)
+    dy = torch.randn_like(y)
+    probe._checked(lambda x: torch.softmax(x, 1), (x,), 1, False, "right")
+    probe._checked(lambda dy, y: torch._softmax_backward_data(dy, y, 1, torch.float32), (dy, y), 1, True, "right")
+    with pytest.raises(SystemExit, match="wrong is off by"):
+        probe._checked(lambda x: torch.softmax(x, 2), (x,), 1, False, "wrong")
+    with pytest.raises(SystemExit, match="wrong is off by"):
+        probe._checked(lambda dy, y: dy, (dy, y), 1, True, "wrong")
+    # the public call with a backend named, as --explicit times it
+    torch.testing.assert_close(public_call(1, False, backend="torch")(x), y)
