@@ -116,10 +116,12 @@ def test_scalar_tile_probe_names_an_unknown_case_or_variant():
         probe.main(probe.parse_args(["(16,21,513,513) d1", "bfloat16", "base;nonesuch"]))
 
 
-def test_backend_preference_probe_checks_outputs_against_float64():
+def test_backend_preference_probe_checks_outputs_against_float64(monkeypatch):
     """--explicit's check before timing: a right forward and backward pass, a wrong output stops the
     probe with its name; a contiguous "(a,b,c) dK" label is a case of its own."""
     import torch
+
+    monkeypatch.syspath_prepend(str(BENCHMARKS))  # cases_of imports its sibling scripts by name, as run
 
     from fastsoftmax.benchmark.layouts import public_call
 
