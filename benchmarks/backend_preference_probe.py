@@ -86,8 +86,8 @@ def main(args: argparse.Namespace) -> int:
     cases = {c.label: c for c in layout_cases()}
     for job in args.jobs.split(";"):
         label, dtype_name, direction = job.rsplit(":", 2)  # labels may hold colons: x[:, ::2]
-        if label.startswith("("):
-            cases.setdefault(label, cases_of(label)[0])
+        if label not in cases and label.startswith("("):  # a contiguous tensor: (a,b,c) dK
+            cases[label] = cases_of(label)[0]
         elif label not in cases:  # rows: ROWSxCOLS
             shape = tuple(int(size) for size in label.split("x"))
             cases[label] = LayoutCase("rows", label, shape, len(shape) - 1)
@@ -95,17 +95,21 @@ def main(args: argparse.Namespace) -> int:
         copy = copy_gbps(dtype)
         sets = input_sets(case, dtype, backward)
         floor = case.bytes_moved(sets[0][0].element_size(), backward)
-        names = ("auto", "triton", "cuda") if args.explicit else ("table", "cuda", "triton")
-        calls = {name: public_call(case.dim, backward, backend=name if args.explicit else "auto") for name in names}
-        results = {name: [] for name in names}
+        # variant -> (the table's preference, the backend the public call names)
+        if args.explicit:
+            variants = {name: ("table", name) for name in ("auto", "triton", "cuda")}
+        else:
+            variants = {name: (name, "auto") for name in ("table", "cuda", "triton")}
+        calls = {name: public_call(case.dim, backward, backend=backend) for name, (_, backend) in variants.items()}
+        results = {name: [] for name in variants}
         how = {}
         try:
             for name, fn in calls.items():
-                prefer("table" if args.explicit else name)
+                prefer(variants[name][0])
                 _checked(fn, sets[0], case.dim, backward, name)
             for _ in range(3):
                 for name, fractions in results.items():
-                    prefer("table" if args.explicit else name)
+                    prefer(variants[name][0])
                     how[name] = served(calls[name], sets[0])
                     fractions.append(floor / time_ms(calls[name], sets) / 1e6 / copy)
         finally:
