@@ -296,9 +296,13 @@ def ab(backend, copy, shape, dtype, backward, log, iters, tiers=TIERS, step=1, p
         ok &= not problems[tier]
     tiers = [tier for tier in tiers if tier not in refused]
     times = {tier: [] for tier in tiers}
+    calls = 0
     for i in range(iters):  # alternate: both tiers see the same clocks and the same memory state
         for tier in tiers if i % 2 == 0 else reversed(tiers):
-            tensors = sets[i % len(sets)]
+            # the next set each call: on the same set a tier after the first would read what the first
+            # left in L2 (inputs that fit it: decode rows)
+            tensors = sets[calls % len(sets)]
+            calls += 1
             times[tier].append(gpu_time_us(lambda t=tensors, tier=tier: run(backend, tier, t, log, backward)))
     cells = []
     for tier in tiers:
