@@ -67,7 +67,9 @@ PROBLEMS = {
     # only (the backward's misaligned views run cluster_stream's plan); (140, 12288), more CTAs than SMs,
     # holds 64 16-bit elements a thread on GPUs of much DRAM bandwidth an SM (CLUSTER_HELD_FIRST);
     # (64, 131072): more rows than clusters resident at once, staggers the backward's first wave;
-    # (20, 151936): float32 backward CTAs of 320 threads, the capped form (CLUSTER_CAPPED_MAX_REGISTERS)
+    # (20, 151936): float32 backward CTAs of 320 threads, the capped form (CLUSTER_CAPPED_MAX_REGISTERS);
+    # (12, 65536) and (9, 50257), rows enough to leave the decode rule: the 16-bit backward's 4 CTAs
+    # past three quarters of their 32 KiB (8 on GPUs of much DRAM bandwidth an SM)
     "cluster": [
         ((3, 50257), -1),
         ((2, 70001), -1),
@@ -79,6 +81,8 @@ PROBLEMS = {
         ((140, 12288), -1),
         ((64, 131072), -1),
         ((20, 151936), -1),
+        ((12, 65536), -1),
+        ((9, 50257), -1),
     ],
     # small odd rows that still spread over every resident CTA (one cooperative launch, a grid
     # barrier per row), two rows so the workspace halves alternate; misaligned views come from

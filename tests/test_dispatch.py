@@ -700,42 +700,42 @@ def test_gpus_of_much_bandwidth_an_sm_take_flat_rows_past_the_h100_bound():
 
 
 def test_cluster_rows_hold_the_most_a_thread_first_on_gpus_of_much_bandwidth_an_sm():
-    """held_first (a GPU of much DRAM bandwidth an SM): launches of more CTAs than SMs take the
+    """high_bandwidth (a GPU of much DRAM bandwidth an SM): launches of more CTAs than SMs take the
     largest K of at most CLUSTER_HELD_ELEMS_BEFORE_THREADS elements a thread, with fewer threads;
     decode launches (16 CTAs a row, a row or a few) and the rule off keep the fewest."""
     from fastsoftmax.backends.cuda import instances
 
-    def shape(n, rows, dtype=torch.bfloat16, backward=False, held_first=True):
+    def shape(n, rows, dtype=torch.bfloat16, backward=False, high_bandwidth=True):
         return instances.cluster_shape(
-            n, dtype, backward, rows=rows, sm_count=H100_SMS, aligned=True, held_first=held_first
+            n, dtype, backward, rows=rows, sm_count=H100_SMS, aligned=True, high_bandwidth=high_bandwidth
         )
 
     for n in (10240, 12288, 16384):
-        deep, shallow = shape(n, 4096), shape(n, 4096, held_first=False)
+        deep, shallow = shape(n, 4096), shape(n, 4096, high_bandwidth=False)
         assert (deep.ctas, deep.held, deep.threads) == (2, 64, 128), n
         assert (shallow.ctas, shallow.held) == (2, 32) and shallow.threads > 128, n
         assert shape(n, 4096, backward=True).held == 64
     # rows that already held the most keep their launch
     for n in (20480, 32768, 65536, 128256):
-        assert shape(n, 4096) == shape(n, 4096, held_first=False), n
+        assert shape(n, 4096) == shape(n, 4096, high_bandwidth=False), n
     for n in (16384, 65536):
-        assert shape(n, 4096, torch.float32) == shape(n, 4096, torch.float32, held_first=False), n
+        assert shape(n, 4096, torch.float32) == shape(n, 4096, torch.float32, high_bandwidth=False), n
     # a launch of no more CTAs than SMs (decode) keeps the fewest, and the kept exponentials with them
-    assert shape(128256, 8) == shape(128256, 8, held_first=False)
+    assert shape(128256, 8) == shape(128256, 8, high_bandwidth=False)
     assert shape(128256, 8).held <= instances.CLUSTER_KEPT_MAX_HELD
-    assert shape(16384, 66) == shape(16384, 66, held_first=False)
+    assert shape(16384, 66) == shape(16384, 66, high_bandwidth=False)
     assert shape(16384, 67).held == 64
     # a forced K or thread count wins over the rule
-    assert shape(16384, 4096, held_first=True).held == 64
+    assert shape(16384, 4096, high_bandwidth=True).held == 64
     assert (
         instances.cluster_shape(
-            16384, torch.bfloat16, False, rows=4096, sm_count=132, aligned=True, packs=4, held_first=True
+            16384, torch.bfloat16, False, rows=4096, sm_count=132, aligned=True, packs=4, high_bandwidth=True
         ).held
         == 32
     )
     assert (
         instances.cluster_shape(
-            16384, torch.bfloat16, False, rows=4096, sm_count=132, aligned=True, threads=256, held_first=True
+            16384, torch.bfloat16, False, rows=4096, sm_count=132, aligned=True, threads=256, high_bandwidth=True
         ).held
         == 32
     )

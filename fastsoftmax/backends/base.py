@@ -91,3 +91,17 @@ class Backend(Protocol):
         view's; ``run`` builds no views and decides per call only what may differ between calls of
         one geometry (the pointers' alignment, the log flag). A backend whose kernels write another
         type than they read (the Triton backend) takes the output's as ``out_dtype``."""
+
+
+#: DRAM bandwidth an SM (GB/s) past which a GPU counts as one of much bandwidth an SM: rules measured
+#: on an H100 (3352 GB/s over 132 SMs, 25 an SM) and an H200 (4814, 36) that differ take the H200's
+#: past it (the CUDA backend's strided.wide_axis_staged_ctas, strided.STEPPED_STRIDED_PAST_N,
+#: instances.cluster_shape's high_bandwidth, tiers.takes_flat_rows; the Triton backend's two-piece
+#: forward tiles); the bound lies anywhere between the two. A device that reports no memory clock
+#: counts as one of much bandwidth an SM.
+HIGH_DRAM_GBPS_PER_SM = 30.0
+
+
+def high_dram_bandwidth_per_sm(dram_gbps: float | None, sms: int) -> bool:
+    """Whether a GPU has more DRAM bandwidth an SM than HIGH_DRAM_GBPS_PER_SM."""
+    return dram_gbps is None or dram_gbps / sms > HIGH_DRAM_GBPS_PER_SM

@@ -884,7 +884,7 @@ def test_cluster_rows_of_many_ctas_hold_as_the_device_rule_says(backend, dtype_n
             check_forward_against_x(out, x, -1, log)
             held = {inst.cols for inst in loaded if inst.tier == "cluster"}
             rule = instances.cluster_shape(
-                n, dtype, False, rows=x.shape[0], sm_count=limits.sm_count, aligned=True, held_first=deep
+                n, dtype, False, rows=x.shape[0], sm_count=limits.sm_count, aligned=True, high_bandwidth=deep
             )
             assert held == {rule.held}, (n, log, [inst.name for inst in loaded])
             assert rule.held == (64 if deep or dtype == torch.float32 else 32) // (2 if dtype == torch.float32 else 1)

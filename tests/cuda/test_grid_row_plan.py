@@ -892,7 +892,7 @@ def test_strided_plan_merges_split_pairs_in_a_kernel_between(fake_device, monkey
 
 
 class _HighBandwidthFacts(_Facts):
-    dram_gbps = 4814.4  # an H200's: more than instances.HIGH_DRAM_GBPS_PER_SM an SM
+    dram_gbps = 4814.4  # an H200's: more than backends.base.HIGH_DRAM_GBPS_PER_SM an SM
 
 
 @pytest.mark.parametrize("facts", [_Facts, _HighBandwidthFacts])

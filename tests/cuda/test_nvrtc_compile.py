@@ -653,9 +653,9 @@ def test_cluster_shapes_cover_their_rows():
             for n in [1, 7, 4096, 16384, 32769, 50257, 65536, 128256, 151936, 262144, 1 << 19, 1 << 20, longest]:
                 if n > longest:
                     continue
-                for rows, aligned, held_first in itertools.product((1, 8, 4096), (False, True), (False, True)):
+                for rows, aligned, high_bandwidth in itertools.product((1, 8, 4096), (False, True), (False, True)):
                     shape = cluster_shape(
-                        n, dtype, backward, rows=rows, sm_count=132, aligned=aligned, held_first=held_first
+                        n, dtype, backward, rows=rows, sm_count=132, aligned=aligned, high_bandwidth=high_bandwidth
                     )
                     packs = shape.held // shape.pack
                     assert shape.ctas * cluster_chunk(n, dtype, shape.ctas) >= n
@@ -673,13 +673,16 @@ def test_cluster_shapes_cover_their_rows():
     assert cluster_shape(16384, torch.bfloat16, False).ctas == 2  # never 1: see cluster_shape
     assert cluster_shape(32768, torch.bfloat16, False).ctas == 2
     assert cluster_shape(65536, torch.bfloat16, False, aligned=True).ctas == 4
-    # the 16-bit backward takes 8 CTAs where its row gives 4 and a CTA's share passes three quarters
-    # of the 32 KiB (CLUSTER_16BIT_BACKWARD_EIGHT_AFTER_BYTES): rows of 49153-65536, aligned or not
+    # on a GPU of much DRAM bandwidth an SM the 16-bit backward takes 8 CTAs where its row gives 4
+    # and a CTA's share passes three quarters of the 32 KiB (CLUSTER_16BIT_BACKWARD_EIGHT_AFTER_BYTES):
+    # rows of 49153-65536, aligned or not; elsewhere (an H100) the 4
     for dtype in (torch.bfloat16, torch.float16):
         for n, ctas in ((32769, 4), (40000, 4), (49152, 4), (49153, 8), (50257, 8), (50264, 8), (65536, 8)):
-            assert cluster_shape(n, dtype, True, aligned=True).ctas == ctas, (dtype, n)
-            assert cluster_shape(n, dtype, True, rows=2670, sm_count=132, aligned=True, held_first=True).ctas == ctas
-            assert cluster_shape(n, dtype, False, aligned=True).ctas == 4, (dtype, n)
+            assert cluster_shape(n, dtype, True, aligned=True, high_bandwidth=True).ctas == ctas, (dtype, n)
+            wide = cluster_shape(n, dtype, True, rows=2670, sm_count=132, aligned=True, high_bandwidth=True)
+            assert wide.ctas == ctas, (dtype, n)
+            assert cluster_shape(n, dtype, True, rows=2670, sm_count=132, aligned=True).ctas == 4, (dtype, n)
+            assert cluster_shape(n, dtype, False, aligned=True, high_bandwidth=True).ctas == 4, (dtype, n)
     assert cluster_shape(50257, torch.bfloat16, True, rows=8, sm_count=132, aligned=True).ctas == 16
     # the 16-bit backward off 16-byte boundaries takes twice the cluster from 4 CTAs on (its edge
     # slots would add a warp a CTA: CLUSTER_MISALIGNED_BACKWARD_DOUBLES_FROM), not from 2, and neither
@@ -739,7 +742,7 @@ def test_cluster_whole_packs_fit_the_aligned_shape_and_follow_the_rule():
     def takes(n, dtype, backward, rows=2670, on_boundaries=False):
         def at(aligned):
             try:
-                return cluster_shape(n, dtype, backward, rows=rows, sm_count=132, aligned=aligned, held_first=True)
+                return cluster_shape(n, dtype, backward, rows=rows, sm_count=132, aligned=aligned, high_bandwidth=True)
             except ValueError:
                 return None
 
@@ -802,12 +805,12 @@ def test_short_row_storage_follows_the_device_and_the_tuning():
     """16-bit forward block_regs rows of 8-32 elements a thread: raw on GPUs of much DRAM bandwidth an
     SM, float32 elsewhere, either (or staged) when tuned; both defaults are compiled; float32 rows
     and the backward keep their one storage; an unknown one is refused."""
+    from fastsoftmax.backends.base import high_dram_bandwidth_per_sm
     from fastsoftmax.backends.cuda import tiers
     from fastsoftmax.backends.cuda.instances import (
         Instance,
         all_instances,
         block_regs_storage,
-        high_dram_bandwidth_per_sm,
         short_row_storage_16bit,
     )
 

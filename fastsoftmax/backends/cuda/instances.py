@@ -354,20 +354,6 @@ SPLIT_ROW_BLOCK = 512
 #: chunks start at multiples of this many elements, so each keeps the row's alignment
 SPLIT_ROW_ALIGN = 16
 
-# ---- devices ------------------------------------------------------------------------------------
-#: DRAM bandwidth an SM (GB/s) past which a GPU counts as one of much bandwidth an SM: rules measured
-#: on an H100 (3352 GB/s over 132 SMs, 25 an SM) and an H200 (4814, 36) that differ take the H200's
-#: past it (strided.wide_axis_staged_ctas, strided.STEPPED_STRIDED_PAST_N, cluster_threads_packs'
-#: held_first, tiers.takes_flat_rows); the bound lies anywhere between the two. A device that reports
-#: no memory clock counts as one of much bandwidth an SM.
-HIGH_DRAM_GBPS_PER_SM = 30.0
-
-
-def high_dram_bandwidth_per_sm(dram_gbps: float | None, sms: int) -> bool:
-    """Whether a GPU has more DRAM bandwidth an SM than HIGH_DRAM_GBPS_PER_SM."""
-    return dram_gbps is None or dram_gbps / sms > HIGH_DRAM_GBPS_PER_SM
-
-
 # ---- tier "cluster" (sm_90+) --------------------------------------------------------------------
 #: the first architecture with thread-block clusters and distributed shared memory
 CLUSTER_MIN_SM = 90
@@ -620,7 +606,11 @@ CLUSTER_MISALIGNED_BACKWARD_DOUBLES_FROM = 4
 #: (whole packs) 0.921 -> 0.938 of copy at 2670 rows and 0.932 -> 0.954 at 4096, 50264 0.957 -> 0.984
 #: and 1024 x 50264 0.903 -> 0.934, log-softmax 0.02-0.03 alike; 2048 x 65536 0.926 -> 0.970 and 65535
 #: level (1.014 -> 1.015, 2026-12-02_h200_s43 and _s44). Not shorter rows: 2670 x 40000 1.018 -> 0.882,
-#: 2670 x 32769 0.880 -> 0.774.
+#: 2670 x 32769 0.880 -> 0.774. Only on GPUs of much DRAM bandwidth an SM (cluster_shape's
+#: ``high_bandwidth``): on an H100 the 4 CTAs ran ahead, alternated in one process (results
+#: 2026-12-06_h100_s69/c1/ctas_backward.txt, c1b/), 2048 x 65536 1.028 of copy against 0.961 in both 16-bit
+#: types, 1024 x 65536 1.020 against 0.940, fp16 2670 x 50257 1.025 against 0.865 and 4096 x 50257 1.031
+#: against 0.874, bf16 2670 x 50257 and 4096 x 50257 level (1.023 / 1.024, 1.030 / 1.031).
 CLUSTER_16BIT_BACKWARD_EIGHT_AFTER_BYTES = 3 * CLUSTER_BYTES_PER_CTA
 
 
@@ -676,7 +666,7 @@ def cluster_shape(
     threads: int = 0,
     packs: int = 0,
     columns: int = 1,
-    held_first: bool = False,
+    high_bandwidth: bool = False,
 ) -> ClusterShape:
     """How to launch the cluster tier on rows of n columns.
 
@@ -685,11 +675,13 @@ def cluster_shape(
     64K, 8 at 128K, 16 from 256K; float32 8K elements), and past 16 CTAs the
     share grows instead; the 16-bit backward of rows off 16-byte boundaries takes twice that from 4 CTAs
     on (CLUSTER_MISALIGNED_BACKWARD_DOUBLES_FROM), and every 16-bit backward row of 4 CTAs past
-    CLUSTER_16BIT_BACKWARD_EIGHT_AFTER_BYTES takes 8. With few rows (``rows * 16 <= sm_count``: decode) the
+    CLUSTER_16BIT_BACKWARD_EIGHT_AFTER_BYTES takes 8 on a GPU of much DRAM bandwidth an SM
+    (``high_bandwidth``). With few rows (``rows * 16 <= sm_count``: decode) the
     cluster is 16 whatever the row,
     so that the row is spread over as many SMs as can share it. ``ctas``, ``threads`` and
-    ``packs`` force a choice; ``held_first`` (a GPU of much DRAM bandwidth an SM) takes
-    CLUSTER_HELD_FIRST's rule where the launch has more CTAs than ``sm_count``. ``aligned``: every
+    ``packs`` force a choice; ``high_bandwidth`` (a GPU of much DRAM bandwidth an SM,
+    high_dram_bandwidth_per_sm) takes CLUSTER_HELD_FIRST's rule where the launch has more CTAs than
+    ``sm_count``, and the 8 CTAs of CLUSTER_16BIT_BACKWARD_EIGHT_AFTER_BYTES. ``aligned``: every
     row of every tensor starts 16-byte aligned (no shared memory needed). ``columns``: the rows are
     runs of that many interleaved columns (the column kernels, ``Instance(..., columns=True)``, whose
     last argument is ``columns``; aligned rows only), held in packs of CLUSTER_COLUMNS_PACK elements.
@@ -725,7 +717,7 @@ def cluster_shape(
         if backward and not aligned and size == 2 and CLUSTER_MISALIGNED_BACKWARD_DOUBLES_FROM <= ctas:
             ctas = min(CLUSTER_SIZES[-1], 2 * ctas)
         eight = n * size > CLUSTER_16BIT_BACKWARD_EIGHT_AFTER_BYTES
-        if backward and size == 2 and columns == 1 and ctas == 4 and eight:
+        if backward and size == 2 and columns == 1 and ctas == 4 and eight and high_bandwidth:
             ctas = 8
         if rows and sm_count and rows * CLUSTER_SIZES[-1] <= sm_count:
             ctas = CLUSTER_SIZES[-1]
@@ -738,7 +730,7 @@ def cluster_shape(
     slots = cluster_slots(n, dtype, ctas, aligned, columns)
     try:
         pack = cluster_columns_pack(dtype, columns)
-        deep = held_first and CLUSTER_HELD_FIRST and rows * ctas > sm_count
+        deep = high_bandwidth and CLUSTER_HELD_FIRST and rows * ctas > sm_count
         threads, packs = cluster_threads_packs(slots, backward, threads, packs, pack, size, deep)
     except ValueError:
         most = cluster_max_cols(dtype, backward, aligned, columns)

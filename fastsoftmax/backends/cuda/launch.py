@@ -133,8 +133,8 @@ class DeviceFacts:
 
     @property
     def high_bandwidth_per_sm(self) -> bool:
-        """Whether this GPU has much DRAM bandwidth an SM (instances.high_dram_bandwidth_per_sm)."""
-        from .instances import high_dram_bandwidth_per_sm
+        """Whether this GPU has much DRAM bandwidth an SM (backends.base.high_dram_bandwidth_per_sm)."""
+        from ..base import high_dram_bandwidth_per_sm
 
         return high_dram_bandwidth_per_sm(self.dram_gbps, self.sm_count)
 

@@ -251,7 +251,7 @@ def cluster_whole_packs(backward: bool, itemsize: int, on_boundaries: bool, boun
     )
 
 
-def tuned_cluster_shape(n, dtype, backward, outer, facts, tuning, aligned=True, columns=1, held_first=False):
+def tuned_cluster_shape(n, dtype, backward, outer, facts, tuning, aligned=True, columns=1, high_bandwidth=False):
     """instances.cluster_shape for ``outer`` rows (or runs) of n on a device of ``facts``, with the
     cluster size, thread count and K the tuning forces."""
     return cluster_shape(
@@ -265,7 +265,7 @@ def tuned_cluster_shape(n, dtype, backward, outer, facts, tuning, aligned=True, 
         threads=tuning.cluster_threads or 0,
         packs=tuning.cluster_packs or 0,
         columns=columns,
-        held_first=held_first,
+        high_bandwidth=high_bandwidth,
     )
 
 
@@ -278,7 +278,7 @@ def _cluster(load, dtype, outer, n, pitches, log, backward, align, dev, tuning):
     def shape_at(aligned: bool):
         # aligned: a slice's packs as a row's on 16-byte boundaries, and no shared memory
         return tuned_cluster_shape(
-            n, dtype, backward, outer, facts, tuning, aligned=aligned, held_first=facts.high_bandwidth_per_sm
+            n, dtype, backward, outer, facts, tuning, aligned=aligned, high_bandwidth=facts.high_bandwidth_per_sm
         )
 
     # rows whose tensors share each row's offset within 16 bytes may be cut into their whole packs,

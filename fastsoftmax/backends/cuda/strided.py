@@ -48,6 +48,7 @@ from dataclasses import dataclass
 import torch
 
 from ... import _layout
+from ..base import high_dram_bandwidth_per_sm
 from .instances import (
     COLUMN_STREAM_STATIC_SMEM,
     CXX_TYPES,
@@ -58,7 +59,6 @@ from .instances import (
     cluster_grid,
     cluster_max_cols,
     cluster_stream_shape,
-    high_dram_bandwidth_per_sm,
     next_pow2,
     widest_pack,
 )

@@ -53,6 +53,7 @@ from dataclasses import dataclass, replace
 
 import torch
 
+from ..base import high_dram_bandwidth_per_sm
 from . import strided
 from .instances import (
     CLUSTER_HELD_PACKS,
@@ -77,7 +78,6 @@ from .instances import (
     cluster_max_cols,
     cluster_preferred_max_cols,
     flat_rows_bank_ways,
-    high_dram_bandwidth_per_sm,
     warp_default_lanes,
 )
 
@@ -432,7 +432,7 @@ class Limits:
     @property
     def high_bandwidth_per_sm(self) -> bool:
         """Whether rules measured on GPUs of much DRAM bandwidth an SM apply
-        (instances.high_dram_bandwidth_per_sm)."""
+        (backends.base.high_dram_bandwidth_per_sm)."""
         return high_dram_bandwidth_per_sm(self.dram_gbps, self.sm_count)
 
 
