@@ -700,23 +700,33 @@ def test_triton_tile_pieces():
         assert pieces[0] + pieces[1] >= n
     assert tb.tile_pieces(40, 0.25) == (32, 8) and tb.tile_pieces(48, 0.25) == (64, 0)
 
-    def pieces(outer, n, inner, itemsize, backward, scalar):
-        config = dict(tb.plan("tile", outer, n, inner, itemsize, backward, 132, False, scalar)["configs"][0])
+    def pieces(outer, n, inner, itemsize, backward, scalar, high_bandwidth=True):
+        p = tb.plan("tile", outer, n, inner, itemsize, backward, 132, False, scalar, high_bandwidth)
+        config = dict(p["configs"][0])
         return config["BLOCK_N"], config["BLOCK_N2"], config["BLOCK_I"], config["num_warps"]
 
     # by default the 16-bit scalar tiles of whole columns: any second piece where each thread holds
     # whole columns (128 threads over 128 columns up to 32 classes), at most a quarter of the first
     # where two threads share a column (64 columns from 33)
     assert tb.TWO_PIECE_TILES == "16bit"
-    assert pieces(16, 21, 263169, 2, True, True) == (16, 8, 128, 4)  # the thread count of 32 rows
+    for high_bandwidth in (False, True):  # the backward on any GPU
+        assert pieces(16, 21, 263169, 2, True, True, high_bandwidth) == (16, 8, 128, 4)  # the threads of 32 rows
+        assert pieces(16, 40, 263169, 2, True, True, high_bandwidth) == (32, 8, 64, 4)
+        assert pieces(8, 48, 263169, 2, True, True, high_bandwidth) == (64, 0, 64, 4)
+        assert pieces(16, 33, 66049, 2, False, True, high_bandwidth) == (32, 1, 64, 4)  # a tail of 1 in 32
     assert pieces(16, 21, 263169, 2, False, True) == (16, 8, 128, 4)
-    assert pieces(16, 40, 263169, 2, True, True) == (32, 8, 64, 4)
-    assert pieces(16, 33, 66049, 2, False, True) == (32, 1, 64, 4)
-    assert pieces(8, 48, 263169, 2, True, True) == (64, 0, 64, 4)
+    assert pieces(16, 40, 263169, 2, False, True) == (32, 8, 64, 4)
+    # the forward on a GPU of less DRAM bandwidth an SM (an H100): a tail of at most an eighth
+    assert pieces(16, 21, 263169, 2, False, True, False) == (32, 0, 128, 4)
+    assert pieces(16, 19, 263169, 2, False, True, False) == (32, 0, 128, 4)
+    assert pieces(16, 40, 263169, 2, False, True, False) == (64, 0, 64, 4)
+    assert pieces(16, 17, 263169, 2, False, True, False) == (16, 1, 128, 4)
     assert pieces(16, 21, 263169, 4, False, True) == (32, 0, 128, 8)  # float32
     assert pieces(8, 150, 16129, 2, True, True) == (256, 0, 16, 8)  # the long axes' scalar tiles
     assert pieces(16, 21, 262144, 2, False, False)[:2] == (32, 0)  # 16-byte loads
     assert pieces(64, 21, 1, 4, False, False)[:2] == (32, 0)  # rows (inner 1)
+    # a GPU's class as the backend reads it (the interpreter: an H100's)
+    assert tb._high_bandwidth(-1) is False
 
 
 @pytest.mark.parametrize("two_pieces", ["all", "none"], ids=["two-pieces", "one-piece"])

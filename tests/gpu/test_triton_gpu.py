@@ -83,6 +83,22 @@ def test_auto_gives_short_16_bit_axes_forward_to_the_wide_tiles(dtype):
         check_backward(dx, x, dy, 1, log)
 
 
+def test_the_gpus_class_of_dram_bandwidth_an_sm_as_both_backends_read_it():
+    # the Triton backend reads the memory clock and bus width through Triton's driver, the CUDA
+    # backend through the CUDA driver: one answer (an H100 no, an H200 yes), and the forward's tile
+    # of 21 classes planned from it (TWO_PIECE_FORWARD_MAX_TAIL_LOW_BANDWIDTH)
+    from fastsoftmax.backends.cuda.launch import device_facts
+    from fastsoftmax.backends.triton import _high_bandwidth, _plan_for
+
+    index = torch.cuda.current_device()
+    high = _high_bandwidth(index)
+    assert high == device_facts(index).high_bandwidth_per_sm
+    x = _x((2, 21, 513 * 5), torch.bfloat16)[..., 1:]  # scalar loads: a pointer off 16 bytes
+    config = dict(_plan_for((x, torch.empty_like(x)), "tile", False, False)[0]["configs"][0])
+    assert (config["BLOCK_N"], config["BLOCK_N2"]) == ((16, 8) if high else (32, 0))
+    check_forward(fastsoftmax.softmax(x, 1, backend="triton"), x, 1)
+
+
 @pytest.mark.parametrize("tier", BACKEND.tiers)
 def test_forced_tiers_on_a_mid_size_problem(tier):
     for dtype in DTYPES:

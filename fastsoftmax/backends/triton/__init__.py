@@ -23,6 +23,7 @@ import os
 import torch
 
 from ... import _layout
+from ..base import high_dram_bandwidth_per_sm
 
 try:
     import triton
@@ -199,6 +200,14 @@ TWO_PIECE_TILES = "16bit"
 #: where threads share a tile's columns (more threads than BLOCK_I), the second piece at most this
 #: share of the first (see TWO_PIECE_TILES); where each thread holds whole columns, any
 TWO_PIECE_SHARED_MAX_TAIL = 0.25
+#: the forward's second piece at most this share of the first on a GPU of less DRAM bandwidth an SM
+#: than HIGH_DRAM_GBPS_PER_SM (an H100; the measurements of TWO_PIECE_TILES are an H200's). H100,
+#: kernel by kernel in one process, bf16 over dim 1 (results 2026-12-06_h100_s69/c1/, c3/two_pieces.txt),
+#: two pieces against one: forward (16, 21, 513, 513) 164.9 against 142.4 us (torch.compile 147.6), (16,
+#: 19, 513, 513) 147.7 against 132.3 (131.7), (16, 40, 513, 513) 328.7 against 315.8, but (16, 33, 257,
+#: 257) 61.6 against 78.6 (a tail of 1 in 32); the backwards as on the H200 (two pieces ahead or level:
+#: 174.3 against 181.8, 393.2 against 421.1, 79.2 against 97.4, 194.6 against 194.0)
+TWO_PIECE_FORWARD_MAX_TAIL_LOW_BANDWIDTH = 0.125
 
 
 def tile_pieces(n: int, max_tail: float = 0.5) -> tuple[int, int]:
@@ -213,13 +222,19 @@ def tile_pieces(n: int, max_tail: float = 0.5) -> tuple[int, int]:
     return head, _pow2(n - head)
 
 
-def _tile_pieces_planned(n: int, itemsize: int, scalar_tile: bool, whole_columns: bool) -> tuple[int, int]:
+def _tile_pieces_planned(
+    n: int, itemsize: int, scalar_tile: bool, whole_columns: bool, backward: bool, high_bandwidth: bool
+) -> tuple[int, int]:
     """The pieces ``plan`` gives a strided tile (TWO_PIECE_TILES); ``scalar_tile``: one of the
-    SCALAR_TILE_* tiles; ``whole_columns``: each thread holds whole columns of the tile."""
+    SCALAR_TILE_* tiles; ``whole_columns``: each thread holds whole columns of the tile;
+    ``high_bandwidth``: a GPU of much DRAM bandwidth an SM (TWO_PIECE_FORWARD_MAX_TAIL_LOW_BANDWIDTH)."""
     if TWO_PIECE_TILES == "all":
         return tile_pieces(n)
     if TWO_PIECE_TILES == "16bit" and scalar_tile and itemsize == 2:
-        return tile_pieces(n, 0.5 if whole_columns else TWO_PIECE_SHARED_MAX_TAIL)
+        max_tail = 0.5 if whole_columns else TWO_PIECE_SHARED_MAX_TAIL
+        if not (backward or high_bandwidth):
+            max_tail = min(max_tail, TWO_PIECE_FORWARD_MAX_TAIL_LOW_BANDWIDTH)
+        return tile_pieces(n, max_tail)
     return _pow2(n), 0
 
 
@@ -232,6 +247,18 @@ def _sm_count(device_index: int) -> int:
     if device_index < 0:
         return 132  # the interpreter: any plausible number, it only steers tier choice
     return torch.cuda.get_device_properties(device_index).multi_processor_count
+
+
+@functools.lru_cache(maxsize=None)
+def _high_bandwidth(device_index: int) -> bool:
+    """Whether the GPU has much DRAM bandwidth an SM (backends.base.high_dram_bandwidth_per_sm);
+    under the interpreter, an H100's answer (no)."""
+    if device_index < 0:
+        return False
+    properties = triton.runtime.driver.active.utils.get_device_properties(device_index)
+    clock_khz, bus_bits = properties.get("mem_clock_rate", 0), properties.get("mem_bus_width", 0)
+    dram_gbps = 2 * clock_khz * bus_bits / 8 / 1e6 if clock_khz > 0 and bus_bits > 0 else None
+    return high_dram_bandwidth_per_sm(dram_gbps, _sm_count(device_index))
 
 
 def scalar_tiles_hold(n: int, inner: int) -> bool:
@@ -264,11 +291,13 @@ def plan(
     sm_count: int,
     log: bool = False,
     scalar: bool = False,
+    high_bandwidth: bool = False,
 ) -> dict:
     """Block shape and launch parameters of ``tier`` for a problem (raises ValueError when the tier
     cannot hold it). ``configs`` holds, per kernel launched, its constexprs and compile options.
     ``scalar``: a strided problem whose loads cannot be 16-byte vectors (a pointer or a row stride
-    of no whole number of 16-byte pieces)."""
+    of no whole number of 16-byte pieces); ``high_bandwidth``: a GPU of much DRAM bandwidth an SM
+    (_high_bandwidth: the rules measured to differ between an H100 and an H200 take the H200's)."""
     block_n = _pow2(n)
     sector = max(1, 32 // itemsize)  # elements in one 32-byte memory sector
     line = max(1, 128 // itemsize)  # elements in one 128-byte line
@@ -304,7 +333,10 @@ def plan(
             warps = _warps(block_o * block_n * block_i)
         # the thread count as planned for block_n rows; a tile of two pieces gives each fewer elements
         whole_columns = warps * 32 <= block_i  # no two threads share a column
-        head, tail = _tile_pieces_planned(n, itemsize, scalar_tile, whole_columns) if strided else (block_n, 0)
+        if strided:
+            head, tail = _tile_pieces_planned(n, itemsize, scalar_tile, whole_columns, backward, high_bandwidth)
+        else:
+            head, tail = block_n, 0
         blocks = (
             ("BLOCK_O", block_o),
             ("BLOCK_N", head),
@@ -497,7 +529,7 @@ class TritonBackend:
         written as float32, and back in the backward: the kernels convert at the store)."""
         outer, n, inner = shape
         itemsize = _ITEMSIZE[dtype]
-        sm_count = _sm_count(device_index)
+        sm_count, high_bandwidth = _sm_count(device_index), _high_bandwidth(device_index)
         sizes = [itemsize] * (len(strides) - 1) + [_ITEMSIZE[out_dtype or dtype]]
         staggered = inner > 1 and _rows_staggered(strides, sizes, outer, n)
         pointers_matter = inner > 1 and not staggered
@@ -518,7 +550,7 @@ class TritonBackend:
                         scalar = True
             planned = ready.get((log, scalar))
             if planned is None:
-                p = plan(tier, outer, n, inner, itemsize, backward, sm_count, log, scalar)
+                p = plan(tier, outer, n, inner, itemsize, backward, sm_count, log, scalar, high_bandwidth)
                 planned = ready[(log, scalar)] = _resolved(p, shape, flat, backward)
             launch_kind(*planned, *tensors, device_index)
 
@@ -623,7 +655,9 @@ def _plan_for(tensors: tuple, tier: str | None, backward: bool, log: bool) -> tu
     itemsize = _ITEMSIZE[t.dtype]
     if tier is None:
         tier = _choose_tier(outer, n, inner, itemsize, backward, sm_count)
-    return plan(tier, outer, n, inner, itemsize, backward, sm_count, log, inner > 1 and _scalar(tensors)), device_index
+    scalar = inner > 1 and _scalar(tensors)
+    high_bandwidth = _high_bandwidth(device_index)
+    return plan(tier, outer, n, inner, itemsize, backward, sm_count, log, scalar, high_bandwidth), device_index
 
 
 def _wide_offsets(outer: int, n: int, inner: int, *strides) -> bool:

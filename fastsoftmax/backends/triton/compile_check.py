@@ -16,6 +16,7 @@ or 0 before fastsoftmax is imported); it prints one line per configuration that 
 from __future__ import annotations
 
 import argparse
+import itertools
 import os
 import sys
 
@@ -98,18 +99,21 @@ def _compile(fn, dtype: str, constexprs: dict, options: dict, arch: int, pointer
 
 def configurations(kinds):
     """(label, kernel, dtype, constexprs, options, pointers) for every configuration of ``kinds`` the
-    backend plans on PROBLEMS, each dtype, direction and log flag, and the widened forms (``pointers``:
-    the pointers of another type than ``dtype``, see WIDENED); the tile kernels with 32- and 64-bit
-    offsets."""
+    backend plans on PROBLEMS, each dtype, direction and log flag, on GPUs of either DRAM bandwidth an
+    SM, and the widened forms (``pointers``: the pointers of another type than ``dtype``, see
+    WIDENED); the tile kernels with 32- and 64-bit offsets."""
     from . import plan
 
     for kind in kinds:
         for tier, outer, n, inner, scalar in PROBLEMS[kind]:
             for torch_dtype, dtype in DTYPES.items():
                 itemsize = 4 if dtype == "fp32" else 2
-                for backward in (False, True):
-                    for log in (False, True):
-                        p = plan(tier, outer, n, inner, itemsize, backward, 132, log, scalar)
+                for backward, log in itertools.product((False, True), (False, True)):
+                    low, high = (
+                        plan(tier, outer, n, inner, itemsize, backward, 132, log, scalar, high_bandwidth)
+                        for high_bandwidth in (False, True)
+                    )
+                    for p in (low,) if high == low else (low, high):
                         assert p["kind"] == kind, (kind, tier, p["kind"])
                         configs = p["configs"]
                         if "folded" in p:  # the relay plan of pseudo-columns, taken where strides allow
