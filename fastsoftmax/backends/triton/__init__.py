@@ -112,10 +112,6 @@ SCALAR_TILE_BACKWARD_MAXNREG = {"log_softmax": 64, "softmax": None}
 #: -> 56.1), where it is not applied
 SCALAR_TILE_F32_FORWARD_MAXNREG = 40
 SCALAR_TILE_F32_FORWARD_CAPPED_MAX_N = 32
-#: a register cap for the 16-bit forward of the scalar tiles whose threads hold whole columns (None:
-#: none), prepared for an A/B against torch.compile's persistent reduction (H100, the layouts regime,
-#: results 2026-12-05_h100_s68/c2/: bf16 (16, 21, 513, 513) over dim 1 0.72 of copy against 0.80)
-SCALAR_TILE_16BIT_FORWARD_MAXNREG = None
 #: Strided tiles of scalar loads over longer axes (past SCALAR_TILE_MAX_N, inner sizes of
 #: SCALAR_TILE_COLUMNS or more): SCALAR_LONG_ELEMS elements, or more where the axis needs them for
 #: SCALAR_LONG_MIN_BYTES of columns (up to SCALAR_LONG_MAX_ELEMS[backward]), SCALAR_LONG_PER_THREAD
@@ -206,7 +202,9 @@ TWO_PIECE_SHARED_MAX_TAIL = 0.25
 #: two pieces against one: forward (16, 21, 513, 513) 164.9 against 142.4 us (torch.compile 147.6), (16,
 #: 19, 513, 513) 147.7 against 132.3 (131.7), (16, 40, 513, 513) 328.7 against 315.8, but (16, 33, 257,
 #: 257) 61.6 against 78.6 (a tail of 1 in 32); the backwards as on the H200 (two pieces ahead or level:
-#: 174.3 against 181.8, 393.2 against 421.1, 79.2 against 97.4, 194.6 against 194.0)
+#: 174.3 against 181.8, 393.2 against 421.1, 79.2 against 97.4, 194.6 against 194.0). Register caps on
+#: the two pieces of the first did not close the gap (c1/breakdown_odd_forward.txt: 40, 48 and 64
+#: registers 173.7, 166.6 and 155.5 us) and are not applied
 TWO_PIECE_FORWARD_MAX_TAIL_LOW_BANDWIDTH = 0.125
 
 
@@ -349,8 +347,6 @@ def plan(
             cap = SCALAR_TILE_BACKWARD_MAXNREG["log_softmax" if log else "softmax"]
         elif scalar_tile and not backward and itemsize == 4 and n <= SCALAR_TILE_F32_FORWARD_CAPPED_MAX_N:
             cap = SCALAR_TILE_F32_FORWARD_MAXNREG
-        elif scalar_tile and whole_columns and not backward and itemsize == 2:
-            cap = SCALAR_TILE_16BIT_FORWARD_MAXNREG
         if cap:
             blocks += (("maxnreg", cap),)
         return dict(
