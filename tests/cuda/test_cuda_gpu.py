@@ -135,7 +135,8 @@ ROW_CASES = {
     "split_row": [(1, 1), (2, 33), (2, 1025), (3, 20000), (5, 16384), (3, 50257), (1, 131072 + 3)],
     # around every cluster-size boundary (16-bit: 1 CTA to 16384, 2 to 32768, 4 to 65536, 8 to
     # 131072, then 16; float32 half those; fewer than sm_count / 16 rows take 16 CTAs whatever the
-    # length), odd lengths, and K = 8 with 512 threads (float32 forward: K = 16)
+    # length; the 16-bit backward of 49153-65536 at 8 on GPUs of much DRAM bandwidth an SM, 4 on
+    # others), odd lengths, and K = 8 with 512 threads (float32 forward: K = 16)
     "cluster": [
         (3, 1),
         (5, 7),
@@ -146,6 +147,7 @@ ROW_CASES = {
         (20, 32769),
         (3, 50257),
         (20, 65535),
+        (20, 65536),
         (20, 65537),
         (9, 131073),
         (1, 128256),
