@@ -168,17 +168,20 @@ def is_aligned(tensors, rows) -> bool:
 def prepare(kernels, dtype, backward, log, tensors, n, rows, ctas=0, threads=0, clusters=0, packs=0):
     """The launch of the cluster kernel on (x, y) or (y, dy, dx) views of rows x n; ``clusters``
     below ``rows`` makes a persistent grid, -1 as many clusters as are resident."""
-    sm_count = torch.cuda.get_device_properties(0).multi_processor_count
+    from fastsoftmax.backends.cuda.launch import device_facts
+
+    facts = device_facts(torch.cuda.current_device())
     shape = cluster_shape(
         n,
         dtype,
         backward,
         rows=rows,
-        sm_count=sm_count,
+        sm_count=facts.sm_count,
         ctas=ctas,
         aligned=is_aligned(tensors, rows),
         threads=threads,
         packs=packs,
+        high_bandwidth=facts.high_bandwidth_per_sm,
     )
     block = shape.threads
     fn = kernels.function(dtype, backward, log, shape.held)

@@ -709,7 +709,7 @@ def test_triton_tile_pieces():
     # whole columns (128 threads over 128 columns up to 32 classes), at most a quarter of the first
     # where two threads share a column (64 columns from 33)
     assert tb.TWO_PIECE_TILES == "16bit"
-    for high_bandwidth in (False, True):  # the backward on any GPU
+    for high_bandwidth in (False, True):  # the backward on any GPU, a tail of 1 in 32 forward too
         assert pieces(16, 21, 263169, 2, True, True, high_bandwidth) == (16, 8, 128, 4)  # the threads of 32 rows
         assert pieces(16, 40, 263169, 2, True, True, high_bandwidth) == (32, 8, 64, 4)
         assert pieces(8, 48, 263169, 2, True, True, high_bandwidth) == (64, 0, 64, 4)

@@ -608,9 +608,10 @@ CLUSTER_MISALIGNED_BACKWARD_DOUBLES_FROM = 4
 #: level (1.014 -> 1.015, 2026-12-02_h200_s43 and _s44). Not shorter rows: 2670 x 40000 1.018 -> 0.882,
 #: 2670 x 32769 0.880 -> 0.774. Only on GPUs of much DRAM bandwidth an SM (cluster_shape's
 #: ``high_bandwidth``): on an H100 the 4 CTAs ran ahead, alternated in one process (results
-#: 2026-12-06_h100_s69/c1/ctas_backward.txt, c1b/), 2048 x 65536 1.028 of copy against 0.961 in both 16-bit
-#: types, 1024 x 65536 1.020 against 0.940, fp16 2670 x 50257 1.025 against 0.865 and 4096 x 50257 1.031
-#: against 0.874, bf16 2670 x 50257 and 4096 x 50257 level (1.023 / 1.024, 1.030 / 1.031).
+#: 2026-12-06_h100_s69/c1b/ctas_backward_sweep.txt), 2048 x 65536 1.028 of copy against 0.961-0.964 in
+#: both 16-bit types, 1024 x 65536 1.020 against 0.938-0.944 (c1/ctas_backward.txt), fp16 2670 x 50257
+#: 1.025 against 0.869 and 4096 x 50257 1.031 against 0.873, bf16 2670 x 50257 and 4096 x 50257 level
+#: (1.023 / 1.024, 1.030 / 1.031).
 CLUSTER_16BIT_BACKWARD_EIGHT_AFTER_BYTES = 3 * CLUSTER_BYTES_PER_CTA
 
 

@@ -592,7 +592,7 @@ STAGED_MAX_N_WIDE = 65536
 #: against 0.60, stale_rule_probe.txt)
 STAGED_WIDE_MIN_TEAMS = 3
 STAGED_WIDE_MIN_ROUNDS = 16
-# ... and, on GPUs of much DRAM bandwidth an SM (instances.high_dram_bandwidth_per_sm), only where
+# ... and, on GPUs of much DRAM bandwidth an SM (backends.base.high_dram_bandwidth_per_sm), only where
 # outer > 1. H200 (4814 GB/s over 132 SMs as its driver reports, 36 an SM; an H100's 3352 are 25),
 # "auto" under the rule above (staged teams at one CTA an SM) against the strided tier forced, one
 # after the other in one process, two rounds (results 2026-12-01_h200_s38/f32_wide_staged_h200.txt):

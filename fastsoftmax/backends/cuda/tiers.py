@@ -513,7 +513,7 @@ def flat_rows_auto_max_cols(dtype: torch.dtype, backward: bool) -> int:
     return FLAT_ROWS_AUTO_MAX_COLS if backward else FLAT_ROWS_AUTO_MAX_COLS_FP32_FORWARD
 
 
-#: on GPUs of much DRAM bandwidth an SM (instances.high_dram_bandwidth_per_sm), flat_rows takes
+#: on GPUs of much DRAM bandwidth an SM (backends.base.high_dram_bandwidth_per_sm), flat_rows takes
 #: rows past flat_rows_auto_max_cols up to these (by bytes per element, backward) where a warp's
 #: first access meets at most FLAT_ROWS_WIDER_MAX_BANK_WAYS words a bank. H200, the two tiers forced
 #: and alternated in one process (benchmarks/grid_row_probe.py, results 2026-12-02_h200_s40/

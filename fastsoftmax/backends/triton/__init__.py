@@ -201,7 +201,8 @@ TWO_PIECE_SHARED_MAX_TAIL = 0.25
 #: kernel by kernel in one process, bf16 over dim 1 (results 2026-12-06_h100_s69/c1/, c3/two_pieces.txt),
 #: two pieces against one: forward (16, 21, 513, 513) 164.9 against 142.4 us (torch.compile 147.6), (16,
 #: 19, 513, 513) 147.7 against 132.3 (131.7), (16, 40, 513, 513) 328.7 against 315.8, but (16, 33, 257,
-#: 257) 61.6 against 78.6 (a tail of 1 in 32); the backwards as on the H200 (two pieces ahead or level:
+#: 257) 61.6 against 78.6 (a tail of 1 in 32; tails between 1/32 and 1/4 not measured, the cut lies
+#: anywhere between); the backwards as on the H200 (two pieces ahead or level:
 #: 174.3 against 181.8, 393.2 against 421.1, 79.2 against 97.4, 194.6 against 194.0). Register caps on
 #: the two pieces of the first did not close the gap (c1/breakdown_odd_forward.txt: 40, 48 and 64
 #: registers 173.7, 166.6 and 155.5 us) and are not applied
