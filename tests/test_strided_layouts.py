@@ -725,7 +725,15 @@ def test_triton_tile_pieces():
     assert pieces(8, 150, 16129, 2, True, True) == (256, 0, 16, 8)  # the long axes' scalar tiles
     assert pieces(16, 21, 262144, 2, False, False)[:2] == (32, 0)  # 16-byte loads
     assert pieces(64, 21, 1, 4, False, False)[:2] == (32, 0)  # rows (inner 1)
-    # a GPU's class as the backend reads it (the interpreter: an H100's)
+    # a GPU's class from the memory clock (kHz) and bus width its driver reports: an H100 SXM's 2619 MHz
+    # over 5120 bits (3352 GB/s, 25 an SM) no, an H200's 3201 MHz over 6144 (4916, 37) yes, a driver
+    # that reports neither yes (HIGH_DRAM_GBPS_PER_SM); the interpreter plans as for an H100
+    from fastsoftmax.backends.base import dram_gbps, high_dram_bandwidth_per_sm
+
+    assert round(dram_gbps(2619000, 5120)) == 3352 and dram_gbps(0, 5120) is None
+    assert not high_dram_bandwidth_per_sm(dram_gbps(2619000, 5120), 132)
+    assert high_dram_bandwidth_per_sm(dram_gbps(3201000, 6144), 132)
+    assert high_dram_bandwidth_per_sm(dram_gbps(0, 0), 132)
     assert tb._high_bandwidth(-1) is False
 
 

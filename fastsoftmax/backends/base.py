@@ -102,6 +102,12 @@ class Backend(Protocol):
 HIGH_DRAM_GBPS_PER_SM = 30.0
 
 
+def dram_gbps(memory_clock_khz: int, bus_bits: int) -> float | None:
+    """Peak DRAM bandwidth in GB/s (double data rate over the bus) from the driver's memory clock and
+    bus width, or None where the driver reports neither."""
+    return 2 * memory_clock_khz * bus_bits / 8 / 1e6 if memory_clock_khz > 0 and bus_bits > 0 else None
+
+
 def high_dram_bandwidth_per_sm(dram_gbps: float | None, sms: int) -> bool:
     """Whether a GPU has more DRAM bandwidth an SM than HIGH_DRAM_GBPS_PER_SM."""
     return dram_gbps is None or dram_gbps / sms > HIGH_DRAM_GBPS_PER_SM

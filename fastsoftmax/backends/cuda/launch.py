@@ -32,6 +32,8 @@ import threading
 
 import torch
 
+from ..base import dram_gbps, high_dram_bandwidth_per_sm
+
 #: most parameters a kernel of this package takes (the strided backward takes 18)
 MAX_KERNEL_ARGS = 20
 #: shared memory (static and dynamic together) a launch may use without opting in
@@ -125,17 +127,13 @@ class DeviceFacts:
         self.max_threads_per_sm = query("CU_DEVICE_ATTRIBUTE_MAX_THREADS_PER_MULTIPROCESSOR")
         self.cooperative_launch = bool(query("CU_DEVICE_ATTRIBUTE_COOPERATIVE_LAUNCH"))
         self.cluster_launch = major >= 9 and bool(query("CU_DEVICE_ATTRIBUTE_CLUSTER_LAUNCH"))
-        # peak DRAM bandwidth in GB/s (double data rate over the bus), or None where the driver
-        # reports no memory clock (some tier rules depend on the bandwidth each SM has to fill)
+        # some tier rules depend on the bandwidth each SM has to fill
         clock_khz = query("CU_DEVICE_ATTRIBUTE_MEMORY_CLOCK_RATE")
-        bus_bits = query("CU_DEVICE_ATTRIBUTE_GLOBAL_MEMORY_BUS_WIDTH")
-        self.dram_gbps = 2 * clock_khz * bus_bits / 8 / 1e6 if clock_khz > 0 and bus_bits > 0 else None
+        self.dram_gbps = dram_gbps(clock_khz, query("CU_DEVICE_ATTRIBUTE_GLOBAL_MEMORY_BUS_WIDTH"))
 
     @property
     def high_bandwidth_per_sm(self) -> bool:
         """Whether this GPU has much DRAM bandwidth an SM (backends.base.high_dram_bandwidth_per_sm)."""
-        from ..base import high_dram_bandwidth_per_sm
-
         return high_dram_bandwidth_per_sm(self.dram_gbps, self.sm_count)
 
 

@@ -23,7 +23,7 @@ import os
 import torch
 
 from ... import _layout
-from ..base import high_dram_bandwidth_per_sm
+from ..base import dram_gbps, high_dram_bandwidth_per_sm
 
 try:
     import triton
@@ -255,9 +255,8 @@ def _high_bandwidth(device_index: int) -> bool:
     if device_index < 0:
         return False
     properties = triton.runtime.driver.active.utils.get_device_properties(device_index)
-    clock_khz, bus_bits = properties.get("mem_clock_rate", 0), properties.get("mem_bus_width", 0)
-    dram_gbps = 2 * clock_khz * bus_bits / 8 / 1e6 if clock_khz > 0 and bus_bits > 0 else None
-    return high_dram_bandwidth_per_sm(dram_gbps, _sm_count(device_index))
+    gbps = dram_gbps(properties.get("mem_clock_rate", 0), properties.get("mem_bus_width", 0))
+    return high_dram_bandwidth_per_sm(gbps, _sm_count(device_index))
 
 
 def scalar_tiles_hold(n: int, inner: int) -> bool:
