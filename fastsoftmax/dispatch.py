@@ -475,9 +475,10 @@ def _half_short_axis_to_triton(n: int, inner: int, numel: int) -> bool:
     measured). log-softmax takes the rule unmeasured (the same loads and tiles)."""
     if not HALF_SHORT_TRITON_N[0] <= n <= HALF_SHORT_TRITON_N[1]:
         return False
-    if n < HALF_SHORT_TRITON_MIN_FILL * (1 << (n - 1).bit_length()):
+    triton_module = _triton_module()
+    if n < HALF_SHORT_TRITON_MIN_FILL * triton_module._pow2(n):  # the rows the tile is planned for
         return False
-    return _triton_module().wide_tiles_hold(n, inner, scalar=False) and not _moves_too_little(numel, 2, False)
+    return triton_module.wide_tiles_hold(n, inner, scalar=False) and not _moves_too_little(numel, 2, False)
 
 
 @functools.lru_cache(maxsize=8)

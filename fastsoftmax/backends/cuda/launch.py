@@ -128,8 +128,8 @@ class DeviceFacts:
         self.cooperative_launch = bool(query("CU_DEVICE_ATTRIBUTE_COOPERATIVE_LAUNCH"))
         self.cluster_launch = major >= 9 and bool(query("CU_DEVICE_ATTRIBUTE_CLUSTER_LAUNCH"))
         # some tier rules depend on the bandwidth each SM has to fill
-        clock_khz = query("CU_DEVICE_ATTRIBUTE_MEMORY_CLOCK_RATE")
-        self.dram_gbps = dram_gbps(clock_khz, query("CU_DEVICE_ATTRIBUTE_GLOBAL_MEMORY_BUS_WIDTH"))
+        memory = ("CU_DEVICE_ATTRIBUTE_MEMORY_CLOCK_RATE", "CU_DEVICE_ATTRIBUTE_GLOBAL_MEMORY_BUS_WIDTH")
+        self.dram_gbps = dram_gbps(*map(query, memory))
 
     @property
     def high_bandwidth_per_sm(self) -> bool:
