@@ -379,6 +379,9 @@ TUNED_RUNS = {
         ({"staged_max_cluster": 16}, LARGE_TEAM_PROBLEMS),
         # persistent teams at one CTA an SM, as float32 long axes over wide columns take them
         ({"staged_ctas_per_sm": 1, "staged_cluster": False}, ONE_CTA_TEAM_PROBLEMS),
+        # the first wave staggered: persistent teams, then clusters
+        ({"staged_stagger_us": 2, "staged_cluster": False}, None),
+        ({"staged_stagger_us": 2}, None),
     ],
 }
 

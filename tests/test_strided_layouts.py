@@ -903,6 +903,24 @@ def test_staged_ctas_per_sm_is_tuning_and_so_part_of_every_plan_key():
     assert one != eight and one.grid < eight.grid
 
 
+def test_staged_stagger_is_tuning_within_its_bits():
+    # the wait travels in six bits of the staged geometry: a tuning outside them is refused, and
+    # one inside replaces the rule for both kinds of team
+    import pytest
+
+    from fastsoftmax.backends.cuda import strided, tiers
+
+    for wait_us in (-1, strided.STAGED_STAGGER_MAX_US + 1):
+        with pytest.raises(ValueError, match=f"staged_stagger_us={wait_us}"):
+            tiers.Tuning(staged_stagger_us=wait_us)
+    assert strided.STAGED_STAGGER_MAX_US < 1 << 6 and strided.STAGED_STAGGER_MAX_TEAMS < 1 << 9
+    for backward in (False, True):
+        for persistent in (False, True):
+            rule = strided.staged_stagger_us(backward, persistent, tiers.DEFAULT_TUNING)
+            assert rule == strided.STAGED_STAGGER_US[(backward, persistent)]
+            assert strided.staged_stagger_us(backward, persistent, tiers.Tuning(staged_stagger_us=9)) == 9
+
+
 @pytest.mark.parametrize("tier", ["tile", "online", "split", "relay"])
 @pytest.mark.parametrize("dtype", [torch.float32, torch.bfloat16], ids=str)
 def test_stepped_inputs_triton(tier, dtype):

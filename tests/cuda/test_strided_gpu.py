@@ -386,6 +386,26 @@ def test_teams_walk_several_tiles(shape, dtype):
             run(x, 1, log, "strided_staged")
 
 
+@pytest.mark.parametrize("dtype", DTYPES, ids=str)
+@pytest.mark.parametrize("cluster", [False, True], ids=["persistent", "clustered"])
+def test_staggered_first_wave(cluster, dtype):
+    # the teams of odd index among the first wave wait before their first tile: persistent teams
+    # walking several tiles, and clusters of one tile each in several waves
+    from fastsoftmax.backends.cuda import tiers
+    from fastsoftmax.backends.cuda.launch import device_facts
+
+    if cluster and not device_facts(torch.cuda.current_device()).cluster_launch:
+        pytest.skip("needs thread-block clusters (sm_90+)")
+    shape = (40, 3000, 200) if cluster else (400, 340, 64)
+    x = rand(shape, dtype)
+    for wait_us in (3, 63):
+        with tiers.tuned(
+            staged_ctas_per_sm=8 if not cluster else None, staged_cluster=cluster, staged_stagger_us=wait_us
+        ):
+            for log in (False, True):
+                run(x, 1, log, "strided_staged")
+
+
 def test_team_counters_are_left_cleared():
     """The teams meet on counters in one workspace a stream that no call clears
     (launch.stream_workspace): every launch must leave them at zero for the next. Two problems of

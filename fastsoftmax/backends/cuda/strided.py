@@ -32,7 +32,8 @@ Kernel argument order (every parameter 8 bytes, see ``instances.py``):
   strided_merge: workspace, splits, tile width;
 * strided_staged: pointers, workspace, outer, n, inner, (stride 0, stride 1) of each tensor (it
   takes no step along inner), geometry (tile columns | copy bytes << 16 | outer index fastest << 31
-  | staged rows << 32), chunk, splits;
+  | staged rows << 32 | the first wave's wait in microseconds << 48 | the teams it spans << 54), chunk,
+  splits;
 * strided_warp: pointers, outer, n, inner, (stride 0, stride 1) of each tensor, groups of columns
   an outer index, bits (log2 lanes | log2 row warps << 8);
 * the column kernels (cluster_tier.cuh): pointers, outer, n x inner, the outer stride of each
@@ -399,6 +400,23 @@ def staged_max_cluster(dtype: torch.dtype, backward: bool, broadcast: bool = Fal
     if broadcast:
         return STAGED_MAX_CLUSTER_BROADCAST
     return STAGED_MAX_CLUSTER[(backward, CXX_TYPES[dtype][2])]
+
+
+#: the longest wait of strided_staged's staggered first wave (six bits of the geometry), and the most
+#: teams it spans (nine)
+STAGED_STAGGER_MAX_US = 63
+STAGED_STAGGER_MAX_TEAMS = 511
+#: microseconds the teams of odd index among the first wave wait before their first tile, by
+#: (backward, persistent teams): none until measured faster
+STAGED_STAGGER_US = {(False, False): 0, (False, True): 0, (True, False): 0, (True, True): 0}
+
+
+def staged_stagger_us(backward: bool, persistent: bool, tuning) -> int:
+    """The first wave's wait of a strided_staged launch (``persistent``: teams meeting through
+    global memory, the cooperative grid; else one tile a team or cluster)."""
+    if tuning.staged_stagger_us is not None:
+        return tuning.staged_stagger_us
+    return STAGED_STAGGER_US[(backward, persistent)]
 
 
 #: values a CTA posts for its cluster (kStagedPostCols): a split tile is one 128-byte line of a row
@@ -2120,10 +2138,16 @@ def _staged_tiles(load, key, window: bool, input_phase: bool, step: int = 1, fol
 
     outer_fastest = int(STAGED_OUTER_FASTEST_WHEN_BROADCAST and broadcast)
     phase = int(input_phase)
+    wait_us = staged_stagger_us(backward, persistent_teams, tuning)
+    if shape.clustered and shape.splits > 1:
+        first_wave = kernel.resident_clusters()
+    else:
+        first_wave = kernel.blocks_per_sm() * facts.sm_count // shape.splits
+    first_wave = min(first_wave, shape.grid // shape.splits, STAGED_STAGGER_MAX_TEAMS)
 
     def tail(width: int) -> tuple:
         geometry = shape.tile_cols | width << 16 | fold << 21 | phase << 30 | outer_fastest << 31
-        geometry |= shape.stage_rows << 32
+        geometry |= shape.stage_rows << 32 | wait_us << 48 | first_wave << 54
         return middle + (geometry, shape.chunk, shape.splits)
 
     def width_of(pointers) -> int:

@@ -177,6 +177,9 @@ class Tuning:
     #: strided.STAGED_FILL_CLUSTER (a power of two up to 16), instead of strided.staged_max_cluster,
     #: taken wherever a tile fits in that many (whether or not the clusters fill the GPU)
     staged_max_cluster: int | None = None
+    #: strided_staged: microseconds the teams of odd index among the first wave wait before their
+    #: first tile (0: none, at most strided.STAGED_STAGGER_MAX_US), instead of strided.STAGED_STAGGER_US
+    staged_stagger_us: int | None = None
     #: strided: bytes of a row a warp covers along the contiguous axis, instead of
     #: strided.STRIDED_ROW_BYTES
     strided_row_bytes: int | None = None
@@ -313,6 +316,10 @@ class Tuning:
         if self.short_row_storage_16bit not in (None, *SHORT_ROW_STORAGES_16BIT):
             raise ValueError(
                 f"short_row_storage_16bit={self.short_row_storage_16bit!r} is not one of {SHORT_ROW_STORAGES_16BIT}"
+            )
+        if self.staged_stagger_us is not None and not 0 <= self.staged_stagger_us <= strided.STAGED_STAGGER_MAX_US:
+            raise ValueError(
+                f"staged_stagger_us={self.staged_stagger_us!r} is not from 0 to {strided.STAGED_STAGGER_MAX_US}"
             )
         if self.strided_row_bytes is not None and (self.strided_row_bytes < 16 or self.strided_row_bytes & 15):
             raise ValueError(f"strided_row_bytes={self.strided_row_bytes!r} is not a positive multiple of 16")

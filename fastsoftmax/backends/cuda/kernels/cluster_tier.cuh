@@ -64,25 +64,6 @@
 
 namespace fastsoftmax {
 
-// ---- a launch's first wave staggered ------------------------------------------------------------
-__device__ __forceinline__ long long global_ns() {
-    long long t;
-    asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t));
-    return t;
-}
-
-// Clusters of odd index below `stagger` (the host's count of clusters resident at once, or 0) wait
-// `ns` before their first row. Clusters that start together stay in step, since each does the same
-// work a row: all load, then all meet their peers while device memory idles, then all write. With
-// half of them half a row's turn behind, one half loads while the other meets and writes; a cluster
-// that follows one of the first wave out inherits its place.
-__device__ __forceinline__ void stagger_first_wave(i64 cluster, i64 stagger, long long ns) {
-    if (cluster < stagger && (cluster & 1)) {
-        const long long until = global_ns() + ns;
-        while (global_ns() < until) __nanosleep(500);
-    }
-}
-
 // ---- cluster primitives (PTX, sm_90) ---------------------------------------------------------
 // cooperative_groups offers the same through this_cluster(), but its headers cost seconds of
 // NVRTC time per translation unit for five instructions.

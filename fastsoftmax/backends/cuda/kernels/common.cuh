@@ -650,6 +650,25 @@ __device__ __forceinline__ float input_grad(float y, float dy, float total) {
     }
 }
 
+// ---- a launch's first wave staggered ------------------------------------------------------------
+__device__ __forceinline__ long long global_ns() {
+    long long t;
+    asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t));
+    return t;
+}
+
+// Clusters (or teams) of odd index below `stagger` (the host's count of them resident at once, or 0) wait
+// `ns` before their first row. Clusters that start together stay in step, since each does the same
+// work a row: all load, then all meet their peers while device memory idles, then all write. With
+// half of them half a row's turn behind, one half loads while the other meets and writes; a cluster
+// that follows one of the first wave out inherits its place.
+__device__ __forceinline__ void stagger_first_wave(i64 cluster, i64 stagger, long long ns) {
+    if (cluster < stagger && (cluster & 1)) {
+        const long long until = global_ns() + ns;
+        while (global_ns() < until) __nanosleep(500);
+    }
+}
+
 // ---- copies from device to shared memory (cp.async, sm_80+) -----------------------------------
 __device__ __forceinline__ unsigned shared_address(const void* p) {
     return static_cast<unsigned>(__cvta_generic_to_shared(p));

@@ -362,6 +362,14 @@ struct StagedGeometry {
     int groups;         // G
 };
 
+// Teams of odd index among the first wave's wait before their first tile (bits 48-53 of the geometry:
+// microseconds; bits 54-62: the teams resident at once). Persistent teams that start together stay in
+// step as clusters do (stagger_first_wave): all stage their pieces, all meet, all write.
+__device__ __forceinline__ void stagger_first_tile(i64 geometry, i64 team) {
+    const long long us = (geometry >> 48) & 0x3f;
+    if (us) stagger_first_wave(team, (geometry >> 54) & 0x1ff, us * 1000);
+}
+
 // `first_input`: where the first input's (o, k) = (0, 0) row starts
 template <int P, bool WINDOW, int STEP, typename T>
 __device__ __forceinline__ StagedGeometry staged_geometry(i64 outer, i64 inner, i64 geometry, const T* first_input) {
@@ -373,7 +381,7 @@ __device__ __forceinline__ StagedGeometry staged_geometry(i64 outer, i64 inner, 
     g.lead = input_phase ? misalignment<T, 16 / sizeof(T)>(first_input) : 0;
     g.pitch = g.tile_cols * STEP + (WINDOW && !input_phase ? 16 / (int)sizeof(T) : 0);
     g.outer_fastest = (geometry >> 31) & 1;
-    g.stage_rows = (int)(geometry >> 32);
+    g.stage_rows = (int)((geometry >> 32) & 0xffff);
     g.outer = outer;
     g.tiles_per_outer = (inner + g.lead + g.tile_cols - 1) / g.tile_cols;
     g.tiles = outer * g.tiles_per_outer;
@@ -894,6 +902,7 @@ __device__ __forceinline__ void staged_forward(LOAD in, STORE out, float* ws, i6
     // stepped input: the host stages its spans in 16-byte pieces)
     const bool direct = S > 1 || geo.width >= P * (int)sizeof(T);
 
+    stagger_first_tile(geometry, team);
     for (i64 tile = team; tile < geo.tiles; tile += teams) {
         const StagedPiece pc = staged_piece<P, WINDOW>(geo, tile, split, n, inner, chunk);
         const bool active = g < G && j * P < pc.cols && (!WINDOW || (j + 1) * P > pc.lo);
@@ -1015,6 +1024,7 @@ __device__ __forceinline__ void staged_backward(LOAD y_in, LOAD dy_in, STORE dx_
                       dx_out.s1 == inner;
     const bool direct = S > 1 || geo.width >= P * (int)sizeof(T);
 
+    stagger_first_tile(geometry, team);
     for (i64 tile = team; tile < geo.tiles; tile += teams) {
         const StagedPiece pc = staged_piece<P, WINDOW>(geo, tile, split, n, inner, chunk);
         const bool active = g < G && j * P < pc.cols && (!WINDOW || (j + 1) * P > pc.lo);
