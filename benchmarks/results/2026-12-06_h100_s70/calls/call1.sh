@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# call 1 (carries .peer1: the first of four parts of the peers' archives, kept in /tmp for call 4's
+# call 1 (carries .peer1: the first of five parts of the peers' archives, kept in /tmp for call 5's
 # main run): strided_staged's staggered first wave (Tuning.staged_stagger_us) against none, forced
 # tier, alternated in one process behind an L2 flush (benchmarks/grid_row_probe.py), forward and
 # backward, bf16 and float32: (1, 8192, 16384) over dim 1 (persistent teams walking ~10 tiles),
