@@ -905,7 +905,7 @@ def test_staged_ctas_per_sm_is_tuning_and_so_part_of_every_plan_key():
 
 def test_staged_stagger_is_tuning_within_its_bits():
     # the wait travels in six bits of the staged geometry: a tuning outside them is refused, and
-    # one inside replaces the rule for both kinds of team
+    # one inside replaces the rule (a wait for persistent teams that walk enough tiles) everywhere
     import pytest
 
     from fastsoftmax.backends.cuda import strided, tiers
@@ -914,11 +914,14 @@ def test_staged_stagger_is_tuning_within_its_bits():
         with pytest.raises(ValueError, match=f"staged_stagger_us={wait_us}"):
             tiers.Tuning(staged_stagger_us=wait_us)
     assert strided.STAGED_STAGGER_MAX_US < 1 << 6 and strided.STAGED_STAGGER_MAX_TEAMS < 1 << 9
-    for backward in (False, True):
-        for persistent in (False, True):
-            rule = strided.staged_stagger_us(backward, persistent, tiers.DEFAULT_TUNING)
-            assert rule == strided.STAGED_STAGGER_US[(backward, persistent)]
-            assert strided.staged_stagger_us(backward, persistent, tiers.Tuning(staged_stagger_us=9)) == 9
+    assert 0 < strided.STAGED_STAGGER_US <= strided.STAGED_STAGGER_MAX_US
+    least = strided.STAGED_STAGGER_MIN_ROUNDS
+    for persistent in (False, True):
+        for rounds in (1, least - 1, least, 10 * least):
+            rule = strided.staged_stagger_us(persistent, rounds, tiers.DEFAULT_TUNING)
+            assert rule == (strided.STAGED_STAGGER_US if persistent and rounds >= least else 0)
+            assert strided.staged_stagger_us(persistent, rounds, tiers.Tuning(staged_stagger_us=9)) == 9
+            assert strided.staged_stagger_us(persistent, rounds, tiers.Tuning(staged_stagger_us=0)) == 0
 
 
 @pytest.mark.parametrize("tier", ["tile", "online", "split", "relay"])
@@ -1197,6 +1200,33 @@ def test_staged_plan_gives_persistent_teams_the_streams_workspace(monkeypatch, b
         scratch = geometry.tiles * geometry.splits * geometry.tile_cols * (1 if backward else 2)
         assert asked == [(0, 5, counters, scratch)] * 2
         assert addresses == [0x9010, 0x9020]
+
+
+def test_staged_plan_staggers_the_first_wave_of_persistent_teams(monkeypatch):
+    """The geometry carries the first wave's wait (bits 48-53) and the teams it spans (54-62): the
+    rule's wait for persistent teams that walk enough tiles, none for one tile a cluster, a tuning's
+    wait for either; the staged rows (bits 32-47) stay as they were."""
+    from fastsoftmax.backends.cuda import strided, tiers
+
+    monkeypatch.setattr(strided, "device_facts", lambda dev: _StagedFacts())
+    monkeypatch.setattr(strided, "Kernel", _StagedKernel)
+    monkeypatch.setattr(strided, "stream_workspace", lambda *args: (object(), 0x9000))
+    shape = (2000, 340, 64)
+    strides = ((shape[1] * shape[2], shape[2], 1),) * 2
+    pointers = (0x10000, 0x20000)
+    for cluster, wait in ((False, None), (True, None), (True, 7), (False, 0)):
+        tuning = tiers.Tuning(staged_ctas_per_sm=8, staged_cluster=cluster, staged_stagger_us=wait)
+        key = ("strided_staged", torch.bfloat16, *shape, strides, False, False, 0, 0, tuning)
+        _StagedKernel.launches = []
+        strided._staged_tiles(lambda inst, dev: inst.name, key, False, False)(pointers, 5)
+        ((kernel, _, args),) = _StagedKernel.launches
+        geometry, splits = args[-3], args[-1]
+        planned = strided.staged_shape(*shape, torch.bfloat16, False, 228 * 1024, 227 * 1024, 132, 8, cluster)
+        teams = min(16 if cluster else 8 * 132 // splits, planned.grid // splits)
+        assert kernel.cooperative != cluster and planned.tiles >= strided.STAGED_STAGGER_MIN_ROUNDS * teams
+        expected = wait if wait is not None else (0 if cluster else strided.STAGED_STAGGER_US)
+        assert (geometry >> 48) & 0x3F == expected and geometry >> 54 == teams
+        assert (geometry >> 32) & 0xFFFF == planned.stage_rows and geometry < 1 << 63
 
 
 def test_strided_warp_shapes_and_auto_rule():

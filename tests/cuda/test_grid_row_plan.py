@@ -468,9 +468,13 @@ def test_cluster_stagger():
 
 def test_cluster_stream_two_per_sm():
     """Two CTAs an SM: half the threads and each its share of shared memory; taken where they still
-    hold CLUSTER_STREAM_PAIR_MIN_HELD of their slices (and, backward, with enough rows)."""
+    hold CLUSTER_STREAM_PAIR_MIN_HELD of their slices on GPUs of much DRAM bandwidth an SM,
+    CLUSTER_STREAM_PAIR_MIN_HELD_LOW_BANDWIDTH on others (and, backward, with enough rows), but for
+    the float32 forward of long rows."""
     from fastsoftmax.backends.cuda.instances import (
+        CLUSTER_STREAM_FLOAT32_SINGLE_MIN_COLS,
         CLUSTER_STREAM_PAIR_MIN_HELD,
+        CLUSTER_STREAM_PAIR_MIN_HELD_LOW_BANDWIDTH,
         CLUSTER_STREAM_PAIR_MIN_ROWS_BACKWARD,
         cluster_stream_per_sm,
         cluster_stream_shape,
@@ -483,39 +487,45 @@ def test_cluster_stream_two_per_sm():
                 shape = cluster_stream_shape(n, dtype, backward, pair_budget, per_sm=2)
                 assert shape.threads == GRID_ROW_THREADS // 2 and shape.smem_bytes <= pair_budget
                 held = (shape.packs * shape.threads + shape.smem_slots) / grid_row_slots(n, dtype, shape.ctas)
-                for rows in (16, 128):
-                    want = held >= CLUSTER_STREAM_PAIR_MIN_HELD[backward] and (
-                        not backward or rows >= CLUSTER_STREAM_PAIR_MIN_ROWS_BACKWARD
-                    )
-                    assert cluster_stream_per_sm(n, dtype, backward, rows, pair_budget) == (2 if want else 1)
-    # as measured (results 2026-11-27_h100_s24/cluster_stream_ab_two_per_sm.txt)
+                single = dtype == torch.float32 and not backward and n >= CLUSTER_STREAM_FLOAT32_SINGLE_MIN_COLS
+                for high, least in (
+                    (True, CLUSTER_STREAM_PAIR_MIN_HELD),
+                    (False, CLUSTER_STREAM_PAIR_MIN_HELD_LOW_BANDWIDTH),
+                ):
+                    for rows in (16, 128):
+                        want = (
+                            not single
+                            and held >= least[backward]
+                            and (not backward or rows >= CLUSTER_STREAM_PAIR_MIN_ROWS_BACKWARD)
+                        )
+                        assert cluster_stream_per_sm(n, dtype, backward, rows, pair_budget, high) == (2 if want else 1)
+    # as measured on an H100 (results 2026-12-06_h100_s70/c4/, c6/)
+    assert cluster_stream_per_sm(699051, torch.bfloat16, False, 191, pair_budget) == 1
+    assert cluster_stream_per_sm(786432, torch.bfloat16, False, 160, pair_budget) == 2
     assert cluster_stream_per_sm(1 << 20, torch.bfloat16, False, 128, pair_budget) == 2
-    assert cluster_stream_per_sm(1 << 20, torch.float32, False, 128, pair_budget) == 1
-    assert cluster_stream_per_sm(699051, torch.float32, True, 192, pair_budget) == 1
-    assert cluster_stream_per_sm(1 << 19, torch.float32, True, 256, pair_budget) == 2
+    assert cluster_stream_per_sm(1 << 20, torch.bfloat16, True, 128, pair_budget) == 1
+    assert cluster_stream_per_sm(786432, torch.bfloat16, True, 160, pair_budget) == 2
+    assert cluster_stream_per_sm(699051, torch.bfloat16, True, 191, pair_budget) == 2
+    assert cluster_stream_per_sm(1 << 19, torch.float32, True, 256, pair_budget) == 1
     assert cluster_stream_per_sm(1 << 20, torch.bfloat16, True, 16, pair_budget) == 1
+    # GPUs of much DRAM bandwidth an SM keep the pair rule as first measured (2026-11-27_h100_s24)
+    assert cluster_stream_per_sm(1 << 20, torch.bfloat16, True, 128, pair_budget, True) == 2
+    assert cluster_stream_per_sm(699051, torch.float32, True, 192, pair_budget, True) == 1
     with pytest.raises(ValueError, match="CTAs an SM"):
         cluster_stream_shape(1 << 20, torch.float32, False, pair_budget, per_sm=3)
 
 
 def test_float32_forward_of_long_rows_keeps_one_cta_an_sm():
-    """On a GPU of much DRAM bandwidth an SM, the float32 forward of rows of at least
-    CLUSTER_STREAM_FLOAT32_SINGLE_MIN_COLS runs one CTA an SM (the pair rule for shorter rows, and
-    everywhere on other GPUs and for the backward and 16-bit types)."""
-    from fastsoftmax.backends.cuda.instances import CLUSTER_STREAM_FLOAT32_SINGLE_MIN_COLS, cluster_stream_per_sm
+    """The float32 forward of rows of at least CLUSTER_STREAM_FLOAT32_SINGLE_MIN_COLS runs one CTA an
+    SM on any GPU; shorter rows keep the pair rule (H200, results 2026-12-03_h200_s51/d5/stream_per_sm.txt;
+    H100, 2026-12-06_h100_s70/c4/, c6/)."""
+    from fastsoftmax.backends.cuda.instances import cluster_stream_per_sm
 
     pair_budget = 228 * 1024 // 2 - 2 * 1024
-    for dtype in DTYPES:
-        for backward in (False, True):
-            for n in (300007, 393215, 393216, 1 << 19, 699051, 786432, 1 << 20):
-                pair_rule = cluster_stream_per_sm(n, dtype, backward, 256, pair_budget)
-                long_row = n >= CLUSTER_STREAM_FLOAT32_SINGLE_MIN_COLS
-                want = 1 if dtype == torch.float32 and not backward and long_row else pair_rule
-                assert cluster_stream_per_sm(n, dtype, backward, 256, pair_budget, True) == want
-                assert cluster_stream_per_sm(n, dtype, backward, 256, pair_budget, False) == pair_rule
-    # as measured on an H200 (results 2026-12-03_h200_s51/d5/stream_per_sm.txt)
-    assert cluster_stream_per_sm(300007, torch.float32, False, 512, pair_budget, True) == 2
-    assert cluster_stream_per_sm(786432, torch.float32, False, 128, pair_budget, True) == 1
+    for high in (True, False):
+        assert cluster_stream_per_sm(300007, torch.float32, False, 512, pair_budget, high) == 2
+        for n in (393216, 1 << 19, 699051, 786432, 1 << 20):
+            assert cluster_stream_per_sm(n, torch.float32, False, 128, pair_budget, high) == 1
     assert cluster_stream_per_sm(1 << 19, torch.bfloat16, False, 256, pair_budget, True) == 2
 
 

@@ -919,24 +919,31 @@ def cluster_stream_shape(
 
 #: cluster_stream at two CTAs an SM (half the threads and shared memory each, so that one CTA loads
 #: while the other meets its cluster or writes) where its CTAs still hold at least this share of
-#: their slices (forward, backward) and, backward, from CLUSTER_STREAM_PAIR_MIN_ROWS_BACKWARD rows.
-#: H100, alternated in one process (benchmarks/grid_row_probe.py, results
-#: 2026-11-27_h100_s24/cluster_stream_ab_two_per_sm.txt): where two CTAs hold the row, 0.03-0.07
-#: ahead (bf16 forward 128 x 2^20 0.85 against 0.82, 256 x 2^19 0.88 against 0.84, float32 256 x
-#: 2^19 0.89 against 0.86, bf16 backward 192 x 699051 0.76 against 0.69); float32 forward 128 x 2^20,
-#: which one CTA an SM holds and two re-read 38% of, 0.71 against 0.76; backward re-reading 44% of
-#: each slice still ahead (bf16 128 x 2^20 0.69 against 0.67, float32 256 x 2^19 0.72 against 0.68),
-#: 58-72% behind (float32 192 x 699051 0.62 against 0.70), and 16 rows behind (bf16 2^20 0.55
-#: against 0.57)
+#: their slices (forward, backward) and, backward, from CLUSTER_STREAM_PAIR_MIN_ROWS_BACKWARD rows, on
+#: GPUs of much DRAM bandwidth an SM (high_dram_bandwidth_per_sm). First measured on an H100 (results
+#: 2026-11-27_h100_s24/cluster_stream_ab_two_per_sm.txt, before the persistent grid and the staggered
+#: first wave): where two CTAs hold the row, 0.03-0.07 ahead (bf16 forward 128 x 2^20 0.85 against
+#: 0.82, bf16 backward 192 x 699051 0.76 against 0.69); backward re-reading 44% of each slice still
+#: ahead (bf16 128 x 2^20 0.69 against 0.67), 58-72% behind (float32 192 x 699051 0.62 against 0.70),
+#: and 16 rows behind (bf16 2^20 0.55 against 0.57)
 CLUSTER_STREAM_PAIR_MIN_HELD = {False: 0.75, True: 0.5}
+#: ... and on other GPUs (the H100): two CTAs an SM forward only where they hold their whole slices,
+#: backward where they hold 0.7 of them. H100, today's kernels, the two forced and alternated in one
+#: process behind an L2 flush (results 2026-12-06_h100_s70/c4/, c6/): forward bf16 191 x 699051
+#: (two hold 94%) one 0.823-0.824 of copy against two's 0.796-0.806, 160 x 786432 and 128 x 2^20
+#: (two hold all) two 0.880-0.900 against 0.864-0.884; backward bf16 128 x 2^20 (two hold 56%) one
+#: 0.795 against 0.717, float32 256 x 524288 (56%) 0.821 against 0.747, bf16 160 x 786432 (75%) two
+#: 0.795-0.800 against 0.752, 191 x 699051 (84%) 0.815 against 0.783
+CLUSTER_STREAM_PAIR_MIN_HELD_LOW_BANDWIDTH = {False: 1.0, True: 0.7}
 CLUSTER_STREAM_PAIR_MIN_ROWS_BACKWARD = 32
-#: on GPUs of much DRAM bandwidth an SM (high_dram_bandwidth_per_sm), the float32 forward of rows of at
-#: least this many columns runs one CTA an SM. H200, persistent launches, the two forced and alternated
-#: in one process (results 2026-12-03_h200_s51/d5/stream_per_sm.txt): one ahead by 0.04-0.08 of copy at
-#: 256 x 393216 (0.820 against 0.775), 128-512 x 524288 (512 rows 0.885 against 0.810), 128 x 786432
-#: (0.758 against 0.700) and 128 x 2^20 (0.811 against 0.645), 0.01 behind at 192 x 699051 (0.697
-#: against 0.706), 0.03 behind at 512 x 300007 (0.755 against 0.788), which keeps the pair rule; 16-bit
-#: rows ran two ahead or level at every length
+#: the float32 forward of rows of at least this many columns runs one CTA an SM. H200, persistent
+#: launches, the two forced and alternated in one process (results 2026-12-03_h200_s51/d5/stream_per_sm.txt):
+#: one ahead by 0.04-0.08 of copy at 256 x 393216 (0.820 against 0.775), 128-512 x 524288 (512 rows
+#: 0.885 against 0.810), 128 x 786432 (0.758 against 0.700) and 128 x 2^20 (0.811 against 0.645), 0.01
+#: behind at 192 x 699051 (0.697 against 0.706), 0.03 behind at 512 x 300007 (0.755 against 0.788),
+#: which keeps the pair rule; 16-bit rows ran two ahead or level at every length. H100 likewise (results
+#: 2026-12-06_h100_s70/c4/, c6/): 256 x 524288 0.933-0.938 against 0.893-0.902 (Quack 0.925 in the same
+#: process), 160 x 786432 0.897 against 0.827-0.830, 191 x 699051 0.819 against 0.808-0.812, 128 x 2^20 level
 CLUSTER_STREAM_FLOAT32_SINGLE_MIN_COLS = 393216
 
 
@@ -945,16 +952,18 @@ def cluster_stream_per_sm(
 ) -> int:
     """CTAs an SM for a cluster_stream launch on ``rows`` rows of n (``pair_budget``: the dynamic
     shared memory each of two CTAs an SM may take): 1 for the float32 forward of rows of at least
-    CLUSTER_STREAM_FLOAT32_SINGLE_MIN_COLS on a GPU of much DRAM bandwidth an SM (``high_bandwidth``);
-    else 2 where two hold CLUSTER_STREAM_PAIR_MIN_HELD of their slices, else 1."""
+    CLUSTER_STREAM_FLOAT32_SINGLE_MIN_COLS; else 2 where two hold CLUSTER_STREAM_PAIR_MIN_HELD of
+    their slices on a GPU of much DRAM bandwidth an SM (``high_bandwidth``),
+    CLUSTER_STREAM_PAIR_MIN_HELD_LOW_BANDWIDTH on others, else 1."""
     if backward and rows < CLUSTER_STREAM_PAIR_MIN_ROWS_BACKWARD:
         return 1
-    if high_bandwidth and not backward and CXX_TYPES[dtype][2] == 4 and n >= CLUSTER_STREAM_FLOAT32_SINGLE_MIN_COLS:
+    if not backward and CXX_TYPES[dtype][2] == 4 and n >= CLUSTER_STREAM_FLOAT32_SINGLE_MIN_COLS:
         return 1
     shape = cluster_stream_shape(n, dtype, backward, pair_budget, per_sm=2)
     slots = grid_row_slots(n, dtype, shape.ctas)
     held = shape.packs * shape.threads + shape.smem_slots
-    return 2 if held >= CLUSTER_STREAM_PAIR_MIN_HELD[backward] * slots else 1
+    least = (CLUSTER_STREAM_PAIR_MIN_HELD if high_bandwidth else CLUSTER_STREAM_PAIR_MIN_HELD_LOW_BANDWIDTH)[backward]
+    return 2 if held >= least * slots else 1
 
 
 #: rows a resident cluster from which cluster_stream staggers its first wave (grid_row_tier.cuh's

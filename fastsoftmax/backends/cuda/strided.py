@@ -406,17 +406,27 @@ def staged_max_cluster(dtype: torch.dtype, backward: bool, broadcast: bool = Fal
 #: teams it spans (nine)
 STAGED_STAGGER_MAX_US = 63
 STAGED_STAGGER_MAX_TEAMS = 511
-#: microseconds the teams of odd index among the first wave wait before their first tile, by
-#: (backward, persistent teams): none until measured faster
-STAGED_STAGGER_US = {(False, False): 0, (False, True): 0, (True, False): 0, (True, True): 0}
+#: microseconds the teams of odd index among the first wave of persistent teams (the cooperative grid)
+#: wait before their first tile, where every team walks STAGED_STAGGER_MIN_ROUNDS tiles or more: teams
+#: that start together stay in step, all staging their pieces, then all meeting, then all writing.
+#: H100, strided_staged forced, the waits alternated in one process behind an L2 flush (results
+#: 2026-12-06_h100_s70/c1/stagger_ab.txt), none -> 4 us: (8192, 16384) over dim 0 (26 teams of 10 CTAs,
+#: about 10 tiles each) bf16 forward 0.648 -> 0.673 of copy, backward 0.684 -> 0.708, float32 0.766 ->
+#: 0.781 and 0.771 -> 0.780; bf16 (32, 4096, 1024) over dim 1 backward (about 20 tiles each) 0.797 ->
+#: 0.813; 8 us level with 4 or behind, 16 us behind. One tile a cluster (clusters in waves) ran level
+#: with every wait (within 0.008 either way): no wait there
+STAGED_STAGGER_US = 4
+STAGED_STAGGER_MIN_ROUNDS = 4
 
 
-def staged_stagger_us(backward: bool, persistent: bool, tuning) -> int:
-    """The first wave's wait of a strided_staged launch (``persistent``: teams meeting through
-    global memory, the cooperative grid; else one tile a team or cluster)."""
+def staged_stagger_us(persistent: bool, rounds: int, tuning) -> int:
+    """The first wave's wait of a strided_staged launch (``persistent``: teams meeting through global
+    memory, the cooperative grid, each walking ``rounds`` tiles or more; else one tile a team or
+    cluster): Tuning.staged_stagger_us where set, else STAGED_STAGGER_US for persistent teams of
+    STAGED_STAGGER_MIN_ROUNDS rounds or more, else none."""
     if tuning.staged_stagger_us is not None:
         return tuning.staged_stagger_us
-    return STAGED_STAGGER_US[(backward, persistent)]
+    return STAGED_STAGGER_US if persistent and rounds >= STAGED_STAGGER_MIN_ROUNDS else 0
 
 
 #: values a CTA posts for its cluster (kStagedPostCols): a split tile is one 128-byte line of a row
@@ -2138,12 +2148,13 @@ def _staged_tiles(load, key, window: bool, input_phase: bool, step: int = 1, fol
 
     outer_fastest = int(STAGED_OUTER_FASTEST_WHEN_BROADCAST and broadcast)
     phase = int(input_phase)
-    wait_us = staged_stagger_us(backward, persistent_teams, tuning)
     if shape.clustered and shape.splits > 1:
         first_wave = kernel.resident_clusters()
     else:
         first_wave = kernel.blocks_per_sm() * facts.sm_count // shape.splits
-    first_wave = min(first_wave, shape.grid // shape.splits, STAGED_STAGGER_MAX_TEAMS)
+    first_wave = min(first_wave, shape.grid // shape.splits)
+    wait_us = staged_stagger_us(persistent_teams, shape.tiles // max(1, first_wave), tuning)
+    first_wave = min(first_wave, STAGED_STAGGER_MAX_TEAMS)
 
     def tail(width: int) -> tuple:
         geometry = shape.tile_cols | width << 16 | fold << 21 | phase << 30 | outer_fastest << 31
