@@ -187,7 +187,7 @@ def test_supports(limits):
 @pytest.mark.parametrize("limits", LIMITS, ids=["h100", "a100"])
 def test_chosen_where_measured_faster(limits):
     """grid_row takes a few long rows where it measured faster than split_row (backward of 4 MiB
-    to 64 MiB rows, 16-bit forward of 8 MiB to 64 MiB, float32 forward of 16 MiB to 128 MiB), and
+    to 64 MiB rows, 16-bit forward of 8 MiB to 128 MiB, float32 forward of 16 MiB to 128 MiB), and
     only with cooperative launches and no cluster tier that holds the row."""
     for dtype in DTYPES:
         size = CXX_TYPES[dtype][2]
@@ -207,14 +207,15 @@ def test_chosen_where_measured_faster(limits):
                         and outer <= 4
                         and (
                             (backward and 4 << 20 <= n * size <= 64 << 20)
-                            or (not backward and size == 2 and 8 << 20 <= n * size <= 64 << 20)
+                            or (not backward and size == 2 and 8 << 20 <= n * size <= 128 << 20)
                             or (not backward and size == 4 and 16 << 20 <= n * size <= 128 << 20)
                         )
                     )
                     assert (chosen == "grid_row") == want, (outer, n, dtype, backward, chosen)
     h100 = tiers.H100_LIMITS
     assert tiers.choose_tier(1, 1 << 24, 1, torch.bfloat16, False, h100) == "grid_row"
-    assert tiers.choose_tier(1, 1 << 26, 1, torch.bfloat16, False, h100) == "split_row"
+    assert tiers.choose_tier(1, 1 << 26, 1, torch.bfloat16, False, h100) == "grid_row"
+    assert tiers.choose_tier(1, (1 << 26) + 1, 1, torch.bfloat16, False, h100) == "split_row"
     assert tiers.choose_tier(1, 1 << 26, 1, torch.float32, False, h100) == "split_row"
     assert tiers.choose_tier(1, 1 << 24, 1, torch.bfloat16, True, h100) == "grid_row"
     assert tiers.choose_tier(1, 1 << 24, 1, torch.float32, False, h100) == "grid_row"
