@@ -920,7 +920,9 @@ def cluster_stream_shape(
 #: cluster_stream at two CTAs an SM (half the threads and shared memory each, so that one CTA loads
 #: while the other meets its cluster or writes) where its CTAs still hold at least this share of
 #: their slices (forward, backward) and, backward, from CLUSTER_STREAM_PAIR_MIN_ROWS_BACKWARD rows, on
-#: GPUs of much DRAM bandwidth an SM (high_dram_bandwidth_per_sm). First measured on an H100 (results
+#: GPUs of much DRAM bandwidth an SM (high_dram_bandwidth_per_sm): the rule as it stood, not measured
+#: again on such a GPU with today's kernels (an H200 ran the 16-bit forward two ahead or level at
+#: every length, results 2026-12-03_h200_s51/d5/stream_per_sm.txt). First measured on an H100 (results
 #: 2026-11-27_h100_s24/cluster_stream_ab_two_per_sm.txt, before the persistent grid and the staggered
 #: first wave): where two CTAs hold the row, 0.03-0.07 ahead (bf16 forward 128 x 2^20 0.85 against
 #: 0.82, bf16 backward 192 x 699051 0.76 against 0.69); backward re-reading 44% of each slice still
@@ -943,7 +945,8 @@ CLUSTER_STREAM_PAIR_MIN_ROWS_BACKWARD = 32
 #: behind at 192 x 699051 (0.697 against 0.706), 0.03 behind at 512 x 300007 (0.755 against 0.788),
 #: which keeps the pair rule; 16-bit rows ran two ahead or level at every length. H100 likewise (results
 #: 2026-12-06_h100_s70/c4/, c6/): 256 x 524288 0.933-0.938 against 0.893-0.902 (Quack 0.925 in the same
-#: process), 160 x 786432 0.897 against 0.827-0.830, 191 x 699051 0.819 against 0.808-0.812, 128 x 2^20 level
+#: process), 160 x 786432 0.897 against 0.827-0.830, 191 x 699051 0.819 against 0.808-0.812, 128 x 2^20
+#: (one by the pair rule too) 0.879-0.884 against 0.728-0.729
 CLUSTER_STREAM_FLOAT32_SINGLE_MIN_COLS = 393216
 
 

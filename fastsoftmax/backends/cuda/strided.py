@@ -403,18 +403,20 @@ def staged_max_cluster(dtype: torch.dtype, backward: bool, broadcast: bool = Fal
 
 
 #: the longest wait of strided_staged's staggered first wave (six bits of the geometry), and the most
-#: teams it spans (nine)
+#: teams it spans (nine; teams past it start at once)
 STAGED_STAGGER_MAX_US = 63
 STAGED_STAGGER_MAX_TEAMS = 511
 #: microseconds the teams of odd index among the first wave of persistent teams (the cooperative grid)
 #: wait before their first tile, where every team walks STAGED_STAGGER_MIN_ROUNDS tiles or more: teams
 #: that start together stay in step, all staging their pieces, then all meeting, then all writing.
 #: H100, strided_staged forced, the waits alternated in one process behind an L2 flush (results
-#: 2026-12-06_h100_s70/c1/stagger_ab.txt), none -> 4 us: (8192, 16384) over dim 0 (26 teams of 10 CTAs,
-#: about 10 tiles each) bf16 forward 0.648 -> 0.673 of copy, backward 0.684 -> 0.708, float32 0.766 ->
-#: 0.781 and 0.771 -> 0.780; bf16 (32, 4096, 1024) over dim 1 backward (about 20 tiles each) 0.797 ->
-#: 0.813; 8 us level with 4 or behind, 16 us behind. One tile a cluster (clusters in waves) ran level
-#: with every wait (within 0.008 either way): no wait there
+#: 2026-12-06_h100_s70/c1/stagger_ab.txt), none -> 4 us: (8192, 16384) over dim 0 (teams of 10 or 20
+#: CTAs walking 10-39 tiles each) bf16 forward 0.648 -> 0.673 of copy, backward 0.684 -> 0.708, float32
+#: 0.766 -> 0.781 and 0.771 -> 0.780; bf16 (32, 4096, 1024) over dim 1 backward (about 20 tiles each)
+#: 0.797 -> 0.813; 8 us level with 4 or behind, 16 us behind. One tile a cluster (clusters in waves)
+#: ran level at 4 and 8 us (within 0.008 either way) and behind at 16: no wait there. Measured on an
+#: H100 only. The cut at four tiles a team is cluster_stream's (instances.CLUSTER_STREAM_STAGGER_MIN_ROUNDS),
+#: not measured here: fewer rounds only add the wait to the launch
 STAGED_STAGGER_US = 4
 STAGED_STAGGER_MIN_ROUNDS = 4
 
@@ -2155,6 +2157,8 @@ def _staged_tiles(load, key, window: bool, input_phase: bool, step: int = 1, fol
     first_wave = min(first_wave, shape.grid // shape.splits)
     wait_us = staged_stagger_us(persistent_teams, shape.tiles // max(1, first_wave), tuning)
     first_wave = min(first_wave, STAGED_STAGGER_MAX_TEAMS)
+    if shape.stage_rows >= 1 << 16:  # the geometry's bits 32-47
+        raise ValueError(f"strided_staged: {shape.stage_rows} staged rows do not fit the kernel's 16 bits")
 
     def tail(width: int) -> tuple:
         geometry = shape.tile_cols | width << 16 | fold << 21 | phase << 30 | outer_fastest << 31

@@ -317,7 +317,8 @@ class Tuning:
             raise ValueError(
                 f"short_row_storage_16bit={self.short_row_storage_16bit!r} is not one of {SHORT_ROW_STORAGES_16BIT}"
             )
-        if self.staged_stagger_us is not None and not 0 <= self.staged_stagger_us <= strided.STAGED_STAGGER_MAX_US:
+        wait = self.staged_stagger_us
+        if wait is not None and (type(wait) is not int or not 0 <= wait <= strided.STAGED_STAGGER_MAX_US):
             raise ValueError(
                 f"staged_stagger_us={self.staged_stagger_us!r} is not from 0 to {strided.STAGED_STAGGER_MAX_US}"
             )
@@ -457,8 +458,9 @@ H100_LIMITS = Limits(227 * 1024, 228 * 1024, 132, True, True, 3352.3)
 #: against 0.57, at 1 x 2^20 a tie. Since grid_row's rewrites, the 16-bit forward up to 128 MiB
 #: (results 2026-12-06_h100_s70/c8/, c10/): 1 x 2^26 bf16 0.609 against 0.595, bf16 and fp16 1 x 2^26
 #: and 1 x (2^26 + 7) 0.618-0.622 against 0.600-0.602 in another process; there the backward still
-#: lost (bf16 0.556 against 0.571) and float32's 256 MiB row too (0.600 against 0.629). The bound is
-#: the power of two measured; 14 bytes past it (2^26 + 7) ran alike, longer rows were not timed
+#: lost (bf16 0.556 against 0.571) and float32's 256 MiB row too (0.600 against 0.629; at 2 x 2^25,
+#: 128 MiB rows, level: 0.624 against 0.629). The bound is the power of two measured; 14 bytes past it
+#: (2^26 + 7) ran alike, longer rows and 2-4 rows of 2^26 were not timed, nor a GPU but the H100
 GRID_ROW_ROW_BYTES = {
     (2, False): (8 << 20, 128 << 20),
     (2, True): (4 << 20, 64 << 20),

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
-# call 11 (the last minutes of device time; every probe writes straight under $OUT, so what finishes
-# comes back if the time runs out): strided_staged's team shapes on the non-last-dim shapes under
+# call 11 (every probe writes straight under $OUT, so what finishes comes back if a limit cuts the
+# call): strided_staged's team shapes on the non-last-dim shapes under
 # their goal, forced tier alternated in one process behind an L2 flush: (1, 8192, 16384) (persistent
 # teams of 10 CTAs at two CTAs an SM, staggered) against three and one CTA an SM and clusters of up
 # to 16; (32, 4096, 1024) (bf16 forward: clusters of 8) against clusters of 16 and persistent teams

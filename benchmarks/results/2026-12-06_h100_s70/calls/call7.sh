@@ -6,7 +6,7 @@
 # staggered first wave (the rule against none); then the strided tier's waves for inputs that step
 # along inner (2, 4 and 8; more than 2 only on GPUs of much DRAM bandwidth an SM), kernel by kernel,
 # on the one layouts loss to torch.compile in call 3; the non-last-dim regime through "auto" beside
-# torch.compile; the cluster_stream GPU tests with what time is left
+# torch.compile; the cluster_stream GPU tests within the call's limit
 set -u
 export PYTHONPATH=$PWD PYTHONUNBUFFERED=1
 R=$OUT/c7; mkdir -p $R

@@ -345,7 +345,8 @@ __device__ __forceinline__ void store_window(T* row, const Pack<T, P>& pack, int
 
 // ---- the geometry of one launch --------------------------------------------------------------
 // geometry = tile_cols | width << 16 | fold << 21 | input_phase << 30 | outer_fastest << 31 |
-// stage_rows << 32 (one 8-byte kernel parameter)
+// stage_rows << 32 (16 bits) | first wave's wait in microseconds << 48 | its teams << 54 (one 8-byte
+// kernel parameter; stagger_first_tile reads the last two)
 struct StagedGeometry {
     int tile_cols;       // columns of a tile (a multiple of P; all of inner in the flat layout)
     int width;           // bytes per copy between device and shared memory: 16, 8, 4 or 2
@@ -363,7 +364,7 @@ struct StagedGeometry {
 };
 
 // Teams of odd index among the first wave's wait before their first tile (bits 48-53 of the geometry:
-// microseconds; bits 54-62: the teams resident at once). Persistent teams that start together stay in
+// microseconds; bits 54-62: the teams resident at once, at most 511, those past it starting at once). Persistent teams that start together stay in
 // step as clusters do (stagger_first_wave): all stage their pieces, all meet, all write.
 __device__ __forceinline__ void stagger_first_tile(i64 geometry, i64 team) {
     const long long us = (geometry >> 48) & 0x3f;
