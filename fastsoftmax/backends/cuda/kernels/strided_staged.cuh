@@ -364,8 +364,9 @@ struct StagedGeometry {
 };
 
 // Teams of odd index among the first wave's wait before their first tile (bits 48-53 of the geometry:
-// microseconds; bits 54-62: the teams resident at once, at most 511, those past it starting at once). Persistent teams that start together stay in
-// step as clusters do (stagger_first_wave): all stage their pieces, all meet, all write.
+// microseconds; bits 54-62: the teams resident at once, at most 511, those past it starting at once).
+// Persistent teams that start together stay in step as clusters do (stagger_first_wave): all stage
+// their pieces, all meet, all write.
 __device__ __forceinline__ void stagger_first_tile(i64 geometry, i64 team) {
     const long long us = (geometry >> 48) & 0x3f;
     if (us) stagger_first_wave(team, (geometry >> 54) & 0x1ff, us * 1000);
