@@ -353,6 +353,38 @@ def test_spans_aligned_on_the_canonical_views():
     assert not spans(torch.randn(8, 63, 2 * 95)[..., ::2])  # rows 190 elements apart
 
 
+@pytest.mark.parametrize("dtype", [torch.float32, torch.bfloat16], ids=str)
+@pytest.mark.parametrize("backward", [False, True])
+@pytest.mark.parametrize("clustered", [False, True])
+def test_forced_tile_columns(dtype, backward, clustered):
+    # Tuning.staged_tile_cols: whole 128-byte lines of each row; a cluster's posts take a value (or a
+    # pair) a column of the wider tile; widths of no whole line, or past a tile row's packs, refused
+    line = 128 // dtype.itemsize
+    auto = strided.staged_shape(32, 4096, 1024, dtype, backward, **H100, clustered=clustered)
+    assert auto.tile_cols == line
+    for lines in (2, 4):
+        shape = strided.staged_shape(
+            32, 4096, 1024, dtype, backward, **H100, clustered=clustered, tile_cols=lines * line
+        )
+        assert shape.tile_cols == lines * line and shape.tiles == 32 * 1024 // (lines * line)
+        assert shape.held and shape.splits * shape.chunk >= 4096
+        # a cluster wherever the wider tile still fits the largest one
+        largest = strided.staged_max_cluster(dtype, backward)
+        assert shape.clustered == (clustered and shape.splits <= largest)
+        staged = (2 if backward else 1) * shape.stage_rows * lines * line * dtype.itemsize
+        if shape.clustered:  # the posts: a value (a pair forward) a column of the wide tile
+            assert shape.smem >= staged + lines * line * (4 if backward else 8)
+        else:
+            assert shape.smem >= staged
+    for cols in (line + line // 2, 16 * line * 16):
+        with pytest.raises(ValueError, match=f"tiles of {cols} columns"):
+            strided.staged_shape(32, 4096, 1024, dtype, backward, **H100, clustered=clustered, tile_cols=cols)
+    from fastsoftmax.backends.cuda import tiers
+
+    with pytest.raises(ValueError, match="staged_tile_cols=0"):
+        tiers.Tuning(staged_tile_cols=0)
+
+
 def test_tiles_longer_than_a_cluster_stay_persistent():
     # (65536, 2048) over dim 0: 88 CTAs a tile
     shape = strided.staged_shape(1, 65536, 2048, torch.bfloat16, False, **H100, clustered=True)

@@ -407,6 +407,32 @@ def test_staggered_first_wave(cluster, dtype):
                 run(x, 1, log, "strided_staged")
 
 
+@pytest.mark.parametrize("dtype", DTYPES, ids=str)
+@pytest.mark.parametrize("cluster", [False, True], ids=["persistent", "clustered"])
+def test_wider_tiles(cluster, dtype):
+    # tiles of two and four 128-byte lines a row (Tuning.staged_tile_cols), their posts wider than a
+    # line's: a partial last tile (inner 200 is no multiple of them), an odd n, teams of several CTAs
+    from fastsoftmax.backends.cuda import strided, tiers
+    from fastsoftmax.backends.cuda.launch import device_facts
+
+    facts = device_facts(torch.cuda.current_device())
+    if cluster and not facts.cluster_launch:
+        pytest.skip("needs thread-block clusters (sm_90+)")
+    shape = (6, 1001, 200)
+    line = 128 // dtype.itemsize
+    x = rand(shape, dtype)
+    args = (facts.smem_per_sm, facts.smem_per_block, facts.sm_count, None, cluster)
+    clustered = []
+    for cols in (2 * line, 4 * line):
+        geometry = strided.staged_shape(*shape, dtype, False, *args, tile_cols=cols)
+        assert geometry.tile_cols == min(cols, 200) and geometry.splits > 1
+        clustered.append(geometry.clustered)
+        with tiers.tuned(staged_cluster=cluster or None, staged_tile_cols=cols):  # None: where one fits
+            for log in (False, True):
+                run(x, 1, log, "strided_staged")
+    assert clustered[0] == cluster and (cluster or not any(clustered))
+
+
 def test_team_counters_are_left_cleared():
     """The teams meet on counters in one workspace a stream that no call clears
     (launch.stream_workspace): every launch must leave them at zero for the next. Two problems of

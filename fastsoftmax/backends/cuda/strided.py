@@ -431,7 +431,8 @@ def staged_stagger_us(persistent: bool, rounds: int, tuning) -> int:
     return STAGED_STAGGER_US if persistent and rounds >= STAGED_STAGGER_MIN_ROUNDS else 0
 
 
-#: values a CTA posts for its cluster (kStagedPostCols): a split tile is one 128-byte line of a row
+#: values a CTA posts for its cluster at least (a post a column of its tile): a split tile is one
+#: 128-byte line of a row unless Tuning.staged_tile_cols widens it
 STAGED_POST_COLS = 64
 #: Tiles ordered outer index fastest where an input has stride 0 along outer (an expanded tensor):
 #: the outer indices of one column range read the same memory, and run together share it in L2.
@@ -522,6 +523,7 @@ def staged_shape(
     window: bool = False,
     per_row: bool = True,
     step: int = 1,
+    tile_cols: int | None = None,
 ) -> StagedShape | None:
     """The strided_staged geometry of a problem (None for inner <= 1, or columns too wide for 16
     rows of one tile in a CTA's shared memory). Tiles are held in shared memory when the resident
@@ -532,7 +534,9 @@ def staged_shape(
     ``broadcast``: an input has stride 0 along outer; ``window``: rows staged in their 16-byte
     windows (16-byte packs, at most STAGED_WINDOW_MAX_PACKS a tile's row), ``per_row`` each at its
     own phase (one 16-byte piece more a staged row) rather than at the inputs' one phase; ``step``: the
-    inputs' step along inner (2: a staged row is the span of its columns, 16-byte packs)."""
+    inputs' step along inner (2: a staged row is the span of its columns, 16-byte packs); ``tile_cols``
+    forces the tile's columns (a multiple of 128 bytes, at most a tile row's packs; ValueError
+    otherwise)."""
     if inner <= 1:
         return None
     ctas = ctas_per_sm or STAGED_CTAS_PER_SM
@@ -546,7 +550,15 @@ def staged_shape(
     line = 128 // itemsize
     extra = pack if window and per_row else 0  # a staged row at its own phase: one piece more
     span = lambda cols: cols * step + extra  # noqa: E731  (elements a staged row of cols columns takes)
-    if inner <= line and not window:
+    if tile_cols is not None:
+        widest = (STAGED_WINDOW_MAX_PACKS if window else STAGED_THREADS) * pack
+        if tile_cols % line or tile_cols > widest:
+            raise ValueError(
+                f"strided_staged: tiles of {tile_cols} columns: not a multiple of {line} up to {widest} ({dtype})"
+            )
+        if not window:
+            tile_cols = min(tile_cols, inner)
+    elif inner <= line and not window:
         tile_cols = inner
     else:
         # a 128-byte line of each row, widened while a whole tile still fits one CTA and the tiles
@@ -573,10 +585,10 @@ def staged_shape(
         return None
     fewest_splits = -(-n // most_rows)
     largest = max_cluster or staged_max_cluster(dtype, backward, broadcast)
-    if clustered and tile_cols <= STAGED_POST_COLS and fewest_splits <= largest:
+    if clustered and fewest_splits <= largest:
         # the posts take shared memory too: the rows a CTA holds are counted without them, so a
         # chunk may need one more power of two of CTAs
-        post = STAGED_POST_COLS * (4 if backward else 8)  # a column's sum, or its (max, sum) pair
+        post = max(STAGED_POST_COLS, tile_cols) * (4 if backward else 8)  # a column's sum, or (max, sum)
         splits = next_pow2(fewest_splits)
         chunk = lambda splits: _chunk_rows(n, splits)  # noqa: E731
         smem = lambda splits: tensors * stage(chunk(splits)) + scratch + post  # noqa: E731
@@ -2090,6 +2102,7 @@ def _staged_tiles(load, key, window: bool, input_phase: bool, step: int = 1, fol
             window,
             not input_phase,
             step,
+            tuning.staged_tile_cols,
         )
         if shape is None:
             raise ValueError(f"tier 'strided_staged' cannot hold (outer={outer}, n={n}, inner={inner}) {dtype}")

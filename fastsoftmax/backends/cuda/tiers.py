@@ -180,6 +180,9 @@ class Tuning:
     #: strided_staged: microseconds the teams of odd index among the first wave wait before their
     #: first tile (0: none, at most strided.STAGED_STAGGER_MAX_US), instead of strided.STAGED_STAGGER_US
     staged_stagger_us: int | None = None
+    #: strided_staged: columns of a tile (a multiple of 128 bytes, at most 16 bits' worth), instead of
+    #: one 128-byte line of each row widened only while one CTA holds the whole tile
+    staged_tile_cols: int | None = None
     #: strided: bytes of a row a warp covers along the contiguous axis, instead of
     #: strided.STRIDED_ROW_BYTES
     strided_row_bytes: int | None = None
@@ -322,6 +325,9 @@ class Tuning:
             raise ValueError(
                 f"staged_stagger_us={self.staged_stagger_us!r} is not from 0 to {strided.STAGED_STAGGER_MAX_US}"
             )
+        cols = self.staged_tile_cols
+        if cols is not None and (type(cols) is not int or not 0 < cols < 1 << 16):
+            raise ValueError(f"staged_tile_cols={cols!r} is not a positive count under 65536")
         if self.strided_row_bytes is not None and (self.strided_row_bytes < 16 or self.strided_row_bytes & 15):
             raise ValueError(f"strided_row_bytes={self.strided_row_bytes!r} is not a positive multiple of 16")
         widths = tuple(1 << k for k in range(5, strided.STRIDED_MAX_THREADS.bit_length()))

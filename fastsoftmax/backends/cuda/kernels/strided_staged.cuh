@@ -466,7 +466,6 @@ __device__ __forceinline__ void team_barrier(int* counter, i64 splits) {
 // barrier, waited on after the writes, keeps every post readable until the whole team has read it.
 // The cluster exchange is compiled into kernels of its own (CLUSTER): present beside the global
 // one, it cost the 16-bit backward 3-10% on an H100 even where it never ran.
-constexpr int kStagedPostCols = 64;  // a split tile is one 128-byte line of each row: at most 64 columns
 
 // Workspace: one int counter per tile (rounded up to 4 words), then the partial results.
 __device__ __forceinline__ i64 counter_words(i64 tiles) { return (tiles + 3) / 4 * 4; }
@@ -493,7 +492,8 @@ struct GlobalTeam {
     __device__ __forceinline__ void release() const {}
 };
 
-// A team launched as one cluster: posts of kStagedPostCols values in each CTA's shared memory.
+// A team launched as one cluster: a post a tile column in each CTA's shared memory (the host sizes
+// them: at least strided.STAGED_POST_COLS).
 template <typename V>
 struct ClusterTeam {
     V* post;
@@ -886,7 +886,7 @@ __device__ __forceinline__ void staged_forward(LOAD in, STORE out, float* ws, i6
     T* stage = reinterpret_cast<T*>(staged_smem);
     const i64 stage_bytes = ((i64)geo.stage_rows * geo.pitch * (i64)sizeof(T) + 15) / 16 * 16;
     const StagedScratch<P, true> scratch{reinterpret_cast<float*>(staged_smem + stage_bytes)};
-    MaxSum* post = reinterpret_cast<MaxSum*>(scratch.base + kStagedThreads * P);  // kStagedPostCols pairs
+    MaxSum* post = reinterpret_cast<MaxSum*>(scratch.base + kStagedThreads * P);  // a pair a tile column
     int* counters = reinterpret_cast<int*>(ws);
     MaxSum* pairs = reinterpret_cast<MaxSum*>(ws + counter_words(geo.tiles));
 
@@ -1009,7 +1009,7 @@ __device__ __forceinline__ void staged_backward(LOAD y_in, LOAD dy_in, STORE dx_
     T* stage_y = reinterpret_cast<T*>(staged_smem);
     T* stage_dy = reinterpret_cast<T*>(staged_smem + stage_bytes);
     const StagedScratch<P, false> scratch{reinterpret_cast<float*>(staged_smem + 2 * stage_bytes)};
-    float* post = scratch.base + blockDim.x * P;  // kStagedPostCols values
+    float* post = scratch.base + blockDim.x * P;  // a value a tile column
     int* counters = reinterpret_cast<int*>(ws);
     float* sums = ws + counter_words(geo.tiles);
 
