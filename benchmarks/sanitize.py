@@ -382,9 +382,6 @@ TUNED_RUNS = {
         # the first wave staggered: persistent teams, then clusters
         ({"staged_stagger_us": 2, "staged_cluster": False}, None),
         ({"staged_stagger_us": 2}, None),
-        # persistent teams asking L2 for their next tile's pieces; tiles of two 128-byte lines a row
-        ({"staged_prefetch": True, "staged_cluster": False}, None),
-        ({"staged_tile_cols": 128}, None),
     ],
 }
 

@@ -1260,32 +1260,6 @@ def test_staged_plan_staggers_the_first_wave_of_persistent_teams(monkeypatch):
         assert (geometry >> 32) & 0xFFFF == planned.stage_rows and geometry < 1 << 63
 
 
-def test_staged_plan_marks_the_next_tiles_prefetch(monkeypatch):
-    """Bit 63 of the geometry asks persistent teams to prefetch their next tile into L2: the rule
-    (strided.STAGED_PREFETCH) or the tuning for persistent teams, never for one tile a cluster; the
-    bits below stay as without it."""
-    from fastsoftmax.backends.cuda import strided, tiers
-
-    monkeypatch.setattr(strided, "device_facts", lambda dev: _StagedFacts())
-    monkeypatch.setattr(strided, "Kernel", _StagedKernel)
-    monkeypatch.setattr(strided, "stream_workspace", lambda *args: (object(), 0x9000))
-    shape = (2000, 340, 64)
-    strides = ((shape[1] * shape[2], shape[2], 1),) * 3
-    geometries = {}
-    for cluster in (False, True):
-        for prefetch in (None, True, False):
-            tuning = tiers.Tuning(staged_ctas_per_sm=8, staged_cluster=cluster, staged_prefetch=prefetch)
-            key = ("strided_staged", torch.bfloat16, *shape, strides, False, True, 0, 0, tuning)
-            _StagedKernel.launches = []
-            strided._staged_tiles(lambda inst, dev: inst.name, key, False, False)((0x10000, 0x20000, 0x30000), 5)
-            ((_, _, args),) = _StagedKernel.launches
-            geometries[cluster, prefetch] = args[-3]
-    for (cluster, prefetch), geometry in geometries.items():
-        wanted = not cluster and (strided.STAGED_PREFETCH if prefetch is None else prefetch)
-        assert (geometry >> 63) & 1 == wanted
-        assert geometry & ((1 << 63) - 1) == geometries[cluster, False] & ((1 << 63) - 1)
-
-
 def test_strided_warp_shapes_and_auto_rule():
     """strided_warp's split of a CTA's lanes (strided.warp_columns_shape) and auto's rule
     (strided.takes_warp_columns), without a GPU."""

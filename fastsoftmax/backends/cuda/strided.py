@@ -431,19 +431,6 @@ def staged_stagger_us(persistent: bool, rounds: int, tuning) -> int:
     return STAGED_STAGGER_US if persistent and rounds >= STAGED_STAGGER_MIN_ROUNDS else 0
 
 
-#: Persistent teams ask L2 for their next tile's pieces once the current ones have landed
-#: (strided_staged.cuh's prefetch_piece): off until measured
-STAGED_PREFETCH = False
-
-
-def staged_prefetches(persistent: bool, tuning) -> bool:
-    """Whether a strided_staged launch's teams ask L2 for their next tile (``persistent``: teams
-    meeting through global memory, each walking tiles in turn; a cluster takes one tile)."""
-    if not persistent:
-        return False
-    return STAGED_PREFETCH if tuning.staged_prefetch is None else bool(tuning.staged_prefetch)
-
-
 #: values a CTA posts for its cluster at least (a post a column of its tile): a split tile is one
 #: 128-byte line of a row unless Tuning.staged_tile_cols widens it
 STAGED_POST_COLS = 64
@@ -2182,14 +2169,13 @@ def _staged_tiles(load, key, window: bool, input_phase: bool, step: int = 1, fol
         first_wave = kernel.blocks_per_sm() * facts.sm_count // shape.splits
     first_wave = min(first_wave, shape.grid // shape.splits)
     wait_us = staged_stagger_us(persistent_teams, shape.tiles // max(1, first_wave), tuning)
-    prefetch = int(staged_prefetches(persistent_teams, tuning))  # bit 63: the int64 parameter's sign
     first_wave = min(first_wave, STAGED_STAGGER_MAX_TEAMS)
     if shape.stage_rows >= 1 << 16:  # the geometry's bits 32-47
         raise ValueError(f"strided_staged: {shape.stage_rows} staged rows do not fit the kernel's 16 bits")
 
     def tail(width: int) -> tuple:
         geometry = shape.tile_cols | width << 16 | fold << 21 | phase << 30 | outer_fastest << 31
-        geometry |= shape.stage_rows << 32 | wait_us << 48 | first_wave << 54 | prefetch << 63
+        geometry |= shape.stage_rows << 32 | wait_us << 48 | first_wave << 54
         return middle + (geometry, shape.chunk, shape.splits)
 
     def width_of(pointers) -> int:

@@ -183,9 +183,6 @@ class Tuning:
     #: strided_staged: columns of a tile (a multiple of 128 bytes, at most 16 bits' worth), instead of
     #: one 128-byte line of each row widened only while one CTA holds the whole tile
     staged_tile_cols: int | None = None
-    #: strided_staged: a persistent team's CTAs ask L2 for their piece of the next tile once the
-    #: current one has landed (True), or not (False), instead of strided.staged_prefetches' rule
-    staged_prefetch: bool | None = None
     #: strided: bytes of a row a warp covers along the contiguous axis, instead of
     #: strided.STRIDED_ROW_BYTES
     strided_row_bytes: int | None = None

@@ -345,9 +345,8 @@ __device__ __forceinline__ void store_window(T* row, const Pack<T, P>& pack, int
 
 // ---- the geometry of one launch --------------------------------------------------------------
 // geometry = tile_cols | width << 16 | fold << 21 | input_phase << 30 | outer_fastest << 31 |
-// stage_rows << 32 (16 bits) | first wave's wait in microseconds << 48 | its teams << 54 |
-// prefetch << 63 (one 8-byte kernel parameter; stagger_first_tile reads the wait and the teams,
-// prefetches_next_tile the last bit)
+// stage_rows << 32 (16 bits) | first wave's wait in microseconds << 48 | its teams << 54 (one 8-byte
+// kernel parameter; stagger_first_tile reads the last two)
 struct StagedGeometry {
     int tile_cols;       // columns of a tile (a multiple of P; all of inner in the flat layout)
     int width;           // bytes per copy between device and shared memory: 16, 8, 4 or 2
@@ -372,11 +371,6 @@ __device__ __forceinline__ void stagger_first_tile(i64 geometry, i64 team) {
     const long long us = (geometry >> 48) & 0x3f;
     if (us) stagger_first_wave(team, (geometry >> 54) & 0x1ff, us * 1000);
 }
-
-// Bit 63 of the geometry: a persistent team's CTA asks L2 for its piece of the tile it takes next
-// once its current piece has landed, so that device memory goes on reading while the team reduces,
-// meets and writes (teams that start together otherwise leave it idle in step).
-__device__ __forceinline__ bool prefetches_next_tile(i64 geometry) { return (unsigned long long)geometry >> 63; }
 
 // `first_input`: where the first input's (o, k) = (0, 0) row starts
 template <int P, bool WINDOW, int STEP, typename T>
@@ -751,23 +745,6 @@ __device__ __forceinline__ StagedPiece staged_piece(const StagedGeometry& geo, i
     return p;
 }
 
-// Asks L2 for the 128-byte lines of the staged rows of a CTA's piece of `tile` (its first staging):
-// thread t takes lines t, t + blockDim.x, ... of the rows in turn. A hint: nothing waits on it.
-template <typename T, int P, bool WINDOW, typename LOAD>
-__device__ __forceinline__ void prefetch_piece(const StagedGeometry& geo, const LOAD& in, i64 tile, i64 split,
-                                               i64 n, i64 inner, i64 chunk) {
-    const StagedPiece pc = staged_piece<P, WINDOW>(geo, tile, split, n, inner, chunk);
-    const int rows = min(pc.rows, geo.stage_rows);
-    const int bytes = ((pc.cols - pc.lo - 1) * LOAD::kStep + 1) * (int)sizeof(T);  // inner's columns only
-    const int lines = (bytes + 127) / 128 + 1;  // a row's bytes straddle one line more at most
-    for (int v = threadIdx.x; v < rows * lines; v += blockDim.x) {
-        const int r = v / lines;
-        const unsigned long long first = reinterpret_cast<unsigned long long>(in.at(pc.o, pc.k0 + r, pc.c0 + pc.lo));
-        const unsigned long long line = (first & ~127ull) + 128ull * (unsigned long long)(v - r * lines);
-        if (line < first + bytes) asm volatile("prefetch.global.L2 [%0];" ::"l"(line));
-    }
-}
-
 // Stages `rows` rows of a piece's tile from `row0` (its row at column c0): each in its window, or in
 // copies of the launch's width.
 template <typename T, bool WINDOW, int STEP>
@@ -954,8 +931,6 @@ __device__ __forceinline__ void staged_forward(LOAD in, STORE out, float* ws, i6
             }
             copy_async_wait_group<0>();
             __syncthreads();
-            if (!CLUSTER && sub == pc.sub_pieces - 1 && tile + teams < geo.tiles && prefetches_next_tile(geometry))
-                prefetch_piece<T, P, WINDOW>(geo, in, tile + teams, split, n, inner, chunk);
             if (active) {
                 const T* row0 = in.at(pc.o, k + half, pc.c0);
                 const T* staged = stage + half * pitch;
@@ -1078,10 +1053,6 @@ __device__ __forceinline__ void staged_backward(LOAD y_in, LOAD dy_in, STORE dx_
                 copy_async_wait_group<0>();
             }
             __syncthreads();
-            if (!CLUSTER && sub == pc.sub_pieces - 1 && tile + teams < geo.tiles && prefetches_next_tile(geometry)) {
-                prefetch_piece<T, P, WINDOW>(geo, dy_in, tile + teams, split, n, inner, chunk);
-                prefetch_piece<T, P, WINDOW>(geo, y_in, tile + teams, split, n, inner, chunk);
-            }
             // (two halves in two copy groups, as the forward, the first half's sums overlapping the second's
             // copy, measured 0.03-0.17 of copy slower on the H200: results
             // 2026-11-28_h200_s33/staged_forward_ab.txt)
