@@ -382,6 +382,8 @@ TUNED_RUNS = {
         # the first wave staggered: persistent teams, then clusters
         ({"staged_stagger_us": 2, "staged_cluster": False}, None),
         ({"staged_stagger_us": 2}, None),
+        # tiles of two 128-byte lines a row (their cluster posts wider than a line's)
+        ({"staged_tile_cols": 128}, None),
     ],
 }
 
