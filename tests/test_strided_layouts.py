@@ -385,6 +385,46 @@ def test_forced_tile_columns(dtype, backward, clustered):
         tiers.Tuning(staged_tile_cols=0)
 
 
+@pytest.mark.parametrize(
+    "shape,dtype,backward,wide",
+    [
+        ((1, 8192, 16384), torch.float32, False, True),
+        ((4, 8192, 4096), torch.float32, False, True),
+        ((1, 12288, 16384), torch.float32, False, True),
+        ((1, 16384, 8192), torch.float32, False, False),  # 43 CTAs a team at two lines
+        ((1, 8192, 16384), torch.float32, True, False),
+        ((1, 8192, 16384), torch.bfloat16, False, False),
+        ((32, 4096, 1024), torch.float32, False, False),  # a cluster holds the one-line tile
+        ((1, 65536, 2048), torch.float32, False, False),  # two lines would stream
+    ],
+)
+def test_float32_forward_wide_tiles(monkeypatch, shape, dtype, backward, wide):
+    """The plan's tiles: two 128-byte lines a row for the float32 forward's persistent teams of at
+    most STAGED_WIDE_TILE_F32_MAX_TEAM CTAs (strided.staged_wide_tile), one elsewhere; a tuning's
+    width wins either way (bits 0-15 of the geometry)."""
+    from fastsoftmax.backends.cuda import strided, tiers
+
+    facts = _StagedFacts()
+    facts.dram_gbps = tiers.H100_LIMITS.dram_gbps  # the rule for CTAs an SM reads it
+    monkeypatch.setattr(strided, "device_facts", lambda dev: facts)
+    monkeypatch.setattr(strided, "Kernel", _StagedKernel)
+    monkeypatch.setattr(strided, "stream_workspace", lambda *args: (object(), 0x9000))
+    tensors = 3 if backward else 2
+    strides = ((shape[1] * shape[2], shape[2], 1),) * tensors
+    line = 128 // dtype.itemsize
+    for forced in (None, line, 2 * line):
+        key = ("strided_staged", dtype, *shape, strides, False, backward, 0, 0, tiers.Tuning(staged_tile_cols=forced))
+        _StagedKernel.launches = []
+        strided._staged_tiles(lambda inst, dev: inst.name, key, False, False)(
+            tuple(range(16, 16 * (tensors + 1), 16)), 5
+        )
+        ((kernel, _, args),) = _StagedKernel.launches
+        tile_cols = args[-3] & 0xFFFF
+        assert tile_cols == (forced or (2 * line if wide else line))
+        if forced is None and wide:
+            assert kernel.cooperative and not kernel.cluster > 1
+
+
 def test_tiles_longer_than_a_cluster_stay_persistent():
     # (65536, 2048) over dim 0: 88 CTAs a tile
     shape = strided.staged_shape(1, 65536, 2048, torch.bfloat16, False, **H100, clustered=True)

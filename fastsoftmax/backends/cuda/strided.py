@@ -431,6 +431,31 @@ def staged_stagger_us(persistent: bool, rounds: int, tuning) -> int:
     return STAGED_STAGGER_US if persistent and rounds >= STAGED_STAGGER_MIN_ROUNDS else 0
 
 
+#: The float32 forward's tiles take two 128-byte lines of each row (64 columns) where persistent teams
+#: then still hold a tile in at most this many CTAs. H100, strided_staged forced, alternated in one
+#: process behind an L2 flush (results 2026-12-06_h100_s71/c6/f32.txt, c1/summary.txt): (8192, 16384)
+#: over dim 0 0.766 -> 0.794 (0.776 -> 0.800 in another process), (8192, 8192) 0.759 -> 0.789,
+#: (4, 8192, 4096) over dim 1 0.786 -> 0.805, (12288, 16384) 0.761 -> 0.792, teams of 20-29 CTAs at
+#: two lines; (16384, 8192), teams of 43, 0.755 -> 0.709. Not the backward ((8192, 16384) 0.781 ->
+#: 0.743), not 16-bit types (bf16 at 128 columns behind on all six shapes), not tiles a cluster holds.
+STAGED_WIDE_TILE_F32_MAX_TEAM = 32
+
+
+def staged_wide_tile(shape: StagedShape, wide, dtype: torch.dtype, backward: bool, window: bool, step: int):
+    """The float32 forward's persistent-team geometry at tiles of two 128-byte lines a row, where
+    STAGED_WIDE_TILE_F32_MAX_TEAM CTAs still hold one (``shape``: the geometry at one line; ``wide()``:
+    the geometry at two), else None."""
+    line = 128 // CXX_TYPES[dtype][2]
+    if dtype != torch.float32 or backward or window or step != 1:
+        return None
+    if shape.clustered or shape.splits == 1 or not shape.held or shape.tile_cols != line:
+        return None
+    wider = wide(2 * line)
+    if wider is None or wider.clustered or not wider.held or wider.splits > STAGED_WIDE_TILE_F32_MAX_TEAM:
+        return None
+    return wider
+
+
 #: values a CTA posts for its cluster at least (a post a column of its tile): a split tile is one
 #: 128-byte line of a row unless Tuning.staged_tile_cols widens it
 STAGED_POST_COLS = 64
@@ -2087,25 +2112,16 @@ def _staged_tiles(load, key, window: bool, input_phase: bool, step: int = 1, fol
     broadcast = outer > 1 and any(s[0] == 0 for s in strides[:-1])
 
     def shape_for(ctas_per_sm, clustered):
-        most = tuning.staged_max_cluster
-        shape = staged_shape(
-            outer,
-            n,
-            inner,
-            dtype,
-            backward,
-            *args,
-            ctas_per_sm,
-            clustered,
-            most,
-            broadcast,
-            window,
-            not input_phase,
-            step,
-            tuning.staged_tile_cols,
-        )
+        def geometry(tile_cols):
+            most = tuning.staged_max_cluster
+            flags = (clustered, most, broadcast, window, not input_phase, step, tile_cols)
+            return staged_shape(outer, n, inner, dtype, backward, *args, ctas_per_sm, *flags)
+
+        shape = geometry(tuning.staged_tile_cols)
         if shape is None:
             raise ValueError(f"tier 'strided_staged' cannot hold (outer={outer}, n={n}, inner={inner}) {dtype}")
+        if tuning.staged_tile_cols is None:
+            shape = staged_wide_tile(shape, geometry, dtype, backward, window, step) or shape
         return shape
 
     def kernel_for(shape):
