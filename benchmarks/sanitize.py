@@ -382,8 +382,10 @@ TUNED_RUNS = {
         # the first wave staggered: persistent teams, then clusters
         ({"staged_stagger_us": 2, "staged_cluster": False}, None),
         ({"staged_stagger_us": 2}, None),
-        # tiles of two 128-byte lines a row (their cluster posts wider than a line's)
+        # tiles of wider rows: 128 columns (their cluster posts wider than a line's), and the float32
+        # forward's two lines a row for persistent teams (strided.staged_wide_tile)
         ({"staged_tile_cols": 128}, None),
+        ({"staged_tile_cols": 64, "staged_cluster": False}, None),
     ],
 }
 
