@@ -108,15 +108,16 @@ fs_floor(const uint4* x, uint4* y, float* ws, long long packs, long long chunk) 
     }
     for (int j = K * blockDim.x + threadIdx.x; j < count; j += blockDim.x)
         copy16(&staged[j - K * blockDim.x], x + AT(j));
+    FS_MARK_IN(ws, 1);
     asm volatile("cp.async.commit_group;\ncp.async.wait_group 0;" ::: "memory");
     unsigned acc = 0;
 #pragma unroll
     for (int k = 0; k < K; ++k) if (k * blockDim.x + threadIdx.x < count) acc ^= r[k].x;
-    FS_MARK_IN(ws, 1);
+    FS_MARK_IN(ws, 2);
     __syncthreads();
     if (threadIdx.x == 0) ws[blockIdx.x] = (float)(acc & 1);
     cooperative_groups::this_grid().sync();
-    FS_MARK_IN(ws, 2);
+    FS_MARK_IN(ws, 3);
     for (int j = K * blockDim.x + threadIdx.x; j < count; j += blockDim.x) y[AT(j)] = staged[j - K * blockDim.x];
 #pragma unroll
     for (int k = 0; k < K; ++k) {
@@ -124,10 +125,10 @@ fs_floor(const uint4* x, uint4* y, float* ws, long long packs, long long chunk) 
         if (j < count) y[AT(j)] = r[k];
     }
     __syncthreads();
-    FS_MARK_IN(ws, 3);
+    FS_MARK_IN(ws, 4);
 }
 """
-FLOOR_PHASES = ("load (registers + cp.async) and wait", "block barrier + grid barrier", "write")
+FLOOR_PHASES = ("issue register loads + cp.async", "wait for them", "block barrier + grid barrier", "write")
 TAG = {torch.bfloat16: "bf16", torch.float16: "f16", torch.float32: "f32"}
 DTYPES = {"bf16": torch.bfloat16, "f16": torch.float16, "f32": torch.float32}
 
