@@ -376,29 +376,45 @@ def test_forced_tile_columns(dtype, backward, clustered):
             assert shape.smem >= staged + lines * line * (4 if backward else 8)
         else:
             assert shape.smem >= staged
-    for cols in (line + line // 2, 16 * line * 16):
+    for cols in (line + line // 2, 16 * line * 16, -line):
         with pytest.raises(ValueError, match=f"tiles of {cols} columns"):
             strided.staged_shape(32, 4096, 1024, dtype, backward, **H100, clustered=clustered, tile_cols=cols)
+    # the backward's team posts a column sum a thread: tiles of more columns than threads refused
+    wide = 2 * strided.STAGED_THREADS
+    if backward:
+        with pytest.raises(ValueError, match=f"tiles of {wide} columns"):
+            strided.staged_shape(4, 4096, 2048, dtype, True, **H100, clustered=clustered, tile_cols=wide)
+    else:
+        assert strided.staged_shape(4, 4096, 2048, dtype, False, **H100, clustered=clustered, tile_cols=wide)
     from fastsoftmax.backends.cuda import tiers
 
     with pytest.raises(ValueError, match="staged_tile_cols=0"):
         tiers.Tuning(staged_tile_cols=0)
 
 
+def test_wide_tile_posts_fill_the_cluster():
+    # bf16 (6, 1001, 200) at two lines a row: a cluster of 4, each CTA's shared memory its 256 staged
+    # rows of 128 columns, the scratch and 128 (max, sum) posts (a one-line tile's 64 would be short)
+    shape = strided.staged_shape(6, 1001, 200, torch.bfloat16, False, **H100, clustered=True, tile_cols=128)
+    assert shape.clustered and shape.splits == 4 and shape.chunk == 256
+    assert shape.smem == 256 * 128 * 2 + strided.STAGED_THREADS * 8 * 4 + 128 * 8
+
+
 @pytest.mark.parametrize(
-    "shape,dtype,backward,wide",
+    "shape,dtype,backward,cluster,wide",
     [
-        ((1, 8192, 16384), torch.float32, False, True),
-        ((4, 8192, 4096), torch.float32, False, True),
-        ((1, 12288, 16384), torch.float32, False, True),
-        ((1, 16384, 8192), torch.float32, False, False),  # 43 CTAs a team at two lines
-        ((1, 8192, 16384), torch.float32, True, False),
-        ((1, 8192, 16384), torch.bfloat16, False, False),
-        ((32, 4096, 1024), torch.float32, False, False),  # a cluster holds the one-line tile
-        ((1, 65536, 2048), torch.float32, False, False),  # two lines would stream
+        ((1, 8192, 16384), torch.float32, False, None, True),
+        ((4, 8192, 4096), torch.float32, False, None, True),
+        ((1, 12288, 16384), torch.float32, False, None, True),
+        ((1, 16384, 8192), torch.float32, False, None, False),  # 43 CTAs a team at two lines
+        ((1, 8192, 16384), torch.float32, True, None, False),
+        ((1, 4096, 16384), torch.float32, True, False, False),  # the backward: 20 CTAs at two lines
+        ((1, 8192, 16384), torch.bfloat16, False, None, False),
+        ((32, 4096, 1024), torch.float32, False, None, False),  # a cluster holds the one-line tile
+        ((1, 65536, 2048), torch.float32, False, None, False),  # two lines: one team of 128 CTAs
     ],
 )
-def test_float32_forward_wide_tiles(monkeypatch, shape, dtype, backward, wide):
+def test_float32_forward_wide_tiles(monkeypatch, shape, dtype, backward, cluster, wide):
     """The plan's tiles: two 128-byte lines a row for the float32 forward's persistent teams of at
     most STAGED_WIDE_TILE_F32_MAX_TEAM CTAs (strided.staged_wide_tile), one elsewhere; a tuning's
     width wins either way (bits 0-15 of the geometry)."""
@@ -413,7 +429,8 @@ def test_float32_forward_wide_tiles(monkeypatch, shape, dtype, backward, wide):
     strides = ((shape[1] * shape[2], shape[2], 1),) * tensors
     line = 128 // dtype.itemsize
     for forced in (None, line, 2 * line):
-        key = ("strided_staged", dtype, *shape, strides, False, backward, 0, 0, tiers.Tuning(staged_tile_cols=forced))
+        tuning = tiers.Tuning(staged_tile_cols=forced, staged_cluster=cluster)
+        key = ("strided_staged", dtype, *shape, strides, False, backward, 0, 0, tuning)
         _StagedKernel.launches = []
         strided._staged_tiles(lambda inst, dev: inst.name, key, False, False)(
             tuple(range(16, 16 * (tensors + 1), 16)), 5

@@ -411,7 +411,8 @@ def test_staggered_first_wave(cluster, dtype):
 @pytest.mark.parametrize("cluster", [False, True], ids=["persistent", "clustered"])
 def test_wider_tiles(cluster, dtype):
     # tiles of two and four 128-byte lines a row (Tuning.staged_tile_cols), their posts wider than a
-    # line's: a partial last tile (inner 200 is no multiple of them), an odd n, teams of several CTAs
+    # line's: a partial last tile at two lines (inner 200), all of inner in one tile at four (bf16), an
+    # odd n, teams of several CTAs
     from fastsoftmax.backends.cuda import strided, tiers
     from fastsoftmax.backends.cuda.launch import device_facts
 

@@ -457,7 +457,8 @@ def staged_wide_tile(shape: StagedShape, wide, dtype: torch.dtype, backward: boo
 
 
 #: values a CTA posts for its cluster at least (a post a column of its tile): a split tile is one
-#: 128-byte line of a row unless Tuning.staged_tile_cols widens it
+#: 128-byte line of a row unless Tuning.staged_tile_cols widens it; the floor keeps the default
+#: clustered geometries' shared memory (float32 lines are 32 columns) as measured
 STAGED_POST_COLS = 64
 #: Tiles ordered outer index fastest where an input has stride 0 along outer (an expanded tensor):
 #: the outer indices of one column range read the same memory, and run together share it in L2.
@@ -560,8 +561,8 @@ def staged_shape(
     windows (16-byte packs, at most STAGED_WINDOW_MAX_PACKS a tile's row), ``per_row`` each at its
     own phase (one 16-byte piece more a staged row) rather than at the inputs' one phase; ``step``: the
     inputs' step along inner (2: a staged row is the span of its columns, 16-byte packs); ``tile_cols``
-    forces the tile's columns (a multiple of 128 bytes, at most a tile row's packs; ValueError
-    otherwise)."""
+    forces the tile's columns (a multiple of 128 bytes, at most a tile row's packs, and the backward's
+    at most STAGED_THREADS; ValueError otherwise)."""
     if inner <= 1:
         return None
     ctas = ctas_per_sm or STAGED_CTAS_PER_SM
@@ -577,7 +578,9 @@ def staged_shape(
     span = lambda cols: cols * step + extra  # noqa: E731  (elements a staged row of cols columns takes)
     if tile_cols is not None:
         widest = (STAGED_WINDOW_MAX_PACKS if window else STAGED_THREADS) * pack
-        if tile_cols % line or tile_cols > widest:
+        if backward:
+            widest = min(widest, STAGED_THREADS)  # a team's CTAs post their column sums a thread each
+        if tile_cols <= 0 or tile_cols % line or tile_cols > widest:
             raise ValueError(
                 f"strided_staged: tiles of {tile_cols} columns: not a multiple of {line} up to {widest} ({dtype})"
             )

@@ -180,8 +180,9 @@ class Tuning:
     #: strided_staged: microseconds the teams of odd index among the first wave wait before their
     #: first tile (0: none, at most strided.STAGED_STAGGER_MAX_US), instead of strided.STAGED_STAGGER_US
     staged_stagger_us: int | None = None
-    #: strided_staged: columns of a tile (a multiple of 128 bytes, at most 16 bits' worth), instead of
-    #: one 128-byte line of each row widened only while one CTA holds the whole tile
+    #: strided_staged: columns of a tile (a multiple of 128 bytes, at most what strided.staged_shape
+    #: allows), instead of one 128-byte line of each row, widened while one CTA holds the whole tile,
+    #: and strided.staged_wide_tile's two lines for the float32 forward's persistent teams
     staged_tile_cols: int | None = None
     #: strided: bytes of a row a warp covers along the contiguous axis, instead of
     #: strided.STRIDED_ROW_BYTES
