@@ -433,11 +433,12 @@ def staged_stagger_us(persistent: bool, rounds: int, tuning) -> int:
 
 #: The float32 forward's tiles take two 128-byte lines of each row (64 columns) where persistent teams
 #: then still hold a tile in at most this many CTAs. H100, strided_staged forced, alternated in one
-#: process behind an L2 flush (results 2026-12-06_h100_s71/c6/f32.txt, c1/summary.txt): (8192, 16384)
+#: process behind an L2 flush (results 2026-12-06_h100_s71/c6/, c1/summary.txt, c7/rule.txt): (8192, 16384)
 #: over dim 0 0.766 -> 0.794 (0.776 -> 0.800 in another process), (8192, 8192) 0.759 -> 0.789,
 #: (4, 8192, 4096) over dim 1 0.786 -> 0.805, (12288, 16384) 0.761 -> 0.792, teams of 20-29 CTAs at
 #: two lines; (16384, 8192), teams of 43, 0.755 -> 0.709. Not the backward ((8192, 16384) 0.781 ->
 #: 0.743), not 16-bit types (bf16 at 128 columns behind on all six shapes), not tiles a cluster holds.
+#: Teams of 30-42 CTAs were not measured.
 STAGED_WIDE_TILE_F32_MAX_TEAM = 32
 
 
