@@ -420,9 +420,7 @@ def test_float32_forward_wide_tiles(monkeypatch, shape, dtype, backward, cluster
     width wins either way (bits 0-15 of the geometry)."""
     from fastsoftmax.backends.cuda import strided, tiers
 
-    facts = _StagedFacts()
-    facts.dram_gbps = tiers.H100_LIMITS.dram_gbps  # the rule for CTAs an SM reads it
-    monkeypatch.setattr(strided, "device_facts", lambda dev: facts)
+    monkeypatch.setattr(strided, "device_facts", lambda dev: _StagedFacts())
     monkeypatch.setattr(strided, "Kernel", _StagedKernel)
     monkeypatch.setattr(strided, "stream_workspace", lambda *args: (object(), 0x9000))
     tensors = 3 if backward else 2
@@ -1224,6 +1222,7 @@ def test_calls_sharing_a_window_are_told_apart():
 class _StagedFacts:
     sm_count, smem_per_sm, smem_per_block = 132, 228 * 1024, 227 * 1024
     cluster_launch, arch = True, "sm_90"
+    dram_gbps = 3352.3  # an H100's (tiers.H100_LIMITS): the rule for CTAs an SM reads it
 
 
 class _StagedKernel:
