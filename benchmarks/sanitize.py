@@ -87,8 +87,10 @@ PROBLEMS = {
     # small odd rows that still spread over every resident CTA (one cooperative launch, a grid
     # barrier per row), two rows so the workspace halves alternate; misaligned views come from
     # run_tier itself (x misaligned, y not: the re-read path); the last holds its slices in
-    # registers and in shared memory (its cp.async groups), and float32 re-reads a rest
-    "grid_row": [((1, 300007), -1), ((2, 1000003), -1), ((3, 4099), -1), ((1, 12000007), -1)],
+    # registers and in shared memory (its cp.async groups), and float32 re-reads a rest; a few rows
+    # take the grid in teams (grid_row_team_shape: 2 and 3 rows of the first three, and 4 x 3000017,
+    # whose teams hold their slices in shared memory too)
+    "grid_row": [((1, 300007), -1), ((2, 1000003), -1), ((3, 4099), -1), ((1, 12000007), -1), ((4, 3000017), -1)],
     # the same kernels with a cluster for the team: rows held in registers, in shared memory too, and
     # (float32 2^20 + 3 backward at 16 CTAs, and the 2-CTA run below) partly re-read; the last, rows
     # enough for every resident cluster to take four or more, staggers its first wave

@@ -250,6 +250,31 @@ def test_oversized_grid_is_refused(backend):
     check_forward(forward(backend, x, False), x, 1, False)
 
 
+@pytest.mark.parametrize("dtype_name", DTYPES)
+def test_rows_in_teams(backend, dtype_name):
+    """A few rows at once, each over a team of the grid (instances.grid_row_team_shape): rows the
+    teams hold in registers alone and in shared memory too, odd lengths, rows one element into their
+    storage (re-read at the output's packs), softmax and log-softmax both ways, each launch twice (the
+    teams' counters must be back at zero after every launch), and replays of a captured graph."""
+    from fastsoftmax.backends.cuda import plans
+
+    dtype = DTYPES[dtype_name]
+    dev = torch.cuda.current_device()
+    for rows, n in ((2, 300007), (3, 4099), (4, 1 << 20), (4, 2_000_003)):
+        for backward_ in (False, True):
+            shape = plans.grid_row_launch(backend.kernel, dtype, n, backward_, False, dev, rows)[1]
+            assert shape.teams > 1 and rows % shape.teams == 0, (rows, n, backward_, shape)
+        for layout in ("plain", "x+1"):
+            x, _ = rows_laid_out(layout, rows, n, dtype)
+            for log in (False, True):
+                for _ in range(2):
+                    check_forward(forward(backend, x, log), x, 1, log)
+                    y = forward_output(x.contiguous(), log)
+                    dy = rand((rows, n), dtype)
+                    check_backward(backward(backend, y, dy, log), x.contiguous(), dy, 1, log)
+    graph_replays_right(rand((4, 2_000_003), dtype), 1, TIER)
+
+
 def test_chosen_automatically_through_the_public_api(backend):
     """Where tier choice takes grid_row on this device (tiers.GRID_ROW_ROW_BYTES), the public
     functions reach it with backend="cuda", forward and backward, and the results are right."""
@@ -259,7 +284,7 @@ def test_chosen_automatically_through_the_public_api(backend):
     n = 1 << 21
     chosen_fwd = backend.choose_tier(1, n, 1, torch.float32, False)
     chosen_bwd = backend.choose_tier(1, n, 1, torch.bfloat16, True)
-    assert backend.choose_tier(1, 1 << 26, 1, torch.bfloat16, False) != TIER  # 128 MiB: split_row
+    assert backend.choose_tier(1, 1 << 27, 1, torch.bfloat16, False) != TIER  # 256 MiB: split_row
     if not limits.cooperative:
         assert TIER not in (chosen_fwd, chosen_bwd)
         return

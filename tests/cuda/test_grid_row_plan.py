@@ -23,6 +23,8 @@ from fastsoftmax.backends.cuda.instances import (
     grid_row_instance,
     grid_row_shape,
     grid_row_slots,
+    grid_row_team_shape,
+    grid_row_team_workspace,
     grid_row_workspace,
     source_for,
 )
@@ -148,16 +150,55 @@ def test_workspace():
     assert grid_row_workspace(132, True) == 2 * 132
 
 
+def test_rows_in_teams_shape():
+    """A few rows that fit on chip together take the grid in teams: a count that divides the rows,
+    the fewest rounds, every team's CTAs holding their slices in registers and shared memory (the
+    smem slots what the slice needs past the registers); otherwise the whole grid's shape."""
+    bf16, f32 = torch.bfloat16, torch.float32
+    shape = grid_row_team_shape(4, 1 << 22, bf16, False, 132, one_per_sm(), H100_BUDGET)
+    assert (shape.teams, shape.team_ctas, shape.ctas) == (4, 33, 132)
+    need = grid_row_slots(1 << 22, bf16, 33)
+    assert shape.smem_slots == need - shape.packs * shape.threads > 0
+    assert shape.smem_bytes == 16 * shape.smem_slots and shape.chunk == cluster_chunk(1 << 22, bf16, 33)
+    backward = grid_row_team_shape(4, 1 << 22, bf16, True, 132, one_per_sm(), H100_BUDGET)
+    assert backward.teams == 2 and backward.smem_bytes == 2 * 16 * backward.smem_slots <= H100_BUDGET
+    assert grid_row_team_shape(4, 1 << 23, bf16, False, 132, one_per_sm(), H100_BUDGET).teams == 2  # two rounds
+    assert grid_row_team_shape(8, 1 << 21, bf16, False, 132, one_per_sm(), H100_BUDGET).ctas == 8 * 16
+    assert grid_row_team_shape(8, 1 << 21, f32, False, 132, one_per_sm(), H100_BUDGET).teams == 4
+    # three float32 rows of 16 MiB fit in two teams only, one of them idle in the second round
+    assert grid_row_team_shape(3, 1 << 22, f32, False, 132, one_per_sm(), H100_BUDGET).teams == 1
+    for rows, n in ((1, 1 << 20), (2, 1 << 24), (5, 1 << 24)):  # one row; rows no team holds
+        assert grid_row_team_shape(rows, n, bf16, False, 132, one_per_sm(), H100_BUDGET) == grid_row_shape(
+            n, bf16, False, 132, one_per_sm(), H100_BUDGET
+        )
+    assert grid_row_team_workspace(5, 33, False) == (8, 5 * 33 * 2)
+    assert grid_row_team_workspace(4, 66, True) == (4, 4 * 66)
+
+
+def test_rows_in_teams_chosen():
+    """Tier choice takes grid_row for rows it would run in teams, below cluster_stream's rows."""
+    for rows, n, dtype, backward in ((8, 1 << 21, torch.bfloat16, False), (8, 1 << 21, torch.float32, True)):
+        assert tiers.choose_tier(rows, n, 1, dtype, backward, tiers.H100_LIMITS) == "grid_row"
+        assert tiers.grid_row_in_teams(rows, n, dtype, backward, tiers.H100_LIMITS)
+    assert tiers.choose_tier(16, 1 << 20, 1, torch.bfloat16, False, tiers.H100_LIMITS) == "cluster_stream"
+    no_cooperation = dataclasses.replace(tiers.H100_LIMITS, cooperative=False)
+    assert tiers.choose_tier(8, 1 << 21, 1, torch.bfloat16, False, no_cooperation) != "grid_row"
+
+
 # ---- instances ---------------------------------------------------------------------------------
 
 
 def test_instances_are_compiled():
-    """One instance per dtype, direction and function, in the set CI compiles, each a cooperative
-    launch target with one CTA per SM of GRID_ROW_THREADS threads."""
+    """Two instances per dtype, direction and function (the whole grid on each row, and the grid in
+    teams), in the set CI compiles, each a cooperative launch target with one CTA per SM of
+    GRID_ROW_THREADS threads."""
     found = [i for i in all_instances() if i.tier == "grid_row"]
-    assert len(found) == len(DTYPES) * 4
+    assert len(found) == len(DTYPES) * 4 * 2
     for inst in found:
-        assert inst == grid_row_instance(inst.dtype, inst.backward, inst.log)
+        teams = inst.storage == "teams"
+        assert inst == grid_row_instance(inst.dtype, inst.backward, inst.log, teams=teams)
+        assert inst.name.endswith("_teams") == teams
+        assert ("RowGridTeams{ws, rows, (unsigned)team_ctas}" in inst.wrapper()) == teams
         assert inst.pack * CXX_TYPES[inst.dtype][2] == 16
         assert inst.header == "grid_row_tier.cuh"
         assert inst.name.startswith("fs_grid_row_")
@@ -188,7 +229,8 @@ def test_supports(limits):
 def test_chosen_where_measured_faster(limits):
     """grid_row takes a few long rows where it measured faster than split_row (backward of 4 MiB
     to 64 MiB rows, 16-bit forward of 8 MiB to 128 MiB, float32 forward of 16 MiB to 128 MiB), and
-    only with cooperative launches and no cluster tier that holds the row."""
+    rows that fit on chip together in teams of the grid from GRID_ROW_TEAMS_MIN_BYTES, fewer than
+    cluster_stream takes; only with cooperative launches and no cluster tier that holds the row."""
     for dtype in DTYPES:
         size = CXX_TYPES[dtype][2]
         for backward in (False, True):
@@ -201,14 +243,23 @@ def test_chosen_where_measured_faster(limits):
                     held_by_cluster = limits.clusters and n <= cluster_preferred_max_cols(
                         dtype, backward, outer, on_boundaries
                     )
+                    teams = (
+                        2 <= outer < tiers.CLUSTER_STREAM_MIN_ROWS
+                        and outer * n * size >= tiers.GRID_ROW_TEAMS_MIN_BYTES
+                        and n >= tiers.SPLIT_ROW_MIN_COLS
+                        and tiers.grid_row_in_teams(outer, n, dtype, backward, limits)
+                    )
                     want = (
                         limits.cooperative
                         and not held_by_cluster
-                        and outer <= 4
                         and (
-                            (backward and 4 << 20 <= n * size <= 64 << 20)
-                            or (not backward and size == 2 and 8 << 20 <= n * size <= 128 << 20)
-                            or (not backward and size == 4 and 16 << 20 <= n * size <= 128 << 20)
+                            teams
+                            or outer <= 4
+                            and (
+                                (backward and 4 << 20 <= n * size <= 64 << 20)
+                                or (not backward and size == 2 and 8 << 20 <= n * size <= 128 << 20)
+                                or (not backward and size == 4 and 16 << 20 <= n * size <= 128 << 20)
+                            )
                         )
                     )
                     assert (chosen == "grid_row") == want, (outer, n, dtype, backward, chosen)

@@ -778,6 +778,14 @@ class GridRowShape:
     chunk: int
     smem_slots: int
     smem_bytes: int
+    #: teams the grid is cut into, each on rows of its own (grid_row_team_shape; 1: the whole grid on
+    #: every row in turn)
+    teams: int = 1
+
+    @property
+    def team_ctas(self) -> int:
+        """CTAs of a team: each takes ``chunk`` columns of the team's row."""
+        return self.ctas // self.teams
 
     @property
     def held(self) -> int:
@@ -821,6 +829,49 @@ def grid_row_shape(n: int, dtype: torch.dtype, backward: bool, sm_count: int, pe
         raise ValueError(f"tier 'grid_row': not one CTA of {threads} threads fits an SM")
     slots = max(0, min(most, grid_row_slots(n, dtype, ctas) - packs * threads))
     return GridRowShape(ctas, threads, packs, pack, cluster_chunk(n, dtype, ctas), slots, slots * 16 * tensors)
+
+
+def grid_row_team_shape(
+    rows: int, n: int, dtype: torch.dtype, backward: bool, sm_count: int, per_sm, smem_budget: int
+) -> GridRowShape:
+    """grid_row_shape for ``rows`` rows at once: the grid cut into teams, each on rows of its own
+    (grid_row_tier.cuh's RowGridTeams), where teams whose CTAs all hold their slices on chip (registers
+    and shared memory, one CTA an SM) take the rows in fewer rounds than the whole grid does one row
+    after another, every team on a row in every round (a count of teams that divides the rows: a
+    round with idle teams moves the same bytes through fewer SMs, float32 3 x 2^22 forward 0.615 of
+    copy in two teams against 0.625 in one); of those, the fewest rounds. Otherwise grid_row_shape's
+    one team. H100, alternated in one process against one team and split_row (results
+    2026-12-06_h100_s72/c4/): bf16 forward 4 x 2^22 0.640 against 0.441 and 0.491, 8 x 2^21 0.640
+    against 0.312 and 0.486, float32 8 x 2^21 0.697 against 0.495 and 0.554; backward bf16 8 x 2^21
+    0.647 against 0.503 and 0.492.
+
+    Launch contract of a shape of several teams: ``Instance("grid_row", ..., storage="teams")``
+    (grid_row_instance(..., teams=True)), grid ``(ctas, 1, 1)``, the arguments of grid_row_shape's and
+    last ``team_ctas``; ``ws`` a workspace of grid_row_team_workspace's ``(counters, scratch)`` words,
+    the counters zero (each launch leaves them so)."""
+    whole = grid_row_shape(n, dtype, backward, sm_count, per_sm, smem_budget)
+    tensors = 2 if backward else 1
+    most = max(0, smem_budget // (16 * tensors))
+    ctas = per_sm(most * 16 * tensors) * sm_count
+    best, rounds = whole, rows
+    for teams in range(2, min(rows, ctas) + 1):
+        team_ctas = ctas // teams
+        slots = grid_row_slots(n, dtype, team_ctas) - whole.packs * whole.threads
+        if slots > most or rows % teams or rows // teams >= rounds:
+            continue
+        rounds = rows // teams
+        smem = max(0, slots)
+        chunk = cluster_chunk(n, dtype, team_ctas)
+        best = GridRowShape(
+            teams * team_ctas, whole.threads, whole.packs, whole.pack, chunk, smem, smem * 16 * tensors, teams
+        )
+    return best
+
+
+def grid_row_team_workspace(rows: int, team_ctas: int, backward: bool) -> tuple[int, int]:
+    """``(counters, scratch)`` float32 words of a grid_row launch in teams: a counter a row (rounded up
+    to 4 words, common.cuh's counter_words), then each row's CTAs' pairs (backward: sums)."""
+    return -(-rows // 4) * 4, rows * team_ctas * (1 if backward else 2)
 
 
 #: cluster sizes of a cluster_stream launch, smallest first (see cluster_stream_shape)
@@ -1070,6 +1121,8 @@ class Instance:
             raise ValueError(f"no window form of tier {self.tier!r} at pack {self.pack} of {self.dtype}")
         if self.columns and (self.tier not in ("cluster", "cluster_stream") or self.storage):
             raise ValueError(f"no column form of tier {self.tier!r} with storage {self.storage!r}")
+        if self.tier == "grid_row" and self.storage not in ("", "teams"):
+            raise ValueError(f"no form {self.storage!r} of tier 'grid_row'")
         if self.tight and self.tier != "flat_rows":
             raise ValueError(f"no tight form of tier {self.tier!r}")
         if self.per_sm and (self.tier != "cluster_stream" or self.per_sm not in CLUSTER_STREAM_PER_SM):
@@ -1240,11 +1293,15 @@ class Instance:
         targs = f"{t}, {self.pack}, {self.cols // self.pack}, {log}"
         grid = self.tier == "grid_row"
         ws, team = ("float* ws, ", "RowGridTeam{ws}, ") if grid else ("", "")
+        if self.storage == "teams":
+            team = "RowGridTeams{ws, rows, (unsigned)team_ctas}, "
         fn = "grid_row" if grid else "cluster_stream"
-        # cluster_stream's last argument: the column form's interleaved columns, the row form's
-        # clusters that wait their turn (RowClusterTeam::wait_turn)
+        # the last argument: cluster_stream's column form's interleaved columns, its row form's
+        # clusters that wait their turn (RowClusterTeam::wait_turn), grid_row's CTAs a team in teams
         if self.columns:
             suffix, tail, tail_param = "_columns", ", inner", ", i64 inner"
+        elif self.storage == "teams":
+            suffix, tail, tail_param = "", "", ", i64 team_ctas"
         elif grid:
             suffix, tail, tail_param = "", "", ""
         else:
@@ -1329,15 +1386,18 @@ def grid_row_instance(
     tier: str = "grid_row",
     per_sm: int = 1,
     columns: bool = False,
+    teams: bool = False,
 ) -> Instance:
     """The grid_row (or cluster_stream: the same kernel body) instance of a dtype, direction and
     function; cluster_stream's at ``per_sm`` CTAs an SM, or over runs of interleaved columns where
-    ``columns`` (one CTA an SM, in packs of column_stream_pack)."""
+    ``columns`` (one CTA an SM, in packs of column_stream_pack); grid_row's with its grid in teams
+    where ``teams`` (grid_row_team_shape)."""
     if columns and per_sm != 1:
         raise ValueError("cluster_stream's column kernels run one CTA an SM")
     pack = column_stream_pack(dtype) if columns else cluster_pack(dtype)
     cols = grid_row_held_packs(dtype, backward, pack) * pack
-    return Instance(tier, dtype, backward, log, pack, cols=cols, per_sm=per_sm, columns=columns)
+    storage = "teams" if teams else ""
+    return Instance(tier, dtype, backward, log, pack, cols=cols, per_sm=per_sm, columns=columns, storage=storage)
 
 
 def source_for(instances) -> str:
@@ -1540,6 +1600,7 @@ def all_instances():
                     pack = CLUSTER_COLUMNS_PACK
                     out.append(Instance("cluster", dtype, backward, log, pack, cols=packs * pack, columns=True))
                 out.append(grid_row_instance(dtype, backward, log))
+                out.append(grid_row_instance(dtype, backward, log, teams=True))
                 for per_sm in CLUSTER_STREAM_PER_SM:
                     out.append(grid_row_instance(dtype, backward, log, "cluster_stream", per_sm))
                 out.append(grid_row_instance(dtype, backward, log, "cluster_stream", columns=True))

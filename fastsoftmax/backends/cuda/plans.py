@@ -11,7 +11,8 @@ Argument order of the kernels (every parameter 8 bytes, see ``instances.py``):
 * one-kernel row tiers: pointers, rows, n, the pitch of each tensor;
 * split_row: partials  = inputs, workspace, n, the pitch of each input, chunk, splits;
              finish    = pointers, workspace, n, the pitch of each tensor, chunk, splits;
-* grid_row:  pointers, workspace, rows, n, the pitch of each tensor, shared-memory slots;
+* grid_row:  pointers, workspace, rows, n, the pitch of each tensor, shared-memory slots (in teams:
+  and the CTAs a team);
 * cluster_stream: as grid_row without the workspace;
 * inner > 1: see ``strided.py``.
 """
@@ -64,6 +65,8 @@ from .instances import (
     flat_rows_tight_slots,
     grid_row_instance,
     grid_row_shape,
+    grid_row_team_shape,
+    grid_row_team_workspace,
     grid_row_workspace,
     next_pow2,
     short_row_storage_16bit,
@@ -408,10 +411,13 @@ def _split_row(load, dtype, outer, n, pitches, log, backward, align, dev, tuning
     return run
 
 
-def grid_row_launch(load, dtype, n, backward, log, dev) -> tuple[Kernel, GridRowShape]:
+def grid_row_launch(
+    load, dtype, n, backward, log, dev, rows: int = 1, teams: bool = True
+) -> tuple[Kernel, GridRowShape]:
     """The kernel (cooperative, block and shared memory set) and shape of a grid_row launch on
-    rows of n columns (see instances.grid_row_shape for the launch contract); also what the probe
-    and the tests use to find the geometry the backend launches."""
+    ``rows`` rows of n columns (see instances.grid_row_shape, and grid_row_team_shape where ``teams``
+    lets the grid be cut into teams, for the launch contract); also what the probe and the tests use
+    to find the geometry the backend launches."""
     facts = device_facts(dev)
     if not facts.cooperative_launch:
         raise ValueError(f"tier 'grid_row' needs cooperative launches, which cuda:{dev} does not support")
@@ -421,25 +427,41 @@ def grid_row_launch(load, dtype, n, backward, log, dev) -> tuple[Kernel, GridRow
     function = load(inst, dev)
     probe = Kernel(function, inst.name, dev, nargs, GRID_ROW_THREADS, 1, 0, 1, True)
     probe.allow_dynamic_smem(budget, GRID_ROW_STATIC_SMEM)
-    shape = grid_row_shape(
-        n, dtype, backward, facts.sm_count, lambda smem: probe.blocks_per_sm(GRID_ROW_THREADS, smem), budget
+    shaper = grid_row_team_shape if teams else (lambda rows, *args: grid_row_shape(*args))
+    shape = shaper(
+        rows, n, dtype, backward, facts.sm_count, lambda smem: probe.blocks_per_sm(GRID_ROW_THREADS, smem), budget
     )
-    return Kernel(function, inst.name, dev, nargs, shape.threads, 1, shape.smem_bytes, 1, True), shape
+    if shape.teams > 1:
+        # the same registers, block and shared memory as the one-team kernel (a probe of its occupancy
+        # above): only the team's meeting differs
+        inst = grid_row_instance(dtype, backward, log, teams=True)
+        function, nargs = load(inst, dev), nargs + 1
+    kernel = Kernel(function, inst.name, dev, nargs, shape.threads, 1, shape.smem_bytes, 1, True)
+    kernel.allow_dynamic_smem(shape.smem_bytes, GRID_ROW_STATIC_SMEM)
+    return kernel, shape
 
 
 def _grid_row(load, dtype, outer, n, pitches, log, backward, dev, tuning):
-    """Every resident CTA on each row in turn, one cooperative launch. Any alignment: the kernel
-    reads each row's misalignments itself."""
-    kernel, shape = grid_row_launch(load, dtype, n, backward, log, dev)
-    workspace = grid_row_workspace(shape.ctas, backward)
-    go = kernel.bound(shape.ctas, (outer, n) + pitches + (shape.smem_slots,))
+    """Every resident CTA on each row in turn, or teams of them on rows of their own, one cooperative
+    launch. Any alignment: the kernel reads each row's misalignments itself."""
+    teams = tuning.grid_row_teams is not False
+    kernel, shape = grid_row_launch(load, dtype, n, backward, log, dev, outer, teams)
+    if tuning.grid_row_teams and shape.teams == 1:
+        raise ValueError(f"grid_row_teams=True: {outer} rows of {n} do not fit on chip in teams of the grid")
+    if shape.teams > 1:
+        counters, scratch = grid_row_team_workspace(outer, shape.team_ctas, backward)
+        tail = (shape.smem_slots, shape.team_ctas)
+    else:
+        counters, scratch = 0, grid_row_workspace(shape.ctas, backward)
+        tail = (shape.smem_slots,)
+    go = kernel.bound(shape.ctas, (outer, n) + pitches + tail)
 
     def run(pointers, stream):
-        # the stream's workspace (one launch a call); no clearing: every pair is written before the
-        # grid barrier that precedes its reads. A grid larger than the device holds at once is
-        # refused by the driver (CUDA_ERROR_COOPERATIVE_LAUNCH_TOO_LARGE, raised by the launch),
-        # never left to deadlock
-        buffer, address = stream_workspace(dev, stream, 0, workspace)
+        # the stream's workspace (one launch a call): the teams' counters are left at zero by each
+        # launch; nothing else needs clearing, every pair being written before the barrier that
+        # precedes its reads. A grid larger than the device holds at once is refused by the driver
+        # (CUDA_ERROR_COOPERATIVE_LAUNCH_TOO_LARGE, raised by the launch), never left to deadlock
+        buffer, address = stream_workspace(dev, stream, counters, scratch)
         go(pointers + (address,), stream)
         del buffer  # only now that the launch is enqueued
 

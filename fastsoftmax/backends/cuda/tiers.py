@@ -69,6 +69,7 @@ from .instances import (
     FLAT_ROWS_MIN_COLS,
     FLAT_ROWS_MIN_COLS_16BIT_FORWARD,
     FLAT_ROWS_TIGHT_MAX_BANK_WAYS,
+    GRID_ROW_STATIC_SMEM,
     LONG_ROW_STORAGES_16BIT,
     SHORT_ROW_STORAGES_16BIT,
     WARP_LANES_16BIT,
@@ -78,6 +79,7 @@ from .instances import (
     cluster_max_cols,
     cluster_preferred_max_cols,
     flat_rows_bank_ways,
+    grid_row_team_shape,
     warp_default_lanes,
 )
 
@@ -229,6 +231,10 @@ class Tuning:
     #: cluster, backward: half the first wave waits before its first row (True: on any launch) or none
     #: (False), instead of instances.cluster_stagger's rule (the forward has no wait: True raises)
     cluster_stagger: bool | None = None
+    #: grid_row: the grid cut into teams on rows of their own (True: an error where no team count
+    #: holds its rows on chip) or always the whole grid on each row in turn (False), instead of
+    #: instances.grid_row_team_shape's choice
+    grid_row_teams: bool | None = None
     #: split_row: blocks per SM over all chunks, instead of SPLIT_ROW_BLOCKS_PER_SM
     split_row_blocks_per_sm: int | None = None
     #: cluster: kept exponentials (True), or never (False), instead of where the launch is one wave
@@ -476,6 +482,26 @@ GRID_ROW_ROW_BYTES = {
 }
 #: rows a grid_row launch takes one after another: measured up to 4
 GRID_ROW_MAX_ROWS = 4
+
+
+#: bytes a tensor from which rows that grid_row runs in teams take it: the least measured, 2 x 2^22 bf16
+#: (about 127 KiB a CTA on an H100; forward 0.490 of copy against split_row's 0.421, results
+#: 2026-12-06_h100_s72/c4/); fewer bytes a CTA were not timed
+GRID_ROW_TEAMS_MIN_BYTES = 16 << 20
+
+
+def grid_row_in_teams(outer: int, n: int, dtype: torch.dtype, backward: bool, limits: Limits) -> bool:
+    """Whether grid_row would cut its grid into teams for these rows (instances.grid_row_team_shape at
+    one CTA an SM, as grid_row's CTAs of GRID_ROW_THREADS threads run) and they are as large as
+    measured (GRID_ROW_TEAMS_MIN_BYTES): rows that fit on chip together, which it then takes faster
+    than split_row and than the whole grid on each row in turn (H100 at 2-8 rows of 2^21-2^23 and 16
+    of 2^20; from CLUSTER_STREAM_MIN_ROWS rows the caller leaves them to cluster_stream, not compared)."""
+    if outer * n * CXX_TYPES[dtype][2] < GRID_ROW_TEAMS_MIN_BYTES:
+        return False
+    budget = limits.smem_per_block - GRID_ROW_STATIC_SMEM
+    return grid_row_team_shape(outer, n, dtype, backward, limits.sm_count, lambda smem: 1, budget).teams > 1
+
+
 #: rows from which cluster_stream takes the rows the cluster tier does not (or not at its best: past
 #: cluster_preferred_max_cols). H100, forced tiers alternated in one process (benchmarks/grid_row_probe.py,
 #: results 2026-11-27_h100_s24/cluster_stream_ab_*.txt), fraction of copy, against what those rows took
@@ -666,6 +692,12 @@ def choose_tier(
     if n >= SPLIT_ROW_MIN_COLS and outer < limits.sm_count:
         if clusters:
             return "cluster"
+        if (
+            limits.cooperative
+            and outer < CLUSTER_STREAM_MIN_ROWS
+            and grid_row_in_teams(outer, n, dtype, backward, limits)
+        ):
+            return "grid_row"
         low, high = GRID_ROW_ROW_BYTES.get((itemsize, backward), (0, -1))
         if limits.cooperative and outer <= GRID_ROW_MAX_ROWS and low <= n * itemsize <= high:
             return "grid_row"

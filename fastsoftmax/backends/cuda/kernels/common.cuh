@@ -756,4 +756,34 @@ __device__ __forceinline__ void copy_async_wait_group() {
 #endif
 }
 
+// ---- teams of CTAs meeting in device memory --------------------------------------------------------
+// Launches whose CTAs are all resident at once (cooperative) let a team of them wait for each other
+// at a counter in a workspace (strided_staged.cuh's teams on a tile, grid_row_tier.cuh's teams on a
+// row). The counters take the workspace's first counter_words(count) words, a counter per barrier.
+__device__ __forceinline__ i64 counter_words(i64 count) { return (count + 3) / 4 * 4; }
+
+__device__ __forceinline__ int load_acquire(const int* p) {
+    int v;
+    asm volatile("ld.acquire.gpu.global.b32 %0, [%1];\n" : "=r"(v) : "l"(p) : "memory");
+    return v;
+}
+
+// A team's arrival at its barrier (a tile's, a row's): every CTA's partial results are written before
+// it counts itself in, and read only after all `splits` have. The counter then counts the CTAs out again, and the
+// last to leave sets it back to zero, so a launch ends with its counters as the next one needs them
+// (the host keeps one workspace a stream, never cleared between calls: launch.stream_workspace). Each
+// CTA leaves only after its own wait is over, so no CTA still waits when the counter is cleared,
+// and a counter serves one barrier once a launch.
+__device__ __forceinline__ void team_barrier(int* counter, i64 splits) {
+    __threadfence();
+    __syncthreads();
+    if (threadIdx.x == 0) {
+        atomicAdd(counter, 1);
+        while (load_acquire(counter) < splits) __nanosleep(64);
+        __threadfence();
+        if (atomicAdd(counter, 1) == 2 * (int)splits - 1) atomicExch(counter, 0);
+    }
+    __syncthreads();
+}
+
 }  // namespace fastsoftmax

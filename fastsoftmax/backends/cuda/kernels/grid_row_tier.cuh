@@ -234,6 +234,54 @@ struct RowGridTeam {
     __device__ __forceinline__ void wait_turn() const {}
 };
 
+// The cooperative grid cut into teams of `team_ctas` CTAs (tier grid_row, the "teams" form), team k
+// on rows k, k + teams, ...: a few rows that fit on chip together run at once, each over its team, where
+// RowGridTeam takes them one after another over the whole grid (H100: 4 x 2^22 bf16 forward at 0.44 of
+// copy there against 0.67 for 1 x 2^24, the same bytes a CTA). A team meets at a counter a row
+// (team_barrier: the cooperative launch keeps every CTA resident), its CTAs' pairs (sums) a row apart in
+// the workspace after the counters: each row's counter and slots serve it once a launch, so nothing
+// is reused between rows and the counters end the launch at zero.
+struct RowGridTeams {
+    static constexpr int kGroupsAhead = RowGridTeam::kGroupsAhead;
+    static constexpr bool kCopyAhead = RowGridTeam::kCopyAhead;
+    float* ws;  // counter_words(rows) counters, then rows x team_ctas pairs (backward: sums)
+    i64 rows;
+    unsigned team_ctas;
+    i64 row = blockIdx.x / team_ctas;  // the row whose total comes next
+    __device__ __forceinline__ unsigned rank() const { return blockIdx.x % team_ctas; }
+    __device__ __forceinline__ unsigned size() const { return team_ctas; }
+    __device__ __forceinline__ i64 first_row() const { return blockIdx.x / team_ctas; }
+    __device__ __forceinline__ i64 row_step() const { return gridDim.x / team_ctas; }
+
+    // this row's counter, and its slots of `width` floats a CTA into `slots`; then the next row's
+    __device__ __forceinline__ int* arrive(float*& slots, int width) {
+        slots = ws + counter_words(rows) + row * team_ctas * width;
+        int* counter = reinterpret_cast<int*>(ws) + row;
+        row += row_step();
+        return counter;
+    }
+    __device__ __forceinline__ MaxSum total(const MaxSum& cta, MaxSum* slot) {
+        float* slots;
+        int* counter = arrive(slots, 2);
+        float2* pairs = reinterpret_cast<float2*>(slots);
+        if (threadIdx.x == 0) pairs[rank()] = make_float2(cta.max, cta.sum);
+        team_barrier(counter, team_ctas);
+        return merge_grid_pairs(pairs, (int)team_ctas, slot);
+    }
+    template <int WARPS>
+    __device__ __forceinline__ float total(float cta, float (&slots)[WARPS]) {
+        float* sums;
+        int* counter = arrive(sums, 1);
+        if (threadIdx.x == 0) sums[rank()] = cta;
+        team_barrier(counter, team_ctas);
+        float all = 0.0f;
+        for (unsigned b = threadIdx.x; b < team_ctas; b += blockDim.x) all += __ldcg(sums + b);
+        return block_allreduce(all, 0.0f, slots, WarpSum());
+    }
+    __device__ __forceinline__ void finish() const {}
+    __device__ __forceinline__ void wait_turn() const {}
+};
+
 // cluster_stream's stagger_first_wave wait (the host passes the resident clusters' count on launches
 // of several rows a resident cluster, 0 otherwise). H200, alternated in one process (results
 // 2026-12-03_h200_s48/r3): float32 forward 128 x 2^20 0.673 -> 0.751 of copy, 256 x 2^19 0.738 ->

@@ -434,30 +434,6 @@ __device__ __forceinline__ void merge_groups(const StagedScratch<P, SPREAD>& scr
     __syncthreads();
 }
 
-__device__ __forceinline__ int load_acquire(const int* p) {
-    int v;
-    asm volatile("ld.acquire.gpu.global.b32 %0, [%1];\n" : "=r"(v) : "l"(p) : "memory");
-    return v;
-}
-
-// The team's arrival at a tile: every CTA's partial results are written before it counts itself
-// in, and read only after all `splits` have. The counter then counts the CTAs out again, and the
-// last to leave sets it back to zero, so a launch ends with its counters as the next one needs them
-// (the host keeps one workspace a stream, never cleared between calls: launch.stream_workspace). Each
-// CTA leaves only after its own wait is over, so no CTA still waits when the counter is cleared,
-// and a tile's counter serves one team once a launch.
-__device__ __forceinline__ void team_barrier(int* counter, i64 splits) {
-    __threadfence();
-    __syncthreads();
-    if (threadIdx.x == 0) {
-        atomicAdd(counter, 1);
-        while (load_acquire(counter) < splits) __nanosleep(64);
-        __threadfence();
-        if (atomicAdd(counter, 1) == 2 * (int)splits - 1) atomicExch(counter, 0);
-    }
-    __syncthreads();
-}
-
 // ---- teams as thread-block clusters (sm_90+) -----------------------------------------------------
 // A team launched as a cluster (grid = tiles x splits, one tile a team, no persistent loop) is
 // co-scheduled by the hardware, so it needs no cooperative launch, and teams start and finish at
@@ -467,8 +443,7 @@ __device__ __forceinline__ void team_barrier(int* counter, i64 splits) {
 // The cluster exchange is compiled into kernels of its own (CLUSTER): present beside the global
 // one, it cost the 16-bit backward 3-10% on an H100 even where it never ran.
 
-// Workspace: one int counter per tile (rounded up to 4 words), then the partial results.
-__device__ __forceinline__ i64 counter_words(i64 tiles) { return (tiles + 3) / 4 * 4; }
+// Workspace: one int counter per tile (common.cuh's counter_words), then the partial results.
 
 __device__ __forceinline__ MaxSum load_cg(const MaxSum* p) {
     const float2 v = __ldcg(reinterpret_cast<const float2*>(p));
