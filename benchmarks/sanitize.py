@@ -87,9 +87,10 @@ PROBLEMS = {
     # small odd rows that still spread over every resident CTA (one cooperative launch, a grid
     # barrier per row), two rows so the workspace halves alternate; misaligned views come from
     # run_tier itself (x misaligned, y not: the re-read path); the last holds its slices in
-    # registers and in shared memory (its cp.async groups), and float32 re-reads a rest; a few rows
-    # take the grid in teams (grid_row_team_shape: 2 and 3 rows of the first three, and 4 x 3000017,
-    # whose teams hold their slices in shared memory too)
+    # registers and in shared memory (its cp.async groups), and float32 re-reads a rest; 4 x 3000017
+    # takes the grid in teams of a row each (four in the 16-bit forward, two in the float32 forward
+    # and the 16-bit backward, shared memory held too), the float32 backward the whole grid (its
+    # tuned runs: teams forced on and off)
     "grid_row": [((1, 300007), -1), ((2, 1000003), -1), ((3, 4099), -1), ((1, 12000007), -1), ((4, 3000017), -1)],
     # the same kernels with a cluster for the team: rows held in registers, in shared memory too, and
     # (float32 2^20 + 3 backward at 16 CTAs, and the 2-CTA run below) partly re-read; the last, rows
@@ -301,6 +302,12 @@ ONE_CTA_TEAM_PROBLEMS = [((1, 12001, 136), 1)]
 #: entry is (tuning values, problems or None for the tier's own[, the one input variant run_tier takes
 #: or None[, the dtypes]])
 TUNED_RUNS = {
+    # a few small rows in teams of the grid (below the size tier choice gives them teams at), and
+    # the whole grid on each row in turn, its workspace's two halves alternating
+    "grid_row": [
+        ({"grid_row_teams": True}, [((2, 1000003), -1), ((3, 4099), -1)]),
+        ({"grid_row_teams": False}, [((2, 1000003), -1), ((3, 4099), -1), ((4, 3000017), -1)]),
+    ],
     # one warp a group of columns on an axis a split of two lanes holds, and eight row warps of two
     # lanes each
     "strided_warp": [

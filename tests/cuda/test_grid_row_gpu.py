@@ -256,7 +256,7 @@ def test_rows_in_teams(backend, dtype_name):
     teams hold in registers alone and in shared memory too, odd lengths, rows one element into their
     storage (re-read at the output's packs), softmax and log-softmax both ways, each launch twice (the
     teams' counters must be back at zero after every launch), and replays of a captured graph."""
-    from fastsoftmax.backends.cuda import plans
+    from fastsoftmax.backends.cuda import plans, tiers
 
     dtype = DTYPES[dtype_name]
     dev = torch.cuda.current_device()
@@ -268,11 +268,13 @@ def test_rows_in_teams(backend, dtype_name):
             x, _ = rows_laid_out(layout, rows, n, dtype)
             for log in (False, True):
                 for _ in range(2):
-                    check_forward(forward(backend, x, log), x, 1, log)
-                    y = forward_output(x.contiguous(), log)
-                    dy = rand((rows, n), dtype)
-                    check_backward(backward(backend, y, dy, log), x.contiguous(), dy, 1, log)
-    graph_replays_right(rand((4, 2_000_003), dtype), 1, TIER)
+                    with tiers.tuned(grid_row_teams=True):  # teams below the size tier choice takes them at
+                        check_forward(forward(backend, x, log), x, 1, log)
+                        y = forward_output(x.contiguous(), log)
+                        dy = rand((rows, n), dtype)
+                        check_backward(backward(backend, y, dy, log), x.contiguous(), dy, 1, log)
+    with tiers.tuned(grid_row_teams=True):
+        graph_replays_right(rand((4, 2_000_003), dtype), 1, TIER)
 
 
 def test_chosen_automatically_through_the_public_api(backend):

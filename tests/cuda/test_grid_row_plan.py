@@ -176,11 +176,20 @@ def test_rows_in_teams_shape():
 
 
 def test_rows_in_teams_chosen():
-    """Tier choice takes grid_row for rows it would run in teams, below cluster_stream's rows."""
-    for rows, n, dtype, backward in ((8, 1 << 21, torch.bfloat16, False), (8, 1 << 21, torch.float32, True)):
-        assert tiers.choose_tier(rows, n, 1, dtype, backward, tiers.H100_LIMITS) == "grid_row"
-        assert tiers.grid_row_in_teams(rows, n, dtype, backward, tiers.H100_LIMITS)
-    assert tiers.choose_tier(16, 1 << 20, 1, torch.bfloat16, False, tiers.H100_LIMITS) == "cluster_stream"
+    """Tier choice takes grid_row for rows it would run in teams, up to GRID_ROW_TEAMS_MAX_ROWS of them
+    (cluster_stream's rows too), from GRID_ROW_TEAMS_MIN_BYTES in all."""
+    h100 = tiers.H100_LIMITS
+    for rows, n, dtype, backward in (
+        (8, 1 << 21, torch.bfloat16, False),
+        (8, 1 << 21, torch.float32, True),
+        (16, 1 << 20, torch.bfloat16, False),
+        (24, 699051, torch.float32, True),
+        (2, 1 << 21, torch.bfloat16, False),  # 8 MiB, rows split_row took for their length
+    ):
+        assert tiers.choose_tier(rows, n, 1, dtype, backward, h100) == "grid_row", (rows, n)
+        assert tiers.grid_row_in_teams(rows, n, dtype, backward, h100)
+    assert tiers.choose_tier(3, 1 << 20, 1, torch.bfloat16, False, h100) == "split_row"  # 6 MiB
+    assert tiers.choose_tier(48, 1 << 20, 1, torch.bfloat16, False, h100) == "cluster_stream"  # not on chip
     no_cooperation = dataclasses.replace(tiers.H100_LIMITS, cooperative=False)
     assert tiers.choose_tier(8, 1 << 21, 1, torch.bfloat16, False, no_cooperation) != "grid_row"
 
@@ -229,8 +238,9 @@ def test_supports(limits):
 def test_chosen_where_measured_faster(limits):
     """grid_row takes a few long rows where it measured faster than split_row (backward of 4 MiB
     to 64 MiB rows, 16-bit forward of 8 MiB to 128 MiB, float32 forward of 16 MiB to 128 MiB), and
-    rows that fit on chip together in teams of the grid from GRID_ROW_TEAMS_MIN_BYTES, fewer than
-    cluster_stream takes; only with cooperative launches and no cluster tier that holds the row."""
+    rows that fit on chip together in teams of the grid, as many and as large as measured
+    (GRID_ROW_TEAMS_MAX_ROWS, GRID_ROW_TEAMS_MIN_BYTES); only with cooperative launches and no
+    cluster tier that holds the row."""
     for dtype in DTYPES:
         size = CXX_TYPES[dtype][2]
         for backward in (False, True):
@@ -244,7 +254,7 @@ def test_chosen_where_measured_faster(limits):
                         dtype, backward, outer, on_boundaries
                     )
                     teams = (
-                        2 <= outer < tiers.CLUSTER_STREAM_MIN_ROWS
+                        2 <= outer <= tiers.GRID_ROW_TEAMS_MAX_ROWS
                         and outer * n * size >= tiers.GRID_ROW_TEAMS_MIN_BYTES
                         and n >= tiers.SPLIT_ROW_MIN_COLS
                         and tiers.grid_row_in_teams(outer, n, dtype, backward, limits)
@@ -584,7 +594,8 @@ def test_float32_forward_of_long_rows_keeps_one_cta_an_sm():
 @pytest.mark.parametrize("limits", LIMITS, ids=["h100", "a100"])
 def test_cluster_stream_chosen_for_many_long_rows(limits):
     """Where the cluster tier does not take a row (or not at its best) and there are
-    CLUSTER_STREAM_MIN_ROWS rows or more, on GPUs with clusters only; grid_row keeps its few rows."""
+    CLUSTER_STREAM_MIN_ROWS rows or more, on GPUs with clusters only, but for the rows grid_row runs in
+    teams (tiers.grid_row_in_teams); grid_row keeps its few rows."""
     for dtype in DTYPES:
         for backward in (False, True):
             for outer in (1, 4, 8, 15, 16, 64, 131, 132, 512):
@@ -596,7 +607,8 @@ def test_cluster_stream_chosen_for_many_long_rows(limits):
                     held = limits.clusters and n <= cluster_preferred_max_cols(dtype, backward, outer, on_boundaries)
                     if many and not backward:  # measured: past 2^19 (float32 2^18), streamed
                         held = held and n <= cluster_preferred_max_cols(dtype, backward)
-                    want = limits.clusters and not held and many
+                    teams = limits.cooperative and tiers.grid_row_in_teams(outer, n, dtype, backward, limits)
+                    want = limits.clusters and not held and many and not teams
                     assert (chosen == "cluster_stream") == want, (outer, n, dtype, backward, chosen)
     if limits.clusters:
         # rows the cluster tier holds in registers only on 16-byte boundaries (float32 backward 2^18,

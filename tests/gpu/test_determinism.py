@@ -15,15 +15,16 @@ from fastsoftmax import dispatch
 pytestmark = pytest.mark.gpu
 
 #: (shape, dim, step along the last dim): a regime each, from short rows to one row of 2^24 + 7
-#: (grid_row), vocabulary rows (cluster), rows past a cluster (cluster_stream, split tiers), a long
-#: strided axis (split over CTAs), a long axis of 2 columns (the backward's relay), an odd channel
-#: head (spread columns) and a stepped view
+#: (grid_row) and a few rows in teams of the grid (grid_row), vocabulary rows (cluster), rows past a
+#: cluster (cluster_stream, split tiers), a long strided axis (split over CTAs), a long axis of 2
+#: columns (the backward's relay), an odd channel head (spread columns) and a stepped view
 PROBLEMS = [
     ((4096, 100), -1, 1),
     ((64, 5000), -1, 1),
     ((16, 128256), -1, 1),
     ((64, 524288), -1, 1),
     ((1, 2**24 + 7), -1, 1),
+    ((8, 2**21), -1, 1),
     ((16384, 2048), 0, 1),
     ((16, 1048576, 2), 1, 1),
     ((8, 150, 127, 127), 1, 1),

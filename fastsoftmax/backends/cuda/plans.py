@@ -444,6 +444,10 @@ def grid_row_launch(
 def _grid_row(load, dtype, outer, n, pitches, log, backward, dev, tuning):
     """Every resident CTA on each row in turn, or teams of them on rows of their own, one cooperative
     launch. Any alignment: the kernel reads each row's misalignments itself."""
+    # teams wherever they hold the rows, also on the few rows tier choice gives grid_row for their length
+    # alone (tiers.GRID_ROW_ROW_BYTES: backward rows from 4 MiB): there level with the whole grid or
+    # ahead (H100, results 2026-12-06_h100_s72/c6/small.txt: bf16 2 x 2^21 0.405 against 0.406, 3 x 2^21
+    # 0.492 against 0.443, float32 2 x 2^20 0.477 against 0.433)
     teams = tuning.grid_row_teams is not False
     kernel, shape = grid_row_launch(load, dtype, n, backward, log, dev, outer, teams)
     if tuning.grid_row_teams and shape.teams == 1:

@@ -484,19 +484,28 @@ GRID_ROW_ROW_BYTES = {
 GRID_ROW_MAX_ROWS = 4
 
 
-#: bytes a tensor from which rows that grid_row runs in teams take it: the least measured, 2 x 2^22 bf16
-#: (about 127 KiB a CTA on an H100; forward 0.490 of copy against split_row's 0.421, results
-#: 2026-12-06_h100_s72/c4/); fewer bytes a CTA were not timed
-GRID_ROW_TEAMS_MIN_BYTES = 16 << 20
+#: bytes a tensor from which tier choice gives grid_row rows it runs in teams: at 8 MiB in all the teams
+#: led split_row in every dtype and direction (H100, forced tiers alternated in one process, results
+#: 2026-12-06_h100_s72/c6/small.txt: bf16 forward 2 x 2^21 0.334 of copy against 0.302, float32 2 x
+#: 2^20 0.355 against 0.314, backward bf16 2 x 2^21 0.405 against 0.364, float32 2 x 2^20 0.477 against
+#: 0.365), at 4-6 MiB they trailed it by 0.005-0.009 (bf16 3 x 2^20 both ways)
+GRID_ROW_TEAMS_MIN_BYTES = 8 << 20
+#: rows up to which tier choice gives grid_row rows it runs in teams, ahead of cluster_stream: at 16-32
+#: rows of 2^18-786432 the teams led cluster_stream in every dtype and direction (results
+#: 2026-12-06_h100_s72/c5/, c6/many.txt: bf16 forward 16 x 786432 0.605 against 0.488, 24 x 699051 0.617
+#: against 0.548, float32 backward 24 x 699051 0.743 against 0.627); the cluster tier, chosen before
+#: them where it holds the rows, led both there (bf16 32 x 524288 forward 0.740 against 0.647). More
+#: rows were not timed
+GRID_ROW_TEAMS_MAX_ROWS = 32
 
 
 def grid_row_in_teams(outer: int, n: int, dtype: torch.dtype, backward: bool, limits: Limits) -> bool:
     """Whether grid_row would cut its grid into teams for these rows (instances.grid_row_team_shape at
-    one CTA an SM, as grid_row's CTAs of GRID_ROW_THREADS threads run) and they are as large as
-    measured (GRID_ROW_TEAMS_MIN_BYTES): rows that fit on chip together, which it then takes faster
-    than split_row and than the whole grid on each row in turn (H100 at 2-8 rows of 2^21-2^23 and 16
-    of 2^20; from CLUSTER_STREAM_MIN_ROWS rows the caller leaves them to cluster_stream, not compared)."""
-    if outer * n * CXX_TYPES[dtype][2] < GRID_ROW_TEAMS_MIN_BYTES:
+    one CTA an SM, as grid_row's CTAs of GRID_ROW_THREADS threads run), as many and as large as
+    measured (GRID_ROW_TEAMS_MAX_ROWS, GRID_ROW_TEAMS_MIN_BYTES): rows that fit on chip together,
+    which it then takes faster than split_row, cluster_stream and the whole grid on each row in turn
+    (H100, 2-32 rows of 2^18-2^23)."""
+    if outer > GRID_ROW_TEAMS_MAX_ROWS or outer * n * CXX_TYPES[dtype][2] < GRID_ROW_TEAMS_MIN_BYTES:
         return False
     budget = limits.smem_per_block - GRID_ROW_STATIC_SMEM
     return grid_row_team_shape(outer, n, dtype, backward, limits.sm_count, lambda smem: 1, budget).teams > 1
@@ -692,11 +701,7 @@ def choose_tier(
     if n >= SPLIT_ROW_MIN_COLS and outer < limits.sm_count:
         if clusters:
             return "cluster"
-        if (
-            limits.cooperative
-            and outer < CLUSTER_STREAM_MIN_ROWS
-            and grid_row_in_teams(outer, n, dtype, backward, limits)
-        ):
+        if limits.cooperative and grid_row_in_teams(outer, n, dtype, backward, limits):
             return "grid_row"
         low, high = GRID_ROW_ROW_BYTES.get((itemsize, backward), (0, -1))
         if limits.cooperative and outer <= GRID_ROW_MAX_ROWS and low <= n * itemsize <= high:
