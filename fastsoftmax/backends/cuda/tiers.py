@@ -488,7 +488,7 @@ GRID_ROW_MAX_ROWS = 4
 #: led split_row in every dtype and direction (H100, forced tiers alternated in one process, results
 #: 2026-12-06_h100_s72/c6/small.txt: bf16 forward 2 x 2^21 0.334 of copy against 0.302, float32 2 x
 #: 2^20 0.355 against 0.314, backward bf16 2 x 2^21 0.405 against 0.364, float32 2 x 2^20 0.477 against
-#: 0.365), at 4-6 MiB they trailed it by 0.005-0.009 (bf16 3 x 2^20 both ways)
+#: 0.365), at 4-6 MiB they trailed it by 0.002-0.009 (bf16 2 and 3 x 2^20 both ways)
 GRID_ROW_TEAMS_MIN_BYTES = 8 << 20
 #: rows up to which tier choice gives grid_row rows it runs in teams, ahead of cluster_stream: at 16-32
 #: rows of 2^18-786432 the teams led cluster_stream in every dtype and direction (results
