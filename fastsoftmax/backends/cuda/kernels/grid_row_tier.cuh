@@ -49,7 +49,7 @@
 // About 7 us of a launch are fixed (1 x 2^20 takes 11 us for 4 MiB moved).
 //
 // Launch (grid_row): cooperative only (grid.sync() reads the barrier the driver provides with a
-// cooperative launch); cluster_stream: a cluster launch of C CTAs a cluster, any grid of whole
+// cooperative launch; the teams' counter barriers need every CTA resident as well); cluster_stream: a cluster launch of C CTAs a cluster, any grid of whole
 // clusters (cluster k takes rows k, k + clusters, ...), compiled for one CTA an SM or for two of half
 // the threads (instances.CLUSTER_STREAM_PER_SM: one CTA loads while the other waits or writes). The
 // thread count is any multiple of 32 up to the launch bound (the host takes 512, one
@@ -157,6 +157,8 @@ struct GridRowHeld {
 // and how the CTAs' pairs meet differ.
 //   * RowGridTeam (tier grid_row): every CTA of a cooperative launch, on each row in turn; the pairs
 //     meet in a global workspace across a grid barrier.
+//   * RowGridTeams (tier grid_row, its "teams" kernels): the cooperative grid cut into teams, team k
+//     on rows k, k + teams, ...; the pairs meet in the workspace across a counter barrier a row.
 //   * RowClusterTeam (tier cluster_stream, sm_90+): the CTAs of one thread-block cluster, on rows
 //     blockIdx.x / C, + clusters, ...; the pairs meet in the CTAs' shared memory across a cluster
 //     barrier (distributed shared memory). Rows longer than the cluster tier holds in registers
@@ -235,9 +237,9 @@ struct RowGridTeam {
 };
 
 // The cooperative grid cut into teams of `team_ctas` CTAs (tier grid_row, the "teams" form), team k
-// on rows k, k + teams, ...: a few rows that fit on chip together run at once, each over its team, where
-// RowGridTeam takes them one after another over the whole grid (H100: 4 x 2^22 bf16 forward at 0.44 of
-// copy there against 0.67 for 1 x 2^24, the same bytes a CTA). A team meets at a counter a row
+// on rows k, k + teams, ...: rows whose slices a team holds on chip run as many at once as there are
+// teams, where RowGridTeam takes them one after another over the whole grid (H100: 4 x 2^22 bf16
+// forward at 0.44 of copy there against 0.64 in four teams, results 2026-12-06_h100_s72/c4/). A team meets at a counter a row
 // (team_barrier: the cooperative launch keeps every CTA resident), its CTAs' pairs (sums) a row apart in
 // the workspace after the counters: each row's counter and slots serve it once a launch, so nothing
 // is reused between rows and the counters end the launch at zero.
