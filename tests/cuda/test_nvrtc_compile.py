@@ -884,8 +884,8 @@ def test_cluster_grid():
             preferred = cluster_preferred_max_cols(dtype, backward)
             assert cluster_preferred_max_cols(dtype, backward, 32) == (preferred if streamed else longest)
             # the backward chosen up to its longest row with many rows (but forward rows past 2^19
-            # in 16 bits and 2^18 in float32, which cluster_stream holds faster); split_row keeps
-            # few long rows
+            # in 16 bits and 2^18 in float32, which cluster_stream holds faster); few long rows go to
+            # grid_row's teams where they hold them (8 MiB in all and more), else to split_row
             h100 = tiers.H100_LIMITS
             many = tiers.choose_tier(64, longest, 1, dtype, backward, h100)
             assert many == ("cluster_stream" if streamed else "cluster")
@@ -893,7 +893,10 @@ def test_cluster_grid():
                 assert tiers.choose_tier(64, preferred, 1, dtype, backward, h100) == "cluster"
                 assert tiers.choose_tier(64, preferred + 1, 1, dtype, backward, h100) == "cluster_stream"
             assert tiers.choose_tier(64, longest + 1, 1, dtype, backward, h100) == "cluster_stream"
-            assert tiers.choose_tier(8, longest, 1, dtype, backward, h100) == "split_row"
+            teams = tiers.grid_row_in_teams(8, longest, dtype, backward, h100)
+            assert teams == (8 * longest * dtype.itemsize >= tiers.GRID_ROW_TEAMS_MIN_BYTES)
+            assert tiers.choose_tier(8, longest, 1, dtype, backward, h100) == ("grid_row" if teams else "split_row")
+            assert tiers.choose_tier(2, longest, 1, dtype, backward, h100) == "split_row"
 
     for backward in (False, True):
         assert cluster_grid(1024, 45, backward) == 1024
