@@ -868,10 +868,16 @@ def grid_row_team_shape(
     return best
 
 
+def counter_words(count: int) -> int:
+    """Words of a workspace's ``count`` team counters, rounded up to 4 (common.cuh's counter_words,
+    where the kernels of strided_staged's and grid_row's teams find their partial results)."""
+    return -(-count // 4) * 4
+
+
 def grid_row_team_workspace(rows: int, team_ctas: int, backward: bool) -> tuple[int, int]:
-    """``(counters, scratch)`` float32 words of a grid_row launch in teams: a counter a row (rounded up
-    to 4 words, common.cuh's counter_words), then each row's CTAs' pairs (backward: sums)."""
-    return -(-rows // 4) * 4, rows * team_ctas * (1 if backward else 2)
+    """``(counters, scratch)`` float32 words of a grid_row launch in teams: a counter a row
+    (counter_words), then each row's CTAs' pairs (backward: sums)."""
+    return counter_words(rows), rows * team_ctas * (1 if backward else 2)
 
 
 #: cluster sizes of a cluster_stream launch, smallest first (see cluster_stream_shape)

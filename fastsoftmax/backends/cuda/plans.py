@@ -64,7 +64,6 @@ from .instances import (
     flat_rows_spread,
     flat_rows_tight_slots,
     grid_row_instance,
-    grid_row_shape,
     grid_row_team_shape,
     grid_row_team_workspace,
     grid_row_workspace,
@@ -427,9 +426,15 @@ def grid_row_launch(
     function = load(inst, dev)
     probe = Kernel(function, inst.name, dev, nargs, GRID_ROW_THREADS, 1, 0, 1, True)
     probe.allow_dynamic_smem(budget, GRID_ROW_STATIC_SMEM)
-    shaper = grid_row_team_shape if teams else (lambda rows, *args: grid_row_shape(*args))
-    shape = shaper(
-        rows, n, dtype, backward, facts.sm_count, lambda smem: probe.blocks_per_sm(GRID_ROW_THREADS, smem), budget
+    # one row takes the whole grid's shape (grid_row_team_shape's answer for rows it cannot team up)
+    shape = grid_row_team_shape(
+        rows if teams else 1,
+        n,
+        dtype,
+        backward,
+        facts.sm_count,
+        lambda smem: probe.blocks_per_sm(GRID_ROW_THREADS, smem),
+        budget,
     )
     if shape.teams > 1:
         # the same registers, block and shared memory as the one-team kernel (a probe of its occupancy

@@ -60,6 +60,7 @@ from .instances import (
     cluster_grid,
     cluster_max_cols,
     cluster_stream_shape,
+    counter_words,
     next_pow2,
     widest_pack,
 )
@@ -2174,7 +2175,7 @@ def _staged_tiles(load, key, window: bool, input_phase: bool, step: int = 1, fol
     flat_strides = tuple(s for tensor_strides in strides for s in tensor_strides[:2])
     middle = (outer, n, inner) + flat_strides
     launchers: dict = {}
-    counter_words = -(-shape.tiles // 4) * 4
+    counters = counter_words(shape.tiles)
     scratch_words = shape.tiles * shape.splits * shape.tile_cols * (1 if backward else 2)
     # one tile a team needs no workspace (a cluster exchanges through distributed shared memory);
     # persistent teams meet on counters in the stream's workspace (launch.stream_workspace), which
@@ -2212,7 +2213,7 @@ def _staged_tiles(load, key, window: bool, input_phase: bool, step: int = 1, fol
         if not persistent_teams:
             go(pointers + (0,), stream)
             return
-        buffer, address = stream_workspace(dev, stream, counter_words, scratch_words)
+        buffer, address = stream_workspace(dev, stream, counters, scratch_words)
         go(pointers + (address,), stream)
         del buffer  # only now that the launch is enqueued
 

@@ -502,9 +502,9 @@ GRID_ROW_TEAMS_MAX_ROWS = 32
 def grid_row_in_teams(outer: int, n: int, dtype: torch.dtype, backward: bool, limits: Limits) -> bool:
     """Whether grid_row would cut its grid into teams for these rows (instances.grid_row_team_shape at
     one CTA an SM, as grid_row's CTAs of GRID_ROW_THREADS threads run), as many and as large as
-    measured (GRID_ROW_TEAMS_MAX_ROWS, GRID_ROW_TEAMS_MIN_BYTES): rows that fit on chip together,
-    which it then takes faster than split_row, cluster_stream and the whole grid on each row in turn
-    (H100, 2-32 rows of 2^18-2^23)."""
+    measured (GRID_ROW_TEAMS_MAX_ROWS, GRID_ROW_TEAMS_MIN_BYTES): rows whose slices a team holds on
+    chip, taken as many at once as there are teams, which it then runs faster than split_row,
+    cluster_stream and the whole grid on each row in turn (H100, 2-32 rows of 2^18-2^23)."""
     if outer > GRID_ROW_TEAMS_MAX_ROWS or outer * n * CXX_TYPES[dtype][2] < GRID_ROW_TEAMS_MIN_BYTES:
         return False
     budget = limits.smem_per_block - GRID_ROW_STATIC_SMEM
