@@ -183,61 +183,6 @@ def test_outputs_in_the_subnormal_range(backend, dtype_name, log):
     check_forward(forward(backend, x, log), x, 1, log)
 
 
-EX2_POLY_PROBE = r"""
-#include "common.cuh"
-extern "C" __global__ void fs_ex2_poly_probe(const float* e, float* out, long long n) {
-    const long long i = blockIdx.x * (long long)blockDim.x + threadIdx.x;
-    if (i < n) out[i] = fastsoftmax::ex2_poly(e[i]);
-}
-"""
-
-
-def test_ex2_poly_against_float64():
-    """kernels/common.cuh's ex2_poly, the FMA-pipe 2^e that takes a share of the 16-bit statistics'
-    terms: within 8e-5 of 2^e (relative) over the exponents a sum meets, each rounding boundary of
-    its integer part included; at most 2^-126 below -126 and for -inf; NaN kept."""
-    from cuda.core import ObjectCode
-
-    from fastsoftmax.backends.cuda import compiler
-    from fastsoftmax.backends.cuda.launch import Kernel, device_facts, raw_stream
-
-    dev = torch.cuda.current_device()
-    cubin = compiler.compile_cubin(EX2_POLY_PROBE, device_facts(dev).arch, "fs_ex2_poly_probe", use_cache=False)
-    core = ObjectCode.from_cubin(cubin, name="fs_ex2_poly_probe").get_kernel("fs_ex2_poly_probe")
-    kernel = Kernel(core, "fs_ex2_poly_probe", dev, 3, 256)
-    steps = torch.arange(-126, 2, dtype=torch.float32, device="cuda")
-    halves = torch.cat([steps + 0.5, steps - 0.5, (steps + 0.5).nextafter(steps), (steps - 0.5).nextafter(steps)])
-    spread = torch.rand(1 << 20, device="cuda") * 127 - 126
-    finite = torch.cat([steps, halves, spread]).clamp(-126, 1.5)
-    below = torch.tensor([-126.5, -127, -140, -1e30, float("-inf")], device="cuda")
-    e = torch.cat([finite, below, torch.tensor([float("nan")], device="cuda")])
-    out = torch.full_like(e, 12345.0)
-    kernel.launch(-(-e.numel() // 256), raw_stream(dev), (e.data_ptr(), out.data_ptr(), e.numel()))
-    torch.cuda.synchronize()
-    n = finite.numel()
-    exact = torch.exp2(finite.double())
-    rel = (out[:n].double() / exact - 1).abs()
-    assert rel.max().item() < 8e-5, (rel.max().item(), finite[rel.argmax()].item())
-    low = out[n : n + below.numel()]
-    assert bool(((low >= 0) & (low <= 2.0**-126)).all()), low.tolist()
-    assert torch.isnan(out[-1]).item()
-
-
-@pytest.mark.parametrize("dtype_name", ["fp16", "bf16"])
-def test_nan_at_every_lane_of_a_pack(backend, dtype_name):
-    """A NaN at each of the eight positions of a 16-byte pack, two rows each, at spread places of the
-    row (registers, shared memory and the re-read rest of slices): every lane of the statistics
-    (kernels/grid_row_tier.cuh kGridRowPolyEvery: some lanes take ex2_poly) carries it to its row."""
-    n = 1 << 21
-    rows = 16
-    x = rand((rows, n), DTYPES[dtype_name])
-    for r in range(rows):
-        x[r, 8 * ((r * 2654435761 + 12345) % (n // 8)) + r % 8] = float("nan")
-    for log in (False, True):
-        y = forward(backend, x, log)
-        assert bool(torch.isnan(y.float()).all()), "a row with a NaN came out partly finite"
-
-
 @pytest.mark.parametrize("log", [False, True], ids=["softmax", "log_softmax"])
 @pytest.mark.parametrize("dtype_name", DTYPES)
 @pytest.mark.parametrize("n", [300007, (1 << 22) + 3])

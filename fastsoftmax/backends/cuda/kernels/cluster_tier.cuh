@@ -431,8 +431,8 @@ __device__ __forceinline__ float held_max(const LOAD& load, const Pack<T, P> (&x
     return m;
 }
 
-// The sum of e.term<FUSED> over the held slots (EVERY: ExpShift::add_terms).
-template <bool FUSED, int EVERY = 0, typename T, int P, int K, typename LOAD>
+// The sum of e.term<FUSED> over the held slots.
+template <bool FUSED, typename T, int P, int K, typename LOAD>
 __device__ __forceinline__ float held_sum(const LOAD& load, const Pack<T, P> (&x)[K], int count, i64 row, i64 first,
                                           const ExpShift& e) {
     float sum = 0.0f;
@@ -441,7 +441,8 @@ __device__ __forceinline__ float held_sum(const LOAD& load, const Pack<T, P> (&x
         if (slot_of(k) < count) {
             float v[P];
             load.template convert<P>(x[k], v, row, first + (i64)slot_of(k) * P);
-            sum = e.template add_terms<FUSED, EVERY>(sum, v);
+#pragma unroll
+            for (int i = 0; i < P; ++i) sum += e.template term<FUSED>(v[i]);
         }
     }
     return sum;
@@ -451,12 +452,12 @@ __device__ __forceinline__ float held_sum(const LOAD& load, const Pack<T, P> (&x
 // the warp, so that the branch is uniform). FUSE: terms by ExpShift's one FFMA where m allows; not
 // for log-softmax, whose output at the maximum, -log(sum), must be 0 for a row of one element,
 // which the rounded factor 2^(k - m log2e) would move by an ulp of the sum.
-template <bool FUSE, typename T, int P, int K, int EVERY = 0, typename LOAD>
+template <bool FUSE, typename T, int P, int K, typename LOAD>
 __device__ __forceinline__ MaxSum held_pair(const LOAD& load, const Pack<T, P> (&x)[K], int count, i64 row, i64 first,
                                             float m) {
     const ExpShift e(m);
-    if (FUSE && e.fused) return e.template pair<true>(held_sum<true, EVERY>(load, x, count, row, first, e));
-    return e.template pair<false>(held_sum<false, EVERY>(load, x, count, row, first, e));
+    if (FUSE && e.fused) return e.template pair<true>(held_sum<true>(load, x, count, row, first, e));
+    return e.template pair<false>(held_sum<false>(load, x, count, row, first, e));
 }
 
 // ---- the forward's walks: whole slots in straight-line code, the slice's edges apart ----------

@@ -35,22 +35,6 @@ __device__ __forceinline__ float ex2_ftz(float e) {
 
 __device__ __forceinline__ float sum_exp(float x) { return ex2_ftz(x * kLog2e); }
 
-// 2^e on the FMA pipe, for a share of the terms of a sum that the exponential unit holds up (16
-// results an SM a cycle, against 128 fused multiply-adds; a CTA reducing 127K bf16 elements of a
-// 2^24 row spends 8K cycles on ex2 alone). e = j + f, j = rint(e) out of the 1.5 * 2^23 shifter
-// (with 127 added, the low bits of `shifted` are j's biased exponent), f in [-1/2, 1/2]; 2^f by a
-// cubic (relative error 7.6e-5: 16-bit rows only, whose outputs round at 2^-9 or 2^-12), times 2^j.
-// e is clamped at -126, so that 2^j stays a normal float (such a term is at most 2^-126, where
-// ex2_ftz gives 0, against a sum that holds a term near 1); -inf is clamped, NaN passes through the
-// compare and the product.
-__device__ __forceinline__ float ex2_poly(float e) {
-    e = e < -126.0f ? -126.0f : e;
-    const float shifted = e + 12583039.0f;  // 1.5 * 2^23 + 127
-    const float f = e - (shifted - 12583039.0f);
-    const float p = fmaf(fmaf(fmaf(0.055174168f, f, 0.24261737f), f, 0.69326109f), f, 0.99992758f);
-    return p * __int_as_float(__float_as_int(shifted) << 23);
-}
-
 // 2^(e - 64) from an exponent e lifted by 64: the flushing ex2 on e, then an exact multiply that
 // lands in the subnormal range where the result belongs there.
 __device__ __forceinline__ float exp2_lifted(float e) { return ex2_ftz(e) * 0x1p-64f; }
@@ -535,31 +519,11 @@ struct ExpShift {
     // exp(v - m) (times 2^(m log2e - k) where FUSED), flushed below 2^-126 as sum_exp
     template <bool FUSED>
     __device__ __forceinline__ float term(float v) const {
-        return ex2_ftz(exponent<FUSED>(v));
-    }
-
-    template <bool FUSED>
-    __device__ __forceinline__ float exponent(float v) const {
         if constexpr (FUSED) {
-            return fmaf(v, kLog2e, neg_k);
+            return ex2_ftz(fmaf(v, kLog2e, neg_k));
         } else {
-            return (v - shift) * kLog2e;
+            return sum_exp(v - shift);
         }
-    }
-
-    // sum + the terms of P values, one in every EVERY of them by ex2_poly (EVERY 0: none; 16-bit
-    // rows only, see ex2_poly), the rest by ex2_ftz
-    template <bool FUSED, int EVERY, int P>
-    __device__ __forceinline__ float add_terms(float sum, const float (&v)[P]) const {
-#pragma unroll
-        for (int i = 0; i < P; ++i) {
-            if (EVERY > 0 && i % EVERY == EVERY - 1) {
-                sum += ex2_poly(exponent<FUSED>(v[i]));
-            } else {
-                sum += term<FUSED>(v[i]);
-            }
-        }
-        return sum;
     }
 
     // 2^(k - m log2e), in [2^-1/2, 2^1/2]: a sum of FUSED terms times this is one against m

@@ -360,10 +360,6 @@ struct RowClusterTeam {
 // cp.async groups the shared-memory slots are copied in: each is reduced as soon as it has landed,
 // while the later ones are still in flight (one group left that reduction behind all the copies).
 constexpr int kGridRowStages = 4;
-
-// The statistics of 16-bit rows take one term in every kGridRowPolyEvery by ex2_poly (0: none):
-// a CTA of a 1 x 2^24 bf16 row reduces 127K elements, 8K cycles of the exponential unit.
-constexpr int kGridRowPolyEvery = 0;
 static_assert(kGridRowStages <= 4, "wait_async_groups waits with at most 3 groups pending");
 
 // Rounds of blockDim.x slots in each of the kGridRowStages copy groups that stage `smem` slots.
@@ -503,23 +499,23 @@ __device__ __forceinline__ void stage_grouped(Pack<T, P>* staged, const T* src, 
     for (int g = 0; g < kGridRowStages; ++g) stage_group<T, P>(staged, src, first, whole, from, count, per, g);
 }
 
-// The sum of e.term<FUSED> over a thread's shared-memory slots [begin, end) (step blockDim.x; EVERY:
-// ExpShift::add_terms).
-template <bool FUSED, int EVERY, typename T, int P, typename LOAD>
+// The sum of e.term<FUSED> over a thread's shared-memory slots [begin, end) (step blockDim.x).
+template <bool FUSED, typename T, int P, typename LOAD>
 __device__ __forceinline__ float staged_sum(const LOAD& load, const Pack<T, P>* staged, int begin, int end, i64 row,
                                             i64 first_col, const ExpShift& e) {
     float sum = 0.0f;
     for (int j = begin; j < end; j += blockDim.x) {
         float v[P];
         load.template convert<P>(staged[j], v, row, first_col + (i64)j * P);
-        sum = e.template add_terms<FUSED, EVERY>(sum, v);
+#pragma unroll
+        for (int i = 0; i < P; ++i) sum += e.template term<FUSED>(v[i]);
     }
     return sum;
 }
 
 // The (max, sum) pair of group g of a thread's shared-memory slots (stage_grouped's numbering),
 // once it has landed: the maximum first, then one exponential per element (FUSE: as held_pair).
-template <bool FUSE, int EVERY, typename T, int P, typename LOAD>
+template <bool FUSE, typename T, int P, typename LOAD>
 __device__ __forceinline__ MaxSum staged_group_pair(const LOAD& load, const Pack<T, P>* staged, int count, int per,
                                                     int g, i64 row, i64 first_col, int pending) {
     wait_async_groups(pending);
@@ -529,9 +525,8 @@ __device__ __forceinline__ MaxSum staged_group_pair(const LOAD& load, const Pack
     for (int j = begin; j < end; j += blockDim.x)
         m = fmaxf(m, load.template max_of<P>(staged[j], row, first_col + (i64)j * P));
     const ExpShift e(m);
-    if (FUSE && e.fused)
-        return e.template pair<true>(staged_sum<true, EVERY, T, P>(load, staged, begin, end, row, first_col, e));
-    return e.template pair<false>(staged_sum<false, EVERY, T, P>(load, staged, begin, end, row, first_col, e));
+    if (FUSE && e.fused) return e.template pair<true>(staged_sum<true, T, P>(load, staged, begin, end, row, first_col, e));
+    return e.template pair<false>(staged_sum<false, T, P>(load, staged, begin, end, row, first_col, e));
 }
 
 // A row's output where x and y share their misalignment, each slot's values converted by `load` and
@@ -564,7 +559,6 @@ template <typename T, int P, int K, bool LOG, typename TEAM, typename LOAD, type
 __device__ __forceinline__ void grid_row_forward(const LOAD& load, const STORE& store, TEAM team, i64 rows, i64 n,
                                                  i64 smem_slots) {
     constexpr int kAhead = TEAM::kGroupsAhead;
-    constexpr int kEvery = sizeof(T) == 2 ? kGridRowPolyEvery : 0;
     static_assert(kAhead >= 1 && kAhead <= kGridRowStages, "groups ahead: 1 to kGridRowStages");
     extern __shared__ __align__(16) unsigned char grid_row_smem[];
     __shared__ MaxSum cta_slots[32];
@@ -611,8 +605,8 @@ __device__ __forceinline__ void grid_row_forward(const LOAD& load, const STORE& 
             load.template convert<P>(raw, v, row, col);
             accumulate<P>(state, v);
         });
-        state = merge(state, held_pair<!LOG, T, P, K, kEvery>(load, x, held.regs, row, first,
-                                                              held_max<T, P, K>(load, x, held.regs, row, first)));
+        state = merge(state, held_pair<!LOG, T, P, K>(load, x, held.regs, row, first,
+                                                      held_max<T, P, K>(load, x, held.regs, row, first)));
 #pragma unroll 1
         for (int g = 0; g < kGridRowStages; ++g) {
             const bool issue = g + kAhead < kGridRowStages;
@@ -620,8 +614,7 @@ __device__ __forceinline__ void grid_row_forward(const LOAD& load, const STORE& 
             // the groups issued after g: kAhead while there are more to issue, then the rest (for
             // kAhead 1 the rest is 0, spelled so to keep that kernel's instructions as they were)
             const int pending = issue ? kAhead : (kAhead == 1 ? 0 : kGridRowStages - 1 - g);
-            state = merge(state,
-                          staged_group_pair<!LOG, kEvery, T, P>(load, staged, held.smem, per, g, row, staged_first, pending));
+            state = merge(state, staged_group_pair<!LOG, T, P>(load, staged, held.smem, per, g, row, staged_first, pending));
         }
 
         const MaxSum warp = warp_merge(state);
