@@ -871,7 +871,12 @@ def test_long_row_storage_is_a_tuning_value():
 
 def test_cluster_grid():
     from fastsoftmax.backends.cuda import tiers
-    from fastsoftmax.backends.cuda.instances import cluster_grid, cluster_max_cols, cluster_preferred_max_cols
+    from fastsoftmax.backends.cuda.instances import (
+        CLUSTER_LONGEST_MIN_ROWS,
+        cluster_grid,
+        cluster_max_cols,
+        cluster_preferred_max_cols,
+    )
 
     for dtype in (torch.float32, torch.float16, torch.bfloat16):
         for backward in (False, True):
@@ -883,9 +888,10 @@ def test_cluster_grid():
             streamed = not backward
             preferred = cluster_preferred_max_cols(dtype, backward)
             assert cluster_preferred_max_cols(dtype, backward, 32) == (preferred if streamed else longest)
-            # the backward chosen up to its longest row with many rows (but forward rows past 2^19
-            # in 16 bits and 2^18 in float32, which cluster_stream holds faster); few long rows go to
-            # grid_row's teams where they hold them (8 MiB in all and more), else to split_row
+            # the backward chosen up to its longest row from CLUSTER_LONGEST_MIN_ROWS rows (but
+            # forward rows past 2^19 in 16 bits and 2^18 in float32, which cluster_stream holds
+            # faster); fewer long rows, and the forward's, go to grid_row's teams where they hold them
+            # (8 MiB in all and more), else to split_row
             h100 = tiers.H100_LIMITS
             many = tiers.choose_tier(64, longest, 1, dtype, backward, h100)
             assert many == ("cluster_stream" if streamed else "cluster")
@@ -893,9 +899,14 @@ def test_cluster_grid():
                 assert tiers.choose_tier(64, preferred, 1, dtype, backward, h100) == "cluster"
                 assert tiers.choose_tier(64, preferred + 1, 1, dtype, backward, h100) == "cluster_stream"
             assert tiers.choose_tier(64, longest + 1, 1, dtype, backward, h100) == "cluster_stream"
-            teams = tiers.grid_row_in_teams(8, longest, dtype, backward, h100)
-            assert teams == (8 * longest * dtype.itemsize >= tiers.GRID_ROW_TEAMS_MIN_BYTES)
-            assert tiers.choose_tier(8, longest, 1, dtype, backward, h100) == ("grid_row" if teams else "split_row")
+            few = CLUSTER_LONGEST_MIN_ROWS
+            assert cluster_preferred_max_cols(dtype, backward, few) == (preferred if streamed else longest)
+            assert cluster_preferred_max_cols(dtype, backward, few - 1) == preferred
+            for rows in (few - 1, 8):
+                teams = tiers.grid_row_in_teams(rows, longest, dtype, backward, h100)
+                assert teams == (rows * longest * dtype.itemsize >= tiers.GRID_ROW_TEAMS_MIN_BYTES)
+                want = "cluster" if backward and rows >= few else "grid_row" if teams else "split_row"
+                assert tiers.choose_tier(rows, longest, 1, dtype, backward, h100) == want, (rows, dtype, backward)
             assert tiers.choose_tier(2, longest, 1, dtype, backward, h100) == "split_row"
 
     for backward in (False, True):

@@ -539,12 +539,16 @@ def cluster_max_cols(dtype: torch.dtype, backward: bool, aligned: bool = False, 
 #: bytes of a tensor per CTA up to which the tier is chosen for any number of rows (H100, measured
 #: with the earlier staged kernel): 64 KiB a CTA, bf16 2^19 forward
 CLUSTER_PREFERRED_BYTES_PER_CTA = 64 * 1024
-#: rows from which the tier is chosen up to the longest row it holds: the register-held kernels
-#: beat split_row there (H100, benchmarks/grid_row_probe.py --tiers split_row,cluster, alternated
-#: in one process, benchmarks/results/2026-11-23_h100_s3/long_rows_probe.txt: 32-64 rows of
-#: 262152-524160 columns, forward bf16 0.60-0.63 of copy against 0.42-0.46, float32 0.52-0.64
-#: against 0.38-0.42, backward bf16 0.57-0.68 against 0.48-0.51); fewer rows are not measured
-CLUSTER_LONGEST_MIN_ROWS = 32
+#: rows from which the backward takes the tier up to the longest row it holds: the register-held
+#: kernels beat split_row there (H100, benchmarks/grid_row_probe.py --tiers split_row,cluster,
+#: alternated in one process, benchmarks/results/2026-11-23_h100_s3/long_rows_probe.txt: 32-64 rows
+#: of 262152-524160 columns, backward bf16 0.57-0.68 of copy against 0.48-0.51), and from 4 rows
+#: grid_row's teams and cluster_stream as well (H100, results 2026-12-06_h100_s73/c2/ab.txt and
+#: c3/ab*.txt, 4-24 rows: bf16 4 x 524032 0.365 against 0.282 / 0.293 (teams / cluster_stream),
+#: 9 x 393216 0.437 against 0.375 / 0.411, 20 x 524032 0.657 against 0.535 / 0.530; float32 4 x
+#: 262144 0.377 against 0.339 / 0.303, 12 x 196608 0.545 against 0.501 / 0.476, 16 x 262144 0.632
+#: against 0.637, 24 x 262144 0.708 against 0.635); 1-3 rows are not measured
+CLUSTER_LONGEST_MIN_ROWS = 4
 
 
 def cluster_preferred_max_cols(dtype: torch.dtype, backward: bool, rows: int = 0, aligned: bool = False) -> int:
