@@ -19,6 +19,8 @@ from reference import assert_matches, softmax64
 from reference import check_backward as check_backward_against_x
 from reference import check_forward as check_forward_against_x
 
+import fastsoftmax
+
 pytestmark = [
     pytest.mark.gpu,
     pytest.mark.skipif(not torch.cuda.is_available(), reason="needs a CUDA device"),
@@ -763,6 +765,29 @@ def test_chosen_tier_is_right(backend, n, outer, dtype_name):
     check_forward(backend, x3, tier, False, "chosen tier")
     tier_b = backend.choose_tier(outer, n, 1, dtype, True)
     check_backward(backend, x3, rand((outer, n), dtype).view(outer, n, 1), tier_b, False, "chosen tier")
+
+
+@pytest.mark.parametrize("dtype_name", ["bf16", "fp32"])
+def test_backward_of_few_long_rows_through_autograd(backend, dtype_name):
+    """The backward of 4 to 31 rows longer than the cluster tier's preferred length, which tier choice
+    gives the cluster tier on GPUs with clusters (instances.CLUSTER_LONGEST_MIN_ROWS), through
+    autograd, softmax and log-softmax, rows on and off 16-byte boundaries."""
+    from fastsoftmax.backends.cuda import instances
+
+    dtype = DTYPES[dtype_name]
+    longest = instances.cluster_max_cols(dtype, True)
+    for rows, n in ((4, longest), (9, longest - 7), (12, 3 * longest // 4 + 1)):
+        if backend.limits(torch.cuda.current_device()).clusters and n * dtype.itemsize % 16 == 0:
+            assert backend.choose_tier(rows, n, 1, dtype, True) == "cluster", (rows, n)
+        for log in (False, True):
+            x = rand((rows, n), dtype).requires_grad_()
+            dy = rand((rows, n), dtype)
+            fn = fastsoftmax.log_softmax if log else fastsoftmax.softmax
+            (dx,) = torch.autograd.grad(fn(x, -1, backend="cuda"), x, dy)
+            described(
+                f"{'log_softmax' if log else 'softmax'} backward of {rows} x {n} {dtype}",
+                lambda: check_backward_against_x(dx, x.detach(), dy, 1, log),
+            )
 
 
 def test_many_short_rows(backend):
