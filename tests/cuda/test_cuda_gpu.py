@@ -768,26 +768,32 @@ def test_chosen_tier_is_right(backend, n, outer, dtype_name):
 
 
 @pytest.mark.parametrize("dtype_name", ["bf16", "fp32"])
-def test_backward_of_few_long_rows_through_autograd(backend, dtype_name):
-    """The backward of 4 to 31 rows longer than the cluster tier's preferred length, which tier choice
-    gives the cluster tier on GPUs with clusters (instances.CLUSTER_LONGEST_MIN_ROWS), through
-    autograd, softmax and log-softmax, rows on and off 16-byte boundaries."""
+def test_few_long_rows_through_autograd(backend, dtype_name):
+    """2 to 31 rows longer than the cluster tier's preferred length, whose backward (and float32
+    forward, up to 7 rows) tier choice gives the cluster tier on GPUs with clusters
+    (instances.CLUSTER_LONGEST_MIN_ROWS, CLUSTER_FLOAT32_FORWARD_MAX_ROWS), through autograd, softmax
+    and log-softmax, rows on and off 16-byte boundaries."""
     from fastsoftmax.backends.cuda import instances
 
     dtype = DTYPES[dtype_name]
+    clusters = backend.limits(torch.cuda.current_device()).clusters
     longest = instances.cluster_max_cols(dtype, True)
-    for rows, n in ((4, longest), (9, longest - 7), (12, 3 * longest // 4 + 1)):
-        if backend.limits(torch.cuda.current_device()).clusters and n * dtype.itemsize % 16 == 0:
-            assert backend.choose_tier(rows, n, 1, dtype, True) == "cluster", (rows, n)
+    forward_longest = instances.cluster_max_cols(dtype, False)
+    for rows, n in ((2, longest), (4, longest), (9, longest - 7), (12, 3 * longest // 4 + 1), (7, forward_longest)):
+        if clusters and n * dtype.itemsize % 16 == 0:
+            if n <= longest:
+                assert backend.choose_tier(rows, n, 1, dtype, True) == "cluster", (rows, n)
+            if dtype == torch.float32 and rows <= instances.CLUSTER_FLOAT32_FORWARD_MAX_ROWS:
+                assert backend.choose_tier(rows, n, 1, dtype, False) == "cluster", (rows, n)
         for log in (False, True):
             x = rand((rows, n), dtype).requires_grad_()
             dy = rand((rows, n), dtype)
             fn = fastsoftmax.log_softmax if log else fastsoftmax.softmax
-            (dx,) = torch.autograd.grad(fn(x, -1, backend="cuda"), x, dy)
-            described(
-                f"{'log_softmax' if log else 'softmax'} backward of {rows} x {n} {dtype}",
-                lambda: check_backward_against_x(dx, x.detach(), dy, 1, log),
-            )
+            y = fn(x, -1, backend="cuda")
+            label = f"{'log_softmax' if log else 'softmax'} of {rows} x {n} {dtype}"
+            described(label, lambda: check_forward_against_x(y.detach(), x.detach(), 1, log))
+            (dx,) = torch.autograd.grad(y, x, dy)
+            described(label + " backward", lambda: check_backward_against_x(dx, x.detach(), dy, 1, log))
 
 
 def test_many_short_rows(backend):

@@ -872,6 +872,7 @@ def test_long_row_storage_is_a_tuning_value():
 def test_cluster_grid():
     from fastsoftmax.backends.cuda import tiers
     from fastsoftmax.backends.cuda.instances import (
+        CLUSTER_FLOAT32_FORWARD_MAX_ROWS,
         CLUSTER_LONGEST_MIN_ROWS,
         cluster_grid,
         cluster_max_cols,
@@ -899,15 +900,18 @@ def test_cluster_grid():
                 assert tiers.choose_tier(64, preferred, 1, dtype, backward, h100) == "cluster"
                 assert tiers.choose_tier(64, preferred + 1, 1, dtype, backward, h100) == "cluster_stream"
             assert tiers.choose_tier(64, longest + 1, 1, dtype, backward, h100) == "cluster_stream"
-            few = CLUSTER_LONGEST_MIN_ROWS
-            assert cluster_preferred_max_cols(dtype, backward, few) == (preferred if streamed else longest)
-            assert cluster_preferred_max_cols(dtype, backward, few - 1) == preferred
-            for rows in (few - 1, 8):
+            # and the float32 forward of up to CLUSTER_FLOAT32_FORWARD_MAX_ROWS rows
+            few, most = CLUSTER_LONGEST_MIN_ROWS, CLUSTER_FLOAT32_FORWARD_MAX_ROWS
+            for rows in (few - 1, few, most, most + 1, 16):
+                held = rows >= few and (backward or (dtype == torch.float32 and rows <= most))
+                assert cluster_preferred_max_cols(dtype, backward, rows) == (longest if held else preferred)
                 teams = tiers.grid_row_in_teams(rows, longest, dtype, backward, h100)
                 assert teams == (rows * longest * dtype.itemsize >= tiers.GRID_ROW_TEAMS_MIN_BYTES)
-                want = "cluster" if backward and rows >= few else "grid_row" if teams else "split_row"
-                assert tiers.choose_tier(rows, longest, 1, dtype, backward, h100) == want, (rows, dtype, backward)
-            assert tiers.choose_tier(2, longest, 1, dtype, backward, h100) == "split_row"
+                chosen = tiers.choose_tier(rows, longest, 1, dtype, backward, h100)
+                if held:
+                    assert chosen == "cluster", (rows, dtype, backward)
+                elif rows < tiers.CLUSTER_STREAM_MIN_ROWS:
+                    assert chosen == ("grid_row" if teams else "split_row"), (rows, dtype, backward)
 
     for backward in (False, True):
         assert cluster_grid(1024, 45, backward) == 1024
