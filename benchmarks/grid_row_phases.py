@@ -55,10 +55,14 @@ FORWARD_MARKS = (
         "#pragma unroll 1\n        for (int g = 0; g < kGridRowStages; ++g) {\n            const bool issue",
         "FS_MARK(3);\n",
     ),
-    # RowGridTeam::total, the team of the grid_row tier (its forward pair; ws is the team's)
+    # RowGridTeam::total, the team of the grid_row tier (its forward pair; ws is the team's): the pair
+    # posted, then its barrier (posted_total's, between the two marks) and the merge
     ("        float2* pairs = reinterpret_cast<float2*>(ws)", "FS_MARK_IN(ws, 4);\n"),
-    ("        cooperative_groups::this_grid().sync();\n        return merge_grid_pairs", "FS_MARK_IN(ws, 5);\n"),
-    ("        return merge_grid_pairs(pairs, (int)gridDim.x", "FS_MARK_IN(ws, 6);\n"),
+    ("            cooperative_groups::this_grid().sync();\n        });", "FS_MARK_IN(ws, 5);\n"),
+    (
+        "        });\n    }\n    template <int WARPS>\n    __device__ __forceinline__ float total(float cta",
+        "FS_MARK_IN(ws, 6);\n",
+    ),
     ("        // As the cluster tier", "FS_MARK(7);\n"),
     # the writes are write_held_row's, a function of its own (no workspace there): one phase
     ("        // the next row's copies land", "__syncthreads();\nFS_MARK(8);\n"),

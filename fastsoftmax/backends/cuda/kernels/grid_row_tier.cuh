@@ -199,6 +199,26 @@ __device__ __forceinline__ MaxSum merge_grid_pairs(const float2* pairs, int ctas
     return *slot;
 }
 
+// A team's total across `barrier` (every CTA of the team resident): the CTA's pair (sum) posted at
+// its rank among `ctas` slots, then the team's merged by merge_grid_pairs (summed by every thread).
+template <typename BARRIER>
+__device__ __forceinline__ MaxSum posted_total(float2* pairs, unsigned rank, unsigned ctas, const MaxSum& cta,
+                                               MaxSum* slot, BARRIER barrier) {
+    if (threadIdx.x == 0) pairs[rank] = make_float2(cta.max, cta.sum);
+    barrier();
+    return merge_grid_pairs(pairs, (int)ctas, slot);
+}
+
+template <int WARPS, typename BARRIER>
+__device__ __forceinline__ float posted_total(float* sums, unsigned rank, unsigned ctas, float cta,
+                                              float (&slots)[WARPS], BARRIER barrier) {
+    if (threadIdx.x == 0) sums[rank] = cta;
+    barrier();
+    float all = 0.0f;
+    for (unsigned b = threadIdx.x; b < ctas; b += blockDim.x) all += __ldcg(sums + b);
+    return block_allreduce(all, 0.0f, slots, WarpSum());
+}
+
 struct RowGridTeam {
     // grid_row_forward issues its cp.async groups one by one, each while the one before it is
     // reduced (below)
@@ -219,18 +239,14 @@ struct RowGridTeam {
 
     __device__ __forceinline__ MaxSum total(const MaxSum& cta, MaxSum* slot) {
         float2* pairs = reinterpret_cast<float2*>(ws) + (round++ & 1) * gridDim.x;
-        if (threadIdx.x == 0) pairs[blockIdx.x] = make_float2(cta.max, cta.sum);
-        cooperative_groups::this_grid().sync();
-        return merge_grid_pairs(pairs, (int)gridDim.x, slot);
+        return posted_total(pairs, blockIdx.x, gridDim.x, cta, slot, [&] {
+            cooperative_groups::this_grid().sync();
+        });
     }
     template <int WARPS>
     __device__ __forceinline__ float total(float cta, float (&slots)[WARPS]) {
         float* sums = ws + (round++ & 1) * gridDim.x;
-        if (threadIdx.x == 0) sums[blockIdx.x] = cta;
-        cooperative_groups::this_grid().sync();
-        float all = 0.0f;
-        for (unsigned b = threadIdx.x; b < gridDim.x; b += blockDim.x) all += __ldcg(sums + b);
-        return block_allreduce(all, 0.0f, slots, WarpSum());
+        return posted_total(sums, blockIdx.x, gridDim.x, cta, slots, [] { cooperative_groups::this_grid().sync(); });
     }
     __device__ __forceinline__ void finish() const {}
     __device__ __forceinline__ void wait_turn() const {}
@@ -265,20 +281,14 @@ struct RowGridTeams {
     __device__ __forceinline__ MaxSum total(const MaxSum& cta, MaxSum* slot) {
         float* slots;
         int* counter = arrive(slots, 2);
-        float2* pairs = reinterpret_cast<float2*>(slots);
-        if (threadIdx.x == 0) pairs[rank()] = make_float2(cta.max, cta.sum);
-        team_barrier(counter, team_ctas);
-        return merge_grid_pairs(pairs, (int)team_ctas, slot);
+        const auto barrier = [&] { team_barrier(counter, team_ctas); };
+        return posted_total(reinterpret_cast<float2*>(slots), rank(), team_ctas, cta, slot, barrier);
     }
     template <int WARPS>
     __device__ __forceinline__ float total(float cta, float (&slots)[WARPS]) {
         float* sums;
         int* counter = arrive(sums, 1);
-        if (threadIdx.x == 0) sums[rank()] = cta;
-        team_barrier(counter, team_ctas);
-        float all = 0.0f;
-        for (unsigned b = threadIdx.x; b < team_ctas; b += blockDim.x) all += __ldcg(sums + b);
-        return block_allreduce(all, 0.0f, slots, WarpSum());
+        return posted_total(sums, rank(), team_ctas, cta, slots, [&] { team_barrier(counter, team_ctas); });
     }
     __device__ __forceinline__ void finish() const {}
     __device__ __forceinline__ void wait_turn() const {}
