@@ -13,7 +13,10 @@ from another revision, and print both (changed rows marked); ``--snapshot FILE``
 ``--save`` wrote instead (no second compile); ``--replace OLD|NEW`` (repeatable): edit this tree's
 kernel headers and the units' wrappers first (in a copy), e.g. a wrapper's launch bounds or a
 constant of a kernel, an error where OLD occurs in neither; ``--changed``: print only the instances whose
-registers or frame differ (exit status 1 if any does).
+registers or frame differ (exit status 1 if any does); ``--sass`` (with ``--against`` or ``--replace``):
+compare each instance's SASS instructions too (nvdisasm, as ``sass_lines.py`` finds it; addresses left
+out), so that a change meant to leave the code as it was (a fold of repeated source) is shown to, and
+needs no timing on a GPU. Without ``--against``, ``--replace``'s edit is compared with this tree as it is.
 
 A shared header edit can move the register allocation of kernels it does not touch (a branch added
 to every strided_staged kernel cost the 16-bit backward 0.1 of copy, found only two sets later; under
@@ -45,19 +48,60 @@ def _unit_resources(instances, arch: str, kernel_dir: Path | None, replacements)
         return compiler.kernel_resources(variant.compile(source_for(instances), arch, "register_report"))
 
 
-def resources(instances, arch: str, kernel_dir: Path | None = None, replacements=()) -> dict:
-    """{name: (registers, frame bytes)} of the instances, one unit per kernel header."""
+def _unit_sass(instances, arch: str, kernel_dir: Path | None, replacements) -> dict:
+    """{name: the instance's SASS instructions, addresses left out} of one unit."""
+    import subprocess
+    import tempfile
+
+    from sass_lines import nvdisasm_path
+
+    from fastsoftmax.backends.cuda import compiler
+    from fastsoftmax.backends.cuda.instances import source_for
+
+    tool = nvdisasm_path()
+    if tool is None:
+        raise SystemExit("--sass: no nvdisasm (pip install nvidia-cuda-nvdisasm, or the triton extra)")
+    with compiler.KernelVariant(replacements, kernel_dir) as variant:
+        cubin = variant.compile(source_for(instances), arch, "register_report")
+    with tempfile.TemporaryDirectory() as folder:
+        path = Path(folder) / "unit.cubin"
+        path.write_bytes(cubin)
+        text = subprocess.run([tool, "-c", str(path)], capture_output=True, text=True, check=True).stdout
+    out: dict = defaultdict(list)
+    name = None
+    for line in text.splitlines():
+        found = re.match(r"\s*\.section\s+\.text\.([\w$]+),", line)
+        if found:
+            name = found.group(1)
+            continue
+        found = re.match(r"\s*/\*[0-9a-f]{4,}\*/\s+(.*?)\s*;", line)
+        if found and name is not None:
+            out[name].append(found.group(1))
+    return {key: tuple(value) for key, value in out.items()}
+
+
+def _per_unit(work, instances, arch: str, kernel_dir: Path | None, replacements) -> dict:
     units = defaultdict(list)
     for inst in instances:
         units[inst.header].append(inst)
     if len(units) == 1:
-        return _unit_resources(instances, arch, kernel_dir, replacements)
+        return work(instances, arch, kernel_dir, replacements)
     out: dict = {}
     with ProcessPoolExecutor(max_workers=min(len(units), os.cpu_count() or 1)) as pool:
-        jobs = [pool.submit(_unit_resources, unit, arch, kernel_dir, replacements) for unit in units.values()]
+        jobs = [pool.submit(work, unit, arch, kernel_dir, replacements) for unit in units.values()]
         for job in jobs:
             out.update(job.result())
     return out
+
+
+def resources(instances, arch: str, kernel_dir: Path | None = None, replacements=()) -> dict:
+    """{name: (registers, frame bytes)} of the instances, one unit per kernel header."""
+    return _per_unit(_unit_resources, instances, arch, kernel_dir, replacements)
+
+
+def sass(instances, arch: str, kernel_dir: Path | None = None, replacements=()) -> dict:
+    """{name: SASS instructions} of the instances, one unit per kernel header."""
+    return _per_unit(_unit_sass, instances, arch, kernel_dir, replacements)
 
 
 def save(path: Path, figures: dict, arch: str) -> None:
@@ -91,9 +135,12 @@ def main() -> int:
     )
     parser.add_argument("--save", type=Path, help="write this tree's figures to FILE")
     parser.add_argument("--changed", action="store_true", help="only the instances that differ (exit 1 if any)")
+    parser.add_argument("--sass", action="store_true", help="compare the instances' SASS too (--against or --replace)")
     args = parser.parse_args()
     if args.against and args.snapshot:
         parser.error("--against and --snapshot are two ways of naming the same comparison: one of them")
+    if args.sass and not (args.against or args.replace):
+        parser.error("--sass compares this tree with --against's folder, or --replace's edit with this tree")
     pattern = re.compile(args.match)
     chosen = [i for i in instances.all_instances() if pattern.search(i.name)]
     if not chosen:
@@ -126,6 +173,15 @@ def main() -> int:
             print(line)
     if there is not None:
         print(f"{changed} of {len(chosen)} instances differ")
+    if args.sass:
+        # --against: this tree (with --replace's edit) against that folder; else the edit against this tree
+        ours = sass(chosen, args.arch, None, replacements)
+        theirs = sass(chosen, args.arch, args.against, () if args.against else [])
+        differ = [i.name for i in chosen if ours.get(i.name) != theirs.get(i.name)]
+        for name in differ:
+            print(f"SASS differs: {name} ({len(ours.get(name, ()))} against {len(theirs.get(name, ()))} instructions)")
+        print(f"SASS: {len(chosen) - len(differ)} of {len(chosen)} instances identical")
+        changed += len(differ)
     return 1 if args.changed and changed else 0
 
 
