@@ -71,11 +71,26 @@ def _fwd_level() -> int:
     return _fwad._current_level
 
 
+class UnsupportedDtypeError(TypeError, NotImplementedError):
+    """A tensor of a type softmax does not take (integer, bool, complex, float8): NotImplementedError,
+    as torch's kernels raise for those types, and TypeError, as it is one."""
+
+
+def _unstrided(x: torch.Tensor) -> bool:
+    """Whether ``x`` has no strides to fold (nested or sparse): the fast paths' keys raise on it."""
+    return x.is_nested or x.layout is not torch.strided
+
+
 def _check_tensor(x, what: str) -> None:
     if not isinstance(x, torch.Tensor):
         raise TypeError(f"fastsoftmax.{what}: expected a torch.Tensor, got {type(x).__name__}")
+    if _unstrided(x):
+        kind = "nested" if x.is_nested else str(x.layout)
+        raise NotImplementedError(
+            f"fastsoftmax.{what}: {kind} tensors are not supported, only strided ones (dense tensors and their views)"
+        )
     if x.dtype not in SUPPORTED:
-        raise TypeError(
+        raise UnsupportedDtypeError(
             f"fastsoftmax.{what}: expected a floating-point tensor (float32, float16, bfloat16 or float64), "
             f"got {x.dtype}"
         )
@@ -805,6 +820,10 @@ def _check_out(out, x: torch.Tensor, dtype: torch.dtype, what: str) -> None:
     outside autograd (a result written into a given tensor has no gradient to give)."""
     if not isinstance(out, torch.Tensor):
         raise TypeError(f"fastsoftmax.{what}(): argument 'out' must be a torch.Tensor, not {type(out).__name__}")
+    if _unstrided(out):
+        raise NotImplementedError(
+            f"fastsoftmax.{what}(): out must be a strided tensor, got a {'nested' if out.is_nested else out.layout} one"
+        )
     if out.dtype != dtype:
         raise RuntimeError(f"fastsoftmax.{what}(): expected out tensor to have dtype {dtype}, but got {out.dtype}")
     if out.device != x.device:
@@ -995,8 +1014,10 @@ def _apply(x, dim, dtype, backend, log: bool, what: str, out=None) -> torch.Tens
             return out
         return softmax_forward(x, dim, log, backend)
     if dtype is not None:
-        if not isinstance(dtype, torch.dtype) or dtype not in SUPPORTED:
+        if not isinstance(dtype, torch.dtype):
             raise TypeError(f"fastsoftmax.{what}: dtype must be a floating-point torch.dtype, got {dtype}")
+        if dtype not in SUPPORTED:
+            raise UnsupportedDtypeError(f"fastsoftmax.{what}: dtype must be a floating-point torch.dtype, got {dtype}")
         if isinstance(x, torch.Tensor) and x.dtype not in SUPPORTED:
             x = x.to(dtype)  # as torch: an integer, bool or complex input is cast first
     _check_tensor(x, what)
@@ -1102,47 +1123,63 @@ def _public(log: bool, name: str, doc: str):
             and not x._is_zerotensor()  # an efficient zero tensor: no memory at all
             and not _is_wrapped(x)  # a torch.func wrapper left over from a transform: no memory either
         ):
-            if x.requires_grad and _grad_enabled():
-                # a graph to record: a geometry whose plain plan exists passed every check the full
-                # path makes, so the call goes straight into autograd, whose forward takes the plan
-                if (
-                    out is None
-                    and dtype is None
-                    and not (_autocasting() and autocasts_to_float32(x))
-                    and (x.shape, x.stride(), x.dtype, x.device, dim, backend) in _PLANS
-                ):
-                    return _EagerSoftmax.apply(x, dim if dim >= 0 else dim + max(x.dim(), 1), log, backend)
-            elif out is None:
-                # _plan_key, inline; a call with dtype (given, or float32 by autocast) has its own
-                if dtype is None:
-                    if _autocasting() and autocasts_to_float32(x):
-                        plan = _PLANS.get((x.shape, x.stride(), x.dtype, x.device, dim, backend, _float32))
+            # (a nested or sparse tensor has no strides for the keys: the full path names it)
+            try:
+                if x.requires_grad and _grad_enabled():
+                    # a graph to record: a geometry whose plain plan exists passed every check the full
+                    # path makes, so the call goes straight into autograd, whose forward takes the plan
+                    if (
+                        out is None
+                        and dtype is None
+                        and not (_autocasting() and autocasts_to_float32(x))
+                        and (x.shape, x.stride(), x.dtype, x.device, dim, backend) in _PLANS
+                    ):
+                        return _EagerSoftmax.apply(x, dim if dim >= 0 else dim + max(x.dim(), 1), log, backend)
+                elif out is None:
+                    # _plan_key, inline; a call with dtype (given, or float32 by autocast) has its own
+                    if dtype is None:
+                        if _autocasting() and autocasts_to_float32(x):
+                            plan = _PLANS.get((x.shape, x.stride(), x.dtype, x.device, dim, backend, _float32))
+                        else:
+                            plan = _PLANS.get((x.shape, x.stride(), x.dtype, x.device, dim, backend))
+                    elif type(dtype) is _dtype:
+                        plan = _PLANS.get((x.shape, x.stride(), x.dtype, x.device, dim, backend, dtype))
                     else:
-                        plan = _PLANS.get((x.shape, x.stride(), x.dtype, x.device, dim, backend))
-                elif type(dtype) is _dtype:
-                    plan = _PLANS.get((x.shape, x.stride(), x.dtype, x.device, dim, backend, dtype))
-                else:
-                    plan = None
-                if plan is not None:
-                    return plan(x, log)
-            elif (
-                dtype is None
-                and type(out) is _Tensor
-                and out.shape == x.shape
-                and not (out.requires_grad and _grad_enabled())
-                and not out.is_neg()
-                and not out._is_zerotensor()
-                and not _is_wrapped(out)
-                and not (out.is_inference() and not _inference_mode())
-                and not _overlaps(x, out)
-            ):
-                # _out_plan_key, inline
-                key = ("out", x.shape, x.stride(), out.stride(), x.dtype, out.dtype, x.device, out.device, dim, backend)
-                plan = _PLANS.get(key)
-                if plan is not None:
-                    plan(x, out, log)
-                    _increment_version((out,))  # as _written
-                    return out
+                        plan = None
+                    if plan is not None:
+                        return plan(x, log)
+                elif (
+                    dtype is None
+                    and type(out) is _Tensor
+                    and out.shape == x.shape
+                    and not (out.requires_grad and _grad_enabled())
+                    and not out.is_neg()
+                    and not out._is_zerotensor()
+                    and not _is_wrapped(out)
+                    and not (out.is_inference() and not _inference_mode())
+                    and not _overlaps(x, out)
+                ):
+                    # _out_plan_key, inline
+                    key = (
+                        "out",
+                        x.shape,
+                        x.stride(),
+                        out.stride(),
+                        x.dtype,
+                        out.dtype,
+                        x.device,
+                        out.device,
+                        dim,
+                        backend,
+                    )
+                    plan = _PLANS.get(key)
+                    if plan is not None:
+                        plan(x, out, log)
+                        _increment_version((out,))  # as _written
+                        return out
+            except RuntimeError:
+                if not (_unstrided(x) or type(out) is _Tensor and _unstrided(out)):
+                    raise
         return _apply(x, dim, dtype, backend, log, name, out)
 
     function.__name__ = function.__qualname__ = name
@@ -1183,40 +1220,45 @@ def softmax_backward(
     """The gradient with respect to the input of softmax (or of log-softmax when ``log``), given the
     forward ``output`` and the gradient of the loss with respect to it."""
     y, dy = output, grad_output
-    if (
-        type(y) is _Tensor
-        and type(dy) is _Tensor
-        and type(dim) is int
-        and type(backend) is str
-        and not _compiling()  # first, as in _public
-        and _forced() is None
-        and _fwad._current_level < 0
-        and not _transforms_active()
-        and _tracing() is None
-        and not (_grad_enabled() and (y.requires_grad or dy.requires_grad))  # a differentiable backward
-        and dy.shape == y.shape
-        and dy.dtype == y.dtype
-        and dy.device == y.device
-        and not (y.is_neg() or dy.is_neg() or y._is_zerotensor() or dy._is_zerotensor())
-        and not (_is_wrapped(y) or _is_wrapped(dy))
-    ):
-        # backward_impl's key, inline: a geometry seen before passed every check below (only valid
-        # problems are remembered), and dy's type, device and shape are y's, checked above
-        plan = _PLANS.get(
-            (
-                "backward",
-                y.shape,
-                y.stride(),
-                dy.stride(),
-                y.dtype,
-                y.device,
-                dim if dim >= 0 else dim + y.dim(),
-                backend,
-                log,
+    # (a nested or sparse tensor has no sizes or strides for the checks and the key: the full path names it)
+    try:
+        if (
+            type(y) is _Tensor
+            and type(dy) is _Tensor
+            and type(dim) is int
+            and type(backend) is str
+            and not _compiling()  # first, as in _public
+            and _forced() is None
+            and _fwad._current_level < 0
+            and not _transforms_active()
+            and _tracing() is None
+            and not (_grad_enabled() and (y.requires_grad or dy.requires_grad))  # a differentiable backward
+            and dy.shape == y.shape
+            and dy.dtype == y.dtype
+            and dy.device == y.device
+            and not (y.is_neg() or dy.is_neg() or y._is_zerotensor() or dy._is_zerotensor())
+            and not (_is_wrapped(y) or _is_wrapped(dy))
+        ):
+            # backward_impl's key, inline: a geometry seen before passed every check below (only valid
+            # problems are remembered), and dy's type, device and shape are y's, checked above
+            plan = _PLANS.get(
+                (
+                    "backward",
+                    y.shape,
+                    y.stride(),
+                    dy.stride(),
+                    y.dtype,
+                    y.device,
+                    dim if dim >= 0 else dim + y.dim(),
+                    backend,
+                    log,
+                )
             )
-        )
-        if plan is not None:
-            return plan(dy, y, log)
+            if plan is not None:
+                return plan(dy, y, log)
+    except RuntimeError:
+        if not any(type(t) is _Tensor and _unstrided(t) for t in (y, dy)):
+            raise
     if _fx_proxy(output) or _fx_proxy(grad_output):
         dispatch.check_backend_name(backend)
         return softmax_backward_op(grad_output, output, dim, log, backend)

@@ -5,7 +5,7 @@ from typing import Optional
 
 import torch
 
-from . import functional
+from . import dispatch, functional
 
 
 def _chosen_dim(name: str, dim: Optional[int], rank: int) -> int:
@@ -37,6 +37,7 @@ class Softmax(torch.nn.Module):
 
     def __init__(self, dim: Optional[int] = None, backend: str = "auto"):
         super().__init__()
+        dispatch.check_backend_name(backend)  # at construction, not at the first call
         self.dim = dim
         self.backend = backend
 

@@ -14,6 +14,49 @@ def test_non_float_dtypes_raise_type_error(dtype):
         fastsoftmax.softmax(x)
     with pytest.raises(TypeError, match="floating-point"):
         fastsoftmax.log_softmax(x)
+    # torch's kernels raise NotImplementedError for these types: so does fastsoftmax (the same error)
+    with pytest.raises(NotImplementedError):
+        torch.softmax(x, -1)
+    for call in (
+        lambda: fastsoftmax.softmax(x),
+        lambda: fastsoftmax.softmax(x.float(), -1, dtype=dtype),
+        lambda: fastsoftmax.softmax_backward(x, x, -1),
+    ):
+        with pytest.raises(NotImplementedError, match="floating-point"):
+            call()
+
+
+def _nested_and_sparse():
+    import warnings
+
+    with warnings.catch_warnings():  # (the prototype and beta stage notices)
+        warnings.simplefilter("ignore")
+        rows = [torch.randn(2, 5, device=DEVICE), torch.randn(3, 5, device=DEVICE)]
+        yield "nested", torch.nested.nested_tensor(rows)
+        yield "nested", torch.nested.nested_tensor(rows, layout=torch.jagged)
+        yield "sparse_coo", torch.randn(3, 5, device=DEVICE).to_sparse()
+        yield "sparse_csr", torch.randn(3, 5, device=DEVICE).to_sparse_csr()
+
+
+def test_nested_and_sparse_tensors_are_refused_by_name():
+    """Tensors without strides (nested, sparse) raise NotImplementedError naming their kind, on the
+    first call and after a plain tensor of the same shape left its plans (the fast paths' keys read
+    sizes and strides, which these do not have), forward, backward and as out."""
+    dense = torch.randn(3, 5, device=DEVICE)
+    for kind, x in _nested_and_sparse():
+        calls = {
+            "softmax": lambda: fastsoftmax.softmax(x, -1),
+            "log_softmax": lambda: fastsoftmax.log_softmax(x, -1),
+            "softmax_backward": lambda: fastsoftmax.softmax_backward(x, x, -1),
+            "out": lambda: fastsoftmax.softmax(dense, -1, out=x),
+        }
+        for _ in range(2):
+            for name, call in calls.items():
+                with pytest.raises(NotImplementedError, match=kind) as raised:
+                    call()
+                assert "Internal error" not in str(raised.value), (kind, name)
+            fastsoftmax.softmax(dense, -1)  # plans for the plain tensor's geometry
+            fastsoftmax.softmax_backward(dense, fastsoftmax.softmax(dense, -1), -1)
 
 
 def test_non_tensor_raises_type_error():
@@ -38,6 +81,9 @@ def test_dim_out_of_range_raises_index_error(shape, dim):
 def test_unknown_backend_raises_value_error():
     with pytest.raises(ValueError, match="unknown backend 'cudnn'"):
         fastsoftmax.softmax(torch.randn(3, 4, device=DEVICE), backend="cudnn")
+    for module in (fastsoftmax.nn.Softmax, fastsoftmax.nn.LogSoftmax):  # at construction
+        with pytest.raises(ValueError, match="unknown backend 'cudnn'"):
+            module(1, backend="cudnn")
 
 
 def test_triton_on_cpu_without_interpreter_says_why(monkeypatch):
