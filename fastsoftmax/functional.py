@@ -1083,6 +1083,7 @@ def _cast_plan(dim: int, dtype: torch.dtype, backend: str):
 
 _Tensor = torch.Tensor
 _dtype = torch.dtype
+_strided = torch.strided
 _float32 = torch.float32
 _compiling = torch.compiler.is_compiling
 _forced = dispatch.current_override
@@ -1122,8 +1123,9 @@ def _public(log: bool, name: str, doc: str):
             and not x.is_neg()  # a lazily negated view: its memory holds the values unnegated
             and not x._is_zerotensor()  # an efficient zero tensor: no memory at all
             and not _is_wrapped(x)  # a torch.func wrapper left over from a transform: no memory either
+            and x.layout is _strided  # a sparse COO tensor's strides are (0, 0): a broadcast view's key
         ):
-            # (a nested or sparse tensor has no strides for the keys: the full path names it)
+            # (a nested tensor has no sizes or strides for the keys: the full path names it)
             try:
                 if x.requires_grad and _grad_enabled():
                     # a graph to record: a geometry whose plain plan exists passed every check the full
@@ -1151,6 +1153,7 @@ def _public(log: bool, name: str, doc: str):
                 elif (
                     dtype is None
                     and type(out) is _Tensor
+                    and out.layout is _strided
                     and out.shape == x.shape
                     and not (out.requires_grad and _grad_enabled())
                     and not out.is_neg()
@@ -1220,11 +1223,13 @@ def softmax_backward(
     """The gradient with respect to the input of softmax (or of log-softmax when ``log``), given the
     forward ``output`` and the gradient of the loss with respect to it."""
     y, dy = output, grad_output
-    # (a nested or sparse tensor has no sizes or strides for the checks and the key: the full path names it)
+    # (a nested tensor has no sizes or strides for the checks and the key: the full path names it)
     try:
         if (
             type(y) is _Tensor
             and type(dy) is _Tensor
+            and y.layout is _strided  # a sparse COO tensor's strides are (0, 0): a broadcast view's key
+            and dy.layout is _strided
             and type(dim) is int
             and type(backend) is str
             and not _compiling()  # first, as in _public

@@ -769,22 +769,26 @@ def test_chosen_tier_is_right(backend, n, outer, dtype_name):
 
 @pytest.mark.parametrize("dtype_name", ["bf16", "fp32"])
 def test_few_long_rows_through_autograd(backend, dtype_name):
-    """2 to 31 rows longer than the cluster tier's preferred length, whose backward (and float32
-    forward, up to 7 rows) tier choice gives the cluster tier on GPUs with clusters
-    (instances.CLUSTER_LONGEST_MIN_ROWS, CLUSTER_FLOAT32_FORWARD_MAX_ROWS), through autograd, softmax
-    and log-softmax, rows on and off 16-byte boundaries."""
+    """A few rows longer than the cluster tier's preferred length, which tier choice gives the cluster
+    tier on GPUs with clusters where they lie on 16-byte boundaries (instances.CLUSTER_FEW_LONG_ROWS:
+    the backward of any number, the forward of 2-7 float32 or 4-7 16-bit rows) and other tiers off
+    them, through autograd, softmax and log-softmax."""
     from fastsoftmax.backends.cuda import instances
 
     dtype = DTYPES[dtype_name]
     clusters = backend.limits(torch.cuda.current_device()).clusters
-    longest = instances.cluster_max_cols(dtype, True)
-    forward_longest = instances.cluster_max_cols(dtype, False)
-    for rows, n in ((2, longest), (4, longest), (9, longest - 7), (12, 3 * longest // 4 + 1), (7, forward_longest)):
-        if clusters and n * dtype.itemsize % 16 == 0:
-            if n <= longest:
-                assert backend.choose_tier(rows, n, 1, dtype, True) == "cluster", (rows, n)
-            if dtype == torch.float32 and rows <= instances.CLUSTER_FLOAT32_FORWARD_MAX_ROWS:
-                assert backend.choose_tier(rows, n, 1, dtype, False) == "cluster", (rows, n)
+    backward_longest = instances.cluster_max_cols(dtype, True, aligned=True)
+    forward_longest = instances.cluster_max_cols(dtype, False, aligned=True)
+    shapes = ((1, backward_longest), (3, backward_longest), (9, backward_longest - 7))
+    shapes += ((2, forward_longest), (5, forward_longest), (7, forward_longest))
+    for rows, n in shapes:
+        for backward_ in (False, True):
+            first, last = instances.CLUSTER_FEW_LONG_ROWS[(backward_, dtype.itemsize)]
+            held = n <= instances.cluster_max_cols(dtype, backward_, aligned=True) and first <= rows <= last
+            on_boundaries = n * dtype.itemsize % 16 == 0
+            if clusters and n > instances.cluster_preferred_max_cols(dtype, backward_):
+                chosen = backend.choose_tier(rows, n, 1, dtype, backward_)
+                assert (chosen == "cluster") == (held and on_boundaries), (rows, n, backward_, chosen)
         for log in (False, True):
             x = rand((rows, n), dtype).requires_grad_()
             dy = rand((rows, n), dtype)

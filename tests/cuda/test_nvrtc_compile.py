@@ -872,8 +872,7 @@ def test_long_row_storage_is_a_tuning_value():
 def test_cluster_grid():
     from fastsoftmax.backends.cuda import tiers
     from fastsoftmax.backends.cuda.instances import (
-        CLUSTER_FLOAT32_FORWARD_MAX_ROWS,
-        CLUSTER_LONGEST_MIN_ROWS,
+        CLUSTER_FEW_LONG_ROWS,
         cluster_grid,
         cluster_max_cols,
         cluster_preferred_max_cols,
@@ -889,10 +888,8 @@ def test_cluster_grid():
             streamed = not backward
             preferred = cluster_preferred_max_cols(dtype, backward)
             assert cluster_preferred_max_cols(dtype, backward, 32) == (preferred if streamed else longest)
-            # the backward chosen up to its longest row from CLUSTER_LONGEST_MIN_ROWS rows (but
-            # forward rows past 2^19 in 16 bits and 2^18 in float32, which cluster_stream holds
-            # faster); fewer long rows, and the forward's, go to grid_row's teams where they hold them
-            # (8 MiB in all and more), else to split_row
+            # the backward chosen up to its longest row with many rows (but forward rows past 2^19
+            # in 16 bits and 2^18 in float32, which cluster_stream holds faster)
             h100 = tiers.H100_LIMITS
             many = tiers.choose_tier(64, longest, 1, dtype, backward, h100)
             assert many == ("cluster_stream" if streamed else "cluster")
@@ -900,18 +897,23 @@ def test_cluster_grid():
                 assert tiers.choose_tier(64, preferred, 1, dtype, backward, h100) == "cluster"
                 assert tiers.choose_tier(64, preferred + 1, 1, dtype, backward, h100) == "cluster_stream"
             assert tiers.choose_tier(64, longest + 1, 1, dtype, backward, h100) == "cluster_stream"
-            # and the float32 forward of up to CLUSTER_FLOAT32_FORWARD_MAX_ROWS rows
-            few, most = CLUSTER_LONGEST_MIN_ROWS, CLUSTER_FLOAT32_FORWARD_MAX_ROWS
-            for rows in (few - 1, few, most, most + 1, 16):
-                held = rows >= few and (backward or (dtype == torch.float32 and rows <= most))
-                assert cluster_preferred_max_cols(dtype, backward, rows) == (longest if held else preferred)
-                teams = tiers.grid_row_in_teams(rows, longest, dtype, backward, h100)
-                assert teams == (rows * longest * dtype.itemsize >= tiers.GRID_ROW_TEAMS_MIN_BYTES)
-                chosen = tiers.choose_tier(rows, longest, 1, dtype, backward, h100)
-                if held:
-                    assert chosen == "cluster", (rows, dtype, backward)
-                elif rows < tiers.CLUSTER_STREAM_MIN_ROWS:
-                    assert chosen == ("grid_row" if teams else "split_row"), (rows, dtype, backward)
+            # fewer rows on 16-byte boundaries take it too (CLUSTER_FEW_LONG_ROWS, as measured): the
+            # backward of any number, the float32 forward of 2-7 rows, the 16-bit forward of 4-7
+            first, last = (1, 31) if backward else (2, 7) if dtype == torch.float32 else (4, 7)
+            assert CLUSTER_FEW_LONG_ROWS[(backward, dtype.itemsize)] == (first, last)
+            on_boundaries = cluster_max_cols(dtype, backward, aligned=True)
+            assert on_boundaries * dtype.itemsize % 16 == 0
+            for rows in (1, 2, 3, 4, 7, 8, 16, 31):
+                held = first <= rows <= last
+                assert cluster_preferred_max_cols(dtype, backward, rows, True) == (on_boundaries if held else preferred)
+                assert cluster_preferred_max_cols(dtype, backward, rows, False) == preferred  # off them: as before
+                for n in (on_boundaries, longest - 1):  # on 16-byte boundaries, and an odd length
+                    teams = tiers.grid_row_in_teams(rows, n, dtype, backward, h100)
+                    chosen = tiers.choose_tier(rows, n, 1, dtype, backward, h100)
+                    if held and n == on_boundaries:
+                        assert chosen == "cluster", (rows, n, dtype, backward)
+                    elif rows < tiers.CLUSTER_STREAM_MIN_ROWS:
+                        assert chosen == ("grid_row" if teams else "split_row"), (rows, n, dtype, backward, chosen)
 
     for backward in (False, True):
         assert cluster_grid(1024, 45, backward) == 1024

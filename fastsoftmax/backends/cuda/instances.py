@@ -539,35 +539,30 @@ def cluster_max_cols(dtype: torch.dtype, backward: bool, aligned: bool = False, 
 #: bytes of a tensor per CTA up to which the tier is chosen for any number of rows (H100, measured
 #: with the earlier staged kernel): 64 KiB a CTA, bf16 2^19 forward
 CLUSTER_PREFERRED_BYTES_PER_CTA = 64 * 1024
-#: rows from which the backward takes the tier up to the longest row it holds: the register-held
-#: kernels beat split_row there (H100, benchmarks/grid_row_probe.py --tiers split_row,cluster,
-#: alternated in one process, benchmarks/results/2026-11-23_h100_s3/long_rows_probe.txt: 32-64 rows
-#: of 262152-524160 columns, backward bf16 0.57-0.68 of copy against 0.48-0.51), and from 2 rows
-#: grid_row (its teams where they hold the rows) and cluster_stream as well (H100, results
-#: 2026-12-06_h100_s73/c2, c3, c5, 2-24 rows: bf16 2 x 393216 0.181 against 0.146 / 0.147 (grid_row /
-#: split_row), 4 x 524032 0.365 against 0.282 / 0.293 (teams / cluster_stream), 9 x 393216 0.437
-#: against 0.375 / 0.411, 20 x 524032 0.657 against 0.535 / 0.530; float32 2 x 262016 0.224 against
-#: 0.206 / 0.163, 4 x 262144 0.377 against 0.339 / 0.303, 12 x 196608 0.545 against 0.501 / 0.476,
-#: 16 x 262144 0.632 against 0.637, 24 x 262144 0.708 against 0.635); one row stays with grid_row
-#: and split_row (float32 1 x 262016 0.116 against grid_row's 0.130; bf16 1 x 393216 0.096 against
-#: 0.093)
-CLUSTER_LONGEST_MIN_ROWS = 2
-#: the float32 forward of CLUSTER_LONGEST_MIN_ROWS to this many rows takes the tier up to the longest
-#: row it holds too: H100, alternated as above (c4, c5, c6), 2-7 rows of 262400-524160 columns 0.168-0.472
-#: of copy against 0.135-0.421 for the best of grid_row, cluster_stream and split_row (2 x 300000 0.168
-#: against 0.135, 5 x 393216 0.398 against 0.334, 7 x 300000 0.448 against 0.353, 4 x 524160 0.367
-#: against 0.355), while from 8 rows it ran behind (8 x 524160 0.446 against grid_row's 0.524, 12 x
-#: 393216 0.539 against cluster_stream's 0.586: likely more clusters of 16 than the GPU holds at once).
-#: The 16-bit forward keeps its preferred length: behind at 2-3 rows (bf16 2 x 786432 0.140 against
-#: split_row's 0.168), from 0.012 behind to 0.026 ahead at 4-7 (4 x 1048320 0.317 against grid_row's 0.329).
-CLUSTER_FLOAT32_FORWARD_MAX_ROWS = 7
+#: rows from which the backward takes the tier up to the longest row it holds, at any alignment: the
+#: register-held kernels beat split_row there (H100, benchmarks/grid_row_probe.py --tiers
+#: split_row,cluster, alternated in one process, benchmarks/results/2026-11-23_h100_s3/long_rows_probe.txt:
+#: 32-64 rows of 262152-524160 columns, backward bf16 0.57-0.68 of copy against 0.48-0.51)
+CLUSTER_LONGEST_MIN_ROWS = 32
+#: fewer rows on 16-byte boundaries (the ones measured) that take the tier up to the longest row it
+#: holds too: (first, last) by (backward, element size). H100, forced and alternated in one process
+#: behind an L2 flush (results 2026-12-06_h100_s73/c2-c6), against the tier chosen before (split_row,
+#: grid_row or its teams): the backward of 1-24 rows ahead by 0.008-0.127 of copy (bf16 1 x 393216 0.096
+#: against 0.077, 4 x 524032 0.365 against 0.284, 20 x 524032 0.657 against 0.535; float32 1 x 262016
+#: 0.116 against 0.100, 24 x 262144 0.708 against 0.635) but for float32 16 x 262144 (0.632 against
+#: 0.637); the float32 forward of 2-7 rows ahead by 0.023-0.095 (2 x 300000 0.168 against 0.132, 7 x
+#: 300000 0.448 against 0.353), the 16-bit forward of 4-7 by 0.002-0.055 (bf16 4 x 786432 0.278 against
+#: 0.276, 5 x 786432 0.345 against 0.290). Behind: the forward from 8 rows (float32 8 x 524160 0.446
+#: against 0.524, bf16 8 x 699051 0.301 against 0.394; likely more clusters of 16 than the GPU holds at
+#: once) and the 16-bit forward of 2-3 rows (bf16 2 x 786432 0.140 against 0.168).
+CLUSTER_FEW_LONG_ROWS = {(True, 2): (1, 31), (True, 4): (1, 31), (False, 2): (4, 7), (False, 4): (2, 7)}
 
 
 def cluster_preferred_max_cols(dtype: torch.dtype, backward: bool, rows: int = 0, aligned: bool = False) -> int:
     """The longest row for which the cluster tier is the one to choose (cluster_max_cols is the
     longest it can run): forward 524288 16-bit or 262144 float32 elements, backward half that;
-    backward with CLUSTER_LONGEST_MIN_ROWS rows or more, and the float32 forward of up to
-    CLUSTER_FLOAT32_FORWARD_MAX_ROWS rows, cluster_max_cols (``aligned``: at rows on
+    backward with CLUSTER_LONGEST_MIN_ROWS rows or more, and CLUSTER_FEW_LONG_ROWS' rows on 16-byte
+    boundaries, cluster_max_cols (``aligned``: at rows on
     16-byte boundaries, e.g. float32 backward rows of 2^18, which take cluster_stream at any other),
     not the 16-bit forward, whose rows past 2^19 ran faster on cluster_stream (H100, alternated in one
     process, results 2026-11-27_h100_s24/cluster_stream_against_cluster.txt: bf16 630000 0.87 of
@@ -577,11 +572,11 @@ def cluster_preferred_max_cols(dtype: torch.dtype, backward: bool, rows: int = 0
     of many rows past 2^18 too, since cluster_stream staggers its first wave (H200, alternated in one
     process, results 2026-12-03_h200_s48/r5: 64-512 x 524288 0.706-0.809 against 0.667-0.791, 256 x
     393216 0.723 against 0.694; rows of 262145-393215 not measured)."""
-    tensors = 2 if backward else 1
-    float32_forward = not backward and CXX_TYPES[dtype][2] == 4 and rows <= CLUSTER_FLOAT32_FORWARD_MAX_ROWS
-    if rows >= CLUSTER_LONGEST_MIN_ROWS and (backward or float32_forward):
+    itemsize = CXX_TYPES[dtype][2]
+    first, last = CLUSTER_FEW_LONG_ROWS[(backward, itemsize)]
+    if (backward and rows >= CLUSTER_LONGEST_MIN_ROWS) or (aligned and first <= rows <= last):
         return cluster_max_cols(dtype, backward, aligned)
-    return CLUSTER_SIZES[-1] * CLUSTER_PREFERRED_BYTES_PER_CTA // (CXX_TYPES[dtype][2] * tensors)
+    return CLUSTER_SIZES[-1] * CLUSTER_PREFERRED_BYTES_PER_CTA // (itemsize * (2 if backward else 1))
 
 
 #: elements a thread holds at most while the threads can still grow instead (H100, 64 x 524288 bf16

@@ -692,8 +692,9 @@ def choose_tier(
         # 16-bit rows of 512-1024 off 16-byte boundaries: warp 0.96-0.99 of copy, block_regs in its
         # window 0.81-0.89 (H100, bf16 rows of 700 and 999, benchmarks/flat_rows_probe.py)
         return "warp"
-    # past cluster_preferred_max_cols the two-read tiers measured faster with few rows; with many,
-    # the cluster tier wins up to the longest row it holds (instances.CLUSTER_LONGEST_MIN_ROWS)
+    # up to the longest row it holds the cluster tier wins with many rows in the backward and, on 16-byte
+    # boundaries, with few in both directions (instances.CLUSTER_LONGEST_MIN_ROWS, CLUSTER_FEW_LONG_ROWS);
+    # past cluster_preferred_max_cols otherwise, the tiers below
     rows_aligned = aligned and n * itemsize % 16 == 0
     clusters = limits.clusters and n <= cluster_preferred_max_cols(dtype, backward, outer, rows_aligned)
     # past that, rows held across a cluster's registers and shared memory, the rest re-read
