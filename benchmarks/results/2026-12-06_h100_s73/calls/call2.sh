@@ -5,7 +5,7 @@
 # cluster_stream tiers (all parts) under memcheck, racecheck, synccheck, initcheck (not run since
 # stagger_first_wave moved to common.cuh); strided_staged's persistent teams (@7) under racecheck,
 # synccheck, initcheck (team_barrier moved to common.cuh); grid_row's whole grid on many rows (@2)
-# under racecheck with 240 s (40 s ran out)
+# under racecheck with 230 s (40 s ran out)
 set -u
 export PYTHONPATH=$PWD PYTHONUNBUFFERED=1
 R=$OUT/c2; mkdir -p $R

@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # call 9 (prepared, not run): the cluster tier's forward past its preferred length where the rows
 # outnumber the clusters resident at once (calls 4-6: float32 ahead at 2-7 rows, behind from 8; likely
-# one cluster of 16 more than the H100 holds): 8-15 rows in float32 and bf16, and the bf16 forward of
-# 4-7 rows (level to 0.026 ahead) on more lengths, against grid_row, cluster_stream and split_row
+# one cluster of 16 more than the H100 holds): 8-15 rows in float32, and the 16-bit forward of 4-7
+# rows (0.002-0.055 ahead of the tier chosen before) on more lengths, against grid_row, cluster_stream
+# and split_row
 set -u
 export PYTHONPATH=$PWD PYTHONUNBUFFERED=1
 R=$OUT/c9; mkdir -p $R
