@@ -176,10 +176,13 @@ def main() -> int:
     if args.sass:
         # --against: this tree (with --replace's edit) against that folder; else the edit against this tree
         ours = sass(chosen, args.arch, None, replacements)
-        theirs = sass(chosen, args.arch, args.against, () if args.against else [])
-        differ = [i.name for i in chosen if ours.get(i.name) != theirs.get(i.name)]
+        theirs = sass(chosen, args.arch, args.against, ())
+        missing = [i.name for i in chosen if i.name not in ours or i.name not in theirs]
+        if missing:
+            raise SystemExit(f"--sass: no SASS found for {', '.join(missing[:5])}")
+        differ = [i.name for i in chosen if ours[i.name] != theirs[i.name]]
         for name in differ:
-            print(f"SASS differs: {name} ({len(ours.get(name, ()))} against {len(theirs.get(name, ()))} instructions)")
+            print(f"SASS differs: {name} ({len(ours[name])} against {len(theirs[name])} instructions)")
         print(f"SASS: {len(chosen) - len(differ)} of {len(chosen)} instances identical")
         changed += len(differ)
     return 1 if args.changed and changed else 0

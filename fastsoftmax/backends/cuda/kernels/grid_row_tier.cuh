@@ -238,15 +238,15 @@ struct RowGridTeam {
     __device__ __forceinline__ i64 row_step() const { return 1; }
 
     __device__ __forceinline__ MaxSum total(const MaxSum& cta, MaxSum* slot) {
-        float2* pairs = reinterpret_cast<float2*>(ws) + (round++ & 1) * gridDim.x;
-        return posted_total(pairs, blockIdx.x, gridDim.x, cta, slot, [&] {
+        float2* pairs = reinterpret_cast<float2*>(ws) + (round++ & 1) * size();
+        return posted_total(pairs, rank(), size(), cta, slot, [&] {
             cooperative_groups::this_grid().sync();
         });
     }
     template <int WARPS>
     __device__ __forceinline__ float total(float cta, float (&slots)[WARPS]) {
-        float* sums = ws + (round++ & 1) * gridDim.x;
-        return posted_total(sums, blockIdx.x, gridDim.x, cta, slots, [] { cooperative_groups::this_grid().sync(); });
+        float* sums = ws + (round++ & 1) * size();
+        return posted_total(sums, rank(), size(), cta, slots, [&] { cooperative_groups::this_grid().sync(); });
     }
     __device__ __forceinline__ void finish() const {}
     __device__ __forceinline__ void wait_turn() const {}
@@ -281,14 +281,14 @@ struct RowGridTeams {
     __device__ __forceinline__ MaxSum total(const MaxSum& cta, MaxSum* slot) {
         float* slots;
         int* counter = arrive(slots, 2);
-        const auto barrier = [&] { team_barrier(counter, team_ctas); };
-        return posted_total(reinterpret_cast<float2*>(slots), rank(), team_ctas, cta, slot, barrier);
+        return posted_total(reinterpret_cast<float2*>(slots), rank(), size(), cta, slot,
+                            [&] { team_barrier(counter, team_ctas); });
     }
     template <int WARPS>
     __device__ __forceinline__ float total(float cta, float (&slots)[WARPS]) {
         float* sums;
         int* counter = arrive(sums, 1);
-        return posted_total(sums, rank(), team_ctas, cta, slots, [&] { team_barrier(counter, team_ctas); });
+        return posted_total(sums, rank(), size(), cta, slots, [&] { team_barrier(counter, team_ctas); });
     }
     __device__ __forceinline__ void finish() const {}
     __device__ __forceinline__ void wait_turn() const {}
