@@ -53,6 +53,7 @@ def _unit_sass(instances, arch: str, kernel_dir: Path | None, replacements) -> d
     import subprocess
     import tempfile
 
+    sys.path.insert(0, str(Path(__file__).parent))  # benchmarks/, sass_lines.py's folder
     from sass_lines import nvdisasm_path
 
     from fastsoftmax.backends.cuda import compiler
@@ -77,7 +78,18 @@ def _unit_sass(instances, arch: str, kernel_dir: Path | None, replacements) -> d
         found = re.match(r"\s*/\*[0-9a-f]{4,}\*/\s+(.*?)\s*;", line)
         if found and name is not None:
             out[name].append(found.group(1))
-    return {key: tuple(value) for key, value in out.items()}
+    return {key: _relabelled(value) for key, value in out.items()}
+
+
+def _relabelled(instructions: list) -> tuple:
+    """A kernel's instructions with nvdisasm's branch labels (numbered across the whole file, so that
+    a change in one kernel renumbers the next ones') numbered within the kernel."""
+    order: dict = {}
+
+    def local(found) -> str:
+        return f".L_k{order.setdefault(found.group(0), len(order))}"
+
+    return tuple(re.sub(r"\.L_x_\d+", local, text) for text in instructions)
 
 
 def _per_unit(work, instances, arch: str, kernel_dir: Path | None, replacements) -> dict:

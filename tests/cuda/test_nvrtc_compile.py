@@ -427,6 +427,26 @@ def test_register_report_replace_edits_the_headers(monkeypatch):
         report.main()
 
 
+def test_register_report_sass_tells_an_edit_apart(monkeypatch, capsys):
+    """register_report.py --sass: an edit that leaves a kernel's code as it was is shown identical
+    (a comment), one that changes it is shown to differ (the base-2 exponent's factor, an immediate
+    of the warp tier's code), and the exit status says so under --changed."""
+    if _sass_lines().nvdisasm_path() is None:
+        pytest.skip("no nvdisasm (the triton extra ships one)")
+    report = load_benchmark_script("register_report")
+    match = "^fs_warp_softmax_fwd_f32_p4_c4_g1_r1$"
+    for edit, same in (
+        ("constexpr int kUnroll = 4;|constexpr int kUnroll = 4;  // x", True),
+        ("constexpr float kLog2e = 1.4426950408889634f;|constexpr float kLog2e = 1.5f;", False),
+    ):
+        monkeypatch.setattr(
+            sys, "argv", ["register_report", "--match", match, "--replace", edit, "--sass", "--changed"]
+        )
+        assert report.main() == (0 if same else 1)
+        out = capsys.readouterr().out
+        assert ("SASS: 1 of 1 instances identical" in out) == same, out
+
+
 def _sass_lines():
     return load_benchmark_script("sass_lines")
 
