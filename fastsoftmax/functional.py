@@ -76,6 +76,16 @@ class UnsupportedDtypeError(TypeError, NotImplementedError):
     as torch's kernels raise for those types, and TypeError, as it is one."""
 
 
+class MismatchedShapeError(ValueError, RuntimeError):
+    """softmax_backward's grad_output and output of different shapes: RuntimeError, as torch's
+    backward raises, and ValueError."""
+
+
+class MismatchedTensorError(TypeError, RuntimeError):
+    """softmax_backward's grad_output and output of different dtypes or devices: RuntimeError, as
+    torch's backward raises, and TypeError."""
+
+
 def _unstrided(x: torch.Tensor) -> bool:
     """Whether ``x`` has no strides to fold (nested or sparse): the fast paths' keys raise on it."""
     return x.is_nested or x.layout is not torch.strided
@@ -1271,12 +1281,12 @@ def softmax_backward(
     _check_tensor(grad_output, "softmax_backward")
     dispatch.check_backend_name(backend)
     if grad_output.shape != output.shape:
-        raise ValueError(
+        raise MismatchedShapeError(
             f"fastsoftmax.softmax_backward: grad_output has shape {tuple(grad_output.shape)} but "
             f"output has shape {tuple(output.shape)}"
         )
     if grad_output.dtype != output.dtype or grad_output.device != output.device:
-        raise TypeError(
+        raise MismatchedTensorError(
             "fastsoftmax.softmax_backward: grad_output and output must share dtype and device, got "
             f"{grad_output.dtype} on {grad_output.device} and {output.dtype} on {output.device}"
         )

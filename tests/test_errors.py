@@ -126,8 +126,21 @@ def test_forced_tier_that_cannot_hold_the_row():
 
 def test_backward_shape_mismatch():
     y = torch.rand(3, 4, device=DEVICE)
-    with pytest.raises(ValueError, match="shape"):
-        fastsoftmax.softmax_backward(torch.rand(3, 5, device=DEVICE), y)
+    for error in (ValueError, RuntimeError):  # RuntimeError: torch's backward raises it
+        with pytest.raises(error, match="shape"):
+            fastsoftmax.softmax_backward(torch.rand(3, 5, device=DEVICE), y)
+    with pytest.raises(RuntimeError):
+        torch._softmax_backward_data(torch.rand(3, 5, device=DEVICE), y, 1, y.dtype)
+
+
+def test_backward_dtype_mismatch():
+    y = torch.rand(3, 4, device=DEVICE)
+    dy = torch.rand(3, 4, device=DEVICE, dtype=torch.float64)
+    for error in (TypeError, RuntimeError):
+        with pytest.raises(error, match="share dtype and device"):
+            fastsoftmax.softmax_backward(dy, y)
+    with pytest.raises(RuntimeError):
+        torch._softmax_backward_data(dy, y, 1, y.dtype)
 
 
 @pytest.mark.parametrize("backend", ["auto", "triton"])
