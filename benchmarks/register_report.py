@@ -36,7 +36,8 @@ from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
 
 
-def _unit_resources(instances, arch: str, kernel_dir: Path | None, replacements) -> dict:
+def _unit_figures(instances, arch: str, kernel_dir: Path | None, replacements, with_sass: bool) -> dict:
+    """{name: (registers, frame bytes, SASS instructions or None)} of one unit, compiled once."""
     from fastsoftmax.backends.cuda import compiler
     from fastsoftmax.backends.cuda.instances import source_for
 
@@ -45,32 +46,19 @@ def _unit_resources(instances, arch: str, kernel_dir: Path | None, replacements)
     except ValueError as exc:
         raise SystemExit(f"--replace: {exc}") from None
     with variant:
-        return compiler.kernel_resources(variant.compile(source_for(instances), arch, "register_report"))
-
-
-def _unit_sass(instances, arch: str, kernel_dir: Path | None, replacements) -> dict:
-    """{name: the instance's SASS instructions, addresses left out} of one unit."""
-    import subprocess
-    import tempfile
-
-    sys.path.insert(0, str(Path(__file__).parent))  # benchmarks/, sass_lines.py's folder
-    from sass_lines import nvdisasm_path
-
-    from fastsoftmax.backends.cuda import compiler
-    from fastsoftmax.backends.cuda.instances import source_for
-
-    tool = nvdisasm_path()
-    if tool is None:
-        raise SystemExit("--sass: no nvdisasm (pip install nvidia-cuda-nvdisasm, or the triton extra)")
-    with compiler.KernelVariant(replacements, kernel_dir) as variant:
         cubin = variant.compile(source_for(instances), arch, "register_report")
-    with tempfile.TemporaryDirectory() as folder:
-        path = Path(folder) / "unit.cubin"
-        path.write_bytes(cubin)
-        text = subprocess.run([tool, "-c", str(path)], capture_output=True, text=True, check=True).stdout
+    code = _sass_by_kernel(cubin) if with_sass else {}
+    return {name: (regs, frame, code.get(name)) for name, (regs, frame) in compiler.kernel_resources(cubin).items()}
+
+
+def _sass_by_kernel(cubin: bytes) -> dict:
+    """{name: the kernel's SASS instructions, addresses left out} of every kernel in the CUBIN."""
+    sys.path.insert(0, str(Path(__file__).parent))  # benchmarks/, sass_lines.py's folder
+    from sass_lines import nvdisasm_lines
+
     out: dict = defaultdict(list)
     name = None
-    for line in text.splitlines():
+    for line in nvdisasm_lines(cubin):
         found = re.match(r"\s*\.section\s+\.text\.([\w$]+),", line)
         if found:
             name = found.group(1)
@@ -92,28 +80,20 @@ def _relabelled(instructions: list) -> tuple:
     return tuple(re.sub(r"\.L_x_\d+", local, text) for text in instructions)
 
 
-def _per_unit(work, instances, arch: str, kernel_dir: Path | None, replacements) -> dict:
+def figures(instances, arch: str, kernel_dir: Path | None = None, replacements=(), with_sass: bool = False) -> dict:
+    """{name: (registers, frame bytes, SASS instructions or None)} of the instances, one unit per
+    kernel header, each compiled once."""
     units = defaultdict(list)
     for inst in instances:
         units[inst.header].append(inst)
     if len(units) == 1:
-        return work(instances, arch, kernel_dir, replacements)
+        return _unit_figures(instances, arch, kernel_dir, replacements, with_sass)
     out: dict = {}
     with ProcessPoolExecutor(max_workers=min(len(units), os.cpu_count() or 1)) as pool:
-        jobs = [pool.submit(work, unit, arch, kernel_dir, replacements) for unit in units.values()]
+        jobs = [pool.submit(_unit_figures, unit, arch, kernel_dir, replacements, with_sass) for unit in units.values()]
         for job in jobs:
             out.update(job.result())
     return out
-
-
-def resources(instances, arch: str, kernel_dir: Path | None = None, replacements=()) -> dict:
-    """{name: (registers, frame bytes)} of the instances, one unit per kernel header."""
-    return _per_unit(_unit_resources, instances, arch, kernel_dir, replacements)
-
-
-def sass(instances, arch: str, kernel_dir: Path | None = None, replacements=()) -> dict:
-    """{name: SASS instructions} of the instances, one unit per kernel header."""
-    return _per_unit(_unit_sass, instances, arch, kernel_dir, replacements)
 
 
 def save(path: Path, figures: dict, arch: str) -> None:
@@ -160,12 +140,14 @@ def main() -> int:
     replacements = [tuple(item.split("|", 1)) for item in args.replace]
     if any(len(pair) != 2 for pair in replacements):
         parser.error("--replace takes OLD|NEW")
-    here = resources(chosen, args.arch, None, replacements)
+    found_here = figures(chosen, args.arch, None, replacements, args.sass)
+    here = {name: found[:2] for name, found in found_here.items()}
     if args.save:
         save(args.save, here, args.arch)
-    there = None
+    there = found_there = None
     if args.against:
-        there = resources(chosen, args.arch, args.against)
+        found_there = figures(chosen, args.arch, args.against, (), args.sass)
+        there = {name: found[:2] for name, found in found_there.items()}
     elif args.snapshot:
         there = load(args.snapshot)
     width = max(len(i.name) for i in chosen)
@@ -187,8 +169,10 @@ def main() -> int:
         print(f"{changed} of {len(chosen)} instances differ")
     if args.sass:
         # --against: this tree (with --replace's edit) against that folder; else the edit against this tree
-        ours = sass(chosen, args.arch, None, replacements)
-        theirs = sass(chosen, args.arch, args.against, ())
+        if found_there is None:
+            found_there = figures(chosen, args.arch, None, (), True)
+        ours = {name: found[2] for name, found in found_here.items() if found[2] is not None}
+        theirs = {name: found[2] for name, found in found_there.items() if found[2] is not None}
         missing = [i.name for i in chosen if i.name not in ours or i.name not in theirs]
         if missing:
             raise SystemExit(f"--sass: no SASS found for {', '.join(missing[:5])}")

@@ -51,9 +51,7 @@ def disassemble(instance, arch: str, kernel_dir: Path | None) -> list[str]:
     from fastsoftmax.backends.cuda import compiler
     from fastsoftmax.backends.cuda.instances import source_for
 
-    tool = nvdisasm_path()
-    if tool is None:
-        raise SystemExit("sass_lines: no nvdisasm (pip install nvidia-cuda-nvdisasm, or the triton extra)")
+    nvdisasm_path_or_exit()
     saved = compiler.COMPILE_OPTIONS
     compiler.COMPILE_OPTIONS = dict(saved, lineinfo=True)
     try:
@@ -62,12 +60,24 @@ def disassemble(instance, arch: str, kernel_dir: Path | None) -> list[str]:
         )
     finally:
         compiler.COMPILE_OPTIONS = saved
+    return nvdisasm_lines(cubin, line_info=True)
+
+
+def nvdisasm_path_or_exit() -> str:
+    tool = nvdisasm_path()
+    if tool is None:
+        raise SystemExit("no nvdisasm (pip install nvidia-cuda-nvdisasm, or the triton extra)")
+    return tool
+
+
+def nvdisasm_lines(cubin: bytes, line_info: bool = False) -> list[str]:
+    """nvdisasm's listing of a CUBIN (every kernel in it), with line information where ``line_info``."""
+    tool = nvdisasm_path_or_exit()
     with tempfile.TemporaryDirectory() as folder:
         path = Path(folder) / "kernel.cubin"
         path.write_bytes(cubin)
-        return subprocess.run(
-            [tool, "-c", "-g", str(path)], capture_output=True, text=True, check=True
-        ).stdout.splitlines()
+        flags = ["-c", "-g"] if line_info else ["-c"]
+        return subprocess.run([tool, *flags, str(path)], capture_output=True, text=True, check=True).stdout.splitlines()
 
 
 def count_lines(sass: list[str]) -> tuple[list[tuple[str, str]], list[int]]:
