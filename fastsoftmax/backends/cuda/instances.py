@@ -771,6 +771,14 @@ GRID_ROW_HELD_PACKS = {False: 12, True: 4}
 #: a CTA's static shared memory (the reduction slots) and the driver's reserve, kept out of the
 #: dynamic shared memory a grid_row launch opts into
 GRID_ROW_STATIC_SMEM = 1024
+
+
+def grid_row_smem_budget(smem_per_block: int) -> int:
+    """Dynamic shared memory a grid_row CTA may take (one CTA an SM): the block's limit less
+    GRID_ROW_STATIC_SMEM; tier choice and the plan size its teams by the same figure."""
+    return smem_per_block - GRID_ROW_STATIC_SMEM
+
+
 #: the same for cluster_stream's column kernels, whose column exchange (cluster_tier.cuh's
 #: ColumnExchange: kClusterMaxWarps x kClusterMaxColumns pairs, two rounds of kClusterMaxCtas x
 #: kClusterMaxColumns posts) takes about 12.3 KiB
