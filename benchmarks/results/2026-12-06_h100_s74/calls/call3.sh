@@ -1,13 +1,13 @@
 #!/usr/bin/env bash
-# call 3 (carries .peer1-.peer4, the first four of six parts of the peers' archives, kept in /tmp for
-# call 4's main run): the layouts regime's channel class in bf16 with the backward (the (8, 21, 255,
+# call 3 (carries .peer1, the first of six parts of the peers' archives, kept in /tmp for call 4's main
+# run; .peer2-.peer5 followed in four calls of `cp .peerK/* /tmp/`, one part a call): the layouts regime's channel class in bf16 with the backward (the (8, 21, 255,
 # 255) forward's figure again, call 1 having put its fall on the timing of back-to-back calls); the
 # GPU tests of tests/gpu (not run after the seventy-third set's final rule) and grid_row's
 set -u
 export PYTHONPATH=$PWD PYTHONUNBUFFERED=1
 R=$OUT/c3; mkdir -p $R
 trap 'tar czf $OUT/c3.tar.gz -C $OUT c3 && rm -rf $R' EXIT
-cp .peer1/ppart.aa .peer2/ppart.ab .peer3/ppart.ac .peer4/ppart.ad /tmp/ &
+cp .peer1/ppart.aa /tmp/ &
 nvidia-smi --query-gpu=name,driver_version --format=csv > $R/device.txt
 timeout 150 python3 -m fastsoftmax.benchmark.layouts --backward --dtypes bfloat16 --classes channel \
   --json $R/layouts_channel_bf16.json > $R/layouts_channel_bf16.txt 2>&1

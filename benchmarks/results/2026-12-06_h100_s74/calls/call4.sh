@@ -1,13 +1,14 @@
 #!/usr/bin/env bash
-# call 4 (carries .peer5 and .peer6, right after call 3, which left the other four parts in /tmp): the
+# call 4 (carries .peer6, right after call 3 and the copies of .peer2-.peer5, which left the other five parts
+# in /tmp): the
 # main benchmark through "auto" with Quack and Liger (bulk, decode, huge, backward), then the
 # non-last-dim regime with torch.compile, until the time limit
 set -u
 export PYTHONPATH=$PWD PYTHONUNBUFFERED=1
 mkdir -p $OUT/main /tmp/site
-[[ -s /tmp/ppart.aa && -s /tmp/ppart.ab && -s /tmp/ppart.ac && -s /tmp/ppart.ad ]] || { echo "cold: call 3's files are gone"; exit 3; }
+[[ -s /tmp/ppart.aa && -s /tmp/ppart.ab && -s /tmp/ppart.ac && -s /tmp/ppart.ad && -s /tmp/ppart.ae ]] || { echo "cold: the parts copied before are gone"; exit 3; }
 # the six parts are a.tar.xz (50188824 bytes) and b.tar.xz, end to end
-cat /tmp/ppart.aa /tmp/ppart.ab /tmp/ppart.ac /tmp/ppart.ad .peer5/ppart.ae .peer6/ppart.af > /tmp/peers.blob
+cat /tmp/ppart.aa /tmp/ppart.ab /tmp/ppart.ac /tmp/ppart.ad /tmp/ppart.ae .peer6/ppart.af > /tmp/peers.blob
 head -c 50188824 /tmp/peers.blob | tar xJf - -C /tmp/site && tail -c +50188825 /tmp/peers.blob | tar xJf - -C /tmp/site \
   || { echo "peers' archives did not unpack"; exit 4; }
 export FASTSOFTMAX_PEER_SITE=/tmp/site
