@@ -125,6 +125,10 @@ PROBLEMS = {
     # spread columns (an odd inner)
     "strided_warp": [((5, 150, 40), 1), ((3, 21, 72), 1), ((2, 2000, 24), 1), ((7, 33, 10), 1), ((4, 17, 13), 1)],
 }
+#: strided_staged's chunks longer than one staging (a tile past the shared memory of every resident
+#: CTA: streamed through it twice, the chunk's partial piece staged first and the whole one left
+#: staged for the writes): two to five stagings a chunk across the dtypes and directions
+STREAMED_PROBLEMS = [((1, 4194304, 4), 1)]
 #: strided_staged's flat runs folded into rows of lcm(inner, pack) columns (strided.fold_width, forced
 #: in both directions): a run a CTA, inner dividing the pack, a cluster team and persistent teams;
 #: every one folds in every dtype (rows of 24 or 8 in 16-bit types, 12 or 4 in float32)
@@ -395,6 +399,8 @@ TUNED_RUNS = {
         # forward's two lines a row for persistent teams (strided.staged_wide_tile)
         ({"staged_tile_cols": 128}, None),
         ({"staged_tile_cols": 64, "staged_cluster": False}, None),
+        # chunks streamed through the staging twice
+        ({"staged_cluster": False}, STREAMED_PROBLEMS),
     ],
 }
 

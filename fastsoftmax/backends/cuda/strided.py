@@ -8,7 +8,8 @@ Tiers:
   device memory once. A tile too long for one CTA is split over a team of CTAs that exchange their
   per-column results through global memory (a cooperative, persistent launch). Small inner sizes
   whose n x inner blocks are contiguous are staged as one flat run (16-byte copies across rows and
-  columns). Tiles too long for the shared memory of all resident CTAs stream through it twice.
+  columns). Tiles too long for the shared memory of all resident CTAs stream through it twice,
+  each CTA re-reading all but the one staging it keeps for its writes.
   Where n x inner is one contiguous run per outer index on 16-byte boundaries and inner a power of
   two up to COLUMNS_MAX, the run is held across a thread-block cluster in registers instead, as the
   row tier "cluster" holds a row (cluster_tier.cuh's column kernels; ``takes_columns``), and runs

@@ -24,8 +24,9 @@
 // 0.60 of copy against 0.80 and (8192, 16384) over dim 0 0.35 against 0.50: half-size pieces mean
 // twice the teams' exchanges, and Nsight Compute showed DRAM throughput falling from 63% to 43%.) Where even the shared memory of every resident CTA cannot hold
 // a tile (a tile of 32 MB: (2^20, 128) over dim 0), the chunk streams through the buffer twice,
-// once for the statistics and once to write (the last staging is written first, without a
-// re-read): three passes, each at full copy width.
+// once for the statistics and once to write (the statistics' last staging, a whole one, is written
+// first, without a re-read; the chunk's partial last piece is staged first for that): three
+// passes, each at full copy width, less what the kept staging saves.
 //
 // When a tile of all n rows does not fit one CTA, n is split over `splits` CTAs (a team) that
 // exchange their per-column pairs through global memory: each CTA publishes its pairs, counts
@@ -692,6 +693,14 @@ struct StagedPiece {
     int sub_pieces;  // stagings the chunk takes (1: held in shared memory throughout)
 
     __device__ __forceinline__ int sub_rows(int sub, int stage_rows) const { return min(stage_rows, rows - sub * stage_rows); }
+    // The sub-piece the statistics' walk stages p-th: the chunk's last, partial one first, then the
+    // others in order, so that the one left staged for the writes (the walk's last) is a whole
+    // staging and only the rest is read again (bf16 (1, 4194304, 4) forward: 0.12 of a chunk, not 0.88;
+    // its pieces keep their places, whole stagings from the chunk's start, for the copies' alignment).
+    // H100, alternated in one process with the whole stagings first (results 2026-12-06_h100_s74/c6/):
+    // bf16 (1, 4194304, 4) over dim 1 forward 0.502 of copy against 0.443, float32 (4, 1048576, 8)
+    // 0.584 against 0.516, its bf16 backward 0.531 against 0.472; chunks of one staging level (c7/).
+    __device__ __forceinline__ int staging(int p) const { return p == 0 ? sub_pieces - 1 : p - 1; }
 };
 
 template <int P, bool WINDOW>
@@ -886,7 +895,8 @@ __device__ __forceinline__ void staged_forward(LOAD in, STORE out, float* ws, i6
         MaxSum state[P];
 #pragma unroll
         for (int i = 0; i < P; ++i) state[i] = empty_maxsum();
-        for (int sub = 0; sub < pc.sub_pieces; ++sub) {
+        for (int p = 0; p < pc.sub_pieces; ++p) {
+            const int sub = pc.staging(p);
             const i64 k = pc.k0 + (i64)sub * geo.stage_rows;
             const int rows = pc.sub_rows(sub, geo.stage_rows);
             // two halves in two copy groups: the first half's statistics overlap the second's copy
@@ -902,7 +912,7 @@ __device__ __forceinline__ void staged_forward(LOAD in, STORE out, float* ws, i6
             if (active) {
                 const T* row0 = in.at(pc.o, k, pc.c0);
                 const auto staged = staged_rows<T, P, WINDOW, S>(stage, j, pitch, row0, in.s1);
-                staged_stats<!LOG && !WINDOW>(in, staged, half, g, G, state, sub == 0);
+                staged_stats<!LOG && !WINDOW>(in, staged, half, g, G, state, p == 0);
             }
             copy_async_wait_group<0>();
             __syncthreads();
@@ -931,11 +941,12 @@ __device__ __forceinline__ void staged_forward(LOAD in, STORE out, float* ws, i6
 #pragma unroll
         for (int i = 0; i < P; ++i) scale[i] = row_scale(state[i]);
 
-        // the last sub-piece is still staged: write it first, then re-stage the others
-        for (int sub = pc.sub_pieces - 1; sub >= 0; --sub) {
+        // the walk's last sub-piece is still staged: write it first, then re-stage the others
+        for (int p = pc.sub_pieces - 1; p >= 0; --p) {
+            const int sub = pc.staging(p);
             const i64 k = pc.k0 + (i64)sub * geo.stage_rows;
             const int rows = pc.sub_rows(sub, geo.stage_rows);
-            if (sub != pc.sub_pieces - 1) {
+            if (p != pc.sub_pieces - 1) {
                 __syncthreads();
                 stage_piece_rows<T, WINDOW, S>(geo, pc, stage, in.at(pc.o, k, pc.c0), in.s1, rows, pitch, flat);
                 copy_async_wait();
@@ -1008,14 +1019,15 @@ __device__ __forceinline__ void staged_backward(LOAD y_in, LOAD dy_in, STORE dx_
         float sum[P];
 #pragma unroll
         for (int i = 0; i < P; ++i) sum[i] = 0.0f;
-        for (int sub = 0; sub < pc.sub_pieces; ++sub) {
+        for (int p = 0; p < pc.sub_pieces; ++p) {
+            const int sub = pc.staging(p);
             const i64 k = pc.k0 + (i64)sub * geo.stage_rows;
             const int rows = pc.sub_rows(sub, geo.stage_rows);
             __syncthreads();
             // the log-softmax's sum reads dy alone: dy's copies in a group of their own, waited on
-            // before the sum; y staged only where the write pass keeps it (the last piece), its
+            // before the sum; y staged only where the write pass keeps it (the walk's last piece), its
             // copies landing while the sums merge and the team meets
-            const bool stage_y_after = LOG && sub == pc.sub_pieces - 1;
+            const bool stage_y_after = LOG && p == pc.sub_pieces - 1;
             if constexpr (!LOG)
                 stage_piece_rows<T, WINDOW, S>(geo, pc, stage_y, y_in.at(pc.o, k, pc.c0), y_in.s1, rows, pitch, flat);
             stage_piece_rows<T, WINDOW, S>(geo, pc, stage_dy, dy_in.at(pc.o, k, pc.c0), dy_in.s1, rows, pitch, flat);
@@ -1092,15 +1104,16 @@ __device__ __forceinline__ void staged_backward(LOAD y_in, LOAD dy_in, STORE dx_
         float total[P];
 #pragma unroll
         for (int i = 0; i < P; ++i) total[i] = scratch.at(j, i);
-        if constexpr (LOG) {  // the last piece's y, staged behind its dy
+        if constexpr (LOG) {  // the walk's last piece's y, staged behind its dy
             copy_async_wait();
             __syncthreads();
         }
 
-        for (int sub = pc.sub_pieces - 1; sub >= 0; --sub) {
+        for (int p = pc.sub_pieces - 1; p >= 0; --p) {
+            const int sub = pc.staging(p);
             const i64 k = pc.k0 + (i64)sub * geo.stage_rows;
             const int rows = pc.sub_rows(sub, geo.stage_rows);
-            if (sub != pc.sub_pieces - 1) {
+            if (p != pc.sub_pieces - 1) {
                 __syncthreads();
                 stage_piece_rows<T, WINDOW, S>(geo, pc, stage_y, y_in.at(pc.o, k, pc.c0), y_in.s1, rows, pitch, flat);
                 stage_piece_rows<T, WINDOW, S>(geo, pc, stage_dy, dy_in.at(pc.o, k, pc.c0), dy_in.s1, rows, pitch, flat);
