@@ -76,6 +76,12 @@ class UnsupportedDtypeError(TypeError, NotImplementedError):
     as torch's kernels raise for those types, and TypeError, as it is one."""
 
 
+class UnsupportedSubclassError(NotImplementedError, TypeError):
+    """A tensor subclass that computes ops itself (``__torch_dispatch__``) but not fastsoftmax's
+    (torch.masked's MaskedTensor, for one): NotImplementedError naming it, and TypeError, the error
+    torch's dispatch raises for it."""
+
+
 class MismatchedShapeError(ValueError, RuntimeError):
     """softmax_backward's grad_output and output of different shapes: RuntimeError, as torch's
     backward raises, and ValueError."""
@@ -575,6 +581,26 @@ def _dispatch_subclass(x: torch.Tensor) -> bool:
     return True
 
 
+_TORCH_TAKES = {"softmax": "torch.softmax", "log_softmax": "torch.log_softmax", "softmax_backward": "autograd"}
+
+
+def _subclass_op(op, what: str, x: torch.Tensor, *args) -> torch.Tensor:
+    """``op(*args)``, a custom op call on ``x``, a tensor subclass that computes ops itself: where
+    the subclass does not compute fastsoftmax's ops, torch's dispatch raises a TypeError that names
+    only the op; this names the subclass (the call under torch.compile is the op call alone)."""
+    if torch.compiler.is_compiling() or not _dispatch_subclass(x):
+        return op(*args)
+    try:
+        return op(*args)
+    except TypeError as error:
+        if "__torch_dispatch__" not in str(error):
+            raise
+        raise UnsupportedSubclassError(
+            f"fastsoftmax.{what}: {type(x).__name__} tensors compute their ops themselves, and not "
+            f"fastsoftmax's ({_TORCH_TAKES[what]} takes them)"
+        ) from error
+
+
 def _takes_the_op(x: torch.Tensor) -> bool:
     """Whether a call is recorded (torch.compile, torch.jit.trace) or made on a tensor subclass that
     computes ops itself: the kernel must reach it as a custom op call, not as a launch."""
@@ -1066,7 +1092,7 @@ def _computed(x: torch.Tensor, given_dim, dim: int, dtype, backend: str, log: bo
             # torch.func inside a compiled region: torch's custom ops carry no forward-mode
             # formula (a compiled jvp would see a zero tangent) and no functorch grad rule
             return _torch_forward(x, dim, log)
-        return softmax_forward(x, dim, log, backend)
+        return _subclass_op(softmax_forward, "log_softmax" if log else "softmax", x, x, dim, log, backend)
     if _fwd_level() >= 0 or _transforms_active():
         return _Softmax.apply(x, dim, log, backend)
     if x.requires_grad and torch.is_grad_enabled():
@@ -1295,7 +1321,7 @@ def softmax_backward(
     if _takes_the_op(output):
         if _transforms_active():
             return _torch_backward(grad_output, output, dim, log)
-        return softmax_backward_op(grad_output, output, dim, log, backend)
+        return _subclass_op(softmax_backward_op, "softmax_backward", output, grad_output, output, dim, log, backend)
     if _needs_torch_formula(grad_output, output):
         return _torch_backward(grad_output, output, dim, log)
     return backward_impl(grad_output, output, dim, log, backend)

@@ -62,6 +62,29 @@ def test_nested_and_sparse_tensors_are_refused_by_name():
                 fastsoftmax.softmax(plain, -1, out=torch.empty_like(dense))
 
 
+def test_subclasses_that_do_not_compute_the_ops_are_named():
+    """A tensor subclass that computes ops itself but not fastsoftmax's (torch.masked's
+    MaskedTensor) raises NotImplementedError naming it, forward, log-softmax, backward and through
+    the module, not torch's dispatch error naming only the op (still a TypeError, as that was)."""
+    import warnings
+
+    with warnings.catch_warnings():  # (the prototype stage notice)
+        warnings.simplefilter("ignore")
+        from torch.masked import masked_tensor
+
+        x = masked_tensor(torch.randn(3, 5, device=DEVICE), torch.rand(3, 5, device=DEVICE) > 0.3)
+        calls = {
+            "softmax": lambda: fastsoftmax.softmax(x, -1),
+            "log_softmax": lambda: fastsoftmax.log_softmax(x, 0),
+            "softmax_backward": lambda: fastsoftmax.softmax_backward(x, x, -1),
+            "softmax ": lambda: fastsoftmax.nn.Softmax(-1)(x),
+        }
+        for name, call in calls.items():
+            for error in (NotImplementedError, TypeError):
+                with pytest.raises(error, match=rf"^fastsoftmax\.{name.strip()}: MaskedTensor tensors"):
+                    call()
+
+
 def test_non_tensor_raises_type_error():
     with pytest.raises(TypeError, match="torch.Tensor"):
         fastsoftmax.softmax([1.0, 2.0])
