@@ -581,9 +581,6 @@ def _dispatch_subclass(x: torch.Tensor) -> bool:
     return True
 
 
-_TORCH_TAKES = {"softmax": "torch.softmax", "log_softmax": "torch.log_softmax", "softmax_backward": "autograd"}
-
-
 def _subclass_op(op, what: str, x: torch.Tensor, *args) -> torch.Tensor:
     """``op(*args)``, a custom op call on ``x``, a tensor subclass that computes ops itself: where
     the subclass does not compute fastsoftmax's ops, torch's dispatch raises a TypeError that names
@@ -597,7 +594,7 @@ def _subclass_op(op, what: str, x: torch.Tensor, *args) -> torch.Tensor:
             raise
         raise UnsupportedSubclassError(
             f"fastsoftmax.{what}: {type(x).__name__} tensors compute their ops themselves, and not "
-            f"fastsoftmax's ({_TORCH_TAKES[what]} takes them)"
+            "fastsoftmax's custom ops"
         ) from error
 
 
@@ -1318,10 +1315,11 @@ def softmax_backward(
         )
     dim = _normalize_dim(dim, output.dim())
     grad_output, output = _unwrapped_if_dead(grad_output, output)
-    if _takes_the_op(output):
+    if _takes_the_op(output) or _dispatch_subclass(grad_output):
         if _transforms_active():
             return _torch_backward(grad_output, output, dim, log)
-        return _subclass_op(softmax_backward_op, "softmax_backward", output, grad_output, output, dim, log, backend)
+        subclass = output if _dispatch_subclass(output) else grad_output  # the one to name
+        return _subclass_op(softmax_backward_op, "softmax_backward", subclass, grad_output, output, dim, log, backend)
     if _needs_torch_formula(grad_output, output):
         return _torch_backward(grad_output, output, dim, log)
     return backward_impl(grad_output, output, dim, log, backend)

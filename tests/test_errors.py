@@ -64,8 +64,9 @@ def test_nested_and_sparse_tensors_are_refused_by_name():
 
 def test_subclasses_that_do_not_compute_the_ops_are_named():
     """A tensor subclass that computes ops itself but not fastsoftmax's (torch.masked's
-    MaskedTensor) raises NotImplementedError naming it, forward, log-softmax, backward and through
-    the module, not torch's dispatch error naming only the op (still a TypeError, as that was)."""
+    MaskedTensor) raises NotImplementedError naming it, forward, log-softmax, backward (as its
+    output or its gradient alone) and through the module, not torch's dispatch error naming only the
+    op (still a TypeError, as that was)."""
     import warnings
 
     with warnings.catch_warnings():  # (the prototype stage notice)
@@ -73,11 +74,13 @@ def test_subclasses_that_do_not_compute_the_ops_are_named():
         from torch.masked import masked_tensor
 
         x = masked_tensor(torch.randn(3, 5, device=DEVICE), torch.rand(3, 5, device=DEVICE) > 0.3)
+        plain = torch.softmax(torch.randn(3, 5, device=DEVICE), -1)
         calls = {
             "softmax": lambda: fastsoftmax.softmax(x, -1),
             "log_softmax": lambda: fastsoftmax.log_softmax(x, 0),
             "softmax_backward": lambda: fastsoftmax.softmax_backward(x, x, -1),
-            "softmax ": lambda: fastsoftmax.nn.Softmax(-1)(x),
+            "softmax_backward ": lambda: fastsoftmax.softmax_backward(x, plain, -1),  # a plain output
+            "softmax  ": lambda: fastsoftmax.nn.Softmax(-1)(x),
         }
         for name, call in calls.items():
             for error in (NotImplementedError, TypeError):

@@ -773,7 +773,7 @@ GRID_ROW_HELD_PACKS = {False: 12, True: 4}
 GRID_ROW_STATIC_SMEM = 1024
 
 
-def grid_row_smem_budget(smem_per_block: int) -> int:
+def grid_row_dynamic_smem(smem_per_block: int) -> int:
     """Dynamic shared memory a grid_row CTA may take (one CTA an SM): the block's limit less
     GRID_ROW_STATIC_SMEM; tier choice and the plan size its teams by the same figure."""
     return smem_per_block - GRID_ROW_STATIC_SMEM

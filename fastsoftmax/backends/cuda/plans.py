@@ -63,8 +63,8 @@ from .instances import (
     flat_rows_shape,
     flat_rows_spread,
     flat_rows_tight_slots,
+    grid_row_dynamic_smem,
     grid_row_instance,
-    grid_row_smem_budget,
     grid_row_team_shape,
     grid_row_team_workspace,
     grid_row_workspace,
@@ -423,7 +423,7 @@ def grid_row_launch(
         raise ValueError(f"tier 'grid_row' needs cooperative launches, which cuda:{dev} does not support")
     inst = grid_row_instance(dtype, backward, log)
     nargs = 10 if backward else 8
-    budget = grid_row_smem_budget(facts.smem_per_block)
+    budget = grid_row_dynamic_smem(facts.smem_per_block)
     function = load(inst, dev)
     probe = Kernel(function, inst.name, dev, nargs, GRID_ROW_THREADS, 1, 0, 1, True)
     probe.allow_dynamic_smem(budget, GRID_ROW_STATIC_SMEM)

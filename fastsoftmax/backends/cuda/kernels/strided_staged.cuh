@@ -699,7 +699,7 @@ struct StagedPiece {
     // its pieces keep their places, whole stagings from the chunk's start, for the copies' alignment).
     // H100, alternated in one process with the whole stagings first (results 2026-12-06_h100_s74/c6/):
     // bf16 (1, 4194304, 4) over dim 1 forward 0.502 of copy against 0.443, float32 (4, 1048576, 8)
-    // 0.584 against 0.516, its bf16 backward 0.531 against 0.472; chunks of one staging level (c7/).
+    // 0.584 against 0.516, its bf16 backward 0.531 against 0.472; chunks of one staging within 0.005 (c7/).
     __device__ __forceinline__ int staging(int p) const { return p == 0 ? sub_pieces - 1 : p - 1; }
 };
 
@@ -968,13 +968,13 @@ __device__ __forceinline__ void staged_forward(LOAD in, STORE out, float* ws, i6
                 continue;
             }
             if (active) {
-                T* p = stage + j * P;
+                T* ps = stage + j * P;
                 for (int r = g; r < rows; r += G) {
                     float v[P];
-                    in.template convert<P>(read_pack<T, P>(p + r * pitch), v);
+                    in.template convert<P>(read_pack<T, P>(ps + r * pitch), v);
 #pragma unroll
                     for (int i = 0; i < P; ++i) v[i] = normalise<LOG, T>(v[i], scale[i]);
-                    write_pack<T, P>(p + r * pitch, out.template convert<P>(v));
+                    write_pack<T, P>(ps + r * pitch, out.template convert<P>(v));
                 }
             }
             __syncthreads();
