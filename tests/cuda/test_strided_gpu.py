@@ -89,10 +89,15 @@ def test_shapes(shape, dim, dtype, tier):
 
 
 @pytest.mark.parametrize("dtype", [torch.float32, torch.bfloat16], ids=str)
-@pytest.mark.parametrize("shape,dim", [((1 << 20, 16), 0), ((1 << 20, 128), 0), ((1 << 22, 4), 0), ((65536, 2048), 0)])
+@pytest.mark.parametrize(
+    "shape,dim",
+    [((1 << 20, 16), 0), ((1 << 20, 128), 0), ((1 << 22, 4), 0), ((3687000, 4), 0), ((65536, 2048), 0)],
+)
 def test_long_axes_streamed_and_split(shape, dim, dtype):
     # beyond what the resident CTAs' shared memory holds: streamed twice ((1 << 22, 4): chunks of a
-    # whole staging and a small partial piece, staged first); (65536, 2048): held by teams of CTAs
+    # whole staging and a small partial piece, staged first; (3687000, 4) on an H100: partial pieces
+    # of 16 rows, whose first copy group is empty, and a ragged last chunk); (65536, 2048): held by
+    # teams of CTAs
     x = rand(shape, dtype)
     run(x, dim, False, "strided_staged", backward=False)
     run(x, dim, True, "strided_staged", backward=shape[0] * shape[1] <= 1 << 24)
