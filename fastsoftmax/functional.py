@@ -585,7 +585,7 @@ def _subclass_op(op, what: str, x: torch.Tensor, *args) -> torch.Tensor:
     """``op(*args)``, a custom op call on ``x``, a tensor subclass that computes ops itself: where
     the subclass does not compute fastsoftmax's ops, torch's dispatch raises a TypeError that names
     only the op; this names the subclass (the call under torch.compile is the op call alone)."""
-    if torch.compiler.is_compiling() or not _dispatch_subclass(x):
+    if torch.compiler.is_compiling():
         return op(*args)
     try:
         return op(*args)
@@ -1157,65 +1157,62 @@ def _public(log: bool, name: str, doc: str):
             and not x._is_zerotensor()  # an efficient zero tensor: no memory at all
             and not _is_wrapped(x)  # a torch.func wrapper left over from a transform: no memory either
             and x.layout is _strided  # a sparse COO tensor's strides are (0, 0): a broadcast view's key
+            and not x.is_nested  # no sizes or strides for the keys: the full path names it
         ):
-            # (a nested tensor has no sizes or strides for the keys: the full path names it)
-            try:
-                if x.requires_grad and _grad_enabled():
-                    # a graph to record: a geometry whose plain plan exists passed every check the full
-                    # path makes, so the call goes straight into autograd, whose forward takes the plan
-                    if (
-                        out is None
-                        and dtype is None
-                        and not (_autocasting() and autocasts_to_float32(x))
-                        and (x.shape, x.stride(), x.dtype, x.device, dim, backend) in _PLANS
-                    ):
-                        return _EagerSoftmax.apply(x, dim if dim >= 0 else dim + max(x.dim(), 1), log, backend)
-                elif out is None:
-                    # _plan_key, inline; a call with dtype (given, or float32 by autocast) has its own
-                    if dtype is None:
-                        if _autocasting() and autocasts_to_float32(x):
-                            plan = _PLANS.get((x.shape, x.stride(), x.dtype, x.device, dim, backend, _float32))
-                        else:
-                            plan = _PLANS.get((x.shape, x.stride(), x.dtype, x.device, dim, backend))
-                    elif type(dtype) is _dtype:
-                        plan = _PLANS.get((x.shape, x.stride(), x.dtype, x.device, dim, backend, dtype))
-                    else:
-                        plan = None
-                    if plan is not None:
-                        return plan(x, log)
-                elif (
-                    dtype is None
-                    and type(out) is _Tensor
-                    and out.layout is _strided
-                    and out.shape == x.shape
-                    and not (out.requires_grad and _grad_enabled())
-                    and not out.is_neg()
-                    and not out._is_zerotensor()
-                    and not _is_wrapped(out)
-                    and not (out.is_inference() and not _inference_mode())
-                    and not _overlaps(x, out)
+            if x.requires_grad and _grad_enabled():
+                # a graph to record: a geometry whose plain plan exists passed every check the full
+                # path makes, so the call goes straight into autograd, whose forward takes the plan
+                if (
+                    out is None
+                    and dtype is None
+                    and not (_autocasting() and autocasts_to_float32(x))
+                    and (x.shape, x.stride(), x.dtype, x.device, dim, backend) in _PLANS
                 ):
-                    # _out_plan_key, inline
-                    key = (
-                        "out",
-                        x.shape,
-                        x.stride(),
-                        out.stride(),
-                        x.dtype,
-                        out.dtype,
-                        x.device,
-                        out.device,
-                        dim,
-                        backend,
-                    )
-                    plan = _PLANS.get(key)
-                    if plan is not None:
-                        plan(x, out, log)
-                        _increment_version((out,))  # as _written
-                        return out
-            except RuntimeError:
-                if not (_unstrided(x) or type(out) is _Tensor and _unstrided(out)):
-                    raise
+                    return _EagerSoftmax.apply(x, dim if dim >= 0 else dim + max(x.dim(), 1), log, backend)
+            elif out is None:
+                # _plan_key, inline; a call with dtype (given, or float32 by autocast) has its own
+                if dtype is None:
+                    if _autocasting() and autocasts_to_float32(x):
+                        plan = _PLANS.get((x.shape, x.stride(), x.dtype, x.device, dim, backend, _float32))
+                    else:
+                        plan = _PLANS.get((x.shape, x.stride(), x.dtype, x.device, dim, backend))
+                elif type(dtype) is _dtype:
+                    plan = _PLANS.get((x.shape, x.stride(), x.dtype, x.device, dim, backend, dtype))
+                else:
+                    plan = None
+                if plan is not None:
+                    return plan(x, log)
+            elif (
+                dtype is None
+                and type(out) is _Tensor
+                and out.layout is _strided
+                and not out.is_nested
+                and out.shape == x.shape
+                and not (out.requires_grad and _grad_enabled())
+                and not out.is_neg()
+                and not out._is_zerotensor()
+                and not _is_wrapped(out)
+                and not (out.is_inference() and not _inference_mode())
+                and not _overlaps(x, out)
+            ):
+                # _out_plan_key, inline
+                key = (
+                    "out",
+                    x.shape,
+                    x.stride(),
+                    out.stride(),
+                    x.dtype,
+                    out.dtype,
+                    x.device,
+                    out.device,
+                    dim,
+                    backend,
+                )
+                plan = _PLANS.get(key)
+                if plan is not None:
+                    plan(x, out, log)
+                    _increment_version((out,))  # as _written
+                    return out
         return _apply(x, dim, dtype, backend, log, name, out)
 
     function.__name__ = function.__qualname__ = name
@@ -1256,47 +1253,43 @@ def softmax_backward(
     """The gradient with respect to the input of softmax (or of log-softmax when ``log``), given the
     forward ``output`` and the gradient of the loss with respect to it."""
     y, dy = output, grad_output
-    # (a nested tensor has no sizes or strides for the checks and the key: the full path names it)
-    try:
-        if (
-            type(y) is _Tensor
-            and type(dy) is _Tensor
-            and y.layout is _strided  # a sparse COO tensor's strides are (0, 0): a broadcast view's key
-            and dy.layout is _strided
-            and type(dim) is int
-            and type(backend) is str
-            and not _compiling()  # first, as in _public
-            and _forced() is None
-            and _fwad._current_level < 0
-            and not _transforms_active()
-            and _tracing() is None
-            and not (_grad_enabled() and (y.requires_grad or dy.requires_grad))  # a differentiable backward
-            and dy.shape == y.shape
-            and dy.dtype == y.dtype
-            and dy.device == y.device
-            and not (y.is_neg() or dy.is_neg() or y._is_zerotensor() or dy._is_zerotensor())
-            and not (_is_wrapped(y) or _is_wrapped(dy))
-        ):
-            # backward_impl's key, inline: a geometry seen before passed every check below (only valid
-            # problems are remembered), and dy's type, device and shape are y's, checked above
-            plan = _PLANS.get(
-                (
-                    "backward",
-                    y.shape,
-                    y.stride(),
-                    dy.stride(),
-                    y.dtype,
-                    y.device,
-                    dim if dim >= 0 else dim + y.dim(),
-                    backend,
-                    log,
-                )
+    if (
+        type(y) is _Tensor
+        and type(dy) is _Tensor
+        and y.layout is _strided  # a sparse COO tensor's strides are (0, 0): a broadcast view's key
+        and dy.layout is _strided
+        and not (y.is_nested or dy.is_nested)  # no sizes or strides for the checks and the key
+        and type(dim) is int
+        and type(backend) is str
+        and not _compiling()  # first, as in _public
+        and _forced() is None
+        and _fwad._current_level < 0
+        and not _transforms_active()
+        and _tracing() is None
+        and not (_grad_enabled() and (y.requires_grad or dy.requires_grad))  # a differentiable backward
+        and dy.shape == y.shape
+        and dy.dtype == y.dtype
+        and dy.device == y.device
+        and not (y.is_neg() or dy.is_neg() or y._is_zerotensor() or dy._is_zerotensor())
+        and not (_is_wrapped(y) or _is_wrapped(dy))
+    ):
+        # backward_impl's key, inline: a geometry seen before passed every check below (only valid
+        # problems are remembered), and dy's type, device and shape are y's, checked above
+        plan = _PLANS.get(
+            (
+                "backward",
+                y.shape,
+                y.stride(),
+                dy.stride(),
+                y.dtype,
+                y.device,
+                dim if dim >= 0 else dim + y.dim(),
+                backend,
+                log,
             )
-            if plan is not None:
-                return plan(dy, y, log)
-    except RuntimeError:
-        if not any(type(t) is _Tensor and _unstrided(t) for t in (y, dy)):
-            raise
+        )
+        if plan is not None:
+            return plan(dy, y, log)
     if _fx_proxy(output) or _fx_proxy(grad_output):
         dispatch.check_backend_name(backend)
         return softmax_backward_op(grad_output, output, dim, log, backend)

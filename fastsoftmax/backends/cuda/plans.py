@@ -423,7 +423,7 @@ def grid_row_launch(
         raise ValueError(f"tier 'grid_row' needs cooperative launches, which cuda:{dev} does not support")
     inst = grid_row_instance(dtype, backward, log)
     nargs = 10 if backward else 8
-    budget = grid_row_dynamic_smem(facts.smem_per_block)
+    budget = grid_row_dynamic_smem(facts.smem_per_block, facts.smem_per_sm)
     function = load(inst, dev)
     probe = Kernel(function, inst.name, dev, nargs, GRID_ROW_THREADS, 1, 0, 1, True)
     probe.allow_dynamic_smem(budget, GRID_ROW_STATIC_SMEM)
@@ -516,10 +516,9 @@ def cluster_stream_launch(
 
 
 def cluster_stream_budget(facts, per_sm: int, static: int = GRID_ROW_STATIC_SMEM) -> int:
-    """Dynamic shared memory each of ``per_sm`` cluster_stream CTAs an SM may take: its share of the
-    SM's, less ``static`` for every CTA of the SM (a CTA's static slots and the driver's reserve
-    together pass 1 KiB, so a half SM less one such share would not fit two)."""
-    return min(facts.smem_per_block, facts.smem_per_sm // per_sm) - static * per_sm
+    """Dynamic shared memory each of ``per_sm`` cluster_stream CTAs an SM may take on the device of
+    ``facts`` (instances.grid_row_dynamic_smem)."""
+    return grid_row_dynamic_smem(facts.smem_per_block, facts.smem_per_sm, per_sm, static)
 
 
 def _cluster_stream(load, dtype, outer, n, pitches, log, backward, dev, tuning):
