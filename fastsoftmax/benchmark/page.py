@@ -442,6 +442,18 @@ def _draw(kind: str, document: dict, figure_dir: Path, notes: list[str]) -> Path
     return None
 
 
+def _runs_ceilings(document: dict) -> str:
+    """A joined document's ceiling is the mean of its runs': each run's own, against which that run's
+    rows were taken, where they differ."""
+    runs = document.get("copy_gbps_runs") or []
+    if len({round(run["copy_gbps"]) for run in runs}) < 2:
+        return ""
+    each = ", ".join(
+        f"{run['copy_gbps']:.0f} on {str(run.get('date') or 'an undated run')[:16].replace('T', ' ')}" for run in runs
+    )
+    return f" (the mean of its runs', each row's fraction taken against its own run's: {each})"
+
+
 def build_page(inputs: Inputs, figure_dir: Path) -> tuple[Page, str, list[str]]:
     notes: list[str] = []
     page = Page()
@@ -464,14 +476,14 @@ def build_page(inputs: Inputs, figure_dir: Path) -> tuple[Page, str, list[str]]:
     dates = sorted({str(stamp)[:16].replace("T", " ") for stamp in stamps})
     first = case_documents[0][1] if case_documents else (everything[0] if everything else {})
     page.paragraph(f"Device: **{device}**. Runs: {', '.join(dates) or 'undated'}. Versions: {_versions(first)}.")
-    ceilings = [(KIND_TITLES[k], d.get("copy_gbps")) for k, d in case_documents]
-    ceilings += [(KIND_TITLES["ladder"], d.get("copy_gbps")) for _, d in inputs.documents.get("ladder", [])]
-    ceilings = [(k, c) for k, c in ceilings if isinstance(c, (int, float))]
+    ceilings = [(KIND_TITLES[k], d.get("copy_gbps"), d) for k, d in case_documents]
+    ceilings += [(KIND_TITLES["ladder"], d.get("copy_gbps"), d) for _, d in inputs.documents.get("ladder", [])]
+    ceilings = [(k, c, d) for k, c, d in ceilings if isinstance(c, (int, float))]
     if ceilings:
         page.paragraph(
             "Copy bandwidth, the ceiling (a 512 MiB device-to-device copy, bytes read + written, "
             "measured at the start of each run): "
-            + "; ".join(f"{k} **{c:.0f} GB/s**" for k, c in ceilings)
+            + "; ".join(f"{k} **{c:.0f} GB/s**{_runs_ceilings(d)}" for k, c, d in ceilings)
             + ". A forward softmax moves one read and one write per element, a backward two reads and "
             'one write; "fraction of copy" is that traffic over the time, divided by the ceiling.'
         )

@@ -181,6 +181,12 @@ def combine(documents: list[dict]) -> dict:
     first["quick"] = any(d.get("quick") for d in contributing)
     copies = [d.get("copy_gbps") for d in contributing if isinstance(d.get("copy_gbps"), (int, float))]
     first["copy_gbps"] = sum(copies) / len(copies) if copies else None
+    # each run's own ceiling, against which its rows' fractions were taken
+    first["copy_gbps_runs"] = [
+        {"date": d.get("date"), "copy_gbps": d["copy_gbps"]}
+        for d in contributing
+        if isinstance(d.get("copy_gbps"), (int, float))
+    ]
     first["runs"] = len(contributing)
     first["dates"] = sorted(str(d["date"]) for d in contributing if d.get("date"))
     # the regimes the runs timed together (a run that named none timed them all), not the first's alone

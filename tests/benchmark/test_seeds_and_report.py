@@ -391,6 +391,13 @@ def test_a_later_run_replaces_an_earlier_one_shape_by_shape(tmp_path):
     late["rows"] = [r for r in late["rows"] if r.get("regime") == "bulk"]
     header = page.render_markdown(page.build_page(inputs, tmp_path / "figures")[0], tmp_path).split("Versions:")[0]
     assert "2026-05-10 00:00" in header and str(early["date"])[:16].replace("T", " ") in header
+    # the ceiling of runs joined is their mean, each run's own beside it where they differ
+    early["copy_gbps"], late["copy_gbps"] = 2900.0, 3100.0
+    text = page.render_markdown(page.build_page(inputs, tmp_path / "figures")[0], tmp_path)
+    assert "main shape set **3000 GB/s** (the mean of its runs'" in text
+    assert "2900 on " + str(early["date"])[:16].replace("T", " ") in text and "3100 on 2026-05-10 00:00" in text
+    late["copy_gbps"] = 2900.0
+    assert "the mean of its runs'" not in page.render_markdown(page.build_page(inputs, tmp_path / "f2")[0], tmp_path)
 
 
 def test_hw_report_without_matplotlib_says_what_to_install(tmp_path, monkeypatch, capsys):
