@@ -16,7 +16,6 @@ from __future__ import annotations
 import argparse
 import base64
 import html
-import json
 import math
 import shutil
 import sys
@@ -94,7 +93,7 @@ def load_inputs(paths) -> Inputs:
     for name in paths:
         path = Path(name)
         try:
-            document = json.loads(path.read_text())
+            document = results.read_json(path)
         except (OSError, ValueError) as exc:
             inputs.skipped.append(f"{path}: {type(exc).__name__}: {exc}"[:200])
             continue

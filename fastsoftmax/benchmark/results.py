@@ -31,6 +31,7 @@ from __future__ import annotations
 
 import csv
 import datetime as _dt
+import gzip
 import importlib.metadata
 import json
 import math
@@ -241,9 +242,16 @@ def write_csv(rows, path) -> Path:
     return path
 
 
+def read_json(path):
+    """The JSON of a result file, gzip-compressed (a name ending ``.gz``, as the recorded runs under
+    benchmarks/results are kept) or plain."""
+    opener = gzip.open if str(path).endswith(".gz") else open
+    with opener(path, "rt", encoding="utf-8") as f:
+        return json.load(f)
+
+
 def load(path) -> dict:
-    with open(path) as f:
-        document = json.load(f)
+    document = read_json(path)
     problems = validate(document)
     if problems:
         raise ValueError(f"{path}: not a fastsoftmax result file: " + "; ".join(problems[:5]))
@@ -254,8 +262,7 @@ def load_resumable(path) -> dict:
     """The document of an earlier main-suite run for ``--resume``, or ValueError saying why it is
     not one; read before the new run starts, so that a wrong path costs no GPU time."""
     try:
-        with open(path) as f:
-            document = json.load(f)
+        document = read_json(path)
     except OSError as exc:
         raise ValueError(f"--resume {path}: cannot read it: {exc.strerror or exc}") from None
     except ValueError as exc:  # JSONDecodeError, or bytes that are not UTF-8

@@ -37,7 +37,7 @@ from pathlib import Path
 
 from fastsoftmax.benchmark import checks
 from fastsoftmax.benchmark.peers import parse_backends
-from fastsoftmax.benchmark.results import _clean, collect_versions, now_iso
+from fastsoftmax.benchmark.results import _clean, collect_versions, now_iso, read_json
 from fastsoftmax.benchmark.runner import ContextLost, bound_call, describe, make_inputs, make_reference
 from fastsoftmax.benchmark.shapes import ALL_DTYPES, Case, parse_dtypes
 
@@ -70,7 +70,7 @@ def table_out_path(table_out: str | None, runs=()) -> Path:
     if table_out != "device":
         return Path(table_out)
     if runs:
-        models = {json.loads(Path(run).read_text()).get("device") for run in runs}
+        models = {read_json(run).get("device") for run in runs}
         if len(models) != 1 or None in models:
             named = ", ".join(sorted(map(str, models)))
             raise ValueError(f"--table-out device: the runs to merge name no one GPU model ({named})")
@@ -216,7 +216,7 @@ def merge_main(table_path: Path, *result_paths: Path) -> int:
     merged = []
     for result_path in result_paths:
         try:
-            result = json.loads(Path(result_path).read_text())
+            result = read_json(result_path)
         except (OSError, ValueError) as error:
             print(f"cannot read {result_path} as a run's JSON: {error}; nothing merged", file=sys.stderr)
             return 1

@@ -32,6 +32,30 @@ def test_result_file_round_trip(tmp_path):
     assert not list((tmp_path / "out").glob("*.tmp"))
 
 
+def test_recorded_runs_read_gzip_compressed(tmp_path, capsys):
+    """Runs kept under benchmarks/results as .json.gz load as their plain twins do, in every reader."""
+    import gzip
+
+    from fastsoftmax.benchmark import page
+
+    document = fabricated_document()
+    plain = tmp_path / "run.json"
+    plain.write_text(json.dumps(document))
+    packed = tmp_path / "run.json.gz"
+    packed.write_bytes(gzip.compress(plain.read_bytes()))
+    assert results.load(packed) == results.load(plain) == json.loads(plain.read_text())
+    assert results.load_resumable(packed)["rows"] == document["rows"]
+    inputs = page.load_inputs([packed])
+    assert not inputs.skipped and inputs.documents["main"][0][1]["rows"] == document["rows"]
+    assert readme_table.main([str(packed)]) == 0 and "| bulk" in capsys.readouterr().out
+    # a file that is no gzip stream is refused by name, as a file that is no JSON is
+    broken = tmp_path / "broken.json.gz"
+    broken.write_text("{}")
+    assert str(broken) in page.load_inputs([broken]).skipped[0]
+    with pytest.raises(ValueError, match="broken.json.gz"):
+        results.load_resumable(broken)
+
+
 def test_validate_reports_missing_keys_and_bad_statuses():
     document = fabricated_document()
     assert results.validate(document) == []

@@ -296,7 +296,7 @@ def test_the_sweep_finds_the_tutorial_kernels_dips():
 
 def test_recorded_ladder_renders(tmp_path):
     pytest.importorskip("matplotlib")
-    document = json.loads((RECORDED / "ladder.json").read_text())
+    document = results.read_json(RECORDED / "ladder.json.gz")
     _assert_real_png(figures.draw_ladder(document, tmp_path / "ladder.png"))
     assert any("GFLOP/s" in line for line in figures.ladder_table(document))
 
@@ -316,7 +316,7 @@ def _write_fabricated_seeds(directory: Path) -> list[str]:
 
 def test_report_from_recorded_results_resolves_every_link_and_image(tmp_path, capsys):
     pytest.importorskip("matplotlib")
-    inputs = sorted(str(p) for p in RECORDED.glob("*.json")) + _write_fabricated_seeds(tmp_path)
+    inputs = sorted(str(p) for p in RECORDED.glob("*.json.gz")) + _write_fabricated_seeds(tmp_path)
     out = tmp_path / "report"
     assert page.run(argparse.Namespace(results=inputs, out=str(out), readme_section="")) == 0
     markdown = (out / "report.md").read_text()
@@ -348,7 +348,7 @@ def test_report_from_recorded_results_resolves_every_link_and_image(tmp_path, ca
 def test_report_without_matplotlib_still_writes_the_tables(tmp_path, monkeypatch, capsys):
     monkeypatch.setitem(sys.modules, "matplotlib", None)
     monkeypatch.setitem(sys.modules, "matplotlib.pyplot", None)
-    inputs = _write_fabricated_seeds(tmp_path) + [str(RECORDED / "ladder.json")]
+    inputs = _write_fabricated_seeds(tmp_path) + [str(RECORDED / "ladder.json.gz")]
     html_path, markdown_path = page.build(inputs, tmp_path / "report")
     markdown = markdown_path.read_text()
     assert "![" not in markdown and "| triton-tutorial |" in markdown and "| 1_naive |" in markdown
