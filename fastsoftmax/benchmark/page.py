@@ -731,7 +731,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "results",
         nargs="+",
-        help="result JSON files (main suite, seeds' figures, ladder.json, hw_report.json), from one device",
+        help="result JSON files, plain or gzip-compressed (.json.gz): main suite, seeds' figures, ladder.json, "
+        "hw_report.json, from one device",
     )
     parser.add_argument(
         "--out", default=DEFAULT_OUT, help=f"directory for report.html, report.md and figures/ (default {DEFAULT_OUT})"

@@ -201,7 +201,11 @@ def main(argv=None) -> int:
         prog="python -m fastsoftmax.benchmark.readme_table",
         description="Print markdown results tables from benchmark result files.",
     )
-    parser.add_argument("results", nargs="+", help="JSON files written by `fastsoftmax bench` on one device")
+    parser.add_argument(
+        "results",
+        nargs="+",
+        help="JSON files written by `fastsoftmax bench` on one device, plain or gzip-compressed (.json.gz)",
+    )
     args = parser.parse_args(argv)
     try:
         document = combine([results.load(path) for path in args.results])

@@ -39,6 +39,7 @@ import os
 import platform
 import subprocess
 import sys
+import zlib
 from pathlib import Path
 
 from fastsoftmax.dispatch import device_slug
@@ -244,10 +245,16 @@ def write_csv(rows, path) -> Path:
 
 def read_json(path):
     """The JSON of a result file, gzip-compressed (a name ending ``.gz``, as the recorded runs under
-    benchmarks/results are kept) or plain."""
+    benchmarks/results are kept) or plain. A file that cannot be opened raises OSError; one whose
+    bytes are no whole gzip stream or no JSON raises ValueError naming it."""
     opener = gzip.open if str(path).endswith(".gz") else open
-    with opener(path, "rt", encoding="utf-8") as f:
-        return json.load(f)
+    try:
+        with opener(path, "rt", encoding="utf-8") as f:
+            return json.load(f)
+    except (gzip.BadGzipFile, EOFError, zlib.error) as exc:  # not gzip, cut short, or damaged
+        raise ValueError(f"{path}: not a whole gzip stream ({exc or type(exc).__name__})") from None
+    except ValueError as exc:  # JSONDecodeError, or bytes that are not UTF-8
+        raise ValueError(f"{path}: not JSON ({exc})") from None
 
 
 def load(path) -> dict:
@@ -265,8 +272,8 @@ def load_resumable(path) -> dict:
         document = read_json(path)
     except OSError as exc:
         raise ValueError(f"--resume {path}: cannot read it: {exc.strerror or exc}") from None
-    except ValueError as exc:  # JSONDecodeError, or bytes that are not UTF-8
-        raise ValueError(f"--resume {path}: not JSON: {exc}") from None
+    except ValueError as exc:  # not JSON, or not a whole gzip stream (read_json names which)
+        raise ValueError(f"--resume {exc}") from None
     if not isinstance(document, dict) or not isinstance(document.get("rows"), list):
         raise ValueError(f"--resume {path}: not a fastsoftmax result file (no list of rows)")
     if document.get("suite", "main") != "main":

@@ -1,12 +1,14 @@
 """The result file round-trips, the summary finds what misses its goal, and the README table and
 the plot render from a fabricated result."""
 
+import gzip
 import json
 
 import pytest
 from bench_fakes import correct_impl, cpu_runner, fabricated_document, small_case, wrong_impl
 
-from fastsoftmax.benchmark import readme_table, report, results
+from fastsoftmax import dispatch
+from fastsoftmax.benchmark import page, readme_table, report, results, table
 from fastsoftmax.benchmark.shapes import GOALS, Case
 
 
@@ -33,11 +35,8 @@ def test_result_file_round_trip(tmp_path):
 
 
 def test_recorded_runs_read_gzip_compressed(tmp_path, capsys):
-    """Runs kept under benchmarks/results as .json.gz load as their plain twins do, in every reader."""
-    import gzip
-
-    from fastsoftmax.benchmark import page
-
+    """Runs kept under benchmarks/results as .json.gz load as their plain twins do, in every reader;
+    a damaged one is refused by name."""
     document = fabricated_document()
     plain = tmp_path / "run.json"
     plain.write_text(json.dumps(document))
@@ -48,12 +47,18 @@ def test_recorded_runs_read_gzip_compressed(tmp_path, capsys):
     inputs = page.load_inputs([packed])
     assert not inputs.skipped and inputs.documents["main"][0][1]["rows"] == document["rows"]
     assert readme_table.main([str(packed)]) == 0 and "| bulk" in capsys.readouterr().out
-    # a file that is no gzip stream is refused by name, as a file that is no JSON is
-    broken = tmp_path / "broken.json.gz"
-    broken.write_text("{}")
-    assert str(broken) in page.load_inputs([broken]).skipped[0]
-    with pytest.raises(ValueError, match="broken.json.gz"):
-        results.load_resumable(broken)
+    assert table.table_out_path("device", [str(packed)]) == dispatch.device_table_path(document["device"])
+    # bytes that are no gzip stream, a stream cut short, a damaged one: refused by name, as a file that
+    # is no JSON is
+    whole = packed.read_bytes()
+    damaged = whole[:12] + bytes(b ^ 0xFF for b in whole[12:-8]) + whole[-8:]
+    for name, data in (("plain.json.gz", b"{}"), ("cut.json.gz", whole[: len(whole) // 2]), ("bad.json.gz", damaged)):
+        broken = tmp_path / name
+        broken.write_bytes(data)
+        assert str(broken) in page.load_inputs([broken]).skipped[0]
+        with pytest.raises(ValueError, match=f"{name}: not a whole gzip stream"):
+            results.load_resumable(broken)
+        assert readme_table.main([str(broken)]) == 1 and name in capsys.readouterr().err
 
 
 def test_validate_reports_missing_keys_and_bad_statuses():
