@@ -18,7 +18,8 @@
 # sanitize runs benchmarks/sanitize.py (every CUDA tier and the ladder) under compute-sanitizer's
 # memcheck, racecheck, initcheck and synccheck (SANITIZE_TOOLS: fewer; SANITIZE_TIERS: the tiers, TIER@K
 # for one part of a tier, see sanitize.py; with "peer": benchmarks/sanitize_peer.py; SANITIZE_SPLIT_TOOLS,
-# e.g. "racecheck": those tools run each problem and dtype in a process of its own, sanitize.py --list-parts).
+# e.g. "racecheck": those tools run each problem and dtype in a process of its own, sanitize.py --list-parts;
+# SANITIZE_DTYPE_TOOLS: each tier a dtype at a time; SANITIZE_DEADLINE: seconds after which none starts).
 # nvrtc times kernels another NVRTC compiled (NVRTC_CUBINS: a folder benchmarks/export_cubins.py wrote, e.g.
 # pip's NVRTC on the development machine) against this machine's own compilation, alternated in one process
 # (benchmarks/grid_row_probe.py --baseline-cubins), on the staged, column and cluster tiers (NVRTC_STRIDED_SHAPES,
@@ -117,11 +118,23 @@ if [[ $steps == *,sanitize,* ]]; then
     tiers=${SANITIZE_TIERS:-$(python3 -c 'from fastsoftmax.backends.cuda import TIERS; print(",".join(TIERS) + ",strided_window,ladder,peer")')}
     tools=${SANITIZE_TOOLS:-memcheck racecheck initcheck synccheck}
     # SANITIZE_SPLIT_TOOLS: these tools take each problem and dtype of each tier's parts in a process of
-    # its own (sanitize.py --list-parts), so that a slow tool (racecheck) completes within its time
+    # its own (sanitize.py --list-parts), so that a slow tool (racecheck) completes within its time;
+    # SANITIZE_DTYPE_TOOLS: these take each tier (or TIER@K) a dtype at a time, three processes where
+    # the split would start one a problem (strided_staged's parts under racecheck: minutes each whole,
+    # within SANITIZE_TIMEOUT a dtype at a time). SANITIZE_DEADLINE (seconds from this step's start):
+    # no process starts past it, and each is cut at it (its exit 124, its report saying so)
+    export SANITIZE_DEADLINE_AT=$(( $(date +%s) + ${SANITIZE_DEADLINE:-86400} ))
     for tool in $tools; do
         if [[ " ${SANITIZE_SPLIT_TOOLS:-} " == *" $tool "* ]]; then
             python3 benchmarks/sanitize.py --tiers "${tiers//,peer/}" --list-parts | sed "s/^/$tool /"
             [[ ,$tiers, == *,peer,* ]] && echo "$tool peer - -"
+        elif [[ " ${SANITIZE_DTYPE_TOOLS:-} " == *" $tool "* ]]; then
+            for tier in ${tiers//,/ }; do
+                case $tier in
+                    peer|ladder) echo "$tool $tier - -" ;;  # no dtypes to split
+                    *) for dtype in float32 float16 bfloat16; do echo "$tool $tier - $dtype"; done ;;
+                esac
+            done
         else
             for tier in ${tiers//,/ }; do echo "$tool $tier - -"; done
         fi
@@ -129,17 +142,25 @@ if [[ $steps == *,sanitize,* ]]; then
         # "peer": the exchange kernels of fastsoftmax.distributed, two processes on one GPU
         sanitizer="compute-sanitizer --tool $0 --error-exitcode 9 --report-api-errors no"
         args=(--tiers "$1")
-        [[ $2 == - ]] || args+=(--shapes "$2" --dtypes "$3")
+        [[ $2 == - ]] || args+=(--shapes "$2")
+        [[ $3 == - ]] || args+=(--dtypes "$3")
         tier=${1%@*}
         part=$(echo "$1_$2_$3" | tr -c "A-Za-z0-9_@.\n-" "+")
-        if [[ $1 == peer ]]; then
-            timeout "${SANITIZE_TIMEOUT:-300}" python3 benchmarks/sanitize_peer.py --sanitizer "$sanitizer" \
-                > "'"$OUT"'/sanitizer_$0_$1.part_$part.txt" 2>&1
-        else
-            timeout "${SANITIZE_TIMEOUT:-300}" $sanitizer python3 benchmarks/sanitize.py "${args[@]}" \
-                > "'"$OUT"'/sanitizer_$0_$tier.part_$part.txt" 2>&1
+        report="'"$OUT"'/sanitizer_$0_$tier.part_$part"
+        limit=${SANITIZE_TIMEOUT:-300}
+        left=$(( SANITIZE_DEADLINE_AT - $(date +%s) ))
+        (( left < limit )) && limit=$left
+        if (( limit < 10 )); then
+            echo "not started: past SANITIZE_DEADLINE" > "$report.txt"
+            echo 124 > "$report.exit"
+            exit 0
         fi
-        echo $? > "'"$OUT"'/sanitizer_$0_$tier.part_$part.exit"'
+        if [[ $1 == peer ]]; then
+            timeout "$limit" python3 benchmarks/sanitize_peer.py --sanitizer "$sanitizer" > "$report.txt" 2>&1
+        else
+            timeout "$limit" $sanitizer python3 benchmarks/sanitize.py "${args[@]}" > "$report.txt" 2>&1
+        fi
+        echo $? > "$report.exit"'
     # each tier's parts joined into one report and one exit code (the largest)
     for tool in $tools; do
         for tier in ${tiers//,/ }; do
