@@ -20,6 +20,7 @@ from fastsoftmax.backends.cuda.instances import (
     cluster_pack,
     cluster_preferred_max_cols,
     cluster_slots,
+    grid_row_dynamic_smem,
     grid_row_instance,
     grid_row_shape,
     grid_row_slots,
@@ -636,9 +637,9 @@ def test_cluster_stream_plan(fake_device, dtype, backward):
     pointers = (0x1000, 0x2000 + off, 0x3000) if backward else (0x1000, 0x2000 + off)
     run(pointers, 3)
     facts = _Facts()
-    budget = plans.cluster_stream_budget(facts, 2)
+    budget = grid_row_dynamic_smem(facts, 2)
     per_sm = cluster_stream_per_sm(n, dtype, backward, outer, budget, facts.high_bandwidth_per_sm)
-    shape = cluster_stream_shape(n, dtype, backward, plans.cluster_stream_budget(facts, per_sm), per_sm=per_sm)
+    shape = cluster_stream_shape(n, dtype, backward, grid_row_dynamic_smem(facts, per_sm), per_sm=per_sm)
     ((kernel, grid, stream, args),) = _Kernel.launches
     assert kernel.cluster == shape.ctas and not kernel.cooperative and stream == 3
     assert grid == min(outer, kernel.resident_clusters()) * shape.ctas
@@ -787,7 +788,7 @@ def test_column_stream_plan(fake_device, monkeypatch):
         pointers = (0x1000, 0x2000, 0x3000)[: len(strides)]
         plans.build(fake_device, key)(pointers, 5)
         ((kernel, grid, stream, args),) = _Kernel.launches
-        budget = plans.cluster_stream_budget(_Facts(), 1, COLUMN_STREAM_STATIC_SMEM)
+        budget = grid_row_dynamic_smem(_Facts(), 1, COLUMN_STREAM_STATIC_SMEM)
         shape = cluster_stream_shape(n * inner, dtype, backward, budget, columns=inner)
         assert kernel.name == grid_row_instance(dtype, backward, False, "cluster_stream", 1, True).name
         assert kernel.cluster == shape.ctas and grid == outer * shape.ctas and stream == 5

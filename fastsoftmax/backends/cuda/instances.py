@@ -773,14 +773,14 @@ GRID_ROW_HELD_PACKS = {False: 12, True: 4}
 GRID_ROW_STATIC_SMEM = 1024
 
 
-def grid_row_dynamic_smem(
-    smem_per_block: int, smem_per_sm: int, per_sm: int = 1, static: int = GRID_ROW_STATIC_SMEM
-) -> int:
+def grid_row_dynamic_smem(device, per_sm: int = 1, static: int = GRID_ROW_STATIC_SMEM) -> int:
     """Dynamic shared memory each of ``per_sm`` CTAs an SM of grid_row's kernels (grid_row, and
-    cluster_stream's at one or two) may take: its share of the SM's, less ``static`` for every CTA of
-    the SM (a CTA's static slots and the driver's reserve together pass 1 KiB, so a half SM less one
-    such share would not fit two). Tier choice and the plans size their teams and clusters by it."""
-    return min(smem_per_block, smem_per_sm // per_sm) - static * per_sm
+    cluster_stream's at one or two, rows or columns) may take on ``device`` (its ``smem_per_block``
+    and ``smem_per_sm``: tier choice's Limits, the plans' device facts): its share of the SM's, less
+    ``static`` for every CTA of the SM (a CTA's static slots and the driver's reserve together pass
+    1 KiB, so a half SM less one such share would not fit two). Tier choice and the plans size their
+    teams and clusters by it."""
+    return min(device.smem_per_block, device.smem_per_sm // per_sm) - static * per_sm
 
 
 #: the same for cluster_stream's column kernels, whose column exchange (cluster_tier.cuh's

@@ -423,7 +423,7 @@ def grid_row_launch(
         raise ValueError(f"tier 'grid_row' needs cooperative launches, which cuda:{dev} does not support")
     inst = grid_row_instance(dtype, backward, log)
     nargs = 10 if backward else 8
-    budget = grid_row_dynamic_smem(facts.smem_per_block, facts.smem_per_sm)
+    budget = grid_row_dynamic_smem(facts)
     function = load(inst, dev)
     probe = Kernel(function, inst.name, dev, nargs, GRID_ROW_THREADS, 1, 0, 1, True)
     probe.allow_dynamic_smem(budget, GRID_ROW_STATIC_SMEM)
@@ -499,7 +499,7 @@ def cluster_stream_launch(
         raise ValueError(f"tier 'cluster_stream' needs thread-block clusters (sm_90 or newer), not {facts.arch}")
     inst = grid_row_instance(dtype, backward, log, "cluster_stream", per_sm, columns > 1)
     static = COLUMN_STREAM_STATIC_SMEM if columns > 1 else GRID_ROW_STATIC_SMEM
-    budget = cluster_stream_budget(facts, per_sm, static)
+    budget = grid_row_dynamic_smem(facts, per_sm, static)
     shape = cluster_stream_shape(n, dtype, backward, budget, ctas, per_sm, columns)
     nargs = (9 if backward else 7) + 1  # rows: stagger; runs of columns: inner
     kernel = Kernel(load(inst, dev), inst.name, dev, nargs, shape.threads, 1, shape.smem_bytes, cluster=shape.ctas)
@@ -515,12 +515,6 @@ def cluster_stream_launch(
     return kernel, shape, resident
 
 
-def cluster_stream_budget(facts, per_sm: int, static: int = GRID_ROW_STATIC_SMEM) -> int:
-    """Dynamic shared memory each of ``per_sm`` cluster_stream CTAs an SM may take on the device of
-    ``facts`` (instances.grid_row_dynamic_smem)."""
-    return grid_row_dynamic_smem(facts.smem_per_block, facts.smem_per_sm, per_sm, static)
-
-
 def _cluster_stream(load, dtype, outer, n, pitches, log, backward, dev, tuning):
     """A thread-block cluster a row, its CTAs holding their slices in registers and shared memory and
     re-reading the rest; a grid of the resident clusters walking the rows where they outnumber them
@@ -528,7 +522,7 @@ def _cluster_stream(load, dtype, outer, n, pitches, log, backward, dev, tuning):
     shared memory)."""
     facts = device_facts(dev)
     per_sm = tuning.cluster_stream_per_sm or cluster_stream_per_sm(
-        n, dtype, backward, outer, cluster_stream_budget(facts, 2), facts.high_bandwidth_per_sm
+        n, dtype, backward, outer, grid_row_dynamic_smem(facts, 2), facts.high_bandwidth_per_sm
     )
     ctas = tuning.cluster_ctas or 0
     kernel, shape, resident = cluster_stream_launch(load, dtype, n, backward, log, dev, ctas, per_sm)

@@ -62,6 +62,7 @@ from .instances import (
     cluster_max_cols,
     cluster_stream_shape,
     counter_words,
+    grid_row_dynamic_smem,
     next_pow2,
     widest_pack,
 )
@@ -1825,7 +1826,7 @@ def takes_column_stream(
     cluster tier's 0.669. Level or behind: runs held half on chip or less ((16, 1048576, 2) 0.44-0.51
     against 0.52, (8, 1048576, 4) 0.40 against 0.44-0.54), and the 16-bit forward everywhere (0.38-0.49
     against 0.41-0.58: its per-column work; two CTAs an SM and packs of 8 columns measured no better).
-    ``budget``: the dynamic shared memory a CTA of theirs may take (plans.cluster_stream_budget);
+    ``budget``: the dynamic shared memory a CTA of theirs may take (instances.grid_row_dynamic_smem);
     ``tuning.column_stream`` overrides (True: runs of any length)."""
     if tuning.column_stream is not None:
         return tuning.column_stream
@@ -1934,9 +1935,7 @@ def streams_columns(outer: int, n: int, inner: int, dtype: torch.dtype, backward
     takes_column_stream gives it to them."""
     if column_kernels_refuse(outer, inner, dtype, strides, facts) is not None:
         return False
-    from .plans import cluster_stream_budget  # plans imports this module
-
-    budget = cluster_stream_budget(facts, 1, COLUMN_STREAM_STATIC_SMEM)
+    budget = grid_row_dynamic_smem(facts, 1, COLUMN_STREAM_STATIC_SMEM)
     return takes_column_stream(outer, n, inner, dtype, backward, budget, tuning)
 
 

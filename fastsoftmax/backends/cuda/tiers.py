@@ -507,7 +507,7 @@ def grid_row_in_teams(outer: int, n: int, dtype: torch.dtype, backward: bool, li
     cluster_stream and the whole grid on each row in turn (H100, 2-32 rows of 2^18-2^23)."""
     if outer > GRID_ROW_TEAMS_MAX_ROWS or outer * n * CXX_TYPES[dtype][2] < GRID_ROW_TEAMS_MIN_BYTES:
         return False
-    budget = grid_row_dynamic_smem(limits.smem_per_block, limits.smem_per_sm)
+    budget = grid_row_dynamic_smem(limits)
     return grid_row_team_shape(outer, n, dtype, backward, limits.sm_count, lambda smem: 1, budget).teams > 1
 
 
