@@ -94,8 +94,11 @@ def load_inputs(paths) -> Inputs:
         path = Path(name)
         try:
             document = results.read_json(path)
-        except (OSError, ValueError) as exc:
-            inputs.skipped.append(f"{path}: {type(exc).__name__}: {exc}"[:200])
+        except OSError as exc:
+            inputs.skipped.append(f"{path}: cannot read it: {exc.strerror or exc}"[:200])
+            continue
+        except ValueError as exc:  # read_json's message starts with the path
+            inputs.skipped.append(str(exc)[:200])
             continue
         kind = kind_of(document)
         if kind is None:
