@@ -340,6 +340,49 @@ def test_long_stepped_axes_over_few_tiles_take_the_strided_tier_in_the_16_bit_ba
             assert strided.choose_tier(outer, n, inner, dtype, True, fast, *stepped) == expected
 
 
+def test_one_team_walking_tiles_takes_the_strided_tier_in_the_forward():
+    """The forward whose tiles one team of every resident CTA would take in turn, ONE_TEAM_STRIDED_MIN_TILES
+    of them or more (held by the team, or streamed through it in float32), goes to the strided tier on an
+    H100; two tiles, teams of fewer CTAs, 16-bit tiles streamed, rows of no whole 16-byte pieces, the
+    backward and a GPU of much DRAM bandwidth an SM keep the staged tiles."""
+    from fastsoftmax.backends.cuda import tiers
+
+    h100 = tiers.H100_LIMITS
+    fast = dataclasses.replace(h100, dram_gbps=4814.0)
+    limits_args = (h100.smem_per_sm, h100.smem_per_block, h100.sm_count)
+
+    def tier(outer, n, inner, dtype, backward=False, limits=h100):
+        return strided.choose_tier(outer, n, inner, dtype, backward, limits)
+
+    one_team = [
+        (4, 1048576, 8, torch.bfloat16),
+        (4, 262144, 32, torch.float16),
+        (32, 131072, 64, torch.bfloat16),
+        (8, 1048576, 4, torch.float32),
+        (4, 131072, 96, torch.float32),
+        (32, 1048576, 8, torch.float32),  # streamed through the team
+        (32, 1048576, 8, torch.bfloat16),  # held by it
+    ]
+    for outer, n, inner, dtype in one_team:
+        shape = strided.staged_shape(outer, n, inner, dtype, False, *limits_args)
+        assert shape.teams == 1 and shape.tiles >= strided.ONE_TEAM_STRIDED_MIN_TILES, (outer, n, inner, dtype)
+        assert tier(outer, n, inner, dtype) == "strided", (outer, n, inner, dtype)
+        assert tier(outer, n, inner, dtype, backward=True) == "strided_staged"
+        assert tier(outer, n, inner, dtype, limits=fast) == "strided_staged"
+    kept = [
+        (2, 131072, 64, torch.bfloat16),  # two tiles
+        (2, 2097152, 2, torch.float32),
+        (8, 1048576, 4, torch.bfloat16),  # three teams
+        (32, 131072, 32, torch.bfloat16),
+        (8, 2097152, 8, torch.bfloat16),  # 16-bit tiles streamed through one team
+        (128, 131072, 4, torch.bfloat16),  # 8-byte rows: windows or flat runs
+    ]
+    for outer, n, inner, dtype in kept:
+        assert tier(outer, n, inner, dtype) == "strided_staged", (outer, n, inner, dtype)
+    streamed = strided.staged_shape(8, 2097152, 8, torch.bfloat16, False, *limits_args)
+    assert streamed.teams == 1 and not streamed.held
+
+
 def test_spans_aligned_on_the_canonical_views():
     from fastsoftmax import _layout, functional
 
