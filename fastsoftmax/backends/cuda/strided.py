@@ -825,10 +825,10 @@ def one_team_walks_tiles(shape: StagedShape, dtype: torch.dtype, backward: bool,
     staged tiles. So do two tiles, which went either way (bf16 (2, 131072, 64) 0.354 against 0.221,
     float32 (2, 2097152, 2) 0.431 against 0.489), grids of two teams or more (bf16 (8, 1048576, 4) with
     three teams 0.475 against 0.531; but (32, 131072, 32) with three 0.596 against 0.561) and the
-    backward (one such team ahead by 0.01-0.02 in the seventy-fifth set, float32 (16, 262144, 8)
-    behind with three). Every shape measured has rows of whole 16-byte pieces on their boundaries
-    (tier choice asks only there). Not measured: GPUs of much DRAM bandwidth an SM, which keep the
-    staged tiles."""
+    backward (of three such one-team launches in the seventy-fifth set, two ahead on the staged tiles
+    by 0.01-0.02, float32 (16, 262144, 8) behind by 0.06). Every shape measured has rows of whole
+    16-byte pieces on their boundaries (tier choice asks only there). Not measured: GPUs of much DRAM
+    bandwidth an SM, which keep the staged tiles."""
     one_team = shape.teams == 1 and not shape.clustered and (shape.held or dtype == torch.float32)
     walks = shape.tiles >= ONE_TEAM_STRIDED_MIN_TILES
     return one_team and walks and not backward and not limits.high_bandwidth_per_sm
