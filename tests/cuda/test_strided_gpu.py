@@ -515,6 +515,32 @@ def test_float32_long_axis_over_wide_columns_takes_staged_teams(backend, log):
     assert "strided" in {i.tier for i in launched}, launched
 
 
+@pytest.mark.parametrize("log", [False, True], ids=["softmax", "log_softmax"])
+@pytest.mark.parametrize("shape, dtype", [((4, 1048576, 8), torch.bfloat16), ((8, 1048576, 4), torch.float32)])
+def test_one_team_walking_tiles_takes_the_strided_tier(backend, shape, dtype, log):
+    """The forward over dim 1 of a few small-inner columns of a long axis, whose tiles one team of the
+    whole grid would take in turn (strided.one_team_walks_tiles): the CUDA backend's tier choice runs the
+    strided tier there on GPUs like the H100 and the staged tiles elsewhere, right against float64 either
+    way, and the other forced; the backward keeps the staged tiles."""
+    limits = backend.limits(None)
+    outer, n, inner = shape
+    expected = backend.choose_tier(outer, n, inner, dtype, False)
+    assert expected == ("strided_staged" if limits.high_bandwidth_per_sm else "strided")
+    x = rand(shape, dtype)
+    op = fastsoftmax.log_softmax if log else fastsoftmax.softmax
+    for tier in (None, "strided", "strided_staged"):
+        with dispatch.forced("cuda", tier), recording_loads(backend) as launched:
+            y = op(x, 1)
+        check_forward(y, x, 1, log)
+        assert {i.tier for i in launched} == {tier or expected}, launched
+    leaf = x.detach().requires_grad_()
+    dy = rand(shape, dtype)
+    with dispatch.forced("cuda"), recording_loads(backend) as launched:
+        (dx,) = torch.autograd.grad(op(leaf, 1), leaf, dy)
+    check_backward(dx, x, dy, 1, log)
+    assert {i.tier for i in launched} >= {"strided_staged"}, launched
+
+
 @pytest.mark.parametrize("dtype", DTYPES, ids=str)
 @pytest.mark.parametrize(
     "shape",
