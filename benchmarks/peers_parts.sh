@@ -1,39 +1,54 @@
 #!/usr/bin/env bash
 # The peers' archives (Quack and Liger, built by the peer bundle as a.tar.xz then b.tar.xz, concatenated and
 # split into 12.26 MB parts ppart.aa..ppart.af, each carried in a folder .peer1...peer6) reach the GPU machine
-# over two calls: the first carries three parts and keeps them under /tmp, the second carries the other three
-# and unpacks all six into /tmp/site. The machine keeps /tmp while warm (about 30 s between calls).
+# in two commands on the same machine, three parts each: the first keeps the parts it has under /tmp, the
+# second copies its own there too and unpacks all six into /tmp/site (PEERS_SITE).
 #
-#   bash benchmarks/peers_parts.sh keep                call 1: copies whatever .peerN/ppart.* came into /tmp
-#   eval "$(bash benchmarks/peers_parts.sh unpack)"    call 2: unpacks, then exports FASTSOFTMAX_PEER_SITE
+#   bash benchmarks/peers_parts.sh keep                first command: copies the .peerN/ppart.* it has to /tmp
+#   eval "$(bash benchmarks/peers_parts.sh unpack)"    second: unpacks, then exports FASTSOFTMAX_PEER_SITE
 #
-# unpack exits 3 when a part is missing (the machine went cold between the calls: redo both) and 4 when the
-# archives do not unpack; it prints the export line only on success.
+# unpack prints the export line on success. On failure it prints a line that, under eval, reports the
+# reason and exits the calling shell (meant for a script: 3, a part is missing, e.g. /tmp was cleared
+# between the commands, so run both again; 4, the archives do not unpack, e.g. a bundle rebuilt to
+# another a.tar.xz size than PEERS_FIRST_ARCHIVE_BYTES).
 set -uo pipefail
 cd "$(dirname "$0")/.."
 parts=(aa ab ac ad ae af)
-first_archive_bytes=${PEERS_FIRST_ARCHIVE_BYTES:-50188824}  # a.tar.xz's size: the rest of the concatenation is b.tar.xz
+first_archive_bytes=${PEERS_FIRST_ARCHIVE_BYTES:-50188824} # a.tar.xz's size: the rest of the concatenation is b.tar.xz
 site=${PEERS_SITE:-/tmp/site}
+blob=/tmp/peers.blob
+
+keep_parts() {
+    local part
+    for part in .peer*/ppart.*; do
+        if [[ -e $part ]]; then cp "$part" /tmp/ || return 1; fi
+    done
+}
+
+fail() { # fail CODE MESSAGE: the line eval runs, then this script's own exit
+    echo "echo 'peers_parts.sh: $2' >&2; exit $1"
+    rm -f "$blob"
+    exit "$1"
+}
+
 case "${1:-}" in
 keep)
-    for p in .peer*/ppart.*; do [[ -e $p ]] && cp "$p" /tmp/; done
-    ls -la /tmp/ppart.* 2>&1
+    keep_parts || exit 1
+    ls -la /tmp/ppart.* 2>&1 || true
     ;;
 unpack)
-    for p in .peer*/ppart.*; do [[ -e $p ]] && cp "$p" /tmp/; done
+    keep_parts || fail 3 "could not copy the parts carried here to /tmp"
     for k in "${parts[@]}"; do
-        [[ -s /tmp/ppart.$k ]] || { echo "echo 'peers: part $k is missing (cold machine?)' >&2; exit 3"; exit 3; }
+        [[ -s /tmp/ppart.$k ]] || fail 3 "part $k is missing from /tmp: run the keep command again first"
     done
-    mkdir -p $site
-    blob=/tmp/peers.blob
-    cat "${parts[@]/#//tmp/ppart.}" > $blob
-    if ! { head -c $first_archive_bytes $blob | tar xJf - -C $site && tail -c +$((first_archive_bytes + 1)) $blob \
-        | tar xJf - -C $site; }; then
-        echo "echo 'peers: the archives did not unpack' >&2; exit 4"
-        exit 4
+    mkdir -p "$site"
+    cat "${parts[@]/#//tmp/ppart.}" > "$blob" || fail 4 "could not join the parts in $blob"
+    if ! { head -c "$first_archive_bytes" "$blob" | tar xJf - -C "$site" &&
+        tail -c +$((first_archive_bytes + 1)) "$blob" | tar xJf - -C "$site"; }; then
+        fail 4 "the archives did not unpack (a.tar.xz taken as $first_archive_bytes bytes)"
     fi
-    rm -f $blob
-    echo "export FASTSOFTMAX_PEER_SITE=$site"
+    rm -f "$blob"
+    printf 'export FASTSOFTMAX_PEER_SITE=%q\n' "$site"
     ;;
 *)
     echo "usage: bash benchmarks/peers_parts.sh keep|unpack" >&2

@@ -519,13 +519,21 @@ def test_float32_long_axis_over_wide_columns_takes_staged_teams(backend, log):
 @pytest.mark.parametrize("shape, dtype", [((4, 1048576, 8), torch.bfloat16), ((8, 1048576, 4), torch.float32)])
 def test_one_team_walking_tiles_takes_the_strided_tier(backend, shape, dtype, log):
     """The forward over dim 1 of a few small-inner columns of a long axis, whose tiles one team of the
-    whole grid would take in turn (strided.one_team_walks_tiles): the CUDA backend's tier choice runs the
-    strided tier there on GPUs like the H100 and the staged tiles elsewhere, right against float64 either
-    way, and the other forced; the backward keeps the staged tiles."""
+    whole grid takes in turn on an H100 (strided.one_team_walks_tiles): the CUDA backend runs the strided
+    tier where the rule holds on this GPU (on an H100 it does) and the staged tiles elsewhere, right
+    against float64 either way, and each of the two forced; the backward runs the tier its choice names."""
+    from fastsoftmax.backends.cuda import strided
+
     limits = backend.limits(None)
     outer, n, inner = shape
-    expected = backend.choose_tier(outer, n, inner, dtype, False)
-    assert expected == ("strided_staged" if limits.high_bandwidth_per_sm else "strided")
+    staged = strided.staged_shape(
+        outer, n, inner, dtype, False, limits.smem_per_sm, limits.smem_per_block, limits.sm_count
+    )
+    one_team = staged is not None and strided.one_team_walks_tiles(staged, dtype, False, limits)
+    if "H100" in torch.cuda.get_device_name():
+        assert one_team
+    expected = backend.choose_tier(outer, n, inner, dtype, False, log=log)
+    assert expected == ("strided" if one_team else "strided_staged")
     x = rand(shape, dtype)
     op = fastsoftmax.log_softmax if log else fastsoftmax.softmax
     for tier in (None, "strided", "strided_staged"):
@@ -535,10 +543,12 @@ def test_one_team_walking_tiles_takes_the_strided_tier(backend, shape, dtype, lo
         assert {i.tier for i in launched} == {tier or expected}, launched
     leaf = x.detach().requires_grad_()
     dy = rand(shape, dtype)
-    with dispatch.forced("cuda"), recording_loads(backend) as launched:
-        (dx,) = torch.autograd.grad(op(leaf, 1), leaf, dy)
+    with dispatch.forced("cuda"):
+        y = op(leaf, 1)
+        with recording_loads(backend) as launched:
+            (dx,) = torch.autograd.grad(y, leaf, dy)
     check_backward(dx, x, dy, 1, log)
-    assert {i.tier for i in launched} >= {"strided_staged"}, launched
+    assert {i.tier for i in launched} == {backend.choose_tier(outer, n, inner, dtype, True, log=log)}, launched
 
 
 @pytest.mark.parametrize("dtype", DTYPES, ids=str)

@@ -794,9 +794,10 @@ def choose_tier(
         return "strided_staged" if staged else "strided"
     windowed = window_tiles(dtype) and (off_boundary or inner * itemsize % 16 != 0)
     shape = staged_shape(outer, n, inner, dtype, backward, *limits_args, window=windowed, step=2 if stepped else 1)
-    # rows of whole 16-byte pieces on their boundaries: what the tiles' plan stages as computed here
-    whole_pieces = aligned and window and not stepped and not windowed
-    if shape is None or (whole_pieces and one_team_walks_tiles(shape, dtype, backward, limits)):
+    # dense rows on their boundaries, staged as computed here, of the widths measured: whole 16-byte
+    # pieces, or float32 pairs
+    measured_rows = aligned and window and not stepped and not windowed and (whole_pieces or inner * itemsize == 8)
+    if shape is None or (measured_rows and one_team_walks_tiles(shape, dtype, backward, limits)):
         return "strided"
     return "strided_staged"
 
@@ -808,28 +809,30 @@ ONE_TEAM_STRIDED_MIN_TILES = 4
 
 def one_team_walks_tiles(shape: StagedShape, dtype: torch.dtype, backward: bool, limits) -> bool:
     """Whether a strided_staged forward would be one team of every resident CTA taking
-    ONE_TEAM_STRIDED_MIN_TILES tiles or more in turn (each tile split over the whole grid: axes of
-    2^17-2^22 over small inner sizes), which the strided tier runs faster. H100, the two tiers forced
-    and alternated in one process behind an L2 flush (benchmarks/grid_row_probe.py, results
+    ONE_TEAM_STRIDED_MIN_TILES tiles or more in turn (each tile split over the whole grid: long axes
+    over small inner sizes, measured at 2^17-2^21), which the strided tier runs faster. H100, the two
+    tiers forced and alternated in one process behind an L2 flush (benchmarks/grid_row_probe.py, results
     2026-12-06_h100_s76/c5/ab.txt, c8/ab.txt, c8/ab16.txt and 2026-12-06_h100_s75/c1/ab.txt), fraction
     of copy, strided against staged. Tiles held by the team: bf16 (4, 1048576, 8) 0.451 against 0.368
     (log-softmax 0.455 against 0.373), (32, 1048576, 8) 0.629 against 0.381, (16, 524288, 16) 0.595
     against 0.343, (4, 262144, 32) 0.457 against 0.282, (4, 131072, 96) 0.463 against 0.202, (32,
-    131072, 64) 0.630 against 0.253; float16 (8, 1048576, 8) 0.534 against 0.372, (32, 262144, 32)
-    0.631 against 0.297; float32 (8, 1048576, 4) 0.574 against 0.493, (64, 1048576, 4) 0.658 against
-    0.504, (16, 2097152, 2) 0.596 against 0.536, (4, 524288, 8) 0.521 against 0.465, (4, 262144, 16)
-    0.521 against 0.448, (2, 131072, 64) 0.522 against 0.395, (32, 131072, 32) 0.642 against 0.421,
-    (4, 131072, 96) 0.591 against 0.405. Tiles streamed through the team, float32: (32, 1048576, 8)
-    0.654 against 0.602, (16, 524288, 16) 0.644 against 0.578, (4, 262144, 32) 0.582 against 0.511,
-    (4, 1048576, 8) level (0.578 against 0.582); 16-bit tiles streamed were not measured and keep the
-    staged tiles. So do two tiles, which went either way (bf16 (2, 131072, 64) 0.354 against 0.221,
-    float32 (2, 2097152, 2) 0.431 against 0.489), grids of two teams or more (bf16 (8, 1048576, 4) with
-    three teams 0.475 against 0.531; but (32, 131072, 32) with three 0.596 against 0.561) and the
-    backward (of three such one-team launches in the seventy-fifth set, two ahead on the staged tiles
-    by 0.01-0.02, float32 (16, 262144, 8) behind by 0.06). Every shape measured has rows of whole
-    16-byte pieces on their boundaries (tier choice asks only there). Not measured: GPUs of much DRAM
-    bandwidth an SM, which keep the staged tiles."""
-    one_team = shape.teams == 1 and not shape.clustered and (shape.held or dtype == torch.float32)
+    131072, 64) 0.630 against 0.253; float16 (8, 1048576, 8) 0.534 against 0.372, (32, 262144, 32) 0.631
+    against 0.297; float32 (8, 1048576, 4) 0.574 against 0.493, (64, 1048576, 4) 0.658 against 0.504,
+    (16, 2097152, 2) 0.596 against 0.536, (4, 524288, 8) 0.521 against 0.465, (4, 262144, 16) 0.521
+    against 0.448, (2, 131072, 64) 0.522 against 0.395, (32, 131072, 32) 0.642 against 0.421, (32,
+    131072, 64) 0.632 against 0.413, (4, 131072, 96) 0.591 against 0.405. Tiles streamed through the
+    team, float32: (32, 1048576, 8) 0.654 against 0.602, (16, 524288, 16) 0.644 against 0.578, (4,
+    262144, 32) 0.582 against 0.511, (4, 1048576, 8) level (0.578 against 0.582); 16-bit tiles streamed
+    were not measured and keep the staged tiles. So do two tiles, which went either way (bf16 (2,
+    131072, 64) 0.354 against 0.221, float32 (2, 2097152, 2) 0.431 against 0.489), grids of two teams or
+    more (bf16 (8, 1048576, 4) with three teams 0.475 against 0.531; but (32, 131072, 32) with three
+    0.596 against 0.561) and the backward (of six one-team backwards of four tiles or more in the
+    seventy-fifth set, five ahead on the staged tiles by 0.010-0.054, float32 (16, 262144, 8) behind by
+    0.063). Every shape measured has rows on their boundaries of whole 16-byte pieces or float32 pairs
+    (tier choice asks only there). Measured on the H100 alone; GPUs of much DRAM bandwidth an SM (the
+    H200) keep the staged tiles, others (fewer SMs, less shared memory) take the rule where their own
+    shapes meet it."""
+    one_team = shape.teams == 1 and (shape.held or dtype == torch.float32)
     walks = shape.tiles >= ONE_TEAM_STRIDED_MIN_TILES
     return one_team and walks and not backward and not limits.high_bandwidth_per_sm
 
