@@ -589,6 +589,53 @@ def test_warp_lanes_by_default():
     assert warp_shape(256, 8, 2, lanes=32) == (8, 32, 1)
 
 
+def test_warp_long_rows_as_asked_or_refused():
+    """Tuning.warp_long_rows: 16-bit forward rows of 1025 up to WARP_LONG_MAX_COLS in 16-byte packs over
+    a whole warp, one row a group, in the fewest WARP_LONG_COLS_16BIT columns a lane that hold them;
+    the backward, float32, narrower packs, windows, other lanes or rows, and longer rows refused by
+    name; without the tuning the tier stops at WARP_TIER_MAX_COLS, and every such shape is compiled."""
+    import torch
+
+    from fastsoftmax.backends.cuda import instances, tiers
+    from fastsoftmax.backends.cuda.instances import WARP_LONG_MAX_COLS, WARP_TIER_MAX_COLS, warp_shape
+
+    assert WARP_LONG_MAX_COLS == 3072
+    assert warp_shape(1025, 8, 2, long_rows=True) == (40, 32, 1)
+    assert warp_shape(2048, 8, 2, long_rows=True) == (64, 32, 1)
+    assert warp_shape(3000, 8, 2, long_rows=True) == (96, 32, 1)
+    assert warp_shape(3072, 8, 2, long_rows=True) == (96, 32, 1)
+    assert warp_shape(1000, 8, 2, long_rows=True) == warp_shape(1000, 8, 2)  # short rows as before
+    refused = [
+        dict(n=3073, pack=8, itemsize=2),
+        dict(n=2048, pack=8, itemsize=2, backward=True),
+        dict(n=2048, pack=4, itemsize=4),
+        dict(n=2048, pack=4, itemsize=2),
+        dict(n=2048, pack=8, itemsize=2, window=True),
+        dict(n=2048, pack=8, itemsize=2, rows=2),
+        dict(n=2048, pack=8, itemsize=2, lanes=16),
+    ]
+    for case in refused:
+        with pytest.raises(ValueError, match="only in the 16-bit forward"):
+            warp_shape(**case, long_rows=True)
+    with pytest.raises(ValueError, match="too long for the warp tier"):
+        warp_shape(2048, 8, 2)
+    limits = tiers.H100_LIMITS
+    assert not tiers.supports("warp", 4, 2048, 1, torch.bfloat16, False, limits)
+    with tiers.tuned(warp_long_rows=True):
+        assert tiers.supports("warp", 4, WARP_LONG_MAX_COLS, 1, torch.bfloat16, False, limits)
+        assert not tiers.supports("warp", 4, WARP_LONG_MAX_COLS + 1, 1, torch.bfloat16, False, limits)
+        assert not tiers.supports("warp", 4, 2048, 1, torch.bfloat16, True, limits)
+        assert not tiers.supports("warp", 4, 2048, 1, torch.float32, False, limits)
+        assert tiers.supports("warp", 4, WARP_TIER_MAX_COLS, 1, torch.float32, True, limits)
+    # tier choice does not take them
+    assert tiers.choose_tier(4096, 3000, 1, torch.bfloat16, False, limits) != "warp"
+    compiled = {i.name for i in instances.all_instances()}
+    for dtype in (torch.bfloat16, torch.float16):
+        for log in (False, True):
+            for cols in instances.WARP_LONG_COLS_16BIT:
+                assert instances.Instance("warp", dtype, False, log, 8, cols, 32, 1).name in compiled
+
+
 def test_flat_rows_beside_the_warp_tiers_lanes():
     """Aligned 16-bit rows the warp tier holds over part of a warp go to flat_rows only at one word a
     bank (FLAT_ROWS_BESIDE_WARP_LANES_MAX_BANK_WAYS), on any GPU; rows off 16-byte boundaries keep the

@@ -552,6 +552,30 @@ def test_warp_lanes_a_row(backend, n, dtype_name, lanes):
     assert shapes == {(lanes, 1, True)}, shapes
 
 
+@pytest.mark.parametrize("dtype_name", ["fp16", "bf16"])
+@pytest.mark.parametrize("n", [1032, 1536, 2048, 2568, 3000, 3072])
+def test_warp_long_rows(backend, n, dtype_name):
+    """16-bit forward rows of 1025-3072 on 16-byte boundaries over a whole warp (Tuning.warp_long_rows):
+    softmax and log-softmax right against float64 on 1001 rows (-inf at rows' edges, a row of -inf), in
+    the shape warp_shape names; the backward refuses them by name."""
+    from fastsoftmax.backends.cuda import tiers
+    from fastsoftmax.backends.cuda.instances import warp_shape
+
+    dtype = DTYPES[dtype_name]
+    torch.manual_seed(n)
+    x = rand((1001, n), dtype)
+    x[0, 0] = x[2, -1] = float("-inf")
+    x[1000, :] = float("-inf")
+    with recording_loads(backend) as launched, tiers.tuned(warp_long_rows=True):
+        for log in (False, True):
+            check_forward(backend, x.unsqueeze(2), "warp", log, "long rows")
+        dy = rand(x.shape, dtype)
+        with pytest.raises(ValueError, match="only in the 16-bit forward"):
+            check_backward(backend, torch.zeros_like(x).unsqueeze(2), dy.unsqueeze(2), "warp", False, "long rows")
+    shapes = {(i.cols, i.group, i.rows) for i in launched if i.tier == "warp"}
+    assert shapes == {warp_shape(n, 8, 2, long_rows=True)}, shapes
+
+
 @pytest.mark.parametrize("rows", [1, 2, 4])
 @pytest.mark.parametrize("dtype_name", ["fp32", "fp16", "bf16"])
 @pytest.mark.parametrize("n", [8, 16, 40, 64, 96, 128, 200, 256, 512])

@@ -35,6 +35,13 @@ WINDOW_PACK = {torch.float32: 4, torch.float16: 8, torch.bfloat16: 8}
 # ---- tier "warp" --------------------------------------------------------------------------------
 WARP_TIER_MAX_COLS = 1024
 WARP_TIER_BLOCK = 128
+#: columns a lane of the 16-bit forward's long rows (Tuning.warp_long_rows): rows of WARP_TIER_MAX_COLS
+#: + 1 up to WARP_LONG_MAX_COLS on 16-byte boundaries over a whole warp, one row a group, as Quack's row
+#: kernel holds rows of up to 3072 over a warp (128 registers, 22% occupancy, 0.99 of copy on an H100
+#: at 44739 x 3000 bf16, where block_regs reaches 0.97). Under NVRTC 13.0 for sm_90 the bf16 forward
+#: of 96 columns a lane takes 111 registers and no frame (64: 78); the backward (215 at 96) is not built
+WARP_LONG_COLS_16BIT = (40, 48, 64, 80, 96)
+WARP_LONG_MAX_COLS = 32 * WARP_LONG_COLS_16BIT[-1]
 #: flat_rows (flat_rows_tier.cuh): threads a CTA, and the shared memory a CTA's runs take (four CTAs
 #: an SM on an H100, whose copies and arithmetic then overlap)
 FLAT_ROWS_THREADS = 256
@@ -1463,13 +1470,17 @@ def warp_shape(
     backward: bool = False,
     window: bool = False,
     lanes: int | None = None,
+    long_rows: bool = False,
 ) -> tuple[int, int, int]:
     """(cols per thread, lanes per row, rows per group) of the warp tier for rows of n <= 1024
-    (``window``: n columns of rows held in their 16-byte window, one row a group);
+    (``long_rows``: up to WARP_LONG_MAX_COLS, warp_long_shape's; ``window``: n columns of rows held in
+    their 16-byte window, one row a group);
     ``sector_groups``: 16-bit rows in narrow packs take SECTOR_GROUPS_16BIT where a row fills them;
     ``rows``: rows per group instead of the default (WARP_ROWS, where warp_holds_rows allows it);
     ``lanes``: lanes a row instead of the default (WARP_LANES_16BIT, one row a group; by default
     warp_default_lanes where ``rows`` asks for none other than one)."""
+    if long_rows and n > WARP_TIER_MAX_COLS:
+        return warp_long_shape(n, pack, itemsize, backward, window, rows, lanes)
     if lanes is None and rows in (None, 1) and not window:
         lanes = warp_default_lanes(n, pack, itemsize, backward)
     if lanes is not None:
@@ -1489,6 +1500,22 @@ def warp_shape(
             f"a lane in packs of {pack * itemsize} bytes"
         )
     return cols, group, rows
+
+
+def warp_long_shape(
+    n: int, pack: int, itemsize: int, backward: bool, window: bool, rows: int | None, lanes: int | None
+) -> tuple[int, int, int]:
+    """warp_shape's shape for the 16-bit forward's long rows (WARP_LONG_COLS_16BIT columns a lane over
+    a whole warp, one row a group), or ValueError naming what they are not."""
+    cols = next((c for c in WARP_LONG_COLS_16BIT if c * 32 >= n), None)
+    plain = rows in (None, 1) and lanes in (None, 32) and not window
+    if itemsize != 2 or pack * itemsize != 16 or backward or not plain or cols is None:
+        raise ValueError(
+            f"the warp tier holds rows past {WARP_TIER_MAX_COLS} columns (up to {WARP_LONG_MAX_COLS}) only in the "
+            f"16-bit forward, in 16-byte packs on their boundaries, a whole warp a row; rows of {n} in packs of "
+            f"{pack * itemsize} bytes{' (backward)' if backward else ''}"
+        )
+    return cols, 32, 1
 
 
 def warp_default_lanes(n: int, pack: int, itemsize: int, backward: bool = False) -> int | None:
@@ -1604,6 +1631,9 @@ def all_instances():
                 wide = WINDOW_PACK[dtype]
                 for cols, group, rows in warp_shapes(wide):
                     out.append(Instance("warp", dtype, backward, log, wide, cols, group, rows, window=True))
+                if CXX_TYPES[dtype][2] == 2 and not backward:  # Tuning.warp_long_rows
+                    for cols in WARP_LONG_COLS_16BIT:
+                        out.append(Instance("warp", dtype, backward, log, wide, cols, 32, 1))
                 for pack, window in [(p, False) for p in BLOCK_REGS_PACK_SIZES[dtype]] + [(wide, True)]:
                     for elems in block_regs_elems(dtype, pack, backward):
                         storages = {

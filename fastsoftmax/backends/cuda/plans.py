@@ -39,6 +39,7 @@ from .instances import (
     PACK_SIZES,
     SPLIT_ROW_ALIGN,
     SPLIT_ROW_BLOCK,
+    WARP_LONG_MAX_COLS,
     WARP_PACK_SIZES,
     WARP_TIER_BLOCK,
     WARP_TIER_MAX_COLS,
@@ -153,8 +154,9 @@ def _row_kernel(load, tier, dtype, outer, n, log, backward, align, dev, tuning) 
     nargs = 8 if backward else 6
     facts = device_facts(dev)
     if tier == "warp":
-        if n > WARP_TIER_MAX_COLS:
-            raise ValueError(f"tier 'warp' holds rows of at most {WARP_TIER_MAX_COLS} columns, not {n}")
+        longest = WARP_LONG_MAX_COLS if tuning.warp_long_rows else WARP_TIER_MAX_COLS
+        if n > longest:
+            raise ValueError(f"tier 'warp' holds rows of at most {longest} columns, not {n}")
         pack = widest_pack(WARP_PACK_SIZES[dtype], align, itemsize)
         pack, span, window = _window(tier, dtype, backward, n, pack, tuning, WARP_TIER_MAX_COLS)
         cols, group, rows = warp_shape(
@@ -166,6 +168,7 @@ def _row_kernel(load, tier, dtype, outer, n, log, backward, align, dev, tuning) 
             backward=backward,
             window=window,
             lanes=tuning.warp_lanes,
+            long_rows=bool(tuning.warp_long_rows),
         )
         inst = Instance("warp", dtype, backward, log, pack, cols, group, rows, window=window)
         rows_per_block = WARP_TIER_BLOCK // group * rows

@@ -72,6 +72,7 @@ from .instances import (
     LONG_ROW_STORAGES_16BIT,
     SHORT_ROW_STORAGES_16BIT,
     WARP_LANES_16BIT,
+    WARP_LONG_MAX_COLS,
     WARP_ROWS,
     WARP_TIER_MAX_COLS,
     block_regs_max_cols,
@@ -256,6 +257,10 @@ class Tuning:
     #: warp: 16-bit rows in packs of 1 or 2 elements held by groups of instances.SECTOR_GROUPS_16BIT
     #: lanes (True) or by whole warps (False), instead of WARP_SECTOR_GROUPS
     warp_sector_groups: bool | None = None
+    #: warp: 16-bit forward rows of instances.WARP_TIER_MAX_COLS + 1 up to instances.WARP_LONG_MAX_COLS
+    #: on 16-byte boundaries held by a whole warp (instances.WARP_LONG_COLS_16BIT), where the tier is
+    #: forced; tier choice does not take them (not yet measured against block_regs)
+    warp_long_rows: bool | None = None
     #: strided_staged: flat runs of a few interleaved columns held across a thread-block cluster
     #: (True: wherever the layout allows, else an error), or always staged (False), instead of
     #: strided.takes_columns' rule
@@ -731,7 +736,8 @@ def supports(tier: str, outer: int, n: int, inner: int, dtype: torch.dtype, back
     if inner != 1:
         return False
     if tier == "warp":
-        return n <= WARP_TIER_MAX_COLS
+        long_rows = current_tuning().warp_long_rows and CXX_TYPES[dtype][2] == 2 and not backward
+        return n <= (WARP_LONG_MAX_COLS if long_rows else WARP_TIER_MAX_COLS)
     if tier == "flat_rows":
         return n <= FLAT_ROWS_MAX_COLS
     if tier == "block_regs":
