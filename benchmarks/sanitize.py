@@ -344,7 +344,7 @@ TUNED_RUNS = {
         # backward has none), on 16-byte boundaries, a partial last block
         (
             {"warp_long_rows": True},
-            [((37, 1032), -1), ((9, 2048), -1), ((5, 3000), -1), ((7, 3072), -1)],
+            [((37, 1032), -1), ((11, 1536), -1), ((9, 2048), -1), ((13, 2560), -1), ((5, 3000), -1), ((7, 3072), -1)],
             False,
             (torch.float16, torch.bfloat16),
         ),

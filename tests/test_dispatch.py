@@ -600,35 +600,41 @@ def test_warp_long_rows_as_asked_or_refused():
     from fastsoftmax.backends.cuda.instances import WARP_LONG_MAX_COLS, WARP_TIER_MAX_COLS, warp_shape
 
     assert WARP_LONG_MAX_COLS == 3072
-    assert warp_shape(1025, 8, 2, long_rows=True) == (40, 32, 1)
-    assert warp_shape(2048, 8, 2, long_rows=True) == (64, 32, 1)
-    assert warp_shape(3000, 8, 2, long_rows=True) == (96, 32, 1)
-    assert warp_shape(3072, 8, 2, long_rows=True) == (96, 32, 1)
+    widths = (1025, 1280, 1281, 1536, 2048, 2560, 2561, 3000, 3072)
+    columns = (40, 40, 48, 48, 64, 80, 96, 96, 96)
+    assert tuple(warp_shape(n, 8, 2, long_rows=True) for n in widths) == tuple((c, 32, 1) for c in columns)
     assert warp_shape(1000, 8, 2, long_rows=True) == warp_shape(1000, 8, 2)  # short rows as before
     refused = [
-        dict(n=3073, pack=8, itemsize=2),
-        dict(n=2048, pack=8, itemsize=2, backward=True),
-        dict(n=2048, pack=4, itemsize=4),
-        dict(n=2048, pack=4, itemsize=2),
-        dict(n=2048, pack=8, itemsize=2, window=True),
-        dict(n=2048, pack=8, itemsize=2, rows=2),
-        dict(n=2048, pack=8, itemsize=2, lanes=16),
+        (dict(backward=True), "in the backward"),
+        (dict(pack=4, itemsize=4), "in 4-byte elements"),
+        (dict(pack=4), "in packs of 8 bytes"),
+        (dict(window=True), "in a 16-byte window"),
+        (dict(rows=2), "in 2 rows a group"),
+        (dict(lanes=16), "in 16 lanes a row"),
     ]
-    for case in refused:
-        with pytest.raises(ValueError, match="only in the 16-bit forward"):
-            warp_shape(**case, long_rows=True)
-    with pytest.raises(ValueError, match="too long for the warp tier"):
+    for case, why in refused:
+        arguments = dict(n=2048, pack=8, itemsize=2) | case
+        with pytest.raises(ValueError, match=f"only in the 16-bit forward.*rows of 2048 {why}"):
+            warp_shape(**arguments, long_rows=True)
+    with pytest.raises(ValueError, match="too long for the warp tier .at most 3072"):
+        warp_shape(3073, 8, 2, long_rows=True)
+    with pytest.raises(ValueError, match="too long for the warp tier .at most 1024"):
         warp_shape(2048, 8, 2)
     limits = tiers.H100_LIMITS
     assert not tiers.supports("warp", 4, 2048, 1, torch.bfloat16, False, limits)
+    long_rows = tiers.Tuning(warp_long_rows=True)
+    assert tiers.warp_max_cols(torch.float16, False, long_rows) == WARP_LONG_MAX_COLS
+    assert tiers.warp_max_cols(torch.float16, True, long_rows) == WARP_TIER_MAX_COLS
+    assert tiers.warp_max_cols(torch.float32, False, long_rows) == WARP_TIER_MAX_COLS
+    assert tiers.warp_max_cols(torch.float16, False, tiers.DEFAULT_TUNING) == WARP_TIER_MAX_COLS
     with tiers.tuned(warp_long_rows=True):
         assert tiers.supports("warp", 4, WARP_LONG_MAX_COLS, 1, torch.bfloat16, False, limits)
         assert not tiers.supports("warp", 4, WARP_LONG_MAX_COLS + 1, 1, torch.bfloat16, False, limits)
         assert not tiers.supports("warp", 4, 2048, 1, torch.bfloat16, True, limits)
         assert not tiers.supports("warp", 4, 2048, 1, torch.float32, False, limits)
         assert tiers.supports("warp", 4, WARP_TIER_MAX_COLS, 1, torch.float32, True, limits)
-    # tier choice does not take them
-    assert tiers.choose_tier(4096, 3000, 1, torch.bfloat16, False, limits) != "warp"
+        # tier choice does not take them
+        assert tiers.choose_tier(4096, 3000, 1, torch.bfloat16, False, limits) == "block_regs"
     compiled = {i.name for i in instances.all_instances()}
     for dtype in (torch.bfloat16, torch.float16):
         for log in (False, True):

@@ -553,27 +553,34 @@ def test_warp_lanes_a_row(backend, n, dtype_name, lanes):
 
 
 @pytest.mark.parametrize("dtype_name", ["fp16", "bf16"])
-@pytest.mark.parametrize("n", [1032, 1536, 2048, 2568, 3000, 3072])
-def test_warp_long_rows(backend, n, dtype_name):
+@pytest.mark.parametrize(
+    "n, cols", [(1030, 40), (1032, 40), (1536, 48), (2048, 64), (2560, 80), (3000, 96), (3072, 96)]
+)
+def test_warp_long_rows(backend, n, cols, dtype_name):
     """16-bit forward rows of 1025-3072 on 16-byte boundaries over a whole warp (Tuning.warp_long_rows):
-    softmax and log-softmax right against float64 on 1001 rows (-inf at rows' edges, a row of -inf), in
-    the shape warp_shape names; the backward refuses them by name."""
+    softmax and log-softmax right against float64 on 1001 rows (-inf at rows' edges, a row of -inf), at
+    ``cols`` columns a lane; rows of 1030 in a pitch of 1032 end in a partial pack. The backward, and
+    rows off their 16-byte boundaries, are refused by name."""
     from fastsoftmax.backends.cuda import tiers
-    from fastsoftmax.backends.cuda.instances import warp_shape
 
     dtype = DTYPES[dtype_name]
     torch.manual_seed(n)
-    x = rand((1001, n), dtype)
-    x[0, 0] = x[2, -1] = float("-inf")
+    pitch = -(-n // 8) * 8
+    x = rand((1001, pitch), dtype)[:, :n]
+    x[0, 0] = x[2, n - 1] = float("-inf")
     x[1000, :] = float("-inf")
     with recording_loads(backend) as launched, tiers.tuned(warp_long_rows=True):
         for log in (False, True):
-            check_forward(backend, x.unsqueeze(2), "warp", log, "long rows")
+            out = torch.empty((1001, pitch), dtype=dtype, device=x.device)[:, :n].unsqueeze(2)
+            check_forward(backend, x.unsqueeze(2), "warp", log, "long rows", out=out)
         dy = rand(x.shape, dtype)
-        with pytest.raises(ValueError, match="only in the 16-bit forward"):
+        with pytest.raises(ValueError, match="at most 1024 columns"):
             check_backward(backend, torch.zeros_like(x).unsqueeze(2), dy.unsqueeze(2), "warp", False, "long rows")
-    shapes = {(i.cols, i.group, i.rows) for i in launched if i.tier == "warp"}
-    assert shapes == {warp_shape(n, 8, 2, long_rows=True)}, shapes
+        off = rand((1001, n + 1), dtype)[:, 1:]
+        with pytest.raises(ValueError, match="rows off their 16-byte boundaries"):
+            run_forward(backend, off.unsqueeze(2), "warp", False, torch.empty_like(off).unsqueeze(2))
+    shapes = {(i.cols, i.group, i.rows, i.pack) for i in launched if i.tier == "warp"}
+    assert shapes == {(cols, 32, 1, 8)}, shapes
 
 
 @pytest.mark.parametrize("rows", [1, 2, 4])

@@ -1508,13 +1508,22 @@ def warp_long_shape(
     """warp_shape's shape for the 16-bit forward's long rows (WARP_LONG_COLS_16BIT columns a lane over
     a whole warp, one row a group), or ValueError naming what they are not."""
     cols = next((c for c in WARP_LONG_COLS_16BIT if c * 32 >= n), None)
-    plain = rows in (None, 1) and lanes in (None, 32) and not window
-    if itemsize != 2 or pack * itemsize != 16 or backward or not plain or cols is None:
+    refusals = (
+        (backward, "the backward"),
+        (itemsize != 2, f"{itemsize}-byte elements"),
+        (pack * itemsize != 16, f"packs of {pack * itemsize} bytes (rows off their 16-byte boundaries)"),
+        (window, "a 16-byte window"),
+        (rows not in (None, 1), f"{rows} rows a group"),
+        (lanes not in (None, 32), f"{lanes} lanes a row"),
+    )
+    why = next((reason for refused, reason in refusals if refused), None)
+    if why:
         raise ValueError(
-            f"the warp tier holds rows past {WARP_TIER_MAX_COLS} columns (up to {WARP_LONG_MAX_COLS}) only in the "
-            f"16-bit forward, in 16-byte packs on their boundaries, a whole warp a row; rows of {n} in packs of "
-            f"{pack * itemsize} bytes{' (backward)' if backward else ''}"
+            f"the warp tier holds rows past {WARP_TIER_MAX_COLS} columns only in the 16-bit forward, in 16-byte "
+            f"packs on their boundaries, a whole warp a row: rows of {n} in {why}"
         )
+    if cols is None:
+        raise ValueError(f"rows of {n} columns are too long for the warp tier (at most {WARP_LONG_MAX_COLS})")
     return cols, 32, 1
 
 

@@ -39,7 +39,6 @@ from .instances import (
     PACK_SIZES,
     SPLIT_ROW_ALIGN,
     SPLIT_ROW_BLOCK,
-    WARP_LONG_MAX_COLS,
     WARP_PACK_SIZES,
     WARP_TIER_BLOCK,
     WARP_TIER_MAX_COLS,
@@ -154,9 +153,9 @@ def _row_kernel(load, tier, dtype, outer, n, log, backward, align, dev, tuning) 
     nargs = 8 if backward else 6
     facts = device_facts(dev)
     if tier == "warp":
-        longest = WARP_LONG_MAX_COLS if tuning.warp_long_rows else WARP_TIER_MAX_COLS
+        longest = tiers.warp_max_cols(dtype, backward, tuning)
         if n > longest:
-            raise ValueError(f"tier 'warp' holds rows of at most {longest} columns, not {n}")
+            raise ValueError(f"tier 'warp' holds rows of at most {longest} columns ({dtype}), not {n}")
         pack = widest_pack(WARP_PACK_SIZES[dtype], align, itemsize)
         pack, span, window = _window(tier, dtype, backward, n, pack, tuning, WARP_TIER_MAX_COLS)
         cols, group, rows = warp_shape(

@@ -728,6 +728,13 @@ def choose_tier(
     return "block_uncached"
 
 
+def warp_max_cols(dtype: torch.dtype, backward: bool, tuning: Tuning) -> int:
+    """The longest row the warp tier holds: WARP_TIER_MAX_COLS, and WARP_LONG_MAX_COLS for the 16-bit
+    forward under Tuning.warp_long_rows."""
+    long_rows = tuning.warp_long_rows and CXX_TYPES[dtype][2] == 2 and not backward
+    return WARP_LONG_MAX_COLS if long_rows else WARP_TIER_MAX_COLS
+
+
 def supports(tier: str, outer: int, n: int, inner: int, dtype: torch.dtype, backward: bool, limits: Limits) -> bool:
     if dtype not in CXX_TYPES or tier not in TIERS:
         return False
@@ -736,8 +743,7 @@ def supports(tier: str, outer: int, n: int, inner: int, dtype: torch.dtype, back
     if inner != 1:
         return False
     if tier == "warp":
-        long_rows = current_tuning().warp_long_rows and CXX_TYPES[dtype][2] == 2 and not backward
-        return n <= (WARP_LONG_MAX_COLS if long_rows else WARP_TIER_MAX_COLS)
+        return n <= warp_max_cols(dtype, backward, current_tuning())
     if tier == "flat_rows":
         return n <= FLAT_ROWS_MAX_COLS
     if tier == "block_regs":

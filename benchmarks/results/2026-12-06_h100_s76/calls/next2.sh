@@ -9,15 +9,17 @@ export PYTHONPATH=$PWD PYTHONUNBUFFERED=1
 R=$OUT/n2; mkdir -p $R
 trap 'tar czf $OUT/n2.tar.gz -C $OUT n2 && rm -rf $R' EXIT
 nvidia-smi --query-gpu=name,driver_version --format=csv > $R/device.txt
-timeout 60 python3 -m fastsoftmax compile --match '^fs_(warp|block_regs)_' > $R/compile.txt 2>&1
+timeout 60 python3 -m fastsoftmax compile --match '^fs_warp_(log)?softmax_fwd_b?f16_p8_c(40|48|64|80|96)_g32_r1$|^fs_block_regs_' \
+  > $R/compile.txt 2>&1
 timeout 90 python3 -m pytest -q --tb=short tests/cuda/test_cuda_gpu.py -k "warp_long" > $R/tests.txt 2>&1
 echo "tests: $(tail -n 1 $R/tests.txt)"
 for tool in memcheck racecheck initcheck synccheck; do
-  timeout 60 compute-sanitizer --tool $tool --report-api-errors no python3 benchmarks/sanitize.py --tiers warp@9 \
-    > $R/san_$tool.txt 2>&1 &
+  ( timeout 60 compute-sanitizer --tool $tool --error-exitcode 9 --report-api-errors no python3 benchmarks/sanitize.py \
+      --tiers warp@9 > $R/san_$tool.txt 2>&1; echo "$tool rc $?" >> $R/san_summary.txt ) &
 done
 wait
-grep -h "ERROR SUMMARY\|RACECHECK SUMMARY\|wrong" $R/san_*.txt | sort | uniq -c
+cat $R/san_summary.txt
+grep -H "ERROR SUMMARY\|RACECHECK SUMMARY\|: ok\|wrong\|Target application returned" $R/san_*.txt
 timeout 200 python3 benchmarks/grid_row_probe.py --quick --flush --out $R/ab --directions fwd,log --dtypes bf16,f16 \
   --tiers block_regs,warp:warp_long_rows=True \
   --shapes 44739x3000,65536x2048,87381x1536,52428x2560,43690x3072,130048x1032 > $R/ab.txt 2>&1
