@@ -6,11 +6,7 @@
 # tier 0.596 against 0.561), float32 rows of 20-28 bytes one team would take (the rule keeps them
 # staged, unmeasured), and the one-team backward (six measured in the seventy-fifth set, five ahead on
 # the staged tiles)
-set -u
-export PYTHONPATH=$PWD PYTHONUNBUFFERED=1
-R=$OUT/n1; mkdir -p $R
-trap 'tar czf $OUT/n1.tar.gz -C $OUT n1 && rm -rf $R' EXIT
-nvidia-smi --query-gpu=name,driver_version --format=csv > $R/device.txt
+source benchmarks/call_prelude.sh n1
 timeout 90 python3 -m fastsoftmax compile --match '^fs_(staged|strided)' > $R/compile.txt 2>&1
 timeout 90 python3 -m pytest -q --tb=short tests/cuda/test_strided_gpu.py -k "one_team" > $R/tests.txt 2>&1
 echo "tests: $(tail -n 1 $R/tests.txt)"

@@ -4,11 +4,7 @@
 # GPU). Its GPU test and the sanitizer's warp part 9 under all four tools first, then the rows forced on
 # the warp tier against block_regs (what "auto" takes there), alternated behind an L2 flush, in bf16 and
 # float16, softmax and log-softmax: 44739 x 3000 is where Quack leads (0.99 against 0.97 in the main runs)
-set -u
-export PYTHONPATH=$PWD PYTHONUNBUFFERED=1
-R=$OUT/n2; mkdir -p $R
-trap 'tar czf $OUT/n2.tar.gz -C $OUT n2 && rm -rf $R' EXIT
-nvidia-smi --query-gpu=name,driver_version --format=csv > $R/device.txt
+source benchmarks/call_prelude.sh n2
 timeout 60 python3 -m fastsoftmax compile --match '^fs_warp_(log)?softmax_fwd_b?f16_p8_c(40|48|64|80|96)_g32_r1$|^fs_block_regs_' \
   > $R/compile.txt 2>&1
 timeout 90 python3 -m pytest -q --tb=short tests/cuda/test_cuda_gpu.py -k "warp_long" > $R/tests.txt 2>&1
