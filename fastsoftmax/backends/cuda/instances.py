@@ -42,6 +42,14 @@ WARP_TIER_BLOCK = 128
 #: of 96 columns a lane takes 111 registers and no frame (64: 78); the backward (215 at 96) is not built
 WARP_LONG_COLS_16BIT = (40, 48, 64, 80, 96)
 WARP_LONG_MAX_COLS = 32 * WARP_LONG_COLS_16BIT[-1]
+
+
+def warp_has_long_rows(itemsize: int, backward: bool) -> bool:
+    """Whether the warp tier has long-row instances (WARP_LONG_COLS_16BIT) for these rows: the 16-bit
+    forward's."""
+    return itemsize == 2 and not backward
+
+
 #: flat_rows (flat_rows_tier.cuh): threads a CTA, and the shared memory a CTA's runs take (four CTAs
 #: an SM on an H100, whose copies and arithmetic then overlap)
 FLAT_ROWS_THREADS = 256
@@ -1640,7 +1648,7 @@ def all_instances():
                 wide = WINDOW_PACK[dtype]
                 for cols, group, rows in warp_shapes(wide):
                     out.append(Instance("warp", dtype, backward, log, wide, cols, group, rows, window=True))
-                if CXX_TYPES[dtype][2] == 2 and not backward:  # Tuning.warp_long_rows
+                if warp_has_long_rows(CXX_TYPES[dtype][2], backward):  # Tuning.warp_long_rows
                     for cols in WARP_LONG_COLS_16BIT:
                         out.append(Instance("warp", dtype, backward, log, wide, cols, 32, 1))
                 for pack, window in [(p, False) for p in BLOCK_REGS_PACK_SIZES[dtype]] + [(wide, True)]:

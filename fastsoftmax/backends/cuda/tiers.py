@@ -82,6 +82,7 @@ from .instances import (
     grid_row_dynamic_smem,
     grid_row_team_shape,
     warp_default_lanes,
+    warp_has_long_rows,
 )
 
 ROW_TIERS = (
@@ -731,7 +732,7 @@ def choose_tier(
 def warp_max_cols(dtype: torch.dtype, backward: bool, tuning: Tuning) -> int:
     """The longest row the warp tier holds: WARP_TIER_MAX_COLS, and WARP_LONG_MAX_COLS for the 16-bit
     forward under Tuning.warp_long_rows."""
-    long_rows = tuning.warp_long_rows and CXX_TYPES[dtype][2] == 2 and not backward
+    long_rows = tuning.warp_long_rows and warp_has_long_rows(CXX_TYPES[dtype][2], backward)
     return WARP_LONG_MAX_COLS if long_rows else WARP_TIER_MAX_COLS
 
 
