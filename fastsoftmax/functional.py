@@ -282,10 +282,16 @@ def _resolve(backend: str, backward: bool, inputs: tuple, output: torch.Tensor, 
     return kernel_backend, tier, aligned or (stepped and window)
 
 
+def _realigned(kernel_backend, tier: str, view: torch.Tensor, backward: bool) -> bool:
+    """Whether a call's plan serves calls of its geometry wherever their tensors start: row problems
+    on a tier that realigns within itself (``Backend.realigns``)."""
+    return view.shape[2] == 1 and kernel_backend.realigns(tier, view.shape[1], view.dtype, backward)
+
+
 def _aligned_only(plan, full_path):
-    """A strided problem's plan kept to inputs on a 16-byte boundary, the ones its tier was chosen
-    for (``strided.choose_tier``); others take ``full_path``, which chooses afresh. Row plans need
-    no such check: the row tiers realign within themselves. Both take (*tensors, log)."""
+    """A plan kept to inputs on a 16-byte boundary, the ones its tier was chosen for (strided
+    problems: ``strided.choose_tier``; rows on a tier that reads 16-byte packs only, ``_realigned``);
+    others take ``full_path``, which chooses afresh. Both take (*tensors, log)."""
 
     def run(*tensors_and_log):
         return plan(*tensors_and_log) if _aligned(*tensors_and_log[:-1]) else full_path(*tensors_and_log)
@@ -403,11 +409,11 @@ def forward_impl(x: torch.Tensor, dim: int, log: bool, backend: str, use_plans: 
         dispatch.remember(key, _torch_plan(dim))
         return _torch_forward(x, dim, log)
     # Remember the plan only when a later call's output, allocated as below, gets these very strides
-    # (a strided problem's plan only from a call on a 16-byte boundary: see _aligned_only).
-    rows = x3.shape[2] == 1
-    if not forced and not copied and (aligned or rows) and (y.stride() == x.stride() or y.is_contiguous()):
+    # (a plan that reads 16-byte packs only from a call on a 16-byte boundary: see _aligned_only).
+    realigned = _realigned(kernel_backend, tier, x3, False)
+    if not forced and not copied and (aligned or realigned) and (y.stride() == x.stride() or y.is_contiguous()):
         plan = _plan(_runner(kernel_backend, tier, (x3, y3), False), y.stride() != x.stride())
-        if not rows:
+        if not realigned:
             plan = _aligned_only(plan, lambda x, log: forward_impl(x, dim, log, backend, use_plans=False))
         dispatch.remember(key, plan)
     kernel_backend.forward(x3, y3, log, tier)
@@ -435,10 +441,10 @@ def backward_impl(
     kernel_backend, tier, aligned = _resolve(backend, True, (y3, dy3), dx3, log)
     if kernel_backend is None:
         return _torch_backward(dy, y, dim, log)
-    rows = y3.shape[2] == 1
-    if not forced and not copied and (aligned or rows) and (dx.stride() == y.stride() or dx.is_contiguous()):
+    realigned = _realigned(kernel_backend, tier, y3, True)
+    if not forced and not copied and (aligned or realigned) and (dx.stride() == y.stride() or dx.is_contiguous()):
         plan = _backward_plan(_runner(kernel_backend, tier, (y3, dy3, dx3), True), dx.stride() != y.stride())
-        if not rows:
+        if not realigned:
             plan = _aligned_only(plan, lambda dy, y, log: backward_impl(dy, y, dim, log, backend, use_plans=False))
         dispatch.remember(key, plan)
     kernel_backend.backward(y3, dy3, dx3, log, tier)
@@ -988,10 +994,10 @@ def _write_into(
     kernel_backend, tier, aligned = _resolve(backend, False, (x3,), y3)
     if kernel_backend is None:
         return False
-    rows = x3.shape[2] == 1
-    if not forced and (aligned or rows):
+    realigned = _realigned(kernel_backend, tier, x3, False)
+    if not forced and (aligned or realigned):
         plan = _runner(kernel_backend, tier, (x3, y3), False)
-        if not rows:
+        if not realigned:
 
             def full_path(x, out, log):  # (chosen afresh for this alignment; computed and copied if no kernel)
                 if not _write_into(x, out, dim, log, backend, use_plans=False):

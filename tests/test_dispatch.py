@@ -486,7 +486,9 @@ def test_rows_off_16_byte_boundaries_in_their_window():
     # the backward past 512 on block_regs
     assert tiers.choose_tier(1 << 17, 1000, 1, torch.bfloat16, False, tiers.H100_LIMITS) == "warp"
     assert tiers.choose_tier(1 << 17, 1000, 1, torch.bfloat16, True, tiers.H100_LIMITS) == "block_regs"
-    assert tiers.choose_tier(1 << 17, 1032, 1, torch.bfloat16, False, tiers.H100_LIMITS) == "block_regs"
+    # past 1024: the forward's warp holds rows on their boundaries only (tiers.warp_takes_long_rows)
+    assert tiers.choose_tier(1 << 17, 1032, 1, torch.bfloat16, False, tiers.H100_LIMITS) == "warp"
+    assert tiers.choose_tier(1 << 17, 1033, 1, torch.bfloat16, False, tiers.H100_LIMITS) == "block_regs"
     # windows: block_regs wherever its packs would be narrow, warp only for the 16-bit forward past
     # 512 columns; never where 16-byte packs fit anyway; the tuning overrides the rule
     assert tiers.takes_window("block_regs", torch.float32, True, 5001, 1)
@@ -589,11 +591,11 @@ def test_warp_lanes_by_default():
     assert warp_shape(256, 8, 2, lanes=32) == (8, 32, 1)
 
 
-def test_warp_long_rows_as_asked_or_refused():
-    """Tuning.warp_long_rows: 16-bit forward rows of 1025 up to WARP_LONG_MAX_COLS in 16-byte packs over
-    a whole warp, one row a group, in the fewest WARP_LONG_COLS_16BIT columns a lane that hold them;
-    the backward, float32, narrower packs, windows, other lanes or rows, and longer rows refused by
-    name; without the tuning the tier stops at WARP_TIER_MAX_COLS, and every such shape is compiled."""
+def test_warp_long_rows_as_held_or_refused():
+    """16-bit forward rows of 1025 up to WARP_LONG_MAX_COLS in 16-byte packs over a whole warp, one row a
+    group, in the fewest WARP_LONG_COLS_16BIT columns a lane that hold them; the backward, float32,
+    narrower packs, windows, other lanes or rows, and longer rows refused by name; every such shape is
+    compiled."""
     import torch
 
     from fastsoftmax.backends.cuda import instances, tiers
@@ -602,8 +604,7 @@ def test_warp_long_rows_as_asked_or_refused():
     assert WARP_LONG_MAX_COLS == 3072
     widths = (1025, 1280, 1281, 1536, 2048, 2560, 2561, 3000, 3072)
     columns = (40, 40, 48, 48, 64, 80, 96, 96, 96)
-    assert tuple(warp_shape(n, 8, 2, long_rows=True) for n in widths) == tuple((c, 32, 1) for c in columns)
-    assert warp_shape(1000, 8, 2, long_rows=True) == warp_shape(1000, 8, 2)  # short rows as before
+    assert tuple(warp_shape(n, 8, 2) for n in widths) == tuple((c, 32, 1) for c in columns)
     refused = [
         (dict(backward=True), "in the backward"),
         (dict(pack=4, itemsize=4), "in 4-byte elements"),
@@ -615,31 +616,49 @@ def test_warp_long_rows_as_asked_or_refused():
     for case, why in refused:
         arguments = dict(n=2048, pack=8, itemsize=2) | case
         with pytest.raises(ValueError, match=f"only in the 16-bit forward.*rows of 2048 {why}"):
-            warp_shape(**arguments, long_rows=True)
+            warp_shape(**arguments)
     with pytest.raises(ValueError, match="too long for the warp tier .at most 3072"):
-        warp_shape(3073, 8, 2, long_rows=True)
-    with pytest.raises(ValueError, match="too long for the warp tier .at most 1024"):
-        warp_shape(2048, 8, 2)
+        warp_shape(3073, 8, 2)
     limits = tiers.H100_LIMITS
-    assert not tiers.supports("warp", 4, 2048, 1, torch.bfloat16, False, limits)
-    long_rows = tiers.Tuning(warp_long_rows=True)
-    assert tiers.warp_max_cols(torch.float16, False, long_rows) == WARP_LONG_MAX_COLS
-    assert tiers.warp_max_cols(torch.float16, True, long_rows) == WARP_TIER_MAX_COLS
-    assert tiers.warp_max_cols(torch.float32, False, long_rows) == WARP_TIER_MAX_COLS
-    assert tiers.warp_max_cols(torch.float16, False, tiers.DEFAULT_TUNING) == WARP_TIER_MAX_COLS
-    with tiers.tuned(warp_long_rows=True):
-        assert tiers.supports("warp", 4, WARP_LONG_MAX_COLS, 1, torch.bfloat16, False, limits)
-        assert not tiers.supports("warp", 4, WARP_LONG_MAX_COLS + 1, 1, torch.bfloat16, False, limits)
-        assert not tiers.supports("warp", 4, 2048, 1, torch.bfloat16, True, limits)
-        assert not tiers.supports("warp", 4, 2048, 1, torch.float32, False, limits)
-        assert tiers.supports("warp", 4, WARP_TIER_MAX_COLS, 1, torch.float32, True, limits)
-        # tier choice does not take them
-        assert tiers.choose_tier(4096, 3000, 1, torch.bfloat16, False, limits) == "block_regs"
+    assert tiers.warp_max_cols(torch.float16, False) == WARP_LONG_MAX_COLS
+    assert tiers.warp_max_cols(torch.float16, True) == WARP_TIER_MAX_COLS
+    assert tiers.warp_max_cols(torch.float32, False) == WARP_TIER_MAX_COLS
+    assert tiers.supports("warp", 4, WARP_LONG_MAX_COLS, 1, torch.bfloat16, False, limits)
+    assert not tiers.supports("warp", 4, WARP_LONG_MAX_COLS + 1, 1, torch.bfloat16, False, limits)
+    assert not tiers.supports("warp", 4, 2048, 1, torch.bfloat16, True, limits)
+    assert not tiers.supports("warp", 4, 2048, 1, torch.float32, False, limits)
+    assert tiers.supports("warp", 4, WARP_TIER_MAX_COLS, 1, torch.float32, True, limits)
     compiled = {i.name for i in instances.all_instances()}
     for dtype in (torch.bfloat16, torch.float16):
         for log in (False, True):
             for cols in instances.WARP_LONG_COLS_16BIT:
                 assert instances.Instance("warp", dtype, False, log, 8, cols, 32, 1).name in compiled
+
+
+def test_long_16bit_forward_rows_take_the_warp_tier():
+    """tiers.warp_takes_long_rows: 16-bit forward rows of 1025-3072 on 16-byte boundaries go to the warp
+    tier from WARP_LONG_MIN_ROWS rows; fewer rows, rows off their boundaries, the backward and float32
+    stay on block_regs, and the dispatcher never keeps such a row plan for calls off 16-byte boundaries
+    (the CUDA backend's ``realigns``)."""
+    from fastsoftmax.backends.cuda import BACKEND, tiers
+    from fastsoftmax.backends.cuda.instances import WARP_LONG_MAX_COLS, WARP_TIER_MAX_COLS
+
+    h100 = tiers.H100_LIMITS
+    many = tiers.WARP_LONG_MIN_ROWS
+    for dtype in (torch.bfloat16, torch.float16):
+        for n in (WARP_TIER_MAX_COLS + 8, 1536, 2000, 2048, 3000, WARP_LONG_MAX_COLS):
+            for log in (False, True):
+                assert tiers.choose_tier(many, n, 1, dtype, False, h100, log=log) == "warp", (n, log)
+                assert tiers.choose_tier(many - 1, n, 1, dtype, False, h100, log=log) == "block_regs"
+                assert tiers.choose_tier(many, n, 1, dtype, False, h100, aligned=False, log=log) == "block_regs"
+            assert tiers.choose_tier(many, n, 1, dtype, True, h100) == "block_regs"
+        # a row of no whole number of 16-byte pieces, and rows past the longest the tier holds
+        assert tiers.choose_tier(many, 3001, 1, dtype, False, h100) == "block_regs"
+        assert tiers.choose_tier(many, WARP_LONG_MAX_COLS + 8, 1, dtype, False, h100) == "block_regs"
+    assert tiers.choose_tier(many, 2048, 1, torch.float32, False, h100) == "block_regs"
+    assert not BACKEND.realigns("warp", 2048, torch.bfloat16, False)
+    assert BACKEND.realigns("warp", WARP_TIER_MAX_COLS, torch.bfloat16, False)
+    assert BACKEND.realigns("block_regs", 2048, torch.bfloat16, False)
 
 
 def test_flat_rows_beside_the_warp_tiers_lanes():

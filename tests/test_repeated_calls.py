@@ -381,3 +381,29 @@ def test_efficient_zero_tensors_take_no_plan():
                 fastsoftmax.softmax(
                     zeros, -1, backend=backend, out=torch._efficientzerotensor((2, 3), dtype=source, device=DEVICE)
                 )
+
+
+@pytest.mark.parametrize("realigns", [True, False])
+def test_a_row_plan_serves_calls_off_16_byte_boundaries_only_on_a_tier_that_realigns(monkeypatch, realigns):
+    """A row problem's plan serves a view of its geometry one element off a 16-byte boundary only where
+    the backend's tier reads rows wherever they start (``Backend.realigns``; the CUDA warp tier's long
+    rows do not): otherwise the offset view is chosen for afresh, on every call, and the aligned calls
+    keep the plan. Forward, ``out=`` and backward; every result right."""
+    dispatch.clear_caches()
+    monkeypatch.setattr(TritonBackend, "realigns", lambda self, tier, n, dtype, backward: realigns)
+    seen = []
+    resolve = dispatch.resolve
+    monkeypatch.setattr(dispatch, "resolve", lambda *args: (seen.append(args[7]), resolve(*args))[1])
+    flat = _input((6 * 40 + 4,))
+    aligned, offset = flat[:240].view(6, 40), flat[1:241].view(6, 40)
+    for x in (aligned, aligned, offset, offset, aligned):
+        check_forward(fastsoftmax.softmax(x, -1, backend="triton"), x, -1)
+        out = torch.empty_like(x)
+        check_forward(fastsoftmax.softmax(x, -1, backend="triton", out=out), x, -1)
+        dy = _input(x.shape)
+        y = torch.softmax(x.double(), -1).float()
+        check_backward(fastsoftmax.softmax_backward(dy, y, -1, backend="triton"), x, dy, -1)
+    # resolved: the first aligned forward, out= call and backward; then, unless the tier realigns, the
+    # offset view's forward and out= call each time (the backward's fresh y and dy are aligned)
+    assert seen == [True, True, True] + ([] if realigns else [False, False] * 2)
+    dispatch.clear_caches()

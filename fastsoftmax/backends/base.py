@@ -74,6 +74,10 @@ class Backend(Protocol):
     ) -> bool:
         """Whether ``tier`` can compute this problem (used to validate forced tiers)."""
 
+    def realigns(self, tier: str, n: int, dtype: torch.dtype, backward: bool) -> bool:
+        """Whether ``tier`` computes rows of n (problems of ``inner == 1``) wherever their tensors start: a row
+        problem's plan chosen on 16-byte boundaries then serves calls of its geometry off them."""
+
     def forward(self, x: torch.Tensor, y: torch.Tensor, log: bool, tier: str) -> None:
         """Write softmax (or log-softmax when ``log``) of ``x`` over axis 1 into ``y``."""
 

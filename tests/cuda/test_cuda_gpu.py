@@ -557,19 +557,17 @@ def test_warp_lanes_a_row(backend, n, dtype_name, lanes):
     "n, cols", [(1030, 40), (1032, 40), (1536, 48), (2048, 64), (2560, 80), (3000, 96), (3072, 96)]
 )
 def test_warp_long_rows(backend, n, cols, dtype_name):
-    """16-bit forward rows of 1025-3072 on 16-byte boundaries over a whole warp (Tuning.warp_long_rows):
+    """16-bit forward rows of 1025-3072 on 16-byte boundaries over a whole warp (instances.WARP_LONG_COLS_16BIT):
     softmax and log-softmax right against float64 on 1001 rows (-inf at rows' edges, a row of -inf), at
     ``cols`` columns a lane; rows of 1030 in a pitch of 1032 end in a partial pack. The backward, and
     rows off their 16-byte boundaries, are refused by name."""
-    from fastsoftmax.backends.cuda import tiers
-
     dtype = DTYPES[dtype_name]
     torch.manual_seed(n)
     pitch = -(-n // 8) * 8
     x = rand((1001, pitch), dtype)[:, :n]
     x[0, 0] = x[2, n - 1] = float("-inf")
     x[1000, :] = float("-inf")
-    with recording_loads(backend) as launched, tiers.tuned(warp_long_rows=True):
+    with recording_loads(backend) as launched:
         for log in (False, True):
             out = torch.empty((1001, pitch), dtype=dtype, device=x.device)[:, :n].unsqueeze(2)
             check_forward(backend, x.unsqueeze(2), "warp", log, "long rows", out=out)
@@ -581,6 +579,29 @@ def test_warp_long_rows(backend, n, cols, dtype_name):
             run_forward(backend, off.unsqueeze(2), "warp", False, torch.empty_like(off).unsqueeze(2))
     shapes = {(i.cols, i.group, i.rows, i.pack) for i in launched if i.tier == "warp"}
     assert shapes == {(cols, 32, 1, 8)}, shapes
+
+
+@pytest.mark.parametrize("dtype_name", ["fp16", "bf16"])
+def test_long_rows_plan_serves_calls_on_16_byte_boundaries_only(backend, dtype_name):
+    """Through fastsoftmax.softmax and log_softmax: 16-bit rows of 1536 and 3000 on 16-byte boundaries
+    take the warp tier (tiers.warp_takes_long_rows), and a view of the same shape and strides one
+    element off them, after the aligned call left its plan, takes block_regs; every output right
+    against float64, the aligned calls again after."""
+    from fastsoftmax.backends.cuda import tiers
+
+    dtype = DTYPES[dtype_name]
+    rows = tiers.WARP_LONG_MIN_ROWS
+    for n in (1536, 3000):
+        flat = rand((rows * n + 8,), dtype)
+        aligned, offset = flat[: rows * n].view(rows, n), flat[1 : rows * n + 1].view(rows, n)
+        for log in (False, True):
+            fn = fastsoftmax.log_softmax if log else fastsoftmax.softmax
+            with recording_loads(backend) as launched:
+                for x, tier in ((aligned, "warp"), (offset, "block_regs"), (aligned, "warp")):
+                    del launched[:]
+                    check_forward_against_x(fn(x, -1, backend="cuda"), x, -1, log)
+                    assert {i.tier for i in launched} <= {tier}, (n, x.data_ptr() % 16, [i.name for i in launched])
+                    assert launched or tier == "warp", "the offset view ran an earlier call's kernel"
 
 
 @pytest.mark.parametrize("rows", [1, 2, 4])

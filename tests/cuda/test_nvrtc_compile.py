@@ -192,10 +192,10 @@ def test_instance_space_is_covered():
                 cols, group, rows = warp_shape(n + wide - 1, wide, backward=backward, window=True)
                 inst = Instance("warp", dtype, backward, False, wide, cols, group, rows, window=True)
                 assert inst in everything, f"n={n}: {inst.name} is launched but never compiled in CI"
-        # the 16-bit forward's long rows (Tuning.warp_long_rows), in 16-byte packs over a whole warp
+        # the 16-bit forward's long rows, in 16-byte packs over a whole warp
         if dtype.itemsize == 2:
             for n in range(WARP_TIER_MAX_COLS + 1, WARP_LONG_MAX_COLS + 1):
-                cols, group, rows = warp_shape(n, wide, dtype.itemsize, long_rows=True)
+                cols, group, rows = warp_shape(n, wide, dtype.itemsize)
                 assert cols * group >= n
                 for log in (False, True):
                     inst = Instance("warp", dtype, False, log, wide, cols, group, rows)

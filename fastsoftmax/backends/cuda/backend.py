@@ -20,7 +20,7 @@ import threading
 import torch
 
 from . import compiler, launch, plans, strided, tiers
-from .instances import CXX_TYPES, Instance, source_for
+from .instances import CXX_TYPES, WARP_TIER_MAX_COLS, Instance, source_for
 from .launch import device_facts, enter, leave, raw_stream
 from .plans import PHASES_DIFFER
 from .tiers import TIERS
@@ -117,6 +117,10 @@ class CudaBackend:
         device_index: int | None = None,
     ) -> bool:
         return tiers.supports(tier, outer, n, inner, dtype, backward, self.limits(device_index))
+
+    def realigns(self, tier: str, n: int, dtype: torch.dtype, backward: bool) -> bool:
+        # the warp tier's long 16-bit rows (instances.WARP_LONG_COLS_16BIT) are read in 16-byte packs only
+        return not (tier == "warp" and n > WARP_TIER_MAX_COLS)
 
     def streams_columns(
         self, outer: int, n: int, inner: int, dtype: torch.dtype, backward: bool, device_index: int | None = None

@@ -35,7 +35,7 @@ WINDOW_PACK = {torch.float32: 4, torch.float16: 8, torch.bfloat16: 8}
 # ---- tier "warp" --------------------------------------------------------------------------------
 WARP_TIER_MAX_COLS = 1024
 WARP_TIER_BLOCK = 128
-#: columns a lane of the 16-bit forward's long rows (Tuning.warp_long_rows): rows of WARP_TIER_MAX_COLS
+#: columns a lane of the 16-bit forward's long rows (tiers.warp_takes_long_rows): rows of WARP_TIER_MAX_COLS
 #: + 1 up to WARP_LONG_MAX_COLS on 16-byte boundaries over a whole warp, one row a group, as Quack's row
 #: kernel holds rows of up to 3072 over a warp (128 registers, 22% occupancy, 0.99 of copy on an H100
 #: at 44739 x 3000 bf16, where block_regs reaches 0.97). Under NVRTC 13.0 for sm_90 the bf16 forward
@@ -1478,16 +1478,15 @@ def warp_shape(
     backward: bool = False,
     window: bool = False,
     lanes: int | None = None,
-    long_rows: bool = False,
 ) -> tuple[int, int, int]:
-    """(cols per thread, lanes per row, rows per group) of the warp tier for rows of n <= 1024
-    (``long_rows``: up to WARP_LONG_MAX_COLS, warp_long_shape's; ``window``: n columns of rows held in
-    their 16-byte window, one row a group);
+    """(cols per thread, lanes per row, rows per group) of the warp tier for rows of n <= 1024 (longer
+    16-bit forward rows: warp_long_shape's; ``window``: n columns of rows held in their 16-byte window,
+    one row a group);
     ``sector_groups``: 16-bit rows in narrow packs take SECTOR_GROUPS_16BIT where a row fills them;
     ``rows``: rows per group instead of the default (WARP_ROWS, where warp_holds_rows allows it);
     ``lanes``: lanes a row instead of the default (WARP_LANES_16BIT, one row a group; by default
     warp_default_lanes where ``rows`` asks for none other than one)."""
-    if long_rows and n > WARP_TIER_MAX_COLS:
+    if n > WARP_TIER_MAX_COLS:
         return warp_long_shape(n, pack, itemsize, backward, window, rows, lanes)
     if lanes is None and rows in (None, 1) and not window:
         lanes = warp_default_lanes(n, pack, itemsize, backward)
@@ -1648,7 +1647,7 @@ def all_instances():
                 wide = WINDOW_PACK[dtype]
                 for cols, group, rows in warp_shapes(wide):
                     out.append(Instance("warp", dtype, backward, log, wide, cols, group, rows, window=True))
-                if warp_has_long_rows(CXX_TYPES[dtype][2], backward):  # Tuning.warp_long_rows
+                if warp_has_long_rows(CXX_TYPES[dtype][2], backward):
                     for cols in WARP_LONG_COLS_16BIT:
                         out.append(Instance("warp", dtype, backward, log, wide, cols, 32, 1))
                 for pack, window in [(p, False) for p in BLOCK_REGS_PACK_SIZES[dtype]] + [(wide, True)]:

@@ -153,7 +153,7 @@ def _row_kernel(load, tier, dtype, outer, n, log, backward, align, dev, tuning) 
     nargs = 8 if backward else 6
     facts = device_facts(dev)
     if tier == "warp":
-        longest = tiers.warp_max_cols(dtype, backward, tuning)
+        longest = tiers.warp_max_cols(dtype, backward)
         if n > longest:
             raise ValueError(f"tier 'warp' holds rows of at most {longest} columns ({dtype}), not {n}")
         pack = widest_pack(WARP_PACK_SIZES[dtype], align, itemsize)
@@ -167,7 +167,6 @@ def _row_kernel(load, tier, dtype, outer, n, log, backward, align, dev, tuning) 
             backward=backward,
             window=window,
             lanes=tuning.warp_lanes,
-            long_rows=bool(tuning.warp_long_rows),
         )
         inst = Instance("warp", dtype, backward, log, pack, cols, group, rows, window=window)
         rows_per_block = WARP_TIER_BLOCK // group * rows

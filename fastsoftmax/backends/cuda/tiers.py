@@ -258,10 +258,6 @@ class Tuning:
     #: warp: 16-bit rows in packs of 1 or 2 elements held by groups of instances.SECTOR_GROUPS_16BIT
     #: lanes (True) or by whole warps (False), instead of WARP_SECTOR_GROUPS
     warp_sector_groups: bool | None = None
-    #: warp: 16-bit forward rows of instances.WARP_TIER_MAX_COLS + 1 up to instances.WARP_LONG_MAX_COLS
-    #: on 16-byte boundaries held by a whole warp (instances.WARP_LONG_COLS_16BIT), where the tier is
-    #: forced; tier choice does not take them (not yet measured against block_regs)
-    warp_long_rows: bool | None = None
     #: strided_staged: flat runs of a few interleaved columns held across a thread-block cluster
     #: (True: wherever the layout allows, else an error), or always staged (False), instead of
     #: strided.takes_columns' rule
@@ -698,10 +694,12 @@ def choose_tier(
         # 16-bit rows of 512-1024 off 16-byte boundaries: warp 0.96-0.99 of copy, block_regs in its
         # window 0.81-0.89 (H100, bf16 rows of 700 and 999, benchmarks/flat_rows_probe.py)
         return "warp"
+    rows_aligned = aligned and n * itemsize % 16 == 0
+    if warp_takes_long_rows(outer, n, itemsize, backward, rows_aligned):
+        return "warp"
     # up to the longest row it holds the cluster tier wins with many rows in the backward and, on 16-byte
     # boundaries, with few in both directions (instances.CLUSTER_LONGEST_MIN_ROWS, CLUSTER_FEW_LONG_ROWS);
     # past cluster_preferred_max_cols otherwise, the tiers below
-    rows_aligned = aligned and n * itemsize % 16 == 0
     clusters = limits.clusters and n <= cluster_preferred_max_cols(dtype, backward, outer, rows_aligned)
     # past that, rows held across a cluster's registers and shared memory, the rest re-read
     streams = limits.clusters and outer >= CLUSTER_STREAM_MIN_ROWS
@@ -729,11 +727,32 @@ def choose_tier(
     return "block_uncached"
 
 
-def warp_max_cols(dtype: torch.dtype, backward: bool, tuning: Tuning) -> int:
-    """The longest row the warp tier holds: WARP_TIER_MAX_COLS, and WARP_LONG_MAX_COLS for the 16-bit
-    forward under Tuning.warp_long_rows."""
-    long_rows = tuning.warp_long_rows and warp_has_long_rows(CXX_TYPES[dtype][2], backward)
-    return WARP_LONG_MAX_COLS if long_rows else WARP_TIER_MAX_COLS
+#: the 16-bit forward's rows past WARP_TIER_MAX_COLS on 16-byte boundaries go to the warp tier (a whole
+#: warp a row, instances.WARP_LONG_COLS_16BIT) from this many rows (see warp_takes_long_rows)
+WARP_LONG_MIN_ROWS = 8192
+
+
+def warp_takes_long_rows(outer: int, n: int, itemsize: int, backward: bool, rows_aligned: bool) -> bool:
+    """Whether 16-bit forward rows of WARP_TIER_MAX_COLS + 1 up to WARP_LONG_MAX_COLS on 16-byte boundaries
+    go to the warp tier (a whole warp a row) rather than block_regs (a block a row, 32 elements a thread,
+    whose last warp idles in part unless the row fills it). H100, both forced and alternated in one
+    process behind an L2 flush (benchmarks/grid_row_probe.py, results 2026-12-06_h100_s77/n2/ab.txt,
+    n3/ab.txt), fraction of copy, warp against block_regs, 2^27 elements: bf16 softmax 1032 columns 0.991
+    against 0.735, 1152 0.997 against 0.805, 1536 0.995 against 0.935, 2304 0.989 against 0.911, 2560
+    0.990 against 0.946, 3000 0.983 against 0.977 (float16 alike); log-softmax 0.984-0.997 against
+    0.674-0.981. Rows that fill block_regs' warps whole lose a little in softmax (2048: 0.992 against
+    1.000, 3072 0.990 against 0.993; float16 0.993 against 0.999, 0.987 against 0.995) and gain in
+    log-softmax (bf16 0.993 against 0.934, 0.989 against 0.885; float16 0.993 against 0.996, 0.989
+    against 0.981): the forward's tier is chosen once for both (one plan serves them), so they take
+    the warp too. Fewer rows leave a warp a row short of waves: 4096 x 3000 softmax 0.703 against 0.726."""
+    in_range = WARP_TIER_MAX_COLS < n <= WARP_LONG_MAX_COLS
+    return warp_has_long_rows(itemsize, backward) and rows_aligned and in_range and outer >= WARP_LONG_MIN_ROWS
+
+
+def warp_max_cols(dtype: torch.dtype, backward: bool) -> int:
+    """The longest row the warp tier holds: WARP_LONG_MAX_COLS in the 16-bit forward (on 16-byte
+    boundaries past WARP_TIER_MAX_COLS), WARP_TIER_MAX_COLS otherwise."""
+    return WARP_LONG_MAX_COLS if warp_has_long_rows(CXX_TYPES[dtype][2], backward) else WARP_TIER_MAX_COLS
 
 
 def supports(tier: str, outer: int, n: int, inner: int, dtype: torch.dtype, backward: bool, limits: Limits) -> bool:
@@ -744,7 +763,7 @@ def supports(tier: str, outer: int, n: int, inner: int, dtype: torch.dtype, back
     if inner != 1:
         return False
     if tier == "warp":
-        return n <= warp_max_cols(dtype, backward, current_tuning())
+        return n <= warp_max_cols(dtype, backward)
     if tier == "flat_rows":
         return n <= FLAT_ROWS_MAX_COLS
     if tier == "block_regs":
