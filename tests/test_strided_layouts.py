@@ -342,9 +342,9 @@ def test_long_stepped_axes_over_few_tiles_take_the_strided_tier_in_the_16_bit_ba
 
 def test_one_team_walking_tiles_takes_the_strided_tier_in_the_forward():
     """The forward whose tiles one team of every resident CTA would take in turn, ONE_TEAM_STRIDED_MIN_TILES
-    of them or more (held by the team, or streamed through it in float32), goes to the strided tier on an
-    H100; two tiles, grids of several teams, 16-bit tiles streamed, rows neither of whole 16-byte pieces
-    nor float32 pairs, the backward and a GPU of much DRAM bandwidth an SM keep the staged tiles."""
+    of them or more (held by the team, or streamed through it), goes to the strided tier on an H100; two
+    tiles, grids of several teams, rows neither of whole 16-byte pieces nor float32 pairs, the backward
+    and a GPU of much DRAM bandwidth an SM keep the staged tiles."""
     from fastsoftmax.backends.cuda import tiers
 
     h100 = tiers.H100_LIMITS
@@ -361,6 +361,8 @@ def test_one_team_walking_tiles_takes_the_strided_tier_in_the_forward():
         (8, 1048576, 4, torch.float32),
         (4, 131072, 96, torch.float32),
         (32, 1048576, 8, torch.float32),  # streamed through the team
+        (8, 2097152, 8, torch.bfloat16),
+        (4, 1048576, 32, torch.float16),
         (32, 1048576, 8, torch.bfloat16),  # held by it
         (16, 2097152, 2, torch.float32),  # float32 pairs
     ]
@@ -375,15 +377,15 @@ def test_one_team_walking_tiles_takes_the_strided_tier_in_the_forward():
         (2, 2097152, 2, torch.float32),
         (8, 1048576, 4, torch.bfloat16),  # 16-bit rows of 8 bytes (windows, or flat runs)
         (32, 131072, 32, torch.bfloat16),  # three teams
-        (8, 2097152, 8, torch.bfloat16),  # 16-bit tiles streamed through one team
         (128, 131072, 4, torch.bfloat16),
-        (8, 1048576, 5, torch.float32),  # float32 rows of 20 and 24 bytes: one team, not measured
+        (8, 1048576, 5, torch.float32),  # float32 rows of 20 and 24 bytes: one team, staged ahead
         (4, 1048576, 6, torch.float32),
     ]
     for outer, n, inner, dtype in kept:
         assert tier(outer, n, inner, dtype) == "strided_staged", (outer, n, inner, dtype)
-    streamed = strided.staged_shape(8, 2097152, 8, torch.bfloat16, False, *limits_args)
-    assert streamed.teams == 1 and not streamed.held
+    for outer, n, inner, dtype in ((8, 2097152, 8, torch.bfloat16), (4, 1048576, 32, torch.float16)):
+        streamed = strided.staged_shape(outer, n, inner, dtype, False, *limits_args)
+        assert streamed.teams == 1 and not streamed.held
     assert strided.staged_shape(32, 131072, 32, torch.bfloat16, False, *limits_args).teams == 3
     for outer, inner in ((8, 5), (4, 6)):  # what keeps these is their width alone
         assert strided.staged_shape(outer, 1048576, inner, torch.float32, False, *limits_args).teams == 1

@@ -822,19 +822,21 @@ def one_team_walks_tiles(shape: StagedShape, dtype: torch.dtype, backward: bool,
     against 0.448, (2, 131072, 64) 0.522 against 0.395, (32, 131072, 32) 0.642 against 0.421, (32,
     131072, 64) 0.632 against 0.413, (4, 131072, 96) 0.591 against 0.405. Tiles streamed through the
     team, float32: (32, 1048576, 8) 0.654 against 0.602, (16, 524288, 16) 0.644 against 0.578, (4,
-    262144, 32) 0.582 against 0.511, (4, 1048576, 8) level (0.578 against 0.582); 16-bit tiles streamed
-    were not measured and keep the staged tiles. So do two tiles, which went either way (bf16 (2,
+    262144, 32) 0.582 against 0.511, (4, 1048576, 8) level (0.578 against 0.582); bf16 (results
+    2026-12-06_h100_s77/n1/streamed16.txt) (8, 2097152, 8) 0.594 against 0.497, (4, 1048576, 32) 0.597
+    against 0.486, (16, 1048576, 16) 0.632 against 0.466, float16 alike. The staged tiles keep two
+    tiles, which went either way (bf16 (2,
     131072, 64) 0.354 against 0.221, float32 (2, 2097152, 2) 0.431 against 0.489), grids of two teams or
     more (bf16 (8, 1048576, 4) with three teams 0.475 against 0.531; but (32, 131072, 32) with three
     0.596 against 0.561) and the backward (of six one-team backwards of four tiles or more in the
     seventy-fifth set, five ahead on the staged tiles by 0.010-0.054, float32 (16, 262144, 8) behind by
     0.063). Every shape measured has rows on their boundaries of whole 16-byte pieces or float32 pairs
-    (tier choice asks only there). Measured on the H100 alone; GPUs of much DRAM bandwidth an SM (the
+    (tier choice asks only there: float32 rows of 20-28 bytes ran staged ahead, (8, 1048576, 5) 0.564
+    against 0.453, n1/odd32.txt). Measured on the H100 alone; GPUs of much DRAM bandwidth an SM (the
     H200) keep the staged tiles, others (fewer SMs, less shared memory) take the rule where their own
     shapes meet it."""
-    one_team = shape.teams == 1 and (shape.held or dtype == torch.float32)
-    walks = shape.tiles >= ONE_TEAM_STRIDED_MIN_TILES
-    return one_team and walks and not backward and not limits.high_bandwidth_per_sm
+    walks = shape.teams == 1 and shape.tiles >= ONE_TEAM_STRIDED_MIN_TILES
+    return walks and not backward and not limits.high_bandwidth_per_sm
 
 
 #: on GPUs of much DRAM bandwidth an SM, the log-softmax backward of inputs on their 16-byte boundaries
