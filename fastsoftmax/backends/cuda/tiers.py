@@ -740,7 +740,7 @@ def warp_takes_long_rows(outer: int, n: int, itemsize: int, backward: bool, rows
     n3/ab.txt), fraction of copy, warp against block_regs, 2^27 elements: bf16 softmax 1032 columns 0.991
     against 0.735, 1152 0.997 against 0.805, 1536 0.995 against 0.935, 2304 0.989 against 0.911, 2560
     0.990 against 0.946, 3000 0.983 against 0.977 (float16 alike); log-softmax 0.984-0.997 against
-    0.674-0.981. Rows that fill block_regs' warps whole lose a little in softmax (2048: 0.992 against
+    0.674-0.980 at these widths. Rows that fill block_regs' warps whole lose a little in softmax (2048: 0.992 against
     1.000, 3072 0.990 against 0.993; float16 0.993 against 0.999, 0.987 against 0.995) and gain in
     log-softmax (bf16 0.993 against 0.934, 0.989 against 0.885; float16 0.993 against 0.996, 0.989
     against 0.981): the forward's tier is chosen once for both (one plan serves them), so they take
