@@ -387,7 +387,9 @@ def _readable(t: torch.Tensor) -> torch.Tensor:
 
 
 def forward_impl(x: torch.Tensor, dim: int, log: bool, backend: str, use_plans: bool = True) -> torch.Tensor:
-    """Softmax of a validated tensor over a normalised dim, without autograd."""
+    """Softmax of a validated tensor over a normalised dim, without autograd; ``use_plans=False``
+    (the fallback of a plan kept to calls on 16-byte boundaries) neither takes a remembered plan nor
+    leaves one for the call's alignment."""
     x = _readable(x)
     forced = dispatch.is_forced()
     key = _plan_key(x, dim, backend)
@@ -411,7 +413,8 @@ def forward_impl(x: torch.Tensor, dim: int, log: bool, backend: str, use_plans: 
     # Remember the plan only when a later call's output, allocated as below, gets these very strides
     # (a plan that reads 16-byte packs only from a call on a 16-byte boundary: see _aligned_only).
     realigned = _realigned(kernel_backend, tier, x3, False)
-    if not forced and not copied and (aligned or realigned) and (y.stride() == x.stride() or y.is_contiguous()):
+    keep = use_plans and not forced and not copied and (aligned or realigned)
+    if keep and (y.stride() == x.stride() or y.is_contiguous()):
         plan = _plan(_runner(kernel_backend, tier, (x3, y3), False), y.stride() != x.stride())
         if not realigned:
             plan = _aligned_only(plan, lambda x, log: forward_impl(x, dim, log, backend, use_plans=False))
@@ -442,7 +445,8 @@ def backward_impl(
     if kernel_backend is None:
         return _torch_backward(dy, y, dim, log)
     realigned = _realigned(kernel_backend, tier, y3, True)
-    if not forced and not copied and (aligned or realigned) and (dx.stride() == y.stride() or dx.is_contiguous()):
+    keep = use_plans and not forced and not copied and (aligned or realigned)
+    if keep and (dx.stride() == y.stride() or dx.is_contiguous()):
         plan = _backward_plan(_runner(kernel_backend, tier, (y3, dy3, dx3), True), dx.stride() != y.stride())
         if not realigned:
             plan = _aligned_only(plan, lambda dy, y, log: backward_impl(dy, y, dim, log, backend, use_plans=False))
@@ -995,7 +999,7 @@ def _write_into(
     if kernel_backend is None:
         return False
     realigned = _realigned(kernel_backend, tier, x3, False)
-    if not forced and (aligned or realigned):
+    if use_plans and not forced and (aligned or realigned):
         plan = _runner(kernel_backend, tier, (x3, y3), False)
         if not realigned:
 
