@@ -340,8 +340,9 @@ TUNED_RUNS = {
                 (16, [((301, 256), -1), ((77, 200), -1)]),
             )
         ),
-        # and 16-bit forward rows past 1024 columns over a whole warp (instances.WARP_LONG_COLS_16BIT,
-        # no tuning: the backward has none), on 16-byte boundaries, a partial last block
+        # and 16-bit forward rows past 1024 columns over a whole warp (instances.WARP_LONG_COLS_16BIT;
+        # the default tuning, forward only: the backward has no such rows), on 16-byte boundaries, a
+        # partial last block
         (
             {},
             [((37, 1032), -1), ((11, 1536), -1), ((9, 2048), -1), ((13, 2560), -1), ((5, 3000), -1), ((7, 3072), -1)],

@@ -269,8 +269,9 @@ def _resolve(backend: str, backward: bool, inputs: tuple, output: torch.Tensor, 
         window = first.shape[2] == 1 or _window_aligned(inputs, output)
     outer, _, inner = output.shape
     if inner == 1:
-        # rows: every row of every tensor on its 16-byte boundary, not only the first (the row tiers
-        # realign within themselves, but tier choice measured some rules on rows on their boundaries)
+        # rows: every row of every tensor on its 16-byte boundary, not only the first (most row tiers
+        # realign within themselves, Backend.realigns, but tier choice measured some rules on rows on
+        # their boundaries)
         size = output.element_size()
         aligned = aligned and all(_layout.steps_on_boundaries(v.stride(0), size, outer) for v in (*inputs, output))
     n = output.shape[1]

@@ -3,6 +3,8 @@
 Tiers, from short rows to long ones:
 
 * ``warp``            rows of n <= 1024: a warp (or a narrower lane group) per row, row in registers;
+                      16-bit forward rows of up to 3072 on 16-byte boundaries, many of them, over a
+                      whole warp (warp_takes_long_rows);
 * ``flat_rows``       rows of 2 (16-bit forward: 3) to 64 (16-bit: 256 forward, 184 backward;
                       float32 forward: 96; the tier holds up to 1024), mostly off 16-byte
                       boundaries, one after another
@@ -11,7 +13,8 @@ Tiers, from short rows to long ones:
                       takes_flat_rows says which);
 * ``block_regs``      rows of up to 32768 (16384 backward): a block per row holding the whole row
                       (in registers; long 16-bit rows staged in shared memory), one block launched
-                      per row (16-bit backward rows from 512 columns, where it beats ``warp``);
+                      per row (16-bit backward rows from 512 columns, where it beats ``warp``;
+                      16-bit forward rows of 1025-3072 where warp_takes_long_rows does not take them);
 * ``block_smem``      longer rows whose copy fits in shared memory with two blocks per SM: a block
                       per row, the row cached in shared memory between the two passes;
 * ``block_uncached``  longer rows still: a block per row, the second pass re-reads the row (L2);

@@ -1,8 +1,9 @@
 // Tier "warp": a group of GROUP lanes (a whole warp, or 1/2 .. 1/32 of one for short rows) owns
 // ROWS rows and keeps them in registers, so each element is read once and written once and the
 // reductions never leave the register file. Suits rows of up to 1024 columns; the 16-bit forward
-// holds rows of up to 3072 over a whole warp too (96 columns a lane in about 110 registers, a tuning:
-// instances.WARP_LONG_COLS_16BIT); the backward's two tensors take about 215 there (not built).
+// holds rows of up to 3072 on 16-byte boundaries over a whole warp too (96 columns a lane in about 110
+// registers: instances.WARP_LONG_COLS_16BIT, tiers.warp_takes_long_rows); the backward's two tensors
+// take about 215 there (not built).
 //
 // Lane `lane` of a group holds packs p = 0 .. COLS/P - 1 at columns (p * GROUP + lane) * P: at
 // each step the group reads GROUP * P consecutive elements, so a warp's access stays contiguous.
