@@ -637,19 +637,26 @@ def test_warp_long_rows_as_held_or_refused():
 
 def test_long_16bit_forward_rows_take_the_warp_tier():
     """tiers.warp_takes_long_rows: 16-bit forward rows of 1025-3072 on 16-byte boundaries go to the warp
-    tier from WARP_LONG_MIN_ROWS rows; fewer rows, rows off their boundaries, the backward and float32
-    stay on block_regs, and the dispatcher never keeps such a row plan for calls off 16-byte boundaries
-    (the CUDA backend's ``realigns``)."""
+    tier from WARP_LONG_MIN_ROWS rows, and from WARP_LONG_MIN_ROWS_SPARSE where block_regs' threads would
+    fill at most 3/4 of their warps; fewer rows, rows off their boundaries, the backward and float32 stay
+    on block_regs (log-softmax alike: the forward's tier serves both), and the dispatcher never keeps
+    such a row plan for calls off 16-byte boundaries (the CUDA backend's ``realigns``)."""
     from fastsoftmax.backends.cuda import BACKEND, tiers
     from fastsoftmax.backends.cuda.instances import WARP_LONG_MAX_COLS, WARP_TIER_MAX_COLS
 
     h100 = tiers.H100_LIMITS
-    many = tiers.WARP_LONG_MIN_ROWS
+    many, some = tiers.WARP_LONG_MIN_ROWS, tiers.WARP_LONG_MIN_ROWS_SPARSE
+    assert some < many
+    # block_regs holds these in 32 elements a thread, whole warps of threads: a fill of n / 1024 per warp
+    sparse = (WARP_TIER_MAX_COLS + 8, 1152, 1536, 2304)  # fills 0.52, 0.56, 0.75, 0.75
+    dense = (1792, 2000, 2048, 2560, 3000, WARP_LONG_MAX_COLS)  # 0.88, 0.98, 1, 0.83, 0.98, 1
     for dtype in (torch.bfloat16, torch.float16):
-        for n in (WARP_TIER_MAX_COLS + 8, 1536, 2000, 2048, 3000, WARP_LONG_MAX_COLS):
+        for n in sparse + dense:
             for log in (False, True):
                 assert tiers.choose_tier(many, n, 1, dtype, False, h100, log=log) == "warp", (n, log)
-                assert tiers.choose_tier(many - 1, n, 1, dtype, False, h100, log=log) == "block_regs"
+                fewer = "warp" if n in sparse else "block_regs"
+                assert tiers.choose_tier(some, n, 1, dtype, False, h100, log=log) == fewer, (n, log)
+                assert tiers.choose_tier(some - 1, n, 1, dtype, False, h100, log=log) == "block_regs", (n, log)
                 assert tiers.choose_tier(many, n, 1, dtype, False, h100, aligned=False, log=log) == "block_regs"
             assert tiers.choose_tier(many, n, 1, dtype, True, h100) == "block_regs"
         # a row of no whole number of 16-byte pieces, and rows past the longest the tier holds
