@@ -342,9 +342,10 @@ def test_long_stepped_axes_over_few_tiles_take_the_strided_tier_in_the_16_bit_ba
 
 def test_one_team_walking_tiles_takes_the_strided_tier_in_the_forward():
     """The forward whose tiles one team of every resident CTA would take in turn, ONE_TEAM_STRIDED_MIN_TILES
-    of them or more (held by the team, or streamed through it), goes to the strided tier on an H100; two
-    tiles, grids of several teams, rows neither of whole 16-byte pieces nor float32 pairs, the backward
-    and a GPU of much DRAM bandwidth an SM keep the staged tiles."""
+    of them or more (held by the team, or streamed through it), goes to the strided tier on an H100, and
+    so does the backward of 16 columns of inner or more; two tiles, grids of several teams, rows neither
+    of whole 16-byte pieces nor float32 pairs, narrower backwards and a GPU of much DRAM bandwidth an SM
+    keep the staged tiles."""
     from fastsoftmax.backends.cuda import tiers
 
     h100 = tiers.H100_LIMITS
@@ -370,8 +371,24 @@ def test_one_team_walking_tiles_takes_the_strided_tier_in_the_forward():
         shape = strided.staged_shape(outer, n, inner, dtype, False, *limits_args)
         assert shape.teams == 1 and shape.tiles >= strided.ONE_TEAM_STRIDED_MIN_TILES, (outer, n, inner, dtype)
         assert tier(outer, n, inner, dtype) == "strided", (outer, n, inner, dtype)
-        assert tier(outer, n, inner, dtype, backward=True) == "strided_staged"
         assert tier(outer, n, inner, dtype, limits=fast) == "strided_staged"
+    # the backward from 16 columns of inner (ONE_TEAM_STRIDED_BACKWARD_MIN_INNER), both functions
+    backward_one_team = [
+        (4, 524288, 16, torch.bfloat16),
+        (64, 65536, 64, torch.bfloat16),
+        (4, 262144, 32, torch.float16),
+        (16, 262144, 16, torch.float32),
+        (32, 131072, 64, torch.float32),
+    ]
+    narrow = [(8, 1048576, 4, torch.bfloat16), (4, 1048576, 8, torch.bfloat16), (16, 262144, 8, torch.float32)]
+    for outer, n, inner, dtype in backward_one_team + narrow:
+        shape = strided.staged_shape(outer, n, inner, dtype, True, *limits_args)
+        assert shape.teams == 1 and shape.tiles >= strided.ONE_TEAM_STRIDED_MIN_TILES, (outer, n, inner, dtype)
+        want = "strided" if inner >= strided.ONE_TEAM_STRIDED_BACKWARD_MIN_INNER else "strided_staged"
+        for log in (False, True):
+            got = strided.choose_tier(outer, n, inner, dtype, True, h100, log=log)
+            assert got == want, (outer, n, inner, dtype, log)
+        assert not strided.one_team_walks_tiles(shape, inner, dtype, True, fast)
     kept = [
         (2, 131072, 64, torch.bfloat16),  # two tiles
         (2, 2097152, 2, torch.float32),

@@ -516,7 +516,10 @@ def test_float32_long_axis_over_wide_columns_takes_staged_teams(backend, log):
 
 
 @pytest.mark.parametrize("log", [False, True], ids=["softmax", "log_softmax"])
-@pytest.mark.parametrize("shape, dtype", [((4, 1048576, 8), torch.bfloat16), ((8, 1048576, 4), torch.float32)])
+@pytest.mark.parametrize(
+    "shape, dtype",
+    [((4, 1048576, 8), torch.bfloat16), ((8, 1048576, 4), torch.float32), ((4, 262144, 32), torch.bfloat16)],
+)
 def test_one_team_walking_tiles_takes_the_strided_tier(backend, shape, dtype, log):
     """The forward over dim 1 of a few small-inner columns of a long axis, whose tiles one team of the
     whole grid takes in turn on an H100 (strided.one_team_walks_tiles): the CUDA backend runs the strided
@@ -529,7 +532,7 @@ def test_one_team_walking_tiles_takes_the_strided_tier(backend, shape, dtype, lo
     staged = strided.staged_shape(
         outer, n, inner, dtype, False, limits.smem_per_sm, limits.smem_per_block, limits.sm_count
     )
-    one_team = staged is not None and strided.one_team_walks_tiles(staged, dtype, False, limits)
+    one_team = staged is not None and strided.one_team_walks_tiles(staged, inner, dtype, False, limits)
     if "H100" in torch.cuda.get_device_name():
         assert one_team
     expected = backend.choose_tier(outer, n, inner, dtype, False, log=log)

@@ -797,46 +797,61 @@ def choose_tier(
     # dense rows on their boundaries, staged as computed here, of the widths measured: whole 16-byte
     # pieces, or float32 pairs
     measured_rows = aligned and window and not stepped and not windowed and (whole_pieces or inner * itemsize == 8)
-    if shape is None or (measured_rows and one_team_walks_tiles(shape, dtype, backward, limits)):
+    if shape is None or (measured_rows and one_team_walks_tiles(shape, inner, dtype, backward, limits)):
         return "strided"
     return "strided_staged"
 
 
-#: the forward whose tiles one team of the whole grid takes in turn runs on the strided tier from this
-#: many tiles (see one_team_walks_tiles)
+#: a problem whose tiles one team of the whole grid takes in turn runs on the strided tier from this many
+#: tiles, the backward from this many columns of inner (see one_team_walks_tiles)
 ONE_TEAM_STRIDED_MIN_TILES = 4
+ONE_TEAM_STRIDED_BACKWARD_MIN_INNER = 16
 
 
-def one_team_walks_tiles(shape: StagedShape, dtype: torch.dtype, backward: bool, limits) -> bool:
-    """Whether a strided_staged forward would be one team of every resident CTA taking
+def one_team_walks_tiles(shape: StagedShape, inner: int, dtype: torch.dtype, backward: bool, limits) -> bool:
+    """Whether a strided_staged launch would be one team of every resident CTA taking
     ONE_TEAM_STRIDED_MIN_TILES tiles or more in turn (each tile split over the whole grid: long axes
-    over small inner sizes, measured at 2^17-2^21), which the strided tier runs faster. H100, the two
-    tiers forced and alternated in one process behind an L2 flush (benchmarks/grid_row_probe.py, results
-    2026-12-06_h100_s76/c5/ab.txt, c8/ab.txt, c8/ab16.txt and 2026-12-06_h100_s75/c1/ab.txt), fraction
-    of copy, strided against staged. Tiles held by the team: bf16 (4, 1048576, 8) 0.451 against 0.368
-    (log-softmax 0.455 against 0.373), (32, 1048576, 8) 0.629 against 0.381, (16, 524288, 16) 0.595
-    against 0.343, (4, 262144, 32) 0.457 against 0.282, (4, 131072, 96) 0.463 against 0.202, (32,
-    131072, 64) 0.630 against 0.253; float16 (8, 1048576, 8) 0.534 against 0.372, (32, 262144, 32) 0.631
-    against 0.297; float32 (8, 1048576, 4) 0.574 against 0.493, (64, 1048576, 4) 0.658 against 0.504,
-    (16, 2097152, 2) 0.596 against 0.536, (4, 524288, 8) 0.521 against 0.465, (4, 262144, 16) 0.521
-    against 0.448, (2, 131072, 64) 0.522 against 0.395, (32, 131072, 32) 0.642 against 0.421, (32,
-    131072, 64) 0.632 against 0.413, (4, 131072, 96) 0.591 against 0.405. Tiles streamed through the
-    team, float32: (32, 1048576, 8) 0.654 against 0.602, (16, 524288, 16) 0.644 against 0.578, (4,
-    262144, 32) 0.582 against 0.511, (4, 1048576, 8) level (0.578 against 0.582); bf16 (results
-    2026-12-06_h100_s77/n1/streamed16.txt) (8, 2097152, 8) 0.594 against 0.497, (4, 1048576, 32) 0.597
-    against 0.486, (16, 1048576, 16) 0.632 against 0.466, float16 alike. The staged tiles keep two
-    tiles, which went either way (bf16 (2,
-    131072, 64) 0.354 against 0.221, float32 (2, 2097152, 2) 0.431 against 0.489), grids of two teams or
-    more (bf16 (8, 1048576, 4) with three teams 0.475 against 0.531; but (32, 131072, 32) with three
-    0.596 against 0.561) and the backward (of six one-team backwards of four tiles or more in the
-    seventy-fifth set, five ahead on the staged tiles by 0.010-0.054, float32 (16, 262144, 8) behind by
-    0.063). Every shape measured has rows on their boundaries of whole 16-byte pieces or float32 pairs
-    (tier choice asks only there: float32 rows of 20-28 bytes ran staged ahead, (8, 1048576, 5) 0.564
-    against 0.453, n1/odd32.txt). Measured on the H100 alone; GPUs of much DRAM bandwidth an SM (the
-    H200) keep the staged tiles, others (fewer SMs, less shared memory) take the rule where their own
-    shapes meet it."""
+    over small inner sizes, measured at 2^17-2^22), which the strided tier runs faster: every forward,
+    and the backward from ONE_TEAM_STRIDED_BACKWARD_MIN_INNER columns. H100, the two tiers forced and
+    alternated in one process behind an L2 flush (benchmarks/grid_row_probe.py), fraction of copy,
+    strided against staged.
+
+    Forward (results 2026-12-06_h100_s76/c5/ab.txt, c8/ab.txt, c8/ab16.txt, 2026-12-06_h100_s75/c1/ab.txt
+    and 2026-12-06_h100_s77/n1/streamed16.txt, p1/fwd16.txt). Tiles held by the team: bf16 (4, 1048576,
+    8) 0.451 against 0.368 (log-softmax 0.455 against 0.373), (32, 1048576, 8) 0.629 against 0.381,
+    (16, 524288, 16) 0.595 against 0.343, (4, 262144, 32) 0.457 against 0.282, (4, 131072, 96) 0.463
+    against 0.202, (32, 131072, 64) 0.630 against 0.253; float16 (8, 1048576, 8) 0.534 against 0.372,
+    (32, 262144, 32) 0.631 against 0.297; float32 (8, 1048576, 4) 0.574 against 0.493, (64, 1048576,
+    4) 0.658 against 0.504, (16, 2097152, 2) 0.596 against 0.536, (4, 524288, 8) 0.521 against 0.465,
+    (4, 262144, 16) 0.521 against 0.448, (2, 131072, 64) 0.522 against 0.395, (32, 131072, 32) 0.642
+    against 0.421, (32, 131072, 64) 0.632 against 0.413, (4, 131072, 96) 0.591 against 0.405. Tiles
+    streamed through the team: float32 (32, 1048576, 8) 0.654 against 0.602, (16, 524288, 16) 0.644
+    against 0.578, (4, 262144, 32) 0.582 against 0.511, (4, 1048576, 8) level (0.578 against 0.582);
+    bf16 (8, 2097152, 8) 0.594 against 0.497, (4, 1048576, 32) 0.597 against 0.486, (16, 1048576, 16)
+    0.632 against 0.466, (16, 524288, 32) 0.633 against 0.421 (log-softmax 0.637 against 0.432), (4,
+    524288, 64) 0.598 against 0.443; float16 alike.
+
+    Backward (2026-12-06_h100_s77/p1/bwd.txt, n1/bwd.txt; 2026-12-06_h100_s75/c1/ab.txt). From 16
+    columns: bf16 (4, 524288, 16) 0.533 against 0.506, (16, 262144, 16) 0.578 against 0.393, (4, 262144,
+    32) 0.532 against 0.483, (16, 262144, 32) 0.605 against 0.500, (32, 131072, 64) 0.619 against 0.424,
+    (64, 65536, 64) 0.598 against 0.317 (log-softmax 0.662-0.770 against 0.307-0.521); float32 level to
+    ahead, (4, 524288, 16) 0.585 against 0.593, (16, 262144, 32) 0.622 against 0.591, (32, 131072, 64)
+    0.581 against 0.588, (64, 65536, 64) 0.588 against 0.479 (log-softmax 0.715-0.778 against
+    0.485-0.694). Narrower, the staged tiles lead or tie: bf16 (8, 1048576, 4) 0.505 against 0.514, (4,
+    1048576, 8) 0.533 against 0.539; float32 (8, 1048576, 4) 0.586 against 0.635, (4, 1048576, 8)
+    0.588 against 0.602 (but (16, 262144, 8) 0.584 against 0.517).
+
+    The staged tiles keep two tiles, which went either way (bf16 (2, 131072, 64) 0.354 against 0.221,
+    float32 (2, 2097152, 2) 0.431 against 0.489), and grids of two teams or more (bf16 (8, 1048576, 4)
+    with three teams 0.475 against 0.531, (64, 65536, 32) with six 0.572 against 0.607; but (32, 131072,
+    32) with three 0.596 against 0.559, n1/teams3.txt). Tier choice asks only of rows on their boundaries
+    of whole 16-byte pieces or float32 pairs, the widths measured (float32 rows of 20-28 bytes ran
+    staged ahead: (8, 1048576, 5) 0.564 against 0.453, n1/odd32.txt). Measured on the H100 alone; GPUs
+    of much DRAM bandwidth an SM (the H200) keep the staged tiles, others (fewer SMs, less shared
+    memory) take the rule where their own shapes meet it."""
     walks = shape.teams == 1 and shape.tiles >= ONE_TEAM_STRIDED_MIN_TILES
-    return walks and not backward and not limits.high_bandwidth_per_sm
+    wide_enough = not backward or inner >= ONE_TEAM_STRIDED_BACKWARD_MIN_INNER
+    return walks and wide_enough and not limits.high_bandwidth_per_sm
 
 
 #: on GPUs of much DRAM bandwidth an SM, the log-softmax backward of inputs on their 16-byte boundaries
