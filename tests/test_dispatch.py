@@ -647,8 +647,8 @@ def test_long_16bit_forward_rows_take_the_warp_tier():
     h100 = tiers.H100_LIMITS
     many, some = tiers.WARP_LONG_MIN_ROWS, tiers.WARP_LONG_MIN_ROWS_SPARSE
     assert some < many
-    # block_regs holds these in 32 elements a thread, whole warps of threads: a fill of n / 1024 per warp
-    sparse = (WARP_TIER_MAX_COLS + 8, 1152, 1536, 2304)  # fills 0.52, 0.56, 0.75, 0.75
+    # block_regs holds these in 32 elements a thread, whole warps of threads: they fill n / (32 x 32 x warps)
+    sparse = (WARP_TIER_MAX_COLS + 8, 1152, 1536, 2304)  # fills 0.50, 0.56, 0.75, 0.75
     dense = (1792, 2000, 2048, 2560, 3000, WARP_LONG_MAX_COLS)  # 0.88, 0.98, 1, 0.83, 0.98, 1
     for dtype in (torch.bfloat16, torch.float16):
         for n in sparse + dense:

@@ -340,7 +340,7 @@ def test_long_stepped_axes_over_few_tiles_take_the_strided_tier_in_the_16_bit_ba
             assert strided.choose_tier(outer, n, inner, dtype, True, fast, *stepped) == expected
 
 
-def test_one_team_walking_tiles_takes_the_strided_tier_in_the_forward():
+def test_one_team_walking_tiles_takes_the_strided_tier():
     """The forward whose tiles one team of every resident CTA would take in turn, ONE_TEAM_STRIDED_MIN_TILES
     of them or more (held by the team, or streamed through it), goes to the strided tier on an H100, and
     so does the backward of 16 columns of inner or more; two tiles, grids of several teams, rows neither

@@ -811,7 +811,7 @@ ONE_TEAM_STRIDED_BACKWARD_MIN_INNER = 16
 def one_team_walks_tiles(shape: StagedShape, inner: int, dtype: torch.dtype, backward: bool, limits) -> bool:
     """Whether a strided_staged launch would be one team of every resident CTA taking
     ONE_TEAM_STRIDED_MIN_TILES tiles or more in turn (each tile split over the whole grid: long axes
-    over small inner sizes, measured at 2^17-2^22), which the strided tier runs faster: every forward,
+    over small inner sizes, measured at 2^16-2^21), which the strided tier runs faster: every forward,
     and the backward from ONE_TEAM_STRIDED_BACKWARD_MIN_INNER columns. H100, the two tiers forced and
     alternated in one process behind an L2 flush (benchmarks/grid_row_probe.py), fraction of copy,
     strided against staged.
@@ -829,13 +829,13 @@ def one_team_walks_tiles(shape: StagedShape, inner: int, dtype: torch.dtype, bac
     against 0.578, (4, 262144, 32) 0.582 against 0.511, (4, 1048576, 8) level (0.578 against 0.582);
     bf16 (8, 2097152, 8) 0.594 against 0.497, (4, 1048576, 32) 0.597 against 0.486, (16, 1048576, 16)
     0.632 against 0.466, (16, 524288, 32) 0.633 against 0.421 (log-softmax 0.637 against 0.432), (4,
-    524288, 64) 0.598 against 0.443; float16 alike.
+    524288, 64) 0.598 against 0.443; float16 alike (n1/streamed16.txt).
 
     Backward (2026-12-06_h100_s77/p1/bwd.txt, n1/bwd.txt; 2026-12-06_h100_s75/c1/ab.txt). From 16
     columns: bf16 (4, 524288, 16) 0.533 against 0.506, (16, 262144, 16) 0.578 against 0.393, (4, 262144,
     32) 0.532 against 0.483, (16, 262144, 32) 0.605 against 0.500, (32, 131072, 64) 0.619 against 0.424,
-    (64, 65536, 64) 0.598 against 0.317 (log-softmax 0.662-0.770 against 0.307-0.521); float32 level to
-    ahead, (4, 524288, 16) 0.585 against 0.593, (16, 262144, 32) 0.622 against 0.591, (32, 131072, 64)
+    (64, 65536, 64) 0.598 against 0.317 (log-softmax 0.662-0.770 against 0.307-0.521); float32 within
+    0.01 or ahead, (4, 524288, 16) 0.585 against 0.593, (16, 262144, 32) 0.622 against 0.591, (32, 131072, 64)
     0.581 against 0.588, (64, 65536, 64) 0.588 against 0.479 (log-softmax 0.715-0.778 against
     0.485-0.694). Narrower, the staged tiles lead or tie: bf16 (8, 1048576, 4) 0.505 against 0.514, (4,
     1048576, 8) 0.533 against 0.539; float32 (8, 1048576, 4) 0.586 against 0.635, (4, 1048576, 8)
@@ -846,7 +846,7 @@ def one_team_walks_tiles(shape: StagedShape, inner: int, dtype: torch.dtype, bac
     with three teams 0.475 against 0.531, (64, 65536, 32) with six 0.572 against 0.607; but (32, 131072,
     32) with three 0.596 against 0.559, n1/teams3.txt). Tier choice asks only of rows on their boundaries
     of whole 16-byte pieces or float32 pairs, the widths measured (float32 rows of 20-28 bytes ran
-    staged ahead: (8, 1048576, 5) 0.564 against 0.453, n1/odd32.txt). Measured on the H100 alone; GPUs
+    staged ahead: (8, 1048576, 5) 0.453 against 0.564, n1/odd32.txt). Measured on the H100 alone; GPUs
     of much DRAM bandwidth an SM (the H200) keep the staged tiles, others (fewer SMs, less shared
     memory) take the rule where their own shapes meet it."""
     walks = shape.teams == 1 and shape.tiles >= ONE_TEAM_STRIDED_MIN_TILES

@@ -758,7 +758,8 @@ def warp_takes_long_rows(outer: int, n: int, dtype: torch.dtype, backward: bool,
     0.838), 4096 0.707 against 0.725, 1024 0.443 against 0.466 (log-softmax ahead: 0.719 against
     0.615, 0.459 against 0.428), while at a fill of 0.75 or less the warp leads on as few as were
     measured: 4096 x 1536 0.696 against 0.589, 4096 x 1152 0.613 against 0.457, 1024 x 1536 0.318
-    against 0.296. Measured on the H100 alone."""
+    against 0.296 (rows of 2049-2304, at such fills over 96 threads, were measured from 12288 rows only).
+    Measured on the H100 alone."""
     if not (warp_has_long_rows(CXX_TYPES[dtype][2], backward) and rows_aligned):
         return False
     if not WARP_TIER_MAX_COLS < n <= WARP_LONG_MAX_COLS or outer < WARP_LONG_MIN_ROWS_SPARSE:
