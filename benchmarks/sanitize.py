@@ -298,6 +298,9 @@ def run_ladder() -> list[str]:
 ONE_CTA_TEAM_PROBLEMS = [((1, 12001, 136), 1)]
 
 
+#: the warp tier's long 16-bit rows off 16-byte boundaries (spans of n + 7 columns up to 3072)
+WARP_LONG_WINDOW_ROWS = [((37, 1030), -1), ((11, 1535), -1), ((9, 2007), -1), ((13, 2561), -1), ((7, 3065), -1)]
+
 #: per tier, the runs again under tuning values (and problems) other than the defaults: rows off
 #: 16-byte boundaries in their windows' packs and in narrow packs; flat_rows' general form beside
 #: its tight one; the strided tier's merged finish by the tiles beside the flat sweep;
@@ -348,6 +351,17 @@ TUNED_RUNS = {
             [((37, 1032), -1), ((11, 1536), -1), ((9, 2048), -1), ((13, 2560), -1), ((5, 3000), -1), ((7, 3072), -1)],
             False,
             (torch.float16, torch.bfloat16),
+        ),
+        # and off them in their window's 16-byte packs (spans of n + 7 up to 3072; a forced tier only):
+        # rows of a wider tensor one element in, then rows end to end from one element past a boundary
+        *(
+            (
+                {},
+                WARP_LONG_WINDOW_ROWS,
+                variant,
+                (torch.float16, torch.bfloat16),
+            )
+            for variant in (True, "dense+1")
         ),
     ],
     # and blocks taking rows in turn (a wave of resident blocks over more rows than it holds, the

@@ -593,9 +593,9 @@ def test_warp_lanes_by_default():
 
 def test_warp_long_rows_as_held_or_refused():
     """16-bit forward rows of 1025 up to WARP_LONG_MAX_COLS in 16-byte packs over a whole warp, one row a
-    group, in the fewest WARP_LONG_COLS_16BIT columns a lane that hold them; the backward, float32,
-    narrower packs, windows, other lanes or rows, and longer rows refused by name; every such shape is
-    compiled."""
+    group, in the fewest WARP_LONG_COLS_16BIT columns a lane that hold them, on their boundaries or in
+    their window; the backward, float32, narrower packs, other lanes or rows, and longer rows refused by
+    name; every such shape is compiled."""
     import torch
 
     from fastsoftmax.backends.cuda import instances, tiers
@@ -605,11 +605,12 @@ def test_warp_long_rows_as_held_or_refused():
     widths = (1025, 1280, 1281, 1536, 2048, 2560, 2561, 3000, 3072)
     columns = (40, 40, 48, 48, 64, 80, 96, 96, 96)
     assert tuple(warp_shape(n, 8, 2) for n in widths) == tuple((c, 32, 1) for c in columns)
+    # rows off their boundaries in their window's 16-byte packs: the span of n + 7 columns alike
+    assert tuple(warp_shape(n, 8, 2, window=True) for n in widths) == tuple((c, 32, 1) for c in columns)
     refused = [
         (dict(backward=True), "in the backward"),
         (dict(pack=4, itemsize=4), "in 4-byte elements"),
         (dict(pack=4), "in packs of 8 bytes"),
-        (dict(window=True), "in a 16-byte window"),
         (dict(rows=2), "in 2 rows a group"),
         (dict(lanes=16), "in 16 lanes a row"),
     ]
@@ -632,7 +633,9 @@ def test_warp_long_rows_as_held_or_refused():
     for dtype in (torch.bfloat16, torch.float16):
         for log in (False, True):
             for cols in instances.WARP_LONG_COLS_16BIT:
-                assert instances.Instance("warp", dtype, False, log, 8, cols, 32, 1).name in compiled
+                for window in (False, True):
+                    inst = instances.Instance("warp", dtype, False, log, 8, cols, 32, 1, window=window)
+                    assert inst.name in compiled
 
 
 def test_long_16bit_forward_rows_take_the_warp_tier():

@@ -557,16 +557,22 @@ def test_warp_lanes_a_row(backend, n, dtype_name, lanes):
     "n, cols", [(1030, 40), (1032, 40), (1536, 48), (2048, 64), (2560, 80), (3000, 96), (3072, 96)]
 )
 def test_warp_long_rows(backend, n, cols, dtype_name):
-    """16-bit forward rows of 1025-3072 on 16-byte boundaries over a whole warp (instances.WARP_LONG_COLS_16BIT):
-    softmax and log-softmax right against float64 on 1001 rows (-inf at rows' edges, a row of -inf), at
-    ``cols`` columns a lane; rows of 1030 in a pitch of 1032 end in a partial pack. The backward, and
-    rows off their 16-byte boundaries, are refused by name."""
+    """16-bit forward rows of 1025-3072 over a whole warp (instances.WARP_LONG_COLS_16BIT): softmax and
+    log-softmax right against float64 on 1001 rows (-inf at rows' edges, a row of -inf), at ``cols``
+    columns a lane; rows of 1030 in a pitch of 1032 end in a partial pack. Rows one element off their
+    16-byte boundaries (a pitch of n + 1: every phase) in the 16-byte packs of their window, at the
+    columns a lane their span of n + 7 takes, or refused by name past the longest span (3072). The
+    backward is refused by name."""
+    from fastsoftmax.backends.cuda.instances import WARP_LONG_COLS_16BIT, WARP_LONG_MAX_COLS
+
     dtype = DTYPES[dtype_name]
     torch.manual_seed(n)
     pitch = -(-n // 8) * 8
     x = rand((1001, pitch), dtype)[:, :n]
-    x[0, 0] = x[2, n - 1] = float("-inf")
-    x[1000, :] = float("-inf")
+    off = rand((1001, n + 1), dtype)[:, 1:]
+    for rows in (x, off):
+        rows[0, 0] = rows[2, n - 1] = float("-inf")
+        rows[1000, :] = float("-inf")
     with recording_loads(backend) as launched:
         for log in (False, True):
             out = torch.empty((1001, pitch), dtype=dtype, device=x.device)[:, :n].unsqueeze(2)
@@ -574,11 +580,18 @@ def test_warp_long_rows(backend, n, cols, dtype_name):
         dy = rand(x.shape, dtype)
         with pytest.raises(ValueError, match="at most 1024 columns"):
             check_backward(backend, torch.zeros_like(x).unsqueeze(2), dy.unsqueeze(2), "warp", False, "long rows")
-        off = rand((1001, n + 1), dtype)[:, 1:]
-        with pytest.raises(ValueError, match="rows off their 16-byte boundaries"):
-            run_forward(backend, off.unsqueeze(2), "warp", False, torch.empty_like(off).unsqueeze(2))
-    shapes = {(i.cols, i.group, i.rows, i.pack) for i in launched if i.tier == "warp"}
-    assert shapes == {(cols, 32, 1, 8)}, shapes
+    shapes = {(i.cols, i.group, i.rows, i.pack, i.window) for i in launched if i.tier == "warp"}
+    assert shapes == {(cols, 32, 1, 8, False)}, shapes
+    with recording_loads(backend) as launched:
+        if n + 7 > WARP_LONG_MAX_COLS:
+            with pytest.raises(ValueError, match="rows off their 16-byte boundaries"):
+                run_forward(backend, off.unsqueeze(2), "warp", False, torch.empty_like(off).unsqueeze(2))
+            return
+        for log in (False, True):
+            check_forward(backend, off.unsqueeze(2), "warp", log, "long rows in their window")
+    window_cols = next(c for c in WARP_LONG_COLS_16BIT if 32 * c >= n + 7)
+    shapes = {(i.cols, i.group, i.rows, i.pack, i.window) for i in launched if i.tier == "warp"}
+    assert shapes == {(window_cols, 32, 1, 8, True)}, shapes
 
 
 @pytest.mark.parametrize("dim", [-1, 1])

@@ -195,11 +195,12 @@ def test_instance_space_is_covered():
         # the 16-bit forward's long rows, in 16-byte packs over a whole warp
         if dtype.itemsize == 2:
             for n in range(WARP_TIER_MAX_COLS + 1, WARP_LONG_MAX_COLS + 1):
-                cols, group, rows = warp_shape(n, wide, dtype.itemsize)
-                assert cols * group >= n
-                for log in (False, True):
-                    inst = Instance("warp", dtype, False, log, wide, cols, group, rows)
-                    assert inst in everything, f"n={n}: {inst.name} is launched but never compiled in CI"
+                for window in (False, True):  # (a window's span is n + 7 columns: as long a row)
+                    cols, group, rows = warp_shape(n, wide, dtype.itemsize, window=window)
+                    assert cols * group >= n
+                    for log in (False, True):
+                        inst = Instance("warp", dtype, False, log, wide, cols, group, rows, window=window)
+                        assert inst in everything, f"n={n}: {inst.name} is launched but never compiled in CI"
 
 
 @needs_nvrtc

@@ -119,7 +119,8 @@ class CudaBackend:
         return tiers.supports(tier, outer, n, inner, dtype, backward, self.limits(device_index))
 
     def realigns(self, tier: str, n: int, dtype: torch.dtype, backward: bool) -> bool:
-        # the warp tier's long 16-bit rows (instances.WARP_LONG_COLS_16BIT) are read in 16-byte packs only
+        # the warp tier's long 16-bit rows (instances.WARP_LONG_COLS_16BIT) were measured on 16-byte boundaries
+        # only (their windows are for a forced tier): calls off them choose afresh
         return not (tier == "warp" and n > WARP_TIER_MAX_COLS)
 
     def streams_columns(

@@ -39,7 +39,8 @@ WARP_TIER_BLOCK = 128
 #: + 1 up to WARP_LONG_MAX_COLS on 16-byte boundaries over a whole warp, one row a group, as Quack's row
 #: kernel holds rows of up to 3072 over a warp (128 registers, 22% occupancy, 0.99 of copy on an H100
 #: at 44739 x 3000 bf16, where block_regs reaches 0.97). Under NVRTC 13.0 for sm_90 the bf16 forward
-#: of 96 columns a lane takes 111 registers and no frame (64: 78); the backward (215 at 96) is not built
+#: of 96 columns a lane takes 111 registers and no frame (64: 78; in a window, Instance.window, 128 and
+#: 90); the backward (215 at 96) is not built
 WARP_LONG_COLS_16BIT = (40, 48, 64, 80, 96)
 WARP_LONG_MAX_COLS = 32 * WARP_LONG_COLS_16BIT[-1]
 
@@ -1513,13 +1514,13 @@ def warp_long_shape(
     n: int, pack: int, itemsize: int, backward: bool, window: bool, rows: int | None, lanes: int | None
 ) -> tuple[int, int, int]:
     """warp_shape's shape for the 16-bit forward's long rows (WARP_LONG_COLS_16BIT columns a lane over
-    a whole warp, one row a group), or ValueError naming what they are not."""
+    a whole warp, one row a group; ``window``: n columns of rows held in their 16-byte window), or
+    ValueError naming what they are not."""
     cols = next((c for c in WARP_LONG_COLS_16BIT if c * 32 >= n), None)
     refusals = (
         (backward, "the backward"),
         (itemsize != 2, f"{itemsize}-byte elements"),
         (pack * itemsize != 16, f"packs of {pack * itemsize} bytes (rows off their 16-byte boundaries)"),
-        (window, "a 16-byte window"),
         (rows not in (None, 1), f"{rows} rows a group"),
         (lanes not in (None, 32), f"{lanes} lanes a row"),
     )
@@ -1527,7 +1528,7 @@ def warp_long_shape(
     if why:
         raise ValueError(
             f"the warp tier holds rows past {WARP_TIER_MAX_COLS} columns only in the 16-bit forward, in 16-byte "
-            f"packs on their boundaries, a whole warp a row: rows of {n} in {why}"
+            f"packs (on their boundaries, or of their window), a whole warp a row: rows of {n} in {why}"
         )
     if cols is None:
         raise ValueError(f"rows of {n} columns are too long for the warp tier (at most {WARP_LONG_MAX_COLS})")
@@ -1649,7 +1650,8 @@ def all_instances():
                     out.append(Instance("warp", dtype, backward, log, wide, cols, group, rows, window=True))
                 if warp_has_long_rows(CXX_TYPES[dtype][2], backward):
                     for cols in WARP_LONG_COLS_16BIT:
-                        out.append(Instance("warp", dtype, backward, log, wide, cols, 32, 1))
+                        for window in (False, True):
+                            out.append(Instance("warp", dtype, backward, log, wide, cols, 32, 1, window=window))
                 for pack, window in [(p, False) for p in BLOCK_REGS_PACK_SIZES[dtype]] + [(wide, True)]:
                     for elems in block_regs_elems(dtype, pack, backward):
                         storages = {

@@ -157,7 +157,10 @@ def _row_kernel(load, tier, dtype, outer, n, log, backward, align, dev, tuning) 
         if n > longest:
             raise ValueError(f"tier 'warp' holds rows of at most {longest} columns ({dtype}), not {n}")
         pack = widest_pack(WARP_PACK_SIZES[dtype], align, itemsize)
-        pack, span, window = _window(tier, dtype, backward, n, pack, tuning, WARP_TIER_MAX_COLS)
+        # rows of up to WARP_TIER_MAX_COLS keep to its instances, windows included (the long rows' windows,
+        # unmeasured, only where the tier is forced onto longer rows off 16-byte boundaries)
+        widest = WARP_TIER_MAX_COLS if n <= WARP_TIER_MAX_COLS else longest
+        pack, span, window = _window(tier, dtype, backward, n, pack, tuning, widest)
         cols, group, rows = warp_shape(
             span,
             pack,
