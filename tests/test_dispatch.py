@@ -605,7 +605,8 @@ def test_warp_long_rows_as_held_or_refused():
     widths = (1025, 1280, 1281, 1536, 2048, 2560, 2561, 3000, 3072)
     columns = (40, 40, 48, 48, 64, 80, 96, 96, 96)
     assert tuple(warp_shape(n, 8, 2) for n in widths) == tuple((c, 32, 1) for c in columns)
-    # rows off their boundaries in their window's 16-byte packs: the span of n + 7 columns alike
+    # rows off their boundaries in their window's 16-byte packs: warp_shape takes the window's span (n + 7
+    # columns for a row of n, plans._window) as these widths
     assert tuple(warp_shape(n, 8, 2, window=True) for n in widths) == tuple((c, 32, 1) for c in columns)
     refused = [
         (dict(backward=True), "in the backward"),

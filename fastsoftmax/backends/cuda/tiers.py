@@ -770,8 +770,8 @@ def warp_takes_long_rows(outer: int, n: int, dtype: torch.dtype, backward: bool,
 
 
 def warp_max_cols(dtype: torch.dtype, backward: bool) -> int:
-    """The longest row the warp tier holds: WARP_LONG_MAX_COLS in the 16-bit forward (on 16-byte
-    boundaries past WARP_TIER_MAX_COLS), WARP_TIER_MAX_COLS otherwise."""
+    """The longest row the warp tier holds: WARP_LONG_MAX_COLS in the 16-bit forward (past
+    WARP_TIER_MAX_COLS on 16-byte boundaries, or forced, in their window), WARP_TIER_MAX_COLS otherwise."""
     return WARP_LONG_MAX_COLS if warp_has_long_rows(CXX_TYPES[dtype][2], backward) else WARP_TIER_MAX_COLS
 
 

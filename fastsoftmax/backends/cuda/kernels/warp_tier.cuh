@@ -2,8 +2,8 @@
 // ROWS rows and keeps them in registers, so each element is read once and written once and the
 // reductions never leave the register file. Suits rows of up to 1024 columns; the 16-bit forward
 // holds rows of up to 3072 on 16-byte boundaries over a whole warp too (96 columns a lane in about 110
-// registers: instances.WARP_LONG_COLS_16BIT, tiers.warp_takes_long_rows); the backward's two tensors
-// take about 215 there (not built).
+// registers: instances.WARP_LONG_COLS_16BIT, tiers.warp_takes_long_rows; a forced tier, rows off them
+// in their window too); the backward's two tensors take about 215 there (not built).
 //
 // Lane `lane` of a group holds packs p = 0 .. COLS/P - 1 at columns (p * GROUP + lane) * P: at
 // each step the group reads GROUP * P consecutive elements, so a warp's access stays contiguous.
