@@ -388,7 +388,7 @@ def test_one_team_walking_tiles_takes_the_strided_tier():
         for log in (False, True):
             got = strided.choose_tier(outer, n, inner, dtype, True, h100, log=log)
             assert got == want, (outer, n, inner, dtype, log)
-        assert not strided.one_team_walks_tiles(shape, inner, dtype, True, fast)
+        assert not strided.one_team_walks_tiles(shape, inner, True, fast)
     kept = [
         (2, 131072, 64, torch.bfloat16),  # two tiles
         (2, 2097152, 2, torch.float32),

@@ -532,7 +532,7 @@ def test_one_team_walking_tiles_takes_the_strided_tier(backend, shape, dtype, lo
     staged = strided.staged_shape(
         outer, n, inner, dtype, False, limits.smem_per_sm, limits.smem_per_block, limits.sm_count
     )
-    one_team = staged is not None and strided.one_team_walks_tiles(staged, inner, dtype, False, limits)
+    one_team = staged is not None and strided.one_team_walks_tiles(staged, inner, False, limits)
     if "H100" in torch.cuda.get_device_name():
         assert one_team
     expected = backend.choose_tier(outer, n, inner, dtype, False, log=log)

@@ -1488,7 +1488,7 @@ def warp_shape(
     ``lanes``: lanes a row instead of the default (WARP_LANES_16BIT, one row a group; by default
     warp_default_lanes where ``rows`` asks for none other than one)."""
     if n > WARP_TIER_MAX_COLS:
-        return warp_long_shape(n, pack, itemsize, backward, window, rows, lanes)
+        return warp_long_shape(n, pack, itemsize, backward, rows, lanes)
     if lanes is None and rows in (None, 1) and not window:
         lanes = warp_default_lanes(n, pack, itemsize, backward)
     if lanes is not None:
@@ -1511,11 +1511,11 @@ def warp_shape(
 
 
 def warp_long_shape(
-    n: int, pack: int, itemsize: int, backward: bool, window: bool, rows: int | None, lanes: int | None
+    n: int, pack: int, itemsize: int, backward: bool, rows: int | None, lanes: int | None
 ) -> tuple[int, int, int]:
     """warp_shape's shape for the 16-bit forward's long rows (WARP_LONG_COLS_16BIT columns a lane over
-    a whole warp, one row a group; ``window``: n columns of rows held in their 16-byte window), or
-    ValueError naming what they are not."""
+    a whole warp, one row a group; n: a row's columns, or its 16-byte window's span, which the window
+    instances hold alike), or ValueError naming what they are not."""
     cols = next((c for c in WARP_LONG_COLS_16BIT if c * 32 >= n), None)
     refusals = (
         (backward, "the backward"),

@@ -797,7 +797,7 @@ def choose_tier(
     # dense rows on their boundaries, staged as computed here, of the widths measured: whole 16-byte
     # pieces, or float32 pairs
     measured_rows = aligned and window and not stepped and not windowed and (whole_pieces or inner * itemsize == 8)
-    if shape is None or (measured_rows and one_team_walks_tiles(shape, inner, dtype, backward, limits)):
+    if shape is None or (measured_rows and one_team_walks_tiles(shape, inner, backward, limits)):
         return "strided"
     return "strided_staged"
 
@@ -808,7 +808,7 @@ ONE_TEAM_STRIDED_MIN_TILES = 4
 ONE_TEAM_STRIDED_BACKWARD_MIN_INNER = 16
 
 
-def one_team_walks_tiles(shape: StagedShape, inner: int, dtype: torch.dtype, backward: bool, limits) -> bool:
+def one_team_walks_tiles(shape: StagedShape, inner: int, backward: bool, limits) -> bool:
     """Whether a strided_staged launch would be one team of every resident CTA taking
     ONE_TEAM_STRIDED_MIN_TILES tiles or more in turn (each tile split over the whole grid: long axes
     over small inner sizes, measured at 2^16-2^21), which the strided tier runs faster: every forward,

@@ -760,11 +760,12 @@ def warp_takes_long_rows(outer: int, n: int, dtype: torch.dtype, backward: bool,
     measured: 4096 x 1536 0.696 against 0.589, 4096 x 1152 0.613 against 0.457, 1024 x 1536 0.318
     against 0.296 (rows of 2049-2304, at such fills over 96 threads, were measured from 12288 rows only).
     Measured on the H100 alone."""
-    if not (warp_has_long_rows(CXX_TYPES[dtype][2], backward) and rows_aligned):
+    itemsize = CXX_TYPES[dtype][2]
+    if not (warp_has_long_rows(itemsize, backward) and rows_aligned):
         return False
     if not WARP_TIER_MAX_COLS < n <= WARP_LONG_MAX_COLS or outer < WARP_LONG_MIN_ROWS_SPARSE:
         return False
-    target = block_regs_target(n, CXX_TYPES[dtype][2], backward)
+    target = block_regs_target(n, itemsize, backward)
     elems, threads = block_regs_shape(n, dtype, WINDOW_PACK[dtype], backward, target)
     return outer >= WARP_LONG_MIN_ROWS or n <= WARP_LONG_SPARSE_FILL * elems * threads
 
