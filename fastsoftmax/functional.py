@@ -251,7 +251,9 @@ def _spans_aligned(inputs: tuple, output: torch.Tensor) -> bool:
     return all(_layout.rows_on_boundaries(v.stride(0), v.stride(1), size, outer, n) for v in (*inputs, output))
 
 
-def _resolve(backend: str, backward: bool, inputs: tuple, output: torch.Tensor, log: bool = False):
+def _resolve(
+    backend: str, backward: bool, inputs: tuple, output: torch.Tensor, log: bool = False, as_aligned: bool = False
+):
     """``(kernel backend or None, tier, aligned)`` for a call's canonical views: ``aligned`` as
     ``_packable`` (rows: every row of every tensor on its 16-byte boundary); an input with a step
     along inner is chosen for as such (``stepped``), and so are inputs whose rows start at one
@@ -259,7 +261,8 @@ def _resolve(backend: str, backward: bool, inputs: tuple, output: torch.Tensor, 
     boundaries (``_spans_aligned``: then ``aligned`` is returned True, so that the call's plan is
     remembered for calls on 16-byte boundaries); ``runs``: every tensor's (n, inner) blocks are
     single runs (the CUDA column kernels' layout); ``log``: a log-softmax backward (tier choice may
-    depend on it; forward calls are chosen for without it, so that one plan serves both functions)."""
+    depend on it; forward calls are chosen for without it, so that one plan serves both functions);
+    ``as_aligned``: rows chosen for as if on their 16-byte boundaries (``_realigned``)."""
     first = inputs[0]
     aligned, stepped = _packable(*inputs, output), not _layout.unit_inner(*inputs)
     # (row problems, inner == 1, are chosen for without it: not worked out)
@@ -273,7 +276,9 @@ def _resolve(backend: str, backward: bool, inputs: tuple, output: torch.Tensor, 
         # realign within themselves, Backend.realigns, but tier choice measured some rules on rows on
         # their boundaries)
         size = output.element_size()
-        aligned = aligned and all(_layout.steps_on_boundaries(v.stride(0), size, outer) for v in (*inputs, output))
+        aligned = as_aligned or (
+            aligned and all(_layout.steps_on_boundaries(v.stride(0), size, outer) for v in (*inputs, output))
+        )
     n = output.shape[1]
     # only strided problems are chosen for by it: rows take no look at their size-1 inner strides
     runs = inner == 1 or all(v.stride(2) == 1 and (n == 1 or v.stride(1) == inner) for v in (*inputs, output))
@@ -283,10 +288,18 @@ def _resolve(backend: str, backward: bool, inputs: tuple, output: torch.Tensor, 
     return kernel_backend, tier, aligned or (stepped and window)
 
 
-def _realigned(kernel_backend, tier: str, view: torch.Tensor, backward: bool) -> bool:
+def _realigned(
+    backend: str, kernel_backend, tier: str, aligned: bool, inputs: tuple, output: torch.Tensor, log: bool = False
+) -> bool:
     """Whether a call's plan serves calls of its geometry wherever their tensors start: row problems
-    on a tier that realigns within itself (``Backend.realigns``)."""
-    return view.shape[2] == 1 and kernel_backend.realigns(tier, view.shape[1], view.dtype, backward)
+    on a tier that realigns within itself (``Backend.realigns``), the tier calls on 16-byte boundaries
+    are given too. A call off them whose tier those calls would not get leaves no plan (the calls
+    that follow on boundaries would take it), as one on them leaves a plan for aligned calls only.
+    Arguments as ``_resolve``'s, with its ``aligned``."""
+    backward = len(inputs) == 2
+    if output.shape[2] != 1 or not kernel_backend.realigns(tier, output.shape[1], output.dtype, backward):
+        return False
+    return aligned or _resolve(backend, backward, inputs, output, log, as_aligned=True)[1] == tier
 
 
 def _aligned_only(plan, full_path):
@@ -413,7 +426,7 @@ def forward_impl(x: torch.Tensor, dim: int, log: bool, backend: str, use_plans: 
         return _torch_forward(x, dim, log)
     # Remember the plan only when a later call's output, allocated as below, gets these very strides
     # (a plan that reads 16-byte packs only from a call on a 16-byte boundary: see _aligned_only).
-    realigned = _realigned(kernel_backend, tier, x3, False)
+    realigned = _realigned(backend, kernel_backend, tier, aligned, (x3,), y3)
     keep = use_plans and not forced and not copied and (aligned or realigned)
     if keep and (y.stride() == x.stride() or y.is_contiguous()):
         plan = _plan(_runner(kernel_backend, tier, (x3, y3), False), y.stride() != x.stride())
@@ -445,7 +458,7 @@ def backward_impl(
     kernel_backend, tier, aligned = _resolve(backend, True, (y3, dy3), dx3, log)
     if kernel_backend is None:
         return _torch_backward(dy, y, dim, log)
-    realigned = _realigned(kernel_backend, tier, y3, True)
+    realigned = _realigned(backend, kernel_backend, tier, aligned, (y3, dy3), dx3, log)
     keep = use_plans and not forced and not copied and (aligned or realigned)
     if keep and (dx.stride() == y.stride() or dx.is_contiguous()):
         plan = _backward_plan(_runner(kernel_backend, tier, (y3, dy3, dx3), True), dx.stride() != y.stride())
@@ -999,7 +1012,7 @@ def _write_into(
     kernel_backend, tier, aligned = _resolve(backend, False, (x3,), y3)
     if kernel_backend is None:
         return False
-    realigned = _realigned(kernel_backend, tier, x3, False)
+    realigned = _realigned(backend, kernel_backend, tier, aligned, (x3,), y3)
     if use_plans and not forced and (aligned or realigned):
         plan = _runner(kernel_backend, tier, (x3, y3), False)
         if not realigned:

@@ -383,14 +383,16 @@ def test_efficient_zero_tensors_take_no_plan():
                 )
 
 
+@pytest.mark.parametrize("offset_first", [False, True], ids=["aligned_first", "offset_first"])
 @pytest.mark.parametrize("dim", [-1, 1])
-def test_a_row_plan_serves_calls_off_16_byte_boundaries_only_on_a_tier_that_realigns(monkeypatch, dim):
+def test_a_row_plan_serves_calls_off_16_byte_boundaries_only_on_a_tier_that_realigns(monkeypatch, dim, offset_first):
     """A row problem's plan serves a view of its geometry one element off a 16-byte boundary only where
     the backend's tier reads rows wherever they start (``Backend.realigns``; the CUDA warp tier's long
     rows do not). Here the Triton backend's "tile" tier stands for such a tier, chosen for calls on
     16-byte boundaries, "online" for the others: an offset view takes "online", chosen afresh on every
-    call and leaving no plan behind, and aligned calls keep "tile", with the dim as written or
-    normalised (as autograd and ``out=`` hand it on). Forward, ``out=``, autograd; every result right."""
+    call and leaving no plan behind (though "online" realigns: the aligned calls after it must not take
+    it), and aligned calls keep "tile", with the dim as written or normalised (as autograd and ``out=``
+    hand it on), whichever alignment comes first. Forward, ``out=``, autograd; every result right."""
     import fastsoftmax.backends.triton as tb
 
     if DEVICE == "cpu" and not tb.INTERPRETED:
@@ -420,7 +422,8 @@ def test_a_row_plan_serves_calls_off_16_byte_boundaries_only_on_a_tier_that_real
     monkeypatch.setattr(TritonBackend, "prepare", recording_prepare)
     flat = _input((6 * 40 + 4,))
     aligned, offset = flat[:240].view(6, 40), flat[1:241].view(6, 40)
-    for x in (aligned, offset, aligned, offset, aligned):
+    calls = (aligned, offset, aligned, offset, aligned)
+    for x in calls[1:] + calls[:1] if offset_first else calls:
         tier = "tile" if x.data_ptr() % 16 == 0 else "online"
         del ran[:]
         check_forward(fastsoftmax.softmax(x, dim, backend="triton"), x, dim)
