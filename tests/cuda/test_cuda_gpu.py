@@ -618,6 +618,32 @@ def test_long_rows_plan_serves_calls_on_16_byte_boundaries_only(backend, dtype_n
             assert {i.tier for i in launched} == {"warp", "block_regs"}, [i.name for i in launched]
 
 
+@pytest.mark.parametrize("log_first", [False, True])
+@pytest.mark.parametrize("dtype_name", ["fp16", "bf16"])
+def test_a_forward_plan_runs_each_function_on_its_own_tier(backend, dtype_name, log_first):
+    """Through fastsoftmax.softmax and log_softmax: 16-bit rows of 2048 on 16-byte boundaries, as many as
+    WARP_LONG_MIN_ROWS, take block_regs in the softmax (its warps filled whole) and the warp tier in the
+    log-softmax (tiers.warp_takes_long_rows); the two alternated, either first, with ``out=`` and under
+    autograd: the plan the first call leaves serves both, each function on its own kernel (no other
+    loaded), every output right against float64. (Which runner a remembered plan calls:
+    tests/test_repeated_calls.py.)"""
+    from fastsoftmax.backends.cuda import tiers
+
+    dtype = DTYPES[dtype_name]
+    x = rand((tiers.WARP_LONG_MIN_ROWS, 2048), dtype)
+    with recording_loads(backend) as launched:
+        for log in (log_first, not log_first) * 2:
+            fn = fastsoftmax.log_softmax if log else fastsoftmax.softmax
+            check_forward_against_x(fn(x, -1, backend="cuda"), x, -1, log)
+            out = torch.empty_like(x)
+            check_forward_against_x(fn(x, -1, backend="cuda", out=out), x, -1, log)
+            leaf = x.detach().requires_grad_()
+            y = fn(leaf, -1, backend="cuda")
+            check_forward_against_x(y.detach(), x, -1, log)
+    forward = {(i.tier, i.log) for i in launched if not i.backward}
+    assert forward == {("block_regs", False), ("warp", True)}, [i.name for i in launched]
+
+
 @pytest.mark.parametrize("rows", [1, 2, 4])
 @pytest.mark.parametrize("dtype_name", ["fp32", "fp16", "bf16"])
 @pytest.mark.parametrize("n", [8, 16, 40, 64, 96, 128, 200, 256, 512])

@@ -700,7 +700,7 @@ def choose_tier(
         # window 0.81-0.89 (H100, bf16 rows of 700 and 999, benchmarks/flat_rows_probe.py)
         return "warp"
     rows_aligned = aligned and n * itemsize % 16 == 0
-    if warp_takes_long_rows(outer, n, dtype, backward, rows_aligned):
+    if warp_takes_long_rows(outer, n, dtype, backward, rows_aligned, log):
         return "warp"
     # up to the longest row it holds the cluster tier wins with many rows in the backward and, on 16-byte
     # boundaries, with few in both directions (instances.CLUSTER_LONGEST_MIN_ROWS, CLUSTER_FEW_LONG_ROWS);
@@ -732,16 +732,19 @@ def choose_tier(
     return "block_uncached"
 
 
-#: the 16-bit forward's rows past WARP_TIER_MAX_COLS on 16-byte boundaries go to the warp tier (a whole
-#: warp a row, instances.WARP_LONG_COLS_16BIT) from this many rows, and from WARP_LONG_MIN_ROWS_SPARSE
-#: where block_regs' threads would fill at most WARP_LONG_SPARSE_FILL of their warps (see
-#: warp_takes_long_rows)
+#: the 16-bit softmax forward's rows past WARP_TIER_MAX_COLS on 16-byte boundaries go to the warp tier (a
+#: whole warp a row, instances.WARP_LONG_COLS_16BIT) from this many rows, and from WARP_LONG_MIN_ROWS_SPARSE
+#: where block_regs' threads would fill at most WARP_LONG_SPARSE_FILL of their warps, but not where they
+#: fill them whole; the log-softmax forward's from WARP_LONG_MIN_ROWS_LOG (see warp_takes_long_rows)
 WARP_LONG_MIN_ROWS = 8192
 WARP_LONG_MIN_ROWS_SPARSE = 1024
 WARP_LONG_SPARSE_FILL = 0.75
+WARP_LONG_MIN_ROWS_LOG = 128
 
 
-def warp_takes_long_rows(outer: int, n: int, dtype: torch.dtype, backward: bool, rows_aligned: bool) -> bool:
+def warp_takes_long_rows(
+    outer: int, n: int, dtype: torch.dtype, backward: bool, rows_aligned: bool, log: bool = False
+) -> bool:
     """Whether 16-bit forward rows of WARP_TIER_MAX_COLS + 1 up to WARP_LONG_MAX_COLS on 16-byte boundaries
     go to the warp tier (a whole warp a row) rather than block_regs (a block a row, 32 elements a thread,
     whose last warp idles in part unless the row fills it). H100, both forced and alternated in one
@@ -751,23 +754,31 @@ def warp_takes_long_rows(outer: int, n: int, dtype: torch.dtype, backward: bool,
     against 0.911, 2560 0.990 against 0.946, 3000 0.983 against 0.977 (float16 alike), log-softmax
     0.984-0.997 against 0.674-0.956 there; rows that fill block_regs' warps whole lose a little in
     softmax (2048 0.992 against 1.000, 3072 0.990 against 0.993; float16 0.993 against 0.999, 0.987
-    against 0.995) and mostly gain in log-softmax (bf16 0.993 against 0.934, 0.989 against 0.885;
-    float16 0.993 against 0.996, 0.989 against 0.981): the forward's tier is chosen once for both (one
-    plan serves them), so they take the warp too. On fewer rows the warp's waves come short where
-    block_regs' warps are nearly full: 3000 columns (a fill of 0.98) 8192 rows level (0.837 against
-    0.838), 4096 0.707 against 0.725, 1024 0.443 against 0.466 (log-softmax ahead: 0.719 against
-    0.615, 0.459 against 0.428), while at a fill of 0.75 or less the warp leads on as few as were
-    measured: 4096 x 1536 0.696 against 0.589, 4096 x 1152 0.613 against 0.457, 1024 x 1536 0.318
-    against 0.296 (rows of 2049-2304, at such fills over 96 threads, were measured from 12288 rows only).
+    against 0.995), which keeps block_regs there, and mostly gain in log-softmax (bf16 0.993 against
+    0.934, 0.989 against 0.885; float16 0.993 against 0.996, 0.989 against 0.981). On fewer rows the
+    warp's waves come short in softmax where block_regs' warps are nearly full: 3000 columns (a fill of
+    0.98) 8192 rows level (0.837 against 0.838), 4096 0.707 against 0.725, 1024 0.443 against 0.466,
+    while at a fill of 0.75 or less the warp leads on as few as were measured: 4096 x 1536 0.696
+    against 0.589, 4096 x 1152 0.613 against 0.457, 1024 x 1536 0.318 against 0.296 (rows of
+    2049-2304, at such fills over 96 threads, were measured from 12288 rows only). The log-softmax's
+    warp leads or ties on every count measured, 128 rows the fewest (bf16 3000 columns: 128 rows 0.086
+    against 0.076, 1024 0.459 against 0.428, 4096 0.719 against 0.615; 512 x 2048 0.227 against
+    0.193; float16 0.085 against 0.083, 0.464 against 0.456, 0.726 against 0.712, 0.232 against
+    0.209). A forward plan serves both functions with a tier each (functional._forward_run).
     Measured on the H100 alone."""
     itemsize = CXX_TYPES[dtype][2]
     if not (warp_has_long_rows(itemsize, backward) and rows_aligned):
         return False
-    if not WARP_TIER_MAX_COLS < n <= WARP_LONG_MAX_COLS or outer < WARP_LONG_MIN_ROWS_SPARSE:
+    if not WARP_TIER_MAX_COLS < n <= WARP_LONG_MAX_COLS:
+        return False
+    if log:
+        return outer >= WARP_LONG_MIN_ROWS_LOG
+    if outer < WARP_LONG_MIN_ROWS_SPARSE:
         return False
     target = block_regs_target(n, itemsize, backward)
     elems, threads = block_regs_shape(n, dtype, WINDOW_PACK[dtype], backward, target)
-    return outer >= WARP_LONG_MIN_ROWS or n <= WARP_LONG_SPARSE_FILL * elems * threads
+    fill = n / (elems * threads)
+    return fill < 1 and (outer >= WARP_LONG_MIN_ROWS or fill <= WARP_LONG_SPARSE_FILL)
 
 
 def warp_max_cols(dtype: torch.dtype, backward: bool) -> int:

@@ -1,0 +1,24 @@
+#!/usr/bin/env bash
+# the warp tier's long 16-bit forward rows off 16-byte boundaries in their window's 16-byte packs (prepared
+# in the seventy-seventh set, reached only where the warp tier is forced): compiled, GPU tests (with the
+# forward plan that runs each function on its own tier), the four sanitizer tools, then the misaligned rows
+# forced on the warp tier against block_regs (what "auto" takes there, in its window), alternated behind an
+# L2 flush, bf16 and float16, both forms of the forward: rows of odd length (every row at another 16-byte
+# phase) and views one element into their storage
+source benchmarks/call_prelude.sh w1
+timeout 60 python3 -m fastsoftmax compile --match '^fs_warp_(log)?softmax_fwd_b?f16_p8_c(40|48|64|80|96)_g32_r1_window$' \
+  > $R/compile.txt 2>&1
+timeout 120 python3 -m pytest -q --tb=short tests/cuda/test_cuda_gpu.py -k "warp_long or long_rows_plan or own_tier" > $R/tests.txt 2>&1
+echo "tests: $(tail -n 1 $R/tests.txt)"; grep -h "^FAILED" $R/tests.txt | head
+for tool in memcheck racecheck initcheck synccheck; do
+  ( timeout 90 compute-sanitizer --tool $tool --error-exitcode 9 --report-api-errors no python3 benchmarks/sanitize.py \
+      --tiers warp@10,warp@11 > $R/san_$tool.txt 2>&1; echo "$tool rc $?" >> $R/san_summary.txt ) &
+done
+wait
+cat $R/san_summary.txt
+grep -H "ERROR SUMMARY\|RACECHECK SUMMARY\|: ok\|wrong\|Target application returned" $R/san_*.txt
+timeout 200 python3 benchmarks/grid_row_probe.py --quick --flush --out $R/ab --directions fwd,log --dtypes bf16,f16 \
+  --tiers block_regs,warp \
+  --shapes 130047x1031,87381x1535,67108x2001,52428x2559,44739x3001,65536x2048o1,44739x3000o1,8192x1535,4096x3001 \
+  > $R/ab.txt 2>&1
+echo "probe rc $?"; sed -n '/==== summary/,$p' $R/ab.txt | cut -c1-200
