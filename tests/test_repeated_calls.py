@@ -387,11 +387,28 @@ def test_efficient_zero_tensors_take_no_plan():
                 )
 
 
-def _forward_tiers_ran(monkeypatch) -> list:
-    """The Triton backend's forward tier of every run from now, by a fresh choice (``forward``) or a
-    remembered plan (``prepare``), appended to the list returned."""
+def _triton_standing_in(monkeypatch, realigning: str, forward_tier) -> list:
+    """The Triton backend, under the interpreter, standing in for a backend whose forward tier choice
+    depends on more than the geometry: ``forward_tier(aligned, log)`` names the forward's tier (the
+    backward's choice unchanged), and only the tier ``realigning`` serves calls wherever their tensors
+    start (``Backend.realigns``). Returns the list every forward run's tier is appended to from now, by
+    a fresh choice (``forward``) or a remembered plan (``prepare``)."""
+    import fastsoftmax.backends.triton as tb
+
+    if DEVICE == "cpu" and not tb.INTERPRETED:
+        pytest.skip("the Triton kernels run on the CPU under TRITON_INTERPRET=1 only")
+    dispatch.clear_caches()
+    monkeypatch.setattr(TritonBackend, "realigns", lambda self, tier, n, dtype, backward: tier == realigning)
+    choose, forward, prepare = TritonBackend.choose_tier, TritonBackend.forward, TritonBackend.prepare
+
+    def standing_in(
+        self, outer, n, inner, dtype, backward, index=None, aligned=True, window=True, stepped=False, log=False
+    ):
+        if backward:
+            return choose(self, outer, n, inner, dtype, backward, index)
+        return forward_tier(aligned, log)
+
     ran = []
-    forward, prepare = TritonBackend.forward, TritonBackend.prepare
 
     def recording_forward(self, x, y, log, tier):
         ran.append(tier)
@@ -401,6 +418,7 @@ def _forward_tiers_ran(monkeypatch) -> list:
         run = prepare(self, tier, shape, strides, dtype, device_index, backward, **options)
         return run if backward else lambda *tensors: (ran.append(tier), run(*tensors))[1]
 
+    monkeypatch.setattr(TritonBackend, "choose_tier", standing_in)
     monkeypatch.setattr(TritonBackend, "forward", recording_forward)
     monkeypatch.setattr(TritonBackend, "prepare", recording_prepare)
     return ran
@@ -414,23 +432,7 @@ def test_a_forward_plan_runs_each_function_on_its_own_tier(monkeypatch, dim):
     log-softmax's: calls of either function, first or after the other, plain, ``out=`` (a view one
     element in too: "online" stands for a tier that reads 16-byte packs only, so no plan serves that
     one) and under autograd, each run its function's tier; every result right."""
-    import fastsoftmax.backends.triton as tb
-
-    if DEVICE == "cpu" and not tb.INTERPRETED:
-        pytest.skip("the Triton kernels run on the CPU under TRITON_INTERPRET=1 only")
-    dispatch.clear_caches()
-    monkeypatch.setattr(TritonBackend, "realigns", lambda self, tier, n, dtype, backward: tier != "online")
-    choose = TritonBackend.choose_tier
-
-    def by_function(
-        self, outer, n, inner, dtype, backward, index=None, aligned=True, window=True, stepped=False, log=False
-    ):
-        if backward:
-            return choose(self, outer, n, inner, dtype, backward, index)
-        return "online" if log else "tile"
-
-    monkeypatch.setattr(TritonBackend, "choose_tier", by_function)
-    ran = _forward_tiers_ran(monkeypatch)
+    ran = _triton_standing_in(monkeypatch, "tile", lambda aligned, log: "online" if log else "tile")
     flat = _input((6 * 40 + 4,))
     aligned, offset = flat[:240].view(6, 40), flat[1:241].view(6, 40)
     for first in (False, True, False, True):
@@ -459,21 +461,7 @@ def test_a_row_plan_serves_calls_off_16_byte_boundaries_only_on_a_tier_that_real
     call and leaving no plan behind (though "online" realigns: the aligned calls after it must not take
     it), and aligned calls keep "tile", with the dim as written or normalised (as autograd and ``out=``
     hand it on), whichever alignment comes first. Forward, ``out=``, autograd; every result right."""
-    import fastsoftmax.backends.triton as tb
-
-    if DEVICE == "cpu" and not tb.INTERPRETED:
-        pytest.skip("the Triton kernels run on the CPU under TRITON_INTERPRET=1 only")
-    dispatch.clear_caches()
-    monkeypatch.setattr(TritonBackend, "realigns", lambda self, tier, n, dtype, backward: tier != "tile")
-    choose = TritonBackend.choose_tier
-
-    def by_alignment(self, outer, n, inner, dtype, backward, index=None, aligned=True, *rest):
-        if backward:
-            return choose(self, outer, n, inner, dtype, backward, index)
-        return "tile" if aligned else "online"
-
-    monkeypatch.setattr(TritonBackend, "choose_tier", by_alignment)
-    ran = _forward_tiers_ran(monkeypatch)
+    ran = _triton_standing_in(monkeypatch, "online", lambda aligned, log: "tile" if aligned else "online")
     flat = _input((6 * 40 + 4,))
     aligned, offset = flat[:240].view(6, 40), flat[1:241].view(6, 40)
     calls = (aligned, offset, aligned, offset, aligned)
