@@ -307,9 +307,12 @@ def _forward_run(backend: str, views: tuple, log: bool, kernel_backend, tier: st
     tier for its own function, and the tier the other is given where that differs (tier choice may
     depend on the function: the CUDA warp tier's long rows); ``realigned`` where both tiers' plans
     serve calls wherever their tensors start (``_realigned``). ``(None, False)`` where the other
-    function goes to no kernel. ``views``: the call's canonical ``(x3, y3)``."""
+    function goes to no kernel, or where the call's own tier leaves no plan (off 16-byte boundaries,
+    not ``realigned``). ``views``: the call's canonical ``(x3, y3)``."""
     x3, y3 = views
     realigned = _realigned(backend, kernel_backend, tier, aligned, (x3,), y3, log)
+    if not (aligned or realigned):
+        return None, False
     run = _runner(kernel_backend, tier, views, False)
     other_backend, other_tier, _ = _resolve(backend, False, (x3,), y3, not log)
     if other_backend is kernel_backend and other_tier == tier:
