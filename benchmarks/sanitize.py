@@ -371,10 +371,11 @@ TUNED_RUNS = {
         ({"row_window": True}, None),
         ({"row_window": False}, None),
         ({"block_regs_waves": 1}, [((3000, 1000), -1), ((3000, 3001), -1), ((800, 24576), -1)]),
-        # 16-bit forward rows of 8-32 elements a thread held raw or staged (short_row_storage_16bit)
+        # 16-bit forward rows of 8-32 elements a thread held as float32 or staged (short_row_storage_16bit;
+        # raw by default)
         ({"short_row_storage_16bit": "staged"}, [((300, 1000), -1), ((300, 3000), -1), ((300, 3001), -1)]),
         (
-            {"short_row_storage_16bit": "raw"},
+            {"short_row_storage_16bit": "float"},
             [((300, 1000), -1), ((300, 2500), -1), ((300, 3001), -1), ((64, 8191), -1)],
         ),
     ],

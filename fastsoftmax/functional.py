@@ -260,8 +260,8 @@ def _resolve(
     16-byte phase (``window``, ``_window_aligned``) or, stepped, whose spans lie on 16-byte
     boundaries (``_spans_aligned``: then ``aligned`` is returned True, so that the call's plan is
     remembered for calls on 16-byte boundaries); ``runs``: every tensor's (n, inner) blocks are
-    single runs (the CUDA column kernels' layout); ``log``: a log-softmax problem (tier choice may
-    depend on it; a forward plan serves both functions, ``_forward_run``);
+    single runs (the CUDA column kernels' layout); ``log``: a log-softmax backward (tier choice may
+    depend on it; forward calls are chosen for without it, so that one plan serves both functions);
     ``as_aligned``: rows chosen for as if on their 16-byte boundaries (``_realigned``)."""
     first = inputs[0]
     aligned, stepped = _packable(*inputs, output), not _layout.unit_inner(*inputs)
@@ -300,32 +300,6 @@ def _realigned(
     if output.shape[2] != 1 or not kernel_backend.realigns(tier, output.shape[1], output.dtype, backward):
         return False
     return aligned or _resolve(backend, backward, inputs, output, log, as_aligned=True)[1] == tier
-
-
-def _forward_run(backend: str, views: tuple, log: bool, kernel_backend, tier: str, aligned: bool):
-    """``(run(x, y, log), realigned)`` for a forward plan, which serves both functions: the call's
-    tier for its own function, and the tier the other is given where that differs (tier choice may
-    depend on the function: the CUDA warp tier's long rows); ``realigned`` where both tiers' plans
-    serve calls wherever their tensors start (``_realigned``). ``(None, False)`` where the other
-    function goes to no kernel, or where the call's own tier leaves no plan (off 16-byte boundaries,
-    not ``realigned``). ``views``: the call's canonical ``(x3, y3)``."""
-    x3, y3 = views
-    realigned = _realigned(backend, kernel_backend, tier, aligned, (x3,), y3, log)
-    if not (aligned or realigned):
-        return None, False
-    run = _runner(kernel_backend, tier, views, False)
-    other_backend, other_tier, _ = _resolve(backend, False, (x3,), y3, not log)
-    if other_backend is kernel_backend and other_tier == tier:
-        return run, realigned
-    if other_backend is None:
-        return None, False
-    realigned = realigned and _realigned(backend, other_backend, other_tier, aligned, (x3,), y3, not log)
-    runs = {log: run, not log: _runner(other_backend, other_tier, views, False)}
-
-    def by_function(x, y, log):
-        runs[log](x, y, log)
-
-    return by_function, realigned
 
 
 def _aligned_only(plan, full_path):
@@ -392,7 +366,7 @@ def _forward_into(x: torch.Tensor, y: torch.Tensor, dim: int, order: list[int], 
     x3, y3 = _layout.input_view(x, dim, order), _layout.canonical_view(y, dim, order)
     if x3 is None or y3 is None or x3.shape != y3.shape:
         return False
-    kernel_backend, tier, _ = _resolve(backend, False, (x3,), y3, log)
+    kernel_backend, tier, _ = _resolve(backend, False, (x3,), y3)
     if kernel_backend is None:
         return False
     kernel_backend.forward(x3, y3, log, tier)
@@ -446,19 +420,19 @@ def forward_impl(x: torch.Tensor, dim: int, log: bool, backend: str, use_plans: 
         dispatch.remember(key, replicated)
         return replicated(x, log)
     x3, y3, y, copied = _layout.canonical_pair(x, dim)
-    kernel_backend, tier, aligned = _resolve(backend, False, (x3,), y3, log)
+    kernel_backend, tier, aligned = _resolve(backend, False, (x3,), y3)
     if kernel_backend is None:
         dispatch.remember(key, _torch_plan(dim))
         return _torch_forward(x, dim, log)
     # Remember the plan only when a later call's output, allocated as below, gets these very strides
     # (a plan that reads 16-byte packs only from a call on a 16-byte boundary: see _aligned_only).
-    if use_plans and not forced and not copied and (y.stride() == x.stride() or y.is_contiguous()):
-        run, realigned = _forward_run(backend, (x3, y3), log, kernel_backend, tier, aligned)
-        if run is not None and (aligned or realigned):
-            plan = _plan(run, y.stride() != x.stride())
-            if not realigned:
-                plan = _aligned_only(plan, lambda x, log: forward_impl(x, dim, log, backend, use_plans=False))
-            dispatch.remember(key, plan)
+    realigned = _realigned(backend, kernel_backend, tier, aligned, (x3,), y3)
+    keep = use_plans and not forced and not copied and (aligned or realigned)
+    if keep and (y.stride() == x.stride() or y.is_contiguous()):
+        plan = _plan(_runner(kernel_backend, tier, (x3, y3), False), y.stride() != x.stride())
+        if not realigned:
+            plan = _aligned_only(plan, lambda x, log: forward_impl(x, dim, log, backend, use_plans=False))
+        dispatch.remember(key, plan)
     kernel_backend.forward(x3, y3, log, tier)
     return y
 
@@ -1035,13 +1009,12 @@ def _write_into(
             break
     else:
         return False
-    kernel_backend, tier, aligned = _resolve(backend, False, (x3,), y3, log)
+    kernel_backend, tier, aligned = _resolve(backend, False, (x3,), y3)
     if kernel_backend is None:
         return False
-    plan, realigned = None, False
-    if use_plans and not forced:
-        plan, realigned = _forward_run(backend, (x3, y3), log, kernel_backend, tier, aligned)
-    if plan is not None and (aligned or realigned):
+    realigned = _realigned(backend, kernel_backend, tier, aligned, (x3,), y3)
+    if use_plans and not forced and (aligned or realigned):
+        plan = _runner(kernel_backend, tier, (x3, y3), False)
         if not realigned:
 
             def full_path(x, out, log):  # (chosen afresh for this alignment; computed and copied if no kernel)

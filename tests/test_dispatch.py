@@ -640,39 +640,32 @@ def test_warp_long_rows_as_held_or_refused():
 
 
 def test_long_16bit_forward_rows_take_the_warp_tier():
-    """tiers.warp_takes_long_rows: 16-bit softmax forward rows of 1025-3072 on 16-byte boundaries go to
-    the warp tier from WARP_LONG_MIN_ROWS rows, and from WARP_LONG_MIN_ROWS_SPARSE where block_regs'
-    threads would fill at most 3/4 of their warps, but never where they fill them whole; the
-    log-softmax forward's from WARP_LONG_MIN_ROWS_LOG rows at any fill. Fewer rows, rows off their
-    boundaries, the backward and float32 stay on block_regs, and the dispatcher never keeps such a row
-    plan for calls off 16-byte boundaries (the CUDA backend's ``realigns``)."""
+    """tiers.warp_takes_long_rows: 16-bit forward rows of 1025-3072 on 16-byte boundaries go to the warp
+    tier from WARP_LONG_MIN_ROWS rows where block_regs' threads would fill at most 3/4 of their warps;
+    fuller rows, fewer rows, rows off their boundaries, the backward and float32 stay on block_regs
+    (log-softmax alike), and the dispatcher never keeps such a row plan for calls off 16-byte
+    boundaries (the CUDA backend's ``realigns``)."""
     from fastsoftmax.backends.cuda import BACKEND, tiers
     from fastsoftmax.backends.cuda.instances import WARP_LONG_MAX_COLS, WARP_TIER_MAX_COLS
 
     h100 = tiers.H100_LIMITS
-    many, some, log_rows = tiers.WARP_LONG_MIN_ROWS, tiers.WARP_LONG_MIN_ROWS_SPARSE, tiers.WARP_LONG_MIN_ROWS_LOG
-    assert log_rows < some < many
+    rows = tiers.WARP_LONG_MIN_ROWS
     # block_regs holds these in 32 elements a thread, whole warps of threads: they fill n / (32 x 32 x warps)
     sparse = (WARP_TIER_MAX_COLS + 8, 1152, 1536, 2304)  # fills 0.50, 0.56, 0.75, 0.75
-    dense = (1792, 2000, 2560, 3000)  # 0.88, 0.98, 0.83, 0.98
-    full = (2048, WARP_LONG_MAX_COLS)
+    dense = (1792, 2000, 2048, 2560, 3000, WARP_LONG_MAX_COLS)  # 0.88, 0.98, 1, 0.83, 0.98, 1
     for dtype in (torch.bfloat16, torch.float16):
-        for n in sparse + dense + full:
-            softmax = "block_regs" if n in full else "warp"
-            assert tiers.choose_tier(many, n, 1, dtype, False, h100) == softmax, n
-            fewer = "warp" if n in sparse else "block_regs"
-            assert tiers.choose_tier(some, n, 1, dtype, False, h100) == fewer, n
-            assert tiers.choose_tier(some - 1, n, 1, dtype, False, h100) == "block_regs", n
-            for rows in (log_rows, some - 1, many):
-                assert tiers.choose_tier(rows, n, 1, dtype, False, h100, log=True) == "warp", (n, rows)
-            assert tiers.choose_tier(log_rows - 1, n, 1, dtype, False, h100, log=True) == "block_regs", n
+        for n in sparse + dense:
             for log in (False, True):
-                assert tiers.choose_tier(many, n, 1, dtype, False, h100, aligned=False, log=log) == "block_regs"
-                assert tiers.choose_tier(many, n, 1, dtype, True, h100, log=log) == "block_regs"
+                for many in (rows, 16 * rows):
+                    tier = "warp" if n in sparse else "block_regs"
+                    assert tiers.choose_tier(many, n, 1, dtype, False, h100, log=log) == tier, (n, many, log)
+                assert tiers.choose_tier(rows - 1, n, 1, dtype, False, h100, log=log) == "block_regs", (n, log)
+                assert tiers.choose_tier(rows, n, 1, dtype, False, h100, aligned=False, log=log) == "block_regs"
+            assert tiers.choose_tier(rows, n, 1, dtype, True, h100) == "block_regs"
         # a row of no whole number of 16-byte pieces, and rows past the longest the tier holds
-        assert tiers.choose_tier(many, 3001, 1, dtype, False, h100) == "block_regs"
-        assert tiers.choose_tier(many, WARP_LONG_MAX_COLS + 8, 1, dtype, False, h100) == "block_regs"
-    assert tiers.choose_tier(many, 2048, 1, torch.float32, False, h100) == "block_regs"
+        assert tiers.choose_tier(rows, 1535, 1, dtype, False, h100) == "block_regs"
+        assert tiers.choose_tier(rows, WARP_LONG_MAX_COLS + 8, 1, dtype, False, h100) == "block_regs"
+    assert tiers.choose_tier(rows, 1536, 1, torch.float32, False, h100) == "block_regs"
     assert not BACKEND.realigns("warp", 2048, torch.bfloat16, False)
     assert BACKEND.realigns("warp", WARP_TIER_MAX_COLS, torch.bfloat16, False)
     assert BACKEND.realigns("block_regs", 2048, torch.bfloat16, False)

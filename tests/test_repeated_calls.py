@@ -217,9 +217,7 @@ def test_triton_second_call_takes_the_prepared_path(monkeypatch):
 def test_backward_plans_and_choices_are_kept_apart_by_function(monkeypatch):
     """The backward's tier choice is told whether the call is log-softmax's (its reduction reads dy
     alone; strided.choose_tier has rules of its own for it), so its remembered plans are kept apart
-    by function too: each function's first call chooses, a repeat of either reuses its own plan. The
-    forward's plan serves both functions: the first forward chooses for both (tier choice may depend on
-    the function too), the second takes the plan."""
+    by function too: each function's first call chooses, a repeat of either reuses its own plan."""
     import inspect
 
     dispatch.clear_caches()
@@ -239,8 +237,9 @@ def test_backward_plans_and_choices_are_kept_apart_by_function(monkeypatch):
         y = (fastsoftmax.log_softmax if log else fastsoftmax.softmax)(x, -1)
         dy = torch.randn_like(y)
         check_backward(fastsoftmax.softmax_backward(dy, y, -1, log=log), x, dy, -1, log)
-    # (rows of 70 float32 lie off 16-byte boundaries: a choice may be asked again as for rows on them)
-    assert set(asked) == {(0, False, False), (0, False, True), (0, True, False), (1, True, True)}
+    # one forward plan serves both functions; one backward choice a function (rows of 70 float32 lie off
+    # 16-byte boundaries: a choice is asked again as for rows on them, _realigned)
+    assert set(asked) == {(0, False, False), (0, True, False), (1, True, True)}
 
 
 @pytest.mark.parametrize("name,view,shape", LAYOUTS, ids=[case[0] for case in LAYOUTS])
@@ -387,70 +386,6 @@ def test_efficient_zero_tensors_take_no_plan():
                 )
 
 
-def _triton_standing_in(monkeypatch, realigning: str, forward_tier) -> list:
-    """The Triton backend, under the interpreter, standing in for a backend whose forward tier choice
-    depends on more than the geometry: ``forward_tier(aligned, log)`` names the forward's tier (the
-    backward's choice unchanged), and only the tier ``realigning`` serves calls wherever their tensors
-    start (``Backend.realigns``). Returns the list every forward run's tier is appended to from now, by
-    a fresh choice (``forward``) or a remembered plan (``prepare``)."""
-    import fastsoftmax.backends.triton as tb
-
-    if DEVICE == "cpu" and not tb.INTERPRETED:
-        pytest.skip("the Triton kernels run on the CPU under TRITON_INTERPRET=1 only")
-    dispatch.clear_caches()
-    monkeypatch.setattr(TritonBackend, "realigns", lambda self, tier, n, dtype, backward: tier == realigning)
-    choose, forward, prepare = TritonBackend.choose_tier, TritonBackend.forward, TritonBackend.prepare
-
-    def standing_in(
-        self, outer, n, inner, dtype, backward, index=None, aligned=True, window=True, stepped=False, log=False
-    ):
-        if backward:
-            return choose(self, outer, n, inner, dtype, backward, index)
-        return forward_tier(aligned, log)
-
-    ran = []
-
-    def recording_forward(self, x, y, log, tier):
-        ran.append(tier)
-        return forward(self, x, y, log, tier)
-
-    def recording_prepare(self, tier, shape, strides, dtype, device_index, backward, **options):
-        run = prepare(self, tier, shape, strides, dtype, device_index, backward, **options)
-        return run if backward else lambda *tensors: (ran.append(tier), run(*tensors))[1]
-
-    monkeypatch.setattr(TritonBackend, "choose_tier", standing_in)
-    monkeypatch.setattr(TritonBackend, "forward", recording_forward)
-    monkeypatch.setattr(TritonBackend, "prepare", recording_prepare)
-    return ran
-
-
-@pytest.mark.parametrize("dim", [-1, 1])
-def test_a_forward_plan_runs_each_function_on_its_own_tier(monkeypatch, dim):
-    """Forward tier choice may depend on the function (the CUDA warp tier's long rows take the
-    log-softmax where block_regs keeps the softmax); the plan a geometry's first call leaves serves
-    both. Here the Triton backend's "tile" tier stands for the softmax's and "online" for the
-    log-softmax's: calls of either function, first or after the other, plain, ``out=`` (a view one
-    element in too: "online" stands for a tier that reads 16-byte packs only, so no plan serves that
-    one) and under autograd, each run its function's tier; every result right."""
-    ran = _triton_standing_in(monkeypatch, "tile", lambda aligned, log: "online" if log else "tile")
-    flat = _input((6 * 40 + 4,))
-    aligned, offset = flat[:240].view(6, 40), flat[1:241].view(6, 40)
-    for first in (False, True, False, True):
-        for log in (first, not first):
-            fn, tier = (fastsoftmax.log_softmax, "online") if log else (fastsoftmax.softmax, "tile")
-            del ran[:]
-            check_forward(fn(aligned, dim, backend="triton"), aligned, dim, log)
-            for x in (aligned, offset):
-                out = torch.empty_like(x)
-                check_forward(fn(x, dim, backend="triton", out=out), x, dim, log)
-            leaf = aligned.detach().requires_grad_()
-            dy = _input(aligned.shape)
-            (dx,) = torch.autograd.grad(fn(leaf, dim, backend="triton"), leaf, dy)
-            check_backward(dx, aligned, dy, dim, log)
-            assert ran == [tier] * 4, (log, ran)
-    dispatch.clear_caches()
-
-
 @pytest.mark.parametrize("offset_first", [False, True], ids=["aligned_first", "offset_first"])
 @pytest.mark.parametrize("dim", [-1, 1])
 def test_a_row_plan_serves_calls_off_16_byte_boundaries_only_on_a_tier_that_realigns(monkeypatch, dim, offset_first):
@@ -461,7 +396,33 @@ def test_a_row_plan_serves_calls_off_16_byte_boundaries_only_on_a_tier_that_real
     call and leaving no plan behind (though "online" realigns: the aligned calls after it must not take
     it), and aligned calls keep "tile", with the dim as written or normalised (as autograd and ``out=``
     hand it on), whichever alignment comes first. Forward, ``out=``, autograd; every result right."""
-    ran = _triton_standing_in(monkeypatch, "online", lambda aligned, log: "tile" if aligned else "online")
+    import fastsoftmax.backends.triton as tb
+
+    if DEVICE == "cpu" and not tb.INTERPRETED:
+        pytest.skip("the Triton kernels run on the CPU under TRITON_INTERPRET=1 only")
+    dispatch.clear_caches()
+    monkeypatch.setattr(TritonBackend, "realigns", lambda self, tier, n, dtype, backward: tier != "tile")
+    choose = TritonBackend.choose_tier
+
+    def by_alignment(self, outer, n, inner, dtype, backward, index=None, aligned=True, *rest):
+        if backward:
+            return choose(self, outer, n, inner, dtype, backward, index)
+        return "tile" if aligned else "online"
+
+    monkeypatch.setattr(TritonBackend, "choose_tier", by_alignment)
+    ran = []  # the tier of every forward run, by a fresh choice (forward) or a remembered plan (prepare)
+    forward, prepare = TritonBackend.forward, TritonBackend.prepare
+
+    def recording_forward(self, x, y, log, tier):
+        ran.append(tier)
+        return forward(self, x, y, log, tier)
+
+    def recording_prepare(self, tier, shape, strides, dtype, device_index, backward, **options):
+        run = prepare(self, tier, shape, strides, dtype, device_index, backward, **options)
+        return run if backward else lambda *tensors: (ran.append(tier), run(*tensors))[1]
+
+    monkeypatch.setattr(TritonBackend, "forward", recording_forward)
+    monkeypatch.setattr(TritonBackend, "prepare", recording_prepare)
     flat = _input((6 * 40 + 4,))
     aligned, offset = flat[:240].view(6, 40), flat[1:241].view(6, 40)
     calls = (aligned, offset, aligned, offset, aligned)

@@ -37,6 +37,7 @@ from .instances import (
     GRID_ROW_STATIC_SMEM,
     GRID_ROW_THREADS,
     PACK_SIZES,
+    SHORT_ROW_STORAGE_16BIT,
     SPLIT_ROW_ALIGN,
     SPLIT_ROW_BLOCK,
     WARP_PACK_SIZES,
@@ -69,7 +70,6 @@ from .instances import (
     grid_row_team_workspace,
     grid_row_workspace,
     next_pow2,
-    short_row_storage_16bit,
     warp_shape,
     widest_pack,
 )
@@ -178,7 +178,7 @@ def _row_kernel(load, tier, dtype, outer, n, log, backward, align, dev, tuning) 
         pack = widest_pack(BLOCK_REGS_PACK_SIZES[dtype], align, itemsize)
         widest = block_regs_max_cols(dtype, backward)
         pack, span, window = _window(tier, dtype, backward, n, pack, tuning, widest)
-        short = tuning.short_row_storage_16bit or short_row_storage_16bit(facts.high_bandwidth_per_sm)
+        short = tuning.short_row_storage_16bit or SHORT_ROW_STORAGE_16BIT
         target = tiers.block_regs_target(n, itemsize, backward, tuning, window, raw=short == "raw")
         elems, threads = block_regs_shape(span, dtype, pack, backward, target)
         storage = block_regs_storage(dtype, backward, elems, tuning.long_row_storage, short)

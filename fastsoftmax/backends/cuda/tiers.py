@@ -127,7 +127,7 @@ BLOCK_REGS_TARGETS = {
 #: targets forced and timed in turn (benchmarks/flat_rows_probe.py): 16 elements a thread against 32,
 #: rows of 2047 0.82 of copy against 0.68, 3001 0.92 against 0.77, 5001 0.83 against 0.70 (8: 0.72-0.81)
 BLOCK_REGS_WINDOW_TARGETS_16BIT_FORWARD = ((1024, 8), (8192, 16), (32768, 64))
-#: rows held in their window and raw (instances.short_row_storage_16bit): 16-bit forward rows take 32
+#: rows held in their window and raw (instances.SHORT_ROW_STORAGE_16BIT): 16-bit forward rows take 32
 #: elements a thread rather than the targets' 16 unless 32 leave more of their last warp idle, their
 #: threads' fill below this share of 16's. H200, bf16, raw rows, both forced and alternated in one
 #: process (results 2026-12-02_h200_s41/window_elems.txt): rows of 3001 0.863 of copy at 32 against
@@ -164,7 +164,7 @@ class Tuning:
     #: "staged", measured faster on an H100 (benchmarks/results/2026-11-22_h100_s3)
     long_row_storage_16bit: str | None = None
     #: block_regs: where forward 16-bit rows of fewer elements a thread live, one of
-    #: instances.SHORT_ROW_STORAGES_16BIT; None: the device's (instances.short_row_storage_16bit)
+    #: instances.SHORT_ROW_STORAGES_16BIT; None: instances.SHORT_ROW_STORAGE_16BIT
     short_row_storage_16bit: str | None = None
     #: strided_staged: CTAs per SM that shared memory is divided among, instead of
     #: strided.STAGED_CTAS_PER_SM (part of every plan key, like the other fields)
@@ -542,7 +542,7 @@ def block_regs_target(
     n: int, itemsize: int, backward: bool, tuning: Tuning = DEFAULT_TUNING, window: bool = False, raw: bool = False
 ) -> int:
     """Elements a thread block_regs aims for over rows of n; ``raw``: 16-bit forward rows of fewer
-    than 64 elements a thread are held raw (instances.short_row_storage_16bit)."""
+    than 64 elements a thread are held raw (instances.SHORT_ROW_STORAGE_16BIT)."""
     if tuning.block_regs_elems:
         return tuning.block_regs_elems
     steps = BLOCK_REGS_TARGETS[(itemsize, backward)]
@@ -700,7 +700,7 @@ def choose_tier(
         # window 0.81-0.89 (H100, bf16 rows of 700 and 999, benchmarks/flat_rows_probe.py)
         return "warp"
     rows_aligned = aligned and n * itemsize % 16 == 0
-    if warp_takes_long_rows(outer, n, dtype, backward, rows_aligned, log):
+    if warp_takes_long_rows(outer, n, dtype, backward, rows_aligned):
         return "warp"
     # up to the longest row it holds the cluster tier wins with many rows in the backward and, on 16-byte
     # boundaries, with few in both directions (instances.CLUSTER_LONGEST_MIN_ROWS, CLUSTER_FEW_LONG_ROWS);
@@ -732,53 +732,35 @@ def choose_tier(
     return "block_uncached"
 
 
-#: the 16-bit softmax forward's rows past WARP_TIER_MAX_COLS on 16-byte boundaries go to the warp tier (a
-#: whole warp a row, instances.WARP_LONG_COLS_16BIT) from this many rows, and from WARP_LONG_MIN_ROWS_SPARSE
-#: where block_regs' threads would fill at most WARP_LONG_SPARSE_FILL of their warps, but not where they
-#: fill them whole; the log-softmax forward's from WARP_LONG_MIN_ROWS_LOG (see warp_takes_long_rows)
-WARP_LONG_MIN_ROWS = 8192
-WARP_LONG_MIN_ROWS_SPARSE = 1024
-WARP_LONG_SPARSE_FILL = 0.75
-WARP_LONG_MIN_ROWS_LOG = 128
+#: the 16-bit forward's rows past WARP_TIER_MAX_COLS on 16-byte boundaries go to the warp tier (a whole
+#: warp a row, instances.WARP_LONG_COLS_16BIT) from this many rows where block_regs' threads would fill at
+#: most WARP_LONG_MAX_FILL of their warps (see warp_takes_long_rows)
+WARP_LONG_MIN_ROWS = 1024
+WARP_LONG_MAX_FILL = 0.75
 
 
-def warp_takes_long_rows(
-    outer: int, n: int, dtype: torch.dtype, backward: bool, rows_aligned: bool, log: bool = False
-) -> bool:
+def warp_takes_long_rows(outer: int, n: int, dtype: torch.dtype, backward: bool, rows_aligned: bool) -> bool:
     """Whether 16-bit forward rows of WARP_TIER_MAX_COLS + 1 up to WARP_LONG_MAX_COLS on 16-byte boundaries
-    go to the warp tier (a whole warp a row) rather than block_regs (a block a row, 32 elements a thread,
-    whose last warp idles in part unless the row fills it). H100, both forced and alternated in one
-    process behind an L2 flush (benchmarks/grid_row_probe.py, results 2026-12-06_h100_s77/n2/ab.txt,
-    n3/ab.txt, p1/warp.txt), fraction of copy, warp against block_regs. At 2^27 elements, bf16 softmax
-    1032 columns 0.991 against 0.735, 1152 0.997 against 0.805, 1536 0.995 against 0.935, 2304 0.989
-    against 0.911, 2560 0.990 against 0.946, 3000 0.983 against 0.977 (float16 alike), log-softmax
-    0.984-0.997 against 0.674-0.956 there; rows that fill block_regs' warps whole lose a little in
-    softmax (2048 0.992 against 1.000, 3072 0.990 against 0.993; float16 0.993 against 0.999, 0.987
-    against 0.995), which keeps block_regs there, and mostly gain in log-softmax (bf16 0.993 against
-    0.934, 0.989 against 0.885; float16 0.993 against 0.996, 0.989 against 0.981). On fewer rows the
-    warp's waves come short in softmax where block_regs' warps are nearly full: 3000 columns (a fill of
-    0.98) 8192 rows level (0.837 against 0.838), 4096 0.707 against 0.725, 1024 0.443 against 0.466,
-    while at a fill of 0.75 or less the warp leads on as few as were measured: 4096 x 1536 0.696
-    against 0.589, 4096 x 1152 0.613 against 0.457, 1024 x 1536 0.318 against 0.296 (rows of
-    2049-2304, at such fills over 96 threads, were measured from 12288 rows only). The log-softmax's
-    warp leads or ties on every count measured, 128 rows the fewest (bf16 3000 columns: 128 rows 0.086
-    against 0.076, 1024 0.459 against 0.428, 4096 0.719 against 0.615; 512 x 2048 0.227 against
-    0.193; float16 0.085 against 0.083, 0.464 against 0.456, 0.726 against 0.712, 0.232 against
-    0.209). A forward plan serves both functions with a tier each (functional._forward_run).
-    Measured on the H100 alone."""
+    go to the warp tier (a whole warp a row) rather than block_regs (a block a row, 32 elements a thread
+    held raw, whose last warp idles in part unless the row fills it). H100, both forced and alternated in
+    one process behind an L2 flush (benchmarks/grid_row_probe.py), fraction of copy, warp against
+    block_regs (results 2026-12-06_h100_s78/c2/rawwarp.txt). Where block_regs fills at most 3/4 of its
+    warps the warp leads or ties: bf16 130048 x 1032 (a fill of 0.50) 0.989 against 0.814, log-softmax
+    0.985 against 0.859; 87381 x 1536 (0.75) 0.995 against 0.998, 4096 x 1536 0.695 against 0.602
+    (float16 alike), and against block_regs' float32 form (the last set's, results
+    2026-12-06_h100_s77/p1/warp.txt) 4096 x 1152 0.613 against 0.457, 1024 x 1536 0.318 against 0.296.
+    Fuller, block_regs leads or ties: 65536 x 2048 0.993 against 0.990, 52428 x 2560 (0.83) 0.997
+    against 0.990, 44739 x 3000 (0.98) 0.986 against 0.980, 43690 x 3072 0.991 against 0.987, 8192 x
+    2048 0.819 against 0.814, 4096 x 3000 0.724 against 0.709, log-softmax alike (bf16 2048 0.991 against
+    0.990, 3000 0.983 against 0.981, 4096 x 3000 0.744 against 0.715). Measured on the H100 alone."""
     itemsize = CXX_TYPES[dtype][2]
     if not (warp_has_long_rows(itemsize, backward) and rows_aligned):
         return False
-    if not WARP_TIER_MAX_COLS < n <= WARP_LONG_MAX_COLS:
-        return False
-    if log:
-        return outer >= WARP_LONG_MIN_ROWS_LOG
-    if outer < WARP_LONG_MIN_ROWS_SPARSE:
+    if not WARP_TIER_MAX_COLS < n <= WARP_LONG_MAX_COLS or outer < WARP_LONG_MIN_ROWS:
         return False
     target = block_regs_target(n, itemsize, backward)
     elems, threads = block_regs_shape(n, dtype, WINDOW_PACK[dtype], backward, target)
-    fill = n / (elems * threads)
-    return fill < 1 and (outer >= WARP_LONG_MIN_ROWS or fill <= WARP_LONG_SPARSE_FILL)
+    return n <= WARP_LONG_MAX_FILL * elems * threads
 
 
 def warp_max_cols(dtype: torch.dtype, backward: bool) -> int:
