@@ -971,13 +971,11 @@ class _HighBandwidthFacts(_Facts):
 
 
 @pytest.mark.parametrize("facts", [_Facts, _HighBandwidthFacts])
-def test_block_regs_short_16bit_rows_by_the_device_rule(fake_device, monkeypatch, facts):
-    """16-bit forward block_regs rows of 8-32 elements a thread are held raw where the GPU has much
-    DRAM bandwidth an SM, as float32 elsewhere; held raw in their window they take 32 elements a
-    thread where that fills the last warp about as well as 16; the backward, float32 and a tuned
-    storage are the device's or the tuning's alike on both."""
+def test_block_regs_short_16bit_rows_held_raw(fake_device, monkeypatch, facts):
+    """16-bit forward block_regs rows of 8-32 elements a thread are held raw on every GPU, float32 when
+    tuned; held raw in their window they take 32 elements a thread where that fills the last warp
+    about as well as 16; the backward, float32 and a tuned storage alike on both."""
     monkeypatch.setattr(plans, "device_facts", lambda dev: facts())
-    raw = facts is _HighBandwidthFacts
 
     def planned(dtype, n, align, backward=False, tuning=tiers.DEFAULT_TUNING):
         strides = ((n,),) * (3 if backward else 2)
@@ -987,16 +985,16 @@ def test_block_regs_short_16bit_rows_by_the_device_rule(fake_device, monkeypatch
         assert grid == 64  # a block a row
         return kernel.name.removeprefix("fs_block_regs_softmax_"), kernel.block_x
 
-    suffix = "_raw" if raw else ""
-    assert planned(torch.bfloat16, 3000, 0) == (f"fwd_bf16_p8_c32{suffix}", 96)
-    assert planned(torch.float16, 4096, 0) == (f"fwd_f16_p8_c32{suffix}", 128)
+    assert planned(torch.bfloat16, 3000, 0) == ("fwd_bf16_p8_c32_raw", 96)
+    assert planned(torch.float16, 4096, 0) == ("fwd_f16_p8_c32_raw", 128)
     # off 16-byte boundaries (rows of 6002 bytes): held in their window
-    assert planned(torch.bfloat16, 3001, 2) == (
-        ("fwd_bf16_p8_c32_raw_window", 96) if raw else ("fwd_bf16_p8_c16_window", 192)
-    )
-    assert planned(torch.bfloat16, 2500, 4) == (f"fwd_bf16_p8_c16{suffix}_window", 160)
+    assert planned(torch.bfloat16, 3001, 2) == ("fwd_bf16_p8_c32_raw_window", 96)
+    assert planned(torch.bfloat16, 2500, 4) == ("fwd_bf16_p8_c16_raw_window", 160)
     assert planned(torch.bfloat16, 3000, 0, backward=True)[0].endswith("_raw")
     assert planned(torch.float32, 3000, 0) == ("fwd_f32_p4_c16", 192)
+    as_float = tiers.Tuning(short_row_storage_16bit="float")
+    assert planned(torch.bfloat16, 3000, 0, tuning=as_float) == ("fwd_bf16_p8_c32", 96)
+    assert planned(torch.bfloat16, 3001, 2, tuning=as_float) == ("fwd_bf16_p8_c16_window", 192)
     staged = tiers.Tuning(short_row_storage_16bit="staged")
     assert planned(torch.bfloat16, 3000, 0, tuning=staged) == ("fwd_bf16_p8_c32_staged", 96)
     with pytest.raises(ValueError, match="16-byte packs"):
