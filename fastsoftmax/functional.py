@@ -426,8 +426,9 @@ def forward_impl(x: torch.Tensor, dim: int, log: bool, backend: str, use_plans: 
         return _torch_forward(x, dim, log)
     # Remember the plan only when a later call's output, allocated as below, gets these very strides
     # (a plan that reads 16-byte packs only from a call on a 16-byte boundary: see _aligned_only).
-    realigned = _realigned(backend, kernel_backend, tier, aligned, (x3,), y3)
-    keep = use_plans and not forced and not copied and (aligned or realigned)
+    keep = use_plans and not forced and not copied
+    realigned = keep and _realigned(backend, kernel_backend, tier, aligned, (x3,), y3)
+    keep = keep and (aligned or realigned)
     if keep and (y.stride() == x.stride() or y.is_contiguous()):
         plan = _plan(_runner(kernel_backend, tier, (x3, y3), False), y.stride() != x.stride())
         if not realigned:
@@ -458,8 +459,9 @@ def backward_impl(
     kernel_backend, tier, aligned = _resolve(backend, True, (y3, dy3), dx3, log)
     if kernel_backend is None:
         return _torch_backward(dy, y, dim, log)
-    realigned = _realigned(backend, kernel_backend, tier, aligned, (y3, dy3), dx3, log)
-    keep = use_plans and not forced and not copied and (aligned or realigned)
+    keep = use_plans and not forced and not copied
+    realigned = keep and _realigned(backend, kernel_backend, tier, aligned, (y3, dy3), dx3, log)
+    keep = keep and (aligned or realigned)
     if keep and (dx.stride() == y.stride() or dx.is_contiguous()):
         plan = _backward_plan(_runner(kernel_backend, tier, (y3, dy3, dx3), True), dx.stride() != y.stride())
         if not realigned:
@@ -1012,7 +1014,7 @@ def _write_into(
     kernel_backend, tier, aligned = _resolve(backend, False, (x3,), y3)
     if kernel_backend is None:
         return False
-    realigned = _realigned(backend, kernel_backend, tier, aligned, (x3,), y3)
+    realigned = use_plans and not forced and _realigned(backend, kernel_backend, tier, aligned, (x3,), y3)
     if use_plans and not forced and (aligned or realigned):
         plan = _runner(kernel_backend, tier, (x3, y3), False)
         if not realigned:
