@@ -262,7 +262,7 @@ def _resolve(
     remembered for calls on 16-byte boundaries); ``runs``: every tensor's (n, inner) blocks are
     single runs (the CUDA column kernels' layout); ``log``: a log-softmax backward (tier choice may
     depend on it; forward calls are chosen for without it, so that one plan serves both functions);
-    ``as_aligned``: rows chosen for as if on their 16-byte boundaries (``_realigned``)."""
+    ``as_aligned``: rows chosen for as if their tensors started on 16-byte boundaries (``_realigned``)."""
     first = inputs[0]
     aligned, stepped = _packable(*inputs, output), not _layout.unit_inner(*inputs)
     # (row problems, inner == 1, are chosen for without it: not worked out)
@@ -276,8 +276,9 @@ def _resolve(
         # realign within themselves, Backend.realigns, but tier choice measured some rules on rows on
         # their boundaries)
         size = output.element_size()
-        aligned = as_aligned or (
-            aligned and all(_layout.steps_on_boundaries(v.stride(0), size, outer) for v in (*inputs, output))
+        # (as_aligned: the pointers as if on their boundaries; row steps off them keep every call off them)
+        aligned = (as_aligned or aligned) and all(
+            _layout.steps_on_boundaries(v.stride(0), size, outer) for v in (*inputs, output)
         )
     n = output.shape[1]
     # only strided problems are chosen for by it: rows take no look at their size-1 inner strides

@@ -437,4 +437,13 @@ def test_a_row_plan_serves_calls_off_16_byte_boundaries_only_on_a_tier_that_real
         (dx,) = torch.autograd.grad(fastsoftmax.softmax(leaf, dim, backend="triton"), leaf, dy)
         check_backward(dx, x, dy, dim)
         assert ran == [tier] * 3, (x.data_ptr() % 16, ran)
+    # rows whose steps lie off 16-byte boundaries (a row of 41 float32 a row): no call of this geometry
+    # is on them, so "online" is every call's tier and its plan is kept; the second call takes it
+    padded = _input((6, 41))[:, :40]
+    resolve, chosen = dispatch.resolve, []
+    monkeypatch.setattr(dispatch, "resolve", lambda *args, **kwargs: (chosen.append(args), resolve(*args, **kwargs))[1])
+    for call in range(2):
+        del ran[:], chosen[:]
+        check_forward(fastsoftmax.softmax(padded, dim, backend="triton"), padded, dim)
+        assert ran == ["online"] and (call == 0) == bool(chosen), (call, ran, chosen)
     dispatch.clear_caches()
