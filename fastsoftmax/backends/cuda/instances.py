@@ -274,24 +274,23 @@ SHORT_ROW_STORAGES_16BIT = ("float", "raw", "staged")
 
 
 #: where forward 16-bit block_regs rows of 8-32 elements a thread live unless tuned
-#: (tiers.Tuning.short_row_storage_16bit): raw, on every GPU. Both forms hold 64 registers a thread at
-#: 32 elements, so residency does not tell them apart; the code does: the float32 form converts a pack
-#: where it loads it, and in its SASS the first pack's conversion (PRMT for bfloat16) waits on that load
-#: before the next packs' loads issue, where the raw form issues every load before using any (as
-#: warp_tier.cuh's loads do). Requesting every pack before converting any in the float32 form spills at
-#: 32 elements (112 bytes of stack, sm_90). Both alternated in one process behind an L2 flush
-#: (benchmarks/grid_row_probe.py), fraction of copy, raw against float32. H200, bf16, 2^27 elements
-#: (results 2026-12-02_h200_s41/short_storage.txt): rows of 2048 1.003 against 0.938, 3000 0.958
-#: against 0.871, 4096 0.994 against 0.919, 8192 0.968 against 0.886, 2500 in their window 0.792
-#: against 0.752 (log-softmax 0.97-0.98 against 0.68-0.76; staged in shared memory 0.74-0.90). H100
-#: (results 2026-12-06_h100_s78/w1/raw.txt, c3/raw2.txt): softmax level to ahead on rows on their
-#: boundaries (bf16 2048 0.993 against 0.998 the one loss, 4096 0.992 against 0.992, 8192 0.991
-#: against 0.982; float16 0.990-0.992 against 0.979-0.992), log-softmax ahead by 0.01-0.13 (bf16 2048
-#: 0.990 against 0.932, 3072 0.990 against 0.887, 8192 0.992 against 0.859), rows in their window
-#: ahead (3001 0.985 against 0.930, 2559 0.974 against 0.870, 5001 0.992 against 0.939, 8191 0.939
-#: against 0.798), views one element into rows of 2048 behind (0.509 against 0.523, log-softmax 0.435
-#: against 0.538) where those of 4096 lead (0.487 against 0.360); 256-1024 rows within 0.015 either
-#: way in softmax, ahead in log-softmax (1024 x 2048 0.384 against 0.343).
+#: (tiers.Tuning.short_row_storage_16bit): raw, on every GPU. Both forms hold 64 registers a thread at 32 elements, so
+#: residency does not tell them apart; the code does: the float32 form converts a pack where it loads it, and in its
+#: SASS the first pack's conversion (PRMT for bfloat16) waits on that load before the next packs' loads issue, where the
+#: raw form issues every load before using any (as warp_tier.cuh's loads do). Requesting every pack before converting
+#: any in the float32 form spills at 32 elements (112 bytes of stack, sm_90). Both alternated in one process behind an
+#: L2 flush (benchmarks/grid_row_probe.py), fraction of copy, raw against float32. H200, bf16, 2^27 elements (results
+#: 2026-12-02_h200_s41/short_storage.txt): rows of 2048 1.003 against 0.938, 3000 0.958 against 0.871, 4096 0.994
+#: against 0.919, 8192 0.968 against 0.886, 2500 in their window 0.792 against 0.752 (log-softmax 0.97-0.98 against
+#: 0.68-0.76; staged in shared memory 0.74-0.90). H100 (results 2026-12-06_h100_s78/w1/raw.txt, c3/raw2.txt): softmax
+#: level to ahead on rows on their boundaries (bf16 2048 0.993 against 0.998 the one loss, 4096 0.992 against 0.992,
+#: 8192 0.991 against 0.982; float16 0.990-0.992 against 0.979-0.992), log-softmax level to 0.13 ahead (bf16 2048 0.990
+#: against 0.932, 3072 0.990 against 0.887, 8192 0.992 against 0.859; float16 2048 0.992 against 0.993), rows of
+#: 1535-8191 in their window ahead by up to 0.15 (3001 0.985 against 0.930, 2559 0.974 against 0.870, 5001 0.992 against
+#: 0.939, 8191 0.939 against 0.798; 8192 x 1535 level), 130047 x 1031 behind in bf16 softmax (0.815 against 0.828),
+#: views one element into rows of 2048 behind (0.509 against 0.523, log-softmax 0.435 against 0.538) where those of 4096
+#: lead (0.487 against 0.360); 256-1024 rows within 0.015 either way in softmax, ahead in log-softmax (1024 x 2048 0.384
+#: against 0.343).
 SHORT_ROW_STORAGE_16BIT = "raw"
 
 

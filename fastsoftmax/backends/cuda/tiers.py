@@ -747,12 +747,15 @@ def warp_takes_long_rows(outer: int, n: int, dtype: torch.dtype, backward: bool,
     block_regs (results 2026-12-06_h100_s78/c2/rawwarp.txt). Where block_regs fills at most 3/4 of its
     warps the warp leads or ties: bf16 130048 x 1032 (a fill of 0.50) 0.989 against 0.814, log-softmax
     0.985 against 0.859; 87381 x 1536 (0.75) 0.995 against 0.998, 4096 x 1536 0.695 against 0.602
-    (float16 alike), and against block_regs' float32 form (the last set's, results
-    2026-12-06_h100_s77/p1/warp.txt) 4096 x 1152 0.613 against 0.457, 1024 x 1536 0.318 against 0.296.
-    Fuller, block_regs leads or ties: 65536 x 2048 0.993 against 0.990, 52428 x 2560 (0.83) 0.997
-    against 0.990, 44739 x 3000 (0.98) 0.986 against 0.980, 43690 x 3072 0.991 against 0.987, 8192 x
-    2048 0.819 against 0.814, 4096 x 3000 0.724 against 0.709, log-softmax alike (bf16 2048 0.991 against
-    0.990, 3000 0.983 against 0.981, 4096 x 3000 0.744 against 0.715). Measured on the H100 alone."""
+    (float16 alike), and against block_regs' float32 form (results 2026-12-06_h100_s77/p1/warp.txt,
+    n3/ab.txt) 4096 x 1152 0.613 against 0.457, 1024 x 1536 0.318 against 0.296 (rows of 2049-2304, at
+    such fills over 96 threads, measured against the float32 form only and from 12288 rows only: 0.879
+    against 0.808). Fuller, block_regs leads or ties on 2048 rows or more: 65536 x 2048 0.993 against
+    0.990, 52428 x 2560 (0.83) 0.997 against 0.990, 44739 x 3000 (0.98) 0.986 against 0.980, 43690 x
+    3072 0.991 against 0.987, 8192 x 2048 0.819 against 0.814, 4096 x 3000 0.724 against 0.709,
+    log-softmax alike (bf16 2048 0.991 against 0.990, 3000 0.983 against 0.981, 4096 x 3000 0.744
+    against 0.715); at 1024 x 2048 the warp's softmax leads by a hundredth (0.380 against 0.372; its
+    log-softmax 0.382 against 0.383). Measured on the H100 alone."""
     itemsize = CXX_TYPES[dtype][2]
     if not (warp_has_long_rows(itemsize, backward) and rows_aligned):
         return False
