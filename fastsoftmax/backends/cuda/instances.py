@@ -313,7 +313,11 @@ def block_regs_elems(dtype: torch.dtype, pack: int, backward: bool) -> tuple[int
 
 
 def block_regs_storage(
-    dtype: torch.dtype, backward: bool, elems: int, long_row_16bit: str = "staged", short_row_16bit: str = "float"
+    dtype: torch.dtype,
+    backward: bool,
+    elems: int,
+    long_row_16bit: str = "staged",
+    short_row_16bit: str = SHORT_ROW_STORAGE_16BIT,
 ) -> str:
     """Where block_regs keeps a thread's share of the row: "float" (registers, as float32), "raw"
     (registers, as the loaded 16-bit packs) or "staged" (shared memory, as the loaded packs).
