@@ -300,7 +300,7 @@ def _realigned(
     backward = len(inputs) == 2
     if output.shape[2] != 1 or not kernel_backend.realigns(tier, output.shape[1], output.dtype, backward):
         return False
-    return aligned or _resolve(backend, backward, inputs, output, log, as_aligned=True)[1] == tier
+    return aligned or _resolve(backend, backward, inputs, output, log, as_aligned=True)[:2] == (kernel_backend, tier)
 
 
 def _aligned_only(plan, full_path):
