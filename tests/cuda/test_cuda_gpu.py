@@ -594,15 +594,16 @@ def test_warp_long_rows(backend, n, cols, dtype_name):
     assert shapes == {(window_cols, 32, 1, 8, True)}, shapes
 
 
+@pytest.mark.parametrize("offset_first", [False, True], ids=["aligned_first", "offset_first"])
 @pytest.mark.parametrize("dim", [-1, 1])
 @pytest.mark.parametrize("dtype_name", ["fp16", "bf16"])
-def test_long_rows_plan_serves_calls_on_16_byte_boundaries_only(backend, dtype_name, dim):
+def test_long_rows_plan_serves_calls_on_16_byte_boundaries_only(backend, dtype_name, dim, offset_first):
     """Through fastsoftmax.softmax and log_softmax, the dim as written or normalised (as autograd hands
     it on): 16-bit rows of 1152 and 1536 on 16-byte boundaries take the warp tier
-    (tiers.warp_takes_long_rows), and a view of the same shape and strides one element off them, after
-    the aligned call left its plan, block_regs (not the warp's window, kept to a forced tier), calls of
-    each kind again after; every output right against float64. (Which plan a repeated call runs, either
-    alignment first: tests/test_repeated_calls.py.)"""
+    (tiers.warp_takes_long_rows), and a view of the same shape and strides one element off them
+    block_regs (not the warp's window, kept to a forced tier), whichever comes first (the first call's
+    plan serves no call of the other alignment), calls of each kind again after; every output right
+    against float64. (Which plan a repeated call runs: tests/test_repeated_calls.py.)"""
     from fastsoftmax.backends.cuda import tiers
 
     dtype = DTYPES[dtype_name]
@@ -613,7 +614,7 @@ def test_long_rows_plan_serves_calls_on_16_byte_boundaries_only(backend, dtype_n
         for log in (False, True):
             fn = fastsoftmax.log_softmax if log else fastsoftmax.softmax
             with recording_loads(backend) as launched:
-                for x in (aligned, offset, aligned, offset):
+                for x in (offset, aligned) * 2 if offset_first else (aligned, offset) * 2:
                     check_forward_against_x(fn(x, dim, backend="cuda"), x, dim, log)
             assert {i.tier for i in launched} == {"warp", "block_regs"}, [i.name for i in launched]
 
