@@ -2,7 +2,7 @@
 # main run, third call (carries the peers' parts 5-6; m1.sh and m2.sh left parts 1-4 in /tmp on the same
 # machine; this set's bundle made a first archive of 50191356 bytes): benchmarks/main_run.sh's first part only
 # (bulk rows, decode, huge single rows, the backward, with Quack and Liger); the non-last dims followed in
-# m4.sh, device time allowing
+# m4.sh
 export PEERS_FIRST_ARCHIVE_BYTES=50191356 PYTHONPATH=$PWD PYTHONUNBUFFERED=1
 eval "$(bash benchmarks/peers_parts.sh unpack)"
 out=$OUT/main
