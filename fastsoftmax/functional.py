@@ -262,7 +262,7 @@ def _resolve(
     remembered for calls on 16-byte boundaries); ``runs``: every tensor's (n, inner) blocks are
     single runs (the CUDA column kernels' layout); ``log``: a log-softmax backward (tier choice may
     depend on it; forward calls are chosen for without it, so that one plan serves both functions);
-    ``as_aligned``: rows chosen for as if their tensors started on 16-byte boundaries (``_realigned``)."""
+    ``as_aligned``: rows chosen for as if their tensors started on 16-byte boundaries (``_plan_reach``)."""
     first = inputs[0]
     aligned, stepped = _packable(*inputs, output), not _layout.unit_inner(*inputs)
     # (row problems, inner == 1, are chosen for without it: not worked out)
@@ -289,23 +289,37 @@ def _resolve(
     return kernel_backend, tier, aligned or (stepped and window)
 
 
-def _realigned(
-    backend: str, kernel_backend, tier: str, aligned: bool, inputs: tuple, output: torch.Tensor, log: bool = False
-) -> bool:
-    """Whether a call's plan serves calls of its geometry wherever their tensors start: row problems
-    on a tier that realigns within itself (``Backend.realigns``), the tier calls on 16-byte boundaries
-    are given too. A call off them whose tier those calls would not get leaves no plan (the calls
-    that follow on boundaries would take it), as one on them leaves a plan for aligned calls only.
-    Arguments as ``_resolve``'s, with its ``aligned``."""
+def _plan_reach(
+    may_keep: bool,
+    backend: str,
+    kernel_backend,
+    tier: str,
+    aligned: bool,
+    inputs: tuple,
+    output: torch.Tensor,
+    log: bool = False,
+) -> tuple[bool, bool]:
+    """``(keep, realigned)`` for a call that ``may_keep`` a plan: whether it keeps one (on 16-byte
+    boundaries, or realigned), and whether that plan serves calls of its geometry wherever their
+    tensors start (``realigned``: row problems on a tier that realigns within itself,
+    ``Backend.realigns``, the tier calls on 16-byte boundaries are given too; a call off them whose
+    tier those calls would not get keeps no plan, since the calls that follow on boundaries would take
+    it). A kept plan not realigned serves aligned calls only (``_aligned_only``). Other arguments as
+    ``_resolve``'s, with its ``aligned``."""
+    if not may_keep:
+        return False, False
     backward = len(inputs) == 2
-    if output.shape[2] != 1 or not kernel_backend.realigns(tier, output.shape[1], output.dtype, backward):
-        return False
-    return aligned or _resolve(backend, backward, inputs, output, log, as_aligned=True)[:2] == (kernel_backend, tier)
+    realigned = (
+        output.shape[2] == 1
+        and kernel_backend.realigns(tier, output.shape[1], output.dtype, backward)
+        and (aligned or _resolve(backend, backward, inputs, output, log, as_aligned=True)[:2] == (kernel_backend, tier))
+    )
+    return aligned or realigned, realigned
 
 
 def _aligned_only(plan, full_path):
     """A plan kept to inputs on a 16-byte boundary, the ones its tier was chosen for (strided
-    problems: ``strided.choose_tier``; rows on a tier that reads 16-byte packs only, ``_realigned``);
+    problems: ``strided.choose_tier``; rows on a tier that reads 16-byte packs only, ``_plan_reach``);
     others take ``full_path``, which chooses afresh. Both take (*tensors, log)."""
 
     def run(*tensors_and_log):
@@ -427,9 +441,9 @@ def forward_impl(x: torch.Tensor, dim: int, log: bool, backend: str, use_plans: 
         return _torch_forward(x, dim, log)
     # Remember the plan only when a later call's output, allocated as below, gets these very strides
     # (a plan that reads 16-byte packs only from a call on a 16-byte boundary: see _aligned_only).
-    keep = use_plans and not forced and not copied
-    realigned = keep and _realigned(backend, kernel_backend, tier, aligned, (x3,), y3)
-    keep = keep and (aligned or realigned)
+    keep, realigned = _plan_reach(
+        use_plans and not forced and not copied, backend, kernel_backend, tier, aligned, (x3,), y3
+    )
     if keep and (y.stride() == x.stride() or y.is_contiguous()):
         plan = _plan(_runner(kernel_backend, tier, (x3, y3), False), y.stride() != x.stride())
         if not realigned:
@@ -460,9 +474,8 @@ def backward_impl(
     kernel_backend, tier, aligned = _resolve(backend, True, (y3, dy3), dx3, log)
     if kernel_backend is None:
         return _torch_backward(dy, y, dim, log)
-    keep = use_plans and not forced and not copied
-    realigned = keep and _realigned(backend, kernel_backend, tier, aligned, (y3, dy3), dx3, log)
-    keep = keep and (aligned or realigned)
+    may_keep = use_plans and not forced and not copied
+    keep, realigned = _plan_reach(may_keep, backend, kernel_backend, tier, aligned, (y3, dy3), dx3, log)
     if keep and (dx.stride() == y.stride() or dx.is_contiguous()):
         plan = _backward_plan(_runner(kernel_backend, tier, (y3, dy3, dx3), True), dx.stride() != y.stride())
         if not realigned:
@@ -1015,8 +1028,8 @@ def _write_into(
     kernel_backend, tier, aligned = _resolve(backend, False, (x3,), y3)
     if kernel_backend is None:
         return False
-    realigned = use_plans and not forced and _realigned(backend, kernel_backend, tier, aligned, (x3,), y3)
-    if use_plans and not forced and (aligned or realigned):
+    keep, realigned = _plan_reach(use_plans and not forced, backend, kernel_backend, tier, aligned, (x3,), y3)
+    if keep:
         plan = _runner(kernel_backend, tier, (x3, y3), False)
         if not realigned:
 

@@ -238,7 +238,7 @@ def test_backward_plans_and_choices_are_kept_apart_by_function(monkeypatch):
         dy = torch.randn_like(y)
         check_backward(fastsoftmax.softmax_backward(dy, y, -1, log=log), x, dy, -1, log)
     # one forward plan serves both functions; one backward choice a function (rows of 70 float32 lie off
-    # 16-byte boundaries: a choice is asked again as for rows on them, _realigned)
+    # 16-byte boundaries: a choice is asked again as for rows on them, _plan_reach)
     assert set(asked) == {(0, False, False), (0, True, False), (1, True, True)}
 
 

@@ -355,7 +355,12 @@ def test_one_team_walking_tiles_takes_the_strided_tier():
     def tier(outer, n, inner, dtype, backward=False, limits=h100):
         return strided.choose_tier(outer, n, inner, dtype, backward, limits)
 
-    one_team = [
+    def one_team(outer, n, inner, dtype, backward):  # the staged shape, asserted one team of enough tiles
+        shape = strided.staged_shape(outer, n, inner, dtype, backward, *limits_args)
+        assert shape.teams == 1 and shape.tiles >= strided.ONE_TEAM_STRIDED_MIN_TILES, (outer, n, inner, dtype)
+        return shape
+
+    forward_one_team = [
         (4, 1048576, 8, torch.bfloat16),
         (4, 262144, 32, torch.float16),
         (32, 131072, 64, torch.bfloat16),
@@ -367,9 +372,8 @@ def test_one_team_walking_tiles_takes_the_strided_tier():
         (32, 1048576, 8, torch.bfloat16),  # held by it
         (16, 2097152, 2, torch.float32),  # float32 pairs
     ]
-    for outer, n, inner, dtype in one_team:
-        shape = strided.staged_shape(outer, n, inner, dtype, False, *limits_args)
-        assert shape.teams == 1 and shape.tiles >= strided.ONE_TEAM_STRIDED_MIN_TILES, (outer, n, inner, dtype)
+    for outer, n, inner, dtype in forward_one_team:
+        one_team(outer, n, inner, dtype, False)
         assert tier(outer, n, inner, dtype) == "strided", (outer, n, inner, dtype)
         assert tier(outer, n, inner, dtype, limits=fast) == "strided_staged"
     # the backward from 16 columns of inner (ONE_TEAM_STRIDED_BACKWARD_MIN_INNER), both functions
@@ -382,8 +386,7 @@ def test_one_team_walking_tiles_takes_the_strided_tier():
     ]
     narrow = [(8, 1048576, 4, torch.bfloat16), (4, 1048576, 8, torch.bfloat16), (16, 262144, 8, torch.float32)]
     for outer, n, inner, dtype in backward_one_team + narrow:
-        shape = strided.staged_shape(outer, n, inner, dtype, True, *limits_args)
-        assert shape.teams == 1 and shape.tiles >= strided.ONE_TEAM_STRIDED_MIN_TILES, (outer, n, inner, dtype)
+        shape = one_team(outer, n, inner, dtype, True)
         want = "strided" if inner >= strided.ONE_TEAM_STRIDED_BACKWARD_MIN_INNER else "strided_staged"
         for log in (False, True):
             got = strided.choose_tier(outer, n, inner, dtype, True, h100, log=log)
