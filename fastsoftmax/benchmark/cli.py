@@ -68,8 +68,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         type=float,
         default=None,
         metavar="SECONDS",
-        help="main suite only: start no new shape after this many seconds and save the run as "
-        "incomplete (continue it with --resume)",
+        help="main suite: start no new shape after this many seconds and save the run as "
+        "incomplete (continue it with --resume); table suite with --retime-main: start no new point after it",
     )
     parser.add_argument(
         "--resume",
@@ -84,6 +84,12 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         metavar="RESULT_JSON",
         help="table suite only: add the shapes of main-suite results (a comma list: one run "
         "split over several --regimes calls) to the table (no GPU needed) instead of measuring the grid",
+    )
+    parser.add_argument(
+        "--retime-main",
+        action="store_true",
+        help="table suite only: time the table's main-suite points again on this GPU (nearest ties "
+        "first), keeping their host times, instead of measuring the grid",
     )
     parser.add_argument(
         "--demo", action="store_true", help="run the CPU correctness demo under the Triton interpreter, GPU or not"
@@ -184,7 +190,7 @@ def run(args) -> int:
     if args.suite == "table":
         from fastsoftmax.benchmark import table
 
-        return table.run(args)
+        return table.retime_main(args) if getattr(args, "retime_main", False) else table.run(args)
     from fastsoftmax.benchmark import main_suite
 
     return main_suite.run(args)

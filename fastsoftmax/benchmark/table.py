@@ -22,6 +22,12 @@ the nearest grid point's winner. For those points ``us = max(gpu_us, host_us)``,
 per call that run measured for each backend: back-to-back calls go at the pace of the slower of
 the two.
 
+Measuring the grid into a table that already holds main points (of the same GPU model) keeps them.
+``--retime-main`` times those points again on this GPU with the grid's timer, nearest ties first (the
+points whose choice a newer kernel may have turned), replacing their GPU times; each keeps the host
+times its run measured. With ``--time-limit`` it starts no point after that many seconds, and the
+points not reached keep their earlier times.
+
 ``gpu_us`` and ``host_us`` are stored beside ``us`` so another rule can be applied later. A backend
 whose output fails the float64 check, or that raises, is left out of ``us`` for that point and its
 reason is stored under ``errors``.
@@ -30,6 +36,7 @@ reason is stored under ``errors``.
 from __future__ import annotations
 
 import json
+import math
 import os
 import sys
 import time
@@ -273,6 +280,10 @@ def run(args) -> int:
         "complete": False,
         "points": [],
     }
+    kept = _main_points_of(path, document["device"])
+    if kept:
+        document["points"], records = kept
+        document.update(records)
     print(f"dispatch table on {document['device']}: backends {', '.join(backends)}; writing {path}")
 
     def timer(fn):
@@ -312,11 +323,82 @@ def run(args) -> int:
             torch.cuda.empty_cache()
         document["points"].append(entry)
         _save(path, document)  # after every point, so a timeout still leaves a usable table
+    document["points"].sort(key=lambda point: point.get("size") == "main")  # the grid first, as merged tables hold
     document["complete"] = "aborted" not in document
     document["wall_s"] = round(time.perf_counter() - started, 1)
     _save(path, document)
     print(format_table(document))
     print(f"saved {path} ({len(document['points'])} points, {document['wall_s']:.0f} s)")
+    return 0
+
+
+def _main_points_of(path: Path, device: str) -> tuple[list, dict] | None:
+    """The main points of the table at ``path`` and its records of where they came from (merged runs,
+    a retiming), where that table was measured on ``device``."""
+    if not path.exists():
+        return None
+    earlier = json.loads(path.read_text())
+    points = [p for p in earlier.get("points", ()) if p.get("size") == "main"]
+    if earlier.get("device") != device or not points:
+        return None
+    return points, {key: earlier[key] for key in ("merged_main", "retimed_main") if key in earlier}
+
+
+def tie_closeness(point: dict) -> float:
+    """How far apart the kernel backends' times at a point lie (octaves; 0: level, inf: one backend
+    alone), the order --retime-main takes points in."""
+    times = [t for name, t in point.get("us", {}).items() if name in KERNEL_BACKENDS and t and t > 0]
+    return abs(math.log2(times[0] / times[1])) if len(times) == 2 else math.inf
+
+
+def retime_main(args) -> int:
+    """``--retime-main``: the table's main points timed again on this GPU (module docstring)."""
+    import torch
+
+    from fastsoftmax.benchmark.timing import median_ms
+
+    started = time.perf_counter()
+    path = table_out_path(getattr(args, "table_out", None))
+    if not path.exists():
+        print(f"no table at {path} to time again", file=sys.stderr)
+        return 1
+    document = json.loads(path.read_text())
+    device = torch.cuda.get_device_name()
+    if document.get("device") != device:
+        print(f"{path} was measured on {document.get('device')!r}, not this {device!r}; nothing timed", file=sys.stderr)
+        return 1
+    backends = [b for b in document.get("backends", KERNEL_BACKENDS) if b in KERNEL_BACKENDS]
+    points = sorted((p for p in document["points"] if p.get("size") == "main"), key=tie_closeness)
+    limit = getattr(args, "time_limit", None)
+    record = {"date": now_iso(), "versions": collect_versions(), "points": 0, "of": len(points), "complete": False}
+    document["retimed_main"] = record
+
+    def timer(fn):
+        return median_ms(fn, warmup_ms=WARMUP_MS, rep_ms=REP_MS)
+
+    print(f"timing again {len(points)} main points of {path} on {device}: backends {', '.join(backends)}")
+    for point in points:
+        if limit is not None and time.perf_counter() - started > limit:
+            print(f"time limit: {record['points']} of {len(points)} points timed again")
+            break
+        case = Case("table", tuple(point["shape"]), point["dim"], point["dtype"], point["direction"])
+        try:
+            fresh = measure_point(case, "main", backends, timer, host_timer=None)
+        except ContextLost as exc:
+            record["aborted"] = f"CUDA context lost: {exc}"
+            print(f"stopped: CUDA context lost ({exc})")
+            break
+        finally:
+            torch.cuda.empty_cache()
+        host = point.get("host_us", {})
+        point["gpu_us"], point["errors"] = fresh["gpu_us"], fresh["errors"]
+        point["us"] = {name: max(t, host.get(name, 0.0)) for name, t in fresh["gpu_us"].items()}
+        record["points"] += 1
+        _save(path, document)
+    record["complete"] = record["points"] == len(points)
+    record["wall_s"] = round(time.perf_counter() - started, 1)
+    _save(path, document)
+    print(f"saved {path} ({record['points']} of {len(points)} main points timed again, {record['wall_s']:.0f} s)")
     return 0
 
 

@@ -152,3 +152,83 @@ def test_merge_refuses_runs_with_nothing_to_merge_and_unreadable_files(tmp_path,
     broken.write_text("{not json")
     assert table.merge_main(path, broken) == 1
     assert json.loads(path.read_text())["points"] == [kept]
+
+
+def _main_point(shape, us, host=None, dtype="bfloat16"):
+    return {
+        "direction": "forward",
+        "layout": "row",
+        "dtype": dtype,
+        "n": shape[-1],
+        "numel": shape[0] * shape[-1],
+        "size": "main",
+        "shape": list(shape),
+        "dim": len(shape) - 1,
+        "gpu_us": dict(us),
+        "host_us": host or {},
+        "us": dict(us),
+        "errors": {},
+    }
+
+
+@pytest.fixture
+def fake_gpu(monkeypatch):
+    """table's GPU side on the CPU: a device name, both backends, and times a shape's columns set."""
+    import fastsoftmax
+
+    timed = []
+
+    def measure(case, size, backends, timer, host_timer):
+        timed.append(case.shape)
+        gpu = {name: float(case.shape[-1]) + (1.0 if name == "triton" else 0.0) for name in backends}
+        return {"gpu_us": gpu, "host_us": {}, "us": dict(gpu), "errors": {}}
+
+    monkeypatch.setattr(torch.cuda, "get_device_name", lambda *args: "GPU X")
+    monkeypatch.setattr(fastsoftmax, "available_backends", lambda *args: ["triton", "cuda"])
+    monkeypatch.setattr(table, "measure_point", measure)
+    return timed
+
+
+def test_retiming_takes_the_nearest_ties_first_and_keeps_host_times(tmp_path, fake_gpu):
+    path = tmp_path / "table.json"
+    grid_point = {"direction": "forward", "layout": "row", "dtype": "bfloat16", "n": 64, "numel": 1 << 26}
+    grid_point.update(size="bulk", us={"triton": 5.0, "cuda": 6.0})
+    points = [
+        _main_point((4, 300), {"triton": 100.0, "cuda": 400.0}),  # two octaves apart
+        _main_point((4, 200), {"triton": 100.0, "cuda": 101.0}, host={"triton": 250.0}),  # level
+        _main_point((4, 100), {"cuda": 100.0}),  # one backend alone: last
+    ]
+    document = {"device": "GPU X", "backends": ["triton", "cuda"], "points": [grid_point, *points]}
+    path.write_text(json.dumps(document))
+    args = type("Args", (), {"table_out": str(path), "time_limit": 0.0})()
+    assert table.retime_main(args) == 0
+    assert fake_gpu == [] and json.loads(path.read_text())["retimed_main"]["complete"] is False
+    args.time_limit = None
+    assert table.retime_main(args) == 0
+    assert fake_gpu == [(4, 200), (4, 300), (4, 100)]
+    retimed = json.loads(path.read_text())
+    by_cols = {p["n"]: p for p in retimed["points"] if p["size"] == "main"}
+    assert by_cols[200]["gpu_us"] == {"triton": 201.0, "cuda": 200.0}
+    assert by_cols[200]["us"] == {"triton": 250.0, "cuda": 200.0}  # the host's pace where it is slower
+    assert by_cols[100]["us"] == {"triton": 101.0, "cuda": 100.0}
+    assert retimed["points"][0] == grid_point
+    assert retimed["retimed_main"]["points"] == retimed["retimed_main"]["of"] == 3
+    path.write_text(json.dumps({**document, "device": "GPU Y"}))
+    assert table.retime_main(args) == 1
+
+
+def test_measuring_the_grid_again_keeps_the_main_points(tmp_path, fake_gpu, monkeypatch):
+    path = tmp_path / "table.json"
+    main_point = _main_point((4, 300), {"triton": 100.0, "cuda": 400.0})
+    merged = {"runs": [{"file": "main.json"}], "points": 1}
+    path.write_text(json.dumps({"device": "GPU X", "points": [main_point], "merged_main": merged}))
+    monkeypatch.setattr(table, "grid", lambda *args: iter([("forward", "row", "bfloat16", 64, "bulk")]))
+    args = type("Args", (), {"table_out": str(path), "backends": None, "dtypes": None, "quick": False})()
+    assert table.run(args) == 0
+    document = json.loads(path.read_text())
+    assert [p["size"] for p in document["points"]] == ["bulk", "main"]
+    assert document["points"][0]["us"] == {"triton": 65.0, "cuda": 64.0}
+    assert document["points"][1] == main_point and document["merged_main"] == merged
+    path.write_text(json.dumps({"device": "GPU Y", "points": [main_point], "merged_main": merged}))
+    assert table.run(args) == 0
+    assert [p["size"] for p in json.loads(path.read_text())["points"]] == ["bulk"]
