@@ -512,8 +512,9 @@ def _table_choice(
     keep the GPU busy for as long as a Triton launch keeps the host (_launch_bound) takes the CUDA
     backend whatever its nearest point says (that point may be many times larger, or timed with
     more host time a call than a cached plan costs), unless that point is as small and the CUDA
-    backend took longer there than two Triton launches' host time: GPU time, which no launch
-    explains (bf16 (1, 65536, 4) over dim 1 backward, 158 us against Triton's 99)."""
+    backend's kernel took longer there than two Triton launches' host time: GPU time, which no launch
+    explains (bf16 (1, 65536, 4) over dim 1 backward, 158 us against Triton's 99, in the table of
+    2026-11-28)."""
     direction = "backward" if backward else "forward"
     layout = "strided" if strided else "row"
     dtype_name = str(dtype).removeprefix("torch.")
@@ -542,8 +543,12 @@ def _table_choice(
             best, best_point, best_distance = min(timings, key=lambda name: _pace(name, timings)), point, distance
     if best is not None and _moves_too_little(numel, itemsize, backward):
         cuda_us = best_point["us"].get("cuda")
+        # the kernel's own time where the point stores it: a small point's cost adds the host's, whose
+        # timings spread (H100, one grid: 11-106 us a CUDA call on points whose kernels took 5-27)
+        kernel_us = best_point.get("gpu_us", {}).get("cuda", cuda_us)
         slow_kernel = (
-            _moves_too_little(best_point["numel"], itemsize, backward) and (cuda_us or 0) > 2 * LAUNCH_HOST_US["triton"]
+            _moves_too_little(best_point["numel"], itemsize, backward)
+            and (kernel_us or 0) > 2 * LAUNCH_HOST_US["triton"]
         )
         if cuda_us and not slow_kernel:
             return "cuda"

@@ -206,10 +206,14 @@ def test_calls_shorter_than_a_launch_compare_their_launches(tmp_path, monkeypatc
         (triton_floor * 2, triton_floor * 1.5, "triton", numel, numel),  # past it: the GPU times decide again
         (triton_floor * 2, triton_floor * 1.5, "cuda", numel, small),  # a problem far smaller than the point
         (triton_floor * 5, triton_floor * 3, "triton", small, small),  # a small point the CUDA kernel is slow on
+        # a small point whose CUDA cost is the host's (its kernel took a tenth of it): the launch rule holds
+        (triton_floor * 5, triton_floor * 3, "cuda", small, small, triton_floor / 2),
     ]
-    for cuda_us, triton_us, expected, point_numel, size in cases:
+    for cuda_us, triton_us, expected, point_numel, size, *kernel_us in cases:
         shaped = dict(point, numel=point_numel, shape=[point_numel // 512 // 64, 512, 64])
         shaped["us"] = {"triton": triton_us, "cuda": cuda_us}
+        if kernel_us:
+            shaped["gpu_us"] = {"triton": triton_us, "cuda": kernel_us[0]}
         with measured_table(tmp_path, monkeypatch, [shaped]):
             chosen = dispatch._table_choice(False, True, torch.bfloat16, 512, size, 64)
             assert chosen == expected, (cuda_us, triton_us, point_numel, size)
