@@ -251,6 +251,7 @@ def merge_main(table_path: Path, *result_paths: Path) -> int:
         return 1
     document["points"] = [p for p in document["points"] if p.get("size") != "main"] + list(added.values())
     document["merged_main"] = {"runs": merged, "points": len(added)}
+    document.pop("retimed_main", None)  # the points it named are replaced
     _save(table_path, document)
     print(f"merged {len(added)} shapes of {', '.join(r['file'] for r in merged)} into {table_path}")
     return 0

@@ -213,6 +213,10 @@ def test_retiming_takes_the_nearest_ties_first_and_keeps_host_times(tmp_path, fa
     assert by_cols[100]["us"] == {"triton": 101.0, "cuda": 100.0}
     assert retimed["points"][0] == grid_point
     assert retimed["retimed_main"]["points"] == retimed["retimed_main"]["of"] == 3
+    run = tmp_path / "main.json"
+    run.write_text(json.dumps(_result()))
+    assert table.merge_main(path, run) == 0  # merged points replace the retimed ones, and their record goes
+    assert "retimed_main" not in json.loads(path.read_text())
     path.write_text(json.dumps({**document, "device": "GPU Y"}))
     assert table.retime_main(args) == 1
 
