@@ -513,8 +513,8 @@ def _table_choice(
     backend whatever its nearest point says (that point may be many times larger, or timed with
     more host time a call than a cached plan costs), unless that point is as small and the CUDA
     backend's kernel took longer there than two Triton launches' host time: GPU time, which no launch
-    explains (bf16 (1, 65536, 4) over dim 1 backward, 158 us against Triton's 99, in the table of
-    2026-11-28)."""
+    explains (bf16 (1, 65536, 4) over dim 1 backward in the table of 2026-11-23: a 116 us kernel, 158 us
+    a call against Triton's 99)."""
     direction = "backward" if backward else "forward"
     layout = "strided" if strided else "row"
     dtype_name = str(dtype).removeprefix("torch.")
@@ -544,7 +544,7 @@ def _table_choice(
     if best is not None and _moves_too_little(numel, itemsize, backward):
         cuda_us = best_point["us"].get("cuda")
         # the kernel's own time where the point stores it: a small point's cost adds the host's, whose
-        # timings spread (H100, one grid: 11-106 us a CUDA call on points whose kernels took 5-27)
+        # timings spread (H100, the grid of 2026-12-06: 9-106 us a CUDA call, kernels of 4-29 us)
         kernel_us = best_point.get("gpu_us", {}).get("cuda", cuda_us)
         slow_kernel = (
             _moves_too_little(best_point["numel"], itemsize, backward)

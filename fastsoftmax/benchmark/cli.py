@@ -89,7 +89,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "--retime-main",
         action="store_true",
         help="table suite only: time the table's main-suite points again on this GPU (nearest ties "
-        "first), keeping their host times, instead of measuring the grid",
+        "first, every kernel backend the table names that runs here; --backends and --dtypes do not "
+        "apply), keeping their host times, instead of measuring the grid",
     )
     parser.add_argument(
         "--demo", action="store_true", help="run the CPU correctness demo under the Triton interpreter, GPU or not"
@@ -156,6 +157,9 @@ def run(args) -> int:
         args.compile = False if args.compile is None else args.compile
     if getattr(args, "demo", False):
         return _demo()
+    if getattr(args, "retime_main", False) and (args.suite != "table" or getattr(args, "merge_main", None)):
+        print("fastsoftmax bench: --retime-main goes with the table suite alone, not --merge-main", file=sys.stderr)
+        return 2
     if args.suite == "table" and getattr(args, "merge_main", None):
         from pathlib import Path
 

@@ -3,6 +3,7 @@ dispatcher then picks the faster backend at exactly those shapes."""
 
 from __future__ import annotations
 
+import argparse
 import json
 
 import pytest
@@ -177,16 +178,24 @@ def fake_gpu(monkeypatch):
     import fastsoftmax
 
     timed = []
+    available = ["triton", "cuda"]
 
     def measure(case, size, backends, timer, host_timer):
+        assert set(backends) <= set(available)
         timed.append(case.shape)
+        if case.shape[-1] == 404:
+            raise MemoryError("inputs that do not fit")
         gpu = {name: float(case.shape[-1]) + (1.0 if name == "triton" else 0.0) for name in backends}
-        return {"gpu_us": gpu, "host_us": {}, "us": dict(gpu), "errors": {}}
+        errors = {}
+        if case.shape[-1] == 500:  # the CUDA backend's output wrong there now
+            errors["cuda"] = "wrong output"
+            del gpu["cuda"]
+        return {"gpu_us": gpu, "host_us": {}, "us": dict(gpu), "errors": errors}
 
     monkeypatch.setattr(torch.cuda, "get_device_name", lambda *args: "GPU X")
-    monkeypatch.setattr(fastsoftmax, "available_backends", lambda *args: ["triton", "cuda"])
+    monkeypatch.setattr(fastsoftmax, "available_backends", lambda *args: list(available))
     monkeypatch.setattr(table, "measure_point", measure)
-    return timed
+    return timed, available
 
 
 def test_retiming_takes_the_nearest_ties_first_and_keeps_host_times(tmp_path, fake_gpu):
@@ -200,12 +209,13 @@ def test_retiming_takes_the_nearest_ties_first_and_keeps_host_times(tmp_path, fa
     ]
     document = {"device": "GPU X", "backends": ["triton", "cuda"], "points": [grid_point, *points]}
     path.write_text(json.dumps(document))
+    timed, _ = fake_gpu
     args = type("Args", (), {"table_out": str(path), "time_limit": 0.0})()
     assert table.retime_main(args) == 0
-    assert fake_gpu == [] and json.loads(path.read_text())["retimed_main"]["complete"] is False
+    assert timed == [] and json.loads(path.read_text()) == document  # nothing timed, nothing written
     args.time_limit = None
     assert table.retime_main(args) == 0
-    assert fake_gpu == [(4, 200), (4, 300), (4, 100)]
+    assert timed == [(4, 200), (4, 300), (4, 100)]
     retimed = json.loads(path.read_text())
     by_cols = {p["n"]: p for p in retimed["points"] if p["size"] == "main"}
     assert by_cols[200]["gpu_us"] == {"triton": 201.0, "cuda": 200.0}
@@ -213,6 +223,7 @@ def test_retiming_takes_the_nearest_ties_first_and_keeps_host_times(tmp_path, fa
     assert by_cols[100]["us"] == {"triton": 101.0, "cuda": 100.0}
     assert retimed["points"][0] == grid_point
     assert retimed["retimed_main"]["points"] == retimed["retimed_main"]["of"] == 3
+    assert {p["retimed"] for p in by_cols.values()} == {retimed["retimed_main"]["date"]}
     run = tmp_path / "main.json"
     run.write_text(json.dumps(_result()))
     assert table.merge_main(path, run) == 0  # merged points replace the retimed ones, and their record goes
@@ -221,7 +232,48 @@ def test_retiming_takes_the_nearest_ties_first_and_keeps_host_times(tmp_path, fa
     assert table.retime_main(args) == 1
 
 
-def test_measuring_the_grid_again_keeps_the_main_points(tmp_path, fake_gpu, monkeypatch):
+def test_retiming_keeps_what_it_did_not_time(tmp_path, fake_gpu, capsys):
+    """A backend not available here keeps its time; one that now fails loses it (its error noted); a
+    point whose inputs cannot be made keeps its times beside the error; a table without main points, or
+    a run that meets no backend to time, is refused."""
+    _, available = fake_gpu
+    path = tmp_path / "table.json"
+    points = [
+        _main_point((4, 300), {"triton": 100.0, "cuda": 400.0}),
+        _main_point((4, 404), {"triton": 100.0, "cuda": 90.0}),
+        _main_point((4, 500), {"triton": 100.0, "cuda": 90.0}),
+    ]
+    path.write_text(json.dumps({"device": "GPU X", "backends": ["triton", "cuda"], "points": points}))
+    args = type("Args", (), {"table_out": str(path), "time_limit": None})()
+    available.remove("cuda")
+    assert table.retime_main(args) == 0
+    by_cols = {p["n"]: p for p in json.loads(path.read_text())["points"]}
+    assert by_cols[300]["us"] == {"triton": 301.0, "cuda": 400.0}
+    assert by_cols[404]["us"] == {"triton": 100.0, "cuda": 90.0} and "MemoryError" in by_cols[404]["errors"]["*"]
+    available.append("cuda")
+    assert table.retime_main(args) == 0
+    by_cols = {p["n"]: p for p in json.loads(path.read_text())["points"]}
+    assert by_cols[500]["us"] == {"triton": 501.0} and by_cols[500]["errors"] == {"cuda": "wrong output"}
+    assert by_cols[300]["us"] == {"triton": 301.0, "cuda": 300.0}
+    path.write_text(json.dumps({"device": "GPU X", "points": []}))
+    assert table.retime_main(args) == 1
+    available.clear()
+    path.write_text(json.dumps({"device": "GPU X", "points": points}))
+    assert table.retime_main(args) == 1
+    assert "nothing timed" in capsys.readouterr().err
+
+
+def test_retiming_goes_with_the_table_suite_alone(capsys):
+    from fastsoftmax.benchmark import cli
+
+    for argv in (("table", "--retime-main", "--merge-main", "r.json"), ("--retime-main",)):
+        parser = argparse.ArgumentParser()
+        cli.add_arguments(parser)
+        assert cli.run(parser.parse_args(list(argv))) == 2
+    assert "--retime-main goes with the table suite alone" in capsys.readouterr().err
+
+
+def test_measuring_the_grid_again_keeps_the_main_points(tmp_path, fake_gpu, monkeypatch, capsys):
     path = tmp_path / "table.json"
     main_point = _main_point((4, 300), {"triton": 100.0, "cuda": 400.0})
     merged = {"runs": [{"file": "main.json"}], "points": 1}
@@ -236,3 +288,7 @@ def test_measuring_the_grid_again_keeps_the_main_points(tmp_path, fake_gpu, monk
     path.write_text(json.dumps({"device": "GPU Y", "points": [main_point], "merged_main": merged}))
     assert table.run(args) == 0
     assert [p["size"] for p in json.loads(path.read_text())["points"]] == ["bulk"]
+    assert "1 main points of 'GPU Y'" in capsys.readouterr().err
+    path.write_text("{not json")
+    assert table.run(args) == 0
+    assert "cannot be read" in capsys.readouterr().err

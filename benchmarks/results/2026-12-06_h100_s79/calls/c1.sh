@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
-# the GPU test of the long rows' plans in either alignment order (the last set's review mends), then the
+# the GPU test of the long rows' plans in either alignment order (mended after the last set's GPU runs), then the
 # dispatch table measured again: the grid into a copy of the table (its main points kept), then its main
-# points timed again, nearest ties first, until the call's time runs short
+# points timed again, nearest ties first, within the script's time limit
 source benchmarks/call_prelude.sh c1
 timeout 150 python3 -m pytest -q --tb=short tests/cuda/test_cuda_gpu.py -k "long_rows_plan or short_rows_in_every_storage" \
   > $R/tests.txt 2>&1
