@@ -415,7 +415,8 @@ def retime_main(args) -> int:
         finally:
             torch.cuda.empty_cache()
         _take_times(point, fresh, backends)
-        point["retimed"] = record["date"]
+        if "*" not in fresh["errors"]:
+            point["retimed"] = record["date"]
         record["points"] += 1
         document["retimed_main"] = record  # a run that times no point leaves an earlier record
         _save(path, document)

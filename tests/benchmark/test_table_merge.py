@@ -250,6 +250,7 @@ def test_retiming_keeps_what_it_did_not_time(tmp_path, fake_gpu, capsys):
     by_cols = {p["n"]: p for p in json.loads(path.read_text())["points"]}
     assert by_cols[300]["us"] == {"triton": 301.0, "cuda": 400.0}
     assert by_cols[404]["us"] == {"triton": 100.0, "cuda": 90.0} and "MemoryError" in by_cols[404]["errors"]["*"]
+    assert "retimed" not in by_cols[404] and "retimed" in by_cols[300]
     available.append("cuda")
     assert table.retime_main(args) == 0
     by_cols = {p["n"]: p for p in json.loads(path.read_text())["points"]}
