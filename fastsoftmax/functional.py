@@ -441,10 +441,9 @@ def forward_impl(x: torch.Tensor, dim: int, log: bool, backend: str, use_plans: 
         return _torch_forward(x, dim, log)
     # Remember the plan only when a later call's output, allocated as below, gets these very strides
     # (a plan that reads 16-byte packs only from a call on a 16-byte boundary: see _aligned_only).
-    keep, realigned = _plan_reach(
-        use_plans and not forced and not copied, backend, kernel_backend, tier, aligned, (x3,), y3
-    )
-    if keep and (y.stride() == x.stride() or y.is_contiguous()):
+    may_keep = use_plans and not forced and not copied and (y.stride() == x.stride() or y.is_contiguous())
+    keep, realigned = _plan_reach(may_keep, backend, kernel_backend, tier, aligned, (x3,), y3)
+    if keep:
         plan = _plan(_runner(kernel_backend, tier, (x3, y3), False), y.stride() != x.stride())
         if not realigned:
             plan = _aligned_only(plan, lambda x, log: forward_impl(x, dim, log, backend, use_plans=False))
@@ -474,9 +473,9 @@ def backward_impl(
     kernel_backend, tier, aligned = _resolve(backend, True, (y3, dy3), dx3, log)
     if kernel_backend is None:
         return _torch_backward(dy, y, dim, log)
-    may_keep = use_plans and not forced and not copied
+    may_keep = use_plans and not forced and not copied and (dx.stride() == y.stride() or dx.is_contiguous())
     keep, realigned = _plan_reach(may_keep, backend, kernel_backend, tier, aligned, (y3, dy3), dx3, log)
-    if keep and (dx.stride() == y.stride() or dx.is_contiguous()):
+    if keep:
         plan = _backward_plan(_runner(kernel_backend, tier, (y3, dy3, dx3), True), dx.stride() != y.stride())
         if not realigned:
             plan = _aligned_only(plan, lambda dy, y, log: backward_impl(dy, y, dim, log, backend, use_plans=False))

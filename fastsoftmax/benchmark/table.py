@@ -173,6 +173,12 @@ def _save(path: Path, document: dict) -> None:
 MAIN_IMPLS = {"fastsoftmax[triton]": "triton", "fastsoftmax[cuda]": "cuda"}
 
 
+def main_cost(gpu_us: dict, host_us: dict) -> dict:
+    """A main point's ``us`` per backend: back-to-back calls go at the pace of the slower of its GPU
+    time and its launch's host time."""
+    return {name: max(t, host_us.get(name, 0.0)) for name, t in gpu_us.items()}
+
+
 def main_points(result: dict) -> list[dict]:
     """Table points from a main-suite result: one per shape both kernel backends ran correctly."""
     host = {
@@ -197,7 +203,7 @@ def main_points(result: dict) -> list[dict]:
         numel = 1
         for size in shape:
             numel *= size
-        us = {b: max(t, host.get(b, 0.0)) for b, t in gpu_us.items()}
+        us = main_cost(gpu_us, host)
         points.append(
             {
                 "direction": direction,
@@ -437,13 +443,9 @@ def _take_times(point: dict, fresh: dict, backends) -> None:
     if "*" in errors:
         point["errors"] = {**point.get("errors", {}), **errors}
         return
-    host = point.get("host_us", {})
-    for name in backends:
-        for field in ("gpu_us", "us"):
-            point.setdefault(field, {}).pop(name, None)
-        if name in fresh["gpu_us"]:
-            point["gpu_us"][name] = fresh["gpu_us"][name]
-            point["us"][name] = max(fresh["gpu_us"][name], host.get(name, 0.0))
+    gpu_us = {name: t for name, t in point.get("gpu_us", {}).items() if name not in backends}
+    point["gpu_us"] = {**gpu_us, **fresh["gpu_us"]}
+    point["us"] = main_cost(point["gpu_us"], point.get("host_us", {}))
     untimed = {name: error for name, error in point.get("errors", {}).items() if name not in backends and name != "*"}
     point["errors"] = {**untimed, **errors}
 
