@@ -673,6 +673,9 @@ def test_long_16bit_forward_rows_take_the_warp_tier():
     assert not BACKEND.realigns("warp", 2048, torch.bfloat16, False)
     assert BACKEND.realigns("warp", WARP_TIER_MAX_COLS, torch.bfloat16, False)
     assert BACKEND.realigns("block_regs", 2048, torch.bfloat16, False)
+    # the warp tier holds no long rows in float32 or in the backward: its rows there realign within it
+    assert BACKEND.realigns("warp", 2048, torch.float32, False)
+    assert BACKEND.realigns("warp", 2048, torch.bfloat16, True)
 
 
 def test_flat_rows_beside_the_warp_tiers_lanes():

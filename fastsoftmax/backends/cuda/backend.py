@@ -20,7 +20,7 @@ import threading
 import torch
 
 from . import compiler, launch, plans, strided, tiers
-from .instances import CXX_TYPES, WARP_TIER_MAX_COLS, Instance, source_for
+from .instances import CXX_TYPES, Instance, source_for, warp_long_row
 from .launch import device_facts, enter, leave, raw_stream
 from .plans import PHASES_DIFFER
 from .tiers import TIERS
@@ -119,9 +119,9 @@ class CudaBackend:
         return tiers.supports(tier, outer, n, inner, dtype, backward, self.limits(device_index))
 
     def realigns(self, tier: str, n: int, dtype: torch.dtype, backward: bool) -> bool:
-        # the warp tier's long 16-bit rows (instances.WARP_LONG_COLS_16BIT) were measured on 16-byte boundaries
-        # only (their windows are for a forced tier): calls off them choose afresh
-        return not (tier == "warp" and n > WARP_TIER_MAX_COLS)
+        # the warp tier's long rows were measured on 16-byte boundaries only (their windows are for a forced
+        # tier): calls off them choose afresh
+        return not (tier == "warp" and warp_long_row(n, CXX_TYPES[dtype][2], backward))
 
     def streams_columns(
         self, outer: int, n: int, inner: int, dtype: torch.dtype, backward: bool, device_index: int | None = None

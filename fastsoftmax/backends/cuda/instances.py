@@ -51,6 +51,12 @@ def warp_has_long_rows(itemsize: int, backward: bool) -> bool:
     return itemsize == 2 and not backward
 
 
+def warp_long_row(n: int, itemsize: int, backward: bool) -> bool:
+    """Whether the warp tier holds a row of n in its long-row instances (WARP_LONG_COLS_16BIT: past
+    WARP_TIER_MAX_COLS, the 16-bit forward's)."""
+    return n > WARP_TIER_MAX_COLS and warp_has_long_rows(itemsize, backward)
+
+
 #: flat_rows (flat_rows_tier.cuh): threads a CTA, and the shared memory a CTA's runs take (four CTAs
 #: an SM on an H100, whose copies and arithmetic then overlap)
 FLAT_ROWS_THREADS = 256

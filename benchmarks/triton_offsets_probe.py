@@ -1,0 +1,94 @@
+"""Triton's tile kernels with 32-bit element offsets (the backend's choice where every offset fits)
+against the same kernels with 64-bit ones, on rows and strided problems, alternated in one process
+behind an L2 flush; the CUDA backend's call beside them for scale.
+
+    PYTHONPATH=$PWD python benchmarks/triton_offsets_probe.py [--shapes 1032444x65,256x512x64@1]
+        [--dtypes bfloat16,float32] [--directions forward,backward] [--rounds 3]
+
+Each (shape, dtype, direction) prints microseconds a call (the best of ``--rounds`` rounds, in each of
+which every variant is timed once with ``timing.median_ms``): "triton" (the backend as it plans),
+"triton64" (``_wide_offsets`` answering yes: the tile kernels' form before 32-bit offsets) and "cuda".
+Every variant's result is checked against float64 first.
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+
+import torch
+
+import fastsoftmax
+import fastsoftmax.backends.triton as triton_backend
+from fastsoftmax import dispatch
+from fastsoftmax.benchmark.timing import median_ms
+
+DEFAULT_SHAPES = "1032444x65,1864135x36,1342177x100,67176x999,1048576x64,256x512x64@1,16x21x512x512@1"
+
+
+def parse_shape(item: str) -> tuple[tuple[int, ...], int]:
+    text, _, dim = item.partition("@")
+    return tuple(int(v) for v in text.split("x")), int(dim) if dim else -1
+
+
+@contextlib.contextmanager
+def offsets_64():
+    """The Triton backend's tile kernels take 64-bit offsets inside (plans made afresh both ways)."""
+    saved = triton_backend._wide_offsets
+    triton_backend._wide_offsets = lambda *args: True
+    dispatch.clear_caches()
+    try:
+        yield
+    finally:
+        triton_backend._wide_offsets = saved
+        dispatch.clear_caches()
+
+
+@contextlib.contextmanager
+def triton_64():
+    with dispatch.forced("triton"), offsets_64():
+        yield
+
+
+VARIANTS = {"triton": lambda: dispatch.forced("triton"), "triton64": triton_64, "cuda": lambda: dispatch.forced("cuda")}
+
+
+def main(argv=None) -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--shapes", default=DEFAULT_SHAPES)
+    parser.add_argument("--dtypes", default="bfloat16,float32")
+    parser.add_argument("--directions", default="forward,backward")
+    parser.add_argument("--rounds", type=int, default=3)
+    args = parser.parse_args(argv)
+    for item in args.shapes.split(","):
+        shape, dim = parse_shape(item)
+        for dtype in (getattr(torch, name) for name in args.dtypes.split(",")):
+            for backward in (d == "backward" for d in args.directions.split(",")):
+                x = torch.randn(shape, device="cuda", dtype=dtype)
+                y = torch.softmax(x, dim)
+                dy = torch.randn_like(x)
+                reference = torch.softmax(x.double(), dim)
+                if backward:
+                    reference = reference * (dy.double() - (dy.double() * reference).sum(dim, keepdim=True))
+
+                def call():
+                    return fastsoftmax.softmax_backward(dy, y, dim) if backward else fastsoftmax.softmax(x, dim)
+
+                best = {}
+                for name, context in VARIANTS.items():
+                    with context():
+                        out = call()
+                        err = (out.double() - reference).abs().max().item()
+                        if err > (2e-2 if dtype != torch.float32 else 1e-4):
+                            raise SystemExit(f"{name} {item} {dtype}: max error {err}")
+                for _ in range(args.rounds):
+                    for name, context in VARIANTS.items():
+                        with context():
+                            us = 1e3 * median_ms(call)
+                        best[name] = min(best.get(name, us), us)
+                label = f"{str(dtype).removeprefix('torch.')} {item} {'backward' if backward else 'forward'}"
+                print(label, " ".join(f"{name} {us:.1f}" for name, us in best.items()), flush=True)
+
+
+if __name__ == "__main__":
+    main()
