@@ -33,7 +33,8 @@ def parse_shape(item: str) -> tuple[tuple[int, ...], int]:
 
 @contextlib.contextmanager
 def offsets_64():
-    """The Triton backend's tile kernels take 64-bit offsets inside (plans made afresh both ways)."""
+    """The Triton backend's tile kernels take 64-bit offsets inside (a forced call works the width out
+    at every launch; the dispatcher's remembered choices are cleared on entry and exit)."""
     saved = triton_backend._wide_offsets
     triton_backend._wide_offsets = lambda *args: True
     dispatch.clear_caches()
@@ -67,9 +68,11 @@ def main(argv=None) -> None:
                 x = torch.randn(shape, device="cuda", dtype=dtype)
                 y = torch.softmax(x, dim)
                 dy = torch.randn_like(x)
-                reference = torch.softmax(x.double(), dim)
-                if backward:
-                    reference = reference * (dy.double() - (dy.double() * reference).sum(dim, keepdim=True))
+                if backward:  # the gradient of the y the kernels are given
+                    yd, dyd = y.double(), dy.double()
+                    reference = yd * (dyd - (dyd * yd).sum(dim, keepdim=True))
+                else:
+                    reference = torch.softmax(x.double(), dim)
 
                 def call():
                     return fastsoftmax.softmax_backward(dy, y, dim) if backward else fastsoftmax.softmax(x, dim)
@@ -78,9 +81,10 @@ def main(argv=None) -> None:
                 for name, context in VARIANTS.items():
                     with context():
                         out = call()
-                        err = (out.double() - reference).abs().max().item()
-                        if err > (2e-2 if dtype != torch.float32 else 1e-4):
-                            raise SystemExit(f"{name} {item} {dtype}: max error {err}")
+                        # relative to the largest value: a 16-bit result rounds at 2^-8 of itself
+                        err = ((out.double() - reference).abs().max() / reference.abs().max()).item()
+                        if err > (1e-2 if dtype != torch.float32 else 1e-5):
+                            raise SystemExit(f"{name} {item} {dtype}: max error {err:.2e} of the largest value")
                 for _ in range(args.rounds):
                     for name, context in VARIANTS.items():
                         with context():

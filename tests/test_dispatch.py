@@ -650,7 +650,7 @@ def test_long_16bit_forward_rows_take_the_warp_tier():
     (log-softmax alike), and the dispatcher never keeps such a row plan for calls off 16-byte
     boundaries (the CUDA backend's ``realigns``)."""
     from fastsoftmax.backends.cuda import BACKEND, tiers
-    from fastsoftmax.backends.cuda.instances import WARP_LONG_MAX_COLS, WARP_TIER_MAX_COLS
+    from fastsoftmax.backends.cuda.instances import WARP_LONG_MAX_COLS, WARP_TIER_MAX_COLS, warp_long_row
 
     h100 = tiers.H100_LIMITS
     rows = tiers.WARP_LONG_MIN_ROWS
@@ -673,9 +673,9 @@ def test_long_16bit_forward_rows_take_the_warp_tier():
     assert not BACKEND.realigns("warp", 2048, torch.bfloat16, False)
     assert BACKEND.realigns("warp", WARP_TIER_MAX_COLS, torch.bfloat16, False)
     assert BACKEND.realigns("block_regs", 2048, torch.bfloat16, False)
-    # the warp tier holds no long rows in float32 or in the backward: its rows there realign within it
-    assert BACKEND.realigns("warp", 2048, torch.float32, False)
-    assert BACKEND.realigns("warp", 2048, torch.bfloat16, True)
+    # long rows are the 16-bit forward's only: the tier holds no others (tiers.warp_max_cols)
+    assert warp_long_row(2048, 2, False) and not warp_long_row(WARP_TIER_MAX_COLS, 2, False)
+    assert not warp_long_row(2048, 4, False) and not warp_long_row(2048, 2, True)
 
 
 def test_flat_rows_beside_the_warp_tiers_lanes():

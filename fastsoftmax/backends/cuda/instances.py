@@ -52,8 +52,8 @@ def warp_has_long_rows(itemsize: int, backward: bool) -> bool:
 
 
 def warp_long_row(n: int, itemsize: int, backward: bool) -> bool:
-    """Whether the warp tier holds a row of n in its long-row instances (WARP_LONG_COLS_16BIT: past
-    WARP_TIER_MAX_COLS, the 16-bit forward's)."""
+    """Whether a row of n, where the warp tier holds it, is one of its long rows (WARP_LONG_COLS_16BIT:
+    past WARP_TIER_MAX_COLS, the 16-bit forward's only)."""
     return n > WARP_TIER_MAX_COLS and warp_has_long_rows(itemsize, backward)
 
 

@@ -2,6 +2,8 @@
 # The cluster tier's row exchange, three edits of this tree's kernels (compiler.KernelVariant, in copies), each
 # alternated with the kernels as they are ("cluster") in one process behind an L2 flush:
 #   hint/  its waiting warps suspended on the mbarrier (try_wait's time hint, as Quack's wait) rather than polling
+#          (the edit reaches the column kernels' waits too, which these rows do not run; the patch, the row
+#          exchange's only)
 #   both/  the hint, and 33-64 posts merged two a lane (bf16 rows of 128256 take 8 warps x 8 CTAs: 64 posts) rather
 #          than in merge_posts' eight rounds (the source edit of both: cluster_exchange.patch here)
 #   a128/  each CTA's slice cut at 128-byte lines of the row rather than 16-byte packs (the odd CTAs of bf16 rows of
