@@ -17,9 +17,9 @@ import argparse
 import contextlib
 
 import torch
+from kernel_breakdown import triton_settings
 
 import fastsoftmax
-import fastsoftmax.backends.triton as triton_backend
 from fastsoftmax import dispatch
 from fastsoftmax.benchmark.timing import median_ms
 
@@ -32,22 +32,9 @@ def parse_shape(item: str) -> tuple[tuple[int, ...], int]:
 
 
 @contextlib.contextmanager
-def offsets_64():
-    """The Triton backend's tile kernels take 64-bit offsets inside (a forced call works the width out
-    at every launch; the dispatcher's remembered choices are cleared on entry and exit)."""
-    saved = triton_backend._wide_offsets
-    triton_backend._wide_offsets = lambda *args: True
-    dispatch.clear_caches()
-    try:
-        yield
-    finally:
-        triton_backend._wide_offsets = saved
-        dispatch.clear_caches()
-
-
-@contextlib.contextmanager
 def triton_64():
-    with dispatch.forced("triton"), offsets_64():
+    # a forced call works the offset width out at every launch, from the module's _wide_offsets
+    with dispatch.forced("triton"), triton_settings({"_wide_offsets": lambda *args: True}):
         yield
 
 

@@ -70,6 +70,7 @@ from .instances import (
     grid_row_team_workspace,
     grid_row_workspace,
     next_pow2,
+    warp_long_row,
     warp_shape,
     widest_pack,
 )
@@ -159,7 +160,7 @@ def _row_kernel(load, tier, dtype, outer, n, log, backward, align, dev, tuning) 
         pack = widest_pack(WARP_PACK_SIZES[dtype], align, itemsize)
         # rows of up to WARP_TIER_MAX_COLS keep to its instances, windows included (the long rows' windows,
         # unmeasured, only where the tier is forced onto longer rows off 16-byte boundaries)
-        widest = WARP_TIER_MAX_COLS if n <= WARP_TIER_MAX_COLS else longest
+        widest = longest if warp_long_row(n, itemsize, backward) else WARP_TIER_MAX_COLS
         pack, span, window = _window(tier, dtype, backward, n, pack, tuning, widest)
         cols, group, rows = warp_shape(
             span,
