@@ -930,6 +930,7 @@ def test_triton_tiles_of_two_pieces(dtype, two_pieces, monkeypatch):
 def test_triton_tile_offsets_widen_only_past_2_to_the_31():
     # the tile kernels compute element offsets in 32 bits unless some element of a view lies 2^31 or
     # more elements past its pointer (strides and sizes alone decide: no tensor that large is needed)
+    # or the plan asks for 64 bits
     from fastsoftmax.backends import triton as tb
 
     last = (1 << 31) - 1
@@ -945,6 +946,11 @@ def test_triton_tile_offsets_widen_only_past_2_to_the_31():
     cases = ((21, 263169, 2, False), (21, 263169, 4, True), (150, 16129, 2, True), (33, 66049, 2, True))
     for n, inner, itemsize, backward in cases + ((40, 263169, 2, True), (64, 263169, 2, True)):
         assert not tb.plan("tile", 16, n, inner, itemsize, backward, 132, False, True)["offsets_64"]
+    # and the backward of rows, in every type; their forward not
+    for n, itemsize in ((3, 2), (65, 2), (100, 4), (999, 2), (4096, 4)):
+        for tier in ("tile", "row"):
+            assert tb.plan(tier, 1 << 20, n, 1, itemsize, True, 132)["offsets_64"]
+            assert not tb.plan(tier, 1 << 20, n, 1, itemsize, False, 132)["offsets_64"]
 
 
 def test_triton_tile_register_caps(monkeypatch):
