@@ -1,15 +1,15 @@
-"""Triton's tile kernels with 32-bit element offsets (the backend's choice where every offset fits)
-against the same kernels with 64-bit ones, on rows and strided problems, alternated in one process
-behind an L2 flush; the CUDA backend's call beside them for scale.
+"""Triton's tile kernels with 32-bit element offsets against the same kernels with 64-bit ones, on rows
+and strided problems, alternated in one process behind an L2 flush; the CUDA backend's call beside them
+for scale.
 
     PYTHONPATH=$PWD python benchmarks/triton_offsets_probe.py [--shapes 1032444x65,256x512x64@1]
         [--dtypes bfloat16,float32] [--directions forward,backward] [--rounds 3]
 
 Each (shape, dtype, direction) prints microseconds a call (the best of ``--rounds`` rounds, in each of
-which every variant is timed once with ``timing.median_ms``): "triton" (the backend as it plans),
-"triton64" (``_wide_offsets`` answering yes: the tile kernels' form before 32-bit offsets) and "cuda".
-Every variant's result is checked against float64 first.
-"""
+which every variant is timed once with ``timing.median_ms``): "triton32" (the backend's plans with
+32-bit offsets wherever every offset fits: ROW_BACKWARD_OFFSETS_64_MAX_N set to 0, the scalar tiles'
+``offsets_64`` kept), "triton64" (``_wide_offsets`` answering yes: 64-bit offsets everywhere) and "cuda".
+Every variant's result is checked against float64 first."""
 
 from __future__ import annotations
 
@@ -32,13 +32,17 @@ def parse_shape(item: str) -> tuple[tuple[int, ...], int]:
 
 
 @contextlib.contextmanager
-def triton_64():
-    # a forced call works the offset width out at every launch, from the module's _wide_offsets
-    with dispatch.forced("triton"), triton_settings({"_wide_offsets": lambda *args: True}):
+def triton_offsets(settings: dict):
+    # a forced call works the offset width out at every launch, from the module's plans and _wide_offsets
+    with dispatch.forced("triton"), triton_settings(settings):
         yield
 
 
-VARIANTS = {"triton": lambda: dispatch.forced("triton"), "triton64": triton_64, "cuda": lambda: dispatch.forced("cuda")}
+VARIANTS = {
+    "triton32": lambda: triton_offsets({"ROW_BACKWARD_OFFSETS_64_MAX_N": 0}),
+    "triton64": lambda: triton_offsets({"_wide_offsets": lambda *args: True}),
+    "cuda": lambda: dispatch.forced("cuda"),
+}
 
 
 def main(argv=None) -> None:

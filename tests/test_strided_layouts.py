@@ -927,10 +927,10 @@ def test_triton_tiles_of_two_pieces(dtype, two_pieces, monkeypatch):
         dispatch.clear_caches()
 
 
-def test_triton_tile_offsets_widen_only_past_2_to_the_31():
+def test_triton_tile_offsets_width():
     # the tile kernels compute element offsets in 32 bits unless some element of a view lies 2^31 or
     # more elements past its pointer (strides and sizes alone decide: no tensor that large is needed)
-    # or the plan asks for 64 bits
+    # or the plan asks for 64 bits (below)
     from fastsoftmax.backends import triton as tb
 
     last = (1 << 31) - 1
@@ -946,11 +946,18 @@ def test_triton_tile_offsets_widen_only_past_2_to_the_31():
     cases = ((21, 263169, 2, False), (21, 263169, 4, True), (150, 16129, 2, True), (33, 66049, 2, True))
     for n, inner, itemsize, backward in cases + ((40, 263169, 2, True), (64, 263169, 2, True)):
         assert not tb.plan("tile", 16, n, inner, itemsize, backward, 132, False, True)["offsets_64"]
-    # and the backward of rows, in every type; their forward not
-    for n, itemsize in ((3, 2), (65, 2), (100, 4), (999, 2), (4096, 4)):
-        for tier in ("tile", "row"):
-            assert tb.plan(tier, 1 << 20, n, 1, itemsize, True, 132)["offsets_64"]
-            assert not tb.plan(tier, 1 << 20, n, 1, itemsize, False, 132)["offsets_64"]
+    # and the backward of rows of up to ROW_BACKWARD_OFFSETS_64_MAX_N (softmax and log-softmax, every
+    # type), as the launch takes it; longer rows and every forward not
+    assert tb.ROW_BACKWARD_OFFSETS_64_MAX_N == 1024
+    for n, itemsize, log in ((3, 2, False), (65, 2, True), (100, 4, False), (999, 2, False), (1024, 4, True)):
+        rows = (1 << 20, n, 1)
+        backward = tb.plan("tile", *rows, itemsize, True, 132, log)
+        assert backward["offsets_64"] and tb._offsets_64(backward, rows, (n, 1, 1) * 2 + (n, 1), True)
+        forward = tb.plan("tile", *rows, itemsize, False, 132, log)
+        assert not forward["offsets_64"] and not tb._offsets_64(forward, rows, (n, 1, 1, n, 1), False)
+    for n, itemsize in ((1025, 2), (4096, 4), (16384, 2)):
+        for backward in (False, True):
+            assert not tb.plan("row", 1 << 10, n, 1, itemsize, backward, 132)["offsets_64"]
 
 
 def test_triton_tile_register_caps(monkeypatch):
@@ -989,8 +996,9 @@ def test_triton_tile_register_caps(monkeypatch):
 @pytest.mark.parametrize("dtype", [torch.float32, torch.bfloat16], ids=str)
 def test_triton_tiles_with_either_offset_width(dtype, wide, monkeypatch):
     # the tile kernels on small problems of both layouts (rows, a strided axis, scalar tiles), forward
-    # and backward through the public API: as chosen (32-bit offsets, but 64-bit for the 16-bit
-    # backward of the scalar tiles), and with the 64-bit form forced (what views past 2^31 take)
+    # and backward through the public API: as chosen (32-bit offsets, but 64-bit for the backward of
+    # rows and the 16-bit backward of the scalar tiles), and with the 64-bit form forced (what views
+    # past 2^31 take)
     from fastsoftmax.backends import triton as tb
 
     launched = []
@@ -1014,11 +1022,12 @@ def test_triton_tiles_with_either_offset_width(dtype, wide, monkeypatch):
             leaf, dy = x.detach().requires_grad_(), torch.randn(shape, device=DEVICE).to(dtype)
             (dx,) = torch.autograd.grad(op(leaf, dim, backend="triton"), leaf, dy)
             check_backward(dx, x, dy, dim, log)
-    # 64-bit where forced, or for the 16-bit backward of the scalar tiles (inner 11 x 13: rows at
-    # several 16-byte phases)
+    # 64-bit where forced, or for the backward of rows and the 16-bit backward of the scalar tiles
+    # (inner 11 x 13: rows at several 16-byte phases)
     assert {inner for _, inner, _ in launched} == {1, 24, 143} and any(b for b, _, _ in launched)
     for backward, inner, got in launched:
-        assert got == (wide or (backward and inner == 143 and dtype == torch.bfloat16)), launched
+        planned = backward and (inner == 1 or (inner == 143 and dtype == torch.bfloat16))
+        assert got == (wide or planned), launched
 
 
 def _views():

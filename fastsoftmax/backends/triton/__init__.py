@@ -91,15 +91,17 @@ SCALAR_TILE_PER_THREAD = {2: 32, 4: 16}
 #: 513) 374.5 against 318.3 us (torch.compile 331.2), (16, 33, 257, 257) 81.2 against 64.8 (68.5),
 #: (8, 48, 513, 513) 216.2 against 192.7 (209.7)
 SCALAR_TILE_OFFSETS_64_MAX_N = 32
-#: the backward of rows (inner = 1) computes 64-bit element offsets (see _wide_offsets), the forward
-#: 32-bit ones. H100, alternated in one process (benchmarks/triton_offsets_probe.py, results
-#: 2026-12-07_h100_s81/a1/offsets.txt), us a call with 32-bit against 64-bit offsets: backward bf16
-#: 1032444 x 65 420.1 against 337.4, float32 470.2 against 424.6; bf16 1864135 x 36 384.2 against 321.9,
-#: float32 449.8 against 403.4; bf16 1342177 x 100 600.4 against 504.3, float32 770.9 against 689.3; rows
-#: of 64 and 999 within 0.6% either way. The forward of the same rows of 36-100 runs 4-6% slower with
-#: 64-bit offsets (bf16 1032444 x 65 429.7 against 451.9), of rows of 64 and float32 rows of 999 level;
-#: the bf16 forward of rows of 999 faster (124.3 against 104.4), a length not swept yet.
-ROW_BACKWARD_OFFSETS_64 = True
+#: the backward of rows (inner = 1) of at most this many columns computes 64-bit element offsets (see
+#: _wide_offsets), longer rows and every forward 32-bit ones; 0: 32-bit everywhere. H100, the tile tier's
+#: softmax backward alternated in one process (benchmarks/triton_offsets_probe.py, results
+#: 2026-12-07_h100_s81/a1/offsets.txt), us a call with 32-bit against 64-bit offsets: bf16 1032444 x 65
+#: 420.1 against 337.4, float32 470.2 against 424.6; bf16 1864135 x 36 384.2 against 321.9, float32 449.8
+#: against 403.4; bf16 1342177 x 100 600.4 against 504.3, float32 770.9 against 689.3; rows of 64 and 999
+#: within 0.6% either way (the log-softmax backward, the same offsets, not timed). The forward of the
+#: same rows of 36-100 runs 4-6% slower with 64-bit offsets, of rows of 64 and float32 rows of 999 level;
+#: the bf16 forward of rows of 999 faster (124.3 against 104.4), a length not swept yet. The row tier's
+#: longer rows were not timed with both.
+ROW_BACKWARD_OFFSETS_64_MAX_N = 1024
 #: register caps (Triton's maxnreg) for the 16-bit backward of the scalar tiles whose threads hold
 #: whole columns (axes of at most 32), by function (None: none). The log-softmax backward uncapped
 #: compiles to 96 registers (five CTAs of 4 warps an SM) where the softmax backward takes 80 (six); at
@@ -319,8 +321,8 @@ def plan(
         else:
             block_i = 1
         block_o = 1
-        # rows: the backward measured faster with 64-bit offsets (ROW_BACKWARD_OFFSETS_64), the forward not
-        offsets_64 = backward and not strided and ROW_BACKWARD_OFFSETS_64
+        # rows: the backward measured faster with 64-bit offsets (ROW_BACKWARD_OFFSETS_64_MAX_N), the forward not
+        offsets_64 = backward and not strided and n <= ROW_BACKWARD_OFFSETS_64_MAX_N
         scalar_tile = strided and scalar and scalar_tiles_hold(n, inner)
         if scalar_tile:
             block_i = SCALAR_TILE_COLUMNS if itemsize == 4 else SCALAR_TILE_ELEMS // block_n
@@ -677,11 +679,11 @@ def _wide_offsets(outer: int, n: int, inner: int, *strides) -> bool:
     which an H200 ran faster, alternated in one process with the 64-bit kernels on the backend's
     plans (results 2026-11-28_h200_s29/tile_wide_ab.txt): (16, 21, 513, 513) over dim 1 float32
     forward 0.773 -> 0.880 of copy, backward 0.783 -> 0.980, bf16 forward 0.658 -> 0.676; (8, 150,
-    127, 127) bf16 forward 0.319 -> 0.389, backward 0.406 -> 0.500; rows level (within 0.015). The
+    127, 127) bf16 forward 0.319 -> 0.389, backward 0.406 -> 0.500; its rows level (within 0.015). The
     16-bit backward of the scalar tiles over axes of at most 32 keeps 64-bit offsets (plan's
     ``offsets_64``, SCALAR_TILE_OFFSETS_64_MAX_N): bf16 (16, 21, 513, 513) 0.765 against 0.732; so does
-    the backward of rows, which an H100 ran faster with them (ROW_BACKWARD_OFFSETS_64). The looping
-    tiers keep them too (not timed)."""
+    the backward of rows of up to 1024, which an H100 ran faster with them at 36-100 columns and level
+    at 64 and 999 (ROW_BACKWARD_OFFSETS_64_MAX_N). The looping tiers keep them too (not timed)."""
     last_o, last_n, last_i = outer - 1, n - 1, inner - 1
     for so, sn, si in strides:
         if last_o * so + last_n * sn + last_i * si > INT32_MAX:
