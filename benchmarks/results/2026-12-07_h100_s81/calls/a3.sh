@@ -1,14 +1,15 @@
 #!/usr/bin/env bash
 # grid_row forced on 64-256 rows of 2^19-2^20 (its grid in teams, a row a team and round) against
-# cluster_stream, which "auto" gives them (128 x 2^20 backward 0.72-0.79 of copy in the main run); float32
-# rows of 8-96 (16-byte pitches) on the warp tier against flat_rows, both directions (rows of 36 forward:
-# warp 0.919 of copy against flat_rows' 0.996 in c3/slower.txt); Triton's row kernels with 32- and 64-bit
+# cluster_stream, which "auto" gives them (128 x 2^20 backward 0.72-0.79 of copy in the main run; 192 x
+# 699051 for the main suite's 191 x 699051 at 0.82, which no count of teams divides); float32 rows of
+# 8-96 (16-byte pitches) on the warp tier against flat_rows, both directions (rows of 36 forward: warp
+# 0.919 of copy against flat_rows' 0.996 in c3/slower.txt); Triton's row kernels with 32- and 64-bit
 # offsets over row lengths of 3-16384 (a1/: the backward of rows of 36-100 faster with 64-bit offsets,
 # their forward slower, the bf16 forward of rows of 999 faster; the backward of rows of up to 1024 now
-# takes 64-bit ones, triton_offsets_probe.py's "triton32" the 32-bit ones). About 300 s.
+# takes 64-bit ones, triton_offsets_probe.py's "triton32" the 32-bit ones). About 330 s.
 source benchmarks/call_prelude.sh a3
-timeout 90 python3 benchmarks/grid_row_probe.py --quick --flush --out $R/teams --directions fwd,bwd --dtypes bf16,f32 \
-  --tiers cluster_stream,grid_row --shapes 128x1048576,64x1048576,256x524288 > $R/teams.txt 2>&1
+timeout 120 python3 benchmarks/grid_row_probe.py --quick --flush --out $R/teams --directions fwd,bwd --dtypes bf16,f32 \
+  --tiers cluster_stream,grid_row --shapes 128x1048576,64x1048576,256x524288,192x699051 > $R/teams.txt 2>&1
 echo "teams rc $? at $SECONDS s"; grep -E "^(bf16|f32) " $R/teams.txt | sort -u | cut -c1-160; grep -m3 -i "error\|refuse" $R/teams.txt
 S=""; for n in 8 12 16 20 24 28 32 36 40 44 48 52 56 60 64 72 80 96; do S="$S,$((67108864 / n))x$n"; done
 timeout 90 python3 benchmarks/grid_row_probe.py --quick --flush --out $R/f32rows --directions fwd,bwd --dtypes f32 \
