@@ -1,0 +1,25 @@
+#!/usr/bin/env bash
+# Triton alone against torch.softmax in one process: where the CUDA backend cannot run ("pip install
+# fastsoftmax[triton]" without the cuda extra), "auto" falls back to Triton, whose times in the dispatch
+# table ran 1.2-2.1 times torch.softmax's in the eighty-first set's main run on rows whose length is no
+# multiple of 16 (bf16 1342177 x 100 forward 587.1 against 283.7 us, 1056832 x 127 396.4 against 234.2,
+# 2670 x 50257 401.9 against 263.7, 16777216 x 8 420.5 against 355.6) and on decode rows (1 x 128256 57.2
+# against 37.8): two runs, so timed here together, with MoE router widths (60, 72, 160) beside them.
+# About 150 s.
+source benchmarks/call_prelude.sh a4
+bench() { timeout 70 python3 -m fastsoftmax bench --no-peers --no-compile --backends triton,cuda --out $R "$@"; }
+bench --shapes 16777216x8,2236962x60,1864135x72,1342177x100,1056832x127,838860x160,134217x1000,2670x50257 \
+  --dtypes bf16,fp32 --directions forward,backward > $R/rows.log 2>&1; echo "rows exit $? at $SECONDS s"
+bench --shapes 1x128256,8x128256,32x151936 --dtypes bf16,fp32 --directions forward,backward > $R/decode.log 2>&1
+echo "decode exit $? at $SECONDS s"
+python3 - "$R" <<'PY'
+import glob, json, sys
+for path in sorted(glob.glob(sys.argv[1] + "/*.json")):
+    times = {}
+    for row in json.load(open(path))["rows"]:
+        if row.get("status") == "ok":
+            times.setdefault(row["case"], {})[row["impl"]] = row["gpu_us"]
+    for case, t in times.items():
+        print(case, " ".join(f"{impl} {us:.1f}" for impl, us in sorted(t.items())))
+PY
+gzip -9n $R/*.json $R/*.csv 2>/dev/null
