@@ -1,15 +1,18 @@
 """Triton's tile kernels with 32-bit element offsets against the same kernels with 64-bit ones, on rows
 and strided problems, alternated in one process behind an L2 flush; the CUDA backend's call beside them
-for scale.
+for scale, and on request Triton's tier flat_rows and torch.softmax.
 
     PYTHONPATH=$PWD python benchmarks/triton_offsets_probe.py [--shapes 1032444x65,256x512x64@1]
         [--dtypes bfloat16,float32] [--directions forward,backward] [--rounds 3]
+        [--variants triton32,triton64,cuda,flat_rows,torch]
 
 Each (shape, dtype, direction) prints microseconds a call (the best of ``--rounds`` rounds, in each of
 which every variant is timed once with ``timing.median_ms``): "triton32" (the backend's plans with
 32-bit offsets wherever every offset fits: ROW_BACKWARD_OFFSETS_64_MAX_N set to 0, the scalar tiles'
-``offsets_64`` kept), "triton64" (``_wide_offsets`` answering yes: 64-bit offsets everywhere) and "cuda".
-Every variant's result is checked against float64 first."""
+``offsets_64`` kept), "triton64" (``_wide_offsets`` answering yes: 64-bit offsets everywhere), "cuda",
+"flat_rows" (Triton's tier of dense short rows read as one run a program) and "torch" (torch's own
+kernels, through ``backend="torch"``); the first three unless ``--variants``. Every variant's result
+is checked against float64 first."""
 
 from __future__ import annotations
 
@@ -38,10 +41,13 @@ def triton_offsets(settings: dict):
         yield
 
 
+# name: (the context the calls run in, the backend they name)
 VARIANTS = {
-    "triton32": lambda: triton_offsets({"ROW_BACKWARD_OFFSETS_64_MAX_N": 0}),
-    "triton64": lambda: triton_offsets({"_wide_offsets": lambda *args: True}),
-    "cuda": lambda: dispatch.forced("cuda"),
+    "triton32": (lambda: triton_offsets({"ROW_BACKWARD_OFFSETS_64_MAX_N": 0}), "auto"),
+    "triton64": (lambda: triton_offsets({"_wide_offsets": lambda *args: True}), "auto"),
+    "cuda": (lambda: dispatch.forced("cuda"), "auto"),
+    "flat_rows": (lambda: dispatch.forced("triton", "flat_rows"), "auto"),
+    "torch": (contextlib.nullcontext, "torch"),
 }
 
 
@@ -51,7 +57,9 @@ def main(argv=None) -> None:
     parser.add_argument("--dtypes", default="bfloat16,float32")
     parser.add_argument("--directions", default="forward,backward")
     parser.add_argument("--rounds", type=int, default=3)
+    parser.add_argument("--variants", default="triton32,triton64,cuda", help=f"comma list of {', '.join(VARIANTS)}")
     args = parser.parse_args(argv)
+    variants = {name: VARIANTS[name] for name in args.variants.split(",")}
     for item in args.shapes.split(","):
         shape, dim = parse_shape(item)
         for dtype in (getattr(torch, name) for name in args.dtypes.split(",")):
@@ -65,21 +73,23 @@ def main(argv=None) -> None:
                 else:
                     reference = torch.softmax(x.double(), dim)
 
-                def call():
-                    return fastsoftmax.softmax_backward(dy, y, dim) if backward else fastsoftmax.softmax(x, dim)
+                def call(backend):
+                    if backward:
+                        return fastsoftmax.softmax_backward(dy, y, dim, backend=backend)
+                    return fastsoftmax.softmax(x, dim, backend=backend)
 
                 best = {}
-                for name, context in VARIANTS.items():
+                for name, (context, backend) in variants.items():
                     with context():
-                        out = call()
+                        out = call(backend)
                         # relative to the largest value: a 16-bit result rounds at 2^-8 of itself
                         err = ((out.double() - reference).abs().max() / reference.abs().max()).item()
                         if err > (1e-2 if dtype != torch.float32 else 1e-5):
                             raise SystemExit(f"{name} {item} {dtype}: max error {err:.2e} of the largest value")
                 for _ in range(args.rounds):
-                    for name, context in VARIANTS.items():
+                    for name, (context, backend) in variants.items():
                         with context():
-                            us = 1e3 * median_ms(call)
+                            us = 1e3 * median_ms(lambda: call(backend))
                         best[name] = min(best.get(name, us), us)
                 label = f"{str(dtype).removeprefix('torch.')} {item} {'backward' if backward else 'forward'}"
                 print(label, " ".join(f"{name} {us:.1f}" for name, us in best.items()), flush=True)

@@ -13,7 +13,7 @@ import pytest
 pytest.importorskip("triton")
 
 
-@pytest.mark.parametrize("kind", ["tile", "online", "split", "relay"])
+@pytest.mark.parametrize("kind", ["tile", "online", "split", "relay", "flat_rows"])
 def test_triton_kernels_compile_for_sm_90(kind, tmp_path):
     # a cache of its own: every configuration is compiled, none taken from an earlier run
     env = {**os.environ, "TRITON_INTERPRET": "0", "TRITON_CACHE_DIR": str(tmp_path)}

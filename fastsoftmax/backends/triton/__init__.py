@@ -11,6 +11,8 @@ turned so that its wide side runs along the contiguous axis):
 ``split``   too few rows to fill the GPU with long ones: each row is cut over many programs.
 ``relay``   the split tier's two kernels in one launch, each piece re-read soon after its first
             read (from L2), ordered by tickets rather than by a second launch.
+``flat_rows`` dense short rows read and written as one contiguous run a program, regrouped into
+            rows on chip: 16-byte vectors whatever the row's length (a trial tier: only where forced).
 
 The block shape is a pure function of the problem, cached, so a call costs one dict lookup.
 """
@@ -102,6 +104,14 @@ SCALAR_TILE_OFFSETS_64_MAX_N = 32
 #: the bf16 forward of rows of 999 faster (124.3 against 104.4), a length not swept yet. The row tier's
 #: longer rows were not timed with both.
 ROW_BACKWARD_OFFSETS_64_MAX_N = 1024
+#: tier "flat_rows" (kernels.softmax_fwd_flat_rows): dense rows of at most this many columns, read and
+#: written as one contiguous run a program and regrouped into rows on chip, so that rows whose length
+#: is no multiple of 16 still move in 16-byte vectors; the tile tier loads those an element at a time.
+#: A trial tier (TritonBackend.trial_tiers): taken only where forced, not timed on a GPU yet.
+FLAT_ROWS_MAX_N = 256
+#: the most elements a flat_rows program's run holds (a power of two): its rows are the largest power
+#: of two of at least 16 (so that each run starts on a 16-byte boundary) whose rows fit
+FLAT_ROWS_MAX_RUN = 4096
 #: register caps (Triton's maxnreg) for the 16-bit backward of the scalar tiles whose threads hold
 #: whole columns (axes of at most 32), by function (None: none). The log-softmax backward uncapped
 #: compiles to 96 registers (five CTAs of 4 warps an SM) where the softmax backward takes 80 (six); at
@@ -312,6 +322,8 @@ def plan(
     line = max(1, 128 // itemsize)  # elements in one 128-byte line
     max_tile = MAX_TILE_BACKWARD if backward else MAX_TILE
     strided = inner > 1
+    if tier == "flat_rows":
+        return flat_rows_plan(outer, n, inner, log)
     if tier in ("tile", "row"):
         if block_n * (sector if strided else 1) > max_tile:
             raise ValueError(f"tier {tier!r} holds the reduced axis in registers, at most {max_tile} elements; got {n}")
@@ -370,7 +382,8 @@ def plan(
     if tier == "relay":
         return relay_plan(outer, n, inner, itemsize, backward, sm_count, log)
     if tier not in ("online", "split"):
-        raise ValueError(f"unknown triton tier {tier!r}; expected one of {TritonBackend.tiers}")
+        known = TritonBackend.tiers + TritonBackend.trial_tiers
+        raise ValueError(f"unknown triton tier {tier!r}; expected one of {known}")
     block_i = min(_pow2(inner), max(1, LOOP_INNER_BYTES // itemsize)) if strided else 1
     chunk_elems = LOOP_CHUNK_ELEMS if tier == "online" else SPLIT_CHUNK_ELEMS
     chunk_n = min(block_n, max(1, chunk_elems // block_i))
@@ -396,6 +409,26 @@ def plan(
     partials = blocks if not backward else (("LOG", log),) + blocks
     finish = (("LOG", log),) + blocks[:3] + (("BLOCK_S", _pow2(splits)),) + blocks[3:]
     return dict(kind="split", programs=column_programs * splits, SPLITS=splits, CHUNK=chunk, configs=(partials, finish))
+
+
+def flat_rows_plan(outer: int, n: int, inner: int, log: bool) -> dict:
+    """Tier "flat_rows": BLOCK_O rows a program, the most a run of FLAT_ROWS_MAX_RUN holds (a power of
+    two of at least 16); raises ValueError for problems it cannot hold (strided ones, rows past
+    FLAT_ROWS_MAX_N). The tensors must be dense rows as well, which the launch checks (_resolved)."""
+    if inner != 1 or n > FLAT_ROWS_MAX_N:
+        raise ValueError(
+            f"tier 'flat_rows' holds dense rows (the last dim) of at most {FLAT_ROWS_MAX_N} columns; "
+            f"got a reduced axis of {n} with {inner} contiguous elements after it"
+        )
+    block_o = _pow2(FLAT_ROWS_MAX_RUN // n + 1) // 2
+    run = _pow2(block_o * n)
+    return dict(
+        kind="flat_rows",
+        programs=triton.cdiv(outer, block_o),
+        configs=(
+            (("LOG", log), ("BLOCK_O", block_o), ("BLOCK_N", _pow2(n)), ("RUN", run), ("num_warps", _warps(run))),
+        ),
+    )
 
 
 def relay_plan(
@@ -458,6 +491,8 @@ def relay_plan(
 class TritonBackend:
     name = "triton"
     tiers = ("tile", "row", "online", "split", "relay")
+    #: tiers that only a forced call takes (dispatch.forced), until a GPU has measured where they lead
+    trial_tiers = ("flat_rows",)
 
     def unavailable_reason(self, device: torch.device) -> str | None:
         if _IMPORT_ERROR is not None:
@@ -584,6 +619,14 @@ def _resolved(p: dict, shape: tuple, strides: tuple, backward: bool) -> tuple:
     plan's pseudo-column plan where every tensor's (n, inner) block is contiguous, with the shape
     and strides it runs on; ``wide``, whether a tile kernel takes 64-bit offsets (_offsets_64).
     Worked out once per geometry by ``prepare``."""
+    if p["kind"] == "flat_rows":
+        outer, n, _ = shape
+        pitches, steps = strides[0::3], strides[1::3]  # every tensor's outer and reduced strides
+        if not all(step == 1 for step in steps) or (outer > 1 and not all(pitch == n for pitch in pitches)):
+            raise ValueError(
+                f"tier 'flat_rows' takes dense rows (each tensor's rows of {n} one after another); got "
+                f"element strides {strides}"
+            )
     folded = p.get("folded")
     if folded is not None:
         outer, n, inner = shape
@@ -618,6 +661,8 @@ def _launch_forward(p: dict, wide: bool, shape: tuple, strides: tuple, x, y, dev
     configs, go = p["configs"], _launcher(p, device_index)
     if p["kind"] == "tile":
         go(kernels.softmax_fwd_tile, (x, y), shape + strides, configs[0] + (("WIDE", wide),))
+    elif p["kind"] == "flat_rows":
+        go(kernels.softmax_fwd_flat_rows, (x, y), (outer, n), configs[0])
     elif p["kind"] == "online":
         go(kernels.softmax_fwd_online, (x, y), shape + strides + (p["column_programs"],), configs[0])
     elif p["kind"] == "relay":
@@ -640,6 +685,8 @@ def _launch_backward(p: dict, wide: bool, shape: tuple, strides: tuple, y, dy, d
     configs, go = p["configs"], _launcher(p, device_index)
     if p["kind"] == "tile":
         go(kernels.softmax_bwd_tile, (y, dy, dx), shape + strides, configs[0] + (("WIDE", wide),))
+    elif p["kind"] == "flat_rows":
+        go(kernels.softmax_bwd_flat_rows, (y, dy, dx), (outer, n), configs[0])
     elif p["kind"] == "online":
         go(kernels.softmax_bwd_online, (y, dy, dx), shape + strides + (p["column_programs"],), configs[0])
     elif p["kind"] == "relay":

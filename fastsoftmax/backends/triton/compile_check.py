@@ -7,7 +7,7 @@ launch. This module hands each kernel to Triton's compiler (``triton.compile`` o
 front end, the optimiser and ptxas; no driver) with the constexprs and compile options of ``plan``'s
 configurations, for each dtype and direction.
 
-    python -m fastsoftmax.backends.triton.compile_check [--arch 90] [--kinds tile,online,split,relay]
+    python -m fastsoftmax.backends.triton.compile_check [--arch 90] [--kinds tile,online,split,relay,flat_rows]
 
 It must run in a process where the kernels are compiled, not interpreted (``TRITON_INTERPRET`` unset
 or 0 before fastsoftmax is imported); it prints one line per configuration that fails and exits 1.
@@ -36,6 +36,11 @@ PROBLEMS = {
     "online": [("online", 300, 32769, 1, False), ("online", 64, 40000, 520, False)],
     "split": [("split", 1, 128256, 1, False), ("split", 1, 1 << 20, 16, False)],
     "relay": [("relay", 16, 1 << 20, 1, False), ("relay", 64, 65536, 16, False), ("relay", 16, 1 << 20, 2, False)],
+    "flat_rows": [
+        ("flat_rows", 4096, 3, 1, False),
+        ("flat_rows", 4096, 65, 1, False),
+        ("flat_rows", 4096, 256, 1, False),
+    ],
 }
 #: float16 takes the same code as bfloat16 but for its conversions
 DTYPES = {"float32": "fp32", "bfloat16": "bf16"}
@@ -60,6 +65,8 @@ KERNELS = {
     ("split", True): ("softmax_bwd_partials", "softmax_bwd_split"),
     ("relay", False): ("softmax_fwd_relay",),
     ("relay", True): ("softmax_bwd_relay",),
+    ("flat_rows", False): ("softmax_fwd_flat_rows",),
+    ("flat_rows", True): ("softmax_bwd_flat_rows",),
 }
 
 
@@ -136,7 +143,7 @@ def configurations(kinds):
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--arch", type=int, default=90)
-    parser.add_argument("--kinds", default="tile,online,split,relay")
+    parser.add_argument("--kinds", default="tile,online,split,relay,flat_rows")
     args = parser.parse_args(argv)
     if os.environ.get("TRITON_INTERPRET", "0") == "1":
         print("compile_check: TRITON_INTERPRET=1 makes the kernels interpreted; unset it", file=sys.stderr)

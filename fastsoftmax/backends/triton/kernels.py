@@ -877,3 +877,116 @@ def softmax_bwd_relay(
             tl.store(sum_ptr + offsets, partial, mask=mask)
             _relay_publish(flags_ptr, unit)
         ticket = tl.atomic_add(flags_ptr, 1)
+
+
+# --------------------------------------------------------------------------------------------
+# Flat rows: dense rows (pitch N) whose length is no multiple of 16.
+#
+# The tile kernels address a row tile as BLOCK_O rows of BLOCK_N columns; with a pitch of no whole
+# number of 16-byte vectors Triton cannot prove any row's vectors aligned, and loads and stores go
+# one element at a time. But BLOCK_O consecutive dense rows are one contiguous run of BLOCK_O * N
+# elements, which starts on a 16-byte boundary whenever BLOCK_O * N * itemsize is a multiple of 16:
+# read as that run (16-byte vectors), regrouped into [BLOCK_O, BLOCK_N] rows on chip (tl.gather,
+# through shared memory), reduced, and regrouped back into the run to be written. The last program
+# takes the rows left over, its run of unknown length read element by element.
+# --------------------------------------------------------------------------------------------
+
+
+@triton.jit
+def _flat_rows(flat, N, pad, BLOCK_O: tl.constexpr, BLOCK_N: tl.constexpr):
+    """[BLOCK_O, BLOCK_N]: row r of a flat run of rows of N is its elements [r * N, r * N + N),
+    padded with ``pad`` past column N."""
+    r = tl.arange(0, BLOCK_O)[:, None]
+    c = tl.arange(0, BLOCK_N)[None, :]
+    inside = c < N
+    index = tl.reshape(tl.where(inside, r * N + c, 0), (BLOCK_O * BLOCK_N,))
+    rows = tl.reshape(tl.gather(flat, index, 0), (BLOCK_O, BLOCK_N))
+    return tl.where(inside, rows, pad)
+
+
+@triton.jit
+def _flat_run(rows, N, BLOCK_O: tl.constexpr, BLOCK_N: tl.constexpr, RUN: tl.constexpr):
+    """The flat run [RUN] of [BLOCK_O, BLOCK_N] rows of N: element j is row j // N, column j % N
+    (past BLOCK_O * N: anything, never stored)."""
+    j = tl.arange(0, RUN)
+    index = tl.where(j < BLOCK_O * N, (j // N) * BLOCK_N + j % N, 0)
+    return tl.gather(tl.reshape(rows, (BLOCK_O * BLOCK_N,)), index, 0)
+
+
+@triton.jit
+def _flat_rows_fwd(
+    x_ptr, y_ptr, start, limit, N, LOG: tl.constexpr, BLOCK_O: tl.constexpr, BLOCK_N: tl.constexpr, RUN: tl.constexpr
+):
+    j = tl.arange(0, RUN)
+    inside = j < limit
+    x = _flat_rows(tl.load(x_ptr + start + j, mask=inside, other=NEG_INF).to(tl.float32), N, NEG_INF, BLOCK_O, BLOCK_N)
+    m = tl.max(x, axis=1, keep_dims=True)
+    e = tl.exp(x - _safe_max(m))
+    s = tl.sum(e, axis=1, keep_dims=True)
+    y = _finish(x, m, s, LOG) if LOG else e * (1.0 / s)
+    tl.store(y_ptr + start + j, _flat_run(y, N, BLOCK_O, BLOCK_N, RUN).to(y_ptr.dtype.element_ty), mask=inside)
+
+
+@triton.jit
+def softmax_fwd_flat_rows(
+    x_ptr,
+    y_ptr,
+    OUTER,
+    N,
+    LOG: tl.constexpr,
+    BLOCK_O: tl.constexpr,
+    BLOCK_N: tl.constexpr,
+    RUN: tl.constexpr,
+):
+    """Program p: rows [p * BLOCK_O, p * BLOCK_O + BLOCK_O) of x and y, both dense rows of pitch N
+    (RUN: a power of two of at least BLOCK_O * N)."""
+    pid = tl.program_id(0)
+    start = pid.to(tl.int64) * (BLOCK_O * N)
+    if (pid + 1) * BLOCK_O <= OUTER:
+        # a run of BLOCK_O * N, a multiple of BLOCK_O: Triton proves its vectors whole
+        _flat_rows_fwd(x_ptr, y_ptr, start, BLOCK_O * N, N, LOG, BLOCK_O, BLOCK_N, RUN)
+    else:
+        _flat_rows_fwd(x_ptr, y_ptr, start, (OUTER - pid * BLOCK_O) * N, N, LOG, BLOCK_O, BLOCK_N, RUN)
+
+
+@triton.jit
+def _flat_rows_bwd(
+    y_ptr,
+    dy_ptr,
+    dx_ptr,
+    start,
+    limit,
+    N,
+    LOG: tl.constexpr,
+    BLOCK_O: tl.constexpr,
+    BLOCK_N: tl.constexpr,
+    RUN: tl.constexpr,
+):
+    j = tl.arange(0, RUN)
+    inside = j < limit
+    y = _flat_rows(tl.load(y_ptr + start + j, mask=inside, other=0.0).to(tl.float32), N, 0.0, BLOCK_O, BLOCK_N)
+    dy = _flat_rows(tl.load(dy_ptr + start + j, mask=inside, other=0.0).to(tl.float32), N, 0.0, BLOCK_O, BLOCK_N)
+    total = tl.sum(_grad_summand(y, dy, LOG), axis=1, keep_dims=True)
+    dx = _grad(y, dy, total, LOG)
+    tl.store(dx_ptr + start + j, _flat_run(dx, N, BLOCK_O, BLOCK_N, RUN).to(dx_ptr.dtype.element_ty), mask=inside)
+
+
+@triton.jit
+def softmax_bwd_flat_rows(
+    y_ptr,
+    dy_ptr,
+    dx_ptr,
+    OUTER,
+    N,
+    LOG: tl.constexpr,
+    BLOCK_O: tl.constexpr,
+    BLOCK_N: tl.constexpr,
+    RUN: tl.constexpr,
+):
+    """softmax_fwd_flat_rows' backward: y, dy and dx dense rows of pitch N."""
+    pid = tl.program_id(0)
+    start = pid.to(tl.int64) * (BLOCK_O * N)
+    if (pid + 1) * BLOCK_O <= OUTER:
+        _flat_rows_bwd(y_ptr, dy_ptr, dx_ptr, start, BLOCK_O * N, N, LOG, BLOCK_O, BLOCK_N, RUN)
+    else:
+        _flat_rows_bwd(y_ptr, dy_ptr, dx_ptr, start, (OUTER - pid * BLOCK_O) * N, N, LOG, BLOCK_O, BLOCK_N, RUN)
