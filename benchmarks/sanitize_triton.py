@@ -1,9 +1,10 @@
 """The Triton backend's kernels under compute-sanitizer: forward and backward, softmax and
 log-softmax, three dtypes, on small strided problems that reach each tile form (one piece, two
 pieces, scalar loads of whole columns, the long axes' scalar tiles, 16-byte loads) and rows; with
---tiers, every tier (tile, row, online, split, relay) forced on small problems it takes, plain and
-widened (a 16-bit input computed as float32 in one pass, its gradient back in 16 bits). Every result
-checked against float64 (computed on the CPU, so that the sanitizer sees only these kernels).
+--tiers, every tier (tile, row, online, split, relay, and the trial tier flat_rows) forced on small
+problems it takes, plain and widened (a 16-bit input computed as float32 in one pass, its gradient
+back in 16 bits). Every result checked against float64 (computed on the CPU, so that the sanitizer
+sees only these kernels).
 
     compute-sanitizer --tool memcheck python3 benchmarks/sanitize_triton.py [--shapes 2x21x143:1,..]
     compute-sanitizer --tool memcheck python3 benchmarks/sanitize_triton.py --tiers
@@ -40,7 +41,7 @@ PROBLEMS = [
 #: --tiers: (shape, dim) problems small enough for the sanitizer on which each tier is forced where it
 #: takes them (TritonBackend.supports): rows, a long axis over a narrow inner size (the relay's), and
 #: an axis of 40 over 128 columns (the tile tier's wide tiles of 16-byte loads)
-TIER_PROBLEMS = [((6, 3000), -1), ((3, 700, 4), 1), ((1, 40, 128), 1)]
+TIER_PROBLEMS = [((6, 3000), -1), ((3, 700, 4), 1), ((1, 40, 128), 1), ((37, 100), -1)]
 
 
 def _check(label: str, x, dy, dim: int, log: bool, tier: str | None, widened: bool) -> list[str]:
@@ -91,7 +92,7 @@ def main() -> int:
             dim %= len(shape)
             n, inner = shape[dim], math.prod(shape[dim + 1 :])
             outer = math.prod(shape) // (n * inner)
-            for tier in backend.tiers:
+            for tier in backend.tiers + backend.trial_tiers:
                 for dtype in DTYPES:
                     for backward in (False, True):
                         if not backend.supports(tier, outer, n, inner, dtype, backward):

@@ -59,6 +59,9 @@ def main(argv=None) -> None:
     parser.add_argument("--rounds", type=int, default=3)
     parser.add_argument("--variants", default="triton32,triton64,cuda", help=f"comma list of {', '.join(VARIANTS)}")
     args = parser.parse_args(argv)
+    unknown = set(args.variants.split(",")) - set(VARIANTS)
+    if unknown:
+        parser.error(f"unknown variants {sorted(unknown)}; choose among {', '.join(VARIANTS)}")
     variants = {name: VARIANTS[name] for name in args.variants.split(",")}
     for item in args.shapes.split(","):
         shape, dim = parse_shape(item)
@@ -78,21 +81,28 @@ def main(argv=None) -> None:
                         return fastsoftmax.softmax_backward(dy, y, dim, backend=backend)
                     return fastsoftmax.softmax(x, dim, backend=backend)
 
-                best = {}
+                best, refused = {}, []
                 for name, (context, backend) in variants.items():
                     with context():
-                        out = call(backend)
+                        try:
+                            out = call(backend)
+                        except ValueError:  # a forced tier that cannot hold the problem
+                            refused.append(name)
+                            continue
                         # relative to the largest value: a 16-bit result rounds at 2^-8 of itself
                         err = ((out.double() - reference).abs().max() / reference.abs().max()).item()
                         if err > (1e-2 if dtype != torch.float32 else 1e-5):
                             raise SystemExit(f"{name} {item} {dtype}: max error {err:.2e} of the largest value")
                 for _ in range(args.rounds):
                     for name, (context, backend) in variants.items():
+                        if name in refused:
+                            continue
                         with context():
                             us = 1e3 * median_ms(lambda: call(backend))
                         best[name] = min(best.get(name, us), us)
                 label = f"{str(dtype).removeprefix('torch.')} {item} {'backward' if backward else 'forward'}"
-                print(label, " ".join(f"{name} {us:.1f}" for name, us in best.items()), flush=True)
+                timed = " ".join(f"{name} {us:.1f}" for name, us in best.items())
+                print(label, timed, " ".join(f"{name} refused" for name in refused), flush=True)
 
 
 if __name__ == "__main__":

@@ -15,6 +15,8 @@ pytest.importorskip("triton")
 
 @pytest.mark.parametrize("kind", ["tile", "online", "split", "relay", "flat_rows"])
 def test_triton_kernels_compile_for_sm_90(kind, tmp_path):
+    if kind == "flat_rows" and not hasattr(__import__("triton").language, "gather"):
+        pytest.skip("the flat_rows kernels need tl.gather (Triton 3.2+)")
     # a cache of its own: every configuration is compiled, none taken from an earlier run
     env = {**os.environ, "TRITON_INTERPRET": "0", "TRITON_CACHE_DIR": str(tmp_path)}
     done = subprocess.run(

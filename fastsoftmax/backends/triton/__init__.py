@@ -2,7 +2,7 @@
 kernels of ``kernels.py``.
 
 Tiers, from short rows to huge ones (the same tiers serve the strided layout, with the tile
-turned so that its wide side runs along the contiguous axis):
+turned so that its wide side runs along the contiguous axis), and a trial tier of rows only:
 
 ``tile``    the reduced axis in registers, several rows (or a block of columns) per program, so
             that rows of 64 elements still give each program kilobytes to move;
@@ -417,9 +417,11 @@ def flat_rows_plan(outer: int, n: int, inner: int, log: bool) -> dict:
     FLAT_ROWS_MAX_N). The tensors must be dense rows as well, which the launch checks (_resolved)."""
     if inner != 1 or n > FLAT_ROWS_MAX_N:
         raise ValueError(
-            f"tier 'flat_rows' holds dense rows (the last dim) of at most {FLAT_ROWS_MAX_N} columns; "
-            f"got a reduced axis of {n} with {inner} contiguous elements after it"
+            f"tier 'flat_rows' holds dense rows (no element after the reduced axis) of at most {FLAT_ROWS_MAX_N} "
+            f"columns; got a reduced axis of {n} with {inner} contiguous elements after it"
         )
+    if not hasattr(triton.language, "gather"):
+        raise ValueError(f"tier 'flat_rows' needs tl.gather (Triton 3.2 or newer), not Triton {triton.__version__}")
     block_o = _pow2(FLAT_ROWS_MAX_RUN // n + 1) // 2
     run = _pow2(block_o * n)
     return dict(
@@ -622,7 +624,7 @@ def _resolved(p: dict, shape: tuple, strides: tuple, backward: bool) -> tuple:
     if p["kind"] == "flat_rows":
         outer, n, _ = shape
         pitches, steps = strides[0::3], strides[1::3]  # every tensor's outer and reduced strides
-        if not all(step == 1 for step in steps) or (outer > 1 and not all(pitch == n for pitch in pitches)):
+        if (n > 1 and not all(step == 1 for step in steps)) or (outer > 1 and not all(p == n for p in pitches)):
             raise ValueError(
                 f"tier 'flat_rows' takes dense rows (each tensor's rows of {n} one after another); got "
                 f"element strides {strides}"

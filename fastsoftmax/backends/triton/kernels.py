@@ -1,7 +1,7 @@
 """Triton softmax kernels over the canonical ``(outer, n, inner)`` problem.
 
-Every kernel here works on 3D tiles ``[BLOCK_O, BLOCK_N, BLOCK_I]`` and reduces over the middle
-axis. One body serves both layouts:
+Every kernel here but the flat rows' (last, below) works on 3D tiles ``[BLOCK_O, BLOCK_N, BLOCK_I]``
+and reduces over the middle axis. One body serves both layouts:
 
 * rows (``inner == 1``): ``BLOCK_I == 1`` and the tile is ``BLOCK_O`` rows by ``BLOCK_N`` columns.
   The column stride is 1, which Triton specialises at compile time, so loads along a row
@@ -940,13 +940,13 @@ def softmax_fwd_flat_rows(
 ):
     """Program p: rows [p * BLOCK_O, p * BLOCK_O + BLOCK_O) of x and y, both dense rows of pitch N
     (RUN: a power of two of at least BLOCK_O * N)."""
-    pid = tl.program_id(0)
-    start = pid.to(tl.int64) * (BLOCK_O * N)
-    if (pid + 1) * BLOCK_O <= OUTER:
+    row = tl.program_id(0).to(tl.int64) * BLOCK_O  # 64 bits: rows past 2^31 - BLOCK_O do not wrap
+    start = row * N
+    if row + BLOCK_O <= OUTER:
         # a run of BLOCK_O * N, a multiple of BLOCK_O: Triton proves its vectors whole
         _flat_rows_fwd(x_ptr, y_ptr, start, BLOCK_O * N, N, LOG, BLOCK_O, BLOCK_N, RUN)
     else:
-        _flat_rows_fwd(x_ptr, y_ptr, start, (OUTER - pid * BLOCK_O) * N, N, LOG, BLOCK_O, BLOCK_N, RUN)
+        _flat_rows_fwd(x_ptr, y_ptr, start, (OUTER - row) * N, N, LOG, BLOCK_O, BLOCK_N, RUN)
 
 
 @triton.jit
@@ -984,9 +984,9 @@ def softmax_bwd_flat_rows(
     RUN: tl.constexpr,
 ):
     """softmax_fwd_flat_rows' backward: y, dy and dx dense rows of pitch N."""
-    pid = tl.program_id(0)
-    start = pid.to(tl.int64) * (BLOCK_O * N)
-    if (pid + 1) * BLOCK_O <= OUTER:
+    row = tl.program_id(0).to(tl.int64) * BLOCK_O
+    start = row * N
+    if row + BLOCK_O <= OUTER:
         _flat_rows_bwd(y_ptr, dy_ptr, dx_ptr, start, BLOCK_O * N, N, LOG, BLOCK_O, BLOCK_N, RUN)
     else:
-        _flat_rows_bwd(y_ptr, dy_ptr, dx_ptr, start, (OUTER - pid * BLOCK_O) * N, N, LOG, BLOCK_O, BLOCK_N, RUN)
+        _flat_rows_bwd(y_ptr, dy_ptr, dx_ptr, start, (OUTER - row) * N, N, LOG, BLOCK_O, BLOCK_N, RUN)
