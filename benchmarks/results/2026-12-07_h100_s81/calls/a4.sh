@@ -8,7 +8,7 @@
 # Then Triton's tier flat_rows (dense short rows read as one 16-byte-aligned run a program and regrouped
 # on chip; chosen only where forced until measured) against its tile kernels at both offset widths, torch
 # and the CUDA backend, alternated in one process; then the Triton kernels under memcheck with every tier
-# forced (sanitize_triton.py --tiers: flat_rows on rows of 100 among them). About 420 s.
+# forced (sanitize_triton.py --tiers: flat_rows on rows of 100 among them). About 470 s.
 source benchmarks/call_prelude.sh a4
 bench() { timeout 70 python3 -m fastsoftmax bench --no-peers --no-compile --backends triton,cuda --out $R "$@"; }
 bench --shapes 16777216x8,2236962x60,1864135x72,1342177x100,1056832x127,838860x160,134217x1000,2670x50257 \
@@ -30,5 +30,6 @@ R2=""; for n in 8 60 65 72 100 127 160; do R2="$R2,$((67108864 / n))x$n"; done
 timeout 220 python3 benchmarks/triton_offsets_probe.py --rounds 2 --variants flat_rows,triton32,triton64,torch,cuda \
   --shapes ${R2#,} > $R/flat_rows.txt 2>&1
 echo "flat_rows rc $? at $SECONDS s"; cut -c1-160 $R/flat_rows.txt
-timeout 100 compute-sanitizer --tool memcheck python3 benchmarks/sanitize_triton.py --tiers > $R/memcheck.txt 2>&1
+timeout 150 compute-sanitizer --tool memcheck --report-api-errors no --print-limit 20 \
+  python3 benchmarks/sanitize_triton.py --tiers > $R/memcheck.txt 2>&1
 echo "memcheck rc $? at $SECONDS s"; grep -E "ERROR SUMMARY|WRONG|flat_rows" $R/memcheck.txt | head -20
