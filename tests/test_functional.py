@@ -5,7 +5,7 @@ import torch
 from reference import DEVICE, check_backward, check_forward
 
 import fastsoftmax
-from fastsoftmax.backends.triton import TritonBackend
+from fastsoftmax.backends.triton import HAS_GATHER, TritonBackend
 
 DTYPES = [torch.float32, torch.float16, torch.bfloat16]
 
@@ -39,13 +39,13 @@ def test_every_tier_matches_float64(tier, dtype, log):
         check_forward(y, x, dim, log)
 
 
-@pytest.mark.skipif(not hasattr(__import__("triton").language, "gather"), reason="needs tl.gather (Triton 3.2+)")
+@pytest.mark.skipif(not HAS_GATHER, reason="needs tl.gather (Triton 3.2+)")
 @pytest.mark.parametrize("dtype", [torch.float32, torch.float16, torch.bfloat16], ids=str)
 def test_triton_flat_rows(dtype):
-    """Trial tier flat_rows (forced only), forward and backward of both functions, on rows of many lengths (every one
-    holding a last program of fewer rows), and rows of -inf (NaN, as torch), +inf and NaN, and dense
-    rows off 16-byte boundaries; a view whose rows are not one dense run is refused, not computed
-    wrong."""
+    """Trial tier flat_rows (forced only), forward and backward of both functions, on rows of many
+    lengths (every one holding a last program of fewer rows), and rows of -inf (NaN, as torch), +inf
+    and NaN, and dense rows off 16-byte boundaries; a view whose rows are not one dense run is
+    refused, not computed wrong."""
     from fastsoftmax.backends.triton import flat_rows_plan
 
     for n in (1, 3, 8, 33, 60, 65, 100, 127, 160, 256):

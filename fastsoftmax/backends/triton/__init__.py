@@ -112,6 +112,8 @@ FLAT_ROWS_MAX_N = 256
 #: the most elements a flat_rows program's run holds (a power of two): its rows are the largest power
 #: of two of at least 16 (so that each run starts on a 16-byte boundary) whose rows fit
 FLAT_ROWS_MAX_RUN = 4096
+#: whether this Triton has tl.gather (Triton 3.2 and newer), which tier flat_rows' kernels need
+HAS_GATHER = triton is not None and hasattr(triton.language, "gather")
 #: register caps (Triton's maxnreg) for the 16-bit backward of the scalar tiles whose threads hold
 #: whole columns (axes of at most 32), by function (None: none). The log-softmax backward uncapped
 #: compiles to 96 registers (five CTAs of 4 warps an SM) where the softmax backward takes 80 (six); at
@@ -420,7 +422,7 @@ def flat_rows_plan(outer: int, n: int, inner: int, log: bool) -> dict:
             f"tier 'flat_rows' holds dense rows (no element after the reduced axis) of at most {FLAT_ROWS_MAX_N} "
             f"columns; got a reduced axis of {n} with {inner} contiguous elements after it"
         )
-    if not hasattr(triton.language, "gather"):
+    if not HAS_GATHER:
         raise ValueError(f"tier 'flat_rows' needs tl.gather (Triton 3.2 or newer), not Triton {triton.__version__}")
     block_o = _pow2(FLAT_ROWS_MAX_RUN // n + 1) // 2
     run = _pow2(block_o * n)
@@ -624,7 +626,7 @@ def _resolved(p: dict, shape: tuple, strides: tuple, backward: bool) -> tuple:
     if p["kind"] == "flat_rows":
         outer, n, _ = shape
         pitches, steps = strides[0::3], strides[1::3]  # every tensor's outer and reduced strides
-        if (n > 1 and not all(step == 1 for step in steps)) or (outer > 1 and not all(p == n for p in pitches)):
+        if (n > 1 and not all(step == 1 for step in steps)) or (outer > 1 and not all(pitch == n for pitch in pitches)):
             raise ValueError(
                 f"tier 'flat_rows' takes dense rows (each tensor's rows of {n} one after another); got "
                 f"element strides {strides}"

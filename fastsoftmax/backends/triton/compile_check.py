@@ -145,11 +145,11 @@ def main(argv=None) -> int:
     parser.add_argument("--arch", type=int, default=90)
     parser.add_argument("--kinds", default="tile,online,split,relay,flat_rows")
     args = parser.parse_args(argv)
-    import triton
+    from . import HAS_GATHER
 
     kinds = args.kinds.split(",")
-    if "flat_rows" in kinds and not hasattr(triton.language, "gather"):
-        print(f"compile_check: flat_rows left out: its kernels need tl.gather, which Triton {triton.__version__} lacks")
+    if "flat_rows" in kinds and not HAS_GATHER:
+        print("compile_check: flat_rows left out: its kernels need tl.gather (Triton 3.2 or newer)")
         kinds.remove("flat_rows")
     if os.environ.get("TRITON_INTERPRET", "0") == "1":
         print("compile_check: TRITON_INTERPRET=1 makes the kernels interpreted; unset it", file=sys.stderr)
