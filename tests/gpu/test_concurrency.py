@@ -408,8 +408,9 @@ def test_threads_on_two_gpus():
 
 
 @pytest.mark.parametrize("backend", ("cuda", "triton"))
-@pytest.mark.parametrize("shape,dim", [((32768, 65537), -1), ((65537, 32768), 0)])
+@pytest.mark.parametrize("shape,dim", [((32768, 65537), -1), ((65537, 32768), 0), ((2**31 + 3, 2), -1)])
 def test_more_than_2_to_the_31_elements(backend, shape, dim):
+    # the last shape: more than 2^31 rows, whose row index itself needs 64 bits
     if not _available(backend):
         pytest.skip(f"backend {backend!r} is not available")
     free, _ = torch.cuda.mem_get_info()
@@ -423,6 +424,8 @@ def test_more_than_2_to_the_31_elements(backend, shape, dim):
     if dim == -1:
         boundary = (2**31) // shape[1]
         picks = sorted({0, 1, boundary - 1, boundary, min(boundary + 1, shape[0] - 1), shape[0] - 1})
+        if shape[0] > 2**31:
+            picks = sorted({*picks, 2**31 - 1, 2**31, 2**31 + 1})
     else:
         picks = sorted({0, 1, shape[1] // 2, shape[1] - 1})
     for i in picks:

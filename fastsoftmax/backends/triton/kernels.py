@@ -55,12 +55,14 @@ def _tile_offsets(
     elements); otherwise in 32, which the host allows only where every element's offset fits
     (masked lanes past the tensor may wrap: they are never loaded or stored)."""
     inner_blocks = tl.cdiv(INNER, BLOCK_I)
-    o = (pid // inner_blocks) * BLOCK_O + tl.arange(0, BLOCK_O)
+    first = pid // inner_blocks
+    if WIDE:  # a constexpr: only one branch is compiled, so first and n may change type
+        first = first.to(tl.int64)  # before the product: outers past 2^31 - BLOCK_O rows do not wrap
+    o = first * BLOCK_O + tl.arange(0, BLOCK_O)
     i = (pid % inner_blocks) * BLOCK_I + tl.arange(0, BLOCK_I)
     n = n_start + tl.arange(0, BLOCK_N)
     mask = (o < OUTER)[:, None, None] & (n < N)[None, :, None] & (i < INNER)[None, None, :]
-    if WIDE:  # a constexpr: only one branch is compiled, so o and n may change type
-        o = o.to(tl.int64)
+    if WIDE:
         n = n.to(tl.int64)
     return o[:, None, None], n[None, :, None], i[None, None, :], mask
 
