@@ -6,8 +6,11 @@
 # 0.919 of copy against flat_rows' 0.996 in c3/slower.txt); Triton's row kernels with 32- and 64-bit
 # offsets over row lengths of 3-16384 (a1/: the backward of rows of 36-100 faster with 64-bit offsets,
 # their forward slower, the bf16 forward of rows of 999 faster; the backward of rows of up to 1024 now
-# takes 64-bit ones, triton_offsets_probe.py's "triton32" the 32-bit ones). About 330 s.
+# takes 64-bit ones, triton_offsets_probe.py's "triton32" the 32-bit ones). First both backends on more than 2^31
+# rows (2^31 + 3 rows of 2, bf16: the row index itself past 32 bits). About 420 s.
 source benchmarks/call_prelude.sh a3
+timeout 100 python3 -m pytest -q -p no:cacheprovider tests/gpu/test_concurrency.py -k "more_than_2_to_the_31 and shape2" \
+  > $R/rows31.txt 2>&1; echo "rows past 2^31 rc $? at $SECONDS s"; tail -3 $R/rows31.txt
 timeout 120 python3 benchmarks/grid_row_probe.py --quick --flush --out $R/teams --directions fwd,bwd --dtypes bf16,f32 \
   --tiers cluster_stream,grid_row --shapes 128x1048576,64x1048576,256x524288,192x699051 > $R/teams.txt 2>&1
 echo "teams rc $? at $SECONDS s"; grep -E "^(bf16|f32) " $R/teams.txt | sort -u | cut -c1-160; grep -m3 -i "error\|refuse" $R/teams.txt
