@@ -244,10 +244,10 @@ def _stat_offsets(
     """Where per-split statistics live: a float32 buffer (OUTER, SPLITS, INNER). Addresses splits
     [first_split, first_split + BLOCK_S) of this program's columns, shaped [BO, BS, BI]."""
     inner_blocks = tl.cdiv(INNER, BLOCK_I)
-    o = (column_pid // inner_blocks) * BLOCK_O + tl.arange(0, BLOCK_O)
+    o = (column_pid // inner_blocks).to(tl.int64) * BLOCK_O + tl.arange(0, BLOCK_O)
     i = (column_pid % inner_blocks) * BLOCK_I + tl.arange(0, BLOCK_I)
     k = first_split + tl.arange(0, BLOCK_S)
-    offsets = (o.to(tl.int64)[:, None, None] * SPLITS + k[None, :, None]) * INNER + i[None, None, :]
+    offsets = (o[:, None, None] * SPLITS + k[None, :, None]) * INNER + i[None, None, :]
     mask = (o < OUTER)[:, None, None] & (k < SPLITS)[None, :, None] & (i < INNER)[None, None, :]
     return offsets, mask
 
