@@ -277,6 +277,27 @@ def test_rows_in_teams(backend, dtype_name):
         graph_replays_right(rand((4, 2_000_003), dtype), 1, TIER)
 
 
+@pytest.mark.parametrize("dtype_name", ["fp32", "bf16"])
+def test_backward_of_many_rows_in_teams(backend, dtype_name):
+    """The backward of more rows than the SMs' count (and fewer), each team on rows of its own, as
+    tier choice takes it on GPUs with clusters (tiers.GRID_ROW_TEAMS_MAX_ROWS_BACKWARD), through the
+    public function; softmax and log-softmax, an odd length."""
+    dtype = DTYPES[dtype_name]
+    dev = torch.cuda.current_device()
+    limits = backend.limits(dev)
+    n = (1 << 19) + 5
+    for rows in (48, 2 * limits.sm_count):
+        chosen = backend.choose_tier(rows, n, 1, dtype, True)
+        if limits.clusters and limits.cooperative:
+            assert chosen == TIER, (rows, chosen)
+        x = rand((rows, n), dtype)
+        dy = rand((rows, n), dtype)
+        for log in (False, True):
+            y = forward_output(x, log)
+            dx = fastsoftmax.softmax_backward(dy, y, -1, log=log, backend="cuda")
+            check_backward(dx, x, dy, 1, log)
+
+
 def test_chosen_automatically_through_the_public_api(backend):
     """Where tier choice takes grid_row on this device (tiers.GRID_ROW_ROW_BYTES), the public
     functions reach it with backend="cuda", forward and backward, and the results are right."""

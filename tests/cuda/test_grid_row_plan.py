@@ -186,11 +186,21 @@ def test_rows_in_teams_chosen():
         (16, 1 << 20, torch.bfloat16, False),
         (24, 699051, torch.float32, True),
         (2, 1 << 21, torch.bfloat16, False),  # 8 MiB, rows split_row took for their length
+        # the backward of more rows (GRID_ROW_TEAMS_MAX_ROWS_BACKWARD), past the SMs' count too
+        (64, 1 << 20, torch.bfloat16, True),
+        (128, 1 << 20, torch.float32, True),
+        (192, 699051, torch.float32, True),
+        (256, 1 << 19, torch.float32, True),
     ):
         assert tiers.choose_tier(rows, n, 1, dtype, backward, h100) == "grid_row", (rows, n)
         assert tiers.grid_row_in_teams(rows, n, dtype, backward, h100)
     assert tiers.choose_tier(3, 1 << 20, 1, torch.bfloat16, False, h100) == "split_row"  # 6 MiB
     assert tiers.choose_tier(48, 1 << 20, 1, torch.bfloat16, False, h100) == "cluster_stream"  # not on chip
+    for rows, n, dtype in ((64, 1 << 20, torch.bfloat16), (192, 699051, torch.float32)):
+        assert tiers.choose_tier(rows, n, 1, dtype, False, h100) == "cluster_stream"  # forward: 32 at most
+    # no count of teams divides 191 rows; 512 are past the most measured
+    assert tiers.choose_tier(191, 699051, 1, torch.float32, True, h100) == "cluster_stream"
+    assert tiers.choose_tier(512, 1 << 20, 1, torch.float32, True, h100) == "cluster_stream"
     no_cooperation = dataclasses.replace(tiers.H100_LIMITS, cooperative=False)
     assert tiers.choose_tier(8, 1 << 21, 1, torch.bfloat16, False, no_cooperation) != "grid_row"
 
@@ -254,8 +264,10 @@ def test_chosen_where_measured_faster(limits):
                     held_by_cluster = limits.clusters and n <= cluster_preferred_max_cols(
                         dtype, backward, outer, on_boundaries
                     )
+                    most = tiers.GRID_ROW_TEAMS_MAX_ROWS_BACKWARD if backward else tiers.GRID_ROW_TEAMS_MAX_ROWS
                     teams = (
-                        2 <= outer <= tiers.GRID_ROW_TEAMS_MAX_ROWS
+                        2 <= outer <= most
+                        and (outer < limits.sm_count or limits.clusters)  # past the SMs: beside cluster_stream
                         and outer * n * size >= tiers.GRID_ROW_TEAMS_MIN_BYTES
                         and n >= tiers.SPLIT_ROW_MIN_COLS
                         and tiers.grid_row_in_teams(outer, n, dtype, backward, limits)

@@ -928,7 +928,12 @@ def test_cluster_grid():
             if streamed:
                 assert tiers.choose_tier(64, preferred, 1, dtype, backward, h100) == "cluster"
                 assert tiers.choose_tier(64, preferred + 1, 1, dtype, backward, h100) == "cluster_stream"
-            assert tiers.choose_tier(64, longest + 1, 1, dtype, backward, h100) == "cluster_stream"
+            # past it cluster_stream, but for the backward's rows grid_row holds in teams (64 rows, not 47:
+            # no count of teams divides them)
+            assert tiers.choose_tier(47, longest + 1, 1, dtype, backward, h100) == "cluster_stream"
+            assert tiers.choose_tier(64, longest + 1, 1, dtype, backward, h100) == (
+                "grid_row" if backward else "cluster_stream"
+            )
             # fewer rows on 16-byte boundaries take it too (CLUSTER_FEW_LONG_ROWS, as measured): the
             # backward of any number, the float32 forward of 2-7 rows, the 16-bit forward of 4-7
             first, last = (1, 31) if backward else (2, 7) if dtype == torch.float32 else (4, 7)

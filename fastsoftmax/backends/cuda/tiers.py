@@ -29,11 +29,13 @@ Tiers, from short rows to long ones:
 * ``grid_row``        one huge row (or a few) over every CTA resident at once, one cooperative
                       launch with a grid-wide barrier, the row held in registers and shared
                       memory and read once where it fits on chip (grid_row_tier.cuh); chosen where
-                      it measured faster than split_row (GRID_ROW_ROW_BYTES);
+                      it measured faster than split_row (GRID_ROW_ROW_BYTES), and for rows its
+                      grid holds in teams, each team on rows of its own (grid_row_in_teams);
 * ``cluster_stream``  (sm_90+) many rows longer than the cluster tier holds: grid_row's kernels with
                       one thread-block cluster per row for the team, each CTA holding its slice in
                       registers and shared memory and re-reading only what does not fit
-                      (grid_row_tier.cuh); chosen from CLUSTER_STREAM_MIN_ROWS rows, and for 16-bit
+                      (grid_row_tier.cuh); chosen from CLUSTER_STREAM_MIN_ROWS rows (but the
+                      backward's that grid_row holds in teams), and for 16-bit
                       forward rows past 2^19 that the cluster tier holds
                       (cluster_preferred_max_cols);
 * ``strided_staged``  inner > 1: tiles of columns copied into shared memory once, reduced and
@@ -501,18 +503,28 @@ GRID_ROW_TEAMS_MIN_BYTES = 8 << 20
 #: rows of 2^18-786432 the teams led cluster_stream in every dtype and direction (results
 #: 2026-12-06_h100_s72/c5/, c6/many.txt: bf16 forward 16 x 786432 0.605 against 0.488, 24 x 699051 0.617
 #: against 0.548, float32 backward 24 x 699051 0.743 against 0.627); the cluster tier, chosen before
-#: them where it holds the rows, led both there (bf16 32 x 524288 forward 0.740 against 0.647). More
-#: rows were not timed
+#: them where it holds the rows, led both there (bf16 32 x 524288 forward 0.740 against 0.647). Of
+#: 64-256 rows cluster_stream leads the forward (bf16 128 x 2^20 0.901 against 0.736, float32 256 x
+#: 524288 0.943 against 0.846): see GRID_ROW_TEAMS_MAX_ROWS_BACKWARD for the backward
 GRID_ROW_TEAMS_MAX_ROWS = 32
+#: the same for the backward, also past the SMs' count: at 64-256 rows of 2^19-2^20 the teams led
+#: cluster_stream or ran level (H100, forced tiers alternated in one process behind an L2 flush,
+#: results 2026-12-07_h100_s82/a3/teams.txt): float32 64 x 2^20 0.786 of copy against 0.702, 128 x 2^20
+#: 0.793 against 0.708, 256 x 2^19 0.838 against 0.743, 192 x 699051 0.805 against 0.708; bf16 128 x
+#: 2^20 0.782 against 0.721, 64 x 2^20 0.756 against 0.746, 192 x 699051 0.814 against 0.802, 256 x
+#: 2^19 0.820 against 0.824. More rows were not timed
+GRID_ROW_TEAMS_MAX_ROWS_BACKWARD = 256
 
 
 def grid_row_in_teams(outer: int, n: int, dtype: torch.dtype, backward: bool, limits: Limits) -> bool:
     """Whether grid_row would cut its grid into teams for these rows (instances.grid_row_team_shape at
     one CTA an SM, as grid_row's CTAs of GRID_ROW_THREADS threads run), as many and as large as
-    measured (GRID_ROW_TEAMS_MAX_ROWS, GRID_ROW_TEAMS_MIN_BYTES): rows whose slices a team holds on
-    chip, taken as many at once as there are teams, which it then runs faster than split_row,
-    cluster_stream and the whole grid on each row in turn (H100, 2-32 rows of 2^18-2^23)."""
-    if outer > GRID_ROW_TEAMS_MAX_ROWS or outer * n * CXX_TYPES[dtype][2] < GRID_ROW_TEAMS_MIN_BYTES:
+    measured (GRID_ROW_TEAMS_MAX_ROWS, its backward's GRID_ROW_TEAMS_MAX_ROWS_BACKWARD,
+    GRID_ROW_TEAMS_MIN_BYTES): rows whose slices a team holds on chip, taken as many at once as there
+    are teams, which it then runs faster than split_row, cluster_stream and the whole grid on each row
+    in turn (H100, 2-32 rows of 2^18-2^23; the backward of 64-256 rows of 2^19-2^20)."""
+    most = GRID_ROW_TEAMS_MAX_ROWS_BACKWARD if backward else GRID_ROW_TEAMS_MAX_ROWS
+    if outer > most or outer * n * CXX_TYPES[dtype][2] < GRID_ROW_TEAMS_MIN_BYTES:
         return False
     budget = grid_row_dynamic_smem(limits)
     return grid_row_team_shape(outer, n, dtype, backward, limits.sm_count, lambda smem: 1, budget).teams > 1
@@ -724,6 +736,8 @@ def choose_tier(
     if clusters:
         return "cluster"
     if streams:
+        if backward and limits.cooperative and grid_row_in_teams(outer, n, dtype, backward, limits):
+            return "grid_row"  # past the SMs' count: the rows the branch above gives the teams
         return "cluster_stream"
     need = row_cache_bytes(n, itemsize, backward) + STATIC_SMEM_RESERVE
     # Caching pays while two blocks still share an SM: with one, every barrier idles the SM.
