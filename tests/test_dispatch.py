@@ -326,7 +326,7 @@ def test_the_tight_16_bit_forward_takes_every_alignment_at_few_banks():
     """The 16-bit forward's tight form (one kernel per slots a lane) beat the warp tier on rows on
     16-byte boundaries whose lanes spread over the banks (at most 3 words a bank), and on every row
     off them; float32 forward rows of 65-96 take flat_rows whatever their alignment, but at 8 words a
-    bank (96)."""
+    bank (96), and aligned ones of 20-44 at up to 4."""
     from fastsoftmax.backends.cuda import instances, tiers
 
     def tier(dtype, n):
@@ -356,8 +356,12 @@ def test_the_tight_16_bit_forward_takes_every_alignment_at_few_banks():
     assert not instances.flat_rows_spread(21, torch.bfloat16, 32)
     for n in (65, 72, 74, 80, 95):
         assert tier(torch.float32, n) == "flat_rows", n
-    for n in (96, 8 * 5, 56):
+    for n in (96, 56, 24, 32, 48):
         assert tier(torch.float32, n) == "warp", n
+    # float32 aligned rows of 20-44 but at 8 words a bank or more (tiers.FLOAT32_FORWARD_FLAT_ALIGNED_COLS)
+    for n in (20, 36, 40, 44):
+        assert tier(torch.float32, n) == "flat_rows", n
+        assert tiers.choose_tier(1 << 20, n, 1, torch.float32, True, tiers.H100_LIMITS) == "warp", n
     # the 16-bit backward: lanes of 32 where they fall on at most two words a bank, rows to 160
     assert instances.flat_rows_per_lane(True, 37, torch.bfloat16) == 32
     assert instances.flat_rows_per_lane(True, 48, torch.bfloat16) == 4

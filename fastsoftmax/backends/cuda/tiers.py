@@ -616,6 +616,17 @@ FLAT_ROWS_WARP_FILLED_16BIT_MAX_COLS = 128
 FLAT_ROWS_BESIDE_WARP_LANES_MAX_BANK_WAYS = 1
 
 
+#: float32 forward rows on 16-byte boundaries of these many columns (at most FLAT_ROWS_MAX_BANK_WAYS
+#: words a bank: not 24 or 32) go to flat_rows rather than the warp tier. H100, both forced and
+#: alternated in one process behind an L2 flush (results 2026-12-07_h100_s82/a3/f32rows.txt), rows of
+#: 2^26 elements, flat_rows against warp: 20 0.990 of copy against 0.954, 36 0.993 against 0.918, 40
+#: 0.993 against 0.948, 44 0.993 against 0.971, 28 0.993 against 0.997; the rest of 8-64 the warp
+#: tier's (12, 52-60: 0.996-1.003 against 0.986-0.993; 16, 24, 32, 48, 64, at 8 words a bank or
+#: more: 0.996-1.002 against 0.31-0.90). The backward of all of them the warp tier's (1.010-1.020
+#: against 1.003-1.008)
+FLOAT32_FORWARD_FLAT_ALIGNED_COLS = (20, 44)
+
+
 def warp_fills_rows(n: int, itemsize: int) -> bool:
     """Whether 16-bit rows of n on 16-byte boundaries fill the warp tier's group of lanes with
     whole 16-byte packs, at most FLAT_ROWS_WARP_FILLED_16BIT_MAX_COLS columns."""
@@ -645,7 +656,8 @@ def takes_flat_rows(
     float32 forward: rows off 16-byte boundaries up to 64 and rows of one pack (earlier sets), and
     rows of 65-96 of any alignment (72 and 74 0.99 against 0.92, 80 0.98 against 0.94; at 96, 8
     words a bank, 0.88 against 0.99); aligned rows of up to 64 are level or faster on the warp tier
-    (8, 40, 56: 0.96-0.98 against 0.98-1.00), and past 96 the two are level (127-150: 0.98 against
+    (8, 40, 56: 0.96-0.98 against 0.98-1.00 then) but for those of FLOAT32_FORWARD_FLAT_ALIGNED_COLS,
+    and past 96 the two are level (127-150: 0.98 against
     0.98-0.99).
 
     Past 160 (same set): bf16 forward rows off 16-byte boundaries 0.98-0.99 against the warp tier's
@@ -682,7 +694,8 @@ def takes_flat_rows(
         if not backward and n > FLAT_ROWS_AUTO_MAX_COLS_16BIT_ALIGNED_FORWARD:
             return False
         return ways <= (FLAT_ROWS_BESIDE_WARP_LANES_MAX_BANK_WAYS if in_lanes else FLAT_ROWS_TIGHT_MAX_BANK_WAYS)
-    aligned_flat = n * itemsize == 16 or (not backward and n > 64)
+    low, high = FLOAT32_FORWARD_FLAT_ALIGNED_COLS
+    aligned_flat = n * itemsize == 16 or (not backward and (n > 64 or low <= n <= high))
     return bool(n * itemsize % 16 or aligned_flat) and ways <= FLAT_ROWS_MAX_BANK_WAYS
 
 
