@@ -8,7 +8,7 @@ for scale, and on request Triton's tier flat_rows and torch.softmax.
 
 Each (shape, dtype, direction) prints microseconds a call (the best of ``--rounds`` rounds, in each of
 which every variant is timed once with ``timing.median_ms``): "triton32" (the backend's plans with
-32-bit offsets wherever every offset fits: ROW_BACKWARD_OFFSETS_64_MAX_N set to 0, the scalar tiles'
+32-bit offsets wherever every offset fits: row_offsets_64's ranges emptied, the scalar tiles'
 ``offsets_64`` kept), "triton64" (``_wide_offsets`` answering yes: 64-bit offsets everywhere), "cuda",
 "flat_rows" (Triton's tier of dense short rows read as one run a program) and "torch" (torch's own
 kernels, through ``backend="torch"``); the first three unless ``--variants``. Every variant's result
@@ -43,7 +43,10 @@ def triton_offsets(settings: dict):
 
 # name: (the context the calls run in, the backend they name)
 VARIANTS = {
-    "triton32": (lambda: triton_offsets({"ROW_BACKWARD_OFFSETS_64_MAX_N": 0}), "auto"),
+    "triton32": (
+        lambda: triton_offsets({"ROW_BACKWARD_OFFSETS_64_COLS": (0, -1), "ROW_FORWARD_16BIT_OFFSETS_64_COLS": (0, -1)}),
+        "auto",
+    ),
     "triton64": (lambda: triton_offsets({"_wide_offsets": lambda *args: True}), "auto"),
     "cuda": (lambda: dispatch.forced("cuda"), "auto"),
     "flat_rows": (lambda: dispatch.forced("triton", "flat_rows"), "auto"),

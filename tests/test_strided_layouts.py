@@ -946,18 +946,38 @@ def test_triton_tile_offsets_width():
     cases = ((21, 263169, 2, False), (21, 263169, 4, True), (150, 16129, 2, True), (33, 66049, 2, True))
     for n, inner, itemsize, backward in cases + ((40, 263169, 2, True), (64, 263169, 2, True)):
         assert not tb.plan("tile", 16, n, inner, itemsize, backward, 132, False, True)["offsets_64"]
-    # and the backward of rows of up to ROW_BACKWARD_OFFSETS_64_MAX_N (softmax and log-softmax, every
-    # type), as the launch takes it; longer rows and every forward not
-    assert tb.ROW_BACKWARD_OFFSETS_64_MAX_N == 1024
-    for n, itemsize, log in ((3, 2, False), (65, 2, True), (100, 4, False), (999, 2, False), (1024, 4, True)):
-        rows = (1 << 20, n, 1)
-        backward = tb.plan("tile", *rows, itemsize, True, 132, log)
-        assert backward["offsets_64"] and tb._offsets_64(backward, rows, (n, 1, 1) * 2 + (n, 1), True)
-        forward = tb.plan("tile", *rows, itemsize, False, 132, log)
-        assert not forward["offsets_64"] and not tb._offsets_64(forward, rows, (n, 1, 1, n, 1), False)
-    for n, itemsize in ((1025, 2), (4096, 4), (16384, 2)):
-        for backward in (False, True):
-            assert not tb.plan("row", 1 << 10, n, 1, itemsize, backward, 132)["offsets_64"]
+    # and rows where measured faster (row_offsets_64): the backward of rows of 17-100 (softmax and
+    # log-softmax, every type) and the 16-bit forward of rows of 500-1025, as the launch takes them
+    assert tb.ROW_BACKWARD_OFFSETS_64_COLS == (17, 100) and tb.ROW_FORWARD_16BIT_OFFSETS_64_COLS == (500, 1025)
+    for n, itemsize, backward, log, tier in (
+        (17, 2, True, False, "tile"),
+        (65, 2, True, True, "tile"),
+        (100, 4, True, False, "tile"),
+        (500, 2, False, False, "tile"),
+        (999, 2, False, True, "tile"),
+        (1025, 2, False, False, "row"),
+    ):
+        rows = (1 << 16, n, 1)
+        p = tb.plan(tier, *rows, itemsize, backward, 132, log)
+        strides = (n, 1, 1) * 2 + (n, 1) if backward else (n, 1, 1, n, 1)
+        assert p["offsets_64"] and tb._offsets_64(p, rows, strides, backward), (n, itemsize, backward)
+    for n, itemsize, backward, tier in (
+        (3, 2, True, "tile"),
+        (16, 4, True, "tile"),
+        (101, 2, True, "tile"),
+        (127, 4, True, "tile"),
+        (999, 2, True, "tile"),
+        (100, 2, False, "tile"),
+        (499, 2, False, "tile"),
+        (999, 4, False, "tile"),
+        (1026, 2, False, "row"),
+        (4096, 4, True, "row"),
+        (16384, 2, False, "row"),
+    ):
+        rows = (1 << 10, n, 1)
+        p = tb.plan(tier, *rows, itemsize, backward, 132)
+        strides = (n, 1, 1) * 2 + (n, 1) if backward else (n, 1, 1, n, 1)
+        assert not p["offsets_64"] and not tb._offsets_64(p, rows, strides, backward), (n, itemsize, backward)
 
 
 def test_triton_tile_register_caps(monkeypatch):
@@ -997,7 +1017,7 @@ def test_triton_tile_register_caps(monkeypatch):
 def test_triton_tiles_with_either_offset_width(dtype, wide, monkeypatch):
     # the tile kernels on small problems of both layouts (rows, a strided axis, scalar tiles), forward
     # and backward through the public API: as chosen (32-bit offsets, but 64-bit for the backward of
-    # rows and the 16-bit backward of the scalar tiles), and with the 64-bit form forced (what views
+    # rows of 100, tb.row_offsets_64, and the 16-bit backward of the scalar tiles), and with the 64-bit form forced (what views
     # past 2^31 take)
     from fastsoftmax.backends import triton as tb
 

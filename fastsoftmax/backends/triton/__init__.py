@@ -93,17 +93,38 @@ SCALAR_TILE_PER_THREAD = {2: 32, 4: 16}
 #: 513) 374.5 against 318.3 us (torch.compile 331.2), (16, 33, 257, 257) 81.2 against 64.8 (68.5),
 #: (8, 48, 513, 513) 216.2 against 192.7 (209.7)
 SCALAR_TILE_OFFSETS_64_MAX_N = 32
-#: the backward of rows (inner = 1) of at most this many columns computes 64-bit element offsets (see
-#: _wide_offsets), longer rows and every forward 32-bit ones; 0: 32-bit everywhere. H100, the tile tier's
-#: softmax backward alternated in one process (benchmarks/triton_offsets_probe.py, results
-#: 2026-12-07_h100_s81/a1/offsets.txt), us a call with 32-bit against 64-bit offsets: bf16 1032444 x 65
-#: 420.1 against 337.4, float32 470.2 against 424.6; bf16 1864135 x 36 384.2 against 321.9, float32 449.8
-#: against 403.4; bf16 1342177 x 100 600.4 against 504.3, float32 770.9 against 689.3; rows of 64 and 999
-#: within 0.6% either way (the log-softmax backward, the same offsets, not timed). The forward of the
-#: same rows of 36-100 runs 4-6% slower with 64-bit offsets, of rows of 64 and float32 rows of 999 level;
-#: the bf16 forward of rows of 999 faster (124.3 against 104.4), a length not swept yet. The row tier's
-#: longer rows were not timed with both.
-ROW_BACKWARD_OFFSETS_64_MAX_N = 1024
+#: the backward of rows (inner = 1) of this many columns, first to last, computes 64-bit element offsets
+#: (see _wide_offsets), other rows 32-bit ones; (0, -1): 32-bit everywhere. H100, the tile tier's softmax
+#: backward alternated in one process with each width (benchmarks/triton_offsets_probe.py), us a call
+#: with 32-bit against 64-bit offsets: rows of 2^27 elements (results 2026-12-07_h100_s81/a1/offsets.txt)
+#: bf16 1032444 x 65 420.1 against 337.4, float32 470.2 against 424.6; bf16 1864135 x 36 384.2 against
+#: 321.9, float32 449.8 against 403.4; bf16 1342177 x 100 600.4 against 504.3, float32 770.9 against
+#: 689.3; rows of 2^26 (2026-12-07_h100_s82/a4/flat_rows.txt, a3/offsets.txt) bf16 1118481 x 60 260.7
+#: against 234.2, 932067 x 72 380.9 against 354.1, float32 366.2 against 330.5 and 452.7 against 426.3;
+#: but 32-bit offsets ahead on rows of 3 and 8 (bf16 22369621 x 3 177.0 against 182.6, float32 271.8
+#: against 294.2), 127 (bf16 528416 x 127 171.0 against 234.1, float32 271.3 against 312.0), 200 (bf16
+#: 164.8 against 175.0) and on 2^26 elements of rows of 100 (bf16 671088 x 100 194.2 against 267.0);
+#: rows of 16, 64, 160 and 256-1024 level (within 1%)
+ROW_BACKWARD_OFFSETS_64_COLS = (17, 100)
+#: the forward of 16-bit rows of this many columns, first to last, computes 64-bit element offsets; other
+#: forwards 32-bit ones. H100, as above, rows of 2^26 elements: bf16 67176 x 999 125.5 against 106.6 us
+#: (124.3 against 104.4 in 2026-12-07_h100_s81/a1), 65472 x 1025 137.4 against 121.8,
+#: 134217 x 500 138.0 against 133.1, 65536 x 1024 level; 32-bit offsets ahead on rows of 3-200 (bf16 x
+#: 127 202.8 against 226.7, x 200 205.3 against 213.6); float32 level from 500 up, rows of 2000-16384
+#: level in both types
+ROW_FORWARD_16BIT_OFFSETS_64_COLS = (500, 1025)
+
+
+def row_offsets_64(n: int, itemsize: int, backward: bool) -> bool:
+    """Whether the tile kernels take rows of n columns with 64-bit element offsets, where they
+    measured faster so (ROW_BACKWARD_OFFSETS_64_COLS, ROW_FORWARD_16BIT_OFFSETS_64_COLS)."""
+    if backward:
+        low, high = ROW_BACKWARD_OFFSETS_64_COLS
+    else:
+        low, high = ROW_FORWARD_16BIT_OFFSETS_64_COLS if itemsize == 2 else (0, -1)
+    return low <= n <= high
+
+
 #: tier "flat_rows" (kernels.softmax_fwd_flat_rows): dense rows of at most this many columns, read and
 #: written as one contiguous run a program and regrouped into rows on chip, so that rows whose length
 #: is no multiple of 16 still move in 16-byte vectors; the tile tier loads those an element at a time.
@@ -335,8 +356,7 @@ def plan(
         else:
             block_i = 1
         block_o = 1
-        # rows: the backward measured faster with 64-bit offsets (ROW_BACKWARD_OFFSETS_64_MAX_N), the forward not
-        offsets_64 = backward and not strided and n <= ROW_BACKWARD_OFFSETS_64_MAX_N
+        offsets_64 = not strided and row_offsets_64(n, itemsize, backward)
         scalar_tile = strided and scalar and scalar_tiles_hold(n, inner)
         if scalar_tile:
             block_i = SCALAR_TILE_COLUMNS if itemsize == 4 else SCALAR_TILE_ELEMS // block_n
@@ -733,8 +753,8 @@ def _wide_offsets(outer: int, n: int, inner: int, *strides) -> bool:
     127, 127) bf16 forward 0.319 -> 0.389, backward 0.406 -> 0.500; its rows level (within 0.015). The
     16-bit backward of the scalar tiles over axes of at most 32 keeps 64-bit offsets (plan's
     ``offsets_64``, SCALAR_TILE_OFFSETS_64_MAX_N): bf16 (16, 21, 513, 513) 0.765 against 0.732; so does
-    the backward of rows of up to 1024, which an H100 ran faster with them at 36-100 columns and level
-    at 64 and 999 (ROW_BACKWARD_OFFSETS_64_MAX_N). The looping tiers keep them too (not timed)."""
+    the backward of rows of 17-100 columns and the 16-bit forward of rows of 500-1025, which an H100 ran
+    faster with them (row_offsets_64). The looping tiers keep them too (not timed)."""
     last_o, last_n, last_i = outer - 1, n - 1, inner - 1
     for so, sn, si in strides:
         if last_o * so + last_n * sn + last_i * si > INT32_MAX:
