@@ -182,6 +182,30 @@ def test_auto_falls_back_to_triton_with_one_warning(tmp_path, monkeypatch):
             monkeypatch.undo()
 
 
+def test_auto_takes_torch_where_triton_measured_slower(monkeypatch):
+    """Without the CUDA backend, the forward of rows of 49-127 columns off multiples of 16 goes to
+    torch, not Triton (dispatch.TORCH_OVER_TRITON_FORWARD_COLS); other lengths, the backward and
+    strided problems stay on Triton, and a backend asked for by name is kept."""
+    reasons = {"cuda": "backend='cuda' needs cuda-core: pip install fastsoftmax[cuda]", "triton": None}
+    monkeypatch.setattr(dispatch, "unavailable_reason", lambda name, device_type, index: reasons.get(name))
+    monkeypatch.setattr(dispatch, "_warned", {"cuda"})
+    dispatch._choose_backend.cache_clear()
+    try:
+        for dtype in (torch.bfloat16, torch.float32):
+            for n in (49, 60, 72, 100, 127):
+                assert dispatch._choose_backend("auto", "cuda", 0, dtype, 1 << 20, n, 1, False) == "torch", n
+                assert dispatch._choose_backend("auto", "cuda", 0, dtype, 1 << 20, n, 1, True) == "triton", n
+                assert dispatch._choose_backend("triton", "cuda", 0, dtype, 1 << 20, n, 1, False) == "triton"
+            for n in (8, 48, 64, 80, 128, 160, 1000):
+                assert dispatch._choose_backend("auto", "cuda", 0, dtype, 1 << 20, n, 1, False) == "triton", n
+            assert dispatch._choose_backend("auto", "cuda", 0, dtype, 64, 72, 512, False) == "triton"
+        reasons["cuda"] = None  # with the CUDA backend those rows are its own
+        dispatch._choose_backend.cache_clear()
+        assert dispatch._choose_backend("auto", "cuda", 0, torch.bfloat16, 1 << 20, 72, 1, False) == "cuda"
+    finally:
+        dispatch._choose_backend.cache_clear()
+
+
 def test_table_choice_breaks_near_ties_towards_the_cuda_backend(tmp_path, monkeypatch):
     """Triton must be faster by more than TRITON_MARGIN: its launches cost more host time."""
     point = {"direction": "forward", "layout": "row", "dtype": "float32", "n": 128256, "numel": 128 * 128256}

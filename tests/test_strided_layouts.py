@@ -1017,8 +1017,8 @@ def test_triton_tile_register_caps(monkeypatch):
 def test_triton_tiles_with_either_offset_width(dtype, wide, monkeypatch):
     # the tile kernels on small problems of both layouts (rows, a strided axis, scalar tiles), forward
     # and backward through the public API: as chosen (32-bit offsets, but 64-bit for the backward of
-    # rows of 100, tb.row_offsets_64, and the 16-bit backward of the scalar tiles), and with the 64-bit form forced (what views
-    # past 2^31 take)
+    # rows of 100, tb.row_offsets_64, and the 16-bit backward of the scalar tiles), and with the 64-bit
+    # form forced (what views past 2^31 take)
     from fastsoftmax.backends import triton as tb
 
     launched = []
