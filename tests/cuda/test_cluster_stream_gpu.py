@@ -240,19 +240,22 @@ def test_chosen_automatically_through_the_public_api(clusters):
     """Many rows longer than the cluster tier holds take cluster_stream under "auto", forward and
     through autograd's backward, and the results are right; few rows do not (up to
     tiers.GRID_ROW_TEAMS_MAX_ROWS, grid_row's teams take those whose slices they hold, and in the
-    backward up to GRID_ROW_TEAMS_MAX_ROWS_BACKWARD where a count of teams divides the rows: not 47)."""
+    backward up to GRID_ROW_TEAMS_MAX_ROWS_BACKWARD)."""
+    from fastsoftmax.backends.cuda import tiers
+
     n = (1 << 20) + 5
-    assert clusters.choose_tier(47, n, 1, torch.float32, False) == TIER
-    assert clusters.choose_tier(47, n, 1, torch.float32, True) == TIER
-    assert clusters.choose_tier(47, n, 1, torch.bfloat16, True) == TIER
+    rows = tiers.GRID_ROW_TEAMS_MAX_ROWS_BACKWARD + 1
     assert clusters.choose_tier(48, n, 1, torch.float32, False) == TIER
+    assert clusters.choose_tier(rows, n, 1, torch.float32, True) == TIER
+    assert clusters.choose_tier(rows, n, 1, torch.bfloat16, True) == TIER
+    assert clusters.choose_tier(48, n, 1, torch.bfloat16, True) == "grid_row"
     assert clusters.choose_tier(16, n, 1, torch.float32, False) == "grid_row"
     assert clusters.choose_tier(2, n, 1, torch.float32, False) != TIER
-    x = rand((47, n), torch.float32)
+    x = rand((rows, n), torch.float32)
     leaf = x.clone().requires_grad_()
     y = fastsoftmax.softmax(leaf, -1, backend="cuda")
     check_forward(y.detach(), x, 1, False)
-    dy = rand((47, n), torch.float32)
+    dy = rand((rows, n), torch.float32)
     (grad,) = torch.autograd.grad(y, leaf, dy)
     check_backward(grad, x, dy, 1, False)
 

@@ -14,6 +14,7 @@ from fastsoftmax.backends.cuda.instances import (
     CXX_TYPES,
     DTYPES,
     GRID_ROW_HELD_PACKS,
+    GRID_ROW_TEAMS_IDLE_SHARE,
     GRID_ROW_THREADS,
     all_instances,
     cluster_chunk,
@@ -152,9 +153,10 @@ def test_workspace():
 
 
 def test_rows_in_teams_shape():
-    """A few rows that fit on chip together take the grid in teams: a count that divides the rows,
-    the fewest rounds, every team's CTAs holding their slices in registers and shared memory (the
-    smem slots what the slice needs past the registers); otherwise the whole grid's shape."""
+    """A few rows that fit on chip together take the grid in teams: a count that divides the rows
+    (where none does, one with few idle turns), the fewest rounds, every team's CTAs holding their
+    slices in registers and shared memory (the smem slots what the slice needs past the registers);
+    otherwise the whole grid's shape."""
     bf16, f32 = torch.bfloat16, torch.float32
     shape = grid_row_team_shape(4, 1 << 22, bf16, False, 132, one_per_sm(), H100_BUDGET)
     assert (shape.teams, shape.team_ctas, shape.ctas) == (4, 33, 132)
@@ -168,6 +170,15 @@ def test_rows_in_teams_shape():
     assert grid_row_team_shape(8, 1 << 21, f32, False, 132, one_per_sm(), H100_BUDGET).teams == 4
     # three float32 rows of 16 MiB fit in two teams only, one of them idle in the second round
     assert grid_row_team_shape(3, 1 << 22, f32, False, 132, one_per_sm(), H100_BUDGET).teams == 1
+    # rows no count of teams divides: at most GRID_ROW_TEAMS_IDLE_SHARE of the turns idle, fewest rounds;
+    # a count that divides them is kept where there is one (192 rows: 12 teams, not 13 in 15 rounds)
+    for rows, n, dtype in ((191, 699051, bf16), (191, 699051, f32), (31, 699051, bf16), (17, 1 << 20, f32)):
+        for backward in (False, True):
+            shape = grid_row_team_shape(rows, n, dtype, backward, 132, one_per_sm(), H100_BUDGET)
+            rounds = -(-rows // shape.teams)
+            assert shape.teams > 1 and rows % shape.teams, (rows, n, dtype, backward)
+            assert rounds * shape.teams - rows <= GRID_ROW_TEAMS_IDLE_SHARE * rounds * shape.teams
+    assert grid_row_team_shape(192, 699051, bf16, True, 132, one_per_sm(), H100_BUDGET).teams == 12
     for rows, n in ((1, 1 << 20), (2, 1 << 24), (5, 1 << 24)):  # one row; rows no team holds
         assert grid_row_team_shape(rows, n, bf16, False, 132, one_per_sm(), H100_BUDGET) == grid_row_shape(
             n, bf16, False, 132, one_per_sm(), H100_BUDGET
@@ -191,6 +202,8 @@ def test_rows_in_teams_chosen():
         (128, 1 << 20, torch.float32, True),
         (192, 699051, torch.float32, True),
         (256, 1 << 19, torch.float32, True),
+        (191, 699051, torch.bfloat16, True),  # prime: teams with one turn idle (GRID_ROW_TEAMS_IDLE_SHARE)
+        (31, 699051, torch.bfloat16, False),
     ):
         assert tiers.choose_tier(rows, n, 1, dtype, backward, h100) == "grid_row", (rows, n)
         assert tiers.grid_row_in_teams(rows, n, dtype, backward, h100)
@@ -198,8 +211,7 @@ def test_rows_in_teams_chosen():
     assert tiers.choose_tier(48, 1 << 20, 1, torch.bfloat16, False, h100) == "cluster_stream"  # not on chip
     for rows, n, dtype in ((64, 1 << 20, torch.bfloat16), (192, 699051, torch.float32)):
         assert tiers.choose_tier(rows, n, 1, dtype, False, h100) == "cluster_stream"  # forward: 32 at most
-    # no count of teams divides 191 rows; 512 are past the most measured
-    assert tiers.choose_tier(191, 699051, 1, torch.float32, True, h100) == "cluster_stream"
+    # 512 rows are past the most measured
     assert tiers.choose_tier(512, 1 << 20, 1, torch.float32, True, h100) == "cluster_stream"
     no_cooperation = dataclasses.replace(tiers.H100_LIMITS, cooperative=False)
     assert tiers.choose_tier(8, 1 << 21, 1, torch.bfloat16, False, no_cooperation) != "grid_row"

@@ -928,9 +928,8 @@ def test_cluster_grid():
             if streamed:
                 assert tiers.choose_tier(64, preferred, 1, dtype, backward, h100) == "cluster"
                 assert tiers.choose_tier(64, preferred + 1, 1, dtype, backward, h100) == "cluster_stream"
-            # past it cluster_stream, but for the backward's rows grid_row holds in teams (64 rows, not 47:
-            # no count of teams divides them)
-            assert tiers.choose_tier(47, longest + 1, 1, dtype, backward, h100) == "cluster_stream"
+            # past it cluster_stream, but for the backward's rows grid_row holds in teams (up to 256 rows)
+            assert tiers.choose_tier(512, longest + 1, 1, dtype, backward, h100) == "cluster_stream"
             assert tiers.choose_tier(64, longest + 1, 1, dtype, backward, h100) == (
                 "grid_row" if backward else "cluster_stream"
             )

@@ -887,6 +887,11 @@ def grid_row_shape(n: int, dtype: torch.dtype, backward: bool, sm_count: int, pe
     return GridRowShape(ctas, threads, packs, pack, cluster_chunk(n, dtype, ctas), slots, slots * 16 * tensors)
 
 
+#: the largest share of a grid_row launch's team turns (teams x rounds) left idle by rows that no count of
+#: teams divides (see grid_row_team_shape)
+GRID_ROW_TEAMS_IDLE_SHARE = 1 / 16
+
+
 def grid_row_team_shape(
     rows: int, n: int, dtype: torch.dtype, backward: bool, sm_count: int, per_sm, smem_budget: int
 ) -> GridRowShape:
@@ -895,8 +900,9 @@ def grid_row_team_shape(
     and shared memory, one CTA an SM) take the rows in fewer rounds than the whole grid does one row
     after another, every team on a row in every round (a count of teams that divides the rows: a
     round with idle teams moves the same bytes through fewer SMs, float32 3 x 2^22 forward 0.615 of
-    copy in two teams against 0.625 in one); of those, the fewest rounds. Otherwise grid_row_shape's
-    one team. H100, alternated in one process against one team and split_row (results
+    copy in two teams against 0.625 in one); of those, the fewest rounds. Where no count divides the
+    rows (191 of them), at most GRID_ROW_TEAMS_IDLE_SHARE of the teams' turns (teams x rounds) idle.
+    Otherwise grid_row_shape's one team. H100, alternated in one process against one team and split_row (results
     2026-12-06_h100_s72/c4/): bf16 forward 4 x 2^22 0.640 against 0.441 and 0.491, 8 x 2^21 0.640
     against 0.312 and 0.486, float32 8 x 2^21 0.697 against 0.495 and 0.554; backward bf16 8 x 2^21
     0.647 against 0.503 and 0.492.
@@ -910,17 +916,22 @@ def grid_row_team_shape(
     most = max(0, smem_budget // (16 * tensors))
     ctas = per_sm(most * 16 * tensors) * sm_count
     best, rounds = whole, rows
-    for teams in range(2, min(rows, ctas) + 1):
-        team_ctas = ctas // teams
-        slots = grid_row_slots(n, dtype, team_ctas) - whole.packs * whole.threads
-        if slots > most or rows % teams or rows // teams >= rounds:
-            continue
-        rounds = rows // teams
-        smem = max(0, slots)
-        chunk = cluster_chunk(n, dtype, team_ctas)
-        best = GridRowShape(
-            teams * team_ctas, whole.threads, whole.packs, whole.pack, chunk, smem, smem * 16 * tensors, teams
-        )
+    # counts of teams that divide the rows first, as measured; the others only where none does
+    for idle_share in (0, GRID_ROW_TEAMS_IDLE_SHARE):
+        for teams in range(2, min(rows, ctas) + 1):
+            team_ctas = ctas // teams
+            slots = grid_row_slots(n, dtype, team_ctas) - whole.packs * whole.threads
+            turns = -(-rows // teams)
+            if slots > most or turns >= rounds or turns * teams - rows > idle_share * turns * teams:
+                continue
+            rounds = turns
+            smem = max(0, slots)
+            chunk = cluster_chunk(n, dtype, team_ctas)
+            best = GridRowShape(
+                teams * team_ctas, whole.threads, whole.packs, whole.pack, chunk, smem, smem * 16 * tensors, teams
+            )
+        if best.teams > 1:
+            break
     return best
 
 
