@@ -128,7 +128,11 @@ def row_offsets_64(n: int, itemsize: int, backward: bool) -> bool:
 #: tier "flat_rows" (kernels.softmax_fwd_flat_rows): dense rows of at most this many columns, read and
 #: written as one contiguous run a program and regrouped into rows on chip, so that rows whose length
 #: is no multiple of 16 still move in 16-byte vectors; the tile tier loads those an element at a time.
-#: A trial tier (TritonBackend.trial_tiers): taken only where forced, not timed on a GPU yet.
+#: A trial tier (TritonBackend.trial_tiers): taken only where forced. It ran slower than the tile tier
+#: on an H100 (results 2026-12-07_h100_s82/a4/flat_rows.txt, 2^26 elements, us a call against the tile
+#: tier's at 32-bit offsets): forward bf16 rows of 8 198.9 against 116.9, 60 277.8 against 236.1, 100
+#: 305.7 against 249.4, 160 368.9 against 94.3, float32 8 level, 60-127 14-37% behind; backward behind
+#: or level but float32 rows of 8-72 (60: 314.2 against 330.5 at 64-bit offsets and 366.2 at 32-bit).
 FLAT_ROWS_MAX_N = 256
 #: the most elements a flat_rows program's run holds (a power of two): its rows are the largest power
 #: of two of at least 16 (so that each run starts on a 16-byte boundary) whose rows fit
