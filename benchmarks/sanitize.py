@@ -310,10 +310,11 @@ WARP_LONG_WINDOW_ROWS = [((37, 1030), -1), ((11, 1529), -1), ((9, 2007), -1), ((
 #: entry is (tuning values, problems or None for the tier's own[, the one input variant run_tier takes
 #: or None[, the dtypes]])
 TUNED_RUNS = {
-    # a few small rows in teams of the grid (below the size tier choice gives them teams at), and
-    # the whole grid on each row in turn, its workspace's two halves alternating
+    # a few small rows in teams of the grid (below the size tier choice gives them teams at), 17 rows
+    # in teams that do not divide them (float32, and the 16-bit backward: some teams idle in the last
+    # round), and the whole grid on each row in turn, its workspace's two halves alternating
     "grid_row": [
-        ({"grid_row_teams": True}, [((2, 1000003), -1), ((3, 4099), -1)]),
+        ({"grid_row_teams": True}, [((2, 1000003), -1), ((3, 4099), -1), ((17, 1048579), -1)]),
         ({"grid_row_teams": False}, [((2, 1000003), -1), ((3, 4099), -1), ((4, 3000017), -1)]),
     ],
     # one warp a group of columns on an axis a split of two lanes holds, and eight row warps of two
