@@ -252,16 +252,18 @@ STEPPED_TRITON_MAX_INNER = 8
 #: window measured 0.313 and 0.427, and 0.349 and 0.344 (results 2026-11-25_h100_s17/odd_rows_window.txt)
 STAGGERED_TRITON_MAX_N = {False: 2048, True: 1024}
 #: The forward of rows of this many columns, first to last, whose length is no multiple of 16, which
-#: Triton's tile kernels read an element at a time: where "auto" would give it to Triton (the CUDA
-#: backend unavailable, e.g. installed without its extra), torch.softmax takes it, which ran it
+#: Triton's tile kernels read an element at a time: where "auto" would give it to Triton and the CUDA
+#: backend is unavailable (e.g. installed without its extra), torch.softmax takes it, which ran it
 #: faster. H100, Triton against torch in one process, 2^26 elements (results 2026-12-07_h100_s82/
 #: a4/flat_rows.txt), us a call: bf16 1118481 x 60 236.1 against 154.8, 1032444 x 65 430.0 against
 #: 198.9, 932067 x 72 389.2 against 180.6, 671088 x 100 249.4 against 145.1, 528416 x 127 202.8
 #: against 121.5; float32 251.2 against 186.0, 430.6 against 207.5, 393.6 against 195.6, 258.6
-#: against 184.9, 220.4 against 187.9 (2^27 elements, a4/rows.log: bf16 x 72 774.9 against 355.4).
-#: Rows of 8 and 160 ran faster on Triton (bf16 116.9 against 180.2, 94.3 against 140.9); shorter
-#: and longer lengths were not timed against torch but bf16 2670 x 50257 (Triton 401.1 against 264.1)
-#: and rows of 1000 (level). The backward stays on Triton (ahead but for bf16 rows of 65 and 72)
+#: against 184.9, 220.4 against 187.9 (2^27 elements, a4/main_*_05-48-02.json.gz: bf16 x 72 774.9
+#: against 355.4). Rows of 8 and 160 ran faster on Triton (bf16 116.9 against 180.2, 94.3 against
+#: 140.9), rows of 1000 level; from 49: the bf16 rows of 56 Triton ran at 0.22-0.34 of copy (results
+#: 2026-11-24_h100_s9, see ROW_ALIGNMENT_DISTANCE). Other lengths were not timed against torch but bf16
+#: 2670 x 50257 (Triton 401.1 against 264.1). The backward stays on Triton (ahead but for bf16 rows of
+#: 65 and 72)
 TORCH_OVER_TRITON_FORWARD_COLS = (49, 127)
 
 
@@ -330,7 +332,10 @@ def _choose_backend(
     for name in candidates:
         reason = unavailable_reason(name, device_type, device_index)
         if reason is None:
-            return "torch" if name == "triton" and _torch_over_triton(n, inner, backward) else name
+            if name == "triton" and _torch_over_triton(n, inner, backward):
+                if unavailable_reason("cuda", device_type, device_index) is not None:
+                    return "torch"
+            return name
         if name == preferred and name not in _warned:
             _warned.add(name)
             warnings.warn(

@@ -185,7 +185,7 @@ def test_auto_falls_back_to_triton_with_one_warning(tmp_path, monkeypatch):
 def test_auto_takes_torch_where_triton_measured_slower(monkeypatch):
     """Without the CUDA backend, the forward of rows of 49-127 columns off multiples of 16 goes to
     torch, not Triton (dispatch.TORCH_OVER_TRITON_FORWARD_COLS); other lengths, the backward and
-    strided problems stay on Triton, and a backend asked for by name is kept."""
+    strided problems stay on Triton, and a backend asked for by name is kept; with it, nothing changes."""
     reasons = {"cuda": "backend='cuda' needs cuda-core: pip install fastsoftmax[cuda]", "triton": None}
     monkeypatch.setattr(dispatch, "unavailable_reason", lambda name, device_type, index: reasons.get(name))
     monkeypatch.setattr(dispatch, "_warned", {"cuda"})
@@ -202,6 +202,11 @@ def test_auto_takes_torch_where_triton_measured_slower(monkeypatch):
         reasons["cuda"] = None  # with the CUDA backend those rows are its own
         dispatch._choose_backend.cache_clear()
         assert dispatch._choose_backend("auto", "cuda", 0, torch.bfloat16, 1 << 20, 72, 1, False) == "cuda"
+        # and where a table would prefer Triton there, Triton keeps them (the CUDA backend ran faster than
+        # torch on every one)
+        monkeypatch.setattr(dispatch, "_table_choice", lambda *args, **kwargs: "triton")
+        dispatch._choose_backend.cache_clear()
+        assert dispatch._choose_backend("auto", "cuda", 0, torch.bfloat16, 1 << 20, 72, 1, False) == "triton"
     finally:
         dispatch._choose_backend.cache_clear()
 

@@ -170,15 +170,22 @@ def test_rows_in_teams_shape():
     assert grid_row_team_shape(8, 1 << 21, f32, False, 132, one_per_sm(), H100_BUDGET).teams == 4
     # three float32 rows of 16 MiB fit in two teams only, one of them idle in the second round
     assert grid_row_team_shape(3, 1 << 22, f32, False, 132, one_per_sm(), H100_BUDGET).teams == 1
-    # rows no count of teams divides: at most GRID_ROW_TEAMS_IDLE_SHARE of the turns idle, fewest rounds;
-    # a count that divides them is kept where there is one (192 rows: 12 teams, not 13 in 15 rounds)
-    for rows, n, dtype in ((191, 699051, bf16), (191, 699051, f32), (31, 699051, bf16), (17, 1 << 20, f32)):
-        for backward in (False, True):
-            shape = grid_row_team_shape(rows, n, dtype, backward, 132, one_per_sm(), H100_BUDGET)
-            rounds = -(-rows // shape.teams)
-            assert shape.teams > 1 and rows % shape.teams, (rows, n, dtype, backward)
-            assert rounds * shape.teams - rows <= GRID_ROW_TEAMS_IDLE_SHARE * rounds * shape.teams
+    # rows no count of teams divides: few turns idle (GRID_ROW_TEAMS_IDLE_SHARE), the fewest rounds a
+    # team's CTA, then the fewest rounds (191 rows: 12 teams of 11 CTAs, 16 rounds, one turn idle); a count
+    # that divides is kept where there is one (192 rows: 12 teams, not 13 in 15 rounds)
+    for rows, n, dtype, backward, teams in (
+        (191, 699051, bf16, True, 12),
+        (191, 699051, bf16, False, 12),
+        (191, 699051, f32, True, 6),
+        (31, 699051, bf16, False, 4),
+        (17, 1 << 20, f32, False, 6),
+        (17, 1 << 20, bf16, True, 6),
+    ):
+        shape = grid_row_team_shape(rows, n, dtype, backward, 132, one_per_sm(), H100_BUDGET)
+        assert (shape.teams, shape.ctas) == (teams, 132), (rows, n, dtype, backward, shape)
+    assert GRID_ROW_TEAMS_IDLE_SHARE == 1 / 16
     assert grid_row_team_shape(192, 699051, bf16, True, 132, one_per_sm(), H100_BUDGET).teams == 12
+    assert grid_row_team_shape(13, 1 << 20, f32, False, 132, one_per_sm(), H100_BUDGET).teams == 1  # 7 do not fit
     for rows, n in ((1, 1 << 20), (2, 1 << 24), (5, 1 << 24)):  # one row; rows no team holds
         assert grid_row_team_shape(rows, n, bf16, False, 132, one_per_sm(), H100_BUDGET) == grid_row_shape(
             n, bf16, False, 132, one_per_sm(), H100_BUDGET
@@ -189,7 +196,8 @@ def test_rows_in_teams_shape():
 
 def test_rows_in_teams_chosen():
     """Tier choice takes grid_row for rows it would run in teams, up to GRID_ROW_TEAMS_MAX_ROWS of them
-    (cluster_stream's rows too), from GRID_ROW_TEAMS_MIN_BYTES in all."""
+    (cluster_stream's rows too) and GRID_ROW_TEAMS_MAX_ROWS_BACKWARD in the backward (past 32 rows in
+    GRID_ROW_TEAMS_MANY_ROWS_MIN_TEAMS teams or more), from GRID_ROW_TEAMS_MIN_BYTES in all."""
     h100 = tiers.H100_LIMITS
     for rows, n, dtype, backward in (
         (8, 1 << 21, torch.bfloat16, False),
@@ -202,7 +210,7 @@ def test_rows_in_teams_chosen():
         (128, 1 << 20, torch.float32, True),
         (192, 699051, torch.float32, True),
         (256, 1 << 19, torch.float32, True),
-        (191, 699051, torch.bfloat16, True),  # prime: teams with one turn idle (GRID_ROW_TEAMS_IDLE_SHARE)
+        (191, 699051, torch.bfloat16, True),  # prime: 12 teams, one turn of 192 idle
         (31, 699051, torch.bfloat16, False),
     ):
         assert tiers.choose_tier(rows, n, 1, dtype, backward, h100) == "grid_row", (rows, n)
@@ -211,8 +219,11 @@ def test_rows_in_teams_chosen():
     assert tiers.choose_tier(48, 1 << 20, 1, torch.bfloat16, False, h100) == "cluster_stream"  # not on chip
     for rows, n, dtype in ((64, 1 << 20, torch.bfloat16), (192, 699051, torch.float32)):
         assert tiers.choose_tier(rows, n, 1, dtype, False, h100) == "cluster_stream"  # forward: 32 at most
-    # 512 rows are past the most measured
+    # 512 rows are past the most measured; 62 rows of 2^20 take two teams at most (fewer than
+    # GRID_ROW_TEAMS_MANY_ROWS_MIN_TEAMS past 32 rows)
     assert tiers.choose_tier(512, 1 << 20, 1, torch.float32, True, h100) == "cluster_stream"
+    assert tiers.choose_tier(62, 1 << 20, 1, torch.float32, True, h100) == "cluster_stream"
+    assert not tiers.grid_row_in_teams(62, 1 << 20, torch.float32, True, h100)
     no_cooperation = dataclasses.replace(tiers.H100_LIMITS, cooperative=False)
     assert tiers.choose_tier(8, 1 << 21, 1, torch.bfloat16, False, no_cooperation) != "grid_row"
 
@@ -262,8 +273,8 @@ def test_chosen_where_measured_faster(limits):
     """grid_row takes a few long rows where it measured faster than split_row (backward of 4 MiB
     to 64 MiB rows, 16-bit forward of 8 MiB to 128 MiB, float32 forward of 16 MiB to 128 MiB), and
     rows that fit on chip together in teams of the grid, as many and as large as measured
-    (GRID_ROW_TEAMS_MAX_ROWS, GRID_ROW_TEAMS_MIN_BYTES); only with cooperative launches and no
-    cluster tier that holds the row."""
+    (GRID_ROW_TEAMS_MAX_ROWS, GRID_ROW_TEAMS_MAX_ROWS_BACKWARD, GRID_ROW_TEAMS_MIN_BYTES); only with
+    cooperative launches and no cluster tier that holds the row."""
     for dtype in DTYPES:
         size = CXX_TYPES[dtype][2]
         for backward in (False, True):

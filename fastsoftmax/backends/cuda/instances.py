@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import functools
 from dataclasses import dataclass
+from fractions import Fraction
 
 import torch
 
@@ -901,8 +902,9 @@ def grid_row_team_shape(
     after another, every team on a row in every round (a count of teams that divides the rows: a
     round with idle teams moves the same bytes through fewer SMs, float32 3 x 2^22 forward 0.615 of
     copy in two teams against 0.625 in one); of those, the fewest rounds. Where no count divides the
-    rows (191 of them), at most GRID_ROW_TEAMS_IDLE_SHARE of the teams' turns (teams x rounds) idle.
-    Otherwise grid_row_shape's one team. H100, alternated in one process against one team and split_row (results
+    rows (191 of them), a count that leaves at most GRID_ROW_TEAMS_IDLE_SHARE of the teams' turns
+    (teams x rounds) idle, of those the fewest rounds a team's CTA. Otherwise grid_row_shape's one
+    team. H100, alternated in one process against one team and split_row (results
     2026-12-06_h100_s72/c4/): bf16 forward 4 x 2^22 0.640 against 0.441 and 0.491, 8 x 2^21 0.640
     against 0.312 and 0.486, float32 8 x 2^21 0.697 against 0.495 and 0.554; backward bf16 8 x 2^21
     0.647 against 0.503 and 0.492.
@@ -915,24 +917,27 @@ def grid_row_team_shape(
     tensors = 2 if backward else 1
     most = max(0, smem_budget // (16 * tensors))
     ctas = per_sm(most * 16 * tensors) * sm_count
-    best, rounds = whole, rows
-    # counts of teams that divide the rows first, as measured; the others only where none does
-    for idle_share in (0, GRID_ROW_TEAMS_IDLE_SHARE):
-        for teams in range(2, min(rows, ctas) + 1):
-            team_ctas = ctas // teams
-            slots = grid_row_slots(n, dtype, team_ctas) - whole.packs * whole.threads
-            turns = -(-rows // teams)
-            if slots > most or turns >= rounds or turns * teams - rows > idle_share * turns * teams:
-                continue
-            rounds = turns
-            smem = max(0, slots)
-            chunk = cluster_chunk(n, dtype, team_ctas)
-            best = GridRowShape(
-                teams * team_ctas, whole.threads, whole.packs, whole.pack, chunk, smem, smem * 16 * tensors, teams
-            )
-        if best.teams > 1:
-            break
-    return best
+    # (teams, rounds, shared-memory slots) of the counts whose CTAs hold their slices on chip
+    fits = []
+    for teams in range(2, min(rows, ctas) + 1):
+        slots = grid_row_slots(n, dtype, ctas // teams) - whole.packs * whole.threads
+        if slots <= most:
+            fits.append((teams, -(-rows // teams), max(0, slots)))
+    dividing = [fit for fit in fits if rows % fit[0] == 0]
+    if dividing:
+        teams, _, smem = min(dividing, key=lambda fit: fit[1])  # the fewest rounds, then the fewest teams
+    else:
+        few_idle = [fit for fit in fits if fit[0] * fit[1] - rows <= GRID_ROW_TEAMS_IDLE_SHARE * fit[0] * fit[1]]
+        if not few_idle:
+            return whole
+        # the fewest rounds a team's CTA (time goes as rounds x a CTA's share of a row), then the fewest
+        # rounds: 191 rows in 16 rounds of 12 teams of 11 CTAs, not 15 of 13 of 10 or 96 of 2 of 66
+        teams, _, smem = min(few_idle, key=lambda fit: (Fraction(fit[1], ctas // fit[0]), fit[1]))
+    team_ctas = ctas // teams
+    chunk = cluster_chunk(n, dtype, team_ctas)
+    return GridRowShape(
+        teams * team_ctas, whole.threads, whole.packs, whole.pack, chunk, smem, smem * 16 * tensors, teams
+    )
 
 
 def counter_words(count: int) -> int:

@@ -514,20 +514,25 @@ GRID_ROW_TEAMS_MAX_ROWS = 32
 #: 2^20 0.782 against 0.721, 64 x 2^20 0.756 against 0.746, 192 x 699051 0.814 against 0.802, 256 x
 #: 2^19 0.820 against 0.824. More rows were not timed
 GRID_ROW_TEAMS_MAX_ROWS_BACKWARD = 256
+#: past GRID_ROW_TEAMS_MAX_ROWS rows, the fewest teams tier choice gives them to (those runs had 4-16
+#: teams; two teams of 66 CTAs on 62 rows, 31 rounds, were not timed)
+GRID_ROW_TEAMS_MANY_ROWS_MIN_TEAMS = 4
 
 
 def grid_row_in_teams(outer: int, n: int, dtype: torch.dtype, backward: bool, limits: Limits) -> bool:
     """Whether grid_row would cut its grid into teams for these rows (instances.grid_row_team_shape at
     one CTA an SM, as grid_row's CTAs of GRID_ROW_THREADS threads run), as many and as large as
-    measured (GRID_ROW_TEAMS_MAX_ROWS, its backward's GRID_ROW_TEAMS_MAX_ROWS_BACKWARD,
-    GRID_ROW_TEAMS_MIN_BYTES): rows whose slices a team holds on chip, taken as many at once as there
-    are teams, which it then runs faster than split_row, cluster_stream and the whole grid on each row
-    in turn (H100, 2-32 rows of 2^18-2^23; the backward of 64-256 rows of 2^19-2^20)."""
+    measured (GRID_ROW_TEAMS_MAX_ROWS, its backward's GRID_ROW_TEAMS_MAX_ROWS_BACKWARD with at least
+    GRID_ROW_TEAMS_MANY_ROWS_MIN_TEAMS teams, GRID_ROW_TEAMS_MIN_BYTES): rows whose slices a team
+    holds on chip, taken as many at once as there are teams, which it then runs faster than split_row,
+    cluster_stream and the whole grid on each row in turn (H100, 2-32 rows of 2^18-2^23; the backward
+    of 64-256 rows of 2^19-2^20)."""
     most = GRID_ROW_TEAMS_MAX_ROWS_BACKWARD if backward else GRID_ROW_TEAMS_MAX_ROWS
     if outer > most or outer * n * CXX_TYPES[dtype][2] < GRID_ROW_TEAMS_MIN_BYTES:
         return False
     budget = grid_row_dynamic_smem(limits)
-    return grid_row_team_shape(outer, n, dtype, backward, limits.sm_count, lambda smem: 1, budget).teams > 1
+    teams = grid_row_team_shape(outer, n, dtype, backward, limits.sm_count, lambda smem: 1, budget).teams
+    return teams >= (GRID_ROW_TEAMS_MANY_ROWS_MIN_TEAMS if outer > GRID_ROW_TEAMS_MAX_ROWS else 2)
 
 
 #: rows from which cluster_stream takes the rows the cluster tier does not (or not at its best: past
@@ -622,7 +627,7 @@ FLAT_ROWS_BESIDE_WARP_LANES_MAX_BANK_WAYS = 1
 #: 2^26 elements, flat_rows against warp: 20 0.990 of copy against 0.954, 36 0.993 against 0.918, 40
 #: 0.993 against 0.948, 44 0.993 against 0.971, 28 0.993 against 0.997; the rest of 8-64 the warp
 #: tier's (12, 52-60: 0.996-1.003 against 0.986-0.993; 16, 24, 32, 48, 64, at 8 words a bank or
-#: more: 0.996-1.002 against 0.31-0.90). The backward of all of them the warp tier's (1.010-1.020
+#: more: 0.995-1.002 against 0.31-0.90). The backward of all of them the warp tier's (1.010-1.020
 #: against 1.003-1.008)
 FLOAT32_FORWARD_FLAT_ALIGNED_COLS = (20, 44)
 

@@ -104,7 +104,8 @@ SCALAR_TILE_OFFSETS_64_MAX_N = 32
 #: but 32-bit offsets ahead on rows of 3 and 8 (bf16 22369621 x 3 177.0 against 182.6, float32 271.8
 #: against 294.2), 127 (bf16 528416 x 127 171.0 against 234.1, float32 271.3 against 312.0), 200 (bf16
 #: 164.8 against 175.0) and on 2^26 elements of rows of 100 (bf16 671088 x 100 194.2 against 267.0);
-#: rows of 16, 64, 160 and 256-1024 level (within 1%)
+#: rows of 16, 64, 160 and 256-1024 within 1.5% (64-bit ones ahead on the bf16 backward of 1025, 148.2
+#: against 158.2, one length past the range)
 ROW_BACKWARD_OFFSETS_64_COLS = (17, 100)
 #: the forward of 16-bit rows of this many columns, first to last, computes 64-bit element offsets; other
 #: forwards 32-bit ones. H100, as above, rows of 2^26 elements: bf16 67176 x 999 125.5 against 106.6 us
