@@ -332,9 +332,8 @@ def _choose_backend(
     for name in candidates:
         reason = unavailable_reason(name, device_type, device_index)
         if reason is None:
-            if name == "triton" and _torch_over_triton(n, inner, backward):
-                if unavailable_reason("cuda", device_type, device_index) is not None:
-                    return "torch"
+            if name == "triton" and _torch_over_triton(n, inner, backward, device_type, device_index):
+                return "torch"
             return name
         if name == preferred and name not in _warned:
             _warned.add(name)
@@ -347,10 +346,13 @@ def _choose_backend(
     return "torch"
 
 
-def _torch_over_triton(n: int, inner: int, backward: bool) -> bool:
-    """Whether torch.softmax runs this problem faster than Triton would (TORCH_OVER_TRITON_FORWARD_COLS)."""
+def _torch_over_triton(n: int, inner: int, backward: bool, device_type: str, device_index) -> bool:
+    """Whether torch.softmax takes this problem from Triton: it ran it faster, and the CUDA backend,
+    faster than both, is unavailable (TORCH_OVER_TRITON_FORWARD_COLS)."""
     low, high = TORCH_OVER_TRITON_FORWARD_COLS
-    return inner == 1 and not backward and n % 16 != 0 and low <= n <= high
+    if inner != 1 or backward or n % 16 == 0 or not low <= n <= high:
+        return False
+    return unavailable_reason("cuda", device_type, device_index) is not None
 
 
 def _float32_staggered_to_triton(n: int, inner: int, numel: int, backward: bool) -> bool:
