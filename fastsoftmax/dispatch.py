@@ -346,11 +346,17 @@ def _choose_backend(
     return "torch"
 
 
+def triton_reads_rows_slowly(n: int, inner: int, backward: bool) -> bool:
+    """Whether Triton's forward of rows of ``n`` measured slower than torch.softmax's and the CUDA
+    backend's (TORCH_OVER_TRITON_FORWARD_COLS): rows off multiples of 16, read an element at a time."""
+    low, high = TORCH_OVER_TRITON_FORWARD_COLS
+    return inner == 1 and not backward and n % 16 != 0 and low <= n <= high
+
+
 def _torch_over_triton(n: int, inner: int, backward: bool, device_type: str, device_index) -> bool:
     """Whether torch.softmax takes this problem from Triton: it ran it faster, and the CUDA backend,
     faster than both, is unavailable (TORCH_OVER_TRITON_FORWARD_COLS)."""
-    low, high = TORCH_OVER_TRITON_FORWARD_COLS
-    if inner != 1 or backward or n % 16 == 0 or not low <= n <= high:
+    if not triton_reads_rows_slowly(n, inner, backward):
         return False
     return unavailable_reason("cuda", device_type, device_index) is not None
 

@@ -30,6 +30,7 @@ would see a zero tangent) and no functorch grad rule.
 
 from __future__ import annotations
 
+import math
 import operator
 import sys
 import threading
@@ -790,14 +791,22 @@ def _torch_widened(x: torch.Tensor, dim: int, log: bool) -> torch.Tensor:
     return _torch_forward(x, dim, log, dtype=torch.float32)
 
 
-def _widens_in_kernel(x: torch.Tensor, backend: str) -> bool:
-    """Whether a 16-bit ``x`` whose result is float32 is computed in one pass (the Triton kernels)."""
+def _widens_in_kernel(x: torch.Tensor, dim: int, backend: str) -> bool:
+    """Whether a 16-bit ``x`` whose result is float32 is computed in one pass (the Triton kernels).
+    "auto" leaves it rows Triton reads an element at a time (dispatch.triton_reads_rows_slowly): the
+    cast and the float32 kernels, the CUDA backend's or torch's, ran those faster, 2 + 4 more bytes
+    an element and all."""
     if x.dim() == 0 or x.numel() == 0:
         return False
     forced = dispatch.current_override()
     if forced is not None:
         chosen = forced[0]
-    elif backend == "triton" or backend == "auto" and FUSED_WIDENING and x.numel() >= FUSED_WIDENING_MIN_NUMEL:
+    elif backend == "triton":
+        chosen = "triton"
+    elif backend == "auto" and FUSED_WIDENING and x.numel() >= FUSED_WIDENING_MIN_NUMEL:
+        inner = x.numel() // math.prod(x.shape[: dim + 1])
+        if dispatch.triton_reads_rows_slowly(x.shape[dim], inner, False):
+            return False
         chosen = "triton"
     else:
         return False
@@ -1115,7 +1124,7 @@ def _computed(x: torch.Tensor, given_dim, dim: int, dtype, backend: str, log: bo
     if dtype is not None and dtype != x.dtype:
         # (_graph_or_transform first: under torch.compile nothing after it is traced)
         if dtype == torch.float32 and x.dtype in _HALF and not _graph_or_transform(x):
-            if _widens_in_kernel(x, backend):
+            if _widens_in_kernel(x, dim, backend):
                 if x.requires_grad and torch.is_grad_enabled():
                     return _WidenedSoftmax.apply(x, dim, log, (given_dim, backend))
                 return widened_forward(x, dim, log, (given_dim, backend))

@@ -139,9 +139,9 @@ def test_a_graph_call_takes_the_plan_of_a_call_without_one(counted):
 def test_auto_takes_it_where_enabled(log, counted, monkeypatch):
     op = fastsoftmax.log_softmax if log else fastsoftmax.softmax
     monkeypatch.setattr(functional, "FUSED_WIDENING", True)
-    monkeypatch.setattr(functional, "FUSED_WIDENING_MIN_NUMEL", 9 * 77)  # the rule's sizes, scaled down
+    monkeypatch.setattr(functional, "FUSED_WIDENING_MIN_NUMEL", 9 * 130)  # the rule's sizes, scaled down
     monkeypatch.setattr(functional, "AUTOCAST_TO_FLOAT32", (torch.device(DEVICE).type,))
-    x = (torch.randn(9, 77, device=DEVICE) * 4).to(torch.bfloat16)
+    x = (torch.randn(9, 130, device=DEVICE) * 4).to(torch.bfloat16)
     check_forward(op(x, -1, dtype=torch.float32), x.float(), -1, log)
     with torch.autocast(torch.device(DEVICE).type, dtype=torch.bfloat16):
         y = op(x, -1)
@@ -229,15 +229,24 @@ def test_auto_takes_the_one_pass_from_its_size():
         ((128, 128256), False),
         ((8, 128256), False),
         ((64, 50), False),
+        # rows Triton reads an element at a time (dispatch.triton_reads_rows_slowly): the cast first
+        ((262144, 65), False),
+        ((262144, 127), False),
+        ((262144, 64), True),
+        ((262144, 129), True),
     ]
     for dtype in (torch.bfloat16, torch.float16):
         for shape, expected in cases:
             x = _sized(shape, dtype)
-            assert functional._widens_in_kernel(x, "auto") is expected, (shape, dtype)
-            assert functional._widens_in_kernel(x, "cuda") is False
-            assert functional._widens_in_kernel(x, "triton") is True
+            assert functional._widens_in_kernel(x, x.dim() - 1, "auto") is expected, (shape, dtype)
+            assert functional._widens_in_kernel(x, x.dim() - 1, "cuda") is False
+            assert functional._widens_in_kernel(x, x.dim() - 1, "triton") is True
+    # the same length over a dim with columns after it is no row
+    assert functional._widens_in_kernel(_sized((65, 262144)), 0, "auto") is True
     with dispatch.forced("cuda"):
-        assert functional._widens_in_kernel(_sized((4194304, 32)), "auto") is False
+        assert functional._widens_in_kernel(_sized((4194304, 32)), 1, "auto") is False
+    with dispatch.forced("triton"):
+        assert functional._widens_in_kernel(_sized((262144, 65)), 1, "auto") is True
 
 
 @pytest.mark.skipif(
@@ -246,7 +255,7 @@ def test_auto_takes_the_one_pass_from_its_size():
 )
 def test_auto_off_takes_no_one_pass_whatever_the_size(monkeypatch):
     monkeypatch.setattr(functional, "FUSED_WIDENING", False)
-    assert functional._widens_in_kernel(_sized((4194304, 32)), "auto") is False
+    assert functional._widens_in_kernel(_sized((4194304, 32)), 1, "auto") is False
 
 
 @pytest.mark.parametrize("tier", ["tile", "row", "online", "split", "relay"])
