@@ -407,20 +407,20 @@ def test_threads_on_two_gpus():
     assert not failures, "\n".join(failures[:10])
 
 
-@pytest.mark.parametrize("backend", ("cuda", "triton"))
-@pytest.mark.parametrize("shape,dim", [((32768, 65537), -1), ((65537, 32768), 0), ((2**31 + 3, 2), -1)])
-def test_more_than_2_to_the_31_elements(backend, shape, dim):
-    # the last shape: more than 2^31 rows, whose row index itself needs 64 bits
+BEYOND_2_TO_THE_31 = [((32768, 65537), -1), ((65537, 32768), 0), ((2**31 + 3, 2), -1)]
+
+
+def _need_memory(backend: str, shape, tensors: int) -> None:
     if not _available(backend):
         pytest.skip(f"backend {backend!r} is not available")
     free, _ = torch.cuda.mem_get_info()
-    if free < 4 * shape[0] * shape[1] * 2 + (1 << 30):
+    if free < tensors * shape[0] * shape[1] * 2 + (1 << 30):
         pytest.skip("not enough free GPU memory")
-    x = torch.randn(shape, device="cuda", dtype=torch.bfloat16)
-    y = fastsoftmax.softmax(x, dim, backend=backend)
-    # the float64 reference of the whole tensor would take 32 GiB: check rows (or columns) at both
-    # ends and across the 2^31-element boundary
-    assert y.numel() > 2**31
+
+
+def _picks_across_2_to_the_31(shape, dim: int) -> list[int]:
+    """Rows (dim -1) or columns (dim 0) to check against float64, whose reference for the whole tensor
+    would take 32 GiB: at both ends and across the 2^31-element boundary."""
     if dim == -1:
         boundary = (2**31) // shape[1]
         picks = sorted({0, 1, boundary - 1, boundary, min(boundary + 1, shape[0] - 1), shape[0] - 1})
@@ -428,10 +428,39 @@ def test_more_than_2_to_the_31_elements(backend, shape, dim):
             picks = sorted({*picks, 2**31 - 1, 2**31, 2**31 + 1})
     else:
         picks = sorted({0, 1, shape[1] // 2, shape[1] - 1})
-    for i in picks:
+    return picks
+
+
+@pytest.mark.parametrize("backend", ("cuda", "triton"))
+@pytest.mark.parametrize("shape,dim", BEYOND_2_TO_THE_31)
+def test_more_than_2_to_the_31_elements(backend, shape, dim):
+    # the last shape: more than 2^31 rows, whose row index itself needs 64 bits
+    _need_memory(backend, shape, 4)
+    x = torch.randn(shape, device="cuda", dtype=torch.bfloat16)
+    y = fastsoftmax.softmax(x, dim, backend=backend)
+    assert y.numel() > 2**31
+    for i in _picks_across_2_to_the_31(shape, dim):
         if dim == -1:
             check_forward(y[i : i + 1], x[i : i + 1], -1)
         else:
             check_forward(y[:, i : i + 1], x[:, i : i + 1], 0)
     del y
+    torch.cuda.empty_cache()
+
+
+@pytest.mark.parametrize("backend", ("cuda", "triton"))
+@pytest.mark.parametrize("shape,dim", BEYOND_2_TO_THE_31)
+def test_backward_of_more_than_2_to_the_31_elements(backend, shape, dim):
+    # the backward's offsets and row indices past 2^31 (log-softmax on the rows past 2^31 rows)
+    _need_memory(backend, shape, 5)
+    log = shape[0] > 2**31
+    op = fastsoftmax.log_softmax if log else fastsoftmax.softmax
+    x = torch.randn(shape, device="cuda", dtype=torch.bfloat16, requires_grad=True)
+    dy = torch.randn(shape, device="cuda", dtype=torch.bfloat16)
+    (dx,) = torch.autograd.grad(op(x, dim, backend=backend), x, dy)
+    assert dx.numel() > 2**31
+    for i in _picks_across_2_to_the_31(shape, dim):
+        pick = (slice(i, i + 1),) if dim == -1 else (slice(None), slice(i, i + 1))
+        check_backward(dx[pick], x.detach()[pick], dy[pick], dim, log)
+    del dx
     torch.cuda.empty_cache()
