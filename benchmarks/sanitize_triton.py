@@ -3,11 +3,11 @@ log-softmax, three dtypes, on small strided problems that reach each tile form (
 pieces, scalar loads of whole columns, the long axes' scalar tiles, 16-byte loads) and rows; with
 --tiers, every tier (tile, row, online, split, relay, and the trial tier flat_rows) forced on small
 problems it takes, plain and widened (a 16-bit input computed as float32 in one pass, its gradient
-back in 16 bits). Every result checked against float64 (computed on the CPU, so that the sanitizer
-sees only these kernels).
+back in 16 bits); with --realigned, rows through the realigned kernels. Every result checked against
+float64 (computed on the CPU, so that the sanitizer sees only these kernels).
 
     compute-sanitizer --tool memcheck python3 benchmarks/sanitize_triton.py [--shapes 2x21x143:1,..]
-    compute-sanitizer --tool memcheck python3 benchmarks/sanitize_triton.py --tiers
+    compute-sanitizer --tool memcheck python3 benchmarks/sanitize_triton.py --tiers [--realigned]
 """
 
 from __future__ import annotations
@@ -83,7 +83,16 @@ def main() -> int:
         action="store_true",
         help="each tier forced on TIER_PROBLEMS, plain and widened (16-bit in, float32 out), instead",
     )
+    parser.add_argument(
+        "--realigned",
+        action="store_true",
+        help="rows of every length through the realigned kernels where they take them (REALIGNED_ROW_COLS widened)",
+    )
     args = parser.parse_args()
+    if args.realigned:
+        from fastsoftmax.backends import triton as triton_backend
+
+        triton_backend.REALIGNED_ROW_COLS = {False: (1, 1 << 40), True: (1, 1 << 40)}
     problems = [_problem(item) for item in args.shapes.split(",")] if args.shapes else PROBLEMS
     backend = dispatch.kernel_backend("triton")
     runs = []  # (shape, dim, dtype, tier, widened)

@@ -126,6 +126,33 @@ def row_offsets_64(n: int, itemsize: int, backward: bool) -> bool:
     return low <= n <= high
 
 
+#: rows (inner == 1) that the tile, row and online tiers take through the realigned kernels
+#: (kernels.softmax_*_realigned_*): rows of this many columns, first to last, forward and backward,
+#: whose tensors' pointers lie on 16-byte boundaries and whose pitches lie at one phase of a 16-byte
+#: vector, where the tiers' own kernels would load them an element at a time (a length or a pitch of
+#: no multiple of 16 elements: rows_realign). (0, -1): none. The realigned kernels cut each row at
+#: its own 16-byte boundaries (a head, whole vectors, a tail) so that the row moves in 16-byte vectors
+#: whatever its length; not yet timed on a GPU, so they are taken only where this range is widened
+#: (benchmarks/triton_realign_probe.py does so, in one process against the tiers' own kernels)
+REALIGNED_ROW_COLS = {False: (0, -1), True: (0, -1)}
+
+
+def rows_realign(outer: int, n: int, strides, itemsizes, pointers_aligned: bool, backward: bool) -> bool:
+    """Whether (outer, n) rows take the realigned kernels (REALIGNED_ROW_COLS): each tensor's
+    ``strides`` (its outer and reduced ones, elements) those of dense rows of one element size (one
+    of ``itemsizes`` a tensor), their pitches at one phase of a 16-byte vector, every pointer on a
+    16-byte boundary (``pointers_aligned``), and rows the tiers' own kernels would load an element
+    at a time (n or a pitch no multiple of 16: Triton proves vectors whole only from that)."""
+    low, high = REALIGNED_ROW_COLS[backward]
+    if not (low <= n <= high and pointers_aligned) or len(set(itemsizes)) != 1:
+        return False
+    vector = 16 // itemsizes[0]
+    pitches = [pitch if outer > 1 else 0 for pitch, _ in strides]
+    if n < 2 * vector or any(step != 1 for _, step in strides) or len({p % vector for p in pitches}) != 1:
+        return False
+    return n % 16 != 0 or any(pitch % 16 for pitch in pitches)
+
+
 #: tier "flat_rows" (kernels.softmax_fwd_flat_rows): dense rows of at most this many columns, read and
 #: written as one contiguous run a program and regrouped into rows on chip, so that rows whose length
 #: is no multiple of 16 still move in 16-byte vectors; the tile tier loads those an element at a time.
@@ -339,12 +366,14 @@ def plan(
     log: bool = False,
     scalar: bool = False,
     high_bandwidth: bool = False,
+    realign: bool = False,
 ) -> dict:
     """Block shape and launch parameters of ``tier`` for a problem (raises ValueError when the tier
     cannot hold it). ``configs`` holds, per kernel launched, its constexprs and compile options.
     ``scalar``: a strided problem whose loads cannot be 16-byte vectors (a pointer or a row stride
     of no whole number of 16-byte pieces); ``high_bandwidth``: a GPU of much DRAM bandwidth an SM
-    (_high_bandwidth: the rules measured to differ between an H100 and an H200 take the H200's)."""
+    (_high_bandwidth: the rules measured to differ between an H100 and an H200 take the H200's);
+    ``realign``: rows the tile, row and online tiers take through the realigned kernels (rows_realign)."""
     block_n = _pow2(n)
     sector = max(1, 32 // itemsize)  # elements in one 32-byte memory sector
     line = max(1, 128 // itemsize)  # elements in one 128-byte line
@@ -355,6 +384,8 @@ def plan(
     if tier in ("tile", "row"):
         if block_n * (sector if strided else 1) > max_tile:
             raise ValueError(f"tier {tier!r} holds the reduced axis in registers, at most {max_tile} elements; got {n}")
+        if realign and not strided:
+            return realigned_plan(tier, outer, n, itemsize, sm_count, log)
         if strided:
             block_i = min(_pow2(inner), line, max(sector, TILE_TARGET // block_n))
             block_i = min(block_i, max(1, max_tile // block_n))
@@ -411,6 +442,8 @@ def plan(
     if tier not in ("online", "split"):
         known = TritonBackend.tiers + TritonBackend.trial_tiers
         raise ValueError(f"unknown triton tier {tier!r}; expected one of {known}")
+    if tier == "online" and realign and not strided:
+        return realigned_plan(tier, outer, n, itemsize, sm_count, log)
     block_i = min(_pow2(inner), max(1, LOOP_INNER_BYTES // itemsize)) if strided else 1
     chunk_elems = LOOP_CHUNK_ELEMS if tier == "online" else SPLIT_CHUNK_ELEMS
     chunk_n = min(block_n, max(1, chunk_elems // block_i))
@@ -436,6 +469,23 @@ def plan(
     partials = blocks if not backward else (("LOG", log),) + blocks
     finish = (("LOG", log),) + blocks[:3] + (("BLOCK_S", _pow2(splits)),) + blocks[3:]
     return dict(kind="split", programs=column_programs * splits, SPLITS=splits, CHUNK=chunk, configs=(partials, finish))
+
+
+def realigned_plan(tier: str, outer: int, n: int, itemsize: int, sm_count: int, log: bool) -> dict:
+    """The realigned kernels' launch of rows of n (see kernels.py): the tile and row tiers' held in
+    registers, BLOCK_O rows of a body of up to BLOCK_N columns a program (the longest body, a row's
+    whole vectors, sets BLOCK_N), the online tier's walked in chunks by a persistent grid."""
+    vector = 16 // itemsize
+    if tier == "online":
+        chunk_n = min(_pow2(n), LOOP_CHUNK_ELEMS)
+        blocks = (("BLOCK_O", 1), ("BLOCK_N", chunk_n), ("VEC", vector))
+        options = (("num_warps", max(1, min(LOOP_WARPS, chunk_n // 256))), ("num_stages", LOOP_STAGES))
+        programs = min(outer, ONLINE_PROGRAMS_PER_SM * sm_count)
+        return dict(kind="realigned_walked", programs=programs, configs=((("LOG", log),) + blocks + options,))
+    block_n = _pow2(n // vector * vector)
+    block_o = max(1, min(TILE_TARGET // block_n, _pow2(outer))) if tier == "tile" else 1
+    blocks = (("BLOCK_O", block_o), ("BLOCK_N", block_n), ("VEC", vector), ("num_warps", _warps(block_o * block_n)))
+    return dict(kind="realigned_held", programs=triton.cdiv(outer, block_o), configs=((("LOG", log),) + blocks,))
 
 
 def flat_rows_plan(outer: int, n: int, inner: int, log: bool) -> dict:
@@ -607,26 +657,29 @@ class TritonBackend:
         sm_count, high_bandwidth = _sm_count(device_index), _high_bandwidth(device_index)
         sizes = [itemsize] * (len(strides) - 1) + [_ITEMSIZE[out_dtype or dtype]]
         staggered = inner > 1 and _rows_staggered(strides, sizes, outer, n)
-        pointers_matter = inner > 1 and not staggered
+        # rows that take the realigned kernels where every pointer lies on a 16-byte boundary
+        realigns = inner == 1 and rows_realign(outer, n, [s[:2] for s in strides], sizes, True, backward)
+        pointers_matter = (inner > 1 and not staggered) or realigns
         if backward:
             flat = (*strides[0], *strides[1], strides[2][0], strides[2][1])
             launch_kind = _launch_backward
         else:
             flat = (*strides[0], strides[1][0], strides[1][1])
             launch_kind = _launch_forward
-        ready: dict = {}  # (log, scalar) -> _resolved(the plan)
+        ready: dict = {}  # (log, off a 16-byte boundary) -> _resolved(the plan)
 
         def run(*tensors_and_log):
             *tensors, log = tensors_and_log
-            scalar = staggered
+            misaligned = False
             if pointers_matter:
                 for t in tensors:
                     if t.data_ptr() % 16:
-                        scalar = True
-            planned = ready.get((log, scalar))
+                        misaligned = True
+            planned = ready.get((log, misaligned))
             if planned is None:
-                p = plan(tier, outer, n, inner, itemsize, backward, sm_count, log, scalar, high_bandwidth)
-                planned = ready[(log, scalar)] = _resolved(p, shape, flat, backward)
+                scalar, realign = staggered or (inner > 1 and misaligned), realigns and not misaligned
+                p = plan(tier, outer, n, inner, itemsize, backward, sm_count, log, scalar, high_bandwidth, realign)
+                planned = ready[(log, misaligned)] = _resolved(p, shape, flat, backward)
             launch_kind(*planned, *tensors, device_index)
 
         return run
@@ -636,10 +689,10 @@ def _offsets_64(p: dict, shape: tuple, strides: tuple, backward: bool) -> bool:
     """Whether plan ``p``'s tile kernel takes 64-bit element offsets (its ``WIDE``): where the plan
     asks for them, or some element lies 2^31 or more elements past its pointer (_wide_offsets).
     ``strides`` as the launches take them (the outputs' inner stride, 1, left out)."""
-    if p["kind"] != "tile":
+    if p["kind"] not in ("tile", "realigned_held", "realigned_walked"):
         return True  # the looping tiers compute in 64 bits
     views = (strides[:3], strides[3:6], (*strides[6:], 1)) if backward else (strides[:3], (*strides[3:], 1))
-    return p["offsets_64"] or _wide_offsets(*shape, *views)
+    return p.get("offsets_64", False) or _wide_offsets(*shape, *views)
 
 
 def _resolved(p: dict, shape: tuple, strides: tuple, backward: bool) -> tuple:
@@ -690,6 +743,13 @@ def _launch_forward(p: dict, wide: bool, shape: tuple, strides: tuple, x, y, dev
     configs, go = p["configs"], _launcher(p, device_index)
     if p["kind"] == "tile":
         go(kernels.softmax_fwd_tile, (x, y), shape + strides, configs[0] + (("WIDE", wide),))
+    elif p["kind"] in ("realigned_held", "realigned_walked"):
+        pitches = (strides[0], strides[3])
+        if p["kind"] == "realigned_held":
+            go(kernels.softmax_fwd_realigned_held, (x, y), (outer, n, *pitches), configs[0] + (("WIDE", wide),))
+        else:
+            scalars = (outer, n, *pitches, outer)
+            go(kernels.softmax_fwd_realigned_walked, (x, y), scalars, configs[0] + (("WIDE", wide),))
     elif p["kind"] == "flat_rows":
         go(kernels.softmax_fwd_flat_rows, (x, y), (outer, n), configs[0])
     elif p["kind"] == "online":
@@ -714,6 +774,13 @@ def _launch_backward(p: dict, wide: bool, shape: tuple, strides: tuple, y, dy, d
     configs, go = p["configs"], _launcher(p, device_index)
     if p["kind"] == "tile":
         go(kernels.softmax_bwd_tile, (y, dy, dx), shape + strides, configs[0] + (("WIDE", wide),))
+    elif p["kind"] in ("realigned_held", "realigned_walked"):
+        pitches = (strides[0], strides[3], strides[6])
+        if p["kind"] == "realigned_held":
+            go(kernels.softmax_bwd_realigned_held, (y, dy, dx), (outer, n, *pitches), configs[0] + (("WIDE", wide),))
+        else:
+            scalars = (outer, n, *pitches, outer)
+            go(kernels.softmax_bwd_realigned_walked, (y, dy, dx), scalars, configs[0] + (("WIDE", wide),))
     elif p["kind"] == "flat_rows":
         go(kernels.softmax_bwd_flat_rows, (y, dy, dx), (outer, n), configs[0])
     elif p["kind"] == "online":
@@ -743,8 +810,17 @@ def _plan_for(tensors: tuple, tier: str | None, backward: bool, log: bool) -> tu
     if tier is None:
         tier = _choose_tier(outer, n, inner, itemsize, backward, sm_count)
     scalar = inner > 1 and _scalar(tensors)
+    realign = inner == 1 and rows_realign(
+        outer,
+        n,
+        [(t.stride(0), t.stride(1)) for t in tensors],
+        [t.element_size() for t in tensors],
+        not any(t.data_ptr() % 16 for t in tensors),
+        backward,
+    )
     high_bandwidth = _high_bandwidth(device_index)
-    return plan(tier, outer, n, inner, itemsize, backward, sm_count, log, scalar, high_bandwidth), device_index
+    p = plan(tier, outer, n, inner, itemsize, backward, sm_count, log, scalar, high_bandwidth, realign)
+    return p, device_index
 
 
 def _wide_offsets(outer: int, n: int, inner: int, *strides) -> bool:

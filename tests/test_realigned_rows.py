@@ -1,0 +1,147 @@
+"""The Triton backend's realigned row kernels (kernels.softmax_*_realigned_*): rows cut at their own
+16-byte boundaries into a head, whole vectors and a tail, taken by the tile, row and online tiers
+where REALIGNED_ROW_COLS holds the length (here: every length), against float64."""
+
+import pytest
+import torch
+from reference import DEVICE, check_backward, check_forward
+
+import fastsoftmax
+from fastsoftmax import dispatch
+from fastsoftmax.backends import triton as triton_backend
+
+pytestmark = pytest.mark.skipif(
+    dispatch.unavailable_reason("triton", torch.device(DEVICE).type, None) is not None,
+    reason="the realigned kernels are Triton's",
+)
+
+DTYPES = [torch.float32, torch.float16, torch.bfloat16]
+EVERY_LENGTH = {False: (1, 1 << 40), True: (1, 1 << 40)}
+
+
+@pytest.fixture
+def realigned(monkeypatch):
+    """Every length realigned, no plan remembered before or after; the names of the kernels the
+    Triton backend launches."""
+    monkeypatch.setattr(triton_backend, "REALIGNED_ROW_COLS", EVERY_LENGTH)
+    dispatch.PLANS.clear()
+    launched = []
+    launch = triton_backend.launch
+
+    def recorded(kernel, *args, **kwargs):
+        launched.append(kernel.fn.__name__ if hasattr(kernel, "fn") else kernel.__name__)
+        return launch(kernel, *args, **kwargs)
+
+    monkeypatch.setattr(triton_backend, "launch", recorded)
+    yield launched
+    dispatch.PLANS.clear()
+
+
+def _input(shape, dtype, scale=3.0):
+    return (torch.randn(shape, device=DEVICE) * scale).to(dtype)
+
+
+def _with_edges(x):
+    """``x`` with a row of -inf (NaN, as torch), a +inf, a NaN and a value at the type's limit, each
+    in a row's head, body or tail."""
+    n = x.shape[-1]
+    x[1] = float("-inf")
+    x[2, n // 2] = float("inf")
+    x[3, 0] = float("nan")
+    x[4, -1] = torch.finfo(x.dtype).max
+    return x
+
+
+@pytest.mark.parametrize("tier", ["tile", "row", "online"])
+@pytest.mark.parametrize("dtype", DTYPES, ids=str)
+def test_rows_at_every_phase(tier, dtype, realigned):
+    # lengths around the vector (8 16-bit or 4 float32 elements) and past it, as many rows as the
+    # phases repeat and more than one program's block, so that every head length and a last block of
+    # fewer rows occur; forward and backward of both functions
+    vector = 16 // dtype.itemsize
+    for n in (2 * vector + 1, 3 * vector, 33, 65, 100, 127, 1001, 3001):
+        rows = (
+            2
+            * dict(triton_backend.realigned_plan(tier, 1 << 20, n, dtype.itemsize, 132, False)["configs"][0])["BLOCK_O"]
+            + vector
+            + 3
+        )
+        x = _with_edges(_input((rows, n), dtype))
+        finite = x.nan_to_num(0.0, 5.0, -5.0)
+        for log in (False, True):
+            op = fastsoftmax.log_softmax if log else fastsoftmax.softmax
+            realigned.clear()
+            with dispatch.forced("triton", tier):
+                check_forward(op(x, -1), x, -1, log)
+                leaf, dy = finite.detach().requires_grad_(), _input((rows, n), dtype, 1.0)
+                (dx,) = torch.autograd.grad(op(leaf, -1), leaf, dy)
+            check_backward(dx, finite, dy, -1, log)
+            kind = "held" if tier != "online" else "walked"
+            assert realigned == [f"softmax_fwd_realigned_{kind}"] * 2 + [f"softmax_bwd_realigned_{kind}"], (n, log)
+
+
+@pytest.mark.parametrize("dtype", DTYPES, ids=str)
+def test_views_of_other_pitches(dtype, realigned):
+    # rows of a wider tensor: a pitch of no multiple of 16 at the phase of the output's (realigned), a
+    # pitch of 16's multiple with a length of a vector's multiple off 16's (realigned: head 0 on every
+    # row), and views the kernels cannot cut alike (a pointer off a 16-byte boundary,
+    # rows whose pitch lies at another phase than the dense output's): the tiers' own kernels
+    vector = 16 // dtype.itemsize
+    base = _input((37, 131 + vector), dtype)
+    cases = [
+        (base[:, :131], True),
+        (_input((37, 128), dtype)[:, :104], True),
+        (_input((37, 128), dtype)[:, :101], False),
+        (base[:, 1:120], False),
+    ]
+    for view, expected in cases:
+        for tier in ("tile", "online"):
+            realigned.clear()
+            with dispatch.forced("triton", tier):
+                y = fastsoftmax.softmax(view, -1)
+                leaf, dy = view.detach().requires_grad_(), _input(view.shape, dtype, 1.0)
+                (dx,) = torch.autograd.grad(fastsoftmax.log_softmax(leaf, -1), leaf, dy)
+            check_forward(y, view, -1)
+            check_backward(dx, view, dy, -1, True)
+            # (the backward's tensors are the dense y, dy and dx: realigned whatever the view)
+            forwards = [name for name in realigned if "_fwd_" in name]
+            assert forwards and all(("realigned" in name) is expected for name in forwards), (view.stride(), tier)
+    # the output written through out= at another pitch and phase than the input's: not cut alike
+    out = torch.empty((37, 131 + 1), dtype=dtype, device=DEVICE)[:, :131]
+    realigned.clear()
+    with dispatch.forced("triton", "tile"):
+        check_forward(fastsoftmax.softmax(base[:, :131], -1, out=out), base[:, :131], -1)
+    assert realigned == ["softmax_fwd_tile"]
+
+
+def test_repeated_calls_take_the_prepared_plan(realigned):
+    # the eager fast path (a remembered plan) realigns as the full path does, and checks every call's
+    # pointers: a later call one element into its storage takes the tiers' own kernel
+    x = _input((70, 65), torch.bfloat16)
+    for _ in range(3):
+        check_forward(fastsoftmax.softmax(x, -1, backend="triton"), x, -1)
+    assert realigned == ["softmax_fwd_realigned_held"] * 3
+    realigned.clear()
+    shifted = _input((70 * 65 + 1,), torch.bfloat16)[1:].view(70, 65)
+    check_forward(fastsoftmax.softmax(shifted, -1, backend="triton"), shifted, -1)
+    assert realigned == ["softmax_fwd_tile"]
+
+
+def test_which_rows_realign(monkeypatch):
+    monkeypatch.setattr(triton_backend, "REALIGNED_ROW_COLS", EVERY_LENGTH)
+    realign = triton_backend.rows_realign
+    dense = [(65, 1), (65, 1)]
+    assert realign(9, 65, dense, [2, 2], True, False)
+    assert realign(9, 64, [(72, 1), (72, 1)], [2, 2], True, True)  # 72: a vector's multiple, not 16's
+    assert not realign(9, 64, [(64, 1), (64, 1)], [2, 2], True, False)  # the tiers' own kernels vectorise
+    assert not realign(9, 65, dense, [2, 2], False, False)  # a pointer off a 16-byte boundary
+    assert not realign(9, 65, dense, [2, 4], True, False)  # a 16-bit input written as float32
+    assert not realign(9, 65, [(65, 1), (66, 1)], [2, 2], True, False)  # pitches at two phases
+    assert realign(1, 65, [(65, 1), (66, 1)], [2, 2], True, False)  # one row: no pitch
+    assert not realign(9, 65, [(130, 2), (65, 1)], [2, 2], True, False)  # a step along the row
+    assert not realign(9, 15, [(15, 1)] * 3, [2] * 3, True, True)  # shorter than two vectors
+    assert realign(9, 15, [(15, 1)] * 3, [4] * 3, True, True)
+    monkeypatch.setattr(triton_backend, "REALIGNED_ROW_COLS", {False: (66, 128), True: (0, -1)})
+    assert not realign(9, 65, dense, [2, 2], True, False)
+    assert realign(9, 67, [(67, 1)] * 2, [2, 2], True, False)
+    assert not realign(9, 67, [(67, 1)] * 3, [2] * 3, True, True)
