@@ -13,7 +13,10 @@ import pytest
 pytest.importorskip("triton")
 
 
-@pytest.mark.parametrize("kind", ["tile", "online", "split", "relay", "flat_rows"])
+KINDS = ["tile", "online", "realigned_held", "realigned_walked", "split", "relay", "flat_rows"]
+
+
+@pytest.mark.parametrize("kind", KINDS)
 def test_triton_kernels_compile_for_sm_90(kind, tmp_path):
     from fastsoftmax.backends.triton import HAS_GATHER
 

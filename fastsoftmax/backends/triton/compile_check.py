@@ -7,7 +7,7 @@ launch. This module hands each kernel to Triton's compiler (``triton.compile`` o
 front end, the optimiser and ptxas; no driver) with the constexprs and compile options of ``plan``'s
 configurations, for each dtype and direction.
 
-    python -m fastsoftmax.backends.triton.compile_check [--arch 90] [--kinds tile,online,split,relay,flat_rows]
+    python -m fastsoftmax.backends.triton.compile_check [--arch 90] [--kinds tile,online,split,relay,...]
 
 It must run in a process where the kernels are compiled, not interpreted (``TRITON_INTERPRET`` unset
 or 0 before fastsoftmax is imported); it prints one line per configuration that fails and exits 1.
@@ -20,7 +20,7 @@ import itertools
 import os
 import sys
 
-#: problems whose plans reach every configuration kind: (tier, outer, n, inner, scalar)
+#: problems whose plans reach every configuration kind: (tier, outer, n, inner, scalar[, realign])
 PROBLEMS = {
     "tile": [
         ("tile", 4096, 64, 1, False),
@@ -34,6 +34,8 @@ PROBLEMS = {
         ("tile", 2, 3, 65, False),
     ],
     "online": [("online", 300, 32769, 1, False), ("online", 64, 40000, 520, False)],
+    "realigned_held": [("tile", 4096, 65, 1, False, True), ("row", 64, 3001, 1, False, True)],
+    "realigned_walked": [("online", 300, 50257, 1, False, True)],
     "split": [("split", 1, 128256, 1, False), ("split", 1, 1 << 20, 16, False)],
     "relay": [("relay", 16, 1 << 20, 1, False), ("relay", 64, 65536, 16, False), ("relay", 16, 1 << 20, 2, False)],
     "flat_rows": [
@@ -61,6 +63,10 @@ KERNELS = {
     ("tile", True): ("softmax_bwd_tile",),
     ("online", False): ("softmax_fwd_online",),
     ("online", True): ("softmax_bwd_online",),
+    ("realigned_held", False): ("softmax_fwd_realigned_held",),
+    ("realigned_held", True): ("softmax_bwd_realigned_held",),
+    ("realigned_walked", False): ("softmax_fwd_realigned_walked",),
+    ("realigned_walked", True): ("softmax_bwd_realigned_walked",),
     ("split", False): ("softmax_fwd_partials", "softmax_fwd_split"),
     ("split", True): ("softmax_bwd_partials", "softmax_bwd_split"),
     ("relay", False): ("softmax_fwd_relay",),
@@ -70,6 +76,8 @@ KERNELS = {
 }
 
 
+#: the configuration kinds of the realigned row kernels
+REALIGNED = ("realigned_held", "realigned_walked")
 #: the names in a plan's configs that are compile options, not constexpr parameters
 COMPILE_OPTIONS = ("num_warps", "num_stages", "maxnreg")
 
@@ -108,16 +116,18 @@ def configurations(kinds):
     """(label, kernel, dtype, constexprs, options, pointers) for every configuration of ``kinds`` the
     backend plans on PROBLEMS, each dtype, direction and log flag, on GPUs of either DRAM bandwidth an
     SM, and the widened forms (``pointers``: the pointers of another type than ``dtype``, see
-    WIDENED); the tile kernels with 32- and 64-bit offsets."""
+    WIDENED; not the realigned kernels, which take tensors of one type); the tile and realigned kernels
+    with 32- and 64-bit offsets."""
     from . import plan
 
     for kind in kinds:
-        for tier, outer, n, inner, scalar in PROBLEMS[kind]:
+        for tier, outer, n, inner, scalar, *realign in PROBLEMS[kind]:
+            realign = bool(realign and realign[0])
             for torch_dtype, dtype in DTYPES.items():
                 itemsize = 4 if dtype == "fp32" else 2
                 for backward, log in itertools.product((False, True), (False, True)):
                     low, high = (
-                        plan(tier, outer, n, inner, itemsize, backward, 132, log, scalar, high_bandwidth)
+                        plan(tier, outer, n, inner, itemsize, backward, 132, log, scalar, high_bandwidth, realign)
                         for high_bandwidth in (False, True)
                     )
                     for p in (low,) if high == low else (low, high):
@@ -131,11 +141,11 @@ def configurations(kinds):
                         for fn, config in zip(fns, configs):
                             named = dict(config)
                             options = {key: named.pop(key) for key in COMPILE_OPTIONS if key in named}
-                            for wide in (False, True) if kind == "tile" else (None,):
+                            for wide in (False, True) if kind in ("tile", *REALIGNED) else (None,):
                                 constexprs = dict(named) if wide is None else {**named, "WIDE": wide}
                                 label = f"{fn.__name__} {torch_dtype} {(outer, n, inner)} {constexprs} {options}"
                                 yield label, fn, dtype, constexprs, options, None
-                                if WIDENED[backward][0] == dtype:
+                                if WIDENED[backward][0] == dtype and kind not in REALIGNED:
                                     pointers = WIDENED[backward][1]
                                     yield f"{label} widened {pointers}", fn, dtype, constexprs, options, pointers
 
@@ -143,7 +153,7 @@ def configurations(kinds):
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--arch", type=int, default=90)
-    parser.add_argument("--kinds", default="tile,online,split,relay,flat_rows")
+    parser.add_argument("--kinds", default="tile,online,realigned_held,realigned_walked,split,relay,flat_rows")
     args = parser.parse_args(argv)
     from . import HAS_GATHER
 
