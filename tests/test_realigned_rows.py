@@ -84,8 +84,8 @@ def test_rows_at_every_phase(tier, dtype, realigned):
 def test_views_of_other_pitches(dtype, realigned):
     # rows of a wider tensor: a pitch of no multiple of 16 at the phase of the output's (realigned), a
     # pitch of 16's multiple with a length of a vector's multiple off 16's (realigned: head 0 on every
-    # row), and views the kernels cannot cut alike (a pointer off a 16-byte boundary,
-    # rows whose pitch lies at another phase than the dense output's): the tiers' own kernels
+    # row), and views the kernels cannot cut alike (rows whose pitch lies at another phase than the
+    # dense output's, a pointer off a 16-byte boundary): the tiers' own kernels
     vector = 16 // dtype.itemsize
     base = _input((37, 131 + vector), dtype)
     cases = [
