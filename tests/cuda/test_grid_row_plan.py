@@ -15,6 +15,7 @@ from fastsoftmax.backends.cuda.instances import (
     DTYPES,
     GRID_ROW_HELD_PACKS,
     GRID_ROW_TEAMS_IDLE_SHARE,
+    GRID_ROW_TEAMS_UNEVEN_MIN_ROUND_BYTES,
     GRID_ROW_THREADS,
     all_instances,
     cluster_chunk,
@@ -171,19 +172,26 @@ def test_rows_in_teams_shape():
     # three float32 rows of 16 MiB fit in two teams only, one of them idle in the second round
     assert grid_row_team_shape(3, 1 << 22, f32, False, 132, one_per_sm(), H100_BUDGET).teams == 1
     # rows no count of teams divides: few turns idle (GRID_ROW_TEAMS_IDLE_SHARE), the fewest rounds a
-    # team's CTA, then the fewest rounds (191 rows: 12 teams of 11 CTAs, 16 rounds, one turn idle); a count
-    # that divides is kept where there is one (192 rows: 12 teams, not 13 in 15 rounds)
+    # team's CTA, then the fewest rounds (191 rows: 12 teams of 11 CTAs, 16 rounds, one turn idle), where
+    # each CTA moves GRID_ROW_TEAMS_UNEVEN_MIN_ROUND_BYTES a round (31 rows in 4 teams of 33 would move
+    # 83-248 KiB: one team); a count that divides is kept where there is one (192 rows: 12 teams, not 13 in
+    # 15 rounds)
     for rows, n, dtype, backward, teams in (
         (191, 699051, bf16, True, 12),
-        (191, 699051, bf16, False, 12),
         (191, 699051, f32, True, 6),
-        (31, 699051, bf16, False, 4),
+        (191, 699051, f32, False, 12),
         (17, 1 << 20, f32, False, 6),
         (17, 1 << 20, bf16, True, 6),
+        (17, 1 << 20, f32, True, 3),
     ):
         shape = grid_row_team_shape(rows, n, dtype, backward, 132, one_per_sm(), H100_BUDGET)
         assert (shape.teams, shape.ctas) == (teams, 132), (rows, n, dtype, backward, shape)
-    assert GRID_ROW_TEAMS_IDLE_SHARE == 1 / 16
+    assert GRID_ROW_TEAMS_IDLE_SHARE == 1 / 16 and GRID_ROW_TEAMS_UNEVEN_MIN_ROUND_BYTES == 256 * 1024
+    for dtype in (bf16, f32):
+        for backward in (False, True):
+            shape = grid_row_team_shape(31, 699051, dtype, backward, 132, one_per_sm(), H100_BUDGET)
+            assert shape.teams == 1, (dtype, backward)
+    assert grid_row_team_shape(191, 699051, bf16, False, 132, one_per_sm(), H100_BUDGET).teams == 1  # 254 KiB
     assert grid_row_team_shape(192, 699051, bf16, True, 132, one_per_sm(), H100_BUDGET).teams == 12
     assert grid_row_team_shape(13, 1 << 20, f32, False, 132, one_per_sm(), H100_BUDGET).teams == 1  # 7 do not fit
     for rows, n in ((1, 1 << 20), (2, 1 << 24), (5, 1 << 24)):  # one row; rows no team holds
@@ -211,12 +219,15 @@ def test_rows_in_teams_chosen():
         (192, 699051, torch.float32, True),
         (256, 1 << 19, torch.float32, True),
         (191, 699051, torch.bfloat16, True),  # prime: 12 teams, one turn of 192 idle
-        (31, 699051, torch.bfloat16, False),
+        (17, 1 << 20, torch.float32, False),  # 6 teams, one turn of 18 idle
     ):
         assert tiers.choose_tier(rows, n, 1, dtype, backward, h100) == "grid_row", (rows, n)
         assert tiers.grid_row_in_teams(rows, n, dtype, backward, h100)
     assert tiers.choose_tier(3, 1 << 20, 1, torch.bfloat16, False, h100) == "split_row"  # 6 MiB
     assert tiers.choose_tier(48, 1 << 20, 1, torch.bfloat16, False, h100) == "cluster_stream"  # not on chip
+    for dtype in (torch.bfloat16, torch.float32):  # uneven teams whose CTAs move too little a round
+        for backward in (False, True):
+            assert tiers.choose_tier(31, 699051, 1, dtype, backward, h100) == "cluster_stream", (dtype, backward)
     for rows, n, dtype in ((64, 1 << 20, torch.bfloat16), (192, 699051, torch.float32)):
         assert tiers.choose_tier(rows, n, 1, dtype, False, h100) == "cluster_stream"  # forward: 32 at most
     # 512 rows are past the most measured; 62 rows of 2^20 take two teams at most (fewer than

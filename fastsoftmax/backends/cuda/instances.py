@@ -891,6 +891,16 @@ def grid_row_shape(n: int, dtype: torch.dtype, backward: bool, sm_count: int, pe
 #: the largest share of a grid_row launch's team turns (teams x rounds) left idle by rows that no count of
 #: teams divides (see grid_row_team_shape)
 GRID_ROW_TEAMS_IDLE_SHARE = 1 / 16
+#: the fewest bytes (read and written) a CTA of such an uneven count moves a round, where a round's fixed
+#: cost (its team barrier, the first load's latency) is paid back. H100, forced and alternated in one
+#: process against cluster_stream, which those rows took before (results 2026-12-07_h100_s83/g2/teams.txt):
+#: ahead at 279-372 KiB a CTA a round (17 x 2^20 in 6 teams of 22 CTAs, bf16 backward 0.635 of copy
+#: against 0.576, float32 forward 0.668 against 0.648; 3 teams of 44, float32 backward 0.701 against
+#: 0.638; 191 x 699051 backward, bf16 in 12 teams of 11 0.823 against 0.815, float32 in 6 of 22 0.807
+#: against 0.709), behind or level at 83-248 KiB (31 x 699051 in 4 teams of 33, 8 rounds: bf16 forward
+#: 0.352 against 0.531, backward 0.510 against 0.652, float32 forward 0.535 against 0.683, backward
+#: 0.685 against 0.697)
+GRID_ROW_TEAMS_UNEVEN_MIN_ROUND_BYTES = 256 * 1024
 
 
 def grid_row_team_shape(
@@ -902,12 +912,12 @@ def grid_row_team_shape(
     after another, every team on a row in every round (a count of teams that divides the rows: a
     round with idle teams moves the same bytes through fewer SMs, float32 3 x 2^22 forward 0.615 of
     copy in two teams against 0.625 in one); of those, the fewest rounds. Where no count divides the
-    rows (191 of them), a count that leaves at most GRID_ROW_TEAMS_IDLE_SHARE of the teams' turns
-    (teams x rounds) idle, of those the fewest rounds a team's CTA. Otherwise grid_row_shape's one
-    team. H100, alternated in one process against one team and split_row (results
-    2026-12-06_h100_s72/c4/): bf16 forward 4 x 2^22 0.640 against 0.441 and 0.491, 8 x 2^21 0.640
-    against 0.312 and 0.486, float32 8 x 2^21 0.697 against 0.495 and 0.554; backward bf16 8 x 2^21
-    0.647 against 0.503 and 0.492.
+    rows (191 of them), a count that leaves at most GRID_ROW_TEAMS_IDLE_SHARE of the teams' turns (teams
+    x rounds) idle, of those the fewest rounds a team's CTA, where its CTAs move
+    GRID_ROW_TEAMS_UNEVEN_MIN_ROUND_BYTES a round or more. Otherwise grid_row_shape's one team. H100,
+    alternated in one process against one team and split_row (results 2026-12-06_h100_s72/c4/): bf16
+    forward 4 x 2^22 0.640 against 0.441 and 0.491, 8 x 2^21 0.640 against 0.312 and 0.486, float32 8 x
+    2^21 0.697 against 0.495 and 0.554; backward bf16 8 x 2^21 0.647 against 0.503 and 0.492.
 
     Launch contract of a shape of several teams: ``Instance("grid_row", ..., storage="teams")``
     (grid_row_instance(..., teams=True)), grid ``(ctas, 1, 1)``, the arguments of grid_row_shape's and
@@ -933,6 +943,9 @@ def grid_row_team_shape(
         # the fewest rounds a team's CTA (time goes as rounds x a CTA's share of a row), then the fewest
         # rounds: 191 rows in 16 rounds of 12 teams of 11 CTAs, not 15 of 13 of 10 or 96 of 2 of 66
         teams, _, smem = min(few_idle, key=lambda fit: (Fraction(fit[1], ctas // fit[0]), fit[1]))
+        moved = cluster_chunk(n, dtype, ctas // teams) * CXX_TYPES[dtype][2] * (tensors + 1)  # read and written
+        if moved < GRID_ROW_TEAMS_UNEVEN_MIN_ROUND_BYTES:
+            return whole
     team_ctas = ctas // teams
     chunk = cluster_chunk(n, dtype, team_ctas)
     return GridRowShape(
