@@ -43,6 +43,9 @@ def triton_offsets(settings: dict):
         yield
 
 
+#: the realigned kernels' ranges of columns (REALIGNED_ROW_COLS) opened to every length
+EVERY_LENGTH = {False: ((1, 1 << 40),), True: ((1, 1 << 40),)}
+
 # name: (the context the calls run in, the backend they name)
 VARIANTS = {
     "triton32": (
@@ -51,7 +54,10 @@ VARIANTS = {
     ),
     "triton64": (lambda: triton_offsets({"_wide_offsets": lambda *args: True}), "auto"),
     "triton": (lambda: dispatch.forced("triton"), "auto"),
-    "realigned": (lambda: triton_offsets({"REALIGNED_ROW_COLS": {False: (1, 1 << 40), True: (1, 1 << 40)}}), "auto"),
+    "realigned": (
+        lambda: triton_offsets({"REALIGNED_ROW_COLS": {False: ((1, 1 << 40),), True: ((1, 1 << 40),)}}),
+        "auto",
+    ),
     "cuda": (lambda: dispatch.forced("cuda"), "auto"),
     "flat_rows": (lambda: dispatch.forced("triton", "flat_rows"), "auto"),
     "torch": (contextlib.nullcontext, "torch"),

@@ -9,9 +9,10 @@
 3. On CUDA, the measured table names, for the nearest measured problem, the fastest backend;
    without a table entry, Triton. A backend named by the table but not installed falls back to
    Triton, with one warning per process, or to torch where Triton measured slower than torch
-   (``TORCH_OVER_TRITON_FORWARD_COLS``). The table is the GPU model's own where one was measured
-   on it (``dispatch_table_<model>.json``, e.g. ``dispatch_table_nvidia-h200.json``, written by
-   ``fastsoftmax bench table --table-out device`` on that model), else ``dispatch_table.json``.
+   (``TORCH_OVER_TRITON_FORWARD_COLS``, lengths its realigned kernels do not take). The table is the
+   GPU model's own where one was measured on it (``dispatch_table_<model>.json``, e.g.
+   ``dispatch_table_nvidia-h200.json``, written by ``fastsoftmax bench table --table-out device`` on
+   that model), else ``dispatch_table.json``.
 
 The backend then picks its own tier from the shape and the tensors' device
 (``Backend.choose_tier``), unless a test or a benchmark forced one with :func:`forced`. Every cache
@@ -263,7 +264,13 @@ STAGGERED_TRITON_MAX_N = {False: 2048, True: 1024}
 #: 140.9), rows of 1000 level; from 49: the bf16 rows of 56 Triton ran at 0.22-0.34 of copy (results
 #: 2026-11-24_h100_s9, see ROW_ALIGNMENT_DISTANCE). Other lengths were not timed against torch but bf16
 #: 2670 x 50257 (Triton 401.1 against 264.1). The backward stays on Triton (ahead but for bf16 rows of
-#: 65 and 72)
+#: 65 and 72). Since Triton's realigned kernels take such rows (triton.REALIGNED_ROW_COLS: 16-byte
+#: vectors whatever the length, where the tensors' pointers lie on 16-byte boundaries), torch keeps
+#: only the lengths they do not take (none now: they ran ahead of torch on all of 60-127, results
+#: 2026-12-07_h100_s83/r1/realign.txt, bf16 x 65 114.4 against 197.4 us, float32 183.6 against 205.5);
+#: rows whose pointers lie off a boundary, which Triton still reads an element at a time, are not told
+#: apart here. The one pass from 16-bit inputs to float32 results never realigns (two element sizes)
+#: and casts first on all of them (functional._widens_in_kernel)
 TORCH_OVER_TRITON_FORWARD_COLS = (49, 127)
 
 
@@ -347,16 +354,18 @@ def _choose_backend(
 
 
 def triton_reads_rows_slowly(n: int, inner: int, backward: bool) -> bool:
-    """Whether Triton's forward of rows of ``n`` measured slower than torch.softmax's and the CUDA
-    backend's (TORCH_OVER_TRITON_FORWARD_COLS): rows off multiples of 16, read an element at a time."""
+    """Whether Triton's forward of rows of ``n``, read an element at a time (off multiples of 16, not
+    realigned), measured slower than torch.softmax's and the CUDA backend's
+    (TORCH_OVER_TRITON_FORWARD_COLS)."""
     low, high = TORCH_OVER_TRITON_FORWARD_COLS
     return inner == 1 and not backward and n % 16 != 0 and low <= n <= high
 
 
 def _torch_over_triton(n: int, inner: int, backward: bool, device_type: str, device_index) -> bool:
-    """Whether torch.softmax takes this problem from Triton: it ran it faster, and the CUDA backend,
-    faster than both, is unavailable (TORCH_OVER_TRITON_FORWARD_COLS)."""
-    if not triton_reads_rows_slowly(n, inner, backward):
+    """Whether torch.softmax takes this problem from Triton: it ran it faster where Triton's realigned
+    kernels do not take it, and the CUDA backend, faster than both, is unavailable
+    (TORCH_OVER_TRITON_FORWARD_COLS)."""
+    if not triton_reads_rows_slowly(n, inner, backward) or _triton_module().realigned_length(n, backward):
         return False
     return unavailable_reason("cuda", device_type, device_index) is not None
 

@@ -793,9 +793,9 @@ def _torch_widened(x: torch.Tensor, dim: int, log: bool) -> torch.Tensor:
 
 def _widens_in_kernel(x: torch.Tensor, dim: int, backend: str) -> bool:
     """Whether a 16-bit ``x`` whose result is float32 is computed in one pass (the Triton kernels).
-    "auto" leaves it rows Triton reads an element at a time (dispatch.triton_reads_rows_slowly): the
-    cast and the float32 kernels, the CUDA backend's or torch's, ran those faster, 2 + 4 more bytes
-    an element and all."""
+    "auto" leaves it rows the one pass reads an element at a time (dispatch.triton_reads_rows_slowly;
+    its two element sizes keep it off Triton's realigned kernels): the cast and the float32 kernels
+    ran those faster, 2 + 4 more bytes an element and all."""
     if x.dim() == 0 or x.numel() == 0:
         return False
     forced = dispatch.current_override()

@@ -183,14 +183,22 @@ def test_auto_falls_back_to_triton_with_one_warning(tmp_path, monkeypatch):
 
 
 def test_auto_takes_torch_where_triton_measured_slower(monkeypatch):
-    """Without the CUDA backend, the forward of rows of 49-127 columns off multiples of 16 goes to
-    torch, not Triton (dispatch.TORCH_OVER_TRITON_FORWARD_COLS); other lengths, the backward and
-    strided problems stay on Triton, and a backend asked for by name is kept; with it, nothing changes."""
+    """Without the CUDA backend, the forward of rows of 49-127 columns off multiples of 16 that
+    Triton's realigned kernels do not take goes to torch, not Triton (dispatch.TORCH_OVER_TRITON_FORWARD_COLS);
+    other lengths, the backward and strided problems stay on Triton, and a backend asked for by name is
+    kept; with it, nothing changes."""
     reasons = {"cuda": "backend='cuda' needs cuda-core: pip install fastsoftmax[cuda]", "triton": None}
     monkeypatch.setattr(dispatch, "unavailable_reason", lambda name, device_type, index: reasons.get(name))
     monkeypatch.setattr(dispatch, "_warned", {"cuda"})
+    triton_backend = dispatch._triton_module()
     dispatch._choose_backend.cache_clear()
     try:
+        # the realigned kernels take those rows (triton.REALIGNED_ROW_COLS), ahead of torch
+        for n in (49, 65, 127):
+            assert triton_backend.realigned_length(n, False)
+            assert dispatch._choose_backend("auto", "cuda", 0, torch.bfloat16, 1 << 20, n, 1, False) == "triton", n
+        monkeypatch.setattr(triton_backend, "REALIGNED_ROW_COLS", {False: (), True: ((9, 1 << 62),)})
+        dispatch._choose_backend.cache_clear()
         for dtype in (torch.bfloat16, torch.float32):
             for n in (49, 60, 72, 100, 127):
                 assert dispatch._choose_backend("auto", "cuda", 0, dtype, 1 << 20, n, 1, False) == "torch", n

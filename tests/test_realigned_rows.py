@@ -16,7 +16,7 @@ pytestmark = pytest.mark.skipif(
 )
 
 DTYPES = [torch.float32, torch.float16, torch.bfloat16]
-EVERY_LENGTH = {False: (1, 1 << 40), True: (1, 1 << 40)}
+EVERY_LENGTH = {False: ((1, 1 << 40),), True: ((1, 1 << 40),)}
 
 
 @pytest.fixture
@@ -141,7 +141,7 @@ def test_which_rows_realign(monkeypatch):
     assert not realign(9, 65, [(130, 2), (65, 1)], [2, 2], True, False)  # a step along the row
     assert not realign(9, 15, [(15, 1)] * 3, [2] * 3, True, True)  # shorter than two vectors
     assert realign(9, 15, [(15, 1)] * 3, [4] * 3, True, True)
-    monkeypatch.setattr(triton_backend, "REALIGNED_ROW_COLS", {False: (66, 128), True: (0, -1)})
+    monkeypatch.setattr(triton_backend, "REALIGNED_ROW_COLS", {False: ((66, 128),), True: ()})
     assert not realign(9, 65, dense, [2, 2], True, False)
     assert realign(9, 67, [(67, 1)] * 2, [2, 2], True, False)
     assert not realign(9, 67, [(67, 1)] * 3, [2] * 3, True, True)
