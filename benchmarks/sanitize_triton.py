@@ -1,7 +1,7 @@
 """The Triton backend's kernels under compute-sanitizer: forward and backward, softmax and
 log-softmax, three dtypes, on small strided problems that reach each tile form (one piece, two
 pieces, scalar loads of whole columns, the long axes' scalar tiles, 16-byte loads) and rows; with
---tiers, every tier (tile, row, online, split, relay, and the trial tier flat_rows) forced on small
+--tiers, every tier (tile, row, online, split, relay) forced on small
 problems it takes, plain and widened (a 16-bit input computed as float32 in one pass, its gradient
 back in 16 bits); with --realigned, rows through the realigned kernels. Every result checked against
 float64 (computed on the CPU, so that the sanitizer sees only these kernels).
@@ -101,7 +101,7 @@ def main() -> int:
             dim %= len(shape)
             n, inner = shape[dim], math.prod(shape[dim + 1 :])
             outer = math.prod(shape) // (n * inner)
-            for tier in backend.tiers + backend.trial_tiers:
+            for tier in backend.tiers:
                 for dtype in DTYPES:
                     for backward in (False, True):
                         if not backend.supports(tier, outer, n, inner, dtype, backward):

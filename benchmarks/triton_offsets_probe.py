@@ -1,20 +1,19 @@
 """Triton's tile kernels with 32-bit element offsets against the same kernels with 64-bit ones, on rows
 and strided problems, alternated in one process behind an L2 flush; the CUDA backend's call beside them
-for scale, and on request the realigned row kernels, Triton's tier flat_rows and torch.softmax.
+for scale, and on request the realigned row kernels and torch.softmax.
 
     PYTHONPATH=$PWD python benchmarks/triton_offsets_probe.py [--shapes 1032444x65,256x512x64@1]
         [--dtypes bfloat16,float32] [--directions forward,backward] [--rounds 3]
-        [--variants triton32,triton64,cuda,flat_rows,torch]
+        [--variants triton32,triton64,triton,realigned,cuda,torch]
 
 Each (shape, dtype, direction) prints microseconds a call (the best of ``--rounds`` rounds, in each of
 which every variant is timed once with ``timing.median_ms``): "triton32" (the backend's plans with
 32-bit offsets wherever every offset fits: row_offsets_64's ranges emptied, the scalar tiles'
 ``offsets_64`` kept), "triton64" (``_wide_offsets`` answering yes: 64-bit offsets everywhere), "triton"
 (the backend as its rules stand), "realigned" (as they stand, but rows of every length through the
-realigned kernels where rows_realign lets them: REALIGNED_ROW_COLS widened), "cuda", "flat_rows" (Triton's
-tier of dense short rows read as one run a program) and "torch" (torch's own kernels, through
-``backend="torch"``); triton32, triton64 and cuda unless ``--variants``. Every variant's result
-is checked against float64 first."""
+realigned kernels where rows_realign lets them: REALIGNED_ROW_COLS widened), "cuda" and "torch"
+(torch's own kernels, through ``backend="torch"``); triton32, triton64 and cuda unless ``--variants``.
+Every variant's result is checked against float64 first."""
 
 from __future__ import annotations
 
@@ -59,7 +58,6 @@ VARIANTS = {
         "auto",
     ),
     "cuda": (lambda: dispatch.forced("cuda"), "auto"),
-    "flat_rows": (lambda: dispatch.forced("triton", "flat_rows"), "auto"),
     "torch": (contextlib.nullcontext, "torch"),
 }
 

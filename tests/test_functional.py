@@ -5,7 +5,7 @@ import torch
 from reference import DEVICE, check_backward, check_forward
 
 import fastsoftmax
-from fastsoftmax.backends.triton import HAS_GATHER, TritonBackend
+from fastsoftmax.backends.triton import TritonBackend
 
 DTYPES = [torch.float32, torch.float16, torch.bfloat16]
 
@@ -37,53 +37,6 @@ def test_every_tier_matches_float64(tier, dtype, log):
         with fastsoftmax.dispatch.forced("triton", tier):
             y = op(x, dim)
         check_forward(y, x, dim, log)
-
-
-@pytest.mark.skipif(not HAS_GATHER, reason="needs tl.gather (Triton 3.2+)")
-@pytest.mark.parametrize("dtype", [torch.float32, torch.float16, torch.bfloat16], ids=str)
-def test_triton_flat_rows(dtype):
-    """Trial tier flat_rows (forced only), forward and backward of both functions, on rows of many
-    lengths (every one holding a last program of fewer rows), and rows of -inf (NaN, as torch), +inf
-    and NaN, and dense rows off 16-byte boundaries; a view whose rows are not one dense run is
-    refused, not computed wrong."""
-    from fastsoftmax.backends.triton import flat_rows_plan
-
-    for n in (1, 3, 8, 33, 60, 65, 100, 127, 160, 256):
-        block_o = dict(flat_rows_plan(1, n, 1, False)["configs"][0])["BLOCK_O"]
-        rows = 2 * block_o + 5
-        x = _input((rows, n), dtype)
-        x[1] = float("-inf")
-        x[2, n // 2] = float("inf")
-        x[3, 0] = float("nan")
-        x[-1, -1] = 30.0
-        finite = x.nan_to_num(0.0, 5.0, -5.0)
-        for log in (False, True):
-            op = fastsoftmax.log_softmax if log else fastsoftmax.softmax
-            with fastsoftmax.dispatch.forced("triton", "flat_rows"):
-                check_forward(op(x, -1), x, -1, log)
-                leaf, dy = finite.detach().requires_grad_(), _input((rows, n), dtype, 1.0)
-                (dx,) = torch.autograd.grad(op(leaf, -1), leaf, dy)
-            check_backward(dx, finite, dy, -1, log)
-        with fastsoftmax.dispatch.forced("triton", "flat_rows"):
-            # dense rows one element into their storage: no run starts on a 16-byte boundary
-            shifted = _input((rows * n + 1,), dtype)[1:].view(rows, n)
-            check_forward(fastsoftmax.log_softmax(shifted, -1), shifted, -1, True)
-            # the last program, with fewer rows, writes no element past them
-            buffer = _input((rows * n + 64,), dtype)
-            tail = buffer[rows * n :].clone()
-            check_forward(fastsoftmax.softmax(x, -1, out=buffer[: rows * n].view(rows, n)), x, -1)
-            assert torch.equal(buffer[rows * n :], tail)
-    wide = _input((9, 120), dtype)
-    with fastsoftmax.dispatch.forced("triton", "flat_rows"):
-        with pytest.raises(ValueError, match="dense rows"):
-            fastsoftmax.softmax(wide[:, :100], -1)
-        with pytest.raises(ValueError, match="cannot compute"):  # a strided axis, and rows past FLAT_ROWS_MAX_N
-            fastsoftmax.softmax(wide, 0)
-        with pytest.raises(ValueError, match="cannot compute"):
-            fastsoftmax.softmax(_input((3, 257), dtype), -1)
-        # a reduced axis of one element is dense whatever its stride
-        column = _input((1, 50), dtype).t()
-        check_forward(fastsoftmax.softmax(column, -1), column, -1)
 
 
 @pytest.mark.parametrize("dtype", DTYPES, ids=str)

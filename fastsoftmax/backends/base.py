@@ -33,8 +33,7 @@ import torch
 @runtime_checkable
 class Backend(Protocol):
     name: str
-    #: every tier name this backend chooses from, in the order a reader should meet them (a backend may
-    #: accept trial tiers besides, which only a forced call takes: its ``trial_tiers``)
+    #: every tier name this backend chooses from, in the order a reader should meet them
     tiers: tuple[str, ...]
 
     def unavailable_reason(self, device: torch.device) -> str | None:

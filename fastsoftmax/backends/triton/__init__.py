@@ -2,7 +2,7 @@
 kernels of ``kernels.py``.
 
 Tiers, from short rows to huge ones (the same tiers serve the strided layout, with the tile
-turned so that its wide side runs along the contiguous axis), and a trial tier of rows only:
+turned so that its wide side runs along the contiguous axis):
 
 ``tile``    the reduced axis in registers, several rows (or a block of columns) per program, so
             that rows of 64 elements still give each program kilobytes to move;
@@ -11,8 +11,10 @@ turned so that its wide side runs along the contiguous axis), and a trial tier o
 ``split``   too few rows to fill the GPU with long ones: each row is cut over many programs.
 ``relay``   the split tier's two kernels in one launch, each piece re-read soon after its first
             read (from L2), ordered by tickets rather than by a second launch.
-``flat_rows`` dense short rows read and written as one contiguous run a program, regrouped into
-            rows on chip: 16-byte vectors whatever the row's length (a trial tier: only where forced).
+
+Rows of no multiple of 16 elements (or at such a pitch), which these tiers' kernels would load an
+element at a time, go through the realigned kernels where REALIGNED_ROW_COLS takes them (the tile and
+row tiers hold them, the online tier walks them).
 
 The block shape is a pure function of the problem, cached, so a call costs one dict lookup.
 """
@@ -167,20 +169,6 @@ def rows_realign(outer: int, n: int, strides, itemsizes, pointers_aligned: bool,
     return n % 16 != 0 or any(pitch % 16 for pitch in pitches)
 
 
-#: tier "flat_rows" (kernels.softmax_fwd_flat_rows): dense rows of at most this many columns, read and
-#: written as one contiguous run a program and regrouped into rows on chip, so that rows whose length
-#: is no multiple of 16 still move in 16-byte vectors; the tile tier loads those an element at a time.
-#: A trial tier (TritonBackend.trial_tiers): taken only where forced. It ran slower than the tile tier
-#: on an H100 (results 2026-12-07_h100_s82/a4/flat_rows.txt, 2^26 elements, us a call against the tile
-#: tier's at 32-bit offsets): forward bf16 rows of 8 198.9 against 116.9, 60 277.8 against 236.1, 100
-#: 305.7 against 249.4, 160 368.9 against 94.3, float32 8 level, 60-127 14-37% behind; backward behind
-#: or level but float32 rows of 8-72 (60: 314.2 against 330.5 at 64-bit offsets and 366.2 at 32-bit).
-FLAT_ROWS_MAX_N = 256
-#: the most elements a flat_rows program's run holds (a power of two): its rows are the largest power
-#: of two of at least 16 (so that each run starts on a 16-byte boundary) whose rows fit
-FLAT_ROWS_MAX_RUN = 4096
-#: whether this Triton has tl.gather (Triton 3.2 and newer), which tier flat_rows' kernels need
-HAS_GATHER = triton is not None and hasattr(triton.language, "gather")
 #: register caps (Triton's maxnreg) for the 16-bit backward of the scalar tiles whose threads hold
 #: whole columns (axes of at most 32), by function (None: none). The log-softmax backward uncapped
 #: compiles to 96 registers (five CTAs of 4 warps an SM) where the softmax backward takes 80 (six); at
@@ -393,8 +381,6 @@ def plan(
     line = max(1, 128 // itemsize)  # elements in one 128-byte line
     max_tile = MAX_TILE_BACKWARD if backward else MAX_TILE
     strided = inner > 1
-    if tier == "flat_rows":
-        return flat_rows_plan(outer, n, inner, log)
     if tier in ("tile", "row"):
         if block_n * (sector if strided else 1) > max_tile:
             raise ValueError(f"tier {tier!r} holds the reduced axis in registers, at most {max_tile} elements; got {n}")
@@ -454,8 +440,7 @@ def plan(
     if tier == "relay":
         return relay_plan(outer, n, inner, itemsize, backward, sm_count, log)
     if tier not in ("online", "split"):
-        known = TritonBackend.tiers + TritonBackend.trial_tiers
-        raise ValueError(f"unknown triton tier {tier!r}; expected one of {known}")
+        raise ValueError(f"unknown triton tier {tier!r}; expected one of {TritonBackend.tiers}")
     if tier == "online" and realign and not strided:
         return realigned_plan(tier, outer, n, itemsize, sm_count, log)
     block_i = min(_pow2(inner), max(1, LOOP_INNER_BYTES // itemsize)) if strided else 1
@@ -500,28 +485,6 @@ def realigned_plan(tier: str, outer: int, n: int, itemsize: int, sm_count: int, 
     block_o = max(1, min(TILE_TARGET // block_n, _pow2(outer))) if tier == "tile" else 1
     blocks = (("BLOCK_O", block_o), ("BLOCK_N", block_n), ("VEC", vector), ("num_warps", _warps(block_o * block_n)))
     return dict(kind="realigned_held", programs=triton.cdiv(outer, block_o), configs=((("LOG", log),) + blocks,))
-
-
-def flat_rows_plan(outer: int, n: int, inner: int, log: bool) -> dict:
-    """Tier "flat_rows": BLOCK_O rows a program, the most a run of FLAT_ROWS_MAX_RUN holds (a power of
-    two of at least 16); raises ValueError for problems it cannot hold (strided ones, rows past
-    FLAT_ROWS_MAX_N). The tensors must be dense rows as well, which the launch checks (_resolved)."""
-    if inner != 1 or n > FLAT_ROWS_MAX_N:
-        raise ValueError(
-            f"tier 'flat_rows' holds dense rows (no element after the reduced axis) of at most {FLAT_ROWS_MAX_N} "
-            f"columns; got a reduced axis of {n} with {inner} contiguous elements after it"
-        )
-    if not HAS_GATHER:
-        raise ValueError(f"tier 'flat_rows' needs tl.gather (Triton 3.2 or newer), not Triton {triton.__version__}")
-    block_o = _pow2(FLAT_ROWS_MAX_RUN // n + 1) // 2
-    run = _pow2(block_o * n)
-    return dict(
-        kind="flat_rows",
-        programs=triton.cdiv(outer, block_o),
-        configs=(
-            (("LOG", log), ("BLOCK_O", block_o), ("BLOCK_N", _pow2(n)), ("RUN", run), ("num_warps", _warps(run))),
-        ),
-    )
 
 
 def relay_plan(
@@ -584,8 +547,6 @@ def relay_plan(
 class TritonBackend:
     name = "triton"
     tiers = ("tile", "row", "online", "split", "relay")
-    #: tiers that only a forced call takes (dispatch.forced), until a GPU has measured where they lead
-    trial_tiers = ("flat_rows",)
 
     def unavailable_reason(self, device: torch.device) -> str | None:
         if _IMPORT_ERROR is not None:
@@ -715,14 +676,6 @@ def _resolved(p: dict, shape: tuple, strides: tuple, backward: bool) -> tuple:
     plan's pseudo-column plan where every tensor's (n, inner) block is contiguous, with the shape
     and strides it runs on; ``wide``, whether a tile kernel takes 64-bit offsets (_offsets_64).
     Worked out once per geometry by ``prepare``."""
-    if p["kind"] == "flat_rows":
-        outer, n, _ = shape
-        pitches, steps = strides[0::3], strides[1::3]  # every tensor's outer and reduced strides
-        if (n > 1 and not all(step == 1 for step in steps)) or (outer > 1 and not all(pitch == n for pitch in pitches)):
-            raise ValueError(
-                f"tier 'flat_rows' takes dense rows (each tensor's rows of {n} one after another); got "
-                f"element strides {strides}"
-            )
     folded = p.get("folded")
     if folded is not None:
         outer, n, inner = shape
@@ -764,8 +717,6 @@ def _launch_forward(p: dict, wide: bool, shape: tuple, strides: tuple, x, y, dev
         else:
             scalars = (outer, n, *pitches, outer)
             go(kernels.softmax_fwd_realigned_walked, (x, y), scalars, configs[0] + (("WIDE", wide),))
-    elif p["kind"] == "flat_rows":
-        go(kernels.softmax_fwd_flat_rows, (x, y), (outer, n), configs[0])
     elif p["kind"] == "online":
         go(kernels.softmax_fwd_online, (x, y), shape + strides + (p["column_programs"],), configs[0])
     elif p["kind"] == "relay":
@@ -795,8 +746,6 @@ def _launch_backward(p: dict, wide: bool, shape: tuple, strides: tuple, y, dy, d
         else:
             scalars = (outer, n, *pitches, outer)
             go(kernels.softmax_bwd_realigned_walked, (y, dy, dx), scalars, configs[0] + (("WIDE", wide),))
-    elif p["kind"] == "flat_rows":
-        go(kernels.softmax_bwd_flat_rows, (y, dy, dx), (outer, n), configs[0])
     elif p["kind"] == "online":
         go(kernels.softmax_bwd_online, (y, dy, dx), shape + strides + (p["column_programs"],), configs[0])
     elif p["kind"] == "relay":

@@ -38,11 +38,6 @@ PROBLEMS = {
     "realigned_walked": [("online", 300, 50257, 1, False, True)],
     "split": [("split", 1, 128256, 1, False), ("split", 1, 1 << 20, 16, False)],
     "relay": [("relay", 16, 1 << 20, 1, False), ("relay", 64, 65536, 16, False), ("relay", 16, 1 << 20, 2, False)],
-    "flat_rows": [
-        ("flat_rows", 4096, 3, 1, False),
-        ("flat_rows", 4096, 65, 1, False),
-        ("flat_rows", 4096, 256, 1, False),
-    ],
 }
 #: float16 takes the same code as bfloat16 but for its conversions
 DTYPES = {"float32": "fp32", "bfloat16": "bf16"}
@@ -71,8 +66,6 @@ KERNELS = {
     ("split", True): ("softmax_bwd_partials", "softmax_bwd_split"),
     ("relay", False): ("softmax_fwd_relay",),
     ("relay", True): ("softmax_bwd_relay",),
-    ("flat_rows", False): ("softmax_fwd_flat_rows",),
-    ("flat_rows", True): ("softmax_bwd_flat_rows",),
 }
 
 
@@ -153,14 +146,9 @@ def configurations(kinds):
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--arch", type=int, default=90)
-    parser.add_argument("--kinds", default="tile,online,realigned_held,realigned_walked,split,relay,flat_rows")
+    parser.add_argument("--kinds", default="tile,online,realigned_held,realigned_walked,split,relay")
     args = parser.parse_args(argv)
-    from . import HAS_GATHER
-
     kinds = args.kinds.split(",")
-    if "flat_rows" in kinds and not HAS_GATHER:
-        print("compile_check: flat_rows left out: its kernels need tl.gather (Triton 3.2 or newer)")
-        kinds.remove("flat_rows")
     if os.environ.get("TRITON_INTERPRET", "0") == "1":
         print("compile_check: TRITON_INTERPRET=1 makes the kernels interpreted; unset it", file=sys.stderr)
         return 2
