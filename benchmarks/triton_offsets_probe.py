@@ -44,7 +44,7 @@ def triton_offsets(settings: dict):
 
 
 #: the realigned kernels' ranges of columns (REALIGNED_ROW_COLS) opened to every length
-EVERY_LENGTH = {False: ((1, 1 << 40),), True: ((1, 1 << 40),)}
+EVERY_LENGTH = {(backward, size): ((1, 1 << 40),) for backward in (False, True) for size in (2, 4)}
 
 # name: (the context the calls run in, the backend they name)
 VARIANTS = {
@@ -55,7 +55,7 @@ VARIANTS = {
     "triton64": (lambda: triton_offsets({"_wide_offsets": lambda *args: True}), "auto"),
     "triton": (lambda: dispatch.forced("triton"), "auto"),
     "realigned": (lambda: triton_offsets({"REALIGNED_ROW_COLS": EVERY_LENGTH}), "auto"),
-    "unrealigned": (lambda: triton_offsets({"REALIGNED_ROW_COLS": {False: (), True: ()}}), "auto"),
+    "unrealigned": (lambda: triton_offsets({"REALIGNED_ROW_COLS": dict.fromkeys(EVERY_LENGTH, ())}), "auto"),
     "cuda": (lambda: dispatch.forced("cuda"), "auto"),
     "torch": (contextlib.nullcontext, "torch"),
 }

@@ -339,7 +339,7 @@ def _choose_backend(
     for name in candidates:
         reason = unavailable_reason(name, device_type, device_index)
         if reason is None:
-            if name == "triton" and _torch_over_triton(n, inner, backward, device_type, device_index):
+            if name == "triton" and _torch_over_triton(n, inner, dtype, backward, device_type, device_index):
                 return "torch"
             return name
         if name == preferred and name not in _warned:
@@ -361,11 +361,13 @@ def triton_reads_rows_slowly(n: int, inner: int, backward: bool) -> bool:
     return inner == 1 and not backward and n % 16 != 0 and low <= n <= high
 
 
-def _torch_over_triton(n: int, inner: int, backward: bool, device_type: str, device_index) -> bool:
+def _torch_over_triton(n: int, inner: int, dtype, backward: bool, device_type: str, device_index) -> bool:
     """Whether torch.softmax takes this problem from Triton: it ran it faster where Triton's realigned
     kernels do not take it, and the CUDA backend, faster than both, is unavailable
     (TORCH_OVER_TRITON_FORWARD_COLS)."""
-    if not triton_reads_rows_slowly(n, inner, backward) or _triton_module().realigned_length(n, backward):
+    if not triton_reads_rows_slowly(n, inner, backward):
+        return False
+    if _triton_module().realigned_length(n, backward, dtype.itemsize):
         return False
     return unavailable_reason("cuda", device_type, device_index) is not None
 

@@ -194,10 +194,13 @@ def test_auto_takes_torch_where_triton_measured_slower(monkeypatch):
     dispatch._choose_backend.cache_clear()
     try:
         # the realigned kernels take those rows (triton.REALIGNED_ROW_COLS), ahead of torch
-        for n in (49, 65, 127):
-            assert triton_backend.realigned_length(n, False)
-            assert dispatch._choose_backend("auto", "cuda", 0, torch.bfloat16, 1 << 20, n, 1, False) == "triton", n
-        monkeypatch.setattr(triton_backend, "REALIGNED_ROW_COLS", {False: (), True: ((9, 1 << 62),)})
+        for dtype in (torch.bfloat16, torch.float32):
+            for n in (49, 65, 127):
+                assert triton_backend.realigned_length(n, False, dtype.itemsize)
+                assert dispatch._choose_backend("auto", "cuda", 0, dtype, 1 << 20, n, 1, False) == "triton", n
+        monkeypatch.setattr(
+            triton_backend, "REALIGNED_ROW_COLS", {key: () for key in triton_backend.REALIGNED_ROW_COLS}
+        )
         dispatch._choose_backend.cache_clear()
         for dtype in (torch.bfloat16, torch.float32):
             for n in (49, 60, 72, 100, 127):

@@ -16,7 +16,7 @@ pytestmark = pytest.mark.skipif(
 )
 
 DTYPES = [torch.float32, torch.float16, torch.bfloat16]
-EVERY_LENGTH = {False: ((1, 1 << 40),), True: ((1, 1 << 40),)}
+EVERY_LENGTH = {(backward, size): ((1, 1 << 40),) for backward in (False, True) for size in (2, 4)}
 
 
 @pytest.fixture
@@ -141,7 +141,20 @@ def test_which_rows_realign(monkeypatch):
     assert not realign(9, 65, [(130, 2), (65, 1)], [2, 2], True, False)  # a step along the row
     assert not realign(9, 15, [(15, 1)] * 3, [2] * 3, True, True)  # shorter than two vectors
     assert realign(9, 15, [(15, 1)] * 3, [4] * 3, True, True)
-    monkeypatch.setattr(triton_backend, "REALIGNED_ROW_COLS", {False: ((66, 128),), True: ()})
+    ranges = dict.fromkeys(EVERY_LENGTH, ())
+    monkeypatch.setattr(triton_backend, "REALIGNED_ROW_COLS", {**ranges, (False, 2): ((66, 128),)})
     assert not realign(9, 65, dense, [2, 2], True, False)
     assert realign(9, 67, [(67, 1)] * 2, [2, 2], True, False)
+    assert not realign(9, 67, [(67, 1)] * 2, [4, 4], True, False)
     assert not realign(9, 67, [(67, 1)] * 3, [2] * 3, True, True)
+
+
+def test_realigned_lengths_as_measured():
+    # (triton.REALIGNED_ROW_COLS) rows of 9-255 and from 1025 columns, the float32 backward 9-127
+    lengths = triton_backend.realigned_length
+    for backward in (False, True):
+        for size in (2, 4):
+            assert lengths(9, backward, size) and lengths(127, backward, size) and lengths(50257, backward, size)
+            assert not lengths(8, backward, size) and not lengths(300, backward, size)
+            assert not lengths(999, backward, size) and lengths(1025, backward, size)
+            assert lengths(200, backward, size) is not (backward and size == 4)

@@ -129,29 +129,33 @@ def row_offsets_64(n: int, itemsize: int, backward: bool) -> bool:
 
 
 #: rows (inner == 1) that the tile, row and online tiers take through the realigned kernels
-#: (kernels.softmax_*_realigned_*), by direction: ranges of columns, first to last, of rows whose tensors'
-#: pointers lie on 16-byte boundaries, whose pitches lie at one phase of a 16-byte vector and which the
-#: tiers' own kernels would load an element at a time (a length or a pitch of no multiple of 16 elements:
-#: rows_realign). The realigned kernels cut each row at its own 16-byte boundaries (a head, whole
-#: vectors, a tail), so that it moves in 16-byte vectors whatever its length. H100, alternated in one
-#: process with the tiers' own kernels and torch.softmax, us a call, rows of 2^26 elements (results
-#: 2026-12-07_h100_s83/r1/realign.txt): forward bf16 1118481 x 60 114.7 against 236.3 (torch 154.0),
-#: 1032444 x 65 114.4 against 427.1 (197.4), 932067 x 72 125.1 against 387.1, 671088 x 100 103.2
-#: against 248.1, 528416 x 127 96.1 against 202.1 (120.9), 65472 x 1025 94.1 against 121.4; float32
-#: 182.4 against 250.7, 183.6 against 430.2, 181.2 against 391.1, 181.7 against 257.4, 183.8 against
-#: 219.5; backward bf16 137.2-140.2 against 169.8-386.4 on rows of 60-127, 137.2 against 156.9 on
-#: 1025, float32 265.5-267.2 against 267.5-452.0; 2670 x 50257 bf16 278.9 against 398.5 forward
-#: (torch 262.0), 406.5 against 438.9 backward, float32 757.1 against 797.6 backward. Behind: the bf16
-#: forward of 67176 x 999 (118.8 against the 64-bit tile kernel's 106.0; 500-1024 left out, 1025 not),
-#: the float32 backward of rows of 8 (279.2 against 268.0; from 9); level: float32 forward of rows of
-#: 8, 999, 1025 and 50257 (533.9 against 525.4), the backward of 999. Lengths between those timed
-#: were not timed
-REALIGNED_ROW_COLS = {False: ((9, 499), (1025, 1 << 62)), True: ((9, 1 << 62),)}
+#: (kernels.softmax_*_realigned_*), by (backward, itemsize): ranges of columns, first to last, of rows
+#: whose tensors' pointers lie on 16-byte boundaries, whose pitches lie at one phase of a 16-byte vector
+#: and which the tiers' own kernels would load an element at a time (a length or a pitch of no multiple
+#: of 16 elements: rows_realign). The realigned kernels cut each row at its own 16-byte boundaries (a
+#: head, whole vectors, a tail), so that it moves in 16-byte vectors whatever its length. H100,
+#: alternated in one process with the tiers' own kernels and torch.softmax, us a call, rows of 2^26
+#: elements (results 2026-12-07_h100_s83/r1-r3/realign.txt): forward bf16 1032444 x 65 114.4 against
+#: 427.1 (torch 197.4), rows of 20-200 93.8-157.0 against 201.8-427.1, 65472 x 1025 94.1 against 121.4,
+#: 22369 x 3000 109.6 against 117.0, 2048 x 32767 108.3 against 136.6, 2670 x 50257 278.9 against 398.5
+#: (torch 262.0); float32 rows of 20-200 181.2-225.4 against 211.6-430.2; backward bf16 rows of 20-200
+#: 136.0-167.7 against 163.2-391.6; float32 rows of 20-100 265.5-273.3 against 301.2-453.6. Behind on
+#: rows of 300-999 (bf16 forward 300 190.4 against 167.9, 999 118.8 against the 64-bit tile kernel's
+#: 106.0; float32 forward 300 227.0 against 183.6; bf16 backward 300 173.9 against 154.8, 777 156.2
+#: against 145.9, a few level), on the float32 backward of 150-600 (150 314.3 against 266.9) and of 8
+#: (279.2 against 268.0); level on the float32 backward of 127 and 777-3000 and its forward from 1025
+#: (50257 533.9 against 525.4), ahead past that (32767 340.1 against 350.3, 50257 757.1 against 797.6)
+REALIGNED_ROW_COLS = {
+    (False, 2): ((9, 255), (1025, 1 << 62)),
+    (False, 4): ((9, 255), (1025, 1 << 62)),
+    (True, 2): ((9, 255), (1025, 1 << 62)),
+    (True, 4): ((9, 127), (1025, 1 << 62)),
+}
 
 
-def realigned_length(n: int, backward: bool) -> bool:
-    """Whether rows of n columns are in REALIGNED_ROW_COLS' ranges for this direction."""
-    return any(low <= n <= high for low, high in REALIGNED_ROW_COLS[backward])
+def realigned_length(n: int, backward: bool, itemsize: int) -> bool:
+    """Whether rows of n columns are in REALIGNED_ROW_COLS' ranges for this direction and element size."""
+    return any(low <= n <= high for low, high in REALIGNED_ROW_COLS[backward, itemsize])
 
 
 def rows_realign(outer: int, n: int, strides, itemsizes, pointers_aligned: bool, backward: bool) -> bool:
@@ -160,7 +164,7 @@ def rows_realign(outer: int, n: int, strides, itemsizes, pointers_aligned: bool,
     of ``itemsizes`` a tensor), their pitches at one phase of a 16-byte vector, every pointer on a
     16-byte boundary (``pointers_aligned``), and rows the tiers' own kernels would load an element
     at a time (n or a pitch no multiple of 16: Triton proves vectors whole only from that)."""
-    if not (realigned_length(n, backward) and pointers_aligned) or len(set(itemsizes)) != 1:
+    if not pointers_aligned or len(set(itemsizes)) != 1 or not realigned_length(n, backward, itemsizes[0]):
         return False
     vector = 16 // itemsizes[0]
     pitches = [pitch if outer > 1 else 0 for pitch, _ in strides]
