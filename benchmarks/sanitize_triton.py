@@ -92,7 +92,7 @@ def main() -> int:
     if args.realigned:
         from fastsoftmax.backends import triton as triton_backend
 
-        triton_backend.REALIGNED_ROW_COLS = dict.fromkeys(triton_backend.REALIGNED_ROW_COLS, ((1, 1 << 40),))
+        triton_backend.REALIGNED_ROW_COLS = triton_backend.realigned_everywhere()
     problems = [_problem(item) for item in args.shapes.split(",")] if args.shapes else PROBLEMS
     backend = dispatch.kernel_backend("triton")
     runs = []  # (shape, dim, dtype, tier, widened)

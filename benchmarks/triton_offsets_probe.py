@@ -26,6 +26,7 @@ from kernel_breakdown import triton_settings
 
 import fastsoftmax
 from fastsoftmax import dispatch
+from fastsoftmax.backends.triton import realigned_everywhere
 from fastsoftmax.benchmark.timing import median_ms
 
 DEFAULT_SHAPES = "1032444x65,1864135x36,1342177x100,67176x999,1048576x64,256x512x64@1,16x21x512x512@1"
@@ -43,9 +44,6 @@ def triton_offsets(settings: dict):
         yield
 
 
-#: the realigned kernels' ranges of columns (REALIGNED_ROW_COLS) opened to every length
-EVERY_LENGTH = {(backward, size): ((1, 1 << 40),) for backward in (False, True) for size in (2, 4)}
-
 # name: (the context the calls run in, the backend they name)
 VARIANTS = {
     "triton32": (
@@ -54,8 +52,8 @@ VARIANTS = {
     ),
     "triton64": (lambda: triton_offsets({"_wide_offsets": lambda *args: True}), "auto"),
     "triton": (lambda: dispatch.forced("triton"), "auto"),
-    "realigned": (lambda: triton_offsets({"REALIGNED_ROW_COLS": EVERY_LENGTH}), "auto"),
-    "unrealigned": (lambda: triton_offsets({"REALIGNED_ROW_COLS": dict.fromkeys(EVERY_LENGTH, ())}), "auto"),
+    "realigned": (lambda: triton_offsets({"REALIGNED_ROW_COLS": realigned_everywhere()}), "auto"),
+    "unrealigned": (lambda: triton_offsets({"REALIGNED_ROW_COLS": realigned_everywhere(())}), "auto"),
     "cuda": (lambda: dispatch.forced("cuda"), "auto"),
     "torch": (contextlib.nullcontext, "torch"),
 }

@@ -354,9 +354,9 @@ def _choose_backend(
 
 
 def triton_reads_rows_slowly(n: int, inner: int, backward: bool) -> bool:
-    """Whether Triton's forward of rows of ``n``, read an element at a time (off multiples of 16, not
-    realigned), measured slower than torch.softmax's and the CUDA backend's
-    (TORCH_OVER_TRITON_FORWARD_COLS)."""
+    """Whether Triton's tile kernels, which read rows off multiples of 16 an element at a time, ran the
+    forward of rows of ``n`` slower than torch.softmax and the CUDA backend (TORCH_OVER_TRITON_FORWARD_COLS;
+    where the realigned kernels take such rows, _torch_over_triton leaves them to Triton)."""
     low, high = TORCH_OVER_TRITON_FORWARD_COLS
     return inner == 1 and not backward and n % 16 != 0 and low <= n <= high
 

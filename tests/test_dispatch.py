@@ -198,9 +198,7 @@ def test_auto_takes_torch_where_triton_measured_slower(monkeypatch):
             for n in (49, 65, 127):
                 assert triton_backend.realigned_length(n, False, dtype.itemsize)
                 assert dispatch._choose_backend("auto", "cuda", 0, dtype, 1 << 20, n, 1, False) == "triton", n
-        monkeypatch.setattr(
-            triton_backend, "REALIGNED_ROW_COLS", {key: () for key in triton_backend.REALIGNED_ROW_COLS}
-        )
+        monkeypatch.setattr(triton_backend, "REALIGNED_ROW_COLS", triton_backend.realigned_everywhere(()))
         dispatch._choose_backend.cache_clear()
         for dtype in (torch.bfloat16, torch.float32):
             for n in (49, 60, 72, 100, 127):

@@ -16,7 +16,7 @@ pytestmark = pytest.mark.skipif(
 )
 
 DTYPES = [torch.float32, torch.float16, torch.bfloat16]
-EVERY_LENGTH = {(backward, size): ((1, 1 << 40),) for backward in (False, True) for size in (2, 4)}
+EVERY_LENGTH = triton_backend.realigned_everywhere()
 
 
 @pytest.fixture
@@ -141,8 +141,8 @@ def test_which_rows_realign(monkeypatch):
     assert not realign(9, 65, [(130, 2), (65, 1)], [2, 2], True, False)  # a step along the row
     assert not realign(9, 15, [(15, 1)] * 3, [2] * 3, True, True)  # shorter than two vectors
     assert realign(9, 15, [(15, 1)] * 3, [4] * 3, True, True)
-    ranges = dict.fromkeys(EVERY_LENGTH, ())
-    monkeypatch.setattr(triton_backend, "REALIGNED_ROW_COLS", {**ranges, (False, 2): ((66, 128),)})
+    none = triton_backend.realigned_everywhere(())
+    monkeypatch.setattr(triton_backend, "REALIGNED_ROW_COLS", {**none, (False, 2): ((66, 128),)})
     assert not realign(9, 65, dense, [2, 2], True, False)
     assert realign(9, 67, [(67, 1)] * 2, [2, 2], True, False)
     assert not realign(9, 67, [(67, 1)] * 2, [4, 4], True, False)

@@ -943,11 +943,11 @@ def grid_row_team_shape(
         # the fewest rounds a team's CTA (time goes as rounds x a CTA's share of a row), then the fewest
         # rounds: 191 rows in 16 rounds of 12 teams of 11 CTAs, not 15 of 13 of 10 or 96 of 2 of 66
         teams, _, smem = min(few_idle, key=lambda fit: (Fraction(fit[1], ctas // fit[0]), fit[1]))
-        moved = cluster_chunk(n, dtype, ctas // teams) * CXX_TYPES[dtype][2] * (tensors + 1)  # read and written
-        if moved < GRID_ROW_TEAMS_UNEVEN_MIN_ROUND_BYTES:
-            return whole
     team_ctas = ctas // teams
     chunk = cluster_chunk(n, dtype, team_ctas)
+    moved = chunk * CXX_TYPES[dtype][2] * (tensors + 1)  # bytes a CTA reads and writes a round
+    if not dividing and moved < GRID_ROW_TEAMS_UNEVEN_MIN_ROUND_BYTES:
+        return whole
     return GridRowShape(
         teams * team_ctas, whole.threads, whole.packs, whole.pack, chunk, smem, smem * 16 * tensors, teams
     )

@@ -96,7 +96,9 @@ SCALAR_TILE_PER_THREAD = {2: 32, 4: 16}
 #: (8, 48, 513, 513) 216.2 against 192.7 (209.7)
 SCALAR_TILE_OFFSETS_64_MAX_N = 32
 #: the backward of rows (inner = 1) of this many columns, first to last, computes 64-bit element offsets
-#: (see _wide_offsets), other rows 32-bit ones; (0, -1): 32-bit everywhere. H100, the tile tier's softmax
+#: (see _wide_offsets), other rows 32-bit ones; (0, -1): 32-bit everywhere. Rows the realigned kernels
+#: take (REALIGNED_ROW_COLS) do not read it: it rules the multiples of 16 and rows whose pointers lie off
+#: 16-byte boundaries. Timed before those kernels existed: H100, the tile tier's softmax
 #: backward alternated in one process with each width (benchmarks/triton_offsets_probe.py), us a call
 #: with 32-bit against 64-bit offsets: rows of 2^27 elements (results 2026-12-07_h100_s81/a1/offsets.txt)
 #: bf16 1032444 x 65 420.1 against 337.4, float32 470.2 against 424.6; bf16 1864135 x 36 384.2 against
@@ -132,25 +134,35 @@ def row_offsets_64(n: int, itemsize: int, backward: bool) -> bool:
 #: (kernels.softmax_*_realigned_*), by (backward, itemsize): ranges of columns, first to last, of rows
 #: whose tensors' pointers lie on 16-byte boundaries, whose pitches lie at one phase of a 16-byte vector
 #: and which the tiers' own kernels would load an element at a time (a length or a pitch of no multiple
-#: of 16 elements: rows_realign). The realigned kernels cut each row at its own 16-byte boundaries (a
-#: head, whole vectors, a tail), so that it moves in 16-byte vectors whatever its length. H100,
-#: alternated in one process with the tiers' own kernels and torch.softmax, us a call, rows of 2^26
-#: elements (results 2026-12-07_h100_s83/r1-r3/realign.txt): forward bf16 1032444 x 65 114.4 against
-#: 427.1 (torch 197.4), rows of 20-200 93.8-157.0 against 201.8-427.1, 65472 x 1025 94.1 against 121.4,
-#: 22369 x 3000 109.6 against 117.0, 2048 x 32767 108.3 against 136.6, 2670 x 50257 278.9 against 398.5
-#: (torch 262.0); float32 rows of 20-200 181.2-225.4 against 211.6-430.2; backward bf16 rows of 20-200
-#: 136.0-167.7 against 163.2-391.6; float32 rows of 20-100 265.5-273.3 against 301.2-453.6. Behind on
-#: rows of 300-999 (bf16 forward 300 190.4 against 167.9, 999 118.8 against the 64-bit tile kernel's
-#: 106.0; float32 forward 300 227.0 against 183.6; bf16 backward 300 173.9 against 154.8, 777 156.2
-#: against 145.9, a few level), on the float32 backward of 150-600 (150 314.3 against 266.9) and of 8
-#: (279.2 against 268.0); level on the float32 backward of 127 and 777-3000 and its forward from 1025
-#: (50257 533.9 against 525.4), ahead past that (32767 340.1 against 350.3, 50257 757.1 against 797.6)
+#: of 16 elements: rows_realign; rows of two vectors at least, 16-bit ones from 17). The realigned
+#: kernels cut each row at its own 16-byte boundaries (a head, whole vectors, a tail), so that it moves in
+#: 16-byte vectors whatever its length. H100, alternated in one process with the tiers' own kernels and
+#: torch.softmax, us a call, rows of 2^26 elements (2670 x 50257: 2^27; results
+#: 2026-12-07_h100_s83/r1-r3/realign.txt): forward bf16 1032444 x 65 114.4 against 427.1 (torch 197.4),
+#: rows of 20-200 93.8-157.8 against 201.8-427.1, 65472 x 1025 94.1 against 121.4, 22369 x 3000 109.6
+#: against 117.0, 2048 x 32767 108.3 against 136.6, 2670 x 50257 278.9 against 398.5 (torch 262.0);
+#: float32 rows of 20-200 181.2-225.4 against 211.6-430.2; backward bf16 rows of 20-200 136.0-167.7
+#: against 163.2-391.6; float32 rows of 20-100 265.5-273.3 against 301.2-453.6. Behind on rows of 300
+#: and 600-999 (bf16 forward 300 190.4 against 167.9, 999 118.8 against the 64-bit tile kernel's 106.0;
+#: float32 forward 300 227.0 against 183.6; bf16 backward 300 173.9 against 154.8, 777 156.2 against
+#: 145.9, a few level; bf16 rows of 450 ahead, 130.3 against 146.9 forward, float32 level), on the
+#: float32 backward of 150-600 (150 314.3 against 266.9) and of 8 (279.2 against 268.0); level on the
+#: float32 backward of 127 and 777-3000 and its forward from 1025 (50257 533.9 against 525.4), ahead past
+#: that (32767 340.1 against 350.3, 50257 757.1 against 797.6)
 REALIGNED_ROW_COLS = {
     (False, 2): ((9, 255), (1025, 1 << 62)),
     (False, 4): ((9, 255), (1025, 1 << 62)),
     (True, 2): ((9, 255), (1025, 1 << 62)),
     (True, 4): ((9, 127), (1025, 1 << 62)),
 }
+#: the tiers whose rows may go through the realigned kernels (the split and relay tiers do not)
+REALIGNED_TIERS = ("tile", "row", "online")
+
+
+def realigned_everywhere(lengths=((1, 1 << 62),)) -> dict:
+    """REALIGNED_ROW_COLS with every direction and element size given ``lengths`` (every length by
+    default; ``()`` for none): the settings probes and tests compare the realigned kernels under."""
+    return dict.fromkeys(REALIGNED_ROW_COLS, lengths)
 
 
 def realigned_length(n: int, backward: bool, itemsize: int) -> bool:
@@ -627,8 +639,9 @@ class TritonBackend:
         the order of the arguments): the host path of a repeated call (see functional.py). The
         kernels take a pointer and strides, and a canonical view starts at its tensor's first
         element, so the tensors go to them as they are, with no view built per call; the plan of
-        each (log, loads of 16 bytes or not) and its offset width are worked out once. What a call
-        still checks is its pointers' 16-byte alignment (the plan's ``scalar``), as _plan_for does.
+        each (log, loads of 16 bytes or not, rows realigned or not) and its offset width are worked
+        out once. What a call still checks is its pointers' 16-byte alignment (the plan's ``scalar``
+        and ``realign``), as _plan_for does.
         ``out_dtype``: the output's type where it is not the inputs' ``dtype`` (a 16-bit input
         written as float32, and back in the backward: the kernels convert at the store)."""
         outer, n, inner = shape
@@ -637,8 +650,12 @@ class TritonBackend:
         sizes = [itemsize] * (len(strides) - 1) + [_ITEMSIZE[out_dtype or dtype]]
         staggered = inner > 1 and _rows_staggered(strides, sizes, outer, n)
         # rows that take the realigned kernels where every pointer lies on a 16-byte boundary
-        realigns = inner == 1 and rows_realign(outer, n, [s[:2] for s in strides], sizes, True, backward)
-        pointers_matter = (inner > 1 and not staggered) or realigns
+        realigned_rows = (
+            tier in REALIGNED_TIERS
+            and inner == 1
+            and rows_realign(outer, n, [s[:2] for s in strides], sizes, True, backward)
+        )
+        pointers_matter = (inner > 1 and not staggered) or realigned_rows
         if backward:
             flat = (*strides[0], *strides[1], strides[2][0], strides[2][1])
             launch_kind = _launch_backward
@@ -656,7 +673,7 @@ class TritonBackend:
                         misaligned = True
             planned = ready.get((log, misaligned))
             if planned is None:
-                scalar, realign = staggered or (inner > 1 and misaligned), realigns and not misaligned
+                scalar, realign = staggered or (inner > 1 and misaligned), realigned_rows and not misaligned
                 p = plan(tier, outer, n, inner, itemsize, backward, sm_count, log, scalar, high_bandwidth, realign)
                 planned = ready[(log, misaligned)] = _resolved(p, shape, flat, backward)
             launch_kind(*planned, *tensors, device_index)
@@ -665,10 +682,10 @@ class TritonBackend:
 
 
 def _offsets_64(p: dict, shape: tuple, strides: tuple, backward: bool) -> bool:
-    """Whether plan ``p``'s tile kernel takes 64-bit element offsets (its ``WIDE``): where the plan
+    """Whether plan ``p``'s tile or realigned kernel takes 64-bit element offsets (its ``WIDE``): where the plan
     asks for them, or some element lies 2^31 or more elements past its pointer (_wide_offsets).
     ``strides`` as the launches take them (the outputs' inner stride, 1, left out)."""
-    if p["kind"] not in ("tile", "realigned_held", "realigned_walked"):
+    if p["kind"] != "tile" and p["kind"] not in REALIGNED_KERNELS:
         return True  # the looping tiers compute in 64 bits
     views = (strides[:3], strides[3:6], (*strides[6:], 1)) if backward else (strides[:3], (*strides[3:], 1))
     return p.get("offsets_64", False) or _wide_offsets(*shape, *views)
@@ -690,6 +707,10 @@ def _resolved(p: dict, shape: tuple, strides: tuple, backward: bool) -> tuple:
             strides = tuple(width if k % 3 == 1 else (1 if k % 3 == 2 else v) for k, v in enumerate(strides))
             shape = (outer, n * inner // width, width)
     return p, _offsets_64(p, shape, strides, backward), shape, strides
+
+
+#: the realigned kernels by plan kind, "fwd" or "bwd" filled in
+REALIGNED_KERNELS = {"realigned_held": "softmax_{}_realigned_held", "realigned_walked": "softmax_{}_realigned_walked"}
 
 
 def _relay_arguments(p: dict, device: torch.device) -> tuple:
@@ -714,13 +735,9 @@ def _launch_forward(p: dict, wide: bool, shape: tuple, strides: tuple, x, y, dev
     configs, go = p["configs"], _launcher(p, device_index)
     if p["kind"] == "tile":
         go(kernels.softmax_fwd_tile, (x, y), shape + strides, configs[0] + (("WIDE", wide),))
-    elif p["kind"] in ("realigned_held", "realigned_walked"):
-        pitches = (strides[0], strides[3])
-        if p["kind"] == "realigned_held":
-            go(kernels.softmax_fwd_realigned_held, (x, y), (outer, n, *pitches), configs[0] + (("WIDE", wide),))
-        else:
-            scalars = (outer, n, *pitches, outer)
-            go(kernels.softmax_fwd_realigned_walked, (x, y), scalars, configs[0] + (("WIDE", wide),))
+    elif p["kind"] in REALIGNED_KERNELS:
+        kernel = getattr(kernels, REALIGNED_KERNELS[p["kind"]].format("fwd"))
+        go(kernel, (x, y), (outer, n, strides[0], strides[3]), configs[0] + (("WIDE", wide),))
     elif p["kind"] == "online":
         go(kernels.softmax_fwd_online, (x, y), shape + strides + (p["column_programs"],), configs[0])
     elif p["kind"] == "relay":
@@ -743,13 +760,9 @@ def _launch_backward(p: dict, wide: bool, shape: tuple, strides: tuple, y, dy, d
     configs, go = p["configs"], _launcher(p, device_index)
     if p["kind"] == "tile":
         go(kernels.softmax_bwd_tile, (y, dy, dx), shape + strides, configs[0] + (("WIDE", wide),))
-    elif p["kind"] in ("realigned_held", "realigned_walked"):
-        pitches = (strides[0], strides[3], strides[6])
-        if p["kind"] == "realigned_held":
-            go(kernels.softmax_bwd_realigned_held, (y, dy, dx), (outer, n, *pitches), configs[0] + (("WIDE", wide),))
-        else:
-            scalars = (outer, n, *pitches, outer)
-            go(kernels.softmax_bwd_realigned_walked, (y, dy, dx), scalars, configs[0] + (("WIDE", wide),))
+    elif p["kind"] in REALIGNED_KERNELS:
+        kernel = getattr(kernels, REALIGNED_KERNELS[p["kind"]].format("bwd"))
+        go(kernel, (y, dy, dx), (outer, n, strides[0], strides[3], strides[6]), configs[0] + (("WIDE", wide),))
     elif p["kind"] == "online":
         go(kernels.softmax_bwd_online, (y, dy, dx), shape + strides + (p["column_programs"],), configs[0])
     elif p["kind"] == "relay":
@@ -777,13 +790,17 @@ def _plan_for(tensors: tuple, tier: str | None, backward: bool, log: bool) -> tu
     if tier is None:
         tier = _choose_tier(outer, n, inner, itemsize, backward, sm_count)
     scalar = inner > 1 and _scalar(tensors)
-    realign = inner == 1 and rows_realign(
-        outer,
-        n,
-        [(t.stride(0), t.stride(1)) for t in tensors],
-        [t.element_size() for t in tensors],
-        not any(t.data_ptr() % 16 for t in tensors),
-        backward,
+    realign = (
+        tier in REALIGNED_TIERS
+        and inner == 1
+        and rows_realign(
+            outer,
+            n,
+            [(t.stride(0), t.stride(1)) for t in tensors],
+            [t.element_size() for t in tensors],
+            not any(t.data_ptr() % 16 for t in tensors),
+            backward,
+        )
     )
     high_bandwidth = _high_bandwidth(device_index)
     p = plan(tier, outer, n, inner, itemsize, backward, sm_count, log, scalar, high_bandwidth, realign)

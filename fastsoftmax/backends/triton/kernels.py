@@ -980,7 +980,6 @@ def softmax_fwd_realigned_walked(
     N,
     xs_o,
     ys_o,
-    ROW_BLOCKS,
     LOG: tl.constexpr,
     BLOCK_O: tl.constexpr,
     BLOCK_N: tl.constexpr,
@@ -988,7 +987,7 @@ def softmax_fwd_realigned_walked(
     WIDE: tl.constexpr,
 ):
     # persistent, as softmax_fwd_online: the second walk finds the chunks of the first in L2
-    for block in range(tl.program_id(0), ROW_BLOCKS, tl.num_programs(0)):
+    for block in range(tl.program_id(0), tl.cdiv(OUTER, BLOCK_O), tl.num_programs(0)):
         rows, live, head, body = _realigned_rows(block, OUTER, N, xs_o, BLOCK_O, VEC, WIDE)
         x_edges, edge_mask = _edge_offsets(rows, xs_o, live, head, body, N, VEC)
         x_edge = tl.load(x_ptr + x_edges, mask=edge_mask, other=NEG_INF).to(tl.float32)
@@ -1048,14 +1047,13 @@ def softmax_bwd_realigned_walked(
     ys_o,
     dys_o,
     dxs_o,
-    ROW_BLOCKS,
     LOG: tl.constexpr,
     BLOCK_O: tl.constexpr,
     BLOCK_N: tl.constexpr,
     VEC: tl.constexpr,
     WIDE: tl.constexpr,
 ):
-    for block in range(tl.program_id(0), ROW_BLOCKS, tl.num_programs(0)):
+    for block in range(tl.program_id(0), tl.cdiv(OUTER, BLOCK_O), tl.num_programs(0)):
         rows, live, head, body = _realigned_rows(block, OUTER, N, ys_o, BLOCK_O, VEC, WIDE)
         y_edges, edge_mask = _edge_offsets(rows, ys_o, live, head, body, N, VEC)
         dy_edges, _ = _edge_offsets(rows, dys_o, live, head, body, N, VEC)

@@ -1,6 +1,5 @@
 #!/usr/bin/env bash
-# main run, first call (carries the peers' parts 1-3, kept in /tmp for m2.sh on the same machine): the
-# eighty-second set's g2.sh (the backward's teams past 32 rows and in uneven rounds: GPU tests, grid_row
+# The eighty-second set's g2.sh (the backward's teams past 32 rows and in uneven rounds: GPU tests, grid_row
 # under the sanitizers, grid_row against cluster_stream on rows no count of teams divides), then both
 # backends' forward and backward of more than 2^31 elements
 bash benchmarks/peers_parts.sh keep > $OUT/kept1.txt 2>&1
