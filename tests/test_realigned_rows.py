@@ -1,6 +1,6 @@
-"""The Triton backend's realigned row kernels (kernels.softmax_*_realigned_*): rows cut at their own
-16-byte boundaries into a head, whole vectors and a tail, taken by the tile, row and online tiers
-where REALIGNED_ROW_COLS holds the length (here: every length), against float64."""
+"""The Triton backend's realigned row kernels (kernels.softmax_*_realigned, held or walked): rows cut
+at their own 16-byte boundaries into a head, whole vectors and a tail, taken by the tile, row and online
+tiers where REALIGNED_ROW_COLS holds the length (here: every length), against float64."""
 
 import pytest
 import torch
@@ -28,9 +28,11 @@ def realigned(monkeypatch):
     launched = []
     launch = triton_backend.launch
 
-    def recorded(kernel, *args, **kwargs):
-        launched.append(kernel.fn.__name__ if hasattr(kernel, "fn") else kernel.__name__)
-        return launch(kernel, *args, **kwargs)
+    def recorded(kernel, programs, tensors, scalars, config, *args, **kwargs):
+        name = kernel.fn.__name__ if hasattr(kernel, "fn") else kernel.__name__
+        walked = dict(config).get("WALKED")  # the realigned kernels' two forms
+        launched.append(name if walked is None else f"{name}_{'walked' if walked else 'held'}")
+        return launch(kernel, programs, tensors, scalars, config, *args, **kwargs)
 
     monkeypatch.setattr(triton_backend, "launch", recorded)
     yield launched

@@ -502,13 +502,14 @@ def realigned_plan(tier: str, outer: int, n: int, itemsize: int, sm_count: int, 
     vector = 16 // itemsize
     if tier == "online":
         chunk_n = min(_pow2(n), LOOP_CHUNK_ELEMS)
-        blocks = (("BLOCK_O", 1), ("BLOCK_N", chunk_n), ("VEC", vector))
+        blocks = (("WALKED", True), ("BLOCK_O", 1), ("BLOCK_N", chunk_n), ("VEC", vector))
         options = (("num_warps", max(1, min(LOOP_WARPS, chunk_n // 256))), ("num_stages", LOOP_STAGES))
         programs = min(outer, ONLINE_PROGRAMS_PER_SM * sm_count)
         return dict(kind="realigned_walked", programs=programs, configs=((("LOG", log),) + blocks + options,))
     block_n = _pow2(n // vector * vector)
     block_o = max(1, min(TILE_TARGET // block_n, _pow2(outer))) if tier == "tile" else 1
-    blocks = (("BLOCK_O", block_o), ("BLOCK_N", block_n), ("VEC", vector), ("num_warps", _warps(block_o * block_n)))
+    blocks = (("WALKED", False), ("BLOCK_O", block_o), ("BLOCK_N", block_n), ("VEC", vector))
+    blocks += (("num_warps", _warps(block_o * block_n)),)
     return dict(kind="realigned_held", programs=triton.cdiv(outer, block_o), configs=((("LOG", log),) + blocks,))
 
 
@@ -690,7 +691,7 @@ def _offsets_64(p: dict, shape: tuple, strides: tuple, backward: bool) -> bool:
     """Whether plan ``p``'s tile or realigned kernel takes 64-bit element offsets (its ``WIDE``): where the plan
     asks for them, or some element lies 2^31 or more elements past its pointer (_wide_offsets).
     ``strides`` as the launches take them (the outputs' inner stride, 1, left out)."""
-    if p["kind"] != "tile" and p["kind"] not in REALIGNED_KERNELS:
+    if p["kind"] != "tile" and p["kind"] not in REALIGNED_KINDS:
         return True  # the looping tiers compute in 64 bits
     views = (strides[:3], strides[3:6], (*strides[6:], 1)) if backward else (strides[:3], (*strides[3:], 1))
     return p.get("offsets_64", False) or _wide_offsets(*shape, *views)
@@ -714,8 +715,8 @@ def _resolved(p: dict, shape: tuple, strides: tuple, backward: bool) -> tuple:
     return p, _offsets_64(p, shape, strides, backward), shape, strides
 
 
-#: the realigned kernels by plan kind, "fwd" or "bwd" filled in
-REALIGNED_KERNELS = {"realigned_held": "softmax_{}_realigned_held", "realigned_walked": "softmax_{}_realigned_walked"}
+#: the plan kinds of the realigned kernels (kernels.softmax_*_realigned, WALKED in their configs)
+REALIGNED_KINDS = ("realigned_held", "realigned_walked")
 
 
 def _relay_arguments(p: dict, device: torch.device) -> tuple:
@@ -740,9 +741,8 @@ def _launch_forward(p: dict, wide: bool, shape: tuple, strides: tuple, x, y, dev
     configs, go = p["configs"], _launcher(p, device_index)
     if p["kind"] == "tile":
         go(kernels.softmax_fwd_tile, (x, y), shape + strides, configs[0] + (("WIDE", wide),))
-    elif p["kind"] in REALIGNED_KERNELS:
-        kernel = getattr(kernels, REALIGNED_KERNELS[p["kind"]].format("fwd"))
-        go(kernel, (x, y), (outer, n, strides[0], strides[3]), configs[0] + (("WIDE", wide),))
+    elif p["kind"] in REALIGNED_KINDS:
+        go(kernels.softmax_fwd_realigned, (x, y), (outer, n, strides[0], strides[3]), configs[0] + (("WIDE", wide),))
     elif p["kind"] == "online":
         go(kernels.softmax_fwd_online, (x, y), shape + strides + (p["column_programs"],), configs[0])
     elif p["kind"] == "relay":
@@ -765,9 +765,13 @@ def _launch_backward(p: dict, wide: bool, shape: tuple, strides: tuple, y, dy, d
     configs, go = p["configs"], _launcher(p, device_index)
     if p["kind"] == "tile":
         go(kernels.softmax_bwd_tile, (y, dy, dx), shape + strides, configs[0] + (("WIDE", wide),))
-    elif p["kind"] in REALIGNED_KERNELS:
-        kernel = getattr(kernels, REALIGNED_KERNELS[p["kind"]].format("bwd"))
-        go(kernel, (y, dy, dx), (outer, n, strides[0], strides[3], strides[6]), configs[0] + (("WIDE", wide),))
+    elif p["kind"] in REALIGNED_KINDS:
+        go(
+            kernels.softmax_bwd_realigned,
+            (y, dy, dx),
+            (outer, n, strides[0], strides[3], strides[6]),
+            configs[0] + (("WIDE", wide),),
+        )
     elif p["kind"] == "online":
         go(kernels.softmax_bwd_online, (y, dy, dx), shape + strides + (p["column_programs"],), configs[0])
     elif p["kind"] == "relay":

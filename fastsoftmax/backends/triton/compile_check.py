@@ -58,19 +58,16 @@ KERNELS = {
     ("tile", True): ("softmax_bwd_tile",),
     ("online", False): ("softmax_fwd_online",),
     ("online", True): ("softmax_bwd_online",),
-    ("realigned_held", False): ("softmax_fwd_realigned_held",),
-    ("realigned_held", True): ("softmax_bwd_realigned_held",),
-    ("realigned_walked", False): ("softmax_fwd_realigned_walked",),
-    ("realigned_walked", True): ("softmax_bwd_realigned_walked",),
+    ("realigned_held", False): ("softmax_fwd_realigned",),
+    ("realigned_held", True): ("softmax_bwd_realigned",),
+    ("realigned_walked", False): ("softmax_fwd_realigned",),
+    ("realigned_walked", True): ("softmax_bwd_realigned",),
     ("split", False): ("softmax_fwd_partials", "softmax_fwd_split"),
     ("split", True): ("softmax_bwd_partials", "softmax_bwd_split"),
     ("relay", False): ("softmax_fwd_relay",),
     ("relay", True): ("softmax_bwd_relay",),
 }
 
-
-#: the configuration kinds of the realigned row kernels
-REALIGNED = ("realigned_held", "realigned_walked")
 #: the names in a plan's configs that are compile options, not constexpr parameters
 COMPILE_OPTIONS = ("num_warps", "num_stages", "maxnreg")
 
@@ -111,7 +108,7 @@ def configurations(kinds):
     SM, and the widened forms (``pointers``: the pointers of another type than ``dtype``, see
     WIDENED; not the realigned kernels, which take tensors of one type); the tile and realigned kernels
     with 32- and 64-bit offsets."""
-    from . import plan
+    from . import REALIGNED_KINDS, plan
 
     for kind in kinds:
         for tier, outer, n, inner, scalar, *realign in PROBLEMS[kind]:
@@ -134,11 +131,11 @@ def configurations(kinds):
                         for fn, config in zip(fns, configs):
                             named = dict(config)
                             options = {key: named.pop(key) for key in COMPILE_OPTIONS if key in named}
-                            for wide in (False, True) if kind in ("tile", *REALIGNED) else (None,):
+                            for wide in (False, True) if kind in ("tile", *REALIGNED_KINDS) else (None,):
                                 constexprs = dict(named) if wide is None else {**named, "WIDE": wide}
                                 label = f"{fn.__name__} {torch_dtype} {(outer, n, inner)} {constexprs} {options}"
                                 yield label, fn, dtype, constexprs, options, None
-                                if WIDENED[backward][0] == dtype and kind not in REALIGNED:
+                                if WIDENED[backward][0] == dtype and kind not in REALIGNED_KINDS:
                                     pointers = WIDENED[backward][1]
                                     yield f"{label} widened {pointers}", fn, dtype, constexprs, options, pointers
 

@@ -891,9 +891,9 @@ def softmax_bwd_relay(
 # of whole vectors (its start and its length hinted multiples of VEC, so the body moves in 16-byte
 # vectors) and a tail of up to VEC - 1 elements after it. Head and tail share one [BLOCK_O, 2 * VEC]
 # edge tile. Every tensor of a launch has its pointer on a 16-byte boundary and its pitch at the
-# same phase as the others' (the host checks), so one cut serves them all. ``*_held`` keeps a row's
-# body in registers (one read, as the tile tier); ``*_walked`` walks it in BLOCK_N chunks twice, a
-# persistent grid taking the rows in turn (as the online tier).
+# same phase as the others' (the host checks), so one cut serves them all. Held (WALKED false), a
+# program keeps its rows' bodies in registers (one read, as the tile tier); walked, a persistent grid
+# takes the rows in turn and walks each body in BLOCK_N chunks twice (as the online tier).
 # --------------------------------------------------------------------------------------------
 
 
@@ -941,7 +941,7 @@ def _realigned_stats(x_ptr, x_edge, start, live, body, N, BLOCK_N: tl.constexpr)
 
 
 @triton.jit
-def softmax_fwd_realigned_held(
+def softmax_fwd_realigned(
     x_ptr,
     y_ptr,
     OUTER,
@@ -949,63 +949,50 @@ def softmax_fwd_realigned_held(
     xs_o,
     ys_o,
     LOG: tl.constexpr,
+    WALKED: tl.constexpr,
     BLOCK_O: tl.constexpr,
     BLOCK_N: tl.constexpr,
     VEC: tl.constexpr,
     WIDE: tl.constexpr,
 ):
-    rows, live, head, body = _realigned_rows(tl.program_id(0), OUTER, N, xs_o, BLOCK_O, VEC, WIDE)
-    j = tl.arange(0, BLOCK_N)[None, :]
-    inside = live & (j < body)
-    x = tl.load(x_ptr + (_body_start(rows, xs_o, head, VEC) + j), mask=inside, other=NEG_INF).to(tl.float32)
-    x_edges, edge_mask = _edge_offsets(rows, xs_o, live, head, body, N, VEC)
-    x_edge = tl.load(x_ptr + x_edges, mask=edge_mask, other=NEG_INF).to(tl.float32)
-    m = tl.maximum(tl.max(x, axis=1, keep_dims=True), tl.max(x_edge, axis=1, keep_dims=True))
-    base = _safe_max(m)
-    e = tl.exp(x - base)
-    e_edge = tl.exp(x_edge - base)
-    s = tl.sum(e, axis=1, keep_dims=True) + tl.sum(e_edge, axis=1, keep_dims=True)
-    y = _finish(x, m, s, LOG) if LOG else e * (1.0 / s)
-    y_edge = _finish(x_edge, m, s, LOG) if LOG else e_edge * (1.0 / s)
-    tl.store(y_ptr + (_body_start(rows, ys_o, head, VEC) + j), y.to(y_ptr.dtype.element_ty), mask=inside)
-    y_edges, _ = _edge_offsets(rows, ys_o, live, head, body, N, VEC)
-    tl.store(y_ptr + y_edges, y_edge.to(y_ptr.dtype.element_ty), mask=edge_mask)
-
-
-@triton.jit
-def softmax_fwd_realigned_walked(
-    x_ptr,
-    y_ptr,
-    OUTER,
-    N,
-    xs_o,
-    ys_o,
-    LOG: tl.constexpr,
-    BLOCK_O: tl.constexpr,
-    BLOCK_N: tl.constexpr,
-    VEC: tl.constexpr,
-    WIDE: tl.constexpr,
-):
-    # persistent, as softmax_fwd_online: the second walk finds the chunks of the first in L2
-    for block in range(tl.program_id(0), tl.cdiv(OUTER, BLOCK_O), tl.num_programs(0)):
-        rows, live, head, body = _realigned_rows(block, OUTER, N, xs_o, BLOCK_O, VEC, WIDE)
+    if WALKED:
+        # persistent, as softmax_fwd_online: the second walk finds the chunks of the first in L2
+        for block in range(tl.program_id(0), tl.cdiv(OUTER, BLOCK_O), tl.num_programs(0)):
+            rows, live, head, body = _realigned_rows(block, OUTER, N, xs_o, BLOCK_O, VEC, WIDE)
+            x_edges, edge_mask = _edge_offsets(rows, xs_o, live, head, body, N, VEC)
+            x_edge = tl.load(x_ptr + x_edges, mask=edge_mask, other=NEG_INF).to(tl.float32)
+            x_start = _body_start(rows, xs_o, head, VEC)
+            m, s = _realigned_stats(x_ptr, x_edge, x_start, live, body, N, BLOCK_N)
+            y_edges, _ = _edge_offsets(rows, ys_o, live, head, body, N, VEC)
+            tl.store(y_ptr + y_edges, _finish(x_edge, m, s, LOG).to(y_ptr.dtype.element_ty), mask=edge_mask)
+            y_start = _body_start(rows, ys_o, head, VEC)
+            chunks = tl.cdiv(N, BLOCK_N)
+            for k in range(0, chunks):  # backwards: the chunks read last come first
+                j = (chunks - 1 - k) * BLOCK_N + tl.arange(0, BLOCK_N)[None, :]
+                inside = live & (j < body)
+                x = tl.load(x_ptr + x_start + j, mask=inside, other=NEG_INF).to(tl.float32)
+                tl.store(y_ptr + y_start + j, _finish(x, m, s, LOG).to(y_ptr.dtype.element_ty), mask=inside)
+    else:
+        rows, live, head, body = _realigned_rows(tl.program_id(0), OUTER, N, xs_o, BLOCK_O, VEC, WIDE)
+        j = tl.arange(0, BLOCK_N)[None, :]
+        inside = live & (j < body)
+        x = tl.load(x_ptr + (_body_start(rows, xs_o, head, VEC) + j), mask=inside, other=NEG_INF).to(tl.float32)
         x_edges, edge_mask = _edge_offsets(rows, xs_o, live, head, body, N, VEC)
         x_edge = tl.load(x_ptr + x_edges, mask=edge_mask, other=NEG_INF).to(tl.float32)
-        x_start = _body_start(rows, xs_o, head, VEC)
-        m, s = _realigned_stats(x_ptr, x_edge, x_start, live, body, N, BLOCK_N)
+        m = tl.maximum(tl.max(x, axis=1, keep_dims=True), tl.max(x_edge, axis=1, keep_dims=True))
+        base = _safe_max(m)
+        e = tl.exp(x - base)
+        e_edge = tl.exp(x_edge - base)
+        s = tl.sum(e, axis=1, keep_dims=True) + tl.sum(e_edge, axis=1, keep_dims=True)
+        y = _finish(x, m, s, LOG) if LOG else e * (1.0 / s)
+        y_edge = _finish(x_edge, m, s, LOG) if LOG else e_edge * (1.0 / s)
+        tl.store(y_ptr + (_body_start(rows, ys_o, head, VEC) + j), y.to(y_ptr.dtype.element_ty), mask=inside)
         y_edges, _ = _edge_offsets(rows, ys_o, live, head, body, N, VEC)
-        tl.store(y_ptr + y_edges, _finish(x_edge, m, s, LOG).to(y_ptr.dtype.element_ty), mask=edge_mask)
-        y_start = _body_start(rows, ys_o, head, VEC)
-        chunks = tl.cdiv(N, BLOCK_N)
-        for k in range(0, chunks):  # backwards: the chunks read last come first
-            j = (chunks - 1 - k) * BLOCK_N + tl.arange(0, BLOCK_N)[None, :]
-            inside = live & (j < body)
-            x = tl.load(x_ptr + x_start + j, mask=inside, other=NEG_INF).to(tl.float32)
-            tl.store(y_ptr + y_start + j, _finish(x, m, s, LOG).to(y_ptr.dtype.element_ty), mask=inside)
+        tl.store(y_ptr + y_edges, y_edge.to(y_ptr.dtype.element_ty), mask=edge_mask)
 
 
 @triton.jit
-def softmax_bwd_realigned_held(
+def softmax_bwd_realigned(
     y_ptr,
     dy_ptr,
     dx_ptr,
@@ -1015,62 +1002,47 @@ def softmax_bwd_realigned_held(
     dys_o,
     dxs_o,
     LOG: tl.constexpr,
+    WALKED: tl.constexpr,
     BLOCK_O: tl.constexpr,
     BLOCK_N: tl.constexpr,
     VEC: tl.constexpr,
     WIDE: tl.constexpr,
 ):
-    rows, live, head, body = _realigned_rows(tl.program_id(0), OUTER, N, ys_o, BLOCK_O, VEC, WIDE)
-    j = tl.arange(0, BLOCK_N)[None, :]
-    inside = live & (j < body)
-    y, dy = _grad_terms(
-        y_ptr, dy_ptr, _body_start(rows, ys_o, head, VEC) + j, _body_start(rows, dys_o, head, VEC) + j, inside
-    )
-    y_edges, edge_mask = _edge_offsets(rows, ys_o, live, head, body, N, VEC)
-    dy_edges, _ = _edge_offsets(rows, dys_o, live, head, body, N, VEC)
-    y_edge, dy_edge = _grad_terms(y_ptr, dy_ptr, y_edges, dy_edges, edge_mask)
-    total = tl.sum(_grad_summand(y, dy, LOG), axis=1, keep_dims=True)
-    total += tl.sum(_grad_summand(y_edge, dy_edge, LOG), axis=1, keep_dims=True)
-    dx = _grad(y, dy, total, LOG)
-    tl.store(dx_ptr + (_body_start(rows, dxs_o, head, VEC) + j), dx.to(dx_ptr.dtype.element_ty), mask=inside)
-    dx_edges, _ = _edge_offsets(rows, dxs_o, live, head, body, N, VEC)
-    tl.store(dx_ptr + dx_edges, _grad(y_edge, dy_edge, total, LOG).to(dx_ptr.dtype.element_ty), mask=edge_mask)
-
-
-@triton.jit
-def softmax_bwd_realigned_walked(
-    y_ptr,
-    dy_ptr,
-    dx_ptr,
-    OUTER,
-    N,
-    ys_o,
-    dys_o,
-    dxs_o,
-    LOG: tl.constexpr,
-    BLOCK_O: tl.constexpr,
-    BLOCK_N: tl.constexpr,
-    VEC: tl.constexpr,
-    WIDE: tl.constexpr,
-):
-    for block in range(tl.program_id(0), tl.cdiv(OUTER, BLOCK_O), tl.num_programs(0)):
-        rows, live, head, body = _realigned_rows(block, OUTER, N, ys_o, BLOCK_O, VEC, WIDE)
+    if WALKED:
+        for block in range(tl.program_id(0), tl.cdiv(OUTER, BLOCK_O), tl.num_programs(0)):
+            rows, live, head, body = _realigned_rows(block, OUTER, N, ys_o, BLOCK_O, VEC, WIDE)
+            y_edges, edge_mask = _edge_offsets(rows, ys_o, live, head, body, N, VEC)
+            dy_edges, _ = _edge_offsets(rows, dys_o, live, head, body, N, VEC)
+            y_edge, dy_edge = _grad_terms(y_ptr, dy_ptr, y_edges, dy_edges, edge_mask)
+            total = tl.sum(_grad_summand(y_edge, dy_edge, LOG), axis=1, keep_dims=True)
+            y_start, dy_start = _body_start(rows, ys_o, head, VEC), _body_start(rows, dys_o, head, VEC)
+            for c in range(0, N, BLOCK_N):
+                j = c + tl.arange(0, BLOCK_N)[None, :]
+                y, dy = _grad_terms(y_ptr, dy_ptr, y_start + j, dy_start + j, live & (j < body))
+                total += tl.sum(_grad_summand(y, dy, LOG), axis=1, keep_dims=True)
+            dx_edges, _ = _edge_offsets(rows, dxs_o, live, head, body, N, VEC)
+            dx_edge = _grad(y_edge, dy_edge, total, LOG)
+            tl.store(dx_ptr + dx_edges, dx_edge.to(dx_ptr.dtype.element_ty), mask=edge_mask)
+            dx_start = _body_start(rows, dxs_o, head, VEC)
+            chunks = tl.cdiv(N, BLOCK_N)
+            for k in range(0, chunks):  # backwards: the chunks read last come first
+                j = (chunks - 1 - k) * BLOCK_N + tl.arange(0, BLOCK_N)[None, :]
+                inside = live & (j < body)
+                y, dy = _grad_terms(y_ptr, dy_ptr, y_start + j, dy_start + j, inside)
+                tl.store(dx_ptr + dx_start + j, _grad(y, dy, total, LOG).to(dx_ptr.dtype.element_ty), mask=inside)
+    else:
+        rows, live, head, body = _realigned_rows(tl.program_id(0), OUTER, N, ys_o, BLOCK_O, VEC, WIDE)
+        j = tl.arange(0, BLOCK_N)[None, :]
+        inside = live & (j < body)
+        y, dy = _grad_terms(
+            y_ptr, dy_ptr, _body_start(rows, ys_o, head, VEC) + j, _body_start(rows, dys_o, head, VEC) + j, inside
+        )
         y_edges, edge_mask = _edge_offsets(rows, ys_o, live, head, body, N, VEC)
         dy_edges, _ = _edge_offsets(rows, dys_o, live, head, body, N, VEC)
         y_edge, dy_edge = _grad_terms(y_ptr, dy_ptr, y_edges, dy_edges, edge_mask)
-        total = tl.sum(_grad_summand(y_edge, dy_edge, LOG), axis=1, keep_dims=True)
-        y_start, dy_start = _body_start(rows, ys_o, head, VEC), _body_start(rows, dys_o, head, VEC)
-        for c in range(0, N, BLOCK_N):
-            j = c + tl.arange(0, BLOCK_N)[None, :]
-            y, dy = _grad_terms(y_ptr, dy_ptr, y_start + j, dy_start + j, live & (j < body))
-            total += tl.sum(_grad_summand(y, dy, LOG), axis=1, keep_dims=True)
+        total = tl.sum(_grad_summand(y, dy, LOG), axis=1, keep_dims=True)
+        total += tl.sum(_grad_summand(y_edge, dy_edge, LOG), axis=1, keep_dims=True)
+        dx = _grad(y, dy, total, LOG)
+        tl.store(dx_ptr + (_body_start(rows, dxs_o, head, VEC) + j), dx.to(dx_ptr.dtype.element_ty), mask=inside)
         dx_edges, _ = _edge_offsets(rows, dxs_o, live, head, body, N, VEC)
-        dx_edge = _grad(y_edge, dy_edge, total, LOG)
-        tl.store(dx_ptr + dx_edges, dx_edge.to(dx_ptr.dtype.element_ty), mask=edge_mask)
-        dx_start = _body_start(rows, dxs_o, head, VEC)
-        chunks = tl.cdiv(N, BLOCK_N)
-        for k in range(0, chunks):  # backwards: the chunks read last come first
-            j = (chunks - 1 - k) * BLOCK_N + tl.arange(0, BLOCK_N)[None, :]
-            inside = live & (j < body)
-            y, dy = _grad_terms(y_ptr, dy_ptr, y_start + j, dy_start + j, inside)
-            tl.store(dx_ptr + dx_start + j, _grad(y, dy, total, LOG).to(dx_ptr.dtype.element_ty), mask=inside)
+        tl.store(dx_ptr + dx_edges, _grad(y_edge, dy_edge, total, LOG).to(dx_ptr.dtype.element_ty), mask=edge_mask)
