@@ -4,15 +4,16 @@ for scale, and on request the realigned row kernels and torch.softmax.
 
     PYTHONPATH=$PWD python benchmarks/triton_offsets_probe.py [--shapes 1032444x65,256x512x64@1]
         [--dtypes bfloat16,float32] [--directions forward,backward] [--rounds 3]
-        [--variants triton32,triton64,triton,realigned,unrealigned,cuda,torch]
+        [--variants triton32,triton64,triton,realigned,realigned64,unrealigned,cuda,torch]
 
 Each (shape, dtype, direction) prints microseconds a call (the best of ``--rounds`` rounds, in each of
 which every variant is timed once with ``timing.median_ms``): "triton32" (the backend's plans with
 32-bit offsets wherever every offset fits: row_offsets_64's ranges emptied, the scalar tiles'
 ``offsets_64`` kept), "triton64" (``_wide_offsets`` answering yes: 64-bit offsets everywhere), "triton"
 (the backend as its rules stand), "realigned" (as they stand, but rows of every length through the
-realigned kernels where rows_realign lets them: REALIGNED_ROW_COLS widened), "unrealigned" (as they
-stand, but no row through the realigned kernels), "cuda" and "torch"
+realigned kernels where rows_realign lets them: REALIGNED_ROW_COLS widened), "realigned64" (the same
+with 64-bit offsets), "unrealigned" (as they stand, but no row through the realigned kernels), "cuda"
+and "torch"
 (torch's own kernels, through ``backend="torch"``); triton32, triton64 and cuda unless ``--variants``.
 Every variant's result is checked against float64 first."""
 
@@ -53,6 +54,10 @@ VARIANTS = {
     "triton64": (lambda: triton_offsets({"_wide_offsets": lambda *args: True}), "auto"),
     "triton": (lambda: dispatch.forced("triton"), "auto"),
     "realigned": (lambda: triton_offsets({"REALIGNED_ROW_COLS": realigned_everywhere()}), "auto"),
+    "realigned64": (
+        lambda: triton_offsets({"REALIGNED_ROW_COLS": realigned_everywhere(), "_wide_offsets": lambda *args: True}),
+        "auto",
+    ),
     "unrealigned": (lambda: triton_offsets({"REALIGNED_ROW_COLS": realigned_everywhere(())}), "auto"),
     "cuda": (lambda: dispatch.forced("cuda"), "auto"),
     "torch": (contextlib.nullcontext, "torch"),
