@@ -3,7 +3,8 @@ segmentation head's (16, 21, 513, 513) over dim 1), in the form torch.compile's 
 against the Triton backend's scalar tiles and torch.compile, alternated in one process behind an L2 flush.
 
     PYTHONPATH=$PWD python benchmarks/flat_columns_probe.py [--cases "(16,21,513,513) d1;(8,21,255,255) d1"]
-        [--dtypes bfloat16,float32] [--directions forward,backward] [--blocks 2048x4,4096x8] [--rounds 3] [--fixed]
+        [--dtypes bfloat16,float32] [--directions forward,backward] [--blocks 2048x4,4096x8] [--rounds 3]
+        [--fixed] [--wide]
 
 The form timed here ("flat"): a program takes XBLOCK consecutive columns of the flattened (outer x inner)
 axis, so that its columns run on across outer indices and no tile is cut short at an outer index's
@@ -31,17 +32,20 @@ from fastsoftmax.benchmark.timing import copy_bandwidth_gbps, median_ms
 
 
 @triton.jit
-def _flat_tile(x, n, inner, outer_stride, XBLOCK: tl.constexpr, RBLOCK: tl.constexpr):
-    # 32-bit indices, as torch.compile's where every offset fits (64-bit division a column costs more)
-    columns = tl.program_id(0) * XBLOCK + tl.arange(0, XBLOCK)[:, None]
+def _flat_tile(columns, n, inner, outer_stride, XBLOCK: tl.constexpr, RBLOCK: tl.constexpr, WIDE: tl.constexpr):
+    # 32-bit indices, as torch.compile's where every offset fits (a 64-bit division a column costs more)
+    block = tl.program_id(0).to(tl.int64) if WIDE else tl.program_id(0)
+    column = block * XBLOCK + tl.arange(0, XBLOCK)[:, None]
     rows = tl.arange(0, RBLOCK)[None, :]
-    offsets = columns % inner + rows * inner + columns // inner * outer_stride
-    return offsets, (columns < x) & (rows < n)
+    offsets = column % inner + rows * inner + column // inner * outer_stride
+    return offsets, (column < columns) & (rows < n)
 
 
 @triton.jit
-def flat_forward(x_ptr, y_ptr, columns, n, inner, outer_stride, XBLOCK: tl.constexpr, RBLOCK: tl.constexpr):
-    offsets, mask = _flat_tile(columns, n, inner, outer_stride, XBLOCK, RBLOCK)
+def flat_forward(
+    x_ptr, y_ptr, columns, n, inner, outer_stride, XBLOCK: tl.constexpr, RBLOCK: tl.constexpr, WIDE: tl.constexpr
+):
+    offsets, mask = _flat_tile(columns, n, inner, outer_stride, XBLOCK, RBLOCK, WIDE)
     x = tl.load(x_ptr + offsets, mask=mask, other=float("-inf")).to(tl.float32)
     m = tl.max(x, axis=1, keep_dims=True)
     e = tl.exp(x - tl.where(m == float("-inf"), 0.0, m))
@@ -50,8 +54,19 @@ def flat_forward(x_ptr, y_ptr, columns, n, inner, outer_stride, XBLOCK: tl.const
 
 
 @triton.jit
-def flat_backward(y_ptr, dy_ptr, dx_ptr, columns, n, inner, outer_stride, XBLOCK: tl.constexpr, RBLOCK: tl.constexpr):
-    offsets, mask = _flat_tile(columns, n, inner, outer_stride, XBLOCK, RBLOCK)
+def flat_backward(
+    y_ptr,
+    dy_ptr,
+    dx_ptr,
+    columns,
+    n,
+    inner,
+    outer_stride,
+    XBLOCK: tl.constexpr,
+    RBLOCK: tl.constexpr,
+    WIDE: tl.constexpr,
+):
+    offsets, mask = _flat_tile(columns, n, inner, outer_stride, XBLOCK, RBLOCK, WIDE)
     y = tl.load(y_ptr + offsets, mask=mask, other=0.0).to(tl.float32)
     dy = tl.load(dy_ptr + offsets, mask=mask, other=0.0).to(tl.float32)
     product = y * dy
@@ -73,11 +88,14 @@ def flat_backward_fixed(
 ):
     # flat_backward with the inner size and outer stride compile-time constants, as torch.compile's
     # kernels take a tensor's sizes: divisions and multiplications by immediates
-    flat_backward(y_ptr, dy_ptr, dx_ptr, columns, n, INNER, OUTER_STRIDE, XBLOCK, RBLOCK)
+    flat_backward(y_ptr, dy_ptr, dx_ptr, columns, n, INNER, OUTER_STRIDE, XBLOCK, RBLOCK, False)
 
 
-def flat_call(backward: bool, elements: int, warps: int, tensors: tuple, dim: int, fixed: bool = False):
-    """The flat form's call on a contiguous tensor softmaxed over ``dim``."""
+def flat_call(
+    backward: bool, elements: int, warps: int, tensors: tuple, dim: int, fixed: bool = False, wide: bool = False
+):
+    """The flat form's call on a contiguous tensor softmaxed over ``dim``: ``fixed``, the backward with
+    the sizes compile-time constants; ``wide``, 64-bit column indices."""
     first = tensors[0]
     shape = first.shape
     outer = int(torch.tensor(shape[:dim]).prod()) if dim else 1
@@ -95,9 +113,11 @@ def flat_call(backward: bool, elements: int, warps: int, tensors: tuple, dim: in
         )
     elif backward:
         y, dy = tensors
-        flat_backward[grid](y, dy, out, columns, n, inner, n * inner, XBLOCK=xblock, RBLOCK=rblock, num_warps=warps)
+        blocks = dict(XBLOCK=xblock, RBLOCK=rblock, WIDE=wide, num_warps=warps)
+        flat_backward[grid](y, dy, out, columns, n, inner, n * inner, **blocks)
     else:
-        flat_forward[grid](first, out, columns, n, inner, n * inner, XBLOCK=xblock, RBLOCK=rblock, num_warps=warps)
+        blocks = dict(XBLOCK=xblock, RBLOCK=rblock, WIDE=wide, num_warps=warps)
+        flat_forward[grid](first, out, columns, n, inner, n * inner, **blocks)
     return out
 
 
@@ -109,8 +129,12 @@ def main(argv=None) -> None:
     parser.add_argument("--blocks", default="2048x4,4096x4,4096x8,8192x8")
     parser.add_argument("--rounds", type=int, default=3)
     parser.add_argument("--fixed", action="store_true", help="the backward with the sizes compile-time constants too")
+    parser.add_argument("--wide", action="store_true", help="64-bit column indices (torch.compile takes 32-bit ones)")
     args = parser.parse_args(argv)
     copy = copy_bandwidth_gbps()
+    # a compile for each case, dtype and direction: past dynamo's default limit of 8 it would run eagerly
+    torch._dynamo.config.recompile_limit = 1 << 20
+    torch._dynamo.config.cache_size_limit = 1 << 20
     compiled = torch.compile(torch.softmax, dynamic=False)
     compiled_backward = torch.compile(torch._softmax_backward_data, dynamic=False)
     for case in cases_of(args.cases):
@@ -135,7 +159,7 @@ def main(argv=None) -> None:
                 for block in args.blocks.split(","):
                     elements, warps = (int(v) for v in block.split("x"))
                     calls[f"flat{block}"] = lambda elements=elements, warps=warps: flat_call(
-                        backward, elements, warps, tensors, dim
+                        backward, elements, warps, tensors, dim, wide=args.wide
                     )
                     if backward and args.fixed:
                         calls[f"fixed{block}"] = lambda elements=elements, warps=warps: flat_call(

@@ -131,7 +131,7 @@ def row_offsets_64(n: int, itemsize: int, backward: bool) -> bool:
 
 
 #: rows (inner == 1) that the tile, row and online tiers take through the realigned kernels
-#: (kernels.softmax_*_realigned_*), by (backward, itemsize): ranges of columns, first to last, of rows
+#: (kernels.softmax_*_realigned), by (backward, itemsize): ranges of columns, first to last, of rows
 #: whose tensors' pointers lie on 16-byte boundaries, whose pitches lie at one phase of a 16-byte vector
 #: and which the tiers' own kernels would load an element at a time (a length or a pitch of no multiple
 #: of 16 elements: rows_realign; rows of two vectors at least, 16-bit ones from 17). The realigned
@@ -301,8 +301,8 @@ TWO_PIECE_TILES = "16bit"
 #: (Triton 3.9.0, its ptxas 12.9; results 2026-12-07_h100_s84/fixed_n_sass.txt), the SASS of the tiles
 #: as planned, per thread, bf16: the scalar tiles of (16, 21, 513, 513) over dim 1 forward 800
 #: instructions and 76 registers against 520 and 32, backward 536 and 88 against 400 and 56; (8, 150,
-#: 127, 127) forward 968 and 87 against 544 and 40. Each length of the axis compiles apart. Not yet timed
-#: on a GPU: off.
+#: 127, 127) forward 968 and 87 against 544 and 40 (Triton 3.6, which the GPU runs use, not compared).
+#: Each length of the axis compiles apart. Not yet timed on a GPU: off.
 TILE_FIXED_N = False
 #: where threads share a tile's columns (more threads than BLOCK_I), the second piece at most this
 #: share of the first (see TWO_PIECE_TILES); where each thread holds whole columns, any

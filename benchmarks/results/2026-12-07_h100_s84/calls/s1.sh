@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Sanitizers left over from the eighty-third set: grid_row under racecheck with a 480 s limit (it ran past
+# Sanitizers the eighty-third set did not finish or rerun: grid_row under racecheck with a 330 s limit (it ran past
 # 150 s on 17 rows of 2^20 + 3 in uneven teams), and memcheck over every Triton tier with rows realigned
 # after the walked kernels lost their row-block argument.
 source benchmarks/call_prelude.sh s1
