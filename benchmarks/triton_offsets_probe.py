@@ -4,7 +4,7 @@ for scale, and on request the realigned row kernels and torch.softmax.
 
     PYTHONPATH=$PWD python benchmarks/triton_offsets_probe.py [--shapes 1032444x65,256x512x64@1]
         [--dtypes bfloat16,float32] [--directions forward,backward] [--rounds 3]
-        [--variants triton32,triton64,triton,realigned,realigned64,unrealigned,cuda,torch]
+        [--variants triton32,triton64,triton,realigned,realigned64,unrealigned,cuda,torch] [--realigned-elems 32,64]
 
 Each (shape, dtype, direction) prints microseconds a call (the best of ``--rounds`` rounds, in each of
 which every variant is timed once with ``timing.median_ms``): "triton32" (the backend's plans with
@@ -12,9 +12,10 @@ which every variant is timed once with ``timing.median_ms``): "triton32" (the ba
 ``offsets_64`` kept), "triton64" (``_wide_offsets`` answering yes: 64-bit offsets everywhere), "triton"
 (the backend as its rules stand), "realigned" (as they stand, but rows of every length through the
 realigned kernels where rows_realign lets them: REALIGNED_ROW_COLS widened), "realigned64" (the same
-with 64-bit offsets), "unrealigned" (as they stand, but no row through the realigned kernels), "cuda"
-and "torch"
-(torch's own kernels, through ``backend="torch"``); triton32, triton64 and cuda unless ``--variants``.
+with 64-bit offsets), "realigned@E" for each E of ``--realigned-elems`` (the same with the held kernels'
+REALIGNED_HELD_ELEMS_PER_THREAD at E), "unrealigned" (as they stand, but no row through the realigned
+kernels), "cuda" and "torch" (torch's own kernels, through ``backend="torch"``); triton32, triton64 and
+cuda unless ``--variants``.
 Every variant's result is checked against float64 first."""
 
 from __future__ import annotations
@@ -71,7 +72,17 @@ def main(argv=None) -> None:
     parser.add_argument("--directions", default="forward,backward")
     parser.add_argument("--rounds", type=int, default=3)
     parser.add_argument("--variants", default="triton32,triton64,cuda", help=f"comma list of {', '.join(VARIANTS)}")
+    parser.add_argument(
+        "--realigned-elems",
+        default="",
+        help="comma list of elements a thread: a variant realigned@E for each, as realigned with the held "
+        "kernels' REALIGNED_HELD_ELEMS_PER_THREAD at E",
+    )
     args = parser.parse_args(argv)
+    for elements in filter(None, args.realigned_elems.split(",")):
+        settings = {"REALIGNED_ROW_COLS": realigned_everywhere(), "REALIGNED_HELD_ELEMS_PER_THREAD": int(elements)}
+        VARIANTS[f"realigned@{elements}"] = (lambda settings=settings: triton_offsets(settings), "auto")
+        args.variants += f",realigned@{elements}"
     unknown = set(args.variants.split(",")) - set(VARIANTS)
     if unknown:
         parser.error(f"unknown variants {sorted(unknown)}; choose among {', '.join(VARIANTS)}")

@@ -157,6 +157,13 @@ REALIGNED_ROW_COLS = {
 }
 #: the tiers whose rows may go through the realigned kernels (the split and relay tiers do not)
 REALIGNED_TIERS = ("tile", "row", "online")
+#: elements a thread of the held realigned kernels owns, which sets their warps (as ELEMS_PER_THREAD the
+#: tile kernels'). Compiled for sm_90 without a GPU (Triton 3.9.0; results 2026-12-07_h100_s84/
+#: realigned_sass.txt), the bf16 forward of rows of 300 and 999 as planned (16 a thread) issues 32
+#: MUFU.EX2 a thread for its 16 elements, over 7 block barriers; at 32 a thread rows of 300 issue 33 over
+#: 3, at 64 rows of 999 issue 65 over 7 (float32 keeps the excess at 32). Where the realigned kernels
+#: lose to the tile kernels (rows of 300 and 600-999); not yet timed on a GPU
+REALIGNED_HELD_ELEMS_PER_THREAD = ELEMS_PER_THREAD
 
 
 def realigned_everywhere(lengths=((1, 1 << 62),)) -> dict:
@@ -518,7 +525,8 @@ def realigned_plan(tier: str, outer: int, n: int, itemsize: int, sm_count: int, 
     block_n = _pow2(n // vector * vector)
     block_o = max(1, min(TILE_TARGET // block_n, _pow2(outer))) if tier == "tile" else 1
     blocks = (("WALKED", False), ("BLOCK_O", block_o), ("BLOCK_N", block_n), ("VEC", vector))
-    blocks += (("num_warps", _warps(block_o * block_n)),)
+    warps = max(1, min(32, block_o * block_n // (32 * REALIGNED_HELD_ELEMS_PER_THREAD)))
+    blocks += (("num_warps", warps),)
     return dict(kind="realigned_held", programs=triton.cdiv(outer, block_o), configs=((("LOG", log),) + blocks,))
 
 
