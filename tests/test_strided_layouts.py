@@ -1012,6 +1012,22 @@ def test_triton_tile_register_caps(monkeypatch):
         tb.plan.cache_clear()  # plans made under the settings above must not outlive them
 
 
+def _check_triton_both_ways(problems, dtype: torch.dtype, minus_inf: bool = False) -> None:
+    """Softmax and log-softmax of fresh inputs of each (shape, dim) in ``problems`` on the Triton
+    backend, forward and backward through autograd, against float64; ``minus_inf``: one row of the
+    axis at -inf beside finite ones."""
+    for shape, dim in problems:
+        x = (torch.randn(shape, device=DEVICE) * 3).to(dtype)
+        if minus_inf:
+            x[0, 3] = float("-inf")
+        for log in (False, True):
+            op = fastsoftmax.log_softmax if log else fastsoftmax.softmax
+            check_forward(op(x, dim, backend="triton"), x, dim, log)
+            leaf, dy = x.detach().requires_grad_(), torch.randn(shape, device=DEVICE).to(dtype)
+            (dx,) = torch.autograd.grad(op(leaf, dim, backend="triton"), leaf, dy)
+            check_backward(dx, x, dy, dim, log)
+
+
 @pytest.mark.parametrize("wide", [False, True], ids=["32-bit", "64-bit"])
 @pytest.mark.parametrize("dtype", [torch.float32, torch.bfloat16], ids=str)
 def test_triton_tiles_with_either_offset_width(dtype, wide, monkeypatch):
@@ -1035,14 +1051,7 @@ def test_triton_tiles_with_either_offset_width(dtype, wide, monkeypatch):
     if wide:
         monkeypatch.setattr(tb, "_wide_offsets", lambda *args: True)
     dispatch.clear_caches()  # repeated calls' plans hold the offset width worked out when first made
-    for shape, dim in (((37, 96), -1), ((6, 40, 24), 1), ((2, 21, 11, 13), 1)):
-        x = (torch.randn(shape, device=DEVICE) * 3).to(dtype)
-        for log in (False, True):
-            op = fastsoftmax.log_softmax if log else fastsoftmax.softmax
-            check_forward(op(x, dim, backend="triton"), x, dim, log)
-            leaf, dy = x.detach().requires_grad_(), torch.randn(shape, device=DEVICE).to(dtype)
-            (dx,) = torch.autograd.grad(op(leaf, dim, backend="triton"), leaf, dy)
-            check_backward(dx, x, dy, dim, log)
+    _check_triton_both_ways((((37, 96), -1), ((6, 40, 24), 1), ((2, 21, 11, 13), 1)), dtype)
     # 64-bit where forced, or for the backward of rows and the 16-bit backward of the scalar tiles
     # (inner 11 x 13: rows at several 16-byte phases)
     assert {inner for _, inner, _ in launched} == {1, 24, 143} and any(b for b, _, _ in launched)
@@ -1073,15 +1082,7 @@ def test_triton_tiles_with_the_axis_length_compiled_in(dtype, monkeypatch):
     dispatch.clear_caches()
     problems = (((2, 21, 11, 13), 1), ((3, 19, 8, 16), 1), ((2, 150, 5, 7), 0), ((2, 150, 5, 7), 1), ((37, 96), -1))
     try:
-        for shape, dim in problems:
-            x = (torch.randn(shape, device=DEVICE) * 3).to(dtype)
-            x[0, 3] = float("-inf")  # a row of the axis at -inf beside finite ones
-            for log in (False, True):
-                op = fastsoftmax.log_softmax if log else fastsoftmax.softmax
-                check_forward(op(x, dim, backend="triton"), x, dim, log)
-                leaf, dy = x.detach().requires_grad_(), torch.randn(shape, device=DEVICE).to(dtype)
-                (dx,) = torch.autograd.grad(op(leaf, dim, backend="triton"), leaf, dy)
-                check_backward(dx, x, dy, dim, log)
+        _check_triton_both_ways(problems, dtype, minus_inf=True)
     finally:  # no plan with the length compiled in outlives the test
         tb.plan.cache_clear()
         dispatch.clear_caches()

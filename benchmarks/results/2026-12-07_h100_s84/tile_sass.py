@@ -15,30 +15,14 @@ import sys
 import tempfile
 
 import triton
-from triton.backends.compiler import GPUTarget
-from triton.compiler import ASTSource
 
 from fastsoftmax.backends import triton as tb
 from fastsoftmax.backends.triton import kernels
+from fastsoftmax.backends.triton.compile_check import compile_kernel
 
 BIN = os.path.join(os.path.dirname(triton.__file__), "backends", "nvidia", "bin")
 # rows at several 16-byte phases (odd inner sizes): the scalar tiles, whose loads take no alignment hint
 CASES = [(16, 21, 263169), (8, 21, 65025), (16, 19, 263169), (8, 150, 16129), (64, 512, 1023)]
-
-
-def compiled(fn, dtype: str, constexprs: dict, options: dict, aligned: bool = False):
-    """``aligned``: every pointer hinted on a 16-byte boundary, as Triton specializes such launches."""
-    signature = {}
-    for name in fn.arg_names:
-        if name in constexprs:
-            signature[name] = "constexpr"
-        else:
-            signature[name] = f"*{dtype}" if name.endswith("_ptr") else "i32"
-    keyed = {(fn.arg_names.index(name),): value for name, value in constexprs.items()}
-    hints = [["tt.divisibility", 16]]
-    attrs = {(fn.arg_names.index(name),): hints for name in fn.arg_names if aligned and name.endswith("_ptr")}
-    source = ASTSource(fn=fn, signature=signature, constexprs=keyed, attrs=attrs)
-    return triton.compile(source, target=GPUTarget("cuda", 90, 32), options=options)
 
 
 def sass_counts(kernel, barriers: bool = False) -> tuple[int, ...]:
@@ -64,7 +48,9 @@ def realigned_table() -> None:
                     p = tb.realigned_plan("tile", (1 << 26) // n, n, itemsize, 132, False)
                     config = dict(p["configs"][0])
                     options = {"num_warps": config.pop("num_warps")}
-                    counts = sass_counts(compiled(fn, dtype, {**config, "WIDE": False}, options, aligned=True), True)
+                    counts = sass_counts(
+                        compile_kernel(fn, dtype, {**config, "WIDE": False}, options, 90, aligned=True), True
+                    )
                     direction = "backward" if backward else "forward"
                     blocks = f"BLOCK_O {config['BLOCK_O']} BLOCK_N {config['BLOCK_N']} {options}"
                     print(f"rows of {n} {dtype} {direction}, {elements} a thread, {blocks}: {counts}", flush=True)
@@ -81,7 +67,9 @@ def fixed_n_table() -> None:
                 fn = kernels.softmax_bwd_tile if backward else kernels.softmax_fwd_tile
                 counts = [
                     sass_counts(
-                        compiled(fn, dtype, {**config, "WIDE": p.get("offsets_64", False), "FIXED_N": fixed}, options)
+                        compile_kernel(
+                            fn, dtype, {**config, "WIDE": p.get("offsets_64", False), "FIXED_N": fixed}, options, 90
+                        )
                     )
                     for fixed in (0, n)
                 ]
