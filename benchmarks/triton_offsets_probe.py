@@ -71,7 +71,11 @@ def main(argv=None) -> None:
     parser.add_argument("--dtypes", default="bfloat16,float32")
     parser.add_argument("--directions", default="forward,backward")
     parser.add_argument("--rounds", type=int, default=3)
-    parser.add_argument("--variants", default="triton32,triton64,cuda", help=f"comma list of {', '.join(VARIANTS)}")
+    parser.add_argument(
+        "--variants",
+        default="triton32,triton64,cuda",
+        help=f"comma list of {', '.join(VARIANTS)} (realigned@E: --realigned-elems)",
+    )
     parser.add_argument(
         "--realigned-elems",
         default="",
@@ -79,14 +83,15 @@ def main(argv=None) -> None:
         "kernels' REALIGNED_HELD_ELEMS_PER_THREAD at E",
     )
     args = parser.parse_args(argv)
+    known = dict(VARIANTS)
     for elements in filter(None, args.realigned_elems.split(",")):
         settings = {"REALIGNED_ROW_COLS": realigned_everywhere(), "REALIGNED_HELD_ELEMS_PER_THREAD": int(elements)}
-        VARIANTS[f"realigned@{elements}"] = (lambda settings=settings: triton_offsets(settings), "auto")
+        known[f"realigned@{elements}"] = (lambda settings=settings: triton_offsets(settings), "auto")
         args.variants += f",realigned@{elements}"
-    unknown = set(args.variants.split(",")) - set(VARIANTS)
+    unknown = set(args.variants.split(",")) - set(known)
     if unknown:
-        parser.error(f"unknown variants {sorted(unknown)}; choose among {', '.join(VARIANTS)}")
-    variants = {name: VARIANTS[name] for name in args.variants.split(",")}
+        parser.error(f"unknown variants {sorted(unknown)}; choose among {', '.join(known)}")
+    variants = {name: known[name] for name in args.variants.split(",")}
     for item in args.shapes.split(","):
         shape, dim = parse_shape(item)
         for dtype in (getattr(torch, name) for name in args.dtypes.split(",")):

@@ -160,3 +160,14 @@ def test_realigned_lengths_as_measured():
             assert not lengths(8, backward, size) and not lengths(300, backward, size)
             assert not lengths(999, backward, size) and lengths(1025, backward, size)
             assert lengths(200, backward, size) is not (backward and size == 4)
+
+
+def test_held_plans_take_the_tile_kernels_threads():
+    # REALIGNED_HELD_ELEMS_PER_THREAD as shipped gives the held kernels the warps the tile kernels'
+    # ELEMS_PER_THREAD gives a tile of the same size (the timings of REALIGNED_ROW_COLS were made so)
+    for n in (9, 65, 255, 1025, 3001, 16000):
+        for outer in (1, 7, 100000):
+            for itemsize in (2, 4):
+                for tier in ("tile", "row"):
+                    config = dict(triton_backend.realigned_plan(tier, outer, n, itemsize, 132, False)["configs"][0])
+                    assert config["num_warps"] == triton_backend._warps(config["BLOCK_O"] * config["BLOCK_N"])

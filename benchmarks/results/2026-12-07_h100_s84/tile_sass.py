@@ -4,8 +4,10 @@ tiles the backend plans (triton.plan) with the reduced axis' length a run-time a
 compiled in (FIXED_N n); with --realigned, the held realigned row kernels as planned for rows of 255, 300
 and 999 at 16, 32 and 64 elements a thread (REALIGNED_HELD_ELEMS_PER_THREAD).
 
-    python benchmarks/results/2026-12-07_h100_s84/tile_sass.py > fixed_n_sass.txt
-    python benchmarks/results/2026-12-07_h100_s84/tile_sass.py --realigned > realigned_sass.txt
+    python benchmarks/results/2026-12-07_h100_s84/tile_sass.py \
+        > benchmarks/results/2026-12-07_h100_s84/fixed_n_sass.txt
+    python benchmarks/results/2026-12-07_h100_s84/tile_sass.py --realigned \
+        > benchmarks/results/2026-12-07_h100_s84/realigned_sass.txt
 """
 
 import os

@@ -160,10 +160,12 @@ REALIGNED_TIERS = ("tile", "row", "online")
 #: elements a thread of the held realigned kernels owns, which sets their warps (as ELEMS_PER_THREAD the
 #: tile kernels'). Compiled for sm_90 without a GPU (Triton 3.9.0; results 2026-12-07_h100_s84/
 #: realigned_sass.txt), the bf16 forward of rows of 300 and 999 as planned (16 a thread) issues 32
-#: MUFU.EX2 a thread for its 16 elements, over 7 block barriers; at 32 a thread rows of 300 issue 33 over
-#: 3, at 64 rows of 999 issue 65 over 7 (float32 keeps the excess at 32). Where the realigned kernels
-#: lose to the tile kernels (rows of 300 and 600-999); not yet timed on a GPU
-REALIGNED_HELD_ELEMS_PER_THREAD = ELEMS_PER_THREAD
+#: MUFU.EX2 a thread for its 16 elements, over 7 block barriers (rows of 255: 17 over 3); at 32 a thread
+#: rows of 300 issue 33 over 3 (rows of 999 still 64 over 7), at 64 rows of 999 issue 65 over 7; the
+#: float32 forward of rows of 300 keeps the excess at 32 (64), and its backward at 64 takes 255 registers.
+#: These are the lengths where the realigned kernels lose to the tile kernels (300 and 600-999). Not yet
+#: timed on a GPU: 16, as the tile kernels.
+REALIGNED_HELD_ELEMS_PER_THREAD = 16
 
 
 def realigned_everywhere(lengths=((1, 1 << 62),)) -> dict:
@@ -306,9 +308,9 @@ TWO_PIECE_TILES = "16bit"
 #: Whether the strided tiles compile the reduced axis' length in (the tile kernels' FIXED_N): the rows a
 #: tile holds past it are then known masked, and their loads, exponentials and registers go. For sm_90
 #: (Triton 3.9.0, its ptxas 12.9; results 2026-12-07_h100_s84/fixed_n_sass.txt), the SASS of the tiles
-#: as planned, per thread, bf16: the scalar tiles of (16, 21, 513, 513) over dim 1 forward 800
-#: instructions and 76 registers against 520 and 32, backward 536 and 88 against 400 and 56; (8, 150,
-#: 127, 127) forward 968 and 87 against 544 and 40 (Triton 3.6, which the GPU runs use, not compared).
+#: as planned, per thread, bf16, without and with: the scalar tiles of (16, 21, 513, 513) over dim 1
+#: forward 800 instructions and 76 registers, 520 and 32; backward 536 and 88, 400 and 56; (8, 150, 127,
+#: 127) forward 968 and 87, 544 and 40 (Triton 3.6, which the GPU runs use, not compared).
 #: Each length of the axis compiles apart. Not yet timed on a GPU: off.
 TILE_FIXED_N = False
 #: where threads share a tile's columns (more threads than BLOCK_I), the second piece at most this

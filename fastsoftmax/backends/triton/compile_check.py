@@ -139,7 +139,7 @@ def configurations(kinds):
                             named = dict(config)
                             options = {key: named.pop(key) for key in COMPILE_OPTIONS if key in named}
                             # a strided tile's axis length compiled in or not (TILE_FIXED_N)
-                            lengths = (0, n) if "FIXED_N" in named and inner > 1 else (named.get("FIXED_N"),)
+                            lengths = (0, n) if "FIXED_N" in named and inner > 1 else (None,)
                             for wide, fixed in itertools.product(
                                 (False, True) if kind in ("tile", *REALIGNED_KINDS) else (None,), lengths
                             ):
