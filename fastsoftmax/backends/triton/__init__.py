@@ -357,8 +357,8 @@ def _tile_pieces_planned(
     return _pow2(n), 0
 
 
-def _warps(tile_elems: int) -> int:
-    return max(1, min(32, tile_elems // (32 * ELEMS_PER_THREAD)))
+def _warps(tile_elems: int, per_thread: int = ELEMS_PER_THREAD) -> int:
+    return max(1, min(32, tile_elems // (32 * per_thread)))
 
 
 @functools.lru_cache(maxsize=None)
@@ -527,8 +527,7 @@ def realigned_plan(tier: str, outer: int, n: int, itemsize: int, sm_count: int, 
     block_n = _pow2(n // vector * vector)
     block_o = max(1, min(TILE_TARGET // block_n, _pow2(outer))) if tier == "tile" else 1
     blocks = (("WALKED", False), ("BLOCK_O", block_o), ("BLOCK_N", block_n), ("VEC", vector))
-    warps = max(1, min(32, block_o * block_n // (32 * REALIGNED_HELD_ELEMS_PER_THREAD)))
-    blocks += (("num_warps", warps),)
+    blocks += (("num_warps", _warps(block_o * block_n, REALIGNED_HELD_ELEMS_PER_THREAD)),)
     return dict(kind="realigned_held", programs=triton.cdiv(outer, block_o), configs=((("LOG", log),) + blocks,))
 
 
