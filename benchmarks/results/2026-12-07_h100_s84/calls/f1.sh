@@ -10,9 +10,4 @@ timeout 100 python3 -m pytest -q -p no:cacheprovider tests/test_strided_layouts.
 timeout 150 compute-sanitizer --tool memcheck --report-api-errors no --print-limit 20 \
   python3 benchmarks/sanitize_triton.py --fixed-n > $R/memcheck.txt 2>&1
 echo "memcheck rc $? at $SECONDS s"; grep -E "ERROR SUMMARY|WRONG|problems" $R/memcheck.txt | head -4
-T='backend=triton;backend=triton,triton.TILE_FIXED_N=True'
-T="$T;backend=triton,triton.TILE_FIXED_N=True,triton.TWO_PIECE_TILES=\"none\""
-CASES='(16,21,513,513) d1;(16,21,512,512) d1;(8,150,127,127) d1;(8,150,128,128) d1;(8,21,255,255) d1;(16,19,513,513) d1'
-timeout 280 python3 benchmarks/kernel_breakdown.py --cases "$CASES" --dtypes bfloat16 \
-  --directions forward,backward --tunings "$T" > $R/breakdown_bf16.txt 2>&1; echo "breakdown rc $? at $SECONDS s"
-grep -E "us a call|Error" $R/breakdown_bf16.txt | cut -c1-160
+source benchmarks/results/2026-12-07_h100_s84/calls/fixed_n_breakdown.sh bfloat16
