@@ -179,13 +179,15 @@ def realigned_length(n: int, backward: bool, itemsize: int) -> bool:
     return any(low <= n <= high for low, high in REALIGNED_ROW_COLS[backward, itemsize])
 
 
-def takes_realigned(tier: str, shape, strides, itemsizes, pointers_aligned: bool, backward: bool) -> bool:
-    """Whether a launch of ``tier`` on an (outer, n, inner) problem ``shape`` goes through the realigned
-    kernels: rows (inner 1) of the tiers that take them (REALIGNED_TIERS), where rows_realign says so."""
+def takes_realigned(tier: str, shape, itemsize: int, backward: bool, rows) -> bool:
+    """Whether a launch of ``tier`` on an (outer, n, inner) problem ``shape`` of inputs of ``itemsize``
+    goes through the realigned kernels: rows (inner 1) of the tiers that take them (REALIGNED_TIERS), of
+    a length REALIGNED_ROW_COLS holds, where rows_realign says so. ``rows()``: the launch's (strides,
+    itemsizes, pointers_aligned) as rows_realign takes them, asked for only past the checks before."""
     outer, n, inner = shape
-    if tier not in REALIGNED_TIERS or inner != 1 or not realigned_length(n, backward, itemsizes[0]):
+    if tier not in REALIGNED_TIERS or inner != 1 or not realigned_length(n, backward, itemsize):
         return False
-    return rows_realign(outer, n, strides, itemsizes, pointers_aligned, backward)
+    return rows_realign(outer, n, *rows(), backward)
 
 
 def rows_realign(outer: int, n: int, strides, itemsizes, pointers_aligned: bool, backward: bool) -> bool:
@@ -678,7 +680,9 @@ class TritonBackend:
         sizes = [itemsize] * (len(strides) - 1) + [_ITEMSIZE[out_dtype or dtype]]
         staggered = inner > 1 and _rows_staggered(strides, sizes, outer, n)
         # rows that take the realigned kernels where every pointer lies on a 16-byte boundary
-        realigned_rows = takes_realigned(tier, shape, [s[:2] for s in strides], sizes, True, backward)
+        realigned_rows = takes_realigned(
+            tier, shape, itemsize, backward, lambda: ([s[:2] for s in strides], sizes, True)
+        )
         pointers_matter = (inner > 1 and not staggered) or realigned_rows
         if backward:
             flat = (*strides[0], *strides[1], strides[2][0], strides[2][1])
@@ -820,10 +824,13 @@ def _plan_for(tensors: tuple, tier: str | None, backward: bool, log: bool) -> tu
     realign = takes_realigned(
         tier,
         (outer, n, inner),
-        [(t.stride(0), t.stride(1)) for t in tensors],
-        [t.element_size() for t in tensors],
-        not any(t.data_ptr() % 16 for t in tensors),
+        itemsize,
         backward,
+        lambda: (
+            [(t.stride(0), t.stride(1)) for t in tensors],
+            [t.element_size() for t in tensors],
+            not any(t.data_ptr() % 16 for t in tensors),
+        ),
     )
     high_bandwidth = _high_bandwidth(device_index)
     p = plan(tier, outer, n, inner, itemsize, backward, sm_count, log, scalar, high_bandwidth, realign)
