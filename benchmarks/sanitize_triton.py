@@ -3,11 +3,10 @@ log-softmax, three dtypes, on small strided problems that reach each tile form (
 pieces, scalar loads of whole columns, the long axes' scalar tiles, 16-byte loads) and rows; with
 --tiers, every tier (tile, row, online, split, relay) forced on small
 problems it takes, plain and widened (a 16-bit input computed as float32 in one pass, its gradient
-back in 16 bits); with --realigned, rows through the realigned kernels; with --fixed-n, the strided
-tiles with the reduced axis' length compiled in (TILE_FIXED_N). Every result checked against
+back in 16 bits); with --realigned, rows through the realigned kernels. Every result checked against
 float64 (computed on the CPU, so that the sanitizer sees only these kernels).
 
-    compute-sanitizer --tool memcheck python3 benchmarks/sanitize_triton.py [--shapes 2x21x143:1,..] [--fixed-n]
+    compute-sanitizer --tool memcheck python3 benchmarks/sanitize_triton.py [--shapes 2x21x143:1,..]
     compute-sanitizer --tool memcheck python3 benchmarks/sanitize_triton.py --tiers [--realigned]
 """
 
@@ -89,16 +88,11 @@ def main() -> int:
         action="store_true",
         help="rows of every length through the realigned kernels where they take them (REALIGNED_ROW_COLS widened)",
     )
-    parser.add_argument(
-        "--fixed-n", action="store_true", help="the strided tiles with the axis' length compiled in (TILE_FIXED_N)"
-    )
     args = parser.parse_args()
-    from fastsoftmax.backends import triton as triton_backend
-
     if args.realigned:
+        from fastsoftmax.backends import triton as triton_backend
+
         triton_backend.REALIGNED_ROW_COLS = triton_backend.realigned_everywhere()
-    if args.fixed_n:
-        triton_backend.TILE_FIXED_N = True
     problems = [_problem(item) for item in args.shapes.split(",")] if args.shapes else PROBLEMS
     backend = dispatch.kernel_backend("triton")
     runs = []  # (shape, dim, dtype, tier, widened)

@@ -110,8 +110,7 @@ def _launch(layout, backward, tensors, block_i, warps):
         )
         return tensors[-1]
     wide = tb._wide_offsets(outer, n, inner, *(t.stride() for t in tensors))
-    blocks = dict(LOG=False, BLOCK_O=1, BLOCK_N=block_n, BLOCK_N2=0, BLOCK_I=block_i, WIDE=wide, FIXED_N=0)
-    blocks["num_warps"] = warps
+    blocks = dict(LOG=False, BLOCK_O=1, BLOCK_N=block_n, BLOCK_N2=0, BLOCK_I=block_i, WIDE=wide, num_warps=warps)
     if backward:
         y, dy, dx = tensors
         strides = (*y.stride(), *dy.stride(), dx.stride(0), dx.stride(1))

@@ -307,14 +307,6 @@ def _pow2(value: int) -> int:
 #: and a second piece half the first where two threads share a column ((8, 48, 513, 513) 160.1
 #: against 152.0, 234.3 against 220.9: TWO_PIECE_SHARED_MAX_TAIL)
 TWO_PIECE_TILES = "16bit"
-#: Whether the strided tiles compile the reduced axis' length in (the tile kernels' FIXED_N): the rows a
-#: tile holds past it are then known masked, and their loads, exponentials and registers go. For sm_90
-#: (Triton 3.9.0, its ptxas 12.9; results 2026-12-07_h100_s84/fixed_n_sass.txt), the SASS of the tiles
-#: as planned, per thread, bf16, without and with: the scalar tiles of (16, 21, 513, 513) over dim 1
-#: forward 800 instructions and 76 registers, 520 and 32; backward 536 and 88, 400 and 56; (8, 150, 127,
-#: 127) forward 968 and 87, 544 and 40 (Triton 3.6, which the GPU runs use, not compared).
-#: Each length of the axis compiles apart. Not yet timed on a GPU: off.
-TILE_FIXED_N = False
 #: where threads share a tile's columns (more threads than BLOCK_I), the second piece at most this
 #: share of the first (see TWO_PIECE_TILES); where each thread holds whole columns, any
 TWO_PIECE_SHARED_MAX_TAIL = 0.25
@@ -466,7 +458,6 @@ def plan(
             ("BLOCK_N", head),
             ("BLOCK_N2", tail),
             ("BLOCK_I", block_i),
-            ("FIXED_N", n if strided and TILE_FIXED_N else 0),
             ("num_warps", warps),
         )
         cap = None

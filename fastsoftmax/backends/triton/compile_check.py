@@ -113,8 +113,7 @@ def configurations(kinds):
     backend plans on PROBLEMS, each dtype, direction and log flag, on GPUs of either DRAM bandwidth an
     SM, and the widened forms (``pointers``: the pointers of another type than ``dtype``, see
     WIDENED; not the realigned kernels, which take tensors of one type); the tile and realigned kernels
-    with 32- and 64-bit offsets, the strided tiles with their axis' length a run-time argument and
-    compiled in (TILE_FIXED_N)."""
+    with 32- and 64-bit offsets."""
     from . import REALIGNED_KINDS, plan
 
     for kind in kinds:
@@ -138,14 +137,8 @@ def configurations(kinds):
                         for fn, config in zip(fns, configs):
                             named = dict(config)
                             options = {key: named.pop(key) for key in COMPILE_OPTIONS if key in named}
-                            # a strided tile's axis length compiled in or not (TILE_FIXED_N)
-                            lengths = (0, n) if "FIXED_N" in named and inner > 1 else (None,)
-                            for wide, fixed in itertools.product(
-                                (False, True) if kind in ("tile", *REALIGNED_KINDS) else (None,), lengths
-                            ):
+                            for wide in (False, True) if kind in ("tile", *REALIGNED_KINDS) else (None,):
                                 constexprs = dict(named) if wide is None else {**named, "WIDE": wide}
-                                if fixed is not None:
-                                    constexprs["FIXED_N"] = fixed
                                 label = f"{fn.__name__} {torch_dtype} {(outer, n, inner)} {constexprs} {options}"
                                 yield label, fn, dtype, constexprs, options, None
                                 if WIDENED[backward][0] == dtype and kind not in REALIGNED_KINDS:

@@ -114,10 +114,7 @@ def softmax_fwd_tile(
     BLOCK_I: tl.constexpr,
     WIDE: tl.constexpr,
     BLOCK_N2: tl.constexpr,
-    FIXED_N: tl.constexpr,
 ):
-    if FIXED_N:  # a constexpr: the axis' length compiled in, so that rows past it are known masked
-        N = FIXED_N
     pid = tl.program_id(0)
     o, n, i, mask = _tile_offsets(pid, OUTER, N, INNER, 0, BLOCK_O, BLOCK_N, BLOCK_I, WIDE)
     # offsets summed before the pointer is moved: one 64-bit address an element, not three
@@ -399,10 +396,7 @@ def softmax_bwd_tile(
     BLOCK_I: tl.constexpr,
     WIDE: tl.constexpr,
     BLOCK_N2: tl.constexpr,
-    FIXED_N: tl.constexpr,
 ):
-    if FIXED_N:  # as softmax_fwd_tile's
-        N = FIXED_N
     pid = tl.program_id(0)
     o, n, i, mask = _tile_offsets(pid, OUTER, N, INNER, 0, BLOCK_O, BLOCK_N, BLOCK_I, WIDE)
     y, dy = _grad_terms(y_ptr, dy_ptr, o * ys_o + n * ys_n + i * ys_i, o * dys_o + n * dys_n + i * dys_i, mask)
