@@ -40,8 +40,10 @@ PROBLEMS = [
 
 #: --tiers: (shape, dim) problems small enough for the sanitizer on which each tier is forced where it
 #: takes them (TritonBackend.supports): rows, a long axis over a narrow inner size (the relay's), and
-#: an axis of 40 over 128 columns (the tile tier's wide tiles of 16-byte loads)
+#: an axis of 40 over 128 columns (the tile tier's wide tiles of 16-byte loads); rows of 300, 600 and
+#: 12345, whose held realigned plans take 32 or 64 elements a thread (REALIGNED_HELD_ELEMS_PER_THREAD)
 TIER_PROBLEMS = [((6, 3000), -1), ((3, 700, 4), 1), ((1, 40, 128), 1), ((37, 100), -1)]
+TIER_PROBLEMS += [((13, 300), -1), ((9, 600), -1), ((3, 12345), -1)]
 
 
 def _check(label: str, x, dy, dim: int, log: bool, tier: str | None, widened: bool) -> list[str]:

@@ -13,8 +13,8 @@ which every variant is timed once with ``timing.median_ms``): "triton32" (the ba
 (the backend as its rules stand), "realigned" (as they stand, but rows of every length through the
 realigned kernels where rows_realign lets them: REALIGNED_ROW_COLS widened), "realigned64" (the same
 with 64-bit offsets), "realigned@E" for each E of ``--realigned-elems`` (the same with the held kernels'
-REALIGNED_HELD_ELEMS_PER_THREAD at E), "unrealigned" (as they stand, but no row through the realigned
-kernels), "cuda" and "torch" (torch's own kernels, through ``backend="torch"``); triton32, triton64 and
+REALIGNED_HELD_ELEMS_PER_THREAD at E on every block), "unrealigned" (as they stand, but no row through the
+realigned kernels), "cuda" and "torch" (torch's own kernels, through ``backend="torch"``); triton32, triton64 and
 cuda unless ``--variants``.
 Every variant's result is checked against float64 first."""
 
@@ -28,6 +28,7 @@ from kernel_breakdown import triton_settings
 
 import fastsoftmax
 from fastsoftmax import dispatch
+from fastsoftmax.backends import triton as tb
 from fastsoftmax.backends.triton import realigned_everywhere
 from fastsoftmax.benchmark.timing import median_ms
 
@@ -80,12 +81,13 @@ def main(argv=None) -> None:
         "--realigned-elems",
         default="",
         help="comma list of elements a thread: a variant realigned@E for each, as realigned with the held "
-        "kernels' REALIGNED_HELD_ELEMS_PER_THREAD at E",
+        "kernels' REALIGNED_HELD_ELEMS_PER_THREAD at E on every block",
     )
     args = parser.parse_args(argv)
     known = dict(VARIANTS)
     for elements in filter(None, args.realigned_elems.split(",")):
-        settings = {"REALIGNED_ROW_COLS": realigned_everywhere(), "REALIGNED_HELD_ELEMS_PER_THREAD": int(elements)}
+        every_block = dict.fromkeys(tb.REALIGNED_HELD_ELEMS_PER_THREAD, ((1 << 62, int(elements)),))
+        settings = {"REALIGNED_ROW_COLS": realigned_everywhere(), "REALIGNED_HELD_ELEMS_PER_THREAD": every_block}
         known[f"realigned@{elements}"] = (lambda settings=settings: triton_offsets(settings), "auto")
         args.variants += f",realigned@{elements}"
     unknown = set(args.variants.split(",")) - set(known)

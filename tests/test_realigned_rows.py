@@ -61,13 +61,9 @@ def test_rows_at_every_phase(tier, dtype, realigned):
     # phases repeat and more than one program's block, so that every head length and a last block of
     # fewer rows occur; forward and backward of both functions
     vector = 16 // dtype.itemsize
-    for n in (2 * vector + 1, 3 * vector, 33, 65, 100, 127, 1001, 3001):
-        rows = (
-            2
-            * dict(triton_backend.realigned_plan(tier, 1 << 20, n, dtype.itemsize, 132, False)["configs"][0])["BLOCK_O"]
-            + vector
-            + 3
-        )
+    for n in (2 * vector + 1, 3 * vector, 33, 65, 100, 127, 300, 1001, 3001):
+        plan = triton_backend.realigned_plan(tier, 1 << 20, n, dtype.itemsize, False, 132, False)
+        rows = 2 * dict(plan["configs"][0])["BLOCK_O"] + vector + 3
         x = _with_edges(_input((rows, n), dtype))
         finite = x.nan_to_num(0.0, 5.0, -5.0)
         for log in (False, True):
@@ -152,22 +148,37 @@ def test_which_rows_realign(monkeypatch):
 
 
 def test_realigned_lengths_as_measured():
-    # (triton.REALIGNED_ROW_COLS) rows of 9-255 and from 1025 columns, the float32 backward 9-127
+    # (triton.REALIGNED_ROW_COLS) rows from 9 columns, every direction and element size
     lengths = triton_backend.realigned_length
     for backward in (False, True):
         for size in (2, 4):
-            assert lengths(9, backward, size) and lengths(127, backward, size) and lengths(50257, backward, size)
-            assert not lengths(8, backward, size) and not lengths(300, backward, size)
-            assert not lengths(999, backward, size) and lengths(1025, backward, size)
-            assert lengths(200, backward, size) is not (backward and size == 4)
+            assert not lengths(8, backward, size)
+            assert all(lengths(n, backward, size) for n in (9, 127, 300, 999, 1025, 50257, 1 << 40))
 
 
-def test_held_plans_take_the_tile_kernels_threads():
-    # REALIGNED_HELD_ELEMS_PER_THREAD as shipped gives the held kernels the warps the tile kernels'
-    # ELEMS_PER_THREAD gives a tile of the same size (the timings of REALIGNED_ROW_COLS were made so)
-    for n in (9, 65, 255, 1025, 3001, 16000):
-        for outer in (1, 7, 100000):
-            for itemsize in (2, 4):
-                for tier in ("tile", "row"):
-                    config = dict(triton_backend.realigned_plan(tier, outer, n, itemsize, 132, False)["configs"][0])
-                    assert config["num_warps"] == triton_backend._warps(config["BLOCK_O"] * config["BLOCK_N"])
+def test_held_plans_threads_as_measured():
+    # REALIGNED_HELD_ELEMS_PER_THREAD: the warps of the held plans of the tile tier on the rows it was
+    # timed on, by the bytes of a row's body block (bf16, then float32): 16 elements a thread up to
+    # blocks of 128 (bf16) or 512 (float32) bytes, 64 on blocks of 2 KiB, else 32, but 64 for the bf16
+    # backward from 16 KiB; the row tier's one row a program by the same rule
+    expected = {  # (n, itemsize, backward): (BLOCK_O, BLOCK_N, warps)
+        (65, 2, False): (64, 64, 8),
+        (150, 2, False): (16, 256, 4),
+        (300, 2, False): (8, 512, 4),
+        (600, 2, False): (4, 1024, 2),
+        (1025, 2, True): (4, 1024, 2),
+        (1500, 2, False): (2, 2048, 4),
+        (5000, 2, False): (1, 8192, 8),
+        (5000, 2, True): (1, 8192, 4),
+        (12345, 2, True): (1, 16384, 8),
+        (100, 4, False): (32, 128, 8),
+        (150, 4, True): (16, 256, 4),
+        (300, 4, False): (8, 512, 2),
+        (300, 4, True): (8, 512, 4),
+        (999, 4, False): (4, 1024, 4),
+    }
+    for (n, itemsize, backward), (block_o, block_n, warps) in expected.items():
+        config = dict(triton_backend.realigned_plan("tile", 1 << 20, n, itemsize, backward, 132, False)["configs"][0])
+        assert (config["BLOCK_O"], config["BLOCK_N"], config["num_warps"]) == (block_o, block_n, warps), n
+        row = dict(triton_backend.realigned_plan("row", 1 << 20, n, itemsize, backward, 132, False)["configs"][0])
+        assert (row["BLOCK_O"], row["num_warps"]) == (1, max(1, warps // block_o)), n

@@ -142,30 +142,41 @@ def row_offsets_64(n: int, itemsize: int, backward: bool) -> bool:
 #: rows of 20-200 93.8-157.8 against 201.8-427.1, 65472 x 1025 94.1 against 121.4, 22369 x 3000 109.6
 #: against 117.0, 2048 x 32767 108.3 against 136.6, 2670 x 50257 278.9 against 398.5 (torch 262.0);
 #: float32 rows of 20-200 181.2-225.4 against 211.6-430.2; backward bf16 rows of 20-200 136.0-167.7
-#: against 163.2-391.6; float32 rows of 20-100 265.5-273.3 against 301.2-453.6. Behind on rows of 300
-#: and 600-999 (bf16 forward 300 190.4 against 167.9, 999 118.8 against the 64-bit tile kernel's 106.0;
-#: float32 forward 300 227.0 against 183.6; bf16 backward 300 173.9 against 154.8, 777 156.2 against
-#: 145.9, a few level; bf16 rows of 450 ahead, 130.3 against 146.9 forward, float32 level), on the
-#: float32 backward of 150-600 (150 314.3 against 266.9) and of 8 (279.2 against 268.0); level on the
-#: float32 backward of 127 and 777-3000 and its forward from 1025 (50257 533.9 against 525.4), ahead past
-#: that (32767 340.1 against 350.3, 50257 757.1 against 797.6)
+#: against 163.2-391.6; float32 rows of 20-100 265.5-273.3 against 301.2-453.6. Rows of 300-999, which
+#: ran behind at 16 elements a thread, run ahead with the held kernels' threads as REALIGNED_HELD_ELEMS_
+#: PER_THREAD sets them (2026-12-07_h100_s85/g1_*/): bf16 forward 223696 x 300 100.8 against 169.9,
+#: 111848 x 600 105.1 against 145.8, 67176 x 999 95.0 against 106.8; backward 137.3-138.3 against
+#: 145.7-157.1; float32 forward 300-999 within 0.7% (183.1-184.8 against 183.1-185.0), backward 267.6-
+#: 270.4 against 269.1-271.1. Level on the float32 forward from 1025 (50257 533.9 against 525.4 in
+#: r1-r3) and its backward from 1500, ahead on longer rows (32767 340.1 against 350.3, 50257 757.1
+#: against 797.6). Behind: the float32 backward of 1025 (273.2 against 269.3) and of 8 (279.2 against
+#: 268.0 in r1-r3), which the first range leaves out
 REALIGNED_ROW_COLS = {
-    (False, 2): ((9, 255), (1025, 1 << 62)),
-    (False, 4): ((9, 255), (1025, 1 << 62)),
-    (True, 2): ((9, 255), (1025, 1 << 62)),
-    (True, 4): ((9, 127), (1025, 1 << 62)),
+    (False, 2): ((9, 1 << 62),),
+    (False, 4): ((9, 1 << 62),),
+    (True, 2): ((9, 1 << 62),),
+    (True, 4): ((9, 1 << 62),),
 }
 #: the tiers whose rows may go through the realigned kernels (the split and relay tiers do not)
 REALIGNED_TIERS = ("tile", "row", "online")
 #: elements a thread of the held realigned kernels owns, which sets their warps (as ELEMS_PER_THREAD the
-#: tile kernels'). Compiled for sm_90 without a GPU (Triton 3.9.0; results 2026-12-07_h100_s84/
-#: realigned_sass.txt), the bf16 forward of rows of 300 and 999 as planned (16 a thread) issues 32
-#: MUFU.EX2 a thread for its 16 elements, over 7 block barriers (rows of 255: 17 over 3); at 32 a thread
-#: rows of 300 issue 33 over 3 (rows of 999 still 64 over 7), at 64 rows of 999 issue 65 over 7; the
-#: float32 forward of rows of 300 keeps the excess at 32 (64), and its backward at 64 takes 255 registers.
-#: These are the lengths where the realigned kernels lose to the tile kernels (300 and 600-999). Not yet
-#: timed on a GPU: 16, as the tile kernels.
-REALIGNED_HELD_ELEMS_PER_THREAD = 16
+#: tile kernels'), by direction and element size: ((bytes of a row's body block (BLOCK_N x element
+#: size) up to, elements a thread), ...), the first that holds the block. H100, rows of 2^26 elements
+#: by 16, 32, 64 and 128 a thread, alternated in one process (results 2026-12-07_h100_s85/g1_*/), us a
+#: call: the blocks of 2 KiB (bf16 rows of 520-1031, float32 260-515) ran at 8 and 4 warps a program
+#: up to 1.8 times the time at 2 (bf16 forward 111848 x 600 190.1 / 189.8 / 105.1, float32 223696 x 300 227.9
+#: / 252.8 / 183.9, bf16 backward 86370 x 777 157.9 / 168.2 / 137.5); elsewhere 32 ran ahead or level
+#: (bf16 forward 223696 x 300 191.9 / 100.8 / 107.1, 5436 x 12345 166.1 / 101.2 / 133.1; float32
+#: forward 447392 x 150 227.3 / 186.4 / 203.8, backward 319.8 / 268.0 / 273.0) but on blocks of up to
+#: 128 bytes in 16 bits and 512 in float32 (bf16 forward 3355443 x 20 121.3 / 132.6, 1032444 x 65
+#: 114.8 / 118.3; float32 forward 671088 x 100 183.3 / 185.7) and the bf16 backward of blocks from 16
+#: KiB (13421 x 5000 153.3 / 145.0 / 136.7, 5436 x 12345 158.2 / 148.1 / 143.6; 128 a thread 141.2)
+REALIGNED_HELD_ELEMS_PER_THREAD = {
+    (False, 2): ((128, 16), (1024, 32), (2048, 64), (1 << 62, 32)),
+    (False, 4): ((512, 16), (1024, 32), (2048, 64), (1 << 62, 32)),
+    (True, 2): ((128, 16), (1024, 32), (2048, 64), (8192, 32), (1 << 62, 64)),
+    (True, 4): ((512, 16), (1 << 62, 32)),
+}
 
 
 def realigned_everywhere(lengths=((1, 1 << 62),)) -> dict:
@@ -421,7 +432,7 @@ def plan(
         if block_n * (sector if strided else 1) > max_tile:
             raise ValueError(f"tier {tier!r} holds the reduced axis in registers, at most {max_tile} elements; got {n}")
         if realign and not strided:
-            return realigned_plan(tier, outer, n, itemsize, sm_count, log)
+            return realigned_plan(tier, outer, n, itemsize, backward, sm_count, log)
         if strided:
             block_i = min(_pow2(inner), line, max(sector, TILE_TARGET // block_n))
             block_i = min(block_i, max(1, max_tile // block_n))
@@ -478,7 +489,7 @@ def plan(
     if tier not in ("online", "split"):
         raise ValueError(f"unknown triton tier {tier!r}; expected one of {TritonBackend.tiers}")
     if tier == "online" and realign and not strided:
-        return realigned_plan(tier, outer, n, itemsize, sm_count, log)
+        return realigned_plan(tier, outer, n, itemsize, backward, sm_count, log)
     block_i = min(_pow2(inner), max(1, LOOP_INNER_BYTES // itemsize)) if strided else 1
     chunk_elems = LOOP_CHUNK_ELEMS if tier == "online" else SPLIT_CHUNK_ELEMS
     chunk_n = min(block_n, max(1, chunk_elems // block_i))
@@ -506,7 +517,7 @@ def plan(
     return dict(kind="split", programs=column_programs * splits, SPLITS=splits, CHUNK=chunk, configs=(partials, finish))
 
 
-def realigned_plan(tier: str, outer: int, n: int, itemsize: int, sm_count: int, log: bool) -> dict:
+def realigned_plan(tier: str, outer: int, n: int, itemsize: int, backward: bool, sm_count: int, log: bool) -> dict:
     """The realigned kernels' launch of rows of n (see kernels.py): the tile and row tiers' held in
     registers, BLOCK_O rows of a body of up to BLOCK_N columns a program (the longest body, a row's
     whole vectors, sets BLOCK_N), the online tier's walked in chunks by a persistent grid."""
@@ -520,7 +531,9 @@ def realigned_plan(tier: str, outer: int, n: int, itemsize: int, sm_count: int, 
     block_n = _pow2(n // vector * vector)
     block_o = max(1, min(TILE_TARGET // block_n, _pow2(outer))) if tier == "tile" else 1
     blocks = (("WALKED", False), ("BLOCK_O", block_o), ("BLOCK_N", block_n), ("VEC", vector))
-    blocks += (("num_warps", _warps(block_o * block_n, REALIGNED_HELD_ELEMS_PER_THREAD)),)
+    steps = REALIGNED_HELD_ELEMS_PER_THREAD[backward, itemsize]
+    per_thread = next(elems for most, elems in steps if block_n * itemsize <= most)
+    blocks += (("num_warps", _warps(block_o * block_n, per_thread)),)
     return dict(kind="realigned_held", programs=triton.cdiv(outer, block_o), configs=((("LOG", log),) + blocks,))
 
 
