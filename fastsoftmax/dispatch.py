@@ -613,7 +613,8 @@ OTHER_MODEL_DISTANCE = 1.0
 #: level (benchmarks/results/2026-11-24_h100_s6/flat_rows_probe_long_rows.txt); bf16 rows of 56, 72,
 #: 88 and 104 forward took 0.22-0.34 on Triton (slower than torch.softmax) and 0.78-0.91 on the CUDA
 #: backend, while rows of 48, 64, 80, 96 and 112 ran 0.95-0.96 on Triton (results
-#: 2026-11-24_h100_s9, main_*_13-43-21.json.gz and main_*_13-39-58.json.gz).
+#: 2026-11-24_h100_s9, main_*_13-43-21.json.gz and main_*_13-39-58.json.gz). Those Triton figures are
+#: its tile kernels'; its realigned kernels now take such rows, another kernel again for each kind.
 ROW_ALIGNMENT_DISTANCE = 2.0
 #: float16 and bfloat16 run the same kernels over the same bytes in both backends (only the
 #: conversions to and from float32 differ), so each takes the other's points too, this much farther
