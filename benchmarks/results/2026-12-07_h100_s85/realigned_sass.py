@@ -1,0 +1,64 @@
+"""The SASS for sm_90 of Triton's held realigned row kernels, compiled without a GPU, by elements a
+thread (REALIGNED_HELD_ELEMS_PER_THREAD set to one value for every block): per thread, instructions,
+global loads, exponentials, registers, block barriers, shared-memory stores and local-memory accesses,
+for rows of the lengths g1_*/ timed.
+
+    python benchmarks/results/2026-12-07_h100_s85/realigned_sass.py \
+        > benchmarks/results/2026-12-07_h100_s85/realigned_sass.txt
+"""
+
+import os
+import re
+import subprocess
+import tempfile
+
+import triton
+
+from fastsoftmax.backends import triton as tb
+from fastsoftmax.backends.triton import kernels
+from fastsoftmax.backends.triton.compile_check import compile_kernel
+
+BIN = os.path.join(os.path.dirname(triton.__file__), "backends", "nvidia", "bin")
+
+
+def sass_counts(kernel) -> dict:
+    with tempfile.NamedTemporaryFile(suffix=".cubin", delete=False) as f:
+        f.write(kernel.asm["cubin"])
+    sass = subprocess.run([os.path.join(BIN, "cuobjdump"), "-sass", f.name], capture_output=True, text=True).stdout
+    usage = subprocess.run([os.path.join(BIN, "cuobjdump"), "-res-usage", f.name], capture_output=True, text=True)
+    os.unlink(f.name)
+    lines = [line for line in sass.splitlines() if re.match(r"\s+/\*[0-9a-f]{4}\*/", line)]
+    count = lambda op: sum(op in line for line in lines)  # noqa: E731
+    return dict(
+        instr=len(lines),
+        ldg=count("LDG"),
+        ex2=count("MUFU.EX2"),
+        regs=int(re.search(r"REG:(\d+)", usage.stdout).group(1)),
+        bar=count("BAR.SYNC"),
+        sts=count("STS"),
+        local=count("LDL") + count("STL"),
+    )
+
+
+def main() -> None:
+    print(f"Triton {triton.__version__}, sm_90, the tile tier's held plans of 2^26 elements; per thread")
+    shipped = tb.REALIGNED_HELD_ELEMS_PER_THREAD
+    for n in (150, 300, 600, 999, 1025, 1500, 5000, 12345):
+        for dtype, itemsize in (("bf16", 2), ("fp32", 4)):
+            for backward in (False, True):
+                fn = kernels.softmax_bwd_realigned if backward else kernels.softmax_fwd_realigned
+                for elements in (16, 32, 64):
+                    tb.REALIGNED_HELD_ELEMS_PER_THREAD = dict.fromkeys(shipped, ((1 << 62, elements),))
+                    p = tb.realigned_plan("tile", (1 << 26) // n, n, itemsize, backward, 132, False)
+                    config = dict(p["configs"][0])
+                    options = {"num_warps": config.pop("num_warps")}
+                    kernel = compile_kernel(fn, dtype, {**config, "WIDE": False}, options, 90, aligned=True)
+                    direction = "backward" if backward else "forward"
+                    blocks = f"BLOCK_O {config['BLOCK_O']} BLOCK_N {config['BLOCK_N']} warps {options['num_warps']}"
+                    counts = " ".join(f"{k} {v}" for k, v in sass_counts(kernel).items())
+                    print(f"rows of {n} {dtype} {direction}, {elements} a thread, {blocks}: {counts}", flush=True)
+    tb.REALIGNED_HELD_ELEMS_PER_THREAD = shipped
+
+
+if __name__ == "__main__":
+    main()
