@@ -3,41 +3,16 @@ thread (REALIGNED_HELD_ELEMS_PER_THREAD set to one value for every block): per t
 global loads, exponentials, registers, block barriers, shared-memory stores and local-memory accesses,
 for rows of the lengths g1_*/ timed.
 
-    python benchmarks/results/2026-12-07_h100_s85/realigned_sass.py \
+    PYTHONPATH=$PWD:$PWD/benchmarks python3 benchmarks/results/2026-12-07_h100_s85/realigned_sass.py \
         > benchmarks/results/2026-12-07_h100_s85/realigned_sass.txt
 """
 
-import os
-import re
-import subprocess
-import tempfile
-
 import triton
+from triton_sass import sass_counts  # benchmarks/, on the path as below
 
 from fastsoftmax.backends import triton as tb
 from fastsoftmax.backends.triton import kernels
 from fastsoftmax.backends.triton.compile_check import compile_kernel
-
-BIN = os.path.join(os.path.dirname(triton.__file__), "backends", "nvidia", "bin")
-
-
-def sass_counts(kernel) -> dict:
-    with tempfile.NamedTemporaryFile(suffix=".cubin", delete=False) as f:
-        f.write(kernel.asm["cubin"])
-    sass = subprocess.run([os.path.join(BIN, "cuobjdump"), "-sass", f.name], capture_output=True, text=True).stdout
-    usage = subprocess.run([os.path.join(BIN, "cuobjdump"), "-res-usage", f.name], capture_output=True, text=True)
-    os.unlink(f.name)
-    lines = [line for line in sass.splitlines() if re.match(r"\s+/\*[0-9a-f]{4}\*/", line)]
-    count = lambda op: sum(op in line for line in lines)  # noqa: E731
-    return dict(
-        instr=len(lines),
-        ldg=count("LDG"),
-        ex2=count("MUFU.EX2"),
-        regs=int(re.search(r"REG:(\d+)", usage.stdout).group(1)),
-        bar=count("BAR.SYNC"),
-        sts=count("STS"),
-        local=count("LDL") + count("STL"),
-    )
 
 
 def main() -> None:

@@ -1,0 +1,43 @@
+"""SASS counts a thread of a compiled Triton kernel, without a GPU: instructions, global loads,
+exponentials (MUFU.EX2), registers, block barriers, shared-memory stores and local-memory accesses
+(spills), from the cubin through cuobjdump (Triton's bundled copy). Counts are static: the code, not
+what a launch executes. Used by the SASS records under results/, e.g.
+
+    python3 benchmarks/results/2026-12-07_h100_s85/realigned_sass.py
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import subprocess
+import tempfile
+
+import triton
+
+BIN = os.path.join(os.path.dirname(triton.__file__), "backends", "nvidia", "bin")
+
+
+def sass_counts(kernel) -> dict:
+    """The counts of ``kernel`` (a compiled Triton kernel, e.g. compile_check.compile_kernel's)."""
+    with tempfile.NamedTemporaryFile(suffix=".cubin", delete=False) as f:
+        f.write(kernel.asm["cubin"])
+    try:
+        sass = subprocess.run([os.path.join(BIN, "cuobjdump"), "-sass", f.name], capture_output=True, text=True)
+        usage = subprocess.run([os.path.join(BIN, "cuobjdump"), "-res-usage", f.name], capture_output=True, text=True)
+    finally:
+        os.unlink(f.name)
+    lines = [line for line in sass.stdout.splitlines() if re.match(r"\s+/\*[0-9a-f]{4}\*/", line)]
+
+    def count(*ops: str) -> int:
+        return sum(any(op in line for op in ops) for line in lines)
+
+    return dict(
+        instr=len(lines),
+        ldg=count("LDG"),
+        ex2=count("MUFU.EX2"),
+        regs=int(re.search(r"REG:(\d+)", usage.stdout).group(1)),
+        bar=count("BAR.SYNC"),
+        sts=count("STS"),
+        local=count("LDL", "STL"),
+    )
