@@ -93,6 +93,13 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "apply), keeping their host times, instead of measuring the grid",
     )
     parser.add_argument(
+        "--retime-since",
+        default=None,
+        metavar="DATE",
+        help="with --retime-main: leave out the points retimed at this ISO date or later ('last': the "
+        "table's last retiming), to continue a run --time-limit cut",
+    )
+    parser.add_argument(
         "--demo", action="store_true", help="run the CPU correctness demo under the Triton interpreter, GPU or not"
     )
     parser.add_argument(

@@ -27,7 +27,9 @@ Measuring the grid into a table that already holds main points (of the same GPU 
 points whose choice a newer kernel may have turned), replacing their GPU times and stamping them
 ``retimed``; each keeps the host times its run measured, and a backend not available here its time.
 With ``--time-limit`` it starts no point after that many seconds, and the points not reached keep
-their earlier times.
+their earlier times. ``--retime-since DATE`` (an ISO date, or ``last``: the date of the table's last
+retiming) leaves out the points retimed at that date or later, so that a run the limit cut is continued
+(its record keeps the earlier one's under ``earlier``).
 
 ``gpu_us`` and ``host_us`` are stored beside ``us`` so another rule can be applied later. A backend
 whose output fails the float64 check, or that raises, is left out of ``us`` for that point and its
@@ -394,12 +396,19 @@ def retime_main(args) -> int:
         return 1
     available = fastsoftmax.available_backends(torch.device("cuda"))
     backends = [b for b in document.get("backends", KERNEL_BACKENDS) if b in KERNEL_BACKENDS and b in available]
-    points = sorted((p for p in document["points"] if p.get("size") == "main"), key=tie_closeness)
+    since = getattr(args, "retime_since", None)
+    earlier = document.get("retimed_main")
+    if since == "last":
+        since = (earlier or {}).get("date")
+    main = [p for p in document["points"] if p.get("size") == "main"]
+    points = sorted((p for p in main if not (since and p.get("retimed", "") >= since)), key=tie_closeness)
     if not points or not backends:
         print(f"{path}: {len(points)} main points, backends {backends} available here; nothing timed", file=sys.stderr)
         return 1
     limit = getattr(args, "time_limit", None)
     record = {"date": now_iso(), "versions": collect_versions(), "points": 0, "of": len(points), "complete": False}
+    if since and earlier:
+        record["earlier"] = earlier
 
     def timer(fn):
         return median_ms(fn, warmup_ms=WARMUP_MS, rep_ms=REP_MS)

@@ -232,6 +232,30 @@ def test_retiming_takes_the_nearest_ties_first_and_keeps_host_times(tmp_path, fa
     assert table.retime_main(args) == 1
 
 
+def test_retiming_since_a_date_continues_a_cut_run(tmp_path, fake_gpu):
+    # --retime-since: the points retimed at that date or later are left out ("last": the table's last
+    # retiming), and the new record keeps the earlier one
+    path = tmp_path / "table.json"
+    points = [
+        {**_main_point((4, 300), {"triton": 100.0, "cuda": 400.0}), "retimed": "2026-12-07T11:46:28+00:00"},
+        {**_main_point((4, 200), {"triton": 100.0, "cuda": 101.0}), "retimed": "2026-12-06T22:42:50+00:00"},
+        _main_point((4, 100), {"triton": 100.0, "cuda": 130.0}),
+    ]
+    earlier = {"date": "2026-12-07T11:46:28+00:00", "points": 1, "of": 3, "complete": False}
+    document = {"device": "GPU X", "backends": ["triton", "cuda"], "points": points, "retimed_main": earlier}
+    path.write_text(json.dumps(document))
+    timed, _ = fake_gpu
+    args = type("Args", (), {"table_out": str(path), "time_limit": None, "retime_since": "last"})()
+    assert table.retime_main(args) == 0
+    assert timed == [(4, 200), (4, 100)]  # nearest ties first
+    retimed = json.loads(path.read_text())
+    assert retimed["retimed_main"]["earlier"] == earlier and retimed["retimed_main"]["of"] == 2
+    assert retimed["points"][0] == points[0]  # retimed since: untouched
+    timed.clear()
+    args.retime_since = "2026-12-01"
+    assert table.retime_main(args) == 1 and timed == []  # every point retimed since: nothing to time
+
+
 def test_retiming_keeps_what_it_did_not_time(tmp_path, fake_gpu, capsys):
     """A backend not available here keeps its time; one that now fails loses it (its error noted); a
     point whose inputs cannot be made keeps its times beside the error; a table without main points, or
