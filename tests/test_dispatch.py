@@ -409,29 +409,28 @@ def test_the_tight_16_bit_forward_takes_every_alignment_at_few_banks():
 
 
 def test_rows_off_16_byte_boundaries_are_matched_to_points_of_their_kind(monkeypatch):
-    # bf16 rows of 100 (200 bytes) backward: the nearest point, rows of 128, ran the two backends
-    # level; rows off 16-byte boundaries measured much faster on the CUDA backend (flat_rows)
+    # rows run different kernels by kind (dispatch.row_kind: a byte length of a 16-byte multiple, a
+    # length of a 16-element multiple): a row goes by the nearest point of its own kind, whatever a
+    # nearer point of another kind says. On a table of three points, one of each kind of bf16 rows:
+    # 37 (74 bytes), 72 (144 bytes, no multiple of 16 elements) and 64
+    assert dispatch.row_kind(37, 2) == (False, False)
+    assert dispatch.row_kind(72, 2) == (True, False) != dispatch.row_kind(64, 2) == (True, True)
+    points = [
+        {"n": 37, "us": {"triton": 90.0, "cuda": 100.0}},
+        {"n": 72, "us": {"triton": 100.0, "cuda": 90.0}},
+        {"n": 64, "us": {"triton": 90.0, "cuda": 100.0}},
+    ]
+    shared = dict(direction="forward", layout="row", dtype="bfloat16", numel=1 << 26)
+    table = {"points": [dict(p, **shared) for p in points]}
     dispatch.clear_caches()
     try:
-        assert dispatch._table_choice(True, False, torch.bfloat16, 100, (1 << 20) * 100) == "cuda"
-        # a row of a 16-byte multiple still follows the aligned points of its kind
-        aligned = dispatch._table_choice(True, False, torch.bfloat16, 256, (1 << 18) * 256)
-        assert aligned == dispatch._table_choice(True, False, torch.bfloat16, 272, (1 << 18) * 272)
-        # rows of 16-byte multiples but not of 16 elements (Triton's tile kernels load them an element
-        # at a time, its realigned kernels in 16-byte vectors) go by the points of their own kind,
-        # whatever a nearer point of rows of 16-element multiples says
-        assert dispatch.row_kind(72, 2) == (True, False) != dispatch.row_kind(64, 2)
-        points = [
-            {"n": 64, "us": {"triton": 90.0, "cuda": 100.0}},
-            {"n": 200, "us": {"triton": 100.0, "cuda": 90.0}},
-        ]
-        shared = dict(direction="forward", layout="row", dtype="bfloat16", numel=1 << 26)
-        table = {"points": [dict(p, **shared) for p in points]}
         with monkeypatch.context() as patched:
             patched.setattr(dispatch, "_table", lambda path: table)
-            for n in (24, 40, 56, 72, 88, 104, 120):
+            for n in (100, 99, 150):  # nearer 72 and 64 than 37
+                assert dispatch._table_choice(False, False, torch.bfloat16, n, 1 << 26) == "triton", n
+            for n in (24, 40, 56, 88, 104, 120):
                 assert dispatch._table_choice(False, False, torch.bfloat16, n, 1 << 26) == "cuda", n
-            for n in (32, 48, 80, 96, 128):
+            for n in (32, 48, 80, 96, 128, 272):
                 assert dispatch._table_choice(False, False, torch.bfloat16, n, 1 << 26) == "triton", n
     finally:
         dispatch.clear_caches()

@@ -61,7 +61,7 @@ def test_rows_at_every_phase(tier, dtype, realigned):
     # phases repeat and more than one program's block, so that every head length and a last block of
     # fewer rows occur; forward and backward of both functions
     vector = 16 // dtype.itemsize
-    for n in (2 * vector + 1, 3 * vector, 33, 65, 100, 127, 300, 1001, 3001):
+    for n in (2 * vector + 1, 3 * vector, 33, 65, 100, 127, 300, 1001, 3001, 5001):
         plan = triton_backend.realigned_plan(tier, 1 << 20, n, dtype.itemsize, False, 132, False)
         rows = 2 * dict(plan["configs"][0])["BLOCK_O"] + vector + 3
         x = _with_edges(_input((rows, n), dtype))
@@ -157,28 +157,31 @@ def test_realigned_lengths_as_measured():
 
 
 def test_held_plans_threads_as_measured():
-    # REALIGNED_HELD_ELEMS_PER_THREAD: the warps of the held plans of the tile tier on the rows it was
-    # timed on, by the bytes of a row's body block (bf16, then float32): 16 elements a thread up to
-    # blocks of 128 (bf16) or 512 (float32) bytes, 64 on blocks of 2 KiB, else 32, but 64 for the bf16
-    # backward from 16 KiB; the row tier's one row a program by the same rule
-    expected = {  # (n, itemsize, backward): (BLOCK_O, BLOCK_N, warps)
-        (65, 2, False): (64, 64, 8),
-        (150, 2, False): (16, 256, 4),
-        (300, 2, False): (8, 512, 4),
-        (600, 2, False): (4, 1024, 2),
-        (1025, 2, True): (4, 1024, 2),
-        (1500, 2, False): (2, 2048, 4),
-        (5000, 2, False): (1, 8192, 8),
-        (5000, 2, True): (1, 8192, 4),
-        (12345, 2, True): (1, 16384, 8),
-        (100, 4, False): (32, 128, 8),
-        (150, 4, True): (16, 256, 4),
-        (300, 4, False): (8, 512, 2),
-        (300, 4, True): (8, 512, 4),
-        (999, 4, False): (4, 1024, 4),
+    # REALIGNED_HELD_ELEMS_PER_THREAD: the warps of the held plans on the rows they were timed on, on the
+    # tier the backend takes there (the tile tier's BLOCK_O rows a program up to rows of 1024, the row
+    # tier's one past them), by the bytes of a row's body block (bf16, then float32): 16 elements a
+    # thread up to blocks of 128 (bf16) or 512 (float32) bytes, 64 on blocks of 2 KiB (float32 backward
+    # 32), else 32, but 64 for the bf16 backward from 16 KiB
+    expected = {  # (n, itemsize, backward): (tier, BLOCK_O, BLOCK_N, warps)
+        (65, 2, False): ("tile", 64, 64, 8),
+        (150, 2, False): ("tile", 16, 256, 4),
+        (300, 2, False): ("tile", 8, 512, 4),
+        (600, 2, False): ("tile", 4, 1024, 2),
+        (999, 2, True): ("tile", 4, 1024, 2),
+        (1025, 2, True): ("row", 1, 1024, 1),
+        (1500, 2, False): ("row", 1, 2048, 2),
+        (5000, 2, False): ("row", 1, 8192, 8),
+        (5000, 2, True): ("row", 1, 8192, 4),
+        (12345, 2, True): ("row", 1, 16384, 8),
+        (100, 4, False): ("tile", 32, 128, 8),
+        (150, 4, True): ("tile", 16, 256, 4),
+        (300, 4, False): ("tile", 8, 512, 2),
+        (300, 4, True): ("tile", 8, 512, 4),
+        (999, 4, False): ("tile", 4, 1024, 4),
+        (12345, 4, False): ("row", 1, 16384, 16),
     }
-    for (n, itemsize, backward), (block_o, block_n, warps) in expected.items():
-        config = dict(triton_backend.realigned_plan("tile", 1 << 20, n, itemsize, backward, 132, False)["configs"][0])
+    for (n, itemsize, backward), (tier, block_o, block_n, warps) in expected.items():
+        outer = (1 << 26) // n
+        assert triton_backend._choose_tier(outer, n, 1, itemsize, backward, 132) == tier, n
+        config = dict(triton_backend.realigned_plan(tier, outer, n, itemsize, backward, 132, False)["configs"][0])
         assert (config["BLOCK_O"], config["BLOCK_N"], config["num_warps"]) == (block_o, block_n, warps), n
-        row = dict(triton_backend.realigned_plan("row", 1 << 20, n, itemsize, backward, 132, False)["configs"][0])
-        assert (row["BLOCK_O"], row["num_warps"]) == (1, max(1, warps // block_o)), n

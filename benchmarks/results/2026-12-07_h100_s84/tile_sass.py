@@ -10,21 +10,33 @@ and 999 at 16, 32 and 64 elements a thread (REALIGNED_HELD_ELEMS_PER_THREAD).
         > benchmarks/results/2026-12-07_h100_s84/realigned_sass.txt
 """
 
+import os
+import re
+import subprocess
+import sys
+import tempfile
+
 import triton
-from triton_sass import sass_counts as counted  # benchmarks/, on the path
 
 from fastsoftmax.backends import triton as tb
 from fastsoftmax.backends.triton import kernels
 from fastsoftmax.backends.triton.compile_check import compile_kernel
 
+BIN = os.path.join(os.path.dirname(triton.__file__), "backends", "nvidia", "bin")
 # rows at several 16-byte phases (odd inner sizes): the scalar tiles, whose loads take no alignment hint
 CASES = [(16, 21, 263169), (8, 21, 65025), (16, 19, 263169), (8, 150, 16129), (64, 512, 1023)]
 
 
 def sass_counts(kernel, barriers: bool = False) -> tuple[int, ...]:
-    c = counted(kernel)
-    counts = (c["instr"], c["ldg"], c["ex2"], c["regs"])
-    return counts + (c["bar"],) if barriers else counts
+    with tempfile.NamedTemporaryFile(suffix=".cubin", delete=False) as f:
+        f.write(kernel.asm["cubin"])
+    sass = subprocess.run([os.path.join(BIN, "cuobjdump"), "-sass", f.name], capture_output=True, text=True).stdout
+    usage = subprocess.run([os.path.join(BIN, "cuobjdump"), "-res-usage", f.name], capture_output=True, text=True)
+    os.unlink(f.name)
+    lines = [line for line in sass.splitlines() if re.match(r"\s+/\*[0-9a-f]{4}\*/", line)]
+    registers = int(re.search(r"REG:(\d+)", usage.stdout).group(1))
+    counts = (len(lines), sum("LDG" in line for line in lines), sum("MUFU.EX2" in line for line in lines), registers)
+    return counts + (sum("BAR.SYNC" in line for line in lines),) if barriers else counts
 
 
 def realigned_table() -> None:

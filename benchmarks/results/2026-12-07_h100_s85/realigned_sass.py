@@ -1,7 +1,8 @@
 """The SASS for sm_90 of Triton's held realigned row kernels, compiled without a GPU, by elements a
 thread (REALIGNED_HELD_ELEMS_PER_THREAD set to one value for every block): per thread, instructions,
 global loads, exponentials, registers, block barriers, shared-memory stores and local-memory accesses,
-for rows of the lengths g1_*/ timed.
+for rows of the lengths g1_*/ timed, on the tier the backend takes there (tile up to rows of 1024, row
+past them).
 
     PYTHONPATH=$PWD:$PWD/benchmarks python3 benchmarks/results/2026-12-07_h100_s85/realigned_sass.py \
         > benchmarks/results/2026-12-07_h100_s85/realigned_sass.txt
@@ -16,23 +17,26 @@ from fastsoftmax.backends.triton.compile_check import compile_kernel
 
 
 def main() -> None:
-    print(f"Triton {triton.__version__}, sm_90, the tile tier's held plans of 2^26 elements; per thread")
+    print(f"Triton {triton.__version__}, sm_90, the held plans of 2^26 elements; per thread")
     shipped = tb.REALIGNED_HELD_ELEMS_PER_THREAD
-    for n in (150, 300, 600, 999, 1025, 1500, 5000, 12345):
-        for dtype, itemsize in (("bf16", 2), ("fp32", 4)):
-            for backward in (False, True):
-                fn = kernels.softmax_bwd_realigned if backward else kernels.softmax_fwd_realigned
-                for elements in (16, 32, 64):
-                    tb.REALIGNED_HELD_ELEMS_PER_THREAD = dict.fromkeys(shipped, ((1 << 62, elements),))
-                    p = tb.realigned_plan("tile", (1 << 26) // n, n, itemsize, backward, 132, False)
-                    config = dict(p["configs"][0])
-                    options = {"num_warps": config.pop("num_warps")}
-                    kernel = compile_kernel(fn, dtype, {**config, "WIDE": False}, options, 90, aligned=True)
-                    direction = "backward" if backward else "forward"
-                    blocks = f"BLOCK_O {config['BLOCK_O']} BLOCK_N {config['BLOCK_N']} warps {options['num_warps']}"
-                    counts = " ".join(f"{k} {v}" for k, v in sass_counts(kernel).items())
-                    print(f"rows of {n} {dtype} {direction}, {elements} a thread, {blocks}: {counts}", flush=True)
-    tb.REALIGNED_HELD_ELEMS_PER_THREAD = shipped
+    try:
+        for n in (150, 300, 600, 999, 1025, 1500, 5000, 12345):
+            for dtype, itemsize in (("bf16", 2), ("fp32", 4)):
+                for backward in (False, True):
+                    fn = kernels.softmax_bwd_realigned if backward else kernels.softmax_fwd_realigned
+                    tier = tb._choose_tier((1 << 26) // n, n, 1, itemsize, backward, 132)
+                    for elements in (16, 32, 64):
+                        tb.REALIGNED_HELD_ELEMS_PER_THREAD = dict.fromkeys(shipped, ((1 << 62, elements),))
+                        p = tb.realigned_plan(tier, (1 << 26) // n, n, itemsize, backward, 132, False)
+                        config = dict(p["configs"][0])
+                        options = {"num_warps": config.pop("num_warps")}
+                        kernel = compile_kernel(fn, dtype, {**config, "WIDE": False}, options, 90, aligned=True)
+                        direction = "backward" if backward else "forward"
+                        blocks = f"BLOCK_O {config['BLOCK_O']} BLOCK_N {config['BLOCK_N']} warps {options['num_warps']}"
+                        counts = " ".join(f"{k} {v}" for k, v in sass_counts(kernel).items())
+                        print(f"rows of {n} {dtype} {direction} ({tier}), {elements} a thread, {blocks}: {counts}")
+    finally:
+        tb.REALIGNED_HELD_ELEMS_PER_THREAD = shipped
 
 
 if __name__ == "__main__":

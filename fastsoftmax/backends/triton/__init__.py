@@ -131,26 +131,25 @@ def row_offsets_64(n: int, itemsize: int, backward: bool) -> bool:
 
 
 #: rows (inner == 1) that the tile, row and online tiers take through the realigned kernels
-#: (kernels.softmax_*_realigned), by (backward, itemsize): ranges of columns, first to last, of rows
-#: whose tensors' pointers lie on 16-byte boundaries, whose pitches lie at one phase of a 16-byte vector
-#: and which the tiers' own kernels would load an element at a time (a length or a pitch of no multiple
-#: of 16 elements: rows_realign; rows of two vectors at least, 16-bit ones from 17). The realigned
-#: kernels cut each row at its own 16-byte boundaries (a head, whole vectors, a tail), so that it moves in
-#: 16-byte vectors whatever its length. H100, alternated in one process with the tiers' own kernels and
-#: torch.softmax, us a call, rows of 2^26 elements (2670 x 50257: 2^27; results
-#: 2026-12-07_h100_s83/r1-r3/realign.txt): forward bf16 1032444 x 65 114.4 against 427.1 (torch 197.4),
-#: rows of 20-200 93.8-157.8 against 201.8-427.1, 65472 x 1025 94.1 against 121.4, 22369 x 3000 109.6
-#: against 117.0, 2048 x 32767 108.3 against 136.6, 2670 x 50257 278.9 against 398.5 (torch 262.0);
-#: float32 rows of 20-200 181.2-225.4 against 211.6-430.2; backward bf16 rows of 20-200 136.0-167.7
-#: against 163.2-391.6; float32 rows of 20-100 265.5-273.3 against 301.2-453.6. Rows of 300-999, which
-#: ran behind at 16 elements a thread, run ahead with the held kernels' threads as REALIGNED_HELD_ELEMS_
-#: PER_THREAD sets them (2026-12-07_h100_s85/g1_*/): bf16 forward 223696 x 300 100.8 against 169.9,
-#: 111848 x 600 105.1 against 145.8, 67176 x 999 95.0 against 106.8; backward 137.3-138.3 against
-#: 145.7-157.1; float32 forward 300-999 within 0.7% (183.1-184.8 against 183.1-185.0), backward 267.6-
-#: 270.4 against 269.1-271.1. Level on the float32 forward from 1025 (50257 533.9 against 525.4 in
-#: r1-r3) and its backward from 1500, ahead on longer rows (32767 340.1 against 350.3, 50257 757.1
-#: against 797.6). Behind: the float32 backward of 1025 (273.2 against 269.3) and of 8 (279.2 against
-#: 268.0 in r1-r3), which the first range leaves out
+#: (kernels.softmax_*_realigned), by (backward, itemsize): ranges of columns, first to last, of rows whose tensors'
+#: pointers lie on 16-byte boundaries, whose pitches lie at one phase of a 16-byte vector and which the tiers' own
+#: kernels would load an element at a time (a length or a pitch of no multiple of 16 elements: rows_realign; rows of
+#: two vectors at least, 16-bit ones from 17). The realigned kernels cut each row at its own 16-byte boundaries (a
+#: head, whole vectors, a tail), so that it moves in 16-byte vectors whatever its length. H100, alternated in one
+#: process with the tiers' own kernels and torch.softmax, us a call, rows of 2^26 elements (2670 x 50257: 2^27;
+#: results 2026-12-07_h100_s83/r1-r3/realign.txt): forward bf16 1032444 x 65 114.4 against 427.1 (torch 197.4), rows
+#: of 20-200 93.8-157.8 against 201.8-427.1, 65472 x 1025 94.1 against 121.4, 22369 x 3000 109.6 against 117.0, 2048
+#: x 32767 108.3 against 136.6, 2670 x 50257 278.9 against 398.5 (torch 262.0); float32 rows of 20-200 181.2-225.4
+#: against 211.6-430.2; backward bf16 rows of 20-200 136.0-167.7 against 163.2-391.6; float32 rows of 20-100
+#: 265.5-273.3 against 301.2-453.6. Rows of 300-999, most of which ran behind at 16 elements a thread (bf16 rows of
+#: 450 ahead), run ahead with the held kernels' threads as REALIGNED_HELD_ELEMS_PER_THREAD sets them
+#: (2026-12-07_h100_s85/g1_*/): bf16 forward 223696 x 300 100.8 against 169.9, 111848 x 600 105.1 against 145.8,
+#: 67176 x 999 95.0 against 106.8; backward 137.3-138.3 against 145.7-157.1; float32 forward 300-999 within 0.7%
+#: (183.1-184.8 against 183.1-185.0), backward 267.6-270.4 against 269.1-271.1. From 1025, float32 within 1.0% behind
+#: (forward of 1500 184.8 against 182.9, 3000, backward of 1500, 3000) or ahead (forward of 5436 x 12345 184.2
+#: against 209.0; 32767 340.1 against 350.3 in r1-r3), but the forward of 50257 (533.9 against 525.4 in r1-r3) and
+#: the backward of 1025 (273.2 against 269.3); bf16 forward of 2000 0.5% behind. Behind too: the float32 backward of
+#: rows of 8 (279.2 against 268.0 in r1-r3), which the first range leaves out
 REALIGNED_ROW_COLS = {
     (False, 2): ((9, 1 << 62),),
     (False, 4): ((9, 1 << 62),),
@@ -159,18 +158,20 @@ REALIGNED_ROW_COLS = {
 }
 #: the tiers whose rows may go through the realigned kernels (the split and relay tiers do not)
 REALIGNED_TIERS = ("tile", "row", "online")
-#: elements a thread of the held realigned kernels owns, which sets their warps (as ELEMS_PER_THREAD the
-#: tile kernels'), by direction and element size: ((bytes of a row's body block (BLOCK_N x element
-#: size) up to, elements a thread), ...), the first that holds the block. H100, rows of 2^26 elements
-#: by 16, 32, 64 and 128 a thread, alternated in one process (results 2026-12-07_h100_s85/g1_*/), us a
-#: call: the blocks of 2 KiB (bf16 rows of 520-1031, float32 260-515) ran at 8 and 4 warps a program
-#: up to 1.8 times the time at 2 (bf16 forward 111848 x 600 190.1 / 189.8 / 105.1, float32 223696 x 300 227.9
-#: / 252.8 / 183.9, bf16 backward 86370 x 777 157.9 / 168.2 / 137.5); elsewhere 32 ran ahead or level
-#: (bf16 forward 223696 x 300 191.9 / 100.8 / 107.1, 5436 x 12345 166.1 / 101.2 / 133.1; float32
-#: forward 447392 x 150 227.3 / 186.4 / 203.8, backward 319.8 / 268.0 / 273.0) but on blocks of up to
-#: 128 bytes in 16 bits and 512 in float32 (bf16 forward 3355443 x 20 121.3 / 132.6, 1032444 x 65
-#: 114.8 / 118.3; float32 forward 671088 x 100 183.3 / 185.7) and the bf16 backward of blocks from 16
-#: KiB (13421 x 5000 153.3 / 145.0 / 136.7, 5436 x 12345 158.2 / 148.1 / 143.6; 128 a thread 141.2)
+#: elements a thread of the held realigned kernels owns, which sets their warps (as ELEMS_PER_THREAD the tile
+#: kernels'), by direction and element size: ((bytes of a row's body block (BLOCK_N x element size) up to, elements a
+#: thread), ...), the first that holds the block. H100, rows of 2^26 elements by 16, 32, 64 and 128 a thread,
+#: alternated in one process (results 2026-12-07_h100_s85/g1_*/), us a call: the blocks of 2 KiB (bf16 rows of
+#: 520-1031, float32 260-515; the tile tier's 4096 elements a program) ran at 8 and 4 warps up to 1.8 times the time
+#: at 2 (16 / 32 / 64 a thread: bf16 forward 111848 x 600 190.1 / 189.8 / 105.1, float32 223696 x 300 227.9 / 252.8 /
+#: 183.9, bf16 backward 86370 x 777 157.9 / 168.2 / 137.5), but in the float32 backward, which keeps 32 (223696 x 300
+#: 267.6 against 268.9 at 64); elsewhere 32 ran ahead or within 1.2% (bf16 forward 223696 x 300 191.9 / 100.8 /
+#: 107.1, 5436 x 12345 166.1 / 101.2 / 133.1; float32 forward 447392 x 150 227.3 / 186.4 / 203.8, backward 319.8 /
+#: 268.0 / 273.0) but on blocks of up to 128 bytes in 16 bits and 512 in float32 (bf16 forward 3355443 x 20 121.3 /
+#: 132.6, 1032444 x 65 114.8 / 118.3; float32 forward 671088 x 100 183.3 / 185.7) and the bf16 backward of blocks
+#: from 16 KiB (13421 x 5000 153.3 / 145.0 / 136.7, 5436 x 12345 158.2 / 148.1 / 143.6; 128 a thread 141.2). Rows
+#: past 1024 were timed on the row tier (one row a program, so fewer warps by the same count: rows of 1025 take one
+#: warp at 32 or 64 a thread); tiles of few rows (a small outer size) were not timed
 REALIGNED_HELD_ELEMS_PER_THREAD = {
     (False, 2): ((128, 16), (1024, 32), (2048, 64), (1 << 62, 32)),
     (False, 4): ((512, 16), (1024, 32), (2048, 64), (1 << 62, 32)),

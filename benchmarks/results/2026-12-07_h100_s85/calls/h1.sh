@@ -3,7 +3,7 @@
 # realigned rows of every length from 9 (REALIGNED_ROW_COLS): their GPU tests, memcheck over every Triton tier
 # (rows of 300, 600 and 12345 among the problems), then the dispatch table measured again as in
 # 2026-12-06_h100_s79/calls/c1.sh: the grid into a copy of this GPU's table, then its main points retimed,
-# nearest ties first, for what time is left.
+# nearest ties first, within the script's limit.
 source benchmarks/call_prelude.sh h1
 timeout 150 python3 -m pytest -q -p no:cacheprovider tests/test_realigned_rows.py tests/test_dispatch.py \
   > $R/tests.txt 2>&1; echo "tests rc $? at $SECONDS s"; tail -1 $R/tests.txt; grep -h "^FAILED" $R/tests.txt | head

@@ -1,14 +1,13 @@
 #!/usr/bin/env bash
-# Prepared for the next set. Main run, first part (carries the peers' archive parts 1-3, which it copies to
-# /tmp for n2.sh on the same machine): tests/gpu after this set's changes (Triton's realigned rows of every
+# Prepared for the next set. Main run, first part (with the peers' archive parts 1-3 beside the tree, which it
+# copies to /tmp for n2.sh): tests/gpu after this set's changes (Triton's realigned rows of every
 # length from 9 with the held kernels' threads by block size, the retimed dispatch table), then memcheck over
 # every Triton tier with a limit that finishes it (h1's 150 s stopped at the last problem, rows of 12345).
 bash benchmarks/peers_parts.sh keep > $OUT/kept1.txt 2>&1
 source benchmarks/call_prelude.sh n1
 FASTSOFTMAX_TEST_LOG=$R/failures.txt timeout 300 python3 -m pytest -q --tb=short -n 4 tests/gpu > $R/tests.txt 2>&1
 echo "tests: $(tail -n 1 $R/tests.txt)"; grep -h "^FAILED" $R/tests.txt | head
-timeout 250 compute-sanitizer --tool memcheck --report-api-errors no --print-limit 20 \
+timeout --kill-after=10 250 compute-sanitizer --tool memcheck --report-api-errors no --print-limit 20 \
   python3 benchmarks/sanitize_triton.py --tiers > $R/memcheck.txt 2>&1
 echo "memcheck rc $? at $SECONDS s"; grep -E "ERROR SUMMARY|WRONG|problems" $R/memcheck.txt | head -4
-pkill -f sanitize_triton.py; true  # a target a timed-out sanitizer leaves must not run beside n2's timings
 tail -2 $OUT/kept1.txt
