@@ -6,14 +6,14 @@ call compiles and warms up outside the profiler's range, the rest are the ones t
 
 ``--step-inner`` softmaxes x[..., ::2] of a tensor twice as wide as ``--shape`` along its last dim.
 ``--tier`` forces a tier of the backend (``--backend``, the CUDA one by default: ``dispatch.forced``);
-without it the backend's own choice.
-``--tuned KEY=VALUE`` (repeatable) sets a field of the backend's tuning (``tiers.Tuning``), e.g.
-``--tuned cluster_ctas=8``. ``--impl quack`` calls Quack's softmax instead (forward and backward of
-2-D rows; the peer bundle's folder in FASTSOFTMAX_PEER_SITE), for profiling it beside ours with
-``NCU_KERNEL`` set to a pattern of its kernel names in ``device_run.sh``; ``--impl compile`` calls
-torch.compile(torch.softmax) (Inductor's kernels: ``--kernel-name regex:triton_``). The backward
-takes y and dy laid out as x (as the layouts regime times it), through ``fastsoftmax.softmax_backward``
-or ``torch._softmax_backward_data``.
+without it the backend's own choice. ``--tuned KEY=VALUE`` (repeatable) sets a field of the backend's
+tuning (``tiers.Tuning``), e.g. ``--tuned cluster_ctas=8``. ``--held-elems E`` gives Triton's held
+realigned kernels E elements a thread on every block (``triton.REALIGNED_HELD_ELEMS_PER_THREAD``).
+``--impl quack`` calls Quack's softmax instead (forward and backward of 2-D rows; the peer bundle's
+folder in FASTSOFTMAX_PEER_SITE), for profiling it beside ours with ``NCU_KERNEL`` set to a pattern of
+its kernel names in ``device_run.sh``; ``--impl compile`` calls torch.compile(torch.softmax) (Inductor's
+kernels: ``--kernel-name regex:triton_``). The backward takes y and dy laid out as x (as the layouts
+regime times it), through ``fastsoftmax.softmax_backward`` or ``torch._softmax_backward_data``.
 """
 
 from __future__ import annotations
@@ -22,6 +22,7 @@ import argparse
 import ast
 
 import torch
+from kernel_breakdown import triton_settings  # this folder is the script's
 
 from fastsoftmax import dispatch
 from fastsoftmax.benchmark import layouts
@@ -52,6 +53,7 @@ def main() -> None:
         "--tuned", action="append", default=[], help="KEY=VALUE of tiers.Tuning (a number, True, False or a word)"
     )
     parser.add_argument("--impl", default="fastsoftmax", choices=("fastsoftmax", "quack", "compile"))
+    parser.add_argument("--held-elems", type=int, help="elements a thread of Triton's held realigned kernels")
     args = parser.parse_args()
     from fastsoftmax.backends.cuda import tiers
 
@@ -69,7 +71,13 @@ def main() -> None:
         print(f"ncu target: {args.calls} calls of torch.compile {name} {shape} dim {args.dim}")
     else:
         call = layouts.public_call(args.dim, args.backward, args.log)
-        with dispatch.forced(args.backend, args.tier), tiers.tuned(**tuning):
+        settings = {}
+        if args.held_elems:
+            from fastsoftmax.backends import triton as triton_backend
+
+            every_block = ((1 << 62, args.held_elems),)
+            settings["REALIGNED_HELD_ELEMS_PER_THREAD"] = dict.fromkeys(triton_backend.REALIGNED_ROW_COLS, every_block)
+        with dispatch.forced(args.backend, args.tier), tiers.tuned(**tuning), triton_settings(settings):
             profiled(args.calls, lambda: call(*inputs))
         print(f"ncu target: {args.calls} calls of {name} {shape} dim {args.dim}")
 
