@@ -167,6 +167,9 @@ def run(args) -> int:
     if getattr(args, "retime_main", False) and (args.suite != "table" or getattr(args, "merge_main", None)):
         print("fastsoftmax bench: --retime-main goes with the table suite alone, not --merge-main", file=sys.stderr)
         return 2
+    if getattr(args, "retime_since", None) and not getattr(args, "retime_main", False):
+        print("fastsoftmax bench: --retime-since goes with --retime-main", file=sys.stderr)
+        return 2
     if args.suite == "table" and getattr(args, "merge_main", None):
         from pathlib import Path
 

@@ -296,6 +296,10 @@ def test_retiming_goes_with_the_table_suite_alone(capsys):
         cli.add_arguments(parser)
         assert cli.run(parser.parse_args(list(argv))) == 2
     assert "--retime-main goes with the table suite alone" in capsys.readouterr().err
+    parser = argparse.ArgumentParser()
+    cli.add_arguments(parser)
+    assert cli.run(parser.parse_args(["table", "--retime-since", "last"])) == 2
+    assert "--retime-since goes with --retime-main" in capsys.readouterr().err
 
 
 def test_measuring_the_grid_again_keeps_the_main_points(tmp_path, fake_gpu, monkeypatch, capsys):
