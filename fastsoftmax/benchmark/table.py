@@ -27,9 +27,9 @@ Measuring the grid into a table that already holds main points (of the same GPU 
 points whose choice a newer kernel may have turned), replacing their GPU times and stamping them
 ``retimed``; each keeps the host times its run measured, and a backend not available here its time.
 With ``--time-limit`` it starts no point after that many seconds, and the points not reached keep
-their earlier times. ``--retime-since DATE`` (an ISO date, or ``last``: the date of the table's last
-retiming) leaves out the points retimed at that date or later, so that a run the limit cut is continued
-(its record keeps the earlier one's under ``earlier``).
+their earlier times. ``--retime-since DATE`` (an ISO date, or ``last``: where the table's last
+retiming began its own) leaves out the points retimed at that moment or later, so that a run the limit
+cut is continued (its record keeps ``since`` and the earlier record under ``earlier``).
 
 ``gpu_us`` and ``host_us`` are stored beside ``us`` so another rule can be applied later. A backend
 whose output fails the float64 check, or that raises, is left out of ``us`` for that point and its
@@ -38,6 +38,7 @@ reason is stored under ``errors``.
 
 from __future__ import annotations
 
+import datetime as _dt
 import json
 import math
 import os
@@ -376,6 +377,31 @@ def tie_closeness(point: dict) -> float:
     return abs(math.log2(times[0] / times[1])) if len(times) == 2 else math.inf
 
 
+def retimed_since(text: str | None, earlier: dict | None):
+    """The moment ``--retime-since`` names (None: none): an ISO date or time (UTC where it names no
+    zone), or ``last``: where the table's last retiming began its own (its ``since``, for a run that
+    continued another, else its date). ValueError for a date that does not parse, or ``last`` without
+    a retiming before."""
+    if text is None:
+        return None
+    if text == "last":
+        if not earlier:
+            raise ValueError("--retime-since last: the table records no retiming")
+        text = earlier.get("since") or earlier["date"]
+    try:
+        return _moment(text)
+    except ValueError:
+        raise ValueError(f"--retime-since {text!r}: not an ISO date") from None
+
+
+def _moment(text: str | None):
+    """An ISO date or time as an aware datetime (UTC where it names no zone); the earliest one for None."""
+    if not text:
+        return _dt.datetime.min.replace(tzinfo=_dt.timezone.utc)
+    moment = _dt.datetime.fromisoformat(text)
+    return moment if moment.tzinfo else moment.replace(tzinfo=_dt.timezone.utc)
+
+
 def retime_main(args) -> int:
     """``--retime-main``: the table's main points timed again on this GPU (module docstring). Each point
     timed is stamped with the date (``retimed``); a backend not available here keeps its earlier time."""
@@ -396,19 +422,23 @@ def retime_main(args) -> int:
         return 1
     available = fastsoftmax.available_backends(torch.device("cuda"))
     backends = [b for b in document.get("backends", KERNEL_BACKENDS) if b in KERNEL_BACKENDS and b in available]
-    since = getattr(args, "retime_since", None)
     earlier = document.get("retimed_main")
-    if since == "last":
-        since = (earlier or {}).get("date")
+    try:
+        since = retimed_since(getattr(args, "retime_since", None), earlier)
+    except ValueError as exc:
+        print(f"{path}: {exc}; nothing timed", file=sys.stderr)
+        return 1
     main = [p for p in document["points"] if p.get("size") == "main"]
-    points = sorted((p for p in main if not (since and p.get("retimed", "") >= since)), key=tie_closeness)
+    points = sorted((p for p in main if not (since and _moment(p.get("retimed")) >= since)), key=tie_closeness)
     if not points or not backends:
         print(f"{path}: {len(points)} main points, backends {backends} available here; nothing timed", file=sys.stderr)
         return 1
     limit = getattr(args, "time_limit", None)
     record = {"date": now_iso(), "versions": collect_versions(), "points": 0, "of": len(points), "complete": False}
-    if since and earlier:
-        record["earlier"] = earlier
+    if since:
+        record["since"] = since.isoformat(timespec="seconds")
+        if earlier:
+            record["earlier"] = earlier
 
     def timer(fn):
         return median_ms(fn, warmup_ms=WARMUP_MS, rep_ms=REP_MS)

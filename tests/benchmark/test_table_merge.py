@@ -232,7 +232,7 @@ def test_retiming_takes_the_nearest_ties_first_and_keeps_host_times(tmp_path, fa
     assert table.retime_main(args) == 1
 
 
-def test_retiming_since_a_date_continues_a_cut_run(tmp_path, fake_gpu):
+def test_retiming_since_a_date_continues_a_cut_run(tmp_path, fake_gpu, capsys):
     # --retime-since: the points retimed at that date or later are left out ("last": the table's last
     # retiming), and the new record keeps the earlier one
     path = tmp_path / "table.json"
@@ -251,9 +251,23 @@ def test_retiming_since_a_date_continues_a_cut_run(tmp_path, fake_gpu):
     retimed = json.loads(path.read_text())
     assert retimed["retimed_main"]["earlier"] == earlier and retimed["retimed_main"]["of"] == 2
     assert retimed["points"][0] == points[0]  # retimed since: untouched
+    assert retimed["retimed_main"]["since"] == "2026-12-07T11:46:28+00:00"
+    # a continuation of that run, cut too, goes on from where the first began: the point it timed
+    # (stamped now) and the one h1 did are left out, the one retimed before both is timed again
+    retimed["points"][1]["retimed"] = "2026-12-06T22:42:50+00:00"
+    retimed["retimed_main"]["points"] = 1
+    path.write_text(json.dumps(retimed))
     timed.clear()
-    args.retime_since = "2026-12-01"
-    assert table.retime_main(args) == 1 and timed == []  # every point retimed since: nothing to time
+    assert table.retime_main(args) == 0 and timed == [(4, 200)]
+    assert json.loads(path.read_text())["retimed_main"]["since"] == "2026-12-07T11:46:28+00:00"
+    timed.clear()
+    args.retime_since = "2000-01-01"  # every point retimed since: nothing to time
+    assert table.retime_main(args) == 1 and timed == []
+    for since, why in (("12/07/2026", "not an ISO date"), ("last", "records no retiming")):
+        path.write_text(json.dumps({k: v for k, v in document.items() if k != "retimed_main"}))
+        args.retime_since = since
+        assert table.retime_main(args) == 1 and timed == []
+        assert why in capsys.readouterr().err
 
 
 def test_retiming_keeps_what_it_did_not_time(tmp_path, fake_gpu, capsys):

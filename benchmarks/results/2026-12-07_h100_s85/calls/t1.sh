@@ -4,6 +4,7 @@
 # of rows of 184-1000 and 5001 off multiples of 16, whose Triton figures are still the tile kernels'), into a
 # copy of the table (t1/table.json), which then replaces fastsoftmax/dispatch_table.json before the main run.
 source benchmarks/call_prelude.sh t1
+grep -q "H100" $R/device.txt || { echo "t1.sh: the shipped table is the H100's; this is $(tail -1 $R/device.txt)"; exit 1; }
 cp fastsoftmax/dispatch_table.json $R/table.json
 timeout 560 python3 -m fastsoftmax bench table --retime-main --retime-since last --table-out $R/table.json \
   --time-limit 520 > $R/retime.log 2>&1
