@@ -75,8 +75,7 @@ def main() -> None:
         if args.held_elems:
             from fastsoftmax.backends import triton as triton_backend
 
-            every_block = ((1 << 62, args.held_elems),)
-            settings["REALIGNED_HELD_ELEMS_PER_THREAD"] = dict.fromkeys(triton_backend.REALIGNED_ROW_COLS, every_block)
+            settings["REALIGNED_HELD_ELEMS_PER_THREAD"] = triton_backend.held_everywhere(args.held_elems)
         with dispatch.forced(args.backend, args.tier), tiers.tuned(**tuning), triton_settings(settings):
             profiled(args.calls, lambda: call(*inputs))
         print(f"ncu target: {args.calls} calls of {name} {shape} dim {args.dim}")

@@ -28,8 +28,7 @@ from kernel_breakdown import triton_settings
 
 import fastsoftmax
 from fastsoftmax import dispatch
-from fastsoftmax.backends import triton as tb
-from fastsoftmax.backends.triton import realigned_everywhere
+from fastsoftmax.backends.triton import held_everywhere, realigned_everywhere
 from fastsoftmax.benchmark.timing import median_ms
 
 DEFAULT_SHAPES = "1032444x65,1864135x36,1342177x100,67176x999,1048576x64,256x512x64@1,16x21x512x512@1"
@@ -86,8 +85,10 @@ def main(argv=None) -> None:
     args = parser.parse_args(argv)
     known = dict(VARIANTS)
     for elements in filter(None, args.realigned_elems.split(",")):
-        every_block = dict.fromkeys(tb.REALIGNED_HELD_ELEMS_PER_THREAD, ((1 << 62, int(elements)),))
-        settings = {"REALIGNED_ROW_COLS": realigned_everywhere(), "REALIGNED_HELD_ELEMS_PER_THREAD": every_block}
+        settings = {
+            "REALIGNED_ROW_COLS": realigned_everywhere(),
+            "REALIGNED_HELD_ELEMS_PER_THREAD": held_everywhere(int(elements)),
+        }
         known[f"realigned@{elements}"] = (lambda settings=settings: triton_offsets(settings), "auto")
         args.variants += f",realigned@{elements}"
     unknown = set(args.variants.split(",")) - set(known)

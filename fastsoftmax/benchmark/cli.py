@@ -96,8 +96,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "--retime-since",
         default=None,
         metavar="DATE",
-        help="with --retime-main: leave out the points retimed at this ISO date or later ('last': the "
-        "table's last retiming), to continue a run --time-limit cut",
+        help="with --retime-main: leave out the points retimed at this ISO date or later ('last': from "
+        "where the table's last retiming began), to continue a run --time-limit cut",
     )
     parser.add_argument(
         "--demo", action="store_true", help="run the CPU correctness demo under the Triton interpreter, GPU or not"

@@ -26,7 +26,7 @@ def main() -> None:
                     fn = kernels.softmax_bwd_realigned if backward else kernels.softmax_fwd_realigned
                     tier = tb._choose_tier((1 << 26) // n, n, 1, itemsize, backward, 132)
                     for elements in (16, 32, 64):
-                        tb.REALIGNED_HELD_ELEMS_PER_THREAD = dict.fromkeys(shipped, ((1 << 62, elements),))
+                        tb.REALIGNED_HELD_ELEMS_PER_THREAD = tb.held_everywhere(elements)
                         p = tb.realigned_plan(tier, (1 << 26) // n, n, itemsize, backward, 132, False)
                         config = dict(p["configs"][0])
                         options = {"num_warps": config.pop("num_warps")}

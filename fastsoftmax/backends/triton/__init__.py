@@ -186,6 +186,12 @@ def realigned_everywhere(lengths=((1, 1 << 62),)) -> dict:
     return dict.fromkeys(REALIGNED_ROW_COLS, lengths)
 
 
+def held_everywhere(per_thread: int) -> dict:
+    """REALIGNED_HELD_ELEMS_PER_THREAD with ``per_thread`` elements a thread on every block of every
+    direction and element size: the settings probes compare the held realigned kernels under."""
+    return dict.fromkeys(REALIGNED_HELD_ELEMS_PER_THREAD, ((1 << 62, per_thread),))
+
+
 def realigned_length(n: int, backward: bool, itemsize: int) -> bool:
     """Whether rows of n columns are in REALIGNED_ROW_COLS' ranges for this direction and element size."""
     return any(low <= n <= high for low, high in REALIGNED_ROW_COLS[backward, itemsize])
