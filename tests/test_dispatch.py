@@ -454,12 +454,15 @@ def test_flat_rows_holds_rows_up_to_a_warp_of_32_slot_lanes():
 
 def test_shipped_table_sends_short_odd_rows_to_the_cuda_backend():
     # measured with the flat_rows tier (H100, 2026-11-23): rows of 21 bf16 0.48 of copy forward and
-    # 0.85 backward where the Triton backend ran 0.36 and 0.53
+    # 0.85 backward where the Triton backend ran 0.36 and 0.53. The 16-bit backward of rows of 63 left
+    # it since Triton's realigned kernels: 136.3 us against 138.1 for fp16 1048576 x 63 (results
+    # 2026-12-07_h100_s86/t1/)
     dispatch.clear_caches()
     try:
         for dtype in (torch.float32, torch.float16, torch.bfloat16):
             for backward in (False, True):
-                for rows, n in ((1 << 22, 21), (1 << 20, 19), (1 << 21, 33), (1 << 21, 50), (1 << 20, 63)):
+                lengths = ((1 << 22, 21), (1 << 20, 19), (1 << 21, 33), (1 << 21, 50), (1 << 20, 63))
+                for rows, n in lengths[:4] if backward and dtype.itemsize == 2 else lengths:
                     assert dispatch._table_choice(backward, False, dtype, n, rows * n) == "cuda", (dtype, backward, n)
     finally:
         dispatch.clear_caches()
