@@ -578,8 +578,9 @@ def _table_choice(
         distance += farther
         if strided:
             distance += abs(math.log2(_point_inner(point)) - math.log2(inner))
-        elif row_kind(point["n"], itemsize) != row_kind(n, itemsize):
-            distance += ROW_ALIGNMENT_DISTANCE
+        else:
+            distance += ROW_ALIGNMENT_DISTANCE * (row_kind(point["n"], itemsize) != row_kind(n, itemsize))
+            distance += ROW_OCTAVE_DISTANCE * (row_octaves(point["n"], itemsize) != row_octaves(n, itemsize))
         if point["dtype"] != dtype_name:
             distance += SIBLING_DTYPE_DISTANCE
         if distance < best_distance:
@@ -625,6 +626,23 @@ ROW_ALIGNMENT_DISTANCE = 2.0
 #: backward to Triton
 SIBLING_DTYPES = {"float16": "bfloat16", "bfloat16": "float16"}
 SIBLING_DTYPE_DISTANCE = 0.5
+
+
+#: Rows on either side of a power of two that one backend's row kernels round a row up to
+#: (row_octaves) count as this many octaves of n further apart: just past it a kernel holds up to
+#: twice the lanes it fills. H100, rows of 2^26 elements, bf16 forward: the CUDA backend 107.4 us at
+#: 519 and 113.8 at 1031 (its warp tier), 94.2-98.8 at 600-999; Triton's realigned kernels 94.6 at 519
+#: and 112.8 at 521 (a body of 520 in a block of 1024), 94.7 at 1031 and 108.5 at 1033 (results
+#: 2026-12-07_h100_s85/g1_*/, 2026-12-07_h100_s86/g2_*/). Nearest in n alone, 1025 took the point
+#: of 999 and the CUDA backend (114.0 us against Triton's 95.0).
+ROW_OCTAVE_DISTANCE = 1.0
+
+
+def row_octaves(n: int, itemsize: int) -> tuple[int, int]:
+    """The powers of two (their exponents) a row of n elements is rounded up to: by the CUDA backend's
+    warp tier, n itself; by Triton's realigned kernels, the row's whole 16-byte vectors (their body)."""
+    vector = 16 // itemsize
+    return (n - 1).bit_length(), max(n // vector * vector - 1, 0).bit_length()
 
 
 def row_kind(n: int, itemsize: int) -> tuple[bool, bool]:

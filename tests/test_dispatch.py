@@ -436,6 +436,34 @@ def test_rows_off_16_byte_boundaries_are_matched_to_points_of_their_kind(monkeyp
         dispatch.clear_caches()
 
 
+def test_rows_past_a_power_of_two_are_matched_to_points_on_their_side(monkeypatch):
+    # just past a power of two a backend's row kernels hold a row in up to twice the lanes it fills
+    # (dispatch.row_octaves: the CUDA backend's warp tier rounds n up, Triton's realigned kernels the
+    # row's whole 16-byte vectors): a row goes by the nearest point rounded up alike, whatever a nearer
+    # point on the other side says
+    assert dispatch.row_octaves(1024, 2) == (10, 10)
+    assert dispatch.row_octaves(1025, 2) == (11, 10)  # a body of 1024 fills Triton's block
+    assert dispatch.row_octaves(1033, 2) == (11, 11)
+    assert dispatch.row_octaves(515, 4) == (10, 9) and dispatch.row_octaves(517, 4) == (10, 10)
+    points = [
+        {"n": 1021, "us": {"triton": 90.0, "cuda": 100.0}},
+        {"n": 1031, "us": {"triton": 100.0, "cuda": 90.0}},
+        {"n": 1037, "us": {"triton": 90.0, "cuda": 100.0}},
+    ]
+    shared = dict(direction="forward", layout="row", dtype="bfloat16", numel=1 << 26)
+    table = {"points": [dict(p, **shared) for p in points]}
+    dispatch.clear_caches()
+    try:
+        with monkeypatch.context() as patched:
+            patched.setattr(dispatch, "_table", lambda path: table)
+            for n, expected in ((1019, "triton"), (1023, "triton"), (1025, "cuda"), (1029, "cuda"), (1035, "triton")):
+                assert dispatch._table_choice(False, False, torch.bfloat16, n, 1 << 26) == expected, n
+            patched.setattr(dispatch, "ROW_OCTAVE_DISTANCE", 0.0)
+            assert dispatch._table_choice(False, False, torch.bfloat16, 1025, 1 << 26) == "triton"  # 1021, nearer
+    finally:
+        dispatch.clear_caches()
+
+
 def test_flat_rows_holds_rows_up_to_a_warp_of_32_slot_lanes():
     from fastsoftmax.backends.cuda import instances, tiers
 

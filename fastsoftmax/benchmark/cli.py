@@ -100,6 +100,14 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "where the table's last retiming began), to continue a run --time-limit cut",
     )
     parser.add_argument(
+        "--row-lengths",
+        default=None,
+        metavar="LIST",
+        help="table suite only: measure the row layout's bulk points of these lengths (a comma list, or "
+        "'edges': those one past each power of two where a backend's row kernels double their lanes) into "
+        "the table, keeping its other points, instead of measuring the grid",
+    )
+    parser.add_argument(
         "--demo", action="store_true", help="run the CPU correctness demo under the Triton interpreter, GPU or not"
     )
     parser.add_argument(
@@ -140,6 +148,7 @@ def run(args) -> int:
     from fastsoftmax.benchmark.results import load_resumable
     from fastsoftmax.benchmark.seeds import parse_figures
     from fastsoftmax.benchmark.shapes import parse_directions, parse_dtypes, parse_regimes, parse_shapes
+    from fastsoftmax.benchmark.table import parse_row_lengths
 
     if getattr(args, "seeds", False):
         args.suite = "seeds"
@@ -155,6 +164,7 @@ def run(args) -> int:
         parse_peers(getattr(args, "peers", None))
         parse_figures(getattr(args, "figures", None))
         parse_backends(getattr(args, "backends", None))
+        parse_row_lengths(getattr(args, "row_lengths", None))
         if getattr(args, "resume", None):
             load_resumable(args.resume)
     except ValueError as exc:
@@ -166,6 +176,9 @@ def run(args) -> int:
         return _demo()
     if getattr(args, "retime_main", False) and (args.suite != "table" or getattr(args, "merge_main", None)):
         print("fastsoftmax bench: --retime-main goes with the table suite alone, not --merge-main", file=sys.stderr)
+        return 2
+    if getattr(args, "row_lengths", None) and (args.suite != "table" or args.merge_main or args.retime_main):
+        print("fastsoftmax bench: --row-lengths goes with the table suite alone", file=sys.stderr)
         return 2
     if getattr(args, "retime_since", None) and not getattr(args, "retime_main", False):
         print("fastsoftmax bench: --retime-since goes with --retime-main", file=sys.stderr)

@@ -7,6 +7,12 @@ times every available kernel backend (explicit ``backend="triton"`` / ``"cuda"``
   ``(2^26 // (n * 256), n, 256)`` over dim 1;
 * small: 4 rows; row layout ``(4, n)``, strided layout ``(1, n, 4)`` over dim 1.
 
+Beside the powers of two, the row layout's bulk size takes the lengths one past each of them where a
+backend's row kernels double the lanes they hold a row in (edge_lengths), so that a row just past a
+power of two finds a measured point on its own side (dispatch.row_octaves). ``--row-lengths
+LIST|edges`` measures the row layout's bulk points of those lengths alone into an existing table of
+this GPU, keeping its other points (its record: ``measured_rows``).
+
 What ``us`` holds (the cost of one call, microseconds):
 
 * bulk points: the GPU time alone. A call that long is issued while the previous kernel still
@@ -57,6 +63,8 @@ BULK_NUMEL = 1 << 26
 SMALL_ROWS = 4
 STRIDED_INNER_BULK = 256
 N_GRID = tuple(1 << k for k in range(6, 19))  # 64 .. 262144
+#: the octaves whose edges the grid measures in the row layout (edge_lengths): rows of 65 .. 32777
+EDGE_OCTAVES = range(6, 16)
 QUICK_N_GRID = (64, 1024, 16384, 262144)
 KERNEL_BACKENDS = ("triton", "cuda")
 # Short timings: the table needs the order of backends, not three significant digits.
@@ -107,13 +115,49 @@ def point_case(direction: str, layout: str, dtype: str, n: int, size: str) -> Ca
     return Case("table", (1, n, SMALL_ROWS), 1, dtype, direction)
 
 
-def grid(dtypes=ALL_DTYPES, n_grid=N_GRID):
+def edge_lengths(dtype: str) -> tuple[int, ...]:
+    """Row lengths one past the powers of two (EDGE_OCTAVES) where a backend's row kernels double the
+    lanes they hold a row in (dispatch.row_octaves): 2^k + 1, the CUDA backend's warp tier, and the first
+    past a whole 16-byte vector, Triton's realigned body (2^k + 9 in 16-bit types, 2^k + 5 in float32)."""
+    import torch
+
+    vector = 16 // getattr(torch, dtype).itemsize
+    return tuple(n for k in EDGE_OCTAVES for n in ((1 << k) + 1, (1 << k) + vector + 1))
+
+
+def grid(dtypes=ALL_DTYPES, n_grid=N_GRID, edges=True):
+    """The points measured: the powers of two at both sizes and layouts, then (``edges``) the row
+    layout's edge lengths at the bulk size."""
     for direction in ("forward", "backward"):
         for layout in ("row", "strided"):
             for dtype in dtypes:
                 for n in n_grid:
                     for size in ("bulk", "small"):
                         yield direction, layout, dtype, n, size
+                if edges and layout == "row":
+                    for n in edge_lengths(dtype):
+                        yield direction, layout, dtype, n, "bulk"
+
+
+def row_points(dtypes, lengths):
+    """The row layout's bulk points of ``lengths`` (``"edges"``: each dtype's edge_lengths), both directions."""
+    for direction in ("forward", "backward"):
+        for dtype in dtypes:
+            for n in edge_lengths(dtype) if lengths == "edges" else lengths:
+                yield direction, "row", dtype, n, "bulk"
+
+
+def parse_row_lengths(text: str | None):
+    """``--row-lengths``: None, ``"edges"``, or a tuple of row lengths (a comma list of integers >= 2)."""
+    if not text or text == "edges":
+        return text or None
+    try:
+        lengths = tuple(int(item) for item in text.split(","))
+    except ValueError:
+        raise ValueError(f"--row-lengths {text!r}: a comma list of integers, or 'edges'") from None
+    if min(lengths) < 2:
+        raise ValueError(f"--row-lengths {text!r}: rows of at least 2 elements")
+    return lengths
 
 
 def combine(gpu_us: float, host_us: float | None, size: str) -> float:
@@ -285,7 +329,9 @@ def run(args) -> int:
         print(f"no kernel backend available on this device (available: {available}); no table written")
         return 1
     dtypes = parse_dtypes(getattr(args, "dtypes", None))
-    n_grid = QUICK_N_GRID if getattr(args, "quick", False) else N_GRID
+    quick = getattr(args, "quick", False)
+    n_grid = QUICK_N_GRID if quick else N_GRID
+    row_lengths = parse_row_lengths(getattr(args, "row_lengths", None))
     path = table_out_path(getattr(args, "table_out", None))
     document = {
         "device": torch.cuda.get_device_name(),
@@ -296,10 +342,23 @@ def run(args) -> int:
         "complete": False,
         "points": [],
     }
-    kept = _main_points_of(path, document["device"])
-    if kept:
-        document["points"], records = kept
-        document.update(records)
+    points = list(row_points(dtypes, row_lengths) if row_lengths else grid(dtypes, n_grid, edges=not quick))
+    if row_lengths:
+        earlier = _table_of(path, document["device"])
+        if earlier is None:
+            print(f"--row-lengths: no table of this {document['device']!r} at {path} to add points to", file=sys.stderr)
+            return 1
+        measured = set(points)
+        document = earlier
+        document["points"] = [p for p in document["points"] if point_key(p) not in measured]
+        document["measured_rows"] = {"date": now_iso(), "versions": collect_versions(), "lengths": str(row_lengths)}
+    else:
+        kept = _main_points_of(path, document["device"])
+        if kept:
+            document["points"], records = kept
+            document.update(records)
+    # where this run's outcome is recorded: the table's own fields, or those of the rows added to it
+    record = document["measured_rows"] if row_lengths else document
     print(f"dispatch table on {document['device']}: backends {', '.join(backends)}; writing {path}")
 
     def timer(fn):
@@ -308,7 +367,6 @@ def run(args) -> int:
     def host_timer(fn):
         return statistics.median(host_us_per_call(fn, calls=HOST_CALLS // HOST_ROUNDS) for _ in range(HOST_ROUNDS))
 
-    points = list(grid(dtypes, n_grid))
     try:
         from tqdm import tqdm
 
@@ -329,7 +387,7 @@ def run(args) -> int:
         try:
             entry.update(measure_point(case, size, backends, timer, host_timer))
         except ContextLost as exc:
-            document["aborted"] = f"CUDA context lost: {exc}"
+            record["aborted"] = f"CUDA context lost: {exc}"
             print(f"table stopped: CUDA context lost ({exc})")
             break
         except Exception as exc:  # noqa: BLE001 - inputs that do not fit, a harness bug: record and go on
@@ -340,12 +398,27 @@ def run(args) -> int:
         document["points"].append(entry)
         _save(path, document)  # after every point, so a timeout still leaves a usable table
     document["points"].sort(key=lambda point: point.get("size") == "main")  # the grid first, as merged tables hold
-    document["complete"] = "aborted" not in document
-    document["wall_s"] = round(time.perf_counter() - started, 1)
+    record["complete"] = "aborted" not in record
+    record["wall_s"] = round(time.perf_counter() - started, 1)
     _save(path, document)
     print(format_table(document))
-    print(f"saved {path} ({len(document['points'])} points, {document['wall_s']:.0f} s)")
+    print(f"saved {path} ({len(points)} of {len(document['points'])} points measured, {record['wall_s']:.0f} s)")
     return 0
+
+
+def point_key(point: dict) -> tuple:
+    """What one point measures, as the grid names it (direction, layout, dtype, n, size): a point measured
+    again replaces the one of the same key."""
+    return point["direction"], point["layout"], point["dtype"], point["n"], point.get("size")
+
+
+def _table_of(path: Path, device: str) -> dict | None:
+    """The table at ``path`` where it was measured on ``device``, else None."""
+    try:
+        document = json.loads(path.read_text())
+    except (OSError, ValueError):
+        return None
+    return document if document.get("device") == device else None
 
 
 def _main_points_of(path: Path, device: str) -> tuple[list, dict] | None:

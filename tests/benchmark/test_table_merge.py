@@ -321,7 +321,7 @@ def test_measuring_the_grid_again_keeps_the_main_points(tmp_path, fake_gpu, monk
     main_point = _main_point((4, 300), {"triton": 100.0, "cuda": 400.0})
     merged = {"runs": [{"file": "main.json"}], "points": 1}
     path.write_text(json.dumps({"device": "GPU X", "points": [main_point], "merged_main": merged}))
-    monkeypatch.setattr(table, "grid", lambda *args: iter([("forward", "row", "bfloat16", 64, "bulk")]))
+    monkeypatch.setattr(table, "grid", lambda *args, **where: iter([("forward", "row", "bfloat16", 64, "bulk")]))
     args = type("Args", (), {"table_out": str(path), "backends": None, "dtypes": None, "quick": False})()
     assert table.run(args) == 0
     document = json.loads(path.read_text())
@@ -335,3 +335,49 @@ def test_measuring_the_grid_again_keeps_the_main_points(tmp_path, fake_gpu, monk
     path.write_text("{not json")
     assert table.run(args) == 0
     assert "cannot be read" in capsys.readouterr().err
+
+
+def test_the_grid_measures_rows_one_past_each_power_of_two():
+    # 2^k + 1 (the CUDA backend's warp tier rounds it up) and the first length past a whole 16-byte vector
+    # (Triton's realigned body), in the row layout at the bulk size only
+    assert table.edge_lengths("bfloat16")[:4] == (65, 73, 129, 137)
+    assert table.edge_lengths("float32")[-2:] == (32769, 32773)
+    points = list(table.grid(("bfloat16", "float32")))
+    edges = [p for p in points if p[3] & (p[3] - 1)]
+    assert {(layout, size) for _, layout, _, _, size in edges} == {("row", "bulk")}
+    assert len(edges) == 2 * 2 * 2 * len(table.EDGE_OCTAVES)
+    assert len(list(table.grid(("bfloat16",), edges=False))) == len(points) // 2 - 2 * 2 * len(table.EDGE_OCTAVES)
+
+
+def test_row_lengths_are_measured_into_the_table_keeping_its_other_points(tmp_path, fake_gpu, capsys):
+    timed, _ = fake_gpu
+    path = tmp_path / "table.json"
+    grid_point = {"direction": "forward", "layout": "row", "dtype": "bfloat16", "n": 64, "size": "bulk", "us": {}}
+    stale = dict(grid_point, n=513, us={"triton": 1.0, "cuda": 2.0})
+    main_point = _main_point((4, 513), {"triton": 100.0, "cuda": 400.0})
+    path.write_text(json.dumps({"device": "GPU X", "date": "then", "points": [grid_point, stale, main_point]}))
+    args = type("Args", (), {"table_out": str(path), "backends": None, "dtypes": "bf16", "quick": False})()
+    args.row_lengths = "513,600"
+    assert table.run(args) == 0
+    document = json.loads(path.read_text())
+    assert [shape[-1] for shape in timed] == [513, 600, 513, 600]
+    assert document["date"] == "then" and document["measured_rows"]["complete"]
+    assert document["points"][:1] == [grid_point] and document["points"][-1] == main_point
+    rows = {(p["direction"], p["n"]): p["us"] for p in document["points"][1:-1]}
+    assert rows == {(d, n): {"triton": n + 1.0, "cuda": float(n)} for d in ("forward", "backward") for n in (513, 600)}
+    path.write_text(json.dumps({"device": "GPU Y", "points": [grid_point]}))
+    assert table.run(args) == 1
+    assert "no table of this 'GPU X'" in capsys.readouterr().err
+    assert json.loads(path.read_text())["points"] == [grid_point]
+
+
+def test_row_lengths_go_with_the_table_suite_alone(capsys):
+    from fastsoftmax.benchmark import cli
+
+    for argv in (("--row-lengths", "edges"), ("table", "--row-lengths", "9,x"), ("table", "--row-lengths", "1")):
+        parser = argparse.ArgumentParser()
+        cli.add_arguments(parser)
+        assert cli.run(parser.parse_args(list(argv))) == 2
+    err = capsys.readouterr().err
+    assert "--row-lengths goes with the table suite alone" in err
+    assert "a comma list of integers" in err and "rows of at least 2 elements" in err
