@@ -5,6 +5,9 @@ from __future__ import annotations
 
 import argparse
 import json
+import subprocess
+import sys
+from pathlib import Path
 
 import pytest
 import torch
@@ -381,3 +384,47 @@ def test_row_lengths_go_with_the_table_suite_alone(capsys):
     err = capsys.readouterr().err
     assert "--row-lengths goes with the table suite alone" in err
     assert "a comma list of integers" in err and "rows of at least 2 elements" in err
+
+
+def test_dispatch_heldout_judges_the_choices_against_held_out_points(tmp_path):
+    # a table whose one point sends bf16 rows to Triton; held out: rows of 1025 where the CUDA backend
+    # is faster, and 1001 where Triton is; the point added at 1025 sends that row to the CUDA backend
+    def point(n, triton, cuda):
+        return {
+            "direction": "forward",
+            "layout": "row",
+            "dtype": "bfloat16",
+            "n": n,
+            "size": "bulk",
+            "numel": 1 << 26,
+            "shape": [(1 << 26) // n, n],
+            "us": {"triton": triton, "cuda": cuda},
+        }
+
+    (tmp_path / "table.json").write_text(json.dumps({"device": "GPU X", "points": [point(999, 90.0, 100.0)]}))
+    (tmp_path / "added.json").write_text(json.dumps({"points": [point(1025, 120.0, 100.0)]}))
+    (tmp_path / "held.json").write_text(json.dumps({"points": [point(1001, 90.0, 99.0), point(1027, 110.0, 100.0)]}))
+    script = Path(__file__).parents[2] / "benchmarks" / "dispatch_heldout.py"
+    done = subprocess.run(
+        [
+            sys.executable,
+            str(script),
+            "--table",
+            str(tmp_path / "table.json"),
+            "--add",
+            str(tmp_path / "added.json"),
+            "--heldout",
+            str(tmp_path / "held.json"),
+            "--distances",
+            "1",
+            "--alone",
+        ],
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    lines = done.stdout.splitlines()
+    assert lines[0].startswith("2 held-out row points")
+    assert "as given, ROW_OCTAVE_DISTANCE 1: chosen over fastest 1.0488 (geomean), 1 lose more than 2%" in done.stdout
+    assert "with 1 points added, ROW_OCTAVE_DISTANCE 1: chosen over fastest 1.0000 (geomean), 0 lose" in done.stdout
+    assert "bfloat16 forward 65344 x 1027: x1.10 (cuda 100.0, triton 110.0 us)" in done.stdout

@@ -1,0 +1,98 @@
+"""How well "auto" picks a row's backend at lengths its table did not measure, no GPU needed.
+
+Held-out points (``bench table --row-lengths`` into a copy of a GPU model's table; both kernel backends
+timed at each) are the truth; the dispatcher's choice for each (dispatch._table_choice, reading the
+given table as that model's own beside the H100's reference table, as on that GPU, or alone with ``--alone``) is charged its
+backend's time over the faster one's. For each table (as given; with ``--add`` points merged in) and
+each ``dispatch.ROW_OCTAVE_DISTANCE`` it prints the geometric mean of that ratio, how many choices lose
+more than 2% and 5%, and the worst.
+
+    python3 benchmarks/dispatch_heldout.py --table fastsoftmax/dispatch_table_nvidia-h200.json \\
+        --add results/.../e1/edge_points.json.gz --heldout results/.../e2/heldout_points.json.gz
+"""
+
+from __future__ import annotations
+
+import argparse
+import gzip
+import json
+import math
+import tempfile
+from pathlib import Path
+
+import torch
+
+from fastsoftmax import dispatch
+from fastsoftmax.benchmark.table import point_key
+
+DTYPES = {"bfloat16": torch.bfloat16, "float16": torch.float16, "float32": torch.float32}
+
+
+def read(path: str) -> dict:
+    opener = gzip.open if path.endswith(".gz") else open
+    with opener(path, "rt") as handle:
+        return json.load(handle)
+
+
+def judge(table: dict, truth: list, distance: float, alone: bool = False) -> tuple[float, list]:
+    """(geometric mean of chosen over fastest time, [(ratio, point)] worst first) on ``table``, beside
+    the reference table unless ``alone``."""
+    with tempfile.TemporaryDirectory() as folder:
+        path = Path(folder) / "table.json"
+        path.write_text(json.dumps(table))
+        own, octave, reference = dispatch.table_path, dispatch.ROW_OCTAVE_DISTANCE, dispatch.TABLE_PATH
+        dispatch.table_path, dispatch.ROW_OCTAVE_DISTANCE = (lambda index: path), distance
+        if alone:
+            dispatch.TABLE_PATH = path
+        try:
+            ratios = []
+            for point in truth:
+                backward = point["direction"] == "backward"
+                dtype = DTYPES[point["dtype"]]
+                choice = dispatch._table_choice(backward, False, dtype, point["n"], point["numel"], 1, 0)
+                ratios.append((point["us"][choice] / min(point["us"].values()), point))
+        finally:
+            dispatch.table_path, dispatch.ROW_OCTAVE_DISTANCE, dispatch.TABLE_PATH = own, octave, reference
+    mean = math.exp(sum(math.log(ratio) for ratio, _ in ratios) / len(ratios))
+    return mean, sorted(ratios, key=lambda item: -item[0])
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--table", required=True, help="the GPU model's table (JSON)")
+    parser.add_argument("--add", nargs="*", default=(), help="points to merge into it for a second judgement")
+    parser.add_argument("--heldout", nargs="+", required=True, help="held-out points (JSON, .gz or not)")
+    parser.add_argument("--distances", default="0,0.5,1,2", help="ROW_OCTAVE_DISTANCE values, a comma list")
+    parser.add_argument("--alone", action="store_true", help="without the reference table beside it")
+    parser.add_argument("--worst", type=int, default=8, help="the worst choices printed for each")
+    args = parser.parse_args()
+    table = read(args.table)
+    held = {point_key(p) for p in table["points"]}
+    truth = [
+        point
+        for path in args.heldout
+        for point in read(path)["points"]
+        if point_key(point) not in held and point["layout"] == "row" and len(point.get("us", {})) == 2
+    ]
+    tables = [("as given", table)]
+    if args.add:
+        added = [point for path in args.add for point in read(path)["points"]]
+        keys = {point_key(p) for p in added}
+        merged = dict(table, points=[p for p in table["points"] if point_key(p) not in keys] + added)
+        tables.append((f"with {len(added)} points added", merged))
+    print(f"{len(truth)} held-out row points against {args.table} ({table.get('device')})")
+    for name, document in tables:
+        for distance in (float(text) for text in args.distances.split(",")):
+            mean, ratios = judge(document, truth, distance, args.alone)
+            over = [sum(ratio > 1 + margin for ratio, _ in ratios) for margin in (0.02, 0.05)]
+            print(
+                f"{name}, ROW_OCTAVE_DISTANCE {distance:g}: chosen over fastest {mean:.4f} (geomean), "
+                f"{over[0]} lose more than 2%, {over[1]} more than 5%"
+            )
+            for ratio, p in ratios[: args.worst]:
+                times = ", ".join(f"{backend} {us:.1f}" for backend, us in sorted(p["us"].items()))
+                print(f"    {p['dtype']} {p['direction']} {p['shape'][0]} x {p['n']}: x{ratio:.2f} ({times} us)")
+
+
+if __name__ == "__main__":
+    main()
