@@ -408,6 +408,21 @@ def test_the_tight_16_bit_forward_takes_every_alignment_at_few_banks():
         assert tiers.choose_tier(1 << 20, n, 1, torch.bfloat16, True, tiers.H100_LIMITS) == expected, n
 
 
+def _bf16_row_choices(monkeypatch, winners: dict, lengths) -> dict:
+    """The backend _table_choice gives bf16 forward rows of each of ``lengths`` (2^26 elements) on a table
+    of one point for each length in ``winners`` (n: the faster backend, by 10%)."""
+    shared = dict(direction="forward", layout="row", dtype="bfloat16", numel=1 << 26)
+    times = {"triton": {"triton": 90.0, "cuda": 100.0}, "cuda": {"triton": 100.0, "cuda": 90.0}}
+    table = {"points": [dict(shared, n=n, us=times[winner]) for n, winner in winners.items()]}
+    dispatch.clear_caches()
+    try:
+        with monkeypatch.context() as patched:
+            patched.setattr(dispatch, "_table", lambda path: table)
+            return {n: dispatch._table_choice(False, False, torch.bfloat16, n, 1 << 26) for n in lengths}
+    finally:
+        dispatch.clear_caches()
+
+
 def test_rows_off_16_byte_boundaries_are_matched_to_points_of_their_kind(monkeypatch):
     # rows run different kernels by kind (dispatch.row_kind: a byte length of a 16-byte multiple, a
     # length of a 16-element multiple): a row goes by the nearest point of its own kind, whatever a
@@ -415,25 +430,10 @@ def test_rows_off_16_byte_boundaries_are_matched_to_points_of_their_kind(monkeyp
     # 37 (74 bytes), 72 (144 bytes, no multiple of 16 elements) and 64
     assert dispatch.row_kind(37, 2) == (False, False)
     assert dispatch.row_kind(72, 2) == (True, False) != dispatch.row_kind(64, 2) == (True, True)
-    points = [
-        {"n": 37, "us": {"triton": 90.0, "cuda": 100.0}},
-        {"n": 72, "us": {"triton": 100.0, "cuda": 90.0}},
-        {"n": 64, "us": {"triton": 90.0, "cuda": 100.0}},
-    ]
-    shared = dict(direction="forward", layout="row", dtype="bfloat16", numel=1 << 26)
-    table = {"points": [dict(p, **shared) for p in points]}
-    dispatch.clear_caches()
-    try:
-        with monkeypatch.context() as patched:
-            patched.setattr(dispatch, "_table", lambda path: table)
-            for n in (100, 99, 150):  # nearer 72 and 64 than 37
-                assert dispatch._table_choice(False, False, torch.bfloat16, n, 1 << 26) == "triton", n
-            for n in (24, 40, 56, 88, 104, 120):
-                assert dispatch._table_choice(False, False, torch.bfloat16, n, 1 << 26) == "cuda", n
-            for n in (32, 48, 80, 96, 128, 272):
-                assert dispatch._table_choice(False, False, torch.bfloat16, n, 1 << 26) == "triton", n
-    finally:
-        dispatch.clear_caches()
+    expected = dict.fromkeys((100, 99, 150), "triton")  # nearer 72 and 64 than 37
+    expected.update(dict.fromkeys((24, 40, 56, 88, 104, 120), "cuda"))
+    expected.update(dict.fromkeys((32, 48, 80, 96, 128, 272), "triton"))
+    assert _bf16_row_choices(monkeypatch, {37: "triton", 72: "cuda", 64: "triton"}, expected) == expected
 
 
 def test_rows_past_a_power_of_two_are_matched_to_points_on_their_side(monkeypatch):
@@ -445,23 +445,11 @@ def test_rows_past_a_power_of_two_are_matched_to_points_on_their_side(monkeypatc
     assert dispatch.row_octaves(1025, 2) == (11, 10)  # a body of 1024 fills Triton's block
     assert dispatch.row_octaves(1033, 2) == (11, 11)
     assert dispatch.row_octaves(515, 4) == (10, 9) and dispatch.row_octaves(517, 4) == (10, 10)
-    points = [
-        {"n": 1021, "us": {"triton": 90.0, "cuda": 100.0}},
-        {"n": 1031, "us": {"triton": 100.0, "cuda": 90.0}},
-        {"n": 1037, "us": {"triton": 90.0, "cuda": 100.0}},
-    ]
-    shared = dict(direction="forward", layout="row", dtype="bfloat16", numel=1 << 26)
-    table = {"points": [dict(p, **shared) for p in points]}
-    dispatch.clear_caches()
-    try:
-        with monkeypatch.context() as patched:
-            patched.setattr(dispatch, "_table", lambda path: table)
-            for n, expected in ((1019, "triton"), (1023, "triton"), (1025, "cuda"), (1029, "cuda"), (1035, "triton")):
-                assert dispatch._table_choice(False, False, torch.bfloat16, n, 1 << 26) == expected, n
-            patched.setattr(dispatch, "ROW_OCTAVE_DISTANCE", 0.0)
-            assert dispatch._table_choice(False, False, torch.bfloat16, 1025, 1 << 26) == "triton"  # 1021, nearer
-    finally:
-        dispatch.clear_caches()
+    winners = {1021: "triton", 1031: "cuda", 1037: "triton"}
+    expected = {1019: "triton", 1023: "triton", 1025: "cuda", 1029: "cuda", 1035: "triton"}
+    assert _bf16_row_choices(monkeypatch, winners, expected) == expected
+    monkeypatch.setattr(dispatch, "ROW_OCTAVE_DISTANCE", 0.0)
+    assert _bf16_row_choices(monkeypatch, winners, (1025,)) == {1025: "triton"}  # 1021, nearer
 
 
 def test_flat_rows_holds_rows_up_to_a_warp_of_32_slot_lanes():
