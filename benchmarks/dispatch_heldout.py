@@ -2,10 +2,10 @@
 
 Held-out points (``bench table --row-lengths`` into a copy of a GPU model's table; both kernel backends
 timed at each) are the truth; the dispatcher's choice for each (dispatch._table_choice, reading the
-given table as that model's own beside the H100's reference table, as on that GPU, or alone with ``--alone``) is charged its
-backend's time over the faster one's. For each table (as given; with ``--add`` points merged in) and
-each ``dispatch.ROW_OCTAVE_DISTANCE`` it prints the geometric mean of that ratio, how many choices lose
-more than 2% and 5%, and the worst.
+given table as that model's own beside the H100's reference table, as on that GPU, or alone with
+``--alone``) is charged its backend's time over the faster one's. For each table (as given; with
+``--add`` points merged in) and each ``dispatch.ROW_OCTAVE_DISTANCE`` it prints the geometric mean of
+that ratio, how many choices lose more than 2% and 5%, and the worst.
 
     python3 benchmarks/dispatch_heldout.py --table fastsoftmax/dispatch_table_nvidia-h200.json \\
         --add results/.../e1/edge_points.json.gz --heldout results/.../e2/heldout_points.json.gz

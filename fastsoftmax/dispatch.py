@@ -532,6 +532,19 @@ def _table(path: Path) -> dict:
         return {}
 
 
+def _points_by_kind(path: Path) -> dict:
+    """The points of the table at ``path`` by (direction, layout, dtype), in the table's order: a
+    choice scans the few hundred of its kind, not the table's thousands (indexed once a table, where
+    _table read it)."""
+    document = _table(path)
+    if "points_by_kind" not in document:
+        by_kind: dict = {}
+        for point in document.get("points", ()):
+            by_kind.setdefault((point.get("direction"), point.get("layout"), point.get("dtype")), []).append(point)
+        document["points_by_kind"] = by_kind
+    return document["points_by_kind"]
+
+
 def _point_inner(point: dict) -> int:
     """The contiguous size after the reduced dim at a measured point (1 for rows). Grid points
     store their canonical (outer, n, inner) shape and no dim; main-suite points their shape and dim."""
@@ -566,11 +579,10 @@ def _table_choice(
     best, best_point, best_distance = None, None, math.inf
     own = table_path(device_index)
     tables = [(own, 0.0)] + ([(TABLE_PATH, OTHER_MODEL_DISTANCE)] if own != TABLE_PATH else [])
-    for point, farther in ((point, farther) for path, farther in tables for point in _table(path).get("points", ())):
-        if point.get("direction") != direction or point.get("layout") != layout:
-            continue
-        if point.get("dtype") not in (dtype_name, sibling):
-            continue
+    kinds = [(direction, layout, name) for name in (dtype_name, sibling) if name]
+    for point, farther in (
+        (point, farther) for path, farther in tables for kind in kinds for point in _points_by_kind(path).get(kind, ())
+    ):
         timings = {name: t for name, t in point.get("us", {}).items() if name in KERNEL_BACKENDS and t and t > 0}
         if not timings:
             continue

@@ -11,7 +11,7 @@ Beside the powers of two, the row layout's bulk size takes the lengths one past 
 backend's row kernels double the lanes they hold a row in (edge_lengths), so that a row just past a
 power of two finds a measured point on its own side (dispatch.row_octaves). ``--row-lengths
 LIST|edges`` measures the row layout's bulk points of those lengths alone into an existing table of
-this GPU, keeping its other points (its record: ``measured_rows``).
+this GPU, keeping its other points (its record: ``measured_rows``, an earlier one's under ``earlier``).
 
 What ``us`` holds (the cost of one call, microseconds):
 
@@ -351,7 +351,10 @@ def run(args) -> int:
         measured = set(points)
         document = earlier
         document["points"] = [p for p in document["points"] if point_key(p) not in measured]
-        document["measured_rows"] = {"date": now_iso(), "versions": collect_versions(), "lengths": str(row_lengths)}
+        rows = {"date": now_iso(), "versions": collect_versions(), "lengths": str(row_lengths)}
+        if "measured_rows" in document:
+            rows["earlier"] = document["measured_rows"]
+        document["measured_rows"] = rows
     else:
         kept = _main_points_of(path, document["device"])
         if kept:

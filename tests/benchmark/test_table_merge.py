@@ -365,9 +365,15 @@ def test_row_lengths_are_measured_into_the_table_keeping_its_other_points(tmp_pa
     document = json.loads(path.read_text())
     assert [shape[-1] for shape in timed] == [513, 600, 513, 600]
     assert document["date"] == "then" and document["measured_rows"]["complete"]
+    assert document["measured_rows"]["lengths"] == "(513, 600)" and "earlier" not in document["measured_rows"]
     assert document["points"][:1] == [grid_point] and document["points"][-1] == main_point
     rows = {(p["direction"], p["n"]): p["us"] for p in document["points"][1:-1]}
     assert rows == {(d, n): {"triton": n + 1.0, "cuda": float(n)} for d in ("forward", "backward") for n in (513, 600)}
+    args.row_lengths = "600"
+    assert table.run(args) == 0
+    document = json.loads(path.read_text())
+    assert document["measured_rows"]["earlier"]["lengths"] == "(513, 600)"  # the record of the run before
+    assert len(document["points"]) == 6
     path.write_text(json.dumps({"device": "GPU Y", "points": [grid_point]}))
     assert table.run(args) == 1
     assert "no table of this 'GPU X'" in capsys.readouterr().err
