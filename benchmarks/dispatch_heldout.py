@@ -4,7 +4,8 @@ Held-out points (``bench table --row-lengths`` into a copy of a GPU model's tabl
 timed at each) are the truth; the dispatcher's choice for each (dispatch._table_choice, reading the
 given table as that model's own beside the H100's reference table, as on that GPU, or alone with
 ``--alone``) is charged its backend's time over the faster one's. For each table (as given; with
-``--add`` points merged in) and each ``dispatch.ROW_OCTAVE_DISTANCE`` it prints the geometric mean of
+``--add`` points merged in; with ``--leave-one-out`` the last of them again, each held-out point judged
+with every other one added) and each ``dispatch.ROW_OCTAVE_DISTANCE`` it prints the geometric mean of
 that ratio, how many choices lose more than 2% and 5%, and the worst.
 
     python3 benchmarks/dispatch_heldout.py --table fastsoftmax/dispatch_table_nvidia-h200.json \\
@@ -17,7 +18,6 @@ import argparse
 import gzip
 import json
 import math
-import tempfile
 from pathlib import Path
 
 import torch
@@ -34,25 +34,28 @@ def read(path: str) -> dict:
         return json.load(handle)
 
 
-def judge(table: dict, truth: list, distance: float, alone: bool = False) -> tuple[float, list]:
+def judge(table: dict, truth: list, distance: float, alone: bool = False, one_out: bool = False) -> tuple:
     """(geometric mean of chosen over fastest time, [(ratio, point)] worst first) on ``table``, beside
-    the reference table unless ``alone``."""
-    with tempfile.TemporaryDirectory() as folder:
-        path = Path(folder) / "table.json"
-        path.write_text(json.dumps(table))
-        own, octave, reference = dispatch.table_path, dispatch.ROW_OCTAVE_DISTANCE, dispatch.TABLE_PATH
-        dispatch.table_path, dispatch.ROW_OCTAVE_DISTANCE = (lambda index: path), distance
-        if alone:
-            dispatch.TABLE_PATH = path
-        try:
-            ratios = []
-            for point in truth:
-                backward = point["direction"] == "backward"
-                dtype = DTYPES[point["dtype"]]
-                choice = dispatch._table_choice(backward, False, dtype, point["n"], point["numel"], 1, 0)
-                ratios.append((point["us"][choice] / min(point["us"].values()), point))
-        finally:
-            dispatch.table_path, dispatch.ROW_OCTAVE_DISTANCE, dispatch.TABLE_PATH = own, octave, reference
+    the reference table unless ``alone``; ``one_out``: each point judged on the table with every other
+    held-out point added to it."""
+    own = Path("judged table")
+    points = [p for p in table["points"]]
+    reads, paths, octave = dispatch._table, (dispatch.table_path, dispatch.TABLE_PATH), dispatch.ROW_OCTAVE_DISTANCE
+    dispatch.table_path, dispatch.ROW_OCTAVE_DISTANCE = (lambda index: own), distance
+    if alone:
+        dispatch.TABLE_PATH = own
+    try:
+        ratios = []
+        document = {"points": points}
+        for i, point in enumerate(truth):
+            if one_out:
+                document = {"points": points + truth[:i] + truth[i + 1 :]}
+            dispatch._table = lambda path, document=document: document if path == own else reads(path)
+            backward = point["direction"] == "backward"
+            choice = dispatch._table_choice(backward, False, DTYPES[point["dtype"]], point["n"], point["numel"], 1, 0)
+            ratios.append((point["us"][choice] / min(point["us"].values()), point))
+    finally:
+        dispatch._table, (dispatch.table_path, dispatch.TABLE_PATH), dispatch.ROW_OCTAVE_DISTANCE = reads, paths, octave
     mean = math.exp(sum(math.log(ratio) for ratio, _ in ratios) / len(ratios))
     return mean, sorted(ratios, key=lambda item: -item[0])
 
@@ -64,6 +67,11 @@ def main() -> None:
     parser.add_argument("--heldout", nargs="+", required=True, help="held-out points (JSON, .gz or not)")
     parser.add_argument("--distances", default="0,0.5,1,2", help="ROW_OCTAVE_DISTANCE values, a comma list")
     parser.add_argument("--alone", action="store_true", help="without the reference table beside it")
+    parser.add_argument(
+        "--leave-one-out",
+        action="store_true",
+        help="also judge each held-out point on the last table with every other held-out point added",
+    )
     parser.add_argument("--worst", type=int, default=8, help="the worst choices printed for each")
     args = parser.parse_args()
     table = read(args.table)
@@ -81,9 +89,12 @@ def main() -> None:
         merged = dict(table, points=[p for p in table["points"] if point_key(p) not in keys] + added)
         tables.append((f"with {len(added)} points added", merged))
     print(f"{len(truth)} held-out row points against {args.table} ({table.get('device')})")
-    for name, document in tables:
+    judgements = [(name, document, False) for name, document in tables]
+    if args.leave_one_out:
+        judgements.append((f"{tables[-1][0]}, the other held-out points added", tables[-1][1], True))
+    for name, document, one_out in judgements:
         for distance in (float(text) for text in args.distances.split(",")):
-            mean, ratios = judge(document, truth, distance, args.alone)
+            mean, ratios = judge(document, truth, distance, args.alone, one_out)
             over = [sum(ratio > 1 + margin for ratio, _ in ratios) for margin in (0.02, 0.05)]
             print(
                 f"{name}, ROW_OCTAVE_DISTANCE {distance:g}: chosen over fastest {mean:.4f} (geomean), "

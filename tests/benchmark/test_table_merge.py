@@ -424,6 +424,7 @@ def test_dispatch_heldout_judges_the_choices_against_held_out_points(tmp_path):
             "--distances",
             "1",
             "--alone",
+            "--leave-one-out",
         ],
         capture_output=True,
         text=True,
@@ -434,3 +435,7 @@ def test_dispatch_heldout_judges_the_choices_against_held_out_points(tmp_path):
     assert "as given, ROW_OCTAVE_DISTANCE 1: chosen over fastest 1.0488 (geomean), 1 lose more than 2%" in done.stdout
     assert "with 1 points added, ROW_OCTAVE_DISTANCE 1: chosen over fastest 1.0000 (geomean), 0 lose" in done.stdout
     assert "bfloat16 forward 65344 x 1027: x1.10 (cuda 100.0, triton 110.0 us)" in done.stdout
+    # each held-out point beside the other: 1027 goes by 1025's point, 1001 by 999's
+    assert "points added, the other held-out points added, ROW_OCTAVE_DISTANCE 1: chosen over fastest 1.0000" in (
+        done.stdout
+    )

@@ -1,4 +1,4 @@
-"""The H200's row points of e1/ and e2/ (edge lengths and 184 lengths drawn at random, measured with
+"""The H200's row points of e1/ and e2/ (edge lengths and 183 lengths drawn at random, measured with
 ``bench table --row-lengths`` on this set's code) merged into fastsoftmax/dispatch_table_nvidia-h200.json,
 each replacing a point of the same key, in the order they were measured, their records chained under
 ``measured_rows`` as the command chains them. Run from the repository root; no GPU needed."""
