@@ -8,8 +8,12 @@ given table as that model's own beside the H100's reference table, as on that GP
 with every other one added) and each ``dispatch.ROW_OCTAVE_DISTANCE`` it prints the geometric mean of
 that ratio, how many choices lose more than 2% and 5%, and the worst.
 
-    python3 benchmarks/dispatch_heldout.py --table fastsoftmax/dispatch_table_nvidia-h200.json \\
-        --add results/.../e1/edge_points.json.gz --heldout results/.../e2/heldout_points.json.gz
+    git show ad272207:fastsoftmax/dispatch_table_nvidia-h200.json > /tmp/h200.json  # before the points
+    python3 benchmarks/dispatch_heldout.py --table /tmp/h200.json --add results/.../e1/edge_points.json.gz \\
+        --heldout results/.../e1/heldout_points.json.gz results/.../e2/heldout_points.json.gz --leave-one-out
+
+A held-out point whose key (table.point_key) the table or the added points hold is left out, and
+of one key measured twice the last is kept.
 """
 
 from __future__ import annotations
@@ -39,7 +43,7 @@ def judge(table: dict, truth: list, distance: float, alone: bool = False, one_ou
     the reference table unless ``alone``; ``one_out``: each point judged on the table with every other
     held-out point added to it."""
     own = Path("judged table")
-    points = [p for p in table["points"]]
+    points = list(table["points"])
     reads, paths, octave = dispatch._table, (dispatch.table_path, dispatch.TABLE_PATH), dispatch.ROW_OCTAVE_DISTANCE
     dispatch.table_path, dispatch.ROW_OCTAVE_DISTANCE = (lambda index: own), distance
     if alone:
@@ -75,19 +79,22 @@ def main() -> None:
     parser.add_argument("--worst", type=int, default=8, help="the worst choices printed for each")
     args = parser.parse_args()
     table = read(args.table)
-    held = {point_key(p) for p in table["points"]}
-    truth = [
-        point
+    added = [point for path in args.add for point in read(path)["points"]]
+    known = {point_key(p) for p in table["points"] + added}
+    truth = {
+        point_key(point): point
         for path in args.heldout
         for point in read(path)["points"]
-        if point_key(point) not in held and point["layout"] == "row" and len(point.get("us", {})) == 2
-    ]
+        if point_key(point) not in known and point["layout"] == "row" and len(point.get("us", {})) == 2
+    }
+    truth = list(truth.values())
+    if not truth:
+        parser.error("no held-out row point is left: the table or the added points hold every one")
     tables = [("as given", table)]
-    if args.add:
-        added = [point for path in args.add for point in read(path)["points"]]
+    if added:
         keys = {point_key(p) for p in added}
         merged = dict(table, points=[p for p in table["points"] if point_key(p) not in keys] + added)
-        tables.append((f"with {len(added)} points added", merged))
+        tables.append((f"with {len(added)} point{'s' * (len(added) > 1)} added", merged))
     print(f"{len(truth)} held-out row points against {args.table} ({table.get('device')})")
     judgements = [(name, document, False) for name, document in tables]
     if args.leave_one_out:

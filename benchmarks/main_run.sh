@@ -2,7 +2,7 @@
 # The main run's benchmark on the GPU machine, into $OUT/main: the main suite through "auto" with Quack and
 # Liger (bulk rows, decode, huge single rows, the backward), then the non-last dims with torch.compile,
 # within about 500 s of the script's start (the second within what is left). It unpacks the peers'
-# archives first (benchmarks/peers_parts.sh unpack: run it in the call after the one that kept the other
+# archives first (benchmarks/peers_parts.sh unpack: run it in the command after those that kept the other
 # parts, on the same machine) unless FASTSOFTMAX_PEER_SITE is set already. The README's tables and
 # benchmarks/report/ are made from the JSON it writes.
 set -u

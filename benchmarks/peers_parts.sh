@@ -1,11 +1,12 @@
 #!/usr/bin/env bash
 # The peers' archives (Quack and Liger, built by the peer bundle as a.tar.xz then b.tar.xz, concatenated and
 # split into 12.26 MB parts ppart.aa..ppart.af, each carried in a folder .peer1...peer6) reach the GPU machine
-# in two commands on the same machine, three parts each: the first keeps the parts it has under /tmp, the
-# second copies its own there too and unpacks all six into /tmp/site (PEERS_SITE).
+# in two or more commands on the same machine, as many parts each as fit beside the tree (three where it is
+# under about 28 MB, two past it): each but the last keeps the parts it has under /tmp, the last copies its
+# own there too and unpacks all six into /tmp/site (PEERS_SITE).
 #
-#   bash benchmarks/peers_parts.sh keep                first command: copies the .peerN/ppart.* it has to /tmp
-#   eval "$(bash benchmarks/peers_parts.sh unpack)"    second: unpacks, then exports FASTSOFTMAX_PEER_SITE
+#   bash benchmarks/peers_parts.sh keep                each command but the last: copies the .peerN/ppart.* it has to /tmp
+#   eval "$(bash benchmarks/peers_parts.sh unpack)"    the last: unpacks, then exports FASTSOFTMAX_PEER_SITE
 #
 # unpack prints the export line on success. On failure it prints a line that, under eval, reports the
 # reason and exits the calling shell (meant for a script: 3, a part is missing, e.g. /tmp was cleared

@@ -86,7 +86,15 @@ def clear_caches() -> None:
     """Forget every resolved choice (after installing a backend, changing the table, or changing a
     module-level rule a choice reads, such as ``functional.FUSED_WIDENING``)."""
     PLANS.clear()
-    for cached in (kernel_backend, unavailable_reason, _choose_tier, _choose_backend, table_path, _table):
+    for cached in (
+        kernel_backend,
+        unavailable_reason,
+        _choose_tier,
+        _choose_backend,
+        table_path,
+        _table,
+        _points_by_kind,
+    ):
         cached.cache_clear()
 
 
@@ -532,17 +540,14 @@ def _table(path: Path) -> dict:
         return {}
 
 
+@functools.lru_cache(maxsize=8)
 def _points_by_kind(path: Path) -> dict:
-    """The points of the table at ``path`` by (direction, layout, dtype), in the table's order: a
-    choice scans the few hundred of its kind, not the table's thousands (indexed once a table, where
-    _table read it)."""
-    document = _table(path)
-    if "points_by_kind" not in document:
-        by_kind: dict = {}
-        for point in document.get("points", ()):
-            by_kind.setdefault((point.get("direction"), point.get("layout"), point.get("dtype")), []).append(point)
-        document["points_by_kind"] = by_kind
-    return document["points_by_kind"]
+    """The points of the table at ``path`` (as _table reads it) by (direction, layout, dtype), in the
+    table's order: a choice scans the few hundred of its kind, not the table's thousands."""
+    by_kind: dict = {}
+    for point in _table(path).get("points", ()):
+        by_kind.setdefault((point.get("direction"), point.get("layout"), point.get("dtype")), []).append(point)
+    return by_kind
 
 
 def _point_inner(point: dict) -> int:
@@ -564,7 +569,9 @@ def _table_choice(
     TABLE_PATH, whose points count OTHER_MODEL_DISTANCE further (in log n and log numel,
     and for strided problems log inner: the kernels' access patterns change with it far more than
     with n, e.g. an H100 ran (16, 21, 512, 512) over dim 1 at 0.83 of copy on the CUDA backend and
-    0.20 on Triton, where a grid point of inner 256 times the two the same). A problem too small to
+    0.20 on Triton, where a grid point of inner 256 times the two the same; for rows, points of another
+    row_kind and on the other side of a row_octaves step count ROW_ALIGNMENT_DISTANCE and
+    ROW_OCTAVE_DISTANCE further, and the sibling dtype's SIBLING_DTYPE_DISTANCE). A problem too small to
     keep the GPU busy for as long as a Triton launch keeps the host (_launch_bound) takes the CUDA
     backend whatever its nearest point says (that point may be many times larger, or timed with
     more host time a call than a cached plan costs), unless that point is as small and the CUDA
@@ -579,7 +586,9 @@ def _table_choice(
     best, best_point, best_distance = None, None, math.inf
     own = table_path(device_index)
     tables = [(own, 0.0)] + ([(TABLE_PATH, OTHER_MODEL_DISTANCE)] if own != TABLE_PATH else [])
+    # its own dtype's points first, then the sibling's: of two points at exactly one distance, its own decides
     kinds = [(direction, layout, name) for name in (dtype_name, sibling) if name]
+    kind, octaves = row_kind(n, itemsize), row_octaves(n, itemsize)
     for point, farther in (
         (point, farther) for path, farther in tables for kind in kinds for point in _points_by_kind(path).get(kind, ())
     ):
@@ -591,8 +600,8 @@ def _table_choice(
         if strided:
             distance += abs(math.log2(_point_inner(point)) - math.log2(inner))
         else:
-            distance += ROW_ALIGNMENT_DISTANCE * (row_kind(point["n"], itemsize) != row_kind(n, itemsize))
-            distance += ROW_OCTAVE_DISTANCE * (row_octaves(point["n"], itemsize) != row_octaves(n, itemsize))
+            distance += ROW_ALIGNMENT_DISTANCE * (row_kind(point["n"], itemsize) != kind)
+            distance += ROW_OCTAVE_DISTANCE * (row_octaves(point["n"], itemsize) != octaves)
         if point["dtype"] != dtype_name:
             distance += SIBLING_DTYPE_DISTANCE
         if distance < best_distance:
@@ -613,7 +622,8 @@ def _table_choice(
 
 #: A point of the reference table (TABLE_PATH, measured on an H100) counts as this many octaves of n
 #: further away than a point of the GPU model's own table. A model's table holds the grid of powers
-#: of two (fastsoftmax bench table); the reference table adds the main suite's shapes (odd lengths,
+#: of two and the rows one past them (fastsoftmax bench table; the H200's also rows of lengths drawn at
+#: random); the reference table adds the main suite's shapes (odd lengths,
 #: narrow rows, layouts), which the grid's nearest point answered wrongly on the H100 and would on
 #: another model: on an H200, bf16 rows of 3000 forward take the CUDA backend's block_regs at 0.88 of
 #: copy where Triton, the winner at 2048 and 4096 there, ran 0.60 (its loads go narrow where n is
@@ -643,16 +653,21 @@ SIBLING_DTYPE_DISTANCE = 0.5
 #: Rows on either side of a power of two that one backend's row kernels round a row up to
 #: (row_octaves) count as this many octaves of n further apart: just past it a kernel holds up to
 #: twice the lanes it fills. H100, rows of 2^26 elements, bf16 forward: the CUDA backend 107.4 us at
-#: 519 and 113.8 at 1031 (its warp tier), 94.2-98.8 at 600-999; Triton's realigned kernels 94.6 at 519
-#: and 112.8 at 521 (a body of 520 in a block of 1024), 94.7 at 1031 and 108.5 at 1033 (results
-#: 2026-12-07_h100_s85/g1_*/, 2026-12-07_h100_s86/g2_*/). Nearest in n alone, 1025 took the point
-#: of 999 and the CUDA backend (114.0 us against Triton's 95.0).
+#: 519 (its warp tier) and 113.8 at 1031 (block_regs), 94.9-98.8 at 600-999; Triton's realigned
+#: kernels 94.6 at 519 and 112.8 at 521 (a body of 520 in a block of 1024), 94.7 at 1031 and 108.5 at
+#: 1033 (results 2026-12-07_h100_s85/g1_*/, 2026-12-07_h100_s86/g2_*/). A table needs points on both
+#: sides (bench table's edge lengths): without them, as in the H100's table of this writing, bf16 rows
+#: of 1025 still take the point of 999 and the CUDA backend (114.0 us against Triton's 95.0). On the
+#: H200's held-out rows one octave took the chosen backend's time over the faster one's from 1.023 to
+#: 1.020 (geometric mean; 0 to 2 octaves within 0.001 of each other past 0.5; 2026-12-07_h100_s86/e2/).
 ROW_OCTAVE_DISTANCE = 1.0
 
 
 def row_octaves(n: int, itemsize: int) -> tuple[int, int]:
     """The powers of two (their exponents) a row of n elements is rounded up to: by the CUDA backend's
-    warp tier, n itself; by Triton's realigned kernels, the row's whole 16-byte vectors (their body)."""
+    row tiers, n itself (measured on its warp tier and block_regs, rows up to 32768); by Triton's held
+    realigned kernels, the row's whole 16-byte vectors (their body; rows from 9, up to the row tier's
+    longest: its online tier walks chunks and rounds nothing, where the distance is kept all the same)."""
     vector = 16 // itemsize
     return (n - 1).bit_length(), max(n // vector * vector - 1, 0).bit_length()
 

@@ -178,7 +178,10 @@ def run(args) -> int:
         print("fastsoftmax bench: --retime-main goes with the table suite alone, not --merge-main", file=sys.stderr)
         return 2
     if getattr(args, "row_lengths", None) and (args.suite != "table" or args.merge_main or args.retime_main):
-        print("fastsoftmax bench: --row-lengths goes with the table suite alone", file=sys.stderr)
+        print(
+            "fastsoftmax bench: --row-lengths goes with the table suite alone, not --retime-main or --merge-main",
+            file=sys.stderr,
+        )
         return 2
     if getattr(args, "retime_since", None) and not getattr(args, "retime_main", False):
         print("fastsoftmax bench: --retime-since goes with --retime-main", file=sys.stderr)

@@ -23,12 +23,13 @@ What ``us`` holds (the cost of one call, microseconds):
 
 ``--merge-main RESULT.json[,MORE.json]`` adds, without a GPU, the shapes of main-suite runs as further points
 (``size`` "main"): every shape where the run timed both kernel backends. The grid above is powers
-of two at two sizes, and a shape far from it (one row of 2^24, an odd length) would otherwise take
-the nearest grid point's winner. For those points ``us = max(gpu_us, host_us)``, with the host time
-per call that run measured for each backend: back-to-back calls go at the pace of the slower of
-the two.
+of two at two sizes (and the rows one past them), and a shape far from it (one row of 2^24, an odd
+length) would otherwise take the nearest grid point's winner. For those points ``us = max(gpu_us,
+host_us)``, with the host time per call that run measured for each backend: back-to-back calls go at
+the pace of the slower of the two.
 
-Measuring the grid into a table that already holds main points (of the same GPU model) keeps them.
+Measuring the grid into a table of the same GPU model replaces its grid points, each as its new
+measurement lands, and keeps the others (main points, rows measured alone).
 ``--retime-main`` times those points again on this GPU with the grid's timer, nearest ties first (the
 points whose choice a newer kernel may have turned), replacing their GPU times and stamping them
 ``retimed``; each keeps the host times its run measured, and a backend not available here its time.
@@ -152,7 +153,7 @@ def parse_row_lengths(text: str | None):
     if not text or text == "edges":
         return text or None
     try:
-        lengths = tuple(int(item) for item in text.split(","))
+        lengths = tuple(dict.fromkeys(int(item) for item in text.split(",")))
     except ValueError:
         raise ValueError(f"--row-lengths {text!r}: a comma list of integers, or 'edges'") from None
     if min(lengths) < 2:
@@ -348,15 +349,14 @@ def run(args) -> int:
         if earlier is None:
             print(f"--row-lengths: no table of this {document['device']!r} at {path} to add points to", file=sys.stderr)
             return 1
-        measured = set(points)
         document = earlier
-        document["points"] = [p for p in document["points"] if point_key(p) not in measured]
-        rows = {"date": now_iso(), "versions": collect_versions(), "lengths": str(row_lengths)}
+        lengths = "edges" if row_lengths == "edges" else list(row_lengths)
+        rows = {"date": now_iso(), "versions": collect_versions(), "backends": backends, "lengths": lengths}
         if "measured_rows" in document:
             rows["earlier"] = document["measured_rows"]
         document["measured_rows"] = rows
     else:
-        kept = _main_points_of(path, document["device"])
+        kept = _points_of(path, document["device"])
         if kept:
             document["points"], records = kept
             document.update(records)
@@ -376,6 +376,7 @@ def run(args) -> int:
         bar = tqdm(points, file=sys.stderr, mininterval=0.1 if sys.stderr.isatty() else 15.0)
     except ImportError:
         bar = points
+    measured = 0
     for direction, layout, dtype, n, size in bar:
         case = point_case(direction, layout, dtype, n, size)
         entry = {
@@ -398,21 +399,28 @@ def run(args) -> int:
             entry["us"] = {}
         finally:
             torch.cuda.empty_cache()
-        document["points"].append(entry)
+        # the point it replaces goes only now: a run cut short keeps the earlier times of those it did not reach
+        key = point_key(entry)
+        document["points"] = [p for p in document["points"] if point_key(p) != key] + [entry]
+        measured += 1
         _save(path, document)  # after every point, so a timeout still leaves a usable table
     document["points"].sort(key=lambda point: point.get("size") == "main")  # the grid first, as merged tables hold
     record["complete"] = "aborted" not in record
     record["wall_s"] = round(time.perf_counter() - started, 1)
     _save(path, document)
     print(format_table(document))
-    print(f"saved {path} ({len(points)} of {len(document['points'])} points measured, {record['wall_s']:.0f} s)")
+    print(f"saved {path} ({measured} of its {len(document['points'])} points measured, {record['wall_s']:.0f} s)")
     return 0
 
 
 def point_key(point: dict) -> tuple:
-    """What one point measures, as the grid names it (direction, layout, dtype, n, size): a point measured
-    again replaces the one of the same key."""
-    return point["direction"], point["layout"], point["dtype"], point["n"], point.get("size")
+    """What one point measures: as the grid names it (direction, layout, dtype, n, size), and for a main
+    point its shape and dim too (main shapes share lengths). A point measured again replaces the one of
+    the same key."""
+    key = point["direction"], point["layout"], point["dtype"], point["n"], point.get("size")
+    if point.get("size") == "main":
+        key += (tuple(point["shape"]), point.get("dim"))
+    return key
 
 
 def _table_of(path: Path, device: str) -> dict | None:
@@ -424,9 +432,11 @@ def _table_of(path: Path, device: str) -> dict | None:
     return document if document.get("device") == device else None
 
 
-def _main_points_of(path: Path, device: str) -> tuple[list, dict] | None:
-    """The main points of the table at ``path`` and its records of where they came from (merged runs,
-    a retiming), where that table was measured on ``device``; a note where a table there is not kept."""
+def _points_of(path: Path, device: str) -> tuple[list, dict] | None:
+    """The points of the table at ``path`` and its records of where they came from (merged runs, a
+    retiming, rows measured alone), where that table was measured on ``device``: measuring the grid
+    replaces its grid points and keeps the others (main points, rows measured with --row-lengths);
+    a note where a table there is not kept."""
     if not path.exists():
         return None
     try:
@@ -434,16 +444,17 @@ def _main_points_of(path: Path, device: str) -> tuple[list, dict] | None:
     except (OSError, ValueError) as error:
         print(f"the table at {path} cannot be read ({error}): measuring a new one in its place", file=sys.stderr)
         return None
-    points = [p for p in earlier.get("points", ()) if p.get("size") == "main"]
+    points = earlier.get("points", [])
     if points and earlier.get("device") != device:
         print(
-            f"{path} holds {len(points)} main points of {earlier.get('device')!r}, not this {device!r}: "
+            f"{path} holds {len(points)} points of {earlier.get('device')!r}, not this {device!r}: "
             "they are not kept (--table-out device writes this model's own table)",
             file=sys.stderr,
         )
     if earlier.get("device") != device or not points:
         return None
-    return points, {key: earlier[key] for key in ("merged_main", "retimed_main") if key in earlier}
+    records = ("merged_main", "retimed_main", "measured_rows")
+    return points, {key: earlier[key] for key in records if key in earlier}
 
 
 def tie_closeness(point: dict) -> float:

@@ -334,7 +334,7 @@ def test_measuring_the_grid_again_keeps_the_main_points(tmp_path, fake_gpu, monk
     path.write_text(json.dumps({"device": "GPU Y", "points": [main_point], "merged_main": merged}))
     assert table.run(args) == 0
     assert [p["size"] for p in json.loads(path.read_text())["points"]] == ["bulk"]
-    assert "1 main points of 'GPU Y'" in capsys.readouterr().err
+    assert "1 points of 'GPU Y'" in capsys.readouterr().err
     path.write_text("{not json")
     assert table.run(args) == 0
     assert "cannot be read" in capsys.readouterr().err
@@ -365,77 +365,112 @@ def test_row_lengths_are_measured_into_the_table_keeping_its_other_points(tmp_pa
     document = json.loads(path.read_text())
     assert [shape[-1] for shape in timed] == [513, 600, 513, 600]
     assert document["date"] == "then" and document["measured_rows"]["complete"]
-    assert document["measured_rows"]["lengths"] == "(513, 600)" and "earlier" not in document["measured_rows"]
+    assert document["measured_rows"]["lengths"] == [513, 600] and "earlier" not in document["measured_rows"]
     assert document["points"][:1] == [grid_point] and document["points"][-1] == main_point
     rows = {(p["direction"], p["n"]): p["us"] for p in document["points"][1:-1]}
     assert rows == {(d, n): {"triton": n + 1.0, "cuda": float(n)} for d in ("forward", "backward") for n in (513, 600)}
     args.row_lengths = "600"
     assert table.run(args) == 0
     document = json.loads(path.read_text())
-    assert document["measured_rows"]["earlier"]["lengths"] == "(513, 600)"  # the record of the run before
+    assert document["measured_rows"]["earlier"]["lengths"] == [513, 600]  # the record of the run before
     assert len(document["points"]) == 6
     path.write_text(json.dumps({"device": "GPU Y", "points": [grid_point]}))
     assert table.run(args) == 1
     assert "no table of this 'GPU X'" in capsys.readouterr().err
     assert json.loads(path.read_text())["points"] == [grid_point]
+    path.unlink()
+    assert table.run(args) == 1 and not path.exists()
+
+
+def test_rows_measured_alone_survive_the_grid_and_a_cut_run(tmp_path, fake_gpu, monkeypatch):
+    from fastsoftmax.benchmark.runner import ContextLost
+
+    timed, _ = fake_gpu
+    path = tmp_path / "table.json"
+    path.write_text(json.dumps({"device": "GPU X", "points": []}))
+    args = type("Args", (), {"table_out": str(path), "backends": None, "dtypes": "bf16", "quick": False})()
+    args.row_lengths = "700,513,700"  # a length named twice is measured once
+    assert table.run(args) == 0
+    assert [shape[-1] for shape in timed] == [700, 513, 700, 513]
+    rows = json.loads(path.read_text())["points"]
+    # measuring the grid again replaces its points and keeps the rows measured alone, and their record
+    args.row_lengths = None
+    monkeypatch.setattr(table, "grid", lambda *args, **where: iter([("forward", "row", "bfloat16", 64, "bulk")]))
+    assert table.run(args) == 0
+    document = json.loads(path.read_text())
+    assert document["points"][:4] == rows and document["points"][4]["n"] == 64
+    assert document["measured_rows"]["lengths"] == [700, 513]
+    # a run cut short keeps the earlier times of the points it did not reach
+    measure = table.measure_point
+
+    def lost_at_513(case, *rest):
+        if case.shape[-1] == 513:
+            raise ContextLost("gone")
+        return measure(case, *rest)
+
+    monkeypatch.setattr(table, "measure_point", lost_at_513)
+    args.row_lengths = "700,513"
+    assert table.run(args) == 0
+    document = json.loads(path.read_text())
+    assert document["measured_rows"]["aborted"] == "CUDA context lost: gone"
+    assert not document["measured_rows"]["complete"]
+    assert sorted(p["n"] for p in document["points"]) == [64, 513, 513, 700, 700]
+    assert [p for p in document["points"] if p["n"] == 513] == [p for p in rows if p["n"] == 513]
 
 
 def test_row_lengths_go_with_the_table_suite_alone(capsys):
     from fastsoftmax.benchmark import cli
 
-    for argv in (("--row-lengths", "edges"), ("table", "--row-lengths", "9,x"), ("table", "--row-lengths", "1")):
+    for argv in (
+        ("--row-lengths", "edges"),
+        ("table", "--row-lengths", "9,x"),
+        ("table", "--row-lengths", "1"),
+        ("table", "--row-lengths", "9", "--retime-main"),
+        ("table", "--row-lengths", "9", "--merge-main", "run.json"),
+    ):
         parser = argparse.ArgumentParser()
         cli.add_arguments(parser)
         assert cli.run(parser.parse_args(list(argv))) == 2
     err = capsys.readouterr().err
-    assert "--row-lengths goes with the table suite alone" in err
+    assert "--row-lengths goes with the table suite alone, not --retime-main or --merge-main" in err
     assert "a comma list of integers" in err and "rows of at least 2 elements" in err
 
 
 def test_dispatch_heldout_judges_the_choices_against_held_out_points(tmp_path):
-    # a table whose one point sends bf16 rows to Triton; held out: rows of 1025 where the CUDA backend
-    # is faster, and 1001 where Triton is; the point added at 1025 sends that row to the CUDA backend
+    # a table whose one point, 999, sends bf16 rows to Triton, and a point to add at 1025 where the CUDA
+    # backend is 20% faster. Held out: 1001 and 3001 / 3005, where Triton is faster, 1027, where the CUDA
+    # backend is, and 999 (the table holds it: left out) and 1001 twice (the last kept)
     def point(n, triton, cuda):
-        return {
-            "direction": "forward",
-            "layout": "row",
-            "dtype": "bfloat16",
-            "n": n,
-            "size": "bulk",
-            "numel": 1 << 26,
-            "shape": [(1 << 26) // n, n],
-            "us": {"triton": triton, "cuda": cuda},
-        }
+        shape = [(1 << 26) // n, n]
+        us = {"triton": triton, "cuda": cuda}
+        return dict(direction="forward", layout="row", dtype="bfloat16", n=n, size="bulk", shape=shape, us=us)
 
-    (tmp_path / "table.json").write_text(json.dumps({"device": "GPU X", "points": [point(999, 90.0, 100.0)]}))
-    (tmp_path / "added.json").write_text(json.dumps({"points": [point(1025, 120.0, 100.0)]}))
-    (tmp_path / "held.json").write_text(json.dumps({"points": [point(1001, 90.0, 99.0), point(1027, 110.0, 100.0)]}))
+    def write(name, points):
+        (tmp_path / name).write_text(
+            json.dumps({"device": "GPU X", "points": [dict(p, numel=1 << 26) for p in points]})
+        )
+        return str(tmp_path / name)
+
+    table = write("table.json", [point(999, 90.0, 100.0)])
+    added = write("added.json", [point(1025, 120.0, 100.0)])
+    held = [point(999, 1.0, 2.0), point(1001, 80.0, 99.0), point(1001, 90.0, 99.0), point(1027, 110.0, 100.0)]
+    held += [point(3001, 100.0, 110.0), point(3005, 100.0, 110.0)]
     script = Path(__file__).parents[2] / "benchmarks" / "dispatch_heldout.py"
+    command = [sys.executable, str(script), "--table", table, "--add", added, "--heldout", write("held.json", held)]
     done = subprocess.run(
-        [
-            sys.executable,
-            str(script),
-            "--table",
-            str(tmp_path / "table.json"),
-            "--add",
-            str(tmp_path / "added.json"),
-            "--heldout",
-            str(tmp_path / "held.json"),
-            "--distances",
-            "1",
-            "--alone",
-            "--leave-one-out",
-        ],
-        capture_output=True,
-        text=True,
-        check=True,
+        [*command, "--distances", "0,1", "--alone", "--leave-one-out"], capture_output=True, text=True
     )
+    assert done.returncode == 0, done.stderr
     lines = done.stdout.splitlines()
-    assert lines[0].startswith("2 held-out row points")
-    assert "as given, ROW_OCTAVE_DISTANCE 1: chosen over fastest 1.0488 (geomean), 1 lose more than 2%" in done.stdout
-    assert "with 1 points added, ROW_OCTAVE_DISTANCE 1: chosen over fastest 1.0000 (geomean), 0 lose" in done.stdout
-    assert "bfloat16 forward 65344 x 1027: x1.10 (cuda 100.0, triton 110.0 us)" in done.stdout
-    # each held-out point beside the other: 1027 goes by 1025's point, 1001 by 999's
-    assert "points added, the other held-out points added, ROW_OCTAVE_DISTANCE 1: chosen over fastest 1.0000" in (
-        done.stdout
-    )
+    assert lines[0].startswith("4 held-out row points")
+    # as given, 1027 takes 999's Triton; with 1025 added, 1027 is right and 3001 / 3005 take its CUDA backend
+    assert "as given, ROW_OCTAVE_DISTANCE 1: chosen over fastest 1.0241 (geomean), 1 lose more than 2%" in done.stdout
+    assert "with 1 point added, ROW_OCTAVE_DISTANCE 1: chosen over fastest 1.0488 (geomean), 2 lose" in done.stdout
+    assert "    bfloat16 forward 65344 x 1027: x1.10 (cuda 100.0, triton 110.0 us)" in lines
+    # each beside the others: 3001 goes by 3005's point and 3005 by 3001's
+    for distance in (0, 1):
+        assert f"the other held-out points added, ROW_OCTAVE_DISTANCE {distance}: chosen over fastest 1.0000" in (
+            done.stdout
+        )
+    done = subprocess.run([*command[:-1], table], capture_output=True, text=True)  # the table's own points
+    assert done.returncode != 0 and "no held-out row point is left" in done.stderr
