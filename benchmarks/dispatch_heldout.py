@@ -55,11 +55,14 @@ def judge(table: dict, truth: list, distance: float, alone: bool = False, one_ou
             if one_out:
                 document = {"points": points + truth[:i] + truth[i + 1 :]}
             dispatch._table = lambda path, document=document: document if path == own else reads(path)
+            if one_out or i == 0:
+                dispatch._points_by_kind.cache_clear()  # its index of the table judged is this document's
             backward = point["direction"] == "backward"
             choice = dispatch._table_choice(backward, False, DTYPES[point["dtype"]], point["n"], point["numel"], 1, 0)
             ratios.append((point["us"][choice] / min(point["us"].values()), point))
     finally:
         dispatch._table, (dispatch.table_path, dispatch.TABLE_PATH), dispatch.ROW_OCTAVE_DISTANCE = reads, paths, octave
+        dispatch._points_by_kind.cache_clear()
     mean = math.exp(sum(math.log(ratio) for ratio, _ in ratios) / len(ratios))
     return mean, sorted(ratios, key=lambda item: -item[0])
 
