@@ -6,9 +6,4 @@
 source benchmarks/call_prelude.sh f1
 grep -q "H200" $R/device.txt || { echo "f1.sh: for an H200's table; this is $(tail -1 $R/device.txt)"; exit 1; }
 cp fastsoftmax/dispatch_table_nvidia-h200.json $R/table.json
-timeout 250 python3 -m fastsoftmax bench table --table-out $R/table.json > $R/grid.log 2>&1
-echo "grid exit $? at $SECONDS s: $(tail -n 1 $R/grid.log)"
-left=$(( 330 - SECONDS ))
-(( left > 30 )) && timeout $(( left + 20 )) python3 -m fastsoftmax bench table --retime-main --table-out $R/table.json \
-  --time-limit $left > $R/retime.log 2>&1
-echo "retime exit $? at $SECONDS s: $(tail -n 1 $R/retime.log)"
+bash benchmarks/table_run.sh $R/table.json 250 330
