@@ -5,6 +5,7 @@ for scale, and on request the realigned row kernels and torch.softmax.
     PYTHONPATH=$PWD python benchmarks/triton_offsets_probe.py [--shapes 1032444x65,256x512x64@1]
         [--dtypes bfloat16,float32] [--directions forward,backward] [--rounds 3]
         [--variants triton32,triton64,triton,realigned,realigned64,unrealigned,cuda,torch] [--realigned-elems 32,64]
+        [--two-pieces 0.25,0.5]
 
 Each (shape, dtype, direction) prints microseconds a call (the best of ``--rounds`` rounds, in each of
 which every variant is timed once with ``timing.median_ms``): "triton32" (the backend's plans with
@@ -13,7 +14,9 @@ which every variant is timed once with ``timing.median_ms``): "triton32" (the ba
 (the backend as its rules stand), "realigned" (as they stand, but rows of every length through the
 realigned kernels where rows_realign lets them: REALIGNED_ROW_COLS widened), "realigned64" (the same
 with 64-bit offsets), "realigned@E" for each E of ``--realigned-elems`` (the same with the held kernels'
-REALIGNED_HELD_ELEMS_PER_THREAD at E on every block), "unrealigned" (as they stand, but no row through the
+REALIGNED_HELD_ELEMS_PER_THREAD at E on every block), "two@T" for each T of ``--two-pieces`` (the same with
+the held kernels' bodies as two pieces where the second is at most T of the first:
+REALIGNED_TWO_PIECES_MAX_TAIL at T), "unrealigned" (as they stand, but no row through the
 realigned kernels), "cuda" and "torch" (torch's own kernels, through ``backend="torch"``); triton32, triton64 and
 cuda unless ``--variants``.
 Every variant's result is checked against float64 first."""
@@ -28,7 +31,7 @@ from kernel_breakdown import triton_settings
 
 import fastsoftmax
 from fastsoftmax import dispatch
-from fastsoftmax.backends.triton import held_everywhere, realigned_everywhere
+from fastsoftmax.backends.triton import REALIGNED_TWO_PIECES_MAX_TAIL, held_everywhere, realigned_everywhere
 from fastsoftmax.benchmark.timing import median_ms
 
 DEFAULT_SHAPES = "1032444x65,1864135x36,1342177x100,67176x999,1048576x64,256x512x64@1,16x21x512x512@1"
@@ -82,8 +85,21 @@ def main(argv=None) -> None:
         help="comma list of elements a thread: a variant realigned@E for each, as realigned with the held "
         "kernels' REALIGNED_HELD_ELEMS_PER_THREAD at E on every block",
     )
+    parser.add_argument(
+        "--two-pieces",
+        default="",
+        help="comma list of shares: a variant two@T for each, as realigned with the held kernels' bodies just "
+        "past a power of two as two pieces where the second is at most T of the first",
+    )
     args = parser.parse_args(argv)
     known = dict(VARIANTS)
+    for share in filter(None, args.two_pieces.split(",")):
+        settings = {
+            "REALIGNED_ROW_COLS": realigned_everywhere(),
+            "REALIGNED_TWO_PIECES_MAX_TAIL": dict.fromkeys(REALIGNED_TWO_PIECES_MAX_TAIL, float(share)),
+        }
+        known[f"two@{share}"] = (lambda settings=settings: triton_offsets(settings), "auto")
+        args.variants += f",two@{share}"
     for elements in filter(None, args.realigned_elems.split(",")):
         settings = {
             "REALIGNED_ROW_COLS": realigned_everywhere(),

@@ -147,6 +147,33 @@ def test_which_rows_realign(monkeypatch):
     assert not realign(9, 67, [(67, 1)] * 3, [2] * 3, True, True)
 
 
+@pytest.mark.parametrize("tier", ["tile", "row"])
+@pytest.mark.parametrize("dtype", DTYPES, ids=str)
+def test_bodies_held_as_two_pieces(tier, dtype, realigned, monkeypatch):
+    # REALIGNED_TWO_PIECES_MAX_TAIL at 1/2: bodies just past a power of two held as that power and the one
+    # that holds the rest (a vector's length past it up to half of it), at every phase, rows of -inf,
+    # +inf, NaN and the type's limit among them; forward and backward of both functions
+    monkeypatch.setattr(triton_backend, "REALIGNED_TWO_PIECES_MAX_TAIL", dict.fromkeys(EVERY_LENGTH, 0.5))
+    vector = 16 // dtype.itemsize
+    for n in (64 + vector + 1, 256 + 5 * vector, 512 + vector + 3, 1024 + vector + 1, 1500):
+        plan = triton_backend.realigned_plan(tier, 1 << 20, n, dtype.itemsize, False, 132, False)
+        config = dict(plan["configs"][0])
+        body = n // vector * vector
+        assert config["BLOCK_N"] + config["BLOCK_N2"] >= body > config["BLOCK_N"] >= config["BLOCK_N2"] > 0, n
+        rows = 2 * config["BLOCK_O"] + vector + 3
+        x = _with_edges(_input((rows, n), dtype))
+        finite = x.nan_to_num(0.0, 5.0, -5.0)
+        for log in (False, True):
+            op = fastsoftmax.log_softmax if log else fastsoftmax.softmax
+            realigned.clear()
+            with dispatch.forced("triton", tier):
+                check_forward(op(x, -1), x, -1, log)
+                leaf, dy = finite.detach().requires_grad_(), _input((rows, n), dtype, 1.0)
+                (dx,) = torch.autograd.grad(op(leaf, -1), leaf, dy)
+            check_backward(dx, finite, dy, -1, log)
+            assert realigned == ["softmax_fwd_realigned_held"] * 2 + ["softmax_bwd_realigned_held"], (n, log)
+
+
 def test_realigned_lengths_as_measured():
     # (triton.REALIGNED_ROW_COLS) rows from 9 columns, every direction and element size
     lengths = triton_backend.realigned_length

@@ -13,7 +13,7 @@ import pytest
 pytest.importorskip("triton")
 
 
-KINDS = ["tile", "online", "realigned_held", "realigned_walked", "split", "relay"]
+KINDS = ["tile", "online", "realigned_held", "realigned_walked", "realigned_held_two_pieces", "split", "relay"]
 
 
 @pytest.mark.parametrize("kind", KINDS)

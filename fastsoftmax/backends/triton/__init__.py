@@ -172,6 +172,14 @@ REALIGNED_TIERS = ("tile", "row", "online")
 #: from 16 KiB (13421 x 5000 153.3 / 145.0 / 136.7, 5436 x 12345 158.2 / 148.1 / 143.6; 128 a thread 141.2). Rows
 #: past 1024 were timed on the row tier (one row a program, so fewer warps by the same count: rows of 1025 take one
 #: warp at 32 or 64 a thread); tiles of few rows (a small outer size) were not timed
+#: the held realigned kernels hold a row's body just past a power of two p as two pieces, p and the power of
+#: two that holds the rest (tile_pieces), where that rest is at most this share of p, by (backward, itemsize);
+#: 0: one piece of twice p. One vector past a power of two the body fills half its block, and the held kernels
+#: run 14-24% slower there than one vector before (H100, bf16 forward 128807 x 521 112.7 us against 94.5 at 519,
+#: 64965 x 1033 108.3 against 95.3, 16348 x 4105 116.8 against 94.5; results 2026-12-07_h100_s86/g2_*/); on an
+#: H200 1.4-2.0 times (bf16 forward 265 104 us against 73 at 257, e1/). Two pieces are not yet timed: 0 keeps
+#: the one piece measured (benchmarks/triton_offsets_probe.py --two-pieces compares them)
+REALIGNED_TWO_PIECES_MAX_TAIL = {(False, 2): 0.0, (False, 4): 0.0, (True, 2): 0.0, (True, 4): 0.0}
 REALIGNED_HELD_ELEMS_PER_THREAD = {
     (False, 2): ((128, 16), (1024, 32), (2048, 64), (1 << 62, 32)),
     (False, 4): ((512, 16), (1024, 32), (2048, 64), (1 << 62, 32)),
@@ -531,13 +539,15 @@ def realigned_plan(tier: str, outer: int, n: int, itemsize: int, backward: bool,
     vector = 16 // itemsize
     if tier == "online":
         chunk_n = min(_pow2(n), LOOP_CHUNK_ELEMS)
-        blocks = (("WALKED", True), ("BLOCK_O", 1), ("BLOCK_N", chunk_n), ("VEC", vector))
+        blocks = (("WALKED", True), ("BLOCK_O", 1), ("BLOCK_N", chunk_n), ("VEC", vector), ("BLOCK_N2", 0))
         options = (("num_warps", max(1, min(LOOP_WARPS, chunk_n // 256))), ("num_stages", LOOP_STAGES))
         programs = min(outer, ONLINE_PROGRAMS_PER_SM * sm_count)
         return dict(kind="realigned_walked", programs=programs, configs=((("LOG", log),) + blocks + options,))
-    block_n = _pow2(n // vector * vector)
-    block_o = max(1, min(TILE_TARGET // block_n, _pow2(outer))) if tier == "tile" else 1
-    blocks = (("WALKED", False), ("BLOCK_O", block_o), ("BLOCK_N", block_n), ("VEC", vector))
+    body = n // vector * vector  # the longest body of a row, at any phase
+    block_n, block_n2 = tile_pieces(body, REALIGNED_TWO_PIECES_MAX_TAIL[backward, itemsize])
+    # the rows a program of one piece would hold: two pieces change the lanes, not the rows
+    block_o = max(1, min(TILE_TARGET // _pow2(body), _pow2(outer))) if tier == "tile" else 1
+    blocks = (("WALKED", False), ("BLOCK_O", block_o), ("BLOCK_N", block_n), ("VEC", vector), ("BLOCK_N2", block_n2))
     steps = REALIGNED_HELD_ELEMS_PER_THREAD[backward, itemsize]
     per_thread = next(elems for most, elems in steps if block_n * itemsize <= most)
     blocks += (("num_warps", _warps(block_o * block_n, per_thread)),)

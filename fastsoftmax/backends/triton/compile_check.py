@@ -16,6 +16,7 @@ or 0 before fastsoftmax is imported); it prints one line per configuration that 
 from __future__ import annotations
 
 import argparse
+import contextlib
 import itertools
 import os
 import sys
@@ -36,6 +37,8 @@ PROBLEMS = {
     "online": [("online", 300, 32769, 1, False), ("online", 64, 40000, 520, False)],
     "realigned_held": [("tile", 4096, 65, 1, False, True), ("row", 64, 3001, 1, False, True)],
     "realigned_walked": [("online", 300, 50257, 1, False, True)],
+    # the held kernels' two pieces (REALIGNED_TWO_PIECES_MAX_TAIL, off as shipped: compiled with it at 1/2)
+    "realigned_held_two_pieces": [("tile", 4096, 521, 1, False, True), ("row", 64, 4105, 1, False, True)],
     "split": [("split", 1, 128256, 1, False), ("split", 1, 1 << 20, 16, False)],
     "relay": [("relay", 16, 1 << 20, 1, False), ("relay", 64, 65536, 16, False), ("relay", 16, 1 << 20, 2, False)],
 }
@@ -62,6 +65,8 @@ KERNELS = {
     ("realigned_held", True): ("softmax_bwd_realigned",),
     ("realigned_walked", False): ("softmax_fwd_realigned",),
     ("realigned_walked", True): ("softmax_bwd_realigned",),
+    ("realigned_held_two_pieces", False): ("softmax_fwd_realigned",),
+    ("realigned_held_two_pieces", True): ("softmax_bwd_realigned",),
     ("split", False): ("softmax_fwd_partials", "softmax_fwd_split"),
     ("split", True): ("softmax_bwd_partials", "softmax_bwd_split"),
     ("relay", False): ("softmax_fwd_relay",),
@@ -117,17 +122,20 @@ def configurations(kinds):
     from . import REALIGNED_KINDS, plan
 
     for kind in kinds:
+        two_pieces = kind == "realigned_held_two_pieces"
         for tier, outer, n, inner, scalar, *realign in PROBLEMS[kind]:
             realign = bool(realign and realign[0])
             for torch_dtype, dtype in DTYPES.items():
                 itemsize = 4 if dtype == "fp32" else 2
                 for backward, log in itertools.product((False, True), (False, True)):
-                    low, high = (
-                        plan(tier, outer, n, inner, itemsize, backward, 132, log, scalar, high_bandwidth, realign)
-                        for high_bandwidth in (False, True)
-                    )
+                    with _two_pieces(0.5 if two_pieces else None):
+                        low, high = (
+                            plan(tier, outer, n, inner, itemsize, backward, 132, log, scalar, high_bandwidth, realign)
+                            for high_bandwidth in (False, True)
+                        )
                     for p in (low,) if high == low else (low, high):
-                        assert p["kind"] == kind, (kind, tier, p["kind"])
+                        assert p["kind"] == ("realigned_held" if two_pieces else kind), (kind, tier, p["kind"])
+                        assert not two_pieces or dict(p["configs"][0])["BLOCK_N2"], (kind, tier, n)
                         configs = p["configs"]
                         if "folded" in p:  # the relay plan of pseudo-columns, taken where strides allow
                             configs = configs + p["folded"][1]["configs"]
@@ -137,19 +145,35 @@ def configurations(kinds):
                         for fn, config in zip(fns, configs):
                             named = dict(config)
                             options = {key: named.pop(key) for key in COMPILE_OPTIONS if key in named}
-                            for wide in (False, True) if kind in ("tile", *REALIGNED_KINDS) else (None,):
+                            for wide in (False, True) if kind in ("tile", *REALIGNED_KINDS) or two_pieces else (None,):
                                 constexprs = dict(named) if wide is None else {**named, "WIDE": wide}
                                 label = f"{fn.__name__} {torch_dtype} {(outer, n, inner)} {constexprs} {options}"
                                 yield label, fn, dtype, constexprs, options, None
-                                if WIDENED[backward][0] == dtype and kind not in REALIGNED_KINDS:
+                                if WIDENED[backward][0] == dtype and kind not in REALIGNED_KINDS and not two_pieces:
                                     pointers = WIDENED[backward][1]
                                     yield f"{label} widened {pointers}", fn, dtype, constexprs, options, pointers
+
+
+@contextlib.contextmanager
+def _two_pieces(max_tail: float | None):
+    """The held realigned kernels' REALIGNED_TWO_PIECES_MAX_TAIL at ``max_tail`` for every key inside
+    (None: as shipped)."""
+    backend = sys.modules[__package__]
+    shipped = backend.REALIGNED_TWO_PIECES_MAX_TAIL
+    if max_tail is not None:
+        backend.REALIGNED_TWO_PIECES_MAX_TAIL = dict.fromkeys(shipped, max_tail)
+    try:
+        yield
+    finally:
+        backend.REALIGNED_TWO_PIECES_MAX_TAIL = shipped
 
 
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--arch", type=int, default=90)
-    parser.add_argument("--kinds", default="tile,online,realigned_held,realigned_walked,split,relay")
+    parser.add_argument(
+        "--kinds", default="tile,online,realigned_held,realigned_walked,realigned_held_two_pieces,split,relay"
+    )
     args = parser.parse_args(argv)
     kinds = args.kinds.split(",")
     if os.environ.get("TRITON_INTERPRET", "0") == "1":

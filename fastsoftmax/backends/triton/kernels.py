@@ -892,8 +892,10 @@ def softmax_bwd_relay(
 # vectors) and a tail of up to VEC - 1 elements after it. Head and tail share one [BLOCK_O, 2 * VEC]
 # edge tile. Every tensor of a launch has its pointer on a 16-byte boundary and its pitch at the
 # same phase as the others' (the host checks), so one cut serves them all. Held (WALKED false), a
-# program keeps its rows' bodies in registers (one read, as the tile tier); walked, a persistent grid
-# takes the rows in turn and walks each body in BLOCK_N chunks twice (as the online tier).
+# program keeps its rows' bodies in registers (one read, as the tile tier), where the plan says so as
+# two pieces, BLOCK_N and BLOCK_N2 after it, rather than one block of twice BLOCK_N half empty; walked,
+# a persistent grid takes the rows in turn and walks each body in BLOCK_N chunks twice (as the online
+# tier).
 # --------------------------------------------------------------------------------------------
 
 
@@ -954,6 +956,7 @@ def softmax_fwd_realigned(
     BLOCK_N: tl.constexpr,
     VEC: tl.constexpr,
     WIDE: tl.constexpr,
+    BLOCK_N2: tl.constexpr,
 ):
     if WALKED:
         # persistent, as softmax_fwd_online: the second walk finds the chunks of the first in L2
@@ -980,10 +983,21 @@ def softmax_fwd_realigned(
         x_edges, edge_mask = _edge_offsets(rows, xs_o, live, head, body, N, VEC)
         x_edge = tl.load(x_ptr + x_edges, mask=edge_mask, other=NEG_INF).to(tl.float32)
         m = tl.maximum(tl.max(x, axis=1, keep_dims=True), tl.max(x_edge, axis=1, keep_dims=True))
+        if BLOCK_N2 > 0:  # a constexpr: a body just past a power of two held as two pieces, BLOCK_N + BLOCK_N2
+            j2 = BLOCK_N + tl.arange(0, BLOCK_N2)[None, :]
+            inside2 = live & (j2 < body)
+            x2 = tl.load(x_ptr + (_body_start(rows, xs_o, head, VEC) + j2), mask=inside2, other=NEG_INF)
+            x2 = x2.to(tl.float32)
+            m = tl.maximum(m, tl.max(x2, axis=1, keep_dims=True))
         base = _safe_max(m)
         e = tl.exp(x - base)
         e_edge = tl.exp(x_edge - base)
         s = tl.sum(e, axis=1, keep_dims=True) + tl.sum(e_edge, axis=1, keep_dims=True)
+        if BLOCK_N2 > 0:
+            e2 = tl.exp(x2 - base)
+            s += tl.sum(e2, axis=1, keep_dims=True)
+            y2 = _finish(x2, m, s, LOG) if LOG else e2 * (1.0 / s)
+            tl.store(y_ptr + (_body_start(rows, ys_o, head, VEC) + j2), y2.to(y_ptr.dtype.element_ty), mask=inside2)
         y = _finish(x, m, s, LOG) if LOG else e * (1.0 / s)
         y_edge = _finish(x_edge, m, s, LOG) if LOG else e_edge * (1.0 / s)
         tl.store(y_ptr + (_body_start(rows, ys_o, head, VEC) + j), y.to(y_ptr.dtype.element_ty), mask=inside)
@@ -1007,6 +1021,7 @@ def softmax_bwd_realigned(
     BLOCK_N: tl.constexpr,
     VEC: tl.constexpr,
     WIDE: tl.constexpr,
+    BLOCK_N2: tl.constexpr,
 ):
     if WALKED:
         for block in range(tl.program_id(0), tl.cdiv(OUTER, BLOCK_O), tl.num_programs(0)):
@@ -1042,6 +1057,19 @@ def softmax_bwd_realigned(
         y_edge, dy_edge = _grad_terms(y_ptr, dy_ptr, y_edges, dy_edges, edge_mask)
         total = tl.sum(_grad_summand(y, dy, LOG), axis=1, keep_dims=True)
         total += tl.sum(_grad_summand(y_edge, dy_edge, LOG), axis=1, keep_dims=True)
+        if BLOCK_N2 > 0:  # a constexpr: the body's second piece (see softmax_fwd_realigned)
+            j2 = BLOCK_N + tl.arange(0, BLOCK_N2)[None, :]
+            inside2 = live & (j2 < body)
+            y2, dy2 = _grad_terms(
+                y_ptr,
+                dy_ptr,
+                _body_start(rows, ys_o, head, VEC) + j2,
+                _body_start(rows, dys_o, head, VEC) + j2,
+                inside2,
+            )
+            total += tl.sum(_grad_summand(y2, dy2, LOG), axis=1, keep_dims=True)
+            dx2 = _grad(y2, dy2, total, LOG)
+            tl.store(dx_ptr + (_body_start(rows, dxs_o, head, VEC) + j2), dx2.to(dx_ptr.dtype.element_ty), mask=inside2)
         dx = _grad(y, dy, total, LOG)
         tl.store(dx_ptr + (_body_start(rows, dxs_o, head, VEC) + j), dx.to(dx_ptr.dtype.element_ty), mask=inside)
         dx_edges, _ = _edge_offsets(rows, dxs_o, live, head, body, N, VEC)
