@@ -3,11 +3,13 @@ log-softmax, three dtypes, on small strided problems that reach each tile form (
 pieces, scalar loads of whole columns, the long axes' scalar tiles, 16-byte loads) and rows; with
 --tiers, every tier (tile, row, online, split, relay) forced on small
 problems it takes, plain and widened (a 16-bit input computed as float32 in one pass, its gradient
-back in 16 bits); with --realigned, rows through the realigned kernels. Every result checked against
+back in 16 bits); with --realigned, rows through the realigned kernels; with --two-pieces, the held realigned
+kernels' bodies just past a power of two as two pieces (and rows of 521 and 4105 among the tiers'
+problems). Every result checked against
 float64 (computed on the CPU, so that the sanitizer sees only these kernels).
 
     compute-sanitizer --tool memcheck python3 benchmarks/sanitize_triton.py [--shapes 2x21x143:1,..]
-    compute-sanitizer --tool memcheck python3 benchmarks/sanitize_triton.py --tiers [--realigned]
+    compute-sanitizer --tool memcheck python3 benchmarks/sanitize_triton.py --tiers [--realigned] [--two-pieces]
 """
 
 from __future__ import annotations
@@ -44,6 +46,9 @@ PROBLEMS = [
 #: 12345, whose held realigned plans take 32 or 64 elements a thread (REALIGNED_HELD_ELEMS_PER_THREAD)
 TIER_PROBLEMS = [((6, 3000), -1), ((3, 700, 4), 1), ((1, 40, 128), 1), ((37, 100), -1)]
 TIER_PROBLEMS += [((13, 300), -1), ((9, 600), -1), ((3, 12345), -1)]
+#: --two-pieces: rows whose bodies two pieces hold beside TIER_PROBLEMS' 300 and 600 (256 + 64, 512 + 128):
+#: 521 (512 + 8, the tile tier) and 4105 (4096 + 8, the row tier)
+TWO_PIECE_PROBLEMS = [((7, 521), -1), ((3, 4105), -1)]
 
 
 def _check(label: str, x, dy, dim: int, log: bool, tier: str | None, widened: bool) -> list[str]:
@@ -90,16 +95,26 @@ def main() -> int:
         action="store_true",
         help="rows of every length through the realigned kernels where they take them (REALIGNED_ROW_COLS widened)",
     )
+    parser.add_argument(
+        "--two-pieces",
+        action="store_true",
+        help="the held realigned kernels' bodies just past a power of two as two pieces (REALIGNED_TWO_PIECES_MAX_TAIL "
+        "at 1/2), TWO_PIECE_PROBLEMS among the tiers' problems",
+    )
     args = parser.parse_args()
-    if args.realigned:
-        from fastsoftmax.backends import triton as triton_backend
+    from fastsoftmax.backends import triton as triton_backend
 
+    if args.realigned:
         triton_backend.REALIGNED_ROW_COLS = triton_backend.realigned_everywhere()
+    tier_problems = TIER_PROBLEMS
+    if args.two_pieces:
+        triton_backend.REALIGNED_TWO_PIECES_MAX_TAIL = dict.fromkeys(triton_backend.REALIGNED_TWO_PIECES_MAX_TAIL, 0.5)
+        tier_problems = TIER_PROBLEMS + TWO_PIECE_PROBLEMS
     problems = [_problem(item) for item in args.shapes.split(",")] if args.shapes else PROBLEMS
     backend = dispatch.kernel_backend("triton")
     runs = []  # (shape, dim, dtype, tier, widened)
     if args.tiers:
-        for shape, dim in TIER_PROBLEMS:
+        for shape, dim in tier_problems:
             dim %= len(shape)
             n, inner = shape[dim], math.prod(shape[dim + 1 :])
             outer = math.prod(shape) // (n * inner)
