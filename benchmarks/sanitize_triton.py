@@ -109,6 +109,7 @@ def main() -> int:
     tier_problems = TIER_PROBLEMS
     if args.two_pieces:
         triton_backend.REALIGNED_TWO_PIECES_MAX_TAIL = dict.fromkeys(triton_backend.REALIGNED_TWO_PIECES_MAX_TAIL, 0.5)
+        triton_backend.plan.cache_clear()
         tier_problems = TIER_PROBLEMS + TWO_PIECE_PROBLEMS
     problems = [_problem(item) for item in args.shapes.split(",")] if args.shapes else PROBLEMS
     backend = dispatch.kernel_backend("triton")

@@ -154,24 +154,41 @@ def test_bodies_held_as_two_pieces(tier, dtype, realigned, monkeypatch):
     # that holds the rest (a vector's length past it up to half of it), at every phase, rows of -inf,
     # +inf, NaN and the type's limit among them; forward and backward of both functions
     monkeypatch.setattr(triton_backend, "REALIGNED_TWO_PIECES_MAX_TAIL", dict.fromkeys(EVERY_LENGTH, 0.5))
+    triton_backend.plan.cache_clear()  # plans cache what they read of the setting
+    pieces = []  # each launch's (BLOCK_N, BLOCK_N2, WIDE)
+    launch = triton_backend.launch
+
+    def recorded(kernel, programs, tensors, scalars, config, *args, **kwargs):
+        pieces.append((dict(config)["BLOCK_N"], dict(config)["BLOCK_N2"], dict(config)["WIDE"]))
+        return launch(kernel, programs, tensors, scalars, config, *args, **kwargs)
+
+    monkeypatch.setattr(triton_backend, "launch", recorded)
     vector = 16 // dtype.itemsize
-    for n in (64 + vector + 1, 256 + 5 * vector, 512 + vector + 3, 1024 + vector + 1, 1500):
-        plan = triton_backend.realigned_plan(tier, 1 << 20, n, dtype.itemsize, False, 132, False)
-        config = dict(plan["configs"][0])
-        body = n // vector * vector
-        assert config["BLOCK_N"] + config["BLOCK_N2"] >= body > config["BLOCK_N"] >= config["BLOCK_N2"] > 0, n
-        rows = 2 * config["BLOCK_O"] + vector + 3
-        x = _with_edges(_input((rows, n), dtype))
-        finite = x.nan_to_num(0.0, 5.0, -5.0)
-        for log in (False, True):
-            op = fastsoftmax.log_softmax if log else fastsoftmax.softmax
-            realigned.clear()
-            with dispatch.forced("triton", tier):
-                check_forward(op(x, -1), x, -1, log)
-                leaf, dy = finite.detach().requires_grad_(), _input((rows, n), dtype, 1.0)
-                (dx,) = torch.autograd.grad(op(leaf, -1), leaf, dy)
-            check_backward(dx, finite, dy, -1, log)
-            assert realigned == ["softmax_fwd_realigned_held"] * 2 + ["softmax_bwd_realigned_held"], (n, log)
+    try:
+        for n in (64 + vector + 1, 256 + 5 * vector, 512 + vector + 3, 1024 + vector + 1, 1500):
+            body = n // vector * vector
+            # the last length with 64-bit offsets as well
+            for wide in (False, True) if n == 1500 else (False,):
+                monkeypatch.setattr(triton_backend, "_wide_offsets", lambda *args, wide=wide: wide)
+                dispatch.PLANS.clear()  # a prepared call keeps its offsets' width
+                plan = triton_backend.realigned_plan(tier, 1 << 20, n, dtype.itemsize, False, 132, False)
+                rows = 2 * dict(plan["configs"][0])["BLOCK_O"] + vector + 3
+                x = _with_edges(_input((rows, n), dtype))
+                finite = x.nan_to_num(0.0, 5.0, -5.0)
+                for log in (False, True):
+                    op = fastsoftmax.log_softmax if log else fastsoftmax.softmax
+                    realigned.clear()
+                    pieces.clear()
+                    with dispatch.forced("triton", tier):
+                        check_forward(op(x, -1), x, -1, log)
+                        leaf, dy = finite.detach().requires_grad_(), _input((rows, n), dtype, 1.0)
+                        (dx,) = torch.autograd.grad(op(leaf, -1), leaf, dy)
+                    check_backward(dx, finite, dy, -1, log)
+                    assert realigned == ["softmax_fwd_realigned_held"] * 2 + ["softmax_bwd_realigned_held"], (n, log)
+                    assert len(pieces) == 3, (n, pieces)
+                    assert all(b1 + b2 >= body > b1 >= b2 > 0 and w == wide for b1, b2, w in pieces), (n, pieces)
+    finally:
+        triton_backend.plan.cache_clear()
 
 
 def test_realigned_lengths_as_measured():

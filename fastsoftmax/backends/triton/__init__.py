@@ -159,7 +159,8 @@ REALIGNED_ROW_COLS = {
 #: the tiers whose rows may go through the realigned kernels (the split and relay tiers do not)
 REALIGNED_TIERS = ("tile", "row", "online")
 #: elements a thread of the held realigned kernels owns, which sets their warps (as ELEMS_PER_THREAD the tile
-#: kernels'), by direction and element size: ((bytes of a row's body block (BLOCK_N x element size) up to, elements a
+#: kernels'), by direction and element size: ((bytes of a row's body block (the power of two that holds the body,
+#: x element size; BLOCK_N of one piece) up to, elements a
 #: thread), ...), the first that holds the block. H100, rows of 2^26 elements by 16, 32, 64 and 128 a thread,
 #: alternated in one process (results 2026-12-07_h100_s85/g1_*/), us a call: the blocks of 2 KiB (bf16 rows of
 #: 520-1031, float32 260-515; the tile tier's 4096 elements a program) ran at 8 and 4 warps up to 1.8 times the time
@@ -172,20 +173,24 @@ REALIGNED_TIERS = ("tile", "row", "online")
 #: from 16 KiB (13421 x 5000 153.3 / 145.0 / 136.7, 5436 x 12345 158.2 / 148.1 / 143.6; 128 a thread 141.2). Rows
 #: past 1024 were timed on the row tier (one row a program, so fewer warps by the same count: rows of 1025 take one
 #: warp at 32 or 64 a thread); tiles of few rows (a small outer size) were not timed
-#: the held realigned kernels hold a row's body just past a power of two p as two pieces, p and the power of
-#: two that holds the rest (tile_pieces), where that rest is at most this share of p, by (backward, itemsize);
-#: 0: one piece of twice p. One vector past a power of two the body fills half its block, and the held kernels
-#: run 14-24% slower there than one vector before (H100, bf16 forward 128807 x 521 112.7 us against 94.5 at 519,
-#: 64965 x 1033 108.3 against 95.3, 16348 x 4105 116.8 against 94.5; results 2026-12-07_h100_s86/g2_*/); on an
-#: H200 1.4-2.0 times (bf16 forward 265 104 us against 73 at 257, e1/). Two pieces are not yet timed: 0 keeps
-#: the one piece measured (benchmarks/triton_offsets_probe.py --two-pieces compares them)
-REALIGNED_TWO_PIECES_MAX_TAIL = {(False, 2): 0.0, (False, 4): 0.0, (True, 2): 0.0, (True, 4): 0.0}
 REALIGNED_HELD_ELEMS_PER_THREAD = {
     (False, 2): ((128, 16), (1024, 32), (2048, 64), (1 << 62, 32)),
     (False, 4): ((512, 16), (1024, 32), (2048, 64), (1 << 62, 32)),
     (True, 2): ((128, 16), (1024, 32), (2048, 64), (8192, 32), (1 << 62, 64)),
     (True, 4): ((512, 16), (1 << 62, 32)),
 }
+
+
+#: the held realigned kernels hold a row's body just past a power of two p as two pieces, p and the power of
+#: two that holds the rest (tile_pieces), where that power of two is at most this share of p, by (backward,
+#: itemsize); 0: one piece of twice p. Threads and rows a program stay those of the one piece. One vector
+#: past a power of two the body fills half its block, and the held kernels run 14-24% slower there than one
+#: vector before (H100, bf16 forward 128807 x 521 112.7 us against 94.5 at 519, 64965 x 1033 108.3 against
+#: 95.3, 16348 x 4105 116.8 against 94.5; results 2026-12-07_h100_s86/g2_*/); on an H200 1.4-2.0 times (bf16
+#: forward 265 104 us against 73 at 257, e1/). Two pieces are not yet timed: 0 keeps the one piece measured
+#: (benchmarks/triton_offsets_probe.py --two-pieces compares them). plan() caches what it reads here: clear
+#: it (plan.cache_clear()) after a change
+REALIGNED_TWO_PIECES_MAX_TAIL = {(False, 2): 0.0, (False, 4): 0.0, (True, 2): 0.0, (True, 4): 0.0}
 
 
 def realigned_everywhere(lengths=((1, 1 << 62),)) -> dict:
@@ -350,7 +355,8 @@ TWO_PIECE_FORWARD_MAX_TAIL_LOW_BANDWIDTH = 0.125
 
 
 def tile_pieces(n: int, max_tail: float = 0.5) -> tuple[int, int]:
-    """Rows of a strided tile's two pieces along a reduced axis of n: (_pow2(n), 0), or where n is
+    """Rows of a strided tile's two pieces along a reduced axis of n (and the columns of a realigned row's
+    body, realigned_plan): (_pow2(n), 0), or where n is
     past a power of two p and the power of two that holds the rest is at most ``max_tail`` of p,
     (p, that power of two), fewer rows in all: 21 channels 16 + 8, 40 32 + 8, 150 128 + 32, 5 4 + 1 (a
     masked row costs its registers and its predicated loads as a held one does)."""
@@ -535,7 +541,8 @@ def plan(
 def realigned_plan(tier: str, outer: int, n: int, itemsize: int, backward: bool, sm_count: int, log: bool) -> dict:
     """The realigned kernels' launch of rows of n (see kernels.py): the tile and row tiers' held in
     registers, BLOCK_O rows of a body of up to BLOCK_N columns a program (the longest body, a row's
-    whole vectors, sets BLOCK_N), the online tier's walked in chunks by a persistent grid."""
+    whole vectors, sets BLOCK_N; just past a power of two, BLOCK_N + BLOCK_N2 as two pieces where
+    REALIGNED_TWO_PIECES_MAX_TAIL says so), the online tier's walked in chunks by a persistent grid."""
     vector = 16 // itemsize
     if tier == "online":
         chunk_n = min(_pow2(n), LOOP_CHUNK_ELEMS)
@@ -545,12 +552,13 @@ def realigned_plan(tier: str, outer: int, n: int, itemsize: int, backward: bool,
         return dict(kind="realigned_walked", programs=programs, configs=((("LOG", log),) + blocks + options,))
     body = n // vector * vector  # the longest body of a row, at any phase
     block_n, block_n2 = tile_pieces(body, REALIGNED_TWO_PIECES_MAX_TAIL[backward, itemsize])
-    # the rows a program of one piece would hold: two pieces change the lanes, not the rows
-    block_o = max(1, min(TILE_TARGET // _pow2(body), _pow2(outer))) if tier == "tile" else 1
+    # rows a program and threads are those of one piece (_pow2(body)): two pieces change the lanes alone
+    whole = _pow2(body)
+    block_o = max(1, min(TILE_TARGET // whole, _pow2(outer))) if tier == "tile" else 1
     blocks = (("WALKED", False), ("BLOCK_O", block_o), ("BLOCK_N", block_n), ("VEC", vector), ("BLOCK_N2", block_n2))
     steps = REALIGNED_HELD_ELEMS_PER_THREAD[backward, itemsize]
-    per_thread = next(elems for most, elems in steps if block_n * itemsize <= most)
-    blocks += (("num_warps", _warps(block_o * block_n, per_thread)),)
+    per_thread = next(elems for most, elems in steps if whole * itemsize <= most)
+    blocks += (("num_warps", _warps(block_o * whole, per_thread)),)
     return dict(kind="realigned_held", programs=triton.cdiv(outer, block_o), configs=((("LOG", log),) + blocks,))
 
 

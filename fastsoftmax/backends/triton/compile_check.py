@@ -162,10 +162,12 @@ def _two_pieces(max_tail: float | None):
     shipped = backend.REALIGNED_TWO_PIECES_MAX_TAIL
     if max_tail is not None:
         backend.REALIGNED_TWO_PIECES_MAX_TAIL = dict.fromkeys(shipped, max_tail)
+    backend.plan.cache_clear()  # plan caches what it read of the setting
     try:
         yield
     finally:
         backend.REALIGNED_TWO_PIECES_MAX_TAIL = shipped
+        backend.plan.cache_clear()
 
 
 def main(argv=None) -> int:
