@@ -61,21 +61,30 @@ def test_rows_at_every_phase(tier, dtype, realigned):
     # phases repeat and more than one program's block, so that every head length and a last block of
     # fewer rows occur; forward and backward of both functions
     vector = 16 // dtype.itemsize
+    kind = "held" if tier != "online" else "walked"
     for n in (2 * vector + 1, 3 * vector, 33, 65, 100, 127, 300, 1001, 3001, 5001):
-        plan = triton_backend.realigned_plan(tier, 1 << 20, n, dtype.itemsize, False, 132, False)
-        rows = 2 * dict(plan["configs"][0])["BLOCK_O"] + vector + 3
-        x = _with_edges(_input((rows, n), dtype))
-        finite = x.nan_to_num(0.0, 5.0, -5.0)
-        for log in (False, True):
-            op = fastsoftmax.log_softmax if log else fastsoftmax.softmax
-            realigned.clear()
-            with dispatch.forced("triton", tier):
-                check_forward(op(x, -1), x, -1, log)
-                leaf, dy = finite.detach().requires_grad_(), _input((rows, n), dtype, 1.0)
-                (dx,) = torch.autograd.grad(op(leaf, -1), leaf, dy)
-            check_backward(dx, finite, dy, -1, log)
-            kind = "held" if tier != "online" else "walked"
-            assert realigned == [f"softmax_fwd_realigned_{kind}"] * 2 + [f"softmax_bwd_realigned_{kind}"], (n, log)
+        for log, launched in _checked_at_every_phase(tier, n, dtype, realigned):
+            assert launched == [f"softmax_fwd_realigned_{kind}"] * 2 + [f"softmax_bwd_realigned_{kind}"], (n, log)
+
+
+def _checked_at_every_phase(tier, n, dtype, realigned):
+    """Forward and backward of softmax, then of log-softmax, on rows of n through ``tier`` against
+    float64: as many rows as the phases repeat and more than one program's block, with rows of -inf,
+    +inf, NaN and the type's limit. Yields (log, the kernels launched) after each function's checks."""
+    vector = 16 // dtype.itemsize
+    plan = triton_backend.realigned_plan(tier, 1 << 20, n, dtype.itemsize, False, 132, False)
+    rows = 2 * dict(plan["configs"][0])["BLOCK_O"] + vector + 3
+    x = _with_edges(_input((rows, n), dtype))
+    finite = x.nan_to_num(0.0, 5.0, -5.0)
+    for log in (False, True):
+        op = fastsoftmax.log_softmax if log else fastsoftmax.softmax
+        realigned.clear()
+        with dispatch.forced("triton", tier):
+            check_forward(op(x, -1), x, -1, log)
+            leaf, dy = finite.detach().requires_grad_(), _input((rows, n), dtype, 1.0)
+            (dx,) = torch.autograd.grad(op(leaf, -1), leaf, dy)
+        check_backward(dx, finite, dy, -1, log)
+        yield log, list(realigned)
 
 
 @pytest.mark.parametrize("dtype", DTYPES, ids=str)
@@ -171,22 +180,11 @@ def test_bodies_held_as_two_pieces(tier, dtype, realigned, monkeypatch):
             for wide in (False, True) if n == 1500 else (False,):
                 monkeypatch.setattr(triton_backend, "_wide_offsets", lambda *args, wide=wide: wide)
                 dispatch.PLANS.clear()  # a prepared call keeps its offsets' width
-                plan = triton_backend.realigned_plan(tier, 1 << 20, n, dtype.itemsize, False, 132, False)
-                rows = 2 * dict(plan["configs"][0])["BLOCK_O"] + vector + 3
-                x = _with_edges(_input((rows, n), dtype))
-                finite = x.nan_to_num(0.0, 5.0, -5.0)
-                for log in (False, True):
-                    op = fastsoftmax.log_softmax if log else fastsoftmax.softmax
-                    realigned.clear()
-                    pieces.clear()
-                    with dispatch.forced("triton", tier):
-                        check_forward(op(x, -1), x, -1, log)
-                        leaf, dy = finite.detach().requires_grad_(), _input((rows, n), dtype, 1.0)
-                        (dx,) = torch.autograd.grad(op(leaf, -1), leaf, dy)
-                    check_backward(dx, finite, dy, -1, log)
-                    assert realigned == ["softmax_fwd_realigned_held"] * 2 + ["softmax_bwd_realigned_held"], (n, log)
+                for log, launched in _checked_at_every_phase(tier, n, dtype, realigned):
+                    assert launched == ["softmax_fwd_realigned_held"] * 2 + ["softmax_bwd_realigned_held"], (n, log)
                     assert len(pieces) == 3, (n, pieces)
                     assert all(b1 + b2 >= body > b1 >= b2 > 0 and w == wide for b1, b2, w in pieces), (n, pieces)
+                    pieces.clear()
     finally:
         triton_backend.plan.cache_clear()
 
