@@ -8,3 +8,9 @@ mkdir -p "$R"
 # shellcheck disable=SC2064  # the names are fixed now, not at exit
 trap "tar czf '$OUT/$1.tar.gz' -C '$OUT' '$1' && rm -rf '$R'" EXIT
 nvidia-smi --query-gpu=name,driver_version --format=csv > "$R/device.txt"
+# `row_shapes N...`: rows of each length N of 2^26 elements, as the probes' --shapes take them (OUTERxN,...)
+row_shapes() {
+  local shapes=() n
+  for n in "$@"; do shapes+=("$(( (1 << 26) / n ))x$n"); done
+  (IFS=,; echo "${shapes[*]}")
+}

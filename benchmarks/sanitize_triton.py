@@ -19,6 +19,7 @@ import math
 import sys
 
 import torch
+from kernel_breakdown import triton_settings
 from sanitize import _problem
 
 import fastsoftmax
@@ -102,14 +103,14 @@ def main() -> int:
         "at 1/2), TWO_PIECE_PROBLEMS among the tiers' problems",
     )
     args = parser.parse_args()
-    from fastsoftmax.backends import triton as triton_backend
+    from fastsoftmax.backends.triton import REALIGNED_TWO_PIECES_MAX_TAIL, realigned_everywhere
 
+    settings = {}  # the Triton backend's settings the kernels run under
     if args.realigned:
-        triton_backend.REALIGNED_ROW_COLS = triton_backend.realigned_everywhere()
+        settings["REALIGNED_ROW_COLS"] = realigned_everywhere()
     tier_problems = TIER_PROBLEMS
     if args.two_pieces:
-        triton_backend.REALIGNED_TWO_PIECES_MAX_TAIL = dict.fromkeys(triton_backend.REALIGNED_TWO_PIECES_MAX_TAIL, 0.5)
-        triton_backend.plan.cache_clear()
+        settings["REALIGNED_TWO_PIECES_MAX_TAIL"] = dict.fromkeys(REALIGNED_TWO_PIECES_MAX_TAIL, 0.5)
         tier_problems = TIER_PROBLEMS + TWO_PIECE_PROBLEMS
     problems = [_problem(item) for item in args.shapes.split(",")] if args.shapes else PROBLEMS
     backend = dispatch.kernel_backend("triton")
@@ -131,14 +132,15 @@ def main() -> int:
     else:
         runs = [(shape, dim, dtype, None, False) for shape, dim in problems for dtype in DTYPES]
     wrong = []
-    for shape, dim, dtype, tier, widened in runs:
-        x = (torch.randn(shape, device="cuda") * 4).to(dtype)
-        dy = torch.randn(shape, device="cuda").to(dtype)
-        for log in (False, True):
-            forms = f"{'@' + tier if tier else ''} {shape} dim {dim} {dtype}{' widened' if widened else ''}"
-            label = f"triton{forms} log={log}"
-            wrong += _check(label, x, dy, dim, log, tier, widened)
-    torch.cuda.synchronize()
+    with triton_settings(settings):
+        for shape, dim, dtype, tier, widened in runs:
+            x = (torch.randn(shape, device="cuda") * 4).to(dtype)
+            dy = torch.randn(shape, device="cuda").to(dtype)
+            for log in (False, True):
+                forms = f"{'@' + tier if tier else ''} {shape} dim {dim} {dtype}{' widened' if widened else ''}"
+                label = f"triton{forms} log={log}"
+                wrong += _check(label, x, dy, dim, log, tier, widened)
+        torch.cuda.synchronize()
     for line in wrong:
         print("WRONG", line)
     print(f"{len(runs) * 2} problems, {len(wrong)} wrong results")

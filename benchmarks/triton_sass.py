@@ -41,3 +41,21 @@ def sass_counts(kernel) -> dict:
         sts=count("STS"),
         local=count("LDL", "STL"),
     )
+
+
+def held_realigned_counts(n: int, itemsize: int, backward: bool) -> tuple[str, dict, int, dict]:
+    """(tier, constexprs, warps, sass_counts) of the held realigned kernel the Triton backend plans for
+    rows of n of 2^26 elements, on the tier it takes there, compiled for sm_90 with 32-bit offsets under
+    the backend's settings as they stand (the records set REALIGNED_* around it)."""
+    from fastsoftmax.backends import triton as backend
+    from fastsoftmax.backends.triton import kernels
+    from fastsoftmax.backends.triton.compile_check import compile_kernel
+
+    fn = kernels.softmax_bwd_realigned if backward else kernels.softmax_fwd_realigned
+    outer = (1 << 26) // n
+    tier = backend._choose_tier(outer, n, 1, itemsize, backward, 132)
+    config = dict(backend.realigned_plan(tier, outer, n, itemsize, backward, 132, False)["configs"][0])
+    warps = config.pop("num_warps")
+    dtype = "bf16" if itemsize == 2 else "fp32"
+    kernel = compile_kernel(fn, dtype, {**config, "WIDE": False}, {"num_warps": warps}, 90, aligned=True)
+    return tier, config, warps, sass_counts(kernel)

@@ -587,10 +587,10 @@ def _table_choice(
     own = table_path(device_index)
     tables = [(own, 0.0)] + ([(TABLE_PATH, OTHER_MODEL_DISTANCE)] if own != TABLE_PATH else [])
     # its own dtype's points first, then the sibling's: of two points at exactly one distance, its own decides
-    kinds = [(direction, layout, name) for name in (dtype_name, sibling) if name]
+    keys = [(direction, layout, name) for name in (dtype_name, sibling) if name]
     kind, octaves = row_kind(n, itemsize), row_octaves(n, itemsize)
     for point, farther in (
-        (point, farther) for path, farther in tables for kind in kinds for point in _points_by_kind(path).get(kind, ())
+        (point, farther) for path, farther in tables for key in keys for point in _points_by_kind(path).get(key, ())
     ):
         timings = {name: t for name, t in point.get("us", {}).items() if name in KERNEL_BACKENDS and t and t > 0}
         if not timings:

@@ -344,8 +344,8 @@ def run(args) -> int:
         "points": [],
     }
     points = list(row_points(dtypes, row_lengths) if row_lengths else grid(dtypes, n_grid, edges=not quick))
+    earlier = _earlier_table(path, document["device"])
     if row_lengths:
-        earlier = _table_of(path, document["device"])
         if earlier is None:
             print(f"--row-lengths: no table of this {document['device']!r} at {path} to add points to", file=sys.stderr)
             return 1
@@ -355,11 +355,13 @@ def run(args) -> int:
         if "measured_rows" in document:
             rows["earlier"] = document["measured_rows"]
         document["measured_rows"] = rows
-    else:
-        kept = _points_of(path, document["device"])
-        if kept:
-            document["points"], records = kept
-            document.update(records)
+    elif earlier is not None:
+        # the grid's points are replaced as they are measured; the others (main points, rows measured
+        # alone) and the records of where they came from are kept
+        document["points"] = earlier.get("points", [])
+        document.update(
+            {key: earlier[key] for key in ("merged_main", "retimed_main", "measured_rows") if key in earlier}
+        )
     # where this run's outcome is recorded: the table's own fields, or those of the rows added to it
     record = document["measured_rows"] if row_lengths else document
     print(f"dispatch table on {document['device']}: backends {', '.join(backends)}; writing {path}")
@@ -423,20 +425,9 @@ def point_key(point: dict) -> tuple:
     return key
 
 
-def _table_of(path: Path, device: str) -> dict | None:
-    """The table at ``path`` where it was measured on ``device``, else None."""
-    try:
-        document = json.loads(path.read_text())
-    except (OSError, ValueError):
-        return None
-    return document if document.get("device") == device else None
-
-
-def _points_of(path: Path, device: str) -> tuple[list, dict] | None:
-    """The points of the table at ``path`` and its records of where they came from (merged runs, a
-    retiming, rows measured alone), where that table was measured on ``device``: measuring the grid
-    replaces its grid points and keeps the others (main points, rows measured with --row-lengths);
-    a note where a table there is not kept."""
+def _earlier_table(path: Path, device: str) -> dict | None:
+    """The table at ``path`` where it was measured on ``device``, else None, with a note where a table
+    there is not kept (unreadable, or another model's points)."""
     if not path.exists():
         return None
     try:
@@ -451,10 +442,7 @@ def _points_of(path: Path, device: str) -> tuple[list, dict] | None:
             "they are not kept (--table-out device writes this model's own table)",
             file=sys.stderr,
         )
-    if earlier.get("device") != device or not points:
-        return None
-    records = ("merged_main", "retimed_main", "measured_rows")
-    return points, {key: earlier[key] for key in records if key in earlier}
+    return earlier if earlier.get("device") == device else None
 
 
 def tie_closeness(point: dict) -> float:

@@ -9,11 +9,9 @@ past them).
 """
 
 import triton
-from triton_sass import sass_counts  # benchmarks/, on the path as below
+from triton_sass import held_realigned_counts  # benchmarks/, on the path as below
 
 from fastsoftmax.backends import triton as tb
-from fastsoftmax.backends.triton import kernels
-from fastsoftmax.backends.triton.compile_check import compile_kernel
 
 
 def main() -> None:
@@ -23,17 +21,12 @@ def main() -> None:
         for n in (150, 300, 600, 999, 1025, 1500, 5000, 12345):
             for dtype, itemsize in (("bf16", 2), ("fp32", 4)):
                 for backward in (False, True):
-                    fn = kernels.softmax_bwd_realigned if backward else kernels.softmax_fwd_realigned
-                    tier = tb._choose_tier((1 << 26) // n, n, 1, itemsize, backward, 132)
                     for elements in (16, 32, 64):
                         tb.REALIGNED_HELD_ELEMS_PER_THREAD = tb.held_everywhere(elements)
-                        p = tb.realigned_plan(tier, (1 << 26) // n, n, itemsize, backward, 132, False)
-                        config = dict(p["configs"][0])
-                        options = {"num_warps": config.pop("num_warps")}
-                        kernel = compile_kernel(fn, dtype, {**config, "WIDE": False}, options, 90, aligned=True)
+                        tier, config, warps, counts = held_realigned_counts(n, itemsize, backward)
                         direction = "backward" if backward else "forward"
-                        blocks = f"BLOCK_O {config['BLOCK_O']} BLOCK_N {config['BLOCK_N']} warps {options['num_warps']}"
-                        counts = " ".join(f"{k} {v}" for k, v in sass_counts(kernel).items())
+                        blocks = f"BLOCK_O {config['BLOCK_O']} BLOCK_N {config['BLOCK_N']} warps {warps}"
+                        counts = " ".join(f"{k} {v}" for k, v in counts.items())
                         print(f"rows of {n} {dtype} {direction} ({tier}), {elements} a thread, {blocks}: {counts}")
     finally:
         tb.REALIGNED_HELD_ELEMS_PER_THREAD = shipped

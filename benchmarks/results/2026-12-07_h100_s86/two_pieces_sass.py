@@ -8,11 +8,9 @@ instructions, global loads, exponentials, registers, block barriers, shared stor
 """
 
 import triton
-from triton_sass import sass_counts  # benchmarks/, on the path as below
+from triton_sass import held_realigned_counts  # benchmarks/, on the path as below
 
 from fastsoftmax.backends import triton as tb
-from fastsoftmax.backends.triton import kernels
-from fastsoftmax.backends.triton.compile_check import compile_kernel
 
 
 def main() -> None:
@@ -22,21 +20,15 @@ def main() -> None:
         for n in (73, 137, 300, 521, 600, 1033, 1300, 4105, 5000):
             for dtype, itemsize in (("bf16", 2), ("fp32", 4)):
                 for backward in (False, True):
-                    fn = kernels.softmax_bwd_realigned if backward else kernels.softmax_fwd_realigned
-                    tier = tb._choose_tier((1 << 26) // n, n, 1, itemsize, backward, 132)
                     for share in (0.0, 0.5):
                         tb.REALIGNED_TWO_PIECES_MAX_TAIL = dict.fromkeys(shipped, share)
-                        p = tb.realigned_plan(tier, (1 << 26) // n, n, itemsize, backward, 132, False)
-                        config = dict(p["configs"][0])
+                        tier, config, warps, counts = held_realigned_counts(n, itemsize, backward)
                         if share and not config["BLOCK_N2"]:
                             continue
-                        options = {"num_warps": config.pop("num_warps")}
-                        kernel = compile_kernel(fn, dtype, {**config, "WIDE": False}, options, 90, aligned=True)
                         direction = "backward" if backward else "forward"
                         pieces = f"BLOCK_N {config['BLOCK_N']} + {config['BLOCK_N2']}"
-                        blocks = f"BLOCK_O {config['BLOCK_O']} {pieces} warps {options['num_warps']}"
-                        counts = " ".join(f"{k} {v}" for k, v in sass_counts(kernel).items())
-                        print(f"rows of {n} {dtype} {direction} ({tier}), {blocks}: {counts}")
+                        counts = " ".join(f"{k} {v}" for k, v in counts.items())
+                        print(f"rows of {n} {dtype} {direction} ({tier}), BLOCK_O {config['BLOCK_O']} {pieces} warps {warps}: {counts}")
     finally:
         tb.REALIGNED_TWO_PIECES_MAX_TAIL = shipped
 

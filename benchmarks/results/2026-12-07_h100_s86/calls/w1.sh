@@ -10,8 +10,7 @@ case $1 in
   float32) LENGTHS="69 133 300 517 600 1029 1300 4101 5000" ;;
   *) echo "w1.sh: bfloat16 or float32, not $1"; exit 2 ;;
 esac
-SHAPES=$(for n in $LENGTHS; do printf "%dx%d," $(( (1 << 26) / n )) $n; done)
-timeout 300 python3 benchmarks/triton_offsets_probe.py --rounds 2 --shapes ${SHAPES%,} --dtypes $1 \
+timeout 300 python3 benchmarks/triton_offsets_probe.py --rounds 2 --shapes $(row_shapes $LENGTHS) --dtypes $1 \
   --variants realigned,cuda --two-pieces 0.25,0.5 > $R/two_pieces.txt 2>&1
 echo "probe rc $? at $SECONDS s"; cut -c1-200 $R/two_pieces.txt
 [[ $1 == bfloat16 ]] && timeout --kill-after=10 250 compute-sanitizer --tool memcheck --report-api-errors no \
