@@ -1,8 +1,8 @@
 """How well "auto" picks a row's backend at lengths its table did not measure, no GPU needed.
 
 Held-out points (``bench table --row-lengths`` into a copy of a GPU model's table; both kernel backends
-timed at each) are the truth; the dispatcher's choice for each (dispatch._table_choice, reading the
-given table as that model's own beside the H100's reference table, as on that GPU, or alone with
+timed at each) are the truth; the dispatcher's choice for each (dispatch._table_choice, given the
+table as that model's own beside the H100's reference table, as on that GPU, or alone with
 ``--alone``) is charged its backend's time over the faster one's. For each table (as given; with
 ``--add`` points merged in; with ``--leave-one-out`` the last of them again, each held-out point judged
 with every other one added) and each ``dispatch.ROW_OCTAVE_DISTANCE`` it prints the geometric mean of
@@ -22,7 +22,6 @@ import argparse
 import gzip
 import json
 import math
-from pathlib import Path
 
 import torch
 
@@ -42,27 +41,24 @@ def judge(table: dict, truth: list, distance: float, alone: bool = False, one_ou
     """(geometric mean of chosen over fastest time, [(ratio, point)] worst first) on ``table``, beside
     the reference table unless ``alone``; ``one_out``: each point judged on the table with every other
     held-out point added to it."""
-    own = Path("judged table")
     points = list(table["points"])
-    reads, paths, octave = dispatch._table, (dispatch.table_path, dispatch.TABLE_PATH), dispatch.ROW_OCTAVE_DISTANCE
-    dispatch.table_path, dispatch.ROW_OCTAVE_DISTANCE = (lambda index: own), distance
-    if alone:
-        dispatch.TABLE_PATH = own
-    try:
-        ratios = []
-        document = {"points": points}
-        for i, point in enumerate(truth):
-            if one_out:
-                document = {"points": points + truth[:i] + truth[i + 1 :]}
-            dispatch._table = lambda path, document=document: document if path == own else reads(path)
-            if one_out or i == 0:
-                dispatch._points_by_kind.cache_clear()  # its index of the table judged is this document's
-            backward = point["direction"] == "backward"
-            choice = dispatch._table_choice(backward, False, DTYPES[point["dtype"]], point["n"], point["numel"], 1, 0)
-            ratios.append((point["us"][choice] / min(point["us"].values()), point))
-    finally:
-        dispatch._table, (dispatch.table_path, dispatch.TABLE_PATH), dispatch.ROW_OCTAVE_DISTANCE = reads, paths, octave
-        dispatch._points_by_kind.cache_clear()
+    beside = [] if alone else [(dispatch._points_by_kind(dispatch.TABLE_PATH), dispatch.OTHER_MODEL_DISTANCE)]
+    own = dispatch.points_by_kind(points)
+    ratios = []
+    for i, point in enumerate(truth):
+        if one_out:
+            own = dispatch.points_by_kind(points + truth[:i] + truth[i + 1 :])
+        backward, dtype = point["direction"] == "backward", DTYPES[point["dtype"]]
+        choice = dispatch._table_choice(
+            backward,
+            False,
+            dtype,
+            point["n"],
+            point["numel"],
+            tables=[(own, 0.0)] + beside,
+            row_octave_distance=distance,
+        )
+        ratios.append((point["us"][choice] / min(point["us"].values()), point))
     mean = math.exp(sum(math.log(ratio) for ratio, _ in ratios) / len(ratios))
     return mean, sorted(ratios, key=lambda item: -item[0])
 

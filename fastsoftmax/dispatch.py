@@ -540,14 +540,19 @@ def _table(path: Path) -> dict:
         return {}
 
 
-@functools.lru_cache(maxsize=8)
-def _points_by_kind(path: Path) -> dict:
-    """The points of the table at ``path`` (as _table reads it) by (direction, layout, dtype), in the
-    table's order: a choice scans the few hundred of its kind, not the table's thousands."""
+def points_by_kind(points) -> dict:
+    """``points`` (a table's) by (direction, layout, dtype), in their order: a choice scans the few
+    hundred of its kind, not the table's thousands."""
     by_kind: dict = {}
-    for point in _table(path).get("points", ()):
+    for point in points:
         by_kind.setdefault((point.get("direction"), point.get("layout"), point.get("dtype")), []).append(point)
     return by_kind
+
+
+@functools.lru_cache(maxsize=8)
+def _points_by_kind(path: Path) -> dict:
+    """points_by_kind of the table at ``path``, as _table reads it."""
+    return points_by_kind(_table(path).get("points", ()))
 
 
 def _point_inner(point: dict) -> int:
@@ -562,7 +567,15 @@ def _point_inner(point: dict) -> int:
 
 
 def _table_choice(
-    backward: bool, strided: bool, dtype: torch.dtype, n: int, numel: int, inner: int = 1, device_index: int = -1
+    backward: bool,
+    strided: bool,
+    dtype: torch.dtype,
+    n: int,
+    numel: int,
+    inner: int = 1,
+    device_index: int = -1,
+    tables: list | None = None,
+    row_octave_distance: float | None = None,
 ) -> str | None:
     """The fastest backend at the measured point nearest to this problem among the points of CUDA
     device ``device_index``'s own table (table_path; -1: TABLE_PATH) and, where that is another, of
@@ -577,20 +590,27 @@ def _table_choice(
     more host time a call than a cached plan costs), unless that point is as small and the CUDA
     backend's kernel took longer there than two Triton launches' host time: GPU time, which no launch
     explains (bf16 (1, 65536, 4) over dim 1 backward in the table of 2026-11-23: a 116 us kernel, 158 us
-    a call against Triton's 99)."""
+    a call against Triton's 99). ``tables``: [(points_by_kind of a table, its extra distance)] to
+    choose from instead; ``row_octave_distance``: instead of ROW_OCTAVE_DISTANCE (both for judging a
+    table, benchmarks/dispatch_heldout.py)."""
     direction = "backward" if backward else "forward"
     layout = "strided" if strided else "row"
     dtype_name = str(dtype).removeprefix("torch.")
     sibling = SIBLING_DTYPES.get(dtype_name)
     itemsize = dtype.itemsize
     best, best_point, best_distance = None, None, math.inf
-    own = table_path(device_index)
-    tables = [(own, 0.0)] + ([(TABLE_PATH, OTHER_MODEL_DISTANCE)] if own != TABLE_PATH else [])
+    if tables is None:
+        own = table_path(device_index)
+        tables = [(_points_by_kind(own), 0.0)]
+        if own != TABLE_PATH:
+            tables.append((_points_by_kind(TABLE_PATH), OTHER_MODEL_DISTANCE))
+    if row_octave_distance is None:
+        row_octave_distance = ROW_OCTAVE_DISTANCE
     # its own dtype's points first, then the sibling's: of two points at exactly one distance, its own decides
     keys = [(direction, layout, name) for name in (dtype_name, sibling) if name]
     kind, octaves = row_kind(n, itemsize), row_octaves(n, itemsize)
     for point, farther in (
-        (point, farther) for path, farther in tables for key in keys for point in _points_by_kind(path).get(key, ())
+        (point, farther) for by_kind, farther in tables for key in keys for point in by_kind.get(key, ())
     ):
         timings = {name: t for name, t in point.get("us", {}).items() if name in KERNEL_BACKENDS and t and t > 0}
         if not timings:
@@ -601,7 +621,7 @@ def _table_choice(
             distance += abs(math.log2(_point_inner(point)) - math.log2(inner))
         else:
             distance += ROW_ALIGNMENT_DISTANCE * (row_kind(point["n"], itemsize) != kind)
-            distance += ROW_OCTAVE_DISTANCE * (row_octaves(point["n"], itemsize) != octaves)
+            distance += row_octave_distance * (row_octaves(point["n"], itemsize) != octaves)
         if point["dtype"] != dtype_name:
             distance += SIBLING_DTYPE_DISTANCE
         if distance < best_distance:
