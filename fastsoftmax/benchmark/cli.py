@@ -100,6 +100,13 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "where the table's last retiming began), to continue a run --time-limit cut",
     )
     parser.add_argument(
+        "--retime-lengths",
+        default=None,
+        metavar="LIST",
+        help="with --retime-main: time again only the main points whose reduced axis has one of these lengths "
+        "(a comma list)",
+    )
+    parser.add_argument(
         "--row-lengths",
         default=None,
         metavar="LIST",
@@ -165,6 +172,7 @@ def run(args) -> int:
         parse_figures(getattr(args, "figures", None))
         parse_backends(getattr(args, "backends", None))
         parse_row_lengths(getattr(args, "row_lengths", None))
+        parse_row_lengths(getattr(args, "retime_lengths", None), "--retime-lengths")
         if getattr(args, "resume", None):
             load_resumable(args.resume)
     except ValueError as exc:
@@ -183,9 +191,10 @@ def run(args) -> int:
             file=sys.stderr,
         )
         return 2
-    if getattr(args, "retime_since", None) and not getattr(args, "retime_main", False):
-        print("fastsoftmax bench: --retime-since goes with --retime-main", file=sys.stderr)
-        return 2
+    for option in ("retime_since", "retime_lengths"):
+        if getattr(args, option, None) and not getattr(args, "retime_main", False):
+            print(f"fastsoftmax bench: --{option.replace('_', '-')} goes with --retime-main", file=sys.stderr)
+            return 2
     if args.suite == "table" and getattr(args, "merge_main", None):
         from pathlib import Path
 

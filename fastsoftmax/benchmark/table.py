@@ -148,16 +148,18 @@ def row_points(dtypes, lengths):
                 yield direction, "row", dtype, n, "bulk"
 
 
-def parse_row_lengths(text: str | None):
-    """``--row-lengths``: None, ``"edges"``, or a tuple of row lengths (a comma list of integers >= 2)."""
-    if not text or text == "edges":
+def parse_row_lengths(text: str | None, option: str = "--row-lengths"):
+    """``--row-lengths``: None, ``"edges"``, or a tuple of row lengths (a comma list of integers >= 2);
+    ``--retime-lengths`` (``option``) the same but ``"edges"``."""
+    edges = option == "--row-lengths"
+    if not text or (edges and text == "edges"):
         return text or None
     try:
         lengths = tuple(dict.fromkeys(int(item) for item in text.split(",")))
     except ValueError:
-        raise ValueError(f"--row-lengths {text!r}: a comma list of integers, or 'edges'") from None
+        raise ValueError(f"{option} {text!r}: a comma list of integers{', or edges' * edges}") from None
     if min(lengths) < 2:
-        raise ValueError(f"--row-lengths {text!r}: rows of at least 2 elements")
+        raise ValueError(f"{option} {text!r}: rows of at least 2 elements")
     return lengths
 
 
@@ -500,18 +502,22 @@ def retime_main(args) -> int:
     earlier = document.get("retimed_main")
     try:
         since = retimed_since(getattr(args, "retime_since", None), earlier)
+        lengths = parse_row_lengths(getattr(args, "retime_lengths", None), "--retime-lengths")
     except ValueError as exc:
         print(f"{path}: {exc}; nothing timed", file=sys.stderr)
         return 1
-    main = [p for p in document["points"] if p.get("size") == "main"]
+    main = [p for p in document["points"] if p.get("size") == "main" and (not lengths or p["n"] in lengths)]
     points = sorted((p for p in main if not (since and _moment(p.get("retimed")) >= since)), key=tie_closeness)
     if not points or not backends:
         print(f"{path}: {len(points)} main points, backends {backends} available here; nothing timed", file=sys.stderr)
         return 1
     limit = getattr(args, "time_limit", None)
     record = {"date": now_iso(), "versions": collect_versions(), "points": 0, "of": len(points), "complete": False}
-    if since:
-        record["since"] = since.isoformat(timespec="seconds")
+    if lengths:
+        record["lengths"] = list(lengths)
+    if since or lengths:
+        if since:
+            record["since"] = since.isoformat(timespec="seconds")
         if earlier:
             record["earlier"] = earlier
 

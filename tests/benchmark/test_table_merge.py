@@ -273,6 +273,29 @@ def test_retiming_since_a_date_continues_a_cut_run(tmp_path, fake_gpu, capsys):
         assert why in capsys.readouterr().err
 
 
+def test_retiming_given_lengths_times_only_their_points(tmp_path, fake_gpu, capsys):
+    # --retime-lengths: only the main points of those reduced-axis lengths, the record naming them and
+    # keeping the earlier one; a length no main point has leaves nothing to time
+    path = tmp_path / "table.json"
+    points = [_main_point((4, n), {"triton": 100.0, "cuda": 90.0 + n / 100}) for n in (300, 200, 100)]
+    earlier = {"date": "2026-12-07T11:46:28+00:00", "points": 3, "of": 3, "complete": True}
+    document = {"device": "GPU X", "backends": ["triton", "cuda"], "points": points, "retimed_main": earlier}
+    path.write_text(json.dumps(document))
+    timed, _ = fake_gpu
+    args = type("Args", (), {"table_out": str(path), "time_limit": None, "retime_lengths": "100,300"})()
+    assert table.retime_main(args) == 0
+    assert timed == [(4, 300), (4, 100)]
+    retimed = json.loads(path.read_text())
+    assert retimed["retimed_main"]["lengths"] == [100, 300] and retimed["retimed_main"]["earlier"] == earlier
+    assert retimed["points"][1] == points[1]  # rows of 200: untouched
+    timed.clear()
+    args.retime_lengths = "7"
+    assert table.retime_main(args) == 1 and timed == []
+    args.retime_lengths = "edges"
+    assert table.retime_main(args) == 1 and timed == []
+    assert "--retime-lengths 'edges': a comma list of integers" in capsys.readouterr().err
+
+
 def test_retiming_keeps_what_it_did_not_time(tmp_path, fake_gpu, capsys):
     """A backend not available here keeps its time; one that now fails loses it (its error noted); a
     point whose inputs cannot be made keeps its times beside the error; a table without main points, or
@@ -317,6 +340,10 @@ def test_retiming_goes_with_the_table_suite_alone(capsys):
     cli.add_arguments(parser)
     assert cli.run(parser.parse_args(["table", "--retime-since", "last"])) == 2
     assert "--retime-since goes with --retime-main" in capsys.readouterr().err
+    assert cli.run(parser.parse_args(["table", "--retime-lengths", "72,150"])) == 2
+    assert "--retime-lengths goes with --retime-main" in capsys.readouterr().err
+    assert cli.run(parser.parse_args(["table", "--retime-main", "--retime-lengths", "72,x"])) == 2
+    assert "--retime-lengths '72,x': a comma list of integers" in capsys.readouterr().err
 
 
 def test_measuring_the_grid_again_keeps_the_main_points(tmp_path, fake_gpu, monkeypatch, capsys):
