@@ -203,27 +203,29 @@ def test_held_plans_threads_as_measured():
     # tier the backend takes there (the tile tier's BLOCK_O rows a program up to rows of 1024, the row
     # tier's one past them), by the bytes of a row's body block (bf16, then float32): 16 elements a
     # thread up to blocks of 128 (bf16) or 512 (float32) bytes, 64 on blocks of 2 KiB (float32 backward
-    # 32), else 32, but 64 for the bf16 backward from 16 KiB
-    expected = {  # (n, itemsize, backward): (tier, BLOCK_O, BLOCK_N, warps)
-        (65, 2, False): ("tile", 64, 64, 8),
-        (150, 2, False): ("tile", 16, 256, 4),
-        (300, 2, False): ("tile", 8, 512, 4),
-        (600, 2, False): ("tile", 4, 1024, 2),
-        (999, 2, True): ("tile", 4, 1024, 2),
-        (1025, 2, True): ("row", 1, 1024, 1),
-        (1500, 2, False): ("row", 1, 2048, 2),
-        (5000, 2, False): ("row", 1, 8192, 8),
-        (5000, 2, True): ("row", 1, 8192, 4),
-        (12345, 2, True): ("row", 1, 16384, 8),
-        (100, 4, False): ("tile", 32, 128, 8),
-        (150, 4, True): ("tile", 16, 256, 4),
-        (300, 4, False): ("tile", 8, 512, 2),
-        (300, 4, True): ("tile", 8, 512, 4),
-        (999, 4, False): ("tile", 4, 1024, 4),
-        (12345, 4, False): ("row", 1, 16384, 16),
+    # 32), else 32, but 64 for the bf16 backward from 16 KiB; BLOCK_N2: a body's second piece, where
+    # REALIGNED_TWO_PIECES_MAX_TAIL holds it in two
+    expected = {  # (n, itemsize, backward): (tier, BLOCK_O, BLOCK_N, BLOCK_N2, warps)
+        (65, 2, False): ("tile", 64, 64, 0, 8),
+        (150, 2, False): ("tile", 16, 128, 16, 4),  # a body of 144: 128 + 16
+        (300, 2, False): ("tile", 8, 512, 0, 4),
+        (600, 2, False): ("tile", 4, 1024, 0, 2),
+        (999, 2, True): ("tile", 4, 1024, 0, 2),
+        (1025, 2, True): ("row", 1, 1024, 0, 1),
+        (1500, 2, False): ("row", 1, 2048, 0, 2),
+        (5000, 2, False): ("row", 1, 8192, 0, 8),
+        (5000, 2, True): ("row", 1, 8192, 0, 4),
+        (12345, 2, True): ("row", 1, 16384, 0, 8),
+        (100, 4, False): ("tile", 32, 128, 0, 8),
+        (150, 4, True): ("tile", 16, 256, 0, 4),
+        (300, 4, False): ("tile", 8, 512, 0, 2),
+        (300, 4, True): ("tile", 8, 512, 0, 4),
+        (999, 4, False): ("tile", 4, 1024, 0, 4),
+        (12345, 4, False): ("row", 1, 16384, 0, 16),
     }
-    for (n, itemsize, backward), (tier, block_o, block_n, warps) in expected.items():
+    for (n, itemsize, backward), (tier, block_o, block_n, block_n2, warps) in expected.items():
         outer = (1 << 26) // n
         assert triton_backend._choose_tier(outer, n, 1, itemsize, backward, 132) == tier, n
         config = dict(triton_backend.realigned_plan(tier, outer, n, itemsize, backward, 132, False)["configs"][0])
-        assert (config["BLOCK_O"], config["BLOCK_N"], config["num_warps"]) == (block_o, block_n, warps), n
+        held = (config["BLOCK_O"], config["BLOCK_N"], config["BLOCK_N2"], config["num_warps"])
+        assert held == (block_o, block_n, block_n2, warps), n

@@ -184,13 +184,16 @@ REALIGNED_HELD_ELEMS_PER_THREAD = {
 #: the held realigned kernels hold a row's body just past a power of two p as two pieces, p and the power of
 #: two that holds the rest (tile_pieces), where that power of two is at most this share of p, by (backward,
 #: itemsize); 0: one piece of twice p. Threads and rows a program stay those of the one piece. One vector
-#: past a power of two the body fills half its block, and the held kernels run 14-24% slower there than one
-#: vector before (H100, bf16 forward 128807 x 521 112.7 us against 94.5 at 519, 64965 x 1033 108.3 against
-#: 95.3, 16348 x 4105 116.8 against 94.5; results 2026-12-07_h100_s86/g2_*/); on an H200 1.4-2.0 times (bf16
-#: forward 265 104 us against 73 at 257, e1/). Two pieces are not yet timed: 0 keeps the one piece measured
-#: (benchmarks/triton_offsets_probe.py --two-pieces compares them). plan() caches what it reads here: clear
-#: it (plan.cache_clear()) after a change
-REALIGNED_TWO_PIECES_MAX_TAIL = {(False, 2): 0.0, (False, 4): 0.0, (True, 2): 0.0, (True, 4): 0.0}
+#: past a power of two the body fills half its block, and one piece runs 14-24% slower there than one
+#: vector before (H100, bf16 forward 128807 x 521 112.7 us against 94.5 at 519; results
+#: 2026-12-07_h100_s86/g2_*/). Two pieces against one, alternated in one process (H100, rows of 2^26
+#: elements, results 2026-12-07_h100_s87/w1_*/): bf16 forward 521 95.3 against 112.8 us, 1033 105.3 against
+#: 108.5, 4105 107.6 against 118.0, 73 106.2 against 128.0, backward level to 2 us ahead; float32 forward
+#: 133 184.1 against 195.2, 517 187.4 against 197.3, its backward level to 0.6 us behind (kept in one
+#: piece). With a second piece of a quarter of p, two pieces lost: bf16 forward 300 124.1 against 100.9,
+#: 5000 120.9 against 104.9, float32 300 198.5 against 183.0. plan() caches what it reads here: clear it
+#: (plan.cache_clear()) after a change
+REALIGNED_TWO_PIECES_MAX_TAIL = {(False, 2): 0.125, (False, 4): 0.125, (True, 2): 0.125, (True, 4): 0.0}
 
 
 def realigned_everywhere(lengths=((1, 1 << 62),)) -> dict:
