@@ -7,13 +7,13 @@
 # (--retime-lengths), all timed in one piece before.
 source benchmarks/call_prelude.sh e4
 grep -q "H100" $R/device.txt || { echo "e4.sh: for the H100's table; this is $(tail -1 $R/device.txt)"; exit 1; }
-timeout 200 python3 benchmarks/triton_offsets_probe.py --rounds 2 --dtypes bfloat16,float32 \
+timeout 120 python3 benchmarks/triton_offsets_probe.py --rounds 2 --dtypes bfloat16,float32 \
   --shapes $(row_shapes 145 289 545 577 1089 1153 2177 2305 4353 4609) --variants realigned,cuda --two-pieces 0 \
   > $R/two_pieces.txt 2>&1
 echo "probe rc $? at $SECONDS s"; cut -c1-200 $R/two_pieces.txt
 zcat benchmarks/results/2026-12-07_h100_s87/e3/table.json.gz > $R/table.json
-timeout 150 python3 -m fastsoftmax bench table --row-lengths edges --table-out $R/table.json > $R/edges.log 2>&1
+timeout 100 python3 -m fastsoftmax bench table --row-lengths edges --table-out $R/table.json > $R/edges.log 2>&1
 echo "edges exit $? at $SECONDS s: $(tail -n 1 $R/edges.log)"
-timeout 120 python3 -m fastsoftmax bench table --retime-main --retime-lengths 36,37,68,72,74,76,136,144,150 \
+timeout 60 python3 -m fastsoftmax bench table --retime-main --retime-lengths 36,37,68,72,74,76,136,144,150 \
   --table-out $R/table.json > $R/retime.log 2>&1
 echo "retime exit $? at $SECONDS s: $(tail -n 1 $R/retime.log)"
