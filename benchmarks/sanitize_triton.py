@@ -99,18 +99,18 @@ def main() -> int:
     parser.add_argument(
         "--two-pieces",
         action="store_true",
-        help="the held realigned kernels' bodies just past a power of two as two pieces (REALIGNED_TWO_PIECES_MAX_TAIL "
-        "at 1/2), TWO_PIECE_PROBLEMS among the tiers' problems",
+        help="the held realigned kernels' bodies just past a power of two as two pieces (REALIGNED_TWO_PIECES "
+        "at 1/2 of any length), TWO_PIECE_PROBLEMS among the tiers' problems",
     )
     args = parser.parse_args()
-    from fastsoftmax.backends.triton import REALIGNED_TWO_PIECES_MAX_TAIL, realigned_everywhere
+    from fastsoftmax.backends.triton import REALIGNED_TWO_PIECES, realigned_everywhere
 
     settings = {}  # the Triton backend's settings the kernels run under
     if args.realigned:
         settings["REALIGNED_ROW_COLS"] = realigned_everywhere()
     tier_problems = TIER_PROBLEMS
     if args.two_pieces:
-        settings["REALIGNED_TWO_PIECES_MAX_TAIL"] = dict.fromkeys(REALIGNED_TWO_PIECES_MAX_TAIL, 0.5)
+        settings["REALIGNED_TWO_PIECES"] = dict.fromkeys(REALIGNED_TWO_PIECES, (0.5, None))
         tier_problems = TIER_PROBLEMS + TWO_PIECE_PROBLEMS
     problems = [_problem(item) for item in args.shapes.split(",")] if args.shapes else PROBLEMS
     backend = dispatch.kernel_backend("triton")

@@ -16,7 +16,7 @@ realigned kernels where rows_realign lets them: REALIGNED_ROW_COLS widened), "re
 with 64-bit offsets), "realigned@E" for each E of ``--realigned-elems`` (the same with the held kernels'
 REALIGNED_HELD_ELEMS_PER_THREAD at E on every block), "two@T" for each T of ``--two-pieces`` (the same with
 the held kernels' bodies as two pieces where the second is at most T of the first:
-REALIGNED_TWO_PIECES_MAX_TAIL at T), "unrealigned" (as they stand, but no row through the
+REALIGNED_TWO_PIECES at (T, any length)), "unrealigned" (as they stand, but no row through the
 realigned kernels), "cuda" and "torch" (torch's own kernels, through ``backend="torch"``); triton32, triton64 and
 cuda unless ``--variants``.
 Every variant's result is checked against float64 first."""
@@ -31,7 +31,7 @@ from kernel_breakdown import triton_settings
 
 import fastsoftmax
 from fastsoftmax import dispatch
-from fastsoftmax.backends.triton import REALIGNED_TWO_PIECES_MAX_TAIL, held_everywhere, realigned_everywhere
+from fastsoftmax.backends.triton import REALIGNED_TWO_PIECES, held_everywhere, realigned_everywhere
 from fastsoftmax.benchmark.timing import median_ms
 
 DEFAULT_SHAPES = "1032444x65,1864135x36,1342177x100,67176x999,1048576x64,256x512x64@1,16x21x512x512@1"
@@ -96,7 +96,7 @@ def main(argv=None) -> None:
     for share in filter(None, args.two_pieces.split(",")):
         settings = {
             "REALIGNED_ROW_COLS": realigned_everywhere(),
-            "REALIGNED_TWO_PIECES_MAX_TAIL": dict.fromkeys(REALIGNED_TWO_PIECES_MAX_TAIL, float(share)),
+            "REALIGNED_TWO_PIECES": dict.fromkeys(REALIGNED_TWO_PIECES, (float(share), None)),
         }
         known[f"two@{share}"] = (lambda settings=settings: triton_offsets(settings), "auto")
         args.variants += f",two@{share}"

@@ -159,10 +159,10 @@ def test_which_rows_realign(monkeypatch):
 @pytest.mark.parametrize("tier", ["tile", "row"])
 @pytest.mark.parametrize("dtype", DTYPES, ids=str)
 def test_bodies_held_as_two_pieces(tier, dtype, realigned, monkeypatch):
-    # REALIGNED_TWO_PIECES_MAX_TAIL at 1/2: bodies just past a power of two held as that power and the one
+    # REALIGNED_TWO_PIECES at 1/2 of any length: bodies just past a power of two held as that power and the one
     # that holds the rest (a vector's length past it up to half of it), at every phase, rows of -inf,
     # +inf, NaN and the type's limit among them; forward and backward of both functions
-    monkeypatch.setattr(triton_backend, "REALIGNED_TWO_PIECES_MAX_TAIL", dict.fromkeys(EVERY_LENGTH, 0.5))
+    monkeypatch.setattr(triton_backend, "REALIGNED_TWO_PIECES", dict.fromkeys(EVERY_LENGTH, (0.5, None)))
     triton_backend.plan.cache_clear()  # plans cache what they read of the setting
     pieces = []  # each launch's (BLOCK_N, BLOCK_N2, WIDE)
     launch = triton_backend.launch
@@ -198,13 +198,37 @@ def test_realigned_lengths_as_measured():
             assert all(lengths(n, backward, size) for n in (9, 127, 300, 999, 1025, 50257, 1 << 40))
 
 
+def test_held_bodies_take_two_pieces_as_measured():
+    # REALIGNED_TWO_PIECES: (BLOCK_N, BLOCK_N2) of a row's body by (backward, itemsize); the 16-bit forward's
+    # second piece up to 1/8 of the first and 64 bytes, the 16-bit backward's and the float32 forward's up to one
+    # 16-byte vector (the float32 forward's at most 1/16 of the first), the float32 backward in one piece
+    expected = {  # (body, itemsize, backward): pieces
+        (72, 2, False): (64, 8),
+        (144, 2, False): (128, 16),
+        (544, 2, False): (512, 32),
+        (576, 2, False): (1024, 0),  # a second piece of 64 elements: slower
+        (296, 2, False): (512, 0),  # of a quarter
+        (4104, 2, False): (4096, 8),
+        (136, 2, True): (128, 8),
+        (144, 2, True): (256, 0),
+        (36, 4, False): (64, 0),  # one vector, but 1/8 of 32
+        (68, 4, False): (64, 4),
+        (516, 4, False): (512, 4),
+        (520, 4, False): (1024, 0),
+        (516, 4, True): (1024, 0),
+        (64, 2, False): (64, 0),
+    }
+    for (body, itemsize, backward), pieces in expected.items():
+        assert triton_backend.realigned_pieces(body, itemsize, backward) == pieces, (body, itemsize, backward)
+
+
 def test_held_plans_threads_as_measured():
     # REALIGNED_HELD_ELEMS_PER_THREAD: the warps of the held plans on the rows they were timed on, on the
     # tier the backend takes there (the tile tier's BLOCK_O rows a program up to rows of 1024, the row
     # tier's one past them), by the bytes of a row's body block (bf16, then float32): 16 elements a
     # thread up to blocks of 128 (bf16) or 512 (float32) bytes, 64 on blocks of 2 KiB (float32 backward
     # 32), else 32, but 64 for the bf16 backward from 16 KiB; BLOCK_N2: a body's second piece, where
-    # REALIGNED_TWO_PIECES_MAX_TAIL holds it in two
+    # REALIGNED_TWO_PIECES holds it in two
     expected = {  # (n, itemsize, backward): (tier, BLOCK_O, BLOCK_N, BLOCK_N2, warps)
         (65, 2, False): ("tile", 64, 64, 0, 8),
         (150, 2, False): ("tile", 16, 128, 16, 4),  # a body of 144: 128 + 16

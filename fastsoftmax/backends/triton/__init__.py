@@ -182,18 +182,23 @@ REALIGNED_HELD_ELEMS_PER_THREAD = {
 
 
 #: the held realigned kernels hold a row's body just past a power of two p as two pieces, p and the power of
-#: two that holds the rest (tile_pieces), where that power of two is at most this share of p, by (backward,
-#: itemsize); 0: one piece of twice p. Threads and rows a program stay those of the one piece. One vector
-#: past a power of two the body fills half its block, and one piece runs 14-24% slower there than one
-#: vector before (H100, bf16 forward 128807 x 521 112.7 us against 94.5 at 519; results
-#: 2026-12-07_h100_s86/g2_*/). Two pieces against one, alternated in one process (H100, rows of 2^26
-#: elements, results 2026-12-07_h100_s87/w1_*/): bf16 forward 521 95.3 against 112.8 us, 1033 105.3 against
-#: 108.5, 4105 107.6 against 118.0, 73 106.2 against 128.0, backward level to 2 us ahead; float32 forward
-#: 133 184.1 against 195.2, 517 187.4 against 197.3, its backward level to 0.6 us behind (kept in one
-#: piece). With a second piece of a quarter of p, two pieces lost: bf16 forward 300 124.1 against 100.9,
-#: 5000 120.9 against 104.9, float32 300 198.5 against 183.0. plan() caches what it reads here: clear it
-#: (plan.cache_clear()) after a change
-REALIGNED_TWO_PIECES_MAX_TAIL = {(False, 2): 0.125, (False, 4): 0.125, (True, 2): 0.125, (True, 4): 0.0}
+#: two that holds the rest (tile_pieces), where that second piece is at most SHARE of p and at most BYTES long
+#: (None: any length), by (backward, itemsize): (SHARE, BYTES); (0, 0): one piece of twice p
+#: (realigned_pieces). Threads and rows a program stay those of the one piece. One vector past a power of two
+#: the body fills half its block, and one piece runs 14-24% slower there than one vector before (H100, bf16
+#: forward 128807 x 521 112.7 us against 94.5 at 519; results 2026-12-07_h100_s86/g2_*/). Two pieces
+#: against one, alternated in one process (H100, rows of 2^26 elements; results 2026-12-07_h100_s87/w1_*/
+#: and e4/two_pieces.txt): a second piece of one 16-byte vector is faster in the forward (bf16 521 95.3
+#: against 112.8 us, 4105 107.6 against 118.0, 73 106.2 against 128.0; float32 133 184.1 against 195.2, 517
+#: 187.4 against 197.3) and the 16-bit backward (by 0.5-1.8 us), level in the float32 backward (within 0.7
+#: us); bf16 forward pieces of 16-32 elements are faster too (145 98.4 against 109.9, 289 97.4 against
+#: 104.0, 545 97.7 against 111.2), of 64 and more slower (577 112.1 against 108.2, 1153 110.2 against
+#: 102.3, 4609 116.3 against 110.3, 300 124.1 against 100.9), as are the backward's second pieces of more
+#: than a vector (by up to 2.8 us) and the float32 forward's of 128 bytes and more (289 191.5 against 183.9,
+#: 4609 195.9 against 183.0). The float32 forward's one vector past 32 was slower too, timed apart (results
+#: 2026-12-07_h100_s87/e4/retime.log against the table before: 1864135 x 36 198.9 against 191.0 us).
+#: plan() caches what it reads here: clear it (plan.cache_clear()) after a change
+REALIGNED_TWO_PIECES = {(False, 2): (0.125, 64), (False, 4): (0.0625, 16), (True, 2): (0.125, 16), (True, 4): (0.0, 0)}
 
 
 def realigned_everywhere(lengths=((1, 1 << 62),)) -> dict:
@@ -541,11 +546,21 @@ def plan(
     return dict(kind="split", programs=column_programs * splits, SPLITS=splits, CHUNK=chunk, configs=(partials, finish))
 
 
+def realigned_pieces(body: int, itemsize: int, backward: bool) -> tuple[int, int]:
+    """The held realigned kernels' pieces of a row's body of ``body`` elements: (BLOCK_N, BLOCK_N2) as
+    REALIGNED_TWO_PIECES gives them (BLOCK_N2 0: one piece)."""
+    share, most_bytes = REALIGNED_TWO_PIECES[backward, itemsize]
+    block_n, block_n2 = tile_pieces(body, share)
+    if most_bytes is not None and block_n2 * itemsize > most_bytes:
+        return _pow2(body), 0
+    return block_n, block_n2
+
+
 def realigned_plan(tier: str, outer: int, n: int, itemsize: int, backward: bool, sm_count: int, log: bool) -> dict:
     """The realigned kernels' launch of rows of n (see kernels.py): the tile and row tiers' held in
     registers, BLOCK_O rows of a body of up to BLOCK_N columns a program (the longest body, a row's
     whole vectors, sets BLOCK_N; just past a power of two, BLOCK_N + BLOCK_N2 as two pieces where
-    REALIGNED_TWO_PIECES_MAX_TAIL says so), the online tier's walked in chunks by a persistent grid."""
+    REALIGNED_TWO_PIECES says so), the online tier's walked in chunks by a persistent grid."""
     vector = 16 // itemsize
     if tier == "online":
         chunk_n = min(_pow2(n), LOOP_CHUNK_ELEMS)
@@ -554,7 +569,7 @@ def realigned_plan(tier: str, outer: int, n: int, itemsize: int, backward: bool,
         programs = min(outer, ONLINE_PROGRAMS_PER_SM * sm_count)
         return dict(kind="realigned_walked", programs=programs, configs=((("LOG", log),) + blocks + options,))
     body = n // vector * vector  # the longest body of a row, at any phase
-    block_n, block_n2 = tile_pieces(body, REALIGNED_TWO_PIECES_MAX_TAIL[backward, itemsize])
+    block_n, block_n2 = realigned_pieces(body, itemsize, backward)
     # rows a program and threads are those of one piece (_pow2(body)): two pieces change the lanes alone
     whole = _pow2(body)
     block_o = max(1, min(TILE_TARGET // whole, _pow2(outer))) if tier == "tile" else 1

@@ -37,7 +37,7 @@ PROBLEMS = {
     "online": [("online", 300, 32769, 1, False), ("online", 64, 40000, 520, False)],
     "realigned_held": [("tile", 4096, 65, 1, False, True), ("row", 64, 3001, 1, False, True)],
     "realigned_walked": [("online", 300, 50257, 1, False, True)],
-    # the held kernels' two pieces (REALIGNED_TWO_PIECES_MAX_TAIL, compiled with it at 1/2 on every key)
+    # the held kernels' two pieces (REALIGNED_TWO_PIECES, compiled with pieces up to 1/2 on every key)
     "realigned_held_two_pieces": [("tile", 4096, 521, 1, False, True), ("row", 64, 4105, 1, False, True)],
     "split": [("split", 1, 128256, 1, False), ("split", 1, 1 << 20, 16, False)],
     "relay": [("relay", 16, 1 << 20, 1, False), ("relay", 64, 65536, 16, False), ("relay", 16, 1 << 20, 2, False)],
@@ -156,17 +156,17 @@ def configurations(kinds):
 
 @contextlib.contextmanager
 def _two_pieces(max_tail: float | None):
-    """The held realigned kernels' REALIGNED_TWO_PIECES_MAX_TAIL at ``max_tail`` for every key inside
+    """The held realigned kernels' REALIGNED_TWO_PIECES at (``max_tail``, any length) for every key inside
     (None: as shipped)."""
     backend = sys.modules[__package__]
-    shipped = backend.REALIGNED_TWO_PIECES_MAX_TAIL
+    shipped = backend.REALIGNED_TWO_PIECES
     if max_tail is not None:
-        backend.REALIGNED_TWO_PIECES_MAX_TAIL = dict.fromkeys(shipped, max_tail)
+        backend.REALIGNED_TWO_PIECES = dict.fromkeys(shipped, (max_tail, None))
     backend.plan.cache_clear()  # plan caches what it read of the setting
     try:
         yield
     finally:
-        backend.REALIGNED_TWO_PIECES_MAX_TAIL = shipped
+        backend.REALIGNED_TWO_PIECES = shipped
         backend.plan.cache_clear()
 
 
