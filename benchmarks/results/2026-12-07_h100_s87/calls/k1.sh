@@ -3,15 +3,20 @@
 # 4095 x 16385 201 us and 2047 x 32769 225 where bf16 takes 139 and 144, at the same cluster shape; float32
 # 428-449 where Triton takes 295-350 and the floor is about 270; bf16 rows of 8193-12372 at 149-220). The
 # cluster instances' registers under this machine's NVRTC (register_report.py), the three types alternated
-# through both backends (triton_offsets_probe.py, rows of 2^26 elements), then Nsight Compute on the fp16 and
-# bf16 cluster kernels at 16385 (slow in fp16) and 19211 (not). About 300 s.
+# through both backends (triton_offsets_probe.py, rows of 2^26 elements), the cluster tier forced at its own
+# shape and at 256 threads or 4 CTAs (grid_row_probe.py: float32's slow rows take CTAs of 160 threads, its
+# 30001 and 32768 of 256), then Nsight Compute on the fp16 and bf16 cluster kernels at 16385 (slow in fp16)
+# and 19211 (not). About 400 s.
 source benchmarks/call_prelude.sh k1
 grep -q "H100" $R/device.txt || echo "k1.sh: the figures it checks are the H100's; this is $(tail -1 $R/device.txt)"
 timeout 120 python3 benchmarks/register_report.py --match 'cluster_softmax_bwd_(bf16|f16|f32)_p[48]_c(32|64)' \
   > $R/registers.txt 2>&1; echo "registers rc $? at $SECONDS s"; tail -n 16 $R/registers.txt
 timeout 120 python3 benchmarks/triton_offsets_probe.py --rounds 2 --dtypes bfloat16,float16,float32 --directions backward \
-  --shapes $(row_shapes 8193 10053 16384 16385 16752 19211 32769 36484 38259) --variants cuda,realigned \
+  --shapes $(row_shapes 8193 10053 16384 16385 16752 19211 30001 32769 36484 38259) --variants cuda,realigned \
   > $R/backward.txt 2>&1; echo "probe rc $? at $SECONDS s"; cut -c1-160 $R/backward.txt
+timeout 120 python3 benchmarks/grid_row_probe.py --quick --flush --directions bwd --dtypes f16,f32,bf16 --out $R \
+  --shapes 4095x16385,3493x19211,2047x32769 --tiers cluster,cluster:cluster_threads=256,cluster:cluster_ctas=4 \
+  > $R/cluster_forced.txt 2>&1; echo "forced rc $? at $SECONDS s"; tail -n 14 $R/cluster_forced.txt | cut -c1-160
 for case in "4095x16385 f16" "4095x16385 bf16" "3493x19211 f16" "3493x19211 bf16"; do
   set -- $case
   timeout 40 ncu --profile-from-start off --kernel-name regex:fs_cluster --launch-count 1 \
