@@ -104,7 +104,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         default=None,
         metavar="LIST",
         help="with --retime-main: time again only the main points whose reduced axis has one of these lengths "
-        "(a comma list)",
+        "(a comma list; --retime-since last after such a run continues it: give the same lengths)",
     )
     parser.add_argument(
         "--row-lengths",
@@ -172,7 +172,7 @@ def run(args) -> int:
         parse_figures(getattr(args, "figures", None))
         parse_backends(getattr(args, "backends", None))
         parse_row_lengths(getattr(args, "row_lengths", None))
-        parse_row_lengths(getattr(args, "retime_lengths", None), "--retime-lengths")
+        parse_row_lengths(getattr(args, "retime_lengths", None), "--retime-lengths", edges=False)
         if getattr(args, "resume", None):
             load_resumable(args.resume)
     except ValueError as exc:

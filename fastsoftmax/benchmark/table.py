@@ -37,6 +37,8 @@ With ``--time-limit`` it starts no point after that many seconds, and the points
 their earlier times. ``--retime-since DATE`` (an ISO date, or ``last``: where the table's last
 retiming began its own) leaves out the points retimed at that moment or later, so that a run the limit
 cut is continued (its record keeps ``since`` and the earlier record under ``earlier``).
+``--retime-lengths LIST`` times only the main points whose reduced axis has one of those lengths (its
+record names them; ``--retime-since last`` after it continues that run, so give it the same lengths).
 
 ``gpu_us`` and ``host_us`` are stored beside ``us`` so another rule can be applied later. A backend
 whose output fails the float64 check, or that raises, is left out of ``us`` for that point and its
@@ -148,16 +150,15 @@ def row_points(dtypes, lengths):
                 yield direction, "row", dtype, n, "bulk"
 
 
-def parse_row_lengths(text: str | None, option: str = "--row-lengths"):
+def parse_row_lengths(text: str | None, option: str = "--row-lengths", edges: bool = True):
     """``--row-lengths``: None, ``"edges"``, or a tuple of row lengths (a comma list of integers >= 2);
-    ``--retime-lengths`` (``option``) the same but ``"edges"``."""
-    edges = option == "--row-lengths"
+    without ``edges``, not ``"edges"`` (``--retime-lengths``; ``option`` names the option in errors)."""
     if not text or (edges and text == "edges"):
         return text or None
     try:
         lengths = tuple(dict.fromkeys(int(item) for item in text.split(",")))
     except ValueError:
-        raise ValueError(f"{option} {text!r}: a comma list of integers{', or edges' * edges}") from None
+        raise ValueError(f"{option} {text!r}: a comma list of integers" + ", or 'edges'" * edges) from None
     if min(lengths) < 2:
         raise ValueError(f"{option} {text!r}: rows of at least 2 elements")
     return lengths
@@ -502,7 +503,7 @@ def retime_main(args) -> int:
     earlier = document.get("retimed_main")
     try:
         since = retimed_since(getattr(args, "retime_since", None), earlier)
-        lengths = parse_row_lengths(getattr(args, "retime_lengths", None), "--retime-lengths")
+        lengths = parse_row_lengths(getattr(args, "retime_lengths", None), "--retime-lengths", edges=False)
     except ValueError as exc:
         print(f"{path}: {exc}; nothing timed", file=sys.stderr)
         return 1

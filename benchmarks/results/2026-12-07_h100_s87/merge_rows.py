@@ -18,11 +18,16 @@ from fastsoftmax.benchmark.table import point_key
 HERE = Path(__file__).parent
 TABLE = Path("fastsoftmax/dispatch_table.json")
 ITEMSIZE = {"bfloat16": 2, "float16": 2, "float32": 4}
+SMS = 132  # the H100's
 
 
 def pieces(point: dict, share: float | None = None) -> tuple[int, int]:
-    """The held kernels' pieces at a row point: as shipped, or at ``share`` of any length (0: one piece)."""
+    """The held kernels' pieces at a row point: as shipped, or at ``share`` of any length (0: one piece);
+    (0, 0) where Triton takes the row to its walked kernels (the online tier), which hold no body."""
     itemsize, backward = ITEMSIZE[point["dtype"]], point["direction"] == "backward"
+    outer = point["shape"][0] if len(point["shape"]) == 2 else point["numel"] // point["n"]
+    if triton_backend._choose_tier(outer, point["n"], 1, itemsize, backward, SMS) not in ("tile", "row"):
+        return 0, 0
     body = point["n"] // (16 // itemsize) * (16 // itemsize)
     if share is None:
         return triton_backend.realigned_pieces(body, itemsize, backward)
@@ -64,6 +69,7 @@ fresh = {point_key(p): p for p in retimed["points"] if p.get("retimed") == recor
 table["points"] = [fresh.get(point_key(p), p) for p in table["points"]]
 table["retimed_main"] = dict(record, merged=len(fresh))  # its earlier record is the table's
 print(f"e4/table.json.gz: {len(fresh)} of {record['points']} main points timed again")
+table["probe_rows"]["kept"] = sum(p.get("size") == "probe" for p in table["points"])
 table["points"].sort(key=lambda point: point.get("size") == "main")  # the grid first, as the table suite writes
 TABLE.write_text(json.dumps(table, indent=1) + "\n")
 print(f"{TABLE}: {len(table['points'])} points")

@@ -190,14 +190,16 @@ REALIGNED_HELD_ELEMS_PER_THREAD = {
 #: against one, alternated in one process (H100, rows of 2^26 elements; results 2026-12-07_h100_s87/w1_*/
 #: and e4/two_pieces.txt): a second piece of one 16-byte vector is faster in the forward (bf16 521 95.3
 #: against 112.8 us, 4105 107.6 against 118.0, 73 106.2 against 128.0; float32 133 184.1 against 195.2, 517
-#: 187.4 against 197.3) and the 16-bit backward (by 0.5-1.8 us), level in the float32 backward (within 0.7
-#: us); bf16 forward pieces of 16-32 elements are faster too (145 98.4 against 109.9, 289 97.4 against
-#: 104.0, 545 97.7 against 111.2), of 64 and more slower (577 112.1 against 108.2, 1153 110.2 against
-#: 102.3, 4609 116.3 against 110.3, 300 124.1 against 100.9), as are the backward's second pieces of more
-#: than a vector (by up to 2.8 us) and the float32 forward's of 128 bytes and more (289 191.5 against 183.9,
-#: 4609 195.9 against 183.0). The float32 forward's one vector past 32 was slower too, timed apart (results
-#: 2026-12-07_h100_s87/e4/retime.log against the table before: 1864135 x 36 198.9 against 191.0 us).
-#: plan() caches what it reads here: clear it (plan.cache_clear()) after a change
+#: 187.4 against 197.3, 69 184.9 against 186.0; level at 1029 and 4101) and the 16-bit backward (by 0.5-1.8
+#: us), level in the float32 backward (within 0.7 us); bf16 forward pieces of 16-32 elements are faster too
+#: (145 98.4 against 109.9, 289 97.4 against 104.0, 545 97.7 against 111.2), of 64 and more slower (577
+#: 112.1 against 108.2, 1153 110.2 against 102.3, 4609 116.3 against 110.3, 300 124.1 against 100.9) but
+#: 2177 (105.6 against 106.9); the backward's of more than a vector are slower (by up to 2.8 us), the float32
+#: forward's mixed (545 186.7 against 193.0, 577 186.6 against 188.4; 289 191.5 against 183.9, 4609 195.9
+#: against 183.0). The float32 forward's share of 1/16 rests on rows timed in separate processes (the
+#: table's main points, e4/table.json.gz against e3/table.json.gz): 1864135 x 36 (32 + 4) 198.9 against
+#: 191.0 us, 906876 x 74 (64 + 8) 189.1 against 182.7. plan() caches what it reads here: clear it
+#: (plan.cache_clear()) after a change
 REALIGNED_TWO_PIECES = {(False, 2): (0.125, 64), (False, 4): (0.0625, 16), (True, 2): (0.125, 16), (True, 4): (0.0, 0)}
 
 

@@ -155,13 +155,13 @@ def configurations(kinds):
 
 
 @contextlib.contextmanager
-def _two_pieces(max_tail: float | None):
-    """The held realigned kernels' REALIGNED_TWO_PIECES at (``max_tail``, any length) for every key inside
+def _two_pieces(share: float | None):
+    """The held realigned kernels' REALIGNED_TWO_PIECES at (``share``, any length) for every key inside
     (None: as shipped)."""
     backend = sys.modules[__package__]
     shipped = backend.REALIGNED_TWO_PIECES
-    if max_tail is not None:
-        backend.REALIGNED_TWO_PIECES = dict.fromkeys(shipped, (max_tail, None))
+    if share is not None:
+        backend.REALIGNED_TWO_PIECES = dict.fromkeys(shipped, (share, None))
     backend.plan.cache_clear()  # plan caches what it read of the setting
     try:
         yield

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# With REALIGNED_TWO_PIECES_MAX_TAIL at 1/8 (forward, 16-bit backward): two pieces whose second piece is 1/16
+# With REALIGNED_TWO_PIECES_MAX_TAIL (the setting then; now REALIGNED_TWO_PIECES) at 1/8 (forward, 16-bit backward): two pieces whose second piece is 1/16
 # and 1/8 of the first, held by more than one vector (rows of 2^26 elements of 145, 289, 545, 577, 1089, 1153,
 # 2177, 2305, 4353 and 4609), against one piece (two@0) and the CUDA backend, bfloat16 and float32, both
 # directions, alternated in one process; then, into a copy of e3's table (e4/table.json), the row lengths one
