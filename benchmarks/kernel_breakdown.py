@@ -23,6 +23,7 @@ import torch
 from fastsoftmax import dispatch
 from fastsoftmax.backends.cuda import tiers
 from fastsoftmax.backends.cuda.backend import BACKEND
+from fastsoftmax.backends.triton import settings as triton_settings  # the other probes import it from here
 from fastsoftmax.benchmark import layouts
 
 
@@ -59,26 +60,6 @@ def parse_tunings(spec: str | None) -> list[dict]:
                 fields[key.strip()] = value.strip()
         out.append(fields)
     return out
-
-
-@contextlib.contextmanager
-def triton_settings(values: dict):
-    """The Triton backend's module settings (e.g. TWO_PIECE_TILES) set to ``values`` inside, its
-    plans made afresh on entry and on exit."""
-    import fastsoftmax.backends.triton as triton_backend
-
-    saved = {name: getattr(triton_backend, name) for name in values}
-    for name, value in values.items():
-        setattr(triton_backend, name, value)
-    triton_backend.plan.cache_clear()
-    dispatch.clear_caches()
-    try:
-        yield
-    finally:
-        for name, value in saved.items():
-            setattr(triton_backend, name, value)
-        triton_backend.plan.cache_clear()
-        dispatch.clear_caches()
 
 
 def tuned(fn, fields: dict):

@@ -675,11 +675,13 @@ SIBLING_DTYPE_DISTANCE = 0.5
 #: twice the lanes it fills. H100, rows of 2^26 elements, bf16 forward: the CUDA backend 107.4 us at
 #: 519 (its warp tier) and 113.8 at 1031 (block_regs), 94.9-98.8 at 600-999; Triton's realigned
 #: kernels 94.6 at 519 and 112.8 at 521 (a body of 520 in a block of 1024), 94.7 at 1031 and 108.5 at
-#: 1033 (results 2026-12-07_h100_s85/g1_*/, 2026-12-07_h100_s86/g2_*/). A table needs points on both
-#: sides (bench table's edge lengths): without them, as in the H100's table of this writing, bf16 rows
-#: of 1025 still take the point of 999 and the CUDA backend (114.0 us against Triton's 95.0). On the
-#: H200's held-out rows one octave took the chosen backend's time over the faster one's from 1.023 to
-#: 1.020 (geometric mean; 0 to 2 octaves within 0.001 of each other past 0.5; 2026-12-07_h100_s86/e2/).
+#: 1033 (results 2026-12-07_h100_s85/g1_*/, 2026-12-07_h100_s86/g2_*/; Triton now holds such bodies in
+#: two pieces, triton.REALIGNED_TWO_PIECES, and the CUDA backend's step stands). A table needs points on
+#: both sides (bench table's edge lengths): without them bf16 rows of 1025 took the point of 999 and the
+#: CUDA backend (114.0 us against Triton's 95.0). With the edge points, one octave took the chosen
+#: backend's time over the faster one's on held-out rows from 1.0232 to 1.0197 on an H200 (geometric
+#: mean; 2026-12-07_h100_s86/e2/) and from 1.0045 to 1.0053 on an H100 (2026-12-07_h100_s87/e3/: its
+#: backends lie closer, and 0.5-2 octaves are within 0.0002 of each other).
 ROW_OCTAVE_DISTANCE = 1.0
 
 

@@ -516,11 +516,10 @@ def retime_main(args) -> int:
     record = {"date": now_iso(), "versions": collect_versions(), "points": 0, "of": len(points), "complete": False}
     if lengths:
         record["lengths"] = list(lengths)
-    if since or lengths:
-        if since:
-            record["since"] = since.isoformat(timespec="seconds")
-        if earlier:
-            record["earlier"] = earlier
+    if since:
+        record["since"] = since.isoformat(timespec="seconds")
+    if (since or lengths) and earlier:  # a part of the main points: the whole's record stays beneath
+        record["earlier"] = earlier
 
     def timer(fn):
         return median_ms(fn, warmup_ms=WARMUP_MS, rep_ms=REP_MS)

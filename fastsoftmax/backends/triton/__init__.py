@@ -21,8 +21,10 @@ The block shape is a pure function of the problem, cached, so a call costs one d
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import os
+import sys
 
 import torch
 
@@ -201,6 +203,28 @@ REALIGNED_HELD_ELEMS_PER_THREAD = {
 #: 191.0 us, 906876 x 74 (64 + 8) 189.1 against 182.7. plan() caches what it reads here: clear it
 #: (plan.cache_clear()) after a change
 REALIGNED_TWO_PIECES = {(False, 2): (0.125, 64), (False, 4): (0.0625, 16), (True, 2): (0.125, 16), (True, 4): (0.0, 0)}
+
+
+@contextlib.contextmanager
+def settings(values: dict):
+    """This module's settings (e.g. TWO_PIECE_TILES, REALIGNED_TWO_PIECES) set to ``values`` inside, its
+    plans and the dispatcher's choices made afresh on entry and on exit (plan caches what it reads of
+    them): for probes, sanitizer runs and compile checks that compare settings."""
+    from ... import dispatch
+
+    module = sys.modules[__name__]
+    saved = {name: getattr(module, name) for name in values}
+    for name, value in values.items():
+        setattr(module, name, value)
+    plan.cache_clear()
+    dispatch.clear_caches()
+    try:
+        yield
+    finally:
+        for name, value in saved.items():
+            setattr(module, name, value)
+        plan.cache_clear()
+        dispatch.clear_caches()
 
 
 def realigned_everywhere(lengths=((1, 1 << 62),)) -> dict:

@@ -16,7 +16,6 @@ or 0 before fastsoftmax is imported); it prints one line per configuration that 
 from __future__ import annotations
 
 import argparse
-import contextlib
 import itertools
 import os
 import sys
@@ -119,7 +118,10 @@ def configurations(kinds):
     SM, and the widened forms (``pointers``: the pointers of another type than ``dtype``, see
     WIDENED; not the realigned kernels, which take tensors of one type); the tile and realigned kernels
     with 32- and 64-bit offsets."""
-    from . import REALIGNED_KINDS, plan
+    from . import REALIGNED_KINDS, REALIGNED_TWO_PIECES, plan, settings
+
+    # the held kernels' bodies as two pieces up to half the first, of any length, on every key
+    pieces_at_half = {"REALIGNED_TWO_PIECES": dict.fromkeys(REALIGNED_TWO_PIECES, (0.5, None))}
 
     for kind in kinds:
         two_pieces = kind == "realigned_held_two_pieces"
@@ -128,7 +130,7 @@ def configurations(kinds):
             for torch_dtype, dtype in DTYPES.items():
                 itemsize = 4 if dtype == "fp32" else 2
                 for backward, log in itertools.product((False, True), (False, True)):
-                    with _two_pieces(0.5 if two_pieces else None):
+                    with settings(pieces_at_half if two_pieces else {}):
                         low, high = (
                             plan(tier, outer, n, inner, itemsize, backward, 132, log, scalar, high_bandwidth, realign)
                             for high_bandwidth in (False, True)
@@ -152,22 +154,6 @@ def configurations(kinds):
                                 if WIDENED[backward][0] == dtype and kind not in REALIGNED_KINDS and not two_pieces:
                                     pointers = WIDENED[backward][1]
                                     yield f"{label} widened {pointers}", fn, dtype, constexprs, options, pointers
-
-
-@contextlib.contextmanager
-def _two_pieces(share: float | None):
-    """The held realigned kernels' REALIGNED_TWO_PIECES at (``share``, any length) for every key inside
-    (None: as shipped)."""
-    backend = sys.modules[__package__]
-    shipped = backend.REALIGNED_TWO_PIECES
-    if share is not None:
-        backend.REALIGNED_TWO_PIECES = dict.fromkeys(shipped, (share, None))
-    backend.plan.cache_clear()  # plan caches what it read of the setting
-    try:
-        yield
-    finally:
-        backend.REALIGNED_TWO_PIECES = shipped
-        backend.plan.cache_clear()
 
 
 def main(argv=None) -> int:
