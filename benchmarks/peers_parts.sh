@@ -10,12 +10,10 @@
 #
 # unpack prints the export line on success. On failure it prints a line that, under eval, reports the
 # reason and exits the calling shell (meant for a script: 3, a part is missing, e.g. /tmp was cleared
-# between the commands, so run both again; 4, the archives do not unpack, e.g. a bundle rebuilt to
-# another a.tar.xz size than PEERS_FIRST_ARCHIVE_BYTES).
+# between the commands, so run both again; 4, the archives do not unpack, e.g. a part from another bundle).
 set -uo pipefail
 cd "$(dirname "$0")/.."
 parts=(aa ab ac ad ae af)
-first_archive_bytes=${PEERS_FIRST_ARCHIVE_BYTES:-50188824} # a.tar.xz's size: the rest of the concatenation is b.tar.xz
 site=${PEERS_SITE:-/tmp/site}
 blob=/tmp/peers.blob
 
@@ -44,9 +42,9 @@ unpack)
     done
     mkdir -p "$site"
     cat "${parts[@]/#//tmp/ppart.}" > "$blob" || fail 4 "could not join the parts in $blob"
-    if ! { head -c "$first_archive_bytes" "$blob" | tar xJf - -C "$site" &&
-        tail -c +$((first_archive_bytes + 1)) "$blob" | tar xJf - -C "$site"; }; then
-        fail 4 "the archives did not unpack (a.tar.xz taken as $first_archive_bytes bytes)"
+    # xz reads the two concatenated streams as one; tar's --ignore-zeros reads past the first archive's end
+    if ! xz -dc "$blob" | tar --ignore-zeros -xf - -C "$site"; then
+        fail 4 "the archives did not unpack"
     fi
     rm -f "$blob"
     printf 'export FASTSOFTMAX_PEER_SITE=%q\n' "$site"
