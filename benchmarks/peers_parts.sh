@@ -3,7 +3,7 @@
 # split into 12.26 MB parts ppart.aa..ppart.af, each carried in a folder .peer1...peer6) reach the GPU machine
 # in two or more commands on the same machine, as many parts each as fit beside the tree (three where it is
 # under about 28 MB, two past it): each but the last keeps the parts it has under /tmp, the last copies its
-# own there too and unpacks all six into /tmp/site (PEERS_SITE).
+# own there too and unpacks all six into /tmp/site (PEERS_SITE). PEERS_KEPT: another folder than /tmp for the parts.
 #
 #   bash benchmarks/peers_parts.sh keep                each command but the last: copies the .peerN/ppart.* it has to /tmp
 #   eval "$(bash benchmarks/peers_parts.sh unpack)"    the last: unpacks, then exports FASTSOFTMAX_PEER_SITE
@@ -15,12 +15,13 @@ set -uo pipefail
 cd "$(dirname "$0")/.."
 parts=(aa ab ac ad ae af)
 site=${PEERS_SITE:-/tmp/site}
-blob=/tmp/peers.blob
+kept=${PEERS_KEPT:-/tmp} # where the parts wait between the commands
+blob=$kept/peers.blob
 
 keep_parts() {
     local part
     for part in .peer*/ppart.*; do
-        if [[ -e $part ]]; then cp "$part" /tmp/ || return 1; fi
+        if [[ -e $part ]]; then cp "$part" "$kept/" || return 1; fi
     done
 }
 
@@ -33,15 +34,15 @@ fail() { # fail CODE MESSAGE: the line eval runs, then this script's own exit
 case "${1:-}" in
 keep)
     keep_parts || exit 1
-    ls -la /tmp/ppart.* 2>&1 || true
+    ls -la "$kept"/ppart.* 2>&1 || true
     ;;
 unpack)
-    keep_parts || fail 3 "could not copy the parts carried here to /tmp"
+    keep_parts || fail 3 "could not copy the parts carried here to $kept"
     for k in "${parts[@]}"; do
-        [[ -s /tmp/ppart.$k ]] || fail 3 "part $k is missing from /tmp: run the keep command again first"
+        [[ -s $kept/ppart.$k ]] || fail 3 "part $k is missing from $kept: run the keep command again first"
     done
     mkdir -p "$site"
-    cat "${parts[@]/#//tmp/ppart.}" > "$blob" || fail 4 "could not join the parts in $blob"
+    cat "${parts[@]/#/$kept/ppart.}" > "$blob" || fail 4 "could not join the parts in $blob"
     # xz reads the two concatenated streams as one; tar's --ignore-zeros reads past the first archive's end
     if ! xz -dc "$blob" | tar --ignore-zeros -xf - -C "$site"; then
         fail 4 "the archives did not unpack"
