@@ -1,6 +1,10 @@
 #!/usr/bin/env bash
-# k2.sh's first and last parts alone (about 220 s at most): the cluster backward forced to K = 4 and 8 and to 4 CTAs
-# on the slow rows, then Nsight Compute on fp16 and bf16 at 16385.
+# The eighty-seventh set's k1.sh, shortened to about 220 s at most: the CUDA backend's backward of rows just past
+# 16384 and 32768, with K (16-byte packs a thread holds) forced to 4 and 8 and to 4 CTAs (on an H100 the slow rows
+# take K = 4 on 288 threads, the fast 19211, 30001 and 38259 one K more on 160-256), then Nsight Compute on fp16
+# and bf16 at 16385. k1.sh's register report ran on the development machine under the same NVRTC 13.0
+# (../cluster_bwd_registers_nvrtc13.0.txt); its alternation of both backends and its float32 forward pieces are
+# left to k1.sh.
 source benchmarks/call_prelude.sh k3
 grep -q "H100" $R/device.txt || echo "k3.sh: the figures it checks are the H100's; this is $(tail -1 $R/device.txt)"
 timeout 150 python3 benchmarks/grid_row_probe.py --quick --flush --directions bwd --dtypes f16,f32,bf16 --out $R \
