@@ -63,6 +63,7 @@ def test_parts_kept_over_two_commands_unpack_both_archives(tmp_path):
     for index in (4, 5, 6):  # the first command carries parts 1-3 only
         shutil.move(tree / f".peer{index}", later / f".peer{index}")
     assert run(tree, "keep", env).returncode == 0
+    assert sorted(part.name for part in kept.iterdir()) == ["ppart.aa", "ppart.ab", "ppart.ac"]
     for index in (1, 2, 3):  # the last command carries the rest
         shutil.rmtree(tree / f".peer{index}")
         shutil.move(later / f".peer{index + 3}", tree / f".peer{index + 3}")
@@ -71,18 +72,38 @@ def test_parts_kept_over_two_commands_unpack_both_archives(tmp_path):
     assert unpacked.stdout.strip() == f"export FASTSOFTMAX_PEER_SITE={site}"
     for name, data in {**first, **second}.items():
         assert (site / name).read_bytes() == data
-    assert not (kept / "peers.blob").exists()
+    assert sorted(part.name for part in kept.iterdir()) == [f"ppart.{suffix}" for suffix in PARTS]
+
+
+def failed_unpack(tmp_path, damage) -> tuple[int, str]:
+    """The exit status of unpack on a tree that ``damage`` changed, and what the calling shell reports
+    and does when it evals unpack's output (the line must exit it, whatever the folder's name)."""
+    tree = carried_tree(tmp_path / "tree", tar_xz({"a": b"x" * 5000}) + tar_xz({"b": b"y" * 5000}))
+    damage(tree)
+    kept = tmp_path / "it's & kept"
+    unpacked = run(tree, "unpack", {"PEERS_KEPT": str(kept), "PEERS_SITE": str(tmp_path / "site")})
+    evaluated = subprocess.run(
+        ["bash", "-c", f'eval "$(bash {tree}/benchmarks/peers_parts.sh unpack)"; echo not reached'],
+        capture_output=True,
+        text=True,
+        env={**os.environ, "PEERS_KEPT": str(kept), "PEERS_SITE": str(tmp_path / "site")},
+        check=False,
+    )
+    assert evaluated.returncode == unpacked.returncode and "not reached" not in evaluated.stdout
+    return unpacked.returncode, evaluated.stderr
 
 
 def test_a_missing_part_is_named(tmp_path):
-    tree = carried_tree(tmp_path / "tree", tar_xz({"a": b"x" * 5000}) + tar_xz({"b": b"y" * 5000}))
-    (tree / ".peer4" / "ppart.ad").unlink()
-    kept = tmp_path / "kept"
-    kept.mkdir()
-    unpacked = run(tree, "unpack", {"PEERS_KEPT": str(kept), "PEERS_SITE": str(tmp_path / "site")})
-    assert unpacked.returncode == 3
-    assert "part ad is missing" in unpacked.stdout
-    # under eval, the line it prints reports the reason and exits the calling shell
-    evaluated = subprocess.run(["bash", "-c", f"{unpacked.stdout}\necho not reached"], capture_output=True, text=True)
-    assert evaluated.returncode == 3 and "not reached" not in evaluated.stdout
-    assert "part ad is missing" in evaluated.stderr
+    status, report = failed_unpack(tmp_path, lambda tree: (tree / ".peer4" / "ppart.ad").unlink())
+    assert status == 3
+    assert "part ad is missing" in report and "it's & kept" in report
+
+
+def test_a_damaged_part_fails_the_unpack(tmp_path):
+    def damage(tree):
+        part = tree / ".peer2" / "ppart.ab"
+        part.write_bytes(bytes(len(part.read_bytes())))
+
+    status, report = failed_unpack(tmp_path, damage)
+    assert status == 4
+    assert "the archives did not unpack" in report
