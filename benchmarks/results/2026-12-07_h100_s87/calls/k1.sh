@@ -4,9 +4,10 @@
 # 428-458 where Triton takes 289-351 and the floor is about 270; bf16 rows of 8193-12372 at 189-220). The
 # cluster instances' registers under this machine's NVRTC (register_report.py), the three types alternated
 # through both backends (triton_offsets_probe.py, rows of 2^26 elements), the cluster tier forced at its own
-# shape and at 256 threads or 4 CTAs (grid_row_probe.py: float32's slow rows take CTAs of 160 threads, its
-# 30001 and 32768 of 256), then Nsight Compute on the fp16 and bf16 cluster kernels at 16385 (slow in fp16)
-# and 19211 (not); the float32 forward's two pieces against one. About 450 s.
+# shape and at 256 threads or 4 CTAs (grid_row_probe.py: float32's slow rows take CTAs of 288 threads, as the
+# eighty-eighth set found (first given here as 160), its 30001 and 32768 of 256), then Nsight Compute on the
+# fp16 and bf16 cluster kernels at 16385 (slow in fp16) and 19211 (not); the float32 forward's two pieces
+# against one. About 450 s.
 source benchmarks/call_prelude.sh k1
 grep -q "H100" $R/device.txt || echo "k1.sh: the figures it checks are the H100's; this is $(tail -1 $R/device.txt)"
 timeout 120 python3 benchmarks/register_report.py --match 'cluster_softmax_bwd_(bf16|f16|f32)_p[48]_c(32|64)' \
