@@ -23,7 +23,7 @@ import torch
 from fastsoftmax import dispatch
 from fastsoftmax.backends.cuda import tiers
 from fastsoftmax.backends.cuda.backend import BACKEND
-from fastsoftmax.backends.triton import settings as triton_settings  # the other probes import it from here
+from fastsoftmax.backends.triton import settings as triton_settings
 from fastsoftmax.benchmark import layouts
 
 

@@ -22,9 +22,9 @@ import argparse
 import ast
 
 import torch
-from kernel_breakdown import triton_settings  # this folder is the script's
 
 from fastsoftmax import dispatch
+from fastsoftmax.backends.triton import settings as triton_settings
 from fastsoftmax.benchmark import layouts
 
 DTYPES = {"bf16": torch.bfloat16, "f16": torch.float16, "f32": torch.float32}

@@ -19,11 +19,11 @@ import math
 import sys
 
 import torch
-from kernel_breakdown import triton_settings
 from sanitize import _problem
 
 import fastsoftmax
 from fastsoftmax import dispatch
+from fastsoftmax.backends.triton import settings as triton_settings
 
 DTYPES = (torch.float32, torch.float16, torch.bfloat16)
 #: (shape, dim): 21 and 150 channels over odd and even H x W (two pieces: 16 + 8, 128 + 32; the

@@ -15,9 +15,10 @@ from __future__ import annotations
 import argparse
 
 import torch
-from kernel_breakdown import triton_settings, tuned
+from kernel_breakdown import tuned
 
 import fastsoftmax.backends.triton as triton_backend
+from fastsoftmax.backends.triton import settings as triton_settings
 from fastsoftmax.benchmark.layouts import copy_gbps, input_sets, layout_cases, public_call, time_ms
 
 SHIPPED = (
@@ -51,7 +52,7 @@ DTYPES = ("bfloat16", "float32")
 
 
 def settings(variant) -> dict:
-    """The Triton backend's module settings of a variant (kernel_breakdown.triton_settings)."""
+    """The Triton backend's module settings of a variant (triton.settings)."""
     elems, per_thread, offsets_64, pieces = variant
     return dict(
         SCALAR_TILE_ELEMS=elems,

@@ -27,11 +27,11 @@ import argparse
 import contextlib
 
 import torch
-from kernel_breakdown import triton_settings
 
 import fastsoftmax
 from fastsoftmax import dispatch
 from fastsoftmax.backends.triton import REALIGNED_TWO_PIECES, held_everywhere, realigned_everywhere
+from fastsoftmax.backends.triton import settings as triton_settings
 from fastsoftmax.benchmark.timing import median_ms
 
 DEFAULT_SHAPES = "1032444x65,1864135x36,1342177x100,67176x999,1048576x64,256x512x64@1,16x21x512x512@1"

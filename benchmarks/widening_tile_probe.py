@@ -28,11 +28,11 @@ import torch
 
 sys.path.insert(0, str(pathlib.Path(__file__).resolve().parents[1]))
 
-from kernel_breakdown import triton_settings  # noqa: E402  (benchmarks/ is the script's folder)
 from peer_probe import gpu_and_host_us  # noqa: E402
 from probe_report import Report  # noqa: E402
 
 import fastsoftmax  # noqa: E402
+from fastsoftmax.backends.triton import settings as triton_settings  # noqa: E402
 
 #: (shape, dim, channels-last): channel heads (contiguous and channels-last), a dim-0 axis, bulk rows
 CASES = [

@@ -80,13 +80,13 @@ def failed_unpack(tmp_path, damage) -> tuple[int, str]:
     and does when it evals unpack's output (the line must exit it, whatever the folder's name)."""
     tree = carried_tree(tmp_path / "tree", tar_xz({"a": b"x" * 5000}) + tar_xz({"b": b"y" * 5000}))
     damage(tree)
-    kept = tmp_path / "it's & kept"
-    unpacked = run(tree, "unpack", {"PEERS_KEPT": str(kept), "PEERS_SITE": str(tmp_path / "site")})
+    env = {"PEERS_KEPT": str(tmp_path / "it's & kept"), "PEERS_SITE": str(tmp_path / "site")}
+    unpacked = run(tree, "unpack", env)
     evaluated = subprocess.run(
         ["bash", "-c", f'eval "$(bash {tree}/benchmarks/peers_parts.sh unpack)"; echo not reached'],
         capture_output=True,
         text=True,
-        env={**os.environ, "PEERS_KEPT": str(kept), "PEERS_SITE": str(tmp_path / "site")},
+        env={**os.environ, **env},
         check=False,
     )
     assert evaluated.returncode == unpacked.returncode and "not reached" not in evaluated.stdout

@@ -201,8 +201,19 @@ def fake_gpu(monkeypatch):
     return timed, available
 
 
-def test_retiming_takes_the_nearest_ties_first_and_keeps_host_times(tmp_path, fake_gpu):
+def _retiming_table(tmp_path, points, earlier=None, **options):
+    """A table of ``points`` (its last retiming's record ``earlier``) at tmp_path/table.json, as written,
+    and bench table's arguments for retiming it: no time limit unless ``options`` say otherwise."""
     path = tmp_path / "table.json"
+    document = {"device": "GPU X", "backends": ["triton", "cuda"], "points": points}
+    if earlier is not None:
+        document["retimed_main"] = earlier
+    path.write_text(json.dumps(document))
+    args = type("Args", (), {"table_out": str(path), "time_limit": None, **options})()
+    return path, document, args
+
+
+def test_retiming_takes_the_nearest_ties_first_and_keeps_host_times(tmp_path, fake_gpu):
     grid_point = {"direction": "forward", "layout": "row", "dtype": "bfloat16", "n": 64, "numel": 1 << 26}
     grid_point.update(size="bulk", us={"triton": 5.0, "cuda": 6.0})
     points = [
@@ -210,10 +221,8 @@ def test_retiming_takes_the_nearest_ties_first_and_keeps_host_times(tmp_path, fa
         _main_point((4, 200), {"triton": 100.0, "cuda": 101.0}, host={"triton": 250.0}),  # level
         _main_point((4, 100), {"cuda": 100.0}),  # one backend alone: last
     ]
-    document = {"device": "GPU X", "backends": ["triton", "cuda"], "points": [grid_point, *points]}
-    path.write_text(json.dumps(document))
+    path, document, args = _retiming_table(tmp_path, [grid_point, *points], time_limit=0.0)
     timed, _ = fake_gpu
-    args = type("Args", (), {"table_out": str(path), "time_limit": 0.0})()
     assert table.retime_main(args) == 0
     assert timed == [] and json.loads(path.read_text()) == document  # nothing timed, nothing written
     args.time_limit = None
@@ -238,17 +247,14 @@ def test_retiming_takes_the_nearest_ties_first_and_keeps_host_times(tmp_path, fa
 def test_retiming_since_a_date_continues_a_cut_run(tmp_path, fake_gpu, capsys):
     # --retime-since: the points retimed at that date or later are left out ("last": the table's last
     # retiming), and the new record keeps the earlier one
-    path = tmp_path / "table.json"
     points = [
         {**_main_point((4, 300), {"triton": 100.0, "cuda": 400.0}), "retimed": "2026-12-07T11:46:28+00:00"},
         {**_main_point((4, 200), {"triton": 100.0, "cuda": 101.0}), "retimed": "2026-12-06T22:42:50+00:00"},
         _main_point((4, 100), {"triton": 100.0, "cuda": 130.0}),
     ]
     earlier = {"date": "2026-12-07T11:46:28+00:00", "points": 1, "of": 3, "complete": False}
-    document = {"device": "GPU X", "backends": ["triton", "cuda"], "points": points, "retimed_main": earlier}
-    path.write_text(json.dumps(document))
+    path, document, args = _retiming_table(tmp_path, points, earlier, retime_since="last")
     timed, _ = fake_gpu
-    args = type("Args", (), {"table_out": str(path), "time_limit": None, "retime_since": "last"})()
     assert table.retime_main(args) == 0
     assert timed == [(4, 200), (4, 100)]  # nearest ties first
     retimed = json.loads(path.read_text())
@@ -276,13 +282,10 @@ def test_retiming_since_a_date_continues_a_cut_run(tmp_path, fake_gpu, capsys):
 def test_retiming_given_lengths_times_only_their_points(tmp_path, fake_gpu, capsys):
     # --retime-lengths: only the main points of those reduced-axis lengths, the record naming them and
     # keeping the earlier one; a length no main point has leaves nothing to time
-    path = tmp_path / "table.json"
     points = [_main_point((4, n), {"triton": 100.0, "cuda": 90.0 + n / 100}) for n in (300, 200, 100)]
     earlier = {"date": "2026-12-07T11:46:28+00:00", "points": 3, "of": 3, "complete": True}
-    document = {"device": "GPU X", "backends": ["triton", "cuda"], "points": points, "retimed_main": earlier}
-    path.write_text(json.dumps(document))
+    path, document, args = _retiming_table(tmp_path, points, earlier, retime_lengths="100,300")
     timed, _ = fake_gpu
-    args = type("Args", (), {"table_out": str(path), "time_limit": None, "retime_lengths": "100,300"})()
     assert table.retime_main(args) == 0
     assert timed == [(4, 300), (4, 100)]
     retimed = json.loads(path.read_text())
@@ -301,14 +304,12 @@ def test_retiming_keeps_what_it_did_not_time(tmp_path, fake_gpu, capsys):
     point whose inputs cannot be made keeps its times beside the error; a table without main points, or
     a run that meets no backend to time, is refused."""
     _, available = fake_gpu
-    path = tmp_path / "table.json"
     points = [
         _main_point((4, 300), {"triton": 100.0, "cuda": 400.0}),
         _main_point((4, 404), {"triton": 100.0, "cuda": 90.0}),
         _main_point((4, 500), {"triton": 100.0, "cuda": 90.0}),
     ]
-    path.write_text(json.dumps({"device": "GPU X", "backends": ["triton", "cuda"], "points": points}))
-    args = type("Args", (), {"table_out": str(path), "time_limit": None})()
+    path, _, args = _retiming_table(tmp_path, points)
     available.remove("cuda")
     assert table.retime_main(args) == 0
     by_cols = {p["n"]: p for p in json.loads(path.read_text())["points"]}
