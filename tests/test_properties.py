@@ -1,6 +1,8 @@
 """Property tests: random shapes, dims, dtypes and layouts against float64, plus the invariants
 of softmax itself (rows sum to one, shift invariance)."""
 
+from dataclasses import dataclass
+
 import pytest
 import torch
 from hypothesis import HealthCheck, example, given, settings
@@ -17,6 +19,25 @@ SETTINGS = settings(max_examples=25, deadline=None, suppress_health_check=[Healt
 TIER_SETTINGS = settings(SETTINGS, max_examples=8)
 
 
+@dataclass(frozen=True)
+class View:
+    """How a problem's input lies in memory: ``step`` elements apart along its innermost axis,
+    ``offset`` elements into its storage (off every 16-byte boundary unless 0), and the axis
+    ``expanded`` (stride 0: one slice read for all) where not None."""
+
+    step: int = 1
+    offset: int = 0
+    expanded: int | None = None
+
+    def make(self, shape: list, dtype: torch.dtype) -> torch.Tensor:
+        held = [1 if axis == self.expanded else size for axis, size in enumerate(shape)]
+        held[-1] *= self.step
+        values = (torch.randn(held, device=DEVICE) * 3).to(dtype)
+        storage = torch.empty(self.offset + values.numel(), device=DEVICE, dtype=dtype)
+        x = storage[self.offset :].view(held).copy_(values)[..., :: self.step]
+        return x.expand(shape)
+
+
 @st.composite
 def problems(draw):
     shape = draw(st.lists(st.integers(1, 12), min_size=1, max_size=4))
@@ -26,8 +47,11 @@ def problems(draw):
         shape[draw(st.integers(0, len(shape) - 1))] = draw(st.integers(13, max(13, 30000 // others)))
     dim = draw(st.integers(-len(shape), len(shape) - 1))
     permutation = draw(st.permutations(range(len(shape))))
-    step = draw(st.sampled_from([1, 1, 2, 3]))  # elements skipped along the innermost axis in memory
-    return shape, dim, permutation, draw(DTYPES), draw(st.booleans()), step
+    step, offset = draw(st.sampled_from([1, 1, 2, 3])), draw(st.sampled_from([0, 0, 1, 3]))
+    broadcast = [axis for axis, size in enumerate(shape) if size > 1]
+    expanded = draw(st.sampled_from(broadcast)) if broadcast and draw(st.integers(0, 3)) == 0 else None
+    view = View(step, offset, expanded)
+    return shape, dim, permutation, draw(DTYPES), draw(st.booleans()), view
 
 
 def _held(tier, x, dim, backward):
@@ -51,14 +75,15 @@ def _run(x, dim, log, tier):
 @pytest.mark.parametrize("tier", [None, "tile", "online", "split", "relay"])
 @TIER_SETTINGS
 @given(problem=problems())
-@example(problem=([1025, 2], 0, [0, 1], torch.float16, False, 1))  # past what a forced tile holds backward
+@example(problem=([1025, 2], 0, [0, 1], torch.float16, False, View()))  # past what a forced tile holds backward
 def test_random_problems_match_float64(tier, problem):
-    shape, dim, permutation, dtype, log, step = problem
-    x = (torch.randn(shape[:-1] + [step * shape[-1]], device=DEVICE) * 3).to(dtype)[..., ::step]
-    x = x.permute(*permutation)
+    shape, dim, permutation, dtype, log, view = problem
+    x = view.make(shape, dtype).permute(*permutation)
+    given_input = x.clone()
     dim = dim % len(shape)
     y = _run(x, dim, log, _held(tier, x, dim, False))
     check_forward(y, x, dim, log)
+    assert torch.equal(x, given_input), "the input was written"
     if x.numel() <= 5000:
         xg = x.detach().requires_grad_(True)
         dy = torch.randn(x.shape, device=DEVICE).to(dtype)
