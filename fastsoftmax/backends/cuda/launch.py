@@ -33,6 +33,7 @@ import threading
 import torch
 
 from ..base import dram_gbps, high_dram_bandwidth_per_sm
+from .instances import CLUSTER_PORTABLE_MAX, CLUSTER_SIZES
 
 #: most parameters a kernel of this package takes (the strided backward takes 18)
 MAX_KERNEL_ARGS = 20
@@ -126,7 +127,12 @@ class DeviceFacts:
         self.smem_per_sm = query("CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_MULTIPROCESSOR")
         self.max_threads_per_sm = query("CU_DEVICE_ATTRIBUTE_MAX_THREADS_PER_MULTIPROCESSOR")
         self.cooperative_launch = bool(query("CU_DEVICE_ATTRIBUTE_COOPERATIVE_LAUNCH"))
-        self.cluster_launch = major >= 9 and bool(query("CU_DEVICE_ATTRIBUTE_CLUSTER_LAUNCH"))
+        # clusters as the cluster kernels launch them, up to CLUSTER_SIZES[-1] CTAs of a whole SM each:
+        # the attribute alone says only that the GPU has clusters (some hold no more than 8 CTAs, some
+        # have groups of fewer SMs); where the widest cannot be resident, no tier takes clusters
+        self.cluster_launch = (
+            major >= 9 and bool(query("CU_DEVICE_ATTRIBUTE_CLUSTER_LAUNCH")) and holds_cluster(self, CLUSTER_SIZES[-1])
+        )
         # some tier rules depend on the bandwidth each SM has to fill
         memory = ("CU_DEVICE_ATTRIBUTE_MEMORY_CLOCK_RATE", "CU_DEVICE_ATTRIBUTE_GLOBAL_MEMORY_BUS_WIDTH")
         self.dram_gbps = dram_gbps(*map(query, memory))
@@ -135,6 +141,62 @@ class DeviceFacts:
     def high_bandwidth_per_sm(self) -> bool:
         """Whether this GPU has much DRAM bandwidth an SM (backends.base.high_dram_bandwidth_per_sm)."""
         return high_dram_bandwidth_per_sm(self.dram_gbps, self.sm_count)
+
+
+#: a kernel that does nothing, for asking the driver how large a cluster the GPU holds
+CLUSTER_PROBE_NAME = "fs_cluster_probe"
+CLUSTER_PROBE_SOURCE = f'extern "C" __global__ void {CLUSTER_PROBE_NAME}() {{}}\n'
+#: what the driver answers for a cluster size the GPU does not take (at the attribute or the query)
+_CLUSTER_SIZE_REFUSALS = ("CUDA_ERROR_INVALID_CLUSTER_SIZE", "CUDA_ERROR_INVALID_VALUE", "CUDA_ERROR_NOT_SUPPORTED")
+
+
+def _probe_kernel(arch: str) -> tuple:
+    """``(keep, kernel)``: the do-nothing kernel compiled for ``arch`` (disk-cached) and loaded, as a
+    CUkernel, with ``keep`` holding what must stay referenced while it is used."""
+    from cuda.core import ObjectCode
+
+    from .compiler import compile_cubin
+
+    code = ObjectCode.from_cubin(compile_cubin(CLUSTER_PROBE_SOURCE, arch, "cluster_probe"), name="cluster_probe")
+    kernel = code.get_kernel(CLUSTER_PROBE_NAME)
+    return (code, kernel), _driver().CUkernel(int(kernel.handle))
+
+
+def holds_cluster(facts: DeviceFacts, ctas: int) -> bool:
+    """Whether a cluster of ``ctas`` CTAs can be resident on the device when each CTA takes a whole
+    SM (all the shared memory a CTA may have): the widest launches of the cluster kernels. False where
+    the driver refuses the size (portable clusters hold 8 CTAs; 16 is an opt-in not every GPU with
+    clusters takes) or finds no group of SMs with room for it; False without NVRTC too, where the
+    backend cannot run. Other driver errors raise."""
+    from .compiler import nvrtc_unavailable_reason
+
+    if nvrtc_unavailable_reason() is not None:
+        return False
+    driver = _driver()
+    refusals = {int(getattr(driver.CUresult, name)) for name in _CLUSTER_SIZE_REFUSALS}
+    keep, kernel = _probe_kernel(facts.arch)  # noqa: F841 (loaded while it is asked about)
+    attribute = driver.CUfunction_attribute
+    smem = facts.smem_per_block
+    set_smem = driver.cuKernelSetAttribute(
+        attribute.CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES, smem, kernel, facts.cu_device
+    )
+    check(set_smem, f"cuKernelSetAttribute({CLUSTER_PROBE_NAME}, MAX_DYNAMIC_SHARED_SIZE_BYTES={smem})")
+    if ctas > CLUSTER_PORTABLE_MAX:
+        allowed = driver.cuKernelSetAttribute(
+            attribute.CU_FUNC_ATTRIBUTE_NON_PORTABLE_CLUSTER_SIZE_ALLOWED, 1, kernel, facts.cu_device
+        )
+        if int(allowed[0]) in refusals:
+            return False
+        check(allowed, f"cuKernelSetAttribute({CLUSTER_PROBE_NAME}, NON_PORTABLE_CLUSTER_SIZE_ALLOWED=1)")
+    check(driver.cuCtxPushCurrent(facts.context), "cuCtxPushCurrent")
+    try:
+        function = check(driver.cuKernelGetFunction(kernel), f"cuKernelGetFunction({CLUSTER_PROBE_NAME})")
+        resident = driver.cuOccupancyMaxActiveClusters(function, launch_config(ctas, 32, 1, smem, 0, ctas))
+    finally:
+        check(driver.cuCtxPopCurrent(), "cuCtxPopCurrent")
+    if int(resident[0]) in refusals:
+        return False
+    return int(check(resident, f"cluster occupancy of {CLUSTER_PROBE_NAME} at {ctas} CTAs")) >= 1
 
 
 _DEVICES: dict[int, DeviceFacts] = {}
@@ -307,6 +369,31 @@ def _thread_slots():
     return slots
 
 
+def launch_config(grid: int, block_x: int, block_y: int, smem: int, stream, cluster: int = 1, cooperative=False):
+    """The ``CUlaunchConfig`` of ``cuLaunchKernelEx`` (and of the cluster occupancy query): a grid of
+    ``grid`` blocks, in clusters of ``cluster`` where that is more than one, cooperative if asked."""
+    driver = _driver()
+    config = driver.CUlaunchConfig()
+    config.gridDimX, config.gridDimY, config.gridDimZ = grid, 1, 1
+    config.blockDimX, config.blockDimY, config.blockDimZ = block_x, block_y, 1
+    config.sharedMemBytes = smem
+    config.hStream = stream
+    attrs = []
+    if cluster > 1:
+        attr = driver.CUlaunchAttribute()
+        attr.id = driver.CUlaunchAttributeID.CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION
+        attr.value.clusterDim.x, attr.value.clusterDim.y, attr.value.clusterDim.z = cluster, 1, 1
+        attrs.append(attr)
+    if cooperative:
+        attr = driver.CUlaunchAttribute()
+        attr.id = driver.CUlaunchAttributeID.CU_LAUNCH_ATTRIBUTE_COOPERATIVE
+        attr.value.cooperative = 1
+        attrs.append(attr)
+    config.attrs = attrs
+    config.numAttrs = len(attrs)
+    return config
+
+
 # ---- kernels ------------------------------------------------------------------------------------
 class Kernel:
     """One loaded kernel on one device, with a fixed block shape, dynamic shared memory and
@@ -415,26 +502,7 @@ class Kernel:
             )
 
     def _launch_config(self, grid: int, stream):
-        driver = _driver()
-        config = driver.CUlaunchConfig()
-        config.gridDimX, config.gridDimY, config.gridDimZ = grid, 1, 1
-        config.blockDimX, config.blockDimY, config.blockDimZ = self.block_x, self.block_y, 1
-        config.sharedMemBytes = self.smem
-        config.hStream = stream
-        attrs = []
-        if self.cluster > 1:
-            attr = driver.CUlaunchAttribute()
-            attr.id = driver.CUlaunchAttributeID.CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION
-            attr.value.clusterDim.x, attr.value.clusterDim.y, attr.value.clusterDim.z = self.cluster, 1, 1
-            attrs.append(attr)
-        if self.cooperative:
-            attr = driver.CUlaunchAttribute()
-            attr.id = driver.CUlaunchAttributeID.CU_LAUNCH_ATTRIBUTE_COOPERATIVE
-            attr.value.cooperative = 1
-            attrs.append(attr)
-        config.attrs = attrs
-        config.numAttrs = len(attrs)
-        return config
+        return launch_config(grid, self.block_x, self.block_y, self.smem, stream, self.cluster, self.cooperative)
 
     def launch(self, grid: int, stream: int, args) -> None:
         """Launch on ``grid`` blocks (a multiple of the cluster size) on the stream handle, with

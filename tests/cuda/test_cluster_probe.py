@@ -1,0 +1,148 @@
+"""Whether a GPU holds the cluster kernels' widest clusters (``launch.holds_cluster``): without a GPU,
+the driver's answers are played by a recorder over cuda.bindings' own types; with one, the answer of
+an H100 or H200.
+
+A GPU whose clusters hold fewer CTAs than the kernels launch (8 where the non-portable 16 is not
+offered, or groups of fewer SMs) must get no cluster tier at all, never a launch the driver refuses.
+"""
+
+from __future__ import annotations
+
+import pytest
+import torch
+
+from fastsoftmax.backends.cuda import launch
+
+driver = pytest.importorskip("cuda.bindings.driver")
+
+
+class _Facts:
+    arch = "sm_90"
+    smem_per_block = 227 * 1024
+    cu_device = 0
+    context = "context"
+
+
+class _Driver:
+    """cuda.bindings' driver with the calls the probe makes answered from ``answers`` and recorded."""
+
+    def __init__(self, answers):
+        self.answers = answers
+        self.calls = []
+
+    def __getattr__(self, name):
+        return getattr(driver, name)
+
+    def _result(self, name):
+        return getattr(driver.CUresult, self.answers.get(name, "CUDA_SUCCESS"))
+
+    def cuKernelSetAttribute(self, attribute, value, kernel, device):
+        name = attribute.name.removeprefix("CU_FUNC_ATTRIBUTE_")
+        self.calls.append(("attribute", name, value))
+        return (self._result(name),)
+
+    def cuCtxPushCurrent(self, context):
+        self.calls.append(("push", context))
+        return (driver.CUresult.CUDA_SUCCESS,)
+
+    def cuCtxPopCurrent(self):
+        self.calls.append(("pop",))
+        return (driver.CUresult.CUDA_SUCCESS, None)
+
+    def cuKernelGetFunction(self, kernel):
+        return (driver.CUresult.CUDA_SUCCESS, "function")
+
+    def cuOccupancyMaxActiveClusters(self, function, config):
+        dims = [(a.value.clusterDim.x, a.value.clusterDim.y) for a in config.attrs]
+        self.calls.append(("occupancy", config.gridDimX, config.blockDimX, config.sharedMemBytes, dims))
+        return (self._result("occupancy"), self.answers.get("clusters", 0))
+
+
+@pytest.fixture
+def probe(monkeypatch):
+    def make(**answers):
+        fake = _Driver(answers)
+        monkeypatch.setattr(launch, "_driver", lambda: fake)
+        monkeypatch.setattr(launch, "_probe_kernel", lambda arch: ((), driver.CUkernel(0)))
+        return fake
+
+    return make
+
+
+def test_a_resident_cluster_of_16_is_held(probe):
+    fake = probe(clusters=7)
+    assert launch.holds_cluster(_Facts(), 16)
+    smem = _Facts.smem_per_block
+    assert fake.calls == [
+        ("attribute", "MAX_DYNAMIC_SHARED_SIZE_BYTES", smem),
+        ("attribute", "NON_PORTABLE_CLUSTER_SIZE_ALLOWED", 1),
+        ("push", "context"),
+        ("occupancy", 16, 32, smem, [(16, 1)]),
+        ("pop",),
+    ]
+
+
+def test_no_resident_cluster_is_not_held(probe):
+    probe(clusters=0)
+    assert not launch.holds_cluster(_Facts(), 16)
+
+
+@pytest.mark.parametrize("refusal", ["CUDA_ERROR_INVALID_VALUE", "CUDA_ERROR_NOT_SUPPORTED"])
+def test_a_refused_non_portable_size_is_not_held(probe, refusal):
+    fake = probe(clusters=7, NON_PORTABLE_CLUSTER_SIZE_ALLOWED=refusal)
+    assert not launch.holds_cluster(_Facts(), 16)
+    assert not [call for call in fake.calls if call[0] == "occupancy"]
+
+
+def test_a_size_the_query_refuses_is_not_held(probe):
+    fake = probe(clusters=7, occupancy="CUDA_ERROR_INVALID_CLUSTER_SIZE")
+    assert not launch.holds_cluster(_Facts(), 16)
+    assert fake.calls[-1] == ("pop",)
+
+
+def test_other_driver_errors_raise(probe):
+    fake = probe(clusters=7, occupancy="CUDA_ERROR_UNKNOWN")
+    with pytest.raises(launch.DriverError, match="cluster occupancy"):
+        launch.holds_cluster(_Facts(), 16)
+    assert fake.calls[-1] == ("pop",), "the context is popped on the error too"
+    probe(MAX_DYNAMIC_SHARED_SIZE_BYTES="CUDA_ERROR_INVALID_VALUE")
+    with pytest.raises(launch.DriverError, match="MAX_DYNAMIC_SHARED_SIZE_BYTES"):
+        launch.holds_cluster(_Facts(), 16)
+
+
+def test_portable_sizes_ask_for_no_opt_in(probe):
+    fake = probe(clusters=9)
+    assert launch.holds_cluster(_Facts(), 8)
+    assert ("attribute", "NON_PORTABLE_CLUSTER_SIZE_ALLOWED", 1) not in fake.calls
+    assert ("occupancy", 8, 32, _Facts.smem_per_block, [(8, 1)]) in fake.calls
+
+
+def test_without_nvrtc_nothing_is_asked(probe, monkeypatch):
+    from fastsoftmax.backends.cuda import compiler
+
+    fake = probe(clusters=7)
+    monkeypatch.setattr(compiler, "nvrtc_unavailable_reason", lambda: "no NVRTC")
+    assert not launch.holds_cluster(_Facts(), 16)
+    assert fake.calls == []
+
+
+def test_the_probe_kernel_compiles():
+    from fastsoftmax.backends.cuda import compiler
+
+    if compiler.nvrtc_unavailable_reason() is not None:
+        pytest.skip(compiler.nvrtc_unavailable_reason())
+    for arch in ("sm_90", "sm_100", "sm_120"):
+        cubin = compiler.compile_cubin(launch.CLUSTER_PROBE_SOURCE, arch, "cluster_probe", use_cache=False)
+        assert launch.CLUSTER_PROBE_NAME.encode() in cubin
+
+
+@pytest.mark.gpu
+@pytest.mark.skipif(not torch.cuda.is_available(), reason="needs a CUDA device")
+def test_hopper_data_centre_gpus_hold_clusters_of_16(backend):
+    index = torch.cuda.current_device()
+    name = torch.cuda.get_device_name(index)
+    facts = launch.device_facts(index)
+    if torch.cuda.get_device_capability(index)[0] >= 9:
+        assert facts.cluster_launch == launch.holds_cluster(facts, 16)
+    if "H100" in name or "H200" in name:
+        assert facts.cluster_launch and launch.holds_cluster(facts, 8), name
