@@ -1,4 +1,5 @@
-"""Every CUDA kernel and template instance compiles with NVRTC, for sm_80 and sm_90.
+"""Every CUDA kernel and template instance compiles with NVRTC, for sm_80 and sm_90 (and the units
+whose code differs by architecture for sm_75, sm_100 and sm_120).
 
 Runs on CPU-only machines: NVRTC needs the CUDA headers, not a GPU. Skips only when NVRTC itself
 cannot be imported or loaded. Real compiles, never disk-cache hits, with all instances of a tier,
@@ -117,6 +118,27 @@ def _labels():
 @pytest.mark.parametrize("arch", ARCHS)
 @pytest.mark.parametrize("label", _labels())
 def test_every_instance_compiles(arch, label):
+    error = _compile(arch, label)
+    assert error is None, f"{label} failed to compile for {arch}:\n{error}"
+
+
+#: other architectures the backend compiles for where it runs (DeviceFacts.arch: the GPU's own), in
+#: NVRTC's fast-compile mode: sm_75 takes the plain-copy branches written for GPUs before cp.async,
+#: sm_100 and sm_120 the cluster and asynchronous-copy code written for sm_90. The units whose code
+#: differs by architecture (common.cuh's copies, the cluster and grid_row headers, and the tiers that
+#: stage through them), in one 16-bit type: the rest is compiled for sm_80 and sm_90 above.
+OTHER_ARCHS = ("sm_75", "sm_100", "sm_120")
+BY_ARCHITECTURE = ("ladder",) + tuple(
+    f"{family}-bf16-{direction}-both"
+    for family in ("block_regs_tier", "cluster_tier", "grid_row_tier", "strided_staged")
+    for direction in ("fwd", "bwd")
+)
+
+
+@needs_nvrtc
+@pytest.mark.parametrize("arch", OTHER_ARCHS)
+@pytest.mark.parametrize("label", BY_ARCHITECTURE)
+def test_architecture_dependent_units_compile_for_other_gpus(arch, label):
     error = _compile(arch, label)
     assert error is None, f"{label} failed to compile for {arch}:\n{error}"
 
