@@ -905,6 +905,62 @@ def test_cluster_stream_plan_refuses_without_clusters(fake_device, monkeypatch):
         plans.build(fake_device, key)
 
 
+# ---- block_regs on a GPU of small blocks ------------------------------------------------------------
+
+
+class _T4(_Facts):
+    """A T4's facts: 64 KiB of shared memory a block and an SM, 40 SMs, no clusters."""
+
+    sm_count = 40
+    smem_per_block = smem_per_sm = 64 * 1024
+    cluster_launch = False
+    arch = "sm_75"
+    dram_gbps = 320.0
+
+
+T4_LIMITS = tiers.Limits(_T4.smem_per_block, _T4.smem_per_sm, _T4.sm_count, False, True, _T4.dram_gbps)
+
+
+def _block_regs_key(n: int, align: int, dtype=torch.bfloat16, backward=False):
+    strides = ((n,),) * (3 if backward else 2)
+    return ("block_regs", dtype, 64, n, 1, strides, False, backward, align, 0, tiers.DEFAULT_TUNING)
+
+
+@pytest.mark.parametrize("n", [8192, 8193, 16384, 30720, 30721, 30727, 30728, 32768])
+@pytest.mark.parametrize("align", [0, 2])
+def test_block_regs_shared_memory_bounds_its_plan(fake_device, n, align):
+    # what tier choice weighs against a GPU's block (tiers.block_regs_smem_bytes) bounds what the
+    # plan asks for, and is it on rows that start and end on 16-byte boundaries
+    plans.build(fake_device, _block_regs_key(n, align))((0x1000 + align, 0x2000), 0)
+    kernel = _Kernel.launches[-1][0]
+    rows_aligned = align == 0 and n % 8 == 0
+    most = tiers.block_regs_smem_bytes(n, torch.bfloat16, False, rows_aligned)
+    assert kernel.smem + tiers.STATIC_SMEM_RESERVE <= most
+    if rows_aligned:
+        assert kernel.smem + tiers.STATIC_SMEM_RESERVE == most
+
+
+@pytest.mark.parametrize("dtype", [torch.float32, torch.float16, torch.bfloat16])
+@pytest.mark.parametrize("backward", [False, True])
+def test_a_small_gpu_gets_no_block_regs_launch_it_cannot_make(fake_device, monkeypatch, dtype, backward):
+    # a T4's block holds 64 KiB: 16-bit forward rows block_regs would stage in all of it take another tier
+    # there, and every row it keeps plans within the block
+    monkeypatch.setattr(plans, "device_facts", lambda dev: _T4())
+    itemsize = dtype.itemsize
+    for n in [*range(8193, 32769, 509), 30713, 30714, 30720, 30721, 30728, 32768]:
+        for aligned in (True, False):
+            tier = tiers.choose_tier(64, n, 1, dtype, backward, T4_LIMITS, aligned=aligned)
+            if tier == "block_regs":
+                plans.build(fake_device, _block_regs_key(n, 0 if aligned else itemsize, dtype, backward))
+    staged = itemsize == 2 and not backward
+    longest = 16384 if backward else 32768  # block_regs' longest rows (instances.block_regs_max_cols)
+    assert (tiers.choose_tier(64, longest, 1, dtype, backward, T4_LIMITS) == "block_regs") != staged
+    assert tiers.choose_tier(64, longest - 2048, 1, dtype, backward, T4_LIMITS) == "block_regs"
+    if staged:
+        with pytest.raises(ValueError, match="tier 'block_regs' stages rows of 32768"):
+            plans.build(fake_device, _block_regs_key(32768, 0, dtype))
+
+
 # ---- strided_staged: flat runs folded into whole packs ---------------------------------------------
 @pytest.mark.parametrize("backward", [False, True])
 def test_staged_plan_folds_flat_runs(fake_device, monkeypatch, backward):

@@ -189,6 +189,11 @@ def _row_kernel(load, tier, dtype, outer, n, log, backward, align, dev, tuning) 
         smem = 0
         if storage == "staged":
             smem = block_regs_staged_bytes(dtype, elems, threads)
+            if smem + tiers.STATIC_SMEM_RESERVE > facts.smem_per_block:  # the tier forced on a small GPU
+                raise ValueError(
+                    f"tier 'block_regs' stages rows of {n} {dtype} elements in {smem} bytes of shared memory a "
+                    f"block, more than {facts.arch}'s {facts.smem_per_block} leave beside its static memory"
+                )
         kernel = Kernel(load(inst, dev), inst.name, dev, nargs, threads, 1, smem)
         kernel.allow_dynamic_smem(smem, tiers.STATIC_SMEM_RESERVE)
         if tuning.block_regs_waves:  # blocks that take rows in turn (the kernel strides over rows)

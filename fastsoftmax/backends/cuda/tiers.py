@@ -75,6 +75,7 @@ from .instances import (
     FLAT_ROWS_MIN_COLS_16BIT_FORWARD,
     FLAT_ROWS_TIGHT_MAX_BANK_WAYS,
     LONG_ROW_STORAGES_16BIT,
+    SHORT_ROW_STORAGE_16BIT,
     SHORT_ROW_STORAGES_16BIT,
     WARP_LANES_16BIT,
     WARP_LONG_MAX_COLS,
@@ -83,6 +84,8 @@ from .instances import (
     WINDOW_PACK,
     block_regs_max_cols,
     block_regs_shape,
+    block_regs_staged_bytes,
+    block_regs_storage,
     cluster_max_cols,
     cluster_preferred_max_cols,
     flat_rows_bank_ways,
@@ -574,6 +577,27 @@ def block_regs_target(
     return target
 
 
+def block_regs_smem_bytes(n: int, dtype: torch.dtype, backward: bool, rows_aligned: bool = False) -> int:
+    """The most shared memory block_regs' own launch over rows of n takes, its static part
+    (STATIC_SMEM_RESERVE) included: the staged 16-bit forward rows (64 elements a thread) keep every
+    thread's packs there, up to 64 KiB, which a T4's block (64 KiB in all) cannot hold; rows held in
+    registers take the reserve alone. Over the row's own span and, unless every row starts and ends on
+    a 16-byte boundary (``rows_aligned``), its window's (plans._window), the larger."""
+    itemsize = CXX_TYPES[dtype][2]
+    pack = 16 // itemsize
+    most = 0
+    spans = ((False, n),) if rows_aligned else ((False, n), (True, n + WINDOW_PACK[dtype] - 1))
+    for window, span in spans:
+        target = block_regs_target(n, itemsize, backward, window=window, raw=SHORT_ROW_STORAGE_16BIT == "raw")
+        try:
+            elems, threads = block_regs_shape(span, dtype, pack, backward, target)
+        except ValueError:  # the window's span past the longest row (the plan holds the row outside one)
+            continue
+        if block_regs_storage(dtype, backward, elems) == "staged":
+            most = max(most, block_regs_staged_bytes(dtype, elems, threads))
+    return most + STATIC_SMEM_RESERVE
+
+
 def _warp_fill(threads: int) -> float:
     """The share of a block of whole warps that ``threads`` busy threads fill."""
     return threads / (-(-threads // 32) * 32)
@@ -747,7 +771,10 @@ def choose_tier(
         if limits.cooperative and outer <= GRID_ROW_MAX_ROWS and low <= n * itemsize <= high:
             return "grid_row"
         return "cluster_stream" if streams else "split_row"
-    if n <= block_regs_max_cols(dtype, backward):
+    if (
+        n <= block_regs_max_cols(dtype, backward)
+        and block_regs_smem_bytes(n, dtype, backward, rows_aligned) <= limits.smem_per_block
+    ):
         if clusters and rows_aligned and not backward and n > CLUSTER_OVER_BLOCK_REGS_AFTER_COLS:
             return "cluster"
         return "block_regs"
