@@ -69,7 +69,8 @@ class CudaBackend:
                 return f"backend='cuda' could not initialise the CUDA driver ({err})"
         except Exception as exc:  # pragma: no cover - broken driver installs
             return f"backend='cuda' could not load the CUDA driver: {exc}"
-        return None
+        index = torch.cuda.current_device() if device.index is None else device.index
+        return compiler.arch_unsupported_reason(*torch.cuda.get_device_capability(index))
 
     # ---- tier choice ----------------------------------------------------------------------------
     @staticmethod

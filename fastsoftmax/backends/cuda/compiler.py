@@ -141,6 +141,30 @@ def versions() -> dict:
     return {"nvrtc": f"{major}.{minor}", "cuda_core": core_version}
 
 
+@functools.lru_cache(maxsize=None)
+def supported_archs() -> tuple[int, ...]:
+    """The architectures this NVRTC compiles for, as compute capabilities x 10 (75, 80, ... 120)."""
+    from cuda.bindings import nvrtc
+
+    err, archs = nvrtc.nvrtcGetSupportedArchs()
+    if int(err) != 0:
+        raise CudaCompileError(f"nvrtcGetSupportedArchs failed: {err}")
+    return tuple(sorted(int(arch) for arch in archs))
+
+
+def arch_unsupported_reason(major: int, minor: int) -> str | None:
+    """None when this NVRTC compiles for a GPU of compute capability major.minor; otherwise why not:
+    NVRTC drops old architectures (CUDA 13's starts at sm_75) and knows none newer than its release."""
+    archs = supported_archs()
+    if major * 10 + minor in archs:
+        return None
+    return (
+        f"backend='cuda' compiles its kernels with NVRTC {versions()['nvrtc']}, which targets "
+        f"{', '.join(f'sm_{arch}' for arch in archs)}, not this GPU's sm_{major}{minor}: it needs an NVRTC "
+        "(with the cuda-bindings of its CUDA release) that does"
+    )
+
+
 def versions_line() -> str:
     """``versions()`` as one line ("nvrtc 13.0 cuda_core 1.2.0"), for the files that record it."""
     return " ".join(f"{key} {value}" for key, value in versions().items())

@@ -11,7 +11,7 @@ facts = launch.device_facts(0)
 print('facts in', round(time.time() - start, 3), 's; cluster_launch', facts.cluster_launch,
       {c: launch.holds_cluster(facts, c) for c in (2, 4, 8, 16)})
 " 2>&1 | tee $R/probe.txt
-timeout 120 python3 -m pytest -q tests/cuda/test_cluster_probe.py > $R/probe_test.txt 2>&1; tail -n 2 $R/probe_test.txt
+timeout 120 python3 -m pytest -q tests/cuda/test_other_gpus.py > $R/probe_test.txt 2>&1; tail -n 2 $R/probe_test.txt
 trap - EXIT
 tar czf "$OUT/a1.tar.gz" -C "$OUT" a1 && rm -rf "$R"
 bash benchmarks/results/2026-12-07_h100_s88/calls/k3.sh

@@ -1,6 +1,8 @@
-"""Whether a GPU holds the cluster kernels' widest clusters (``launch.holds_cluster``): without a GPU,
-the driver's answers are played by a recorder over cuda.bindings' own types; with one, the answer of
-an H100 or H200.
+"""GPUs other than the H100 and H200 the package is measured on, without one: what NVRTC can compile
+for (``compiler.arch_unsupported_reason``, which makes the CUDA backend unavailable, so that "auto"
+takes another), and whether a GPU holds the cluster kernels' widest clusters (``launch.holds_cluster``),
+the driver's answers played by a recorder over cuda.bindings' own types; with a GPU, the answer of an
+H100 or H200.
 
 A GPU whose clusters hold fewer CTAs than the kernels launch (8 where the non-portable 16 is not
 offered, or groups of fewer SMs) must get no cluster tier at all, never a launch the driver refuses.
@@ -146,3 +148,53 @@ def test_hopper_data_centre_gpus_hold_clusters_of_16(backend):
         assert facts.cluster_launch == launch.holds_cluster(facts, 16)
     if "H100" in name or "H200" in name:
         assert facts.cluster_launch and launch.holds_cluster(facts, 8), name
+
+
+# ---- what NVRTC compiles for -----------------------------------------------------------------------
+
+
+def test_an_architecture_nvrtc_does_not_target_is_named(monkeypatch):
+    from fastsoftmax.backends.cuda import compiler
+
+    monkeypatch.setattr(compiler, "supported_archs", lambda: (75, 80, 90, 100, 120))
+    monkeypatch.setattr(compiler, "versions", lambda: {"nvrtc": "13.5", "cuda_core": "1.2"})
+    assert compiler.arch_unsupported_reason(9, 0) is None
+    assert compiler.arch_unsupported_reason(12, 0) is None
+    for major, minor in ((7, 0), (6, 1), (13, 0)):
+        reason = compiler.arch_unsupported_reason(major, minor)
+        assert f"not this GPU's sm_{major}{minor}" in reason and "NVRTC 13.5" in reason and "sm_75" in reason
+
+
+def test_nvrtc_names_the_architectures_it_targets():
+    from fastsoftmax.backends.cuda import compiler
+
+    if compiler.nvrtc_unavailable_reason() is not None:
+        pytest.skip(compiler.nvrtc_unavailable_reason())
+    archs = compiler.supported_archs()
+    assert 80 in archs and 90 in archs and archs == tuple(sorted(archs))
+
+
+@pytest.mark.parametrize("capability", [(7, 0), (9, 0)])
+def test_a_gpu_nvrtc_cannot_compile_for_leaves_the_backend_unavailable(monkeypatch, capability):
+    # a V100 under an NVRTC of CUDA 13 (which starts at sm_75): "auto" then takes another backend
+    # (dispatch._choose_backend), where the first call would have failed to compile
+    from fastsoftmax import dispatch
+    from fastsoftmax.backends.cuda import backend, compiler
+
+    monkeypatch.setattr(compiler, "nvrtc_unavailable_reason", lambda: None)
+    monkeypatch.setattr(compiler, "supported_archs", lambda: (75, 80, 90))
+    monkeypatch.setattr(torch.cuda, "is_available", lambda: True)
+    monkeypatch.setattr(torch.cuda, "get_device_capability", lambda index: capability)
+    monkeypatch.setattr(driver, "cuInit", lambda flags: (driver.CUresult.CUDA_SUCCESS,))
+    reason = backend.CudaBackend._find_unavailable_reason(torch.device("cuda", 0))
+    if capability == (9, 0):
+        assert reason is None
+        return
+    assert "not this GPU's sm_70" in reason
+    monkeypatch.setattr(dispatch, "unavailable_reason", lambda name, kind, index: reason if name == "cuda" else None)
+    monkeypatch.setattr(dispatch, "_table_choice", lambda *args, **kwargs: "cuda")
+    monkeypatch.setattr(dispatch, "_torch_over_triton", lambda *args: False)
+    monkeypatch.setattr(dispatch, "_warned", set())  # (warned once a process)
+    with pytest.warns(RuntimeWarning, match="not this GPU's sm_70"):
+        chosen = dispatch._choose_backend("auto", "cuda", 0, torch.bfloat16, 64, 4096, 1, False)
+    assert chosen == "triton"
