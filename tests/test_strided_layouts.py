@@ -1334,7 +1334,7 @@ def test_calls_sharing_a_window_are_told_apart():
 
 class _StagedFacts:
     sm_count, smem_per_sm, smem_per_block = 132, 228 * 1024, 227 * 1024
-    cluster_launch, arch = True, "sm_90"
+    cluster_launch, cluster_ctas, arch = True, 16, "sm_90"
     dram_gbps = 3352.3  # an H100's (tiers.H100_LIMITS): the rule for CTAs an SM reads it
 
 

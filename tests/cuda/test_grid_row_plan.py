@@ -9,7 +9,7 @@ import dataclasses
 import pytest
 import torch
 
-from fastsoftmax.backends.cuda import launch, plans, tiers
+from fastsoftmax.backends.cuda import instances, launch, plans, tiers
 from fastsoftmax.backends.cuda.instances import (
     CXX_TYPES,
     DTYPES,
@@ -341,6 +341,7 @@ class _Facts:
     smem_per_sm = 228 * 1024
     cooperative_launch = True
     cluster_launch = True
+    cluster_ctas = 16
     arch = "sm_90"
     dram_gbps = 3352.3
     high_bandwidth_per_sm = launch.DeviceFacts.high_bandwidth_per_sm  # the real rule, over the fields above
@@ -887,7 +888,7 @@ def test_backend_says_where_it_streams_runs_of_columns(monkeypatch):
     assert not streams(4, 65536, 16, torch.bfloat16, True, 0)  # few runs
 
     class _Ampere(_Facts):
-        cluster_launch = False
+        cluster_launch, cluster_ctas = False, 0
 
     monkeypatch.setattr(backend, "device_facts", lambda dev: _Ampere())
     assert not streams(64, 65536, 16, torch.bfloat16, True, 0)
@@ -895,7 +896,7 @@ def test_backend_says_where_it_streams_runs_of_columns(monkeypatch):
 
 def test_cluster_stream_plan_refuses_without_clusters(fake_device, monkeypatch):
     class _Ampere(_Facts):
-        cluster_launch = False
+        cluster_launch, cluster_ctas = False, 0
         arch = "sm_80"
 
     monkeypatch.setattr(plans, "device_facts", lambda dev: _Ampere())
@@ -913,7 +914,7 @@ class _T4(_Facts):
 
     sm_count = 40
     smem_per_block = smem_per_sm = 64 * 1024
-    cluster_launch = False
+    cluster_launch, cluster_ctas = False, 0
     arch = "sm_75"
     dram_gbps = 320.0
 
@@ -959,6 +960,47 @@ def test_a_small_gpu_gets_no_block_regs_launch_it_cannot_make(fake_device, monke
     if staged:
         with pytest.raises(ValueError, match="tier 'block_regs' stages rows of 32768"):
             plans.build(fake_device, _block_regs_key(32768, 0, dtype))
+
+
+# ---- the cluster tier on a GPU whose clusters hold 8 CTAs ------------------------------------------
+
+
+class _EightCTAs(_Facts):
+    """A GPU with clusters of the portable 8 CTAs at most (launch.DeviceFacts: cluster_ctas 8, and no
+    cluster_launch, which the tiers of clusters of 16 need)."""
+
+    cluster_launch, cluster_ctas = False, 8
+
+
+EIGHT_LIMITS = dataclasses.replace(tiers.H100_LIMITS, clusters=False, cluster_ctas=8)
+
+
+@pytest.mark.parametrize("dtype", [torch.float32, torch.bfloat16])
+@pytest.mark.parametrize("backward", [False, True])
+def test_clusters_of_8_where_the_gpu_holds_no_more(fake_device, monkeypatch, dtype, backward):
+    # the cluster tier alone, its clusters capped at 8 (decode rows too), every row it is chosen for
+    # planned within them; longer rows, and every other tier of clusters, elsewhere
+    monkeypatch.setattr(plans, "device_facts", lambda dev: _EightCTAs())
+    longest = instances.cluster_max_cols(dtype, backward, aligned=True, most=8)
+    assert longest == instances.cluster_max_cols(dtype, backward, aligned=True) // 2
+    chosen = set()
+    for n in (9217, 16385, 32768, 50257, 65536, 128256, 131072, 151936, 262144, 524288, 1 << 20):
+        for rows in (1, 8, 64, 1024):
+            tier = tiers.choose_tier(rows, n, 1, dtype, backward, EIGHT_LIMITS)
+            assert tier not in ("cluster_stream",) and (tier != "cluster" or n <= longest), (n, rows, tier)
+            assert tiers.supports("cluster", rows, n, 1, dtype, backward, EIGHT_LIMITS) == (n <= longest)
+            if tier != "cluster":
+                continue
+            chosen.add((rows, n))
+            strides = ((n,),) * (3 if backward else 2)
+            key = ("cluster", dtype, rows, n, 1, strides, False, backward, 0, 0, tiers.DEFAULT_TUNING)
+            _Kernel.launches, _Kernel.attributes = [], []
+            plans.build(fake_device, key)((0x1000,) * len(strides), 0)
+            kernel = _Kernel.launches[-1][0]
+            assert 2 <= kernel.cluster <= 8 and ("NON_PORTABLE_CLUSTER_SIZE_ALLOWED", 1) not in _Kernel.attributes
+    assert (1, 128256) in chosen and (8, 128256) in chosen  # decode rows, in clusters of 8
+    assert tiers.choose_tier(1, 128256, 1, dtype, backward, tiers.H100_LIMITS) == "cluster"
+    assert instances.cluster_shape(128256, dtype, backward, rows=1, sm_count=132, most=8).ctas == 8
 
 
 # ---- strided_staged: flat runs folded into whole packs ---------------------------------------------

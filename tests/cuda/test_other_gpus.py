@@ -2,18 +2,21 @@
 for (``compiler.arch_unsupported_reason``, which makes the CUDA backend unavailable, so that "auto"
 takes another), and whether a GPU holds the cluster kernels' widest clusters (``launch.holds_cluster``),
 the driver's answers played by a recorder over cuda.bindings' own types; with a GPU, the answer of an
-H100 or H200.
+H100 or H200, and the cluster tier run as it runs where clusters hold 8 CTAs at most.
 
 A GPU whose clusters hold fewer CTAs than the kernels launch (8 where the non-portable 16 is not
-offered, or groups of fewer SMs) must get no cluster tier at all, never a launch the driver refuses.
+offered, or groups of fewer SMs) gets the cluster tier in clusters of at most 8 and no tier that
+needs 16 (tests/cuda/test_grid_row_plan.py checks its plans), never a launch the driver refuses.
 """
 
 from __future__ import annotations
 
 import pytest
 import torch
+from inputs import forced_backward, forced_forward, forward_output
+from reference import check_backward, check_forward
 
-from fastsoftmax.backends.cuda import launch
+from fastsoftmax.backends.cuda import instances, launch
 
 driver = pytest.importorskip("cuda.bindings.driver")
 
@@ -147,7 +150,7 @@ def test_hopper_data_centre_gpus_hold_clusters_of_16(backend):
     if torch.cuda.get_device_capability(index)[0] >= 9:
         assert facts.cluster_launch == launch.holds_cluster(facts, 16)
     if "H100" in name or "H200" in name:
-        assert facts.cluster_launch and launch.holds_cluster(facts, 8), name
+        assert facts.cluster_launch and facts.cluster_ctas == 16 and launch.holds_cluster(facts, 8), name
 
 
 # ---- what NVRTC compiles for -----------------------------------------------------------------------
@@ -198,3 +201,50 @@ def test_a_gpu_nvrtc_cannot_compile_for_leaves_the_backend_unavailable(monkeypat
     with pytest.warns(RuntimeWarning, match="not this GPU's sm_70"):
         chosen = dispatch._choose_backend("auto", "cuda", 0, torch.bfloat16, 64, 4096, 1, False)
     assert chosen == "triton"
+
+
+class _EightCTAs:
+    """A GPU's facts with its clusters capped at the portable 8 CTAs, as a GPU that holds no more
+    reports them (the rest the GPU's own)."""
+
+    cluster_launch, cluster_ctas = False, 8
+
+    def __init__(self, facts):
+        self._facts = facts
+
+    def __getattr__(self, name):
+        return getattr(self._facts, name)
+
+
+@pytest.mark.gpu
+@pytest.mark.skipif(not torch.cuda.is_available(), reason="needs a CUDA device")
+@pytest.mark.parametrize("dtype", [torch.float32, torch.float16, torch.bfloat16])
+@pytest.mark.parametrize("rows, n", [(1, 128256), (8, 128256), (64, 50257), (40, 131072), (3, 262144)])
+def test_the_cluster_tier_in_clusters_of_8(backend, monkeypatch, dtype, rows, n):
+    # run on a GPU that holds clusters of 16, told it holds 8: what a GPU of the portable 8 runs
+    from fastsoftmax.backends.cuda import backend as cuda_backend
+    from fastsoftmax.backends.cuda import plans
+
+    index = torch.cuda.current_device()
+    facts = launch.device_facts(index)
+    if facts.cluster_ctas < 8:
+        pytest.skip("needs clusters of 8 CTAs or more")
+    eight = _EightCTAs(facts)
+    monkeypatch.setattr(plans, "device_facts", lambda dev: eight)
+    monkeypatch.setattr(cuda_backend, "device_facts", lambda dev: eight)
+    fresh = cuda_backend.CudaBackend()  # plans of its own, made with the facts above
+    for backward in (False, True):
+        longest = instances.cluster_max_cols(dtype, backward, aligned=True, most=8)
+        if n > longest:
+            continue
+        assert fresh.limits(index).most_cluster_ctas == 8
+        assert fresh.choose_tier(rows, n, 1, dtype, backward, index) == "cluster"
+        assert instances.cluster_shape(n, dtype, backward, rows=rows, sm_count=facts.sm_count, most=8).ctas <= 8
+        for log in (False, True):
+            x = (torch.randn(rows, n, device="cuda") * 3).to(dtype)
+            if not backward:
+                check_forward(forced_forward(fresh, "cluster", x, log), x, 1, log)
+                continue
+            dy = torch.randn(rows, n, device="cuda").to(dtype)
+            dx = forced_backward(fresh, "cluster", forward_output(x, log), dy, log)
+            check_backward(dx, x, dy, 1, log)

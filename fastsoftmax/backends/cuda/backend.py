@@ -89,6 +89,7 @@ class CudaBackend:
             facts.cluster_launch,
             facts.cooperative_launch,
             facts.dram_gbps,
+            facts.cluster_ctas,
         )
 
     def choose_tier(

@@ -558,14 +558,17 @@ def cluster_smem_bytes(n: int, dtype: torch.dtype, ctas: int, aligned: bool) -> 
     return 0 if aligned else cluster_slots(n, dtype, ctas, False) * 16
 
 
-def cluster_max_cols(dtype: torch.dtype, backward: bool, aligned: bool = False, columns: int = 1) -> int:
+def cluster_max_cols(
+    dtype: torch.dtype, backward: bool, aligned: bool = False, columns: int = 1, most: int = CLUSTER_SIZES[-1]
+) -> int:
     """The longest row a cluster of 16 CTAs holds in registers at any alignment: 1048320 16-bit or
     524160 float32 elements forward (K = 16, 512 threads), 524032 / 262016 backward (K = 8);
     ``aligned``: rows on 16-byte boundaries, 2^20 / 2^19 forward and 2^19 / 2^18 backward;
-    ``columns``: the column kernels' runs (on 16-byte boundaries, in their pack)."""
+    ``columns``: the column kernels' runs (on 16-byte boundaries, in their pack); ``most``: the
+    largest cluster the GPU holds, where that is fewer than 16 CTAs (launch.DeviceFacts.cluster_ctas)."""
     packs = cluster_held_packs(backward)[-1]
     slots = packs * cluster_max_threads(backward, packs)
-    return CLUSTER_SIZES[-1] * (slots - (0 if aligned else 2)) * cluster_columns_pack(dtype, columns)
+    return most * (slots - (0 if aligned else 2)) * cluster_columns_pack(dtype, columns)
 
 
 #: bytes of a tensor per CTA up to which the tier is chosen for any number of rows (H100, measured
@@ -590,7 +593,9 @@ CLUSTER_LONGEST_MIN_ROWS = 32
 CLUSTER_FEW_LONG_ROWS = {(True, 2): (1, 31), (True, 4): (1, 31), (False, 2): (4, 7), (False, 4): (2, 7)}
 
 
-def cluster_preferred_max_cols(dtype: torch.dtype, backward: bool, rows: int = 0, aligned: bool = False) -> int:
+def cluster_preferred_max_cols(
+    dtype: torch.dtype, backward: bool, rows: int = 0, aligned: bool = False, most: int = CLUSTER_SIZES[-1]
+) -> int:
     """The longest row for which the cluster tier is the one to choose (cluster_max_cols is the
     longest it can run): forward 524288 16-bit or 262144 float32 elements, backward half that;
     backward with CLUSTER_LONGEST_MIN_ROWS rows or more, and CLUSTER_FEW_LONG_ROWS' rows on 16-byte
@@ -603,12 +608,12 @@ def cluster_preferred_max_cols(dtype: torch.dtype, backward: bool, rows: int = 0
     and the backward on the cluster tier well ahead, 0.84-0.97 against 0.69-0.79). The float32 forward
     of many rows past 2^18 too, since cluster_stream staggers its first wave (H200, alternated in one
     process, results 2026-12-03_h200_s48/r5: 64-512 x 524288 0.706-0.809 against 0.667-0.791, 256 x
-    393216 0.723 against 0.694; rows of 262145-393215 not measured)."""
+    393216 0.723 against 0.694; rows of 262145-393215 not measured). ``most``: as cluster_max_cols."""
     itemsize = CXX_TYPES[dtype][2]
     first, last = CLUSTER_FEW_LONG_ROWS[(backward, itemsize)]
     if (backward and rows >= CLUSTER_LONGEST_MIN_ROWS) or (aligned and first <= rows <= last):
-        return cluster_max_cols(dtype, backward, aligned)
-    return CLUSTER_SIZES[-1] * CLUSTER_PREFERRED_BYTES_PER_CTA // (itemsize * (2 if backward else 1))
+        return cluster_max_cols(dtype, backward, aligned, most=most)
+    return most * CLUSTER_PREFERRED_BYTES_PER_CTA // (itemsize * (2 if backward else 1))
 
 
 #: elements a thread holds at most while the threads can still grow instead (H100, 64 x 524288 bf16
@@ -713,6 +718,7 @@ def cluster_shape(
     packs: int = 0,
     columns: int = 1,
     high_bandwidth: bool = False,
+    most: int = CLUSTER_SIZES[-1],
 ) -> ClusterShape:
     """How to launch the cluster tier on rows of n columns.
 
@@ -731,6 +737,8 @@ def cluster_shape(
     row of every tensor starts 16-byte aligned (no shared memory needed). ``columns``: the rows are
     runs of that many interleaved columns (the column kernels, ``Instance(..., columns=True)``, whose
     last argument is ``columns``; aligned rows only), held in packs of CLUSTER_COLUMNS_PACK elements.
+    ``most``: the largest cluster the GPU holds (launch.DeviceFacts.cluster_ctas), 16 unless it holds
+    only the portable 8: every size above is capped there.
 
     Launch contract (the kernels read C and their rank from the cluster registers, so one compiled
     instance serves every C and thread count):
@@ -758,15 +766,15 @@ def cluster_shape(
     if not ctas:
         # at least 2: a launch without a cluster dimension (the launch layer's path for C = 1) has no
         # cluster to run barrier.cluster or st.async in (an illegal instruction on an H100)
-        ctas = min(CLUSTER_SIZES[-1], next_pow2(-(-n * size // CLUSTER_BYTES_PER_CTA)))
+        ctas = min(most, next_pow2(-(-n * size // CLUSTER_BYTES_PER_CTA)))
         ctas = max(2, ctas)
         if backward and not aligned and size == 2 and CLUSTER_MISALIGNED_BACKWARD_DOUBLES_FROM <= ctas:
-            ctas = min(CLUSTER_SIZES[-1], 2 * ctas)
+            ctas = min(most, 2 * ctas)
         eight = n * size > CLUSTER_16BIT_BACKWARD_EIGHT_AFTER_BYTES
         if backward and size == 2 and columns == 1 and ctas == 4 and eight and high_bandwidth:
-            ctas = 8
-        if rows and sm_count and rows * CLUSTER_SIZES[-1] <= sm_count:
-            ctas = CLUSTER_SIZES[-1]
+            ctas = min(most, 8)
+        if rows and sm_count and rows * most <= sm_count:
+            ctas = most
     if ctas not in CLUSTER_SIZES:
         raise ValueError(f"cluster size {ctas} is not one of {CLUSTER_SIZES}")
     if columns > 1 and not aligned:
@@ -779,14 +787,14 @@ def cluster_shape(
         deep = high_bandwidth and CLUSTER_HELD_FIRST and rows * ctas > sm_count
         threads, packs = cluster_threads_packs(slots, backward, threads, packs, pack, size, deep)
     except ValueError:
-        most = cluster_max_cols(dtype, backward, aligned, columns)
+        longest = cluster_max_cols(dtype, backward, aligned, columns, most)
         direction = "backward" if backward else "forward"
         if forced:  # a tuning's choice, where the tier's own would hold the row
             raise ValueError(
                 f"rows of {n} columns do not fit the cluster tier's {direction} with {', '.join(forced)} "
-                f"forced (its own choice holds up to {most})"
+                f"forced (its own choice holds up to {longest})"
             ) from None
-        message = f"rows of {n} columns are too long for the cluster tier (at most {most} {direction})"
+        message = f"rows of {n} columns are too long for the cluster tier (at most {longest} {direction})"
         raise ValueError(message) from None
     smem = cluster_smem_bytes(n, dtype, ctas, aligned)
     return ClusterShape(ctas, threads, smem, pack, ctas > CLUSTER_PORTABLE_MAX, packs * pack)

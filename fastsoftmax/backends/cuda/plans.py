@@ -265,8 +265,8 @@ def cluster_whole_packs(backward: bool, itemsize: int, on_boundaries: bool, boun
 
 
 def tuned_cluster_shape(n, dtype, backward, outer, facts, tuning, aligned=True, columns=1, high_bandwidth=False):
-    """instances.cluster_shape for ``outer`` rows (or runs) of n on a device of ``facts``, with the
-    cluster size, thread count and K the tuning forces."""
+    """instances.cluster_shape for ``outer`` rows (or runs) of n on a device of ``facts`` (its clusters
+    at most ``facts.cluster_ctas`` CTAs), with the cluster size, thread count and K the tuning forces."""
     return cluster_shape(
         n,
         dtype,
@@ -279,12 +279,15 @@ def tuned_cluster_shape(n, dtype, backward, outer, facts, tuning, aligned=True, 
         packs=tuning.cluster_packs or 0,
         columns=columns,
         high_bandwidth=high_bandwidth,
+        most=facts.cluster_ctas,
     )
 
 
 def _cluster(load, dtype, outer, n, pitches, log, backward, align, dev, tuning):
     """One cluster of CTAs per row (see instances.cluster_shape for the launch contract)."""
     facts = device_facts(dev)
+    if facts.cluster_ctas < 2:
+        raise ValueError(f"tier 'cluster' needs thread-block clusters (sm_90 or newer), not {facts.arch}")
     itemsize = CXX_TYPES[dtype][2]
 
     @functools.cache  # the rule below and the launch ask for the same cut
@@ -311,14 +314,13 @@ def _cluster(load, dtype, outer, n, pitches, log, backward, align, dev, tuning):
         alike = cluster_whole_packs(backward, itemsize, on_boundaries, boundary, shape_at(True))
     alike = alike and tuning.cluster_alike is not False
     aligned = align == 0 or alike
-    if cluster_max_cols(dtype, backward, aligned=aligned) < n <= cluster_max_cols(dtype, backward, aligned=True):
+    most = facts.cluster_ctas
+    if cluster_max_cols(dtype, backward, aligned, most=most) < n <= cluster_max_cols(dtype, backward, True, most=most):
         # rows the cluster tier holds in registers on 16-byte boundaries only (tier choice takes it
         # for rows on them), here off them (a plan remembered for another call's alignment): held
         # across the cluster's shared memory instead. Rows it holds at no alignment are refused
         # (cluster_shape: "too long"), as a forced tier that cannot compute them must be.
         return _cluster_stream(load, dtype, outer, n, pitches, log, backward, dev, tuning)
-    if not facts.cluster_launch:
-        raise ValueError(f"tier 'cluster' needs thread-block clusters (sm_90 or newer), not {facts.arch}")
     if tuning.cluster_stagger and not backward:
         raise ValueError("tier 'cluster' staggers the first wave of backward launches only (cluster_stagger)")
     shape = shape_at(aligned)

@@ -461,6 +461,15 @@ class Limits:
     cooperative: bool = False
     #: peak DRAM bandwidth, GB/s (None: not reported)
     dram_gbps: float | None = None
+    #: without ``clusters``: the largest cluster the GPU holds where it holds clusters of fewer than 16
+    #: CTAs (the portable 8: launch.DeviceFacts.cluster_ctas), which the cluster tier alone takes
+    cluster_ctas: int = 0
+
+    @property
+    def most_cluster_ctas(self) -> int:
+        """The largest cluster the tiers may launch: 16 with ``clusters``, else ``cluster_ctas``
+        (0: none)."""
+        return CLUSTER_SIZES[-1] if self.clusters else self.cluster_ctas
 
     @property
     def high_bandwidth_per_sm(self) -> bool:
@@ -759,7 +768,8 @@ def choose_tier(
     # up to the longest row it holds the cluster tier wins with many rows in the backward and, on 16-byte
     # boundaries, with few in both directions (instances.CLUSTER_LONGEST_MIN_ROWS, CLUSTER_FEW_LONG_ROWS);
     # past cluster_preferred_max_cols otherwise, the tiers below
-    clusters = limits.clusters and n <= cluster_preferred_max_cols(dtype, backward, outer, rows_aligned)
+    most = limits.most_cluster_ctas  # (fewer than 16: the cluster tier alone, in clusters of at most `most`)
+    clusters = most > 1 and n <= cluster_preferred_max_cols(dtype, backward, outer, rows_aligned, most)
     # past that, rows held across a cluster's registers and shared memory, the rest re-read
     streams = limits.clusters and outer >= CLUSTER_STREAM_MIN_ROWS
     if n >= SPLIT_ROW_MIN_COLS and outer < limits.sm_count:
@@ -845,7 +855,8 @@ def supports(tier: str, outer: int, n: int, inner: int, dtype: torch.dtype, back
     if tier == "block_regs":
         return n <= block_regs_max_cols(dtype, backward)
     if tier == "cluster":
-        return limits.clusters and n <= cluster_max_cols(dtype, backward, aligned=True)
+        most = limits.most_cluster_ctas
+        return most > 1 and n <= cluster_max_cols(dtype, backward, aligned=True, most=most)
     if tier == "cluster_stream":
         return limits.clusters
     if tier == "block_smem":

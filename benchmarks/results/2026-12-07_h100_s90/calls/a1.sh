@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The cluster probe on the GPU (launch.holds_cluster: the facts' answer and each size's, with the time the
+# The cluster probe on the GPU (launch.holds_cluster: the facts' answers and each size's, with the time the
 # first facts take), its GPU test, then the eighty-eighth set's k3.sh (the cluster backward's packs forced,
 # Nsight Compute on fp16 and bf16 at 16385).
 source benchmarks/call_prelude.sh a1
@@ -8,7 +8,7 @@ import time
 from fastsoftmax.backends.cuda import launch
 start = time.time()
 facts = launch.device_facts(0)
-print('facts in', round(time.time() - start, 3), 's; cluster_launch', facts.cluster_launch,
+print('facts in', round(time.time() - start, 3), 's; cluster_launch', facts.cluster_launch, 'cluster_ctas', facts.cluster_ctas,
       {c: launch.holds_cluster(facts, c) for c in (2, 4, 8, 16)})
 " 2>&1 | tee $R/probe.txt
 timeout 120 python3 -m pytest -q tests/cuda/test_other_gpus.py > $R/probe_test.txt 2>&1; tail -n 2 $R/probe_test.txt
