@@ -999,6 +999,13 @@ def test_clusters_of_8_where_the_gpu_holds_no_more(fake_device, monkeypatch, dty
             kernel = _Kernel.launches[-1][0]
             assert 2 <= kernel.cluster <= 8 and ("NON_PORTABLE_CLUSTER_SIZE_ALLOWED", 1) not in _Kernel.attributes
     assert (1, 128256) in chosen and (8, 128256) in chosen  # decode rows, in clusters of 8
+    # a row the tier holds on 16-byte boundaries only, planned off them (the tensors' rows at different
+    # offsets): split_row, where no cluster_stream runs
+    strides = ((longest + 1,), (longest + 3,), (longest + 5,))[: 3 if backward else 2]
+    key = ("cluster", dtype, 4, longest, 1, strides, False, backward, dtype.itemsize, 0, tiers.DEFAULT_TUNING)
+    _Kernel.launches = []
+    plans.build(fake_device, key)((0x1000 + dtype.itemsize,) * len(strides), 0)
+    assert _Kernel.launches and all("split" in k.name and k.cluster == 1 for k, *_ in _Kernel.launches)
     assert tiers.choose_tier(1, 128256, 1, dtype, backward, tiers.H100_LIMITS) == "cluster"
     assert instances.cluster_shape(128256, dtype, backward, rows=1, sm_count=132, most=8).ctas == 8
 

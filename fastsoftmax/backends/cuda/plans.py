@@ -318,8 +318,11 @@ def _cluster(load, dtype, outer, n, pitches, log, backward, align, dev, tuning):
     if cluster_max_cols(dtype, backward, aligned, most=most) < n <= cluster_max_cols(dtype, backward, True, most=most):
         # rows the cluster tier holds in registers on 16-byte boundaries only (tier choice takes it
         # for rows on them), here off them (a plan remembered for another call's alignment): held
-        # across the cluster's shared memory instead. Rows it holds at no alignment are refused
+        # across the cluster's shared memory instead (in two passes where clusters of 16, which
+        # cluster_stream takes, are not held). Rows it holds at no alignment are refused
         # (cluster_shape: "too long"), as a forced tier that cannot compute them must be.
+        if not facts.cluster_launch:
+            return _split_row(load, dtype, outer, n, pitches, log, backward, align, dev, tuning)
         return _cluster_stream(load, dtype, outer, n, pitches, log, backward, dev, tuning)
     if tuning.cluster_stagger and not backward:
         raise ValueError("tier 'cluster' staggers the first wave of backward launches only (cluster_stagger)")
