@@ -987,7 +987,7 @@ def test_clusters_of_8_where_the_gpu_holds_no_more(fake_device, monkeypatch, dty
     for n in (9217, 16385, 32768, 50257, 65536, 128256, 131072, 151936, 262144, 524288, 1 << 20):
         for rows in (1, 8, 64, 1024):
             tier = tiers.choose_tier(rows, n, 1, dtype, backward, EIGHT_LIMITS)
-            assert tier not in ("cluster_stream",) and (tier != "cluster" or n <= longest), (n, rows, tier)
+            assert tier != "cluster_stream" and (tier != "cluster" or n <= longest), (n, rows, tier)
             assert tiers.supports("cluster", rows, n, 1, dtype, backward, EIGHT_LIMITS) == (n <= longest)
             if tier != "cluster":
                 continue
@@ -1008,6 +1008,8 @@ def test_clusters_of_8_where_the_gpu_holds_no_more(fake_device, monkeypatch, dty
     assert _Kernel.launches and all("split" in k.name and k.cluster == 1 for k, *_ in _Kernel.launches)
     assert tiers.choose_tier(1, 128256, 1, dtype, backward, tiers.H100_LIMITS) == "cluster"
     assert instances.cluster_shape(128256, dtype, backward, rows=1, sm_count=132, most=8).ctas == 8
+    with pytest.raises(ValueError, match="more than this GPU holds"):  # a tuning's 16 there
+        instances.cluster_shape(128256, dtype, backward, ctas=16, most=8)
 
 
 # ---- strided_staged: flat runs folded into whole packs ---------------------------------------------

@@ -777,6 +777,8 @@ def cluster_shape(
             ctas = most
     if ctas not in CLUSTER_SIZES:
         raise ValueError(f"cluster size {ctas} is not one of {CLUSTER_SIZES}")
+    if ctas > most:
+        raise ValueError(f"a cluster of {ctas} CTAs is more than this GPU holds ({most} at most)")
     if columns > 1 and not aligned:
         raise ValueError("the cluster column kernels take runs on 16-byte boundaries only")
     if packs and packs not in cluster_held_packs(backward):

@@ -150,13 +150,16 @@ class DeviceFacts:
 #: a kernel that does nothing, for asking the driver how large a cluster the GPU holds
 CLUSTER_PROBE_NAME = "fs_cluster_probe"
 CLUSTER_PROBE_SOURCE = f'extern "C" __global__ void {CLUSTER_PROBE_NAME}() {{}}\n'
-#: what the driver answers for a cluster size the GPU does not take (at the attribute or the query)
-_CLUSTER_SIZE_REFUSALS = ("CUDA_ERROR_INVALID_CLUSTER_SIZE", "CUDA_ERROR_INVALID_VALUE", "CUDA_ERROR_NOT_SUPPORTED")
+#: what the driver answers for a cluster size the GPU does not take: at the non-portable opt-in, and at
+#: the occupancy query (any other answer of the query, an invalid value among them, raises)
+_OPT_IN_REFUSALS = ("CUDA_ERROR_INVALID_VALUE", "CUDA_ERROR_NOT_SUPPORTED", "CUDA_ERROR_INVALID_CLUSTER_SIZE")
+_QUERY_REFUSALS = ("CUDA_ERROR_INVALID_CLUSTER_SIZE", "CUDA_ERROR_NOT_SUPPORTED")
 
 
+@functools.lru_cache(maxsize=None)
 def _probe_kernel(arch: str) -> tuple:
-    """``(keep, kernel)``: the do-nothing kernel compiled for ``arch`` (disk-cached) and loaded, as a
-    CUkernel, with ``keep`` holding what must stay referenced while it is used."""
+    """``(keep, kernel)``: the do-nothing kernel compiled for ``arch`` (disk-cached) and loaded, once a
+    process, as a CUkernel, with ``keep`` holding what must stay referenced while it is used."""
     from cuda.core import ObjectCode
 
     from .compiler import compile_cubin
@@ -170,14 +173,13 @@ def holds_cluster(facts: DeviceFacts, ctas: int) -> bool:
     """Whether a cluster of ``ctas`` CTAs can be resident on the device when each CTA takes a whole
     SM (all the shared memory a CTA may have): the widest launches of the cluster kernels. False where
     the driver refuses the size (portable clusters hold 8 CTAs; 16 is an opt-in not every GPU with
-    clusters takes) or finds no group of SMs with room for it; False without NVRTC too, where the
-    backend cannot run. Other driver errors raise."""
-    from .compiler import nvrtc_unavailable_reason
+    clusters takes) or finds no group of SMs with room for it; False where NVRTC is missing or does not
+    compile for the GPU, where the backend cannot run. Other driver errors raise."""
+    from .compiler import nvrtc_unavailable_reason, supported_archs
 
-    if nvrtc_unavailable_reason() is not None:
+    if nvrtc_unavailable_reason() is not None or int(facts.arch.removeprefix("sm_")) not in supported_archs():
         return False
     driver = _driver()
-    refusals = {int(getattr(driver.CUresult, name)) for name in _CLUSTER_SIZE_REFUSALS}
     keep, kernel = _probe_kernel(facts.arch)  # noqa: F841 (loaded while it is asked about)
     attribute = driver.CUfunction_attribute
     smem = facts.smem_per_block
@@ -189,7 +191,7 @@ def holds_cluster(facts: DeviceFacts, ctas: int) -> bool:
         allowed = driver.cuKernelSetAttribute(
             attribute.CU_FUNC_ATTRIBUTE_NON_PORTABLE_CLUSTER_SIZE_ALLOWED, 1, kernel, facts.cu_device
         )
-        if int(allowed[0]) in refusals:
+        if int(allowed[0]) in {int(getattr(driver.CUresult, name)) for name in _OPT_IN_REFUSALS}:
             return False
         check(allowed, f"cuKernelSetAttribute({CLUSTER_PROBE_NAME}, NON_PORTABLE_CLUSTER_SIZE_ALLOWED=1)")
     check(driver.cuCtxPushCurrent(facts.context), "cuCtxPushCurrent")
@@ -198,7 +200,7 @@ def holds_cluster(facts: DeviceFacts, ctas: int) -> bool:
         resident = driver.cuOccupancyMaxActiveClusters(function, launch_config(ctas, 32, 1, smem, 0, ctas))
     finally:
         check(driver.cuCtxPopCurrent(), "cuCtxPopCurrent")
-    if int(resident[0]) in refusals:
+    if int(resident[0]) in {int(getattr(driver.CUresult, name)) for name in _QUERY_REFUSALS}:
         return False
     return int(check(resident, f"cluster occupancy of {CLUSTER_PROBE_NAME} at {ctas} CTAs")) >= 1
 

@@ -287,7 +287,10 @@ def _cluster(load, dtype, outer, n, pitches, log, backward, align, dev, tuning):
     """One cluster of CTAs per row (see instances.cluster_shape for the launch contract)."""
     facts = device_facts(dev)
     if facts.cluster_ctas < 2:
-        raise ValueError(f"tier 'cluster' needs thread-block clusters (sm_90 or newer), not {facts.arch}")
+        raise ValueError(
+            f"tier 'cluster' needs thread-block clusters (sm_90 or newer) of at least 2 CTAs, which this {facts.arch} "
+            "GPU does not hold"
+        )
     itemsize = CXX_TYPES[dtype][2]
 
     @functools.cache  # the rule below and the launch ask for the same cut

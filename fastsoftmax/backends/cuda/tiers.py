@@ -461,8 +461,8 @@ class Limits:
     cooperative: bool = False
     #: peak DRAM bandwidth, GB/s (None: not reported)
     dram_gbps: float | None = None
-    #: without ``clusters``: the largest cluster the GPU holds where it holds clusters of fewer than 16
-    #: CTAs (the portable 8: launch.DeviceFacts.cluster_ctas), which the cluster tier alone takes
+    #: the largest cluster the GPU holds (launch.DeviceFacts.cluster_ctas: 16, 8 or 0), read where
+    #: ``clusters`` is False: there the cluster tier alone takes clusters, of at most this many CTAs
     cluster_ctas: int = 0
 
     @property

@@ -3,14 +3,7 @@
 # cluster tier's in test_cuda_gpu.py, cluster_stream's, grid_row's) and the concurrency tests, within
 # about 300 s.
 source benchmarks/call_prelude.sh a2
-python3 -c "
-import time
-from fastsoftmax.backends.cuda import launch
-start = time.time()
-facts = launch.device_facts(0)
-print('facts in', round(time.time() - start, 3), 's; cluster_launch', facts.cluster_launch, 'cluster_ctas',
-      facts.cluster_ctas, {c: launch.holds_cluster(facts, c) for c in (2, 4, 8, 16)})
-" 2>&1 | tee $R/probe.txt
+python3 benchmarks/results/2026-12-07_h100_s90/calls/probe.py 2>&1 | tee $R/probe.txt
 timeout 150 python3 -m pytest -q tests/cuda/test_other_gpus.py > $R/other_gpus.txt 2>&1; tail -n 3 $R/other_gpus.txt
 timeout 300 python3 -m pytest -q -x tests/cuda/test_cluster_stream_gpu.py tests/cuda/test_grid_row_gpu.py \
   tests/gpu/test_concurrency.py "tests/cuda/test_cuda_gpu.py" -k "cluster or concurren or thread or graph or grid_row" \
