@@ -96,7 +96,6 @@ class DeviceFacts:
         "smem_per_block",
         "smem_per_sm",
         "max_threads_per_sm",
-        "cluster_launch",
         "cluster_ctas",
         "cooperative_launch",
         "dram_gbps",
@@ -128,18 +127,21 @@ class DeviceFacts:
         self.smem_per_sm = query("CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_MULTIPROCESSOR")
         self.max_threads_per_sm = query("CU_DEVICE_ATTRIBUTE_MAX_THREADS_PER_MULTIPROCESSOR")
         self.cooperative_launch = bool(query("CU_DEVICE_ATTRIBUTE_COOPERATIVE_LAUNCH"))
-        # clusters as the cluster kernels launch them, up to CLUSTER_SIZES[-1] CTAs of a whole SM each:
-        # the attribute alone says only that the GPU has clusters (some hold no more than the portable
-        # 8 CTAs, some have groups of fewer SMs). cluster_launch: the widest are resident, and every
-        # cluster tier may run; cluster_ctas: the largest that is (16 or 8; 0: none), the cluster
-        # tier's own cap where it is 8
+        # the largest cluster resident as the cluster kernels launch them, a whole SM a CTA (16 or 8; 0:
+        # none): the attribute alone says only that the GPU has clusters (some hold no more than the
+        # portable 8 CTAs, some have groups of fewer SMs)
         clusters = major >= 9 and bool(query("CU_DEVICE_ATTRIBUTE_CLUSTER_LAUNCH"))
         sizes = (CLUSTER_SIZES[-1], CLUSTER_PORTABLE_MAX) if clusters else ()
         self.cluster_ctas = next((ctas for ctas in sizes if holds_cluster(self, ctas)), 0)
-        self.cluster_launch = self.cluster_ctas == CLUSTER_SIZES[-1]
         # some tier rules depend on the bandwidth each SM has to fill
         memory = ("CU_DEVICE_ATTRIBUTE_MEMORY_CLOCK_RATE", "CU_DEVICE_ATTRIBUTE_GLOBAL_MEMORY_BUS_WIDTH")
         self.dram_gbps = dram_gbps(*map(query, memory))
+
+    @property
+    def cluster_launch(self) -> bool:
+        """Whether the widest clusters (CLUSTER_SIZES[-1] CTAs) are resident: every cluster tier may run.
+        With ``cluster_ctas`` 8, the cluster tier alone, capped there."""
+        return self.cluster_ctas == CLUSTER_SIZES[-1]
 
     @property
     def high_bandwidth_per_sm(self) -> bool:

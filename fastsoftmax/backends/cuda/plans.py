@@ -37,7 +37,6 @@ from .instances import (
     GRID_ROW_STATIC_SMEM,
     GRID_ROW_THREADS,
     PACK_SIZES,
-    SHORT_ROW_STORAGE_16BIT,
     SPLIT_ROW_ALIGN,
     SPLIT_ROW_BLOCK,
     WARP_PACK_SIZES,
@@ -47,9 +46,6 @@ from .instances import (
     GridRowShape,
     Instance,
     block_regs_max_cols,
-    block_regs_shape,
-    block_regs_staged_bytes,
-    block_regs_storage,
     cluster_capped,
     cluster_grid,
     cluster_keeps,
@@ -179,21 +175,15 @@ def _row_kernel(load, tier, dtype, outer, n, log, backward, align, dev, tuning) 
         pack = widest_pack(BLOCK_REGS_PACK_SIZES[dtype], align, itemsize)
         widest = block_regs_max_cols(dtype, backward)
         pack, span, window = _window(tier, dtype, backward, n, pack, tuning, widest)
-        short = tuning.short_row_storage_16bit or SHORT_ROW_STORAGE_16BIT
-        target = tiers.block_regs_target(n, itemsize, backward, tuning, window, raw=short == "raw")
-        elems, threads = block_regs_shape(span, dtype, pack, backward, target)
-        storage = block_regs_storage(dtype, backward, elems, tuning.long_row_storage, short)
+        elems, threads, storage, smem = tiers.block_regs_layout(n, span, dtype, pack, backward, window, tuning)
         if storage == "staged" and pack * itemsize != 16:
             raise ValueError(f"block_regs stages 16-byte packs only, not packs of {pack} {dtype} elements")
+        if smem + tiers.STATIC_SMEM_RESERVE > facts.smem_per_block:  # the tier forced on a small GPU
+            raise ValueError(
+                f"tier 'block_regs' stages rows of {n} {dtype} elements in {smem} bytes of shared memory a "
+                f"block, more than {facts.arch}'s {facts.smem_per_block} leave beside its static memory"
+            )
         inst = Instance("block_regs", dtype, backward, log, pack, cols=elems, storage=storage, window=window)
-        smem = 0
-        if storage == "staged":
-            smem = block_regs_staged_bytes(dtype, elems, threads)
-            if smem + tiers.STATIC_SMEM_RESERVE > facts.smem_per_block:  # the tier forced on a small GPU
-                raise ValueError(
-                    f"tier 'block_regs' stages rows of {n} {dtype} elements in {smem} bytes of shared memory a "
-                    f"block, more than {facts.arch}'s {facts.smem_per_block} leave beside its static memory"
-                )
         kernel = Kernel(load(inst, dev), inst.name, dev, nargs, threads, 1, smem)
         kernel.allow_dynamic_smem(smem, tiers.STATIC_SMEM_RESERVE)
         if tuning.block_regs_waves:  # blocks that take rows in turn (the kernel strides over rows)

@@ -586,24 +586,36 @@ def block_regs_target(
     return target
 
 
+def block_regs_layout(
+    n: int, span: int, dtype: torch.dtype, pack: int, backward: bool, window: bool, tuning: Tuning = DEFAULT_TUNING
+) -> tuple[int, int, str, int]:
+    """``(elements a thread, threads, storage, dynamic shared memory)`` of block_regs' launch over rows
+    of n held as ``span`` columns in packs of ``pack`` (``window``: in their 16-byte window): what
+    plans.build launches, and what tier choice weighs against a GPU's block (block_regs_smem_bytes)."""
+    itemsize = CXX_TYPES[dtype][2]
+    short = tuning.short_row_storage_16bit or SHORT_ROW_STORAGE_16BIT
+    target = block_regs_target(n, itemsize, backward, tuning, window, raw=short == "raw")
+    elems, threads = block_regs_shape(span, dtype, pack, backward, target)
+    storage = block_regs_storage(dtype, backward, elems, tuning.long_row_storage, short)
+    smem = block_regs_staged_bytes(dtype, elems, threads) if storage == "staged" else 0
+    return elems, threads, storage, smem
+
+
 def block_regs_smem_bytes(n: int, dtype: torch.dtype, backward: bool, rows_aligned: bool = False) -> int:
     """The most shared memory block_regs' own launch over rows of n takes, its static part
     (STATIC_SMEM_RESERVE) included: the staged 16-bit forward rows (64 elements a thread) keep every
     thread's packs there, up to 64 KiB, which a T4's block (64 KiB in all) cannot hold; rows held in
     registers take the reserve alone. Over the row's own span and, unless every row starts and ends on
-    a 16-byte boundary (``rows_aligned``), its window's (plans._window), the larger."""
-    itemsize = CXX_TYPES[dtype][2]
-    pack = 16 // itemsize
+    a 16-byte boundary (``rows_aligned``), its window's (plans._window), the larger: a bound, since the
+    plan of a row off them may take narrower packs, held in registers."""
+    pack = 16 // CXX_TYPES[dtype][2]
     most = 0
     spans = ((False, n),) if rows_aligned else ((False, n), (True, n + WINDOW_PACK[dtype] - 1))
     for window, span in spans:
-        target = block_regs_target(n, itemsize, backward, window=window, raw=SHORT_ROW_STORAGE_16BIT == "raw")
         try:
-            elems, threads = block_regs_shape(span, dtype, pack, backward, target)
+            most = max(most, block_regs_layout(n, span, dtype, pack, backward, window)[3])
         except ValueError:  # the window's span past the longest row (the plan holds the row outside one)
             continue
-        if block_regs_storage(dtype, backward, elems) == "staged":
-            most = max(most, block_regs_staged_bytes(dtype, elems, threads))
     return most + STATIC_SMEM_RESERVE
 
 
