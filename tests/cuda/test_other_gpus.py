@@ -52,10 +52,10 @@ class _Driver:
 
     def cuCtxPopCurrent(self):
         self.calls.append(("pop",))
-        return (driver.CUresult.CUDA_SUCCESS, None)
+        return (self._result("pop"), None)
 
     def cuKernelGetFunction(self, kernel):
-        return (driver.CUresult.CUDA_SUCCESS, "function")
+        return (self._result("function"), "function")
 
     def cuOccupancyMaxActiveClusters(self, function, config):
         dims = [(a.value.clusterDim.x, a.value.clusterDim.y) for a in config.attrs]
@@ -116,6 +116,16 @@ def test_other_driver_errors_raise(probe, error):
     assert fake.calls[-1] == ("pop",), "the context is popped on the error too"
     probe(MAX_DYNAMIC_SHARED_SIZE_BYTES="CUDA_ERROR_INVALID_VALUE")
     with pytest.raises(launch.DriverError, match="MAX_DYNAMIC_SHARED_SIZE_BYTES"):
+        launch.holds_cluster(_Facts(), 16)
+
+
+def test_a_failed_pop_does_not_hide_the_error_before_it(probe):
+    fake = probe(clusters=7, function="CUDA_ERROR_INVALID_HANDLE", pop="CUDA_ERROR_INVALID_CONTEXT")
+    with pytest.raises(launch.DriverError, match="cuKernelGetFunction"):
+        launch.holds_cluster(_Facts(), 16)
+    assert fake.calls[-1] == ("pop",)
+    probe(clusters=7, pop="CUDA_ERROR_INVALID_CONTEXT")
+    with pytest.raises(launch.DriverError, match="cuCtxPopCurrent"):
         launch.holds_cluster(_Facts(), 16)
 
 

@@ -201,7 +201,8 @@ def holds_cluster(facts: DeviceFacts, ctas: int) -> bool:
         function = check(driver.cuKernelGetFunction(kernel), f"cuKernelGetFunction({CLUSTER_PROBE_NAME})")
         resident = driver.cuOccupancyMaxActiveClusters(function, launch_config(ctas, 32, 1, smem, 0, ctas))
     finally:
-        check(driver.cuCtxPopCurrent(), "cuCtxPopCurrent")
+        popped = driver.cuCtxPopCurrent()  # checked below, so that it cannot hide an error raised above
+    check(popped, "cuCtxPopCurrent")
     if int(resident[0]) in {int(getattr(driver.CUresult, name)) for name in _QUERY_REFUSALS}:
         return False
     return int(check(resident, f"cluster occupancy of {CLUSTER_PROBE_NAME} at {ctas} CTAs")) >= 1
