@@ -29,6 +29,31 @@ def test_custom_ops_pass_torch_library_checks():
     torch.library.opcheck(torch.ops.fastsoftmax.softmax_backward, (torch.randn_like(y), y, 1, False, "auto"))
 
 
+def test_dynamic_shapes_compile_once():
+    # a serving loop's changing batch and lengths: one graph with symbolic sizes, correct at each
+    graphs = []
+
+    def counting(graph, example_inputs):
+        graphs.append(graph)
+        return graph.forward
+
+    def model(t, dim):
+        return fastsoftmax.softmax(t * 2.0, dim) + fastsoftmax.log_softmax(t, dim)
+
+    compiled = torch.compile(model, fullgraph=True, dynamic=True, backend=counting)
+    for shape in [(4, 16, 3), (7, 33, 5), (2, 9, 8)]:
+        x = (torch.randn(shape, device=DEVICE) * 3).requires_grad_(True)
+        out = compiled(x, 1)
+        x_ref = x.detach().double().requires_grad_(True)
+        ref = torch.softmax(x_ref * 2.0, 1) + torch.log_softmax(x_ref, 1)
+        torch.testing.assert_close(out.double(), ref, rtol=1e-5, atol=1e-5)
+        dy = torch.randn_like(out)
+        (dx,) = torch.autograd.grad(out, x, dy)
+        (dx_ref,) = torch.autograd.grad(ref, x_ref, dy.double())
+        torch.testing.assert_close(dx.double(), dx_ref, rtol=1e-4, atol=1e-5)
+    assert len(graphs) == 1, f"{len(graphs)} graphs for three shapes"
+
+
 def test_compiled_module_matches_reference():
     layer = torch.compile(fastsoftmax.nn.Softmax(dim=1), fullgraph=True, backend="aot_eager")
     x = torch.randn(3, 20, 7, device=DEVICE) * 3
