@@ -526,7 +526,7 @@ def test_long_forward_rows_take_the_cluster_tier_over_block_regs():
             # backward, rows off 16-byte boundaries and GPUs without clusters keep block_regs
             assert tiers.choose_tier(4096, n, 1, dtype, True, h100) == ("block_regs" if n <= 16384 else "cluster")
             assert tiers.choose_tier(4096, n, 1, dtype, False, h100, aligned=False) == "block_regs"
-            assert tiers.choose_tier(4096, n, 1, dtype, False, replace(h100, clusters=False)) == "block_regs"
+            assert tiers.choose_tier(4096, n, 1, dtype, False, replace(h100, cluster_ctas=0)) == "block_regs"
         assert tiers.choose_tier(4096, after, 1, dtype, False, h100) == "block_regs"
         # a row pitch of no whole number of 16-byte pieces puts every other row off its boundary
         assert tiers.choose_tier(4096, after + 1001, 1, dtype, False, h100) == "block_regs"

@@ -264,7 +264,7 @@ def test_instances_are_compiled():
 
 # ---- supports and choice -----------------------------------------------------------------------
 
-LIMITS = [tiers.H100_LIMITS, tiers.Limits(163 * 1024, 164 * 1024, 108, False, True)]
+LIMITS = [tiers.H100_LIMITS, tiers.Limits(163 * 1024, 164 * 1024, 108, cooperative=True)]
 
 
 @pytest.mark.parametrize("limits", LIMITS, ids=["h100", "a100"])
@@ -919,7 +919,7 @@ class _T4(_Facts):
     dram_gbps = 320.0
 
 
-T4_LIMITS = tiers.Limits(_T4.smem_per_block, _T4.smem_per_sm, _T4.sm_count, False, True, _T4.dram_gbps)
+T4_LIMITS = tiers.Limits(_T4.smem_per_block, _T4.smem_per_sm, _T4.sm_count, cooperative=True, dram_gbps=_T4.dram_gbps)
 
 
 def _block_regs_key(n: int, align: int, dtype=torch.bfloat16, backward=False):
@@ -972,7 +972,7 @@ class _EightCTAs(_Facts):
     cluster_launch, cluster_ctas = False, 8
 
 
-EIGHT_LIMITS = dataclasses.replace(tiers.H100_LIMITS, clusters=False, cluster_ctas=8)
+EIGHT_LIMITS = dataclasses.replace(tiers.H100_LIMITS, cluster_ctas=8)
 
 
 @pytest.mark.parametrize("dtype", [torch.float32, torch.bfloat16])

@@ -259,7 +259,7 @@ def test_the_cluster_tier_in_clusters_of_8(backend, monkeypatch, dtype, rows, n)
         longest = instances.cluster_max_cols(dtype, backward, aligned=True, most=8)
         if n > longest:
             continue
-        assert fresh.limits(index).most_cluster_ctas == 8
+        assert fresh.limits(index).cluster_ctas == 8
         assert fresh.choose_tier(rows, n, 1, dtype, backward, index) == "cluster"
         assert instances.cluster_shape(n, dtype, backward, rows=rows, sm_count=facts.sm_count, most=8).ctas <= 8
         for log in (False, True):

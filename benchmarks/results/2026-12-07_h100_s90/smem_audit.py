@@ -60,7 +60,12 @@ def make_facts(name):
 
 def limits_of(f):
     return tiers.Limits(
-        f.smem_per_block, f.smem_per_sm, f.sm_count, f.cluster_launch, f.cooperative_launch, f.dram_gbps, f.cluster_ctas
+        f.smem_per_block,
+        f.smem_per_sm,
+        f.sm_count,
+        cluster_ctas=f.cluster_ctas,
+        cooperative=f.cooperative_launch,
+        dram_gbps=f.dram_gbps,
     )
 
 

@@ -86,10 +86,9 @@ class CudaBackend:
             facts.smem_per_block,
             facts.smem_per_sm,
             facts.sm_count,
-            facts.cluster_launch,
-            facts.cooperative_launch,
-            facts.dram_gbps,
-            facts.cluster_ctas,
+            cluster_ctas=facts.cluster_ctas,
+            cooperative=facts.cooperative_launch,
+            dram_gbps=facts.dram_gbps,
         )
 
     def choose_tier(

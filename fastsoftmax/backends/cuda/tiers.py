@@ -54,7 +54,7 @@ from __future__ import annotations
 
 import contextlib
 import contextvars
-from dataclasses import dataclass, replace
+from dataclasses import KW_ONLY, dataclass, replace
 
 import torch
 
@@ -455,21 +455,20 @@ class Limits:
     smem_per_block: int
     smem_per_sm: int
     sm_count: int
-    #: thread-block clusters with distributed shared memory (sm_90+)
-    clusters: bool = False
+    _: KW_ONLY
+    #: the largest thread-block cluster the GPU holds (launch.DeviceFacts.cluster_ctas): 16, 8 or 0
+    #: (no clusters, as before sm_90). Below 16 the cluster tier alone takes clusters, of at most this
+    #: many CTAs
+    cluster_ctas: int = 0
     #: cooperative launches (grid-wide barriers with every CTA resident)
     cooperative: bool = False
     #: peak DRAM bandwidth, GB/s (None: not reported)
     dram_gbps: float | None = None
-    #: the largest cluster the GPU holds (launch.DeviceFacts.cluster_ctas: 16, 8 or 0), read where
-    #: ``clusters`` is False: there the cluster tier alone takes clusters, of at most this many CTAs
-    cluster_ctas: int = 0
 
     @property
-    def most_cluster_ctas(self) -> int:
-        """The largest cluster the tiers may launch: 16 with ``clusters``, else ``cluster_ctas``
-        (0: none)."""
-        return CLUSTER_SIZES[-1] if self.clusters else self.cluster_ctas
+    def clusters(self) -> bool:
+        """Clusters of 16 CTAs, which every cluster tier may launch (DeviceFacts.cluster_launch)."""
+        return self.cluster_ctas == CLUSTER_SIZES[-1]
 
     @property
     def high_bandwidth_per_sm(self) -> bool:
@@ -479,7 +478,7 @@ class Limits:
 
 
 #: for tier choice with no GPU to ask (CPU tests of the choice): an H100's (SXM) figures
-H100_LIMITS = Limits(227 * 1024, 228 * 1024, 132, True, True, 3352.3)
+H100_LIMITS = Limits(227 * 1024, 228 * 1024, 132, cluster_ctas=16, cooperative=True, dram_gbps=3352.3)
 
 #: where grid_row beats split_row (H100, benchmarks/grid_row_probe.py, the two alternated in one
 #: process): bytes of one tensor's row, by (itemsize, backward), from which it is chosen, and up to
@@ -780,7 +779,7 @@ def choose_tier(
     # up to the longest row it holds the cluster tier wins with many rows in the backward and, on 16-byte
     # boundaries, with few in both directions (instances.CLUSTER_LONGEST_MIN_ROWS, CLUSTER_FEW_LONG_ROWS);
     # past cluster_preferred_max_cols otherwise, the tiers below
-    most = limits.most_cluster_ctas  # (fewer than 16: the cluster tier alone, in clusters of at most `most`)
+    most = limits.cluster_ctas  # (fewer than 16: the cluster tier alone, in clusters of at most `most`)
     clusters = most > 1 and n <= cluster_preferred_max_cols(dtype, backward, outer, rows_aligned, most)
     # past that, rows held across a cluster's registers and shared memory, the rest re-read
     streams = limits.clusters and outer >= CLUSTER_STREAM_MIN_ROWS
@@ -867,7 +866,7 @@ def supports(tier: str, outer: int, n: int, inner: int, dtype: torch.dtype, back
     if tier == "block_regs":
         return n <= block_regs_max_cols(dtype, backward)
     if tier == "cluster":
-        most = limits.most_cluster_ctas
+        most = limits.cluster_ctas
         return most > 1 and n <= cluster_max_cols(dtype, backward, aligned=True, most=most)
     if tier == "cluster_stream":
         return limits.clusters
