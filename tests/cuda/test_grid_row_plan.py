@@ -919,7 +919,7 @@ class _T4(_Facts):
     dram_gbps = 320.0
 
 
-T4_LIMITS = tiers.Limits(_T4.smem_per_block, _T4.smem_per_sm, _T4.sm_count, cooperative=True, dram_gbps=_T4.dram_gbps)
+T4_LIMITS = tiers.Limits.of(_T4)
 
 
 def _block_regs_key(n: int, align: int, dtype=torch.bfloat16, backward=False):

@@ -59,14 +59,7 @@ def make_facts(name):
 
 
 def limits_of(f):
-    return tiers.Limits(
-        f.smem_per_block,
-        f.smem_per_sm,
-        f.sm_count,
-        cluster_ctas=f.cluster_ctas,
-        cooperative=f.cooperative_launch,
-        dram_gbps=f.dram_gbps,
-    )
+    return tiers.Limits.of(f)
 
 
 # ---- cubin facts ---------------------------------------------------------------------------------

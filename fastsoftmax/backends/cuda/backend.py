@@ -81,15 +81,7 @@ class CudaBackend:
             return tiers.H100_LIMITS
         if device_index is None:
             device_index = torch.cuda.current_device()
-        facts = device_facts(device_index)
-        return tiers.Limits(
-            facts.smem_per_block,
-            facts.smem_per_sm,
-            facts.sm_count,
-            cluster_ctas=facts.cluster_ctas,
-            cooperative=facts.cooperative_launch,
-            dram_gbps=facts.dram_gbps,
-        )
+        return tiers.Limits.of(device_facts(device_index))
 
     def choose_tier(
         self,

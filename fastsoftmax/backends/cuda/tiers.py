@@ -470,6 +470,18 @@ class Limits:
         """Clusters of 16 CTAs, which every cluster tier may launch (DeviceFacts.cluster_launch)."""
         return self.cluster_ctas == CLUSTER_SIZES[-1]
 
+    @classmethod
+    def of(cls, facts) -> Limits:
+        """The limits of a device's facts (launch.DeviceFacts, or any object with its fields)."""
+        return cls(
+            facts.smem_per_block,
+            facts.smem_per_sm,
+            facts.sm_count,
+            cluster_ctas=facts.cluster_ctas,
+            cooperative=facts.cooperative_launch,
+            dram_gbps=facts.dram_gbps,
+        )
+
     @property
     def high_bandwidth_per_sm(self) -> bool:
         """Whether rules measured on GPUs of much DRAM bandwidth an SM apply
