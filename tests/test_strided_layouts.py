@@ -12,7 +12,7 @@ from reference import DEVICE, check_backward, check_forward, softmax64
 
 import fastsoftmax
 from fastsoftmax import dispatch
-from fastsoftmax.backends.cuda import strided
+from fastsoftmax.backends.cuda import launch, strided
 
 H100 = dict(smem_per_sm=228 * 1024, smem_per_block=227 * 1024, sm_count=132)
 
@@ -1334,7 +1334,8 @@ def test_calls_sharing_a_window_are_told_apart():
 
 class _StagedFacts:
     sm_count, smem_per_sm, smem_per_block = 132, 228 * 1024, 227 * 1024
-    cluster_launch, cluster_ctas, arch = True, 16, "sm_90"
+    cluster_ctas, arch = 16, "sm_90"
+    cluster_launch = launch.DeviceFacts.cluster_launch  # the real rule, over cluster_ctas
     dram_gbps = 3352.3  # an H100's (tiers.H100_LIMITS): the rule for CTAs an SM reads it
 
 

@@ -340,8 +340,8 @@ class _Facts:
     smem_per_block = 227 * 1024
     smem_per_sm = 228 * 1024
     cooperative_launch = True
-    cluster_launch = True
     cluster_ctas = 16
+    cluster_launch = launch.DeviceFacts.cluster_launch  # the real rule, over cluster_ctas
     arch = "sm_90"
     dram_gbps = 3352.3
     high_bandwidth_per_sm = launch.DeviceFacts.high_bandwidth_per_sm  # the real rule, over the fields above
@@ -888,7 +888,7 @@ def test_backend_says_where_it_streams_runs_of_columns(monkeypatch):
     assert not streams(4, 65536, 16, torch.bfloat16, True, 0)  # few runs
 
     class _Ampere(_Facts):
-        cluster_launch, cluster_ctas = False, 0
+        cluster_ctas = 0
 
     monkeypatch.setattr(backend, "device_facts", lambda dev: _Ampere())
     assert not streams(64, 65536, 16, torch.bfloat16, True, 0)
@@ -896,7 +896,7 @@ def test_backend_says_where_it_streams_runs_of_columns(monkeypatch):
 
 def test_cluster_stream_plan_refuses_without_clusters(fake_device, monkeypatch):
     class _Ampere(_Facts):
-        cluster_launch, cluster_ctas = False, 0
+        cluster_ctas = 0
         arch = "sm_80"
 
     monkeypatch.setattr(plans, "device_facts", lambda dev: _Ampere())
@@ -914,7 +914,7 @@ class _T4(_Facts):
 
     sm_count = 40
     smem_per_block = smem_per_sm = 64 * 1024
-    cluster_launch, cluster_ctas = False, 0
+    cluster_ctas = 0
     arch = "sm_75"
     dram_gbps = 320.0
 
@@ -969,7 +969,7 @@ class _EightCTAs(_Facts):
     """A GPU with clusters of the portable 8 CTAs at most (launch.DeviceFacts: cluster_ctas 8, and no
     cluster_launch, which the tiers of clusters of 16 need)."""
 
-    cluster_launch, cluster_ctas = False, 8
+    cluster_ctas = 8
 
 
 EIGHT_LIMITS = dataclasses.replace(tiers.H100_LIMITS, cluster_ctas=8)

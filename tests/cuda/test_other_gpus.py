@@ -221,7 +221,8 @@ class _EightCTAs:
     """A GPU's facts with its clusters capped at the portable 8 CTAs, as a GPU that holds no more
     reports them (the rest the GPU's own)."""
 
-    cluster_launch, cluster_ctas = False, 8
+    cluster_ctas = 8
+    cluster_launch = launch.DeviceFacts.cluster_launch  # the real rule, over cluster_ctas
 
     def __init__(self, facts):
         self._facts = facts

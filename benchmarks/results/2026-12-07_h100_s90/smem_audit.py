@@ -41,14 +41,13 @@ def make_facts(name):
     arch, spb, sps, sms, gbps, mt, mb, res = DEVICES[name]
 
     class Facts:
-        pass
+        cluster_launch = launch.DeviceFacts.cluster_launch
 
     f = Facts()
     f.index = 0
     f.arch, f.smem_per_block, f.smem_per_sm, f.sm_count = arch, spb, sps, sms
     f.cooperative_launch = True
-    f.cluster_launch = name == "H100"
-    f.cluster_ctas = 16 if f.cluster_launch else 0
+    f.cluster_ctas = 16 if name == "H100" else 0
     f.dram_gbps = gbps
     f.max_threads_per_sm = mt
     f.max_blocks = mb
