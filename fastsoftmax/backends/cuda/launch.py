@@ -171,6 +171,11 @@ def _probe_kernel(arch: str) -> tuple:
     return (code, kernel), _driver().CUkernel(int(kernel.handle))
 
 
+def _answered(result: tuple, names: tuple[str, ...]) -> bool:
+    """Whether a driver call's result code is one of the ``CUresult`` names given."""
+    return int(result[0]) in {int(getattr(_driver().CUresult, name)) for name in names}
+
+
 def holds_cluster(facts: DeviceFacts, ctas: int) -> bool:
     """Whether a cluster of ``ctas`` CTAs can be resident on the device when each CTA takes a whole
     SM (all the shared memory a CTA may have): the widest launches of the cluster kernels. False where
@@ -193,7 +198,7 @@ def holds_cluster(facts: DeviceFacts, ctas: int) -> bool:
         allowed = driver.cuKernelSetAttribute(
             attribute.CU_FUNC_ATTRIBUTE_NON_PORTABLE_CLUSTER_SIZE_ALLOWED, 1, kernel, facts.cu_device
         )
-        if int(allowed[0]) in {int(getattr(driver.CUresult, name)) for name in _OPT_IN_REFUSALS}:
+        if _answered(allowed, _OPT_IN_REFUSALS):
             return False
         check(allowed, f"cuKernelSetAttribute({CLUSTER_PROBE_NAME}, NON_PORTABLE_CLUSTER_SIZE_ALLOWED=1)")
     check(driver.cuCtxPushCurrent(facts.context), "cuCtxPushCurrent")
@@ -203,7 +208,7 @@ def holds_cluster(facts: DeviceFacts, ctas: int) -> bool:
     finally:
         popped = driver.cuCtxPopCurrent()  # checked below, so that it cannot hide an error raised above
     check(popped, "cuCtxPopCurrent")
-    if int(resident[0]) in {int(getattr(driver.CUresult, name)) for name in _QUERY_REFUSALS}:
+    if _answered(resident, _QUERY_REFUSALS):
         return False
     return int(check(resident, f"cluster occupancy of {CLUSTER_PROBE_NAME} at {ctas} CTAs")) >= 1
 
